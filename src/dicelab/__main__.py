@@ -1,0 +1,3 @@
+from dicelab.cli.main import main
+
+main()

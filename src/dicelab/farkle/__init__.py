@@ -1,0 +1,1 @@
+"""Farkle: scoring tables, jitted simulation kernels, exact solvers."""

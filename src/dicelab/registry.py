@@ -1,0 +1,165 @@
+"""The one registry of policy names users type (RULES.md §3).
+
+``parse_policy("threshold-300")`` returns a :class:`PolicySpec` naming the game, the
+policy family and its parameters. Every name is unique across the two games today,
+but the registry is written for names shared by both games: then ``game=`` decides
+and, without it, the error says so.
+
+Farkle: ``threshold-T`` (T a positive multiple of 50), ``ai`` (optionally with
+parameters, ``ai:base=350,two-dice=0``), ``max-ev``, ``fastest``, ``optimal-win``.
+Penta: ``optimal``, ``greedy``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dicelab.errors import UserError
+
+GAMES = ("farkle", "penta")
+
+#: Documented defaults of the Farkle ``ai`` policy (RULES.md §3):
+#: T = base + step * min(max_steps, floor(deficit / per)) - two_dice [2 dice left]
+#:     - one_die [1 die left]; ``chase=1``: in the last round never bank a total that
+#: would not beat the leader.
+AI_DEFAULTS: dict[str, int] = {
+    "base": 300,
+    "step": 100,
+    "per": 1000,
+    "max-steps": 5,
+    "two-dice": 50,
+    "one-die": 100,
+    "chase": 1,
+}
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A parsed policy name: ``game``, ``family`` and integer parameters."""
+
+    game: str
+    family: str
+    name: str
+    params: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class _Family:
+    game: str
+    family: str
+    syntax: str
+    parse: Callable[[str], PolicySpec | None]
+
+
+def _exact(game: str, family: str) -> Callable[[str], PolicySpec | None]:
+    def parse(text: str) -> PolicySpec | None:
+        return PolicySpec(game, family, family) if text == family else None
+
+    return parse
+
+
+_THRESHOLD = re.compile(r"threshold-(-?\d+)")
+
+
+def _parse_threshold(text: str) -> PolicySpec | None:
+    m = _THRESHOLD.fullmatch(text)
+    if not m:
+        return None
+    t = int(m.group(1))
+    if t <= 0 or t % 50:
+        raise UserError(f"policy '{text}': the threshold must be a positive multiple of 50 "
+                        "(e.g. threshold-300)")
+    return PolicySpec("farkle", "threshold", f"threshold-{t}", {"threshold": t})
+
+
+def _parse_ai(text: str) -> PolicySpec | None:
+    if text != "ai" and not text.startswith("ai:"):
+        return None
+    params = dict(AI_DEFAULTS)
+    if text.startswith("ai:"):
+        body = text[3:]
+        for item in filter(None, body.split(",")):
+            key, sep, value = item.partition("=")
+            key = key.strip().replace("_", "-")
+            if not sep or key not in AI_DEFAULTS:
+                raise UserError(f"policy '{text}': ai parameters are "
+                                f"{', '.join(f'{k}={v}' for k, v in AI_DEFAULTS.items())}")
+            try:
+                params[key] = int(value)
+            except ValueError:
+                raise UserError(f"policy '{text}': {key} must be an integer") from None
+        for key in ("base", "step", "two-dice", "one-die"):
+            if params[key] % 50:
+                raise UserError(f"policy '{text}': {key} must be a multiple of 50")
+        if params["base"] <= 0 or params["per"] <= 0 or params["max-steps"] < 0:
+            raise UserError(f"policy '{text}': base and per must be positive, "
+                            "max-steps non-negative")
+    changed = [f"{k}={v}" for k, v in params.items() if v != AI_DEFAULTS[k]]
+    name = "ai" if not changed else "ai:" + ",".join(changed)
+    return PolicySpec("farkle", "ai", name, params)
+
+
+_FAMILIES: list[_Family] = [
+    _Family("farkle", "threshold", "threshold-T (T a positive multiple of 50)", _parse_threshold),
+    _Family("farkle", "ai", "ai[:key=value,...]", _parse_ai),
+    _Family("farkle", "max-ev", "max-ev", _exact("farkle", "max-ev")),
+    _Family("farkle", "fastest", "fastest", _exact("farkle", "fastest")),
+    _Family("farkle", "optimal-win", "optimal-win", _exact("farkle", "optimal-win")),
+    _Family("penta", "optimal", "optimal", _exact("penta", "optimal")),
+    _Family("penta", "greedy", "greedy", _exact("penta", "greedy")),
+]
+
+
+def valid_names(game: str | None = None) -> str:
+    """Human-readable list of accepted policy names, per game."""
+    parts = []
+    for g in GAMES:
+        if game is not None and g != game:
+            continue
+        names = ", ".join(f.syntax for f in _FAMILIES if f.game == g)
+        parts.append(f"{g}: {names}")
+    return "; ".join(parts)
+
+
+def parse_policy(text: str, game: str | None = None) -> PolicySpec:
+    """Parse a policy name; ``game`` (``"farkle"``/``"penta"``) restricts the search.
+
+    >>> parse_policy("threshold-300").params
+    {'threshold': 300}
+    """
+    if game is not None and game not in GAMES:
+        raise UserError(f"unknown game '{game}'; valid: {', '.join(GAMES)}")
+    text = text.strip()
+    matches = []
+    for fam in _FAMILIES:
+        spec = fam.parse(text)
+        if spec is not None:
+            matches.append(spec)
+    if not matches:
+        raise UserError(f"unknown policy '{text}'; valid policies are {valid_names()}")
+    if game is not None:
+        in_game = [m for m in matches if m.game == game]
+        if not in_game:
+            raise UserError(f"policy '{text}' is a {matches[0].game} policy, not {game}; "
+                            f"valid are {valid_names(game)}")
+        return in_game[0]
+    if len({m.game for m in matches}) > 1:
+        raise UserError(f"policy '{text}' exists in both games; say which with --game "
+                        f"({' or '.join(sorted({m.game for m in matches}))})")
+    return matches[0]
+
+
+def parse_seats(strategy: str, vs: list[str] | None, game: str | None = None
+                ) -> tuple[str, list[PolicySpec]]:
+    """Parse the seat policies of one simulation; all seats must play the same game."""
+    first = parse_policy(strategy, game)
+    seats = [first]
+    for text in vs or []:
+        spec = parse_policy(text, game or first.game)
+        seats.append(spec)
+    return first.game, seats

@@ -1,0 +1,143 @@
+"""Saving results so they can be reproduced: Parquet summary + ``manifest.json``.
+
+Files are written to a temporary name in the target directory and renamed into
+place, so an interrupted run never leaves a half-written file behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from dicelab.errors import UserError
+
+
+class SimulationResult(Protocol):
+    """What every game's simulation runner returns."""
+
+    game: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable summary (what ``--json`` prints)."""
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per seat: the summary saved as Parquet."""
+
+    def manifest(self) -> dict[str, Any]:
+        """Everything needed to reproduce the run (policies, rules, seed, games, ...)."""
+
+
+def versions() -> dict[str, str]:
+    import numba
+    import numpy
+
+    import dicelab
+
+    return {
+        "dicelab": dicelab.__version__,
+        "numba": numba.__version__,
+        "numpy": numpy.__version__,
+        "pandas": pd.__version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+    }
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_parquet(path: Path, frame: pd.DataFrame) -> None:
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def prepare_out_dir(out: Path) -> Path:
+    """Check (before any work is done) that ``out`` is a usable directory; create it."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot create directory ({exc.strerror})") from None
+    if not os.access(out, os.W_OK):
+        raise UserError(f"--out {out}: directory is not writable")
+    return out
+
+
+def save_run(out: Path, result: SimulationResult, command: list[str] | None = None,
+             name: str = "summary") -> dict[str, Path]:
+    """Write ``<out>/<name>.parquet`` and ``<out>/manifest.json``; returns the paths."""
+    out = prepare_out_dir(out)
+    manifest = {
+        "command": command if command is not None else list(sys.argv),
+        **result.manifest(),
+        "versions": versions(),
+        "files": {"summary": f"{name}.parquet"},
+        "summary": result.to_dict(),
+    }
+    pq = out / f"{name}.parquet"
+    mf = out / "manifest.json"
+    atomic_write_parquet(pq, result.to_frame())
+    atomic_write_text(mf, json.dumps(manifest, indent=2, default=_json_default) + "\n")
+    return {"summary": pq, "manifest": mf}
+
+
+def _json_default(obj):
+    import numpy as np
+
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def to_json(obj: Any) -> str:
+    """JSON text for results (numpy scalars and arrays allowed; NaN becomes null)."""
+    return json.dumps(_nan_to_none(obj), default=_json_default)
+
+
+def _nan_to_none(obj):
+    import math
+
+    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
+        return None
+    if isinstance(obj, dict):
+        return {k: _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_nan_to_none(v) for v in obj]
+    return obj

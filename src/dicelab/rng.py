@@ -1,0 +1,82 @@
+"""Random numbers for the kernels: xoshiro256** seeded from numpy's SeedSequence.
+
+Each fixed-size chunk of games owns one generator state (four uint64 words) derived
+from ``SeedSequence(seed, spawn_key=(chunk,))`` (see :mod:`dicelab.seeding`), so a
+chunk's random stream never depends on which thread or worker runs it.
+
+The kernels here are small ``@njit`` functions meant to be inlined into game loops:
+
+* ``next_u64(state)`` advances the state in place and returns 64 random bits;
+* ``rand_below(state, n)`` is an unbiased integer in ``[0, n)`` for ``1 <= n < 2**32``
+  (Lemire's multiply-shift with rejection, one 64-bit draw in the common case);
+* ``roll_dice(state, n)`` rolls ``n`` dice and returns the global multiset rank
+  (:mod:`dicelab.dice`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, uint64
+
+from dicelab.dice import POW6, SEQ_OFFSET, SEQ_TO_RANK
+
+_MASK32 = uint64(0xFFFFFFFF)
+_POW6 = POW6.copy()
+_SEQ_OFFSET = SEQ_OFFSET.copy()
+_SEQ_TO_RANK = SEQ_TO_RANK.copy()
+
+
+@njit(inline="always")
+def _rotl(x, k):
+    return (x << uint64(k)) | (x >> uint64(64 - k))
+
+
+@njit(inline="always")
+def next_u64(state):
+    """xoshiro256** step: returns 64 random bits and advances ``state`` (uint64[4])."""
+    s0 = state[0]
+    s1 = state[1]
+    s2 = state[2]
+    s3 = state[3]
+    result = _rotl(s1 * uint64(5), 7) * uint64(9)
+    t = s1 << uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl(s3, 45)
+    state[0] = s0
+    state[1] = s1
+    state[2] = s2
+    state[3] = s3
+    return result
+
+
+@njit(inline="always")
+def rand_below(state, n):
+    """Unbiased uniform integer in ``[0, n)``, ``1 <= n < 2**32``, as int64."""
+    bound = uint64(n)
+    m = (next_u64(state) >> uint64(32)) * bound
+    low = m & _MASK32
+    if low < bound:
+        threshold = ((_MASK32 + uint64(1)) - bound) % bound
+        while low < threshold:
+            m = (next_u64(state) >> uint64(32)) * bound
+            low = m & _MASK32
+    return np.int64(m >> uint64(32))
+
+
+@njit(inline="always")
+def roll_dice(state, n):
+    """Roll ``n`` (0..6) fair dice; returns the global multiset rank (int64)."""
+    u = rand_below(state, _POW6[n])
+    return np.int64(_SEQ_TO_RANK[_SEQ_OFFSET[n] + u])
+
+
+def state_from_seedsequence(ss: np.random.SeedSequence) -> np.ndarray:
+    """A xoshiro256** state (uint64[4]) from a SeedSequence; never all zero."""
+    st = ss.generate_state(4, np.uint64)
+    if not st.any():  # probability 2**-256, but the all-zero state is a fixed point
+        st[0] = 1
+    return st

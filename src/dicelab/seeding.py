@@ -1,0 +1,42 @@
+"""Seeding: ``seed -> numpy SeedSequence -> one child per fixed-size chunk of games``.
+
+The chunk layout is a function of the number of games only (``CHUNK_GAMES`` games per
+chunk, the last one possibly shorter). Chunk ``i`` is seeded by
+``SeedSequence(seed, spawn_key=(i,))``, which is what ``SeedSequence(seed).spawn(...)``
+would give as its ``i``-th child, but computable for any chunk on its own, so one
+thread, many threads or a cluster of workers produce identical results.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+
+from dicelab.rng import state_from_seedsequence
+
+#: Games per chunk. Part of the reproducibility contract: changing it changes results.
+CHUNK_GAMES = 8192
+
+
+def fresh_seed() -> int:
+    """A random 64-bit seed, used when the user gives none (and reported so runs repeat)."""
+    return secrets.randbits(63)
+
+
+def n_chunks(games: int, chunk_games: int = CHUNK_GAMES) -> int:
+    return (games + chunk_games - 1) // chunk_games
+
+
+def chunk_bounds(games: int, chunk_games: int = CHUNK_GAMES) -> np.ndarray:
+    """int64 array of length ``n_chunks + 1``: chunk ``i`` plays games ``[b[i], b[i+1])``."""
+    b = np.arange(0, games, chunk_games, dtype=np.int64)
+    return np.append(b, np.int64(games))
+
+
+def chunk_states(seed: int, first: int, stop: int) -> np.ndarray:
+    """Generator states for chunks ``first .. stop-1``: uint64 array of shape (stop-first, 4)."""
+    out = np.empty((stop - first, 4), dtype=np.uint64)
+    for j, i in enumerate(range(first, stop)):
+        out[j] = state_from_seedsequence(np.random.SeedSequence(seed, spawn_key=(i,)))
+    return out

@@ -1,0 +1,51 @@
+"""One entry point for simulations of either game (layer 2: orchestration).
+
+``simulate("threshold-300")`` resolves the game from the policy names through the
+registry and runs that game's runner. Usable from Python and notebooks; the CLI's
+``dicelab simulate`` is a thin shell over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dicelab.errors import UserError
+from dicelab.registry import parse_seats
+from dicelab.results import SimulationResult
+
+DEFAULT_GAMES = 1_000_000
+MAX_FARKLE_SEATS = 7
+
+
+def simulate(strategy: str, vs: list[str] | None = None, *, game: str | None = None,
+             games: int = DEFAULT_GAMES, seed: int | None = None, target: int | None = None,
+             rules: str | None = None, first_seat: int | None = None,
+             threads: int | None = None,
+             progress: Callable[[int, int], None] | None = None) -> SimulationResult:
+    """Simulate ``games`` games with ``strategy`` in seat 0 and each ``vs`` policy in a seat.
+
+    ``progress(done, total)`` is called as chunks of games finish.
+    """
+    if games <= 0:
+        raise UserError(f"--games must be a positive number of games, not {games}")
+    if threads is not None and threads <= 0:
+        raise UserError(f"--threads must be positive, not {threads}")
+    game_name, seats = parse_seats(strategy, vs, game)
+    if first_seat is not None and not 0 <= first_seat < len(seats):
+        raise UserError(f"--first must be a seat number 0..{len(seats) - 1}, not {first_seat}")
+    if threads is not None:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    if game_name == "farkle":
+        if len(seats) > MAX_FARKLE_SEATS:
+            raise UserError(f"Farkle takes 1 to {MAX_FARKLE_SEATS} seats, not {len(seats)}")
+        from dicelab.farkle.simulate import simulate_farkle
+
+        return simulate_farkle(seats, games=games, seed=seed, target=target, rules=rules,
+                               first_seat=first_seat, progress=progress)
+    if target is not None:
+        raise UserError("--target applies to Farkle only; a Penta game is always 13 turns")
+    from dicelab.penta.simulate import simulate_penta
+
+    return simulate_penta(seats, games=games, seed=seed, rules=rules, progress=progress)

@@ -1,0 +1,108 @@
+"""Estimates with their uncertainty, from integer accumulators.
+
+Kernels accumulate exact integer sums (counts, sums, sums of squares, histograms) so
+that merging chunks in any order gives identical numbers; these helpers turn them
+into means, standard errors and 95% intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean with its standard error and 95% normal interval."""
+
+    mean: float
+    se: float
+    n: int
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return (self.mean - Z95 * self.se, self.mean + Z95 * self.se)
+
+    def to_dict(self) -> dict:
+        lo, hi = self.ci95
+        return {"mean": self.mean, "se": self.se, "ci95": [lo, hi], "n": self.n}
+
+
+def mean_estimate(total: float, total_sq: float, n: int) -> Estimate:
+    """Sample mean and its standard error from ``sum x``, ``sum x**2`` and ``n``."""
+    if n <= 0:
+        return Estimate(math.nan, math.nan, 0)
+    mean = total / n
+    if n == 1:
+        return Estimate(mean, math.nan, 1)
+    var = max((total_sq - n * mean * mean) / (n - 1), 0.0)
+    return Estimate(mean, math.sqrt(var / n), n)
+
+
+def sample_sd(total: float, total_sq: float, n: int) -> float:
+    if n <= 1:
+        return math.nan
+    mean = total / n
+    return math.sqrt(max((total_sq - n * mean * mean) / (n - 1), 0.0))
+
+
+def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
+                   cross: float, n: int) -> Estimate:
+    """Ratio of means ``sum y / sum x`` over ``n`` independent units, delta-method SE.
+
+    Used for per-turn rates estimated from whole games (turns within a game are not
+    independent units, games are).
+    """
+    if n <= 1 or den_sum == 0:
+        return Estimate(math.nan, math.nan, n)
+    r = num_sum / den_sum
+    xbar = den_sum / n
+    # variance of residuals y_i - r x_i, divided by n xbar^2
+    resid_sq = num_sq - 2 * r * cross + r * r * den_sq
+    var = max(resid_sq / (n - 1), 0.0) / (n * xbar * xbar)
+    return Estimate(r, math.sqrt(var), n)
+
+
+def proportion_estimate(successes: float, n: int) -> Estimate:
+    """A proportion with its binomial standard error (use :func:`wilson_interval` for the CI)."""
+    if n <= 0:
+        return Estimate(math.nan, math.nan, 0)
+    p = successes / n
+    return Estimate(p, math.sqrt(p * (1 - p) / n), n)
+
+
+def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (good near 0 and 1)."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def percentiles_from_histogram(hist: np.ndarray, values: np.ndarray,
+                               qs=(1, 5, 25, 50, 75, 95, 99)) -> dict[int, float]:
+    """Exact percentiles of a discrete sample given as counts ``hist[i]`` of ``values[i]``.
+
+    Uses the lower empirical quantile: the smallest value whose cumulative share is at
+    least ``q``% (what ``numpy.percentile(..., method="inverted_cdf")`` gives on the raw
+    sample).
+    """
+    hist = np.asarray(hist, dtype=np.int64)
+    total = int(hist.sum())
+    out: dict[int, float] = {}
+    if total == 0:
+        return {q: math.nan for q in qs}
+    cum = np.cumsum(hist)
+    for q in qs:
+        need = q / 100 * total
+        idx = int(np.searchsorted(cum, need - 1e-9 * total, side="left"))
+        idx = min(max(idx, 0), len(values) - 1)
+        out[q] = float(values[idx])
+    return out
