@@ -1,0 +1,268 @@
+"""Tests of the shared foundation: dice multisets, RNG, seeding, stats, registry, cache."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import njit
+
+from dicelab import cache, dice, seeding, stats
+from dicelab.errors import UserError
+from dicelab.registry import AI_DEFAULTS, parse_policy, parse_seats
+from dicelab.rng import next_u64, rand_below, roll_dice
+
+# --- dice multisets ---------------------------------------------------------------
+
+
+def test_multiset_counts_per_size():
+    sizes = [int(dice.SIZE_OFFSET[n + 1] - dice.SIZE_OFFSET[n]) for n in range(7)]
+    assert sizes == [1, 6, 21, 56, 126, 252, 462]
+    assert dice.N_MULTISETS == 924
+    # Penta: 252 rolls of five dice, 462 keeps of 0..5 dice
+    assert int(dice.SIZE_OFFSET[6]) == 462
+
+
+def test_probabilities_match_enumeration_of_ordered_rolls():
+    for n in range(7):
+        seen = Counter(dice.rank_of_dice(r) for r in itertools.product(range(1, 7), repeat=n))
+        for rank, count in seen.items():
+            assert dice.PROB[rank] == pytest.approx(count / 6**n, abs=1e-15)
+        lo, hi = dice.SIZE_OFFSET[n], dice.SIZE_OFFSET[n + 1]
+        assert len(seen) == hi - lo
+        assert dice.PROB[lo:hi].sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_seq_to_rank_is_base6_digits():
+    for n in range(7):
+        for u in range(0, 6**n, 7):
+            digits = [(u // 6**i) % 6 + 1 for i in range(n)]
+            assert dice.SEQ_TO_RANK[dice.SEQ_OFFSET[n] + u] == dice.rank_of_dice(digits)
+
+
+def test_rank_round_trip_and_helpers():
+    for r in range(dice.N_MULTISETS):
+        assert dice.rank_of_dice(dice.dice_of_rank(r)) == r
+        assert dice.PIPS[r] == sum(dice.dice_of_rank(r))
+    r = dice.rank_of_dice([1, 5, 5])
+    subs = {tuple(dice.dice_of_rank(s)) for s in dice.sub_multisets(r)}
+    assert subs == {(), (1,), (5,), (1, 5), (5, 5), (1, 5, 5)}
+    assert dice.add_ranks(dice.rank_of_dice([2]), r) == dice.rank_of_dice([1, 2, 5, 5])
+    with pytest.raises(ValueError):
+        dice.rank_of_dice([7])
+
+
+# --- RNG --------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _u64s(state, n):
+    out = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        out[i] = next_u64(state)
+    return out
+
+
+def _xoshiro_reference(s, n):
+    """xoshiro256** written out in plain Python integers."""
+    s = [int(x) for x in s]
+    mask = (1 << 64) - 1
+
+    def rotl(x, k):
+        return ((x << k) | (x >> (64 - k))) & mask
+
+    out = []
+    for _ in range(n):
+        out.append(rotl((s[1] * 5) & mask, 7) * 9 & mask)
+        t = (s[1] << 17) & mask
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+    return out
+
+
+def test_xoshiro_matches_reference():
+    state = seeding.chunk_states(12345, 0, 1)[0]
+    expected = _xoshiro_reference(state.copy(), 50)
+    assert [int(x) for x in _u64s(state.copy(), 50)] == expected
+
+
+@njit(cache=True)
+def _below_hist(state, bound, n):
+    h = np.zeros(bound, dtype=np.int64)
+    for _ in range(n):
+        h[rand_below(state, bound)] += 1
+    return h
+
+
+@njit(cache=True)
+def _roll_hist(state, ndice, n):
+    h = np.zeros(924, dtype=np.int64)
+    for _ in range(n):
+        h[roll_dice(state, ndice)] += 1
+    return h
+
+
+def _chi2(observed, probs):
+    expected = probs * observed.sum()
+    return float((((observed - expected) ** 2) / expected).sum())
+
+
+@pytest.mark.parametrize("bound", [2, 6, 7, 46656])
+def test_rand_below_uniform(bound):
+    state = seeding.chunk_states(7, 0, 1)[0]
+    n = 400_000
+    h = _below_hist(state, bound, n)
+    assert h.min() >= 0 and h.sum() == n
+    df = bound - 1
+    # chi-square far beyond its mean + 6 sd would mean a biased generator
+    assert _chi2(h, np.full(bound, 1 / bound)) < df + 6 * math.sqrt(2 * df)
+
+
+@pytest.mark.parametrize("ndice", [1, 2, 5, 6])
+def test_roll_dice_multinomial(ndice):
+    state = seeding.chunk_states(99, 3, 4)[0]
+    n = 300_000
+    h = _roll_hist(state, ndice, n)
+    lo, hi = dice.SIZE_OFFSET[ndice], dice.SIZE_OFFSET[ndice + 1]
+    assert h[:lo].sum() == 0 and h[hi:].sum() == 0
+    df = int(hi - lo - 1)
+    assert _chi2(h[lo:hi], dice.PROB[lo:hi]) < df + 6 * math.sqrt(2 * df)
+
+
+# --- seeding ----------------------------------------------------------------------
+
+
+def test_chunk_states_depend_only_on_seed_and_chunk():
+    a = seeding.chunk_states(5, 0, 10)
+    b = seeding.chunk_states(5, 4, 6)
+    assert np.array_equal(a[4:6], b)
+    children = np.random.SeedSequence(5).spawn(3)
+    assert np.array_equal(a[2], children[2].generate_state(4, np.uint64))
+    assert not np.array_equal(seeding.chunk_states(6, 0, 1), a[:1])
+
+
+def test_chunk_bounds():
+    b = seeding.chunk_bounds(2 * seeding.CHUNK_GAMES + 5)
+    assert list(b) == [0, seeding.CHUNK_GAMES, 2 * seeding.CHUNK_GAMES,
+                       2 * seeding.CHUNK_GAMES + 5]
+    assert seeding.n_chunks(1) == 1
+    assert list(seeding.chunk_bounds(3)) == [0, 3]
+
+
+# --- stats ------------------------------------------------------------------------
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(-1000, 1000), min_size=2, max_size=200))
+def test_mean_estimate_matches_numpy(xs):
+    x = np.array(xs, dtype=np.float64)
+    est = stats.mean_estimate(x.sum(), (x * x).sum(), len(x))
+    assert est.mean == pytest.approx(x.mean(), abs=1e-9)
+    assert est.se == pytest.approx(x.std(ddof=1) / math.sqrt(len(x)), abs=1e-6)
+    lo, hi = est.ci95
+    assert lo <= est.mean <= hi
+
+
+def test_wilson_interval_contains_estimate_and_is_bounded():
+    for k, n in [(0, 10), (10, 10), (3, 10), (500, 1000)]:
+        lo, hi = stats.wilson_interval(k, n)
+        assert 0 <= lo <= k / n <= hi <= 1
+    lo, hi = stats.wilson_interval(500, 1000)
+    assert hi - lo == pytest.approx(2 * 1.96 * math.sqrt(0.25 / 1000), rel=0.01)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=1, max_size=300))
+def test_percentiles_from_histogram_match_numpy(xs):
+    values = np.arange(31)
+    hist = np.bincount(xs, minlength=31)
+    got = stats.percentiles_from_histogram(hist, values)
+    for q, v in got.items():
+        assert v == np.percentile(xs, q, method="inverted_cdf")
+
+
+def test_ratio_estimate_reduces_to_mean_for_unit_denominators():
+    y = np.array([3.0, 5.0, 4.0, 10.0])
+    x = np.ones_like(y)
+    r = stats.ratio_estimate(y.sum(), (y * y).sum(), x.sum(), (x * x).sum(), (x * y).sum(),
+                             len(y))
+    m = stats.mean_estimate(y.sum(), (y * y).sum(), len(y))
+    assert r.mean == pytest.approx(m.mean)
+    assert r.se == pytest.approx(m.se)
+
+
+# --- registry ---------------------------------------------------------------------
+
+
+def test_parse_threshold_and_ai():
+    spec = parse_policy("threshold-300")
+    assert (spec.game, spec.family, spec.params) == ("farkle", "threshold", {"threshold": 300})
+    assert parse_policy("ai").params == AI_DEFAULTS
+    custom = parse_policy("ai:base=350,two-dice=0")
+    assert custom.params["base"] == 350 and custom.params["two-dice"] == 0
+    assert custom.name == "ai:base=350,two-dice=0"
+    assert parse_policy("optimal").game == "penta"
+    assert parse_policy("optimal-win").game == "farkle"
+
+
+@pytest.mark.parametrize("bad", ["threshold-0", "threshold-310", "threshold--50", "bogus",
+                                 "ai:base=333", "ai:nope=1", "ai:base=x", "threshold-"])
+def test_bad_policy_names_are_user_errors(bad):
+    with pytest.raises(UserError) as exc:
+        parse_policy(bad)
+    assert "\n" not in str(exc.value)
+
+
+def test_unknown_policy_lists_valid_names():
+    with pytest.raises(UserError, match=r"threshold-T.*optimal"):
+        parse_policy("nonsense")
+
+
+def test_seats_must_play_one_game():
+    game, seats = parse_seats("threshold-300", ["ai", "max-ev"])
+    assert game == "farkle" and [s.name for s in seats] == ["threshold-300", "ai", "max-ev"]
+    with pytest.raises(UserError, match="penta policy"):
+        parse_seats("threshold-300", ["optimal"])
+    with pytest.raises(UserError, match="farkle policy"):
+        parse_policy("ai", game="penta")
+
+
+# --- cache ------------------------------------------------------------------------
+
+
+def test_cache_round_trip_and_rebuild(tmp_path, monkeypatch):
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"v": np.arange(10, dtype=np.float64)}
+
+    a, hit = cache.cached("unit-test", 1, build)
+    assert not hit and len(calls) == 1
+    b, hit = cache.cached("unit-test", 1, build)
+    assert hit and len(calls) == 1 and np.array_equal(a["v"], b["v"])
+    # a stale format version is rebuilt
+    _, hit = cache.cached("unit-test", 2, build)
+    assert not hit and len(calls) == 2
+    # a corrupt file is rebuilt, never trusted
+    path = cache.cache_path("unit-test")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    c, hit = cache.cached("unit-test", 2, build)
+    assert not hit and len(calls) == 3 and np.array_equal(c["v"], a["v"])
+    # a truncated file too
+    path.write_bytes(path.read_bytes()[:100])
+    _, hit = cache.cached("unit-test", 2, build)
+    assert not hit and len(calls) == 4
+    assert not list(tmp_path.glob("*.tmp"))
