@@ -1,0 +1,697 @@
+"""Exact analysis of one Farkle turn, and the solitaire race to a target.
+
+A turn's decision state after a set-aside is ``(tp, n)``: ``tp`` turn points (in units
+of 50, :data:`dicelab.farkle.scoring.POINT_UNIT`) and ``n`` dice to roll (6 after hot
+dice). Every set-aside adds more than 0 points, so within a turn ``tp`` strictly grows:
+evaluating a policy and optimising one are recursions over a DAG ordered by ``tp``,
+with no iteration. The turn starts at ``(0, 6)`` with a forced roll.
+
+Public functions (all take a :class:`~dicelab.farkle.scoring.ScoringTable`):
+
+* :func:`threshold_distribution` / :func:`evaluate_turn_policy`: the exact distribution
+  of a turn's result (P(bust), P(bank = x) for every x) for a policy that depends only
+  on ``(tp, n)``; ``threshold-T`` is the bank table ``tp >= T`` with "set aside all
+  scoring dice".
+* :func:`solve_max_ev`: the turn policy of maximum expected turn score, with a proven
+  cap on ``tp`` above which banking is always at least as good (:func:`max_ev_cap`).
+* :func:`solve_fastest`: the solitaire policy of fewest expected turns to reach a
+  target, per starting total (the bust self-loop solved exactly per total).
+* :func:`threshold_sweep`: exact expected turn score of ``threshold-T`` for a range
+  of T, the best T and the gap to ``max-ev``.
+
+Kernels are small ``@njit(cache=True)`` functions over plain arrays (the compiled
+scoring arrays of :func:`~dicelab.farkle.scoring.compile_table`) writing into ``out``
+arrays; the wrappers check input and allocate.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from dicelab import dice
+from dicelab.errors import UserError
+from dicelab.farkle.scoring import POINT_UNIT, ScoringTable, compile_table
+
+# ---------------------------------------------------------------------------------
+# Flat scoring arrays
+
+
+@dataclass(frozen=True)
+class TurnArrays:
+    """Scoring arrays in units of 50, over global multiset ranks (shape notes inline)."""
+
+    keep_units: np.ndarray  # int64 (924, 7): keep_score // 50 (0 = no legal set-aside of k)
+    max_keep: np.ndarray  # int64 (924,): largest legal set-aside size (0 = bust)
+    prob: np.ndarray  # float64 (924,): probability of the multiset when rolling its size
+    size_offset: np.ndarray  # int64 (8,): ranks of n dice are size_offset[n]..[n+1]-1
+    max_roll_units: int  # the most points one roll adds, in units of 50
+    bust: np.ndarray  # float64 (7,): P(bust) rolling n dice
+
+
+def turn_arrays(scoring: ScoringTable) -> TurnArrays:
+    """The compiled arrays of ``scoring`` in the units the kernels use."""
+    comp = compile_table(scoring)
+    if np.any(comp.keep_score % POINT_UNIT):
+        raise UserError(f"rules '{scoring.name}': every score must be a multiple of "
+                        f"{POINT_UNIT}")
+    ku = np.ascontiguousarray(comp.keep_score // POINT_UNIT, dtype=np.int64)
+    return TurnArrays(ku, np.ascontiguousarray(comp.max_keep, dtype=np.int64),
+                      np.ascontiguousarray(dice.PROB, dtype=np.float64),
+                      np.ascontiguousarray(dice.SIZE_OFFSET, dtype=np.int64),
+                      int(ku.max()), np.array(comp.bust, dtype=np.float64))
+
+
+# ---------------------------------------------------------------------------------
+# Kernels
+
+
+@njit(cache=True)
+def _choose_keep(keep_units, r, p, n, value, pmax):
+    """Set-aside size k for roll r at turn points p by ``value`` (higher is better).
+
+    Ties go to more points, then to more dice left: the simulation kernel's rule
+    (farkle/policy_table.py). ``value`` rows are clamped at ``pmax``.
+    """
+    best_k = -1
+    best_v = -np.inf
+    best_p = -1
+    best_n = -1
+    for k in range(1, n + 1):
+        s = keep_units[r, k]
+        if s <= 0:
+            continue
+        p2 = p + s
+        n2 = 6 if k == n else n - k
+        v = value[min(p2, pmax), n2]
+        if v > best_v or (v == best_v and (p2 > best_p or (p2 == best_p and n2 > best_n))):
+            best_k = k
+            best_v = v
+            best_p = p2
+            best_n = n2
+    return best_k
+
+
+@njit(cache=True)
+def _turn_distribution_kernel(keep_units, max_keep, prob, size_offset, bank, value,
+                              keep_all, mass, out_dist):
+    """Forward propagation of probability mass through a turn; returns P(bust).
+
+    ``bank``/``value``: (Pb, 7), rows clamped at Pb - 1. ``keep_all``: set aside all
+    scoring dice (threshold family) instead of choosing by ``value``. ``mass``: work
+    array (Pd, 7), zeroed; ``out_dist[p]``: P(bank exactly p units), zeroed, length Pd.
+    """
+    pb = bank.shape[0] - 1
+    pd = mass.shape[0]
+    mass[0, 6] = 1.0
+    bust = 0.0
+    for p in range(pd):
+        for n in range(1, 7):
+            m = mass[p, n]
+            if m == 0.0:
+                continue
+            if p > 0 and bank[min(p, pb), n] != 0:
+                out_dist[p] += m
+                continue
+            for r in range(size_offset[n], size_offset[n + 1]):
+                w = m * prob[r]
+                if max_keep[r] == 0:
+                    bust += w
+                    continue
+                k = max_keep[r] if keep_all else _choose_keep(keep_units, r, p, n, value, pb)
+                p2 = p + keep_units[r, k]
+                n2 = 6 if k == n else n - k
+                mass[p2, n2] += w
+    return bust
+
+
+@njit(cache=True)
+def _max_ev_kernel(keep_units, max_keep, prob, size_offset, cap, out_value, out_roll,
+                   out_bank):
+    """Backward induction for max expected turn score; rows >= ``cap`` bank.
+
+    ``out_value[p, n]``: value in units of 50 at state (p, n) (row 0: the forced first
+    roll); ``out_roll[p, n]``: value of rolling; ``out_bank[p, n]``: 1 = bank. Shapes
+    (P, 7) with P >= cap + max roll units + 1, so every successor is in range.
+    """
+    ptot = out_value.shape[0]
+    for p in range(cap, ptot):
+        for n in range(1, 7):
+            out_value[p, n] = p
+            out_roll[p, n] = -1.0  # not computed: banking is proven at least as good
+            out_bank[p, n] = 1
+    for p in range(cap - 1, -1, -1):
+        for n in range(1, 7):
+            acc = 0.0
+            for r in range(size_offset[n], size_offset[n + 1]):
+                if max_keep[r] == 0:
+                    continue
+                best = 0.0
+                for k in range(1, n + 1):
+                    s = keep_units[r, k]
+                    if s <= 0:
+                        continue
+                    v = out_value[p + s, 6 if k == n else n - k]
+                    if v > best:
+                        best = v
+                acc += prob[r] * best
+            out_roll[p, n] = acc
+            if p > 0 and p >= acc:
+                out_value[p, n] = p
+                out_bank[p, n] = 1
+            else:
+                out_value[p, n] = acc
+                out_bank[p, n] = 0
+
+
+@njit(cache=True)
+def _gain_bound_kernel(keep_units, max_keep, prob, size_offset, out_w):
+    """Upper bound W(n) on the expected points a turn can still add from n dice.
+
+    W(n) = sum_r P(r) max_k (s + W(n')) over non-busting rolls ignores the loss of
+    the turn points on a bust and the option to stop (both only lower the gain), so
+    it bounds the expected points added by any continuation. Solved by value iteration
+    from 0 (monotone increasing); the returned W is inflated by the contraction error
+    bound so it stays an upper bound. Returns the number of iterations.
+    """
+    w = np.zeros(7)
+    w_new = np.zeros(7)
+    min_bust = 1.0
+    for n in range(1, 7):
+        b = 0.0
+        for r in range(size_offset[n], size_offset[n + 1]):
+            if max_keep[r] == 0:
+                b += prob[r]
+        if b < min_bust:
+            min_bust = b
+    gamma = 1.0 - min_bust
+    it = 0
+    while True:
+        it += 1
+        delta = 0.0
+        for n in range(1, 7):
+            acc = 0.0
+            for r in range(size_offset[n], size_offset[n + 1]):
+                if max_keep[r] == 0:
+                    continue
+                best = 0.0
+                for k in range(1, n + 1):
+                    s = keep_units[r, k]
+                    if s <= 0:
+                        continue
+                    v = s + w[6 if k == n else n - k]
+                    if v > best:
+                        best = v
+                acc += prob[r] * best
+            w_new[n] = acc
+            d = abs(acc - w[n])
+            if d > delta:
+                delta = d
+        for n in range(1, 7):
+            w[n] = w_new[n]
+        if delta <= 1e-12 * w[6] or it >= 100000:
+            break
+    slack = delta * gamma / (1.0 - gamma) if gamma < 1.0 else np.inf
+    for n in range(1, 7):
+        out_w[n] = w[n] + slack
+    return it
+
+
+@njit(cache=True)
+def _fastest_kernel(keep_units, max_keep, prob, size_offset, target, tol, out_turns,
+                    out_value, out_bank, out_iters, work_a, work_b):
+    """Fewest expected turns to reach ``target`` units, for every starting total.
+
+    ``out_turns[m]``: expected turns from total m (length target + 1, out_turns[target]
+    = 0); ``out_value[m, p, n]``: expected turns still needed at state (m, p, n) after a
+    set-aside (row p = 0: the forced first roll, including the turn being played not
+    counted); ``out_bank``: 1 = bank. Shapes (target, P, 7), P >= target + max roll + 1.
+
+    Within a turn the only unknown is E(m) itself (a bust leaves the total at m), so
+    every value is linear, A + B * x with x = E(m). The optimal turn cost is concave
+    piecewise linear in x, and x = 1 + A0 + B0 x is solved by Newton's method on it
+    (= 1-D policy iteration), which ends in finitely many steps at the exact fixed
+    point of the optimal policy.
+    """
+    ptot = out_value.shape[1]
+    out_turns[target] = 0.0
+    for m in range(target - 1, -1, -1):
+        reach = target - m  # banking at p >= reach finishes the race
+        x = out_turns[m + 1] + 1.0
+        iters = 0
+        while True:
+            iters += 1
+            for p in range(reach, ptot):
+                for n in range(1, 7):
+                    work_a[p, n] = 0.0
+                    work_b[p, n] = 0.0
+                    out_bank[m, p, n] = 1
+            for p in range(reach - 1, -1, -1):
+                for n in range(1, 7):
+                    ra = 0.0
+                    rb = 0.0
+                    for r in range(size_offset[n], size_offset[n + 1]):
+                        pr = prob[r]
+                        if max_keep[r] == 0:
+                            rb += pr
+                            continue
+                        best_f = np.inf
+                        best_a = 0.0
+                        best_b = 0.0
+                        best_p = -1
+                        best_n = -1
+                        for k in range(1, n + 1):
+                            s = keep_units[r, k]
+                            if s <= 0:
+                                continue
+                            p2 = p + s
+                            n2 = 6 if k == n else n - k
+                            a = work_a[p2, n2]
+                            b = work_b[p2, n2]
+                            f = a + b * x
+                            if f < best_f or (f == best_f and (
+                                    p2 > best_p or (p2 == best_p and n2 > best_n))):
+                                best_f = f
+                                best_a = a
+                                best_b = b
+                                best_p = p2
+                                best_n = n2
+                        ra += pr * best_a
+                        rb += pr * best_b
+                    bank_f = out_turns[m + p]
+                    if p > 0 and bank_f <= ra + rb * x:
+                        work_a[p, n] = bank_f
+                        work_b[p, n] = 0.0
+                        out_bank[m, p, n] = 1
+                    else:
+                        work_a[p, n] = ra
+                        work_b[p, n] = rb
+                        out_bank[m, p, n] = 0
+            a0 = work_a[0, 6]
+            b0 = work_b[0, 6]
+            if b0 >= 1.0:  # cannot happen for x > 0 (banking beats certain busting)
+                x = 2.0 * x + 1.0
+                continue
+            x_new = (1.0 + a0) / (1.0 - b0)
+            done = abs(x_new - x) <= tol * x_new or (iters > 1 and x_new >= x) or iters >= 200
+            x = x_new
+            if done:
+                break
+        out_turns[m] = x
+        out_iters[m] = iters
+        for p in range(ptot):
+            for n in range(1, 7):
+                out_value[m, p, n] = work_a[p, n] + work_b[p, n] * x
+
+
+# ---------------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class TurnDistribution:
+    """Exact distribution of one turn's result under a fixed policy.
+
+    ``p_bank[i]``: probability of banking exactly ``i * 50`` points (index 0 is 0:
+    a turn never banks 0); ``p_bust``: probability of losing the turn.
+    """
+
+    policy: str
+    rules: str
+    p_bust: float
+    p_bank: np.ndarray
+
+    @property
+    def expected_score(self) -> float:
+        """Expected points banked by the turn (a bust counts 0)."""
+        return float(np.dot(self.p_bank, np.arange(self.p_bank.size))) * POINT_UNIT
+
+    @property
+    def sd(self) -> float:
+        """Standard deviation of the points banked (a bust counts 0)."""
+        x = np.arange(self.p_bank.size) * float(POINT_UNIT)
+        mean = float(np.dot(self.p_bank, x))
+        return math.sqrt(max(float(np.dot(self.p_bank, x * x)) - mean * mean, 0.0))
+
+    def p_at_least(self, points: int) -> float:
+        """P(bank >= points), for points > 0 (a bust banks nothing)."""
+        i = max(-(-int(points) // POINT_UNIT), 1)
+        if i >= self.p_bank.size:
+            return 0.0
+        # a running sum from the top keeps the tail monotone in ``points`` exactly
+        return float(np.cumsum(self.p_bank[::-1])[::-1][i])
+
+    def to_dict(self) -> dict:
+        nz = np.nonzero(self.p_bank)[0]
+        return {"policy": self.policy, "rules": self.rules,
+                "expected_turn_score": self.expected_score, "sd": self.sd,
+                "p_bust": self.p_bust,
+                "p_bank": {int(i) * POINT_UNIT: float(self.p_bank[i]) for i in nz}}
+
+
+def _bank_thresholds(bank: np.ndarray, lo: int = 1) -> dict[int, int | None]:
+    """Smallest turn points (in points) at which ``bank[p, n]`` is 1, per n = 1..6."""
+    out: dict[int, int | None] = {}
+    for n in range(1, 7):
+        idx = np.nonzero(bank[lo:, n])[0]
+        out[n] = int(idx[0] + lo) * POINT_UNIT if idx.size else None
+    return out
+
+
+@dataclass(frozen=True)
+class MaxEvSolution:
+    """The turn policy of maximum expected turn score.
+
+    ``value[p, n]``/``bank[p, n]`` (shape (P, 7), p in units of 50, column 0 unused):
+    expected final turn points (in points) at state (p*50, n) and the decision there;
+    row 0 is the start of a turn (value = expected turn score, forced roll).
+    ``cap``: turn points from which the DP banks (proven: see :func:`max_ev_cap`).
+    """
+
+    rules: str
+    cap: int
+    value: np.ndarray
+    bank: np.ndarray
+    roll_value: np.ndarray
+    solve_seconds: float
+
+    @property
+    def expected_score(self) -> float:
+        """Maximum expected turn score, in points."""
+        return float(self.value[0, 6])
+
+    def bank_thresholds(self) -> dict[int, int | None]:
+        """Smallest turn points at which max-ev banks, for n = 1..6 dice left."""
+        return _bank_thresholds(self.bank)
+
+    def is_threshold_policy(self) -> bool:
+        """True if, for every n, max-ev banks at every turn total from its threshold up."""
+        for n, t in self.bank_thresholds().items():
+            if t is not None and not self.bank[t // POINT_UNIT:, n].all():
+                return False
+        return True
+
+    def to_dict(self) -> dict:
+        return {"policy": "max-ev", "rules": self.rules,
+                "expected_turn_score": self.expected_score, "cap": self.cap,
+                "bank_thresholds": {str(n): t for n, t in self.bank_thresholds().items()},
+                "threshold_policy": self.is_threshold_policy(),
+                "solve_seconds": self.solve_seconds}
+
+
+@dataclass(frozen=True)
+class FastestSolution:
+    """The solitaire policy of fewest expected turns to reach ``target``.
+
+    ``turns[m]``: expected turns to reach the target from total ``m * 50`` (length
+    target/50 + 1, last entry 0); ``value[m, p, n]``: expected turns still needed at
+    state (turn points p*50, n dice) of a turn started at total m*50 (the current turn
+    not counted); ``bank[m, p, n]``: 1 = bank. Shapes (target/50, P, 7).
+    """
+
+    rules: str
+    target: int
+    turns: np.ndarray
+    value: np.ndarray
+    bank: np.ndarray
+    newton_steps: np.ndarray
+    solve_seconds: float
+    from_cache: bool = field(default=False)
+
+    @property
+    def expected_turns(self) -> float:
+        """Expected turns to reach the target from 0."""
+        return float(self.turns[0])
+
+    def bank_thresholds(self, total: int) -> dict[int, int | None]:
+        """Smallest turn points at which ``fastest`` banks at own total ``total``, per n."""
+        if total < 0 or total >= self.target or total % POINT_UNIT:
+            raise UserError(f"total must be a multiple of {POINT_UNIT} in 0..{self.target - 50}, "
+                            f"not {total}")
+        return _bank_thresholds(self.bank[total // POINT_UNIT])
+
+    def to_dict(self) -> dict:
+        totals = [t for t in (0, self.target // 2, self.target - 1000, self.target - 500)
+                  if 0 <= t < self.target]
+        return {"policy": "fastest", "rules": self.rules, "target": self.target,
+                "expected_turns": self.expected_turns,
+                "bank_thresholds": {str(t): {str(n): v for n, v in
+                                             self.bank_thresholds(t).items()}
+                                    for t in dict.fromkeys(totals)},
+                "solve_seconds": self.solve_seconds, "from_cache": self.from_cache}
+
+
+# ---------------------------------------------------------------------------------
+# Wrappers
+
+
+def _check_points(name: str, value: int, minimum: int = POINT_UNIT) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise UserError(f"{name} must be an integer multiple of {POINT_UNIT}, not {value!r}")
+    value = int(value)
+    if value < minimum or value % POINT_UNIT:
+        raise UserError(f"{name} must be a multiple of {POINT_UNIT} of at least {minimum}, "
+                        f"not {value}")
+    return value
+
+
+def evaluate_turn_policy(scoring: ScoringTable, bank: np.ndarray,
+                         value: np.ndarray | None = None, *, name: str = "policy"
+                         ) -> TurnDistribution:
+    """Exact result distribution of a turn policy that depends only on (tp, n).
+
+    ``bank``: (P, 7) array, nonzero = bank at turn points p*50 with n dice to roll; rows
+    are clamped at P - 1, whose row must bank for every n. Set-asides: with ``value``
+    None, all scoring dice (the threshold rule); else ``value`` (P, 7), higher is
+    better, chooses among the legal sizes exactly as the simulation kernel does
+    (ties to more points, then more dice).
+
+    >>> import numpy as np
+    >>> from dicelab.farkle.scoring import PRESETS
+    >>> b = np.zeros((7, 7), np.uint8); b[6:] = 1     # threshold-300
+    >>> round(evaluate_turn_policy(PRESETS["default"], b).expected_score, 1) > 0
+    True
+    """
+    arr = turn_arrays(scoring)
+    bank = np.ascontiguousarray(bank, dtype=np.uint8)
+    if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
+        raise ValueError("bank must have shape (P, 7) with P >= 2")
+    if not bank[-1, 1:].all():
+        raise ValueError("the last row of bank must bank with every number of dice")
+    keep_all = value is None
+    if keep_all:
+        val = np.zeros(bank.shape, dtype=np.float64)
+    else:
+        val = np.ascontiguousarray(value, dtype=np.float64)
+        if val.shape != bank.shape:
+            raise ValueError("value must have the shape of bank")
+    pd = bank.shape[0] + arr.max_roll_units + 1
+    mass = np.zeros((pd, 7))
+    dist = np.zeros(pd)
+    bust = _turn_distribution_kernel(arr.keep_units, arr.max_keep, arr.prob, arr.size_offset,
+                                     bank, val, keep_all, mass, dist)
+    return TurnDistribution(name, scoring.name, float(bust), dist)
+
+
+def threshold_bank_table(threshold: int) -> np.ndarray:
+    """Bank table (T/50 + 1, 7) of ``threshold-T``: bank as soon as tp >= T."""
+    t = _check_points("threshold", threshold) // POINT_UNIT
+    bank = np.zeros((t + 1, 7), dtype=np.uint8)
+    bank[t:, 1:] = 1
+    return bank
+
+
+def threshold_distribution(scoring: ScoringTable, threshold: int) -> TurnDistribution:
+    """Exact turn distribution of ``threshold-T`` (set aside all scoring dice).
+
+    >>> from dicelab.farkle.scoring import PRESETS
+    >>> d = threshold_distribution(PRESETS["default"], 300)
+    >>> abs(d.p_bust + d.p_bank.sum() - 1) < 1e-12
+    True
+    """
+    return evaluate_turn_policy(scoring, threshold_bank_table(threshold),
+                                name=f"threshold-{int(threshold)}")
+
+
+def gain_bound(scoring: ScoringTable) -> np.ndarray:
+    """W[n] (n = 1..6, points): an upper bound on the expected points any continuation
+    of a turn can add when about to roll n dice (see :func:`max_ev_cap`)."""
+    arr = turn_arrays(scoring)
+    w = np.zeros(7)
+    _gain_bound_kernel(arr.keep_units, arr.max_keep, arr.prob, arr.size_offset, w)
+    return w * POINT_UNIT
+
+
+def max_ev_cap(scoring: ScoringTable) -> int:
+    """Turn points from which banking is provably at least as good as rolling, any n.
+
+    Proof: from (tp, n) a continuation that rolls busts with probability >= bust[n] on
+    its first roll (losing tp) and adds expected points <= W(n) (:func:`gain_bound`), so
+    its expected result is <= tp + W(n) - bust[n] * tp <= tp once tp >= W(n) / bust[n].
+    The cap is the largest such bound over n, rounded up to a multiple of 50.
+    """
+    arr = turn_arrays(scoring)
+    w = gain_bound(scoring)
+    bound = 0.0
+    for n in range(1, 7):
+        if arr.bust[n] <= 0.0:
+            raise UserError(f"rules '{scoring.name}': a roll of {n} dice can never bust, "
+                            "so a turn can go on forever; max-ev is not defined")
+        bound = max(bound, w[n] / arr.bust[n])
+    return (math.ceil(bound * (1 + 1e-9) / POINT_UNIT) + 1) * POINT_UNIT
+
+
+def solve_max_ev(scoring: ScoringTable, cap: int | None = None) -> MaxEvSolution:
+    """The turn policy of maximum expected turn score (``max-ev``).
+
+    ``cap`` (points): the DP banks at every turn total >= cap. ``None`` uses the
+    proven cap of :func:`max_ev_cap`, which makes the result exact; a smaller cap
+    gives the best policy among those forced to bank from ``cap`` on.
+
+    >>> from dicelab.farkle.scoring import PRESETS
+    >>> sol = solve_max_ev(PRESETS["default"])
+    >>> sol.expected_score > 500
+    True
+    """
+    arr = turn_arrays(scoring)
+    cap = max_ev_cap(scoring) if cap is None else _check_points("cap", cap)
+    c = cap // POINT_UNIT
+    ptot = c + arr.max_roll_units + 1
+    t0 = time.perf_counter()
+    value = np.zeros((ptot, 7))
+    roll = np.zeros((ptot, 7))
+    bank = np.zeros((ptot, 7), dtype=np.uint8)
+    _max_ev_kernel(arr.keep_units, arr.max_keep, arr.prob, arr.size_offset, c, value, roll,
+                   bank)
+    secs = time.perf_counter() - t0
+    return MaxEvSolution(scoring.name, cap, value * POINT_UNIT, bank, roll * POINT_UNIT, secs)
+
+
+def _check_target(target: int) -> int:
+    return _check_points("target", target)
+
+
+def solve_fastest(scoring: ScoringTable, target: int = 10_000, *, tol: float = 1e-14
+                  ) -> FastestSolution:
+    """The solitaire policy of fewest expected turns to reach ``target`` (``fastest``).
+
+    Totals are solved from the top down; at each total the bust self-loop is solved
+    exactly by Newton steps on the (concave, piecewise-linear) turn cost, stopping when
+    the policy repeats or the relative change is below ``tol``.
+
+    >>> from dicelab.farkle.scoring import PRESETS
+    >>> sol = solve_fastest(PRESETS["default"], 1000)
+    >>> 1 < sol.expected_turns < 10
+    True
+    """
+    arr = turn_arrays(scoring)
+    t = _check_target(target) // POINT_UNIT
+    ptot = t + arr.max_roll_units + 1
+    t0 = time.perf_counter()
+    turns = np.zeros(t + 1)
+    value = np.zeros((t, ptot, 7))
+    bank = np.zeros((t, ptot, 7), dtype=np.uint8)
+    iters = np.zeros(t, dtype=np.int64)
+    wa = np.zeros((ptot, 7))
+    wb = np.zeros((ptot, 7))
+    _fastest_kernel(arr.keep_units, arr.max_keep, arr.prob, arr.size_offset, t, tol, turns,
+                    value, bank, iters, wa, wb)
+    secs = time.perf_counter() - t0
+    return FastestSolution(scoring.name, int(target), turns, value, bank, iters, secs)
+
+
+@dataclass(frozen=True)
+class ThresholdSweep:
+    """Exact expected turn score of ``threshold-T`` for each T in ``thresholds``."""
+
+    rules: str
+    thresholds: np.ndarray  # int64, points
+    expected_score: np.ndarray  # float64, points
+    p_bust: np.ndarray  # float64
+    max_ev: float
+
+    @property
+    def best_threshold(self) -> int:
+        """The T of highest expected turn score (the smallest one if several tie)."""
+        return int(self.thresholds[int(np.argmax(self.expected_score))])
+
+    @property
+    def best_score(self) -> float:
+        return float(self.expected_score.max())
+
+    def gap_to_max_ev(self) -> np.ndarray:
+        """max-ev's expected turn score minus each threshold's (points, >= 0)."""
+        return self.max_ev - self.expected_score
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame({"threshold": self.thresholds,
+                             "expected_turn_score": self.expected_score,
+                             "p_bust": self.p_bust,
+                             "gap_to_max_ev": self.gap_to_max_ev()})
+
+    def to_dict(self) -> dict:
+        return {"rules": self.rules, "best_threshold": self.best_threshold,
+                "best_expected_turn_score": self.best_score, "max_ev": self.max_ev,
+                "gap_of_best_to_max_ev": self.max_ev - self.best_score}
+
+
+def threshold_sweep(scoring: ScoringTable, thresholds=range(50, 2001, 50)) -> ThresholdSweep:
+    """Exact expected turn score of every ``threshold-T`` in ``thresholds`` (points).
+
+    >>> from dicelab.farkle.scoring import PRESETS
+    >>> sw = threshold_sweep(PRESETS["default"], range(50, 1001, 50))
+    >>> sw.best_score <= sw.max_ev
+    True
+    """
+    ts = np.array([_check_points("threshold", int(t)) for t in thresholds], dtype=np.int64)
+    if ts.size == 0:
+        raise UserError("threshold sweep needs at least one threshold")
+    scores = np.empty(ts.size)
+    busts = np.empty(ts.size)
+    for i, t in enumerate(ts):
+        d = threshold_distribution(scoring, int(t))
+        scores[i] = d.expected_score
+        busts[i] = d.p_bust
+    return ThresholdSweep(scoring.name, ts, scores, busts, solve_max_ev(scoring).expected_score)
+
+
+def evaluate_race(scoring: ScoringTable, target: int, bank: np.ndarray,
+                  value: np.ndarray | None = None) -> np.ndarray:
+    """Expected turns to reach ``target`` solitaire, for a policy given per own total.
+
+    ``bank`` (and ``value``, as in :func:`evaluate_turn_policy`): shape (M, P, 7) with
+    M = target/50 (row m is used at own total m*50), or (P, 7) for a policy that
+    ignores the total (e.g. :func:`threshold_bank_table`). Returns ``turns`` of length
+    M + 1 (``turns[m]`` from total m*50; ``turns[M]`` = 0). Each total's turn result
+    distribution comes from the forward kernel, then E(m) = (1 + sum_p P(bank p)
+    E(m + p)) / (1 - P(bust)), solved from the top down: an evaluation independent of
+    the backward solver of :func:`solve_fastest`.
+
+    >>> from dicelab.farkle.scoring import PRESETS
+    >>> e = evaluate_race(PRESETS["default"], 1000, threshold_bank_table(300))
+    >>> e[0] > 1
+    True
+    """
+    t = _check_target(target) // POINT_UNIT
+    bank = np.asarray(bank)
+    if bank.ndim == 2:
+        bank = np.broadcast_to(bank, (t, *bank.shape))
+        if value is not None:
+            value = np.broadcast_to(np.asarray(value), bank.shape)
+    if bank.ndim != 3 or bank.shape[0] != t:
+        raise ValueError(f"bank must have shape ({t}, P, 7) or (P, 7)")
+    turns = np.zeros(t + 1)
+    for m in range(t - 1, -1, -1):
+        d = evaluate_turn_policy(scoring, bank[m], None if value is None else value[m])
+        if d.p_bust >= 1.0:
+            turns[m] = np.inf
+            continue
+        after = turns[np.minimum(m + np.arange(d.p_bank.size), t)]
+        turns[m] = (1.0 + float(np.dot(d.p_bank[1:], after[1:]))) / (1.0 - d.p_bust)
+    return turns

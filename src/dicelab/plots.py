@@ -1,0 +1,111 @@
+"""Matplotlib figures (Agg backend, no pyplot state): policy pictures and bust risks.
+
+Every function returns a :class:`matplotlib.figure.Figure` built without ``pyplot``,
+so nothing leaks between calls; :func:`save_png` writes one atomically.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from dicelab.results import atomic_write_bytes
+
+ROLL_COLOR = "#4c72b0"
+BANK_COLOR = "#f2b447"
+
+
+def policy_heatmap_figure(bank: np.ndarray, *, title: str, point_unit: int = 50,
+                          max_points: int | None = None) -> Figure:
+    """Bank/roll decisions of a Farkle turn policy: turn points (y) by dice left (x).
+
+    ``bank``: (P, 7) array, nonzero = bank at turn points ``p * point_unit`` with ``n``
+    dice to roll (column 0 and row 0, the start of the turn, are not drawn).
+    ``max_points``: top of the y axis (default: a little above the last row that rolls).
+
+    >>> import numpy as np
+    >>> b = np.zeros((8, 7), np.uint8); b[6:] = 1
+    >>> policy_heatmap_figure(b, title="threshold-300").axes[0].get_xlabel()
+    'dice left to roll'
+    """
+    bank = np.asarray(bank)
+    if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
+        raise ValueError("bank must have shape (P, 7), P >= 2")
+    rolls = np.nonzero((bank[1:, 1:] == 0).any(axis=1))[0]
+    last_roll = int(rolls[-1]) + 1 if rolls.size else 1
+    if max_points is None:
+        top = min(bank.shape[0] - 1, max(last_roll + max(4, last_roll // 8), 2))
+    else:
+        top = min(bank.shape[0] - 1, max(int(max_points) // point_unit, 2))
+    grid = (bank[1:top + 1, 1:] != 0).astype(float)
+    fig = Figure(figsize=(5.5, 6.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.imshow(grid, origin="lower", aspect="auto", interpolation="nearest",
+              cmap=ListedColormap([ROLL_COLOR, BANK_COLOR]), vmin=0, vmax=1,
+              extent=(0.5, 6.5, point_unit / 2, (top + 0.5) * point_unit))
+    ax.set_xticks(range(1, 7))
+    ax.set_xlabel("dice left to roll")
+    ax.set_ylabel("turn points")
+    ax.set_title(title)
+    ax.legend(handles=[Patch(color=ROLL_COLOR, label="roll"),
+                       Patch(color=BANK_COLOR, label="bank")],
+              loc="upper left", framealpha=0.9)
+    return fig
+
+
+def bust_risk_figure(exact: dict[int, float], simulated: dict | None = None) -> Figure:
+    """Bar chart of the probability of busting by dice rolled.
+
+    ``exact``: {n: probability}; ``simulated``: optional {n: value}, where a value is a
+    probability, a ``(p, lo, hi)`` triple (95% interval) or an object with ``mean`` and
+    ``ci95`` (:class:`dicelab.stats.Estimate`); drawn as points with error bars.
+
+    >>> from dicelab.farkle.scoring import PRESETS, bust_probabilities
+    >>> len(bust_risk_figure(bust_probabilities(PRESETS["default"])).axes)
+    1
+    """
+    ns = sorted(exact)
+    fig = Figure(figsize=(6, 4), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    heights = [100 * exact[n] for n in ns]
+    bars = ax.bar(ns, heights, color=ROLL_COLOR, label="exact")
+    ax.bar_label(bars, labels=[f"{h:.2f}%" for h in heights], padding=2, fontsize=8)
+    if simulated:
+        xs, ys, lo, hi = [], [], [], []
+        for n in sorted(simulated):
+            v = simulated[n]
+            if hasattr(v, "mean") and hasattr(v, "ci95"):
+                p, (a, b) = v.mean, v.ci95
+            elif isinstance(v, tuple | list):
+                p, a, b = v
+            else:
+                p = a = b = float(v)
+            xs.append(n)
+            ys.append(100 * p)
+            lo.append(100 * (p - a))
+            hi.append(100 * (b - p))
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", color="black", capsize=3,
+                    label="simulated (95% CI)")
+    ax.set_xticks(ns)
+    ax.set_xlabel("dice rolled")
+    ax.set_ylabel("probability of busting (%)")
+    ax.set_ylim(0, max(heights) * 1.15 if heights else 1)
+    ax.legend()
+    return fig
+
+
+def save_png(fig: Figure, path: Path | str, dpi: int = 120) -> Path:
+    """Write ``fig`` as PNG to ``path`` atomically (temp file + rename)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    path = Path(path)
+    atomic_write_bytes(path, buf.getvalue())
+    return path

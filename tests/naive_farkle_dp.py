@@ -1,0 +1,176 @@
+"""Slow, obviously-correct Farkle turn recursions, independent of dicelab's kernels.
+
+Nothing here imports dicelab's scoring or dice modules: the scoring of a set-aside is
+recomputed from the rule text (RULES.md §2) by trying every partition into
+combinations, rolls are enumerated as all 6**n ordered sequences, and set-asides as
+every sub-multiset of the roll. Values are memoised plain-Python recursions over
+(turn points, dice left) in points (not units).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import sys
+from collections import Counter
+
+sys.setrecursionlimit(20000)
+
+
+def _combos(rules: str) -> list[tuple[tuple[int, ...], int]]:
+    """(counts of faces 1..6, points) of every combination of the named rules."""
+    out = []
+
+    def c(**faces):
+        v = [0] * 6
+        for f, k in faces.items():
+            v[int(f[1:]) - 1] += k
+        return tuple(v)
+
+    out.append((c(f1=1), 100))
+    out.append((c(f5=1), 50))
+    for f in range(1, 7):
+        out.append((c(**{f"f{f}": 3}), 1000 if f == 1 else 100 * f))
+    if rules == "basic":
+        return out
+    assert rules == "default"
+    for k, pts in ((4, 1000), (5, 2000), (6, 3000)):
+        for f in range(1, 7):
+            out.append((c(**{f"f{f}": k}), pts))
+    out.append(((1, 1, 1, 1, 1, 1), 1500))
+    for a, b, cc in itertools.combinations(range(1, 7), 3):
+        out.append((c(**{f"f{a}": 2, f"f{b}": 2, f"f{cc}": 2}), 1500))
+    for a, b in itertools.permutations(range(1, 7), 2):
+        out.append((c(**{f"f{a}": 4, f"f{b}": 2}), 1500))
+    for a, b in itertools.combinations(range(1, 7), 2):
+        out.append((c(**{f"f{a}": 3, f"f{b}": 3}), 2500))
+    return out
+
+
+@functools.cache
+def setaside_points(rules: str, counts: tuple[int, ...]) -> int | None:
+    """Best partition of the dice ``counts`` (faces 1..6) into combinations; None if a
+    die is left over in every partition (not a legal set-aside). Empty -> 0."""
+    if sum(counts) == 0:
+        return 0
+    best = None
+    for vec, pts in _combos(rules):
+        if all(v <= x for v, x in zip(vec, counts, strict=True)):
+            rest = setaside_points(rules, tuple(x - v for v, x in zip(vec, counts, strict=True)))
+            if rest is not None and (best is None or pts + rest > best):
+                best = pts + rest
+    return best
+
+
+@functools.cache
+def roll_distribution(n: int) -> tuple[tuple[tuple[int, ...], float], ...]:
+    """(sorted faces, probability) of every multiset, from all 6**n ordered rolls."""
+    cnt = Counter(tuple(sorted(seq)) for seq in itertools.product(range(1, 7), repeat=n))
+    total = 6**n
+    return tuple((faces, k / total) for faces, k in sorted(cnt.items()))
+
+
+@functools.cache
+def options(rules: str, faces: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """Legal set-asides of a roll as (dice kept, points), every sub-multiset tried."""
+    counts = [faces.count(f) for f in range(1, 7)]
+    best: dict[int, int] = {}
+    for sub in itertools.product(*(range(c + 1) for c in counts)):
+        k = sum(sub)
+        if k == 0:
+            continue
+        pts = setaside_points(rules, tuple(sub))
+        if pts is not None and pts > 0 and pts > best.get(k, 0):
+            best[k] = pts
+    return tuple(sorted(best.items()))
+
+
+def bust_probability(rules: str, n: int) -> float:
+    return sum(p for faces, p in roll_distribution(n) if not options(rules, faces))
+
+
+def _next_dice(n: int, k: int) -> int:
+    return 6 if k == n else n - k
+
+
+def max_ev(rules: str, cap: int) -> float:
+    """Max expected turn score when banking is forced at turn points >= cap."""
+
+    @functools.cache
+    def state(tp: int, n: int) -> float:
+        if tp >= cap:
+            return float(tp)
+        return max(float(tp), roll(tp, n))
+
+    @functools.cache
+    def roll(tp: int, n: int) -> float:
+        total = 0.0
+        for faces, p in roll_distribution(n):
+            opts = options(rules, faces)
+            if opts:
+                total += p * max(state(tp + pts, _next_dice(n, k)) for k, pts in opts)
+        return total
+
+    return roll(0, 6)
+
+
+def threshold_outcomes(rules: str, threshold: int) -> dict[int, float]:
+    """Distribution of a threshold-T turn: {banked points: probability}, 0 = bust.
+
+    All scoring dice are set aside, i.e. the set-aside with the most dice."""
+
+    @functools.cache
+    def from_roll(tp: int, n: int) -> tuple[tuple[int, float], ...]:
+        acc: Counter = Counter()
+        for faces, p in roll_distribution(n):
+            opts = options(rules, faces)
+            if not opts:
+                acc[0] += p
+                continue
+            k, pts = max(opts)  # most dice = all scoring dice
+            tp2, n2 = tp + pts, _next_dice(n, k)
+            if tp2 >= threshold:
+                acc[tp2] += p
+            else:
+                for x, q in from_roll(tp2, n2):
+                    acc[x] += p * q
+        return tuple(acc.items())
+
+    return dict(from_roll(0, 6))
+
+
+def fastest_turns(rules: str, target: int, sweeps: int = 200) -> list[float]:
+    """Expected turns to reach ``target`` solitaire under the best policy, per total
+    (index = total // 50), by plain fixed-point iteration on each total's bust loop."""
+    units = target // 50
+    turns = [0.0] * (units + 1)
+    for m in range(units - 1, -1, -1):
+        total = m * 50
+        x = 1.0
+        for _ in range(sweeps):
+
+            @functools.cache
+            def cost(tp: int, n: int, x=x, total=total) -> float:
+                bank = turns[min((total + tp) // 50, units)] if tp > 0 else float("inf")
+                if total + tp >= target:
+                    return 0.0
+                return min(bank, roll_cost(tp, n, x))
+
+            @functools.cache
+            def roll_cost(tp: int, n: int, x: float) -> float:
+                c = 0.0
+                for faces, p in roll_distribution(n):
+                    opts = options(rules, faces)
+                    if not opts:
+                        c += p * x
+                    else:
+                        c += p * min(cost(tp + pts, _next_dice(n, k)) for k, pts in opts)
+                return c
+
+            x_new = 1.0 + roll_cost(0, 6, x)
+            if abs(x_new - x) < 1e-13:
+                x = x_new
+                break
+            x = x_new
+        turns[m] = x
+    return turns

@@ -1,0 +1,111 @@
+"""`dicelab solve farkle` and `dicelab policy farkle` (exit codes, JSON, PNG)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dicelab.cli.main import main
+from dicelab.farkle import turn_dp
+from dicelab.farkle.scoring import PRESETS
+from dicelab.plots import bust_risk_figure
+from dicelab.stats import Estimate
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        main(list(argv))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_solve_threshold_json_matches_library(capsys):
+    code, out, _ = run(capsys, "solve", "farkle", "--policy", "threshold-300", "--json",
+                       "--target", "2000")
+    assert code == 0
+    res = json.loads(out)
+    exact = turn_dp.threshold_distribution(PRESETS["default"], 300)
+    assert res["expected_turn_score"] == exact.expected_score
+    assert res["p_bust"] == exact.p_bust
+    assert sum(res["p_bank"].values()) + res["p_bust"] == pytest.approx(1.0, abs=1e-12)
+    assert res["expected_turns_to_target"] > 1
+
+
+def test_solve_max_ev_text_and_json(capsys):
+    code, out, _ = run(capsys, "solve", "farkle", "--policy", "max-ev", "--rules", "basic")
+    assert code == 0 and "banks from turn points" in out
+    code, out, _ = run(capsys, "solve", "farkle", "--policy", "max-ev", "--json")
+    res = json.loads(out)
+    assert res["expected_turn_score"] == turn_dp.solve_max_ev(PRESETS["default"]).expected_score
+    assert set(res["bank_thresholds"]) == {"1", "2", "3", "4", "5", "6"}
+
+
+def test_solve_fastest(capsys):
+    code, out, _ = run(capsys, "solve", "farkle", "--policy", "fastest", "--target", "1500",
+                       "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["expected_turns"] == pytest.approx(
+        turn_dp.solve_fastest(PRESETS["default"], 1500).expected_turns, rel=1e-15)
+    code, out, _ = run(capsys, "solve", "farkle", "--policy", "fastest", "--target", "1500")
+    assert code == 0 and "loaded from cache" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--policy", "ai"], "simulate it"),
+    (["--policy", "max-ev", "--rules", "nope"], "unknown Farkle rules"),
+    (["--policy", "fastest", "--target", "1234"], "multiple of 50"),
+    (["--policy", "threshold-30"], "positive multiple of 50"),
+    (["--policy", "optimal"], "penta policy"),
+])
+def test_solve_bad_input_exits_2(capsys, argv, message):
+    code, _, err = run(capsys, "solve", "farkle", *argv)
+    assert code == 2
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_policy_text_table(capsys):
+    code, out, _ = run(capsys, "policy", "farkle", "threshold-300")
+    assert code == 0
+    assert "50-250" in out and "300+" in out
+    code, out, _ = run(capsys, "policy", "farkle", "fastest", "--target", "1000", "--me", "500")
+    assert code == 0 and "fastest to 1000 at own total 500" in out
+
+
+def test_policy_plot_writes_png(capsys, tmp_path):
+    png = tmp_path / "maxev.png"
+    code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--plot", str(png))
+    assert code == 0 and f"wrote {png}" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["max-ev", "--plot", "x.jpg"], ".png"),
+    (["max-ev", "--plot", "/nonexistent/dir/x.png"], "does not exist"),
+    (["fastest", "--target", "1000", "--me", "1000"], "--me"),
+    (["fastest", "--me", "75"], "--me"),
+])
+def test_policy_bad_input_exits_2(capsys, argv, message):
+    code, _, err = run(capsys, "policy", "farkle", *argv)
+    assert code == 2 and message in err
+
+
+def test_bust_risk_figure_draws_exact_and_simulated():
+    exact = {n: float(turn_dp.turn_arrays(PRESETS["default"]).bust[n]) for n in range(1, 7)}
+    sim = {1: Estimate(0.66, 0.01, 100), 2: (0.44, 0.43, 0.45), 3: 0.28}
+    fig = bust_risk_figure(exact, sim)
+    ax = fig.axes[0]
+    heights = np.array([b.get_height() for b in ax.patches])
+    np.testing.assert_allclose(heights, [100 * exact[n] for n in range(1, 7)])
+    assert len(ax.get_legend().get_texts()) == 2
