@@ -1,0 +1,144 @@
+"""Farkle CLI: `dicelab simulate` (Farkle policies), `dicelab bust-risk`, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from dicelab.cli.main import app, main
+
+runner = CliRunner()
+
+
+def run_ok(args):
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def run_fail(args, capsys):
+    """Run through main() (which owns the error handling); returns (code, stderr lines)."""
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    err = capsys.readouterr().err
+    return exc.value.code, err.strip().splitlines()
+
+
+def test_simulate_json_solitaire():
+    res = run_ok(["simulate", "--strategy", "threshold-300", "--games", "20000", "--seed", "1",
+                  "--json"])
+    d = json.loads(res.stdout)
+    for key in ("games", "seed", "rules", "target", "elapsed_s", "games_per_s", "seats"):
+        assert key in d
+    assert d["games"] == 20000 and d["seed"] == 1 and d["target"] == 10000
+    assert d["rules"] == "default"
+    (s,) = d["seats"]
+    for key in ("strategy", "wins", "ties", "win_rate", "win_rate_ci", "mean_final_score",
+                "mean_turns", "points_per_turn", "bust_rate_per_turn"):
+        assert key in s
+    assert 400 < s["points_per_turn"] < 600 and s["mean_turns_ci"][0] < s["mean_turns"]
+
+
+def test_simulate_json_is_reproducible_and_multi_seat():
+    args = ["simulate", "-s", "threshold-300", "--vs", "ai", "--vs", "threshold-500", "-n",
+            "9000", "--seed", "77", "--target", "5000", "--rules", "ones-300", "--json"]
+    a = json.loads(run_ok(args).stdout)
+    b = json.loads(run_ok([*args, "--threads", "1"]).stdout)
+    assert [s["strategy"] for s in a["seats"]] == ["threshold-300", "ai", "threshold-500"]
+    strip = ("elapsed_s", "games_per_s", "threads")
+    assert {k: v for k, v in a.items() if k not in strip} == \
+        {k: v for k, v in b.items() if k not in strip}
+    wins = sum(s["wins"] for s in a["seats"])
+    ties = sum(s["ties"] for s in a["seats"])
+    assert wins + ties >= a["games"] and wins <= a["games"]
+    assert a["rules"] == "ones-300" and a["target"] == 5000
+
+
+def test_simulate_table_report():
+    res = run_ok(["simulate", "-s", "threshold-300", "--vs", "ai", "-n", "10000", "--seed", "3"])
+    out = res.stdout
+    for text in ("games/s", "win rate", "ties", "mean final score", "points per turn",
+                 "bust rate per roll", "bust rate per turn", "final score p50", "seed"):
+        assert text in out, text
+    solo = run_ok(["simulate", "-s", "threshold-300", "-n", "5000", "--seed", "3"]).stdout
+    assert "mean turns to target" in solo and "win rate" not in solo
+
+
+def test_simulate_out_dir(tmp_path):
+    out = tmp_path / "run"
+    res = run_ok(["simulate", "-s", "ai", "--vs", "threshold-300", "-n", "5000", "--seed", "4",
+                  "--out", str(out), "--json"])
+    d = json.loads(res.stdout)
+    frame = pd.read_parquet(out / "summary.parquet")
+    assert frame["strategy"].tolist() == ["ai", "threshold-300"]
+    assert frame["wins"].tolist() == [s["wins"] for s in d["seats"]]
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["seed"] == 4 and m["games"] == 5000 and m["target"] == 10000
+    assert m["rules"]["name"] == "default" and m["rules"]["straight"] == 1500
+    assert [p["name"] for p in m["policies"]] == ["ai", "threshold-300"]
+    assert m["command"][0] == "dicelab"
+    for key in ("dicelab", "numba", "numpy"):
+        assert key in m["versions"]
+    assert m["elapsed_s"] > 0
+
+
+def test_default_simulate_is_a_million_solitaire_games_to_10000(capsys):
+    main(["simulate", "--strategy", "threshold-300", "--json"])  # returns on success
+    d = json.loads(capsys.readouterr().out)
+    assert d["games"] == 1_000_000 and d["target"] == 10_000 and d["rules"] == "default"
+    assert len(d["seats"]) == 1 and isinstance(d["seed"], int)
+
+
+def test_bust_risk_table_and_json():
+    out = run_ok(["bust-risk", "--seed", "1", "-n", "50000"]).stdout
+    for pct in ("66.67%", "44.44%", "27.78%", "15.74%", "7.72%", "2.31%"):
+        assert pct in out
+    d = json.loads(run_ok(["bust-risk", "--rules", "basic", "--games", "20000", "--seed", "2",
+                           "--json"]).stdout)
+    assert d["rules"] == "basic" and d["seed"] == 2 and len(d["bust_risk"]) == 6
+    assert d["bust_risk"][0]["exact"] == pytest.approx(2 / 3)
+    assert d["bust_risk"][0]["rolls"] == 20000
+
+
+def test_rules_from_toml_file(tmp_path):
+    f = tmp_path / "house.toml"
+    f.write_text('name = "house"\nbase = "default"\nthree-pairs = 750\n')
+    d = json.loads(run_ok(["simulate", "-s", "threshold-300", "-n", "3000", "--seed", "1",
+                           "--rules", str(f), "--json"]).stdout)
+    assert d["rules"] == "house"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["simulate", "-s", "nonsense"], "unknown policy"),
+    (["simulate", "-s", "threshold-125"], "positive multiple of 50"),
+    (["simulate", "-s", "threshold-0"], "positive multiple of 50"),
+    (["simulate", "-s", "threshold-300", "--vs", "threshold-30"], "positive multiple of 50"),
+    (["simulate", "-s", "threshold-300", "--games", "0"], "positive number of games"),
+    (["simulate", "-s", "threshold-300", "--games", "-5"], "positive number of games"),
+    (["simulate", "-s", "threshold-300", "--games", "many"], "--games"),
+    (["simulate", "-s", "threshold-300", "--target", "9999"], "multiple of 50"),
+    (["simulate", "-s", "threshold-300", "--rules", "nope"], "unknown Farkle rules"),
+    (["simulate", "-s", "threshold-300", "--rules", "BAD_TOML"], "malformed TOML"),
+    (["simulate", "-s", "threshold-300", "--rules", "missing.toml"], "not found"),
+    (["simulate", "-s", "threshold-300", *(["--vs", "ai"] * 7)], "1 to 7 seats"),
+    (["simulate", "-s", "threshold-300", "--vs", "optimal"], "penta policy"),
+    (["simulate", "-s", "ai:base=333"], "multiple of 50"),
+    (["bust-risk", "--games", "0"], "positive number"),
+    (["bust-risk", "--rules", "nope"], "unknown Farkle rules"),
+    (["bust-risk", "--rules", "BAD_TOML"], "malformed TOML"),
+])
+def test_bad_input_is_one_line_exit_2_nothing_written(args, message, tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = [unclosed\n")
+    args = [str(bad) if a == "BAD_TOML" else a for a in args]
+    out = tmp_path / "out"
+    if args[0] == "simulate":
+        args = [*args, "--out", str(out)]
+    code, lines = run_fail(args, capsys)
+    assert code == 2
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+    assert "Traceback" not in lines[0]
+    assert not out.exists()
