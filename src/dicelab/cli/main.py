@@ -123,8 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     except _cx.UsageError as exc:
         typer.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(2)
-    except typer.Abort:
-        typer.echo("aborted", err=True)
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("interrupted", err=True)
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
