@@ -1,7 +1,148 @@
-"""CLI commands of this part of dicelab (work in progress: registers nothing yet)."""
+"""``dicelab solve penta``, ``dicelab policy penta`` and the Penta simulation tables.
+
+Thin shells over :mod:`dicelab.penta.solver`, :mod:`dicelab.penta.policies` and
+:class:`dicelab.penta.simulate.PentaResult`.
+"""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from dicelab.errors import UserError
+
+
+def _ci(pair, fmt) -> str:
+    return f"{fmt(pair[0])} .. {fmt(pair[1])}"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def render_simulation(result, console: Console) -> None:
+    """Rich tables of a :class:`PentaResult`: one column per seat."""
+    d = result.to_dict()
+    seats = d["seats"]
+    title = (f"Penta, rules '{d['rules']}': {d['games']:,} games per seat, seed {d['seed']}, "
+             f"{d['games_per_second']:,.0f} games/s")
+    t = Table(title=title)
+    t.add_column("statistic")
+    for s in seats:
+        t.add_column(f"seat {s['seat']}: {s['policy']}", justify="right")
+
+    def row(label, f):
+        t.add_row(label, *[f(s) for s in seats])
+
+    row("mean TOTAL", lambda s: f"{s['score']['mean']:.3f}")
+    row("95% interval", lambda s: _ci(s["score"]["ci95"], lambda x: f"{x:.3f}"))
+    if any("exact_mean" in s for s in seats):
+        row("exact (solver)", lambda s: f"{s['exact_mean']:.4f}" if "exact_mean" in s else "")
+    row("standard deviation", lambda s: f"{s['sd']:.2f}")
+    for q in ("1", "5", "25", "50", "75", "95", "99"):
+        row(f"percentile {q}", lambda s, q=q: f"{s['percentiles'][q]:.0f}")
+    row("P(upper bonus)", lambda s: _pct(s["p_upper_bonus"]["p"]))
+    row("P(Penta box = 50)", lambda s: _pct(s["p_penta_fifty"]["p"]))
+    row("mean +100 bonuses", lambda s: f"{s['penta_bonuses']['mean']:.4f}")
+    for name in seats[0]["boxes"]:
+        row(f"mean {name}", lambda s, n=name: f"{s['boxes'][n]['mean']:.3f}")
+    if len(seats) > 1:
+        row("wins (alone)", lambda s: _pct(s["win"]["p"]))
+        row("wins 95% interval", lambda s: _ci(s["win"]["ci95"], _pct))
+        row("shared top (tie)", lambda s: _pct(s["tie"]["p"]))
+    console.print(t)
+    if len(seats) > 1:
+        tie = d["ties"]
+        console.print(f"ties (highest TOTAL shared): {_pct(tie['p'])} "
+                      f"({_ci(tie['ci95'], _pct)}), {tie['count']:,} games")
+
+
+def _parse_roll(text: str) -> list[int]:
+    try:
+        faces = [int(x) for x in text.replace(" ", ",").split(",") if x]
+    except ValueError:
+        faces = []
+    if len(faces) != 5 or not all(1 <= f <= 6 for f in faces):
+        raise UserError(f"--roll '{text}': give five dice 1..6, e.g. --roll 1,3,3,4,6")
+    return faces
+
 
 def register(app, solve_app, policy_app) -> None:
-    """Add this module's commands to the root app and the solve/policy sub-apps."""
+    """Add ``dicelab solve penta`` and ``dicelab policy penta``."""
+
+    @solve_app.command("penta")
+    def solve_penta(
+        rules: Annotated[str | None, typer.Option(
+            help="Rule set: seed, hasbro, free-joker, no-bonus. [default: seed]")] = None,
+        json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
+                            ] = False,
+    ) -> None:
+        """Optimal expected final score of Penta solitaire (exact, cached on disk)."""
+        from dicelab.cli.render import console
+        from dicelab.penta.rules import get_rules
+        from dicelab.penta.solver import solve
+        from dicelab.results import to_json
+
+        sol = solve(get_rules(rules))
+        d = sol.to_dict()
+        if json_out:
+            typer.echo(to_json(d))
+            return
+        t = Table(title=f"Penta optimal solitaire, rules '{d['rules']}'")
+        t.add_column("quantity")
+        t.add_column("value", justify="right")
+        t.add_row("optimal expected final score", f"{d['expected_score']:.8f}")
+        if d["published_optimum"] is not None:
+            t.add_row("published value", f"{d['published_optimum']}")
+        t.add_row("states (reachable turn starts)", f"{d['states']:,}")
+        t.add_row("time", f"{d['seconds']:.3f} s" + (" (from cache)" if d["cached"] else ""))
+        console.print(t)
+
+    @policy_app.command("penta")
+    def policy_penta(
+        roll: Annotated[str, typer.Option(help="The five dice, e.g. 1,3,3,4,6.")],
+        card: Annotated[str, typer.Option(
+            help="Filled boxes as box=points, e.g. ones=3,fours=12,penta=50[,bonuses=1]; "
+                 "empty = new game.")] = "",
+        rolls_left: Annotated[int, typer.Option(
+            "--rolls-left", help="Rerolls still allowed this turn: 2, 1 or 0.")] = 2,
+        strategy: Annotated[str, typer.Option(
+            "--strategy", "-s", help="optimal or greedy.")] = "optimal",
+        rules: Annotated[str | None, typer.Option(
+            help="Rule set: seed, hasbro, free-joker, no-bonus. [default: seed]")] = None,
+        top: Annotated[int, typer.Option(help="Show this many options (0 = all).")] = 10,
+        json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
+                            ] = False,
+    ) -> None:
+        """Rank every option (keep dice or fill a box) with its expected final score."""
+        from dicelab.cli.render import console
+        from dicelab.penta.policies import Scorecard, rank_options
+        from dicelab.penta.rules import get_rules
+        from dicelab.registry import parse_policy
+        from dicelab.results import to_json
+
+        spec = parse_policy(strategy, "penta")
+        rs = get_rules(rules)
+        sc = Scorecard.parse(card)
+        opts = rank_options(sc, _parse_roll(roll), rolls_left, rs, spec.family)
+        shown = opts if top <= 0 else opts[:top]
+        if json_out:
+            typer.echo(to_json({"game": "penta", "rules": rs.name, "policy": spec.name,
+                                "card_total": sc.total, "roll": _parse_roll(roll),
+                                "rolls_left": rolls_left,
+                                "options": [o.to_dict() for o in shown]}))
+            return
+        t = Table(title=f"Penta {spec.name} ({rs.name}): roll {roll}, {rolls_left} rerolls "
+                        f"left, card total {sc.total}")
+        t.add_column("#", justify="right")
+        t.add_column("option")
+        t.add_column("expected final", justify="right")
+        t.add_column("loss", justify="right")
+        for i, o in enumerate(shown, 1):
+            what = (f"keep {' '.join(map(str, o.keep)) or 'nothing'}" if o.kind == "keep"
+                    else f"score {o.box} ({o.points})")
+            t.add_row(str(i), what, f"{o.expected_final:.4f}", f"{o.loss:.4f}")
+        console.print(t)

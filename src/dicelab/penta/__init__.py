@@ -1,0 +1,14 @@
+"""Penta, the 13-box game (RULES.md §1): rules, exact solver, policies, simulation.
+
+Layers, data flowing one way:
+
+* kernels and data: :mod:`~dicelab.penta.rules` (named rule sets),
+  :mod:`~dicelab.penta.tables` (roll/keep index tables over :mod:`dicelab.dice` ranks),
+  :mod:`~dicelab.penta.scoring` (box scores, joker, bonus),
+  :mod:`~dicelab.penta.widget` (one turn, given the values of later states);
+* solver, policies, runner: :mod:`~dicelab.penta.solver` (backward DP + disk cache),
+  :mod:`~dicelab.penta.policies` (``optimal``/``greedy``, ``rank_options``, decision
+  tables), :mod:`~dicelab.penta.simulate` (``simulate_penta`` -> ``PentaResult``).
+
+See ``docs/penta.md``.
+"""

@@ -1,0 +1,423 @@
+"""Penta policies: ``optimal`` and ``greedy`` decisions, and every option ranked.
+
+Both policies are the one-turn widget of :mod:`dicelab.penta.widget` applied to a
+value table: ``optimal`` uses the solved values ``V`` (maximum expected final score),
+``greedy`` uses ``V = 0`` -- every reroll maximises the expected best *immediate*
+points of this turn and the turn ends in the box with the most immediate points,
+where immediate points are the box score plus any +100 Penta bonus and the +35 upper
+bonus if this box completes it (RULES.md §3; ties go to the lowest box number).
+
+* :func:`choose` -- the "computer choice" for any scorecard, roll and rolls left.
+* :func:`rank_options` -- every option of a decision with its expected final score
+  and its loss against the best.
+* :func:`decision_tables` -- the per-state tables the simulation kernel plays from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, prange
+
+from dicelab import dice
+from dicelab.errors import UserError
+from dicelab.penta.rules import (
+    BOX_NAMES,
+    N_BOXES,
+    PENTA_BOX,
+    UPPER_BONUS,
+    UPPER_TARGET,
+    RuleSet,
+    get_rules,
+)
+from dicelab.penta.scoring import ORDINARY, PENTA_FACE, roll_box_scores
+from dicelab.penta.solver import BLOCK, SUB_IDX, SUB_PTR, layer_groups, layer_states, solve
+from dicelab.penta.tables import (
+    ADD,
+    KEEP_SIZE,
+    N_KEEPS,
+    N_ROLLS,
+    PENTA_ROLL,
+    ROLL_BASE,
+    ROLL_COUNTS,
+    SUBSETS,
+    roll_dice_of,
+    roll_index,
+)
+from dicelab.penta.widget import (
+    LANES,
+    N_STATES,
+    best_box,
+    final_values,
+    final_values_lanes,
+    reroll_stage,
+    reroll_stage_lanes,
+    state_index,
+)
+
+POLICIES = ("optimal", "greedy")
+
+
+# --- scorecards -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    """A Penta scorecard: ``scores[b]`` for box ``b`` (None = open), and +100 bonuses earned.
+
+    >>> card = Scorecard.parse("fours=12,penta=50")
+    >>> card.mask, card.up, card.fifty, card.total
+    (4104, 12, 1, 62)
+    """
+
+    scores: tuple[int | None, ...] = (None,) * N_BOXES
+    penta_bonuses: int = 0
+
+    @classmethod
+    def parse(cls, text: str | None) -> Scorecard:
+        """From ``"box=points,..."`` (box names as in ``BOX_NAMES`` or numbers 0..12),
+        plus optionally ``bonuses=N``; empty text = an empty card."""
+        scores: list[int | None] = [None] * N_BOXES
+        bonuses = 0
+        for item in filter(None, (x.strip() for x in (text or "").split(","))):
+            key, sep, value = item.partition("=")
+            key = key.strip().lower().replace("_", "-")
+            if not sep or not re.fullmatch(r"\d+", value.strip()):
+                raise UserError(f"scorecard item '{item}': write box=points, e.g. fours=12")
+            pts = int(value)
+            if key == "bonuses":
+                bonuses = pts
+                continue
+            if key.isdigit() and int(key) < N_BOXES:
+                b = int(key)
+            elif key in BOX_NAMES:
+                b = BOX_NAMES.index(key)
+            else:
+                raise UserError(f"unknown box '{key}'; boxes are {', '.join(BOX_NAMES)}")
+            scores[b] = pts
+        card = cls(tuple(scores), bonuses)
+        card.check()
+        return card
+
+    def check(self) -> None:
+        """``UserError`` unless every filled box holds a score it can hold."""
+        for b, s in enumerate(self.scores):
+            if s is None:
+                continue
+            ok = (s % (b + 1) == 0 and s <= 5 * (b + 1)) if b < 6 else {
+                8: s in (0, 25), 9: s in (0, 30), 10: s in (0, 40), 12: s in (0, 50)
+            }.get(b, s == 0 or 5 <= s <= 30)
+            if not ok:
+                raise UserError(f"box {BOX_NAMES[b]} cannot hold {s}")
+        if self.penta_bonuses and self.scores[PENTA_BOX] != 50:
+            raise UserError("+100 bonuses need 50 in the Penta box")
+
+    @property
+    def mask(self) -> int:
+        return sum(1 << b for b, s in enumerate(self.scores) if s is not None)
+
+    @property
+    def upper_sum(self) -> int:
+        return sum(s for s in self.scores[:6] if s is not None)
+
+    @property
+    def up(self) -> int:
+        return min(UPPER_TARGET, self.upper_sum)
+
+    @property
+    def fifty(self) -> int:
+        return int(self.scores[PENTA_BOX] == 50)
+
+    @property
+    def state(self) -> int:
+        return int(state_index(self.mask, self.up, self.fifty))
+
+    @property
+    def total(self) -> int:
+        """TOTAL so far: boxes + upper bonus (if reached) + 100 per Penta bonus."""
+        boxes = sum(s for s in self.scores if s is not None)
+        return boxes + (UPPER_BONUS if self.upper_sum >= UPPER_TARGET else 0) \
+            + 100 * self.penta_bonuses
+
+    @property
+    def open_boxes(self) -> list[int]:
+        return [b for b, s in enumerate(self.scores) if s is None]
+
+
+# --- one turn, for one state --------------------------------------------------------------
+
+
+@dataclass
+class TurnAnalysis:
+    """The widget of one state: values (points to come) of every decision of a turn.
+
+    ``final[r]``: ending with roll ``r`` in the best box; ``box[r]`` that box;
+    ``keep1[K]`` / ``keep2[K]``: keeping ``K`` (global rank) with 1 / 2 rerolls left.
+    """
+
+    final: np.ndarray
+    box: np.ndarray
+    keep1: np.ndarray
+    keep2: np.ndarray
+    values: np.ndarray = field(repr=False)
+
+
+def analyse_turn(values: np.ndarray, rules: RuleSet, mask: int, up: int, fifty: int
+                 ) -> TurnAnalysis:
+    rp = rules.params
+    e3 = np.empty(N_ROLLS)
+    box = np.full(N_ROLLS, -1, dtype=np.int64)
+    final_values(values, rp, ORDINARY, PENTA_FACE, PENTA_ROLL, ROLL_COUNTS, mask, up, fifty,
+                 e3, box, True, np.empty(N_BOXES, dtype=np.int64), np.empty(6))
+    r2 = np.empty(N_ROLLS)
+    r1 = np.empty(N_ROLLS)
+    E1, M1, E2, M2 = (np.empty(N_KEEPS) for _ in range(4))
+    arg = np.empty(N_KEEPS, dtype=np.int64)
+    reroll_stage(e3, ADD, SUB_PTR, SUB_IDX, E1, M1, arg, False, r2)
+    reroll_stage(r2, ADD, SUB_PTR, SUB_IDX, E2, M2, arg, False, r1)
+    return TurnAnalysis(e3, box, E1, E2, values)
+
+
+def _policy_values(policy: str, rules: RuleSet) -> np.ndarray:
+    if policy == "optimal":
+        return solve(rules).values
+    if policy == "greedy":
+        return np.zeros(N_STATES)
+    raise UserError(f"unknown Penta policy '{policy}'; valid: {', '.join(POLICIES)}")
+
+
+def _check_turn(card: Scorecard, roll, rolls_left: int) -> int:
+    if card.mask == (1 << N_BOXES) - 1:
+        raise UserError("the scorecard is full: no decision left")
+    if rolls_left not in (0, 1, 2):
+        raise UserError(f"rolls left must be 0, 1 or 2, not {rolls_left}")
+    try:
+        return roll_index(roll)
+    except (ValueError, KeyError) as exc:
+        raise UserError(f"a roll is five dice 1..6, e.g. 1,3,3,4,6 ({exc})") from None
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a decision: keep some dice (reroll the rest) or score a box now.
+
+    ``expected_final`` is the expected final TOTAL of the game (card so far included)
+    under the policy's valuation; ``loss`` = best option's minus this one's.
+    """
+
+    kind: str  # "keep" or "box"
+    keep: tuple[int, ...] | None
+    box: str | None
+    points: int | None
+    expected_final: float
+    loss: float
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "keep": list(self.keep) if self.keep is not None else None,
+                "box": self.box, "points": self.points,
+                "expected_final": self.expected_final, "loss": self.loss}
+
+
+def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | None = None,
+                 policy: str = "optimal") -> list[Option]:
+    """Every option for ``roll`` (five faces) with ``rolls_left`` rerolls, best first.
+
+    Options are each box the roll may go in now, and (with rerolls left) each proper
+    sub-multiset of the roll to keep. ``expected_final`` is under ``policy``'s values
+    (``optimal``: the exact expected final score with optimal play from then on;
+    ``greedy``: the card total + this turn's expected immediate points).
+
+    >>> opts = rank_options(Scorecard(), [6, 6, 6, 2, 1], 2, "seed")  # doctest: +SKIP
+    >>> opts[0].keep  # doctest: +SKIP
+    (6, 6, 6)
+    """
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    r = _check_turn(card, roll, rolls_left)
+    values = _policy_values(policy, rs)
+    base = card.total
+    scores = np.empty(N_BOXES, dtype=np.int64)
+    bonus = roll_box_scores(rs.params, ORDINARY, PENTA_FACE, card.mask, card.fifty, r, scores)
+    raw: list[tuple[float, str, tuple[int, ...] | None, str | None, int | None]] = []
+    for b in range(N_BOXES):
+        if scores[b] < 0:
+            continue
+        one = scores.copy()
+        one[:] = -1
+        one[b] = scores[b]
+        v, _ = best_box(values, card.mask, card.up, card.fifty, one, bonus)
+        pts = int(scores[b]) + bonus
+        if b < 6 and card.upper_sum < UPPER_TARGET <= card.upper_sum + scores[b]:
+            pts += UPPER_BONUS
+        raw.append((base + v, "box", None, BOX_NAMES[b], pts))
+    if rolls_left > 0:
+        turn = analyse_turn(values, rs, card.mask, card.up, card.fifty)
+        keep_values = turn.keep1 if rolls_left == 1 else turn.keep2
+        for k in SUBSETS[r]:
+            if k < 0 or KEEP_SIZE[k] == 5:
+                continue
+            raw.append((base + float(keep_values[k]), "keep", tuple(dice.dice_of_rank(int(k))),
+                        None, None))
+    raw.sort(key=lambda t: -t[0])
+    best = raw[0][0]
+    return [Option(kind, keep, box, pts, val, best - val) for val, kind, keep, box, pts in raw]
+
+
+def choose(policy: str, card: Scorecard, roll, rolls_left: int,
+           rules: str | RuleSet | None = None) -> Option:
+    """The policy's choice (the app's "computer choice"): the top of :func:`rank_options`.
+
+    With rerolls left, keeping all five dice is worth the same as scoring now in the best
+    box, so the choice is then that box.
+    """
+    return rank_options(card, roll, rolls_left, rules, policy)[0]
+
+
+# --- decision tables for the simulation kernel ---------------------------------------------
+
+
+#: Bit layout of a packed decision (see :class:`DecisionTables`).
+KEEP_BITS, KEEP1_SHIFT, BOX_SHIFT = 31, 5, 10
+
+
+def _position_table() -> np.ndarray:
+    pos = np.full((N_ROLLS, N_KEEPS), 31, dtype=np.uint16)
+    for r in range(N_ROLLS):
+        for j, k in enumerate(SUBSETS[r]):
+            if k >= 0:
+                pos[r, k] = j
+    return pos
+
+
+KEEP_POS = _position_table()
+
+
+@njit(cache=True, parallel=True)
+def _build_decisions(V, heads, ups, counts, slot, rp, table, penta_face, penta_roll,
+                     roll_counts, add, sub_ptr, sub_idx, keep_pos, out):
+    # the solver's lane widget with the argmax tracked (same values, bit for bit)
+    n = heads.shape[0]
+    nblocks = (n + BLOCK - 1) // BLOCK
+    for bi in prange(nblocks):
+        e3 = np.empty((N_ROLLS, LANES))
+        r2 = np.empty((N_ROLLS, LANES))
+        r1 = np.empty((N_ROLLS, LANES))
+        E = np.empty((N_KEEPS, LANES))
+        M = np.empty((N_KEEPS, LANES))
+        cand = np.empty((6, LANES))
+        m = np.empty(LANES)
+        scores = np.empty(N_BOXES, dtype=np.int64)
+        box = np.empty((N_ROLLS, LANES), dtype=np.int64)
+        arg1 = np.empty((N_KEEPS, LANES), dtype=np.int64)
+        arg2 = np.empty((N_KEEPS, LANES), dtype=np.int64)
+        for g in range(bi * BLOCK, min(n, (bi + 1) * BLOCK)):
+            head = heads[g]
+            final_values_lanes(V, rp, table, penta_face, penta_roll, roll_counts, head >> 7,
+                               head & 1, ups[g], e3, scores, cand, m, box, True)
+            reroll_stage_lanes(e3, add, sub_ptr, sub_idx, E, M, r2, m, arg1, True)
+            reroll_stage_lanes(r2, add, sub_ptr, sub_idx, E, M, r1, m, arg2, True)
+            for la in range(counts[g]):
+                i = slot[head | (ups[g, la] << 1)]
+                for r in range(N_ROLLS):
+                    out[i, r] = (keep_pos[r, arg2[ROLL_BASE + r, la]]
+                                 | (keep_pos[r, arg1[ROLL_BASE + r, la]] << KEEP1_SHIFT)
+                                 | (box[r, la] << BOX_SHIFT))
+
+
+@dataclass(frozen=True)
+class DecisionTables:
+    """Decisions of one or more policies for every reachable state and roll.
+
+    Row ``i`` belongs to state ``states[i]`` (``slot[state] = i``, -1 if unreachable or
+    final). For policy ``p`` (index into ``policies``, built if ``built[p]``),
+    ``decisions[p, i, r]`` (uint16,
+    shape (policies, 536448, 252): 270 MB per policy) packs three decisions for roll
+    ``r``: bits 0-4 and 5-9 index ``SUBSETS[r]``, the dice to keep with 2 / 1 rerolls
+    left (:meth:`keep2`, :meth:`keep1`); bits 10-13 the box for a final roll (:meth:`box`).
+    """
+
+    policies: tuple[str, ...]
+    rules: RuleSet
+    states: np.ndarray
+    slot: np.ndarray
+    decisions: np.ndarray
+    built: np.ndarray
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def keep2(self, p: int, i: int, r: int) -> int:
+        """Keep (global rank) of policy ``p`` in state row ``i`` for roll ``r``, 2 rerolls left."""
+        return int(SUBSETS[r, self.decisions[p, i, r] & KEEP_BITS])
+
+    def keep1(self, p: int, i: int, r: int) -> int:
+        """Keep (global rank) with 1 reroll left."""
+        return int(SUBSETS[r, (self.decisions[p, i, r] >> KEEP1_SHIFT) & KEEP_BITS])
+
+    def box(self, p: int, i: int, r: int) -> int:
+        """Box for final roll ``r``."""
+        return int(self.decisions[p, i, r] >> BOX_SHIFT)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes in use: the state maps and the blocks of the policies built so far."""
+        return int(self.slot.nbytes + self.states.nbytes
+                   + self.decisions[0].nbytes * int(self.built.sum()))
+
+
+def all_states() -> tuple[np.ndarray, np.ndarray]:
+    """(states, slot): every reachable non-final state and the inverse map (int32, -1)."""
+    states = np.concatenate(layer_states()[:N_BOXES])
+    slot = np.full(N_STATES, -1, dtype=np.int32)
+    slot[states] = np.arange(states.size, dtype=np.int32)
+    return states, slot
+
+
+_TABLES_MEMO: dict[tuple, DecisionTables] = {}
+
+
+def release_decision_tables() -> None:
+    """Forget the memoised decision tables (they hold hundreds of MB)."""
+    _TABLES_MEMO.clear()
+
+
+def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None = None
+                    ) -> DecisionTables:
+    """Decision tables with (at least) ``policies`` built (``optimal`` solves/loads ``V``).
+
+    The table always has a row block per policy of ``POLICIES`` (``decisions[p]`` for
+    ``POLICIES[p]``); blocks are built on demand and memoised for the last rule set used.
+    An unbuilt block costs no memory (its pages are never touched).
+    """
+    import time
+
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    pols = (policies,) if isinstance(policies, str) else tuple(policies)
+    for p in pols:
+        if p not in POLICIES:
+            raise UserError(f"unknown Penta policy '{p}'; valid: {', '.join(POLICIES)}")
+    tables = _TABLES_MEMO.get(rs.name)
+    if tables is None:
+        _TABLES_MEMO.clear()
+        states, slot = all_states()
+        decisions = np.empty((len(POLICIES), states.size, N_ROLLS), dtype=np.uint16)
+        tables = DecisionTables(POLICIES, rs, states, slot, decisions,
+                                np.zeros(len(POLICIES), dtype=bool))
+        _TABLES_MEMO[rs.name] = tables
+    for name in pols:
+        p = POLICIES.index(name)
+        if not tables.built[p]:
+            t0 = time.perf_counter()
+            values = _policy_values(name, rs)
+            groups = layer_groups()
+            for n in range(N_BOXES):
+                heads, ups, counts = groups[n]
+                _build_decisions(values, heads, ups, counts, tables.slot, rs.params, ORDINARY,
+                                 PENTA_FACE, PENTA_ROLL, ROLL_COUNTS, ADD, SUB_PTR, SUB_IDX,
+                                 KEEP_POS, tables.decisions[p])
+            tables.built[p] = True
+            tables.seconds[name] = time.perf_counter() - t0
+    return tables
+
+
+__all__ = ["POLICIES", "DecisionTables", "Option", "Scorecard", "TurnAnalysis", "analyse_turn",
+           "choose", "decision_tables", "rank_options", "release_decision_tables", "roll_dice_of"]
