@@ -1,0 +1,74 @@
+"""Benchmark: solve two-player Farkle (optimal-win) and build its policy table.
+
+Prints, per target: solve seconds, turn DPs, states, first player's P(win)/P(tie)/P(loss),
+fair head start, tolerance, peak memory (RSS), and the policy table's build time and size.
+The speed target: target 10,000 under the default table in at most 60 s on 2 cores,
+memory under 4 GB. The cache is bypassed (a private temporary cache dir is used).
+
+    .venv/bin/python benchmarks/bench_two_player.py                 # 5000 10000 15000
+    .venv/bin/python benchmarks/bench_two_player.py --targets 10000 --rules basic --table
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+
+
+def _rss_mb() -> float:
+    # ru_maxrss is in kilobytes on Linux, bytes on macOS
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--targets", type=int, nargs="+", default=[5000, 10000, 15000])
+    ap.add_argument("--rules", default="default")
+    ap.add_argument("--table", action="store_true", help="also build the policy table")
+    ap.add_argument("--threads", type=int, default=None)
+    args = ap.parse_args()
+    os.environ["DICELAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="dicelab-bench-")
+
+    import numba
+
+    from dicelab.farkle.scoring import load_scoring
+    from dicelab.farkle.two_player import solve_optimal_win
+
+    if args.threads:
+        numba.set_num_threads(args.threads)
+    scoring = load_scoring(args.rules)
+    t0 = time.perf_counter()
+    solve_optimal_win(scoring, 200, use_cache=False)  # compile (or load) the kernels
+    print(f"warm-up (jit compile/load) {time.perf_counter() - t0:.1f} s, "
+          f"threads {numba.get_num_threads()}")
+    for target in args.targets:
+        t0 = time.perf_counter()
+        sol = solve_optimal_win(scoring, target, use_cache=False)
+        wall = time.perf_counter() - t0
+        print(f"target {target:>6} rules {args.rules}: solve {wall:6.1f} s "
+              f"(kernel {sol.solve_seconds:.1f} s), turn DPs {sol.turn_dps:,}, "
+              f"states {sol.states:,}, tolerance {sol.tolerance:.1e}")
+        print(f"    first player P(win) {sol.p_win:.6f}  P(tie) {sol.p_tie:.6f}  "
+              f"P(loss) {sol.p_loss:.6f}  value {sol.win_value(0, 0):.6f}")
+        print(f"    fair head start {sol.fair_head_start} points "
+              f"(first player's value {sol.fair_head_start_value:.6f}); "
+              f"solution arrays {sol.memory_bytes / 1e6:.1f} MB; "
+              f"policy table would be {sol.policy_table_bytes / 1e6:.0f} MB "
+              f"(P = {sol.table_rows})")
+        if args.table:
+            t0 = time.perf_counter()
+            table = sol.policy_table()
+            print(f"    policy table built in {time.perf_counter() - t0:.1f} s, "
+                  f"value {table.value.shape}, last {table.last_value.shape}")
+            del table
+            sol._memo.clear()
+        print(f"    peak RSS so far {_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,765 @@
+"""Two-player Farkle solved exactly: the ``optimal-win`` policy.
+
+The game (RULES.md §2): players alternate turns; the player to move with banked total
+``a`` against ``b`` plays one turn; reaching the target by banking triggers the last
+round, in which the other player plays exactly one more turn and must beat the leader;
+equal final totals tie. A player maximises ``P(win) + 0.5 P(tie)``.
+
+All totals and points are in units of 50 (``t = target // 50``). ``W[a, b]`` is the value
+of starting a turn with totals ``a, b < t``.
+
+Method
+------
+* **Last round.** The trailing player's last turn is solitaire "beat the leader": with
+  ``x`` (units) still needed and ``n`` dice, ``LV[x, n] = max(bank, roll)`` where banking
+  wins (1) if ``x < 0``, ties (0.5) if ``x == 0`` and loses (0) otherwise. ``x`` only falls,
+  so one pass over increasing ``x`` solves it. ``S[d]`` is the value of a whole last turn
+  needing more than ``d`` (``S[d] = P(win) + 0.5 P(tie)``); it never increases with ``d``.
+* **Turn DP for one score pair.** From ``(a, b)`` the turn state is (bank total
+  ``m = a + tp``, dice ``n``). Banking at ``m < t`` gives ``1 - W[b, m]``; at ``m >= t`` it
+  gives ``1 - S[m - b]``; a bust gives ``beta = 1 - W[b, a]``. ``m`` only grows, so the turn
+  is one backward pass over ``m``. Turn points are capped where banking is *provably*
+  optimal: rolling can gain at most ``S[m - b] - bust_min (1 - beta)`` over banking (every
+  roll busts at least with the smallest bust chance, every other outcome is worth at most
+  1), so from the first ``m >= t`` with ``S[m - b] <= bust_min (1 - beta)`` on, banking is
+  exact. Where that point is further than the tolerance cap (``S <= tol``) the turn is
+  cut at the cap, costing at most ``tol`` there.
+* **Cycles.** A bust passes the turn without changing totals, so ``W[a, b]`` and
+  ``W[b, a]`` depend on each other. Every bank adds at least 50, so score pairs are solved
+  in decreasing order of ``a + b`` (pairs on one anti-diagonal in parallel), and each pair
+  ``{(a, b), (b, a)}`` is a 2-D fixed point ``x = f_ab(1 - y)``, ``y = f_ba(1 - x)``. For a
+  fixed policy ``f`` is linear in the bust value (slope = the policy's bust probability),
+  so each turn DP returns the line of its optimal policy and the two lines are solved
+  exactly (policy iteration, i.e. Newton on a piecewise-linear map); it stops when the
+  values stop moving, typically after two or three turn DPs per pair.
+* **P(win), P(tie).** The same passes carry the win and tie probabilities of the chosen
+  policy, so the outcome split of optimal self-play comes with no extra pass.
+
+Error bound (``tolerance``): an error ``U`` in the already solved pairs moves a pair by at
+most ``U`` (banks weigh ``1 - B``, the pair's own bust cycle ``B < 1``); a turn-points cap
+adds at most its ``S - bust_min (1 - beta)``; a pair solved inside both stability intervals
+is exact up to float rounding, allowed for as ``2**-50`` per anti-diagonal (the fallback
+iteration, never needed so far, adds its last step / (1 - B)). The bound is accumulated over
+the anti-diagonals; the tests also check it against a solve with a much higher cap.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, prange
+
+from dicelab import cache, dice
+from dicelab.errors import UserError
+from dicelab.farkle.policy_table import PolicyTable
+from dicelab.farkle.scoring import POINT_UNIT, ScoringTable, compile_table
+
+FORMAT_VERSION = 1
+_WINDOW = 0.01  # bust-value window of the policy-stability check (see _roll_value)
+_ROUNDING = 2.0**-50  # per anti-diagonal: float64 rounding of one pair solve
+_LAST_ROUND_CLAMP = 1e-6  # catch-up chance beyond the policy table's largest deficit
+_MAX_LAST_ROUND = 20_000  # units of 50: a table whose turns run on longer is refused
+
+
+# ---------------------------------------------------------------------------------
+# Roll structure: the set-aside options of every distinct roll, grouped
+
+
+@dataclass(frozen=True)
+class RollOptions:
+    """Set-aside options per number of dice rolled, rolls with equal options merged.
+
+    Group ``g`` of ``n`` dice (``group_offset[n] <= g < group_offset[n + 1]``) has
+    probability ``group_prob[g]`` and options ``option_offset[g] .. option_offset[g+1]-1``:
+    gain ``option_points[j]`` (units of 50) and dice to roll next ``option_dice[j]`` (6
+    after hot dice). Options are sorted by points, then dice, both descending, so the
+    first strict maximum is the PolicyTable tie-break (more points, then more dice).
+    """
+
+    group_offset: np.ndarray
+    group_prob: np.ndarray
+    option_offset: np.ndarray
+    option_points: np.ndarray
+    option_dice: np.ndarray
+    bust: np.ndarray
+    max_points: int
+
+
+@functools.lru_cache(maxsize=16)
+def roll_options(scoring: ScoringTable) -> RollOptions:
+    """The grouped set-aside options of ``scoring`` (see :class:`RollOptions`)."""
+    comp = compile_table(scoring)
+    group_offset = [0, 0]
+    probs: list[float] = []
+    opt_offset = [0]
+    pts: list[int] = []
+    nxt: list[int] = []
+    for n in range(1, 7):
+        groups: dict[tuple, float] = {}
+        for r in range(int(dice.SIZE_OFFSET[n]), int(dice.SIZE_OFFSET[n + 1])):
+            opts = tuple(sorted(((int(comp.keep_score[r, k]) // POINT_UNIT,
+                                  n - k if k < n else 6)
+                                 for k in range(1, n + 1) if comp.keep_score[r, k] > 0),
+                                reverse=True))
+            if opts:
+                groups[opts] = groups.get(opts, 0.0) + float(dice.PROB[r])
+        for opts, p in groups.items():
+            probs.append(p)
+            for s, nn in opts:
+                pts.append(s)
+                nxt.append(nn)
+            opt_offset.append(len(pts))
+        group_offset.append(len(probs))
+    return RollOptions(np.array(group_offset, dtype=np.int64), np.array(probs),
+                       np.array(opt_offset, dtype=np.int64), np.array(pts, dtype=np.int64),
+                       np.array(nxt, dtype=np.int64), comp.bust.astype(np.float64).copy(),
+                       max(pts))
+
+
+# ---------------------------------------------------------------------------------
+# Kernels
+
+
+@njit(cache=True)
+def _last_round_kernel(x_max, goff, gprob, ooff, opts, odice, bust, lv, lw, lt, s, sw, st):
+    """Fill the last-round tables for needs ``x = 0 .. x_max - 1``.
+
+    ``lv/lw/lt[x, n]``: value / P(win) / P(tie) at a decision point needing ``x`` more
+    with ``n`` dice (bank or roll); ``s/sw/st[x]``: the same for a whole turn (6 dice,
+    must roll) needing more than ``x``. Needs below 0 are won (value 1).
+    """
+    for x in range(x_max):
+        for n in range(1, 8):
+            nd = 6 if n == 7 else n  # n == 7: the turn start, which must roll
+            v = 0.0
+            w = 0.0
+            tt = 0.0
+            for g in range(goff[nd], goff[nd + 1]):
+                bv = -1.0
+                bw = 0.0
+                bt = 0.0
+                for j in range(ooff[g], ooff[g + 1]):
+                    y = x - opts[j]
+                    if y < 0:
+                        cv, cw, ct = 1.0, 1.0, 0.0
+                    else:
+                        cv, cw, ct = lv[y, odice[j]], lw[y, odice[j]], lt[y, odice[j]]
+                    if cv > bv:
+                        bv, bw, bt = cv, cw, ct
+                v += gprob[g] * bv
+                w += gprob[g] * bw
+                tt += gprob[g] * bt
+            if n == 7:
+                s[x], sw[x], st[x] = v, w, tt
+            elif x == 0 and v <= 0.5:  # banking ties; a tie in value prefers the sure bank
+                lv[x, n], lw[x, n], lt[x, n] = 0.5, 0.0, 1.0
+            else:
+                lv[x, n], lw[x, n], lt[x, n] = v, w, tt
+
+
+@njit(cache=True)
+def _roll_value(i, n, beta, goff, gprob, ooff, oflat, bust, v, bp, aw, at, track, bounds):
+    """Value of rolling ``n`` dice at row ``i``: (value, bust prob, win, tie).
+
+    ``v, bp, aw, at`` are the flat (rows * 7) work arrays; option ``j`` leads to flat index
+    ``i * 7 + oflat[j]``. With ``track``, narrows ``bounds = [lo, hi]`` (at most
+    ``beta -+ _WINDOW``) to the bust values for which every set-aside chosen here stays
+    optimal: all values are lines in the bust value with slopes in [0, 1]."""
+    rv = bust[n] * beta
+    rb = bust[n]
+    rw = 0.0
+    rt = 0.0
+    base = i * 7
+    for g in range(goff[n], goff[n + 1]):
+        j0 = ooff[g]
+        j1 = ooff[g + 1]
+        kb = base + oflat[j0]
+        best = v[kb]
+        second = -1.0
+        for j in range(j0 + 1, j1):
+            k = base + oflat[j]
+            c = v[k]
+            if c > best:
+                second = best
+                best = c
+                kb = k
+            elif c > second:
+                second = c
+        # a choice ahead by more than the window holds over the whole window (slopes <= 1)
+        if track and best - second < _WINDOW:
+            bb = bp[kb]
+            for j in range(j0, j1):
+                k = base + oflat[j]
+                if k != kb:
+                    db = bb - bp[k]
+                    dv = best - v[k]
+                    if db > dv:  # only a crossing inside [0, 1] can matter
+                        bounds[0] = max(bounds[0], beta - dv / db)
+                    elif -db > dv:
+                        bounds[1] = min(bounds[1], beta - dv / db)
+        p = gprob[g]
+        rv += p * best
+        rb += p * bp[kb]
+        rw += p * aw[kb]
+        rt += p * at[kb]
+    return rv, rb, rw, rt
+
+
+@njit(cache=True)
+def _turn_kernel(a, b, t, beta, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
+                 goff, gprob, ooff, opts, odice, bust, max_s, fill_to, track,
+                 v, bp, aw, at, bk, res):
+    """Optimal turn from totals ``(a, b)`` given the bust value ``beta``.
+
+    Writes, for turn points ``i`` (units, rows of the work arrays) and dice ``n``:
+    ``v`` the value, ``bp`` the bust probability, ``aw``/``at`` the P(win)/P(tie) reached
+    through banks, ``bk`` 1 where banking is chosen. Row 0 holds the turn start (6 dice).
+    ``res`` receives (value, bust prob, win via banks, tie via banks, cap row ``top``,
+    cap error, rows filled, lo, hi): with ``track``, [lo, hi] is an interval of bust
+    values over which this policy stays optimal (its value is then the line
+    ``value + bust prob * (beta' - beta)``).
+    """
+    margin = bust_min * (1.0 - beta)
+    thr = max(margin, eps)
+    d = max(t - b, 1)
+    while s[d] > thr:
+        d += 1
+    top = b + d - a  # rows >= top bank for sure
+    # exact cap (no error, valid while s[d] <= bust_min (1 - beta')), else the tolerance
+    # cap, whose error is at most s[d] <= eps at any bust value
+    cap_err = 0.0 if s[d] <= margin else s[d]
+    bounds = np.empty(2)
+    bounds[0] = max(0.0, beta - _WINDOW)
+    bounds[1] = min(1.0, beta + _WINDOW)
+    if cap_err == 0.0 and s[d] > 0.0:  # the cap is exact while s[d] <= bust_min (1 - beta')
+        bounds[1] = min(bounds[1], 1.0 - s[d] / bust_min)
+    rows = max(top + max_s, fill_to)
+    oflat = opts * 7 + odice
+    vf = v.reshape(v.size)
+    bpf = bp.reshape(bp.size)
+    awf = aw.reshape(aw.size)
+    atf = at.reshape(at.size)
+    for i in range(rows - 1, 0, -1):
+        m = a + i
+        v[i, 0] = 0.0  # column 0 (no dice) is unused
+        bp[i, 0] = 0.0
+        aw[i, 0] = 0.0
+        at[i, 0] = 0.0
+        bk[i, 0] = 0
+        if m < t:
+            bv = 1.0 - w_val[b, m]
+            bw = 1.0 - w_win[b, m] - w_tie[b, m]
+            bt = w_tie[b, m]
+        else:
+            dd = m - b
+            bv = 1.0 - s[dd]
+            bw = 1.0 - sw[dd] - st[dd]
+            bt = st[dd]
+        if i >= top:
+            for n in range(1, 7):
+                v[i, n] = bv
+                bp[i, n] = 0.0
+                aw[i, n] = bw
+                at[i, n] = bt
+                bk[i, n] = 1
+            continue
+        for n in range(1, 7):
+            rv, rb, rw, rt = _roll_value(i, n, beta, goff, gprob, ooff, oflat, bust,
+                                         vf, bpf, awf, atf, track, bounds)
+            if bv >= rv:
+                if track and rb > bv - rv:
+                    bounds[1] = min(bounds[1], beta + (bv - rv) / rb)
+                v[i, n] = bv
+                bp[i, n] = 0.0
+                aw[i, n] = bw
+                at[i, n] = bt
+                bk[i, n] = 1
+            else:
+                if track and rb > rv - bv:
+                    bounds[0] = max(bounds[0], beta - (rv - bv) / rb)
+                v[i, n] = rv
+                bp[i, n] = rb
+                aw[i, n] = rw
+                at[i, n] = rt
+                bk[i, n] = 0
+    # the turn start: 6 dice, no banking with 0 points
+    rv, rb, rw, rt = _roll_value(0, 6, beta, goff, gprob, ooff, oflat, bust,
+                                 vf, bpf, awf, atf, track, bounds)
+    for n in range(7):
+        v[0, n] = 0.0
+        bp[0, n] = 0.0
+        aw[0, n] = 0.0
+        at[0, n] = 0.0
+        bk[0, n] = 0
+    v[0, 6] = rv
+    bp[0, 6] = rb
+    aw[0, 6] = rw
+    at[0, 6] = rt
+    res[0] = rv
+    res[1] = rb
+    res[2] = rw
+    res[3] = rt
+    res[4] = top
+    res[5] = cap_err
+    res[6] = rows
+    res[7] = bounds[0]
+    res[8] = bounds[1]
+
+
+@njit(parallel=True, cache=True)
+def _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
+                           goff, gprob, ooff, opts, odice, bust, max_s, rows_max,
+                           top_out, info_out):
+    """Solve every pair ``{(a, b), (b, a)}`` with ``a + b == diag`` (pairs in parallel).
+
+    Writes ``w_val/w_win/w_tie`` at both orientations, ``top_out`` (cap rows) and
+    ``info_out[a, b] = (cap error, fixed-point error, max bust prob, turn DPs)``, a >= b.
+    """
+    a_lo = (diag + 1) // 2
+    a_hi = min(diag, t - 1)
+    for q in prange(a_hi - a_lo + 1):
+        a = a_lo + q
+        b = diag - a
+        v = np.empty((rows_max, 7))
+        bp = np.empty((rows_max, 7))
+        aw = np.empty((rows_max, 7))
+        at = np.empty((rows_max, 7))
+        bk = np.empty((rows_max, 7), dtype=np.uint8)
+        r1 = np.zeros(9)
+        r2 = np.zeros(9)
+        x = _guess(w_val, a, b, t)
+        y = _guess(w_val, b, a, t)
+        err = 1.0
+        dps = 0
+        for it in range(100):
+            _turn_kernel(a, b, t, 1.0 - y, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
+                         goff, gprob, ooff, opts, odice, bust, max_s, 0, True,
+                         v, bp, aw, at, bk, r1)
+            dps += 1
+            if a == b:
+                r2[:] = r1
+            else:
+                _turn_kernel(b, a, t, 1.0 - x, w_val, w_win, w_tie, s, sw, st, bust_min,
+                             eps, goff, gprob, ooff, opts, odice, bust, max_s, 0, True,
+                             v, bp, aw, at, bk, r2)
+                dps += 1
+            b1 = r1[1]
+            b2 = r2[1]
+            if it < 50:
+                # the lines of the current policies: x = A1 + B1 (1 - y), y = A2 + B2 (1 - x)
+                a1 = r1[0] - b1 * (1.0 - y)
+                a2 = r2[0] - b2 * (1.0 - x)
+                if a == b:
+                    xn = (a1 + b1) / (1.0 + b1)
+                    yn = xn
+                else:
+                    xn = (a1 + b1 - b1 * (a2 + b2)) / (1.0 - b1 * b2)
+                    yn = a2 + b2 * (1.0 - xn)
+                # both policies still optimal at the solution: it is exact (rounding aside)
+                if r1[7] <= 1.0 - yn <= r1[8] and r2[7] <= 1.0 - xn <= r2[8]:
+                    x = xn
+                    y = yn
+                    err = 0.0
+                    break
+            else:  # safeguard against cycling: plain fixed-point steps (a contraction)
+                xn = r1[0]
+                yn = r2[0]
+            step = max(abs(xn - x), abs(yn - y))
+            x = xn
+            y = yn
+            if it >= 50 and step <= 1e-15:
+                err = step / (1.0 - max(b1, b2))
+                break
+        w_val[a, b] = x
+        w_val[b, a] = y
+        # outcome split of the final policies (bank paths + the pair's own cycle)
+        t1 = (r1[3] + b1 * r2[3]) / (1.0 - b1 * b2)
+        t2 = r2[3] + b2 * t1
+        w1 = (r1[2] + b1 * (1.0 - t2) - b1 * (r2[2] + b2 * (1.0 - t1))) / (1.0 - b1 * b2)
+        w2 = r2[2] + b2 * (1.0 - t1 - w1)
+        w_win[a, b] = w1
+        w_tie[a, b] = t1
+        w_win[b, a] = w2
+        w_tie[b, a] = t2
+        top_out[a, b] = int(r1[4])
+        top_out[b, a] = int(r2[4])
+        info_out[a, b, 0] = max(r1[5], r2[5])
+        info_out[a, b, 1] = err
+        info_out[a, b, 2] = max(b1, b2)
+        info_out[a, b, 3] = dps
+
+
+@njit(cache=True)
+def _guess(w_val, a, b, t):
+    """A start for the fixed point of (a, b) from solved pairs further along."""
+    if a + 1 < t and b + 1 < t:
+        return min(1.0, max(0.0, w_val[a + 1, b] + w_val[a, b + 1] - w_val[a + 1, b + 1]))
+    if b + 1 < t:
+        return w_val[a, b + 1]
+    if a + 1 < t:
+        return w_val[a + 1, b]
+    return 0.5
+
+
+@njit(parallel=True, cache=True)
+def _fill_table_kernel(t, n_p, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
+                       goff, gprob, ooff, opts, odice, bust, max_s, rows_max,
+                       value_out, bank_out, top_out):
+    """Policy table rows ``value_out[a, b, :n_p]`` (float32), ``bank_out`` (uint8) and the
+    cap row of each pair ``top_out[a, b]`` (the caller checks that ``n_p`` covered it)."""
+    for a in prange(t):
+        rows = max(rows_max, n_p)
+        v = np.empty((rows, 7))
+        bp = np.empty((rows, 7))
+        aw = np.empty((rows, 7))
+        at = np.empty((rows, 7))
+        bk = np.empty((rows, 7), dtype=np.uint8)
+        res = np.zeros(9)
+        for b in range(t):
+            _turn_kernel(a, b, t, 1.0 - w_val[b, a], w_val, w_win, w_tie, s, sw, st,
+                         bust_min, eps, goff, gprob, ooff, opts, odice, bust, max_s, n_p,
+                         False, v, bp, aw, at, bk, res)
+            top_out[a, b] = int(res[4])
+            for i in range(n_p):
+                for n in range(7):
+                    value_out[a, b, i, n] = np.float32(v[i, n])
+                    bank_out[a, b, i, n] = bk[i, n]
+
+
+# ---------------------------------------------------------------------------------
+# Orchestration
+
+
+@dataclass(frozen=True)
+class _LastRound:
+    lv: np.ndarray
+    lw: np.ndarray
+    lt: np.ndarray
+    s: np.ndarray
+    sw: np.ndarray
+    st: np.ndarray
+    d_eps: int  # first deficit whose catch-up value is <= eps
+
+
+def _last_round(ro: RollOptions, t: int, eps: float) -> _LastRound:
+    x_max = 2 * t + 8 * ro.max_points + 64
+    while True:
+        lv = np.zeros((x_max, 7))
+        lw = np.zeros((x_max, 7))
+        lt = np.zeros((x_max, 7))
+        s = np.zeros(x_max)
+        sw = np.zeros(x_max)
+        st = np.zeros(x_max)
+        _last_round_kernel(x_max, ro.group_offset, ro.group_prob, ro.option_offset,
+                           ro.option_points, ro.option_dice, ro.bust, lv, lw, lt, s, sw, st)
+        below = np.nonzero(s <= eps)[0]
+        # every turn DP may look up to 2 t + max points past the eps point
+        if below.size and below[0] + 2 * t + 2 * ro.max_points + 2 < x_max:
+            return _LastRound(lv, lw, lt, s, sw, st, int(below[0]))
+        if x_max > _MAX_LAST_ROUND:
+            raise UserError("this scoring table lets a turn go on almost forever (the chance "
+                            "to score 1,000,000 points in one turn is above the tolerance); "
+                            "optimal-win needs a table where turns end")
+        x_max *= 2
+
+
+def _scoring_digest(scoring: ScoringTable) -> str:
+    comp = compile_table(scoring)
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(comp.keep_score).tobytes())
+    h.update(np.ascontiguousarray(comp.max_keep).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _cache_key(scoring: ScoringTable, target: int, tol: float) -> str:
+    return (f"farkle-optimal-win-{scoring.name}-{_scoring_digest(scoring)}-t{target}"
+            f"-tol{tol:.3g}")
+
+
+def _check_target(target) -> int:
+    if isinstance(target, bool) or not isinstance(target, int | np.integer) or target <= 0 \
+            or target % POINT_UNIT:
+        raise UserError(f"target must be a positive multiple of {POINT_UNIT} "
+                        f"(e.g. 5000, 10000, 15000), not {target!r}")
+    return int(target)
+
+
+def _solve_arrays(ro: RollOptions, t: int, tol: float, last: _LastRound,
+                  progress: Callable[[float], None] | None) -> dict[str, np.ndarray]:
+    bust_min = float(ro.bust[1:].min())
+    w_val = np.zeros((t, t))
+    w_win = np.zeros((t, t))
+    w_tie = np.zeros((t, t))
+    top = np.zeros((t, t), dtype=np.int64)
+    info = np.zeros((t, t, 4))
+    # rows: top <= t + d_eps (a >= 0, b <= t - 1), plus one roll past it
+    rows_max = t + last.d_eps + ro.max_points + 2
+    total_pairs = t * (t + 1) // 2
+    done = 0
+    bound = 0.0
+    for diag in range(2 * t - 2, -1, -1):
+        _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, last.s, last.sw, last.st,
+                               bust_min, tol, ro.group_offset, ro.group_prob,
+                               ro.option_offset, ro.option_points, ro.option_dice, ro.bust,
+                               ro.max_points, rows_max, top, info)
+        a = np.arange((diag + 1) // 2, min(diag, t - 1) + 1)
+        b = diag - a
+        cap_err = info[a, b, 0].max()
+        # fixed-point error (0 when exact) plus a float rounding allowance
+        bound = max(bound, cap_err) + info[a, b, 1].max() + _ROUNDING
+        done += a.size
+        if progress is not None:
+            progress(done / total_pairs)
+    meta = np.array([bound, float(info[..., 3].sum()), float(info[..., 3].max())])
+    return {"w_val": w_val, "w_win": w_win, "w_tie": w_tie, "top": top, "meta": meta}
+
+
+@dataclass(frozen=True)
+class OptimalWinSolution:
+    """The solved two-player game: values of every score pair and the optimal policy.
+
+    Scalars: ``target`` (points), ``rules`` (scoring table name), ``tolerance`` (bound on the
+    value error), ``states`` (turn DP states: score pairs x turn points x dice, plus the
+    last-round states), ``solve_seconds`` (the original solve time, also when loaded from
+    cache: see ``from_cache``), ``memory_bytes`` (solution arrays), ``p_win/p_tie/p_loss``
+    (first player under optimal self-play from 0 : 0), ``fair_head_start`` (points for the
+    second player that make the first player's value closest to 0.5) and
+    ``fair_head_start_value`` (that value).
+
+    Example::
+
+        sol = solve_optimal_win(load_scoring("default"), 10_000)
+        sol.p_win, sol.win_value(9000, 8500), sol.bank_decisions(0, 0)[6]  # 300 points
+    """
+
+    target: int
+    rules: str
+    tolerance: float
+    cap_tolerance: float  # the ``tol`` the solve was asked for (sets the turn-points cap)
+    states: int
+    solve_seconds: float
+    from_cache: bool
+    memory_bytes: int
+    p_win: float
+    p_tie: float
+    p_loss: float
+    fair_head_start: int
+    fair_head_start_value: float
+    turn_dps: int
+    table_rows: int
+    scoring: ScoringTable = field(repr=False)
+    values: np.ndarray = field(repr=False)  # (t, t) W[a, b], player to move has a
+    win_probability: np.ndarray = field(repr=False)  # (t, t) P(win) of the player to move
+    tie_probability: np.ndarray = field(repr=False)  # (t, t)
+    last_round_values: np.ndarray = field(repr=False)  # S[d]: a last turn needing > d
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # -- queries ----------------------------------------------------------------------
+
+    def _unit(self, what: str, points) -> int:
+        if isinstance(points, bool) or not isinstance(points, int | np.integer) \
+                or points < 0 or points >= self.target or points % POINT_UNIT:
+            raise UserError(f"{what} must be a multiple of {POINT_UNIT} in 0..{self.target - 50}"
+                            f" (a game still running), not {points!r}")
+        return int(points) // POINT_UNIT
+
+    def win_value(self, my_total: int, opp_total: int) -> float:
+        """P(win) + 0.5 P(tie) for the player about to start a turn (totals in points)."""
+        return float(self.values[self._unit("my total", my_total),
+                                 self._unit("opponent total", opp_total)])
+
+    def outcome(self, my_total: int, opp_total: int) -> tuple[float, float, float]:
+        """(P(win), P(tie), P(loss)) for the player about to start a turn, optimal play."""
+        a, b = self._unit("my total", my_total), self._unit("opponent total", opp_total)
+        w, t = float(self.win_probability[a, b]), float(self.tie_probability[a, b])
+        return w, t, 1.0 - w - t
+
+    def last_round_value(self, deficit: int) -> float:
+        """P(win) + 0.5 P(tie) of a last turn that must beat a lead of ``deficit`` points."""
+        if isinstance(deficit, bool) or not isinstance(deficit, int | np.integer) \
+                or deficit <= 0 or deficit % POINT_UNIT:
+            raise UserError(f"deficit must be a positive multiple of {POINT_UNIT}, "
+                            f"not {deficit!r}")
+        d = int(deficit) // POINT_UNIT
+        return float(self.last_round_values[d]) if d < self.last_round_values.size else 0.0
+
+    def _kernel_args(self):
+        ro = roll_options(self.scoring)
+        last = self._memo.get("last")
+        if last is None:
+            last = _last_round(ro, self.target // POINT_UNIT, self.cap_tolerance)
+            self._memo["last"] = last
+        return ro, last
+
+    def bank_decisions(self, my_total: int, opp_total: int) -> np.ndarray:
+        """uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n`` dice left
+        (n = 1..6; column 0 and row 0, the turn start, are 0). ``P = table_rows``."""
+        a, b = self._unit("my total", my_total), self._unit("opponent total", opp_total)
+        ro, last = self._kernel_args()
+        t = self.target // POINT_UNIT
+        rows = self.table_rows + ro.max_points + t + last.d_eps + 2
+        v = np.empty((rows, 7))
+        bp, aw, at = np.empty_like(v), np.empty_like(v), np.empty_like(v)
+        bk = np.zeros((rows, 7), dtype=np.uint8)
+        _turn_kernel(a, b, t, 1.0 - self.values[b, a], self.values, self.win_probability,
+                     self.tie_probability, last.s, last.sw, last.st, float(ro.bust[1:].min()),
+                     self.cap_tolerance, ro.group_offset, ro.group_prob, ro.option_offset,
+                     ro.option_points, ro.option_dice, ro.bust, ro.max_points, self.table_rows,
+                     False, v, bp, aw, at, bk, np.zeros(9))
+        return bk[:self.table_rows].copy()
+
+    def policy_table(self) -> PolicyTable:
+        """The policy as a :class:`PolicyTable` for the simulation kernel.
+
+        ``value/bank``: shape (t, t, P, 7), ``t = target // 50``, ``P = table_rows``;
+        ``last_value/last_bank``: shape (D, P, 7) with ``D = P - max points of a roll``
+        (deficits from ``(D - 1) * 50`` on are played as ``(D - 1) * 50``; the chance to
+        catch up from there is ``last_round_values[D - 1]``). Built on first call (one turn
+        DP per score pair), kept in memory and, if the solve used the cache, cached on disk
+        next to the solution (it is large: see ``policy_table_bytes``).
+        """
+        table = self._memo.get("table")
+        if table is not None:
+            return table
+        key = self._memo.get("cache_key")
+        if key is None:
+            arrays = self._build_table()
+        else:
+            arrays, _ = cache.cached(f"{key}-policy-table", FORMAT_VERSION, self._build_table)
+        table = PolicyTable("optimal-win", arrays["value"], arrays["bank"],
+                            arrays["last_value"], arrays["last_bank"])
+        self._memo["table"] = table
+        return table
+
+    def _build_table(self) -> dict[str, np.ndarray]:
+        ro, last = self._kernel_args()
+        t = self.target // POINT_UNIT
+        n_p = self.table_rows
+        rows_max = t + last.d_eps + ro.max_points + 2
+        top = np.zeros((t, t), dtype=np.int64)
+        while True:
+            value = np.empty((t, t, n_p, 7), dtype=np.float32)
+            bank = np.empty((t, t, n_p, 7), dtype=np.uint8)
+            _fill_table_kernel(t, n_p, self.values, self.win_probability,
+                               self.tie_probability, last.s, last.sw, last.st,
+                               float(ro.bust[1:].min()), self.cap_tolerance, ro.group_offset,
+                               ro.group_prob, ro.option_offset, ro.option_points,
+                               ro.option_dice, ro.bust, ro.max_points, rows_max, value, bank,
+                               top)
+            # the solve's last pass ran at a bust value one tiny step away from this one,
+            # so its cap can in principle sit one row lower: then widen and refill
+            if top.max() + ro.max_points <= n_p:
+                break
+            n_p = int(top.max()) + ro.max_points
+        d_rows = n_p - ro.max_points
+        x = np.arange(d_rows)[:, None] - np.arange(n_p)[None, :]  # need left, (D, P)
+        lv_pad = np.ones((d_rows, n_p, 7))
+        lb = np.zeros((d_rows, n_p, 7), dtype=np.uint8)
+        inside = x >= 0
+        lv_pad[inside] = last.lv[x[inside]]
+        lb[~inside] = 1
+        tie_bank = (x == 0)[:, :, None] & (last.lw[0][None, None, :] == 0.0) \
+            & (last.lt[0][None, None, :] == 1.0)
+        lb[tie_bank] = 1
+        lv_pad[:, :, 0] = 0.0
+        lb[:, :, 0] = 0
+        return {"value": value, "bank": bank, "last_value": lv_pad.astype(np.float32),
+                "last_bank": lb}
+
+    def to_dict(self) -> dict:
+        """JSON-able summary (all scalar fields)."""
+        return {"game": "farkle", "policy": "optimal-win", "target": self.target,
+                "rules": self.rules, "tolerance": self.tolerance, "states": self.states,
+                "solve_seconds": self.solve_seconds, "from_cache": self.from_cache,
+                "memory_bytes": self.memory_bytes, "p_win": self.p_win, "p_tie": self.p_tie,
+                "p_loss": self.p_loss, "fair_head_start": self.fair_head_start,
+                "fair_head_start_value": self.fair_head_start_value,
+                "turn_dps": self.turn_dps, "table_rows": self.table_rows,
+                "policy_table_bytes": self.policy_table_bytes}
+
+    @property
+    def policy_table_bytes(self) -> int:
+        """Size of :meth:`policy_table` (value float32 + bank uint8, both tables)."""
+        t = self.target // POINT_UNIT
+        d_rows = self.table_rows - roll_options(self.scoring).max_points
+        return (t * t + d_rows) * self.table_rows * 7 * 5
+
+
+def solve_optimal_win(scoring: ScoringTable, target: int, *, tol: float = 1e-10,
+                      use_cache: bool = True,
+                      progress: Callable[[float], None] | None = None) -> OptimalWinSolution:
+    """Solve two-player Farkle for ``P(win) + 0.5 P(tie)`` under ``scoring`` and ``target``.
+
+    ``target``: positive multiple of 50 (points). ``tol``: the turn-points cap (banking
+    from there on costs at most ``tol``); the achieved error bound is
+    ``solution.tolerance``. The solution is cached on disk (key: table name and content
+    hash, target, tolerance, format version); a corrupt or stale entry is rebuilt.
+    ``progress(fraction_done)`` is called after each anti-diagonal of score pairs.
+
+    Example::
+
+        >>> sol = solve_optimal_win(load_scoring("default"), 10_000)  # doctest: +SKIP
+        >>> round(sol.p_win, 3), sol.fair_head_start                  # doctest: +SKIP
+    """
+    target = _check_target(target)
+    if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
+        raise UserError(f"tolerance must be a number in (0, 0.01), not {tol!r}")
+    tol = float(tol)
+    t = target // POINT_UNIT
+    ro = roll_options(scoring)
+    if _never_busts(ro):
+        raise UserError("optimal-win needs a scoring table under which some roll busts")
+    last = _last_round(ro, t, tol)
+
+    def build() -> dict[str, np.ndarray]:
+        start = time.perf_counter()
+        arrays = _solve_arrays(ro, t, tol, last, progress)
+        arrays["meta"] = np.append(arrays["meta"], time.perf_counter() - start)
+        return arrays
+
+    if use_cache:
+        arrays, from_cache = cache.cached(_cache_key(scoring, target, tol), FORMAT_VERSION,
+                                          build)
+    else:
+        arrays, from_cache = build(), False
+    if progress is not None and from_cache:
+        progress(1.0)
+    w_val, w_win, w_tie, top, meta = (arrays[k] for k in ("w_val", "w_win", "w_tie", "top",
+                                                          "meta"))
+    bound, turn_dps, _max_dps, seconds = (float(x) for x in meta)
+    tie = float(w_tie[0, 0])
+    win = float(w_win[0, 0])
+    head = np.abs(w_val[0, :] - 0.5)
+    h = int(np.argmin(head))  # first (smallest) of equals
+    n_last = (last.s.size) * 6
+    states = int(np.maximum(top, 1).sum() - top.size) * 6 + top.size + n_last
+    sol = OptimalWinSolution(
+        target=target, rules=scoring.name, tolerance=bound, cap_tolerance=tol, states=states,
+        solve_seconds=seconds, from_cache=from_cache,
+        memory_bytes=int(sum(a.nbytes for a in arrays.values()) + last.lv.nbytes * 3
+                         + last.s.nbytes * 3),
+        p_win=win, p_tie=tie, p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
+        fair_head_start_value=float(w_val[0, h]), turn_dps=int(turn_dps),
+        table_rows=_table_rows(top, ro, last, tol), scoring=scoring, values=w_val,
+        win_probability=w_win, tie_probability=w_tie, last_round_values=last.s)
+    sol._memo["last"] = last
+    if use_cache:
+        sol._memo["cache_key"] = _cache_key(scoring, target, tol)
+    return sol
+
+
+def _table_rows(top: np.ndarray, ro: RollOptions, last: _LastRound, tol: float) -> int:
+    """Rows P of the policy table: past every rolling state plus one roll, and enough
+    last-round deficits D = P - max points that a larger lead is caught up with a chance of
+    at most 1e-6 (the table plays such a lead as D - 1)."""
+    d_small = int(np.nonzero(last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
+    return max(int(top.max()), d_small + 1) + ro.max_points
+
+
+def _never_busts(ro: RollOptions) -> bool:
+    return bool(np.all(ro.bust[1:] == 0.0))
