@@ -1,0 +1,44 @@
+"""The simulator playing the exact two-player policy agrees with the solver's numbers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dicelab.errors import UserError
+from dicelab.farkle.scoring import PRESETS
+from dicelab.farkle.two_player import solve_optimal_win
+from dicelab.simulate import simulate
+
+
+@pytest.mark.parametrize(("target", "seed"), [(1000, 31), (2500, 32)])
+def test_optimal_win_self_play_matches_exact_outcome_probabilities(target, seed):
+    sol = solve_optimal_win(PRESETS["default"], target)
+    games = 200_000
+    res = simulate("optimal-win", ["optimal-win"], games=games, seed=seed, target=target,
+                   first_seat=0)
+    first = res.to_dict()["seats"][0]
+    for observed, exact in ((first["win_rate"], sol.p_win), (first["tie_rate"], sol.p_tie)):
+        se = math.sqrt(exact * (1 - exact) / games)
+        assert abs(observed - exact) < 4 * se, (observed, exact, se)
+    second = res.to_dict()["seats"][1]
+    loss_se = math.sqrt(sol.p_loss * (1 - sol.p_loss) / games)
+    assert abs(second["win_rate"] - sol.p_loss) < 4 * loss_se
+    assert first["ties"] == second["ties"]
+
+
+def test_fair_head_start_is_the_most_even_start():
+    """The reported head start minimises |W(0, h) - 0.5| over every head start h."""
+    target = 1500
+    sol = solve_optimal_win(PRESETS["default"], target)
+    assert sol.win_value(0, 0) == pytest.approx(sol.p_win + 0.5 * sol.p_tie, abs=1e-9)
+    gaps = {h: abs(sol.win_value(0, h) - 0.5) for h in range(0, target, 50)}
+    best = min(gaps.values())
+    assert gaps[sol.fair_head_start] == pytest.approx(best, abs=1e-12)
+    assert sol.fair_head_start_value == pytest.approx(sol.win_value(0, sol.fair_head_start))
+
+
+def test_optimal_win_is_refused_with_more_than_two_seats():
+    with pytest.raises(UserError, match="two-seat"):
+        simulate("optimal-win", ["ai", "ai"], games=10, seed=1, target=1000)
