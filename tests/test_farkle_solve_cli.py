@@ -14,11 +14,6 @@ from dicelab.plots import bust_risk_figure
 from dicelab.stats import Estimate
 
 
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def run(capsys, *argv) -> tuple[int, str, str]:
     try:
         main(list(argv))

@@ -17,11 +17,6 @@ DEFAULT = PRESETS["default"]
 BASIC = PRESETS["basic"]
 
 
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path / "cache"))
-
-
 # --- against the brute-force recursions --------------------------------------------
 
 

@@ -20,19 +20,6 @@ from dicelab.penta.rules import BOX_NAMES, get_rules
 from dicelab.penta.solver import solve
 
 
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _release_tables():
-    yield
-    from dicelab.penta.policies import release_decision_tables
-
-    release_decision_tables()  # hundreds of MB: do not keep them for other test modules
-
-
 def test_best_option_of_every_first_roll_averages_to_the_optimum():
     V0 = solve("seed").expected_score
     total = 0.0

@@ -17,11 +17,6 @@ from dicelab.penta.scoring import ORDINARY, PENTA_FACE, box_scores
 ALL_ROLLS = [tuple(tables.roll_dice_of(r)) for r in range(tables.N_ROLLS)]
 
 
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path))
-
-
 def _filled(mask: int, fifty: int) -> dict[str, int]:
     """A scorecard dict for (mask, fifty); non-Penta box values do not matter to scoring."""
     out = {BOXES[b]: 0 for b in range(13) if (mask >> b) & 1}

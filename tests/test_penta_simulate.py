@@ -15,19 +15,6 @@ from dicelab.penta.solver import solve
 from dicelab.simulate import simulate
 
 
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _release_tables():
-    yield
-    from dicelab.penta.policies import release_decision_tables
-
-    release_decision_tables()  # hundreds of MB: do not keep them for other test modules
-
-
 def _identities(r, s):
     """TOTAL = boxes + 35 x upper bonuses + 100 x Penta bonuses, exactly, in integers."""
     totals = int((r.hist[s] * np.arange(MAX_TOTAL + 1)).sum())
@@ -116,9 +103,16 @@ def test_cli_simulate_json_without_game(capsys):
           "--seed", "5", "--json"])
     d = json.loads(capsys.readouterr().out)
     assert d["game"] == "penta" and d["games"] == 20000 and d["seed"] == 5
-    assert [s["policy"] for s in d["seats"]] == ["optimal", "greedy"]
-    assert set(d["seats"][0]["percentiles"]) == {"1", "5", "25", "50", "75", "95", "99"}
-    assert "win" in d["seats"][0] and "ties" in d
+    assert [s["strategy"] for s in d["seats"]] == ["optimal", "greedy"]
+    assert set(d["seats"][0]["final_score_percentiles"]) == {"1", "5", "25", "50", "75", "95",
+                                                            "99"}
+    seat = d["seats"][0]
+    lo, hi = seat["win_rate_ci"]
+    assert lo <= seat["win_rate"] <= hi and "ties" in d
+    assert seat["wins"] + seat["ties"] + seat["losses"] == 20000
+    # the keys shared with Farkle's report
+    assert {"elapsed_s", "games_per_s", "rules", "seed", "games"} <= set(d)
+    assert {"mean_final_score", "mean_final_score_ci", "tie_rate_ci"} <= set(seat)
 
 
 def test_cli_simulate_table_and_out(capsys, tmp_path):
@@ -127,7 +121,7 @@ def test_cli_simulate_table_and_out(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "mean TOTAL" in out and "P(upper bonus)" in out
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["rules"] == "no-bonus" and manifest["seats"] == ["greedy"]
+    assert manifest["rules"] == "no-bonus" and [p["name"] for p in manifest["policies"]] == ["greedy"]
     assert (tmp_path / "run" / "summary.parquet").is_file()
 
 

@@ -13,11 +13,6 @@ from dicelab.penta.rules import RULE_SETS, get_rules
 from dicelab.penta.widget import state_index
 
 
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path))
-
-
 @pytest.mark.parametrize("rules, published", [("hasbro", 254.58772873),
                                               ("free-joker", 254.58960948),
                                               ("no-bonus", 245.87077)])

@@ -28,31 +28,31 @@ def render_simulation(result, console: Console) -> None:
     d = result.to_dict()
     seats = d["seats"]
     title = (f"Penta, rules '{d['rules']}': {d['games']:,} games per seat, seed {d['seed']}, "
-             f"{d['games_per_second']:,.0f} games/s")
+             f"{d['games_per_s']:,.0f} games/s")
     t = Table(title=title)
     t.add_column("statistic")
     for s in seats:
-        t.add_column(f"seat {s['seat']}: {s['policy']}", justify="right")
+        t.add_column(f"seat {s['seat']}: {s['strategy']}", justify="right")
 
     def row(label, f):
         t.add_row(label, *[f(s) for s in seats])
 
-    row("mean TOTAL", lambda s: f"{s['score']['mean']:.3f}")
-    row("95% interval", lambda s: _ci(s["score"]["ci95"], lambda x: f"{x:.3f}"))
+    row("mean TOTAL", lambda s: f"{s['mean_final_score']:.3f}")
+    row("95% interval", lambda s: _ci(s["mean_final_score_ci"], lambda x: f"{x:.3f}"))
     if any("exact_mean" in s for s in seats):
         row("exact (solver)", lambda s: f"{s['exact_mean']:.4f}" if "exact_mean" in s else "")
     row("standard deviation", lambda s: f"{s['sd']:.2f}")
     for q in ("1", "5", "25", "50", "75", "95", "99"):
-        row(f"percentile {q}", lambda s, q=q: f"{s['percentiles'][q]:.0f}")
+        row(f"percentile {q}", lambda s, q=q: f"{s['final_score_percentiles'][q]:.0f}")
     row("P(upper bonus)", lambda s: _pct(s["p_upper_bonus"]["p"]))
     row("P(Penta box = 50)", lambda s: _pct(s["p_penta_fifty"]["p"]))
     row("mean +100 bonuses", lambda s: f"{s['penta_bonuses']['mean']:.4f}")
     for name in seats[0]["boxes"]:
         row(f"mean {name}", lambda s, n=name: f"{s['boxes'][n]['mean']:.3f}")
     if len(seats) > 1:
-        row("wins (alone)", lambda s: _pct(s["win"]["p"]))
-        row("wins 95% interval", lambda s: _ci(s["win"]["ci95"], _pct))
-        row("shared top (tie)", lambda s: _pct(s["tie"]["p"]))
+        row("wins (alone)", lambda s: _pct(s["win_rate"]))
+        row("wins 95% interval", lambda s: _ci(s["win_rate_ci"], _pct))
+        row("shared top (tie)", lambda s: _pct(s["tie_rate"]))
     console.print(t)
     if len(seats) > 1:
         tie = d["ties"]

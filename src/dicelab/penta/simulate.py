@@ -227,20 +227,27 @@ class PentaResult:
         for b, name in enumerate(BOX_NAMES):
             be = stats.mean_estimate(int(self.box_sum[s, b]), int(self.box_sq[s, b]), self.games)
             boxes[name] = {"mean": be.mean, "se": be.se}
+        lo, hi = e.ci95
         out: dict[str, Any] = {
             "seat": s,
-            "policy": self.seats[s],
-            "score": e.to_dict(),
+            "strategy": self.seats[s],
+            "mean_final_score": e.mean,
+            "mean_final_score_se": e.se,
+            "mean_final_score_ci": [lo, hi],
             "sd": self.sd(s),
-            "percentiles": {str(q): v for q, v in self.percentiles(s).items()},
+            "final_score_percentiles": {str(q): v for q, v in self.percentiles(s).items()},
             "p_upper_bonus": self._proportion(int(self.upper_bonus[s])),
             "p_penta_fifty": self._proportion(int(self.fifty[s])),
             "penta_bonuses": bonus.to_dict(),
             "boxes": boxes,
         }
         if len(self.seats) > 1:
-            out["win"] = self._proportion(int(self.wins[s]))
-            out["tie"] = self._proportion(int(self.tied[s]))
+            wins, tied = int(self.wins[s]), int(self.tied[s])
+            out.update({"wins": wins, "ties": tied, "losses": self.games - wins - tied,
+                        "win_rate": wins / self.games,
+                        "win_rate_ci": list(stats.wilson_interval(wins, self.games)),
+                        "tie_rate": tied / self.games,
+                        "tie_rate_ci": list(stats.wilson_interval(tied, self.games))})
         if self.seats[s] == "optimal" and self.exact_optimum is not None:
             out["exact_mean"] = self.exact_optimum
         return out
@@ -252,9 +259,9 @@ class PentaResult:
             "games": self.games,
             "seed": self.seed,
             "seats": [self.seat_dict(s) for s in range(len(self.seats))],
-            "seconds": self.seconds,
-            "games_per_second": self.games_per_second,
-            "setup_seconds": self.setup_seconds,
+            "elapsed_s": self.seconds,
+            "games_per_s": self.games_per_second,
+            "setup_s": self.setup_seconds,
             "table_bytes": self.table_bytes,
         }
         if len(self.seats) > 1:
@@ -265,26 +272,32 @@ class PentaResult:
         rows = []
         for s in range(len(self.seats)):
             sd = self.seat_dict(s)
-            row = {"seat": s, "policy": sd["policy"], "rules": self.rules, "games": self.games,
-                   "seed": self.seed, "mean": sd["score"]["mean"], "se": sd["score"]["se"],
-                   "ci95_lo": sd["score"]["ci95"][0], "ci95_hi": sd["score"]["ci95"][1],
+            row = {"game": "penta", "seat": s, "strategy": sd["strategy"], "rules": self.rules,
+                   "games": self.games, "seed": self.seed,
+                   "mean_final_score": sd["mean_final_score"],
+                   "mean_final_score_se": sd["mean_final_score_se"],
+                   "mean_final_score_lo": sd["mean_final_score_ci"][0],
+                   "mean_final_score_hi": sd["mean_final_score_ci"][1],
                    "sd": sd["sd"], "p_upper_bonus": sd["p_upper_bonus"]["p"],
                    "p_penta_fifty": sd["p_penta_fifty"]["p"],
                    "mean_penta_bonuses": sd["penta_bonuses"]["mean"]}
-            for q, v in sd["percentiles"].items():
-                row[f"p{q}"] = v
+            for q, v in sd["final_score_percentiles"].items():
+                row[f"final_score_p{q}"] = v
             for name, be in sd["boxes"].items():
                 row[f"box_{name}"] = be["mean"]
             if len(self.seats) > 1:
-                row["win_rate"] = sd["win"]["p"]
-                row["tie_rate"] = sd["tie"]["p"]
+                for key in ("wins", "ties", "win_rate", "tie_rate"):
+                    row[key] = sd[key]
+                row["win_rate_lo"], row["win_rate_hi"] = sd["win_rate_ci"]
             rows.append(row)
         return pd.DataFrame(rows)
 
     def manifest(self) -> dict[str, Any]:
-        return {"game": "penta", "rules": self.rules, "seats": list(self.seats),
+        return {"game": "penta", "rules": self.rules,
+                "policies": [{"seat": s, "name": n} for s, n in enumerate(self.seats)],
                 "games": self.games, "seed": self.seed, "seed_given": self.seed_given,
-                "chunk_games": seeding.CHUNK_GAMES}
+                "chunk_games": seeding.CHUNK_GAMES, "elapsed_s": self.seconds,
+                "setup_s": self.setup_seconds}
 
 
 def simulate_penta(seats: Sequence[PolicySpec | str], games: int = 1_000_000,
