@@ -121,7 +121,8 @@ def test_cli_simulate_table_and_out(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "mean TOTAL" in out and "P(upper bonus)" in out
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["rules"] == "no-bonus" and [p["name"] for p in manifest["policies"]] == ["greedy"]
+    assert manifest["rules"] == "no-bonus"
+    assert [p["name"] for p in manifest["policies"]] == ["greedy"]
     assert (tmp_path / "run" / "summary.parquet").is_file()
 
 
