@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dicelab import cache
 from dicelab.errors import UserError
 from dicelab.farkle import exact, turn_dp
 from dicelab.farkle.scoring import PRESETS, ScoringTable
@@ -151,13 +152,13 @@ def test_fastest_table_plays_exactly_fastest():
     assert table.value[0, 0, 0, 6] == pytest.approx(-(sol.turns[0] - 1), rel=1e-6)
 
 
-def test_fastest_cache_roundtrip_and_corrupt_rebuild(tmp_path):
+def test_fastest_cache_roundtrip_and_corrupt_rebuild():
     a = exact.fastest_solution(BASIC, 1000)
     b = exact.fastest_solution(BASIC, 1000)
     assert not a.from_cache and b.from_cache
     np.testing.assert_array_equal(a.turns, b.turns)
     np.testing.assert_array_equal(a.bank, b.bank)
-    files = list((tmp_path / "cache").glob("*.npz"))
+    files = list(cache.cache_dir().glob("*.npz"))
     assert len(files) == 1
     files[0].write_bytes(files[0].read_bytes()[:200])
     c = exact.fastest_solution(BASIC, 1000)
