@@ -8,6 +8,7 @@ registry and runs that game's runner. Usable from Python and notebooks; the CLI'
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from dicelab.errors import UserError
 from dicelab.registry import parse_seats
@@ -21,10 +22,14 @@ def simulate(strategy: str, vs: list[str] | None = None, *, game: str | None = N
              games: int = DEFAULT_GAMES, seed: int | None = None, target: int | None = None,
              rules: str | None = None, first_seat: int | None = None,
              threads: int | None = None,
-             progress: Callable[[int, int], None] | None = None) -> SimulationResult:
+             progress: Callable[[int, int], None] | None = None,
+             client: Any = None) -> SimulationResult:
     """Simulate ``games`` games with ``strategy`` in seat 0 and each ``vs`` policy in a seat.
 
-    ``progress(done, total)`` is called as chunks of games finish.
+    ``progress(done, total)`` is called as chunks of games finish. ``client``: a
+    ``distributed.Client`` to run the chunks on a Dask cluster (see
+    :func:`dicelab.runner.dask_client`); the results are those of a local run.
+    ``threads`` sets this process's numba threads (not the workers').
     """
     if games <= 0:
         raise UserError(f"--games must be a positive number of games, not {games}")
@@ -43,9 +48,10 @@ def simulate(strategy: str, vs: list[str] | None = None, *, game: str | None = N
         from dicelab.farkle.simulate import simulate_farkle
 
         return simulate_farkle(seats, games=games, seed=seed, target=target, rules=rules,
-                               first_seat=first_seat, progress=progress)
+                               first_seat=first_seat, progress=progress, client=client)
     if target is not None:
         raise UserError("--target applies to Farkle only; a Penta game is always 13 turns")
     from dicelab.penta.simulate import simulate_penta
 
-    return simulate_penta(seats, games=games, seed=seed, rules=rules, progress=progress)
+    return simulate_penta(seats, games=games, seed=seed, rules=rules, progress=progress,
+                          client=client)

@@ -6,6 +6,7 @@ line on stderr and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -72,6 +73,11 @@ def simulate(
         "--first", help="Farkle: seat that starts every game (default: rotates).")] = None,
     threads: Annotated[int | None, typer.Option(help="Worker threads (default: all cores).")
     ] = None,
+    dask: Annotated[str | None, typer.Option(
+        "--dask", metavar="ADDRESS",
+        help="Run the chunks on a Dask cluster: a scheduler address (tcp://host:8786), "
+             "'local' or 'local:N' (a local cluster of N worker processes). Same results.")
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     out: Annotated[Path | None, typer.Option(
         help="Save summary.parquet and manifest.json in this directory.")] = None,
@@ -84,9 +90,18 @@ def simulate(
     # check --out before the (long) run; files are only written after it succeeded
     if out is not None and out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a directory")
-    with render.progress_bar(enabled=not json_out, total=games) as advance:
-        result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
-                     rules=rules, first_seat=first, threads=threads, progress=advance)
+    with contextlib.ExitStack() as stack:
+        client = None
+        if dask is not None:
+            from dicelab.registry import parse_seats
+            from dicelab.runner import dask_client
+
+            parse_seats(strategy, vs, game)  # a bad policy name fails before a cluster starts
+            client = stack.enter_context(dask_client(dask))
+        with render.progress_bar(enabled=not json_out, total=games) as advance:
+            result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
+                         rules=rules, first_seat=first, threads=threads, progress=advance,
+                         client=client)
     if out is not None:
         prepare_out_dir(out)
         save_run(out, result, command=["dicelab", *sys.argv[1:]])

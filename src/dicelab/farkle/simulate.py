@@ -3,8 +3,10 @@
 ``simulate_farkle(seats, games=..., seed=...)`` plays ``games`` games in parallel over
 fixed-size chunks (:mod:`dicelab.seeding`), each chunk with its own generator, and sums
 the chunks' integer statistics; the result is identical for the same seed whatever the
-number of threads. :func:`simulate_bust_frequencies` estimates the bust risk per number
-of dice, beside the exact values.
+number of threads or Dask workers. The run is a :class:`FarklePlan` executed by
+:func:`dicelab.runner.run_plan`, in this process or on a Dask cluster.
+:func:`simulate_bust_frequencies` estimates the bust risk per number of dice, beside the
+exact values.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dicelab.farkle.policies import SeatArrays, seat_arrays
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.scoring import CompiledScoring, ScoringTable, compile_table, load_scoring
 from dicelab.registry import PolicySpec
+from dicelab.runner import LazyArrays, executor_info, plan_token, run_plan
 from dicelab.seeding import CHUNK_GAMES, chunk_bounds, chunk_states, fresh_seed
 from dicelab.stats import (
     mean_estimate,
@@ -93,6 +96,9 @@ class FarkleResult:
     threads: int
     chunk_games: int = CHUNK_GAMES
     game: str = "farkle"
+    #: "local" (this process, ``threads`` numba threads) or "dask" (``workers`` workers)
+    executor: str = "local"
+    workers: int | None = None
 
     @property
     def games_per_s(self) -> float:
@@ -172,6 +178,8 @@ class FarkleResult:
             "elapsed_s": self.elapsed_s,
             "games_per_s": self.games_per_s,
             "threads": self.threads,
+            "executor": self.executor,
+            "workers": self.workers,
             "capped_games": self.capped_games,
             "seats": [self.seat_summary(s) for s in range(len(self.seats))],
         }
@@ -212,6 +220,8 @@ class FarkleResult:
             "first_seat": self.first_seat,
             "elapsed_s": self.elapsed_s,
             "threads": self.threads,
+            "executor": self.executor,
+            "workers": self.workers,
             "capped_games": self.capped_games,
         }
 
@@ -230,15 +240,79 @@ def _warm_up(sa: SeatArrays, arrays) -> None:
                  np.zeros((0, s, 1), np.int64), np.zeros((0, K.N_CHUNK_COUNTERS), np.int64))
 
 
+@dataclass(frozen=True, eq=False)
+class FarklePlan(LazyArrays):
+    """One Farkle run as a picklable value, for :func:`dicelab.runner.run_plan`.
+
+    Holds the seats (PolicySpecs by name, or ready PolicyTables), the scoring table,
+    target, seed, number of games and starting seat; builds the kernel arrays (exact
+    policy tables included) the first time a process needs them. Accumulators:
+    ``stats`` (seats, kernels.N_STATS), ``hist`` (seats, bins), ``counters``
+    (kernels.N_CHUNK_COUNTERS), all int64.
+    """
+
+    seats: tuple[PolicySpec | PolicyTable, ...]
+    table: ScoringTable
+    target: int
+    seed: int
+    games: int
+    first_seat: int | None = None
+    batch_chunks: int = BATCH_CHUNKS
+
+    @property
+    def n_bins(self) -> int:
+        return (self.target + HIST_HEADROOM) // 50 + 1
+
+    def kernel_arrays(self) -> tuple[SeatArrays, tuple[np.ndarray, ...]]:
+        """``(seat arrays, scoring arrays)``, built once per plan object."""
+        return self._lazy(lambda: (seat_arrays(list(self.seats), self.table, self.target),
+                                   scoring_arrays(compile_table(self.table))))
+
+    def token(self) -> str:
+        if all(isinstance(s, PolicySpec) for s in self.seats):
+            seats: tuple = tuple(s.name for s in self.seats)
+        else:  # tables are not worth hashing: name the run uniquely instead
+            import uuid
+
+            seats = (uuid.uuid4().hex,)
+        return plan_token("farkle", seats, self.table, self.target, self.seed, self.games,
+                          self.first_seat, self.batch_chunks)
+
+    def prepare(self) -> None:
+        _warm_up(*self.kernel_arrays())
+
+    def empty(self) -> dict[str, np.ndarray]:
+        s = len(self.seats)
+        return {"stats": np.zeros((s, K.N_STATS), dtype=np.int64),
+                "hist": np.zeros((s, self.n_bins), dtype=np.int64),
+                "counters": np.zeros(K.N_CHUNK_COUNTERS, dtype=np.int64)}
+
+    def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
+        sa, arrays = self.kernel_arrays()
+        s, m = len(self.seats), stop - first
+        bounds = chunk_bounds(self.games)
+        fs = -1 if self.first_seat is None else int(self.first_seat)
+        b_stats = np.zeros((m, s, K.N_STATS), dtype=np.int64)
+        b_hist = np.zeros((m, s, self.n_bins), dtype=np.int64)
+        b_counters = np.zeros((m, K.N_CHUNK_COUNTERS), dtype=np.int64)
+        K.run_chunks(chunk_states(self.seed, first, stop), bounds[first:stop + 1], s, fs,
+                     self.target, *sa.kernel_args(), *arrays, b_stats, b_hist, b_counters)
+        return {"stats": b_stats.sum(axis=0), "hist": b_hist.sum(axis=0),
+                "counters": b_counters.sum(axis=0)}
+
+
 def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = 1_000_000,
                     seed: int | None = None, target: int | None = None,
                     rules: str | ScoringTable | None = None, first_seat: int | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> FarkleResult:
+                    progress: Callable[[int, int], None] | None = None,
+                    client: Any = None) -> FarkleResult:
     """Simulate ``games`` Farkle games, one seat per policy; returns a :class:`FarkleResult`.
 
     ``seats``: 1..7 parsed policies (or PolicyTables); ``target``: positive multiple of
     50 (default 10,000); ``rules``: preset name, TOML path or ScoringTable (default
-    ``default``); ``first_seat``: fixed starting seat, else it rotates with the game index.
+    ``default``); ``first_seat``: fixed starting seat, else it rotates with the game index;
+    ``client``: a ``distributed.Client`` to run the chunks on a Dask cluster (same
+    results as a local run).
 
     >>> from dicelab.registry import parse_policy
     >>> r = simulate_farkle([parse_policy("threshold-300")], games=1000, seed=1)
@@ -254,41 +328,31 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = 1_000
     if first_seat is not None and not 0 <= first_seat < len(seats):
         raise UserError(f"--first must be a seat number 0..{len(seats) - 1}, not {first_seat}")
     seed = check_seed(seed)
-    sa = seat_arrays(list(seats), table, target)
-    arrays = scoring_arrays(compile_table(table))
-    n_seats = sa.n_seats
-    n_bins = (target + HIST_HEADROOM) // 50 + 1
-    bounds = chunk_bounds(int(games))
-    n_chunks = len(bounds) - 1
-    stats = np.zeros((n_seats, K.N_STATS), dtype=np.int64)
-    hist = np.zeros((n_seats, n_bins), dtype=np.int64)
-    counters = np.zeros(K.N_CHUNK_COUNTERS, dtype=np.int64)
-    fs = -1 if first_seat is None else int(first_seat)
+    for seat in seats:
+        if not isinstance(seat, PolicySpec | PolicyTable):
+            raise TypeError(f"a seat is a PolicySpec or a PolicyTable, not {type(seat)}")
+        if isinstance(seat, PolicySpec) and seat.game != "farkle":
+            raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
+    plan = FarklePlan(tuple(seats), table, target, seed, int(games),
+                      None if first_seat is None else int(first_seat),
+                      batch_chunks=BATCH_CHUNKS)
 
     import numba
 
-    _warm_up(sa, arrays)
+    if client is None:
+        plan.prepare()  # policy tables and compilation before the clock starts
     t0 = time.perf_counter()
-    for lo in range(0, n_chunks, BATCH_CHUNKS):
-        hi = min(lo + BATCH_CHUNKS, n_chunks)
-        states = chunk_states(seed, lo, hi)
-        b_stats = np.zeros((hi - lo, n_seats, K.N_STATS), dtype=np.int64)
-        b_hist = np.zeros((hi - lo, n_seats, n_bins), dtype=np.int64)
-        b_counters = np.zeros((hi - lo, K.N_CHUNK_COUNTERS), dtype=np.int64)
-        K.run_chunks(states, bounds[lo:hi + 1], n_seats, fs, target, *sa.kernel_args(),
-                     *arrays, b_stats, b_hist, b_counters)
-        stats += b_stats.sum(axis=0)
-        hist += b_hist.sum(axis=0)
-        counters += b_counters.sum(axis=0)
-        if progress is not None:
-            progress(int(bounds[hi]), int(games))
+    acc = run_plan(plan, progress=progress, client=client)
     elapsed = time.perf_counter() - t0
+    counters = acc["counters"]
     if counters[K.C_GAMES] != games:  # a kernel bug, never a user error
         raise RuntimeError(f"played {counters[K.C_GAMES]} games, expected {games}")
-    return FarkleResult(seats=list(sa.names), seat_params=[_seat_params(x) for x in seats],
+    return FarkleResult(seats=[s.name for s in seats],
+                        seat_params=[_seat_params(x) for x in seats],
                         rules=table, target=target, seed=seed, games=int(games),
-                        first_seat=first_seat, stats=stats, hist=hist, counters=counters,
-                        elapsed_s=elapsed, threads=numba.get_num_threads())
+                        first_seat=first_seat, stats=acc["stats"], hist=acc["hist"],
+                        counters=counters, elapsed_s=elapsed, threads=numba.get_num_threads(),
+                        **executor_info(client))
 
 
 @dataclass

@@ -30,6 +30,8 @@ from dicelab.penta.policies import (
     KEEP1_SHIFT,
     KEEP_BITS,
     POLICIES,
+    DecisionTables,
+    all_states,
     decision_tables,
 )
 from dicelab.penta.rules import (
@@ -38,13 +40,15 @@ from dicelab.penta.rules import (
     PENTA_BOX,
     UPPER_BONUS,
     UPPER_TARGET,
+    RuleSet,
     get_rules,
 )
 from dicelab.penta.scoring import ORDINARY, PENTA_FACE, roll_box_scores
 from dicelab.penta.solver import solve
-from dicelab.penta.tables import KEEP_SIZE, ROLL_BASE, SUBSETS, UNION
+from dicelab.penta.tables import KEEP_SIZE, N_ROLLS, ROLL_BASE, SUBSETS, UNION
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.rng import roll_dice
+from dicelab.runner import LazyArrays, executor_info, plan_token, run_plan
 
 #: Histogram bins of TOTAL: 0..MAX_TOTAL (the highest possible TOTAL is 1575).
 MAX_TOTAL = 1575
@@ -196,6 +200,9 @@ class PentaResult:
     table_bytes: int
     exact_optimum: float | None
     game: str = "penta"
+    #: "local" (this process) or "dask" (``workers`` Dask workers)
+    executor: str = "local"
+    workers: int | None = None
 
     @property
     def games_per_second(self) -> float:
@@ -263,6 +270,8 @@ class PentaResult:
             "games_per_s": self.games_per_second,
             "setup_s": self.setup_seconds,
             "table_bytes": self.table_bytes,
+            "executor": self.executor,
+            "workers": self.workers,
         }
         if len(self.seats) > 1:
             d["ties"] = self._proportion(int(self.ties))
@@ -297,16 +306,97 @@ class PentaResult:
                 "policies": [{"seat": s, "name": n} for s, n in enumerate(self.seats)],
                 "games": self.games, "seed": self.seed, "seed_given": self.seed_given,
                 "chunk_games": seeding.CHUNK_GAMES, "elapsed_s": self.seconds,
-                "setup_s": self.setup_seconds}
+                "setup_s": self.setup_seconds, "executor": self.executor,
+                "workers": self.workers}
+
+
+@dataclass(frozen=True, eq=False)
+class PentaPlan(LazyArrays):
+    """One Penta run as a picklable value, for :func:`dicelab.runner.run_plan`.
+
+    ``seats``: Penta PolicySpecs; ``rules``: a rule-set name. The decision tables
+    (270 MB per policy) are built (or loaded) by each process that plays, the first
+    time it needs them. Accumulators (int64): ``hist`` (seats, MAX_TOTAL + 1),
+    ``box_sum``/``box_sq`` (seats, 13), ``counts`` (seats, 5), ``wins``/``tied``
+    (seats,), ``ties`` (1,).
+    """
+
+    seats: tuple[PolicySpec, ...]
+    rules: str
+    seed: int
+    games: int
+    batch_chunks: int = CHUNKS_PER_CALL
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(s.family for s in self.seats))
+
+    def kernel_arrays(self) -> tuple[DecisionTables, RuleSet, np.ndarray]:
+        """``(decision tables, rule set, seat_policy)``: seat ``s`` plays block
+        ``seat_policy[s]`` of the tables."""
+        def build() -> tuple[DecisionTables, RuleSet, np.ndarray]:
+            rs = get_rules(self.rules)
+            tables = decision_tables(self.families, rs)
+            seat_policy = np.array([tables.policies.index(s.family) for s in self.seats],
+                                   dtype=np.int64)
+            return tables, rs, seat_policy
+        return self._lazy(build)
+
+    def token(self) -> str:
+        return plan_token("penta", tuple(s.name for s in self.seats), self.rules, self.seed,
+                          self.games, self.batch_chunks)
+
+    def prepare(self) -> None:
+        self.kernel_arrays()
+
+    def empty(self) -> dict[str, np.ndarray]:
+        S = len(self.seats)
+        return {"hist": np.zeros((S, MAX_TOTAL + 1), dtype=np.int64),
+                "box_sum": np.zeros((S, N_BOXES), dtype=np.int64),
+                "box_sq": np.zeros((S, N_BOXES), dtype=np.int64),
+                "counts": np.zeros((S, _N_COUNTS), dtype=np.int64),
+                "wins": np.zeros(S, dtype=np.int64),
+                "tied": np.zeros(S, dtype=np.int64),
+                "ties": np.zeros(1, dtype=np.int64)}
+
+    def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
+        tables, rs, seat_policy = self.kernel_arrays()
+        S, m = len(self.seats), stop - first
+        c_hist = np.zeros((m, S, MAX_TOTAL + 1), dtype=np.int64)
+        c_box_sum = np.zeros((m, S, N_BOXES), dtype=np.int64)
+        c_box_sq = np.zeros((m, S, N_BOXES), dtype=np.int64)
+        c_counts = np.zeros((m, S, _N_COUNTS), dtype=np.int64)
+        c_wins = np.zeros((m, S), dtype=np.int64)
+        c_tied = np.zeros((m, S), dtype=np.int64)
+        c_ties = np.zeros(m, dtype=np.int64)
+        _simulate_chunks(seeding.chunk_states(self.seed, first, stop),
+                         seeding.chunk_bounds(self.games), first, seat_policy, tables.slot,
+                         tables.decisions, rs.params, ORDINARY, PENTA_FACE, SUBSETS,
+                         KEEP_SIZE, UNION, c_hist, c_box_sum, c_box_sq, c_counts, c_wins,
+                         c_tied, c_ties)
+        return {"hist": c_hist.sum(axis=0), "box_sum": c_box_sum.sum(axis=0),
+                "box_sq": c_box_sq.sum(axis=0), "counts": c_counts.sum(axis=0),
+                "wins": c_wins.sum(axis=0), "tied": c_tied.sum(axis=0),
+                "ties": c_ties.sum(keepdims=True)}
+
+
+def _table_bytes(n_policies: int) -> int:
+    """Bytes of the decision tables for ``n_policies`` policies (as DecisionTables.nbytes)."""
+    states, slot = all_states()
+    return int(slot.nbytes + states.nbytes
+               + states.size * N_ROLLS * np.dtype(np.uint16).itemsize * n_policies)
 
 
 def simulate_penta(seats: Sequence[PolicySpec | str], games: int = 1_000_000,
                    seed: int | None = None, rules: str | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> PentaResult:
+                   progress: Callable[[int, int], None] | None = None,
+                   client: Any = None) -> PentaResult:
     """Play ``games`` games of Penta for every seat (each its own card and dice).
 
     ``seats``: policy specs or names (``optimal``, ``greedy``); ``rules``: a rule set
     name (default ``seed``). ``progress(done, total)`` is called between batches.
+    ``client``: a ``distributed.Client`` to play the chunks on a Dask cluster (each
+    worker builds the decision tables itself; same results as a local run).
 
     >>> r = simulate_penta(["optimal"], games=100_000, seed=1)  # doctest: +SKIP
     >>> r.score(0).mean  # doctest: +SKIP
@@ -327,58 +417,27 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = 1_000_000,
         seed = seeding.fresh_seed()
     if seed < 0:
         raise UserError(f"--seed must be a non-negative integer, not {seed}")
+    plan = PentaPlan(tuple(specs), rs.name, int(seed), int(games),
+                     batch_chunks=CHUNKS_PER_CALL)
     t0 = time.perf_counter()
-    families = tuple(dict.fromkeys(s.family for s in specs))
-    tables = decision_tables(families, rs)
-    exact = solve(rs).expected_score if "optimal" in families else None
-    seat_policy = np.array([tables.policies.index(s.family) for s in specs], dtype=np.int64)
+    if client is None:
+        plan.prepare()  # the tables, before the clock starts; workers build their own
+    exact = solve(rs).expected_score if "optimal" in plan.families else None
     setup = time.perf_counter() - t0
 
-    S = len(specs)
-    bounds = seeding.chunk_bounds(games)
-    n_chunks = bounds.size - 1
-    hist = np.zeros((S, MAX_TOTAL + 1), dtype=np.int64)
-    box_sum = np.zeros((S, N_BOXES), dtype=np.int64)
-    box_sq = np.zeros((S, N_BOXES), dtype=np.int64)
-    counts = np.zeros((S, _N_COUNTS), dtype=np.int64)
-    wins = np.zeros(S, dtype=np.int64)
-    tied = np.zeros(S, dtype=np.int64)
-    ties = 0
     t1 = time.perf_counter()
-    for first in range(0, n_chunks, CHUNKS_PER_CALL):
-        stop = min(n_chunks, first + CHUNKS_PER_CALL)
-        m = stop - first
-        states = seeding.chunk_states(seed, first, stop)
-        c_hist = np.zeros((m, S, MAX_TOTAL + 1), dtype=np.int64)
-        c_box_sum = np.zeros((m, S, N_BOXES), dtype=np.int64)
-        c_box_sq = np.zeros((m, S, N_BOXES), dtype=np.int64)
-        c_counts = np.zeros((m, S, _N_COUNTS), dtype=np.int64)
-        c_wins = np.zeros((m, S), dtype=np.int64)
-        c_tied = np.zeros((m, S), dtype=np.int64)
-        c_ties = np.zeros(m, dtype=np.int64)
-        _simulate_chunks(states, bounds, first, seat_policy, tables.slot, tables.decisions,
-                         rs.params, ORDINARY, PENTA_FACE, SUBSETS,
-                         KEEP_SIZE, UNION, c_hist, c_box_sum, c_box_sq, c_counts, c_wins,
-                         c_tied, c_ties)
-        hist += c_hist.sum(axis=0)
-        box_sum += c_box_sum.sum(axis=0)
-        box_sq += c_box_sq.sum(axis=0)
-        counts += c_counts.sum(axis=0)
-        wins += c_wins.sum(axis=0)
-        tied += c_tied.sum(axis=0)
-        ties += int(c_ties.sum())
-        if progress is not None:
-            progress(int(bounds[stop]), games)
+    acc = run_plan(plan, progress=progress, client=client)
     seconds = time.perf_counter() - t1
+    counts = acc["counts"]
     if counts[:, _ILLEGAL].any():
         raise RuntimeError("a Penta policy table chose a box the rules forbid "
                            f"({int(counts[:, _ILLEGAL].sum())} times): a bug")
     return PentaResult(
         seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=int(seed),
-        seed_given=seed_given, hist=hist, box_sum=box_sum, box_sq=box_sq,
-        upper_bonus=counts[:, _UPPER_BONUS].copy(), fifty=counts[:, _FIFTY].copy(),
-        bonus_sum=counts[:, _BONUS_SUM].copy(), bonus_sq=counts[:, _BONUS_SQ].copy(),
-        wins=wins, tied=tied, ties=ties, seconds=seconds, setup_seconds=setup,
-        table_bytes=int(tables.slot.nbytes + tables.states.nbytes
-                        + tables.decisions[0].nbytes * len(families)),
-        exact_optimum=exact)
+        seed_given=seed_given, hist=acc["hist"], box_sum=acc["box_sum"],
+        box_sq=acc["box_sq"], upper_bonus=counts[:, _UPPER_BONUS].copy(),
+        fifty=counts[:, _FIFTY].copy(), bonus_sum=counts[:, _BONUS_SUM].copy(),
+        bonus_sq=counts[:, _BONUS_SQ].copy(), wins=acc["wins"], tied=acc["tied"],
+        ties=int(acc["ties"][0]), seconds=seconds, setup_seconds=setup,
+        table_bytes=_table_bytes(len(plan.families)), exact_optimum=exact,
+        **executor_info(client))

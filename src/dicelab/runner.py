@@ -1,0 +1,233 @@
+"""Run a simulation plan over its chunks of games, locally or on a Dask cluster (layer 2).
+
+A *plan* is a small picklable value (a frozen dataclass in each game's runner) that
+describes one run: policies by name, rules, target, seed, number of games. It knows how
+to play the chunks ``first .. stop-1`` of the fixed chunk layout of
+:mod:`dicelab.seeding` and return integer accumulators (:meth:`Plan.run_range`); it
+builds its kernel arrays (policy tables, scoring arrays) lazily, once per process, so a
+Dask worker builds its own tables from the names instead of receiving hundreds of MB.
+
+:func:`run_plan` cuts the chunks into batches of ``plan.batch_chunks`` and sums the
+batches' accumulators. Locally the batches run in order, with a progress tick after
+each; with a ``distributed.Client`` every batch is one task and the sums are merged as
+tasks finish. Integer sums do not depend on the order, and the chunk layout does not
+depend on threads or workers, so both paths give identical results for a seed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+import numpy as np
+
+from dicelab import seeding
+from dicelab.errors import UserError
+
+Accumulators = dict[str, np.ndarray]
+
+#: What ``--dask`` accepts besides a scheduler address.
+LOCAL_CLUSTER = "local"
+#: ``local:N`` refuses more worker processes than this many per core.
+MAX_LOCAL_WORKERS_PER_CORE = 4
+
+# A process may run several batches at once (a threaded Dask worker, or a notebook's
+# threads); the kernels are already parallel inside, so one at a time costs nothing and
+# keeps numba's thread pool from being entered concurrently.
+_KERNEL_LOCK = threading.Lock()
+
+
+class Plan(Protocol):
+    """What :func:`run_plan` needs from a game's plan."""
+
+    games: int
+    seed: int
+    batch_chunks: int
+
+    def token(self) -> str:
+        """A short string naming this run (Dask task keys); equal plans, equal tokens."""
+
+    def prepare(self) -> None:
+        """Build the kernel arrays and compile the kernels in this process (optional)."""
+
+    def empty(self) -> Accumulators:
+        """Zero accumulators of the shapes :meth:`run_range` returns."""
+
+    def run_range(self, first: int, stop: int) -> Accumulators:
+        """Integer accumulators of chunks ``first .. stop-1`` (summed over those chunks)."""
+
+
+class LazyArrays:
+    """Mixin for plans: ``self._lazy(build)`` builds once per plan object, never pickled.
+
+    A Dask worker unpickles a scattered plan once and runs all its tasks on that object,
+    so each worker process builds the kernel arrays once per run.
+    """
+
+    def _lazy(self, build: Callable[[], Any]) -> Any:
+        memo = self.__dict__.get("_lazy_arrays")
+        if memo is None:
+            memo = build()
+            object.__setattr__(self, "_lazy_arrays", memo)  # frozen dataclasses too
+        return memo
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_lazy_arrays", None)
+        return state
+
+
+def plan_token(game: str, *parts: Any) -> str:
+    """``game-<digest>`` of the parts that decide a run's results (their ``repr``)."""
+    import hashlib
+
+    digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+    return f"{game}-{digest}"
+
+
+def batch_ranges(plan: Plan) -> list[tuple[int, int]]:
+    """``(first, stop)`` chunk ranges of ``plan.batch_chunks`` chunks, in chunk order."""
+    n = seeding.n_chunks(plan.games)
+    step = plan.batch_chunks
+    return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+
+
+def _add(total: Accumulators, part: Accumulators) -> None:
+    for name, value in part.items():
+        total[name] += value
+
+
+def _run_range(plan: Plan, first: int, stop: int) -> Accumulators:
+    with _KERNEL_LOCK:
+        return plan.run_range(first, stop)
+
+
+def run_plan(plan: Plan, progress: Callable[[int, int], None] | None = None,
+             client: Any = None) -> Accumulators:
+    """Play every chunk of ``plan`` and return the summed integer accumulators.
+
+    ``progress(done_games, total_games)`` is called after each batch (locally in chunk
+    order, on Dask as batches finish). ``client``: a ``distributed.Client``, or None to
+    run in this process.
+
+    >>> from dicelab.farkle.scoring import load_scoring
+    >>> from dicelab.farkle.simulate import FarklePlan
+    >>> from dicelab.registry import parse_policy
+    >>> plan = FarklePlan((parse_policy("threshold-300"),), load_scoring("default"),
+    ...                   target=10_000, seed=1, games=10_000)
+    >>> acc = run_plan(plan)  # or run_plan(plan, client=distributed.Client(address))
+    >>> int(acc["counters"][0]), acc["stats"].shape[0]
+    (10000, 1)
+    """
+    bounds = seeding.chunk_bounds(plan.games)
+    total = plan.empty()
+    if client is None:
+        for first, stop in batch_ranges(plan):
+            _add(total, _run_range(plan, first, stop))
+            if progress is not None:
+                progress(int(bounds[stop]), plan.games)
+        return total
+    return _run_on_dask(plan, client, bounds, total, progress)
+
+
+def _run_on_dask(plan: Plan, client: Any, bounds: np.ndarray, total: Accumulators,
+                 progress: Callable[[int, int], None] | None) -> Accumulators:
+    from distributed import as_completed
+
+    ranges = batch_ranges(plan)
+    # the plan goes to the cluster once; tasks refer to it
+    plan_future = client.scatter(plan, hash=False)
+    token = plan.token()
+    futures = client.map(_run_range, [plan_future] * len(ranges), [a for a, _ in ranges],
+                         [b for _, b in ranges],
+                         key=[f"dicelab-{token}-{a}-{b}" for a, b in ranges])
+    games_of = {f.key: int(bounds[b] - bounds[a]) for f, (a, b) in zip(futures, ranges,
+                                                                       strict=True)}
+    done = 0
+    try:
+        for future in as_completed(futures):
+            _add(total, future.result())
+            done += games_of[future.key]
+            if progress is not None:
+                progress(done, plan.games)
+    except BaseException:  # a failed task or Ctrl-C: stop the batches still queued
+        client.cancel([*futures, plan_future])
+        raise
+    return total
+
+
+def executor_info(client: Any = None) -> dict[str, Any]:
+    """How a run was executed, for results and manifests: ``{"executor", "workers"}``.
+
+    ``workers`` is None for a local run (then the thread count tells the parallelism).
+    """
+    if client is None:
+        return {"executor": "local", "workers": None}
+    return {"executor": "dask", "workers": len(client.scheduler_info()["workers"])}
+
+
+def _parse_local(spec: str) -> int | None:
+    """``local`` -> None (one worker per core), ``local:N`` -> N; else UserError."""
+    rest = spec[len(LOCAL_CLUSTER):]
+    if not rest:
+        return None
+    try:
+        n = int(rest[1:]) if rest[0] == ":" else 0
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise UserError(f"--dask {spec}: use 'local', 'local:N' (N worker processes, N >= 1) "
+                        "or a scheduler address like tcp://host:8786")
+    limit = MAX_LOCAL_WORKERS_PER_CORE * (os.cpu_count() or 1)
+    if n > limit:
+        raise UserError(f"--dask {spec}: at most {limit} local worker processes on this "
+                        f"machine ({os.cpu_count()} cores); a bigger cluster needs a scheduler "
+                        "address")
+    return n
+
+
+@contextlib.contextmanager
+def dask_client(spec: str) -> Iterator[Any]:
+    """A ``distributed.Client`` for ``--dask SPEC``, closed (with its cluster) on exit.
+
+    ``SPEC``: a scheduler address (``tcp://host:8786``), ``local`` (a LocalCluster with
+    one single-threaded worker process per core) or ``local:N`` (N worker processes).
+    """
+    spec = spec.strip()
+    if not spec:
+        raise UserError("--dask needs 'local', 'local:N' or a scheduler address "
+                        "like tcp://host:8786")
+    local = spec.split(":")[0] == LOCAL_CLUSTER
+    n_workers = _parse_local(spec) if local else None
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise UserError("--dask needs Dask's distributed scheduler: "
+                        "pip install 'dicelab[dask]'") from None
+    if local:
+        import logging
+        import os
+
+        cores = os.cpu_count() or 1
+        n = n_workers if n_workers is not None else cores
+        # each worker's kernels are parallel too: share the cores instead of oversubscribing
+        env = {"NUMBA_NUM_THREADS": str(max(1, cores // n))}
+        # a failed task reaches the caller as its exception (a UserError is one line):
+        # the workers' own log of it would only repeat it as a traceback
+        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                          dashboard_address=":0", env=env,
+                          silence_logs=logging.CRITICAL) as cluster, \
+                Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(spec, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({exc})") from None
+    try:
+        yield client
+    finally:
+        client.close()

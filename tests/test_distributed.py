@@ -1,0 +1,216 @@
+"""One chunk runner for both games: 1 thread, 2 threads and a Dask cluster agree exactly."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+from dicelab import runner, seeding
+from dicelab.cli.main import main
+from dicelab.errors import UserError
+from dicelab.farkle import simulate as fsim
+from dicelab.penta import simulate as psim
+from dicelab.registry import parse_policy
+from dicelab.simulate import simulate
+
+distributed = pytest.importorskip("distributed")
+
+#: Keys of ``to_dict()`` / ``manifest()`` that say how (and how fast) a run went.
+RUN_FIELDS = ("elapsed_s", "games_per_s", "setup_s", "threads", "executor", "workers")
+
+
+def strip(d: dict) -> dict:
+    return {k: v for k, v in d.items() if k not in RUN_FIELDS}
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two in-process workers (threads): fast to start, exercise scatter/map/as_completed."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def with_threads(n, fn):
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        return fn()
+    finally:
+        numba.set_num_threads(before)
+
+
+def assert_same_farkle(a, b):
+    np.testing.assert_array_equal(a.stats, b.stats)
+    np.testing.assert_array_equal(a.hist, b.hist)
+    np.testing.assert_array_equal(a.counters, b.counters)
+    assert strip(a.to_dict()) == strip(b.to_dict())
+    assert strip(a.manifest()) == strip(b.manifest())
+
+
+# ---------------------------------------------------------------------------- the executor
+
+
+def test_run_plan_sums_exactly_what_the_chunks_give_one_by_one(monkeypatch):
+    # independent reference: every chunk on its own, summed by hand
+    plan = fsim.FarklePlan(tuple(map(parse_policy, ("ai", "threshold-300"))),
+                           fsim.load_scoring(None), 5000, seed=11,
+                           games=3 * seeding.CHUNK_GAMES + 5, batch_chunks=2)
+    ref = plan.empty()
+    for i in range(seeding.n_chunks(plan.games)):
+        for k, v in plan.run_range(i, i + 1).items():
+            ref[k] += v
+    ticks = []
+    got = runner.run_plan(plan, progress=lambda d, t: ticks.append((d, t)))
+    for k in ref:
+        np.testing.assert_array_equal(ref[k], got[k])
+    assert int(got["counters"][0]) == plan.games
+    assert runner.batch_ranges(plan) == [(0, 2), (2, 4)]
+    assert ticks == [(2 * seeding.CHUNK_GAMES, plan.games), (plan.games, plan.games)]
+
+
+def test_a_plan_travels_without_its_tables():
+    plan = fsim.FarklePlan((parse_policy("max-ev"),), fsim.load_scoring(None), 10000, 1, 100)
+    plan.prepare()  # builds the max-ev table and the scoring arrays in this process
+    sa, scoring = plan.kernel_arrays()
+    built = sum(a.nbytes for a in (*sa.kernel_args(), *scoring))
+    blob = pickle.dumps(plan)
+    assert built > 10 * len(blob)
+    again = pickle.loads(blob)
+    assert "_lazy_arrays" not in again.__dict__
+    assert again.token() == plan.token()
+    for k, v in again.run_range(0, 1).items():
+        np.testing.assert_array_equal(v, plan.run_range(0, 1)[k])
+    other = fsim.FarklePlan((parse_policy("max-ev"),), fsim.load_scoring(None), 10000, 2, 100)
+    assert other.token() != plan.token()
+
+
+# ------------------------------------------------------------- same seed, same results
+
+
+def test_farkle_two_seats_identical_with_one_two_threads_and_dask(client, monkeypatch):
+    monkeypatch.setattr(fsim, "BATCH_CHUNKS", 2)  # several Dask tasks
+    seats = [parse_policy("ai"), parse_policy("threshold-300")]
+    games = 5 * seeding.CHUNK_GAMES + 123
+
+    def run(**kw):
+        return fsim.simulate_farkle(seats, games=games, seed=2024, target=5000, **kw)
+
+    one = with_threads(1, run)
+    two = with_threads(2, run)
+    ticks = []
+    dask = run(client=client, progress=lambda d, t: ticks.append((d, t)))
+    assert_same_farkle(one, two)
+    assert_same_farkle(one, dask)
+    assert one.to_dict()["executor"] == "local" and one.to_dict()["workers"] is None
+    assert dask.to_dict()["executor"] == "dask" and dask.to_dict()["workers"] == 2
+    assert dask.manifest()["executor"] == "dask"
+    # three tasks; progress reaches the total whatever order they finish in
+    assert len(ticks) == 3 and ticks[-1] == (games, games)
+    assert [d for d, _ in ticks] == sorted(d for d, _ in ticks)
+    other = fsim.simulate_farkle(seats, games=games, seed=2025, target=5000, client=client)
+    assert not np.array_equal(other.stats, dask.stats)
+
+
+def test_farkle_exact_policy_identical_locally_and_on_dask(client):
+    seats = [parse_policy("max-ev"), parse_policy("ai")]
+    games = 2 * seeding.CHUNK_GAMES + 7
+    local = with_threads(1, lambda: fsim.simulate_farkle(seats, games=games, seed=5))
+    dask = fsim.simulate_farkle(seats, games=games, seed=5, client=client)
+    assert_same_farkle(local, dask)
+
+
+def test_penta_identical_with_one_two_threads_and_dask(client, monkeypatch):
+    monkeypatch.setattr(psim, "CHUNKS_PER_CALL", 1)
+    games = 3 * seeding.CHUNK_GAMES + 5
+
+    def run(**kw):
+        return psim.simulate_penta(["optimal", "greedy"], games=games, seed=77, **kw)
+
+    one = with_threads(1, run)
+    two = with_threads(2, run)
+    dask = run(client=client)
+    for r in (two, dask):
+        for name in ("hist", "box_sum", "box_sq", "upper_bonus", "fifty", "bonus_sum",
+                     "bonus_sq", "wins", "tied"):
+            np.testing.assert_array_equal(getattr(one, name), getattr(r, name))
+        assert one.ties == r.ties
+        assert strip(one.to_dict()) == strip(r.to_dict())
+        assert strip(one.manifest()) == strip(r.manifest())
+    assert dask.to_dict()["executor"] == "dask" and dask.to_dict()["workers"] == 2
+    assert one.to_dict()["table_bytes"] == dask.to_dict()["table_bytes"] > 0
+
+
+def test_worker_processes_give_the_same_results():
+    # real worker processes: each unpickles the plan and builds its own arrays
+    seats = [parse_policy("ai"), parse_policy("threshold-300")]
+    games = 3 * seeding.CHUNK_GAMES + 1
+    local = fsim.simulate_farkle(seats, games=games, seed=9)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        remote = simulate("ai", ["threshold-300"], games=games, seed=9, client=c)
+    assert_same_farkle(local, remote)
+    assert remote.workers == 2
+
+
+def test_user_error_on_a_worker_reaches_the_caller(client):
+    # optimal-win is checked when the worker builds its table
+    with pytest.raises(UserError, match="two-seat"):
+        fsim.simulate_farkle([parse_policy("optimal-win")] * 3, games=10, seed=1,
+                             client=client)
+
+
+# ------------------------------------------------------------------------------ the CLI
+
+
+def _cli(capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+def test_cli_dask_address_gives_the_local_json(client, capsys):
+    args = ["simulate", "-s", "ai", "--vs", "threshold-300", "-n", "20000", "--seed", "3",
+            "--json"]
+    main(args)
+    local = json.loads(capsys.readouterr().out)
+    main([*args, "--dask", client.scheduler.address])
+    remote = json.loads(capsys.readouterr().out)
+    assert strip(local) == strip(remote)
+    assert (local["executor"], remote["executor"], remote["workers"]) == ("local", "dask", 2)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("local:0", "local:N"),
+    ("local:two", "local:N"),
+    ("local:100000", "at most"),
+    ("", "scheduler address"),
+    ("no-port-here", "cannot reach a Dask scheduler"),
+])
+def test_cli_bad_dask_spec_is_one_line_exit_2(capsys, spec, message):
+    code, out, err = _cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", spec])
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_cli_without_dask_installed_says_what_to_install(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # the import fails
+    code, _, err = _cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", "local:1"])
+    assert code == 2 and "pip install 'dicelab[dask]'" in err
+
+
+def test_cli_bad_policy_fails_before_a_cluster_starts(capsys, monkeypatch):
+    def no_cluster(spec):
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(runner, "dask_client", no_cluster)
+    code, _, err = _cli(capsys, ["simulate", "-s", "bogus", "--dask", "local:1"])
+    assert code == 2 and "unknown policy 'bogus'" in err
