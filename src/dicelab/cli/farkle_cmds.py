@@ -37,7 +37,9 @@ def render_simulation(result, console: Console) -> None:
     head.add_row("rules", d["rules"])
     head.add_row("target", f"{d['target']:,}")
     head.add_row("first seat", "rotates" if d["first_seat"] is None else str(d["first_seat"]))
-    head.add_row("elapsed", f"{d['elapsed_s']:.2f} s on {d['threads']} thread(s)")
+    where = (f"a Dask cluster of {d['workers']} worker(s)" if d.get("executor") == "dask"
+             else f"{d['threads']} thread(s)")
+    head.add_row("elapsed", f"{d['elapsed_s']:.2f} s on {where}")
     head.add_row("games/s", f"{d['games_per_s']:,.0f}")
     console.print(head)
 

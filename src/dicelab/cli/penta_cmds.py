@@ -28,7 +28,9 @@ def render_simulation(result, console: Console) -> None:
     d = result.to_dict()
     seats = d["seats"]
     title = (f"Penta, rules '{d['rules']}': {d['games']:,} games per seat, seed {d['seed']}, "
-             f"{d['games_per_s']:,.0f} games/s")
+             f"{d['games_per_s']:,.0f} games/s"
+             + (f" on a Dask cluster of {d['workers']} worker(s)"
+                if d.get("executor") == "dask" else ""))
     t = Table(title=title)
     t.add_column("statistic")
     for s in seats:
