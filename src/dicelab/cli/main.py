@@ -113,6 +113,67 @@ def simulate(
             typer.echo(f"saved {out / 'summary.parquet'} and {out / 'manifest.json'}", err=True)
 
 
+@app.command()
+def compare(
+    policies: Annotated[list[str], typer.Argument(
+        help="Two or more policies of one game, e.g. ai max-ev threshold-250.")],
+    game: Annotated[str | None, typer.Option(
+        help="farkle or penta; only needed when a policy name exists in both.")] = None,
+    games: Annotated[int, typer.Option("--games", "-n", help="Games per pair.")] = 1_000_000,
+    seed: Annotated[int | None, typer.Option(
+        help="Seed of the comparison (each pair's own seed is derived and reported).")
+    ] = None,
+    target: Annotated[int | None, typer.Option(
+        help="Farkle target score (a positive multiple of 50). [default: 10000]")] = None,
+    rules: Annotated[str | None, typer.Option(
+        help="Farkle scoring preset or TOML file; Penta rule set.")] = None,
+    threads: Annotated[int | None, typer.Option(help="Worker threads (default: all cores).")
+    ] = None,
+    dask: Annotated[str | None, typer.Option(
+        "--dask", metavar="ADDRESS", help="Run on a Dask cluster (see simulate --help).")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    out: Annotated[Path | None, typer.Option(
+        help="Save summary.parquet (one row per pair) and manifest.json here.")] = None,
+) -> None:
+    """Head to head: every pair of policies plays two-seat games; scores with 95% intervals."""
+    from dicelab.cli import render
+    from dicelab.compare import compare as run
+    from dicelab.registry import parse_policy
+    from dicelab.results import prepare_out_dir, save_run, to_json
+
+    if out is not None and out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    if threads is not None:
+        if threads <= 0:
+            raise UserError(f"--threads must be positive, not {threads}")
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    n_pairs = len(policies) * (len(policies) - 1) // 2
+    with contextlib.ExitStack() as stack:
+        client = None
+        if dask is not None:
+            from dicelab.runner import dask_client
+
+            for p in policies:  # a bad policy name fails before a cluster starts
+                parse_policy(p, game)
+            client = stack.enter_context(dask_client(dask))
+        with render.progress_bar(enabled=not json_out, total=max(n_pairs, 1) * games
+                                 ) as advance:
+            result = run(policies, games=games, seed=seed, game=game, target=target,
+                         rules=rules, progress=advance, client=client)
+    if out is not None:
+        prepare_out_dir(out)
+        save_run(out, result, command=["dicelab", *sys.argv[1:]])
+    if json_out:
+        typer.echo(to_json(result.to_dict()))
+    else:
+        render.comparison(result)
+        if out is not None:
+            typer.echo(f"saved {out / 'summary.parquet'} and {out / 'manifest.json'}", err=True)
+
+
 def _register_game_commands() -> None:
     # each module adds its commands to app / solve_app / policy_app
     from dicelab.cli import farkle_cmds, farkle_solve_cmds, penta_cmds

@@ -16,7 +16,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-console = Console()
+# piped or captured output has no terminal width: use a wide page rather than rich's 80
+# columns, so tables of several seats stay one line per statistic
+console = Console(width=None if sys.stdout.isatty() else 120)
 err_console = Console(stderr=True)
 
 
@@ -45,3 +47,26 @@ def simulation(result) -> None:
     else:
         from dicelab.cli.penta_cmds import render_simulation
     render_simulation(result, console)
+
+
+def comparison(result) -> None:
+    """Print a :class:`dicelab.compare.Comparison`: one row per pair, then a ranking."""
+    from rich.table import Table
+
+    where = f", target {result.target:,}" if result.target else ""
+    t = Table(title=f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
+                    f"{result.games_per_pair:,} games per pair, seed {result.seed}",
+              caption="score = P(win) + P(tie)/2 of the policy; tie = its 95% CI contains 0.5")
+    t.add_column("policy", no_wrap=True)
+    t.add_column("vs", no_wrap=True)
+    for col in ("score", "95% CI", "wins", "ties"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    for p in result.pairs:
+        lo, hi = p.score_ci
+        t.add_row(p.policy, p.opponent, f"{p.score:.4f}", f"{lo:.4f}-{hi:.4f}",
+                  f"{p.wins / p.games:.2%}", f"{p.ties / p.games:.2%}", p.verdict)
+    console.print(t)
+    ranking = sorted(result.mean_scores().items(), key=lambda kv: -kv[1])
+    console.print("mean score over its pairings: "
+                  + ", ".join(f"{name} {score:.4f}" for name, score in ranking))

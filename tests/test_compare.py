@@ -1,0 +1,104 @@
+"""Head-to-head comparisons: pair seeds, scores, verdicts, the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from dicelab.cli.main import main
+from dicelab.compare import PairResult, compare, pair_seed
+from dicelab.errors import UserError
+from dicelab.simulate import simulate
+
+
+def test_each_pair_replays_alone_with_its_recorded_seed():
+    c = compare(["threshold-300", "ai", "threshold-600"], games=30_000, seed=9)
+    assert [(p.policy, p.opponent) for p in c.pairs] == [
+        ("threshold-300", "ai"), ("threshold-300", "threshold-600"), ("ai", "threshold-600")]
+    assert len({p.seed for p in c.pairs}) == 3
+    for i, p in enumerate(c.pairs):
+        assert p.seed == pair_seed(9, i)
+        alone = simulate(p.policy, [p.opponent], games=30_000, seed=p.seed).to_dict()
+        assert (alone["seats"][0]["wins"], alone["seats"][0]["ties"]) == (p.wins, p.ties)
+        assert alone["seats"][1]["wins"] == p.losses
+    # same seed, same comparison
+    again = compare(["threshold-300", "ai", "threshold-600"], games=30_000, seed=9)
+    assert [(p.wins, p.ties) for p in again.pairs] == [(p.wins, p.ties) for p in c.pairs]
+
+
+def test_score_interval_and_verdicts():
+    p = PairResult("a", "b", games=1000, wins=500, ties=100, seed=1)
+    assert p.losses == 400 and p.score == pytest.approx(0.55)
+    # per-game outcome x in {0, 1/2, 1}: var = E[x^2] - E[x]^2
+    var = (500 + 0.25 * 100) / 1000 - 0.55**2
+    assert p.score_se == pytest.approx(math.sqrt(var / 1000))
+    assert p.verdict == "better"
+    assert PairResult("a", "b", 1000, 400, 100, 1).verdict == "worse"
+    assert PairResult("a", "b", 1000, 450, 100, 1).verdict == "tie"  # exactly 1/2
+    assert PairResult("a", "b", 1000, 495, 10, 1).verdict == "tie"
+
+
+def test_mean_scores_are_complementary_and_verdicts_follow_the_interval():
+    c = compare(["threshold-300", "threshold-350", "threshold-2000"], games=20_000, seed=3)
+    ms = c.mean_scores()
+    assert sum(ms.values()) == pytest.approx(1.5)  # three pairings, one point each
+    for p in c.pairs:
+        lo, hi = p.score_ci
+        assert p.verdict == ("tie" if lo <= 0.5 <= hi else "better" if lo > 0.5 else "worse")
+    # banking only at 2000 loses clearly to both
+    assert [p.verdict for p in c.pairs if p.opponent == "threshold-2000"] == ["better"] * 2
+
+
+def test_penta_pairs_and_frame():
+    c = compare(["optimal", "greedy"], games=10_000, seed=4)
+    assert c.game == "penta" and c.target is None
+    (p,) = c.pairs
+    assert p.verdict == "better" and p.score > 0.65
+    frame = c.to_frame()
+    assert list(frame["policy"]) == ["optimal"]
+    assert frame.loc[0, "score_lo"] < frame.loc[0, "score"] < frame.loc[0, "score_hi"]
+
+
+@pytest.mark.parametrize(("policies", "message"), [
+    (["ai"], "at least two"),
+    (["ai", "optimal"], "one game"),
+    (["ai", "ai"], "twice"),
+    (["ai", "bogus"], "unknown policy"),
+])
+def test_bad_input(policies, message):
+    with pytest.raises(UserError, match=message):
+        compare(policies, games=10, seed=1)
+
+
+def _cli(capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+def test_cli_json_table_and_out(capsys, tmp_path):
+    main(["compare", "threshold-300", "threshold-1000", "-n", "20000", "--seed", "5",
+          "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert d["games_per_pair"] == 20000 and d["seed"] == 5 and d["target"] == 10000
+    (pair,) = d["pairs"]
+    assert pair["verdict"] == "better" and pair["score_ci"][0] > 0.5
+    main(["compare", "threshold-300", "threshold-1000", "-n", "20000", "--seed", "5",
+          "--out", str(tmp_path / "cmp")])
+    out = capsys.readouterr().out
+    assert "head to head" in out and "better" in out
+    manifest = json.loads((tmp_path / "cmp" / "manifest.json").read_text())
+    assert manifest["pair_seeds"]["threshold-300 vs threshold-1000"] == pair["seed"]
+    assert (tmp_path / "cmp" / "summary.parquet").is_file()
+
+
+def test_cli_errors_are_one_line(capsys, tmp_path):
+    code, out, err = _cli(capsys, ["compare", "ai", "-n", "10"])
+    assert out == ""
+    assert code == 2 and err.startswith("error:") and err.count("\n") == 1
+    code, _, err = _cli(capsys, ["compare", "ai", "max-ev", "-n", "0",
+                                 "--out", str(tmp_path / "never")])
+    assert code == 2 and "--games" in err and not (tmp_path / "never").exists()
