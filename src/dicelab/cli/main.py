@@ -51,97 +51,38 @@ def _root(
     """Monte Carlo simulation and exact strategy research for Penta and Farkle."""
 
 
-@app.command()
-def simulate(
-    strategy: Annotated[str, typer.Option("--strategy", "-s",
-                                          help="Policy of seat 0, e.g. threshold-300, ai, "
-                                               "optimal.")],
-    vs: Annotated[list[str] | None, typer.Option(
-        "--vs", help="Add a seat with this policy (repeatable).")] = None,
-    game: Annotated[str | None, typer.Option(
-        help="farkle or penta; only needed when a policy name exists in both.")] = None,
-    games: Annotated[int, typer.Option("--games", "-n", help="Number of games.")] = 1_000_000,
-    seed: Annotated[int | None, typer.Option(
-        help="Seed; same seed, same results, whatever the thread count. "
-             "Default: a fresh seed, reported.")] = None,
-    target: Annotated[int | None, typer.Option(
-        help="Farkle target score (a positive multiple of 50). [default: 10000]")] = None,
-    rules: Annotated[str | None, typer.Option(
-        help="Farkle scoring preset or TOML file; Penta rule set. [default: default/seed]")
-    ] = None,
-    first: Annotated[int | None, typer.Option(
-        "--first", help="Farkle: seat that starts every game (default: rotates).")] = None,
-    threads: Annotated[int | None, typer.Option(help="Worker threads (default: all cores).")
-    ] = None,
-    dask: Annotated[str | None, typer.Option(
-        "--dask", metavar="ADDRESS",
-        help="Run the chunks on a Dask cluster: a scheduler address (tcp://host:8786), "
-             "'local' or 'local:N' (a local cluster of N worker processes). Same results.")
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    out: Annotated[Path | None, typer.Option(
-        help="Save summary.parquet and manifest.json in this directory.")] = None,
-) -> None:
-    """Simulate many games and report the statistics of each seat."""
+# Options shared by the commands that run games (one definition each).
+GameOpt = Annotated[str | None, typer.Option(
+    help="farkle or penta; only needed when a policy name exists in both.")]
+SeedOpt = Annotated[int | None, typer.Option(
+    help="Seed; same seed, same results, whatever the thread or worker count. "
+         "Default: a fresh seed, reported.")]
+TargetOpt = Annotated[int | None, typer.Option(
+    help="Farkle target score (a positive multiple of 50). [default: 10000]")]
+RulesOpt = Annotated[str | None, typer.Option(
+    help="Farkle scoring preset or TOML file; Penta rule set. [default: default/seed]")]
+ThreadsOpt = Annotated[int | None, typer.Option(help="Worker threads (default: all cores).")]
+DaskOpt = Annotated[str | None, typer.Option(
+    "--dask", metavar="ADDRESS",
+    help="Run the chunks on a Dask cluster: a scheduler address (tcp://host:8786), "
+         "'local' or 'local:N' (a local cluster of N worker processes). Same results.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+OutOpt = Annotated[Path | None, typer.Option(
+    help="Save summary.parquet and manifest.json in this directory.")]
+
+
+def _run_games(run, *, total: int, json_out: bool, out: Path | None, dask: str | None,
+               threads: int | None, check_names, render_result) -> None:
+    """Shared shell of the commands that play games: check, run (locally or on Dask) with a
+    progress bar, then save (``--out``) and print (``--json`` or tables).
+
+    ``run(progress, client)`` does the work; ``check_names()`` parses the policy names so a
+    bad one fails before a cluster starts; ``render_result(result)`` prints tables.
+    """
     from dicelab.cli import render
     from dicelab.results import prepare_out_dir, save_run, to_json
-    from dicelab.simulate import simulate as run
 
     # check --out before the (long) run; files are only written after it succeeded
-    if out is not None and out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory")
-    with contextlib.ExitStack() as stack:
-        client = None
-        if dask is not None:
-            from dicelab.registry import parse_seats
-            from dicelab.runner import dask_client
-
-            parse_seats(strategy, vs, game)  # a bad policy name fails before a cluster starts
-            client = stack.enter_context(dask_client(dask))
-        with render.progress_bar(enabled=not json_out, total=games) as advance:
-            result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
-                         rules=rules, first_seat=first, threads=threads, progress=advance,
-                         client=client)
-    if out is not None:
-        prepare_out_dir(out)
-        save_run(out, result, command=["dicelab", *sys.argv[1:]])
-    if json_out:
-        typer.echo(to_json(result.to_dict()))
-    else:
-        render.simulation(result)
-        if out is not None:
-            typer.echo(f"saved {out / 'summary.parquet'} and {out / 'manifest.json'}", err=True)
-
-
-@app.command()
-def compare(
-    policies: Annotated[list[str], typer.Argument(
-        help="Two or more policies of one game, e.g. ai max-ev threshold-250.")],
-    game: Annotated[str | None, typer.Option(
-        help="farkle or penta; only needed when a policy name exists in both.")] = None,
-    games: Annotated[int, typer.Option("--games", "-n", help="Games per pair.")] = 1_000_000,
-    seed: Annotated[int | None, typer.Option(
-        help="Seed of the comparison (each pair's own seed is derived and reported).")
-    ] = None,
-    target: Annotated[int | None, typer.Option(
-        help="Farkle target score (a positive multiple of 50). [default: 10000]")] = None,
-    rules: Annotated[str | None, typer.Option(
-        help="Farkle scoring preset or TOML file; Penta rule set.")] = None,
-    threads: Annotated[int | None, typer.Option(help="Worker threads (default: all cores).")
-    ] = None,
-    dask: Annotated[str | None, typer.Option(
-        "--dask", metavar="ADDRESS", help="Run on a Dask cluster (see simulate --help).")
-    ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    out: Annotated[Path | None, typer.Option(
-        help="Save summary.parquet (one row per pair) and manifest.json here.")] = None,
-) -> None:
-    """Head to head: every pair of policies plays two-seat games; scores with 95% intervals."""
-    from dicelab.cli import render
-    from dicelab.compare import compare as run
-    from dicelab.registry import parse_policy
-    from dicelab.results import prepare_out_dir, save_run, to_json
-
     if out is not None and out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a directory")
     if threads is not None:
@@ -150,28 +91,86 @@ def compare(
         import numba
 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    n_pairs = len(policies) * (len(policies) - 1) // 2
     with contextlib.ExitStack() as stack:
         client = None
         if dask is not None:
             from dicelab.runner import dask_client
 
-            for p in policies:  # a bad policy name fails before a cluster starts
-                parse_policy(p, game)
+            check_names()
             client = stack.enter_context(dask_client(dask))
-        with render.progress_bar(enabled=not json_out, total=max(n_pairs, 1) * games
-                                 ) as advance:
-            result = run(policies, games=games, seed=seed, game=game, target=target,
-                         rules=rules, progress=advance, client=client)
+        with render.progress_bar(enabled=not json_out, total=total) as advance:
+            result = run(advance, client)
     if out is not None:
         prepare_out_dir(out)
         save_run(out, result, command=["dicelab", *sys.argv[1:]])
     if json_out:
         typer.echo(to_json(result.to_dict()))
     else:
-        render.comparison(result)
+        render_result(result)
         if out is not None:
             typer.echo(f"saved {out / 'summary.parquet'} and {out / 'manifest.json'}", err=True)
+
+
+@app.command()
+def simulate(
+    strategy: Annotated[str, typer.Option("--strategy", "-s",
+                                          help="Policy of seat 0, e.g. threshold-300, ai, "
+                                               "optimal.")],
+    vs: Annotated[list[str] | None, typer.Option(
+        "--vs", help="Add a seat with this policy (repeatable).")] = None,
+    game: GameOpt = None,
+    games: Annotated[int, typer.Option("--games", "-n", help="Number of games.")] = 1_000_000,
+    seed: SeedOpt = None,
+    target: TargetOpt = None,
+    rules: RulesOpt = None,
+    first: Annotated[int | None, typer.Option(
+        "--first", help="Farkle: seat that starts every game (default: rotates).")] = None,
+    threads: ThreadsOpt = None,
+    dask: DaskOpt = None,
+    json_out: JsonOpt = False,
+    out: OutOpt = None,
+) -> None:
+    """Simulate many games and report the statistics of each seat."""
+    from dicelab.cli import render
+    from dicelab.registry import parse_seats
+    from dicelab.simulate import simulate as run
+
+    _run_games(
+        lambda progress, client: run(strategy, vs, game=game, games=games, seed=seed,
+                                     target=target, rules=rules, first_seat=first,
+                                     progress=progress, client=client),
+        total=games, json_out=json_out, out=out, dask=dask, threads=threads,
+        check_names=lambda: parse_seats(strategy, vs, game),
+        render_result=render.simulation)
+
+
+@app.command()
+def compare(
+    policies: Annotated[list[str], typer.Argument(
+        help="Two or more policies of one game, e.g. ai max-ev threshold-250.")],
+    game: GameOpt = None,
+    games: Annotated[int, typer.Option("--games", "-n", help="Games per pair.")] = 1_000_000,
+    seed: SeedOpt = None,
+    target: TargetOpt = None,
+    rules: RulesOpt = None,
+    threads: ThreadsOpt = None,
+    dask: DaskOpt = None,
+    json_out: JsonOpt = False,
+    out: OutOpt = None,
+) -> None:
+    """Head to head: every pair of policies plays two-seat games; scores with 95% intervals."""
+    from dicelab.cli import render
+    from dicelab.compare import compare as run
+    from dicelab.registry import parse_policy
+
+    n_pairs = len(policies) * (len(policies) - 1) // 2
+    _run_games(
+        lambda progress, client: run(policies, games=games, seed=seed, game=game,
+                                     target=target, rules=rules, progress=progress,
+                                     client=client),
+        total=max(n_pairs, 1) * games, json_out=json_out, out=out, dask=dask, threads=threads,
+        check_names=lambda: [parse_policy(p, game) for p in policies],
+        render_result=render.comparison)
 
 
 def _register_game_commands() -> None:
