@@ -266,3 +266,18 @@ def test_cache_round_trip_and_rebuild(tmp_path, monkeypatch):
     _, hit = cache.cached("unit-test", 2, build)
     assert not hit and len(calls) == 4
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_name_in_both_games_needs_game(monkeypatch):
+    """No name is shared today; the registry still handles one that is (RULES.md §3)."""
+    from dicelab import registry
+
+    shared = [registry._Family("farkle", "both", "both", registry._exact("farkle", "both")),
+              registry._Family("penta", "both", "both", registry._exact("penta", "both"))]
+    monkeypatch.setattr(registry, "_FAMILIES", [*registry._FAMILIES, *shared])
+    with pytest.raises(UserError, match=r"both games.*--game"):
+        parse_policy("both")
+    assert parse_policy("both", game="penta").game == "penta"
+    assert parse_policy("both", game="farkle").game == "farkle"
+    game, seats = parse_seats("both", ["optimal"], game="penta")
+    assert game == "penta" and [s.name for s in seats] == ["both", "optimal"]
