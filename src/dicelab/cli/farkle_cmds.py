@@ -67,7 +67,7 @@ def render_simulation(result, console: Console) -> None:
     for n in range(1, 7):
         row(f"  bust rate, {n} {'die' if n == 1 else 'dice'}",
             [f"{_pct(s['bust_rate_by_dice'][str(n)]['rate'])} "
-             f"({s['bust_rate_by_dice'][str(n)]['rolls']:,} rolls)" for s in seats])
+             f"{_ci(s['bust_rate_by_dice'][str(n)]['ci95'], _pct)}" for s in seats])
     for q in ("1", "5", "25", "50", "75", "95", "99"):
         cells = []
         for s in seats:
