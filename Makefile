@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench clean clean-jit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,5 +30,10 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
-clean:
+# numba's on-disk cache does not notice when a jitted function it inlined from another
+# module changed: after editing kernels, drop the compiled copies
+clean-jit:
+	find src -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
+
+clean: clean-jit
 	rm -rf $(VENV) build dist src/*.egg-info
