@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from cli_helpers import run_cli
 
 from dicelab.cli.main import main
 from dicelab.compare import PairResult, compare, pair_seed
@@ -72,13 +73,6 @@ def test_bad_input(policies, message):
         compare(policies, games=10, seed=1)
 
 
-def _cli(capsys, argv):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out = capsys.readouterr()
-    return exc.value.code, out.out, out.err
-
-
 def test_cli_json_table_and_out(capsys, tmp_path):
     main(["compare", "threshold-300", "threshold-1000", "-n", "20000", "--seed", "5",
           "--json"])
@@ -96,9 +90,9 @@ def test_cli_json_table_and_out(capsys, tmp_path):
 
 
 def test_cli_errors_are_one_line(capsys, tmp_path):
-    code, out, err = _cli(capsys, ["compare", "ai", "-n", "10"])
+    code, out, err = run_cli(capsys, ["compare", "ai", "-n", "10"])
     assert out == ""
     assert code == 2 and err.startswith("error:") and err.count("\n") == 1
-    code, _, err = _cli(capsys, ["compare", "ai", "max-ev", "-n", "0",
+    code, _, err = run_cli(capsys, ["compare", "ai", "max-ev", "-n", "0",
                                  "--out", str(tmp_path / "never")])
     assert code == 2 and "--games" in err and not (tmp_path / "never").exists()

@@ -9,6 +9,7 @@ import sys
 import numba
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
 from dicelab import runner, seeding
 from dicelab.cli.main import main
@@ -170,13 +171,6 @@ def test_user_error_on_a_worker_reaches_the_caller(client):
 # ------------------------------------------------------------------------------ the CLI
 
 
-def _cli(capsys, argv):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out = capsys.readouterr()
-    return exc.value.code, out.out, out.err
-
-
 def test_cli_dask_address_gives_the_local_json(client, capsys):
     args = ["simulate", "-s", "ai", "--vs", "threshold-300", "-n", "20000", "--seed", "3",
             "--json"]
@@ -196,14 +190,14 @@ def test_cli_dask_address_gives_the_local_json(client, capsys):
     ("no-port-here", "cannot reach a Dask scheduler"),
 ])
 def test_cli_bad_dask_spec_is_one_line_exit_2(capsys, spec, message):
-    code, out, err = _cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", spec])
+    code, out, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", spec])
     assert code == 2 and out == ""
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
 def test_cli_without_dask_installed_says_what_to_install(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # the import fails
-    code, _, err = _cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", "local:1"])
+    code, _, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", "local:1"])
     assert code == 2 and "pip install 'dicelab[dask]'" in err
 
 
@@ -212,5 +206,5 @@ def test_cli_bad_policy_fails_before_a_cluster_starts(capsys, monkeypatch):
         raise AssertionError("a cluster was started")
 
     monkeypatch.setattr(runner, "dask_client", no_cluster)
-    code, _, err = _cli(capsys, ["simulate", "-s", "bogus", "--dask", "local:1"])
+    code, _, err = run_cli(capsys, ["simulate", "-s", "bogus", "--dask", "local:1"])
     assert code == 2 and "unknown policy 'bogus'" in err

@@ -6,8 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
-from dicelab.cli.main import main
 from dicelab.farkle import turn_dp
 from dicelab.farkle.scoring import PRESETS
 from dicelab.plots import bust_risk_figure
@@ -15,13 +15,7 @@ from dicelab.stats import Estimate
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_cli(capsys, argv)
 
 
 def test_solve_threshold_json_matches_library(capsys):

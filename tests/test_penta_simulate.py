@@ -7,6 +7,7 @@ import json
 import numba
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
 from dicelab.cli.main import main
 from dicelab.errors import UserError
@@ -91,13 +92,6 @@ def test_bad_input_is_a_user_error():
         simulate("optimal", ["threshold-300"], games=10)
 
 
-def _run(capsys, argv):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out = capsys.readouterr()
-    return exc.value.code, out.out, out.err
-
-
 def test_cli_simulate_json_without_game(capsys):
     main(["simulate", "--strategy", "optimal", "--vs", "greedy", "--games", "20000",
           "--seed", "5", "--json"])
@@ -135,7 +129,7 @@ def test_cli_simulate_table_and_out(capsys, tmp_path):
     (["policy", "penta", "--roll", "1,2,3,4,5", "--card", "ones=9"], "ones"),
 ])
 def test_cli_user_errors_exit_2_with_one_line(capsys, argv, needle):
-    code, _out, err = _run(capsys, argv)
+    code, _out, err = run_cli(capsys, argv)
     assert code == 2
     assert err.startswith("error:") and needle in err and err.count("\n") == 1
     assert "Traceback" not in err
