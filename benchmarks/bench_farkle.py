@@ -2,12 +2,22 @@
 
     .venv/bin/python benchmarks/bench_farkle.py [--games N] [--threads T] [--repeat R]
 
-For 1-seat and 2-seat threshold-300 games to 10,000 (default rules) it prints games/s,
-dice rolled per game, wall-clock ns per die, and the cost of the random numbers alone:
-a jitted loop drawing exactly as many ``roll_dice`` results of each dice count, over the
-same chunks, seeds, batches and threads. Targets on a 2-core machine: >= 1,000,000
-solitaire games/s, >= 500,000 two-seat games/s, game cost within 2x of the RNG cost.
-The best of ``--repeat`` runs is reported (the machine may be shared).
+For 1-seat and 2-seat threshold-300 games to 10,000 (default rules) it prints:
+
+* games/s of ``simulate_farkle`` (what ``dicelab simulate`` runs: the lane kernel of
+  :mod:`dicelab.farkle.lanes` for threshold seats) and of the general kernel of
+  :mod:`dicelab.farkle.kernels` (which plays ``ai`` and exact-policy seats) on the same
+  games, layout and threads;
+* dice rolled per game and wall-clock ns per die;
+* the cost of the random numbers alone: a jitted loop drawing exactly as many
+  ``roll_dice`` results of each dice count, over the same chunks, seeds and threads;
+* for solitaire, a *floor*: a stripped lane kernel that only draws, looks up the
+  outcome and decides to bank (no statistics, no bookkeeping beyond the score). No
+  engine that plays the game roll by roll can do less per roll.
+
+Targets on a 2-core machine: >= 1,000,000 solitaire games/s, >= 500,000 two-seat
+games/s, game cost within 2x of the RNG cost. The best of ``--repeat`` runs is reported
+(the machine may be shared).
 """
 
 from __future__ import annotations
@@ -17,11 +27,52 @@ import time
 
 import numba
 import numpy as np
+from numba import njit, prange
 
+from dicelab.dice import POW6, SEQ_OFFSET
 from dicelab.farkle import kernels as K
+from dicelab.farkle import lanes as LN
 from dicelab.farkle import simulate as fsim
+from dicelab.farkle.policies import seat_arrays
+from dicelab.farkle.scoring import PRESETS, compile_table
 from dicelab.registry import parse_policy
+from dicelab.rng import below_s
 from dicelab.seeding import chunk_bounds, chunk_states
+
+TARGET = 10_000
+_POW6 = POW6.copy()
+_SEQ_OFFSET = SEQ_OFFSET.copy()
+
+
+@njit(cache=True, parallel=True)
+def floor_kernel(states, bounds, thr, target, out, lanes, rolls_out):
+    """Solitaire threshold games in lanes, with nothing but draw, lookup and decision."""
+    for c in prange(states.shape[0]):
+        s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
+        n_games = bounds[c + 1] - bounds[c]
+        n_lanes = min(lanes, n_games)
+        dice = np.full(n_lanes, 6, dtype=np.int64)
+        tp = np.zeros(n_lanes, dtype=np.int64)
+        total = np.zeros(n_lanes, dtype=np.int64)
+        done = 0
+        rolls = 0
+        while done < n_games:
+            for lane in range(n_lanes):
+                n = dice[lane]
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6[n])
+                code = np.int64(out[_SEQ_OFFSET[n] + u])
+                left = code & 7
+                t2 = tp[lane] + (code >> 3)
+                bank = t2 >= thr
+                end = (left == 0) | bank
+                total[lane] += t2 * bank
+                tp[lane] = t2 * (1 - end)
+                dice[lane] = 6 if end else left
+                if total[lane] >= target:
+                    total[lane] = 0
+                    done += 1
+            rolls += n_lanes
+        rolls_out[c] = rolls
 
 
 def rng_only_seconds(seed: int, games: int, rolls_n: np.ndarray) -> float:
@@ -43,6 +94,43 @@ def rng_only_seconds(seed: int, games: int, rolls_n: np.ndarray) -> float:
     return time.perf_counter() - t0
 
 
+def _batches(games: int):
+    bounds = chunk_bounds(games)
+    n_chunks = len(bounds) - 1
+    for lo in range(0, n_chunks, fsim.BATCH_CHUNKS):
+        hi = min(lo + fsim.BATCH_CHUNKS, n_chunks)
+        yield lo, hi, bounds[lo:hi + 1]
+
+
+def general_kernel_seconds(seats: list[str], seed: int, games: int) -> float:
+    """Wall-clock of the general kernel on the same games' layout (its own draws)."""
+    table = PRESETS["default"]
+    sa = seat_arrays([parse_policy(s) for s in seats], table, TARGET)
+    arrays = fsim.scoring_arrays(compile_table(table))
+    s = len(seats)
+    n_bins = (TARGET + fsim.HIST_HEADROOM) // 50 + 1
+    t0 = time.perf_counter()
+    for lo, hi, b in _batches(games):
+        m = hi - lo
+        K.run_chunks(chunk_states(seed, lo, hi), b, s, -1, TARGET, *sa.kernel_args(), *arrays,
+                     np.zeros((m, s, K.N_STATS), np.int64), np.zeros((m, s, n_bins), np.int64),
+                     np.zeros((m, K.N_CHUNK_COUNTERS), np.int64))
+    return time.perf_counter() - t0
+
+
+def floor_seconds(seed: int, games: int) -> tuple[float, int]:
+    """(wall-clock, rolls) of the floor kernel for solitaire threshold-300 games."""
+    _, max_keep, all_score = fsim.scoring_arrays(compile_table(PRESETS["default"]))
+    out = LN.outcome_table(max_keep, all_score)
+    rolls = 0
+    t0 = time.perf_counter()
+    for lo, hi, b in _batches(games):
+        r = np.zeros(hi - lo, dtype=np.int64)
+        floor_kernel(chunk_states(seed, lo, hi), b, 300, TARGET, out, LN.LANES, r)
+        rolls += int(r.sum())
+    return time.perf_counter() - t0, rolls
+
+
 def bench(seats: list[str], games: int, repeat: int) -> None:
     specs = [parse_policy(s) for s in seats]
     best = None
@@ -54,17 +142,30 @@ def bench(seats: list[str], games: int, repeat: int) -> None:
     rolls_n = np.zeros(7, dtype=np.int64)
     for s in range(len(seats)):
         rolls_n[1:] += r.stats[s, K.ST_ROLLS_N:K.ST_ROLLS_N + 6]
+    rolls = int(rolls_n.sum())
     dice_rolled = int((rolls_n * np.arange(7)).sum())
     rng_s = min(rng_only_seconds(r.seed, games, rolls_n) for _ in range(repeat))
+    general_kernel_seconds(seats, r.seed, fsim.CHUNK_GAMES)  # compile / load
+    gen_s = min(general_kernel_seconds(seats, r.seed, games) for _ in range(repeat))
     label = " vs ".join(seats)
     print(f"{len(seats)} seat(s), {label}, target {r.target}, {games:,} games, "
           f"{numba.get_num_threads()} threads")
-    print(f"  games/s            {r.games_per_s:15,.0f}   ({r.elapsed_s:.3f} s)")
-    print(f"  rolls per game     {rolls_n.sum() / games:15.2f}")
+    print(f"  games/s            {r.games_per_s:15,.0f}   ({r.elapsed_s:.3f} s, "
+          f"kernel: {r.manifest().get('kernel', '?')})")
+    print(f"  games/s, general   {games / gen_s:15,.0f}   ({gen_s:.3f} s, the kernel of ai "
+          f"and exact-policy seats)")
+    print(f"  rolls per game     {rolls / games:15.2f}")
     print(f"  dice per game      {dice_rolled / games:15.2f}")
     print(f"  ns per die (game)  {1e9 * r.elapsed_s / dice_rolled:15.3f}   wall clock")
     print(f"  ns per die (RNG)   {1e9 * rng_s / dice_rolled:15.3f}   same draws, same layout")
     print(f"  game / RNG         {r.elapsed_s / rng_s:15.2f}x")
+    if len(seats) == 1:
+        floor_seconds(r.seed, 1000)  # compile / load
+        fl_s, fl_rolls = min(floor_seconds(r.seed, games) for _ in range(repeat))
+        per_roll_rng = rng_s / rolls
+        print(f"  floor / RNG        {fl_s / fl_rolls / per_roll_rng:15.2f}x   draw + lookup + "
+              f"bank decision only, per roll ({1e9 * fl_s / fl_rolls:.2f} ns per roll against "
+              f"{1e9 * per_roll_rng:.2f})")
 
 
 def main() -> None:

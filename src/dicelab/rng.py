@@ -6,6 +6,8 @@ chunk's random stream never depends on which thread or worker runs it.
 
 The kernels here are small ``@njit`` functions meant to be inlined into game loops:
 
+* ``xoshiro_step`` / ``below_s``: the same on a state held in four scalars (for loops
+  that keep it in registers);
 * ``next_u64(state)`` advances the state in place and returns 64 random bits;
 * ``rand_below(state, n)`` is an unbiased integer in ``[0, n)`` for ``1 <= n < 2**32``
   (Lemire's multiply-shift with rejection, one 64-bit draw in the common case);
@@ -32,12 +34,12 @@ def _rotl(x, k):
 
 
 @njit(inline="always")
-def next_u64(state):
-    """xoshiro256** step: returns 64 random bits and advances ``state`` (uint64[4])."""
-    s0 = state[0]
-    s1 = state[1]
-    s2 = state[2]
-    s3 = state[3]
+def xoshiro_step(s0, s1, s2, s3):
+    """One xoshiro256** step on a state held in four uint64 scalars.
+
+    Returns ``(64 random bits, s0, s1, s2, s3)``. Game loops that keep the state in
+    local variables (registers) use this form; :func:`next_u64` wraps it for arrays.
+    """
     result = _rotl(s1 * uint64(5), 7) * uint64(9)
     t = s1 << uint64(17)
     s2 ^= s0
@@ -46,25 +48,43 @@ def next_u64(state):
     s0 ^= s3
     s2 ^= t
     s3 = _rotl(s3, 45)
-    state[0] = s0
-    state[1] = s1
-    state[2] = s2
-    state[3] = s3
+    return result, s0, s1, s2, s3
+
+
+@njit(inline="always")
+def below_s(s0, s1, s2, s3, n):
+    """Unbiased uniform integer in ``[0, n)``, ``1 <= n < 2**32``, on a scalar state.
+
+    Lemire's multiply-shift with rejection: one 64-bit draw in the common case.
+    Returns ``(value as int64, s0, s1, s2, s3)``.
+    """
+    bound = uint64(n)
+    x, s0, s1, s2, s3 = xoshiro_step(s0, s1, s2, s3)
+    m = (x >> uint64(32)) * bound
+    low = m & _MASK32
+    if low < bound:
+        threshold = ((_MASK32 + uint64(1)) - bound) % bound
+        while low < threshold:
+            x, s0, s1, s2, s3 = xoshiro_step(s0, s1, s2, s3)
+            m = (x >> uint64(32)) * bound
+            low = m & _MASK32
+    return np.int64(m >> uint64(32)), s0, s1, s2, s3
+
+
+@njit(inline="always")
+def next_u64(state):
+    """xoshiro256** step: returns 64 random bits and advances ``state`` (uint64[4])."""
+    result, state[0], state[1], state[2], state[3] = xoshiro_step(
+        state[0], state[1], state[2], state[3])
     return result
 
 
 @njit(inline="always")
 def rand_below(state, n):
     """Unbiased uniform integer in ``[0, n)``, ``1 <= n < 2**32``, as int64."""
-    bound = uint64(n)
-    m = (next_u64(state) >> uint64(32)) * bound
-    low = m & _MASK32
-    if low < bound:
-        threshold = ((_MASK32 + uint64(1)) - bound) % bound
-        while low < threshold:
-            m = (next_u64(state) >> uint64(32)) * bound
-            low = m & _MASK32
-    return np.int64(m >> uint64(32))
+    u, state[0], state[1], state[2], state[3] = below_s(
+        state[0], state[1], state[2], state[3], n)
+    return u
 
 
 @njit(inline="always")

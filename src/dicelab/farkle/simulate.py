@@ -7,13 +7,20 @@ number of threads or Dask workers. The run is a :class:`FarklePlan` executed by
 :func:`dicelab.runner.run_plan`, in this process or on a Dask cluster.
 :func:`simulate_bust_frequencies` estimates the bust risk per number of dice, beside the
 exact values.
+
+Two game kernels play the chunks; :func:`kernel_for` (the one place that decides)
+picks the fast :mod:`dicelab.farkle.lanes` kernel (``"lanes-16"``) when every seat is
+a ``threshold-T`` policy and :mod:`dicelab.farkle.kernels` (``"general"``) otherwise.
+The lanes kernel interleaves the draws of :data:`~dicelab.farkle.lanes.LANES` games per
+chunk, so which games a seed gives depends on the kernel too: results record it
+(``kernel`` in ``to_dict()`` and the manifest).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +29,7 @@ import pandas as pd
 
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
+from dicelab.farkle import lanes
 from dicelab.farkle.policies import SeatArrays, seat_arrays
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.scoring import CompiledScoring, ScoringTable, compile_table, load_scoring
@@ -44,6 +52,9 @@ BATCH_CHUNKS = 16
 #: the last bin; percentiles landing there are reported as "at least").
 HIST_HEADROOM = 20_000
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
+#: Names of the game kernels, as recorded in results and manifests.
+GENERAL_KERNEL = "general"
+LANES_KERNEL = f"lanes-{lanes.LANES}"
 
 
 def check_target(target: int | None) -> int:
@@ -99,6 +110,8 @@ class FarkleResult:
     #: "local" (this process, ``threads`` numba threads) or "dask" (``workers`` workers)
     executor: str = "local"
     workers: int | None = None
+    #: the game kernel that played the run (:func:`kernel_for`); part of what a seed means
+    kernel: str = GENERAL_KERNEL
 
     @property
     def games_per_s(self) -> float:
@@ -180,6 +193,7 @@ class FarkleResult:
             "threads": self.threads,
             "executor": self.executor,
             "workers": self.workers,
+            "kernel": self.kernel,
             "capped_games": self.capped_games,
             "seats": [self.seat_summary(s) for s in range(len(self.seats))],
         }
@@ -217,6 +231,7 @@ class FarkleResult:
             "seed": self.seed,
             "games": self.games,
             "chunk_games": self.chunk_games,
+            "kernel": self.kernel,
             "first_seat": self.first_seat,
             "elapsed_s": self.elapsed_s,
             "threads": self.threads,
@@ -232,12 +247,58 @@ def _seat_params(seat: PolicySpec | PolicyTable) -> dict[str, Any]:
     return {"family": "table"}
 
 
-def _warm_up(sa: SeatArrays, arrays) -> None:
-    """Compile (or load from numba's cache) the kernels before the clock starts."""
-    s = sa.n_seats
-    K.run_chunks(np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), s, -1, 50,
-                 *sa.kernel_args(), *arrays, np.zeros((0, s, K.N_STATS), np.int64),
-                 np.zeros((0, s, 1), np.int64), np.zeros((0, K.N_CHUNK_COUNTERS), np.int64))
+def kernel_for(seats: Sequence[PolicySpec | PolicyTable]) -> str:
+    """The game kernel that plays these seats: the one place this choice is made.
+
+    :data:`LANES_KERNEL` when every seat is a ``threshold-T`` policy, else
+    :data:`GENERAL_KERNEL` (``ai`` seats and exact-policy tables). Decided from the
+    names alone, so a Dask client knows it without building any table.
+
+    >>> from dicelab.registry import parse_policy
+    >>> kernel_for([parse_policy("threshold-300")]), kernel_for([parse_policy("ai")])
+    ('lanes-16', 'general')
+    """
+    lanes_ok = all(isinstance(s, PolicySpec) and s.family == "threshold" for s in seats)
+    return LANES_KERNEL if seats and lanes_ok else GENERAL_KERNEL
+
+
+@dataclass(frozen=True)
+class _Built:
+    """What a plan builds once per process: seat and scoring arrays, the chosen kernel,
+    and for the lanes kernel the thresholds (int64, seats) and the outcome table."""
+
+    seats: SeatArrays
+    scoring: tuple[np.ndarray, np.ndarray, np.ndarray]
+    kernel: str
+    thr: np.ndarray | None
+    outcomes: np.ndarray | None
+
+    def run_chunks(self, states: np.ndarray, bounds: np.ndarray, first_seat: int, target: int,
+                   stats: np.ndarray, hist: np.ndarray, counters: np.ndarray) -> None:
+        """Play chunks with this plan's kernel (arrays as :func:`kernels.run_chunks`)."""
+        s = self.seats.n_seats
+        if self.kernel == LANES_KERNEL:
+            lanes.run_chunks(states, bounds, s, first_seat, target, self.thr, self.outcomes,
+                             lanes.LANES, stats, hist, counters)
+        else:
+            K.run_chunks(states, bounds, s, first_seat, target, *self.seats.kernel_args(),
+                         *self.scoring, stats, hist, counters)
+
+    def warm_up(self) -> None:
+        """Compile (or load from numba's cache) the kernel that will run, on no chunks."""
+        s = self.seats.n_seats
+        self.run_chunks(np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), -1, 50,
+                        np.zeros((0, s, K.N_STATS), np.int64), np.zeros((0, s, 1), np.int64),
+                        np.zeros((0, K.N_CHUNK_COUNTERS), np.int64))
+
+
+def _build(kernel: str, seats: SeatArrays,
+           scoring: tuple[np.ndarray, np.ndarray, np.ndarray]) -> _Built:
+    if kernel != LANES_KERNEL:
+        return _Built(seats, scoring, kernel, None, None)
+    thr = np.ascontiguousarray(seats.params[:, K.P_THRESHOLD], dtype=np.int64)
+    _, max_keep, all_score = scoring
+    return _Built(seats, scoring, kernel, thr, lanes.outcome_table(max_keep, all_score))
 
 
 @dataclass(frozen=True, eq=False)
@@ -246,9 +307,10 @@ class FarklePlan(LazyArrays):
 
     Holds the seats (PolicySpecs by name, or ready PolicyTables), the scoring table,
     target, seed, number of games and starting seat; builds the kernel arrays (exact
-    policy tables included) the first time a process needs them. Accumulators:
-    ``stats`` (seats, kernels.N_STATS), ``hist`` (seats, bins), ``counters``
-    (kernels.N_CHUNK_COUNTERS), all int64.
+    policy tables included; the outcome table for the lanes kernel) and picks the
+    kernel the first time a process needs them. Accumulators: ``stats`` (seats,
+    kernels.N_STATS), ``hist`` (seats, bins), ``counters`` (kernels.N_CHUNK_COUNTERS),
+    all int64.
     """
 
     seats: tuple[PolicySpec | PolicyTable, ...]
@@ -263,10 +325,25 @@ class FarklePlan(LazyArrays):
     def n_bins(self) -> int:
         return (self.target + HIST_HEADROOM) // 50 + 1
 
+    def _built(self) -> _Built:
+        return self._lazy(lambda: _build(self.kernel,
+                                         seat_arrays(list(self.seats), self.table, self.target),
+                                         scoring_arrays(compile_table(self.table))))
+
     def kernel_arrays(self) -> tuple[SeatArrays, tuple[np.ndarray, ...]]:
         """``(seat arrays, scoring arrays)``, built once per plan object."""
-        return self._lazy(lambda: (seat_arrays(list(self.seats), self.table, self.target),
-                                   scoring_arrays(compile_table(self.table))))
+        b = self._built()
+        return b.seats, b.scoring
+
+    def outcome_table(self) -> np.ndarray | None:
+        """The lanes kernel's :func:`lanes.outcome_table` (None for the general kernel),
+        built once per plan object."""
+        return self._built().outcomes
+
+    @property
+    def kernel(self) -> str:
+        """The game kernel this plan runs (:func:`kernel_for` of its seats)."""
+        return kernel_for(self.seats)
 
     def token(self) -> str:
         if all(isinstance(s, PolicySpec) for s in self.seats):
@@ -279,7 +356,7 @@ class FarklePlan(LazyArrays):
                           self.first_seat, self.batch_chunks)
 
     def prepare(self) -> None:
-        _warm_up(*self.kernel_arrays())
+        self._built().warm_up()
 
     def empty(self) -> dict[str, np.ndarray]:
         s = len(self.seats)
@@ -288,15 +365,15 @@ class FarklePlan(LazyArrays):
                 "counters": np.zeros(K.N_CHUNK_COUNTERS, dtype=np.int64)}
 
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
-        sa, arrays = self.kernel_arrays()
+        built = self._built()
         s, m = len(self.seats), stop - first
         bounds = chunk_bounds(self.games)
         fs = -1 if self.first_seat is None else int(self.first_seat)
         b_stats = np.zeros((m, s, K.N_STATS), dtype=np.int64)
         b_hist = np.zeros((m, s, self.n_bins), dtype=np.int64)
         b_counters = np.zeros((m, K.N_CHUNK_COUNTERS), dtype=np.int64)
-        K.run_chunks(chunk_states(self.seed, first, stop), bounds[first:stop + 1], s, fs,
-                     self.target, *sa.kernel_args(), *arrays, b_stats, b_hist, b_counters)
+        built.run_chunks(chunk_states(self.seed, first, stop), bounds[first:stop + 1], fs,
+                         self.target, b_stats, b_hist, b_counters)
         return {"stats": b_stats.sum(axis=0), "hist": b_hist.sum(axis=0),
                 "counters": b_counters.sum(axis=0)}
 
@@ -312,7 +389,8 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = 1_000
     50 (default 10,000); ``rules``: preset name, TOML path or ScoringTable (default
     ``default``); ``first_seat``: fixed starting seat, else it rotates with the game index;
     ``client``: a ``distributed.Client`` to run the chunks on a Dask cluster (same
-    results as a local run).
+    results as a local run). All-threshold seats are played by the lanes kernel, any
+    other mix by the general one (:func:`kernel_for`; ``result.kernel``).
 
     >>> from dicelab.registry import parse_policy
     >>> r = simulate_farkle([parse_policy("threshold-300")], games=1000, seed=1)
@@ -352,6 +430,7 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = 1_000
                         rules=table, target=target, seed=seed, games=int(games),
                         first_seat=first_seat, stats=acc["stats"], hist=acc["hist"],
                         counters=counters, elapsed_s=elapsed, threads=numba.get_num_threads(),
+                        kernel=plan.kernel,
                         **executor_info(client))
 
 

@@ -1,0 +1,316 @@
+"""The threshold "lanes" kernel: its outcome table against the plain-Python scorer, bit
+identity with the general kernel (lanes=1), reproducibility and statistics with LANES,
+and the runner's choice of kernel."""
+
+from __future__ import annotations
+
+import itertools
+
+import naive_farkle as nf
+import numba
+import numpy as np
+import pytest
+
+from dicelab.dice import POW6, SEQ_OFFSET
+from dicelab.farkle import kernels as K
+from dicelab.farkle import lanes
+from dicelab.farkle import simulate as fsim
+from dicelab.farkle.policies import seat_arrays
+from dicelab.farkle.policy_table import PolicyTable
+from dicelab.farkle.scoring import PRESETS, compile_table, load_scoring
+from dicelab.farkle.simulate import scoring_arrays, simulate_farkle
+from dicelab.farkle.turn_dp import threshold_distribution
+from dicelab.registry import parse_policy
+from dicelab.seeding import CHUNK_GAMES, chunk_bounds, chunk_states
+from dicelab.stats import ratio_estimate
+
+#: A table of one's own: doubling n of a kind, custom triples and singles, no two triplets.
+HOUSE_TOML = """name = "house"
+base = "default"
+singles = { 1 = 100, 5 = 50 }
+three-of-a-kind = { 2 = 250, 6 = 550 }
+n-of-a-kind-mode = "double"
+straight = 1000
+three-pairs = 750
+four-and-pair-as-three-pairs = false
+two-triplets = 0
+"""
+
+
+@pytest.fixture(scope="module")
+def house(tmp_path_factory):
+    f = tmp_path_factory.mktemp("rules") / "house.toml"
+    f.write_text(HOUSE_TOML)
+    return load_scoring(str(f))
+
+
+def table_of(rules, house):
+    return house if rules == "house" else PRESETS[rules]
+
+
+# ----------------------------------------------------------------------- outcome table
+
+
+@pytest.mark.parametrize("rules", ["default", "basic", "ones-300", "house"])
+def test_outcome_table_matches_the_naive_scorer_for_every_raw_draw(rules, house):
+    table = table_of(rules, house)
+    _, max_keep, all_score = scoring_arrays(compile_table(table))
+    code = lanes.outcome_table(max_keep, all_score)
+    assert code.dtype == np.int32 and code.shape == (int(SEQ_OFFSET[-1]),)
+    by_roll: dict[tuple[int, ...], int] = {}
+    for n in range(1, 7):
+        got = code[SEQ_OFFSET[n]:SEQ_OFFSET[n] + POW6[n]]
+        want = np.empty(int(POW6[n]), dtype=np.int64)
+        # u's base-6 digits (least significant first) are the faces minus 1
+        for u, digits in enumerate(itertools.product(range(6), repeat=n)):
+            roll = tuple(sorted(d + 1 for d in reversed(digits)))
+            if roll not in by_roll:
+                kept, points = nf.all_scoring(table, roll)
+                left = 6 if kept == n else n - kept
+                by_roll[roll] = 0 if kept == 0 else points << 3 | left
+            want[u] = by_roll[roll]
+        np.testing.assert_array_equal(got, want, err_msg=f"{n} dice")
+        # decode as the kernel does: a bust is code 0, else dice left 1..6
+        busts = int((got == 0).sum())
+        assert busts == round(nf.bust_probability(table, n) * 6**n)
+        assert set(np.unique(got[got != 0] & 7).tolist()) <= set(range(1, 7))
+
+
+def test_outcome_table_refuses_scores_it_cannot_pack():
+    _, max_keep, all_score = scoring_arrays(compile_table(PRESETS["default"]))
+    with pytest.raises(ValueError, match="too large"):
+        lanes.outcome_table(max_keep, all_score * 0 + (1 << 28))
+
+
+# ----------------------------------------------------------------------- lanes=1 == general
+
+
+def kernel_inputs(names, table, target):
+    sa = seat_arrays([parse_policy(n) for n in names], table, target)
+    assert (sa.kinds == K.THRESHOLD).all()
+    arrays = scoring_arrays(compile_table(table))
+    thr = np.ascontiguousarray(sa.params[:, K.P_THRESHOLD])
+    return sa, arrays, thr, lanes.outcome_table(arrays[1], arrays[2])
+
+
+def zeros(n_chunks, n_seats, target):
+    bins = (target + fsim.HIST_HEADROOM) // 50 + 1
+    return (np.zeros((n_chunks, n_seats, K.N_STATS), np.int64),
+            np.zeros((n_chunks, n_seats, bins), np.int64),
+            np.zeros((n_chunks, K.N_CHUNK_COUNTERS), np.int64))
+
+
+def run_both(names, table, target, games, seed, first_seat, n_lanes=1):
+    """(general kernel, lanes kernel) outputs (stats, hist, counters) on the same chunks."""
+    sa, arrays, thr, out = kernel_inputs(names, table, target)
+    bounds = chunk_bounds(games)
+    states = chunk_states(seed, 0, len(bounds) - 1)
+    s = sa.n_seats
+    general = zeros(len(states), s, target)
+    K.run_chunks(states.copy(), bounds, s, first_seat, target, *sa.kernel_args(), *arrays,
+                 *general)
+    fast = zeros(len(states), s, target)
+    lanes.run_chunks(states.copy(), bounds, s, first_seat, target, thr, out, n_lanes, *fast)
+    return general, fast
+
+
+LANES1_CASES = {
+    # name: (seats, rules, target, games, first seat (-1 rotates))
+    "solo-several-chunks": (["threshold-300"], "default", 10_000, CHUNK_GAMES + 333, -1),
+    "two-mixed-fixed-first": (["threshold-250", "threshold-1000"], "basic", 5000, 3000, 1),
+    "two-mixed-rotating": (["threshold-1000", "threshold-250"], "ones-300", 2000,
+                           2 * CHUNK_GAMES + 1, -1),
+    "three": (["threshold-200", "threshold-450", "threshold-700"], "ones-300", 5000, 1500,
+              -1),
+    "three-house": (["threshold-350", "threshold-50", "threshold-2000"], "house", 10_000, 800,
+                    2),
+    "seven": (["threshold-50", "threshold-100", "threshold-300", "threshold-500",
+               "threshold-800", "threshold-1500", "threshold-2500"], "default", 10_000, 300,
+              -1),
+    "seven-fixed-first": (["threshold-300"] * 3 + ["threshold-600"] * 4, "house", 2000, 500,
+                          3),
+}
+
+
+@pytest.mark.parametrize("case", list(LANES1_CASES))
+def test_one_lane_is_bit_identical_to_the_general_kernel(case, house):
+    names, rules, target, games, first = LANES1_CASES[case]
+    general, fast = run_both(names, table_of(rules, house), target, games, seed=len(case),
+                             first_seat=first)
+    for g, f in zip(general, fast, strict=True):
+        np.testing.assert_array_equal(f, g)
+    stats, _, counters = fast
+    assert counters[:, K.C_GAMES].sum() == games and counters[:, K.C_CAPPED].sum() == 0
+    assert stats[:, :, K.ST_TURNS].sum() > 0
+
+
+def test_one_lane_is_bit_identical_when_games_hit_the_round_cap():
+    general, fast = run_both(["threshold-1000000"], PRESETS["default"], 50, games=2, seed=1,
+                             first_seat=-1)
+    for g, f in zip(general, fast, strict=True):
+        np.testing.assert_array_equal(f, g)
+    stats, _, counters = fast
+    assert counters[:, K.C_CAPPED].sum() == 2
+    assert stats[:, 0, K.ST_TURNS].sum() == 2 * K.MAX_ROUNDS
+
+
+def test_one_lane_is_bit_identical_when_a_turn_hits_the_roll_cap(tmp_path):
+    f = tmp_path / "all-score.toml"
+    f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '
+                 '6 = 50}\n')
+    general, fast = run_both(["threshold-100000000000"], load_scoring(str(f)), 10_000,
+                             games=1, seed=1, first_seat=-1)
+    for g, f_ in zip(general, fast, strict=True):
+        np.testing.assert_array_equal(f_, g)
+    stats, _, counters = fast
+    assert counters[:, K.C_CAPPED].sum() == 1
+    assert stats[:, 0, K.ST_ROLLS].sum() == K.MAX_TURN_ROLLS
+    assert stats[:, 0, K.ST_ROLLS_N:K.ST_ROLLS_N + 6].sum() == K.MAX_TURN_ROLLS
+
+
+# ----------------------------------------------------------------------- LANES
+
+
+def with_threads(n, fn):
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        return fn()
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_lanes_results_do_not_depend_on_threads_or_batches(monkeypatch):
+    seats = [parse_policy("threshold-300"), parse_policy("threshold-500")]
+    games = 3 * CHUNK_GAMES + 5  # the last chunk has fewer games than lanes
+
+    def run():
+        return simulate_farkle(seats, games=games, seed=77, target=5000)
+
+    a = with_threads(1, run)
+    b = with_threads(2, run)
+    monkeypatch.setattr(fsim, "BATCH_CHUNKS", 1)
+    c = with_threads(2, run)
+    for x in (b, c):
+        assert x.kernel == fsim.LANES_KERNEL
+        np.testing.assert_array_equal(a.stats, x.stats)
+        np.testing.assert_array_equal(a.hist, x.hist)
+        np.testing.assert_array_equal(a.counters, x.counters)
+    s0, s1 = a.to_dict()["seats"]
+    assert s0["wins"] + s1["wins"] + s0["ties"] == games
+
+
+def points_per_turn(stats, games):
+    """Points per turn of seat 0 with its SE, from per-chunk kernel statistics."""
+    st = stats.sum(axis=0)[0].astype(float)
+    return ratio_estimate(st[K.ST_SCORE], st[K.ST_SCORE_SQ], st[K.ST_TURNS], st[K.ST_TURNS_SQ],
+                          st[K.ST_SCORE_TURNS], games)
+
+
+def test_lanes_play_other_games_with_the_same_distribution():
+    exact = threshold_distribution(PRESETS["default"], 300).expected_score
+    assert abs(exact - 493.2621) < 1e-4
+    games = 4 * CHUNK_GAMES
+    one, many = run_both(["threshold-300"], PRESETS["default"], 10_000, games, seed=8,
+                         first_seat=-1, n_lanes=lanes.LANES)
+    # one = general kernel = lanes=1 (bit-identical, tested above)
+    assert not np.array_equal(one[0], many[0])
+    assert one[2][:, K.C_GAMES].sum() == many[2][:, K.C_GAMES].sum() == games
+    a, b = points_per_turn(one[0], games), points_per_turn(many[0], games)
+    for e in (a, b):
+        assert abs(e.mean - exact) < 4 * e.se
+    assert abs(a.mean - b.mean) < 4 * np.hypot(a.se, b.se)
+
+
+def test_chunks_smaller_than_lanes_and_the_lane_count_is_part_of_the_run():
+    table = PRESETS["default"]
+    runs = {}
+    for n_lanes in (2, 5, lanes.LANES):
+        x, y = (run_both(["threshold-400", "threshold-300"], table, 2000, 9, seed=3,
+                         first_seat=-1, n_lanes=n_lanes)[1] for _ in range(2))
+        for p, q in zip(x, y, strict=True):  # deterministic
+            np.testing.assert_array_equal(p, q)
+        stats = x[0].sum(axis=0)
+        assert x[2][:, K.C_GAMES].sum() == 9
+        # two seats: each game has one winner or is a tie of both
+        assert stats[0, K.ST_TIES] == stats[1, K.ST_TIES]
+        assert stats[0, K.ST_WINS] + stats[1, K.ST_WINS] + stats[0, K.ST_TIES] == 9
+        runs[n_lanes] = stats
+    assert not np.array_equal(runs[2], runs[lanes.LANES])
+
+
+# ----------------------------------------------------------------------- kernel choice
+
+
+def threshold_table(t):
+    """A PolicyTable that plays exactly like threshold-t."""
+    p_dim = t // 50 + 1
+    value = np.broadcast_to(np.arange(p_dim, dtype=np.float32)[None, None, :, None],
+                            (1, 1, p_dim, 7)).copy()
+    return PolicyTable(f"table-threshold-{t}", value, (value * 50 >= t).astype(np.uint8))
+
+
+@pytest.mark.parametrize(("seats", "kernel"), [
+    (["threshold-300"], fsim.LANES_KERNEL),
+    (["threshold-300", "threshold-1000", "threshold-50"], fsim.LANES_KERNEL),
+    (["threshold-300", "ai"], fsim.GENERAL_KERNEL),
+    (["ai"], fsim.GENERAL_KERNEL),
+    (["threshold-300", "table"], fsim.GENERAL_KERNEL),
+])
+def test_simulate_farkle_picks_lanes_only_for_all_threshold_seats(seats, kernel):
+    specs = [threshold_table(300) if n == "table" else parse_policy(n) for n in seats]
+    r = simulate_farkle(specs, games=500, seed=1, target=2000)
+    assert r.kernel == kernel
+    assert r.manifest()["kernel"] == kernel and r.to_dict()["kernel"] == kernel
+    plan = fsim.FarklePlan(tuple(specs), PRESETS["default"], 2000, 1, 500)
+    assert plan.kernel == kernel
+    assert (plan.outcome_table() is not None) == (kernel == fsim.LANES_KERNEL)
+    assert plan.outcome_table() is plan.outcome_table()  # built once per plan
+
+
+def test_lanes_run_through_the_runner_is_the_lanes_kernel_on_the_same_chunks():
+    games = CHUNK_GAMES + 11
+    r = simulate_farkle([parse_policy("threshold-300"), parse_policy("threshold-600")],
+                        games=games, seed=4, target=5000, first_seat=1)
+    _, fast = run_both(["threshold-300", "threshold-600"], PRESETS["default"], 5000, games,
+                       seed=4, first_seat=1, n_lanes=lanes.LANES)
+    np.testing.assert_array_equal(r.stats, fast[0].sum(axis=0))
+    np.testing.assert_array_equal(r.hist, fast[1].sum(axis=0))
+    np.testing.assert_array_equal(r.counters, fast[2].sum(axis=0))
+
+
+@pytest.mark.parametrize(("seats", "kernel"), [(["threshold-300", "threshold-500"], lanes),
+                                               (["threshold-300", "ai"], K)])
+def test_warm_up_compiles_the_kernel_that_runs_with_the_real_argument_types(
+        seats, kernel, monkeypatch):
+    calls = []
+    real = kernel.run_chunks
+
+    def spy(*args):
+        calls.append(tuple(numba.typeof(a) for a in args))
+        return real(*args)
+
+    monkeypatch.setattr(kernel, "run_chunks", spy)
+    plan = fsim.FarklePlan(tuple(map(parse_policy, seats)), PRESETS["default"], 5000, 1,
+                           CHUNK_GAMES + 1)
+    plan.prepare()
+    assert len(calls) == 1  # the warm-up ran the plan's kernel
+    plan.run_range(0, 2)
+    assert len(calls) == 2 and calls[0] == calls[1]  # same types: nothing compiles on the clock
+
+
+def test_lanes_runs_are_identical_on_a_dask_cluster(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(fsim, "BATCH_CHUNKS", 1)  # several tasks
+    seats = [parse_policy("threshold-300"), parse_policy("threshold-800")]
+    games = 2 * CHUNK_GAMES + 9
+    local = simulate_farkle(seats, games=games, seed=31, target=5000)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        dask = simulate_farkle(seats, games=games, seed=31, target=5000, client=client)
+    assert local.kernel == dask.kernel == fsim.LANES_KERNEL
+    assert dask.manifest()["kernel"] == fsim.LANES_KERNEL
+    np.testing.assert_array_equal(local.stats, dask.stats)
+    np.testing.assert_array_equal(local.hist, dask.hist)
+    np.testing.assert_array_equal(local.counters, dask.counters)
