@@ -63,8 +63,10 @@ def test_simulate_table_report():
     for text in ("games/s", "win rate", "ties", "mean final score", "points per turn",
                  "bust rate per roll", "bust rate per turn", "final score p50", "seed"):
         assert text in out, text
+    assert "general" in out  # the kernel that played an ai seat
     solo = run_ok(["simulate", "-s", "threshold-300", "-n", "5000", "--seed", "3"]).stdout
     assert "mean turns to target" in solo and "win rate" not in solo
+    assert "lanes-16" in solo
 
 
 def test_simulate_out_dir(tmp_path):

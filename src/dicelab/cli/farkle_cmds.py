@@ -41,6 +41,7 @@ def render_simulation(result, console: Console) -> None:
              else f"{d['threads']} thread(s)")
     head.add_row("elapsed", f"{d['elapsed_s']:.2f} s on {where}")
     head.add_row("games/s", f"{d['games_per_s']:,.0f}")
+    head.add_row("kernel", d["kernel"])
     console.print(head)
 
     t = Table(title="per seat (95% intervals)")
