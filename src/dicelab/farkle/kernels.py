@@ -77,10 +77,9 @@ N_STATS = 29
 #: Per-game scratch columns.
 _G_TURNS = 0
 _G_ROLLS = 1
-_G_BUST_ROLLS = 2
-_G_BUST_TURNS = 3
-_G_HOT = 4
-_N_G = 5
+_G_BUSTS = 2  # a bust ends its turn: bust rolls = bust turns
+_G_HOT = 3
+_N_G = 4
 
 #: Game-level counters of a chunk: ``[games, capped games, script errors]``.
 C_GAMES = 0
@@ -119,6 +118,34 @@ def _scripted_roll(script, cursor, n):
     return np.int64(_SEQ_TO_RANK[_SEQ_OFFSET[n] + u])
 
 
+@njit(inline="always")
+def book_seat(stats, hist, s, score, top, n_top, turns, rolls, busts, hot):
+    """Add seat ``s``'s game to its statistics: its win or tie (``top``: the highest
+    final total, reached by ``n_top`` seats), the sums of ``ST_*`` and the histogram of
+    final totals (units of 50, last bin: that and above). Every turn has at most one
+    bust, on its last roll, so ``busts`` counts both bust rolls and bust turns."""
+    if score == top:
+        if n_top == 1:
+            stats[s, ST_WINS] += 1
+        else:
+            stats[s, ST_TIES] += 1
+    stats[s, ST_SCORE] += score
+    stats[s, ST_SCORE_SQ] += score * score
+    stats[s, ST_TURNS] += turns
+    stats[s, ST_TURNS_SQ] += turns * turns
+    stats[s, ST_SCORE_TURNS] += score * turns
+    stats[s, ST_ROLLS] += rolls
+    stats[s, ST_ROLLS_SQ] += rolls * rolls
+    stats[s, ST_BUST_ROLLS] += busts
+    stats[s, ST_BUST_ROLLS_SQ] += busts * busts
+    stats[s, ST_ROLLS_BUST_ROLLS] += rolls * busts
+    stats[s, ST_BUST_TURNS] += busts
+    stats[s, ST_BUST_TURNS_SQ] += busts * busts
+    stats[s, ST_BUST_TURNS_TURNS] += busts * turns
+    stats[s, ST_HOT_DICE] += hot
+    hist[s, min(score // 50, hist.shape[1] - 1)] += 1
+
+
 @njit(cache=True)
 def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, target,
                kinds, params, table_meta, table_value, table_bank,
@@ -134,7 +161,6 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
     """
     scripted = script.shape[0] > 0
     keep_totals = totals_out.shape[0] > 0
-    n_bins = hist.shape[1]
     totals = np.zeros(n_seats, dtype=np.int64)
     g = np.zeros((n_seats, _N_G), dtype=np.int64)
     thr_n = np.zeros(7, dtype=np.int64)
@@ -253,8 +279,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
             g[seat, _G_ROLLS] += rolls
             g[seat, _G_HOT] += hot
             if busted:
-                g[seat, _G_BUST_ROLLS] += 1
-                g[seat, _G_BUST_TURNS] += 1
+                g[seat, _G_BUSTS] += 1
                 stats[seat, ST_BUSTS_N + n - 1] += 1
             elif not turn_capped:
                 totals[seat] += tp
@@ -290,31 +315,8 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
         for s in range(n_seats):
             if keep_totals:
                 totals_out[i, s] = totals[s]
-            if totals[s] == top:
-                if n_top == 1:
-                    stats[s, ST_WINS] += 1
-                else:
-                    stats[s, ST_TIES] += 1
-            sc = totals[s]
-            tu = g[s, _G_TURNS]
-            ro = g[s, _G_ROLLS]
-            br = g[s, _G_BUST_ROLLS]
-            bt = g[s, _G_BUST_TURNS]
-            stats[s, ST_SCORE] += sc
-            stats[s, ST_SCORE_SQ] += sc * sc
-            stats[s, ST_TURNS] += tu
-            stats[s, ST_TURNS_SQ] += tu * tu
-            stats[s, ST_SCORE_TURNS] += sc * tu
-            stats[s, ST_ROLLS] += ro
-            stats[s, ST_ROLLS_SQ] += ro * ro
-            stats[s, ST_BUST_ROLLS] += br
-            stats[s, ST_BUST_ROLLS_SQ] += br * br
-            stats[s, ST_ROLLS_BUST_ROLLS] += ro * br
-            stats[s, ST_BUST_TURNS] += bt
-            stats[s, ST_BUST_TURNS_SQ] += bt * bt
-            stats[s, ST_BUST_TURNS_TURNS] += bt * tu
-            stats[s, ST_HOT_DICE] += g[s, _G_HOT]
-            hist[s, min(sc // 50, n_bins - 1)] += 1
+            book_seat(stats, hist, s, totals[s], top, n_top, g[s, _G_TURNS], g[s, _G_ROLLS],
+                      g[s, _G_BUSTS], g[s, _G_HOT])
 
 
 @njit(cache=True, parallel=True)

@@ -85,7 +85,6 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
     ``st``: the chunk's generator (uint64[4]); ``thr[s]``: seat s's threshold.
     """
     n_lanes = min(lanes, n_games)
-    n_bins = hist.shape[1]
     max_turns = K.MAX_ROUNDS * n_seats
     s0 = st[0]
     s1 = st[1]
@@ -210,36 +209,16 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
                 n_top += totals[row + q] == top
             for q in range(n_seats):
                 iq = row + q
-                sc = totals[iq]
-                if sc == top:
-                    if n_top == 1:
-                        stats[q, K.ST_WINS] += 1
-                    else:
-                        stats[q, K.ST_TIES] += 1
                 ga = gacc[iq]
                 for m in range(6):
                     stats[q, K.ST_ROLLS_N + m] += (ga >> (_FIELD_BITS * m)) & _FIELD_MASK
                 c = gcnt[iq]
                 tu = c & _CNT_MASK
-                bt = (c >> _BUST_SHIFT) & _CNT_MASK
-                ro = (ga >> _TOTAL_SHIFT) + grolls[iq]
                 hot = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + grolls6[iq] - tu + (
                     c >> _HOT_SHIFT)
-                stats[q, K.ST_SCORE] += sc
-                stats[q, K.ST_SCORE_SQ] += sc * sc
-                stats[q, K.ST_TURNS] += tu
-                stats[q, K.ST_TURNS_SQ] += tu * tu
-                stats[q, K.ST_SCORE_TURNS] += sc * tu
-                stats[q, K.ST_ROLLS] += ro
-                stats[q, K.ST_ROLLS_SQ] += ro * ro
-                stats[q, K.ST_BUST_ROLLS] += bt
-                stats[q, K.ST_BUST_ROLLS_SQ] += bt * bt
-                stats[q, K.ST_ROLLS_BUST_ROLLS] += ro * bt
-                stats[q, K.ST_BUST_TURNS] += bt
-                stats[q, K.ST_BUST_TURNS_SQ] += bt * bt
-                stats[q, K.ST_BUST_TURNS_TURNS] += bt * tu
-                stats[q, K.ST_HOT_DICE] += hot
-                hist[q, min(sc // 50, n_bins - 1)] += 1
+                K.book_seat(stats, hist, q, totals[iq], top, n_top, tu,
+                            (ga >> _TOTAL_SHIFT) + grolls[iq], (c >> _BUST_SHIFT) & _CNT_MASK,
+                            hot)
                 totals[iq] = 0
                 gacc[iq] = 0
                 gcnt[iq] = 0
