@@ -150,6 +150,20 @@ def test_reported_tolerance_bounds_a_coarse_cap():
     assert fine.tolerance < 1e-12
 
 
+def test_fallback_fixed_point_iteration_agrees_with_policy_iteration(default_1000,
+                                                                   monkeypatch):
+    # no Newton step at all: every pair is solved by the fallback's plain iteration
+    monkeypatch.setattr(two_player, "NEWTON_STEPS", 0)
+    plain = solve_optimal_win(load_scoring("default"), 1000, use_cache=False)
+    # many more turn DPs, and the bound now counts the last step of every pair
+    assert plain.turn_dps > 5 * default_1000.turn_dps
+    assert default_1000.tolerance < plain.tolerance < 1e-12
+    gap = np.abs(plain.values - default_1000.values).max()
+    assert gap <= plain.tolerance + default_1000.tolerance
+    assert np.abs(plain.win_probability - default_1000.win_probability).max() < 1e-10
+    assert np.abs(plain.tie_probability - default_1000.tie_probability).max() < 1e-10
+
+
 def test_same_result_with_one_or_two_threads():
     table = load_scoring("basic")
     old = numba.get_num_threads()

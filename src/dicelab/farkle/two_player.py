@@ -39,7 +39,8 @@ Error bound (``tolerance``): an error ``U`` in the already solved pairs moves a 
 most ``U`` (banks weigh ``1 - B``, the pair's own bust cycle ``B < 1``); a turn-points cap
 adds at most its ``S - bust_min (1 - beta)``; a pair solved inside both stability intervals
 is exact up to float rounding, allowed for as ``2**-50`` per anti-diagonal (the fallback
-iteration, never needed so far, adds its last step / (1 - B)). The bound is accumulated over
+iteration, never needed in practice, adds its last step / (1 - B); a test forces it and
+checks it against policy iteration). The bound is accumulated over
 the anti-diagonals; the tests also check it against a solve with a much higher cap.
 """
 
@@ -62,6 +63,11 @@ from dicelab.farkle.scoring import POINT_UNIT, ScoringTable, compile_table
 FORMAT_VERSION = 1
 _WINDOW = 0.01  # bust-value window of the policy-stability check (see _roll_value)
 _ROUNDING = 2.0**-50  # per anti-diagonal: float64 rounding of one pair solve
+#: Policy-iteration (Newton) steps per pair before the fallback: plain fixed-point steps
+#: (a contraction with factor B < 1), at most FIXED_POINT_STEPS of them, until a step
+#: moves the values by at most 1e-15. Module constants so a test can force the fallback.
+NEWTON_STEPS = 50
+FIXED_POINT_STEPS = 5000
 _LAST_ROUND_CLAMP = 1e-6  # catch-up chance beyond the policy table's largest deficit
 _MAX_LAST_ROUND = 20_000  # units of 50: a table whose turns run on longer is refused
 
@@ -314,7 +320,7 @@ def _turn_kernel(a, b, t, beta, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
 @njit(parallel=True, cache=True)
 def _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
                            goff, gprob, ooff, opts, odice, bust, max_s, rows_max,
-                           top_out, info_out):
+                           newton_steps, top_out, info_out):
     """Solve every pair ``{(a, b), (b, a)}`` with ``a + b == diag`` (pairs in parallel).
 
     Writes ``w_val/w_win/w_tie`` at both orientations, ``top_out`` (cap rows) and
@@ -336,7 +342,7 @@ def _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, s, sw, st, bust_min, ep
         y = _guess(w_val, b, a, t)
         err = 1.0
         dps = 0
-        for it in range(100):
+        for it in range(newton_steps + FIXED_POINT_STEPS):
             _turn_kernel(a, b, t, 1.0 - y, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
                          goff, gprob, ooff, opts, odice, bust, max_s, 0, True,
                          v, bp, aw, at, bk, r1)
@@ -350,7 +356,7 @@ def _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, s, sw, st, bust_min, ep
                 dps += 1
             b1 = r1[1]
             b2 = r2[1]
-            if it < 50:
+            if it < newton_steps:
                 # the lines of the current policies: x = A1 + B1 (1 - y), y = A2 + B2 (1 - x)
                 a1 = r1[0] - b1 * (1.0 - y)
                 a2 = r2[0] - b2 * (1.0 - x)
@@ -372,7 +378,7 @@ def _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, s, sw, st, bust_min, ep
             step = max(abs(xn - x), abs(yn - y))
             x = xn
             y = yn
-            if it >= 50 and step <= 1e-15:
+            if it >= newton_steps and step <= 1e-15:
                 err = step / (1.0 - max(b1, b2))
                 break
         w_val[a, b] = x
@@ -506,7 +512,7 @@ def _solve_arrays(ro: RollOptions, t: int, tol: float, last: _LastRound,
         _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, last.s, last.sw, last.st,
                                bust_min, tol, ro.group_offset, ro.group_prob,
                                ro.option_offset, ro.option_points, ro.option_dice, ro.bust,
-                               ro.max_points, rows_max, top, info)
+                               ro.max_points, rows_max, NEWTON_STEPS, top, info)
         a = np.arange((diag + 1) // 2, min(diag, t - 1) + 1)
         b = diag - a
         cap_err = info[a, b, 0].max()
