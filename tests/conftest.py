@@ -2,13 +2,54 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
+
+#: Disk-cache files of Penta decision blocks (270 MB each; see dicelab.penta.policies).
+DECISION_FILES = "penta-decisions-*.npz"
+
+#: Test modules that use Penta's decision tables: their fresh cache directories start with
+#: the blocks already built in this session. (A module that counts the files of its cache
+#: directory, or edits a cache file in place, must not be listed.)
+SHARES_DECISION_BLOCKS = {"test_compare", "test_distributed", "test_penta_decision_cache",
+                          "test_penta_policies", "test_penta_simulate"}
+
+
+@pytest.fixture(scope="session")
+def _decision_blocks(tmp_path_factory):
+    """One store per session of the Penta decision blocks the tests built, deleted at the end
+    (so the suite neither rebuilds a block per module nor leaves 270 MB files behind)."""
+    store = tmp_path_factory.mktemp("penta-decision-blocks")
+    yield store
+    shutil.rmtree(store, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache_dir(tmp_path_factory, monkeypatch):
-    """Point dicelab's table cache at a fresh temporary directory for every test."""
-    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path_factory.mktemp("dicelab-cache")))
+def _isolated_cache_dir(request, tmp_path_factory, monkeypatch, _decision_blocks):
+    """Point dicelab's table cache at a fresh temporary directory for every test.
+
+    In the modules of ``SHARES_DECISION_BLOCKS`` the directory starts with hard links to
+    the session's decision blocks (still loaded only after the usual version and SHA-256
+    checks). After every test, new blocks move to the session store and the rest of the
+    blocks are removed, so pytest's kept temporary directories hold no 270 MB files.
+    """
+    d = tmp_path_factory.mktemp("dicelab-cache")
+    if request.module.__name__.rpartition(".")[2] in SHARES_DECISION_BLOCKS:
+        for block in _decision_blocks.glob(DECISION_FILES):
+            try:
+                os.link(block, d / block.name)
+            except OSError:  # no hard links here: the test builds its own
+                break
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(d))
+    yield d
+    for block in d.glob(DECISION_FILES):
+        kept = _decision_blocks / block.name
+        if kept.exists() and os.path.samefile(block, kept):
+            block.unlink()
+        else:  # new, or rewritten by the test (then it is the newest)
+            os.replace(block, kept)
 
 
 @pytest.fixture(autouse=True, scope="module")
