@@ -222,6 +222,47 @@ def test_lanes_play_other_games_with_the_same_distribution():
     assert abs(a.mean - b.mean) < 4 * np.hypot(a.se, b.se)
 
 
+def assert_consistent(stats, hist, counters, games):
+    """Statistics a lane run must agree on: nothing booked twice, nothing from a retired
+    lane (which keeps rolling, unbooked, until its chunk ends)."""
+    st = stats.sum(axis=0)
+    assert counters[:, K.C_GAMES].sum() == games
+    np.testing.assert_array_equal(hist.sum(axis=0).sum(axis=1), games)
+    np.testing.assert_array_equal(st[:, K.ST_ROLLS_N:K.ST_ROLLS_N + 6].sum(axis=1),
+                                  st[:, K.ST_ROLLS])
+    np.testing.assert_array_equal(st[:, K.ST_BUSTS_N:K.ST_BUSTS_N + 6].sum(axis=1),
+                                  st[:, K.ST_BUST_TURNS])
+    np.testing.assert_array_equal(st[:, K.ST_BUST_ROLLS], st[:, K.ST_BUST_TURNS])
+    assert st[:, K.ST_TRIGGERS].sum() + counters[:, K.C_CAPPED].sum() == games
+    assert st[:, K.ST_WINS].sum() <= games <= st[:, K.ST_WINS].sum() + st[:, K.ST_TIES].sum()
+
+
+@pytest.mark.parametrize(("names", "target", "games"), [
+    (["threshold-300"], 10_000, CHUNK_GAMES + 77),
+    (["threshold-50", "threshold-2000", "threshold-350"], 5000, 3000),
+    (["threshold-1000000"], 50, 20),  # all hit the round cap; 12 lanes retire after 1 game
+])
+def test_lane_runs_book_every_game_once(names, target, games):
+    _, fast = run_both(names, PRESETS["default"], target, games, seed=11, first_seat=-1,
+                       n_lanes=lanes.LANES)
+    assert_consistent(*fast, games)
+
+
+def test_retired_lanes_in_endless_turns_book_nothing(tmp_path):
+    # 20 games in 16 lanes under a table where nothing busts: every turn is capped at
+    # MAX_TURN_ROLLS rolls; lanes that retire early keep rolling endless turns unbooked
+    f = tmp_path / "all-score.toml"
+    f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '
+                 '6 = 50}\n')
+    _, fast = run_both(["threshold-100000000000"], load_scoring(str(f)), 10_000, games=20,
+                       seed=2, first_seat=-1, n_lanes=lanes.LANES)
+    stats, hist, counters = fast
+    assert_consistent(stats, hist, counters, 20)
+    assert counters[:, K.C_CAPPED].sum() == 20
+    assert stats[:, 0, K.ST_ROLLS].sum() == 20 * K.MAX_TURN_ROLLS
+    assert stats[:, 0, K.ST_TURNS].sum() == 20
+
+
 def test_chunks_smaller_than_lanes_and_the_lane_count_is_part_of_the_run():
     table = PRESETS["default"]
     runs = {}

@@ -118,11 +118,11 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
         started += 1
     live = n_lanes
     while live > 0:
-        # ---- pass 1: one roll per live lane; list the lanes whose turn ended
+        # ---- pass 1: one roll per lane; list the lanes whose turn ended. A retired lane
+        # (its games all played) keeps rolling, unbooked, until the chunk's last game ends:
+        # cheaper than testing every lane on every roll.
         n_end = 0
         for lane in range(n_lanes):
-            if active[lane] == 0:
-                continue
             n = dice[lane]
             u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6[n])
             code = np.int64(out[_SEQ_OFFSET[n] + u])
@@ -134,10 +134,12 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
             tp[lane] = t2
             end = bust | (t2 >= lthr[lane])
             if a >= _FLUSH_AT:  # 256 rolls in this turn: flush (rare)
-                for m in range(6):
-                    stats[seat[lane], K.ST_ROLLS_N + m] += (a >> (_FIELD_BITS * m)) & _FIELD_MASK
-                flushed6[lane] += (a >> (_FIELD_BITS * 5)) & _FIELD_MASK
-                flushed[lane] += _FLUSH_ROLLS
+                if active[lane] != 0:
+                    for m in range(6):
+                        stats[seat[lane], K.ST_ROLLS_N + m] += (
+                            (a >> (_FIELD_BITS * m)) & _FIELD_MASK)
+                    flushed6[lane] += (a >> (_FIELD_BITS * 5)) & _FIELD_MASK
+                    flushed[lane] += _FLUSH_ROLLS
                 a = 0
                 if not end and flushed[lane] >= K.MAX_TURN_ROLLS:
                     end = True
@@ -148,6 +150,11 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
         # ---- pass 2: book the ended turns
         for e in range(n_end):
             lane = ended[e]
+            if active[lane] == 0:  # retired: nothing is booked
+                dice[lane] = 6
+                tp[lane] = 0
+                acc[lane] = 0
+                continue
             s = seat[lane]
             x = dice[lane]
             t = tp[lane]
