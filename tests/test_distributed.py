@@ -6,10 +6,10 @@ import json
 import pickle
 import sys
 
-import numba
 import numpy as np
 import pytest
 from cli_helpers import run_cli
+from numba_threads import with_threads
 
 from dicelab import runner, seeding
 from dicelab.cli.main import main
@@ -36,15 +36,6 @@ def client():
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as c:
         yield c
-
-
-def with_threads(n, fn):
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-        return fn()
-    finally:
-        numba.set_num_threads(before)
 
 
 def assert_same_farkle(a, b):

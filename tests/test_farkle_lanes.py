@@ -10,6 +10,7 @@ import naive_farkle as nf
 import numba
 import numpy as np
 import pytest
+from numba_threads import with_threads
 
 from dicelab.dice import POW6, SEQ_OFFSET
 from dicelab.farkle import kernels as K
@@ -169,15 +170,6 @@ def test_one_lane_is_bit_identical_when_a_turn_hits_the_roll_cap(tmp_path):
 
 
 # ----------------------------------------------------------------------- LANES
-
-
-def with_threads(n, fn):
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-        return fn()
-    finally:
-        numba.set_num_threads(before)
 
 
 def test_lanes_results_do_not_depend_on_threads_or_batches(monkeypatch):

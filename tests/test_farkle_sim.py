@@ -7,9 +7,9 @@ import random
 import sys
 
 import naive_farkle as nf
-import numba
 import numpy as np
 import pytest
+from numba_threads import with_threads
 
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
@@ -360,16 +360,13 @@ def test_two_seat_symmetry_with_rotating_start():
 def test_same_seed_same_results_whatever_the_thread_count(monkeypatch):
     games = 3 * fsim.CHUNK_GAMES + 17
     seats = seats_of("threshold-300", "ai")
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        a = simulate_farkle(seats, games=games, seed=123)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        b = simulate_farkle(seats, games=games, seed=123)
-        monkeypatch.setattr(fsim, "BATCH_CHUNKS", 1)
-        c = simulate_farkle(seats, games=games, seed=123)
-    finally:
-        numba.set_num_threads(before)
+    def run():
+        return simulate_farkle(seats, games=games, seed=123)
+
+    a = with_threads(1, run)
+    b = with_threads(2, run)
+    monkeypatch.setattr(fsim, "BATCH_CHUNKS", 1)
+    c = with_threads(2, run)
     for x in (b, c):
         np.testing.assert_array_equal(a.stats, x.stats)
         np.testing.assert_array_equal(a.hist, x.hist)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-import numba
 import numpy as np
 import pytest
 from cli_helpers import run_cli
+from numba_threads import with_threads
 
 from dicelab.cli.main import main
 from dicelab.errors import UserError
@@ -47,14 +47,11 @@ def test_hasbro_optimal_agrees_and_never_breaks_the_joker_rules():
 
 
 def test_same_seed_same_result_with_one_or_two_threads():
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = simulate_penta(["optimal", "greedy"], games=40_000, seed=7)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = simulate_penta(["optimal", "greedy"], games=40_000, seed=7)
-    finally:
-        numba.set_num_threads(before)
+    def run():
+        return simulate_penta(["optimal", "greedy"], games=40_000, seed=7)
+
+    one = with_threads(1, run)
+    two = with_threads(2, run)
     for name in ("hist", "box_sum", "box_sq", "upper_bonus", "fifty", "bonus_sum", "wins",
                  "tied"):
         np.testing.assert_array_equal(getattr(one, name), getattr(two, name))

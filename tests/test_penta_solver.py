@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pytest
 from naive_penta import BOXES, turn_value
+from numba_threads import with_threads
 
 from dicelab import cache
 from dicelab.penta import solver
@@ -101,14 +101,8 @@ def test_reachable_states_and_unreachable_are_nan():
 
 def test_solve_is_identical_with_one_or_two_threads():
     rs = get_rules("no-bonus")
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = solver.solve_values(rs)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = solver.solve_values(rs)
-    finally:
-        numba.set_num_threads(before)
+    one = with_threads(1, lambda: solver.solve_values(rs))
+    two = with_threads(2, lambda: solver.solve_values(rs))
     np.testing.assert_array_equal(one, two)
 
 

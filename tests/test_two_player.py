@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 
 import naive_two_player as naive
-import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba_threads import with_threads
 
 from dicelab import cache
 from dicelab.errors import UserError
@@ -166,14 +166,11 @@ def test_fallback_fixed_point_iteration_agrees_with_policy_iteration(default_100
 
 def test_same_result_with_one_or_two_threads():
     table = load_scoring("basic")
-    old = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = solve_optimal_win(table, 1500, use_cache=False)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = solve_optimal_win(table, 1500, use_cache=False)
-    finally:
-        numba.set_num_threads(old)
+    def run():
+        return solve_optimal_win(table, 1500, use_cache=False)
+
+    one = with_threads(1, run)
+    two = with_threads(2, run)
     assert np.array_equal(one.values, two.values)
     assert np.array_equal(one.win_probability, two.win_probability)
     assert np.array_equal(one.tie_probability, two.tie_probability)
