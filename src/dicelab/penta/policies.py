@@ -19,7 +19,6 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit, prange
 
 from dicelab import cache as disk_cache
 from dicelab import dice
@@ -34,27 +33,27 @@ from dicelab.penta.rules import (
     get_rules,
 )
 from dicelab.penta.scoring import ORDINARY, PENTA_FACE, roll_box_scores
-from dicelab.penta.solver import BLOCK, SUB_IDX, SUB_PTR, layer_groups, layer_states, solve
+from dicelab.penta.solver import SUB_IDX, SUB_PTR, layer_groups, layer_states, solve, solve_layer
 from dicelab.penta.tables import (
     ADD,
+    BOX_SHIFT,
+    KEEP1_SHIFT,
+    KEEP_BITS,
     KEEP_SIZE,
     N_KEEPS,
     N_ROLLS,
     PENTA_ROLL,
-    ROLL_BASE,
     ROLL_COUNTS,
+    ROLL_PROB,
     SUBSETS,
     roll_dice_of,
     roll_index,
 )
 from dicelab.penta.widget import (
-    LANES,
     N_STATES,
     best_box,
     final_values,
-    final_values_lanes,
     reroll_stage,
-    reroll_stage_lanes,
     state_index,
 )
 
@@ -278,54 +277,6 @@ def choose(policy: str, card: Scorecard, roll, rolls_left: int,
 # --- decision tables for the simulation kernel ---------------------------------------------
 
 
-#: Bit layout of a packed decision (see :class:`DecisionTables`).
-KEEP_BITS, KEEP1_SHIFT, BOX_SHIFT = 31, 5, 10
-
-
-def _position_table() -> np.ndarray:
-    pos = np.full((N_ROLLS, N_KEEPS), 31, dtype=np.uint16)
-    for r in range(N_ROLLS):
-        for j, k in enumerate(SUBSETS[r]):
-            if k >= 0:
-                pos[r, k] = j
-    return pos
-
-
-KEEP_POS = _position_table()
-
-
-@njit(cache=True, parallel=True)
-def _build_decisions(V, heads, ups, counts, slot, rp, table, penta_face, penta_roll,
-                     roll_counts, add, sub_ptr, sub_idx, keep_pos, out):
-    # the solver's lane widget with the argmax tracked (same values, bit for bit)
-    n = heads.shape[0]
-    nblocks = (n + BLOCK - 1) // BLOCK
-    for bi in prange(nblocks):
-        e3 = np.empty((N_ROLLS, LANES))
-        r2 = np.empty((N_ROLLS, LANES))
-        r1 = np.empty((N_ROLLS, LANES))
-        E = np.empty((N_KEEPS, LANES))
-        M = np.empty((N_KEEPS, LANES))
-        cand = np.empty((6, LANES))
-        m = np.empty(LANES)
-        scores = np.empty(N_BOXES, dtype=np.int64)
-        box = np.empty((N_ROLLS, LANES), dtype=np.int64)
-        arg1 = np.empty((N_KEEPS, LANES), dtype=np.int64)
-        arg2 = np.empty((N_KEEPS, LANES), dtype=np.int64)
-        for g in range(bi * BLOCK, min(n, (bi + 1) * BLOCK)):
-            head = heads[g]
-            final_values_lanes(V, rp, table, penta_face, penta_roll, roll_counts, head >> 7,
-                               head & 1, ups[g], e3, scores, cand, m, box, True)
-            reroll_stage_lanes(e3, add, sub_ptr, sub_idx, E, M, r2, m, arg1, True)
-            reroll_stage_lanes(r2, add, sub_ptr, sub_idx, E, M, r1, m, arg2, True)
-            for la in range(counts[g]):
-                i = slot[head | (ups[g, la] << 1)]
-                for r in range(N_ROLLS):
-                    out[i, r] = (keep_pos[r, arg2[ROLL_BASE + r, la]]
-                                 | (keep_pos[r, arg1[ROLL_BASE + r, la]] << KEEP1_SHIFT)
-                                 | (box[r, la] << BOX_SHIFT))
-
-
 @dataclass(frozen=True)
 class DecisionTables:
     """Decisions of one or more policies for every reachable state and roll.
@@ -409,8 +360,8 @@ def _build_block(values: np.ndarray, rs: RuleSet, slot: np.ndarray, out: np.ndar
     groups = layer_groups()
     for n in range(N_BOXES):
         heads, ups, counts = groups[n]
-        _build_decisions(values, heads, ups, counts, slot, rs.params, ORDINARY, PENTA_FACE,
-                         PENTA_ROLL, ROLL_COUNTS, ADD, SUB_PTR, SUB_IDX, KEEP_POS, out)
+        solve_layer(values, heads, ups, counts, rs.params, ORDINARY, PENTA_FACE, PENTA_ROLL,
+                    ROLL_COUNTS, ROLL_PROB, ADD, SUB_PTR, SUB_IDX, slot, out)
 
 
 def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None = None

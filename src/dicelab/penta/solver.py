@@ -29,9 +29,13 @@ from dicelab.penta.rules import N_BOXES, PENTA_BOX, UPPER_TARGET, RuleSet, get_r
 from dicelab.penta.scoring import ORDINARY, PENTA_FACE
 from dicelab.penta.tables import (
     ADD,
+    BOX_SHIFT,
+    KEEP1_SHIFT,
+    KEEP_POS,
     N_KEEPS,
     N_ROLLS,
     PENTA_ROLL,
+    ROLL_BASE,
     ROLL_COUNTS,
     ROLL_PROB,
     SUB,
@@ -47,6 +51,9 @@ from dicelab.penta.widget import (
 FORMAT_VERSION = 1
 #: Work items per parallel block (fixed: results never depend on the thread count).
 BLOCK = 16
+#: ``solve_layer`` arguments meaning "values, not decisions".
+_NO_SLOT = np.zeros(0, dtype=np.int32)
+_NO_DECISIONS = np.zeros((0, N_ROLLS), dtype=np.uint16)
 
 
 def _sub_csr() -> tuple[np.ndarray, np.ndarray]:
@@ -117,29 +124,40 @@ def layer_groups() -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
     return tuple(out)
 
 
-@njit(cache=True, parallel=True)
-def _solve_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
-                 roll_prob, add, sub_ptr, sub_idx):
-    n = heads.shape[0]
-    nblocks = (n + BLOCK - 1) // BLOCK
-    for bi in prange(nblocks):
-        e3 = np.empty((N_ROLLS, LANES))
-        r2 = np.empty((N_ROLLS, LANES))
-        r1 = np.empty((N_ROLLS, LANES))
-        E = np.empty((N_KEEPS, LANES))
-        M = np.empty((N_KEEPS, LANES))
-        cand = np.empty((6, LANES))
-        m = np.empty(LANES)
-        total = np.empty(LANES)
-        scores = np.empty(N_BOXES, dtype=np.int64)
-        box = np.empty((1, LANES), dtype=np.int64)
-        arg = np.empty((1, LANES), dtype=np.int64)
-        for g in range(bi * BLOCK, min(n, (bi + 1) * BLOCK)):
-            head = heads[g]
-            final_values_lanes(V, rp, table, penta_face, penta_roll, roll_counts, head >> 7,
-                               head & 1, ups[g], e3, scores, cand, m, box, False)
-            reroll_stage_lanes(e3, add, sub_ptr, sub_idx, E, M, r2, m, arg, False)
-            reroll_stage_lanes(r2, add, sub_ptr, sub_idx, E, M, r1, m, arg, False)
+@njit(inline="always")
+def _layer_block(bi, V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
+                 roll_prob, add, sub_ptr, sub_idx, slot, decisions, track):
+    """Block ``bi`` of a layer (see :func:`solve_layer`); ``track`` is a literal at each
+    call site, so the value and the decision kernels each compile only their own path."""
+    rows = N_ROLLS if track else 1
+    krows = N_KEEPS if track else 1
+    e3 = np.empty((N_ROLLS, LANES))
+    r2 = np.empty((N_ROLLS, LANES))
+    r1 = np.empty((N_ROLLS, LANES))
+    E = np.empty((N_KEEPS, LANES))
+    M = np.empty((N_KEEPS, LANES))
+    cand = np.empty((6, LANES))
+    m = np.empty(LANES)
+    total = np.empty(LANES)
+    scores = np.empty(N_BOXES, dtype=np.int64)
+    box = np.empty((rows, LANES), dtype=np.int64)
+    arg1 = np.empty((krows, LANES), dtype=np.int64)
+    arg2 = np.empty((krows, LANES), dtype=np.int64)
+    for g in range(bi * BLOCK, min(heads.shape[0], (bi + 1) * BLOCK)):
+        head = heads[g]
+        final_values_lanes(V, rp, table, penta_face, penta_roll, roll_counts, head >> 7,
+                           head & 1, ups[g], e3, scores, cand, m, box, track)
+        reroll_stage_lanes(e3, add, sub_ptr, sub_idx, E, M, r2, m, arg1, track)
+        reroll_stage_lanes(r2, add, sub_ptr, sub_idx, E, M, r1, m, arg2, track)
+        if track:
+            for la in range(counts[g]):
+                i = slot[head | (ups[g, la] << 1)]
+                for r in range(N_ROLLS):
+                    decisions[i, r] = (
+                        KEEP_POS[r, arg2[ROLL_BASE + r, la]]
+                        | (KEEP_POS[r, arg1[ROLL_BASE + r, la]] << KEEP1_SHIFT)
+                        | (box[r, la] << BOX_SHIFT))
+        else:
             for la in range(LANES):
                 total[la] = 0.0
             for r in range(N_ROLLS):
@@ -150,6 +168,37 @@ def _solve_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_
                 V[head | (ups[g, la] << 1)] = total[la]
 
 
+@njit(cache=True, parallel=True)
+def _values_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
+                  roll_prob, add, sub_ptr, sub_idx, slot, decisions):
+    for bi in prange((heads.shape[0] + BLOCK - 1) // BLOCK):
+        _layer_block(bi, V, heads, ups, counts, rp, table, penta_face, penta_roll,
+                     roll_counts, roll_prob, add, sub_ptr, sub_idx, slot, decisions, False)
+
+
+@njit(cache=True, parallel=True)
+def _decisions_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
+                     roll_prob, add, sub_ptr, sub_idx, slot, decisions):
+    for bi in prange((heads.shape[0] + BLOCK - 1) // BLOCK):
+        _layer_block(bi, V, heads, ups, counts, rp, table, penta_face, penta_roll,
+                     roll_counts, roll_prob, add, sub_ptr, sub_idx, slot, decisions, True)
+
+
+def solve_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
+                roll_prob, add, sub_ptr, sub_idx, slot, decisions) -> None:
+    """One layer of the DP, state groups in parallel blocks (see :func:`layer_groups`).
+
+    With an empty ``decisions`` it writes the groups' values into ``V``. Otherwise (the
+    layers after it solved) it tracks the argmax instead and writes, for each state
+    ``s`` and roll ``r``, the packed decision ``decisions[slot[s], r]`` (``KEEP_BITS``
+    layout of :mod:`dicelab.penta.tables`): the same widget, so the decisions are those
+    of exactly the values solved.
+    """
+    kernel = _decisions_layer if decisions.shape[0] else _values_layer
+    kernel(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts, roll_prob,
+           add, sub_ptr, sub_idx, slot, decisions)
+
+
 def solve_values(rules: RuleSet) -> np.ndarray:
     """Compute the value table of ``rules`` (no cache): float64[N_STATES], NaN = unreachable."""
     V = np.full(N_STATES, np.nan)
@@ -158,8 +207,8 @@ def solve_values(rules: RuleSet) -> np.ndarray:
     rp = rules.params
     for n in range(N_BOXES - 1, -1, -1):
         heads, ups, counts = groups[n]
-        _solve_layer(V, heads, ups, counts, rp, ORDINARY, PENTA_FACE, PENTA_ROLL, ROLL_COUNTS,
-                     ROLL_PROB, ADD, SUB_PTR, SUB_IDX)
+        solve_layer(V, heads, ups, counts, rp, ORDINARY, PENTA_FACE, PENTA_ROLL, ROLL_COUNTS,
+                    ROLL_PROB, ADD, SUB_PTR, SUB_IDX, _NO_SLOT, _NO_DECISIONS)
     return V
 
 

@@ -63,6 +63,23 @@ def _build():
 
 ADD, SUB, UNION, SUBSETS, N_SUBSETS, PENTA_ROLL = _build()
 
+#: Bit layout of a packed decision (``dicelab.penta.policies.DecisionTables``): bits 0-4
+#: and 5-9 index ``SUBSETS[r]`` (the keep with 2 / 1 rerolls left), bits 10-13 the box.
+KEEP_BITS, KEEP1_SHIFT, BOX_SHIFT = 31, 5, 10
+
+
+def _position_table() -> np.ndarray:
+    pos = np.full((N_ROLLS, N_KEEPS), 31, dtype=np.uint16)
+    for r in range(N_ROLLS):
+        for j, k in enumerate(SUBSETS[r]):
+            if k >= 0:
+                pos[r, k] = j
+    return pos
+
+
+#: ``KEEP_POS[r, k]``: position of keep ``k`` in ``SUBSETS[r]`` (31 if not a sub-multiset).
+KEEP_POS = _position_table()
+
 
 def roll_index(dice_faces) -> int:
     """Local roll index (0..251) of five dice, e.g. ``roll_index([4, 4, 4, 4, 4])``."""
