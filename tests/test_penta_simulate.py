@@ -110,7 +110,7 @@ def test_cli_simulate_table_and_out(capsys, tmp_path):
     main(["simulate", "-s", "greedy", "--games", "10000", "--seed", "1", "--rules",
           "no-bonus", "--out", str(tmp_path / "run")])
     out = capsys.readouterr().out
-    assert "mean TOTAL" in out and "P(upper bonus)" in out
+    assert "mean TOTAL" in out and "P(upper bonus)" in out and "set-up" in out
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["rules"] == "no-bonus"
     assert [p["name"] for p in manifest["policies"]] == ["greedy"]

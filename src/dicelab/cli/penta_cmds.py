@@ -31,7 +31,9 @@ def render_simulation(result, console: Console) -> None:
              f"{d['games_per_s']:,.0f} games/s"
              + (f" on a Dask cluster of {d['workers']} worker(s)"
                 if d.get("executor") == "dask" else ""))
-    t = Table(title=title)
+    t = Table(title=title, caption=(
+        f"simulation {d['elapsed_s']:.2f} s; set-up {d['setup_s']:.2f} s (solve or load "
+        "the values, build or load the decision tables: see `dicelab cache`)"))
     t.add_column("statistic")
     for s in seats:
         t.add_column(f"seat {s['seat']}: {s['strategy']}", justify="right")
