@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import os
+import time
 
 import numpy as np
 import pytest
@@ -243,3 +244,305 @@ def test_cli_cache_dir_is_a_file(capsys, tmp_path, monkeypatch):
         assert code == 2 and err.startswith("error: cannot read the cache directory")
         assert err.count("\n") == 1
     assert os.path.isfile(tmp_path / "f")
+
+
+# --- size control: last use, prune, the automatic limit ------------------------------------
+
+DAY = 86400.0
+
+
+def set_last_use(key: str, days_ago: float, modified_days_ago: float = 30.0) -> None:
+    """Give an entry a known last use (its atime) and an older modification time."""
+    now = time.time()
+    os.utime(cache.cache_path(key), (now - days_ago * DAY, now - modified_days_ago * DAY))
+
+
+def store_sized(key: str, nbytes: int) -> int:
+    """Store an entry of about ``nbytes``; returns its size on disk."""
+    return cache.store(key, 1, {"a": np.zeros(nbytes, np.uint8)}).stat().st_size
+
+
+def entry_keys() -> list[str]:
+    return [e.key for e in cache.scan().entries]
+
+
+@pytest.mark.parametrize("text, nbytes", [
+    ("0", 0), ("1234", 1234), ("2GB", 2 * 10**9), ("500MB", 500 * 10**6),
+    ("1.5GiB", 3 * 2**29), ("1.5 GiB", 3 * 2**29), ("2gb", 2 * 10**9), ("10kB", 10_000),
+    ("10KiB", 10_240), ("3TB", 3 * 10**12), ("1TiB", 2**40), ("7B", 7), (" 5 mb ", 5 * 10**6),
+    ("0.5", 0), (".5KiB", 512), ("1.0000001GB", 1_000_000_100),
+])
+def test_parse_size_accepts(text, nbytes):
+    assert cache.parse_size(text) == nbytes
+
+
+@pytest.mark.parametrize("text", ["", "GB", "2G", "2 M", "-1GB", "1e9", "2GBs", "1,5GB",
+                                  "nan", "inf", "1.2.3MB", "2 GB extra", "0x10"])
+def test_parse_size_refuses_with_one_line_naming_the_input(text):
+    with pytest.raises(UserError) as exc:
+        cache.parse_size(text, "--max-size")
+    msg = str(exc.value)
+    assert msg.startswith(f"--max-size: {text!r} is not a size") and "1.5GiB" in msg
+    assert "\n" not in msg
+
+
+def test_max_size_from_the_environment(monkeypatch):
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    assert cache.max_size() is None
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, " ")
+    assert cache.max_size() is None
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "1.5GiB")
+    assert cache.max_size() == 3 * 2**29
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "lots")
+    with pytest.raises(UserError, match=r"^\$DICELAB_CACHE_MAX_SIZE: 'lots' is not a size"):
+        cache.max_size()
+
+
+def test_a_successful_load_records_last_use_and_nothing_else_does(cache_dir):
+    cache.store("unit-lru", 1, {"a": np.arange(10)})
+    set_last_use("unit-lru", days_ago=5, modified_days_ago=6)
+    path = cache.cache_path("unit-lru")
+    before = path.stat()
+    assert cache.scan().entries[0].last_used == pytest.approx(time.time() - 5 * DAY, abs=5)
+    # a failed load (stale version) and a scan read the file but are not uses
+    assert cache.load("unit-lru", 2) is None
+    cache.scan()
+    assert path.stat().st_atime_ns == before.st_atime_ns
+    t0 = time.time()
+    assert cache.load("unit-lru", 1) is not None
+    after = path.stat()
+    assert after.st_mtime_ns == before.st_mtime_ns  # the modification time is kept
+    assert t0 - 1 <= after.st_atime <= time.time() + 1
+    (e,) = cache.scan().entries
+    assert e.last_used == after.st_atime and e.modified == before.st_mtime
+    assert e.to_dict()["last_used"] == e.last_used_iso and e.last_used_iso.endswith("+00:00")
+    # a write is a use too: a fresh entry's last use is its creation
+    set_last_use("unit-lru", days_ago=9, modified_days_ago=9)
+    cache.store("unit-lru", 1, {"a": np.arange(10)})
+    assert cache.scan().entries[0].last_used >= t0 - 1
+
+
+@pytest.mark.parametrize("noatime", [True, False])
+def test_scan_leaves_access_times_alone(cache_dir, monkeypatch, noatime):
+    # the usual relatime mount stamps a file read when its atime is <= its mtime; a scan
+    # that let that happen would mark every entry as just used
+    if not noatime:  # the path of platforms without O_NOATIME: put the atime back
+        monkeypatch.setattr(cache, "_O_NOATIME", 0)
+    for key in ("unit-a", "unit-b"):
+        cache.store(key, 1, {"a": np.arange(100)})
+        set_last_use(key, days_ago=3, modified_days_ago=3)
+    paths = [cache.cache_path(k) for k in ("unit-a", "unit-b")]
+    before = [p.stat().st_atime_ns for p in paths]
+    for _ in range(2):
+        assert [e.key for e in cache.scan().entries] == ["unit-a", "unit-b"]
+        assert [p.stat().st_atime_ns for p in paths] == before
+
+
+def make_lru_dir(d):
+    """Five entries with last uses in an order unlike their keys and modification times,
+    a stale and a fresh unfinished write, and foreign files; returns {key: size}."""
+    sizes = {}
+    for key, nbytes in [("e1", 3000), ("e2", 1000), ("e3", 2000), ("e4", 4000), ("e5", 500)]:
+        sizes[key] = store_sized(key, nbytes)
+    for key, days, mdays in [("e1", 2, 40), ("e2", 9, 10), ("e3", 1, 50), ("e4", 10, 6),
+                             ("e5", 4, 30)]:
+        # LRU order: e2, e4 (written after its last load), e5, e1, e3
+        set_last_use(key, days, mdays)
+    old = d / ".e9.abcd_123.tmp"
+    old.write_bytes(b"x" * 700)
+    os.utime(old, (time.time() - 2 * 3600,) * 2)
+    (d / ".e8.zzzz_999.tmp").write_bytes(b"y" * 300)  # a write in progress
+    (d / "notes.txt").write_text("mine")
+    np.savez(d / "foreign.npz", a=np.arange(3))
+    os.utime(d / "foreign.npz", (0, 0))  # the oldest file of all, and not ours
+    return sizes
+
+
+FOREIGN = ["foreign.npz", "notes.txt"]
+
+
+def test_prune_deletes_least_recently_used_first(cache_dir):
+    sizes = make_lru_dir(cache_dir)
+    young = 300
+    keep = sizes["e1"] + sizes["e3"] + young  # the two most recent + the write in progress
+    plan = cache.prune(keep, dry_run=True)
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted(
+        [f"{k}.npz" for k in sizes] + [".e9.abcd_123.tmp", ".e8.zzzz_999.tmp"] + FOREIGN)
+    assert [f.key for f in plan.deleted] == [None, "e2", "e4", "e5"]
+    assert plan.deleted[0].path.name == ".e9.abcd_123.tmp" and plan.dry_run
+    assert plan.total_before == sum(sizes.values()) + 700 + young
+    assert plan.total_after == keep == plan.total_before - plan.freed
+    done = cache.prune(keep)
+    assert [f.path for f in done.deleted] == [f.path for f in plan.deleted]
+    assert (done.total_after, done.failed, done.dry_run) == (keep, [], False)
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted(
+        ["e1.npz", "e3.npz", ".e8.zzzz_999.tmp", *FOREIGN])
+    assert cache.scan().total_bytes == keep
+    # one byte less: the next least recently used goes; the write in progress never does
+    assert [f.key for f in cache.prune(keep - 1).deleted] == ["e1"]
+    assert [f.key for f in cache.prune(0).deleted] == ["e3"]
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted([".e8.zzzz_999.tmp", *FOREIGN])
+    assert cache.prune(0).total_after == young
+
+
+def test_prune_within_the_limit_only_removes_stale_writes(cache_dir):
+    sizes = make_lru_dir(cache_dir)
+    r = cache.prune(10**9)
+    assert [f.path.name for f in r.deleted] == [".e9.abcd_123.tmp"]
+    assert entry_keys() == sorted(sizes)
+    assert cache.prune(10**9).deleted == []
+    assert cache.prune(cache.scan().total_bytes).deleted == []  # a total == limit fits
+
+
+def test_prune_keeps_an_entry_rewritten_or_vanished_since_its_scan(cache_dir, monkeypatch):
+    sizes = make_lru_dir(cache_dir)
+    stale = cache.scan()
+    cache.store("e2", 1, {"a": np.zeros(1000, np.uint8)})  # rewritten: the newest now
+    cache.cache_path("e4").unlink()  # deleted by someone else
+    assert cache.cache_path("e2").stat().st_size == sizes["e2"]
+    with monkeypatch.context() as m:
+        m.setattr(cache, "scan", lambda directory=None: stale)
+        r = cache.prune(sizes["e2"] + sizes["e3"] + 300)
+    assert [f.key for f in r.deleted] == [None, "e5", "e1"] and not r.failed
+    assert entry_keys() == ["e2", "e3"]
+    assert r.total_after == sizes["e2"] + sizes["e3"] + 300 == cache.scan().total_bytes
+
+
+def test_prune_refuses_a_negative_limit(cache_dir):
+    with pytest.raises(ValueError):
+        cache.prune(-1)
+
+
+def test_store_keeps_the_cache_within_the_automatic_limit(cache_dir, monkeypatch):
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    sizes = {k: store_sized(k, 2000) for k in ("a", "b", "c")}
+    for i, k in enumerate(("a", "b", "c")):
+        set_last_use(k, days_ago=3 - i)
+    cache.load("a", 1)  # now a is the most recently used; b the least
+    n = sizes["a"]
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, str(3 * n + 10))
+    store_sized("d", 2000)
+    assert entry_keys() == ["a", "c", "d"]
+    # a new entry bigger than the limit stays; every other entry goes
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "5kB")
+    big = store_sized("e", 8000)
+    assert big > 5000 and entry_keys() == ["e"]
+    # the foreign file is not touched by the automatic prune either
+    (cache_dir / "notes.txt").write_text("mine")
+    store_sized("f", 100)
+    assert entry_keys() == ["f"] and (cache_dir / "notes.txt").exists()
+    # no limit: nothing pruned
+    monkeypatch.delenv(cache.MAX_SIZE_ENV)
+    store_sized("g", 9000)
+    assert entry_keys() == ["f", "g"]
+
+
+def test_a_malformed_automatic_limit_fails_before_writing_or_building(cache_dir,
+                                                                      monkeypatch):
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "2 gigs")
+    with pytest.raises(UserError, match=r"\$DICELAB_CACHE_MAX_SIZE"):
+        cache.store("unit-bad", 1, {"a": np.arange(3)})
+    assert not cache_dir.exists() or not any(cache_dir.iterdir())
+    built = []
+    with pytest.raises(UserError, match=r"\$DICELAB_CACHE_MAX_SIZE"):
+        cache.cached("unit-bad", 1, lambda: built.append(1) or {"a": np.arange(3)})
+    assert built == []
+
+
+# --- the prune CLI ------------------------------------------------------------------------
+
+
+def test_cli_prune_dry_run_then_yes(capsys, cache_dir):
+    sizes = make_lru_dir(cache_dir)
+    keep = sizes["e1"] + sizes["e3"] + 300
+    files = sorted(p.name for p in cache_dir.iterdir())
+    code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", str(keep), "--dry-run"])
+    assert code == 0 and not err and "would delete (least recently used first):" in out
+    assert sorted(p.name for p in cache_dir.iterdir()) == files
+    total = sum(sizes.values()) + 1000
+    assert f"would free {(total - keep) / 1e6:,.1f} MB" in out
+    for name in ("e2", "e4", "e5", "(unfinished write) .e9.abcd_123.tmp"):
+        assert name in out
+    assert "e1 " not in out and "e3 " not in out
+    code, out, _ = run_cli(capsys, ["cache", "prune", "--max-size", str(keep), "--yes"])
+    assert code == 0 and "deleted (least recently used first):" in out
+    assert f"total {total / 1e6:,.1f} MB -> {keep / 1e6:,.1f} MB" in out
+    assert sorted(p.name for p in cache_dir.iterdir()) == sorted(
+        ["e1.npz", "e3.npz", ".e8.zzzz_999.tmp", *FOREIGN])
+    code, out, _ = run_cli(capsys, ["cache", "prune", "--max-size", "1GB"])
+    assert code == 0 and "nothing to prune" in out
+    code, out, _ = run_cli(capsys, ["cache", "prune", "--max-size", "0", "-y"])
+    assert code == 0 and "still above the limit" in out and entry_keys() == []
+
+
+def test_cli_prune_json(capsys, cache_dir):
+    sizes = make_lru_dir(cache_dir)
+    keep = sizes["e1"] + sizes["e3"] + 300
+    for dry in (True, False):
+        argv = ["cache", "prune", "--max-size", str(keep), "--json"]
+        code, out, _ = run_cli(capsys, argv + (["--dry-run"] if dry else ["--yes"]))
+        d = json.loads(out)
+        assert code == 0 and d["dry_run"] is dry and d["max_bytes"] == keep
+        assert [f["key"] for f in d["deleted"]] == [None, "e2", "e4", "e5"]
+        assert d["total_bytes"] == keep and d["failed"] == []
+        assert d["freed_bytes"] == d["total_bytes_before"] - keep
+        assert all(f["last_used"].endswith("+00:00") for f in d["deleted"])
+    assert entry_keys() == ["e1", "e3"]
+
+
+@pytest.mark.parametrize("answer, deleted", [("n\n", False), ("y\n", True), ("\n", False)])
+def test_cli_prune_asks_first(capsys, cache_dir, monkeypatch, answer, deleted):
+    sizes = make_lru_dir(cache_dir)
+    monkeypatch.setattr("sys.stdin", io.StringIO(answer))
+    code, out, _ = run_cli(capsys, ["cache", "prune", "--max-size", str(sizes["e3"] + 300)])
+    assert code == 0 and "delete 5 file(s)" in out
+    assert entry_keys() == (["e3"] if deleted else sorted(sizes))
+    assert ("nothing deleted" in out) is not deleted
+
+
+def test_cli_prune_json_asks_on_stderr(capsys, cache_dir, monkeypatch):
+    sizes = make_lru_dir(cache_dir)
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", "0", "--json"])
+    d = json.loads(out)
+    assert code == 0 and "delete 6 file(s)" in err
+    assert d["deleted"] == [] and d["total_bytes"] == d["total_bytes_before"]
+    assert entry_keys() == sorted(sizes)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["cache", "prune", "--max-size", "2G"], "--max-size: '2G' is not a size"),
+    (["cache", "prune", "--max-size", "-5MB", "--dry-run"], "is not a size"),
+    (["cache", "prune", "--max-size", "lots", "--yes"], "e.g. 2GB or 1.5GiB"),
+    (["cache", "prune"], "--max-size"),
+    (["cache", "prune", "--max-size", "0"], "--yes"),  # stdin closed: no answer
+    (["cache", "prune", "--max-size", "0", "--json"], "--yes"),
+])
+def test_cli_prune_bad_input_exits_2_with_one_line(capsys, cache_dir, monkeypatch, argv,
+                                                   needle):
+    sizes = make_lru_dir(cache_dir)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code, out, err = run_cli(capsys, argv)
+    # with --json the unanswered question is on stderr, on a line of its own
+    assert code == 2 and err.splitlines()[-1].startswith("error:")
+    assert needle in err.splitlines()[-1] and err.endswith("\n")
+    assert err.count("\n") == (2 if "--json" in argv and "0" in argv else 1)
+    assert err.count("error:") == 1 and "Traceback" not in err and "{" not in out
+    assert entry_keys() == sorted(sizes)
+
+
+def test_cli_list_shows_last_use_and_the_automatic_limit(capsys, cache_dir, monkeypatch):
+    make_lru_dir(cache_dir)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "1.5GiB")
+    code, out, _ = run_cli(capsys, ["cache"])
+    assert code == 0 and "last used" in out
+    assert f"automatic limit: {3 * 2**29 / 1e6:,.1f} MB ($DICELAB_CACHE_MAX_SIZE)" in out
+    code, out, _ = run_cli(capsys, ["cache", "list", "--json"])
+    d = json.loads(out)
+    assert d["max_bytes"] == 3 * 2**29
+    by_key = {e["key"]: e for e in d["entries"]}
+    assert by_key["e2"]["last_used"] < by_key["e4"]["last_used"] < by_key["e3"]["last_used"]
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "big")
+    code, _, err = run_cli(capsys, ["cache", "list"])
+    assert code == 2 and err.startswith("error: $DICELAB_CACHE_MAX_SIZE: 'big'")
+    assert err.count("\n") == 1

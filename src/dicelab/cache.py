@@ -16,10 +16,25 @@ The directory is ``$DICELAB_CACHE_DIR`` if set, else the platform's user cache
 directory (``$XDG_CACHE_HOME/dicelab`` or ``~/.cache/dicelab`` on Linux).
 :func:`scan` lists what is there and :func:`clear` deletes dicelab's files (only those),
 as ``dicelab cache list`` / ``dicelab cache clear`` do.
+
+Size control. Every successful :func:`load` records the entry's last use as the file's
+access time, set explicitly (``os.utime``), so it works on ``noatime`` mounts too. Reads
+that are not uses -- :func:`scan` opening each entry to read its header -- open the file
+with ``O_NOATIME`` (Linux, when we own the file) or else put the access time back, since
+under the usual ``relatime`` the kernel would otherwise stamp every scanned entry as used.
+:func:`prune` deletes entries least recently used first until the total fits a size
+(``dicelab cache prune --max-size``); with ``$DICELAB_CACHE_MAX_SIZE`` set, :func:`store`
+prunes the other entries after each write so the cache stays within that size.
+
+Concurrency: deleting an entry another process is reading is safe on POSIX (an open
+file stays readable until closed); on Windows the delete fails and is reported. A
+temporary file younger than :data:`TMP_GRACE_SECONDS` may be a write in progress and is
+left alone by :func:`prune` (only :func:`clear` removes it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -27,11 +42,14 @@ import os
 import re
 import sys
 import tempfile
+import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -45,6 +63,12 @@ _HEADER = "__header__"
 _CHUNK = 1 << 20
 #: Names of the temporary files :func:`store` writes (``tempfile.mkstemp``: 8 random chars).
 _TMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+#: Temporary files younger than this (seconds) may be writes in progress: prune keeps them.
+TMP_GRACE_SECONDS = 3600.0
+#: Environment variable with the automatic size limit (see :func:`max_size`).
+MAX_SIZE_ENV = "DICELAB_CACHE_MAX_SIZE"
+#: 0 where the platform has no O_NOATIME (anything but Linux).
+_O_NOATIME = getattr(os, "O_NOATIME", 0)
 
 
 def cache_dir() -> Path:
@@ -58,6 +82,63 @@ def cache_dir() -> Path:
         return Path(base) / "dicelab" / "Cache"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "dicelab"
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_size(text: str, what: str = "SIZE") -> int:
+    """Bytes in a size: plain bytes or a number with a unit, decimal (kB, MB, GB, TB)
+    or binary (KiB, MiB, GiB, TiB); case and a space before the unit do not matter.
+    A fraction of a byte is dropped. ``what`` names the input in the error message.
+
+    >>> parse_size("2GB"), parse_size("1.5GiB"), parse_size("500 MB"), parse_size("1024")
+    (2000000000, 1610612736, 500000000, 1024)
+    """
+    m = _SIZE.match(text)
+    unit = _SIZE_UNITS.get(m.group(2).lower()) if m else None
+    if unit is None:
+        # a bare G or M is refused rather than guessed (1000**3 or 1024**3?)
+        raise UserError(f"{what}: {text!r} is not a size; give bytes (5000000) or a number "
+                        "with a unit: kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB "
+                        "(powers of 1024), e.g. 2GB or 1.5GiB")
+    return int(Decimal(m.group(1)) * unit)
+
+
+def max_size() -> int | None:
+    """The automatic cache limit in bytes from ``$DICELAB_CACHE_MAX_SIZE`` (same syntax as
+    :func:`parse_size`), or ``None`` if unset or empty (no limit); ``UserError`` naming the
+    variable if malformed."""
+    raw = os.environ.get(MAX_SIZE_ENV, "")
+    return parse_size(raw, f"${MAX_SIZE_ENV}") if raw.strip() else None
+
+
+def _open_unstamped(path: Path) -> tuple[BinaryIO, bool]:
+    """``path`` opened for reading, without the kernel's access-time update where the
+    platform allows it; returns (file, whether the access time is surely untouched)."""
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+    if _O_NOATIME:
+        try:
+            return os.fdopen(os.open(path, flags | _O_NOATIME), "rb"), True
+        except PermissionError:  # O_NOATIME is only allowed on one's own files
+            pass
+    return os.fdopen(os.open(path, flags), "rb"), False
+
+
+def _set_times(fh: BinaryIO, path: Path, atime_ns: int, mtime_ns: int) -> None:
+    """Set an open file's times (through its descriptor where possible, so a file that
+    replaced ``path`` meanwhile is not touched); failure (not our file) is ignored."""
+    with contextlib.suppress(OSError):
+        os.utime(fh.fileno() if os.utime in os.supports_fd else path,
+                 ns=(atime_ns, mtime_ns))
+
+
+def _last_used(st: os.stat_result) -> float:
+    # atime is set on each load; mtime covers a write after the last load (and a file
+    # whose atime could not be set)
+    return max(st.st_atime, st.st_mtime)
 
 
 def _hasher(dtype: np.dtype, shape: tuple[int, ...]):
@@ -139,13 +220,27 @@ def load(key: str, version: Version, out: dict[str, np.ndarray] | None = None
     ``out`` maps array names to C-contiguous buffers to read those arrays into (their
     shape and dtype must be the stored ones, else the entry counts as missing); the
     returned dict then holds those very buffers. If ``None`` is returned, the buffers
-    may have been partly overwritten.
+    may have been partly overwritten. A successful load records the entry's last use
+    (its access time), which :func:`prune` goes by.
     """
     path = cache_path(key)
     if not path.is_file():
         return None
     try:
-        with zipfile.ZipFile(path) as zf:
+        fh, _ = _open_unstamped(path)
+    except OSError:
+        return None
+    with fh:
+        arrays = _read_entry(fh, key, version, out)
+        if arrays is not None:
+            _set_times(fh, path, time.time_ns(), os.fstat(fh.fileno()).st_mtime_ns)
+    return arrays
+
+
+def _read_entry(fh: BinaryIO, key: str, version: Version,
+                out: dict[str, np.ndarray] | None) -> dict[str, np.ndarray] | None:
+    try:
+        with zipfile.ZipFile(fh) as zf:
             header = _read_header(zf)
             if header.get("key") != key or header.get("version") != version:
                 return None
@@ -172,7 +267,13 @@ def load(key: str, version: Version, out: dict[str, np.ndarray] | None = None
 
 
 def store(key: str, version: Version, arrays: dict[str, np.ndarray]) -> Path | None:
-    """Write arrays atomically; returns the path, or None if the cache is not writable."""
+    """Write arrays atomically; returns the path, or None if the cache is not writable.
+
+    With ``$DICELAB_CACHE_MAX_SIZE`` set, other entries are then pruned, least recently
+    used first, until the cache fits (the entry just written always stays, even if it
+    alone is bigger); a malformed value raises ``UserError`` before anything is written.
+    """
+    limit = max_size()
     path = cache_path(key)
     header = {"key": key, "version": version,
               "digests": {name: digest(a) for name, a in arrays.items()}}
@@ -190,12 +291,17 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray]) -> Path | N
                 os.unlink(tmp)
     except OSError:
         return None  # a read-only cache only costs speed
+    if limit is not None:
+        # the table is stored; a cache that cannot shrink only costs disk
+        with contextlib.suppress(OSError, UserError):
+            prune(limit, path.parent, keep=(key,))
     return path
 
 
 def cached(key: str, version: Version, build: Callable[[], dict[str, np.ndarray]]
            ) -> tuple[dict[str, np.ndarray], bool]:
     """Load ``key`` from the cache or build and store it; returns (arrays, was_cached)."""
+    max_size()  # a malformed limit fails now, not after a long build
     arrays = load(key, version)
     if arrays is not None:
         return arrays, True
@@ -210,22 +316,32 @@ def cached(key: str, version: Version, build: Callable[[], dict[str, np.ndarray]
 @dataclass(frozen=True)
 class CacheFile:
     """One file of the cache directory: ``key`` (its entry's key; ``None`` for a
-    temporary file), ``size`` in bytes, ``modified`` (POSIX seconds)."""
+    temporary file), ``size`` in bytes, ``modified`` and ``last_used`` (POSIX seconds;
+    the last successful load or write, whichever is later; ``None`` = unknown)."""
 
     path: Path
     key: str | None
     size: int
     modified: float
+    last_used: float | None = None
 
     @property
     def modified_iso(self) -> str:
         """Modification time, ISO 8601 in UTC (to the second)."""
-        return datetime.fromtimestamp(self.modified, tz=UTC).isoformat(
-            timespec="seconds")
+        return _iso(self.modified)
+
+    @property
+    def last_used_iso(self) -> str | None:
+        """Last use, ISO 8601 in UTC (to the second)."""
+        return None if self.last_used is None else _iso(self.last_used)
 
     def to_dict(self) -> dict:
         return {"key": self.key, "file": self.path.name, "bytes": self.size,
-                "modified": self.modified_iso}
+                "modified": self.modified_iso, "last_used": self.last_used_iso}
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
@@ -251,14 +367,26 @@ class CacheScan:
                 "total_bytes": self.total_bytes}
 
 
-def _entry_key(path: Path) -> str | None:
+def _entry_key(fh: BinaryIO, path: Path) -> str | None:
     """The key of a cache file this module wrote (its header names this very file)."""
     try:
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(fh) as zf:
             key = _read_header(zf).get("key")
     except Exception:
         return None
     return key if isinstance(key, str) and cache_path(key).name == path.name else None
+
+
+def _scan_npz(path: Path) -> tuple[str | None, os.stat_result]:
+    """(key or None, times and size before reading) of an ``.npz``; reading the header
+    is not a use, so the access time is left as it was."""
+    fh, unstamped = _open_unstamped(path)
+    with fh:
+        before = os.fstat(fh.fileno())
+        key = _entry_key(fh, path)
+        if not unstamped and os.fstat(fh.fileno()).st_atime_ns != before.st_atime_ns:
+            _set_times(fh, path, before.st_atime_ns, before.st_mtime_ns)
+    return key, before
 
 
 def scan(directory: Path | None = None) -> CacheScan:
@@ -280,14 +408,21 @@ def scan(directory: Path | None = None) -> CacheScan:
     for path in paths:
         try:
             st = path.stat()
-        except OSError:  # vanished meanwhile
+            key = None
+            if path.is_file() and path.suffix == ".npz":
+                key, st = _scan_npz(path)
+        except OSError:  # vanished meanwhile, or unreadable: not ours to judge
+            if path.exists():
+                result.other.append(path)
             continue
         if not path.is_file():
             result.other.append(path)
-        elif path.suffix == ".npz" and (key := _entry_key(path)) is not None:
-            result.entries.append(CacheFile(path, key, st.st_size, st.st_mtime))
+        elif key is not None:
+            result.entries.append(
+                CacheFile(path, key, st.st_size, st.st_mtime, _last_used(st)))
         elif _TMP_NAME.match(path.name):
-            result.temporary.append(CacheFile(path, None, st.st_size, st.st_mtime))
+            result.temporary.append(
+                CacheFile(path, None, st.st_size, st.st_mtime, _last_used(st)))
         else:
             result.other.append(path)
     result.entries.sort(key=lambda f: f.key or "")
@@ -316,3 +451,79 @@ def clear(directory: Path | None = None
         deleted.append(f)
         freed += f.size
     return deleted, freed, failed
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    """What :func:`prune` did (or, with ``dry_run``, would do): ``deleted`` files in the
+    order deleted (stale temporary files, then entries least recently used first),
+    ``failed`` [(path, reason)], totals in bytes before and after, the limit."""
+
+    directory: Path
+    max_bytes: int
+    dry_run: bool
+    deleted: list[CacheFile]
+    failed: list[tuple[Path, str]]
+    total_before: int
+    total_after: int
+
+    @property
+    def freed(self) -> int:
+        return sum(f.size for f in self.deleted)
+
+    def to_dict(self) -> dict:
+        return {"directory": str(self.directory), "max_bytes": self.max_bytes,
+                "dry_run": self.dry_run, "deleted": [f.to_dict() for f in self.deleted],
+                "failed": [{"file": p.name, "reason": why} for p, why in self.failed],
+                "freed_bytes": self.freed, "total_bytes_before": self.total_before,
+                "total_bytes": self.total_after}
+
+
+def prune(max_bytes: int, directory: Path | None = None, *, dry_run: bool = False,
+          keep: Collection[str] = (), now: float | None = None) -> PruneResult:
+    """Delete dicelab's entries, least recently used first, until the cache directory
+    (default :func:`cache_dir`) holds at most ``max_bytes``; nothing else is touched.
+
+    Temporary files older than :data:`TMP_GRACE_SECONDS` (before ``now``, POSIX seconds;
+    default: the clock) are always deleted, younger ones never (writes in progress --
+    they still count towards the total, which may therefore stay above the limit).
+    Entries whose key is in ``keep`` stay. An entry rewritten since the scan is kept (it
+    is the newest now); one that vanished meanwhile is neither deleted nor failed. An
+    entry another process is reading can be deleted: on POSIX its open file stays
+    readable. ``dry_run`` deletes nothing and reports what would go.
+
+    >>> prune(2 * 10**9, dry_run=True).total_after <= 2 * 10**9  # doctest: +SKIP
+    True
+    """
+    if max_bytes < 0:
+        raise ValueError("max_bytes must be >= 0")
+    found = scan(directory)
+    now = time.time() if now is None else now
+    stale = [f for f in found.temporary if f.modified < now - TMP_GRACE_SECONDS]
+    by_age = sorted((e for e in found.entries if e.key not in keep),
+                    key=lambda e: (e.last_used, e.key))
+    total = found.total_bytes
+    deleted, failed = [], []
+    for f in stale + by_age:
+        if f.key is not None and total <= max_bytes:
+            break
+        if dry_run:
+            deleted.append(f)
+            total -= f.size
+            continue
+        try:
+            st = f.path.stat()
+            if (st.st_size, st.st_mtime) != (f.size, f.modified):  # rewritten: newest now
+                total += st.st_size - f.size
+                continue
+            f.path.unlink()
+        except FileNotFoundError:  # another process freed it
+            total -= f.size
+            continue
+        except OSError as exc:
+            failed.append((f.path, exc.strerror or str(exc)))
+            continue
+        deleted.append(f)
+        total -= f.size
+    return PruneResult(found.directory, max_bytes, dry_run, deleted, failed,
+                       found.total_bytes, total)

@@ -1,6 +1,7 @@
-"""``dicelab cache [list|clear]``: what the on-disk table cache holds, and freeing it.
+"""``dicelab cache [list|clear|prune]``: what the on-disk table cache holds, and freeing it.
 
-Thin shells over :func:`dicelab.cache.scan` and :func:`dicelab.cache.clear`.
+Thin shells over :func:`dicelab.cache.scan`, :func:`dicelab.cache.clear` and
+:func:`dicelab.cache.prune`.
 """
 
 from __future__ import annotations
@@ -13,52 +14,117 @@ import typer
 from dicelab.errors import UserError
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
 
 
-def _local_time(ts: float) -> str:
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+def _local_time(ts: float | None) -> str:
+    return "?" if ts is None else datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+def _file_table(files):
+    """A rich table of cache files: key (or the unfinished write's name), size, last used,
+    modified."""
+    from rich.table import Table
+
+    t = Table()
+    t.add_column("key")
+    t.add_column("size", justify="right")
+    t.add_column("last used")
+    t.add_column("modified")
+    for f in files:
+        name = f.key if f.key is not None else f"(unfinished write) {f.path.name}"
+        t.add_row(name, _mb(f.size), _local_time(f.last_used), _local_time(f.modified))
+    return t
 
 
 def list_cache(json_out: bool) -> None:
-    """Print the cache directory, each entry (key, size, modified) and the total."""
-    from rich.table import Table
-
+    """Print the cache directory, each entry (key, size, last used, modified), the total
+    and the automatic limit if one is set."""
     from dicelab import cache
     from dicelab.cli.render import console
     from dicelab.results import to_json
 
+    limit = cache.max_size()
     found = cache.scan()
     if json_out:
-        typer.echo(to_json(found.to_dict()))
+        typer.echo(to_json({**found.to_dict(), "max_bytes": limit}))
         return
     typer.echo(f"cache directory: {found.directory}")
     files = found.entries + found.temporary
     if not files:
         typer.echo("no cache entries")
     else:
-        t = Table()
-        t.add_column("key")
-        t.add_column("size", justify="right")
-        t.add_column("modified")
-        for f in found.entries:
-            t.add_row(f.key, _mb(f.size), _local_time(f.modified))
-        for f in found.temporary:
-            t.add_row(f"(unfinished write) {f.path.name}", _mb(f.size),
-                      _local_time(f.modified))
-        console.print(t)
+        console.print(_file_table(files))
         typer.echo(f"total: {len(files)} file(s), {_mb(found.total_bytes)}")
+    if limit is not None:
+        typer.echo(f"automatic limit: {_mb(limit)} (${cache.MAX_SIZE_ENV})")
     if found.other:
         typer.echo(f"{len(found.other)} other file(s) in the directory are not dicelab "
-                   "entries; 'dicelab cache clear' leaves them alone")
+                   "entries; 'dicelab cache clear' and 'prune' leave them alone")
+
+
+def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None:
+    """Delete least recently used entries until the cache fits ``max_size`` (asking
+    first unless ``yes`` or ``dry_run``); print what was or would be deleted and the new
+    total."""
+    import dataclasses
+
+    from dicelab import cache
+    from dicelab.cli.render import console
+    from dicelab.results import to_json
+
+    limit = cache.parse_size(max_size, "--max-size")
+    result = plan = cache.prune(limit, dry_run=True)
+    if plan.deleted and not dry_run:
+        if not yes:
+            question = (f"delete {len(plan.deleted)} file(s), {_mb(plan.freed)}, least "
+                        f"recently used first, in {plan.directory}?")
+            try:  # with --json the question goes to stderr: stdout stays one JSON object
+                ok = typer.confirm(question, default=False, err=json_out)
+            except (typer.Abort, EOFError, OSError):
+                typer.echo("", err=json_out)  # end the question's line
+                raise UserError("no answer to the confirmation; add --yes to prune without "
+                                "asking (or --dry-run to only see what would go)") from None
+            if not ok:
+                if json_out:
+                    typer.echo(to_json(dataclasses.replace(
+                        plan, dry_run=False, deleted=[], total_after=plan.total_before
+                    ).to_dict()))
+                else:
+                    typer.echo("nothing deleted")
+                return
+        # planned again at deletion time: the cache may have changed while we asked
+        result = cache.prune(limit, plan.directory)
+    if json_out:
+        typer.echo(to_json(result.to_dict()))
+    else:
+        typer.echo(f"cache directory: {result.directory}")
+        if result.deleted:
+            what, freed = ("would delete", "would free") if result.dry_run else (
+                "deleted", "freed")
+            typer.echo(f"{what} (least recently used first):")
+            console.print(_file_table(result.deleted))
+            typer.echo(f"{freed} {_mb(result.freed)}: total {_mb(result.total_before)} -> "
+                       f"{_mb(result.total_after)} (limit {_mb(limit)})")
+        else:
+            typer.echo(f"nothing to prune: total {_mb(result.total_after)} "
+                       f"(limit {_mb(limit)})")
+        if result.total_after > limit and not result.failed:
+            typer.echo("still above the limit: the rest are unfinished writes younger than "
+                       f"{cache.TMP_GRACE_SECONDS / 3600:g} h (maybe in progress), left alone")
+    if result.failed:
+        path, why = result.failed[0]
+        raise UserError(f"could not delete {len(result.failed)} file(s), e.g. {path}: {why}")
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``cache`` command group (``dicelab cache`` alone = ``dicelab cache list``)."""
-    cache_app = typer.Typer(help="The on-disk cache of solved tables: list or clear it.")
+    cache_app = typer.Typer(
+        help="The on-disk cache of solved tables: list, clear or prune it.")
     app.add_typer(cache_app, name="cache")
 
     @cache_app.callback(invoke_without_command=True)
@@ -75,14 +141,12 @@ def register(app: typer.Typer) -> None:
 
     @cache_app.command("list")
     def cache_list(json_out: JsonOpt = False) -> None:
-        """The cache directory, then each entry (key, size, modified) and the total."""
+        """The cache directory, then each entry (key, size, last used, modified), the total
+        and the automatic limit ($DICELAB_CACHE_MAX_SIZE) if set."""
         list_cache(json_out)
 
     @cache_app.command("clear")
-    def cache_clear(
-        yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
-                       ] = False,
-    ) -> None:
+    def cache_clear(yes: YesOpt = False) -> None:
         """Delete dicelab's cache entries (and unfinished writes); nothing else is touched.
 
         Tables are rebuilt when next needed (the Penta decisions take a few seconds each).
@@ -110,3 +174,23 @@ def register(app: typer.Typer) -> None:
         if failed:
             path, why = failed[0]
             raise UserError(f"could not delete {len(failed)} file(s), e.g. {path}: {why}")
+
+    @cache_app.command("prune")
+    def cache_prune(
+        max_size: Annotated[str, typer.Option(
+            "--max-size", metavar="SIZE",
+            help="Keep at most this much: bytes, or e.g. 500MB, 2GB (powers of 1000), "
+                 "1.5GiB (powers of 1024).")],
+        dry_run: Annotated[bool, typer.Option(
+            "--dry-run", help="Only show what would be deleted.")] = False,
+        json_out: JsonOpt = False,
+        yes: YesOpt = False,
+    ) -> None:
+        """Delete dicelab's entries, least recently used first, until the cache fits SIZE.
+
+        Unfinished writes older than an hour go too; nothing else is touched. Last use =
+        the last time a command loaded the table (or stored it). Set
+        $DICELAB_CACHE_MAX_SIZE (same SIZE syntax) to prune automatically each time a new
+        table is stored.
+        """
+        prune_cache(max_size, dry_run, json_out, yes)
