@@ -1,54 +1,41 @@
 """Farkle head to head: ai vs optimal-win vs max-ev vs the best threshold-T.
 
     .venv/bin/python experiments/farkle_head_to_head.py [--games N] [--target T]
-        [--rules R] [--seed S] [--out DIR]
+        [--rules R] [--seed S] [--dask ADDRESS] [--out DIR] [--json]
 
-The best fixed threshold is the one of maximum exact expected turn score
-(``turn_dp.threshold_sweep``). Every pair of the four policies then plays ``--games``
-two-seat games (:func:`dicelab.compare.compare`; who starts rotates), and the match score
-P(win) + P(tie)/2 of the first-named policy is reported with its 95% interval. Same as
-``dicelab compare ai optimal-win max-ev threshold-<best> --out DIR``.
-
-Writes ``results/farkle_head_to_head/<rules>-t<target>/pairs.parquet``, ``pairs.csv``
-and ``manifest.json`` (atomically).
+A shim kept for checkouts: the experiment is ``dicelab experiment run head-to-head``
+(:mod:`dicelab.experiments`), which takes the same options; here the seed defaults to
+2026, the seed of the committed results (the command's default is a fresh seed). Without
+``--out`` this writes the checkout's ``results/farkle_head_to_head/<rules>-t<target>``,
+whatever the current directory: ``pairs.parquet``, ``pairs.csv`` and ``manifest.json``,
+whose ``command`` is the ``dicelab`` command line that reproduces them.
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
 from pathlib import Path
 
-from dicelab.compare import compare
-from dicelab.farkle import turn_dp
-from dicelab.farkle.scoring import load_scoring
-from dicelab.results import atomic_write_text, prepare_out_dir, save_run
+from dicelab.cli.main import main as dicelab
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: The seed of the committed results/farkle_head_to_head.
+SEED = 2026
+
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=1_000_000)
-    ap.add_argument("--target", type=int, default=10000)
-    ap.add_argument("--rules", default="default")
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--out", type=Path, default=None)
-    args = ap.parse_args(argv)
-    scoring = load_scoring(args.rules)
-    out = prepare_out_dir(args.out or ROOT / "results" / "farkle_head_to_head"
-                          / f"{scoring.name}-t{args.target}")
-    best_t = int(turn_dp.threshold_sweep(scoring).best_threshold)
-    policies = ["ai", "optimal-win", "max-ev", f"threshold-{best_t}"]
-    result = compare(policies, games=args.games, seed=args.seed, target=args.target,
-                     rules=args.rules)
-    for p in result.pairs:
-        lo, hi = p.score_ci
-        print(f"{p.policy:>14} vs {p.opponent:<14} score {p.score:.4f} [{lo:.4f}, {hi:.4f}] "
-              f"wins {p.wins / p.games:.4f} ties {p.ties:,} ({p.verdict})")
-    save_run(out, result, command=[sys.executable, *sys.argv], name="pairs")
-    atomic_write_text(out / "pairs.csv", result.to_frame().to_csv(index=False))
-    print(f"wrote {out}")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not any(a == "--seed" or a.startswith("--seed=") for a in argv):
+        argv += ["--seed", str(SEED)]
+    if not any(a == "--out" or a.startswith("--out=") for a in argv):
+        # the default directory, results/..., is the checkout's; a rules file named
+        # relative to where we were must still be found
+        argv = [str(Path(a).resolve()) if i and argv[i - 1] == "--rules" and Path(a).exists()
+                else a for i, a in enumerate(argv)]
+        os.chdir(ROOT)
+    dicelab(["experiment", "run", "head-to-head", *argv])
 
 
 if __name__ == "__main__":

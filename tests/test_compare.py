@@ -96,3 +96,7 @@ def test_cli_errors_are_one_line(capsys, tmp_path):
     code, _, err = run_cli(capsys, ["compare", "ai", "max-ev", "-n", "0",
                                  "--out", str(tmp_path / "never")])
     assert code == 2 and "--games" in err and not (tmp_path / "never").exists()
+    code, _, err = run_cli(capsys, ["compare", "ai", "max-ev", "--seed", "-1",
+                                    "--out", str(tmp_path / "never")])
+    assert code == 2 and "--seed" in err and err.count("\n") == 1
+    assert not (tmp_path / "never").exists()

@@ -26,7 +26,7 @@ import pandas as pd
 
 from dicelab.errors import UserError
 from dicelab.registry import parse_policy
-from dicelab.seeding import fresh_seed
+from dicelab.seeding import check_seed
 from dicelab.stats import Z95, wilson_interval
 
 
@@ -157,8 +157,7 @@ def compare(policies: list[str], *, games: int = 1_000_000, seed: int | None = N
         raise UserError(f"compare: a policy is named twice ({', '.join(names)})")
     if games <= 0:
         raise UserError(f"--games must be a positive number of games, not {games}")
-    if seed is None:
-        seed = fresh_seed()
+    seed = check_seed(seed)
     pairs = list(itertools.combinations(names, 2))
     total = games * len(pairs)
     results = []

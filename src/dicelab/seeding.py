@@ -13,6 +13,7 @@ import secrets
 
 import numpy as np
 
+from dicelab.errors import UserError
 from dicelab.rng import state_from_seedsequence
 
 #: Games per chunk. Part of the reproducibility contract: changing it changes results.
@@ -22,6 +23,16 @@ CHUNK_GAMES = 8192
 def fresh_seed() -> int:
     """A random 64-bit seed, used when the user gives none (and reported so runs repeat)."""
     return secrets.randbits(63)
+
+
+def check_seed(seed: int | None) -> int:
+    """The user's seed as an int (``UserError`` unless a non-negative integer); a fresh
+    one when ``None``."""
+    if seed is None:
+        return fresh_seed()
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise UserError(f"--seed must be a non-negative integer, not {seed}")
+    return int(seed)
 
 
 def n_chunks(games: int, chunk_games: int = CHUNK_GAMES) -> int:

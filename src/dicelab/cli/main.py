@@ -175,12 +175,13 @@ def compare(
 
 def _register_game_commands() -> None:
     # each module adds its commands to app / solve_app / policy_app
-    from dicelab.cli import cache_cmds, farkle_cmds, farkle_solve_cmds, penta_cmds
+    from dicelab.cli import cache_cmds, experiment_cmds, farkle_cmds, farkle_solve_cmds, penta_cmds
 
     farkle_cmds.register(app, solve_app, policy_app)
     farkle_solve_cmds.register(app, solve_app, policy_app)
     penta_cmds.register(app, solve_app, policy_app)
     cache_cmds.register(app)
+    experiment_cmds.register(app)
 
 
 _register_game_commands()

@@ -35,7 +35,7 @@ from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.scoring import CompiledScoring, ScoringTable, compile_table, load_scoring
 from dicelab.registry import PolicySpec
 from dicelab.runner import LazyArrays, executor_info, plan_token, run_plan
-from dicelab.seeding import CHUNK_GAMES, chunk_bounds, chunk_states, fresh_seed
+from dicelab.seeding import CHUNK_GAMES, check_seed, chunk_bounds, chunk_states
 from dicelab.stats import (
     mean_estimate,
     percentiles_from_histogram,
@@ -67,14 +67,6 @@ def check_target(target: int | None) -> int:
         raise UserError(f"--target must be a positive multiple of 50 (e.g. 5000, 10000, "
                         f"15000), not {target}")
     return int(target)
-
-
-def check_seed(seed: int | None) -> int:
-    if seed is None:
-        return fresh_seed()
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise UserError(f"--seed must be a non-negative integer, not {seed}")
-    return int(seed)
 
 
 def scoring_arrays(compiled: CompiledScoring) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -413,10 +413,7 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = 1_000_000,
                             f"{', '.join(POLICIES)}")
     rs = get_rules(rules)
     seed_given = seed is not None
-    if seed is None:
-        seed = seeding.fresh_seed()
-    if seed < 0:
-        raise UserError(f"--seed must be a non-negative integer, not {seed}")
+    seed = seeding.check_seed(seed)
     plan = PentaPlan(tuple(specs), rs.name, int(seed), int(games),
                      batch_chunks=CHUNKS_PER_CALL)
     t0 = time.perf_counter()
