@@ -199,3 +199,51 @@ def test_cli_bad_policy_fails_before_a_cluster_starts(capsys, monkeypatch):
     monkeypatch.setattr(runner, "dask_client", no_cluster)
     code, _, err = run_cli(capsys, ["simulate", "-s", "bogus", "--dask", "local:1"])
     assert code == 2 and "unknown policy 'bogus'" in err
+
+
+# ------------------------------------------------- the README's cluster, command by command
+
+
+def test_readme_scheduler_and_worker_commands(tmp_path):
+    """``dask scheduler``, ``dask worker ADDRESS --nthreads 1`` and ``dicelab simulate
+    --dask ADDRESS`` as separate processes over TCP, each worker with its own empty cache
+    directory (as on another machine; each builds the max-ev table itself): the JSON
+    equals a local run's."""
+    import os
+    import subprocess
+    import time
+    from pathlib import Path
+
+    bindir = Path(sys.executable).parent
+    env = {**os.environ, "DICELAB_CACHE_DIR": str(tmp_path / "client-cache")}
+    sched_file = tmp_path / "scheduler.json"
+    procs = [subprocess.Popen(
+        [str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
+         "--dashboard-address", ":0", "--scheduler-file", str(sched_file)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.monotonic() + 60
+        while not sched_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads(sched_file.read_text())["address"]
+        for w in range(2):
+            procs.append(subprocess.Popen(
+                [str(bindir / "dask"), "worker", address, "--nthreads", "1",
+                 "--dashboard-address", ":0", "--local-directory", str(tmp_path / f"w{w}")],
+                env={**env, "DICELAB_CACHE_DIR": str(tmp_path / f"cache-{w}")},
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with distributed.Client(address, timeout=60) as c:
+            c.wait_for_workers(2, timeout=120)
+        args = [str(bindir / "dicelab"), "simulate", "-s", "max-ev", "--vs", "threshold-300",
+                "-n", str(2 * seeding.CHUNK_GAMES + 7), "--seed", "5", "--json"]
+        local = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+        remote = subprocess.run([*args, "--dask", address], env=env, capture_output=True,
+                                text=True, check=True)
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    assert strip(a) == strip(b)
+    assert (b["executor"], b["workers"]) == ("dask", 2)
