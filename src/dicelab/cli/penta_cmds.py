@@ -132,15 +132,20 @@ def register(app, solve_app, policy_app) -> None:
         rs = get_rules(rules)
         sc = Scorecard.parse(card)
         opts = rank_options(sc, _parse_roll(roll), rolls_left, rs, spec.family)
+        ties = sum(o.tie_with_best for o in opts)
         shown = opts if top <= 0 else opts[:top]
         if json_out:
             typer.echo(to_json({"game": "penta", "rules": rs.name, "policy": spec.name,
                                 "card_total": sc.total, "roll": _parse_roll(roll),
                                 "rolls_left": rolls_left,
+                                "tied_with_best": ties,
                                 "options": [o.to_dict() for o in shown]}))
             return
         t = Table(title=f"Penta {spec.name} ({rs.name}): roll {roll}, {rolls_left} rerolls "
-                        f"left, card total {sc.total}")
+                        f"left, card total {sc.total}",
+                  caption="#1 is the policy's choice" + (
+                      f"; {ties} options tie with the best (equal up to rounding; ties go "
+                      "to the lowest box, then the largest keep)" if ties > 1 else ""))
         t.add_column("#", justify="right")
         t.add_column("option")
         t.add_column("expected final", justify="right")
@@ -148,5 +153,6 @@ def register(app, solve_app, policy_app) -> None:
         for i, o in enumerate(shown, 1):
             what = (f"keep {' '.join(map(str, o.keep)) or 'nothing'}" if o.kind == "keep"
                     else f"score {o.box} ({o.points})")
-            t.add_row(str(i), what, f"{o.expected_final:.4f}", f"{o.loss:.4f}")
+            loss = "tie" if o.tie_with_best and ties > 1 else f"{o.loss:.4f}"
+            t.add_row(str(i), what, f"{o.expected_final:.4f}", loss)
         console.print(t)

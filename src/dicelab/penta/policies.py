@@ -43,6 +43,7 @@ from dicelab.penta.tables import (
     N_KEEPS,
     N_ROLLS,
     PENTA_ROLL,
+    ROLL_BASE,
     ROLL_COUNTS,
     ROLL_PROB,
     SUBSETS,
@@ -50,7 +51,9 @@ from dicelab.penta.tables import (
     roll_index,
 )
 from dicelab.penta.widget import (
+    KEEP_PREFERENCE,
     N_STATES,
+    TIE_EPS,
     best_box,
     final_values,
     reroll_stage,
@@ -153,8 +156,12 @@ class Scorecard:
 class TurnAnalysis:
     """The widget of one state: values (points to come) of every decision of a turn.
 
-    ``final[r]``: ending with roll ``r`` in the best box; ``box[r]`` that box;
-    ``keep1[K]`` / ``keep2[K]``: keeping ``K`` (global rank) with 1 / 2 rerolls left.
+    ``final[r]``: ending with roll ``r`` in the best box; ``box[r]`` the box played;
+    ``keep1[K]`` / ``keep2[K]``: keeping ``K`` (global rank) with 1 / 2 rerolls left;
+    ``play1[S]`` / ``play2[S]``: the keep played from multiset ``S`` with 1 / 2 rerolls
+    left (the full roll means: score ``box[r]`` now). Ties (within ``TIE_EPS``) are settled
+    by the fixed order of :mod:`dicelab.penta.widget`; the decision tables hold the same
+    choices.
     """
 
     final: np.ndarray
@@ -162,22 +169,31 @@ class TurnAnalysis:
     keep1: np.ndarray
     keep2: np.ndarray
     values: np.ndarray = field(repr=False)
+    play1: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
+    play2: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
 
 
 def analyse_turn(values: np.ndarray, rules: RuleSet, mask: int, up: int, fifty: int
                  ) -> TurnAnalysis:
+    """Run the one-turn widget for state (``mask``, ``up``, ``fifty``) under ``values``.
+
+    >>> t = analyse_turn(solve("seed").values, get_rules("seed"), 0, 0, 0)  # doctest: +SKIP
+    >>> BOX_NAMES[t.box[roll_index([6] * 5)]]  # doctest: +SKIP
+    'penta'
+    """
     rp = rules.params
     e3 = np.empty(N_ROLLS)
     box = np.full(N_ROLLS, -1, dtype=np.int64)
     final_values(values, rp, ORDINARY, PENTA_FACE, PENTA_ROLL, ROLL_COUNTS, mask, up, fifty,
-                 e3, box, True, np.empty(N_BOXES, dtype=np.int64), np.empty(6))
+                 e3, box, True, np.empty(N_BOXES, dtype=np.int64), np.empty(6), TIE_EPS)
     r2 = np.empty(N_ROLLS)
     r1 = np.empty(N_ROLLS)
     E1, M1, E2, M2 = (np.empty(N_KEEPS) for _ in range(4))
-    arg = np.empty(N_KEEPS, dtype=np.int64)
-    reroll_stage(e3, ADD, SUB_PTR, SUB_IDX, E1, M1, arg, False, r2)
-    reroll_stage(r2, ADD, SUB_PTR, SUB_IDX, E2, M2, arg, False, r1)
-    return TurnAnalysis(e3, box, E1, E2, values)
+    play1 = np.empty(N_KEEPS, dtype=np.int64)
+    play2 = np.empty(N_KEEPS, dtype=np.int64)
+    reroll_stage(e3, ADD, SUB_PTR, SUB_IDX, E1, M1, play1, True, r2, TIE_EPS)
+    reroll_stage(r2, ADD, SUB_PTR, SUB_IDX, E2, M2, play2, True, r1, TIE_EPS)
+    return TurnAnalysis(e3, box, E1, E2, values, play1, play2)
 
 
 def _policy_values(policy: str, rules: RuleSet) -> np.ndarray:
@@ -204,7 +220,10 @@ class Option:
     """One option of a decision: keep some dice (reroll the rest) or score a box now.
 
     ``expected_final`` is the expected final TOTAL of the game (card so far included)
-    under the policy's valuation; ``loss`` = best option's minus this one's.
+    under the policy's valuation; ``loss`` = best option's minus this one's, 0.0 for an
+    option tied with the best. ``tie_with_best``: within ``TIE_EPS`` points of the best
+    (so equal up to rounding: see :mod:`dicelab.penta.widget`); the best option itself is
+    one too. ``played``: the option the policy plays (the first of :func:`rank_options`).
     """
 
     kind: str  # "keep" or "box"
@@ -213,11 +232,14 @@ class Option:
     points: int | None
     expected_final: float
     loss: float
+    tie_with_best: bool = False
+    played: bool = False
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "keep": list(self.keep) if self.keep is not None else None,
                 "box": self.box, "points": self.points,
-                "expected_final": self.expected_final, "loss": self.loss}
+                "expected_final": self.expected_final, "loss": self.loss,
+                "tie_with_best": self.tie_with_best, "played": self.played}
 
 
 def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | None = None,
@@ -229,6 +251,11 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
     (``optimal``: the exact expected final score with optimal play from then on;
     ``greedy``: the card total + this turn's expected immediate points).
 
+    The first option is the one the policy plays (``played``; the decision tables hold
+    the same). Then come the other options tied with the best (``tie_with_best``: within
+    ``TIE_EPS``) in the tie order -- boxes (= keeping all five) before keeps, lower box
+    numbers first, larger keeps first -- then the rest by value.
+
     >>> opts = rank_options(Scorecard(), [6, 6, 6, 2, 1], 2, "seed")  # doctest: +SKIP
     >>> opts[0].keep  # doctest: +SKIP
     (6, 6, 6)
@@ -239,7 +266,9 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
     base = card.total
     scores = np.empty(N_BOXES, dtype=np.int64)
     bonus = roll_box_scores(rs.params, ORDINARY, PENTA_FACE, card.mask, card.fifty, r, scores)
-    raw: list[tuple[float, str, tuple[int, ...] | None, str | None, int | None]] = []
+    turn = analyse_turn(values, rs, card.mask, card.up, card.fifty)
+    # (value, tie order, kind, keep or None, box name or None, points or None)
+    raw: list[tuple[float, int, str, tuple[int, ...] | None, str | None, int | None]] = []
     for b in range(N_BOXES):
         if scores[b] < 0:
             continue
@@ -250,18 +279,33 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
         pts = int(scores[b]) + bonus
         if b < 6 and card.upper_sum < UPPER_TARGET <= card.upper_sum + scores[b]:
             pts += UPPER_BONUS
-        raw.append((base + v, "box", None, BOX_NAMES[b], pts))
+        raw.append((base + v, b - N_BOXES, "box", None, BOX_NAMES[b], pts))
+    played = ("box", BOX_NAMES[int(turn.box[r])])
     if rolls_left > 0:
-        turn = analyse_turn(values, rs, card.mask, card.up, card.fifty)
         keep_values = turn.keep1 if rolls_left == 1 else turn.keep2
         for k in SUBSETS[r]:
             if k < 0 or KEEP_SIZE[k] == 5:
                 continue
-            raw.append((base + float(keep_values[k]), "keep", tuple(dice.dice_of_rank(int(k))),
+            keep = tuple(dice.dice_of_rank(int(k)))
+            raw.append((base + float(keep_values[k]), int(KEEP_PREFERENCE[k]), "keep", keep,
                         None, None))
-    raw.sort(key=lambda t: -t[0])
-    best = raw[0][0]
-    return [Option(kind, keep, box, pts, val, best - val) for val, kind, keep, box, pts in raw]
+        kept = int((turn.play1 if rolls_left == 1 else turn.play2)[ROLL_BASE + r])
+        if KEEP_SIZE[kept] < 5:  # keeping all five = scoring box[r] now
+            played = ("keep", tuple(dice.dice_of_rank(kept)))
+    best = max(t[0] for t in raw)
+
+    def order(t):
+        tied = t[0] >= best - TIE_EPS
+        is_played = (t[2], t[3] if t[2] == "keep" else t[4]) == played
+        return (not is_played, not tied, t[1] if tied else -t[0])
+
+    raw.sort(key=order)
+    out = []
+    for val, _, kind, keep, box, pts in raw:
+        tied = val >= best - TIE_EPS
+        out.append(Option(kind, keep, box, pts, val, 0.0 if tied else best - val, tied,
+                          not out))
+    return out
 
 
 def choose(policy: str, card: Scorecard, roll, rolls_left: int,
@@ -332,7 +376,8 @@ _TABLES_MEMO: dict[tuple, DecisionTables] = {}
 
 #: Bump when the packed layout or the way decisions are derived changes: blocks cached
 #: under another version are then rebuilt (and overwritten) instead of loaded.
-DECISIONS_FORMAT_VERSION = 1
+#: 2: options within ``widget.TIE_EPS`` of the best are ties, settled by the fixed order.
+DECISIONS_FORMAT_VERSION = 2
 
 
 def decisions_cache_key(policy: str, rules: RuleSet) -> str:

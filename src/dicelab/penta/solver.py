@@ -43,6 +43,7 @@ from dicelab.penta.tables import (
 from dicelab.penta.widget import (
     LANES,
     N_STATES,
+    TIE_EPS,
     final_values_lanes,
     reroll_stage_lanes,
 )
@@ -126,9 +127,10 @@ def layer_groups() -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
 
 @njit(inline="always")
 def _layer_block(bi, V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
-                 roll_prob, add, sub_ptr, sub_idx, slot, decisions, track):
+                 roll_prob, add, sub_ptr, sub_idx, slot, decisions, track, eps):
     """Block ``bi`` of a layer (see :func:`solve_layer`); ``track`` is a literal at each
-    call site, so the value and the decision kernels each compile only their own path."""
+    call site, so the value and the decision kernels each compile only their own path
+    (``eps``, the tie tolerance, only matters to decisions)."""
     rows = N_ROLLS if track else 1
     krows = N_KEEPS if track else 1
     e3 = np.empty((N_ROLLS, LANES))
@@ -143,12 +145,14 @@ def _layer_block(bi, V, heads, ups, counts, rp, table, penta_face, penta_roll, r
     box = np.empty((rows, LANES), dtype=np.int64)
     arg1 = np.empty((krows, LANES), dtype=np.int64)
     arg2 = np.empty((krows, LANES), dtype=np.int64)
+    A = np.empty((krows, LANES))  # scratch of the tracked keeps and boxes
+    pa = np.empty(LANES, dtype=np.int64)
     for g in range(bi * BLOCK, min(heads.shape[0], (bi + 1) * BLOCK)):
         head = heads[g]
         final_values_lanes(V, rp, table, penta_face, penta_roll, roll_counts, head >> 7,
-                           head & 1, ups[g], e3, scores, cand, m, box, track)
-        reroll_stage_lanes(e3, add, sub_ptr, sub_idx, E, M, r2, m, arg1, track)
-        reroll_stage_lanes(r2, add, sub_ptr, sub_idx, E, M, r1, m, arg2, track)
+                           head & 1, ups[g], e3, scores, cand, m, box, track, A, eps)
+        reroll_stage_lanes(e3, add, sub_ptr, sub_idx, E, M, r2, m, arg1, track, A, pa, eps)
+        reroll_stage_lanes(r2, add, sub_ptr, sub_idx, E, M, r1, m, arg2, track, A, pa, eps)
         if track:
             for la in range(counts[g]):
                 i = slot[head | (ups[g, la] << 1)]
@@ -173,30 +177,36 @@ def _values_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll
                   roll_prob, add, sub_ptr, sub_idx, slot, decisions):
     for bi in prange((heads.shape[0] + BLOCK - 1) // BLOCK):
         _layer_block(bi, V, heads, ups, counts, rp, table, penta_face, penta_roll,
-                     roll_counts, roll_prob, add, sub_ptr, sub_idx, slot, decisions, False)
+                     roll_counts, roll_prob, add, sub_ptr, sub_idx, slot, decisions, False, 0.0)
 
 
 @njit(cache=True, parallel=True)
 def _decisions_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
-                     roll_prob, add, sub_ptr, sub_idx, slot, decisions):
+                     roll_prob, add, sub_ptr, sub_idx, slot, decisions, eps):
     for bi in prange((heads.shape[0] + BLOCK - 1) // BLOCK):
         _layer_block(bi, V, heads, ups, counts, rp, table, penta_face, penta_roll,
-                     roll_counts, roll_prob, add, sub_ptr, sub_idx, slot, decisions, True)
+                     roll_counts, roll_prob, add, sub_ptr, sub_idx, slot, decisions, True, eps)
 
 
 def solve_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
-                roll_prob, add, sub_ptr, sub_idx, slot, decisions) -> None:
+                roll_prob, add, sub_ptr, sub_idx, slot, decisions, eps: float = TIE_EPS
+                ) -> None:
     """One layer of the DP, state groups in parallel blocks (see :func:`layer_groups`).
 
     With an empty ``decisions`` it writes the groups' values into ``V``. Otherwise (the
     layers after it solved) it tracks the argmax instead and writes, for each state
     ``s`` and roll ``r``, the packed decision ``decisions[slot[s], r]`` (``KEEP_BITS``
     layout of :mod:`dicelab.penta.tables`): the same widget, so the decisions are those
-    of exactly the values solved.
+    of exactly the values solved. Options within ``eps`` points of the best are ties,
+    settled by the fixed order of :mod:`dicelab.penta.widget` (``TIE_EPS``; the
+    values never depend on ``eps``).
     """
-    kernel = _decisions_layer if decisions.shape[0] else _values_layer
-    kernel(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts, roll_prob,
-           add, sub_ptr, sub_idx, slot, decisions)
+    if decisions.shape[0]:
+        _decisions_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
+                         roll_prob, add, sub_ptr, sub_idx, slot, decisions, float(eps))
+    else:
+        _values_layer(V, heads, ups, counts, rp, table, penta_face, penta_roll, roll_counts,
+                      roll_prob, add, sub_ptr, sub_idx, slot, decisions)
 
 
 def solve_values(rules: RuleSet) -> np.ndarray:
