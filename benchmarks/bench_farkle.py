@@ -27,7 +27,7 @@ import time
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 
 from dicelab.dice import POW6, SEQ_OFFSET
 from dicelab.farkle import kernels as K
@@ -40,34 +40,38 @@ from dicelab.rng import below_s
 from dicelab.seeding import chunk_bounds, chunk_states
 
 TARGET = 10_000
-_POW6 = POW6.copy()
-_SEQ_OFFSET = SEQ_OFFSET.copy()
+_POW6 = POW6.astype(np.uint64)
+_SEQ_OFFSET = SEQ_OFFSET.astype(np.uint64)
 
 
 @njit(cache=True, parallel=True)
 def floor_kernel(states, bounds, thr, target, out, lanes, rolls_out):
-    """Solitaire threshold games in lanes, with nothing but draw, lookup and decision."""
+    """Solitaire threshold games in lanes, with nothing but draw, lookup and decision.
+
+    Indexed like the lane kernel (unsigned indices: no negative-index fix-ups).
+    """
     for c in prange(states.shape[0]):
         s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
         n_games = bounds[c + 1] - bounds[c]
         n_lanes = min(lanes, n_games)
-        dice = np.full(n_lanes, 6, dtype=np.int64)
+        dice = np.full(n_lanes, 6, dtype=np.uint64)
         tp = np.zeros(n_lanes, dtype=np.int64)
         total = np.zeros(n_lanes, dtype=np.int64)
         done = 0
         rolls = 0
         while done < n_games:
-            for lane in range(n_lanes):
+            for lane_ in range(n_lanes):
+                lane = uint64(lane_)
                 n = dice[lane]
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6[n])
-                code = np.int64(out[_SEQ_OFFSET[n] + u])
+                code = np.int64(out[_SEQ_OFFSET[n] + uint64(u)])
                 left = code & 7
                 t2 = tp[lane] + (code >> 3)
                 bank = t2 >= thr
                 end = (left == 0) | bank
                 total[lane] += t2 * bank
                 tp[lane] = t2 * (1 - end)
-                dice[lane] = 6 if end else left
+                dice[lane] = uint64(6) if end else uint64(left)
                 if total[lane] >= target:
                     total[lane] = 0
                     done += 1
