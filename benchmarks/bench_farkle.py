@@ -9,8 +9,9 @@ For 1-seat and 2-seat threshold-300 games to 10,000 (default rules) it prints:
   :mod:`dicelab.farkle.kernels` (which plays ``ai`` and exact-policy seats) on the same
   games, layout and threads;
 * dice rolled per game and wall-clock ns per die;
-* the cost of the random numbers alone: a jitted loop drawing exactly as many
-  ``roll_dice`` results of each dice count, over the same chunks, seeds and threads;
+* the cost of the random numbers alone: a jitted loop making exactly as many draws
+  ``u < 6**n`` of each dice count, over the same chunks, seeds and threads, the way the
+  lane kernel makes them (generator state in registers, no rank lookup);
 * for solitaire, a *floor*: a stripped lane kernel that only draws, looks up the
   outcome and decides to bank (no statistics, no bookkeeping beyond the score). No
   engine that plays the game roll by roll can do less per roll.

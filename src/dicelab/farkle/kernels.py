@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from dicelab.dice import SEQ_OFFSET, SEQ_TO_RANK
-from dicelab.rng import roll_dice
+from dicelab.dice import POW6, SEQ_OFFSET, SEQ_TO_RANK
+from dicelab.rng import below_s, roll_dice
 
 #: Seat policy kinds.
 THRESHOLD = 0
@@ -96,6 +96,7 @@ MAX_TURN_ROLLS = 1 << 20
 
 _SEQ_OFFSET = SEQ_OFFSET.copy()
 _SEQ_TO_RANK = SEQ_TO_RANK.copy()
+_POW6U = POW6.astype(np.uint64)
 
 
 @njit(cache=True)
@@ -380,15 +381,20 @@ def bust_counts(states, bounds, max_keep, out):
 
 @njit(cache=True, parallel=True)
 def rng_cost(states, rolls_per_chunk, out):
-    """Random numbers alone: chunk ``c`` rolls ``rolls_per_chunk[c, n]`` times ``n`` dice.
+    """Random numbers alone: chunk ``c`` draws ``rolls_per_chunk[c, n]`` rolls of ``n``
+    dice, each one unbiased ``u < 6**n`` (what a roll costs before any game logic).
 
-    Same parallel layout as :func:`run_chunks`; ``out[c]`` gets a checksum so the draws
-    cannot be optimised away. For the benchmark.
+    Same parallel layout as :func:`run_chunks`; ``out[c]`` gets the sum of the draws, so
+    they cannot be optimised away. For the benchmark.
     """
     for c in prange(states.shape[0]):
-        state = states[c].copy()
+        # the draws as the lane kernel makes them: state in registers, raw draw u < 6**n
+        # (the game looks its outcome up from u, with no rank in between)
+        s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
         acc = np.int64(0)
         for n in range(1, 7):
+            bound = _POW6U[n]
             for _ in range(rolls_per_chunk[c, n]):
-                acc += roll_dice(state, n)
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
+                acc += u
         out[c] = acc
