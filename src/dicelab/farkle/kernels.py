@@ -22,7 +22,7 @@ chunks is an exact, order-independent sum.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 
 from dicelab.dice import POW6, SEQ_OFFSET, SEQ_TO_RANK
 from dicelab.rng import below_s, roll_dice
@@ -97,6 +97,7 @@ MAX_TURN_ROLLS = 1 << 20
 _SEQ_OFFSET = SEQ_OFFSET.copy()
 _SEQ_TO_RANK = SEQ_TO_RANK.copy()
 _POW6U = POW6.astype(np.uint64)
+_SEQ_OFFSET_U = SEQ_OFFSET.astype(np.uint64)
 
 
 @njit(cache=True)
@@ -162,6 +163,12 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
     """
     scripted = script.shape[0] > 0
     keep_totals = totals_out.shape[0] > 0
+    # the generator in registers; indices on the roll path unsigned (numba adds a
+    # negative-index fix-up to every signed index)
+    s0 = state[0]
+    s1 = state[1]
+    s2 = state[2]
+    s3 = state[3]
     totals = np.zeros(n_seats, dtype=np.int64)
     g = np.zeros((n_seats, _N_G), dtype=np.int64)
     thr_n = np.zeros(7, dtype=np.int64)
@@ -223,7 +230,12 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
             busted = False
             turn_capped = False
             while True:
-                r = _scripted_roll(script, cursor, n) if scripted else roll_dice(state, n)
+                un = uint64(n)
+                if scripted:
+                    r = uint64(_scripted_roll(script, cursor, n))
+                else:
+                    u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6U[un])
+                    r = uint64(_SEQ_TO_RANK[_SEQ_OFFSET_U[un] + uint64(u)])
                 rolls += 1
                 packed += np.int64(1) << (10 * (n - 1))
                 k = max_keep[r]
@@ -238,7 +250,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
                     best_n = np.int64(-1)
                     best_idx = np.int64(-1)
                     for kk in range(1, n + 1):
-                        sc = keep_score[r, kk]
+                        sc = keep_score[r, uint64(kk)]
                         if sc <= 0:
                             continue
                         tp2 = tp + sc
@@ -246,7 +258,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
                         if n2 == 0:
                             n2 = 6
                         idx = t_base + min(tp2 // 50, p_dim - 1) * 7 + n2
-                        v = np.float64(table_value[idx])
+                        v = np.float64(table_value[uint64(idx)])
                         if v > best_v or (v == best_v and (
                                 tp2 > best_tp or (tp2 == best_tp and n2 > best_n))):
                             best_v = v
@@ -256,7 +268,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
                     tp = best_tp
                     n = best_n
                     hot += n == 6  # 6 dice to roll only after hot dice
-                    if table_bank[best_idx] != 0:
+                    if table_bank[uint64(best_idx)] != 0:
                         break
                 else:
                     tp += all_score[r]
@@ -264,7 +276,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
                     h = np.int64(n == 0)  # hot dice: all 6 back in play (branch-free)
                     n += 6 * h
                     hot += h
-                    if tp >= thr_n[n]:
+                    if tp >= thr_n[uint64(n)]:
                         break
                 if (rolls & 511) == 0:
                     for m in range(6):
