@@ -17,8 +17,8 @@ need far less per roll, and this kernel exploits it:
 * **Few instructions per roll.** Each lane's state is one row of a flat array (one base
   address for all its fields, where an array per field would spill the registers), and
   indices are unsigned (numba adds a negative-index fix-up to every signed one). This
-  took the kernel from about 159 to about 115 instructions per roll (callgrind; the
-  random numbers alone: about 21).
+  took the kernel from about 159 to about 116 instructions per roll (callgrind; the
+  random numbers alone: about 22).
 
 The draws of a chunk come from its one generator, lane after lane within a pass: the
 games are a deterministic function of ``(seed, chunk, lanes)``, whatever the number of
