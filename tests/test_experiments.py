@@ -210,3 +210,18 @@ def test_rules_file_names_the_default_directory(capsys, tmp_path, monkeypatch):
     frame = pd.read_parquet(where / "sweep.parquet")
     expected = turn_dp.threshold_sweep(table).to_frame()
     pd.testing.assert_frame_equal(frame[list(expected.columns)], expected, check_exact=True)
+
+
+def test_head_to_head_on_a_dask_cluster_gives_the_local_table(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    options = {"target": 500, "games": 400, "seed": 7}
+    local = run_experiment("head-to-head", options, out=tmp_path / "local")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        remote = run_experiment("head-to-head", options, out=tmp_path / "dask", client=client)
+    pd.testing.assert_frame_equal(pd.read_parquet(local.files["table"]),
+                                  pd.read_parquet(remote.files["table"]), check_exact=True)
+    assert (remote.manifest["executor"], remote.manifest["workers"]) == ("dask", 2)
+    # where it ran does not change what it means (only --out differs)
+    assert remote.command[:-2] == local.command[:-2] and local.command[-2] == "--out"
