@@ -86,7 +86,8 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
 #: costs one base address (not one per array: those spill out of the registers), and the
 #: fields pass 1 touches share a cache line. Unsigned indices skip numba's
 #: negative-index fix-up on every access.
-_LW = uint64(16)
+_LANE_FIELDS = 16
+_LW = uint64(_LANE_FIELDS)
 _DICE = uint64(0)  # after a roll: dice left, or -n on a bust
 _TP = uint64(1)  # turn points
 _ACC = uint64(2)  # packed rolls of this turn
@@ -98,13 +99,13 @@ _ACTIVE = uint64(7)
 _FLUSHED = uint64(8)  # rare: turns longer than 256 rolls: rolls flushed so far
 _FLUSHED6 = uint64(9)  # and rolls of 6 dice among them
 #: Per lane and seat rows (index ``lane * n_seats + seat``), ``_GW`` int64 each.
-_GW = uint64(8)
+_SEAT_FIELDS = 8
+_GW = uint64(_SEAT_FIELDS)
 _TOTAL = uint64(0)
 _GACC = uint64(1)  # packed rolls (as _ACC)
 _GCNT = uint64(2)  # turns | busts | hot last rolls
 _GROLLS = uint64(3)  # rolls flushed out of _GACC
 _GROLLS6 = uint64(4)  # rolls of 6 dice, same
-_U6 = uint64(6)
 
 
 @njit(cache=True)
@@ -121,8 +122,9 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
     s1 = st[1]
     s2 = st[2]
     s3 = st[3]
-    L = np.zeros(n_lanes * 16, dtype=np.int64)
-    G = np.zeros(n_lanes * n_seats * 8, dtype=np.int64)
+    # (sizes from the int constants: uint64 * int64 would be a float in numba)
+    L = np.zeros(n_lanes * _LANE_FIELDS, dtype=np.int64)
+    G = np.zeros(n_lanes * n_seats * _SEAT_FIELDS, dtype=np.int64)
     ended = np.zeros(n_lanes, dtype=np.uint64)
     started = 0
     for lane in range(n_lanes):
@@ -255,7 +257,7 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
                 K.book_seat(stats, hist, q, G[gq + _TOTAL], top, n_top, tu,
                             (ga >> _TOTAL_SHIFT) + G[gq + _GROLLS],
                             (c >> _BUST_SHIFT) & _CNT_MASK, hot)
-                for f in range(8):
+                for f in range(_SEAT_FIELDS):
                     G[gq + uint64(f)] = 0
             # ---- next game in this lane, or retire it
             if started < n_games:
