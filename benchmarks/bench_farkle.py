@@ -43,20 +43,27 @@ from dicelab.seeding import chunk_bounds, chunk_states
 TARGET = 10_000
 _POW6 = POW6.astype(np.uint64)
 _SEQ_OFFSET = SEQ_OFFSET.astype(np.uint64)
+# the lane kernel's outcome code: points / 50 above _SHIFT bits, 4 * dice; bust: >= _BUSTED
+_SHIFT = LN._DICE_BITS
+_BUSTED = LN._BUSTED
 
 
 @njit(cache=True, parallel=True)
 def floor_kernel(states, bounds, thr, target, out, lanes, rolls_out):
     """Solitaire threshold games in lanes, with nothing but draw, lookup and decision.
 
-    Indexed like the lane kernel (unsigned indices: no negative-index fix-ups).
+    Decodes the lane kernel's outcome codes the way it does (surplus over the threshold
+    in units of 50; a bust adds a huge surplus) and is indexed like it (unsigned indices:
+    no negative-index fix-ups). ``thr`` and ``target`` in points.
     """
+    thr50 = thr // 50
+    target50 = target // 50
     for c in prange(states.shape[0]):
         s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
         n_games = bounds[c + 1] - bounds[c]
         n_lanes = min(lanes, n_games)
         dice = np.full(n_lanes, 6, dtype=np.uint64)
-        tp = np.zeros(n_lanes, dtype=np.int64)
+        sur = np.full(n_lanes, -thr50, dtype=np.int64)
         total = np.zeros(n_lanes, dtype=np.int64)
         done = 0
         rolls = 0
@@ -66,14 +73,13 @@ def floor_kernel(states, bounds, thr, target, out, lanes, rolls_out):
                 n = dice[lane]
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6[n])
                 code = np.int64(out[_SEQ_OFFSET[n] + uint64(u)])
-                left = code & 7
-                t2 = tp[lane] + (code >> 3)
-                bank = t2 >= thr
-                end = (left == 0) | bank
-                total[lane] += t2 * bank
-                tp[lane] = t2 * (1 - end)
-                dice[lane] = uint64(6) if end else uint64(left)
-                if total[lane] >= target:
+                s2_ = sur[lane] + (code >> _SHIFT)
+                end = s2_ >= 0
+                bank = end & (s2_ < _BUSTED)
+                total[lane] += (s2_ + thr50) * bank
+                sur[lane] = -thr50 if end else s2_
+                dice[lane] = uint64(6) if end else uint64((code >> 2) & 7)
+                if total[lane] >= target50:
                     total[lane] = 0
                     done += 1
             rolls += n_lanes

@@ -68,19 +68,28 @@ def test_outcome_table_matches_the_naive_scorer_for_every_raw_draw(rules, house)
             if roll not in by_roll:
                 kept, points = nf.all_scoring(table, roll)
                 left = 6 if kept == n else n - kept
-                by_roll[roll] = 0 if kept == 0 else points << 3 | left
+                # a bust: "points" 2**25 (units of 50) and the dice rolled
+                by_roll[roll] = (1 << 25 << 5 | n << 2) if kept == 0 else (
+                    points // 50 << 5 | left << 2)
             want[u] = by_roll[roll]
         np.testing.assert_array_equal(got, want, err_msg=f"{n} dice")
-        # decode as the kernel does: a bust is code 0, else dice left 1..6
-        busts = int((got == 0).sum())
+        # decode as the kernel does: a bust ends any turn (surplus >= 0 whatever the
+        # threshold), a scoring roll adds at least 50 points and leaves 1..6 dice
+        surplus = -(lanes.MAX_THRESHOLD // 50) + (got >> 5)
+        busts = int((surplus >= 0).sum())
         assert busts == round(nf.bust_probability(table, n) * 6**n)
-        assert set(np.unique(got[got != 0] & 7).tolist()) <= set(range(1, 7))
+        scoring = got[surplus < 0]
+        assert (scoring >> 5 >= 1).all()
+        assert set(np.unique(scoring >> 2 & 7).tolist()) <= set(range(1, 7))
 
 
 def test_outcome_table_refuses_scores_it_cannot_pack():
     _, max_keep, all_score = scoring_arrays(compile_table(PRESETS["default"]))
     with pytest.raises(ValueError, match="too large"):
-        lanes.outcome_table(max_keep, all_score * 0 + (1 << 28))
+        lanes.outcome_table(max_keep, all_score * 0 + (50 << 24))
+    lanes.outcome_table(max_keep, all_score * 0 + (50 << 24) - 50)  # the largest that fits
+    with pytest.raises(ValueError, match="multiples of 50"):
+        lanes.outcome_table(max_keep, all_score + 25)
 
 
 # ----------------------------------------------------------------------- lanes=1 == general
@@ -145,28 +154,32 @@ def test_one_lane_is_bit_identical_to_the_general_kernel(case, house):
     assert stats[:, :, K.ST_TURNS].sum() > 0
 
 
+TOP = f"threshold-{lanes.MAX_THRESHOLD}"  # the highest threshold the lanes kernel plays
+
+
 def test_one_lane_is_bit_identical_when_games_hit_the_round_cap():
-    general, fast = run_both(["threshold-1000000"], PRESETS["default"], 50, games=2, seed=1,
+    # nobody banks (no turn reaches 25,550 here), so both games run 5000 rounds: the seat's
+    # packed roll counter is flushed many times on the way
+    general, fast = run_both([TOP, TOP], PRESETS["default"], 50, games=2, seed=1,
                              first_seat=-1)
     for g, f in zip(general, fast, strict=True):
         np.testing.assert_array_equal(f, g)
     stats, _, counters = fast
     assert counters[:, K.C_CAPPED].sum() == 2
-    assert stats[:, 0, K.ST_TURNS].sum() == 2 * K.MAX_ROUNDS
+    assert stats[:, :, K.ST_TURNS].sum() == 2 * 2 * K.MAX_ROUNDS
+    assert stats[:, :, K.ST_ROLLS].sum() > 2 * 2 * K.MAX_ROUNDS  # > 512 rolls of a count
 
 
-def test_one_lane_is_bit_identical_when_a_turn_hits_the_roll_cap(tmp_path):
-    f = tmp_path / "all-score.toml"
-    f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '
-                 '6 = 50}\n')
-    general, fast = run_both(["threshold-100000000000"], load_scoring(str(f)), 10_000,
-                             games=1, seed=1, first_seat=-1)
-    for g, f_ in zip(general, fast, strict=True):
-        np.testing.assert_array_equal(f_, g)
-    stats, _, counters = fast
-    assert counters[:, K.C_CAPPED].sum() == 1
-    assert stats[:, 0, K.ST_ROLLS].sum() == K.MAX_TURN_ROLLS
-    assert stats[:, 0, K.ST_ROLLS_N:K.ST_ROLLS_N + 6].sum() == K.MAX_TURN_ROLLS
+def test_thresholds_above_the_lanes_limit_go_to_the_general_kernel():
+    # a threshold-T turn has at most T / 50 rolls: up to 511 fit the packed counters
+    assert lanes.MAX_THRESHOLD == 50 * 511
+    above = f"threshold-{lanes.MAX_THRESHOLD + 50}"
+    assert fsim.kernel_for([parse_policy(TOP)]) == fsim.LANES_KERNEL
+    assert fsim.kernel_for([parse_policy(TOP), parse_policy(above)]) == fsim.GENERAL_KERNEL
+    with pytest.raises(ValueError, match="thresholds"):
+        run_both([above], PRESETS["default"], 10_000, games=1, seed=1, first_seat=-1)
+    r = simulate_farkle([parse_policy(above)], games=200, seed=1)
+    assert r.manifest()["kernel"] == fsim.GENERAL_KERNEL and r.games == 200
 
 
 # ----------------------------------------------------------------------- LANES
@@ -232,7 +245,7 @@ def assert_consistent(stats, hist, counters, games):
 @pytest.mark.parametrize(("names", "target", "games"), [
     (["threshold-300"], 10_000, CHUNK_GAMES + 77),
     (["threshold-50", "threshold-2000", "threshold-350"], 5000, 3000),
-    (["threshold-1000000"], 50, 20),  # all hit the round cap; 12 lanes retire after 1 game
+    ([TOP], 50, 20),  # all hit the round cap; 12 lanes retire after 1 game
 ])
 def test_lane_runs_book_every_game_once(names, target, games):
     _, fast = run_both(names, PRESETS["default"], target, games, seed=11, first_seat=-1,
@@ -240,19 +253,22 @@ def test_lane_runs_book_every_game_once(names, target, games):
     assert_consistent(*fast, games)
 
 
-def test_retired_lanes_in_endless_turns_book_nothing(tmp_path):
-    # 20 games in 16 lanes under a table where nothing busts: every turn is capped at
-    # MAX_TURN_ROLLS rolls; lanes that retire early keep rolling endless turns unbooked
+def test_retired_lanes_book_nothing(tmp_path):
+    # 20 games in 16 lanes under a table where nothing busts: every game is one turn of
+    # 25,550 points or more; 12 lanes retire after their first game and keep rolling,
+    # unbooked, while 4 lanes play a second game
     f = tmp_path / "all-score.toml"
     f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '
                  '6 = 50}\n')
-    _, fast = run_both(["threshold-100000000000"], load_scoring(str(f)), 10_000, games=20,
-                       seed=2, first_seat=-1, n_lanes=lanes.LANES)
+    general, fast = run_both([TOP], load_scoring(str(f)), 10_000, games=20, seed=2,
+                             first_seat=-1, n_lanes=lanes.LANES)
     stats, hist, counters = fast
     assert_consistent(stats, hist, counters, 20)
-    assert counters[:, K.C_CAPPED].sum() == 20
-    assert stats[:, 0, K.ST_ROLLS].sum() == 20 * K.MAX_TURN_ROLLS
-    assert stats[:, 0, K.ST_TURNS].sum() == 20
+    assert counters[:, K.C_CAPPED].sum() == 0
+    assert stats[:, 0, K.ST_TURNS].sum() == 20 and stats[:, 0, K.ST_BUST_TURNS].sum() == 0
+    assert stats[:, 0, K.ST_SCORE].sum() >= 20 * lanes.MAX_THRESHOLD
+    # the same number of turns and games as the one-at-a-time kernel, other draws
+    assert general[0][:, 0, K.ST_TURNS].sum() == 20
 
 
 def test_chunks_smaller_than_lanes_and_the_lane_count_is_part_of_the_run():

@@ -7,18 +7,29 @@ need far less per roll, and this kernel exploits it:
 
 * **One lookup per roll.** :func:`outcome_table` maps each raw draw ``u < 6**n`` of a
   roll of ``n`` dice straight to its outcome: the points of all scoring dice and the
-  dice left to roll (6 after hot dice), or 0 for a bust.
+  dice left to roll (6 after hot dice), or a bust.
+* **The bank decision is a sign.** A lane keeps its *surplus*: turn points minus the
+  seat's threshold, in units of 50. A roll adds its points, and a bust adds a huge
+  number, so "the turn is over" (banked or bust) is ``surplus >= 0``.
 * **Lanes.** Each chunk plays ``lanes`` games side by side. One pass rolls once for
   every lane (branch-free, the generator state in registers) and only lists the lanes
   whose turn ended; a second pass books those turns. Independent games overlap in the
   processor, and a pass costs one mispredicted branch instead of one per turn.
 * **Lean statistics.** A turn's rolls by dice count live in one packed int64 per lane
-  (9 bits per dice count, 9 bits of total), unpacked only when the turn ends.
-* **Few instructions per roll.** Each lane's state is one row of a flat array (one base
-  address for all its fields, where an array per field would spill the registers), and
-  indices are unsigned (numba adds a negative-index fix-up to every signed one). This
-  took the kernel from about 159 to about 116 instructions per roll (callgrind; the
-  random numbers alone: about 22).
+  (10 bits per dice count), added to the seat's packed game counter when the turn ends
+  and unpacked only when the game ends; busts by dice count, turns, busts and hot dice
+  are counted in the seat's row and booked when the game ends.
+* **Few instructions per roll.** Every lane's state is one row of one flat array that
+  also holds the small per-dice-count table and (another array) the list of ended
+  lanes; each seat of each lane has one row of a second array. Indices are unsigned
+  (numba adds a negative-index fix-up to every signed one), and the booking pass has
+  no data-dependent branch except the end of a game.
+
+Why a threshold limit (:data:`MAX_THRESHOLD`): every scoring roll adds at least 50
+points, so a ``threshold-T`` turn has at most ``T / 50`` rolls; up to 511 rolls fit the
+packed per-turn counter, and a turn can never reach the general kernel's roll cap. The
+runner plays higher thresholds with the general kernel
+(:func:`dicelab.farkle.simulate.kernel_for`), and this kernel refuses them.
 
 The draws of a chunk come from its one generator, lane after lane within a pass: the
 games are a deterministic function of ``(seed, chunk, lanes)``, whatever the number of
@@ -34,25 +45,43 @@ from numba import njit, prange, uint64
 
 from dicelab.dice import MAX_DICE, POW6, SEQ_OFFSET, SEQ_TO_RANK
 from dicelab.farkle import kernels as K
+from dicelab.farkle.scoring import POINT_UNIT
 from dicelab.rng import below_s
 
 #: Games in flight per chunk. Part of the definition of a run: changing it changes
 #: which draws each game gets (but not the distribution of anything).
 LANES = 16
 
-#: Packed per-turn roll counter: 9 bits per dice count n = 1..6 (field n - 1), and the
-#: turn's total rolls in bits 54..62. Flushed every 256 rolls, so no field overflows.
-_FIELD_BITS = 9
-_TOTAL_SHIFT = 54
-_FLUSH_AT = np.int64(256) << _TOTAL_SHIFT
+#: Packed roll counters: 10 bits per dice count n = 1..6 (field n - 1). A turn adds at
+#: most 511 to a field; a seat's game counter is flushed to the statistics as soon as a
+#: field reaches 512 (bit 9 of some field set), so no field ever overflows.
+_FIELD_BITS = 10
 _FIELD_MASK = (1 << _FIELD_BITS) - 1
-_FLUSH_ROLLS = 256
+_HALF_FULL = sum(1 << (_FIELD_BITS * m + _FIELD_BITS - 1) for m in range(MAX_DICE))
+#: The longest turn the packed counters hold, and so the highest threshold this kernel
+#: plays (a turn of ``threshold-T`` has at most ``T / 50`` rolls): 25,550.
+MAX_TURN_ROLLS = (1 << (_FIELD_BITS - 1)) - 1
+MAX_THRESHOLD = POINT_UNIT * MAX_TURN_ROLLS
 
-_POW6 = POW6.astype(np.uint64)
-_SEQ_OFFSET = SEQ_OFFSET.astype(np.uint64)
-#: ``_ONE[n]``: what one roll of n dice adds to the packed counter.
-_ONE = np.array([0] + [(1 << (_FIELD_BITS * (n - 1))) + (1 << _TOTAL_SHIFT)
-                       for n in range(1, MAX_DICE + 1)], dtype=np.int64)
+#: Outcome codes: ``points / 50 << 5 | 4 * dice``. ``dice``: the dice left to roll
+#: (1..6, 6 after hot dice), or for a bust the dice just rolled, whose ``points / 50``
+#: is :data:`_BUST`: far above any surplus of a scoring turn (< :data:`_BUSTED`).
+_DICE_BITS = 5
+_DICE_MASK = 7 << 2
+_BUST = 1 << 25
+_BUSTED = 1 << 24
+_SIX = 6 << 2  # the dice field of a fresh turn
+
+#: Per dice count n (row n, 4 int64): [6**n, SEQ_OFFSET[n], one roll of n dice packed,
+#: unused]. Copied to the front of the lane array (one base address for both).
+_NT = np.zeros(4 * (MAX_DICE + 1), dtype=np.int64)
+for _n in range(1, MAX_DICE + 1):
+    _NT[4 * _n] = POW6[_n]
+    _NT[4 * _n + 1] = SEQ_OFFSET[_n]
+    _NT[4 * _n + 2] = 1 << (_FIELD_BITS * (_n - 1))
+_NT[0] = 1
+_NT_LEN = 32
+_NTU = uint64(_NT_LEN)
 
 #: Packed per-game turn counter: turns (bits 0..20), busts (21..41), turns whose last
 #: roll left hot dice (42..62). A game is capped at 5000 rounds, far below 2**21 turns.
@@ -60,52 +89,72 @@ _BUST_SHIFT = 21
 _HOT_SHIFT = 42
 _CNT_MASK = (1 << 21) - 1
 
-#: Outcome codes: ``points << 3 | dice left`` (dice left 1..6; 0 means a bust).
-_DICE_BITS = 3
-
 
 def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
-    """Outcome of every raw draw: ``code[SEQ_OFFSET[n] + u]`` for ``u < 6**n``.
+    """Outcome of every raw draw: ``code[SEQ_OFFSET[n] + u]`` for ``u < 6**n`` (int32).
 
-    ``code = points << 3 | left`` where ``points`` is the score of all scoring dice and
-    ``left`` the dice left to roll (6 after hot dice); ``code = 0`` is a bust. int32.
+    ``code = points / 50 << 5 | 4 * left`` where ``points`` is the score of all scoring
+    dice and ``left`` the dice left to roll (6 after hot dice); a bust has
+    ``points / 50 = _BUST`` and ``left = n``, the dice rolled.
     """
-    if int(all_score.max()) >= 1 << (31 - _DICE_BITS):
+    if int(all_score.max()) >= POINT_UNIT * _BUSTED:
         raise ValueError("scores too large for the outcome table")
+    if (all_score % POINT_UNIT).any():
+        raise ValueError(f"scores must be multiples of {POINT_UNIT}")
     ranks = SEQ_TO_RANK.astype(np.int64)
     n_of = np.repeat(np.arange(MAX_DICE + 1), POW6)  # dice count of each raw draw
     keep = max_keep[ranks]
     left = n_of - keep
     left[left == 0] = 6
-    code = (all_score[ranks] << _DICE_BITS) | left
-    code[keep == 0] = 0
+    bust = keep == 0
+    points = np.where(bust, _BUST, all_score[ranks] // POINT_UNIT)
+    if (points[~bust & (n_of > 0)] <= 0).any():
+        raise ValueError("a scoring roll must score at least 50 points")
+    code = (points << _DICE_BITS) | (np.where(bust, n_of, left) << 2)
     return code.astype(np.int32)
 
 
-#: Lane rows: each lane's state is one row of ``_LW`` int64 in one flat array, so a lane
-#: costs one base address (not one per array: those spill out of the registers), and the
-#: fields pass 1 touches share a cache line. Unsigned indices skip numba's
-#: negative-index fix-up on every access.
+#: Lane rows: each lane's state is one row of ``_LW`` int64 in one flat array, after the
+#: per-dice-count table. Fields:
 _LANE_FIELDS = 16
 _LW = uint64(_LANE_FIELDS)
-_DICE = uint64(0)  # after a roll: dice left, or -n on a bust
-_TP = uint64(1)  # turn points
+_DICE = uint64(0)  # 4 * dice to roll; after a roll, the code's dice field
+_SUR = uint64(1)  # surplus: turn points minus threshold, units of 50 (>= 0: turn over)
 _ACC = uint64(2)  # packed rolls of this turn
-_THR = uint64(3)  # threshold of the seat to play
-_SEAT = uint64(4)
-_TRIG = uint64(5)  # seat that triggered the last round, or -1
-_TURNS = uint64(6)
-_ACTIVE = uint64(7)
-_FLUSHED = uint64(8)  # rare: turns longer than 256 rolls: rolls flushed so far
-_FLUSHED6 = uint64(9)  # and rolls of 6 dice among them
-#: Per lane and seat rows (index ``lane * n_seats + seat``), ``_GW`` int64 each.
-_SEAT_FIELDS = 8
+_GR = uint64(3)  # G row of the seat to play
+_GBEG = uint64(4)  # G row of this lane's seat 0
+_GEND = uint64(5)  # one past this lane's last G row
+_TRIG = uint64(6)  # G row of the seat that triggered the last round, or -1
+_TURNS = uint64(7)  # turns played in this game
+_ACTIVE = uint64(8)  # 0: retired (all its games played); it rolls on, unbooked
+#: Per lane and seat rows (``lane * n_seats + seat``), ``_GW`` int64 each:
+_SEAT_FIELDS = 16
 _GW = uint64(_SEAT_FIELDS)
-_TOTAL = uint64(0)
+_TOTAL = uint64(0)  # units of 50
 _GACC = uint64(1)  # packed rolls (as _ACC)
 _GCNT = uint64(2)  # turns | busts | hot last rolls
 _GROLLS = uint64(3)  # rolls flushed out of _GACC
-_GROLLS6 = uint64(4)  # rolls of 6 dice, same
+_GROLLS6 = uint64(4)  # rolls of 6 dice among them
+_THR = 5  # the seat's threshold, units of 50 (set once per chunk, kept across games)
+_THRU = uint64(_THR)
+_GBUSTS = uint64(9)  # _GBUSTS + n: busts with n dice (fields 10..15)
+
+#: What a turn adds to _GCNT, at index 2 * (code's dice) + bust.
+_CNT = np.zeros(2 * (MAX_DICE + 1), dtype=np.int64)
+for _x in range(1, MAX_DICE + 1):
+    _CNT[2 * _x] = 1 + ((1 << _HOT_SHIFT) if _x == 6 else 0)
+    _CNT[2 * _x + 1] = 1 + (1 << _BUST_SHIFT)
+
+
+@njit(inline="always")
+def _flush(stats, s, ga):
+    """Add a packed roll counter to seat ``s``'s rolls by dice count; returns its total."""
+    tot = np.int64(0)
+    for m in range(6):
+        v = (ga >> (_FIELD_BITS * m)) & _FIELD_MASK
+        stats[s, K.ST_ROLLS_N + m] += v
+        tot += v
+    return tot
 
 
 @njit(cache=True)
@@ -113,132 +162,109 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
            lanes, stats, hist, counters):
     """Play games ``first_game ..`` (``n_games``) of one chunk in ``lanes`` lanes.
 
-    ``st``: the chunk's generator (uint64[4]); ``thr[s]``: seat s's threshold.
+    ``st``: the chunk's generator (uint64[4]); ``thr[s]``: seat s's threshold
+    (50 .. :data:`MAX_THRESHOLD`, checked by :func:`run_chunks`).
     """
     n_lanes = min(lanes, n_games)
     max_turns = K.MAX_ROUNDS * n_seats
+    target50 = target // POINT_UNIT
     useats = uint64(n_seats)
+    cnt = _CNT
     s0 = st[0]
     s1 = st[1]
     s2 = st[2]
     s3 = st[3]
     # (sizes from the int constants: uint64 * int64 would be a float in numba)
-    L = np.zeros(n_lanes * _LANE_FIELDS, dtype=np.int64)
+    L = np.zeros(_NT_LEN + n_lanes * _LANE_FIELDS, dtype=np.int64)
+    for i in range(_NT.shape[0]):
+        L[i] = _NT[i]
     G = np.zeros(n_lanes * n_seats * _SEAT_FIELDS, dtype=np.int64)
     ended = np.zeros(n_lanes, dtype=np.uint64)
     started = 0
     for lane in range(n_lanes):
-        r = uint64(lane) * _LW
+        r = _NTU + uint64(lane) * _LW
+        row = uint64(lane) * useats * _GW
+        for q in range(n_seats):
+            G[row + uint64(q) * _GW + _THRU] = thr[q] // POINT_UNIT
         s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
-        L[r + _DICE] = 6
-        L[r + _SEAT] = s
-        L[r + _THR] = thr[uint64(s)]
+        gr = row + uint64(s) * _GW
+        L[r + _DICE] = _SIX
+        L[r + _GR] = gr
+        L[r + _GBEG] = row
+        L[r + _GEND] = row + useats * _GW
+        L[r + _SUR] = -G[gr + _THRU]
         L[r + _TRIG] = -1
         L[r + _ACTIVE] = 1
         started += 1
     live = n_lanes
+    rend = _NTU + uint64(n_lanes) * _LW
     while live > 0:
         # ---- pass 1: one roll per lane; list the lanes whose turn ended. A retired lane
         # (its games all played) keeps rolling, unbooked, until the chunk's last game ends:
         # cheaper than testing every lane on every roll.
         n_end = uint64(0)
-        r = uint64(0)
-        for _ in range(n_lanes):
-            n = uint64(L[r + _DICE])
-            u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6[n])
-            code = np.int64(out[_SEQ_OFFSET[n] + uint64(u)])
-            a = L[r + _ACC] + _ONE[n]
-            left = code & 7
-            t2 = L[r + _TP] + (code >> _DICE_BITS)
-            bust = left == 0
-            L[r + _DICE] = left - np.int64(n) * bust
-            L[r + _TP] = t2
-            end = bust | (t2 >= L[r + _THR])
-            if a >= _FLUSH_AT:  # 256 rolls in this turn: flush (rare)
-                if L[r + _ACTIVE] != 0:
-                    s = uint64(L[r + _SEAT])
-                    for m in range(6):
-                        stats[s, K.ST_ROLLS_N + m] += (
-                            (a >> (_FIELD_BITS * m)) & _FIELD_MASK)
-                    L[r + _FLUSHED6] += (a >> (_FIELD_BITS * 5)) & _FIELD_MASK
-                    L[r + _FLUSHED] += _FLUSH_ROLLS
-                a = 0
-                if not end and L[r + _FLUSHED] >= K.MAX_TURN_ROLLS:
-                    end = True
-                    L[r + _TP] = -1  # marks a capped turn
-            L[r + _ACC] = a
+        r = _NTU
+        while r != rend:
+            n4 = uint64(L[r + _DICE])
+            u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, L[n4])
+            code = np.int64(out[uint64(L[n4 + uint64(1)]) + uint64(u)])
+            L[r + _ACC] += L[n4 + uint64(2)]
+            sur = L[r + _SUR] + (code >> _DICE_BITS)
+            L[r + _SUR] = sur
+            L[r + _DICE] = code & _DICE_MASK
             ended[n_end] = r
-            n_end += uint64(end)
+            n_end += uint64(sur >= 0)
             r += _LW
         # ---- pass 2: book the ended turns
         for e in range(n_end):
             r = ended[e]
-            if L[r + _ACTIVE] == 0:  # retired: nothing is booked
-                L[r + _DICE] = 6
-                L[r + _TP] = 0
+            if L[r + _ACTIVE] == 0:  # retired: nothing is booked; one-roll turns from now
+                L[r + _DICE] = _SIX
+                L[r + _SUR] = -1
                 L[r + _ACC] = 0
                 continue
-            s = L[r + _SEAT]
-            x = L[r + _DICE]
-            t = L[r + _TP]
-            lane = r // _LW
-            g = (lane * useats + uint64(s)) * _GW
-            bust = x < 0
-            ga = G[g + _GACC] + L[r + _ACC]
-            if ga >= _FLUSH_AT:  # rare: 256 rolls of this seat in this game
-                for m in range(6):
-                    stats[uint64(s), K.ST_ROLLS_N + m] += (
-                        (ga >> (_FIELD_BITS * m)) & _FIELD_MASK)
-                G[g + _GROLLS] += ga >> _TOTAL_SHIFT
-                G[g + _GROLLS6] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
+            x = uint64(L[r + _DICE]) >> uint64(2)  # dice left, or rolled in a bust
+            sur = L[r + _SUR]
+            gr = uint64(L[r + _GR])
+            b = np.int64(sur >= _BUSTED)
+            ga = G[gr + _GACC] + L[r + _ACC]
+            if ga & _HALF_FULL:  # rare: flush the seat's packed rolls
+                G[gr + _GROLLS] += _flush(stats, (gr - uint64(L[r + _GBEG])) // _GW, ga)
+                G[gr + _GROLLS6] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
                 ga = 0
-            G[g + _GACC] = ga
-            G[g + _GCNT] += 1 + (np.int64(bust) << _BUST_SHIFT) + (
-                np.int64(x == 6) << _HOT_SHIFT)
-            # branch-free: busts with n dice (+0 to the 1-die column when not a bust)
-            stats[uint64(s), uint64(K.ST_BUSTS_N - 1 + max(-x, 1))] += bust
-            L[r + _DICE] = 6
-            L[r + _TP] = 0
+            G[gr + _GACC] = ga
+            G[gr + _GCNT] += cnt[(x << uint64(1)) + uint64(b)]
+            G[gr + _GBUSTS + x] += b  # +0 to the busts with x dice when not a bust
+            # branch-free: the turn's points (surplus + threshold) unless a bust
+            total = G[gr + _TOTAL] + ((sur + G[gr + _THRU]) & (b - 1))
+            G[gr + _TOTAL] = total
+            L[r + _DICE] = _SIX
             L[r + _ACC] = 0
-            capped = t < 0
-            if capped:  # rare: a turn of MAX_TURN_ROLLS rolls; nothing banked
-                t = 0
-            total = G[g + _TOTAL] + t * (1 - bust)
-            G[g + _TOTAL] = total
-            if L[r + _FLUSHED] != 0:
-                G[g + _GROLLS] += L[r + _FLUSHED]
-                G[g + _GROLLS6] += L[r + _FLUSHED6]
-                L[r + _FLUSHED] = 0
-                L[r + _FLUSHED6] = 0
-            game_over = capped
-            if not capped:
-                trig = L[r + _TRIG]
-                if trig < 0 and total >= target:
-                    trig = s
-                    L[r + _TRIG] = s
-                s += 1
-                if s == n_seats:
-                    s = 0
-                if s == trig:
-                    game_over = True
-                else:
-                    turns = L[r + _TURNS] + 1
-                    L[r + _TURNS] = turns
-                    if turns >= max_turns:
-                        game_over = True
-                        capped = True
-            L[r + _SEAT] = s
-            L[r + _THR] = thr[uint64(s)]
-            if not game_over:
-                continue
+            trig = L[r + _TRIG]
+            if trig < 0 and total >= target50:
+                trig = np.int64(gr)
+                L[r + _TRIG] = trig
+            # next seat, wrapping to seat 0 branch-free (lanes end turns in no fixed order:
+            # a branch here is mispredicted every other turn of a two-seat game)
+            gr += _GW
+            gr -= uint64(gr == uint64(L[r + _GEND])) * (useats * _GW)
+            L[r + _GR] = gr
+            L[r + _SUR] = -G[gr + _THRU]
+            capped = False
+            if np.int64(gr) != trig:
+                turns = L[r + _TURNS] + 1
+                L[r + _TURNS] = turns
+                if turns < max_turns:
+                    continue
+                capped = True
             # ---- book the game (as the general kernel does)
+            row = uint64(L[r + _GBEG])
             counters[K.C_GAMES] += 1
             trig = L[r + _TRIG]
             if capped:
                 counters[K.C_CAPPED] += 1
             elif trig >= 0:
-                stats[uint64(trig), K.ST_TRIGGERS] += 1
-            row = lane * useats * _GW
+                stats[(uint64(trig) - row) // _GW, K.ST_TRIGGERS] += 1
             top = G[row + _TOTAL]
             for q in range(1, n_seats):
                 top = max(top, G[row + uint64(q) * _GW + _TOTAL])
@@ -248,23 +274,25 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
             for q in range(n_seats):
                 gq = row + uint64(q) * _GW
                 ga = G[gq + _GACC]
-                for m in range(6):
-                    stats[q, K.ST_ROLLS_N + m] += (ga >> (_FIELD_BITS * m)) & _FIELD_MASK
+                rolls = _flush(stats, q, ga) + G[gq + _GROLLS]
+                rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + G[gq + _GROLLS6]
+                for m in range(1, 7):
+                    stats[q, K.ST_BUSTS_N - 1 + m] += G[gq + _GBUSTS + uint64(m)]
                 c = G[gq + _GCNT]
                 tu = c & _CNT_MASK
-                hot = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + G[gq + _GROLLS6] - tu + (
-                    c >> _HOT_SHIFT)
-                K.book_seat(stats, hist, q, G[gq + _TOTAL], top, n_top, tu,
-                            (ga >> _TOTAL_SHIFT) + G[gq + _GROLLS],
-                            (c >> _BUST_SHIFT) & _CNT_MASK, hot)
+                hot = rolls6 - tu + (c >> _HOT_SHIFT)
+                K.book_seat(stats, hist, q, G[gq + _TOTAL] * POINT_UNIT, top * POINT_UNIT,
+                            n_top, tu, rolls, (c >> _BUST_SHIFT) & _CNT_MASK, hot)
                 for f in range(_SEAT_FIELDS):
-                    G[gq + uint64(f)] = 0
+                    if f != _THR:
+                        G[gq + uint64(f)] = 0
             # ---- next game in this lane, or retire it
             if started < n_games:
                 s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
                 started += 1
-                L[r + _SEAT] = s
-                L[r + _THR] = thr[uint64(s)]
+                gr = row + uint64(s) * _GW
+                L[r + _GR] = gr
+                L[r + _SUR] = -G[gr + _THRU]
                 L[r + _TRIG] = -1
                 L[r + _TURNS] = 0
             else:
@@ -278,9 +306,13 @@ def run_chunks(states, bounds, n_seats, first_seat, target, thr, out, lanes,
     """Play chunk ``c`` = games ``bounds[c] .. bounds[c+1]-1`` with generator ``states[c]``.
 
     Arrays as :func:`dicelab.farkle.kernels.run_chunks` (``stats``, ``hist``,
-    ``counters`` per chunk, zeroed by the caller); ``thr[s]``: seat s's threshold;
-    ``out``: :func:`outcome_table`.
+    ``counters`` per chunk, zeroed by the caller); ``thr[s]``: seat s's threshold, at
+    most :data:`MAX_THRESHOLD` (else ValueError); ``out``: :func:`outcome_table`.
     """
+    for s in range(n_seats):
+        if thr[s] < POINT_UNIT or thr[s] > MAX_THRESHOLD or thr[s] % POINT_UNIT != 0:
+            raise ValueError("lanes kernel: thresholds must be multiples of 50 "
+                             "from 50 to MAX_THRESHOLD")
     for c in prange(states.shape[0]):
         _chunk(states[c].copy(), bounds[c], bounds[c + 1] - bounds[c], n_seats, first_seat,
                target, thr, out, lanes, stats[c], hist[c], counters[c])

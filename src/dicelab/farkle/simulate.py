@@ -242,15 +242,17 @@ def _seat_params(seat: PolicySpec | PolicyTable) -> dict[str, Any]:
 def kernel_for(seats: Sequence[PolicySpec | PolicyTable]) -> str:
     """The game kernel that plays these seats: the one place this choice is made.
 
-    :data:`LANES_KERNEL` when every seat is a ``threshold-T`` policy, else
-    :data:`GENERAL_KERNEL` (``ai`` seats and exact-policy tables). Decided from the
-    names alone, so a Dask client knows it without building any table.
+    :data:`LANES_KERNEL` when every seat is a ``threshold-T`` policy with ``T`` at most
+    :data:`dicelab.farkle.lanes.MAX_THRESHOLD` (25,550), else :data:`GENERAL_KERNEL`
+    (``ai`` seats, exact-policy tables, higher thresholds). Decided from the names
+    alone, so a Dask client knows it without building any table.
 
     >>> from dicelab.registry import parse_policy
-    >>> kernel_for([parse_policy("threshold-300")]), kernel_for([parse_policy("ai")])
-    ('lanes-16', 'general')
+    >>> [kernel_for([parse_policy(p)]) for p in ("threshold-300", "ai", "threshold-30000")]
+    ['lanes-16', 'general', 'general']
     """
-    lanes_ok = all(isinstance(s, PolicySpec) and s.family == "threshold" for s in seats)
+    lanes_ok = all(isinstance(s, PolicySpec) and s.family == "threshold"
+                   and s.params["threshold"] <= lanes.MAX_THRESHOLD for s in seats)
     return LANES_KERNEL if seats and lanes_ok else GENERAL_KERNEL
 
 
