@@ -30,7 +30,6 @@ import numba
 import numpy as np
 from numba import njit, prange, uint64
 
-from dicelab.dice import POW6, SEQ_OFFSET
 from dicelab.farkle import kernels as K
 from dicelab.farkle import lanes as LN
 from dicelab.farkle import simulate as fsim
@@ -41,47 +40,67 @@ from dicelab.rng import below_s
 from dicelab.seeding import chunk_bounds, chunk_states
 
 TARGET = 10_000
-_POW6 = POW6.astype(np.uint64)
-_SEQ_OFFSET = SEQ_OFFSET.astype(np.uint64)
-# the lane kernel's outcome code: points / 50 above _SHIFT bits, 4 * dice; bust: >= _BUSTED
+# the lane kernel's outcome codes and per-dice-count table (see dicelab.farkle.lanes)
 _SHIFT = LN._DICE_BITS
 _BUSTED = LN._BUSTED
+_DICE_MASK = LN._DICE_MASK
+_SIX = LN._SIX
+_NT = LN._NT
+_NT_LEN = LN._NT_LEN
+_NTU = LN._NTU
 
 
 @njit(cache=True, parallel=True)
 def floor_kernel(states, bounds, thr, target, out, lanes, rolls_out):
     """Solitaire threshold games in lanes, with nothing but draw, lookup and decision.
 
-    Decodes the lane kernel's outcome codes the way it does (surplus over the threshold
-    in units of 50; a bust adds a huge surplus) and is indexed like it (unsigned indices:
-    no negative-index fix-ups). ``thr`` and ``target`` in points.
+    The lane kernel's rolling pass without its roll counter, and a booking pass that
+    only banks the points and counts finished games: no statistics at all. Same outcome
+    codes, same layout (one flat array for the per-dice-count table and the lane rows,
+    unsigned indices). ``thr`` and ``target`` in points.
     """
-    thr50 = thr // 50
+    thr50 = np.int64(thr // 50)
     target50 = target // 50
     for c in prange(states.shape[0]):
         s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
         n_games = bounds[c + 1] - bounds[c]
         n_lanes = min(lanes, n_games)
-        dice = np.full(n_lanes, 6, dtype=np.uint64)
-        sur = np.full(n_lanes, -thr50, dtype=np.int64)
-        total = np.zeros(n_lanes, dtype=np.int64)
+        # [per-dice-count table (_NT_LEN) | per lane: dice field, surplus, total, unused]
+        L = np.zeros(_NT_LEN + 4 * n_lanes, dtype=np.int64)
+        for i in range(_NT.shape[0]):
+            L[i] = _NT[i]
+        rend = _NTU + uint64(4 * n_lanes)
+        r = _NTU
+        while r != rend:
+            L[r] = _SIX
+            L[r + uint64(1)] = -thr50
+            r += uint64(4)
+        ended = np.zeros(n_lanes, dtype=np.uint64)
         done = 0
         rolls = 0
         while done < n_games:
-            for lane_ in range(n_lanes):
-                lane = uint64(lane_)
-                n = dice[lane]
-                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6[n])
-                code = np.int64(out[_SEQ_OFFSET[n] + uint64(u)])
-                s2_ = sur[lane] + (code >> _SHIFT)
-                end = s2_ >= 0
-                bank = end & (s2_ < _BUSTED)
-                total[lane] += (s2_ + thr50) * bank
-                sur[lane] = -thr50 if end else s2_
-                dice[lane] = uint64(6) if end else uint64((code >> 2) & 7)
-                if total[lane] >= target50:
-                    total[lane] = 0
+            n_end = uint64(0)
+            r = _NTU
+            while r != rend:
+                n4 = uint64(L[r])
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, L[n4])
+                code = np.int64(out[uint64(L[n4 + uint64(1)]) + uint64(u)])
+                sur = L[r + uint64(1)] + (code >> _SHIFT)
+                L[r + uint64(1)] = sur
+                L[r] = code & _DICE_MASK
+                ended[n_end] = r
+                n_end += uint64(sur >= 0)
+                r += uint64(4)
+            for e in range(n_end):
+                r = ended[e]
+                sur = L[r + uint64(1)]
+                total = L[r + uint64(2)] + ((sur + thr50) & (np.int64(sur >= _BUSTED) - 1))
+                L[r] = _SIX
+                L[r + uint64(1)] = -thr50
+                if total >= target50:
+                    total = 0
                     done += 1
+                L[r + uint64(2)] = total
             rolls += n_lanes
         rolls_out[c] = rolls
 

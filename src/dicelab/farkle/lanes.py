@@ -135,7 +135,8 @@ _GACC = uint64(1)  # packed rolls (as _ACC)
 _GCNT = uint64(2)  # turns | busts | hot last rolls
 _GROLLS = uint64(3)  # rolls flushed out of _GACC
 _GROLLS6 = uint64(4)  # rolls of 6 dice among them
-_THR = 5  # the seat's threshold, units of 50 (set once per chunk, kept across games)
+_THR = 5  # the seat's threshold, units of 50 (set once per chunk, kept across games);
+#: the counting fields are the ones before it, and the busts
 _THRU = uint64(_THR)
 _GBUSTS = uint64(9)  # _GBUSTS + n: busts with n dice (fields 10..15)
 
@@ -265,27 +266,33 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
                 counters[K.C_CAPPED] += 1
             elif trig >= 0:
                 stats[(uint64(trig) - row) // _GW, K.ST_TRIGGERS] += 1
-            top = G[row + _TOTAL]
-            for q in range(1, n_seats):
-                top = max(top, G[row + uint64(q) * _GW + _TOTAL])
-            n_top = 0
-            for q in range(n_seats):
-                n_top += G[row + uint64(q) * _GW + _TOTAL] == top
-            for q in range(n_seats):
-                gq = row + uint64(q) * _GW
+            # the highest total and how many seats have it: one scalar pass, branch-free
+            # (a handful of seats: vectorised loops only add set-up)
+            top = np.int64(-1)
+            n_top = np.int64(0)
+            gq = row
+            for _ in range(n_seats):
+                v = G[gq + _TOTAL]
+                n_top = n_top * (v <= top) + (v >= top)
+                top = max(top, v)
+                gq += _GW
+            gq = row
+            for q in range(useats):
                 ga = G[gq + _GACC]
                 rolls = _flush(stats, q, ga) + G[gq + _GROLLS]
                 rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + G[gq + _GROLLS6]
-                for m in range(1, 7):
+                for m in range(1, MAX_DICE + 1):
                     stats[q, K.ST_BUSTS_N - 1 + m] += G[gq + _GBUSTS + uint64(m)]
                 c = G[gq + _GCNT]
                 tu = c & _CNT_MASK
                 hot = rolls6 - tu + (c >> _HOT_SHIFT)
                 K.book_seat(stats, hist, q, G[gq + _TOTAL] * POINT_UNIT, top * POINT_UNIT,
                             n_top, tu, rolls, (c >> _BUST_SHIFT) & _CNT_MASK, hot)
-                for f in range(_SEAT_FIELDS):
-                    if f != _THR:
-                        G[gq + uint64(f)] = 0
+                for f in range(_THR):  # the counting fields (the threshold stays)
+                    G[gq + uint64(f)] = 0
+                for m in range(1, MAX_DICE + 1):
+                    G[gq + _GBUSTS + uint64(m)] = 0
+                gq += _GW
             # ---- next game in this lane, or retire it
             if started < n_games:
                 s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
