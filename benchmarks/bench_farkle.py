@@ -12,9 +12,9 @@ For 1-seat and 2-seat threshold-300 games to 10,000 (default rules) it prints:
 * the cost of the random numbers alone: a jitted loop making exactly as many draws
   ``u < 6**n`` of each dice count, over the same chunks, seeds and threads, the way the
   lane kernel makes them (generator state in registers, no rank lookup);
-* for solitaire, a *floor*: a stripped lane kernel that only draws, looks up the
-  outcome and decides to bank (no statistics, no bookkeeping beyond the score). No
-  engine that plays the game roll by roll can do less per roll.
+* for solitaire, a *floor*: the lane kernel's rolling pass without its roll counter,
+  and a booking pass that only banks the points and counts finished games (no
+  statistics at all): what this design costs before the report's bookkeeping.
 
 Targets on a 2-core machine: >= 1,000,000 solitaire games/s, >= 500,000 two-seat
 games/s, game cost within 2x of the RNG cost. The best of ``--repeat`` runs is reported
