@@ -546,3 +546,30 @@ def test_cli_list_shows_last_use_and_the_automatic_limit(capsys, cache_dir, monk
     code, _, err = run_cli(capsys, ["cache", "list"])
     assert code == 2 and err.startswith("error: $DICELAB_CACHE_MAX_SIZE: 'big'")
     assert err.count("\n") == 1
+
+
+def test_the_automatic_prune_says_what_it_removed(cache_dir, monkeypatch, capsys, caplog):
+    # a library user sees it through logging; the CLI prints it as one line on stderr
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    n = store_sized("a", 2000)
+    store_sized("b", 2000)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, str(2 * n + 10))
+    with caplog.at_level("INFO", logger="dicelab.cache"):
+        store_sized("c", 2000)
+    assert entry_keys() == ["b", "c"]
+    (msg,) = [r.getMessage() for r in caplog.records if r.name == "dicelab.cache"]
+    assert "removed 1 least recently used file(s)" in msg and cache.MAX_SIZE_ENV in msg
+    # within the limit: nothing removed, nothing said
+    caplog.clear()
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "1GB")
+    with caplog.at_level("INFO", logger="dicelab.cache"):
+        store_sized("d", 2000)
+    assert not [r for r in caplog.records if r.name == "dicelab.cache"]
+    # through the CLI: a command that stores, with a limit that forces a removal
+    capsys.readouterr()  # (once the CLI has run in a process, the lines above print too)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "1")
+    code, out, err = run_cli(capsys, ["solve", "farkle", "--policy", "fastest", "--target", "1000",
+                                      "--json"])
+    assert code == 0 and json.loads(out)
+    assert err.startswith("dicelab: cache: removed 3 least recently used file(s)")
+    assert len(err.strip().splitlines()) == 1

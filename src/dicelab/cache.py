@@ -38,6 +38,7 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
 import re
 import sys
@@ -65,6 +66,10 @@ _CHUNK = 1 << 20
 _TMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 #: Temporary files younger than this (seconds) may be writes in progress: prune keeps them.
 TMP_GRACE_SECONDS = 3600.0
+#: Notices (the automatic prune's deletions) go to this logger; the CLI prints them on
+#: stderr, a library user sees them through :mod:`logging`.
+log = logging.getLogger(__name__)
+
 #: Environment variable with the automatic size limit (see :func:`max_size`).
 MAX_SIZE_ENV = "DICELAB_CACHE_MAX_SIZE"
 #: 0 where the platform has no O_NOATIME (anything but Linux).
@@ -294,7 +299,11 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray]) -> Path | N
     if limit is not None:
         # the table is stored; a cache that cannot shrink only costs disk
         with contextlib.suppress(OSError, UserError):
-            prune(limit, path.parent, keep=(key,))
+            done = prune(limit, path.parent, keep=(key,))
+            if done.deleted:
+                log.info("cache: removed %d least recently used file(s), %.1f MB, to keep "
+                         "%s within $%s", len(done.deleted), done.freed / 1e6,
+                         done.directory, MAX_SIZE_ENV)
     return path
 
 

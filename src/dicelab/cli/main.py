@@ -7,6 +7,7 @@ line on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -187,8 +188,25 @@ def _register_game_commands() -> None:
 _register_game_commands()
 
 
+class _Notices(logging.Handler):
+    """The library's notices on stderr (the current one), one line each: ``dicelab: ...``."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        typer.echo(f"dicelab: {record.getMessage()}", err=True)
+
+
+def _show_notices() -> None:
+    """Show ``logging`` INFO and up from ``dicelab.*`` on stderr (stdout stays clean for
+    ``--json``); once per process."""
+    logger = logging.getLogger("dicelab")
+    if not any(isinstance(h, _Notices) for h in logger.handlers):
+        logger.addHandler(_Notices(logging.INFO))
+    logger.setLevel(logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning user errors into one line + exit 2."""
+    _show_notices()
     try:
         app(args=argv, prog_name="dicelab", standalone_mode=False)
     except UserError as exc:
