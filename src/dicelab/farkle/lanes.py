@@ -60,8 +60,8 @@ _FIELD_MASK = (1 << _FIELD_BITS) - 1
 _HALF_FULL = sum(1 << (_FIELD_BITS * m + _FIELD_BITS - 1) for m in range(MAX_DICE))
 #: The longest turn the packed counters hold, and so the highest threshold this kernel
 #: plays (a turn of ``threshold-T`` has at most ``T / 50`` rolls): 25,550.
-MAX_TURN_ROLLS = (1 << (_FIELD_BITS - 1)) - 1
-MAX_THRESHOLD = POINT_UNIT * MAX_TURN_ROLLS
+MAX_LANE_TURN_ROLLS = (1 << (_FIELD_BITS - 1)) - 1
+MAX_THRESHOLD = POINT_UNIT * MAX_LANE_TURN_ROLLS
 
 #: Outcome codes: ``points / 50 << 5 | 4 * dice``. ``dice``: the dice left to roll
 #: (1..6, 6 after hot dice), or for a bust the dice just rolled, whose ``points / 50``
