@@ -139,9 +139,8 @@ _GACC = uint64(1)  # packed rolls (as _ACC)
 _GCNT = uint64(2)  # turns | busts | hot last rolls
 _GROLLS = uint64(3)  # rolls flushed out of _GACC
 _GROLLS6 = uint64(4)  # rolls of 6 dice among them
-_THR = 5  # the seat's threshold, units of 50 (set once per chunk, kept across games);
-#: the counting fields are the ones before it, and the busts
-_THRU = uint64(_THR)
+_THR = 5  # the seat's threshold, units of 50: set once per chunk, kept across games
+_THRU = uint64(_THR)  # (fields 0 .. _THR - 1 and the busts count; zeroed after a game)
 _GBUSTS = uint64(9)  # _GBUSTS + n: busts with n dice (fields 10..15)
 
 #: What a turn adds to _GCNT, at index 2 * (code's dice) + bust.
