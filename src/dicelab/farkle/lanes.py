@@ -20,10 +20,10 @@ need far less per roll, and this kernel exploits it:
   and unpacked only when the game ends; busts by dice count, turns, busts and hot dice
   are counted in the seat's row and booked when the game ends.
 * **Few instructions per roll.** Every lane's state is one row of one flat array that
-  also holds the small per-dice-count table and (another array) the list of ended
-  lanes; each seat of each lane has one row of a second array. Indices are unsigned
-  (numba adds a negative-index fix-up to every signed one), and the booking pass has
-  no data-dependent branch except the end of a game.
+  also holds the small tables, the parked generator state and the list of ended lanes
+  (one base address for all of them); each seat of each lane has one row of a second
+  array. Indices are unsigned (numba adds a negative-index fix-up to every signed one),
+  and the booking pass has no data-dependent branch except the end of a game.
 
 Why a threshold limit (:data:`MAX_THRESHOLD`): every scoring roll adds at least 50
 points, so a ``threshold-T`` turn has at most ``T / 50`` rolls; up to 511 rolls fit the
@@ -84,8 +84,6 @@ _NT[0] = 1
 #: there, it does not occupy 4 registers through the booking code (which then spills
 #: less; about 7 fewer instructions per roll).
 _RNG = uint64(_NT.shape[0])
-_NT_LEN = _NT.shape[0] + 4
-_NTU = uint64(_NT_LEN)
 
 #: Packed per-game turn counter: turns (bits 0..20), busts (21..41), turns whose last
 #: roll left hot dice (42..62). A game is capped at 5000 rounds, far below 2**21 turns.
@@ -129,8 +127,10 @@ _GR = uint64(3)  # G row of the seat to play
 _GBEG = uint64(4)  # G row of this lane's seat 0
 _GEND = uint64(5)  # one past this lane's last G row
 _TRIG = uint64(6)  # G row of the seat that triggered the last round, or -1
-_TURNS = uint64(7)  # turns played in this game
+_TURNS = uint64(7)  # turns left before the round cap (counting down)
 _ACTIVE = uint64(8)  # 0: retired (all its games played); it rolls on, unbooked
+_TT = uint64(9)  # the total that triggers the last round: the target, then never
+_NEVER = np.int64(1) << 62
 #: Per lane and seat rows (``lane * n_seats + seat``), ``_GW`` int64 each:
 _SEAT_FIELDS = 16
 _GW = uint64(_SEAT_FIELDS)
@@ -148,6 +148,12 @@ _CNT = np.zeros(2 * (MAX_DICE + 1), dtype=np.int64)
 for _x in range(1, MAX_DICE + 1):
     _CNT[2 * _x] = 1 + ((1 << _HOT_SHIFT) if _x == 6 else 0)
     _CNT[2 * _x + 1] = 1 + (1 << _BUST_SHIFT)
+
+#: The front of the lane array: [_NT | 4 generator slots | _CNT | 2 unused]; the lane
+#: rows start at _NTU, and after them (at ``rend``) the list of lanes whose turn ended.
+_CNT0 = uint64(_NT.shape[0] + 4)
+_NT_LEN = _NT.shape[0] + 4 + _CNT.shape[0] + 2
+_NTU = uint64(_NT_LEN)
 
 
 @njit(inline="always")
@@ -173,17 +179,17 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
     max_turns = K.MAX_ROUNDS * n_seats
     target50 = target // POINT_UNIT
     useats = uint64(n_seats)
-    cnt = _CNT
     s0 = st[0]
     s1 = st[1]
     s2 = st[2]
     s3 = st[3]
     # (sizes from the int constants: uint64 * int64 would be a float in numba)
-    L = np.zeros(_NT_LEN + n_lanes * _LANE_FIELDS, dtype=np.int64)
+    L = np.zeros(_NT_LEN + n_lanes * (_LANE_FIELDS + 1), dtype=np.int64)
     for i in range(_NT.shape[0]):
         L[i] = _NT[i]
+    for i in range(_CNT.shape[0]):
+        L[_CNT0 + uint64(i)] = _CNT[i]
     G = np.zeros(n_lanes * n_seats * _SEAT_FIELDS, dtype=np.int64)
-    ended = np.zeros(n_lanes, dtype=np.uint64)
     started = 0
     for lane in range(n_lanes):
         r = _NTU + uint64(lane) * _LW
@@ -198,6 +204,8 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
         L[r + _GEND] = row + useats * _GW
         L[r + _SUR] = -G[gr + _THRU]
         L[r + _TRIG] = -1
+        L[r + _TT] = target50
+        L[r + _TURNS] = max_turns
         L[r + _ACTIVE] = 1
         started += 1
     live = n_lanes
@@ -216,7 +224,7 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
             sur = L[r + _SUR] + (code >> _DICE_BITS)
             L[r + _SUR] = sur
             L[r + _DICE] = code & _DICE_MASK
-            ended[n_end] = r
+            L[rend + n_end] = r
             n_end += uint64(sur >= 0)
             r += _LW
         # ---- pass 2: book the ended turns (the generator parked in L meanwhile)
@@ -225,13 +233,14 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
         L[_RNG + uint64(2)] = np.int64(s2)
         L[_RNG + uint64(3)] = np.int64(s3)
         for e in range(n_end):
-            r = ended[e]
+            r = uint64(L[rend + uint64(e)])
             if L[r + _ACTIVE] == 0:  # retired: nothing is booked; one-roll turns from now
                 L[r + _DICE] = _SIX
                 L[r + _SUR] = -1
                 L[r + _ACC] = 0
                 continue
-            x = uint64(L[r + _DICE]) >> uint64(2)  # dice left, or rolled in a bust
+            d4 = uint64(L[r + _DICE])  # 4 * (dice left, or rolled in a bust)
+            x = d4 >> uint64(2)
             sur = L[r + _SUR]
             gr = uint64(L[r + _GR])
             b = np.int64(sur >= _BUSTED)
@@ -241,17 +250,16 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
                 G[gr + _GROLLS6] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
                 ga = 0
             G[gr + _GACC] = ga
-            G[gr + _GCNT] += cnt[(x << uint64(1)) + uint64(b)]
+            G[gr + _GCNT] += L[_CNT0 + (d4 >> uint64(1)) + uint64(b)]
             G[gr + _GBUSTS + x] += b  # +0 to the busts with x dice when not a bust
             # branch-free: the turn's points (surplus + threshold) unless a bust
             total = G[gr + _TOTAL] + ((sur + G[gr + _THRU]) & (b - 1))
             G[gr + _TOTAL] = total
             L[r + _DICE] = _SIX
             L[r + _ACC] = 0
-            trig = L[r + _TRIG]
-            if trig < 0 and total >= target50:
-                trig = np.int64(gr)
-                L[r + _TRIG] = trig
+            if total >= L[r + _TT]:  # the target, until the last round is triggered
+                L[r + _TRIG] = np.int64(gr)
+                L[r + _TT] = _NEVER
             # next seat, wrapping to seat 0 branch-free (lanes end turns in no fixed order:
             # a branch here is mispredicted every other turn of a two-seat game)
             gr += _GW
@@ -259,10 +267,10 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
             L[r + _GR] = gr
             L[r + _SUR] = -G[gr + _THRU]
             capped = False
-            if np.int64(gr) != trig:
-                turns = L[r + _TURNS] + 1
-                L[r + _TURNS] = turns
-                if turns < max_turns:
+            if np.int64(gr) != L[r + _TRIG]:
+                left = L[r + _TURNS] - 1
+                L[r + _TURNS] = left
+                if left > 0:
                     continue
                 capped = True
             # ---- book the game (as the general kernel does)
@@ -308,7 +316,8 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
                 L[r + _GR] = gr
                 L[r + _SUR] = -G[gr + _THRU]
                 L[r + _TRIG] = -1
-                L[r + _TURNS] = 0
+                L[r + _TT] = target50
+                L[r + _TURNS] = max_turns
             else:
                 L[r + _ACTIVE] = 0
                 live -= 1
