@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/farkle_instructions.py [--small 16384] [--large 147456]
 
 Seconds on a shared or virtual machine move by 10% from run to run; instruction counts
-do not. For solitaire threshold-300 games to 10,000 on one thread this runs, under
+move less, but not by nothing: a few instructions per roll between runs of the same code
+(more with other valgrind runs on the same cores: run it alone). For solitaire
+threshold-300 games to 10,000 on one thread this runs, under
 ``valgrind --tool=callgrind``, the same three things ``bench_farkle.py`` times:
 
 * ``game``: the lane kernel (what ``dicelab simulate`` runs for threshold seats);
