@@ -110,7 +110,7 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
     left[left == 0] = 6
     bust = keep == 0
     points = np.where(bust, _BUST, all_score[ranks] // POINT_UNIT)
-    if (points[~bust & (n_of > 0)] <= 0).any():
+    if (points[~bust] <= 0).any():
         raise ValueError("a scoring roll must score at least 50 points")
     code = (points << _DICE_BITS) | (np.where(bust, n_of, left) << 2)
     return code.astype(np.int32)
@@ -167,6 +167,17 @@ def _flush(stats, s, ga):
     return tot
 
 
+@njit(inline="always")
+def _start_game(L, G, r, row, s, target50, max_turns):
+    """Lane row ``r`` starts a game with seat ``s`` to play (``row``: its seat 0's G row)."""
+    gr = row + uint64(s) * _GW
+    L[r + _GR] = gr
+    L[r + _SUR] = -G[gr + _THRU]
+    L[r + _TRIG] = -1
+    L[r + _TT] = target50
+    L[r + _TURNS] = max_turns
+
+
 @njit(cache=True)
 def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
            lanes, stats, hist, counters):
@@ -197,16 +208,11 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
         for q in range(n_seats):
             G[row + uint64(q) * _GW + _THRU] = thr[q] // POINT_UNIT
         s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
-        gr = row + uint64(s) * _GW
         L[r + _DICE] = _SIX
-        L[r + _GR] = gr
         L[r + _GBEG] = row
         L[r + _GEND] = row + useats * _GW
-        L[r + _SUR] = -G[gr + _THRU]
-        L[r + _TRIG] = -1
-        L[r + _TT] = target50
-        L[r + _TURNS] = max_turns
         L[r + _ACTIVE] = 1
+        _start_game(L, G, r, row, s, target50, max_turns)
         started += 1
     live = n_lanes
     rend = _NTU + uint64(n_lanes) * _LW
@@ -312,12 +318,7 @@ def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
             if started < n_games:
                 s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
                 started += 1
-                gr = row + uint64(s) * _GW
-                L[r + _GR] = gr
-                L[r + _SUR] = -G[gr + _THRU]
-                L[r + _TRIG] = -1
-                L[r + _TT] = target50
-                L[r + _TURNS] = max_turns
+                _start_game(L, G, r, row, s, target50, max_turns)
             else:
                 L[r + _ACTIVE] = 0
                 live -= 1
