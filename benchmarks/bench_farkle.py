@@ -12,8 +12,8 @@ For 1-seat and 2-seat threshold-300 games to 10,000 (default rules) it prints:
 * the cost of the random numbers alone: a jitted loop making exactly as many draws
   ``u < 6**n`` of each dice count, over the same chunks, seeds and threads, the way the
   lane kernel makes them (generator state in registers, no rank lookup);
-* for solitaire, a *floor*: the lane kernel's rolling pass without its roll counter,
-  and a booking pass that only banks the points and counts finished games (no
+* for solitaire, a *floor*: the lane kernel's draw loop, and a vector loop that only
+  moves the surplus, the dice and the banked total and counts finished games (no
   statistics at all): what this design costs before the report's bookkeeping.
 
 Targets on a 2-core machine: >= 1,000,000 solitaire games/s, >= 500,000 two-seat
@@ -40,67 +40,51 @@ from dicelab.rng import below_s
 from dicelab.seeding import chunk_bounds, chunk_states
 
 TARGET = 10_000
-# the lane kernel's outcome codes and per-dice-count table (see dicelab.farkle.lanes)
-_SHIFT = LN._DICE_BITS
-_BUSTED = LN._BUSTED
-_DICE_MASK = LN._DICE_MASK
-_SIX = LN._SIX
-_NT = LN._NT
-_NT_LEN = LN._NT_LEN
-_NTU = LN._NTU
+_ML = uint64(LN.MAX_LANES)
 
 
 @njit(cache=True, parallel=True)
-def floor_kernel(states, bounds, thr, target, out, lanes, rolls_out):
+def floor_kernel(states, bounds, thr, target, out, rolls_out):
     """Solitaire threshold games in lanes, with nothing but draw, lookup and decision.
 
-    The lane kernel's rolling pass without its roll counter, and a booking pass that
-    only banks the points and counts finished games: no statistics at all. Same outcome
-    codes, same layout (one flat array for the per-dice-count table and the lane rows,
-    unsigned indices). ``thr`` and ``target`` in points.
+    The lane kernel's draw loop, and a vector loop that only moves each lane's surplus,
+    dice and banked total and counts finished games: no statistics, seats, trigger or
+    round cap. Same outcome codes, same column layout. ``thr`` and ``target`` in points.
     """
     thr50 = np.int64(thr // 50)
     target50 = target // 50
     for c in prange(states.shape[0]):
         s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
         n_games = bounds[c + 1] - bounds[c]
-        n_lanes = min(lanes, n_games)
-        # [per-dice-count table (_NT_LEN) | per lane: dice field, surplus, total, unused]
-        L = np.zeros(_NT_LEN + 4 * n_lanes, dtype=np.int64)
-        for i in range(_NT.shape[0]):
-            L[i] = _NT[i]
-        rend = _NTU + uint64(4 * n_lanes)
-        r = _NTU
-        while r != rend:
-            L[r] = _SIX
-            L[r + uint64(1)] = -thr50
-            r += uint64(4)
-        ended = np.zeros(n_lanes, dtype=np.uint64)
+        n_lanes = min(LN.MAX_LANES, n_games)
+        # columns: dice, outcome code, surplus, total (unused columns never bank)
+        S = np.zeros(4 * LN.MAX_LANES, dtype=np.int64)
+        for j in range(_ML):
+            S[j] = 6
+            S[_ML + j] = 6 << 2
+            S[2 * _ML + j] = -thr50
         done = 0
         rolls = 0
         while done < n_games:
-            n_end = uint64(0)
-            r = _NTU
-            while r != rend:
-                n4 = uint64(L[r])
-                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, L[n4])
-                code = np.int64(out[uint64(L[n4 + uint64(1)]) + uint64(u)])
-                sur = L[r + uint64(1)] + (code >> _SHIFT)
-                L[r + uint64(1)] = sur
-                L[r] = code & _DICE_MASK
-                ended[n_end] = r
-                n_end += uint64(sur >= 0)
-                r += uint64(4)
-            for e in range(n_end):
-                r = ended[e]
-                sur = L[r + uint64(1)]
-                total = L[r + uint64(2)] + ((sur + thr50) & (np.int64(sur >= _BUSTED) - 1))
-                L[r] = _SIX
-                L[r + uint64(1)] = -thr50
-                if total >= target50:
-                    total = 0
-                    done += 1
-                L[r + uint64(2)] = total
+            for lane in range(n_lanes):
+                j = uint64(lane)
+                n = uint64(S[j])
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, LN._POW6U[n])
+                S[_ML + j] = out[LN._OFFU[n] + uint64(u)]
+            finished = np.int64(0)
+            for j in range(_ML):
+                code = S[_ML + j]
+                sur = S[2 * _ML + j] + (code >> LN._DICE_BITS)
+                om = -np.int64(sur >= 0)
+                bank = (sur + thr50) & (np.int64(sur >= LN._BUSTED) - 1) & om
+                total = S[3 * _ML + j] + bank
+                won = -np.int64(total >= target50)
+                finished -= won
+                S[3 * _ML + j] = total & ~won
+                S[2 * _ML + j] = (-thr50 & om) | (sur & ~om)
+                x = (code >> 2) & 7
+                S[j] = x + ((6 - x) & om)
+            done += finished
             rolls += n_lanes
         rolls_out[c] = rolls
 
@@ -156,7 +140,7 @@ def floor_seconds(seed: int, games: int) -> tuple[float, int]:
     t0 = time.perf_counter()
     for lo, hi, b in _batches(games):
         r = np.zeros(hi - lo, dtype=np.int64)
-        floor_kernel(chunk_states(seed, lo, hi), b, 300, TARGET, out, LN.LANES, r)
+        floor_kernel(chunk_states(seed, lo, hi), b, 300, TARGET, out, r)
         rolls += int(r.sum())
     return time.perf_counter() - t0, rolls
 

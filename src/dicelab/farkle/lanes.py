@@ -11,19 +11,25 @@ need far less per roll, and this kernel exploits it:
 * **The bank decision is a sign.** A lane keeps its *surplus*: turn points minus the
   seat's threshold, in units of 50. A roll adds its points, and a bust adds a huge
   number, so "the turn is over" (banked or bust) is ``surplus >= 0``.
-* **Lanes.** Each chunk plays ``lanes`` games side by side. One pass rolls once for
-  every lane (branch-free, the generator state in registers) and only lists the lanes
-  whose turn ended; a second pass books those turns. Independent games overlap in the
-  processor, and a pass costs one mispredicted branch instead of one per turn.
-* **Lean statistics.** A turn's rolls by dice count live in one packed int64 per lane
-  (10 bits per dice count), added to the seat's packed game counter when the turn ends
-  and unpacked only when the game ends; busts by dice count, turns, busts and hot dice
-  are counted in the seat's row and booked when the game ends.
-* **Few instructions per roll.** Every lane's state is one row of one flat array that
-  also holds the small tables, the parked generator state and the list of ended lanes
-  (one base address for all of them); each seat of each lane has one row of a second
-  array. Indices are unsigned (numba adds a negative-index fix-up to every signed one),
-  and the booking pass has no data-dependent branch except the end of a game.
+* **Lanes, in SIMD.** Each chunk plays up to :data:`MAX_LANES` games side by side, and
+  every lane's state is a *column* of one array (field ``f`` of lane ``j`` at
+  ``f * MAX_LANES + j``). A pass has two loops:
+
+  1. the draws, lane after lane, with the generator state in registers: each raw draw
+     and its outcome code (scalar: the random numbers themselves);
+  2. everything else, for all lanes at once and without a branch: the surplus, the
+     bank-or-bust decision, the turn's booking (masked: a lane whose turn goes on adds
+     zeros), the next seat and its threshold, the last-round trigger and the round
+     cap. Every address is a constant offset plus the lane, and the seat loop has a
+     compile-time length (the thresholds come as a tuple), so LLVM turns this loop
+     into vector code (AVX-512 or AVX2, whatever the machine has).
+
+  Only lanes that end a game (or whose packed counters need a flush) go through a
+  scalar step, listed without branches.
+* **Lean statistics.** A turn's rolls by dice count are one packed int64 per lane (10
+  bits per dice count), added to the seat's packed game counter when the turn ends
+  and unpacked only when the game ends; busts by dice count are packed the same way,
+  and turns, busts and hot dice share a third packed counter.
 
 Why a threshold limit (:data:`MAX_THRESHOLD`): every scoring roll adds at least 50
 points, so a ``threshold-T`` turn has at most ``T / 50`` rolls; up to 511 rolls fit the
@@ -48,9 +54,13 @@ from dicelab.farkle import kernels as K
 from dicelab.farkle.scoring import POINT_UNIT
 from dicelab.rng import below_s
 
+#: The most games a chunk plays side by side (the width of a lane column).
+MAX_LANES = 16
 #: Games in flight per chunk. Part of the definition of a run: changing it changes
 #: which draws each game gets (but not the distribution of anything).
-LANES = 16
+LANES = MAX_LANES
+#: The most seats the kernel has columns for.
+MAX_LANE_SEATS = 7
 
 #: Packed roll counters: 10 bits per dice count n = 1..6 (field n - 1). A turn adds at
 #: most 511 to a field; a seat's game counter is flushed to the statistics as soon as a
@@ -70,20 +80,6 @@ _DICE_BITS = 5
 _DICE_MASK = 7 << 2
 _BUST = 1 << 25
 _BUSTED = 1 << 24
-_SIX = 6 << 2  # the dice field of a fresh turn
-
-#: Per dice count n (row n, 4 int64): [6**n, SEQ_OFFSET[n], one roll of n dice packed,
-#: unused]. Copied to the front of the lane array (one base address for both).
-_NT = np.zeros(4 * (MAX_DICE + 1), dtype=np.int64)
-for _n in range(1, MAX_DICE + 1):
-    _NT[4 * _n] = POW6[_n]
-    _NT[4 * _n + 1] = SEQ_OFFSET[_n]
-    _NT[4 * _n + 2] = 1 << (_FIELD_BITS * (_n - 1))
-_NT[0] = 1
-#: After the table, 4 slots hold the generator state while the booking pass runs: stored
-#: there, it does not occupy 4 registers through the booking code (which then spills
-#: less; about 7 fewer instructions per roll).
-_RNG = uint64(_NT.shape[0])
 
 #: Packed per-game turn counter: turns (bits 0..20), busts (21..41), turns whose last
 #: roll left hot dice (42..62). A game is capped at 5000 rounds, far below 2**21 turns.
@@ -116,44 +112,38 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
     return code.astype(np.int32)
 
 
-#: Lane rows: each lane's state is one row of ``_LW`` int64 in one flat array, after the
-#: per-dice-count table. Fields:
-_LANE_FIELDS = 16
-_LW = uint64(_LANE_FIELDS)
-_DICE = uint64(0)  # 4 * dice to roll; after a roll, the code's dice field
-_SUR = uint64(1)  # surplus: turn points minus threshold, units of 50 (>= 0: turn over)
-_ACC = uint64(2)  # packed rolls of this turn
-_GR = uint64(3)  # G row of the seat to play
-_GBEG = uint64(4)  # G row of this lane's seat 0
-_GEND = uint64(5)  # one past this lane's last G row
-_TRIG = uint64(6)  # G row of the seat that triggered the last round, or -1
-_TURNS = uint64(7)  # turns left before the round cap (counting down)
-_ACTIVE = uint64(8)  # 0: retired (all its games played); it rolls on, unbooked
-_TT = uint64(9)  # the total that triggers the last round: the target, then never
+#: The lane array: field ``f`` of lane ``j`` at ``f + j``, fields ``MAX_LANES`` apart
+#: (int64). Columns past the chunk's lane count are inactive and never booked.
+_ML = uint64(MAX_LANES)
+_DICE = uint64(0 * MAX_LANES)  # dice to roll (1..6)
+_CODE = uint64(1 * MAX_LANES)  # the outcome code of this pass's roll
+_SUR = uint64(2 * MAX_LANES)  # surplus: turn points minus threshold, units of 50
+_ACC = uint64(3 * MAX_LANES)  # packed rolls of this turn
+_SEAT = uint64(4 * MAX_LANES)  # the seat to play
+_THR = uint64(5 * MAX_LANES)  # its threshold, units of 50
+_PREV = uint64(6 * MAX_LANES)  # the seat that played this pass's roll
+_TURNS = uint64(7 * MAX_LANES)  # turns left before the round cap (counting down)
+_TT = uint64(8 * MAX_LANES)  # the total that triggers the last round: target, then never
+_TRIG = uint64(9 * MAX_LANES)  # the seat that triggered the last round, or -1
+_ACTIVE = uint64(10 * MAX_LANES)  # 0: retired (all its games played); rolls on, unbooked
+_FLAG = uint64(11 * MAX_LANES)  # nonzero: the scalar step has work (game over, flush)
+_LIST = uint64(12 * MAX_LANES)  # the lanes with a flag, this pass
+_LANE_FIELDS = 13
 _NEVER = np.int64(1) << 62
-#: Per lane and seat rows (``lane * n_seats + seat``), ``_GW`` int64 each:
-_SEAT_FIELDS = 16
-_GW = uint64(_SEAT_FIELDS)
-_TOTAL = uint64(0)  # units of 50
-_GACC = uint64(1)  # packed rolls (as _ACC)
-_GCNT = uint64(2)  # turns | busts | hot last rolls
-_GROLLS = uint64(3)  # rolls flushed out of _GACC
-_GROLLS6 = uint64(4)  # rolls of 6 dice among them
-_THR = 5  # the seat's threshold, units of 50: set once per chunk, kept across games
-_THRU = uint64(_THR)  # (fields 0 .. _THR - 1 and the busts count; zeroed after a game)
-_GBUSTS = uint64(9)  # _GBUSTS + n: busts with n dice (fields 10..15)
-
-#: What a turn adds to _GCNT, at index 2 * (code's dice) + bust.
-_CNT = np.zeros(2 * (MAX_DICE + 1), dtype=np.int64)
-for _x in range(1, MAX_DICE + 1):
-    _CNT[2 * _x] = 1 + ((1 << _HOT_SHIFT) if _x == 6 else 0)
-    _CNT[2 * _x + 1] = 1 + (1 << _BUST_SHIFT)
-
-#: The front of the lane array: [_NT | 4 generator slots | _CNT | 2 unused]; the lane
-#: rows start at _NTU, and after them (at ``rend``) the list of lanes whose turn ended.
-_CNT0 = uint64(_NT.shape[0] + 4)
-_NT_LEN = _NT.shape[0] + 4 + _CNT.shape[0] + 2
-_NTU = uint64(_NT_LEN)
+#: Then the seats' games so far: field ``k`` of seat ``q`` starts at
+#: ``(_LANE_FIELDS + k * MAX_LANE_SEATS + q) * MAX_LANES``.
+_SEAT_FIELDS = 4
+_TOTAL = 0  # units of 50
+_GACC = 1  # packed rolls by dice count (as _ACC)
+_GCNT = 2  # packed turns | busts | hot last rolls
+_GBUSTS = 3  # packed busts by dice count (as _ACC)
+_S_LEN = (_LANE_FIELDS + _SEAT_FIELDS * MAX_LANE_SEATS) * MAX_LANES
+#: ``_SO[k][q]``: where field k of seat q starts (constants for the vector loop).
+_SO = tuple(tuple(uint64((_LANE_FIELDS + k * MAX_LANE_SEATS + q) * MAX_LANES)
+                  for q in range(MAX_LANE_SEATS)) for k in range(_SEAT_FIELDS))
+_FB = np.int64(_FIELD_BITS)
+_POW6U = np.array(POW6[:MAX_DICE + 1], dtype=np.uint64)
+_OFFU = np.array(SEQ_OFFSET[:MAX_DICE + 1], dtype=np.uint64)
 
 
 @njit(inline="always")
@@ -168,179 +158,214 @@ def _flush(stats, s, ga):
 
 
 @njit(inline="always")
-def _start_game(L, G, r, row, s, target50, max_turns):
-    """Lane row ``r`` starts a game with seat ``s`` to play (``row``: its seat 0's G row)."""
-    gr = row + uint64(s) * _GW
-    L[r + _GR] = gr
-    L[r + _SUR] = -G[gr + _THRU]
-    L[r + _TRIG] = -1
-    L[r + _TT] = target50
-    L[r + _TURNS] = max_turns
+def _flush_busts(stats, s, gb):
+    """Add a packed busts-by-dice-count counter to seat ``s``'s statistics."""
+    for m in range(6):
+        stats[s, K.ST_BUSTS_N + m] += (gb >> (_FIELD_BITS * m)) & _FIELD_MASK
+
+
+@njit(inline="always")
+def _start_game(S, j, s, thr, target50, max_turns):
+    """Lane ``j`` starts a game with seat ``s`` to play (its dice and roll counter are
+    already those of a fresh turn)."""
+    S[_SEAT + j] = s
+    S[_THR + j] = thr[s]
+    S[_SUR + j] = -thr[s]
+    S[_TRIG + j] = -1
+    S[_TT + j] = target50
+    S[_TURNS + j] = max_turns
+
+
+@njit(inline="always")
+def _seat_field(k, q):
+    """Where field ``k`` of seat ``q`` starts (for a seat known only at run time)."""
+    return uint64((_LANE_FIELDS + k * MAX_LANE_SEATS + q) * MAX_LANES)
 
 
 @njit(cache=True)
-def _chunk(st, first_game, n_games, n_seats, first_seat, target, thr, out,
-           lanes, stats, hist, counters):
+def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats, hist,
+           counters):
     """Play games ``first_game ..`` (``n_games``) of one chunk in ``lanes`` lanes.
 
-    ``st``: the chunk's generator (uint64[4]); ``thr[s]``: seat s's threshold
-    (50 .. :data:`MAX_THRESHOLD`, checked by :func:`run_chunks`).
+    ``st``: the chunk's generator (uint64[4]); ``thr_t``: the seats' thresholds in units
+    of 50, a tuple (its length, the seat count, is a compile-time constant).
     """
+    n_seats = len(thr_t)
     n_lanes = min(lanes, n_games)
     max_turns = K.MAX_ROUNDS * n_seats
     target50 = target // POINT_UNIT
-    useats = uint64(n_seats)
+    seats64 = np.int64(n_seats)
     s0 = st[0]
     s1 = st[1]
     s2 = st[2]
     s3 = st[3]
-    # (sizes from the int constants: uint64 * int64 would be a float in numba)
-    L = np.zeros(_NT_LEN + n_lanes * (_LANE_FIELDS + 1), dtype=np.int64)
-    for i in range(_NT.shape[0]):
-        L[i] = _NT[i]
-    for i in range(_CNT.shape[0]):
-        L[_CNT0 + uint64(i)] = _CNT[i]
-    G = np.zeros(n_lanes * n_seats * _SEAT_FIELDS, dtype=np.int64)
+    S = np.zeros(_S_LEN, dtype=np.int64)
+    thr = np.zeros(n_seats, dtype=np.int64)
+    for q in range(n_seats):
+        thr[q] = thr_t[q]
+    # rolls flushed out of a seat's packed counter during a game (rare)
+    rolls = np.zeros((MAX_LANES, n_seats), dtype=np.int64)
+    rolls6 = np.zeros((MAX_LANES, n_seats), dtype=np.int64)
     started = 0
-    for lane in range(n_lanes):
-        r = _NTU + uint64(lane) * _LW
-        row = uint64(lane) * useats * _GW
-        for q in range(n_seats):
-            G[row + uint64(q) * _GW + _THRU] = thr[q] // POINT_UNIT
-        s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
-        L[r + _DICE] = _SIX
-        L[r + _GBEG] = row
-        L[r + _GEND] = row + useats * _GW
-        L[r + _ACTIVE] = 1
-        _start_game(L, G, r, row, s, target50, max_turns)
-        started += 1
+    for lane in range(MAX_LANES):
+        j = uint64(lane)
+        S[_DICE + j] = 6
+        S[_CODE + j] = 6 << 2  # (columns past n_lanes: no points, 6 dice; never booked)
+        S[_THR + j] = 1
+        if lane < n_lanes:
+            S[_ACTIVE + j] = 1
+            s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
+            started += 1
+            _start_game(S, j, s, thr, target50, max_turns)
     live = n_lanes
-    rend = _NTU + uint64(n_lanes) * _LW
     while live > 0:
-        # ---- pass 1: one roll per lane; list the lanes whose turn ended. A retired lane
-        # (its games all played) keeps rolling, unbooked, until the chunk's last game ends:
-        # cheaper than testing every lane on every roll.
-        n_end = uint64(0)
-        r = _NTU
-        while r != rend:
-            n4 = uint64(L[r + _DICE])
-            u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, L[n4])
-            code = np.int64(out[uint64(L[n4 + uint64(1)]) + uint64(u)])
-            L[r + _ACC] += L[n4 + uint64(2)]
-            sur = L[r + _SUR] + (code >> _DICE_BITS)
-            L[r + _SUR] = sur
-            L[r + _DICE] = code & _DICE_MASK
-            L[rend + n_end] = r
-            n_end += uint64(sur >= 0)
-            r += _LW
-        # ---- pass 2: book the ended turns (the generator parked in L meanwhile)
-        L[_RNG] = np.int64(s0)
-        L[_RNG + uint64(1)] = np.int64(s1)
-        L[_RNG + uint64(2)] = np.int64(s2)
-        L[_RNG + uint64(3)] = np.int64(s3)
-        for e in range(n_end):
-            r = uint64(L[rend + uint64(e)])
-            if L[r + _ACTIVE] == 0:  # retired: nothing is booked; one-roll turns from now
-                L[r + _DICE] = _SIX
-                L[r + _SUR] = -1
-                L[r + _ACC] = 0
-                continue
-            d4 = uint64(L[r + _DICE])  # 4 * (dice left, or rolled in a bust)
-            x = d4 >> uint64(2)
-            sur = L[r + _SUR]
-            gr = uint64(L[r + _GR])
-            b = np.int64(sur >= _BUSTED)
-            ga = G[gr + _GACC] + L[r + _ACC]
-            if ga & _HALF_FULL:  # rare: flush the seat's packed rolls
-                G[gr + _GROLLS] += _flush(stats, (gr - uint64(L[r + _GBEG])) // _GW, ga)
-                G[gr + _GROLLS6] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
-                ga = 0
-            G[gr + _GACC] = ga
-            G[gr + _GCNT] += L[_CNT0 + (d4 >> uint64(1)) + uint64(b)]
-            G[gr + _GBUSTS + x] += b  # +0 to the busts with x dice when not a bust
-            # branch-free: the turn's points (surplus + threshold) unless a bust
-            total = G[gr + _TOTAL] + ((sur + G[gr + _THRU]) & (b - 1))
-            G[gr + _TOTAL] = total
-            L[r + _DICE] = _SIX
-            L[r + _ACC] = 0
-            if total >= L[r + _TT]:  # the target, until the last round is triggered
-                L[r + _TRIG] = np.int64(gr)
-                L[r + _TT] = _NEVER
-            # next seat, wrapping to seat 0 branch-free (lanes end turns in no fixed order:
-            # a branch here is mispredicted every other turn of a two-seat game)
-            gr += _GW
-            gr -= uint64(gr == uint64(L[r + _GEND])) * (useats * _GW)
-            L[r + _GR] = gr
-            L[r + _SUR] = -G[gr + _THRU]
-            capped = False
-            if np.int64(gr) != L[r + _TRIG]:
-                left = L[r + _TURNS] - 1
-                L[r + _TURNS] = left
-                if left > 0:
-                    continue
-                capped = True
+        # ---- the draws, lane after lane (a retired lane keeps rolling, unbooked, until
+        # the chunk's last game ends: cheaper than testing it on every roll)
+        for lane in range(n_lanes):
+            j = uint64(lane)
+            n = uint64(S[_DICE + j])
+            u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6U[n])
+            S[_CODE + j] = out[_OFFU[n] + uint64(u)]
+        # ---- every lane at once, branch-free (vectorised): the roll, and if the turn
+        # is over its booking, the next seat, the trigger and the round cap
+        any_flag = np.int64(0)
+        for j in range(_ML):
+            d = S[_DICE + j]
+            code = S[_CODE + j]
+            acc = S[_ACC + j] + (np.int64(1) << (_FB * d - _FB))
+            sur = S[_SUR + j] + (code >> _DICE_BITS)
+            over = np.int64(sur >= 0)  # banked or bust
+            bust = np.int64(sur >= _BUSTED)
+            x = (code >> 2) & 7  # dice left (6 after hot dice), or rolled in a bust
+            booked = over & S[_ACTIVE + j]
+            points = (sur + S[_THR + j]) & (bust - 1)  # the turn's points unless a bust
+            cnt = (1 + (bust << _BUST_SHIFT)
+                   + ((np.int64(x == 6) & (1 - bust)) << _HOT_SHIFT))
+            busts = bust << (_FB * x - _FB)
+            seat = S[_SEAT + j]
+            nxt = seat + booked
+            nxt -= seats64 * np.int64(nxt == seats64)
+            tt = S[_TT + j]
+            thr_next = S[_THR + j]
+            hit = np.int64(0)
+            flag = np.int64(0)
+            for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
+                m = -(booked & np.int64(seat == q))  # all ones for the seat booked
+                total = S[_SO[_TOTAL][q] + j] + (points & m)
+                S[_SO[_TOTAL][q] + j] = total
+                ga = S[_SO[_GACC][q] + j] + (acc & m)
+                S[_SO[_GACC][q] + j] = ga
+                S[_SO[_GCNT][q] + j] += cnt & m
+                gb = S[_SO[_GBUSTS][q] + j] + (busts & m)
+                S[_SO[_GBUSTS][q] + j] = gb
+                hit |= m & np.int64(total >= tt)
+                flag |= (ga | gb) & _HALF_FULL
+                sel = -(booked & np.int64(nxt == q))
+                thr_next = (thr_t[q] & sel) | (thr_next & ~sel)
+            om = -over
+            S[_THR + j] = thr_next
+            S[_SUR + j] = (-thr_next & om) | (sur & ~om)
+            S[_ACC + j] = acc & ~om
+            S[_DICE + j] = x + ((6 - x) & om)
+            S[_PREV + j] = seat
+            S[_SEAT + j] = nxt
+            hm = -hit
+            trig = (seat & hm) | (S[_TRIG + j] & ~hm)
+            S[_TRIG + j] = trig
+            S[_TT + j] = (_NEVER & hm) | (tt & ~hm)
+            turns = S[_TURNS + j] - booked
+            S[_TURNS + j] = turns
+            flag |= booked & (np.int64(nxt == trig) | np.int64(turns == 0))
+            S[_FLAG + j] = flag
+            any_flag |= flag
+        if any_flag == 0:
+            continue
+        # ---- the flagged lanes (listed branch-free): flushes, ends of games
+        n_flag = uint64(0)
+        for lane in range(n_lanes):
+            S[_LIST + n_flag] = lane
+            n_flag += uint64(S[_FLAG + uint64(lane)] != 0)
+        for i in range(n_flag):
+            j = uint64(S[_LIST + uint64(i)])
+            q = S[_PREV + j]
+            ga = S[_seat_field(_GACC, q) + j]
+            if ga & _HALF_FULL:
+                rolls[j, q] += _flush(stats, q, ga)
+                rolls6[j, q] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
+                S[_seat_field(_GACC, q) + j] = 0
+            gb = S[_seat_field(_GBUSTS, q) + j]
+            if gb & _HALF_FULL:
+                _flush_busts(stats, q, gb)
+                S[_seat_field(_GBUSTS, q) + j] = 0
+            trig = S[_TRIG + j]
+            capped = S[_SEAT + j] != trig
+            if capped and S[_TURNS + j] > 0:
+                continue  # only a flush
             # ---- book the game (as the general kernel does)
-            row = uint64(L[r + _GBEG])
             counters[K.C_GAMES] += 1
-            trig = L[r + _TRIG]
             if capped:
                 counters[K.C_CAPPED] += 1
             elif trig >= 0:
-                stats[(uint64(trig) - row) // _GW, K.ST_TRIGGERS] += 1
-            # the highest total and how many seats have it: one scalar pass, branch-free
-            # (a handful of seats: vectorised loops only add set-up)
+                stats[trig, K.ST_TRIGGERS] += 1
+            # the highest total and how many seats have it, branch-free
             top = np.int64(-1)
             n_top = np.int64(0)
-            gq = row
-            for _ in range(n_seats):
-                v = G[gq + _TOTAL]
+            for p in range(n_seats):
+                v = S[_seat_field(_TOTAL, p) + j]
                 n_top = n_top * (v <= top) + (v >= top)
                 top = max(top, v)
-                gq += _GW
-            gq = row
-            for q in range(useats):
-                ga = G[gq + _GACC]
-                rolls = _flush(stats, q, ga) + G[gq + _GROLLS]
-                rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + G[gq + _GROLLS6]
-                for m in range(1, MAX_DICE + 1):
-                    stats[q, K.ST_BUSTS_N - 1 + m] += G[gq + _GBUSTS + uint64(m)]
-                c = G[gq + _GCNT]
+            for p in range(n_seats):
+                ga = S[_seat_field(_GACC, p) + j]
+                n_rolls = _flush(stats, p, ga) + rolls[j, p]
+                n_rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + rolls6[j, p]
+                _flush_busts(stats, p, S[_seat_field(_GBUSTS, p) + j])
+                c = S[_seat_field(_GCNT, p) + j]
                 tu = c & _CNT_MASK
-                hot = rolls6 - tu + (c >> _HOT_SHIFT)
-                K.book_seat(stats, hist, q, G[gq + _TOTAL] * POINT_UNIT, top * POINT_UNIT,
-                            n_top, tu, rolls, (c >> _BUST_SHIFT) & _CNT_MASK, hot)
-                for f in range(_THR):  # the counting fields (the threshold stays)
-                    G[gq + uint64(f)] = 0
-                for m in range(1, MAX_DICE + 1):
-                    G[gq + _GBUSTS + uint64(m)] = 0
-                gq += _GW
-            # ---- next game in this lane, or retire it
+                hot = n_rolls6 - tu + (c >> _HOT_SHIFT)
+                K.book_seat(stats, hist, p, S[_seat_field(_TOTAL, p) + j] * POINT_UNIT,
+                            top * POINT_UNIT, n_top, tu, n_rolls,
+                            (c >> _BUST_SHIFT) & _CNT_MASK, hot)
+                for k in range(_SEAT_FIELDS):
+                    S[_seat_field(k, p) + j] = 0
+                rolls[j, p] = 0
+                rolls6[j, p] = 0
+            # ---- next game in this lane, or retire it (it keeps the turn it was given,
+            # then plays one-roll turns)
             if started < n_games:
                 s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
                 started += 1
-                _start_game(L, G, r, row, s, target50, max_turns)
+                _start_game(S, j, s, thr, target50, max_turns)
             else:
-                L[r + _ACTIVE] = 0
+                S[_ACTIVE + j] = 0
+                S[_THR + j] = 1
                 live -= 1
-        s0 = uint64(L[_RNG])
-        s1 = uint64(L[_RNG + uint64(1)])
-        s2 = uint64(L[_RNG + uint64(2)])
-        s3 = uint64(L[_RNG + uint64(3)])
 
 
 @njit(cache=True, parallel=True)
+def _run_chunks(states, bounds, first_seat, target, thr_t, out, lanes, stats, hist,
+                counters):
+    for c in prange(states.shape[0]):
+        _chunk(states[c].copy(), bounds[c], bounds[c + 1] - bounds[c], first_seat, target,
+               thr_t, out, lanes, stats[c], hist[c], counters[c])
+
+
 def run_chunks(states, bounds, n_seats, first_seat, target, thr, out, lanes,
                stats, hist, counters):
     """Play chunk ``c`` = games ``bounds[c] .. bounds[c+1]-1`` with generator ``states[c]``.
 
     Arrays as :func:`dicelab.farkle.kernels.run_chunks` (``stats``, ``hist``,
-    ``counters`` per chunk, zeroed by the caller); ``thr[s]``: seat s's threshold, at
-    most :data:`MAX_THRESHOLD` (else ValueError); ``out``: :func:`outcome_table`.
+    ``counters`` per chunk, zeroed by the caller); ``thr[s]``: seat s's threshold in
+    points, a multiple of 50 from 50 to :data:`MAX_THRESHOLD`; ``lanes``: 1 to
+    :data:`MAX_LANES`; ``out``: :func:`outcome_table`. Raises ValueError otherwise.
     """
-    for s in range(n_seats):
-        if thr[s] < POINT_UNIT or thr[s] > MAX_THRESHOLD or thr[s] % POINT_UNIT != 0:
-            raise ValueError("lanes kernel: thresholds must be multiples of 50 "
-                             "from 50 to MAX_THRESHOLD")
-    for c in prange(states.shape[0]):
-        _chunk(states[c].copy(), bounds[c], bounds[c + 1] - bounds[c], n_seats, first_seat,
-               target, thr, out, lanes, stats[c], hist[c], counters[c])
+    thr_t = tuple(int(t) // POINT_UNIT for t in thr)
+    if len(thr_t) != n_seats or not 1 <= n_seats <= MAX_LANE_SEATS:
+        raise ValueError(f"lanes kernel: 1 to {MAX_LANE_SEATS} seats, one threshold each")
+    if any(int(t) % POINT_UNIT or not 1 <= int(t) // POINT_UNIT <= MAX_LANE_TURN_ROLLS
+           for t in thr):
+        raise ValueError("lanes kernel: thresholds must be multiples of 50 "
+                         "from 50 to MAX_THRESHOLD")
+    if not 1 <= lanes <= MAX_LANES:
+        raise ValueError(f"lanes kernel: 1 to {MAX_LANES} lanes")
+    _run_chunks(states, bounds, first_seat, target, thr_t, out, lanes, stats, hist,
+                counters)
