@@ -121,15 +121,10 @@ _SUR = uint64(2 * MAX_LANES)  # surplus: turn points minus threshold, units of 5
 _ACC = uint64(3 * MAX_LANES)  # packed rolls of this turn
 _SEAT = uint64(4 * MAX_LANES)  # the seat to play
 _THR = uint64(5 * MAX_LANES)  # its threshold, units of 50
-_PREV = uint64(6 * MAX_LANES)  # the seat that played this pass's roll
-_TURNS = uint64(7 * MAX_LANES)  # turns left before the round cap (counting down)
-_TT = uint64(8 * MAX_LANES)  # the total that triggers the last round: target, then never
-_TRIG = uint64(9 * MAX_LANES)  # the seat that triggered the last round, or -1
-_ACTIVE = uint64(10 * MAX_LANES)  # 0: retired (all its games played); rolls on, unbooked
-_FLAG = uint64(11 * MAX_LANES)  # nonzero: the scalar step has work (game over, flush)
-_LIST = uint64(12 * MAX_LANES)  # the lanes with a flag, this pass
-_LANE_FIELDS = 13
-_NEVER = np.int64(1) << 62
+_TURNS = uint64(6 * MAX_LANES)  # turns left before the round cap (counting down)
+_TRIG = uint64(7 * MAX_LANES)  # the seat that triggered the last round, or -1
+_ACTIVE = uint64(8 * MAX_LANES)  # 0: retired (all its games played); rolls on, unbooked
+_LANE_FIELDS = 9
 #: Then the seats' games so far: field ``k`` of seat ``q`` starts at
 #: ``(_LANE_FIELDS + k * MAX_LANE_SEATS + q) * MAX_LANES``.
 _SEAT_FIELDS = 4
@@ -144,6 +139,11 @@ _SO = tuple(tuple(uint64((_LANE_FIELDS + k * MAX_LANE_SEATS + q) * MAX_LANES)
 _FB = np.int64(_FIELD_BITS)
 _POW6U = np.array(POW6[:MAX_DICE + 1], dtype=np.uint64)
 _OFFU = np.array(SEQ_OFFSET[:MAX_DICE + 1], dtype=np.uint64)
+#: The lane of a one-bit mask ``1 << j`` (j < MAX_LANES) is ``_LANE_OF_BIT[(1 << j) % 37]``
+#: (the powers of two up to 2**35 are distinct modulo 37).
+_LANE_OF_BIT = np.zeros(37, dtype=np.int64)
+for _j in range(MAX_LANES):
+    _LANE_OF_BIT[(1 << _j) % 37] = _j
 
 
 @njit(inline="always")
@@ -165,14 +165,13 @@ def _flush_busts(stats, s, gb):
 
 
 @njit(inline="always")
-def _start_game(S, j, s, thr, target50, max_turns):
+def _start_game(S, j, s, thr, max_turns):
     """Lane ``j`` starts a game with seat ``s`` to play (its dice and roll counter are
     already those of a fresh turn)."""
     S[_SEAT + j] = s
     S[_THR + j] = thr[s]
     S[_SUR + j] = -thr[s]
     S[_TRIG + j] = -1
-    S[_TT + j] = target50
     S[_TURNS + j] = max_turns
 
 
@@ -212,13 +211,15 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
         S[_DICE + j] = 6
         S[_CODE + j] = 6 << 2  # (columns past n_lanes: no points, 6 dice; never booked)
         S[_THR + j] = 1
+        S[_TRIG + j] = -1
         if lane < n_lanes:
             S[_ACTIVE + j] = 1
             s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
             started += 1
-            _start_game(S, j, s, thr, target50, max_turns)
+            _start_game(S, j, s, thr, max_turns)
     live = n_lanes
-    while live > 0:
+    flagged = np.int64(0)  # bit j: lane j's last turn needs the scalar step
+    while True:
         # ---- the draws, lane after lane (a retired lane keeps rolling, unbooked, until
         # the chunk's last game ends: cheaper than testing it on every roll)
         for lane in range(n_lanes):
@@ -226,68 +227,15 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             n = uint64(S[_DICE + j])
             u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6U[n])
             S[_CODE + j] = out[_OFFU[n] + uint64(u)]
-        # ---- every lane at once, branch-free (vectorised): the roll, and if the turn
-        # is over its booking, the next seat, the trigger and the round cap
-        any_flag = np.int64(0)
-        for j in range(_ML):
-            d = S[_DICE + j]
-            code = S[_CODE + j]
-            acc = S[_ACC + j] + (np.int64(1) << (_FB * d - _FB))
-            sur = S[_SUR + j] + (code >> _DICE_BITS)
-            over = np.int64(sur >= 0)  # banked or bust
-            bust = np.int64(sur >= _BUSTED)
-            x = (code >> 2) & 7  # dice left (6 after hot dice), or rolled in a bust
-            booked = over & S[_ACTIVE + j]
-            points = (sur + S[_THR + j]) & (bust - 1)  # the turn's points unless a bust
-            cnt = (1 + (bust << _BUST_SHIFT)
-                   + ((np.int64(x == 6) & (1 - bust)) << _HOT_SHIFT))
-            busts = bust << (_FB * x - _FB)
-            seat = S[_SEAT + j]
-            nxt = seat + booked
-            nxt -= seats64 * np.int64(nxt == seats64)
-            tt = S[_TT + j]
-            thr_next = S[_THR + j]
-            hit = np.int64(0)
-            flag = np.int64(0)
-            for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
-                m = -(booked & np.int64(seat == q))  # all ones for the seat booked
-                total = S[_SO[_TOTAL][q] + j] + (points & m)
-                S[_SO[_TOTAL][q] + j] = total
-                ga = S[_SO[_GACC][q] + j] + (acc & m)
-                S[_SO[_GACC][q] + j] = ga
-                S[_SO[_GCNT][q] + j] += cnt & m
-                gb = S[_SO[_GBUSTS][q] + j] + (busts & m)
-                S[_SO[_GBUSTS][q] + j] = gb
-                hit |= m & np.int64(total >= tt)
-                flag |= (ga | gb) & _HALF_FULL
-                sel = -(booked & np.int64(nxt == q))
-                thr_next = (thr_t[q] & sel) | (thr_next & ~sel)
-            om = -over
-            S[_THR + j] = thr_next
-            S[_SUR + j] = (-thr_next & om) | (sur & ~om)
-            S[_ACC + j] = acc & ~om
-            S[_DICE + j] = x + ((6 - x) & om)
-            S[_PREV + j] = seat
-            S[_SEAT + j] = nxt
-            hm = -hit
-            trig = (seat & hm) | (S[_TRIG + j] & ~hm)
-            S[_TRIG + j] = trig
-            S[_TT + j] = (_NEVER & hm) | (tt & ~hm)
-            turns = S[_TURNS + j] - booked
-            S[_TURNS + j] = turns
-            flag |= booked & (np.int64(nxt == trig) | np.int64(turns == 0))
-            S[_FLAG + j] = flag
-            any_flag |= flag
-        if any_flag == 0:
-            continue
-        # ---- the flagged lanes (listed branch-free): flushes, ends of games
-        n_flag = uint64(0)
-        for lane in range(n_lanes):
-            S[_LIST + n_flag] = lane
-            n_flag += uint64(S[_FLAG + uint64(lane)] != 0)
-        for i in range(n_flag):
-            j = uint64(S[_LIST + uint64(i)])
-            q = S[_PREV + j]
+        # ---- the scalar step for the turns flagged in the last pass, in lane order. It
+        # comes after the draws (which need nothing from it: a lane whose turn ended rolls
+        # 6 dice), so the vector stores it reads have long reached the cache.
+        while flagged != 0:
+            bit = flagged & -flagged
+            flagged ^= bit
+            j = uint64(_LANE_OF_BIT[bit % 37])
+            q = S[_SEAT + j] - 1  # the seat that played the flagged turn
+            q += seats64 * np.int64(q < 0)
             ga = S[_seat_field(_GACC, q) + j]
             if ga & _HALF_FULL:
                 rolls[j, q] += _flush(stats, q, ga)
@@ -298,14 +246,17 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 _flush_busts(stats, q, gb)
                 S[_seat_field(_GBUSTS, q) + j] = 0
             trig = S[_TRIG + j]
+            if trig < 0 and S[_seat_field(_TOTAL, q) + j] >= target50:
+                trig = q  # q banked to the target: the last round begins
+                S[_TRIG + j] = q
             capped = S[_SEAT + j] != trig
             if capped and S[_TURNS + j] > 0:
-                continue  # only a flush
+                continue  # the game goes on
             # ---- book the game (as the general kernel does)
             counters[K.C_GAMES] += 1
             if capped:
                 counters[K.C_CAPPED] += 1
-            elif trig >= 0:
+            else:
                 stats[trig, K.ST_TRIGGERS] += 1
             # the highest total and how many seats have it, branch-free
             top = np.int64(-1)
@@ -334,11 +285,64 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             if started < n_games:
                 s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
                 started += 1
-                _start_game(S, j, s, thr, target50, max_turns)
+                _start_game(S, j, s, thr, max_turns)
             else:
                 S[_ACTIVE + j] = 0
                 S[_THR + j] = 1
                 live -= 1
+        if live == 0:
+            break
+        # ---- every lane at once, branch-free (vectorised): the roll, and if the turn
+        # is over its booking, the next seat and the round cap
+        for j in range(_ML):
+            d = S[_DICE + j]
+            code = S[_CODE + j]
+            acc = S[_ACC + j] + (np.int64(1) << (_FB * d - _FB))
+            sur = S[_SUR + j] + (code >> _DICE_BITS)
+            over = np.int64(sur >= 0)  # banked or bust
+            bust = np.int64(sur >= _BUSTED)
+            x = (code >> 2) & 7  # dice left (6 after hot dice), or rolled in a bust
+            booked = over & S[_ACTIVE + j]
+            thr_next = S[_THR + j]
+            points = (sur + thr_next) & (bust - 1)  # the turn's points unless a bust
+            cnt = (1 + (bust << _BUST_SHIFT)
+                   + ((np.int64(x == 6) & (1 - bust)) << _HOT_SHIFT))
+            busts = bust << (_FB * x - _FB)
+            if n_seats == 1:  # (a compile-time choice)
+                seat = np.int64(0)
+                nxt = np.int64(0)
+            else:
+                seat = S[_SEAT + j]
+                nxt = seat + booked
+                nxt -= seats64 * np.int64(nxt == seats64)
+            flag = np.int64(0)
+            for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
+                m = -(booked & np.int64(seat == q))  # all ones for the seat booked
+                total = S[_SO[_TOTAL][q] + j] + (points & m)
+                S[_SO[_TOTAL][q] + j] = total
+                ga = S[_SO[_GACC][q] + j] + (acc & m)
+                S[_SO[_GACC][q] + j] = ga
+                S[_SO[_GCNT][q] + j] += cnt & m
+                gb = S[_SO[_GBUSTS][q] + j] + (busts & m)
+                S[_SO[_GBUSTS][q] + j] = gb
+                # the target reached (the scalar step sees whether it triggers the last
+                # round), or a packed counter to flush
+                flag |= (m & np.int64(total >= target50)) | ((ga | gb) & _HALF_FULL)
+                if n_seats > 1:
+                    sel = -(booked & np.int64(nxt == q))
+                    thr_next = (thr_t[q] & sel) | (thr_next & ~sel)
+            om = -over
+            S[_SUR + j] = (-thr_next & om) | (sur & ~om)
+            S[_ACC + j] = acc & ~om
+            S[_DICE + j] = x + ((6 - x) & om)
+            if n_seats > 1:
+                S[_THR + j] = thr_next
+                S[_SEAT + j] = nxt
+                flag |= booked & np.int64(nxt == S[_TRIG + j])  # the last round is over
+            turns = S[_TURNS + j] - booked
+            S[_TURNS + j] = turns
+            flag |= booked & np.int64(turns == 0)
+            flagged |= np.int64(flag != 0) << np.int64(j)
 
 
 @njit(cache=True, parallel=True)
