@@ -40,7 +40,8 @@ from dicelab.rng import below_s
 from dicelab.seeding import chunk_bounds, chunk_states
 
 TARGET = 10_000
-_ML = uint64(LN.MAX_LANES)
+_W = LN.lanes_for(1)  # solitaire's lane count
+_UW = uint64(_W)
 
 
 @njit(cache=True, parallel=True)
@@ -56,13 +57,13 @@ def floor_kernel(states, bounds, thr, target, out, rolls_out):
     for c in prange(states.shape[0]):
         s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
         n_games = bounds[c + 1] - bounds[c]
-        n_lanes = min(LN.MAX_LANES, n_games)
+        n_lanes = min(_W, n_games)
         # columns: dice, outcome code, surplus, total (unused columns never bank)
-        S = np.zeros(4 * LN.MAX_LANES, dtype=np.int64)
-        for j in range(_ML):
+        S = np.zeros(4 * _W, dtype=np.int64)
+        for j in range(_UW):
             S[j] = 6
-            S[_ML + j] = 6 << 2
-            S[2 * _ML + j] = -thr50
+            S[_UW + j] = 6 << 2
+            S[2 * _UW + j] = -thr50
         done = 0
         rolls = 0
         while done < n_games:
@@ -70,18 +71,18 @@ def floor_kernel(states, bounds, thr, target, out, rolls_out):
                 j = uint64(lane)
                 n = uint64(S[j])
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, LN._POW6U[n])
-                S[_ML + j] = out[LN._OFFU[n] + uint64(u)]
+                S[_UW + j] = out[LN._OFFU[n] + uint64(u)]
             finished = np.int64(0)
-            for j in range(_ML):
-                code = S[_ML + j]
-                sur = S[2 * _ML + j] + (code >> LN._DICE_BITS)
+            for j in range(_UW):
+                code = S[_UW + j]
+                sur = S[2 * _UW + j] + (code >> LN._DICE_BITS)
                 om = -np.int64(sur >= 0)
                 bank = (sur + thr50) & (np.int64(sur >= LN._BUSTED) - 1) & om
-                total = S[3 * _ML + j] + bank
+                total = S[3 * _UW + j] + bank
                 won = -np.int64(total >= target50)
                 finished -= won
-                S[3 * _ML + j] = total & ~won
-                S[2 * _ML + j] = (-thr50 & om) | (sur & ~om)
+                S[3 * _UW + j] = total & ~won
+                S[2 * _UW + j] = (-thr50 & om) | (sur & ~om)
                 x = (code >> 2) & 7
                 S[j] = x + ((6 - x) & om)
             done += finished

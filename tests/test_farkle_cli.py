@@ -66,7 +66,7 @@ def test_simulate_table_report():
     assert "general" in out  # the kernel that played an ai seat
     solo = run_ok(["simulate", "-s", "threshold-300", "-n", "5000", "--seed", "3"]).stdout
     assert "mean turns to target" in solo and "win rate" not in solo
-    assert "lanes-16" in solo
+    assert "lanes-32" in solo
 
 
 def test_simulate_out_dir(tmp_path):

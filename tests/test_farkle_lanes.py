@@ -174,7 +174,7 @@ def test_thresholds_above_the_lanes_limit_go_to_the_general_kernel():
     # a threshold-T turn has at most T / 50 rolls: up to 511 fit the packed counters
     assert lanes.MAX_THRESHOLD == 50 * 511
     above = f"threshold-{lanes.MAX_THRESHOLD + 50}"
-    assert fsim.kernel_for([parse_policy(TOP)]) == fsim.LANES_KERNEL
+    assert fsim.kernel_for([parse_policy(TOP)]) == fsim.lanes_kernel(1)
     assert fsim.kernel_for([parse_policy(TOP), parse_policy(above)]) == fsim.GENERAL_KERNEL
     with pytest.raises(ValueError, match="thresholds"):
         run_both([above], PRESETS["default"], 10_000, games=1, seed=1, first_seat=-1)
@@ -183,7 +183,8 @@ def test_thresholds_above_the_lanes_limit_go_to_the_general_kernel():
 
 
 @pytest.mark.parametrize(("thr", "n_lanes", "match"), [
-    ([300], lanes.MAX_LANES + 1, "lanes"),
+    ([300], lanes.SOLO_LANES + 1, "lanes"),
+    ([300, 300], lanes.LANES + 1, "lanes"),
     ([300], 0, "lanes"),
     ([300] * (lanes.MAX_LANE_SEATS + 1), 1, "seats"),
     ([325], 1, "thresholds"),
@@ -212,7 +213,7 @@ def test_lanes_results_do_not_depend_on_threads_or_batches(monkeypatch):
     monkeypatch.setattr(fsim, "BATCH_CHUNKS", 1)
     c = with_threads(2, run)
     for x in (b, c):
-        assert x.kernel == fsim.LANES_KERNEL
+        assert x.kernel == fsim.lanes_kernel(2) == "lanes-16"
         np.testing.assert_array_equal(a.stats, x.stats)
         np.testing.assert_array_equal(a.hist, x.hist)
         np.testing.assert_array_equal(a.counters, x.counters)
@@ -232,7 +233,7 @@ def test_lanes_play_other_games_with_the_same_distribution():
     assert abs(exact - 493.2621) < 1e-4
     games = 4 * CHUNK_GAMES
     one, many = run_both(["threshold-300"], PRESETS["default"], 10_000, games, seed=8,
-                         first_seat=-1, n_lanes=lanes.LANES)
+                         first_seat=-1, n_lanes=lanes.lanes_for(1))
     # one = general kernel = lanes=1 (bit-identical, tested above)
     assert not np.array_equal(one[0], many[0])
     assert one[2][:, K.C_GAMES].sum() == many[2][:, K.C_GAMES].sum() == games
@@ -260,23 +261,24 @@ def assert_consistent(stats, hist, counters, games):
 @pytest.mark.parametrize(("names", "target", "games"), [
     (["threshold-300"], 10_000, CHUNK_GAMES + 77),
     (["threshold-50", "threshold-2000", "threshold-350"], 5000, 3000),
-    ([TOP], 50, 20),  # all hit the round cap; 12 lanes retire after 1 game
+    ([TOP, TOP], 50, 20),  # all hit the round cap; 12 lanes retire after 1 game
 ])
 def test_lane_runs_book_every_game_once(names, target, games):
     _, fast = run_both(names, PRESETS["default"], target, games, seed=11, first_seat=-1,
-                       n_lanes=lanes.LANES)
+                       n_lanes=lanes.lanes_for(len(names)))
     assert_consistent(*fast, games)
 
 
 def test_retired_lanes_book_nothing(tmp_path):
-    # 20 games in 16 lanes under a table where nothing busts: every game is one turn of
+    # 20 games in 16 lanes (not the 32 of solitaire runs, so that some lanes retire
+    # early) under a table where nothing busts: every game is one turn of
     # 25,550 points or more; 12 lanes retire after their first game and keep rolling,
     # unbooked, while 4 lanes play a second game
     f = tmp_path / "all-score.toml"
     f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '
                  '6 = 50}\n')
     general, fast = run_both([TOP], load_scoring(str(f)), 10_000, games=20, seed=2,
-                             first_seat=-1, n_lanes=lanes.LANES)
+                             first_seat=-1, n_lanes=16)
     stats, hist, counters = fast
     assert_consistent(stats, hist, counters, 20)
     assert counters[:, K.C_CAPPED].sum() == 0
@@ -289,7 +291,7 @@ def test_retired_lanes_book_nothing(tmp_path):
 def test_chunks_smaller_than_lanes_and_the_lane_count_is_part_of_the_run():
     table = PRESETS["default"]
     runs = {}
-    for n_lanes in (2, 5, lanes.LANES):
+    for n_lanes in (2, 5, lanes.lanes_for(2)):
         x, y = (run_both(["threshold-400", "threshold-300"], table, 2000, 9, seed=3,
                          first_seat=-1, n_lanes=n_lanes)[1] for _ in range(2))
         for p, q in zip(x, y, strict=True):  # deterministic
@@ -300,7 +302,7 @@ def test_chunks_smaller_than_lanes_and_the_lane_count_is_part_of_the_run():
         assert stats[0, K.ST_TIES] == stats[1, K.ST_TIES]
         assert stats[0, K.ST_WINS] + stats[1, K.ST_WINS] + stats[0, K.ST_TIES] == 9
         runs[n_lanes] = stats
-    assert not np.array_equal(runs[2], runs[lanes.LANES])
+    assert not np.array_equal(runs[2], runs[lanes.lanes_for(2)])
 
 
 # ----------------------------------------------------------------------- kernel choice
@@ -315,8 +317,8 @@ def threshold_table(t):
 
 
 @pytest.mark.parametrize(("seats", "kernel"), [
-    (["threshold-300"], fsim.LANES_KERNEL),
-    (["threshold-300", "threshold-1000", "threshold-50"], fsim.LANES_KERNEL),
+    (["threshold-300"], "lanes-32"),
+    (["threshold-300", "threshold-1000", "threshold-50"], "lanes-16"),
     (["threshold-300", "ai"], fsim.GENERAL_KERNEL),
     (["ai"], fsim.GENERAL_KERNEL),
     (["threshold-300", "table"], fsim.GENERAL_KERNEL),
@@ -328,7 +330,7 @@ def test_simulate_farkle_picks_lanes_only_for_all_threshold_seats(seats, kernel)
     assert r.manifest()["kernel"] == kernel and r.to_dict()["kernel"] == kernel
     plan = fsim.FarklePlan(tuple(specs), PRESETS["default"], 2000, 1, 500)
     assert plan.kernel == kernel
-    assert (plan.outcome_table() is not None) == (kernel == fsim.LANES_KERNEL)
+    assert (plan.outcome_table() is not None) == (kernel != fsim.GENERAL_KERNEL)
     assert plan.outcome_table() is plan.outcome_table()  # built once per plan
 
 
@@ -337,7 +339,7 @@ def test_lanes_run_through_the_runner_is_the_lanes_kernel_on_the_same_chunks():
     r = simulate_farkle([parse_policy("threshold-300"), parse_policy("threshold-600")],
                         games=games, seed=4, target=5000, first_seat=1)
     _, fast = run_both(["threshold-300", "threshold-600"], PRESETS["default"], 5000, games,
-                       seed=4, first_seat=1, n_lanes=lanes.LANES)
+                       seed=4, first_seat=1, n_lanes=lanes.lanes_for(2))
     np.testing.assert_array_equal(r.stats, fast[0].sum(axis=0))
     np.testing.assert_array_equal(r.hist, fast[1].sum(axis=0))
     np.testing.assert_array_equal(r.counters, fast[2].sum(axis=0))
@@ -373,8 +375,8 @@ def test_lanes_runs_are_identical_on_a_dask_cluster(monkeypatch):
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         dask = simulate_farkle(seats, games=games, seed=31, target=5000, client=client)
-    assert local.kernel == dask.kernel == fsim.LANES_KERNEL
-    assert dask.manifest()["kernel"] == fsim.LANES_KERNEL
+    assert local.kernel == dask.kernel == fsim.lanes_kernel(2)
+    assert dask.manifest()["kernel"] == fsim.lanes_kernel(2)
     np.testing.assert_array_equal(local.stats, dask.stats)
     np.testing.assert_array_equal(local.hist, dask.hist)
     np.testing.assert_array_equal(local.counters, dask.counters)

@@ -11,9 +11,9 @@ need far less per roll, and this kernel exploits it:
 * **The bank decision is a sign.** A lane keeps its *surplus*: turn points minus the
   seat's threshold, in units of 50. A roll adds its points, and a bust adds a huge
   number, so "the turn is over" (banked or bust) is ``surplus >= 0``.
-* **Lanes, in SIMD.** Each chunk plays up to :data:`MAX_LANES` games side by side, and
-  every lane's state is a *column* of one array (field ``f`` of lane ``j`` at
-  ``f * MAX_LANES + j``). A pass has two loops:
+* **Lanes, in SIMD.** Each chunk plays :func:`lanes_for` games side by side (32 for
+  solitaire, 16 with more seats), and every lane's state is a *column* of one array
+  (field ``f`` of lane ``j`` at ``f * width + j``). A pass has two loops:
 
   1. the draws, lane after lane, with the generator state in registers: each raw draw
      and its outcome code (scalar: the random numbers themselves);
@@ -54,11 +54,11 @@ from dicelab.farkle import kernels as K
 from dicelab.farkle.scoring import POINT_UNIT
 from dicelab.rng import below_s
 
-#: The most games a chunk plays side by side (the width of a lane column).
-MAX_LANES = 16
-#: Games in flight per chunk. Part of the definition of a run: changing it changes
+#: Games in flight per chunk: :data:`SOLO_LANES` for solitaire, :data:`LANES` with more
+#: seats (see :func:`lanes_for`). Part of the definition of a run: changing it changes
 #: which draws each game gets (but not the distribution of anything).
-LANES = MAX_LANES
+LANES = 16
+SOLO_LANES = 32
 #: The most seats the kernel has columns for.
 MAX_LANE_SEATS = 7
 
@@ -112,38 +112,54 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
     return code.astype(np.int32)
 
 
-#: The lane array: field ``f`` of lane ``j`` at ``f + j``, fields ``MAX_LANES`` apart
-#: (int64). Columns past the chunk's lane count are inactive and never booked.
-_ML = uint64(MAX_LANES)
-_DICE = uint64(0 * MAX_LANES)  # dice to roll (1..6)
-_CODE = uint64(1 * MAX_LANES)  # the outcome code of this pass's roll
-_SUR = uint64(2 * MAX_LANES)  # surplus: turn points minus threshold, units of 50
-_ACC = uint64(3 * MAX_LANES)  # packed rolls of this turn
-_SEAT = uint64(4 * MAX_LANES)  # the seat to play
-_THR = uint64(5 * MAX_LANES)  # its threshold, units of 50
-_TURNS = uint64(6 * MAX_LANES)  # turns left before the round cap (counting down)
-_TRIG = uint64(7 * MAX_LANES)  # the seat that triggered the last round, or -1
-_ACTIVE = uint64(8 * MAX_LANES)  # 0: retired (all its games played); rolls on, unbooked
+#: The lane array, ``W = lanes_for(seats)`` columns wide: field ``f`` of lane ``j`` at
+#: ``f * W + j`` (int64). Columns past the chunk's lane count are inactive, never booked.
+_DICE = 0  # dice to roll (1..6)
+_CODE = 1  # the outcome code of this pass's roll
+_SUR = 2  # surplus: turn points minus threshold, units of 50
+_ACC = 3  # packed rolls of this turn
+_SEAT = 4  # the seat to play
+_THR = 5  # its threshold, units of 50
+_TURNS = 6  # turns left before the round cap (counting down)
+_TRIG = 7  # the seat that triggered the last round, or -1
+_ACTIVE = 8  # 0: retired (all its games played); rolls on, unbooked
 _LANE_FIELDS = 9
-#: Then the seats' games so far: field ``k`` of seat ``q`` starts at
-#: ``(_LANE_FIELDS + k * MAX_LANE_SEATS + q) * MAX_LANES``.
+#: Then the seats' games so far: field ``k`` of seat ``q`` is the lane field
+#: ``_LANE_FIELDS + k * MAX_LANE_SEATS + q``.
 _SEAT_FIELDS = 4
 _TOTAL = 0  # units of 50
 _GACC = 1  # packed rolls by dice count (as _ACC)
 _GCNT = 2  # packed turns | busts | hot last rolls
 _GBUSTS = 3  # packed busts by dice count (as _ACC)
-_S_LEN = (_LANE_FIELDS + _SEAT_FIELDS * MAX_LANE_SEATS) * MAX_LANES
-#: ``_SO[k][q]``: where field k of seat q starts (constants for the vector loop).
-_SO = tuple(tuple(uint64((_LANE_FIELDS + k * MAX_LANE_SEATS + q) * MAX_LANES)
-                  for q in range(MAX_LANE_SEATS)) for k in range(_SEAT_FIELDS))
+_N_FIELDS = _LANE_FIELDS + _SEAT_FIELDS * MAX_LANE_SEATS
 _FB = np.int64(_FIELD_BITS)
 _POW6U = np.array(POW6[:MAX_DICE + 1], dtype=np.uint64)
 _OFFU = np.array(SEQ_OFFSET[:MAX_DICE + 1], dtype=np.uint64)
-#: The lane of a one-bit mask ``1 << j`` (j < MAX_LANES) is ``_LANE_OF_BIT[(1 << j) % 37]``
-#: (the powers of two up to 2**35 are distinct modulo 37).
+#: The lane of a one-bit mask ``1 << j`` (j < 36) is ``_LANE_OF_BIT[(1 << j) % 37]``: the
+#: powers of two up to 2**35 are distinct modulo 37.
 _LANE_OF_BIT = np.zeros(37, dtype=np.int64)
-for _j in range(MAX_LANES):
+for _j in range(36):
     _LANE_OF_BIT[(1 << _j) % 37] = _j
+
+
+@njit(inline="always")
+def lanes_for(n_seats):
+    """The lane count (and column width) for ``n_seats`` seats: more lanes hide more
+    latency, but with several seats the vector loop grows and 32 lanes were slower.
+    Measured on the benchmark machine (AVX-512 and AVX2 code alike)."""
+    return SOLO_LANES if n_seats == 1 else LANES
+
+
+@njit(inline="always")
+def _col(f, w):
+    """Where lane field ``f`` starts in a lane array ``w`` columns wide."""
+    return uint64(f * w)
+
+
+@njit(inline="always")
+def _seat_col(k, q, w):
+    """Where field ``k`` of seat ``q`` starts."""
+    return uint64((_LANE_FIELDS + k * MAX_LANE_SEATS + q) * w)
 
 
 @njit(inline="always")
@@ -165,20 +181,14 @@ def _flush_busts(stats, s, gb):
 
 
 @njit(inline="always")
-def _start_game(S, j, s, thr, max_turns):
+def _start_game(S, w, j, s, thr, max_turns):
     """Lane ``j`` starts a game with seat ``s`` to play (its dice and roll counter are
     already those of a fresh turn)."""
-    S[_SEAT + j] = s
-    S[_THR + j] = thr[s]
-    S[_SUR + j] = -thr[s]
-    S[_TRIG + j] = -1
-    S[_TURNS + j] = max_turns
-
-
-@njit(inline="always")
-def _seat_field(k, q):
-    """Where field ``k`` of seat ``q`` starts (for a seat known only at run time)."""
-    return uint64((_LANE_FIELDS + k * MAX_LANE_SEATS + q) * MAX_LANES)
+    S[_col(_SEAT, w) + j] = s
+    S[_col(_THR, w) + j] = thr[s]
+    S[_col(_SUR, w) + j] = -thr[s]
+    S[_col(_TRIG, w) + j] = -1
+    S[_col(_TURNS, w) + j] = max_turns
 
 
 @njit(cache=True)
@@ -198,25 +208,27 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
     s1 = st[1]
     s2 = st[2]
     s3 = st[3]
-    S = np.zeros(_S_LEN, dtype=np.int64)
+    w = lanes_for(n_seats)  # a compile-time constant, like n_seats
+    uw = uint64(w)
+    S = np.zeros(_N_FIELDS * w, dtype=np.int64)
     thr = np.zeros(n_seats, dtype=np.int64)
     for q in range(n_seats):
         thr[q] = thr_t[q]
     # rolls flushed out of a seat's packed counter during a game (rare)
-    rolls = np.zeros((MAX_LANES, n_seats), dtype=np.int64)
-    rolls6 = np.zeros((MAX_LANES, n_seats), dtype=np.int64)
+    rolls = np.zeros((w, n_seats), dtype=np.int64)
+    rolls6 = np.zeros((w, n_seats), dtype=np.int64)
     started = 0
-    for lane in range(MAX_LANES):
+    for lane in range(w):
         j = uint64(lane)
-        S[_DICE + j] = 6
-        S[_CODE + j] = 6 << 2  # (columns past n_lanes: no points, 6 dice; never booked)
-        S[_THR + j] = 1
-        S[_TRIG + j] = -1
+        S[_col(_DICE, w) + j] = 6
+        S[_col(_CODE, w) + j] = 6 << 2  # (columns past n_lanes: no points, 6 dice; never booked)
+        S[_col(_THR, w) + j] = 1
+        S[_col(_TRIG, w) + j] = -1
         if lane < n_lanes:
-            S[_ACTIVE + j] = 1
+            S[_col(_ACTIVE, w) + j] = 1
             s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
             started += 1
-            _start_game(S, j, s, thr, max_turns)
+            _start_game(S, w, j, s, thr, max_turns)
     live = n_lanes
     flagged = np.int64(0)  # bit j: lane j's last turn needs the scalar step
     while True:
@@ -224,9 +236,9 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
         # the chunk's last game ends: cheaper than testing it on every roll)
         for lane in range(n_lanes):
             j = uint64(lane)
-            n = uint64(S[_DICE + j])
+            n = uint64(S[_col(_DICE, w) + j])
             u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6U[n])
-            S[_CODE + j] = out[_OFFU[n] + uint64(u)]
+            S[_col(_CODE, w) + j] = out[_OFFU[n] + uint64(u)]
         # ---- the scalar step for the turns flagged in the last pass, in lane order. It
         # comes after the draws (which need nothing from it: a lane whose turn ended rolls
         # 6 dice), so the vector stores it reads have long reached the cache.
@@ -234,23 +246,23 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             bit = flagged & -flagged
             flagged ^= bit
             j = uint64(_LANE_OF_BIT[bit % 37])
-            q = S[_SEAT + j] - 1  # the seat that played the flagged turn
+            q = S[_col(_SEAT, w) + j] - 1  # the seat that played the flagged turn
             q += seats64 * np.int64(q < 0)
-            ga = S[_seat_field(_GACC, q) + j]
+            ga = S[_seat_col(_GACC, q, w) + j]
             if ga & _HALF_FULL:
                 rolls[j, q] += _flush(stats, q, ga)
                 rolls6[j, q] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
-                S[_seat_field(_GACC, q) + j] = 0
-            gb = S[_seat_field(_GBUSTS, q) + j]
+                S[_seat_col(_GACC, q, w) + j] = 0
+            gb = S[_seat_col(_GBUSTS, q, w) + j]
             if gb & _HALF_FULL:
                 _flush_busts(stats, q, gb)
-                S[_seat_field(_GBUSTS, q) + j] = 0
-            trig = S[_TRIG + j]
-            if trig < 0 and S[_seat_field(_TOTAL, q) + j] >= target50:
+                S[_seat_col(_GBUSTS, q, w) + j] = 0
+            trig = S[_col(_TRIG, w) + j]
+            if trig < 0 and S[_seat_col(_TOTAL, q, w) + j] >= target50:
                 trig = q  # q banked to the target: the last round begins
-                S[_TRIG + j] = q
-            capped = S[_SEAT + j] != trig
-            if capped and S[_TURNS + j] > 0:
+                S[_col(_TRIG, w) + j] = q
+            capped = S[_col(_SEAT, w) + j] != trig
+            if capped and S[_col(_TURNS, w) + j] > 0:
                 continue  # the game goes on
             # ---- book the game (as the general kernel does)
             counters[K.C_GAMES] += 1
@@ -262,22 +274,22 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             top = np.int64(-1)
             n_top = np.int64(0)
             for p in range(n_seats):
-                v = S[_seat_field(_TOTAL, p) + j]
+                v = S[_seat_col(_TOTAL, p, w) + j]
                 n_top = n_top * (v <= top) + (v >= top)
                 top = max(top, v)
             for p in range(n_seats):
-                ga = S[_seat_field(_GACC, p) + j]
+                ga = S[_seat_col(_GACC, p, w) + j]
                 n_rolls = _flush(stats, p, ga) + rolls[j, p]
                 n_rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + rolls6[j, p]
-                _flush_busts(stats, p, S[_seat_field(_GBUSTS, p) + j])
-                c = S[_seat_field(_GCNT, p) + j]
+                _flush_busts(stats, p, S[_seat_col(_GBUSTS, p, w) + j])
+                c = S[_seat_col(_GCNT, p, w) + j]
                 tu = c & _CNT_MASK
                 hot = n_rolls6 - tu + (c >> _HOT_SHIFT)
-                K.book_seat(stats, hist, p, S[_seat_field(_TOTAL, p) + j] * POINT_UNIT,
+                K.book_seat(stats, hist, p, S[_seat_col(_TOTAL, p, w) + j] * POINT_UNIT,
                             top * POINT_UNIT, n_top, tu, n_rolls,
                             (c >> _BUST_SHIFT) & _CNT_MASK, hot)
                 for k in range(_SEAT_FIELDS):
-                    S[_seat_field(k, p) + j] = 0
+                    S[_seat_col(k, p, w) + j] = 0
                 rolls[j, p] = 0
                 rolls6[j, p] = 0
             # ---- next game in this lane, or retire it (it keeps the turn it was given,
@@ -285,25 +297,25 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             if started < n_games:
                 s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
                 started += 1
-                _start_game(S, j, s, thr, max_turns)
+                _start_game(S, w, j, s, thr, max_turns)
             else:
-                S[_ACTIVE + j] = 0
-                S[_THR + j] = 1
+                S[_col(_ACTIVE, w) + j] = 0
+                S[_col(_THR, w) + j] = 1
                 live -= 1
         if live == 0:
             break
         # ---- every lane at once, branch-free (vectorised): the roll, and if the turn
         # is over its booking, the next seat and the round cap
-        for j in range(_ML):
-            d = S[_DICE + j]
-            code = S[_CODE + j]
-            acc = S[_ACC + j] + (np.int64(1) << (_FB * d - _FB))
-            sur = S[_SUR + j] + (code >> _DICE_BITS)
+        for j in range(uw):
+            d = S[_col(_DICE, w) + j]
+            code = S[_col(_CODE, w) + j]
+            acc = S[_col(_ACC, w) + j] + (np.int64(1) << (_FB * d - _FB))
+            sur = S[_col(_SUR, w) + j] + (code >> _DICE_BITS)
             over = np.int64(sur >= 0)  # banked or bust
             bust = np.int64(sur >= _BUSTED)
             x = (code >> 2) & 7  # dice left (6 after hot dice), or rolled in a bust
-            booked = over & S[_ACTIVE + j]
-            thr_next = S[_THR + j]
+            booked = over & S[_col(_ACTIVE, w) + j]
+            thr_next = S[_col(_THR, w) + j]
             points = (sur + thr_next) & (bust - 1)  # the turn's points unless a bust
             cnt = (1 + (bust << _BUST_SHIFT)
                    + ((np.int64(x == 6) & (1 - bust)) << _HOT_SHIFT))
@@ -312,19 +324,19 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 seat = np.int64(0)
                 nxt = np.int64(0)
             else:
-                seat = S[_SEAT + j]
+                seat = S[_col(_SEAT, w) + j]
                 nxt = seat + booked
                 nxt -= seats64 * np.int64(nxt == seats64)
             flag = np.int64(0)
             for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
                 m = -(booked & np.int64(seat == q))  # all ones for the seat booked
-                total = S[_SO[_TOTAL][q] + j] + (points & m)
-                S[_SO[_TOTAL][q] + j] = total
-                ga = S[_SO[_GACC][q] + j] + (acc & m)
-                S[_SO[_GACC][q] + j] = ga
-                S[_SO[_GCNT][q] + j] += cnt & m
-                gb = S[_SO[_GBUSTS][q] + j] + (busts & m)
-                S[_SO[_GBUSTS][q] + j] = gb
+                total = S[_seat_col(_TOTAL, q, w) + j] + (points & m)
+                S[_seat_col(_TOTAL, q, w) + j] = total
+                ga = S[_seat_col(_GACC, q, w) + j] + (acc & m)
+                S[_seat_col(_GACC, q, w) + j] = ga
+                S[_seat_col(_GCNT, q, w) + j] += cnt & m
+                gb = S[_seat_col(_GBUSTS, q, w) + j] + (busts & m)
+                S[_seat_col(_GBUSTS, q, w) + j] = gb
                 # the target reached (the scalar step sees whether it triggers the last
                 # round), or a packed counter to flush
                 flag |= (m & np.int64(total >= target50)) | ((ga | gb) & _HALF_FULL)
@@ -332,15 +344,15 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                     sel = -(booked & np.int64(nxt == q))
                     thr_next = (thr_t[q] & sel) | (thr_next & ~sel)
             om = -over
-            S[_SUR + j] = (-thr_next & om) | (sur & ~om)
-            S[_ACC + j] = acc & ~om
-            S[_DICE + j] = x + ((6 - x) & om)
+            S[_col(_SUR, w) + j] = (-thr_next & om) | (sur & ~om)
+            S[_col(_ACC, w) + j] = acc & ~om
+            S[_col(_DICE, w) + j] = x + ((6 - x) & om)
             if n_seats > 1:
-                S[_THR + j] = thr_next
-                S[_SEAT + j] = nxt
-                flag |= booked & np.int64(nxt == S[_TRIG + j])  # the last round is over
-            turns = S[_TURNS + j] - booked
-            S[_TURNS + j] = turns
+                S[_col(_THR, w) + j] = thr_next
+                S[_col(_SEAT, w) + j] = nxt
+                flag |= booked & np.int64(nxt == S[_col(_TRIG, w) + j])  # the last round is over
+            turns = S[_col(_TURNS, w) + j] - booked
+            S[_col(_TURNS, w) + j] = turns
             flag |= booked & np.int64(turns == 0)
             flagged |= np.int64(flag != 0) << np.int64(j)
 
@@ -360,7 +372,7 @@ def run_chunks(states, bounds, n_seats, first_seat, target, thr, out, lanes,
     Arrays as :func:`dicelab.farkle.kernels.run_chunks` (``stats``, ``hist``,
     ``counters`` per chunk, zeroed by the caller); ``thr[s]``: seat s's threshold in
     points, a multiple of 50 from 50 to :data:`MAX_THRESHOLD`; ``lanes``: 1 to
-    :data:`MAX_LANES`; ``out``: :func:`outcome_table`. Raises ValueError otherwise.
+    :func:`lanes_for` (seats); ``out``: :func:`outcome_table`. Raises ValueError otherwise.
     """
     thr_t = tuple(int(t) // POINT_UNIT for t in thr)
     if len(thr_t) != n_seats or not 1 <= n_seats <= MAX_LANE_SEATS:
@@ -369,7 +381,7 @@ def run_chunks(states, bounds, n_seats, first_seat, target, thr, out, lanes,
            for t in thr):
         raise ValueError("lanes kernel: thresholds must be multiples of 50 "
                          "from 50 to MAX_THRESHOLD")
-    if not 1 <= lanes <= MAX_LANES:
-        raise ValueError(f"lanes kernel: 1 to {MAX_LANES} lanes")
+    if not 1 <= lanes <= lanes_for(n_seats):
+        raise ValueError(f"lanes kernel: 1 to {lanes_for(n_seats)} lanes for {n_seats} seat(s)")
     _run_chunks(states, bounds, first_seat, target, thr_t, out, lanes, stats, hist,
                 counters)

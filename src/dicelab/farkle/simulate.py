@@ -9,11 +9,12 @@ number of threads or Dask workers. The run is a :class:`FarklePlan` executed by
 exact values.
 
 Two game kernels play the chunks; :func:`kernel_for` (the one place that decides)
-picks the fast :mod:`dicelab.farkle.lanes` kernel (``"lanes-16"``) when every seat is
-a ``threshold-T`` policy and :mod:`dicelab.farkle.kernels` (``"general"``) otherwise.
-The lanes kernel interleaves the draws of :data:`~dicelab.farkle.lanes.LANES` games per
-chunk, so which games a seed gives depends on the kernel too: results record it
-(``kernel`` in ``to_dict()`` and the manifest).
+picks the fast :mod:`dicelab.farkle.lanes` kernel (``"lanes-32"`` for solitaire,
+``"lanes-16"`` with more seats) when every seat is a ``threshold-T`` policy and
+:mod:`dicelab.farkle.kernels` (``"general"``) otherwise. The lanes kernel interleaves the
+draws of :func:`~dicelab.farkle.lanes.lanes_for` games per chunk, so which games a seed
+gives depends on the kernel too: results record it (``kernel`` in ``to_dict()`` and the
+manifest).
 """
 
 from __future__ import annotations
@@ -54,7 +55,11 @@ HIST_HEADROOM = 20_000
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 #: Names of the game kernels, as recorded in results and manifests.
 GENERAL_KERNEL = "general"
-LANES_KERNEL = f"lanes-{lanes.LANES}"
+
+
+def lanes_kernel(n_seats: int) -> str:
+    """The name of the lanes kernel for ``n_seats`` seats: ``lanes-<lanes>``."""
+    return f"lanes-{lanes.lanes_for(n_seats)}"
 
 
 def check_target(target: int | None) -> int:
@@ -242,18 +247,20 @@ def _seat_params(seat: PolicySpec | PolicyTable) -> dict[str, Any]:
 def kernel_for(seats: Sequence[PolicySpec | PolicyTable]) -> str:
     """The game kernel that plays these seats: the one place this choice is made.
 
-    :data:`LANES_KERNEL` when every seat is a ``threshold-T`` policy with ``T`` at most
+    :func:`lanes_kernel` when every seat is a ``threshold-T`` policy with ``T`` at most
     :data:`dicelab.farkle.lanes.MAX_THRESHOLD` (25,550), else :data:`GENERAL_KERNEL`
     (``ai`` seats, exact-policy tables, higher thresholds). Decided from the names
     alone, so a Dask client knows it without building any table.
 
     >>> from dicelab.registry import parse_policy
     >>> [kernel_for([parse_policy(p)]) for p in ("threshold-300", "ai", "threshold-30000")]
-    ['lanes-16', 'general', 'general']
+    ['lanes-32', 'general', 'general']
+    >>> kernel_for([parse_policy("threshold-300"), parse_policy("threshold-500")])
+    'lanes-16'
     """
     lanes_ok = all(isinstance(s, PolicySpec) and s.family == "threshold"
                    and s.params["threshold"] <= lanes.MAX_THRESHOLD for s in seats)
-    return LANES_KERNEL if seats and lanes_ok else GENERAL_KERNEL
+    return lanes_kernel(len(seats)) if seats and lanes_ok else GENERAL_KERNEL
 
 
 @dataclass(frozen=True)
@@ -271,9 +278,9 @@ class _Built:
                    stats: np.ndarray, hist: np.ndarray, counters: np.ndarray) -> None:
         """Play chunks with this plan's kernel (arrays as :func:`kernels.run_chunks`)."""
         s = self.seats.n_seats
-        if self.kernel == LANES_KERNEL:
+        if self.kernel != GENERAL_KERNEL:
             lanes.run_chunks(states, bounds, s, first_seat, target, self.thr, self.outcomes,
-                             lanes.LANES, stats, hist, counters)
+                             lanes.lanes_for(s), stats, hist, counters)
         else:
             K.run_chunks(states, bounds, s, first_seat, target, *self.seats.kernel_args(),
                          *self.scoring, stats, hist, counters)
@@ -288,7 +295,7 @@ class _Built:
 
 def _build(kernel: str, seats: SeatArrays,
            scoring: tuple[np.ndarray, np.ndarray, np.ndarray]) -> _Built:
-    if kernel != LANES_KERNEL:
+    if kernel == GENERAL_KERNEL:
         return _Built(seats, scoring, kernel, None, None)
     thr = np.ascontiguousarray(seats.params[:, K.P_THRESHOLD], dtype=np.int64)
     _, max_keep, all_score = scoring
