@@ -301,6 +301,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             else:
                 S[_col(_ACTIVE, w) + j] = 0
                 S[_col(_THR, w) + j] = 1
+                S[_col(_SEAT, w) + j] = n_seats + 1  # no seat's threshold: 1 from now on
                 live -= 1
         if live == 0:
             break
@@ -315,8 +316,8 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             bust = np.int64(sur >= _BUSTED)
             x = (code >> 2) & 7  # dice left (6 after hot dice), or rolled in a bust
             booked = over & S[_col(_ACTIVE, w) + j]
-            thr_next = S[_col(_THR, w) + j]
-            points = (sur + thr_next) & (bust - 1)  # the turn's points unless a bust
+            thr_cur = S[_col(_THR, w) + j]
+            points = (sur + thr_cur) & (bust - 1)  # the turn's points unless a bust
             cnt = (1 + (bust << _BUST_SHIFT)
                    + ((np.int64(x == 6) & (1 - bust)) << _HOT_SHIFT))
             busts = bust << (_FB * x - _FB)
@@ -327,7 +328,10 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 seat = S[_col(_SEAT, w) + j]
                 nxt = seat + booked
                 nxt -= seats64 * np.int64(nxt == seats64)
-            flag = np.int64(0)
+            # the next seat's threshold; 1 for a retired lane (seat past the last)
+            thr_next = thr_cur if n_seats == 1 else np.int64(1)
+            hit = np.int64(0)
+            ga_gb = np.int64(0)
             for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
                 m = -(booked & np.int64(seat == q))  # all ones for the seat booked
                 total = S[_seat_col(_TOTAL, q, w) + j] + (points & m)
@@ -339,10 +343,12 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 S[_seat_col(_GBUSTS, q, w) + j] = gb
                 # the target reached (the scalar step sees whether it triggers the last
                 # round), or a packed counter to flush
-                flag |= (m & np.int64(total >= target50)) | ((ga | gb) & _HALF_FULL)
+                hit |= m & np.int64(total >= target50)
+                ga_gb |= ga | gb
                 if n_seats > 1:
-                    sel = -(booked & np.int64(nxt == q))
+                    sel = -np.int64(nxt == q)
                     thr_next = (thr_t[q] & sel) | (thr_next & ~sel)
+            flag = hit | (ga_gb & _HALF_FULL)
             om = -over
             S[_col(_SUR, w) + j] = (-thr_next & om) | (sur & ~om)
             S[_col(_ACC, w) + j] = acc & ~om
