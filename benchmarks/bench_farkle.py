@@ -58,24 +58,25 @@ def floor_kernel(states, bounds, thr, target, out, rolls_out):
         s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
         n_games = bounds[c + 1] - bounds[c]
         n_lanes = min(_W, n_games)
-        # columns: dice, outcome code, surplus, total (unused columns never bank)
+        # columns: dice (as field shifts), outcome code, surplus, total (unused columns
+        # never bank)
         S = np.zeros(4 * _W, dtype=np.int64)
         for j in range(_UW):
-            S[j] = 6
-            S[_UW + j] = 6 << 2
+            S[j] = LN._SIX
+            S[_UW + j] = LN._SIX
             S[2 * _UW + j] = -thr50
         done = 0
         rolls = 0
         while done < n_games:
             for lane in range(n_lanes):
                 j = uint64(lane)
-                n = uint64(S[j])
-                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, LN._POW6U[n])
-                S[_UW + j] = out[LN._OFFU[n] + uint64(u)]
+                sh = uint64(S[j])
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, LN._POW6U[sh])
+                S[_UW + j] = out[LN._OFFU[sh] + uint64(u)]
             finished = np.int64(0)
             for j in range(_UW):
                 code = S[_UW + j]
-                sur = S[2 * _UW + j] + (code >> LN._DICE_BITS)
+                sur = S[2 * _UW + j] + (code >> LN._POINTS_SHIFT)
                 om = -np.int64(sur >= 0)
                 bank = (sur + thr50) & (np.int64(sur >= LN._BUSTED) - 1) & om
                 total = S[3 * _UW + j] + bank
@@ -83,8 +84,8 @@ def floor_kernel(states, bounds, thr, target, out, rolls_out):
                 finished -= won
                 S[3 * _UW + j] = total & ~won
                 S[2 * _UW + j] = (-thr50 & om) | (sur & ~om)
-                x = (code >> 2) & 7
-                S[j] = x + ((6 - x) & om)
+                x = code & LN._SHIFT_MASK
+                S[j] = x + ((LN._SIX - x) & om)
             done += finished
             rolls += n_lanes
         rolls_out[c] = rolls

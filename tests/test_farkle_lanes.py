@@ -68,26 +68,27 @@ def test_outcome_table_matches_the_naive_scorer_for_every_raw_draw(rules, house)
             if roll not in by_roll:
                 kept, points = nf.all_scoring(table, roll)
                 left = 6 if kept == n else n - kept
-                # a bust: "points" 2**25 (units of 50) and the dice rolled
-                by_roll[roll] = (1 << 25 << 5 | n << 2) if kept == 0 else (
-                    points // 50 << 5 | left << 2)
+                # a bust: "points" 2**23 (units of 50) and the dice rolled; the dice as
+                # the shift of their packed-counter field; bit 6: every die scored
+                by_roll[roll] = (1 << 23 << 7 | 10 * (n - 1)) if kept == 0 else (
+                    points // 50 << 7 | (kept == n) << 6 | 10 * (left - 1))
             want[u] = by_roll[roll]
         np.testing.assert_array_equal(got, want, err_msg=f"{n} dice")
         # decode as the kernel does: a bust ends any turn (surplus >= 0 whatever the
         # threshold), a scoring roll adds at least 50 points and leaves 1..6 dice
-        surplus = -(lanes.MAX_THRESHOLD // 50) + (got >> 5)
+        surplus = -(lanes.MAX_THRESHOLD // 50) + (got >> 7)
         busts = int((surplus >= 0).sum())
         assert busts == round(nf.bust_probability(table, n) * 6**n)
         scoring = got[surplus < 0]
-        assert (scoring >> 5 >= 1).all()
-        assert set(np.unique(scoring >> 2 & 7).tolist()) <= set(range(1, 7))
+        assert (scoring >> 7 >= 1).all()
+        assert set(np.unique(scoring & 63).tolist()) <= {0, 10, 20, 30, 40, 50}
 
 
 def test_outcome_table_refuses_scores_it_cannot_pack():
     _, max_keep, all_score = scoring_arrays(compile_table(PRESETS["default"]))
     with pytest.raises(ValueError, match="too large"):
-        lanes.outcome_table(max_keep, all_score * 0 + (50 << 24))
-    lanes.outcome_table(max_keep, all_score * 0 + (50 << 24) - 50)  # the largest that fits
+        lanes.outcome_table(max_keep, all_score * 0 + (50 << 22))
+    lanes.outcome_table(max_keep, all_score * 0 + (50 << 22) - 50)  # the largest that fits
     with pytest.raises(ValueError, match="multiples of 50"):
         lanes.outcome_table(max_keep, all_score + 25)
 

@@ -73,13 +73,18 @@ _HALF_FULL = sum(1 << (_FIELD_BITS * m + _FIELD_BITS - 1) for m in range(MAX_DIC
 MAX_LANE_TURN_ROLLS = (1 << (_FIELD_BITS - 1)) - 1
 MAX_THRESHOLD = POINT_UNIT * MAX_LANE_TURN_ROLLS
 
-#: Outcome codes: ``points / 50 << 5 | 4 * dice``. ``dice``: the dice left to roll
-#: (1..6, 6 after hot dice), or for a bust the dice just rolled, whose ``points / 50``
-#: is :data:`_BUST`: far above any surplus of a scoring turn (< :data:`_BUSTED`).
-_DICE_BITS = 5
-_DICE_MASK = 7 << 2
-_BUST = 1 << 25
-_BUSTED = 1 << 24
+#: Outcome codes: ``points / 50 << 7 | hot << 6 | 10 * (dice - 1)``. ``dice``: the dice
+#: left to roll (1..6, 6 after hot dice), or for a bust the dice just rolled, kept as the
+#: shift of its field in the packed counters (so the kernel shifts by it directly);
+#: ``hot``: a scoring roll that used every die. A bust's ``points / 50`` is
+#: :data:`_BUST`: far above any surplus of a scoring turn (< :data:`_BUSTED`).
+_POINTS_SHIFT = 7
+_HOT_BIT = 6
+_SHIFT_MASK = 63
+_BUST = 1 << 23
+_BUSTED = 1 << 22
+#: The field shift of 6 dice (a fresh turn).
+_SIX = _FIELD_BITS * (MAX_DICE - 1)
 
 #: Packed per-game turn counter: turns (bits 0..20), busts (21..41), turns whose last
 #: roll left hot dice (42..62). A game is capped at 5000 rounds, far below 2**21 turns.
@@ -91,9 +96,10 @@ _CNT_MASK = (1 << 21) - 1
 def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
     """Outcome of every raw draw: ``code[SEQ_OFFSET[n] + u]`` for ``u < 6**n`` (int32).
 
-    ``code = points / 50 << 5 | 4 * left`` where ``points`` is the score of all scoring
-    dice and ``left`` the dice left to roll (6 after hot dice); a bust has
-    ``points / 50 = _BUST`` and ``left = n``, the dice rolled.
+    ``code = points / 50 << 7 | hot << 6 | 10 * (left - 1)`` where ``points`` is the
+    score of all scoring dice, ``left`` the dice left to roll (6 after hot dice) and
+    ``hot`` 1 if every die scored; a bust has ``points / 50 = _BUST`` and ``left = n``,
+    the dice rolled.
     """
     if int(all_score.max()) >= POINT_UNIT * _BUSTED:
         raise ValueError("scores too large for the outcome table")
@@ -108,13 +114,15 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
     points = np.where(bust, _BUST, all_score[ranks] // POINT_UNIT)
     if (points[~bust] <= 0).any():
         raise ValueError("a scoring roll must score at least 50 points")
-    code = (points << _DICE_BITS) | (np.where(bust, n_of, left) << 2)
+    shift = _FIELD_BITS * np.maximum(np.where(bust, n_of, left) - 1, 0)
+    hot = (~bust & (keep == n_of)).astype(np.int64)
+    code = (points << _POINTS_SHIFT) | (hot << _HOT_BIT) | shift
     return code.astype(np.int32)
 
 
 #: The lane array, ``W = lanes_for(seats)`` columns wide: field ``f`` of lane ``j`` at
 #: ``f * W + j`` (int64). Columns past the chunk's lane count are inactive, never booked.
-_DICE = 0  # dice to roll (1..6)
+_DICE = 0  # the dice to roll, as their field shift 10 * (dice - 1)
 _CODE = 1  # the outcome code of this pass's roll
 _SUR = 2  # surplus: turn points minus threshold, units of 50
 _ACC = 3  # packed rolls of this turn
@@ -132,9 +140,12 @@ _GACC = 1  # packed rolls by dice count (as _ACC)
 _GCNT = 2  # packed turns | busts | hot last rolls
 _GBUSTS = 3  # packed busts by dice count (as _ACC)
 _N_FIELDS = _LANE_FIELDS + _SEAT_FIELDS * MAX_LANE_SEATS
-_FB = np.int64(_FIELD_BITS)
-_POW6U = np.array(POW6[:MAX_DICE + 1], dtype=np.uint64)
-_OFFU = np.array(SEQ_OFFSET[:MAX_DICE + 1], dtype=np.uint64)
+#: 6**n and SEQ_OFFSET[n] at the field shift of n dice (the draw loop's tables).
+_POW6U = np.zeros(_SIX + 1, dtype=np.uint64)
+_OFFU = np.zeros(_SIX + 1, dtype=np.uint64)
+for _n in range(1, MAX_DICE + 1):
+    _POW6U[_FIELD_BITS * (_n - 1)] = POW6[_n]
+    _OFFU[_FIELD_BITS * (_n - 1)] = SEQ_OFFSET[_n]
 #: The lane of a one-bit mask ``1 << j`` (j < 36) is ``_LANE_OF_BIT[(1 << j) % 37]``: the
 #: powers of two up to 2**35 are distinct modulo 37.
 _LANE_OF_BIT = np.zeros(37, dtype=np.int64)
@@ -220,8 +231,8 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
     started = 0
     for lane in range(w):
         j = uint64(lane)
-        S[_col(_DICE, w) + j] = 6
-        S[_col(_CODE, w) + j] = 6 << 2  # (columns past n_lanes: no points, 6 dice; never booked)
+        S[_col(_DICE, w) + j] = _SIX
+        S[_col(_CODE, w) + j] = _SIX  # (columns past n_lanes: no points, 6 dice; never booked)
         S[_col(_THR, w) + j] = 1
         S[_col(_TRIG, w) + j] = -1
         if lane < n_lanes:
@@ -236,9 +247,9 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
         # the chunk's last game ends: cheaper than testing it on every roll)
         for lane in range(n_lanes):
             j = uint64(lane)
-            n = uint64(S[_col(_DICE, w) + j])
-            u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6U[n])
-            S[_col(_CODE, w) + j] = out[_OFFU[n] + uint64(u)]
+            sh = uint64(S[_col(_DICE, w) + j])
+            u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6U[sh])
+            S[_col(_CODE, w) + j] = out[_OFFU[sh] + uint64(u)]
         # ---- the scalar step for the turns flagged in the last pass, in lane order. It
         # comes after the draws (which need nothing from it: a lane whose turn ended rolls
         # 6 dice), so the vector stores it reads have long reached the cache.
@@ -308,19 +319,18 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
         # ---- every lane at once, branch-free (vectorised): the roll, and if the turn
         # is over its booking, the next seat and the round cap
         for j in range(uw):
-            d = S[_col(_DICE, w) + j]
             code = S[_col(_CODE, w) + j]
-            acc = S[_col(_ACC, w) + j] + (np.int64(1) << (_FB * d - _FB))
-            sur = S[_col(_SUR, w) + j] + (code >> _DICE_BITS)
+            acc = S[_col(_ACC, w) + j] + (np.int64(1) << S[_col(_DICE, w) + j])
+            sur = S[_col(_SUR, w) + j] + (code >> _POINTS_SHIFT)
             over = np.int64(sur >= 0)  # banked or bust
             bust = np.int64(sur >= _BUSTED)
-            x = (code >> 2) & 7  # dice left (6 after hot dice), or rolled in a bust
+            x = code & _SHIFT_MASK  # dice left (6 after hot dice), or rolled in a bust
             booked = over & S[_col(_ACTIVE, w) + j]
             thr_cur = S[_col(_THR, w) + j]
             points = (sur + thr_cur) & (bust - 1)  # the turn's points unless a bust
             cnt = (1 + (bust << _BUST_SHIFT)
-                   + ((np.int64(x == 6) & (1 - bust)) << _HOT_SHIFT))
-            busts = bust << (_FB * x - _FB)
+                   + (((code >> _HOT_BIT) & 1) << _HOT_SHIFT))
+            busts = bust << x
             if n_seats == 1:  # (a compile-time choice)
                 seat = np.int64(0)
                 nxt = np.int64(0)
@@ -352,7 +362,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             om = -over
             S[_col(_SUR, w) + j] = (-thr_next & om) | (sur & ~om)
             S[_col(_ACC, w) + j] = acc & ~om
-            S[_col(_DICE, w) + j] = x + ((6 - x) & om)
+            S[_col(_DICE, w) + j] = x + ((_SIX - x) & om)
             if n_seats > 1:
                 S[_col(_THR, w) + j] = thr_next
                 S[_col(_SEAT, w) + j] = nxt
