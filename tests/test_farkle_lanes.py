@@ -135,6 +135,8 @@ LANES1_CASES = {
               -1),
     "three-house": (["threshold-350", "threshold-50", "threshold-2000"], "house", 10_000, 800,
                     2),
+    # above the packed per-turn counters of earlier versions (25,550): still this kernel
+    "high-threshold": (["threshold-30000", "threshold-1000"], "default", 5000, 400, -1),
     "seven": (["threshold-50", "threshold-100", "threshold-300", "threshold-500",
                "threshold-800", "threshold-1500", "threshold-2500"], "default", 10_000, 300,
               -1),
@@ -159,8 +161,8 @@ TOP = f"threshold-{lanes.MAX_THRESHOLD}"  # the highest threshold the lanes kern
 
 
 def test_one_lane_is_bit_identical_when_games_hit_the_round_cap():
-    # nobody banks (no turn reaches 25,550 here), so both games run 5000 rounds: the seat's
-    # packed roll counter is flushed many times on the way
+    # nobody banks (no turn reaches 52 million here), so both games run 5000 rounds: the
+    # seat's packed roll counter is flushed many times on the way
     general, fast = run_both([TOP, TOP], PRESETS["default"], 50, games=2, seed=1,
                              first_seat=-1)
     for g, f in zip(general, fast, strict=True):
@@ -172,8 +174,11 @@ def test_one_lane_is_bit_identical_when_games_hit_the_round_cap():
 
 
 def test_thresholds_above_the_lanes_limit_go_to_the_general_kernel():
-    # a threshold-T turn has at most T / 50 rolls: up to 511 fit the packed counters
-    assert lanes.MAX_THRESHOLD == 50 * 511
+    # a threshold-T turn has at most T / 50 rolls: below the general kernel's turn cap
+    assert lanes.MAX_THRESHOLD == 50 * (K.MAX_TURN_ROLLS - 1)
+    # and a bust still ends a turn of the highest threshold (surplus >= _BUSTED)
+    assert lanes._BUST - lanes.MAX_THRESHOLD // 50 >= lanes._BUSTED
+    assert fsim.kernel_for([parse_policy("threshold-30000")]) == fsim.lanes_kernel(1)
     above = f"threshold-{lanes.MAX_THRESHOLD + 50}"
     assert fsim.kernel_for([parse_policy(TOP)]) == fsim.lanes_kernel(1)
     assert fsim.kernel_for([parse_policy(TOP), parse_policy(above)]) == fsim.GENERAL_KERNEL
@@ -272,9 +277,9 @@ def test_lane_runs_book_every_game_once(names, target, games):
 
 def test_retired_lanes_book_nothing(tmp_path):
     # 20 games in 16 lanes (not the 32 of solitaire runs, so that some lanes retire
-    # early) under a table where nothing busts: every game is one turn of
-    # 25,550 points or more; 12 lanes retire after their first game and keep rolling,
-    # unbooked, while 4 lanes play a second game
+    # early) under a table where nothing busts: every game is one turn of MAX_THRESHOLD
+    # points or more (some 150,000 rolls); 12 lanes retire after their first game and
+    # keep rolling, unbooked, while 4 lanes play a second game
     f = tmp_path / "all-score.toml"
     f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '
                  '6 = 50}\n')

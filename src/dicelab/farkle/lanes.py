@@ -18,23 +18,25 @@ need far less per roll, and this kernel exploits it:
   1. the draws, lane after lane, with the generator state in registers: each raw draw
      and its outcome code (scalar: the random numbers themselves);
   2. everything else, for all lanes at once and without a branch: the surplus, the
-     bank-or-bust decision, the turn's booking (masked: a lane whose turn goes on adds
-     zeros), the next seat and its threshold, the last-round trigger and the round
-     cap. Every address is a constant offset plus the lane, and the seat loop has a
-     compile-time length (the thresholds come as a tuple), so LLVM turns this loop
-     into vector code (AVX-512 or AVX2, whatever the machine has).
+     bank-or-bust decision, the counts, the turn's booking (masked: a lane whose turn
+     goes on adds zeros), the next seat and its threshold and the round cap. Every
+     address is a constant offset plus the lane, and the seat loop has a compile-time
+     length (the thresholds come as a tuple), so LLVM turns this loop into vector code
+     (AVX-512 or AVX2, whatever the machine has).
 
-  Only lanes that end a game (or whose packed counters need a flush) go through a
-  scalar step, listed without branches.
-* **Lean statistics.** A turn's rolls by dice count are one packed int64 per lane (10
-  bits per dice count), added to the seat's packed game counter when the turn ends
-  and unpacked only when the game ends; busts by dice count are packed the same way,
-  and turns, busts and hot dice share a third packed counter.
+  Only lanes whose turn needs more (a bank that reached the target, the end of a game,
+  a packed counter to flush) go through a scalar step, found from one bit per lane.
+  It runs after the next pass's draws, which need nothing from it.
+* **Lean statistics.** Each roll is counted in the rolling seat's packed game counter
+  (10 bits per dice count), flushed to the statistics when a field reaches 512 and
+  unpacked when the game ends; busts by dice count are packed the same way, and turns,
+  busts and hot dice share a third packed counter.
 
-Why a threshold limit (:data:`MAX_THRESHOLD`): every scoring roll adds at least 50
-points, so a ``threshold-T`` turn has at most ``T / 50`` rolls; up to 511 rolls fit the
-packed per-turn counter, and a turn can never reach the general kernel's roll cap. The
-runner plays higher thresholds with the general kernel
+Why a threshold limit (:data:`MAX_THRESHOLD`, about 52 million): the general kernel
+caps a turn at ``MAX_TURN_ROLLS`` rolls, and this kernel never caps a turn. Every
+scoring roll adds at least 50 points, so a ``threshold-T`` turn has at most ``T / 50``
+rolls, and up to the limit no turn reaches that cap: the two kernels play the same
+games. The runner plays higher thresholds with the general kernel
 (:func:`dicelab.farkle.simulate.kernel_for`), and this kernel refuses them.
 
 The draws of a chunk come from its one generator, lane after lane within a pass: the
@@ -62,15 +64,15 @@ SOLO_LANES = 32
 #: The most seats the kernel has columns for.
 MAX_LANE_SEATS = 7
 
-#: Packed roll counters: 10 bits per dice count n = 1..6 (field n - 1). A turn adds at
-#: most 511 to a field; a seat's game counter is flushed to the statistics as soon as a
-#: field reaches 512 (bit 9 of some field set), so no field ever overflows.
+#: Packed counters: 10 bits per dice count n = 1..6 (field n - 1). One is added per roll
+#: (per bust); a seat's game counter is flushed to the statistics when a field reaches
+#: 512 (bit 9 of some field set), before the lane's next roll, so no field overflows.
 _FIELD_BITS = 10
 _FIELD_MASK = (1 << _FIELD_BITS) - 1
 _HALF_FULL = sum(1 << (_FIELD_BITS * m + _FIELD_BITS - 1) for m in range(MAX_DICE))
-#: The longest turn the packed counters hold, and so the highest threshold this kernel
-#: plays (a turn of ``threshold-T`` has at most ``T / 50`` rolls): 25,550.
-MAX_LANE_TURN_ROLLS = (1 << (_FIELD_BITS - 1)) - 1
+#: The highest threshold this kernel plays: its turns (at most ``T / 50`` rolls) stay
+#: below the general kernel's cap on the rolls of a turn.
+MAX_LANE_TURN_ROLLS = K.MAX_TURN_ROLLS - 1
 MAX_THRESHOLD = POINT_UNIT * MAX_LANE_TURN_ROLLS
 
 #: Outcome codes: ``points / 50 << 7 | hot << 6 | 10 * (dice - 1)``. ``dice``: the dice
@@ -125,20 +127,19 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
 _DICE = 0  # the dice to roll, as their field shift 10 * (dice - 1)
 _CODE = 1  # the outcome code of this pass's roll
 _SUR = 2  # surplus: turn points minus threshold, units of 50
-_ACC = 3  # packed rolls of this turn
-_SEAT = 4  # the seat to play
-_THR = 5  # its threshold, units of 50
-_TURNS = 6  # turns left before the round cap (counting down)
-_TRIG = 7  # the seat that triggered the last round, or -1
-_ACTIVE = 8  # 0: retired (all its games played); rolls on, unbooked
-_LANE_FIELDS = 9
+_SEAT = 3  # the seat to play
+_THR = 4  # its threshold, units of 50
+_TURNS = 5  # turns left before the round cap (counting down)
+_TRIG = 6  # the seat that triggered the last round, or -1
+_ACTIVE = 7  # 0: retired (all its games played); rolls on, unbooked
+_LANE_FIELDS = 8
 #: Then the seats' games so far: field ``k`` of seat ``q`` is the lane field
 #: ``_LANE_FIELDS + k * MAX_LANE_SEATS + q``.
 _SEAT_FIELDS = 4
 _TOTAL = 0  # units of 50
-_GACC = 1  # packed rolls by dice count (as _ACC)
+_GACC = 1  # packed rolls by dice count
 _GCNT = 2  # packed turns | busts | hot last rolls
-_GBUSTS = 3  # packed busts by dice count (as _ACC)
+_GBUSTS = 3  # packed busts by dice count
 _N_FIELDS = _LANE_FIELDS + _SEAT_FIELDS * MAX_LANE_SEATS
 #: 6**n and SEQ_OFFSET[n] at the field shift of n dice (the draw loop's tables).
 _POW6U = np.zeros(_SIX + 1, dtype=np.uint64)
@@ -320,12 +321,13 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
         # is over its booking, the next seat and the round cap
         for j in range(uw):
             code = S[_col(_CODE, w) + j]
-            acc = S[_col(_ACC, w) + j] + (np.int64(1) << S[_col(_DICE, w) + j])
             sur = S[_col(_SUR, w) + j] + (code >> _POINTS_SHIFT)
             over = np.int64(sur >= 0)  # banked or bust
             bust = np.int64(sur >= _BUSTED)
             x = code & _SHIFT_MASK  # dice left (6 after hot dice), or rolled in a bust
-            booked = over & S[_col(_ACTIVE, w) + j]
+            active = S[_col(_ACTIVE, w) + j]
+            booked = over & active
+            one = active << S[_col(_DICE, w) + j]  # this roll, packed (none if retired)
             thr_cur = S[_col(_THR, w) + j]
             points = (sur + thr_cur) & (bust - 1)  # the turn's points unless a bust
             cnt = (1 + (bust << _BUST_SHIFT)
@@ -346,7 +348,10 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 m = -(booked & np.int64(seat == q))  # all ones for the seat booked
                 total = S[_seat_col(_TOTAL, q, w) + j] + (points & m)
                 S[_seat_col(_TOTAL, q, w) + j] = total
-                ga = S[_seat_col(_GACC, q, w) + j] + (acc & m)
+                if n_seats == 1:
+                    ga = S[_seat_col(_GACC, q, w) + j] + one
+                else:
+                    ga = S[_seat_col(_GACC, q, w) + j] + (one & -np.int64(seat == q))
                 S[_seat_col(_GACC, q, w) + j] = ga
                 S[_seat_col(_GCNT, q, w) + j] += cnt & m
                 gb = S[_seat_col(_GBUSTS, q, w) + j] + (busts & m)
@@ -361,7 +366,6 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             flag = hit | (ga_gb & _HALF_FULL)
             om = -over
             S[_col(_SUR, w) + j] = (-thr_next & om) | (sur & ~om)
-            S[_col(_ACC, w) + j] = acc & ~om
             S[_col(_DICE, w) + j] = x + ((_SIX - x) & om)
             if n_seats > 1:
                 S[_col(_THR, w) + j] = thr_next

@@ -248,12 +248,12 @@ def kernel_for(seats: Sequence[PolicySpec | PolicyTable]) -> str:
     """The game kernel that plays these seats: the one place this choice is made.
 
     :func:`lanes_kernel` when every seat is a ``threshold-T`` policy with ``T`` at most
-    :data:`dicelab.farkle.lanes.MAX_THRESHOLD` (25,550), else :data:`GENERAL_KERNEL`
+    :data:`dicelab.farkle.lanes.MAX_THRESHOLD` (52,428,750), else :data:`GENERAL_KERNEL`
     (``ai`` seats, exact-policy tables, higher thresholds). Decided from the names
     alone, so a Dask client knows it without building any table.
 
     >>> from dicelab.registry import parse_policy
-    >>> [kernel_for([parse_policy(p)]) for p in ("threshold-300", "ai", "threshold-30000")]
+    >>> [kernel_for([parse_policy(p)]) for p in ("threshold-300", "ai", "threshold-60000000")]
     ['lanes-32', 'general', 'general']
     >>> kernel_for([parse_policy("threshold-300"), parse_policy("threshold-500")])
     'lanes-16'
