@@ -43,7 +43,7 @@ The draws of a chunk come from its one generator, lane after lane within a pass:
 games are a deterministic function of ``(seed, chunk, lanes)``, whatever the number of
 threads. With ``lanes=1`` the kernel plays exactly the general kernel's games (same
 draws, same order), which is how the tests check it bit for bit; the product uses
-:data:`LANES`. Statistics, histogram and counters have the general kernel's layout.
+:func:`lanes_for`. Statistics, histogram and counters have the general kernel's layout.
 """
 
 from __future__ import annotations
