@@ -131,11 +131,15 @@ def test_rules_from_toml_file(tmp_path):
     (["bust-risk", "--games", "0"], "positive number"),
     (["bust-risk", "--rules", "nope"], "unknown Farkle rules"),
     (["bust-risk", "--rules", "BAD_TOML"], "malformed TOML"),
+    (["simulate", "-s", "threshold-300", "--rules", "HUGE_TOML"], "at most 1,000,000"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(args, message, tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text("name = [unclosed\n")
-    args = [str(bad) if a == "BAD_TOML" else a for a in args]
+    huge = tmp_path / "huge.toml"  # well-formed, but a single 1 worth 300 million
+    huge.write_text('name = "huge"\nsingles = {1 = 300000000, 5 = 50}\n')
+    args = [str(bad) if a == "BAD_TOML" else str(huge) if a == "HUGE_TOML" else a
+            for a in args]
     out = tmp_path / "out"
     if args[0] == "simulate":
         args = [*args, "--out", str(out)]

@@ -96,12 +96,20 @@ _TOML_KEYS = {"name", "description", "base", "singles", "three-of-a-kind", "n-of
               "two-triplets"}
 
 
+#: The most one entry of a user's table may be worth. A roll then scores at most a few
+#: million points (six dice: eight times an entry under the doubling n-of-a-kind mode),
+#: far inside what the kernels' packed outcome codes hold (about 200 million).
+MAX_POINTS = 1_000_000
+
+
 def _points(where: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise UserError(f"{where}: points must be an integer, not {value!r}")
     if value < 0 or value % POINT_UNIT:
         raise UserError(f"{where}: points must be a non-negative multiple of {POINT_UNIT}, "
                         f"not {value}")
+    if value > MAX_POINTS:
+        raise UserError(f"{where}: points must be at most {MAX_POINTS:,}, not {value:,}")
     return value
 
 
