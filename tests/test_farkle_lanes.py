@@ -173,6 +173,22 @@ def test_one_lane_is_bit_identical_when_games_hit_the_round_cap():
     assert stats[:, :, K.ST_ROLLS].sum() > 2 * 2 * K.MAX_ROUNDS  # > 512 rolls of a count
 
 
+def test_one_lane_is_bit_identical_when_a_counter_fills_in_the_middle_of_a_turn(tmp_path):
+    # nothing busts, so a threshold-1,000,000 turn is some 3,000 rolls of 6 dice: the
+    # rolling seat's packed counter reaches 512 while its turn goes on, and must be
+    # flushed then (the seat is not the one whose turn ended last)
+    f = tmp_path / "all-score.toml"
+    f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '
+                 '6 = 50}\n')
+    for names in (["threshold-1000000", "threshold-1000000"],
+                  ["threshold-100", "threshold-1000000", "threshold-200"]):
+        general, fast = run_both(names, load_scoring(str(f)), 10_000, games=3, seed=5,
+                                 first_seat=-1)
+        for g, x in zip(general, fast, strict=True):
+            np.testing.assert_array_equal(x, g)
+        assert fast[0][:, :, K.ST_ROLLS_N + 5].max() > 1023  # more than a field holds
+
+
 def test_thresholds_above_the_lanes_limit_go_to_the_general_kernel():
     # a threshold-T turn has at most T / 50 rolls: below the general kernel's turn cap
     assert lanes.MAX_THRESHOLD == 50 * (K.MAX_TURN_ROLLS - 1)

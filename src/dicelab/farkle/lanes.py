@@ -258,17 +258,18 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             bit = flagged & -flagged
             flagged ^= bit
             j = uint64(_LANE_OF_BIT[bit % 37])
-            q = S[_col(_SEAT, w) + j] - 1  # the seat that played the flagged turn
+            for p in range(n_seats):  # (a roll can fill a counter in the middle of a turn)
+                ga = S[_seat_col(_GACC, p, w) + j]
+                if ga & _HALF_FULL:
+                    rolls[j, p] += _flush(stats, p, ga)
+                    rolls6[j, p] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
+                    S[_seat_col(_GACC, p, w) + j] = 0
+                gb = S[_seat_col(_GBUSTS, p, w) + j]
+                if gb & _HALF_FULL:
+                    _flush_busts(stats, p, gb)
+                    S[_seat_col(_GBUSTS, p, w) + j] = 0
+            q = S[_col(_SEAT, w) + j] - 1  # the seat that played the last turn
             q += seats64 * np.int64(q < 0)
-            ga = S[_seat_col(_GACC, q, w) + j]
-            if ga & _HALF_FULL:
-                rolls[j, q] += _flush(stats, q, ga)
-                rolls6[j, q] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
-                S[_seat_col(_GACC, q, w) + j] = 0
-            gb = S[_seat_col(_GBUSTS, q, w) + j]
-            if gb & _HALF_FULL:
-                _flush_busts(stats, q, gb)
-                S[_seat_col(_GBUSTS, q, w) + j] = 0
             trig = S[_col(_TRIG, w) + j]
             if trig < 0 and S[_seat_col(_TOTAL, q, w) + j] >= target50:
                 trig = q  # q banked to the target: the last round begins
