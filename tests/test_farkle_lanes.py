@@ -208,15 +208,16 @@ def test_thresholds_above_the_lanes_limit_go_to_the_general_kernel():
     ([300], lanes.SOLO_LANES + 1, "lanes"),
     ([300, 300], lanes.LANES + 1, "lanes"),
     ([300], 0, "lanes"),
-    ([300] * (lanes.MAX_LANE_SEATS + 1), 1, "seats"),
+    ([300, 300], 1, "seat"),  # (claims one seat more than it has thresholds)
     ([325], 1, "thresholds"),
     ([0], 1, "thresholds"),
 ])
 def test_the_lanes_kernel_refuses_what_it_has_no_columns_for(thr, n_lanes, match):
     _, _, _, out = kernel_inputs(["threshold-300"], PRESETS["default"], 10_000)
     bounds = chunk_bounds(10)
+    seats = len(thr) + 1 if match == "seat" else len(thr)
     with pytest.raises(ValueError, match=match):
-        lanes.run_chunks(chunk_states(1, 0, 1), bounds, len(thr), -1, 10_000,
+        lanes.run_chunks(chunk_states(1, 0, 1), bounds, seats, -1, 10_000,
                          np.array(thr, np.int64), out, n_lanes, *zeros(1, len(thr), 10_000))
 
 

@@ -61,8 +61,6 @@ from dicelab.rng import below_s
 #: which draws each game gets (but not the distribution of anything).
 LANES = 16
 SOLO_LANES = 32
-#: The most seats the kernel has columns for.
-MAX_LANE_SEATS = 7
 
 #: Packed counters: 10 bits per dice count n = 1..6 (field n - 1). One is added per roll
 #: (per bust); a seat's game counter is flushed to the statistics when a field reaches
@@ -134,13 +132,12 @@ _TRIG = 6  # the seat that triggered the last round, or -1
 _ACTIVE = 7  # 0: retired (all its games played); rolls on, unbooked
 _LANE_FIELDS = 8
 #: Then the seats' games so far: field ``k`` of seat ``q`` is the lane field
-#: ``_LANE_FIELDS + k * MAX_LANE_SEATS + q``.
+#: ``_LANE_FIELDS + k * seats + q``.
 _SEAT_FIELDS = 4
 _TOTAL = 0  # units of 50
 _GACC = 1  # packed rolls by dice count
 _GCNT = 2  # packed turns | busts | hot last rolls
 _GBUSTS = 3  # packed busts by dice count
-_N_FIELDS = _LANE_FIELDS + _SEAT_FIELDS * MAX_LANE_SEATS
 #: 6**n and SEQ_OFFSET[n] at the field shift of n dice (the draw loop's tables).
 _POW6U = np.zeros(_SIX + 1, dtype=np.uint64)
 _OFFU = np.zeros(_SIX + 1, dtype=np.uint64)
@@ -169,27 +166,21 @@ def _col(f, w):
 
 
 @njit(inline="always")
-def _seat_col(k, q, w):
+def _seat_col(k, q, w, n_seats):
     """Where field ``k`` of seat ``q`` starts."""
-    return uint64((_LANE_FIELDS + k * MAX_LANE_SEATS + q) * w)
+    return uint64((_LANE_FIELDS + k * n_seats + q) * w)
 
 
 @njit(inline="always")
-def _flush(stats, s, ga):
-    """Add a packed roll counter to seat ``s``'s rolls by dice count; returns its total."""
+def _flush(stats, s, first, packed):
+    """Add a packed counter (one field per dice count) to seat ``s``'s statistics
+    ``first .. first + 5``; returns the sum of its fields."""
     tot = np.int64(0)
     for m in range(6):
-        v = (ga >> (_FIELD_BITS * m)) & _FIELD_MASK
-        stats[s, K.ST_ROLLS_N + m] += v
+        v = (packed >> (_FIELD_BITS * m)) & _FIELD_MASK
+        stats[s, first + m] += v
         tot += v
     return tot
-
-
-@njit(inline="always")
-def _flush_busts(stats, s, gb):
-    """Add a packed busts-by-dice-count counter to seat ``s``'s statistics."""
-    for m in range(6):
-        stats[s, K.ST_BUSTS_N + m] += (gb >> (_FIELD_BITS * m)) & _FIELD_MASK
 
 
 @njit(inline="always")
@@ -222,7 +213,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
     s3 = st[3]
     w = lanes_for(n_seats)  # a compile-time constant, like n_seats
     uw = uint64(w)
-    S = np.zeros(_N_FIELDS * w, dtype=np.int64)
+    S = np.zeros((_LANE_FIELDS + _SEAT_FIELDS * n_seats) * w, dtype=np.int64)
     thr = np.zeros(n_seats, dtype=np.int64)
     for q in range(n_seats):
         thr[q] = thr_t[q]
@@ -259,19 +250,19 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             flagged ^= bit
             j = uint64(_LANE_OF_BIT[bit % 37])
             for p in range(n_seats):  # (a roll can fill a counter in the middle of a turn)
-                ga = S[_seat_col(_GACC, p, w) + j]
+                ga = S[_seat_col(_GACC, p, w, n_seats) + j]
                 if ga & _HALF_FULL:
-                    rolls[j, p] += _flush(stats, p, ga)
+                    rolls[j, p] += _flush(stats, p, K.ST_ROLLS_N, ga)
                     rolls6[j, p] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
-                    S[_seat_col(_GACC, p, w) + j] = 0
-                gb = S[_seat_col(_GBUSTS, p, w) + j]
+                    S[_seat_col(_GACC, p, w, n_seats) + j] = 0
+                gb = S[_seat_col(_GBUSTS, p, w, n_seats) + j]
                 if gb & _HALF_FULL:
-                    _flush_busts(stats, p, gb)
-                    S[_seat_col(_GBUSTS, p, w) + j] = 0
+                    _flush(stats, p, K.ST_BUSTS_N, gb)
+                    S[_seat_col(_GBUSTS, p, w, n_seats) + j] = 0
             q = S[_col(_SEAT, w) + j] - 1  # the seat that played the last turn
             q += seats64 * np.int64(q < 0)
             trig = S[_col(_TRIG, w) + j]
-            if trig < 0 and S[_seat_col(_TOTAL, q, w) + j] >= target50:
+            if trig < 0 and S[_seat_col(_TOTAL, q, w, n_seats) + j] >= target50:
                 trig = q  # q banked to the target: the last round begins
                 S[_col(_TRIG, w) + j] = q
             capped = S[_col(_SEAT, w) + j] != trig
@@ -287,22 +278,22 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             top = np.int64(-1)
             n_top = np.int64(0)
             for p in range(n_seats):
-                v = S[_seat_col(_TOTAL, p, w) + j]
+                v = S[_seat_col(_TOTAL, p, w, n_seats) + j]
                 n_top = n_top * (v <= top) + (v >= top)
                 top = max(top, v)
             for p in range(n_seats):
-                ga = S[_seat_col(_GACC, p, w) + j]
-                n_rolls = _flush(stats, p, ga) + rolls[j, p]
+                ga = S[_seat_col(_GACC, p, w, n_seats) + j]
+                n_rolls = _flush(stats, p, K.ST_ROLLS_N, ga) + rolls[j, p]
                 n_rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + rolls6[j, p]
-                _flush_busts(stats, p, S[_seat_col(_GBUSTS, p, w) + j])
-                c = S[_seat_col(_GCNT, p, w) + j]
+                _flush(stats, p, K.ST_BUSTS_N, S[_seat_col(_GBUSTS, p, w, n_seats) + j])
+                c = S[_seat_col(_GCNT, p, w, n_seats) + j]
                 tu = c & _CNT_MASK
                 hot = n_rolls6 - tu + (c >> _HOT_SHIFT)
-                K.book_seat(stats, hist, p, S[_seat_col(_TOTAL, p, w) + j] * POINT_UNIT,
+                K.book_seat(stats, hist, p, S[_seat_col(_TOTAL, p, w, n_seats) + j] * POINT_UNIT,
                             top * POINT_UNIT, n_top, tu, n_rolls,
                             (c >> _BUST_SHIFT) & _CNT_MASK, hot)
                 for k in range(_SEAT_FIELDS):
-                    S[_seat_col(k, p, w) + j] = 0
+                    S[_seat_col(k, p, w, n_seats) + j] = 0
                 rolls[j, p] = 0
                 rolls6[j, p] = 0
             # ---- next game in this lane, or retire it (it keeps the turn it was given,
@@ -347,16 +338,16 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             ga_gb = np.int64(0)
             for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
                 m = -(booked & np.int64(seat == q))  # all ones for the seat booked
-                total = S[_seat_col(_TOTAL, q, w) + j] + (points & m)
-                S[_seat_col(_TOTAL, q, w) + j] = total
+                total = S[_seat_col(_TOTAL, q, w, n_seats) + j] + (points & m)
+                S[_seat_col(_TOTAL, q, w, n_seats) + j] = total
                 if n_seats == 1:
-                    ga = S[_seat_col(_GACC, q, w) + j] + one
+                    ga = S[_seat_col(_GACC, q, w, n_seats) + j] + one
                 else:
-                    ga = S[_seat_col(_GACC, q, w) + j] + (one & -np.int64(seat == q))
-                S[_seat_col(_GACC, q, w) + j] = ga
-                S[_seat_col(_GCNT, q, w) + j] += cnt & m
-                gb = S[_seat_col(_GBUSTS, q, w) + j] + (busts & m)
-                S[_seat_col(_GBUSTS, q, w) + j] = gb
+                    ga = S[_seat_col(_GACC, q, w, n_seats) + j] + (one & -np.int64(seat == q))
+                S[_seat_col(_GACC, q, w, n_seats) + j] = ga
+                S[_seat_col(_GCNT, q, w, n_seats) + j] += cnt & m
+                gb = S[_seat_col(_GBUSTS, q, w, n_seats) + j] + (busts & m)
+                S[_seat_col(_GBUSTS, q, w, n_seats) + j] = gb
                 # the target reached (the scalar step sees whether it triggers the last
                 # round), or a packed counter to flush
                 hit |= m & np.int64(total >= target50)
@@ -396,8 +387,8 @@ def run_chunks(states, bounds, n_seats, first_seat, target, thr, out, lanes,
     :func:`lanes_for` (seats); ``out``: :func:`outcome_table`. Raises ValueError otherwise.
     """
     thr_t = tuple(int(t) // POINT_UNIT for t in thr)
-    if len(thr_t) != n_seats or not 1 <= n_seats <= MAX_LANE_SEATS:
-        raise ValueError(f"lanes kernel: 1 to {MAX_LANE_SEATS} seats, one threshold each")
+    if len(thr_t) != n_seats or n_seats < 1:
+        raise ValueError("lanes kernel: one threshold per seat, at least one seat")
     if any(int(t) % POINT_UNIT or not 1 <= int(t) // POINT_UNIT <= MAX_LANE_TURN_ROLLS
            for t in thr):
         raise ValueError("lanes kernel: thresholds must be multiples of 50 "
