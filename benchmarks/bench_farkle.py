@@ -71,8 +71,9 @@ def floor_kernel(states, bounds, thr, target, out, rolls_out):
             for lane in range(n_lanes):
                 j = uint64(lane)
                 sh = uint64(S[j])
-                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, LN._POW6U[sh])
-                S[_UW + j] = out[LN._OFFU[sh] + uint64(u)]
+                bound = LN._POW6U[sh]
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
+                S[_UW + j] = out[bound + uint64(u)]
             finished = np.int64(0)
             for j in range(_UW):
                 code = S[_UW + j]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from numba_threads import with_threads
 
-from dicelab.dice import POW6, SEQ_OFFSET
+from dicelab.dice import POW6
 from dicelab.farkle import kernels as K
 from dicelab.farkle import lanes
 from dicelab.farkle import simulate as fsim
@@ -57,10 +57,11 @@ def test_outcome_table_matches_the_naive_scorer_for_every_raw_draw(rules, house)
     table = table_of(rules, house)
     _, max_keep, all_score = scoring_arrays(compile_table(table))
     code = lanes.outcome_table(max_keep, all_score)
-    assert code.dtype == np.int32 and code.shape == (int(SEQ_OFFSET[-1]),)
+    # raw draw u of n dice at 6**n + u: the draw's bound is where its outcomes start
+    assert code.dtype == np.int32 and code.shape == (2 * int(POW6[6]),)
     by_roll: dict[tuple[int, ...], int] = {}
     for n in range(1, 7):
-        got = code[SEQ_OFFSET[n]:SEQ_OFFSET[n] + POW6[n]]
+        got = code[POW6[n]:2 * POW6[n]]
         want = np.empty(int(POW6[n]), dtype=np.int64)
         # u's base-6 digits (least significant first) are the faces minus 1
         for u, digits in enumerate(itertools.product(range(6), repeat=n)):
@@ -171,6 +172,38 @@ def test_one_lane_is_bit_identical_when_games_hit_the_round_cap():
     assert counters[:, K.C_CAPPED].sum() == 2
     assert stats[:, :, K.ST_TURNS].sum() == 2 * 2 * K.MAX_ROUNDS
     assert stats[:, :, K.ST_ROLLS].sum() > 2 * 2 * K.MAX_ROUNDS  # > 512 rolls of a count
+
+
+ONES_ONLY_TOML = ('name = "ones-only"\nbase = "basic"\nsingles = {1 = 50}\n'
+                  'three-of-a-kind = {1 = 0, 2 = 0, 3 = 0, 4 = 0, 5 = 0, 6 = 0}\n')
+
+
+@pytest.mark.parametrize(("n_seats", "target", "games"), [(2, 251_000, 1500),
+                                                          (3, 252_000, 1000)])
+def test_one_lane_is_bit_identical_when_the_last_round_meets_the_round_cap(
+        n_seats, target, games, tmp_path):
+    # only single 1s score, 50 points each: threshold-50 seats gain 50 points a turn on
+    # average, so the target is reached around round 5000 (the cap) and some games are
+    # triggered so late that the cap comes before the last round ends (capped games
+    # with a seat at the target, which the general kernel's totals show)
+    f = tmp_path / "ones.toml"
+    f.write_text(ONES_ONLY_TOML)
+    table = load_scoring(str(f))
+    names = ["threshold-50"] * n_seats
+    general, fast = run_both(names, table, target, games, seed=11, first_seat=-1)
+    for g, x in zip(general, fast, strict=True):
+        np.testing.assert_array_equal(x, g)
+    sa, arrays, _, _ = kernel_inputs(names, table, target)
+    assert games <= CHUNK_GAMES  # one chunk: the same games as run_both's
+    totals = np.zeros((games, n_seats), np.int64)
+    probe = zeros(1, n_seats, target)
+    K._run_chunk(chunk_states(11, 0, 1)[0].copy(), np.zeros(0, np.int64),
+                 np.zeros(2, np.int64), 0, games, n_seats, -1, target, *sa.kernel_args(),
+                 *arrays, probe[0][0], probe[1][0], probe[2][0], totals)
+    capped = int(fast[2][:, K.C_CAPPED].sum())
+    reached = int((totals.max(axis=1) >= target).sum())
+    assert 0 < capped < games
+    assert reached > games - capped  # the cap cut some last rounds short
 
 
 def test_one_lane_is_bit_identical_when_a_counter_fills_in_the_middle_of_a_turn(tmp_path):

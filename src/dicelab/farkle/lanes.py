@@ -7,7 +7,8 @@ need far less per roll, and this kernel exploits it:
 
 * **One lookup per roll.** :func:`outcome_table` maps each raw draw ``u < 6**n`` of a
   roll of ``n`` dice straight to its outcome: the points of all scoring dice and the
-  dice left to roll (6 after hot dice), or a bust.
+  dice left to roll (6 after hot dice), or a bust. The outcomes of ``n`` dice start at
+  index ``6**n``, so the bound of the draw is also where its outcomes are.
 * **The bank decision is a sign.** A lane keeps its *surplus*: turn points minus the
   seat's threshold, in units of 50. A roll adds its points, and a bust adds a huge
   number, so "the turn is over" (banked or bust) is ``surplus >= 0``.
@@ -26,11 +27,15 @@ need far less per roll, and this kernel exploits it:
 
   Only lanes whose turn needs more (a bank that reached the target, the end of a game,
   a packed counter to flush) go through a scalar step, found from one bit per lane.
-  It runs after the next pass's draws, which need nothing from it.
-* **Lean statistics.** Each roll is counted in the rolling seat's packed game counter
-  (10 bits per dice count), flushed to the statistics when a field reaches 512 and
-  unpacked when the game ends; busts by dice count are packed the same way, and turns,
-  busts and hot dice share a third packed counter.
+  It runs after the next pass's draws, which need nothing from it. The round cap and
+  the last round share one countdown: when a seat triggers the last round, the scalar
+  step shortens it to the turns the other seats have left.
+* **Lean statistics.** A seat's game has three numbers in the vector loop: its total,
+  its rolls by dice count (one packed counter, 10 bits per dice count, counted on every
+  roll) and its turn ends (busts by dice count packed the same way, and the turns
+  banked right after hot dice). The rest follows when the game ends: a seat's turns
+  from the game's turns and who began, its busts from the packed busts; counters are
+  flushed to the statistics when a field half fills.
 
 Why a threshold limit (:data:`MAX_THRESHOLD`, about 52 million): the general kernel
 caps a turn at ``MAX_TURN_ROLLS`` rolls, and this kernel never caps a turn. Every
@@ -86,20 +91,24 @@ _BUSTED = 1 << 22
 #: The field shift of 6 dice (a fresh turn).
 _SIX = _FIELD_BITS * (MAX_DICE - 1)
 
-#: Packed per-game turn counter: turns (bits 0..20), busts (21..41), turns whose last
-#: roll left hot dice (42..62). A game is capped at 5000 rounds, far below 2**21 turns.
-_BUST_SHIFT = 21
-_HOT_SHIFT = 42
-_CNT_MASK = (1 << 21) - 1
+#: A seat's packed turn ends: busts by dice count in the fields of the roll counter and,
+#: in bits 60..63, the turns banked right after hot dice (flushed when it reaches 8).
+_HOT_END_SHIFT = 60
+_HOT_END_MASK = 15
+_FULL = _HALF_FULL | (1 << 63)
+#: The countdown of a lane that plays no game (never reaches 0).
+_NEVER = 1 << 62
 
 
 def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
-    """Outcome of every raw draw: ``code[SEQ_OFFSET[n] + u]`` for ``u < 6**n`` (int32).
+    """Outcome of every raw draw: ``code[6**n + u]`` for ``u < 6**n`` (int32; entries below
+    6 and between the dice counts' ranges are unused).
 
     ``code = points / 50 << 7 | hot << 6 | 10 * (left - 1)`` where ``points`` is the
     score of all scoring dice, ``left`` the dice left to roll (6 after hot dice) and
     ``hot`` 1 if every die scored; a bust has ``points / 50 = _BUST`` and ``left = n``,
-    the dice rolled.
+    the dice rolled. Raw draw ``u`` of ``n`` dice is the roll ``SEQ_TO_RANK[SEQ_OFFSET[n]
+    + u]`` of the general kernel.
     """
     if int(all_score.max()) >= POINT_UNIT * _BUSTED:
         raise ValueError("scores too large for the outcome table")
@@ -117,7 +126,10 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
     shift = _FIELD_BITS * np.maximum(np.where(bust, n_of, left) - 1, 0)
     hot = (~bust & (keep == n_of)).astype(np.int64)
     code = (points << _POINTS_SHIFT) | (hot << _HOT_BIT) | shift
-    return code.astype(np.int32)
+    table = np.zeros(2 * POW6[MAX_DICE], dtype=np.int32)
+    for n in range(1, MAX_DICE + 1):
+        table[POW6[n]:2 * POW6[n]] = code[SEQ_OFFSET[n]:SEQ_OFFSET[n] + POW6[n]]
+    return table
 
 
 #: The lane array, ``W = lanes_for(seats)`` columns wide: field ``f`` of lane ``j`` at
@@ -125,25 +137,21 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
 _DICE = 0  # the dice to roll, as their field shift 10 * (dice - 1)
 _CODE = 1  # the outcome code of this pass's roll
 _SUR = 2  # surplus: turn points minus threshold, units of 50
-_SEAT = 3  # the seat to play
+_SEAT = 3  # the seat to play (past the last: none, the lane is retired)
 _THR = 4  # its threshold, units of 50
-_TURNS = 5  # turns left before the round cap (counting down)
-_TRIG = 6  # the seat that triggered the last round, or -1
-_ACTIVE = 7  # 0: retired (all its games played); rolls on, unbooked
-_LANE_FIELDS = 8
+_TURNS = 5  # turns left: before the round cap, then (after a trigger) of the last round
+_ACTIVE = 6  # 0: retired (all its games played); rolls on, unbooked
+_LANE_FIELDS = 7
 #: Then the seats' games so far: field ``k`` of seat ``q`` is the lane field
 #: ``_LANE_FIELDS + k * seats + q``.
-_SEAT_FIELDS = 4
+_SEAT_FIELDS = 3
 _TOTAL = 0  # units of 50
 _GACC = 1  # packed rolls by dice count
-_GCNT = 2  # packed turns | busts | hot last rolls
-_GBUSTS = 3  # packed busts by dice count
-#: 6**n and SEQ_OFFSET[n] at the field shift of n dice (the draw loop's tables).
+_GEND = 2  # packed turn ends: busts by dice count | turns banked right after hot dice
+#: 6**n at the field shift of n dice: the bound of a draw and where its outcomes start.
 _POW6U = np.zeros(_SIX + 1, dtype=np.uint64)
-_OFFU = np.zeros(_SIX + 1, dtype=np.uint64)
 for _n in range(1, MAX_DICE + 1):
     _POW6U[_FIELD_BITS * (_n - 1)] = POW6[_n]
-    _OFFU[_FIELD_BITS * (_n - 1)] = SEQ_OFFSET[_n]
 #: The lane of a one-bit mask ``1 << j`` (j < 36) is ``_LANE_OF_BIT[(1 << j) % 37]``: the
 #: powers of two up to 2**35 are distinct modulo 37.
 _LANE_OF_BIT = np.zeros(37, dtype=np.int64)
@@ -185,12 +193,11 @@ def _flush(stats, s, first, packed):
 
 @njit(inline="always")
 def _start_game(S, w, j, s, thr, max_turns):
-    """Lane ``j`` starts a game with seat ``s`` to play (its dice and roll counter are
-    already those of a fresh turn)."""
+    """Lane ``j`` starts a game with seat ``s`` to play (its dice, outcome and seat
+    counters are already those of a fresh turn)."""
     S[_col(_SEAT, w) + j] = s
     S[_col(_THR, w) + j] = thr[s]
     S[_col(_SUR, w) + j] = -thr[s]
-    S[_col(_TRIG, w) + j] = -1
     S[_col(_TURNS, w) + j] = max_turns
 
 
@@ -207,6 +214,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
     max_turns = K.MAX_ROUNDS * n_seats
     target50 = target // POINT_UNIT
     seats64 = np.int64(n_seats)
+    thr0 = np.int64(thr_t[0])
     s0 = st[0]
     s1 = st[1]
     s2 = st[2]
@@ -217,32 +225,49 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
     thr = np.zeros(n_seats, dtype=np.int64)
     for q in range(n_seats):
         thr[q] = thr_t[q]
-    # rolls flushed out of a seat's packed counter during a game (rare)
-    rolls = np.zeros((w, n_seats), dtype=np.int64)
-    rolls6 = np.zeros((w, n_seats), dtype=np.int64)
+    # per lane and seat, what was flushed out of the packed counters during the game
+    # (rare): rolls, rolls of 6 dice, busts, turns banked right after hot dice
+    fl = np.zeros((4, w, n_seats), dtype=np.int64)
+    first = np.zeros(w, dtype=np.int64)  # the seat that began the lane's game
+    trig = np.full(w, -1, dtype=np.int64)  # the seat that triggered the last round
+    last = np.zeros(w, dtype=np.int64)  # the game's turns once its last round is over
+    cut = np.zeros(w, dtype=np.bool_)  # the round cap comes before the last round ends
     started = 0
     for lane in range(w):
         j = uint64(lane)
         S[_col(_DICE, w) + j] = _SIX
-        S[_col(_CODE, w) + j] = _SIX  # (columns past n_lanes: no points, 6 dice; never booked)
+        S[_col(_CODE, w) + j] = _SIX  # (columns past n_lanes: no points, 6 dice; no seat)
+        S[_col(_SUR, w) + j] = -1
         S[_col(_THR, w) + j] = 1
-        S[_col(_TRIG, w) + j] = -1
+        S[_col(_SEAT, w) + j] = n_seats + 1
+        S[_col(_TURNS, w) + j] = _NEVER
         if lane < n_lanes:
             S[_col(_ACTIVE, w) + j] = 1
             s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
             started += 1
+            first[j] = s
             _start_game(S, w, j, s, thr, max_turns)
     live = n_lanes
-    flagged = np.int64(0)  # bit j: lane j's last turn needs the scalar step
+    flagged = np.int64(0)  # bit j: lane j's last pass needs the scalar step
     while True:
         # ---- the draws, lane after lane (a retired lane keeps rolling, unbooked, until
-        # the chunk's last game ends: cheaper than testing it on every roll)
-        for lane in range(n_lanes):
-            j = uint64(lane)
-            sh = uint64(S[_col(_DICE, w) + j])
-            u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6U[sh])
-            S[_col(_CODE, w) + j] = out[_OFFU[sh] + uint64(u)]
-        # ---- the scalar step for the turns flagged in the last pass, in lane order. It
+        # the chunk's last game ends: cheaper than testing it on every roll); with every
+        # lane in use, a loop of compile-time length. (Written out twice, not through a
+        # helper: the helper made LLVM's code for solitaire about 3% slower.)
+        if n_lanes == w:
+            for j in range(uw):
+                sh = uint64(S[_col(_DICE, w) + j])
+                bound = _POW6U[sh]
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
+                S[_col(_CODE, w) + j] = out[bound + uint64(u)]
+        else:
+            for lane in range(n_lanes):
+                j = uint64(lane)
+                sh = uint64(S[_col(_DICE, w) + j])
+                bound = _POW6U[sh]
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
+                S[_col(_CODE, w) + j] = out[bound + uint64(u)]
+        # ---- the scalar step for the lanes flagged in the last pass, in lane order. It
         # comes after the draws (which need nothing from it: a lane whose turn ended rolls
         # 6 dice), so the vector stores it reads have long reached the cache.
         while flagged != 0:
@@ -252,28 +277,39 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             for p in range(n_seats):  # (a roll can fill a counter in the middle of a turn)
                 ga = S[_seat_col(_GACC, p, w, n_seats) + j]
                 if ga & _HALF_FULL:
-                    rolls[j, p] += _flush(stats, p, K.ST_ROLLS_N, ga)
-                    rolls6[j, p] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
+                    fl[0, j, p] += _flush(stats, p, K.ST_ROLLS_N, ga)
+                    fl[1, j, p] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
                     S[_seat_col(_GACC, p, w, n_seats) + j] = 0
-                gb = S[_seat_col(_GBUSTS, p, w, n_seats) + j]
-                if gb & _HALF_FULL:
-                    _flush(stats, p, K.ST_BUSTS_N, gb)
-                    S[_seat_col(_GBUSTS, p, w, n_seats) + j] = 0
-            q = S[_col(_SEAT, w) + j] - 1  # the seat that played the last turn
-            q += seats64 * np.int64(q < 0)
-            trig = S[_col(_TRIG, w) + j]
-            if trig < 0 and S[_seat_col(_TOTAL, q, w, n_seats) + j] >= target50:
-                trig = q  # q banked to the target: the last round begins
-                S[_col(_TRIG, w) + j] = q
-            capped = S[_col(_SEAT, w) + j] != trig
-            if capped and S[_col(_TURNS, w) + j] > 0:
+                ge = S[_seat_col(_GEND, p, w, n_seats) + j]
+                if ge & _FULL:
+                    fl[2, j, p] += _flush(stats, p, K.ST_BUSTS_N, ge)
+                    fl[3, j, p] += (ge >> _HOT_END_SHIFT) & 15
+                    S[_seat_col(_GEND, p, w, n_seats) + j] = 0
+            left = S[_col(_TURNS, w) + j]
+            if trig[j] < 0:
+                q = np.int64(0)
+                if n_seats > 1:
+                    q = S[_col(_SEAT, w) + j] - 1  # the seat that played the last turn
+                    q += seats64 * np.int64(q < 0)
+                if S[_seat_col(_TOTAL, q, w, n_seats) + j] >= target50:
+                    # q banked to the target: the last round begins, and the countdown
+                    # becomes the other seats' one more turn each (unless the round cap
+                    # comes first: then the game is capped, as in the general kernel)
+                    trig[j] = q
+                    cut[j] = left < n_seats - 1
+                    last[j] = max_turns - left + min(left, n_seats - 1)
+                    left = min(left, n_seats - 1)
+                    S[_col(_TURNS, w) + j] = left
+            if left > 0:
                 continue  # the game goes on
             # ---- book the game (as the general kernel does)
             counters[K.C_GAMES] += 1
-            if capped:
+            k_end = max_turns
+            if trig[j] < 0 or cut[j]:
                 counters[K.C_CAPPED] += 1
             else:
-                stats[trig, K.ST_TRIGGERS] += 1
+                stats[trig[j], K.ST_TRIGGERS] += 1
+                k_end = last[j]
             # the highest total and how many seats have it, branch-free
             top = np.int64(-1)
             n_top = np.int64(0)
@@ -283,89 +319,102 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 top = max(top, v)
             for p in range(n_seats):
                 ga = S[_seat_col(_GACC, p, w, n_seats) + j]
-                n_rolls = _flush(stats, p, K.ST_ROLLS_N, ga) + rolls[j, p]
-                n_rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + rolls6[j, p]
-                _flush(stats, p, K.ST_BUSTS_N, S[_seat_col(_GBUSTS, p, w, n_seats) + j])
-                c = S[_seat_col(_GCNT, p, w, n_seats) + j]
-                tu = c & _CNT_MASK
-                hot = n_rolls6 - tu + (c >> _HOT_SHIFT)
+                ge = S[_seat_col(_GEND, p, w, n_seats) + j]
+                n_rolls = _flush(stats, p, K.ST_ROLLS_N, ga) + fl[0, j, p]
+                n_rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + fl[1, j, p]
+                n_busts = _flush(stats, p, K.ST_BUSTS_N, ge) + fl[2, j, p]
+                hot_last = ((ge >> _HOT_END_SHIFT) & 15) + fl[3, j, p]
+                # seats take turns from the one that began: p played every n-th turn;
+                # 6 dice are rolled at a turn's start and after hot dice
+                d = p - first[j]
+                d += seats64 * np.int64(d < 0)
+                tu = (k_end - d + seats64 - 1) // seats64
                 K.book_seat(stats, hist, p, S[_seat_col(_TOTAL, p, w, n_seats) + j] * POINT_UNIT,
-                            top * POINT_UNIT, n_top, tu, n_rolls,
-                            (c >> _BUST_SHIFT) & _CNT_MASK, hot)
+                            top * POINT_UNIT, n_top, tu, n_rolls, n_busts,
+                            n_rolls6 - tu + hot_last)
                 for k in range(_SEAT_FIELDS):
                     S[_seat_col(k, p, w, n_seats) + j] = 0
-                rolls[j, p] = 0
-                rolls6[j, p] = 0
+                for k in range(4):
+                    fl[k, j, p] = 0
+            trig[j] = -1
             # ---- next game in this lane, or retire it (it keeps the turn it was given,
-            # then plays one-roll turns)
+            # then plays one-roll turns, booked to no seat)
             if started < n_games:
                 s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
                 started += 1
+                first[j] = s
                 _start_game(S, w, j, s, thr, max_turns)
             else:
                 S[_col(_ACTIVE, w) + j] = 0
                 S[_col(_THR, w) + j] = 1
-                S[_col(_SEAT, w) + j] = n_seats + 1  # no seat's threshold: 1 from now on
+                S[_col(_SEAT, w) + j] = n_seats + 1  # no seat's: never booked
+                S[_col(_TURNS, w) + j] = _NEVER
                 live -= 1
         if live == 0:
             break
         # ---- every lane at once, branch-free (vectorised): the roll, and if the turn
-        # is over its booking, the next seat and the round cap
+        # is over its booking, the next seat and its threshold, and the countdown
         for j in range(uw):
             code = S[_col(_CODE, w) + j]
             sur = S[_col(_SUR, w) + j] + (code >> _POINTS_SHIFT)
             over = np.int64(sur >= 0)  # banked or bust
             bust = np.int64(sur >= _BUSTED)
             x = code & _SHIFT_MASK  # dice left (6 after hot dice), or rolled in a bust
-            active = S[_col(_ACTIVE, w) + j]
-            booked = over & active
-            one = active << S[_col(_DICE, w) + j]  # this roll, packed (none if retired)
-            thr_cur = S[_col(_THR, w) + j]
-            points = (sur + thr_cur) & (bust - 1)  # the turn's points unless a bust
-            cnt = (1 + (bust << _BUST_SHIFT)
-                   + (((code >> _HOT_BIT) & 1) << _HOT_SHIFT))
-            busts = bust << x
+            # the turn's end, packed: a bust by its dice, or a bank right after hot dice
+            # (added only if the turn is over)
+            end = (bust << x) | (((code >> _HOT_BIT) & 1) << _HOT_END_SHIFT)
             if n_seats == 1:  # (a compile-time choice)
-                seat = np.int64(0)
-                nxt = np.int64(0)
+                active = S[_col(_ACTIVE, w) + j]
+                booked = over & active
+                one = active << S[_col(_DICE, w) + j]  # this roll, packed (none if retired)
+                thr_cur = thr0
+                m = -booked
+                points = (sur + thr_cur) & (bust - 1)  # the turn's points unless a bust
+                total = S[_seat_col(_TOTAL, 0, w, n_seats) + j] + (points & m)
+                S[_seat_col(_TOTAL, 0, w, n_seats) + j] = total
+                ga = S[_seat_col(_GACC, 0, w, n_seats) + j] + one
+                S[_seat_col(_GACC, 0, w, n_seats) + j] = ga
+                ge = S[_seat_col(_GEND, 0, w, n_seats) + j] + (end & m)
+                S[_seat_col(_GEND, 0, w, n_seats) + j] = ge
+                # the target reached (the scalar step ends the game), or a counter to flush
+                flag = (m & -np.int64(total >= target50)) | ((ga | ge) & _FULL)
+                thr_next = thr_cur
             else:
+                active = S[_col(_ACTIVE, w) + j]
+                booked = over & active
+                one = active << S[_col(_DICE, w) + j]
+                thr_cur = S[_col(_THR, w) + j]
+                points = (sur + thr_cur) & (bust - 1)
                 seat = S[_col(_SEAT, w) + j]
                 nxt = seat + booked
                 nxt -= seats64 * np.int64(nxt == seats64)
-            # the next seat's threshold; 1 for a retired lane (seat past the last)
-            thr_next = thr_cur if n_seats == 1 else np.int64(1)
-            hit = np.int64(0)
-            ga_gb = np.int64(0)
-            for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
-                m = -(booked & np.int64(seat == q))  # all ones for the seat booked
-                total = S[_seat_col(_TOTAL, q, w, n_seats) + j] + (points & m)
-                S[_seat_col(_TOTAL, q, w, n_seats) + j] = total
-                if n_seats == 1:
-                    ga = S[_seat_col(_GACC, q, w, n_seats) + j] + one
-                else:
-                    ga = S[_seat_col(_GACC, q, w, n_seats) + j] + (one & -np.int64(seat == q))
-                S[_seat_col(_GACC, q, w, n_seats) + j] = ga
-                S[_seat_col(_GCNT, q, w, n_seats) + j] += cnt & m
-                gb = S[_seat_col(_GBUSTS, q, w, n_seats) + j] + (busts & m)
-                S[_seat_col(_GBUSTS, q, w, n_seats) + j] = gb
-                # the target reached (the scalar step sees whether it triggers the last
-                # round), or a packed counter to flush
-                hit |= m & np.int64(total >= target50)
-                ga_gb |= ga | gb
-                if n_seats > 1:
+                thr_next = np.int64(1)  # (a retired lane: seat past the last)
+                flag = np.int64(0)
+                full = np.int64(0)
+                for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
+                    sq = -np.int64(seat == q)  # all ones for the seat that rolled
+                    m = -booked & sq  # and if its turn is over
+                    total = S[_seat_col(_TOTAL, q, w, n_seats) + j] + (points & m)
+                    S[_seat_col(_TOTAL, q, w, n_seats) + j] = total
+                    ga = S[_seat_col(_GACC, q, w, n_seats) + j] + (one & sq)
+                    S[_seat_col(_GACC, q, w, n_seats) + j] = ga
+                    ge = S[_seat_col(_GEND, q, w, n_seats) + j] + (end & m)
+                    S[_seat_col(_GEND, q, w, n_seats) + j] = ge
+                    # the target reached (the scalar step sees whether it triggers the
+                    # last round), or a packed counter to flush
+                    flag |= m & -np.int64(total >= target50)
+                    full |= ga | ge
                     sel = -np.int64(nxt == q)
                     thr_next = (thr_t[q] & sel) | (thr_next & ~sel)
-            flag = hit | (ga_gb & _HALF_FULL)
+                flag |= full & _FULL
+                S[_col(_THR, w) + j] = thr_next
+                S[_col(_SEAT, w) + j] = nxt
             om = -over
             S[_col(_SUR, w) + j] = (-thr_next & om) | (sur & ~om)
             S[_col(_DICE, w) + j] = x + ((_SIX - x) & om)
-            if n_seats > 1:
-                S[_col(_THR, w) + j] = thr_next
-                S[_col(_SEAT, w) + j] = nxt
-                flag |= booked & np.int64(nxt == S[_col(_TRIG, w) + j])  # the last round is over
             turns = S[_col(_TURNS, w) + j] - booked
             S[_col(_TURNS, w) + j] = turns
-            flag |= booked & np.int64(turns == 0)
+            flag |= booked & np.int64(turns == 0)  # the round cap, or the last round over
             flagged |= np.int64(flag != 0) << np.int64(j)
 
 
