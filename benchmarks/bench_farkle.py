@@ -12,9 +12,10 @@ For 1-seat and 2-seat threshold-300 games to 10,000 (default rules) it prints:
 * the cost of the random numbers alone: a jitted loop making exactly as many draws
   ``u < 6**n`` of each dice count, over the same chunks, seeds and threads, the way the
   lane kernel makes them (generator state in registers, no rank lookup);
-* for solitaire, a *floor*: the lane kernel's draw loop, and a vector loop that only
-  moves the surplus, the dice and the banked total and counts finished games (no
-  statistics at all): what this design costs before the report's bookkeeping.
+* a *floor*: the lane kernel's draw loop and lane count, and a vector loop that only
+  moves the surplus, the dice, the seat to play and the banked totals and counts
+  finished games (no statistics, last round or round cap): what this design costs
+  before the report's bookkeeping.
 
 Targets on a 2-core machine: >= 1,000,000 solitaire games/s, >= 500,000 two-seat
 games/s, game cost within 2x of the RNG cost. The best of ``--repeat`` runs is reported
@@ -40,51 +41,77 @@ from dicelab.rng import below_s
 from dicelab.seeding import chunk_bounds, chunk_states
 
 TARGET = 10_000
-_W = LN.lanes_for(1)  # solitaire's lane count
-_UW = uint64(_W)
 
 
 @njit(cache=True, parallel=True)
-def floor_kernel(states, bounds, thr, target, out, rolls_out):
-    """Solitaire threshold games in lanes, with nothing but draw, lookup and decision.
+def floor_kernel(states, bounds, thr_t, target, out, rolls_out):
+    """Threshold games in lanes, with nothing but draw, lookup, decision and turn order.
 
-    The lane kernel's draw loop, and a vector loop that only moves each lane's surplus,
-    dice and banked total and counts finished games: no statistics, seats, trigger or
-    round cap. Same outcome codes, same column layout. ``thr`` and ``target`` in points.
+    The lane kernel's draw loop and lane count, and a vector loop that only moves each
+    lane's surplus, dice, seat and banked totals and counts finished games (a game ends
+    when a seat banks to the target): no statistics, last round or round cap. Same
+    outcome codes, same column layout. ``thr_t``: the seats' thresholds in units of 50
+    (a tuple: its length, the seat count, is compiled in); ``target`` in points.
     """
-    thr50 = np.int64(thr // 50)
+    n_seats = len(thr_t)
+    w = LN.lanes_for(n_seats)
+    uw = uint64(w)
     target50 = target // 50
     for c in prange(states.shape[0]):
         s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
         n_games = bounds[c + 1] - bounds[c]
-        n_lanes = min(_W, n_games)
-        # columns: dice (as field shifts), outcome code, surplus, total (unused columns
-        # never bank)
-        S = np.zeros(4 * _W, dtype=np.int64)
-        for j in range(_UW):
+        n_lanes = min(w, n_games)
+        # columns: dice (as field shifts), outcome code, surplus, seat, then the seats'
+        # totals (unused columns never bank)
+        S = np.zeros((4 + n_seats) * w, dtype=np.int64)
+        for j in range(uw):
             S[j] = LN._SIX
-            S[_UW + j] = LN._SIX
-            S[2 * _UW + j] = -thr50
+            S[uw + j] = LN._SIX
+            S[2 * uw + j] = -thr_t[0]
         done = 0
         rolls = 0
         while done < n_games:
             for lane in range(n_lanes):
                 j = uint64(lane)
-                sh = uint64(S[j])
-                bound = LN._POW6U[sh]
+                bound = LN._POW6U[uint64(S[j])]
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
-                S[_UW + j] = out[bound + uint64(u)]
+                S[uw + j] = out[bound + uint64(u)]
             finished = np.int64(0)
-            for j in range(_UW):
-                code = S[_UW + j]
-                sur = S[2 * _UW + j] + (code >> LN._POINTS_SHIFT)
+            for j in range(uw):
+                code = S[uw + j]
+                sur = S[2 * uw + j] + (code >> LN._POINTS_SHIFT)
                 om = -np.int64(sur >= 0)
-                bank = (sur + thr50) & (np.int64(sur >= LN._BUSTED) - 1) & om
-                total = S[3 * _UW + j] + bank
-                won = -np.int64(total >= target50)
+                if n_seats == 1:  # (a compile-time choice)
+                    thr_next = np.int64(thr_t[0])
+                    bank = (sur + thr_next) & (np.int64(sur >= LN._BUSTED) - 1) & om
+                    total = S[4 * uw + j] + bank
+                    won = -np.int64(total >= target50)
+                    S[4 * uw + j] = total & ~won
+                else:
+                    # the seat's threshold, and the next seat's, by masks (vector code)
+                    seat = S[3 * uw + j]
+                    thr_cur = np.int64(thr_t[0])
+                    for q in range(1, n_seats):
+                        sel = -np.int64(seat == q)
+                        thr_cur = (thr_t[q] & sel) | (thr_cur & ~sel)
+                    bank = (sur + thr_cur) & (np.int64(sur >= LN._BUSTED) - 1) & om
+                    won = np.int64(0)
+                    for q in range(n_seats):
+                        m = -np.int64(seat == q)
+                        total = S[(4 + q) * uw + j] + (bank & m)
+                        won |= m & -np.int64(total >= target50)
+                        S[(4 + q) * uw + j] = total
+                    for q in range(n_seats):
+                        S[(4 + q) * uw + j] &= ~won
+                    nxt = seat - om
+                    nxt = nxt & -np.int64(nxt < n_seats) & ~won
+                    thr_next = np.int64(thr_t[0])
+                    for q in range(1, n_seats):
+                        sel = -np.int64(nxt == q)
+                        thr_next = (thr_t[q] & sel) | (thr_next & ~sel)
+                    S[3 * uw + j] = nxt
                 finished -= won
-                S[3 * _UW + j] = total & ~won
-                S[2 * _UW + j] = (-thr50 & om) | (sur & ~om)
+                S[2 * uw + j] = (-thr_next & om) | (sur & ~om)
                 x = code & LN._SHIFT_MASK
                 S[j] = x + ((LN._SIX - x) & om)
             done += finished
@@ -135,15 +162,15 @@ def general_kernel_seconds(seats: list[str], seed: int, games: int) -> float:
     return time.perf_counter() - t0
 
 
-def floor_seconds(seed: int, games: int) -> tuple[float, int]:
-    """(wall-clock, rolls) of the floor kernel for solitaire threshold-300 games."""
+def floor_seconds(seed: int, games: int, n_seats: int) -> tuple[float, int]:
+    """(wall-clock, rolls) of the floor kernel for ``n_seats`` threshold-300 seats."""
     _, max_keep, all_score = fsim.scoring_arrays(compile_table(PRESETS["default"]))
     out = LN.outcome_table(max_keep, all_score)
     rolls = 0
     t0 = time.perf_counter()
     for lo, hi, b in _batches(games):
         r = np.zeros(hi - lo, dtype=np.int64)
-        floor_kernel(chunk_states(seed, lo, hi), b, 300, TARGET, out, r)
+        floor_kernel(chunk_states(seed, lo, hi), b, (300 // 50,) * n_seats, TARGET, out, r)
         rolls += int(r.sum())
     return time.perf_counter() - t0, rolls
 
@@ -176,13 +203,12 @@ def bench(seats: list[str], games: int, repeat: int) -> None:
     print(f"  ns per die (game)  {1e9 * r.elapsed_s / dice_rolled:15.3f}   wall clock")
     print(f"  ns per die (RNG)   {1e9 * rng_s / dice_rolled:15.3f}   same draws, same layout")
     print(f"  game / RNG         {r.elapsed_s / rng_s:15.2f}x")
-    if len(seats) == 1:
-        floor_seconds(r.seed, 1000)  # compile / load
-        fl_s, fl_rolls = min(floor_seconds(r.seed, games) for _ in range(repeat))
-        per_roll_rng = rng_s / rolls
-        print(f"  floor / RNG        {fl_s / fl_rolls / per_roll_rng:15.2f}x   draw + lookup + "
-              f"bank decision only, per roll ({1e9 * fl_s / fl_rolls:.2f} ns per roll against "
-              f"{1e9 * per_roll_rng:.2f})")
+    floor_seconds(r.seed, 1000, len(seats))  # compile / load
+    fl_s, fl_rolls = min(floor_seconds(r.seed, games, len(seats)) for _ in range(repeat))
+    per_roll_rng = rng_s / rolls
+    print(f"  floor / RNG        {fl_s / fl_rolls / per_roll_rng:15.2f}x   draw + lookup + "
+          f"bank decision + turn order only, per roll ({1e9 * fl_s / fl_rolls:.2f} ns per "
+          f"roll against {1e9 * per_roll_rng:.2f})")
 
 
 def main() -> None:

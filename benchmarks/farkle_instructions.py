@@ -60,12 +60,12 @@ def child(mode: str, games: int) -> None:
     # only the measured work differs
     warm = 2 * fsim.CHUNK_GAMES
     per_warm = rolls_by_n(warm)
-    B.floor_seconds(SEED, warm)
+    B.floor_seconds(SEED, warm, 1)
     B.rng_only_seconds(SEED, warm, per_warm)
     if mode == "game":
         rolls = int(rolls_by_n(games).sum())
     elif mode == "floor":
-        rolls = B.floor_seconds(SEED, games)[1]
+        rolls = B.floor_seconds(SEED, games, 1)[1]
     else:
         draws = per_warm * games // warm
         B.rng_only_seconds(SEED, games, draws)
