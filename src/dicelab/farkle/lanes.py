@@ -283,7 +283,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 ge = S[_seat_col(_GEND, p, w, n_seats) + j]
                 if ge & _FULL:
                     fl[2, j, p] += _flush(stats, p, K.ST_BUSTS_N, ge)
-                    fl[3, j, p] += (ge >> _HOT_END_SHIFT) & 15
+                    fl[3, j, p] += (ge >> _HOT_END_SHIFT) & _HOT_END_MASK
                     S[_seat_col(_GEND, p, w, n_seats) + j] = 0
             left = S[_col(_TURNS, w) + j]
             if trig[j] < 0:
@@ -323,7 +323,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 n_rolls = _flush(stats, p, K.ST_ROLLS_N, ga) + fl[0, j, p]
                 n_rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + fl[1, j, p]
                 n_busts = _flush(stats, p, K.ST_BUSTS_N, ge) + fl[2, j, p]
-                hot_last = ((ge >> _HOT_END_SHIFT) & 15) + fl[3, j, p]
+                hot_last = ((ge >> _HOT_END_SHIFT) & _HOT_END_MASK) + fl[3, j, p]
                 # seats take turns from the one that began: p played every n-th turn;
                 # 6 dice are rolled at a turn's start and after hot dice
                 d = p - first[j]
