@@ -12,10 +12,10 @@ For 1-seat and 2-seat threshold-300 games to 10,000 (default rules) it prints:
 * the cost of the random numbers alone: a jitted loop making exactly as many draws
   ``u < 6**n`` of each dice count, over the same chunks, seeds and threads, the way the
   lane kernel makes them (generator state in registers, no rank lookup);
-* a *floor*: the lane kernel's draw loop and lane count, and a vector loop that only
-  moves the surplus, the dice, the seat to play and the banked totals and counts
-  finished games (no statistics, last round or round cap): what this design costs
-  before the report's bookkeeping.
+* a *floor*: the lane kernel's draw loop, lane count and staggered halves, and a vector
+  loop that only moves the turn points, the dice, the seat to play and the banked
+  totals and counts finished games (no statistics, last round or round cap): what this
+  design costs before the report's bookkeeping.
 
 Targets on a 2-core machine: >= 1,000,000 solitaire games/s, >= 500,000 two-seat
 games/s, game cost within 2x of the RNG cost. The best of ``--repeat`` runs is reported
@@ -43,80 +43,100 @@ from dicelab.seeding import chunk_bounds, chunk_states
 TARGET = 10_000
 
 
+@njit(inline="always")
+def _floor_vec(S, uw, lo, hi, thr_t, target50):
+    """The floor's vector loop over lanes ``lo .. hi - 1``; returns the games finished."""
+    n_seats = len(thr_t)
+    finished = np.int64(0)
+    for j in range(uint64(lo), uint64(hi)):
+        code = S[uw + j]
+        pts = S[2 * uw + j] + (code >> LN._POINTS_SHIFT)
+        if n_seats == 1:  # (a compile-time choice) pts: the points minus the threshold
+            thr0 = np.int64(thr_t[0])
+            om = -np.int64(pts >= 0)
+            bank = (pts + thr0) & (np.int64(pts >= LN._BUSTED) - 1) & om
+            total = S[4 * uw + j] + bank
+            won = -np.int64(total >= target50)
+            S[4 * uw + j] = total & ~won
+            fresh = -thr0
+        else:
+            # the seat's threshold by masks (vector code)
+            seat = S[3 * uw + j]
+            thr_cur = np.int64(thr_t[0])
+            for q in range(1, n_seats):
+                sel = -np.int64(seat == q)
+                thr_cur = (thr_t[q] & sel) | (thr_cur & ~sel)
+            om = -np.int64(pts >= thr_cur)
+            bank = pts & (np.int64(pts >= LN._BUSTED) - 1) & om
+            won = np.int64(0)
+            for q in range(n_seats):
+                m = -np.int64(seat == q)
+                total = S[(4 + q) * uw + j] + (bank & m)
+                won |= m & -np.int64(total >= target50)
+                S[(4 + q) * uw + j] = total
+            for q in range(n_seats):
+                S[(4 + q) * uw + j] &= ~won
+            nxt = seat - om
+            S[3 * uw + j] = nxt & -np.int64(nxt < n_seats) & ~won
+            fresh = np.int64(0)
+        finished -= won
+        S[2 * uw + j] = (fresh & om) | (pts & ~om)
+        x = code & LN._SHIFT_MASK
+        S[j] = x + ((LN._SIX - x) & om)
+    return finished
+
+
+@njit(cache=True)
+def _floor_chunk(st, n_games, thr_t, target, out):
+    """One chunk of the floor (generator ``st``); returns its rolls."""
+    n_seats = len(thr_t)
+    w = LN.lanes_for(n_seats)
+    uw = uint64(w)
+    h = w // 2
+    target50 = target // 50
+    s0, s1, s2, s3 = st[0], st[1], st[2], st[3]
+    n_lanes = min(w, n_games)
+    # columns: dice (as field shifts), outcome code, turn points, seat, then the seats'
+    # totals (unused columns never bank)
+    S = np.zeros((4 + n_seats) * w, dtype=np.int64)
+    for j in range(uw):
+        S[j] = LN._SIX
+        S[uw + j] = LN._SIX
+        S[2 * uw + j] = -thr_t[0] if n_seats == 1 else 0
+    done = 0
+    rolls = 0
+    while done < n_games:
+        for lane in range(min(h, n_lanes)):
+            j = uint64(lane)
+            bound = LN._POW6U[uint64(S[j])]
+            u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
+            S[uw + j] = out[bound + uint64(u)]
+        if rolls > 0:
+            done += _floor_vec(S, uw, h, w, thr_t, target50)
+        for lane in range(h, n_lanes):
+            j = uint64(lane)
+            bound = LN._POW6U[uint64(S[j])]
+            u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
+            S[uw + j] = out[bound + uint64(u)]
+        done += _floor_vec(S, uw, 0, h, thr_t, target50)
+        rolls += n_lanes
+    return rolls
+
+
 @njit(cache=True, parallel=True)
 def floor_kernel(states, bounds, thr_t, target, out, rolls_out):
     """Threshold games in lanes, with nothing but draw, lookup, decision and turn order.
 
-    The lane kernel's draw loop and lane count, and a vector loop that only moves each
-    lane's surplus, dice, seat and banked totals and counts finished games (a game ends
-    when a seat banks to the target): no statistics, last round or round cap. Same
-    outcome codes, same column layout. ``thr_t``: the seats' thresholds in units of 50
-    (a tuple: its length, the seat count, is compiled in); ``target`` in points.
+    The lane kernel's draw loop, lane count and staggered halves, and a vector loop that
+    only moves each lane's turn points, dice, seat and banked totals and counts finished
+    games (a game ends when a seat banks to the target): no statistics, last round or
+    round cap. Same outcome codes, same column layout. ``thr_t``: the seats' thresholds
+    in units of 50 (a tuple: its length, the seat count, is compiled in); ``target`` in
+    points.
     """
-    n_seats = len(thr_t)
-    w = LN.lanes_for(n_seats)
-    uw = uint64(w)
-    target50 = target // 50
     for c in prange(states.shape[0]):
-        s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
-        n_games = bounds[c + 1] - bounds[c]
-        n_lanes = min(w, n_games)
-        # columns: dice (as field shifts), outcome code, surplus, seat, then the seats'
-        # totals (unused columns never bank)
-        S = np.zeros((4 + n_seats) * w, dtype=np.int64)
-        for j in range(uw):
-            S[j] = LN._SIX
-            S[uw + j] = LN._SIX
-            S[2 * uw + j] = -thr_t[0]
-        done = 0
-        rolls = 0
-        while done < n_games:
-            for lane in range(n_lanes):
-                j = uint64(lane)
-                bound = LN._POW6U[uint64(S[j])]
-                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
-                S[uw + j] = out[bound + uint64(u)]
-            finished = np.int64(0)
-            for j in range(uw):
-                code = S[uw + j]
-                sur = S[2 * uw + j] + (code >> LN._POINTS_SHIFT)
-                om = -np.int64(sur >= 0)
-                if n_seats == 1:  # (a compile-time choice)
-                    thr_next = np.int64(thr_t[0])
-                    bank = (sur + thr_next) & (np.int64(sur >= LN._BUSTED) - 1) & om
-                    total = S[4 * uw + j] + bank
-                    won = -np.int64(total >= target50)
-                    S[4 * uw + j] = total & ~won
-                else:
-                    # the seat's threshold, and the next seat's, by masks (vector code)
-                    seat = S[3 * uw + j]
-                    thr_cur = np.int64(thr_t[0])
-                    for q in range(1, n_seats):
-                        sel = -np.int64(seat == q)
-                        thr_cur = (thr_t[q] & sel) | (thr_cur & ~sel)
-                    bank = (sur + thr_cur) & (np.int64(sur >= LN._BUSTED) - 1) & om
-                    won = np.int64(0)
-                    for q in range(n_seats):
-                        m = -np.int64(seat == q)
-                        total = S[(4 + q) * uw + j] + (bank & m)
-                        won |= m & -np.int64(total >= target50)
-                        S[(4 + q) * uw + j] = total
-                    for q in range(n_seats):
-                        S[(4 + q) * uw + j] &= ~won
-                    nxt = seat - om
-                    nxt = nxt & -np.int64(nxt < n_seats) & ~won
-                    thr_next = np.int64(thr_t[0])
-                    for q in range(1, n_seats):
-                        sel = -np.int64(nxt == q)
-                        thr_next = (thr_t[q] & sel) | (thr_next & ~sel)
-                    S[3 * uw + j] = nxt
-                finished -= won
-                S[2 * uw + j] = (-thr_next & om) | (sur & ~om)
-                x = code & LN._SHIFT_MASK
-                S[j] = x + ((LN._SIX - x) & om)
-            done += finished
-            rolls += n_lanes
-        rolls_out[c] = rolls
+        rolls_out[c] = _floor_chunk(states[c].copy(), bounds[c + 1] - bounds[c], thr_t,
+                                    target, out)
 
 
 def rng_only_seconds(seed: int, games: int, rolls_n: np.ndarray) -> float:

@@ -70,9 +70,9 @@ def test_outcome_table_matches_the_naive_scorer_for_every_raw_draw(rules, house)
                 kept, points = nf.all_scoring(table, roll)
                 left = 6 if kept == n else n - kept
                 # a bust: "points" 2**23 (units of 50) and the dice rolled; the dice as
-                # the shift of their packed-counter field; bit 6: every die scored
-                by_roll[roll] = (1 << 23 << 7 | 10 * (n - 1)) if kept == 0 else (
-                    points // 50 << 7 | (kept == n) << 6 | 10 * (left - 1))
+                # the shift of their 9-bit packed-counter field; bit 6: every die scored
+                by_roll[roll] = (1 << 23 << 7 | 9 * (n - 1)) if kept == 0 else (
+                    points // 50 << 7 | (kept == n) << 6 | 9 * (left - 1))
             want[u] = by_roll[roll]
         np.testing.assert_array_equal(got, want, err_msg=f"{n} dice")
         # decode as the kernel does: a bust ends any turn (surplus >= 0 whatever the
@@ -82,14 +82,16 @@ def test_outcome_table_matches_the_naive_scorer_for_every_raw_draw(rules, house)
         assert busts == round(nf.bust_probability(table, n) * 6**n)
         scoring = got[surplus < 0]
         assert (scoring >> 7 >= 1).all()
-        assert set(np.unique(scoring & 63).tolist()) <= {0, 10, 20, 30, 40, 50}
+        assert set(np.unique(scoring & 63).tolist()) <= {0, 9, 18, 27, 36, 45}
 
 
 def test_outcome_table_refuses_scores_it_cannot_pack():
     _, max_keep, all_score = scoring_arrays(compile_table(PRESETS["default"]))
     with pytest.raises(ValueError, match="too large"):
-        lanes.outcome_table(max_keep, all_score * 0 + (50 << 22))
-    lanes.outcome_table(max_keep, all_score * 0 + (50 << 22) - 50)  # the largest that fits
+        lanes.outcome_table(max_keep, all_score * 0 + 50 * lanes.MAX_ROLL_POINTS + 50)
+    lanes.outcome_table(max_keep, all_score * 0 + 50 * lanes.MAX_ROLL_POINTS)  # the largest
+    # ... and with it, a scoring turn of the highest threshold stays below a bust
+    assert lanes.MAX_LANE_TURN_ROLLS - 1 + lanes.MAX_ROLL_POINTS < lanes._BUSTED
     with pytest.raises(ValueError, match="multiples of 50"):
         lanes.outcome_table(max_keep, all_score + 25)
 
@@ -163,7 +165,7 @@ TOP = f"threshold-{lanes.MAX_THRESHOLD}"  # the highest threshold the lanes kern
 
 def test_one_lane_is_bit_identical_when_games_hit_the_round_cap():
     # nobody banks (no turn reaches 52 million here), so both games run 5000 rounds: the
-    # seat's packed roll counter is flushed many times on the way
+    # packed counters are emptied many times on the way
     general, fast = run_both([TOP, TOP], PRESETS["default"], 50, games=2, seed=1,
                              first_seat=-1)
     for g, f in zip(general, fast, strict=True):
@@ -171,7 +173,7 @@ def test_one_lane_is_bit_identical_when_games_hit_the_round_cap():
     stats, _, counters = fast
     assert counters[:, K.C_CAPPED].sum() == 2
     assert stats[:, :, K.ST_TURNS].sum() == 2 * 2 * K.MAX_ROUNDS
-    assert stats[:, :, K.ST_ROLLS].sum() > 2 * 2 * K.MAX_ROUNDS  # > 512 rolls of a count
+    assert stats[:, :, K.ST_ROLLS].sum() > 2 * 2 * K.MAX_ROUNDS  # > 511 rolls of a count
 
 
 ONES_ONLY_TOML = ('name = "ones-only"\nbase = "basic"\nsingles = {1 = 50}\n'
@@ -208,8 +210,8 @@ def test_one_lane_is_bit_identical_when_the_last_round_meets_the_round_cap(
 
 def test_one_lane_is_bit_identical_when_a_counter_fills_in_the_middle_of_a_turn(tmp_path):
     # nothing busts, so a threshold-1,000,000 turn is some 3,000 rolls of 6 dice: the
-    # rolling seat's packed counter reaches 512 while its turn goes on, and must be
-    # flushed then (the seat is not the one whose turn ended last)
+    # rolling seat's packed counter would overflow (a field holds 511) if it were not
+    # emptied while its turn goes on
     f = tmp_path / "all-score.toml"
     f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '
                  '6 = 50}\n')

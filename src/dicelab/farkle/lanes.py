@@ -9,33 +9,43 @@ need far less per roll, and this kernel exploits it:
   roll of ``n`` dice straight to its outcome: the points of all scoring dice and the
   dice left to roll (6 after hot dice), or a bust. The outcomes of ``n`` dice start at
   index ``6**n``, so the bound of the draw is also where its outcomes are.
-* **The bank decision is a sign.** A lane keeps its *surplus*: turn points minus the
-  seat's threshold, in units of 50. A roll adds its points, and a bust adds a huge
-  number, so "the turn is over" (banked or bust) is ``surplus >= 0``.
+* **The bank decision is one compare.** A lane keeps its turn's points in units of 50
+  (for solitaire minus the threshold, so the decision is a sign). A roll adds its
+  points, and a bust adds a huge number, so "the turn is over" (banked or bust) is
+  ``points >= threshold``; with several seats the threshold follows from the seat to
+  play by masks.
 * **Lanes, in SIMD.** Each chunk plays :func:`lanes_for` games side by side (32 for
   solitaire, 16 with more seats), and every lane's state is a *column* of one array
   (field ``f`` of lane ``j`` at ``f * width + j``). A pass has two loops:
 
   1. the draws, lane after lane, with the generator state in registers: each raw draw
      and its outcome code (scalar: the random numbers themselves);
-  2. everything else, for all lanes at once and without a branch: the surplus, the
+  2. everything else, for all lanes at once and without a branch: the turn points, the
      bank-or-bust decision, the counts, the turn's booking (masked: a lane whose turn
-     goes on adds zeros), the next seat and its threshold and the round cap. Every
-     address is a constant offset plus the lane, and the seat loop has a compile-time
-     length (the thresholds come as a tuple), so LLVM turns this loop into vector code
-     (AVX-512 or AVX2, whatever the machine has).
+     goes on adds zeros), the next seat and the round cap. Every address is a constant
+     offset plus the lane, and the seat loop has a compile-time length (the thresholds
+     come as a tuple), so LLVM turns this loop into vector code (AVX-512 or AVX2,
+     whatever the machine has).
 
-  Only lanes whose turn needs more (a bank that reached the target, the end of a game,
-  a packed counter to flush) go through a scalar step, found from one bit per lane.
-  It runs after the next pass's draws, which need nothing from it. The round cap and
-  the last round share one countdown: when a seat triggers the last round, the scalar
-  step shortens it to the turns the other seats have left.
+  The lanes come in two halves, and the loops are staggered: draws of the first half,
+  vector loop of the second half (on draws made half a pass earlier), draws of the
+  second half, vector loop of the first half. Each vector loop reads outcome codes
+  stored long before, and the processor overlaps it with the other half's draws (with
+  several seats, about 12% faster than one draw loop then one vector loop; the same
+  speed for solitaire). The draws keep their order, so the games do not change.
+
+  Only lanes whose turn needs more (a bank that reached the target, the end of a game)
+  go through a scalar step, found from one bit per lane. It runs after the next pass's
+  draws, which need nothing from it. The round cap and the last round share one
+  countdown: when a seat triggers the last round, the scalar step shortens it to the
+  turns the other seats have left.
 * **Lean statistics.** A seat's game has three numbers in the vector loop: its total,
-  its rolls by dice count (one packed counter, 10 bits per dice count, counted on every
+  its rolls by dice count (one packed counter, 9 bits per dice count, counted on every
   roll) and its turn ends (busts by dice count packed the same way, and the turns
   banked right after hot dice). The rest follows when the game ends: a seat's turns
-  from the game's turns and who began, its busts from the packed busts; counters are
-  flushed to the statistics when a field half fills.
+  from the game's turns and who began, its busts from the packed busts. A field gains
+  at most one per pass, so every lane's counters are emptied into the statistics every
+  :data:`_FLUSH_PASSES` passes, and no field can overflow: no test for it per roll.
 
 Why a threshold limit (:data:`MAX_THRESHOLD`, about 52 million): the general kernel
 caps a turn at ``MAX_TURN_ROLLS`` rolls, and this kernel never caps a turn. Every
@@ -67,35 +77,37 @@ from dicelab.rng import below_s
 LANES = 16
 SOLO_LANES = 32
 
-#: Packed counters: 10 bits per dice count n = 1..6 (field n - 1). One is added per roll
-#: (per bust); a seat's game counter is flushed to the statistics when a field reaches
-#: 512 (bit 9 of some field set), before the lane's next roll, so no field overflows.
-_FIELD_BITS = 10
+#: Packed counters: 9 bits per dice count n = 1..6 (field n - 1). At most one is added
+#: to a field per pass (a roll, a bust), and every lane's counters are emptied into the
+#: statistics every ``_FLUSH_PASSES`` passes, so no field overflows.
+_FIELD_BITS = 9
 _FIELD_MASK = (1 << _FIELD_BITS) - 1
-_HALF_FULL = sum(1 << (_FIELD_BITS * m + _FIELD_BITS - 1) for m in range(MAX_DICE))
+_FLUSH_PASSES = _FIELD_MASK
 #: The highest threshold this kernel plays: its turns (at most ``T / 50`` rolls) stay
 #: below the general kernel's cap on the rolls of a turn.
 MAX_LANE_TURN_ROLLS = K.MAX_TURN_ROLLS - 1
 MAX_THRESHOLD = POINT_UNIT * MAX_LANE_TURN_ROLLS
 
-#: Outcome codes: ``points / 50 << 7 | hot << 6 | 10 * (dice - 1)``. ``dice``: the dice
+#: Outcome codes: ``points / 50 << 7 | hot << 6 | 9 * (dice - 1)``. ``dice``: the dice
 #: left to roll (1..6, 6 after hot dice), or for a bust the dice just rolled, kept as the
 #: shift of its field in the packed counters (so the kernel shifts by it directly);
 #: ``hot``: a scoring roll that used every die. A bust's ``points / 50`` is
-#: :data:`_BUST`: far above any surplus of a scoring turn (< :data:`_BUSTED`).
+#: :data:`_BUST`: far above the points of any scoring turn (< :data:`_BUSTED`).
 _POINTS_SHIFT = 7
 _HOT_BIT = 6
 _SHIFT_MASK = 63
 _BUST = 1 << 23
 _BUSTED = 1 << 22
+#: The most a roll may score, in units of 50: a scoring turn's points (at most the
+#: highest threshold minus 1, plus one roll) stay below :data:`_BUSTED`.
+MAX_ROLL_POINTS = _BUSTED - MAX_LANE_TURN_ROLLS
 #: The field shift of 6 dice (a fresh turn).
 _SIX = _FIELD_BITS * (MAX_DICE - 1)
 
 #: A seat's packed turn ends: busts by dice count in the fields of the roll counter and,
-#: in bits 60..63, the turns banked right after hot dice (flushed when it reaches 8).
-_HOT_END_SHIFT = 60
-_HOT_END_MASK = 15
-_FULL = _HALF_FULL | (1 << 63)
+#: in bits 54..63, the turns banked right after hot dice.
+_HOT_END_SHIFT = _FIELD_BITS * MAX_DICE
+_HOT_END_MASK = (1 << (64 - _HOT_END_SHIFT)) - 1
 #: The countdown of a lane that plays no game (never reaches 0).
 _NEVER = 1 << 62
 
@@ -104,13 +116,13 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
     """Outcome of every raw draw: ``code[6**n + u]`` for ``u < 6**n`` (int32; entries below
     6 and between the dice counts' ranges are unused).
 
-    ``code = points / 50 << 7 | hot << 6 | 10 * (left - 1)`` where ``points`` is the
+    ``code = points / 50 << 7 | hot << 6 | 9 * (left - 1)`` where ``points`` is the
     score of all scoring dice, ``left`` the dice left to roll (6 after hot dice) and
     ``hot`` 1 if every die scored; a bust has ``points / 50 = _BUST`` and ``left = n``,
     the dice rolled. Raw draw ``u`` of ``n`` dice is the roll ``SEQ_TO_RANK[SEQ_OFFSET[n]
     + u]`` of the general kernel.
     """
-    if int(all_score.max()) >= POINT_UNIT * _BUSTED:
+    if int(all_score.max()) > POINT_UNIT * MAX_ROLL_POINTS:
         raise ValueError("scores too large for the outcome table")
     if (all_score % POINT_UNIT).any():
         raise ValueError(f"scores must be multiples of {POINT_UNIT}")
@@ -134,14 +146,12 @@ def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
 
 #: The lane array, ``W = lanes_for(seats)`` columns wide: field ``f`` of lane ``j`` at
 #: ``f * W + j`` (int64). Columns past the chunk's lane count are inactive, never booked.
-_DICE = 0  # the dice to roll, as their field shift 10 * (dice - 1)
+_DICE = 0  # the dice to roll, as their field shift 9 * (dice - 1)
 _CODE = 1  # the outcome code of this pass's roll
-_SUR = 2  # surplus: turn points minus threshold, units of 50
-_SEAT = 3  # the seat to play (past the last: none, the lane is retired)
-_THR = 4  # its threshold, units of 50
-_TURNS = 5  # turns left: before the round cap, then (after a trigger) of the last round
-_ACTIVE = 6  # 0: retired (all its games played); rolls on, unbooked
-_LANE_FIELDS = 7
+_PTS = 2  # the turn's points, units of 50 (solitaire: minus the threshold)
+_SEAT = 3  # the seat to play (past the last: none, threshold 50)
+_TURNS = 4  # turns left: before the round cap, then (after a trigger) of the last round
+_LANE_FIELDS = 5
 #: Then the seats' games so far: field ``k`` of seat ``q`` is the lane field
 #: ``_LANE_FIELDS + k * seats + q``.
 _SEAT_FIELDS = 3
@@ -196,9 +206,101 @@ def _start_game(S, w, j, s, thr, max_turns):
     """Lane ``j`` starts a game with seat ``s`` to play (its dice, outcome and seat
     counters are already those of a fresh turn)."""
     S[_col(_SEAT, w) + j] = s
-    S[_col(_THR, w) + j] = thr[s]
-    S[_col(_SUR, w) + j] = -thr[s]
+    S[_col(_PTS, w) + j] = -thr[s] if len(thr) == 1 else 0
     S[_col(_TURNS, w) + j] = max_turns
+
+
+@njit
+def _flush_all(S, w, n_lanes, n_seats, active, stats, fl):
+    """Empty the packed counters of every lane in play into the statistics, and note
+    what was emptied (for the game's booking) in ``fl``. Rare: no need to inline it."""
+    for lane in range(n_lanes):
+        j = uint64(lane)
+        if not active[j]:
+            continue  # a retired lane's counters are never booked
+        for p in range(n_seats):
+            ga = S[_seat_col(_GACC, p, w, n_seats) + j]
+            fl[0, j, p] += _flush(stats, p, K.ST_ROLLS_N, ga)
+            fl[1, j, p] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
+            S[_seat_col(_GACC, p, w, n_seats) + j] = 0
+            ge = S[_seat_col(_GEND, p, w, n_seats) + j]
+            fl[2, j, p] += _flush(stats, p, K.ST_BUSTS_N, ge)
+            fl[3, j, p] += (ge >> _HOT_END_SHIFT) & _HOT_END_MASK
+            S[_seat_col(_GEND, p, w, n_seats) + j] = 0
+
+
+@njit(inline="always")
+def _vec(S, w, lo, hi, thr_t, target50):
+    """The vector loop: lanes ``lo .. hi - 1`` play the roll drawn for them, branch-free
+    (see the module's docstring); returns their flag bits for the scalar step."""
+    n_seats = len(thr_t)
+    flagged = np.int64(0)
+    for j in range(uint64(lo), uint64(hi)):
+        code = S[_col(_CODE, w) + j]
+        pts = S[_col(_PTS, w) + j] + (code >> _POINTS_SHIFT)
+        bust = np.int64(pts >= _BUSTED)
+        x = code & _SHIFT_MASK  # dice left (6 after hot dice), or rolled in a bust
+        # the turn's end, packed: a bust by its dice, or a bank right after hot dice
+        # (added only if the turn is over)
+        end = (bust << x) | (((code >> _HOT_BIT) & 1) << _HOT_END_SHIFT)
+        one = np.int64(1) << S[_col(_DICE, w) + j]  # this roll, packed
+        if n_seats == 1:  # (a compile-time choice)
+            thr0 = np.int64(thr_t[0])
+            over = np.int64(pts >= 0)  # banked or bust (pts: points minus threshold)
+            m = -over
+            points = (pts + thr0) & (bust - 1)  # the turn's points unless a bust
+            total = S[_seat_col(_TOTAL, 0, w, n_seats) + j] + (points & m)
+            S[_seat_col(_TOTAL, 0, w, n_seats) + j] = total
+            ga = S[_seat_col(_GACC, 0, w, n_seats) + j] + one
+            S[_seat_col(_GACC, 0, w, n_seats) + j] = ga
+            ge = S[_seat_col(_GEND, 0, w, n_seats) + j] + (end & m)
+            S[_seat_col(_GEND, 0, w, n_seats) + j] = ge
+            flag = m & -np.int64(total >= target50)  # the target reached: game over
+            fresh = -thr0
+        else:
+            seat = S[_col(_SEAT, w) + j]
+            thr_cur = np.int64(1)  # (no seat's: a retired lane plays one-roll turns)
+            for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
+                sel = -np.int64(seat == q)
+                thr_cur = (thr_t[q] & sel) | (thr_cur & ~sel)
+            over = np.int64(pts >= thr_cur)  # banked or bust
+            points = pts & (bust - 1)
+            nxt = seat + over
+            nxt -= np.int64(n_seats) * np.int64(nxt == n_seats)
+            flag = np.int64(0)
+            for q in range(n_seats):
+                sq = -np.int64(seat == q)  # all ones for the seat that rolled
+                m = -over & sq  # and if its turn is over
+                total = S[_seat_col(_TOTAL, q, w, n_seats) + j] + (points & m)
+                S[_seat_col(_TOTAL, q, w, n_seats) + j] = total
+                ga = S[_seat_col(_GACC, q, w, n_seats) + j] + (one & sq)
+                S[_seat_col(_GACC, q, w, n_seats) + j] = ga
+                ge = S[_seat_col(_GEND, q, w, n_seats) + j] + (end & m)
+                S[_seat_col(_GEND, q, w, n_seats) + j] = ge
+                # the target reached: the scalar step sees whether it triggers the last
+                # round
+                flag |= m & -np.int64(total >= target50)
+            S[_col(_SEAT, w) + j] = nxt
+            fresh = np.int64(0)
+        om = -over
+        S[_col(_PTS, w) + j] = (fresh & om) | (pts & ~om)
+        S[_col(_DICE, w) + j] = x + ((_SIX - x) & om)
+        turns = S[_col(_TURNS, w) + j] - over
+        S[_col(_TURNS, w) + j] = turns
+        flag |= over & np.int64(turns == 0)  # the round cap, or the last round over
+        flagged |= np.int64(flag != 0) << np.int64(j)
+    return flagged
+
+
+@njit(inline="always")
+def _draws(S, w, lo, hi, out, s0, s1, s2, s3):
+    """Draw the rolls of lanes ``lo .. hi - 1`` and store their outcome codes."""
+    for j in range(uint64(lo), uint64(hi)):
+        sh = uint64(S[_col(_DICE, w) + j])
+        bound = _POW6U[sh]
+        u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
+        S[_col(_CODE, w) + j] = out[bound + uint64(u)]
+    return s0, s1, s2, s3
 
 
 @njit(cache=True)
@@ -214,20 +316,20 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
     max_turns = K.MAX_ROUNDS * n_seats
     target50 = target // POINT_UNIT
     seats64 = np.int64(n_seats)
-    thr0 = np.int64(thr_t[0])
     s0 = st[0]
     s1 = st[1]
     s2 = st[2]
     s3 = st[3]
     w = lanes_for(n_seats)  # a compile-time constant, like n_seats
-    uw = uint64(w)
+    h = w // 2  # the lanes of the first half
     S = np.zeros((_LANE_FIELDS + _SEAT_FIELDS * n_seats) * w, dtype=np.int64)
     thr = np.zeros(n_seats, dtype=np.int64)
     for q in range(n_seats):
         thr[q] = thr_t[q]
-    # per lane and seat, what was flushed out of the packed counters during the game
-    # (rare): rolls, rolls of 6 dice, busts, turns banked right after hot dice
+    # per lane and seat, what was flushed out of the packed counters during the game:
+    # rolls, rolls of 6 dice, busts, turns banked right after hot dice
     fl = np.zeros((4, w, n_seats), dtype=np.int64)
+    active = np.zeros(w, dtype=np.bool_)  # the lane plays a game (else: retired, unused)
     first = np.zeros(w, dtype=np.int64)  # the seat that began the lane's game
     trig = np.full(w, -1, dtype=np.int64)  # the seat that triggered the last round
     last = np.zeros(w, dtype=np.int64)  # the game's turns once its last round is over
@@ -235,38 +337,59 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
     started = 0
     for lane in range(w):
         j = uint64(lane)
+        # (columns past n_lanes: no points, 6 dice, no seat; never over, never booked)
         S[_col(_DICE, w) + j] = _SIX
-        S[_col(_CODE, w) + j] = _SIX  # (columns past n_lanes: no points, 6 dice; no seat)
-        S[_col(_SUR, w) + j] = -1
-        S[_col(_THR, w) + j] = 1
+        S[_col(_CODE, w) + j] = _SIX
+        S[_col(_PTS, w) + j] = -1 if n_seats == 1 else 0
         S[_col(_SEAT, w) + j] = n_seats + 1
         S[_col(_TURNS, w) + j] = _NEVER
         if lane < n_lanes:
-            S[_col(_ACTIVE, w) + j] = 1
+            active[j] = True
             s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
             started += 1
             first[j] = s
             _start_game(S, w, j, s, thr, max_turns)
     live = n_lanes
     flagged = np.int64(0)  # bit j: lane j's last pass needs the scalar step
+    passes = 0
     while True:
-        # ---- the draws, lane after lane (a retired lane keeps rolling, unbooked, until
-        # the chunk's last game ends: cheaper than testing it on every roll); with every
-        # lane in use, a loop of compile-time length. (Written out twice, not through a
-        # helper: the helper made LLVM's code for solitaire about 3% slower.)
+        # ---- the draws of the first half (a retired lane keeps rolling, unbooked, until
+        # the chunk's last game ends: cheaper than testing it on every roll), the vector
+        # loop of the second half (from the second pass on), the draws of the second
+        # half. With every lane in use, loops of compile-time length.
+        uh = uint64(h)
+        uw = uint64(w)
         if n_lanes == w:
-            for j in range(uw):
+            for j in range(uh):
                 sh = uint64(S[_col(_DICE, w) + j])
                 bound = _POW6U[sh]
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
                 S[_col(_CODE, w) + j] = out[bound + uint64(u)]
         else:
-            for lane in range(n_lanes):
+            for lane in range(min(h, n_lanes)):
                 j = uint64(lane)
                 sh = uint64(S[_col(_DICE, w) + j])
                 bound = _POW6U[sh]
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
                 S[_col(_CODE, w) + j] = out[bound + uint64(u)]
+        if passes > 0:
+            flagged |= _vec(S, w, h, w, thr_t, target50)
+        if n_lanes == w:
+            for j in range(uh, uw):
+                sh = uint64(S[_col(_DICE, w) + j])
+                bound = _POW6U[sh]
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
+                S[_col(_CODE, w) + j] = out[bound + uint64(u)]
+        else:
+            for lane in range(h, n_lanes):
+                j = uint64(lane)
+                sh = uint64(S[_col(_DICE, w) + j])
+                bound = _POW6U[sh]
+                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
+                S[_col(_CODE, w) + j] = out[bound + uint64(u)]
+        passes += 1
+        if passes % _FLUSH_PASSES == 0:
+            _flush_all(S, w, n_lanes, n_seats, active, stats, fl)
         # ---- the scalar step for the lanes flagged in the last pass, in lane order. It
         # comes after the draws (which need nothing from it: a lane whose turn ended rolls
         # 6 dice), so the vector stores it reads have long reached the cache.
@@ -274,17 +397,15 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             bit = flagged & -flagged
             flagged ^= bit
             j = uint64(_LANE_OF_BIT[bit % 37])
-            for p in range(n_seats):  # (a roll can fill a counter in the middle of a turn)
-                ga = S[_seat_col(_GACC, p, w, n_seats) + j]
-                if ga & _HALF_FULL:
-                    fl[0, j, p] += _flush(stats, p, K.ST_ROLLS_N, ga)
-                    fl[1, j, p] += (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
-                    S[_seat_col(_GACC, p, w, n_seats) + j] = 0
-                ge = S[_seat_col(_GEND, p, w, n_seats) + j]
-                if ge & _FULL:
-                    fl[2, j, p] += _flush(stats, p, K.ST_BUSTS_N, ge)
-                    fl[3, j, p] += (ge >> _HOT_END_SHIFT) & _HOT_END_MASK
-                    S[_seat_col(_GEND, p, w, n_seats) + j] = 0
+            if not active[j]:
+                # a retired lane, at the end of the turn it was given: from now on it
+                # belongs to no seat, and what it banks is dropped
+                S[_col(_SEAT, w) + j] = n_seats + 1
+                S[_col(_TURNS, w) + j] = _NEVER
+                for p in range(n_seats):
+                    for k in range(_SEAT_FIELDS):
+                        S[_seat_col(k, p, w, n_seats) + j] = 0
+                continue
             left = S[_col(_TURNS, w) + j]
             if trig[j] < 0:
                 q = np.int64(0)
@@ -337,85 +458,21 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 for k in range(4):
                     fl[k, j, p] = 0
             trig[j] = -1
-            # ---- next game in this lane, or retire it (it keeps the turn it was given,
-            # then plays one-roll turns, booked to no seat)
+            # ---- next game in this lane, or retire it: it plays the turn it was given
+            # (its countdown ends with it), then one-roll turns, booked to no seat
             if started < n_games:
                 s = first_seat if first_seat >= 0 else (first_game + started) % n_seats
                 started += 1
                 first[j] = s
                 _start_game(S, w, j, s, thr, max_turns)
             else:
-                S[_col(_ACTIVE, w) + j] = 0
-                S[_col(_THR, w) + j] = 1
-                S[_col(_SEAT, w) + j] = n_seats + 1  # no seat's: never booked
-                S[_col(_TURNS, w) + j] = _NEVER
+                active[j] = False
+                S[_col(_TURNS, w) + j] = 1
                 live -= 1
         if live == 0:
             break
-        # ---- every lane at once, branch-free (vectorised): the roll, and if the turn
-        # is over its booking, the next seat and its threshold, and the countdown
-        for j in range(uw):
-            code = S[_col(_CODE, w) + j]
-            sur = S[_col(_SUR, w) + j] + (code >> _POINTS_SHIFT)
-            over = np.int64(sur >= 0)  # banked or bust
-            bust = np.int64(sur >= _BUSTED)
-            x = code & _SHIFT_MASK  # dice left (6 after hot dice), or rolled in a bust
-            # the turn's end, packed: a bust by its dice, or a bank right after hot dice
-            # (added only if the turn is over)
-            end = (bust << x) | (((code >> _HOT_BIT) & 1) << _HOT_END_SHIFT)
-            if n_seats == 1:  # (a compile-time choice)
-                active = S[_col(_ACTIVE, w) + j]
-                booked = over & active
-                one = active << S[_col(_DICE, w) + j]  # this roll, packed (none if retired)
-                thr_cur = thr0
-                m = -booked
-                points = (sur + thr_cur) & (bust - 1)  # the turn's points unless a bust
-                total = S[_seat_col(_TOTAL, 0, w, n_seats) + j] + (points & m)
-                S[_seat_col(_TOTAL, 0, w, n_seats) + j] = total
-                ga = S[_seat_col(_GACC, 0, w, n_seats) + j] + one
-                S[_seat_col(_GACC, 0, w, n_seats) + j] = ga
-                ge = S[_seat_col(_GEND, 0, w, n_seats) + j] + (end & m)
-                S[_seat_col(_GEND, 0, w, n_seats) + j] = ge
-                # the target reached (the scalar step ends the game), or a counter to flush
-                flag = (m & -np.int64(total >= target50)) | ((ga | ge) & _FULL)
-                thr_next = thr_cur
-            else:
-                active = S[_col(_ACTIVE, w) + j]
-                booked = over & active
-                one = active << S[_col(_DICE, w) + j]
-                thr_cur = S[_col(_THR, w) + j]
-                points = (sur + thr_cur) & (bust - 1)
-                seat = S[_col(_SEAT, w) + j]
-                nxt = seat + booked
-                nxt -= seats64 * np.int64(nxt == seats64)
-                thr_next = np.int64(1)  # (a retired lane: seat past the last)
-                flag = np.int64(0)
-                full = np.int64(0)
-                for q in range(n_seats):  # unrolled: n_seats is a compile-time constant
-                    sq = -np.int64(seat == q)  # all ones for the seat that rolled
-                    m = -booked & sq  # and if its turn is over
-                    total = S[_seat_col(_TOTAL, q, w, n_seats) + j] + (points & m)
-                    S[_seat_col(_TOTAL, q, w, n_seats) + j] = total
-                    ga = S[_seat_col(_GACC, q, w, n_seats) + j] + (one & sq)
-                    S[_seat_col(_GACC, q, w, n_seats) + j] = ga
-                    ge = S[_seat_col(_GEND, q, w, n_seats) + j] + (end & m)
-                    S[_seat_col(_GEND, q, w, n_seats) + j] = ge
-                    # the target reached (the scalar step sees whether it triggers the
-                    # last round), or a packed counter to flush
-                    flag |= m & -np.int64(total >= target50)
-                    full |= ga | ge
-                    sel = -np.int64(nxt == q)
-                    thr_next = (thr_t[q] & sel) | (thr_next & ~sel)
-                flag |= full & _FULL
-                S[_col(_THR, w) + j] = thr_next
-                S[_col(_SEAT, w) + j] = nxt
-            om = -over
-            S[_col(_SUR, w) + j] = (-thr_next & om) | (sur & ~om)
-            S[_col(_DICE, w) + j] = x + ((_SIX - x) & om)
-            turns = S[_col(_TURNS, w) + j] - booked
-            S[_col(_TURNS, w) + j] = turns
-            flag |= booked & np.int64(turns == 0)  # the round cap, or the last round over
-            flagged |= np.int64(flag != 0) << np.int64(j)
+        # ---- the vector loop of the first half
+        flagged |= _vec(S, w, 0, h, thr_t, target50)
 
 
 @njit(cache=True, parallel=True)

@@ -98,7 +98,7 @@ _TOML_KEYS = {"name", "description", "base", "singles", "three-of-a-kind", "n-of
 
 #: The most one entry of a user's table may be worth. A roll then scores at most a few
 #: million points (six dice: eight times an entry under the doubling n-of-a-kind mode),
-#: far inside what the kernels' packed outcome codes hold (about 200 million).
+#: far inside what the kernels' packed outcome codes hold (about 150 million).
 MAX_POINTS = 1_000_000
 
 
