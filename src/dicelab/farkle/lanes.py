@@ -150,8 +150,9 @@ _DICE = 0  # the dice to roll, as their field shift 9 * (dice - 1)
 _CODE = 1  # the outcome code of this pass's roll
 _PTS = 2  # the turn's points, units of 50 (solitaire: minus the threshold)
 _SEAT = 3  # the seat to play (past the last: none, threshold 50)
-_TURNS = 4  # turns left: before the round cap, then (after a trigger) of the last round
-_LANE_FIELDS = 5
+_TURNS = 4  # turns left before the round cap
+_TRIG = 5  # the seat that triggered the last round, or -1 (several seats)
+_LANE_FIELDS = 6
 #: Then the seats' games so far: field ``k`` of seat ``q`` is the lane field
 #: ``_LANE_FIELDS + k * seats + q``.
 _SEAT_FIELDS = 3
@@ -208,6 +209,7 @@ def _start_game(S, w, j, s, thr, max_turns):
     S[_col(_SEAT, w) + j] = s
     S[_col(_PTS, w) + j] = -thr[s] if len(thr) == 1 else 0
     S[_col(_TURNS, w) + j] = max_turns
+    S[_col(_TRIG, w) + j] = -1
 
 
 @njit
@@ -267,7 +269,7 @@ def _vec(S, w, lo, hi, thr_t, target50):
             points = pts & (bust - 1)
             nxt = seat + over
             nxt -= np.int64(n_seats) * np.int64(nxt == n_seats)
-            flag = np.int64(0)
+            reached = np.int64(0)
             for q in range(n_seats):
                 sq = -np.int64(seat == q)  # all ones for the seat that rolled
                 m = -over & sq  # and if its turn is over
@@ -277,9 +279,14 @@ def _vec(S, w, lo, hi, thr_t, target50):
                 S[_seat_col(_GACC, q, w, n_seats) + j] = ga
                 ge = S[_seat_col(_GEND, q, w, n_seats) + j] + (end & m)
                 S[_seat_col(_GEND, q, w, n_seats) + j] = ge
-                # the target reached: the scalar step sees whether it triggers the last
-                # round
-                flag |= m & -np.int64(total >= target50)
+                reached |= m & -np.int64(total >= target50)
+            # the first seat to bank to the target triggers the last round, which is over
+            # when the turn before the trigger's next one ends
+            trig = S[_col(_TRIG, w) + j]
+            new = reached & -np.int64(trig < 0)
+            trig = (seat & new) | (trig & ~new)
+            S[_col(_TRIG, w) + j] = trig
+            flag = over & np.int64(nxt == trig)
             S[_col(_SEAT, w) + j] = nxt
             fresh = np.int64(0)
         om = -over
@@ -331,9 +338,6 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
     fl = np.zeros((4, w, n_seats), dtype=np.int64)
     active = np.zeros(w, dtype=np.bool_)  # the lane plays a game (else: retired, unused)
     first = np.zeros(w, dtype=np.int64)  # the seat that began the lane's game
-    trig = np.full(w, -1, dtype=np.int64)  # the seat that triggered the last round
-    last = np.zeros(w, dtype=np.int64)  # the game's turns once its last round is over
-    cut = np.zeros(w, dtype=np.bool_)  # the round cap comes before the last round ends
     started = 0
     for lane in range(w):
         j = uint64(lane)
@@ -402,35 +406,25 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 # belongs to no seat, and what it banks is dropped
                 S[_col(_SEAT, w) + j] = n_seats + 1
                 S[_col(_TURNS, w) + j] = _NEVER
+                S[_col(_TRIG, w) + j] = -1
                 for p in range(n_seats):
                     for k in range(_SEAT_FIELDS):
                         S[_seat_col(k, p, w, n_seats) + j] = 0
                 continue
+            # ---- the game is over: book it (as the general kernel does)
             left = S[_col(_TURNS, w) + j]
-            if trig[j] < 0:
-                q = np.int64(0)
-                if n_seats > 1:
-                    q = S[_col(_SEAT, w) + j] - 1  # the seat that played the last turn
-                    q += seats64 * np.int64(q < 0)
-                if S[_seat_col(_TOTAL, q, w, n_seats) + j] >= target50:
-                    # q banked to the target: the last round begins, and the countdown
-                    # becomes the other seats' one more turn each (unless the round cap
-                    # comes first: then the game is capped, as in the general kernel)
-                    trig[j] = q
-                    cut[j] = left < n_seats - 1
-                    last[j] = max_turns - left + min(left, n_seats - 1)
-                    left = min(left, n_seats - 1)
-                    S[_col(_TURNS, w) + j] = left
-            if left > 0:
-                continue  # the game goes on
-            # ---- book the game (as the general kernel does)
-            counters[K.C_GAMES] += 1
-            k_end = max_turns
-            if trig[j] < 0 or cut[j]:
-                counters[K.C_CAPPED] += 1
+            if n_seats == 1:
+                trig = np.int64(0)
+                lasted = S[_seat_col(_TOTAL, 0, w, n_seats) + j] >= target50
             else:
-                stats[trig[j], K.ST_TRIGGERS] += 1
-                k_end = last[j]
+                trig = S[_col(_TRIG, w) + j]
+                lasted = S[_col(_SEAT, w) + j] == trig  # its last round was played out
+            k_end = max_turns - left
+            counters[K.C_GAMES] += 1
+            if lasted:
+                stats[trig, K.ST_TRIGGERS] += 1
+            else:
+                counters[K.C_CAPPED] += 1  # (with or without a trigger)
             # the highest total and how many seats have it, branch-free
             top = np.int64(-1)
             n_top = np.int64(0)
@@ -457,7 +451,6 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                     S[_seat_col(k, p, w, n_seats) + j] = 0
                 for k in range(4):
                     fl[k, j, p] = 0
-            trig[j] = -1
             # ---- next game in this lane, or retire it: it plays the turn it was given
             # (its countdown ends with it), then one-roll turns, booked to no seat
             if started < n_games:
@@ -468,6 +461,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             else:
                 active[j] = False
                 S[_col(_TURNS, w) + j] = 1
+                S[_col(_TRIG, w) + j] = -1
                 live -= 1
         if live == 0:
             break
