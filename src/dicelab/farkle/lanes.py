@@ -212,11 +212,20 @@ def _start_game(S, w, j, s, thr, max_turns):
     S[_col(_TRIG, w) + j] = -1
 
 
+@njit(inline="always")
+def _sum6(packed):
+    """The sum of the six dice-count fields of a packed counter."""
+    m = np.int64(_FIELD_MASK | _FIELD_MASK << (2 * _FIELD_BITS) | _FIELD_MASK << (4 * _FIELD_BITS))
+    pairs = (packed & m) + ((packed >> _FIELD_BITS) & m)  # three sums, 18 bits apart
+    f = np.int64((1 << (2 * _FIELD_BITS)) - 1)
+    return (pairs & f) + ((pairs >> (2 * _FIELD_BITS)) & f) + ((pairs >> (4 * _FIELD_BITS)) & f)
+
+
 @njit
-def _flush_all(S, w, n_lanes, n_seats, active, stats, fl):
+def _flush_all(S, w, lo, hi, n_seats, active, stats, fl):
     """Empty the packed counters of every lane in play into the statistics, and note
     what was emptied (for the game's booking) in ``fl``. Rare: no need to inline it."""
-    for lane in range(n_lanes):
+    for lane in range(lo, hi):
         j = uint64(lane)
         if not active[j]:
             continue  # a retired lane's counters are never booked
@@ -393,7 +402,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 S[_col(_CODE, w) + j] = out[bound + uint64(u)]
         passes += 1
         if passes % _FLUSH_PASSES == 0:
-            _flush_all(S, w, n_lanes, n_seats, active, stats, fl)
+            _flush_all(S, w, 0, n_lanes, n_seats, active, stats, fl)
         # ---- the scalar step for the lanes flagged in the last pass, in lane order. It
         # comes after the draws (which need nothing from it: a lane whose turn ended rolls
         # 6 dice), so the vector stores it reads have long reached the cache.
@@ -435,10 +444,14 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
             for p in range(n_seats):
                 ga = S[_seat_col(_GACC, p, w, n_seats) + j]
                 ge = S[_seat_col(_GEND, p, w, n_seats) + j]
-                n_rolls = _flush(stats, p, K.ST_ROLLS_N, ga) + fl[0, j, p]
-                n_rolls6 = ((ga >> (_FIELD_BITS * 5)) & _FIELD_MASK) + fl[1, j, p]
-                n_busts = _flush(stats, p, K.ST_BUSTS_N, ge) + fl[2, j, p]
-                hot_last = ((ge >> _HOT_END_SHIFT) & _HOT_END_MASK) + fl[3, j, p]
+                r = _sum6(ga)
+                r6 = (ga >> (_FIELD_BITS * 5)) & _FIELD_MASK
+                b = _sum6(ge)
+                hl = (ge >> _HOT_END_SHIFT) & _HOT_END_MASK
+                n_rolls = r + fl[0, j, p]
+                n_rolls6 = r6 + fl[1, j, p]
+                n_busts = b + fl[2, j, p]
+                hot_last = hl + fl[3, j, p]
                 # seats take turns from the one that began: p played every n-th turn;
                 # 6 dice are rolled at a turn's start and after hot dice
                 d = p - first[j]
@@ -447,10 +460,11 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 K.book_seat(stats, hist, p, S[_seat_col(_TOTAL, p, w, n_seats) + j] * POINT_UNIT,
                             top * POINT_UNIT, n_top, tu, n_rolls, n_busts,
                             n_rolls6 - tu + hot_last)
-                for k in range(_SEAT_FIELDS):
-                    S[_seat_col(k, p, w, n_seats) + j] = 0
-                for k in range(4):
-                    fl[k, j, p] = 0
+                S[_seat_col(_TOTAL, p, w, n_seats) + j] = 0
+                fl[0, j, p] = -r
+                fl[1, j, p] = -r6
+                fl[2, j, p] = -b
+                fl[3, j, p] = -hl
             # ---- next game in this lane, or retire it: it plays the turn it was given
             # (its countdown ends with it), then one-roll turns, booked to no seat
             if started < n_games:
@@ -459,6 +473,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 first[j] = s
                 _start_game(S, w, j, s, thr, max_turns)
             else:
+                _flush_all(S, w, j, j + 1, n_seats, active, stats, fl)  # its last counts
                 active[j] = False
                 S[_col(_TURNS, w) + j] = 1
                 S[_col(_TRIG, w) + j] = -1
