@@ -126,11 +126,9 @@ def book_seat(stats, hist, s, score, top, n_top, turns, rolls, busts, hot):
     final total, reached by ``n_top`` seats), the sums of ``ST_*`` and the histogram of
     final totals (units of 50, last bin: that and above). Every turn has at most one
     bust, on its last roll, so ``busts`` counts both bust rolls and bust turns."""
-    if score == top:
-        if n_top == 1:
-            stats[s, ST_WINS] += 1
-        else:
-            stats[s, ST_TIES] += 1
+    best = np.int64(score == top)  # (branch-free: who wins is a coin flip to the processor)
+    stats[s, ST_WINS] += best & np.int64(n_top == 1)
+    stats[s, ST_TIES] += best & np.int64(n_top > 1)
     stats[s, ST_SCORE] += score
     stats[s, ST_SCORE_SQ] += score * score
     stats[s, ST_TURNS] += turns

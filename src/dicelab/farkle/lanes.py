@@ -22,7 +22,8 @@ need far less per roll, and this kernel exploits it:
      and its outcome code (scalar: the random numbers themselves);
   2. everything else, for all lanes at once and without a branch: the turn points, the
      bank-or-bust decision, the counts, the turn's booking (masked: a lane whose turn
-     goes on adds zeros), the next seat and the round cap. Every address is a constant
+     goes on adds zeros), the next seat, the seat that triggered the last round and
+     the round cap's countdown. Every address is a constant
      offset plus the lane, and the seat loop has a compile-time length (the thresholds
      come as a tuple), so LLVM turns this loop into vector code (AVX-512 or AVX2,
      whatever the machine has).
@@ -34,18 +35,20 @@ need far less per roll, and this kernel exploits it:
   several seats, about 12% faster than one draw loop then one vector loop; the same
   speed for solitaire). The draws keep their order, so the games do not change.
 
-  Only lanes whose turn needs more (a bank that reached the target, the end of a game)
-  go through a scalar step, found from one bit per lane. It runs after the next pass's
-  draws, which need nothing from it. The round cap and the last round share one
-  countdown: when a seat triggers the last round, the scalar step shortens it to the
-  turns the other seats have left.
+  Only lanes whose game is over go through a scalar step, found from one bit per lane:
+  solitaire when the seat banks to the target, with several seats when the last round
+  is over (the turn ends and the next seat would be the one that triggered it), or when
+  the round cap's countdown reaches 0. The step books the game and starts the lane's
+  next one; it runs after the next pass's draws, which need nothing from it.
 * **Lean statistics.** A seat's game has three numbers in the vector loop: its total,
   its rolls by dice count (one packed counter, 9 bits per dice count, counted on every
   roll) and its turn ends (busts by dice count packed the same way, and the turns
   banked right after hot dice). The rest follows when the game ends: a seat's turns
   from the game's turns and who began, its busts from the packed busts. A field gains
   at most one per pass, so every lane's counters are emptied into the statistics every
-  :data:`_FLUSH_PASSES` passes, and no field can overflow: no test for it per roll.
+  :data:`_FLUSH_PASSES` passes (and when a lane retires), and no field can overflow: no
+  test for it per roll. A game's rolls and busts are read from the counters without
+  emptying them (what they held when the game began is subtracted).
 
 Why a threshold limit (:data:`MAX_THRESHOLD`, about 52 million): the general kernel
 caps a turn at ``MAX_TURN_ROLLS`` rolls, and this kernel never caps a turn. Every
@@ -365,6 +368,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
     live = n_lanes
     flagged = np.int64(0)  # bit j: lane j's last pass needs the scalar step
     passes = 0
+    flush_at = _FLUSH_PASSES  # the next pass that empties the packed counters
     while True:
         # ---- the draws of the first half (a retired lane keeps rolling, unbooked, until
         # the chunk's last game ends: cheaper than testing it on every roll), the vector
@@ -401,7 +405,8 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
                 S[_col(_CODE, w) + j] = out[bound + uint64(u)]
         passes += 1
-        if passes % _FLUSH_PASSES == 0:
+        if passes == flush_at:
+            flush_at += _FLUSH_PASSES
             _flush_all(S, w, 0, n_lanes, n_seats, active, stats, fl)
         # ---- the scalar step for the lanes flagged in the last pass, in lane order. It
         # comes after the draws (which need nothing from it: a lane whose turn ended rolls
