@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 
 import naive_farkle as nf
+import naive_lanes as nl
 import numba
 import numpy as np
 import pytest
@@ -438,3 +439,42 @@ def test_lanes_runs_are_identical_on_a_dask_cluster(monkeypatch):
     np.testing.assert_array_equal(local.stats, dask.stats)
     np.testing.assert_array_equal(local.hist, dask.hist)
     np.testing.assert_array_equal(local.counters, dask.counters)
+
+
+# ------------------------------------------------ lanes runs against a plain-Python model
+
+
+@pytest.mark.parametrize(("names", "rules", "target", "games", "first"), [
+    (["threshold-300"], "default", 2000, 90, -1),  # 32 lanes, some play 3 games
+    (["threshold-300", "threshold-500"], "default", 3000, 40, -1),
+    (["threshold-200", "threshold-450", "threshold-700"], "basic", 2000, 37, 1),
+    (["threshold-50"] * 2, "ones-300", 1500, 20, -1),  # 4 lanes retire at once
+])
+def test_lanes_runs_are_the_plain_python_lane_schedule(names, rules, target, games, first,
+                                                       house):
+    # which draws each game gets with LANES lanes (games handed out in lane order,
+    # retired lanes rolling on: their dice decide where a rare redraw falls) is the
+    # model of naive_lanes, which plays the games with the plain-Python scorer
+    table = table_of(rules, house)
+    _, _, thr, out = kernel_inputs(names, table, target)
+    n_lanes = lanes.lanes_for(len(names))
+    assert games < CHUNK_GAMES
+    state = chunk_states(21, 0, 1)
+    stats, hist, counters = zeros(1, len(names), target)
+    lanes.run_chunks(state.copy(), np.array([0, games]), len(names), first, target, thr, out,
+                     n_lanes, stats, hist, counters)
+    want = nl.play_chunk(table, [int(t) for t in thr], target, state[0], 0, games, n_lanes,
+                         first, K.MAX_ROUNDS)
+    assert counters[0, K.C_GAMES] == want["games"] == games
+    assert counters[0, K.C_CAPPED] == want["capped"]
+    for s, sums in enumerate(want["seats"]):
+        got = stats[0, s]
+        assert (got[K.ST_WINS], got[K.ST_TIES], got[K.ST_TRIGGERS]) == (
+            sums["wins"], sums["ties"], sums["triggers"])
+        assert (got[K.ST_SCORE], got[K.ST_TURNS], got[K.ST_ROLLS], got[K.ST_BUST_ROLLS],
+                got[K.ST_HOT_DICE]) == (sums["score"], sums["turns"], sums["rolls"],
+                                        sums["busts"], sums["hot"])
+        assert [int(got[K.ST_ROLLS_N + n - 1]) for n in range(1, 7)] == [
+            sums[f"rolls_{n}"] for n in range(1, 7)]
+        assert [int(got[K.ST_BUSTS_N + n - 1]) for n in range(1, 7)] == [
+            sums[f"busts_{n}"] for n in range(1, 7)]

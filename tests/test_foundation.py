@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive_rng import Xoshiro
 from numba import njit
 
 from dicelab import cache, dice, seeding, stats
@@ -68,31 +69,30 @@ def _u64s(state, n):
     return out
 
 
-def _xoshiro_reference(s, n):
-    """xoshiro256** written out in plain Python integers."""
-    s = [int(x) for x in s]
-    mask = (1 << 64) - 1
+def test_xoshiro_matches_reference():
+    state = seeding.chunk_states(12345, 0, 1)[0]
+    ref = Xoshiro(state)
+    expected = [ref.next_u64() for _ in range(50)]
+    assert [int(x) for x in _u64s(state.copy(), 50)] == expected
 
-    def rotl(x, k):
-        return ((x << k) | (x >> (64 - k))) & mask
 
-    out = []
-    for _ in range(n):
-        out.append(rotl((s[1] * 5) & mask, 7) * 9 & mask)
-        t = (s[1] << 17) & mask
-        s[2] ^= s[0]
-        s[3] ^= s[1]
-        s[1] ^= s[2]
-        s[0] ^= s[3]
-        s[2] ^= t
-        s[3] = rotl(s[3], 45)
+@njit(cache=True)
+def _belows(state, bounds):
+    out = np.empty(len(bounds), dtype=np.int64)
+    for i in range(len(bounds)):
+        out[i] = rand_below(state, bounds[i])
     return out
 
 
-def test_xoshiro_matches_reference():
-    state = seeding.chunk_states(12345, 0, 1)[0]
-    expected = _xoshiro_reference(state.copy(), 50)
-    assert [int(x) for x in _u64s(state.copy(), 50)] == expected
+def test_bounded_draws_match_reference():
+    # bounds whose rejection zone (2**32 mod bound) is large, so that redraws happen
+    bounds = np.array([6, 36, 46656, 3, 2**31 + 1, 3 * 2**30 + 7] * 200, dtype=np.int64)
+    state = seeding.chunk_states(5, 0, 1)[0]
+    ref = Xoshiro(state)
+    expected = [ref.below(int(b)) for b in bounds]
+    got = _belows(state, bounds)  # (advances state)
+    assert got.tolist() == expected
+    assert ref.next_u64() == int(_u64s(state, 1)[0])  # and as many words used
 
 
 @njit(cache=True)
