@@ -50,6 +50,37 @@ def table_of(rules, house):
     return house if rules == "house" else PRESETS[rules]
 
 
+# ----------------------------------------------------------------------- flag bits
+
+
+@numba.njit
+def _bits_at(a, start):
+    return lanes.nonzero_bits8(a, start)
+
+
+def test_nonzero_bits8_gives_a_bit_per_nonzero_entry_for_every_pattern():
+    """Every one of the 256 patterns of zero / nonzero entries, at every offset of a
+    longer array, with nonzero values of every sign and size (the jitted intrinsic
+    against a plain loop)."""
+    rng = np.random.default_rng(5)
+    values = np.array([1, -1, 2**62, -2**63, 2**63 - 1, 7, 1 << 32], np.int64)
+    for pattern in range(256):
+        a = rng.choice(values, size=24)
+        start = pattern % 17
+        for i in range(8):
+            if not pattern >> i & 1:
+                a[start + i] = 0
+        expected = sum(1 << i for i in range(8) if a[start + i] != 0)
+        assert expected == pattern
+        assert _bits_at(a, start) == pattern
+        assert _bits_at(a, np.uint64(start)) == pattern
+
+
+def test_lane_halves_are_whole_groups_of_eight_for_the_flag_bits():
+    for w in (lanes.LANES, lanes.SOLO_LANES):
+        assert w % 16 == 0 and w <= 36  # halves of 8k lanes; a lane's bit below 2**36
+
+
 # ----------------------------------------------------------------------- outcome table
 
 
