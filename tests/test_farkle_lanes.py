@@ -76,6 +76,13 @@ def test_nonzero_bits8_gives_a_bit_per_nonzero_entry_for_every_pattern():
         assert _bits_at(a, np.uint64(start)) == pattern
 
 
+def test_nonzero_bits8_refuses_arrays_it_cannot_read_as_one_vector():
+    with pytest.raises(numba.TypingError):
+        _bits_at(np.zeros(16, np.int64)[::2], 0)  # strided
+    with pytest.raises(numba.TypingError):
+        _bits_at(np.zeros(16, np.int32), 0)
+
+
 def test_lane_halves_are_whole_groups_of_eight_for_the_flag_bits():
     for w in (lanes.LANES, lanes.SOLO_LANES):
         assert w % 16 == 0 and w <= 36  # halves of 8k lanes; a lane's bit below 2**36

@@ -257,7 +257,7 @@ def nonzero_bits8(typingctx, arr, start):
     ``movmskpd`` with AVX2): LLVM does not find this for a loop that builds the bits.
     """
     if not (isinstance(arr, types.Array) and arr.dtype == types.int64 and arr.ndim == 1
-            and isinstance(start, types.Integer)):
+            and arr.layout == "C" and isinstance(start, types.Integer)):
         return None
     sig = types.int64(arr, start)
 
