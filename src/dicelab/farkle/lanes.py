@@ -41,7 +41,7 @@ need far less per roll, and this kernel exploits it:
   next one; it runs after the next pass's draws, which need nothing from it. The vector
   loop stores each lane's flag, and :func:`nonzero_bits8` turns 8 flags into 8 bits
   with one vector compare and a mask move (LLVM's own reduction of the bits, a chain of
-  shuffles and ORs at the end of every vector loop, cost 6-10% of the time).
+  shuffles and ORs at the end of every vector loop, cost 3-9% of the time).
 * **Lean statistics.** A seat's game has three numbers in the vector loop: its total,
   its rolls by dice count (one packed counter, 9 bits per dice count, counted on every
   roll) and its turn ends (busts by dice count packed the same way, and the turns
@@ -337,7 +337,7 @@ def _vec(S, w, lo, hi, thr_t, target50):
         flag |= over & np.int64(turns == 0)  # the round cap, or the last round over
         S[_col(_FLAG, w) + j] = flag
     # the flags as bits: a mask move per 8 lanes (LLVM keeps the compare's mask; built
-    # in the loop above, the bits cost a horizontal OR, 6-10% of the kernel's time)
+    # in the loop above, the bits cost a horizontal OR, 3-9% of the kernel's time)
     flagged = np.int64(0)
     for k in range(uint64(lo), uint64(hi), uint64(8)):
         flagged |= nonzero_bits8(S, _col(_FLAG, w) + k) << np.int64(k)
