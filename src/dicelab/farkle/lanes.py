@@ -159,7 +159,7 @@ _PTS = 2  # the turn's points, units of 50 (solitaire: minus the threshold)
 _SEAT = 3  # the seat to play (past the last: none, threshold 50)
 _TURNS = 4  # turns left before the round cap
 _TRIG = 5  # the seat that triggered the last round, or -1 (several seats)
-_FLAG = 6  # nonzero: the lane's game is over (it needs the scalar step)
+_FLAG = 6  # nonzero: the lane needs the scalar step (its game or its retired turn is over)
 _LANE_FIELDS = 7
 #: Then the seats' games so far: field ``k`` of seat ``q`` is the lane field
 #: ``_LANE_FIELDS + k * seats + q``.
