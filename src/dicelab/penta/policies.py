@@ -417,12 +417,13 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
     ``POLICIES[p]``); blocks are made on demand and memoised for the last rule set used.
     An unmade block costs no memory (its pages are never touched). Each block is loaded
     from the disk cache (:mod:`dicelab.cache`, key :func:`decisions_cache_key`, 270 MB,
-    about 0.2 s) when an intact entry for the same rules and values is there, else built
-    (about 2.5 s on two cores) and stored.
+    about 0.8 s with the values and the integrity check) when an intact entry for the same
+    rules and values is there, else built (2.4-2.7 s on two cores; 3.4-3.8 s with the
+    values and the store) and stored.
 
     >>> dt = decision_tables("optimal", "seed")  # doctest: +SKIP
     >>> dt.from_cache["optimal"], round(dt.seconds["optimal"], 1)  # doctest: +SKIP
-    (True, 0.2)
+    (True, 0.8)
     """
     import time
 
