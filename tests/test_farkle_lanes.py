@@ -59,7 +59,7 @@ def _bits_at(a, start):
 
 
 def test_nonzero_bits8_gives_a_bit_per_nonzero_entry_for_every_pattern():
-    """Every one of the 256 patterns of zero / nonzero entries, at every offset of a
+    """Every one of the 256 patterns of zero / nonzero entries, at offsets 0 to 16 of a
     longer array, with nonzero values of every sign and size (the jitted intrinsic
     against a plain loop)."""
     rng = np.random.default_rng(5)

@@ -336,8 +336,7 @@ def _vec(S, w, lo, hi, thr_t, target50):
         S[_col(_TURNS, w) + j] = turns
         flag |= over & np.int64(turns == 0)  # the round cap, or the last round over
         S[_col(_FLAG, w) + j] = flag
-    # the flags as bits: a mask move per 8 lanes (LLVM keeps the compare's mask; built
-    # in the loop above, the bits cost a horizontal OR, 3-9% of the kernel's time)
+    # the flags as bits: a mask move per 8 lanes (see the module's docstring)
     flagged = np.int64(0)
     for k in range(uint64(lo), uint64(hi), uint64(8)):
         flagged |= nonzero_bits8(S, _col(_FLAG, w) + k) << np.int64(k)
