@@ -167,6 +167,25 @@ def digest(arr: np.ndarray) -> str:
     return h.hexdigest()
 
 
+def entry_key(kind: str, name: str, content_digest: str, **parts) -> str:
+    """The one way to name a cache entry: ``<kind>-<name>-<digest>[-<k><v>...]``.
+
+    ``name`` (a rule set's name) is only there to make the file recognisable; the entry is
+    identified by ``content_digest``, a digest of the rules' content (so two rule sets
+    with one name never share an entry); ``parts`` are the other inputs (target, ...).
+
+    >>> entry_key("farkle-fastest", "my rules!", "0123abcd", t=10000)
+    'farkle-fastest-my_rules_-0123abcd-t10000'
+    """
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:40]
+    return "-".join([kind, safe, content_digest, *(f"{k}{v}" for k, v in parts.items())])
+
+
+def text_digest(obj) -> str:
+    """Short SHA-256 of a JSON-able object (sorted keys): a rule set's content digest."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def cache_path(key: str) -> Path:
     safe = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in key)
     return cache_dir() / f"{safe}.npz"

@@ -13,11 +13,12 @@ import secrets
 
 import numpy as np
 
+from dicelab.config import CHUNK_GAMES
 from dicelab.errors import UserError
 from dicelab.rng import state_from_seedsequence
 
-#: Games per chunk. Part of the reproducibility contract: changing it changes results.
-CHUNK_GAMES = 8192
+__all__ = ["CHUNK_GAMES", "check_games", "check_seed", "chunk_bounds", "chunk_states",
+           "fresh_seed", "n_chunks"]
 
 
 def fresh_seed() -> int:
@@ -33,6 +34,13 @@ def check_seed(seed: int | None) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise UserError(f"--seed must be a non-negative integer, not {seed}")
     return int(seed)
+
+
+def check_games(games, what: str = "--games", unit: str = "games") -> int:
+    """A positive number of games (or rolls) as an int; ``UserError`` otherwise."""
+    if isinstance(games, bool) or not isinstance(games, int | np.integer) or games <= 0:
+        raise UserError(f"{what} must be a positive number of {unit}, not {games}")
+    return int(games)
 
 
 def n_chunks(games: int, chunk_games: int = CHUNK_GAMES) -> int:

@@ -1,0 +1,64 @@
+"""Every constant that tunes how dicelab computes, in one place.
+
+Game facts (points, bonuses, dice, targets) live in the rules modules
+(:mod:`dicelab.farkle.rules`, :mod:`dicelab.penta.rules`); this module holds the
+choices that are not rules: chunk sizes, caps, tolerances, lane counts. Kernels read
+them as compile-time globals, and tests read their tolerances from here.
+
+Some of them are part of what a seed means (changing them changes which games a seed
+gives, not their distribution): :data:`CHUNK_GAMES`, :data:`FARKLE_LANES`,
+:data:`FARKLE_SOLO_LANES`. Results record them.
+"""
+
+from __future__ import annotations
+
+# --- simulation: chunks and batches -----------------------------------------------------
+
+#: Games per chunk: one random stream per chunk (``SeedSequence(seed, spawn_key=(chunk,))``).
+#: Part of the reproducibility contract: changing it changes results.
+CHUNK_GAMES = 8192
+#: Chunks per kernel call (one progress tick, one Dask task per batch).
+BATCH_CHUNKS = 16
+#: Games simulated when the user gives no ``--games``.
+DEFAULT_GAMES = 1_000_000
+
+# --- Farkle simulation ------------------------------------------------------------------
+
+#: Safety cap: a Farkle game stops after this many rounds (a policy that practically never
+#: banks would otherwise never finish). Capped games are counted and reported.
+MAX_ROUNDS = 5000
+#: Safety cap on the rolls of one turn (under a table where no roll of 6 dice busts, a
+#: policy that never banks would roll forever); such a game ends as a capped game.
+MAX_TURN_ROLLS = 1 << 20
+#: Games in flight per chunk in the threshold ("lanes") kernel: solitaire, and with
+#: several seats. Part of the definition of a run (which draws each game gets).
+FARKLE_SOLO_LANES = 32
+FARKLE_LANES = 16
+#: The final-score histogram reaches this far above the target (points); higher totals
+#: go to the last bin, and percentiles landing there are reported as "at least".
+HIST_HEADROOM = 20_000
+
+# --- exact solvers ------------------------------------------------------------------------
+
+#: Two-player Farkle: the turn-points cap tolerance (banking from the cap on costs at most
+#: this much win probability); the achieved bound is reported with every solution.
+OPTIMAL_WIN_TOL = 1e-10
+#: Two-player Farkle: policy-iteration (Newton) steps per score pair before the fallback
+#: of plain fixed-point steps, and the most fixed-point steps.
+OPTIMAL_WIN_NEWTON_STEPS = 50
+OPTIMAL_WIN_FIXED_POINT_STEPS = 5000
+#: Solitaire Farkle ``fastest``: relative change at which the Newton steps per total stop.
+FASTEST_TOL = 1e-14
+#: Penta: options whose values differ by at most this many points are ties, settled by a
+#: fixed order (measured: exact ties differ by at most 8.5e-14 points of rounding, the
+#: smallest genuine gap is 4.4e-9; see docs/design/penta-solver.md).
+PENTA_TIE_EPS = 1e-10
+#: Penta solver: states solved side by side in vector lanes, and groups per parallel block
+#: (fixed, so results never depend on the thread count).
+PENTA_SOLVER_LANES = 8
+PENTA_SOLVER_BLOCK = 16
+
+# --- execution ---------------------------------------------------------------------------
+
+#: ``--dask local:N`` refuses more worker processes than this many per core.
+MAX_LOCAL_WORKERS_PER_CORE = 4
