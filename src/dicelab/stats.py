@@ -32,6 +32,30 @@ class Estimate:
         return {"mean": self.mean, "se": self.se, "ci95": [lo, hi], "n": self.n}
 
 
+@dataclass(frozen=True)
+class Proportion:
+    """A count out of ``n`` with its binomial SE and 95% Wilson interval."""
+
+    count: int
+    n: int
+
+    @property
+    def p(self) -> float:
+        return self.count / self.n if self.n > 0 else math.nan
+
+    @property
+    def se(self) -> float:
+        p = self.p
+        return math.sqrt(p * (1 - p) / self.n) if self.n > 0 else math.nan
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        return wilson_interval(self.count, self.n)
+
+    def to_dict(self) -> dict:
+        return {"p": self.p, "ci95": list(self.ci95), "count": self.count}
+
+
 def mean_estimate(total: float, total_sq: float, n: int) -> Estimate:
     """Sample mean and its standard error from ``sum x``, ``sum x**2`` and ``n``."""
     if n <= 0:
