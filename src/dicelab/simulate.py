@@ -10,18 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import parse_seats
 from dicelab.results import SimulationResult
-
-DEFAULT_GAMES = 1_000_000
-MAX_FARKLE_SEATS = 7
+from dicelab.seeding import check_games
 
 
 def simulate(strategy: str, vs: list[str] | None = None, *, game: str | None = None,
              games: int = DEFAULT_GAMES, seed: int | None = None, target: int | None = None,
-             rules: str | None = None, first_seat: int | None = None,
-             threads: int | None = None,
+             rules: str | None = None, ending: str | None = None,
+             first_seat: int | None = None, threads: int | None = None,
              progress: Callable[[int, int], None] | None = None,
              client: Any = None) -> SimulationResult:
     """Simulate ``games`` games with ``strategy`` in seat 0 and each ``vs`` policy in a seat.
@@ -29,28 +28,31 @@ def simulate(strategy: str, vs: list[str] | None = None, *, game: str | None = N
     ``progress(done, total)`` is called as chunks of games finish. ``client``: a
     ``distributed.Client`` to run the chunks on a Dask cluster (see
     :func:`dicelab.runner.dask_client`); the results are those of a local run.
-    ``threads`` sets this process's numba threads (not the workers').
+    ``threads`` sets this process's numba threads (not the workers'). ``target``,
+    ``ending`` and ``first_seat`` are Farkle's.
+
+    >>> r = simulate("threshold-300", ["threshold-500"], games=2000, seed=1)
+    >>> r.game, r.seat(0).wins + r.seat(1).wins + r.seat(0).ties <= 2000
+    ('farkle', True)
     """
-    if games <= 0:
-        raise UserError(f"--games must be a positive number of games, not {games}")
+    games = check_games(games)
     if threads is not None and threads <= 0:
         raise UserError(f"--threads must be positive, not {threads}")
     game_name, seats = parse_seats(strategy, vs, game)
-    if first_seat is not None and not 0 <= first_seat < len(seats):
-        raise UserError(f"--first must be a seat number 0..{len(seats) - 1}, not {first_seat}")
     if threads is not None:
         import numba
 
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     if game_name == "farkle":
-        if len(seats) > MAX_FARKLE_SEATS:
-            raise UserError(f"Farkle takes 1 to {MAX_FARKLE_SEATS} seats, not {len(seats)}")
         from dicelab.farkle.simulate import simulate_farkle
 
         return simulate_farkle(seats, games=games, seed=seed, target=target, rules=rules,
-                               first_seat=first_seat, progress=progress, client=client)
-    if target is not None:
-        raise UserError("--target applies to Farkle only; a Penta game is always 13 turns")
+                               ending=ending, first_seat=first_seat, progress=progress,
+                               client=client)
+    for name, value in (("--target", target), ("--ending", ending), ("--first", first_seat)):
+        if value is not None:
+            raise UserError(f"{name} applies to Farkle only; a Penta game is 13 turns per "
+                            "seat, every seat on its own card")
     from dicelab.penta.simulate import simulate_penta
 
     return simulate_penta(seats, games=games, seed=seed, rules=rules, progress=progress,

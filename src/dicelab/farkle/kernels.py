@@ -2,29 +2,36 @@
 
 Layer 1 (pure, no I/O). :func:`run_chunks` plays chunks of games in parallel (one
 generator per chunk), :func:`run_scripted` plays the same game code on scripted dice,
-:func:`bust_counts` estimates bust frequencies. Everything is plain arrays:
+:func:`bust_counts` estimates bust frequencies. The arguments come in named groups:
 
-* scoring: ``keep_score[r, k]`` / ``max_keep[r]`` of
-  :class:`dicelab.farkle.scoring.CompiledScoring` plus ``all_score[r] =
-  keep_score[r, max_keep[r]]`` (the points of "all scoring dice");
-* seats: ``kinds[s]`` (:data:`THRESHOLD`, :data:`AI`, :data:`TABLE`), ``params[s, :]``
-  (see :mod:`dicelab.farkle.policies` for the layout), and for table policies
-  ``table_meta[s, :]`` indexing into one flat float32 ``table_value`` and one flat
-  uint8 ``table_bank`` array (layout of :class:`dicelab.farkle.policy_table.PolicyTable`);
-* dice source: a xoshiro256** ``state`` (uint64[4]), or -- for tests -- a ``script``
-  of die faces 1..6: a roll of ``n`` dice consumes the next ``n`` faces. The same
-  game code runs in both modes, so scripted tests exercise the real kernel.
+* :class:`Game`: seats, starting seat (-1: rotates with the game index), target in
+  points, ending rule (:data:`dicelab.farkle.rules.ENDINGS`);
+* :class:`Seats`: ``kinds[s]`` (:data:`THRESHOLD`, :data:`AI`, :data:`TABLE`),
+  ``params[s, :]`` (layout ``P_*`` below), and for table policies ``table_meta[s, :]``
+  (layout ``T_*``) indexing into one flat float32 ``table_value`` and one flat uint8
+  ``table_bank`` array (layout of :class:`dicelab.farkle.policy_table.PolicyTable`);
+* the rule set's :class:`~dicelab.farkle.rules.SetAsideArrays`: what each roll lets a
+  seat set aside (threshold and ai seats set aside all scoring dice; table seats choose
+  among every option by value);
+* :class:`Tally`: the accumulators, int64 statistic columns per seat (``ST_*`` below),
+  the final-score histogram and the game counters, so that merging chunks is an exact,
+  order-independent sum.
 
-Statistics are accumulated per seat in int64 columns (``ST_*`` below) so that merging
-chunks is an exact, order-independent sum.
+Dice come from a xoshiro256** ``state`` (uint64[4]), or -- for tests -- a ``script`` of
+die faces 1..6: a roll of ``n`` dice consumes the next ``n`` faces. The same game code
+runs in both modes, so scripted tests exercise the real kernel.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange, uint64
 
+from dicelab.config import MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.dice import POW6, SEQ_OFFSET, SEQ_TO_RANK
+from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, POINT_UNIT
 from dicelab.rng import below_s, roll_dice
 
 #: Seat policy kinds.
@@ -87,17 +94,54 @@ C_CAPPED = 1
 C_SCRIPT_ERRORS = 2
 N_CHUNK_COUNTERS = 3
 
-#: Safety cap: a game stops after this many rounds (a policy that practically never
-#: banks, e.g. threshold-100000, would otherwise never finish). Capped games are counted.
-MAX_ROUNDS = 5000
-#: Safety cap on the rolls of one turn: under a table where no roll of 6 dice busts, a
-#: policy that never banks would roll forever. Such a game ends as a capped game.
-MAX_TURN_ROLLS = 1 << 20
+
+class Game(NamedTuple):
+    """What a game is besides its seats' policies (all int64)."""
+
+    n_seats: int
+    first_seat: int  # -1: the global game index modulo the seats
+    target: int  # points
+    ending: int  # dicelab.farkle.rules.ENDINGS
+
+
+class Seats(NamedTuple):
+    """The seats' policies as arrays (see the module docstring for the layouts)."""
+
+    kinds: np.ndarray
+    params: np.ndarray
+    table_meta: np.ndarray
+    table_value: np.ndarray
+    table_bank: np.ndarray
+
+
+class Tally(NamedTuple):
+    """Accumulators of one chunk: ``stats`` int64 (seats, N_STATS), ``hist`` int64 (seats,
+    bins) of final totals in units of 50 (last bin: that and above), ``counters`` int64
+    (N_CHUNK_COUNTERS,)."""
+
+    stats: np.ndarray
+    hist: np.ndarray
+    counters: np.ndarray
+
 
 _SEQ_OFFSET = SEQ_OFFSET.copy()
 _SEQ_TO_RANK = SEQ_TO_RANK.copy()
 _POW6U = POW6.astype(np.uint64)
 _SEQ_OFFSET_U = SEQ_OFFSET.astype(np.uint64)
+
+
+@njit(inline="always")
+def ai_thresholds(params, deficit, floor, out):
+    """The ``ai`` policy's bank thresholds (points) by dice left to roll, into
+    ``out[1..6]``: ``base + step * min(max-steps, deficit // per)``, lowered by ``two-dice``
+    with 2 dice left and ``one-die`` with 1, and never below ``floor`` (in the last round
+    with ``chase``: what beats the leader). ``params``: one row of ``Seats.params``. The
+    one place the ai rule is written (the kernel and the policy pictures use it)."""
+    thr = params[P_BASE] + params[P_STEP] * min(params[P_MAX_STEPS], deficit // params[P_PER])
+    for m in range(3, 7):
+        out[m] = max(thr, floor)
+    out[2] = max(thr - params[P_TWO_DICE], floor)
+    out[1] = max(thr - params[P_ONE_DIE], floor)
 
 
 @njit(cache=True)
@@ -143,13 +187,12 @@ def book_seat(stats, hist, s, score, top, n_top, turns, rolls, busts, hot):
     stats[s, ST_BUST_TURNS_SQ] += busts * busts
     stats[s, ST_BUST_TURNS_TURNS] += busts * turns
     stats[s, ST_HOT_DICE] += hot
-    hist[s, min(score // 50, hist.shape[1] - 1)] += 1
+    hist[s, min(score // POINT_UNIT, hist.shape[1] - 1)] += 1
 
 
 @njit(cache=True)
-def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, target,
-               kinds, params, table_meta, table_value, table_bank,
-               keep_score, max_keep, all_score, stats, hist, counters, totals_out):
+def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, tally,
+               totals_out):
     """Play games ``first_game .. first_game + n_games - 1``: the whole game logic.
 
     Deliberately one function: every call of a jitted function with array arguments
@@ -159,6 +202,14 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
     read position, exhausted flag). ``totals_out[i, s]`` (if it has rows) receives game
     ``i``'s final totals.
     """
+    n_seats = game.n_seats
+    target = game.target
+    first_to_bank = game.ending == FIRST_TO_BANK
+    kinds, params, table_meta = seats.kinds, seats.params, seats.table_meta
+    table_value, table_bank = seats.table_value, seats.table_bank
+    roll_class, roll_keep_all = rolls.roll_class, rolls.roll_keep_all
+    option_start, opt_points, opt_dice = rolls.option_start, rolls.points, rolls.dice
+    stats, hist, counters = tally.stats, tally.hist, tally.counters
     scripted = script.shape[0] > 0
     keep_totals = totals_out.shape[0] > 0
     # the generator in registers; indices on the roll path unsigned (numba adds a
@@ -176,7 +227,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
             totals[s] = 0
             for j in range(_N_G):
                 g[s, j] = 0
-        seat = first_seat if first_seat >= 0 else (first_game + i) % n_seats
+        seat = game.first_seat if game.first_seat >= 0 else (first_game + i) % n_seats
         trigger = -1
         turns = 0
         capped = False
@@ -194,34 +245,25 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
             if kind == TABLE:
                 p_dim = table_meta[seat, T_P]
                 if last_round and table_meta[seat, T_LAST_OFFSET] >= 0:
-                    d = min(max((best_opp - my_total) // 50, 0), table_meta[seat, T_D] - 1)
+                    d = min(max((best_opp - my_total) // POINT_UNIT, 0),
+                            table_meta[seat, T_D] - 1)
                     t_base = table_meta[seat, T_LAST_OFFSET] + d * p_dim * 7
                 else:
                     o_dim = table_meta[seat, T_O]
-                    m = min(my_total // 50, table_meta[seat, T_M] - 1)
-                    o = min(best_opp // 50, o_dim - 1)
+                    m = min(my_total // POINT_UNIT, table_meta[seat, T_M] - 1)
+                    o = min(best_opp // POINT_UNIT, o_dim - 1)
                     t_base = table_meta[seat, T_OFFSET] + (m * o_dim + o) * p_dim * 7
-            else:
-                # THRESHOLD and AI bank when tp >= thr_n[dice left to roll]
-                thr = params[seat, P_THRESHOLD]
+            elif kind == AI:
                 floor = np.int64(0)
-                two = np.int64(0)
-                one = np.int64(0)
-                if kind == AI:
-                    deficit = max(best_opp - my_total, 0)
-                    thr = params[seat, P_BASE] + params[seat, P_STEP] * min(
-                        params[seat, P_MAX_STEPS], deficit // params[seat, P_PER])
-                    two = params[seat, P_TWO_DICE]
-                    one = params[seat, P_ONE_DIE]
-                    if last_round and params[seat, P_CHASE] != 0:
-                        floor = best_opp - my_total + 1  # a banked total must beat the leader
-                for m in range(3, 7):
-                    thr_n[m] = max(thr, floor)
-                thr_n[2] = max(thr - two, floor)
-                thr_n[1] = max(thr - one, floor)
-            n = np.int64(6)
+                if last_round and params[seat, P_CHASE] != 0:
+                    floor = best_opp - my_total + 1  # a banked total must beat the leader
+                ai_thresholds(params[seat], max(best_opp - my_total, 0), floor, thr_n)
+            else:
+                for m in range(1, 7):
+                    thr_n[m] = params[seat, P_THRESHOLD]
+            n = np.int64(HOT_DICE)
             tp = np.int64(0)
-            rolls = np.int64(0)
+            n_rolls = np.int64(0)
             hot = np.int64(0)
             # rolls of n dice in this turn, 10 bits per n, flushed every 512 rolls
             packed = np.int64(0)
@@ -234,60 +276,55 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
                 else:
                     u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, _POW6U[un])
                     r = uint64(_SEQ_TO_RANK[_SEQ_OFFSET_U[un] + uint64(u)])
-                rolls += 1
+                n_rolls += 1
                 packed += np.int64(1) << (10 * (n - 1))
-                k = max_keep[r]
-                if k == 0:
-                    busted = True
-                    break
                 if kind == TABLE:
-                    # the set-aside whose state has the highest value; ties: more points,
-                    # then more dice (policy_table.py)
+                    c = roll_class[r]
+                    if c < 0:
+                        busted = True
+                        break
+                    # the option whose state has the highest value; options come in the
+                    # model's order (more points, then more dice), so the first wins ties
                     best_v = -np.inf
-                    best_tp = np.int64(-1)
-                    best_n = np.int64(-1)
                     best_idx = np.int64(-1)
-                    for kk in range(1, n + 1):
-                        sc = keep_score[r, uint64(kk)]
-                        if sc <= 0:
-                            continue
-                        tp2 = tp + sc
-                        n2 = n - kk
-                        if n2 == 0:
-                            n2 = 6
-                        idx = t_base + min(tp2 // 50, p_dim - 1) * 7 + n2
+                    tp_best = tp
+                    n_best = n
+                    for j in range(option_start[c], option_start[c + 1]):
+                        tp2 = tp + POINT_UNIT * opt_points[j]
+                        idx = t_base + min(tp2 // POINT_UNIT, p_dim - 1) * 7 + opt_dice[j]
                         v = np.float64(table_value[uint64(idx)])
-                        if v > best_v or (v == best_v and (
-                                tp2 > best_tp or (tp2 == best_tp and n2 > best_n))):
+                        if v > best_v:
                             best_v = v
-                            best_tp = tp2
-                            best_n = n2
                             best_idx = idx
-                    tp = best_tp
-                    n = best_n
-                    hot += n == 6  # 6 dice to roll only after hot dice
+                            tp_best = tp2
+                            n_best = opt_dice[j]
+                    tp = tp_best
+                    n = n_best
+                    hot += n == HOT_DICE  # 6 dice to roll only after hot dice
                     if table_bank[uint64(best_idx)] != 0:
                         break
                 else:
-                    tp += all_score[r]
-                    n -= k
-                    h = np.int64(n == 0)  # hot dice: all 6 back in play (branch-free)
-                    n += 6 * h
-                    hot += h
+                    j = roll_keep_all[r]
+                    if j < 0:
+                        busted = True
+                        break
+                    tp += POINT_UNIT * opt_points[j]
+                    n = opt_dice[j]
+                    hot += n == HOT_DICE
                     if tp >= thr_n[uint64(n)]:
                         break
-                if (rolls & 511) == 0:
+                if (n_rolls & 511) == 0:
                     for m in range(6):
                         stats[seat, ST_ROLLS_N + m] += (packed >> (10 * m)) & 1023
                     packed = 0
-                    if rolls >= MAX_TURN_ROLLS:
+                    if n_rolls >= MAX_TURN_ROLLS:
                         turn_capped = True
                         break
             # ---- book the turn
             for m in range(6):
                 stats[seat, ST_ROLLS_N + m] += (packed >> (10 * m)) & 1023
             g[seat, _G_TURNS] += 1
-            g[seat, _G_ROLLS] += rolls
+            g[seat, _G_ROLLS] += n_rolls
             g[seat, _G_HOT] += hot
             if busted:
                 g[seat, _G_BUSTS] += 1
@@ -299,6 +336,8 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
                 break
             if trigger < 0 and totals[seat] >= target:
                 trigger = seat
+                if first_to_bank:
+                    break  # the first to bank the target wins at once
             seat += 1
             if seat == n_seats:
                 seat = 0
@@ -331,52 +370,44 @@ def _run_chunk(state, script, cursor, first_game, n_games, n_seats, first_seat, 
 
 
 @njit(cache=True, parallel=True)
-def run_chunks(states, bounds, n_seats, first_seat, target,
-               kinds, params, table_meta, table_value, table_bank,
-               keep_score, max_keep, all_score, stats, hist, counters):
+def run_chunks(states, bounds, game, seats, rolls, stats, hist, counters):
     """Play chunk ``c`` = games ``bounds[c] .. bounds[c+1]-1`` with generator ``states[c]``.
 
-    ``stats``: int64 (chunks, seats, N_STATS), ``hist``: int64 (chunks, seats, bins) of
-    final totals in units of 50 (last bin: that and above), ``counters``: int64
-    (chunks, N_CHUNK_COUNTERS); all zeroed by the caller. Each chunk writes only its
-    own slices, so results do not depend on the number of threads. The first seat is
-    ``first_seat``, or (if -1) the global game index modulo the number of seats.
+    ``stats``: int64 (chunks, seats, N_STATS), ``hist``: int64 (chunks, seats, bins),
+    ``counters``: int64 (chunks, N_CHUNK_COUNTERS); all zeroed by the caller (row ``c`` is
+    chunk ``c``'s :class:`Tally`). Each chunk writes only its own slices, so results do not
+    depend on the number of threads.
     """
     no_script = np.zeros(0, dtype=np.int64)
-    no_totals = np.zeros((0, n_seats), dtype=np.int64)
+    no_totals = np.zeros((0, game.n_seats), dtype=np.int64)
     for c in prange(states.shape[0]):
         state = states[c].copy()
         cursor = np.zeros(2, dtype=np.int64)
-        _run_chunk(state, no_script, cursor, bounds[c], bounds[c + 1] - bounds[c], n_seats,
-                   first_seat, target, kinds, params, table_meta, table_value, table_bank,
-                   keep_score, max_keep, all_score, stats[c], hist[c], counters[c],
-                   no_totals)
+        _run_chunk(state, no_script, cursor, bounds[c], bounds[c + 1] - bounds[c], game,
+                   seats, rolls, Tally(stats[c], hist[c], counters[c]), no_totals)
 
 
 @njit(cache=True)
-def run_scripted(script, n_games, n_seats, first_seat, target,
-                 kinds, params, table_meta, table_value, table_bank,
-                 keep_score, max_keep, all_score, stats, hist, counters, totals_out):
+def run_scripted(script, n_games, game, seats, rolls, tally, totals_out):
     """Play ``n_games`` games whose dice are read from ``script`` (faces 1..6, in order).
 
     The same game code as :func:`run_chunks` (a roll of n dice consumes the next n
     faces); ``totals_out[i, s]`` receives game ``i``'s final totals. Stops at the first
-    game the script cannot finish (``counters[C_SCRIPT_ERRORS] == 1``). Returns the
+    game the script cannot finish (``tally.counters[C_SCRIPT_ERRORS] == 1``). Returns the
     number of faces consumed.
     """
     state = np.zeros(4, dtype=np.uint64)
     cursor = np.zeros(2, dtype=np.int64)
-    _run_chunk(state, script, cursor, 0, n_games, n_seats, first_seat, target,
-               kinds, params, table_meta, table_value, table_bank,
-               keep_score, max_keep, all_score, stats, hist, counters, totals_out)
+    _run_chunk(state, script, cursor, 0, n_games, game, seats, rolls, tally, totals_out)
     return cursor[0]
 
 
 @njit(cache=True, parallel=True)
-def bust_counts(states, bounds, max_keep, out):
+def bust_counts(states, bounds, roll_class, out):
     """Roll ``n`` dice ``bounds[c+1]-bounds[c]`` times per chunk for n = 1..6.
 
-    ``out[c, n]``: busts among chunk ``c``'s rolls of ``n`` dice (int64, zeroed by caller).
+    ``out[c, n]``: busts (rolls of class -1) among chunk ``c``'s rolls of ``n`` dice
+    (int64, zeroed by the caller).
     """
     for c in prange(states.shape[0]):
         state = states[c].copy()
@@ -384,27 +415,6 @@ def bust_counts(states, bounds, max_keep, out):
         for n in range(1, 7):
             b = np.int64(0)
             for _ in range(m):
-                if max_keep[roll_dice(state, n)] == 0:
+                if roll_class[roll_dice(state, n)] < 0:
                     b += 1
             out[c, n] = b
-
-
-@njit(cache=True, parallel=True)
-def rng_cost(states, rolls_per_chunk, out):
-    """Random numbers alone: chunk ``c`` draws ``rolls_per_chunk[c, n]`` rolls of ``n``
-    dice, each one unbiased ``u < 6**n`` (what a roll costs before any game logic).
-
-    Same parallel layout as :func:`run_chunks`; ``out[c]`` gets the sum of the draws, so
-    they cannot be optimised away. For the benchmark.
-    """
-    for c in prange(states.shape[0]):
-        # the draws as the lane kernel makes them: state in registers, raw draw u < 6**n
-        # (the game looks its outcome up from u, with no rank in between)
-        s0, s1, s2, s3 = states[c, 0], states[c, 1], states[c, 2], states[c, 3]
-        acc = np.int64(0)
-        for n in range(1, 7):
-            bound = _POW6U[n]
-            for _ in range(rolls_per_chunk[c, n]):
-                u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
-                acc += u
-        out[c] = acc

@@ -73,16 +73,11 @@ from llvmlite import ir
 from numba import njit, prange, types, uint64
 from numba.extending import intrinsic
 
+from dicelab.config import FARKLE_LANES, FARKLE_SOLO_LANES, MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.dice import MAX_DICE, POW6, SEQ_OFFSET, SEQ_TO_RANK
 from dicelab.farkle import kernels as K
-from dicelab.farkle.scoring import POINT_UNIT
+from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, POINT_UNIT, SetAsides
 from dicelab.rng import below_s
-
-#: Games in flight per chunk: :data:`SOLO_LANES` for solitaire, :data:`LANES` with more
-#: seats (see :func:`lanes_for`). Part of the definition of a run: changing it changes
-#: which draws each game gets (but not the distribution of anything).
-LANES = 16
-SOLO_LANES = 32
 
 #: Packed counters: 9 bits per dice count n = 1..6 (field n - 1). At most one is added
 #: to a field per pass (a roll, a bust), and every lane's counters are emptied into the
@@ -92,7 +87,7 @@ _FIELD_MASK = (1 << _FIELD_BITS) - 1
 _FLUSH_PASSES = _FIELD_MASK
 #: The highest threshold this kernel plays: its turns (at most ``T / 50`` rolls) stay
 #: below the general kernel's cap on the rolls of a turn.
-MAX_LANE_TURN_ROLLS = K.MAX_TURN_ROLLS - 1
+MAX_LANE_TURN_ROLLS = MAX_TURN_ROLLS - 1
 MAX_THRESHOLD = POINT_UNIT * MAX_LANE_TURN_ROLLS
 
 #: Outcome codes: ``points / 50 << 7 | hot << 6 | 9 * (dice - 1)``. ``dice``: the dice
@@ -119,31 +114,26 @@ _HOT_END_MASK = (1 << (64 - _HOT_END_SHIFT)) - 1
 _NEVER = 1 << 62
 
 
-def outcome_table(max_keep: np.ndarray, all_score: np.ndarray) -> np.ndarray:
+def outcome_table(set_asides: SetAsides) -> np.ndarray:
     """Outcome of every raw draw: ``code[6**n + u]`` for ``u < 6**n`` (int32; entries below
     6 and between the dice counts' ranges are unused).
 
-    ``code = points / 50 << 7 | hot << 6 | 9 * (left - 1)`` where ``points`` is the
-    score of all scoring dice, ``left`` the dice left to roll (6 after hot dice) and
-    ``hot`` 1 if every die scored; a bust has ``points / 50 = _BUST`` and ``left = n``,
-    the dice rolled. Raw draw ``u`` of ``n`` dice is the roll ``SEQ_TO_RANK[SEQ_OFFSET[n]
-    + u]`` of the general kernel.
+    ``code = points / 50 << 7 | hot << 6 | 9 * (left - 1)`` where ``points`` and ``left``
+    (the dice left to roll, 6 after hot dice) are the encoding's "all scoring dice" option
+    of the roll and ``hot`` is 1 after hot dice; a bust has ``points / 50 = _BUST`` and
+    ``left = n``, the dice rolled. Raw draw ``u`` of ``n`` dice is the roll
+    ``SEQ_TO_RANK[SEQ_OFFSET[n] + u]`` of the general kernel.
     """
-    if int(all_score.max()) > POINT_UNIT * MAX_ROLL_POINTS:
+    if set_asides.max_points > MAX_ROLL_POINTS:
         raise ValueError("scores too large for the outcome table")
-    if (all_score % POINT_UNIT).any():
-        raise ValueError(f"scores must be multiples of {POINT_UNIT}")
     ranks = SEQ_TO_RANK.astype(np.int64)
     n_of = np.repeat(np.arange(MAX_DICE + 1), POW6)  # dice count of each raw draw
-    keep = max_keep[ranks]
-    left = n_of - keep
-    left[left == 0] = 6
-    bust = keep == 0
-    points = np.where(bust, _BUST, all_score[ranks] // POINT_UNIT)
-    if (points[~bust] <= 0).any():
-        raise ValueError("a scoring roll must score at least 50 points")
-    shift = _FIELD_BITS * np.maximum(np.where(bust, n_of, left) - 1, 0)
-    hot = (~bust & (keep == n_of)).astype(np.int64)
+    option = set_asides.roll_keep_all[ranks]
+    bust = option < 0
+    left = np.where(bust, n_of, set_asides.dice[option])
+    points = np.where(bust, _BUST, set_asides.points[option])
+    shift = _FIELD_BITS * np.maximum(left - 1, 0)
+    hot = (~bust & (left == HOT_DICE)).astype(np.int64)
     code = (points << _POINTS_SHIFT) | (hot << _HOT_BIT) | shift
     table = np.zeros(2 * POW6[MAX_DICE], dtype=np.int32)
     for n in range(1, MAX_DICE + 1):
@@ -183,7 +173,7 @@ def lanes_for(n_seats):
     """The lane count (and column width) for ``n_seats`` seats: more lanes hide more
     latency, but with several seats the vector loop grows and 32 lanes were slower.
     Measured on the benchmark machine (AVX-512 and AVX2 code alike)."""
-    return SOLO_LANES if n_seats == 1 else LANES
+    return FARKLE_SOLO_LANES if n_seats == 1 else FARKLE_LANES
 
 
 @njit(inline="always")
@@ -272,10 +262,11 @@ def nonzero_bits8(typingctx, arr, start):
 
 
 @njit(inline="always")
-def _vec(S, w, lo, hi, thr_t, target50):
+def _vec(S, w, lo, hi, thr_t, target50, at_once):
     """The vector loop: lanes ``lo .. hi - 1`` play the roll drawn for them, branch-free
     (see the module's docstring); returns their flag bits for the scalar step (bit j:
-    lane j). ``hi - lo`` is a multiple of 8."""
+    lane j). ``hi - lo`` is a multiple of 8. ``at_once``: -1 if the first seat to bank
+    the target wins at once (ending ``first-to-bank``), 0 for the last round."""
     n_seats = len(thr_t)
     for j in range(uint64(lo), uint64(hi)):
         code = S[_col(_CODE, w) + j]
@@ -321,12 +312,12 @@ def _vec(S, w, lo, hi, thr_t, target50):
                 S[_seat_col(_GEND, q, w, n_seats) + j] = ge
                 reached |= m & -np.int64(total >= target50)
             # the first seat to bank to the target triggers the last round, which is over
-            # when the turn before the trigger's next one ends
+            # when the turn before the trigger's next one ends (or wins at once)
             trig = S[_col(_TRIG, w) + j]
             new = reached & -np.int64(trig < 0)
             trig = (seat & new) | (trig & ~new)
             S[_col(_TRIG, w) + j] = trig
-            flag = over & np.int64(nxt == trig)
+            flag = (over & np.int64(nxt == trig)) | (new & at_once)
             S[_col(_SEAT, w) + j] = nxt
             fresh = np.int64(0)
         om = -over
@@ -344,17 +335,21 @@ def _vec(S, w, lo, hi, thr_t, target50):
 
 
 @njit(cache=True)
-def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats, hist,
-           counters):
+def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
     """Play games ``first_game ..`` (``n_games``) of one chunk in ``lanes`` lanes.
 
-    ``st``: the chunk's generator (uint64[4]); ``thr_t``: the seats' thresholds in units
-    of 50, a tuple (its length, the seat count, is a compile-time constant).
+    ``st``: the chunk's generator (uint64[4]); ``game``: :class:`~dicelab.farkle.kernels.
+    Game`; ``thr_t``: the seats' thresholds in units of 50, a tuple (its length, the seat
+    count, is a compile-time constant); ``tally``: :class:`~dicelab.farkle.kernels.Tally`.
     """
     n_seats = len(thr_t)
+    first_seat = game.first_seat
+    first_to_bank = game.ending == FIRST_TO_BANK
+    at_once = -np.int64(first_to_bank)
+    stats, hist, counters = tally.stats, tally.hist, tally.counters
     n_lanes = min(lanes, n_games)
-    max_turns = K.MAX_ROUNDS * n_seats
-    target50 = target // POINT_UNIT
+    max_turns = MAX_ROUNDS * n_seats
+    target50 = game.target // POINT_UNIT
     seats64 = np.int64(n_seats)
     s0 = st[0]
     s1 = st[1]
@@ -414,7 +409,7 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
                 S[_col(_CODE, w) + j] = out[bound + uint64(u)]
         if passes > 0:
-            flagged |= _vec(S, w, h, w, thr_t, target50)
+            flagged |= _vec(S, w, h, w, thr_t, target50, at_once)
         if n_lanes == w:
             for j in range(uh, uw):
                 sh = uint64(S[_col(_DICE, w) + j])
@@ -456,7 +451,8 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
                 lasted = S[_seat_col(_TOTAL, 0, w, n_seats) + j] >= target50
             else:
                 trig = S[_col(_TRIG, w) + j]
-                lasted = S[_col(_SEAT, w) + j] == trig  # its last round was played out
+                # its last round was played out, or it was won at once
+                lasted = (S[_col(_SEAT, w) + j] == trig) or (first_to_bank and trig >= 0)
             k_end = max_turns - left
             counters[K.C_GAMES] += 1
             if lasted:
@@ -510,26 +506,25 @@ def _chunk(st, first_game, n_games, first_seat, target, thr_t, out, lanes, stats
         if live == 0:
             break
         # ---- the vector loop of the first half
-        flagged |= _vec(S, w, 0, h, thr_t, target50)
+        flagged |= _vec(S, w, 0, h, thr_t, target50, at_once)
 
 
 @njit(cache=True, parallel=True)
-def _run_chunks(states, bounds, first_seat, target, thr_t, out, lanes, stats, hist,
-                counters):
+def _run_chunks(states, bounds, game, thr_t, out, lanes, stats, hist, counters):
     for c in prange(states.shape[0]):
-        _chunk(states[c].copy(), bounds[c], bounds[c + 1] - bounds[c], first_seat, target,
-               thr_t, out, lanes, stats[c], hist[c], counters[c])
+        _chunk(states[c].copy(), bounds[c], bounds[c + 1] - bounds[c], game, thr_t, out,
+               lanes, K.Tally(stats[c], hist[c], counters[c]))
 
 
-def run_chunks(states, bounds, n_seats, first_seat, target, thr, out, lanes,
-               stats, hist, counters):
+def run_chunks(states, bounds, game, thr, out, lanes, stats, hist, counters):
     """Play chunk ``c`` = games ``bounds[c] .. bounds[c+1]-1`` with generator ``states[c]``.
 
-    Arrays as :func:`dicelab.farkle.kernels.run_chunks` (``stats``, ``hist``,
-    ``counters`` per chunk, zeroed by the caller); ``thr[s]``: seat s's threshold in
-    points, a multiple of 50 from 50 to :data:`MAX_THRESHOLD`; ``lanes``: 1 to
+    ``game`` and the arrays as :func:`dicelab.farkle.kernels.run_chunks` (``stats``,
+    ``hist``, ``counters`` per chunk, zeroed by the caller); ``thr[s]``: seat s's threshold
+    in points, a multiple of 50 from 50 to :data:`MAX_THRESHOLD`; ``lanes``: 1 to
     :func:`lanes_for` (seats); ``out``: :func:`outcome_table`. Raises ValueError otherwise.
     """
+    n_seats = game.n_seats
     thr_t = tuple(int(t) // POINT_UNIT for t in thr)
     if len(thr_t) != n_seats or n_seats < 1:
         raise ValueError("lanes kernel: one threshold per seat, at least one seat")
@@ -539,5 +534,4 @@ def run_chunks(states, bounds, n_seats, first_seat, target, thr, out, lanes,
                          "from 50 to MAX_THRESHOLD")
     if not 1 <= lanes <= lanes_for(n_seats):
         raise ValueError(f"lanes kernel: 1 to {lanes_for(n_seats)} lanes for {n_seats} seat(s)")
-    _run_chunks(states, bounds, first_seat, target, thr_t, out, lanes, stats, hist,
-                counters)
+    _run_chunks(states, bounds, game, thr_t, out, lanes, stats, hist, counters)

@@ -22,60 +22,29 @@ would then exceed the leader's (a tie does not beat); the threshold still applie
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.scoring import ScoringTable
-from dicelab.registry import PolicySpec
+from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
+from dicelab.registry import AI_DEFAULTS, PolicySpec
 
-_AI_KEYS = ("base", "step", "per", "max-steps", "two-dice", "one-die", "chase")
 _EXACT_FAMILIES = ("max-ev", "fastest", "optimal-win")
 
 
-@dataclass(frozen=True)
-class SeatArrays:
-    """The kernel's view of the seats (see the module docstring for the layout)."""
-
-    names: tuple[str, ...]
-    kinds: np.ndarray
-    params: np.ndarray
-    table_meta: np.ndarray
-    table_value: np.ndarray
-    table_bank: np.ndarray
-
-    @property
-    def n_seats(self) -> int:
-        return len(self.names)
-
-    def kernel_args(self) -> tuple:
-        return (self.kinds, self.params, self.table_meta, self.table_value, self.table_bank)
+def ai_params(spec: PolicySpec) -> np.ndarray:
+    """An ``ai`` policy's parameters as a row of ``Seats.params`` (layout ``K.P_*``)."""
+    return np.array([spec.params[k] for k in AI_DEFAULTS], dtype=np.int64)
 
 
-def policy_params(spec: PolicySpec) -> dict[str, int]:
-    """The parameters of a threshold/ai policy as recorded in manifests."""
-    return dict(spec.params)
-
-
-def exact_policy_table(spec: PolicySpec, table: ScoringTable, target: int,
-                       n_seats: int) -> PolicyTable:
-    """The PolicyTable of an exact policy (max-ev, fastest, optimal-win), from the solver."""
-    try:
-        from dicelab.farkle.exact import policy_table
-    except ImportError:
-        raise UserError(f"policy '{spec.name}' is not available yet") from None
-    return policy_table(spec, table, target, n_seats)
-
-
-def seat_arrays(seats: list[PolicySpec | PolicyTable], table: ScoringTable, target: int
-                ) -> SeatArrays:
-    """Kernel arrays for the given seats (PolicySpecs of Farkle, or PolicyTables).
+def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, target: int
+                ) -> K.Seats:
+    """The kernels' :class:`~dicelab.farkle.kernels.Seats` for the given seats
+    (PolicySpecs of Farkle, or PolicyTables).
 
     >>> from dicelab.registry import parse_policy
-    >>> from dicelab.farkle.scoring import PRESETS
+    >>> from dicelab.farkle.rules import PRESETS
     >>> sa = seat_arrays([parse_policy("threshold-300"), parse_policy("ai")],
     ...                  PRESETS["default"], 10000)
     >>> sa.kinds.tolist(), int(sa.params[0, 0])
@@ -91,26 +60,24 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], table: ScoringTable, targ
     values: list[np.ndarray] = []
     banks: list[np.ndarray] = []
     offset = 0
-    names = []
     for s, seat in enumerate(seats):
         if isinstance(seat, PolicySpec):
             if seat.game != "farkle":
                 raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
-            names.append(seat.name)
             if seat.family == "threshold":
                 kinds[s] = K.THRESHOLD
                 params[s, K.P_THRESHOLD] = seat.params["threshold"]
                 continue
             if seat.family == "ai":
                 kinds[s] = K.AI
-                for j, key in enumerate(_AI_KEYS):
-                    params[s, j] = seat.params[key]
+                params[s] = ai_params(seat)
                 continue
             if seat.family not in _EXACT_FAMILIES:
                 raise UserError(f"policy '{seat.name}' cannot play Farkle")
-            pt = exact_policy_table(seat, table, target, n)
+            from dicelab.farkle.exact import policy_table
+
+            pt = policy_table(seat, rules, target, n)
         elif isinstance(seat, PolicyTable):
-            names.append(seat.name)
             pt = seat
         else:
             raise TypeError(f"a seat is a PolicySpec or a PolicyTable, not {type(seat)}")
@@ -130,4 +97,52 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], table: ScoringTable, targ
     # never empty, so the kernel's argument types are the same with or without tables
     table_value = np.concatenate(values) if values else np.zeros(1, dtype=np.float32)
     table_bank = np.concatenate(banks) if banks else np.zeros(1, dtype=np.uint8)
-    return SeatArrays(tuple(names), kinds, params, meta, table_value, table_bank)
+    return K.Seats(kinds, params, meta, table_value, table_bank)
+
+
+def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
+               my_total: int = 0, opp_total: int = 0) -> tuple[np.ndarray, str]:
+    """(bank table, title): a Farkle policy's bank decisions at the given game scores.
+
+    The table is uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n``
+    dice left (column 0 and row 0 unused), as :func:`dicelab.plots.policy_heatmap_figure`
+    draws it; rows past the last are like the last row.
+
+    >>> from dicelab.registry import parse_policy
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> bank, title = bank_table(parse_policy("threshold-300"), PRESETS["default"])
+    >>> int(bank[6, 1]), int(bank[5, 1]), title
+    (1, 0, 'threshold-300 (rules default)')
+    """
+    from dicelab.farkle import exact, turn_dp
+
+    t = check_target(target)
+    for what, v in (("--me", my_total), ("--opp", opp_total)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or not 0 <= v < t \
+                or v % POINT_UNIT:
+            raise UserError(f"{what} must be a multiple of {POINT_UNIT} in 0..{t - POINT_UNIT}"
+                            f" (a score in a running game to {t}), not {v}")
+    tag = f"rules {rules.name}"
+    if spec.family == "threshold":
+        return turn_dp.threshold_bank_table(spec.params["threshold"]), f"{spec.name} ({tag})"
+    if spec.family == "ai":
+        thr = np.zeros(7, dtype=np.int64)
+        K.ai_thresholds(ai_params(spec), max(opp_total - my_total, 0), 0, thr)
+        rows = int(thr[1:].max()) // POINT_UNIT + 2
+        bank = np.zeros((rows, 7), dtype=np.uint8)
+        for n in range(1, 7):
+            bank[max(int(thr[n]), POINT_UNIT) // POINT_UNIT:, n] = 1
+        return bank, (f"{spec.name} at {my_total} vs {opp_total} ({tag}; last-round chase "
+                      "not shown)")
+    if spec.family == "max-ev":
+        return turn_dp.solve_max_ev(rules).bank, f"max-ev ({tag})"
+    if spec.family == "fastest":
+        sol = exact.fastest_solution(rules, t)
+        return sol.bank[my_total // POINT_UNIT], f"fastest to {t} at own total {my_total} ({tag})"
+    if spec.family == "optimal-win":
+        from dicelab.farkle.two_player import solve_optimal_win
+
+        sol = solve_optimal_win(rules, t)
+        return (sol.bank_decisions(my_total, opp_total),
+                f"optimal-win to {t} at {my_total} vs {opp_total} ({tag})")
+    raise UserError(f"policy '{spec.name}' is not a Farkle policy")

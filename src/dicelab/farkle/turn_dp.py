@@ -1,12 +1,12 @@
 """Exact analysis of one Farkle turn, and the solitaire race to a target.
 
 A turn's decision state after a set-aside is ``(tp, n)``: ``tp`` turn points (in units
-of 50, :data:`dicelab.farkle.scoring.POINT_UNIT`) and ``n`` dice to roll (6 after hot
+of 50, :data:`dicelab.farkle.rules.POINT_UNIT`) and ``n`` dice to roll (6 after hot
 dice). Every set-aside adds more than 0 points, so within a turn ``tp`` strictly grows:
 evaluating a policy and optimising one are recursions over a DAG ordered by ``tp``,
 with no iteration. The turn starts at ``(0, 6)`` with a forced roll.
 
-Public functions (all take a :class:`~dicelab.farkle.scoring.ScoringTable`):
+Public functions (all take a :class:`~dicelab.farkle.rules.FarkleRules`):
 
 * :func:`threshold_distribution` / :func:`evaluate_turn_policy`: the exact distribution
   of a turn's result (P(bust), P(bank = x) for every x) for a policy that depends only
@@ -19,9 +19,11 @@ Public functions (all take a :class:`~dicelab.farkle.scoring.ScoringTable`):
 * :func:`threshold_sweep`: exact expected turn score of ``threshold-T`` for a range
   of T, the best T and the gap to ``max-ev``.
 
-Kernels are small ``@njit(cache=True)`` functions over plain arrays (the compiled
-scoring arrays of :func:`~dicelab.farkle.scoring.compile_table`) writing into ``out``
-arrays; the wrappers check input and allocate.
+Kernels are small ``@njit(cache=True)`` functions over the rule set's set-aside
+encoding (:func:`~dicelab.farkle.rules.set_asides`) writing into ``out`` arrays; the
+wrappers check input and allocate. Every solver that maximises looks at every distinct
+legal set-aside of a roll (every pair of points and dice left), not only the most
+points for each number of dice.
 """
 
 from __future__ import annotations
@@ -33,72 +35,39 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from dicelab import dice
+from dicelab.config import FASTEST_TOL
 from dicelab.errors import UserError
-from dicelab.farkle.scoring import POINT_UNIT, ScoringTable, compile_table
+from dicelab.farkle.rules import (
+    HOT_DICE,
+    POINT_UNIT,
+    FarkleRules,
+    check_points,
+    check_target,
+    set_asides,
+)
 
 # ---------------------------------------------------------------------------------
-# Flat scoring arrays
+# Kernels: every one reads the set-aside encoding (dicelab.farkle.rules.SetAsideArrays)
+# by classes of rolls; a class's options come sorted (more points, then more dice), so
+# the first strict maximum of a value is the model's tie-break.
 
 
-@dataclass(frozen=True)
-class TurnArrays:
-    """Scoring arrays in units of 50, over global multiset ranks (shape notes inline)."""
-
-    keep_units: np.ndarray  # int64 (924, 7): keep_score // 50 (0 = no legal set-aside of k)
-    max_keep: np.ndarray  # int64 (924,): largest legal set-aside size (0 = bust)
-    prob: np.ndarray  # float64 (924,): probability of the multiset when rolling its size
-    size_offset: np.ndarray  # int64 (8,): ranks of n dice are size_offset[n]..[n+1]-1
-    max_roll_units: int  # the most points one roll adds, in units of 50
-    bust: np.ndarray  # float64 (7,): P(bust) rolling n dice
-
-
-def turn_arrays(scoring: ScoringTable) -> TurnArrays:
-    """The compiled arrays of ``scoring`` in the units the kernels use."""
-    comp = compile_table(scoring)
-    if np.any(comp.keep_score % POINT_UNIT):
-        raise UserError(f"rules '{scoring.name}': every score must be a multiple of "
-                        f"{POINT_UNIT}")
-    ku = np.ascontiguousarray(comp.keep_score // POINT_UNIT, dtype=np.int64)
-    return TurnArrays(ku, np.ascontiguousarray(comp.max_keep, dtype=np.int64),
-                      np.ascontiguousarray(dice.PROB, dtype=np.float64),
-                      np.ascontiguousarray(dice.SIZE_OFFSET, dtype=np.int64),
-                      int(ku.max()), np.array(comp.bust, dtype=np.float64))
-
-
-# ---------------------------------------------------------------------------------
-# Kernels
-
-
-@njit(cache=True)
-def _choose_keep(keep_units, r, p, n, value, pmax):
-    """Set-aside size k for roll r at turn points p by ``value`` (higher is better).
-
-    Ties go to more points, then to more dice left: the simulation kernel's rule
-    (farkle/policy_table.py). ``value`` rows are clamped at ``pmax``.
-    """
-    best_k = -1
+@njit(inline="always")
+def _choose_option(rolls, c, p, value, pmax):
+    """The option of class ``c`` at turn points ``p`` whose state has the highest
+    ``value`` (rows clamped at ``pmax``); ties go to the first (more points, more dice)."""
+    best_j = -1
     best_v = -np.inf
-    best_p = -1
-    best_n = -1
-    for k in range(1, n + 1):
-        s = keep_units[r, k]
-        if s <= 0:
-            continue
-        p2 = p + s
-        n2 = 6 if k == n else n - k
-        v = value[min(p2, pmax), n2]
-        if v > best_v or (v == best_v and (p2 > best_p or (p2 == best_p and n2 > best_n))):
-            best_k = k
+    for j in range(rolls.option_start[c], rolls.option_start[c + 1]):
+        v = value[min(p + rolls.points[j], pmax), rolls.dice[j]]
+        if v > best_v:
+            best_j = j
             best_v = v
-            best_p = p2
-            best_n = n2
-    return best_k
+    return best_j
 
 
 @njit(cache=True)
-def _turn_distribution_kernel(keep_units, max_keep, prob, size_offset, bank, value,
-                              keep_all, mass, out_dist):
+def _turn_distribution_kernel(rolls, bank, value, keep_all, mass, out_dist):
     """Forward propagation of probability mass through a turn; returns P(bust).
 
     ``bank``/``value``: (Pb, 7), rows clamped at Pb - 1. ``keep_all``: set aside all
@@ -107,7 +76,7 @@ def _turn_distribution_kernel(keep_units, max_keep, prob, size_offset, bank, val
     """
     pb = bank.shape[0] - 1
     pd = mass.shape[0]
-    mass[0, 6] = 1.0
+    mass[0, HOT_DICE] = 1.0
     bust = 0.0
     for p in range(pd):
         for n in range(1, 7):
@@ -117,21 +86,30 @@ def _turn_distribution_kernel(keep_units, max_keep, prob, size_offset, bank, val
             if p > 0 and bank[min(p, pb), n] != 0:
                 out_dist[p] += m
                 continue
-            for r in range(size_offset[n], size_offset[n + 1]):
-                w = m * prob[r]
-                if max_keep[r] == 0:
-                    bust += w
-                    continue
-                k = max_keep[r] if keep_all else _choose_keep(keep_units, r, p, n, value, pb)
-                p2 = p + keep_units[r, k]
-                n2 = 6 if k == n else n - k
-                mass[p2, n2] += w
+            bust += m * rolls.bust[n]
+            for c in range(rolls.class_start[n], rolls.class_start[n + 1]):
+                j = rolls.keep_all[c] if keep_all else _choose_option(rolls, c, p, value, pb)
+                mass[p + rolls.points[j], rolls.dice[j]] += m * rolls.class_prob[c]
     return bust
 
 
+@njit(inline="always")
+def _best_roll(rolls, n, p, value):
+    """Expected ``value`` after rolling ``n`` dice at turn points ``p`` (a bust worth 0),
+    choosing the best option of every roll."""
+    acc = 0.0
+    for c in range(rolls.class_start[n], rolls.class_start[n + 1]):
+        best = 0.0
+        for j in range(rolls.option_start[c], rolls.option_start[c + 1]):
+            v = value[p + rolls.points[j], rolls.dice[j]]
+            if v > best:
+                best = v
+        acc += rolls.class_prob[c] * best
+    return acc
+
+
 @njit(cache=True)
-def _max_ev_kernel(keep_units, max_keep, prob, size_offset, cap, out_value, out_roll,
-                   out_bank):
+def _max_ev_kernel(rolls, cap, out_value, out_roll, out_bank):
     """Backward induction for max expected turn score; rows >= ``cap`` bank.
 
     ``out_value[p, n]``: value in units of 50 at state (p, n) (row 0: the forced first
@@ -146,19 +124,7 @@ def _max_ev_kernel(keep_units, max_keep, prob, size_offset, cap, out_value, out_
             out_bank[p, n] = 1
     for p in range(cap - 1, -1, -1):
         for n in range(1, 7):
-            acc = 0.0
-            for r in range(size_offset[n], size_offset[n + 1]):
-                if max_keep[r] == 0:
-                    continue
-                best = 0.0
-                for k in range(1, n + 1):
-                    s = keep_units[r, k]
-                    if s <= 0:
-                        continue
-                    v = out_value[p + s, 6 if k == n else n - k]
-                    if v > best:
-                        best = v
-                acc += prob[r] * best
+            acc = _best_roll(rolls, n, p, out_value)
             out_roll[p, n] = acc
             if p > 0 and p >= acc:
                 out_value[p, n] = p
@@ -169,7 +135,7 @@ def _max_ev_kernel(keep_units, max_keep, prob, size_offset, cap, out_value, out_
 
 
 @njit(cache=True)
-def _gain_bound_kernel(keep_units, max_keep, prob, size_offset, out_w):
+def _gain_bound_kernel(rolls, out_w):
     """Upper bound W(n) on the expected points a turn can still add from n dice.
 
     W(n) = sum_r P(r) max_k (s + W(n')) over non-busting rolls ignores the loss of
@@ -182,12 +148,7 @@ def _gain_bound_kernel(keep_units, max_keep, prob, size_offset, out_w):
     w_new = np.zeros(7)
     min_bust = 1.0
     for n in range(1, 7):
-        b = 0.0
-        for r in range(size_offset[n], size_offset[n + 1]):
-            if max_keep[r] == 0:
-                b += prob[r]
-        if b < min_bust:
-            min_bust = b
+        min_bust = min(min_bust, rolls.bust[n])
     gamma = 1.0 - min_bust
     it = 0
     while True:
@@ -195,22 +156,13 @@ def _gain_bound_kernel(keep_units, max_keep, prob, size_offset, out_w):
         delta = 0.0
         for n in range(1, 7):
             acc = 0.0
-            for r in range(size_offset[n], size_offset[n + 1]):
-                if max_keep[r] == 0:
-                    continue
+            for c in range(rolls.class_start[n], rolls.class_start[n + 1]):
                 best = 0.0
-                for k in range(1, n + 1):
-                    s = keep_units[r, k]
-                    if s <= 0:
-                        continue
-                    v = s + w[6 if k == n else n - k]
-                    if v > best:
-                        best = v
-                acc += prob[r] * best
+                for j in range(rolls.option_start[c], rolls.option_start[c + 1]):
+                    best = max(best, rolls.points[j] + w[rolls.dice[j]])
+                acc += rolls.class_prob[c] * best
             w_new[n] = acc
-            d = abs(acc - w[n])
-            if d > delta:
-                delta = d
+            delta = max(delta, abs(acc - w[n]))
         for n in range(1, 7):
             w[n] = w_new[n]
         if delta <= 1e-12 * w[6] or it >= 100000:
@@ -222,8 +174,8 @@ def _gain_bound_kernel(keep_units, max_keep, prob, size_offset, out_w):
 
 
 @njit(cache=True)
-def _fastest_kernel(keep_units, max_keep, prob, size_offset, target, tol, out_turns,
-                    out_value, out_bank, out_iters, work_a, work_b):
+def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iters, work_a,
+                    work_b):
     """Fewest expected turns to reach ``target`` units, for every starting total.
 
     ``out_turns[m]``: expected turns from total m (length target + 1, out_turns[target]
@@ -253,35 +205,21 @@ def _fastest_kernel(keep_units, max_keep, prob, size_offset, target, tol, out_tu
             for p in range(reach - 1, -1, -1):
                 for n in range(1, 7):
                     ra = 0.0
-                    rb = 0.0
-                    for r in range(size_offset[n], size_offset[n + 1]):
-                        pr = prob[r]
-                        if max_keep[r] == 0:
-                            rb += pr
-                            continue
+                    rb = rolls.bust[n]
+                    for c in range(rolls.class_start[n], rolls.class_start[n + 1]):
                         best_f = np.inf
                         best_a = 0.0
                         best_b = 0.0
-                        best_p = -1
-                        best_n = -1
-                        for k in range(1, n + 1):
-                            s = keep_units[r, k]
-                            if s <= 0:
-                                continue
-                            p2 = p + s
-                            n2 = 6 if k == n else n - k
-                            a = work_a[p2, n2]
-                            b = work_b[p2, n2]
+                        for j in range(rolls.option_start[c], rolls.option_start[c + 1]):
+                            a = work_a[p + rolls.points[j], rolls.dice[j]]
+                            b = work_b[p + rolls.points[j], rolls.dice[j]]
                             f = a + b * x
-                            if f < best_f or (f == best_f and (
-                                    p2 > best_p or (p2 == best_p and n2 > best_n))):
+                            if f < best_f:
                                 best_f = f
                                 best_a = a
                                 best_b = b
-                                best_p = p2
-                                best_n = n2
-                        ra += pr * best_a
-                        rb += pr * best_b
+                        ra += rolls.class_prob[c] * best_a
+                        rb += rolls.class_prob[c] * best_b
                     bank_f = out_turns[m + p]
                     if p > 0 and bank_f <= ra + rb * x:
                         work_a[p, n] = bank_f
@@ -291,8 +229,8 @@ def _fastest_kernel(keep_units, max_keep, prob, size_offset, target, tol, out_tu
                         work_a[p, n] = ra
                         work_b[p, n] = rb
                         out_bank[m, p, n] = 0
-            a0 = work_a[0, 6]
-            b0 = work_b[0, 6]
+            a0 = work_a[0, HOT_DICE]
+            b0 = work_b[0, HOT_DICE]
             if b0 >= 1.0:  # cannot happen for x > 0 (banking beats certain busting)
                 x = 2.0 * x + 1.0
                 continue
@@ -377,7 +315,14 @@ class MaxEvSolution:
     value: np.ndarray
     bank: np.ndarray
     roll_value: np.ndarray
-    solve_seconds: float
+    solve_s: float
+
+    @property
+    def elapsed_s(self) -> float:
+        """Time to obtain the solution (max-ev is never cached: its solve time)."""
+        return self.solve_s
+
+    from_cache = False
 
     @property
     def expected_score(self) -> float:
@@ -400,7 +345,8 @@ class MaxEvSolution:
                 "expected_turn_score": self.expected_score, "cap": self.cap,
                 "bank_thresholds": {str(n): t for n, t in self.bank_thresholds().items()},
                 "threshold_policy": self.is_threshold_policy(),
-                "solve_seconds": self.solve_seconds}
+                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
+                "from_cache": self.from_cache}
 
 
 @dataclass(frozen=True)
@@ -419,7 +365,8 @@ class FastestSolution:
     value: np.ndarray
     bank: np.ndarray
     newton_steps: np.ndarray
-    solve_seconds: float
+    solve_s: float
+    elapsed_s: float
     from_cache: bool = field(default=False)
 
     @property
@@ -435,31 +382,23 @@ class FastestSolution:
         return _bank_thresholds(self.bank[total // POINT_UNIT])
 
     def to_dict(self) -> dict:
-        totals = [t for t in (0, self.target // 2, self.target - 1000, self.target - 500)
+        half = self.target // 2 // POINT_UNIT * POINT_UNIT
+        totals = [t for t in (0, half, self.target - 1000, self.target - 500)
                   if 0 <= t < self.target]
         return {"policy": "fastest", "rules": self.rules, "target": self.target,
                 "expected_turns": self.expected_turns,
                 "bank_thresholds": {str(t): {str(n): v for n, v in
                                              self.bank_thresholds(t).items()}
                                     for t in dict.fromkeys(totals)},
-                "solve_seconds": self.solve_seconds, "from_cache": self.from_cache}
+                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
+                "from_cache": self.from_cache}
 
 
 # ---------------------------------------------------------------------------------
 # Wrappers
 
 
-def _check_points(name: str, value: int, minimum: int = POINT_UNIT) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise UserError(f"{name} must be an integer multiple of {POINT_UNIT}, not {value!r}")
-    value = int(value)
-    if value < minimum or value % POINT_UNIT:
-        raise UserError(f"{name} must be a multiple of {POINT_UNIT} of at least {minimum}, "
-                        f"not {value}")
-    return value
-
-
-def evaluate_turn_policy(scoring: ScoringTable, bank: np.ndarray,
+def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
                          value: np.ndarray | None = None, *, name: str = "policy"
                          ) -> TurnDistribution:
     """Exact result distribution of a turn policy that depends only on (tp, n).
@@ -471,12 +410,12 @@ def evaluate_turn_policy(scoring: ScoringTable, bank: np.ndarray,
     (ties to more points, then more dice).
 
     >>> import numpy as np
-    >>> from dicelab.farkle.scoring import PRESETS
+    >>> from dicelab.farkle.rules import PRESETS
     >>> b = np.zeros((7, 7), np.uint8); b[6:] = 1     # threshold-300
     >>> round(evaluate_turn_policy(PRESETS["default"], b).expected_score, 1) > 0
     True
     """
-    arr = turn_arrays(scoring)
+    sa = set_asides(rules)
     bank = np.ascontiguousarray(bank, dtype=np.uint8)
     if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
         raise ValueError("bank must have shape (P, 7) with P >= 2")
@@ -489,44 +428,43 @@ def evaluate_turn_policy(scoring: ScoringTable, bank: np.ndarray,
         val = np.ascontiguousarray(value, dtype=np.float64)
         if val.shape != bank.shape:
             raise ValueError("value must have the shape of bank")
-    pd = bank.shape[0] + arr.max_roll_units + 1
+    pd = bank.shape[0] + sa.max_points + 1
     mass = np.zeros((pd, 7))
     dist = np.zeros(pd)
-    bust = _turn_distribution_kernel(arr.keep_units, arr.max_keep, arr.prob, arr.size_offset,
-                                     bank, val, keep_all, mass, dist)
-    return TurnDistribution(name, scoring.name, float(bust), dist)
+    bust = _turn_distribution_kernel(sa.arrays(), bank, val, keep_all, mass, dist)
+    return TurnDistribution(name, rules.name, float(bust), dist)
 
 
 def threshold_bank_table(threshold: int) -> np.ndarray:
     """Bank table (T/50 + 1, 7) of ``threshold-T``: bank as soon as tp >= T."""
-    t = _check_points("threshold", threshold) // POINT_UNIT
+    t = check_points("threshold", threshold) // POINT_UNIT
     bank = np.zeros((t + 1, 7), dtype=np.uint8)
     bank[t:, 1:] = 1
     return bank
 
 
-def threshold_distribution(scoring: ScoringTable, threshold: int) -> TurnDistribution:
+def threshold_distribution(rules: FarkleRules, threshold: int) -> TurnDistribution:
     """Exact turn distribution of ``threshold-T`` (set aside all scoring dice).
 
-    >>> from dicelab.farkle.scoring import PRESETS
+    >>> from dicelab.farkle.rules import PRESETS
     >>> d = threshold_distribution(PRESETS["default"], 300)
     >>> abs(d.p_bust + d.p_bank.sum() - 1) < 1e-12
     True
     """
-    return evaluate_turn_policy(scoring, threshold_bank_table(threshold),
+    return evaluate_turn_policy(rules, threshold_bank_table(threshold),
                                 name=f"threshold-{int(threshold)}")
 
 
-def gain_bound(scoring: ScoringTable) -> np.ndarray:
+def gain_bound(rules: FarkleRules) -> np.ndarray:
     """W[n] (n = 1..6, points): an upper bound on the expected points any continuation
     of a turn can add when about to roll n dice (see :func:`max_ev_cap`)."""
-    arr = turn_arrays(scoring)
+    sa = set_asides(rules)
     w = np.zeros(7)
-    _gain_bound_kernel(arr.keep_units, arr.max_keep, arr.prob, arr.size_offset, w)
+    _gain_bound_kernel(sa.arrays(), w)
     return w * POINT_UNIT
 
 
-def max_ev_cap(scoring: ScoringTable) -> int:
+def max_ev_cap(rules: FarkleRules) -> int:
     """Turn points from which banking is provably at least as good as rolling, any n.
 
     Proof: from (tp, n) a continuation that rolls busts with probability >= bust[n] on
@@ -534,48 +472,43 @@ def max_ev_cap(scoring: ScoringTable) -> int:
     its expected result is <= tp + W(n) - bust[n] * tp <= tp once tp >= W(n) / bust[n].
     The cap is the largest such bound over n, rounded up to a multiple of 50.
     """
-    arr = turn_arrays(scoring)
-    w = gain_bound(scoring)
+    sa = set_asides(rules)
+    w = gain_bound(rules)
     bound = 0.0
     for n in range(1, 7):
-        if arr.bust[n] <= 0.0:
-            raise UserError(f"rules '{scoring.name}': a roll of {n} dice can never bust, "
+        if sa.bust[n] <= 0.0:
+            raise UserError(f"rules '{rules.name}': a roll of {n} dice can never bust, "
                             "so a turn can go on forever; max-ev is not defined")
-        bound = max(bound, w[n] / arr.bust[n])
+        bound = max(bound, w[n] / sa.bust[n])
     return (math.ceil(bound * (1 + 1e-9) / POINT_UNIT) + 1) * POINT_UNIT
 
 
-def solve_max_ev(scoring: ScoringTable, cap: int | None = None) -> MaxEvSolution:
+def solve_max_ev(rules: FarkleRules, cap: int | None = None) -> MaxEvSolution:
     """The turn policy of maximum expected turn score (``max-ev``).
 
     ``cap`` (points): the DP banks at every turn total >= cap. ``None`` uses the
     proven cap of :func:`max_ev_cap`, which makes the result exact; a smaller cap
     gives the best policy among those forced to bank from ``cap`` on.
 
-    >>> from dicelab.farkle.scoring import PRESETS
+    >>> from dicelab.farkle.rules import PRESETS
     >>> sol = solve_max_ev(PRESETS["default"])
     >>> sol.expected_score > 500
     True
     """
-    arr = turn_arrays(scoring)
-    cap = max_ev_cap(scoring) if cap is None else _check_points("cap", cap)
+    sa = set_asides(rules)
+    cap = max_ev_cap(rules) if cap is None else check_points("cap", cap)
     c = cap // POINT_UNIT
-    ptot = c + arr.max_roll_units + 1
+    ptot = c + sa.max_points + 1
     t0 = time.perf_counter()
     value = np.zeros((ptot, 7))
     roll = np.zeros((ptot, 7))
     bank = np.zeros((ptot, 7), dtype=np.uint8)
-    _max_ev_kernel(arr.keep_units, arr.max_keep, arr.prob, arr.size_offset, c, value, roll,
-                   bank)
+    _max_ev_kernel(sa.arrays(), c, value, roll, bank)
     secs = time.perf_counter() - t0
-    return MaxEvSolution(scoring.name, cap, value * POINT_UNIT, bank, roll * POINT_UNIT, secs)
+    return MaxEvSolution(rules.name, cap, value * POINT_UNIT, bank, roll * POINT_UNIT, secs)
 
 
-def _check_target(target: int) -> int:
-    return _check_points("target", target)
-
-
-def solve_fastest(scoring: ScoringTable, target: int = 10_000, *, tol: float = 1e-14
+def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FASTEST_TOL
                   ) -> FastestSolution:
     """The solitaire policy of fewest expected turns to reach ``target`` (``fastest``).
 
@@ -583,14 +516,14 @@ def solve_fastest(scoring: ScoringTable, target: int = 10_000, *, tol: float = 1
     exactly by Newton steps on the (concave, piecewise-linear) turn cost, stopping when
     the policy repeats or the relative change is below ``tol``.
 
-    >>> from dicelab.farkle.scoring import PRESETS
+    >>> from dicelab.farkle.rules import PRESETS
     >>> sol = solve_fastest(PRESETS["default"], 1000)
     >>> 1 < sol.expected_turns < 10
     True
     """
-    arr = turn_arrays(scoring)
-    t = _check_target(target) // POINT_UNIT
-    ptot = t + arr.max_roll_units + 1
+    sa = set_asides(rules)
+    t = check_target(target) // POINT_UNIT
+    ptot = t + sa.max_points + 1
     t0 = time.perf_counter()
     turns = np.zeros(t + 1)
     value = np.zeros((t, ptot, 7))
@@ -598,10 +531,9 @@ def solve_fastest(scoring: ScoringTable, target: int = 10_000, *, tol: float = 1
     iters = np.zeros(t, dtype=np.int64)
     wa = np.zeros((ptot, 7))
     wb = np.zeros((ptot, 7))
-    _fastest_kernel(arr.keep_units, arr.max_keep, arr.prob, arr.size_offset, t, tol, turns,
-                    value, bank, iters, wa, wb)
+    _fastest_kernel(sa.arrays(), t, tol, turns, value, bank, iters, wa, wb)
     secs = time.perf_counter() - t0
-    return FastestSolution(scoring.name, int(target), turns, value, bank, iters, secs)
+    return FastestSolution(rules.name, int(target), turns, value, bank, iters, secs, secs)
 
 
 @dataclass(frozen=True)
@@ -641,27 +573,27 @@ class ThresholdSweep:
                 "gap_of_best_to_max_ev": self.max_ev - self.best_score}
 
 
-def threshold_sweep(scoring: ScoringTable, thresholds=range(50, 2001, 50)) -> ThresholdSweep:
+def threshold_sweep(rules: FarkleRules, thresholds=range(50, 2001, 50)) -> ThresholdSweep:
     """Exact expected turn score of every ``threshold-T`` in ``thresholds`` (points).
 
-    >>> from dicelab.farkle.scoring import PRESETS
+    >>> from dicelab.farkle.rules import PRESETS
     >>> sw = threshold_sweep(PRESETS["default"], range(50, 1001, 50))
     >>> sw.best_score <= sw.max_ev
     True
     """
-    ts = np.array([_check_points("threshold", int(t)) for t in thresholds], dtype=np.int64)
+    ts = np.array([check_points("threshold", int(t)) for t in thresholds], dtype=np.int64)
     if ts.size == 0:
         raise UserError("threshold sweep needs at least one threshold")
     scores = np.empty(ts.size)
     busts = np.empty(ts.size)
     for i, t in enumerate(ts):
-        d = threshold_distribution(scoring, int(t))
+        d = threshold_distribution(rules, int(t))
         scores[i] = d.expected_score
         busts[i] = d.p_bust
-    return ThresholdSweep(scoring.name, ts, scores, busts, solve_max_ev(scoring).expected_score)
+    return ThresholdSweep(rules.name, ts, scores, busts, solve_max_ev(rules).expected_score)
 
 
-def evaluate_race(scoring: ScoringTable, target: int, bank: np.ndarray,
+def evaluate_race(rules: FarkleRules, target: int, bank: np.ndarray,
                   value: np.ndarray | None = None) -> np.ndarray:
     """Expected turns to reach ``target`` solitaire, for a policy given per own total.
 
@@ -673,12 +605,12 @@ def evaluate_race(scoring: ScoringTable, target: int, bank: np.ndarray,
     E(m + p)) / (1 - P(bust)), solved from the top down: an evaluation independent of
     the backward solver of :func:`solve_fastest`.
 
-    >>> from dicelab.farkle.scoring import PRESETS
+    >>> from dicelab.farkle.rules import PRESETS
     >>> e = evaluate_race(PRESETS["default"], 1000, threshold_bank_table(300))
     >>> e[0] > 1
     True
     """
-    t = _check_target(target) // POINT_UNIT
+    t = check_target(target) // POINT_UNIT
     bank = np.asarray(bank)
     if bank.ndim == 2:
         bank = np.broadcast_to(bank, (t, *bank.shape))
@@ -688,7 +620,7 @@ def evaluate_race(scoring: ScoringTable, target: int, bank: np.ndarray,
         raise ValueError(f"bank must have shape ({t}, P, 7) or (P, 7)")
     turns = np.zeros(t + 1)
     for m in range(t - 1, -1, -1):
-        d = evaluate_turn_policy(scoring, bank[m], None if value is None else value[m])
+        d = evaluate_turn_policy(rules, bank[m], None if value is None else value[m])
         if d.p_bust >= 1.0:
             turns[m] = np.inf
             continue

@@ -46,85 +46,99 @@ the anti-diagonals; the tests also check it against a solve with a much higher c
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-from dicelab import cache, dice
+from dicelab import cache, config
 from dicelab.errors import UserError
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.scoring import POINT_UNIT, ScoringTable, compile_table
+from dicelab.farkle.rules import (
+    FIRST_TO_BANK,
+    HOT_DICE,
+    POINT_UNIT,
+    FarkleRules,
+    SetAsides,
+    check_target,
+    set_asides,
+)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _WINDOW = 0.01  # bust-value window of the policy-stability check (see _roll_value)
 _ROUNDING = 2.0**-50  # per anti-diagonal: float64 rounding of one pair solve
-#: Policy-iteration (Newton) steps per pair before the fallback: plain fixed-point steps
-#: (a contraction with factor B < 1), at most FIXED_POINT_STEPS of them, until a step
-#: moves the values by at most 1e-15. Module constants so a test can force the fallback.
-NEWTON_STEPS = 50
-FIXED_POINT_STEPS = 5000
 _LAST_ROUND_CLAMP = 1e-6  # catch-up chance beyond the policy table's largest deficit
 _MAX_LAST_ROUND = 20_000  # units of 50: a table whose turns run on longer is refused
 
 
-# ---------------------------------------------------------------------------------
-# Roll structure: the set-aside options of every distinct roll, grouped
+class LastRound(NamedTuple):
+    """The last round's values: ``lv/lw/lt[x, n]`` value / P(win) / P(tie) at a decision
+    point needing ``x`` more (units) with ``n`` dice; ``s/sw/st[x]`` the same for a whole
+    turn needing more than ``x``. Under ``first-to-bank`` there is no last round: all 0."""
+
+    lv: np.ndarray
+    lw: np.ndarray
+    lt: np.ndarray
+    s: np.ndarray
+    sw: np.ndarray
+    st: np.ndarray
 
 
-@dataclass(frozen=True)
-class RollOptions:
-    """Set-aside options per number of dice rolled, rolls with equal options merged.
+class Solved(NamedTuple):
+    """Values of the score pairs solved so far, (t, t) each, player to move first:
+    ``value`` = P(win) + P(tie)/2, ``win``, ``tie``."""
 
-    Group ``g`` of ``n`` dice (``group_offset[n] <= g < group_offset[n + 1]``) has
-    probability ``group_prob[g]`` and options ``option_offset[g] .. option_offset[g+1]-1``:
-    gain ``option_points[j]`` (units of 50) and dice to roll next ``option_dice[j]`` (6
-    after hot dice). Options are sorted by points, then dice, both descending, so the
-    first strict maximum is the PolicyTable tie-break (more points, then more dice).
-    """
-
-    group_offset: np.ndarray
-    group_prob: np.ndarray
-    option_offset: np.ndarray
-    option_points: np.ndarray
-    option_dice: np.ndarray
-    bust: np.ndarray
-    max_points: int
+    value: np.ndarray
+    win: np.ndarray
+    tie: np.ndarray
 
 
-@functools.lru_cache(maxsize=16)
-def roll_options(scoring: ScoringTable) -> RollOptions:
-    """The grouped set-aside options of ``scoring`` (see :class:`RollOptions`)."""
-    comp = compile_table(scoring)
-    group_offset = [0, 0]
-    probs: list[float] = []
-    opt_offset = [0]
-    pts: list[int] = []
-    nxt: list[int] = []
-    for n in range(1, 7):
-        groups: dict[tuple, float] = {}
-        for r in range(int(dice.SIZE_OFFSET[n]), int(dice.SIZE_OFFSET[n + 1])):
-            opts = tuple(sorted(((int(comp.keep_score[r, k]) // POINT_UNIT,
-                                  n - k if k < n else 6)
-                                 for k in range(1, n + 1) if comp.keep_score[r, k] > 0),
-                                reverse=True))
-            if opts:
-                groups[opts] = groups.get(opts, 0.0) + float(dice.PROB[r])
-        for opts, p in groups.items():
-            probs.append(p)
-            for s, nn in opts:
-                pts.append(s)
-                nxt.append(nn)
-            opt_offset.append(len(pts))
-        group_offset.append(len(probs))
-    return RollOptions(np.array(group_offset, dtype=np.int64), np.array(probs),
-                       np.array(opt_offset, dtype=np.int64), np.array(pts, dtype=np.int64),
-                       np.array(nxt, dtype=np.int64), comp.bust.astype(np.float64).copy(),
-                       max(pts))
+class Turn(NamedTuple):
+    """What every turn DP of one solve shares: the target ``t`` (units), the smallest bust
+    chance ``bust_min``, the cap tolerance ``eps``, the most points of a roll ``max_s``,
+    and ``oflat[j]`` = option ``j``'s column offset ``points * 7 + dice`` in a work row."""
+
+    t: int
+    bust_min: float
+    eps: float
+    max_s: int
+    oflat: np.ndarray
+
+
+class Work(NamedTuple):
+    """A turn DP's rows (turn points i, dice n): value ``v``, bust probability ``bp``,
+    P(win) / P(tie) through banks ``aw`` / ``at``, ``bk`` 1 where banking is chosen."""
+
+    v: np.ndarray
+    bp: np.ndarray
+    aw: np.ndarray
+    at: np.ndarray
+    bk: np.ndarray
+
+
+class TurnResult(NamedTuple):
+    """One turn DP's result at the turn start: value, bust probability, P(win) and P(tie)
+    through banks; the cap row ``top`` (rows from it bank for sure) and its error bound
+    ``cap_err``; the rows filled; ``[lo, hi]``: bust values over which the policy stays
+    optimal (with ``track``)."""
+
+    value: float
+    bust: float
+    win: float
+    tie: float
+    top: int
+    cap_err: float
+    rows: int
+    lo: float
+    hi: float
+
+
+def _work(rows: int) -> Work:
+    return Work(np.empty((rows, 7)), np.empty((rows, 7)), np.empty((rows, 7)),
+                np.empty((rows, 7)), np.zeros((rows, 7), dtype=np.uint8))
 
 
 # ---------------------------------------------------------------------------------
@@ -132,16 +146,16 @@ def roll_options(scoring: ScoringTable) -> RollOptions:
 
 
 @njit(cache=True)
-def _last_round_kernel(x_max, goff, gprob, ooff, opts, odice, bust, lv, lw, lt, s, sw, st):
-    """Fill the last-round tables for needs ``x = 0 .. x_max - 1``.
-
-    ``lv/lw/lt[x, n]``: value / P(win) / P(tie) at a decision point needing ``x`` more
-    with ``n`` dice (bank or roll); ``s/sw/st[x]``: the same for a whole turn (6 dice,
-    must roll) needing more than ``x``. Needs below 0 are won (value 1).
-    """
+def _last_round_kernel(x_max, rolls, out):
+    """Fill the :class:`LastRound` tables ``out`` for needs ``x = 0 .. x_max - 1`` (a
+    decision point banks or rolls; a whole turn starts with 6 dice and must roll). Needs
+    below 0 are won (value 1)."""
+    goff, gprob, ooff = rolls.class_start, rolls.class_prob, rolls.option_start
+    opts, odice = rolls.points, rolls.dice
+    lv, lw, lt, s, sw, st = out
     for x in range(x_max):
         for n in range(1, 8):
-            nd = 6 if n == 7 else n  # n == 7: the turn start, which must roll
+            nd = HOT_DICE if n == 7 else n  # n == 7: the turn start, which must roll
             v = 0.0
             w = 0.0
             tt = 0.0
@@ -168,16 +182,17 @@ def _last_round_kernel(x_max, goff, gprob, ooff, opts, odice, bust, lv, lw, lt, 
                 lv[x, n], lw[x, n], lt[x, n] = v, w, tt
 
 
-@njit(cache=True)
-def _roll_value(i, n, beta, goff, gprob, ooff, oflat, bust, v, bp, aw, at, track, bounds):
+@njit(inline="always")
+def _roll_value(i, n, beta, rolls, oflat, v, bp, aw, at, track, bounds):
     """Value of rolling ``n`` dice at row ``i``: (value, bust prob, win, tie).
 
     ``v, bp, aw, at`` are the flat (rows * 7) work arrays; option ``j`` leads to flat index
     ``i * 7 + oflat[j]``. With ``track``, narrows ``bounds = [lo, hi]`` (at most
     ``beta -+ _WINDOW``) to the bust values for which every set-aside chosen here stays
     optimal: all values are lines in the bust value with slopes in [0, 1]."""
-    rv = bust[n] * beta
-    rb = bust[n]
+    goff, gprob, ooff = rolls.class_start, rolls.class_prob, rolls.option_start
+    rv = rolls.bust[n] * beta
+    rb = rolls.bust[n]
     rw = 0.0
     rt = 0.0
     base = i * 7
@@ -217,19 +232,18 @@ def _roll_value(i, n, beta, goff, gprob, ooff, oflat, bust, v, bp, aw, at, track
 
 
 @njit(cache=True)
-def _turn_kernel(a, b, t, beta, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
-                 goff, gprob, ooff, opts, odice, bust, max_s, fill_to, track,
-                 v, bp, aw, at, bk, res):
+def _turn_kernel(a, b, beta, turn, rolls, solved, last, work, fill_to, track):
     """Optimal turn from totals ``(a, b)`` given the bust value ``beta``.
 
-    Writes, for turn points ``i`` (units, rows of the work arrays) and dice ``n``:
-    ``v`` the value, ``bp`` the bust probability, ``aw``/``at`` the P(win)/P(tie) reached
-    through banks, ``bk`` 1 where banking is chosen. Row 0 holds the turn start (6 dice).
-    ``res`` receives (value, bust prob, win via banks, tie via banks, cap row ``top``,
-    cap error, rows filled, lo, hi): with ``track``, [lo, hi] is an interval of bust
-    values over which this policy stays optimal (its value is then the line
-    ``value + bust prob * (beta' - beta)``).
+    Writes the :class:`Work` rows for turn points ``i`` (units) and dice ``n``; row 0
+    holds the turn start (6 dice). Returns a :class:`TurnResult`: with ``track``, [lo, hi]
+    is an interval of bust values over which this policy stays optimal (its value is then
+    the line ``value + bust prob * (beta' - beta)``).
     """
+    t, bust_min, eps, max_s, oflat = turn
+    w_val, w_win, w_tie = solved
+    s, sw, st = last.s, last.sw, last.st
+    v, bp, aw, at, bk = work
     margin = bust_min * (1.0 - beta)
     thr = max(margin, eps)
     d = max(t - b, 1)
@@ -245,7 +259,6 @@ def _turn_kernel(a, b, t, beta, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
     if cap_err == 0.0 and s[d] > 0.0:  # the cap is exact while s[d] <= bust_min (1 - beta')
         bounds[1] = min(bounds[1], 1.0 - s[d] / bust_min)
     rows = max(top + max_s, fill_to)
-    oflat = opts * 7 + odice
     vf = v.reshape(v.size)
     bpf = bp.reshape(bp.size)
     awf = aw.reshape(aw.size)
@@ -275,8 +288,8 @@ def _turn_kernel(a, b, t, beta, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
                 bk[i, n] = 1
             continue
         for n in range(1, 7):
-            rv, rb, rw, rt = _roll_value(i, n, beta, goff, gprob, ooff, oflat, bust,
-                                         vf, bpf, awf, atf, track, bounds)
+            rv, rb, rw, rt = _roll_value(i, n, beta, rolls, oflat, vf, bpf, awf, atf, track,
+                                         bounds)
             if bv >= rv:
                 if track and rb > bv - rv:
                     bounds[1] = min(bounds[1], beta + (bv - rv) / rb)
@@ -294,72 +307,62 @@ def _turn_kernel(a, b, t, beta, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
                 at[i, n] = rt
                 bk[i, n] = 0
     # the turn start: 6 dice, no banking with 0 points
-    rv, rb, rw, rt = _roll_value(0, 6, beta, goff, gprob, ooff, oflat, bust,
-                                 vf, bpf, awf, atf, track, bounds)
+    rv, rb, rw, rt = _roll_value(0, HOT_DICE, beta, rolls, oflat, vf, bpf, awf, atf, track,
+                                 bounds)
     for n in range(7):
         v[0, n] = 0.0
         bp[0, n] = 0.0
         aw[0, n] = 0.0
         at[0, n] = 0.0
         bk[0, n] = 0
-    v[0, 6] = rv
-    bp[0, 6] = rb
-    aw[0, 6] = rw
-    at[0, 6] = rt
-    res[0] = rv
-    res[1] = rb
-    res[2] = rw
-    res[3] = rt
-    res[4] = top
-    res[5] = cap_err
-    res[6] = rows
-    res[7] = bounds[0]
-    res[8] = bounds[1]
+    v[0, HOT_DICE] = rv
+    bp[0, HOT_DICE] = rb
+    aw[0, HOT_DICE] = rw
+    at[0, HOT_DICE] = rt
+    return TurnResult(rv, rb, rw, rt, top, cap_err, rows, bounds[0], bounds[1])
 
 
 @njit(parallel=True, cache=True)
-def _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
-                           goff, gprob, ooff, opts, odice, bust, max_s, rows_max,
-                           newton_steps, top_out, info_out):
+def _solve_diagonal_kernel(diag, turn, rolls, solved, last, rows_max, steps, top_out,
+                           info_out):
     """Solve every pair ``{(a, b), (b, a)}`` with ``a + b == diag`` (pairs in parallel).
 
-    Writes ``w_val/w_win/w_tie`` at both orientations, ``top_out`` (cap rows) and
-    ``info_out[a, b] = (cap error, fixed-point error, max bust prob, turn DPs)``, a >= b.
+    Writes ``solved`` at both orientations, ``top_out`` (cap rows) and ``info_out[a, b] =
+    (cap error, fixed-point error, max bust prob, turn DPs)``, a >= b. ``steps``:
+    (Newton steps, fixed-point steps) before giving up on each (see the module docstring).
     """
+    t = turn.t
+    w_val, w_win, w_tie = solved
+    newton_steps, fixed_point_steps = steps
     a_lo = (diag + 1) // 2
     a_hi = min(diag, t - 1)
     for q in prange(a_hi - a_lo + 1):
         a = a_lo + q
         b = diag - a
-        v = np.empty((rows_max, 7))
-        bp = np.empty((rows_max, 7))
-        aw = np.empty((rows_max, 7))
-        at = np.empty((rows_max, 7))
-        bk = np.empty((rows_max, 7), dtype=np.uint8)
-        r1 = np.zeros(9)
-        r2 = np.zeros(9)
+        work = Work(np.empty((rows_max, 7)), np.empty((rows_max, 7)),
+                    np.empty((rows_max, 7)), np.empty((rows_max, 7)),
+                    np.empty((rows_max, 7), dtype=np.uint8))
         x = _guess(w_val, a, b, t)
         y = _guess(w_val, b, a, t)
         err = 1.0
         dps = 0
-        for it in range(newton_steps + FIXED_POINT_STEPS):
-            _turn_kernel(a, b, t, 1.0 - y, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
-                         goff, gprob, ooff, opts, odice, bust, max_s, 0, True,
-                         v, bp, aw, at, bk, r1)
+        r1 = _turn_kernel(a, b, 1.0 - y, turn, rolls, solved, last, work, 0, True)
+        r2 = r1
+        for it in range(newton_steps + fixed_point_steps):
+            if it > 0:
+                r1 = _turn_kernel(a, b, 1.0 - y, turn, rolls, solved, last, work, 0, True)
             dps += 1
             if a == b:
-                r2[:] = r1
+                r2 = r1
             else:
-                _turn_kernel(b, a, t, 1.0 - x, w_val, w_win, w_tie, s, sw, st, bust_min,
-                             eps, goff, gprob, ooff, opts, odice, bust, max_s, 0, True,
-                             v, bp, aw, at, bk, r2)
+                r2 = _turn_kernel(b, a, 1.0 - x, turn, rolls, solved, last, work, 0, True)
                 dps += 1
-            b1 = r1[1]
-            b2 = r2[1]
+            b1 = r1.bust
+            b2 = r2.bust
             if it < newton_steps:
                 # the lines of the current policies: x = A1 + B1 (1 - y), y = A2 + B2 (1 - x)
-                a1 = r1[0] - b1 * (1.0 - y)
-                a2 = r2[0] - b2 * (1.0 - x)
+                a1 = r1.value - b1 * (1.0 - y)
+                a2 = r2.value - b2 * (1.0 - x)
                 if a == b:
                     xn = (a1 + b1) / (1.0 + b1)
                     yn = xn
@@ -367,34 +370,36 @@ def _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, s, sw, st, bust_min, ep
                     xn = (a1 + b1 - b1 * (a2 + b2)) / (1.0 - b1 * b2)
                     yn = a2 + b2 * (1.0 - xn)
                 # both policies still optimal at the solution: it is exact (rounding aside)
-                if r1[7] <= 1.0 - yn <= r1[8] and r2[7] <= 1.0 - xn <= r2[8]:
+                if r1.lo <= 1.0 - yn <= r1.hi and r2.lo <= 1.0 - xn <= r2.hi:
                     x = xn
                     y = yn
                     err = 0.0
                     break
             else:  # safeguard against cycling: plain fixed-point steps (a contraction)
-                xn = r1[0]
-                yn = r2[0]
+                xn = r1.value
+                yn = r2.value
             step = max(abs(xn - x), abs(yn - y))
             x = xn
             y = yn
             if it >= newton_steps and step <= 1e-15:
                 err = step / (1.0 - max(b1, b2))
                 break
+        b1 = r1.bust
+        b2 = r2.bust
         w_val[a, b] = x
         w_val[b, a] = y
         # outcome split of the final policies (bank paths + the pair's own cycle)
-        t1 = (r1[3] + b1 * r2[3]) / (1.0 - b1 * b2)
-        t2 = r2[3] + b2 * t1
-        w1 = (r1[2] + b1 * (1.0 - t2) - b1 * (r2[2] + b2 * (1.0 - t1))) / (1.0 - b1 * b2)
-        w2 = r2[2] + b2 * (1.0 - t1 - w1)
+        t1 = (r1.tie + b1 * r2.tie) / (1.0 - b1 * b2)
+        t2 = r2.tie + b2 * t1
+        w1 = (r1.win + b1 * (1.0 - t2) - b1 * (r2.win + b2 * (1.0 - t1))) / (1.0 - b1 * b2)
+        w2 = r2.win + b2 * (1.0 - t1 - w1)
         w_win[a, b] = w1
         w_tie[a, b] = t1
         w_win[b, a] = w2
         w_tie[b, a] = t2
-        top_out[a, b] = int(r1[4])
-        top_out[b, a] = int(r2[4])
-        info_out[a, b, 0] = max(r1[5], r2[5])
+        top_out[a, b] = r1.top
+        top_out[b, a] = r2.top
+        info_out[a, b, 0] = max(r1.cap_err, r2.cap_err)
         info_out[a, b, 1] = err
         info_out[a, b, 2] = max(b1, b2)
         info_out[a, b, 3] = dps
@@ -413,28 +418,23 @@ def _guess(w_val, a, b, t):
 
 
 @njit(parallel=True, cache=True)
-def _fill_table_kernel(t, n_p, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
-                       goff, gprob, ooff, opts, odice, bust, max_s, rows_max,
-                       value_out, bank_out, top_out):
+def _fill_table_kernel(n_p, turn, rolls, solved, last, rows_max, value_out, bank_out,
+                       top_out):
     """Policy table rows ``value_out[a, b, :n_p]`` (float32), ``bank_out`` (uint8) and the
     cap row of each pair ``top_out[a, b]`` (the caller checks that ``n_p`` covered it)."""
+    t = turn.t
     for a in prange(t):
         rows = max(rows_max, n_p)
-        v = np.empty((rows, 7))
-        bp = np.empty((rows, 7))
-        aw = np.empty((rows, 7))
-        at = np.empty((rows, 7))
-        bk = np.empty((rows, 7), dtype=np.uint8)
-        res = np.zeros(9)
+        work = Work(np.empty((rows, 7)), np.empty((rows, 7)), np.empty((rows, 7)),
+                    np.empty((rows, 7)), np.empty((rows, 7), dtype=np.uint8))
         for b in range(t):
-            _turn_kernel(a, b, t, 1.0 - w_val[b, a], w_val, w_win, w_tie, s, sw, st,
-                         bust_min, eps, goff, gprob, ooff, opts, odice, bust, max_s, n_p,
-                         False, v, bp, aw, at, bk, res)
-            top_out[a, b] = int(res[4])
+            res = _turn_kernel(a, b, 1.0 - solved.value[b, a], turn, rolls, solved, last,
+                               work, n_p, False)
+            top_out[a, b] = res.top
             for i in range(n_p):
                 for n in range(7):
-                    value_out[a, b, i, n] = np.float32(v[i, n])
-                    bank_out[a, b, i, n] = bk[i, n]
+                    value_out[a, b, i, n] = np.float32(work.v[i, n])
+                    bank_out[a, b, i, n] = work.bk[i, n]
 
 
 # ---------------------------------------------------------------------------------
@@ -442,31 +442,27 @@ def _fill_table_kernel(t, n_p, w_val, w_win, w_tie, s, sw, st, bust_min, eps,
 
 
 @dataclass(frozen=True)
-class _LastRound:
-    lv: np.ndarray
-    lw: np.ndarray
-    lt: np.ndarray
-    s: np.ndarray
-    sw: np.ndarray
-    st: np.ndarray
-    d_eps: int  # first deficit whose catch-up value is <= eps
+class _Tables:
+    """The last round's tables of one solve, and ``d_eps``: the first deficit whose
+    catch-up value is at most the cap tolerance."""
+
+    last: LastRound
+    d_eps: int
 
 
-def _last_round(ro: RollOptions, t: int, eps: float) -> _LastRound:
-    x_max = 2 * t + 8 * ro.max_points + 64
+def _last_round(sa: SetAsides, rules: FarkleRules, t: int, eps: float) -> _Tables:
+    max_s = sa.max_points
+    x_max = 2 * t + 8 * max_s + 64
     while True:
-        lv = np.zeros((x_max, 7))
-        lw = np.zeros((x_max, 7))
-        lt = np.zeros((x_max, 7))
-        s = np.zeros(x_max)
-        sw = np.zeros(x_max)
-        st = np.zeros(x_max)
-        _last_round_kernel(x_max, ro.group_offset, ro.group_prob, ro.option_offset,
-                           ro.option_points, ro.option_dice, ro.bust, lv, lw, lt, s, sw, st)
-        below = np.nonzero(s <= eps)[0]
+        last = LastRound(*(np.zeros((x_max, 7)) for _ in range(3)),
+                         *(np.zeros(x_max) for _ in range(3)))
+        if rules.ending_code == FIRST_TO_BANK:
+            return _Tables(last, 0)  # no last round: banking the target wins at once
+        _last_round_kernel(x_max, sa.arrays(), last)
+        below = np.nonzero(last.s <= eps)[0]
         # every turn DP may look up to 2 t + max points past the eps point
-        if below.size and below[0] + 2 * t + 2 * ro.max_points + 2 < x_max:
-            return _LastRound(lv, lw, lt, s, sw, st, int(below[0]))
+        if below.size and below[0] + 2 * t + 2 * max_s + 2 < x_max:
+            return _Tables(last, int(below[0]))
         if x_max > _MAX_LAST_ROUND:
             raise UserError("this scoring table lets a turn go on almost forever (the chance "
                             "to score 1,000,000 points in one turn is above the tolerance); "
@@ -474,45 +470,32 @@ def _last_round(ro: RollOptions, t: int, eps: float) -> _LastRound:
         x_max *= 2
 
 
-def _scoring_digest(scoring: ScoringTable) -> str:
-    comp = compile_table(scoring)
-    h = hashlib.sha256()
-    h.update(np.ascontiguousarray(comp.keep_score).tobytes())
-    h.update(np.ascontiguousarray(comp.max_keep).tobytes())
-    return h.hexdigest()[:16]
+def _turn(sa: SetAsides, t: int, eps: float) -> Turn:
+    return Turn(t, float(sa.bust[1:].min()), eps, sa.max_points,
+                np.ascontiguousarray(sa.points * 7 + sa.dice))
 
 
-def _cache_key(scoring: ScoringTable, target: int, tol: float) -> str:
-    return (f"farkle-optimal-win-{scoring.name}-{_scoring_digest(scoring)}-t{target}"
-            f"-tol{tol:.3g}")
+def _cache_key(rules: FarkleRules, target: int, tol: float) -> str:
+    return cache.entry_key("farkle-optimal-win", rules.name, rules.digest(), t=target,
+                           tol=f"{tol:.3g}")
 
 
-def _check_target(target) -> int:
-    if isinstance(target, bool) or not isinstance(target, int | np.integer) or target <= 0 \
-            or target % POINT_UNIT:
-        raise UserError(f"target must be a positive multiple of {POINT_UNIT} "
-                        f"(e.g. 5000, 10000, 15000), not {target!r}")
-    return int(target)
-
-
-def _solve_arrays(ro: RollOptions, t: int, tol: float, last: _LastRound,
+def _solve_arrays(sa: SetAsides, t: int, tol: float, tables: _Tables,
                   progress: Callable[[float], None] | None) -> dict[str, np.ndarray]:
-    bust_min = float(ro.bust[1:].min())
-    w_val = np.zeros((t, t))
-    w_win = np.zeros((t, t))
-    w_tie = np.zeros((t, t))
+    turn = _turn(sa, t, tol)
+    solved = Solved(np.zeros((t, t)), np.zeros((t, t)), np.zeros((t, t)))
     top = np.zeros((t, t), dtype=np.int64)
     info = np.zeros((t, t, 4))
     # rows: top <= t + d_eps (a >= 0, b <= t - 1), plus one roll past it
-    rows_max = t + last.d_eps + ro.max_points + 2
+    rows_max = t + tables.d_eps + sa.max_points + 2
+    steps = (config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
     total_pairs = t * (t + 1) // 2
     done = 0
     bound = 0.0
+    rolls = sa.arrays()
     for diag in range(2 * t - 2, -1, -1):
-        _solve_diagonal_kernel(diag, t, w_val, w_win, w_tie, last.s, last.sw, last.st,
-                               bust_min, tol, ro.group_offset, ro.group_prob,
-                               ro.option_offset, ro.option_points, ro.option_dice, ro.bust,
-                               ro.max_points, rows_max, NEWTON_STEPS, top, info)
+        _solve_diagonal_kernel(diag, turn, rolls, solved, tables.last, rows_max, steps, top,
+                               info)
         a = np.arange((diag + 1) // 2, min(diag, t - 1) + 1)
         b = diag - a
         cap_err = info[a, b, 0].max()
@@ -522,7 +505,8 @@ def _solve_arrays(ro: RollOptions, t: int, tol: float, last: _LastRound,
         if progress is not None:
             progress(done / total_pairs)
     meta = np.array([bound, float(info[..., 3].sum()), float(info[..., 3].max())])
-    return {"w_val": w_val, "w_win": w_win, "w_tie": w_tie, "top": top, "meta": meta}
+    return {"w_val": solved.value, "w_win": solved.win, "w_tie": solved.tie, "top": top,
+            "meta": meta}
 
 
 @dataclass(frozen=True)
@@ -531,15 +515,16 @@ class OptimalWinSolution:
 
     Scalars: ``target`` (points), ``rules`` (scoring table name), ``tolerance`` (bound on the
     value error), ``states`` (turn DP states: score pairs x turn points x dice, plus the
-    last-round states), ``solve_seconds`` (the original solve time, also when loaded from
-    cache: see ``from_cache``), ``memory_bytes`` (solution arrays), ``p_win/p_tie/p_loss``
+    last-round states), ``solve_s`` (the original solve time, also when loaded from
+    cache: see ``from_cache``), ``elapsed_s`` (this call: solve or load),
+    ``memory_bytes`` (solution arrays), ``p_win/p_tie/p_loss``
     (first player under optimal self-play from 0 : 0), ``fair_head_start`` (points for the
     second player that make the first player's value closest to 0.5) and
     ``fair_head_start_value`` (that value).
 
     Example::
 
-        sol = solve_optimal_win(load_scoring("default"), 10_000)
+        sol = solve_optimal_win(load_rules("default"), 10_000)
         sol.p_win, sol.win_value(9000, 8500), sol.bank_decisions(0, 0)[6]  # 300 points
     """
 
@@ -548,7 +533,8 @@ class OptimalWinSolution:
     tolerance: float
     cap_tolerance: float  # the ``tol`` the solve was asked for (sets the turn-points cap)
     states: int
-    solve_seconds: float
+    solve_s: float
+    elapsed_s: float
     from_cache: bool
     memory_bytes: int
     p_win: float
@@ -558,7 +544,7 @@ class OptimalWinSolution:
     fair_head_start_value: float
     turn_dps: int
     table_rows: int
-    scoring: ScoringTable = field(repr=False)
+    farkle_rules: FarkleRules = field(repr=False)
     values: np.ndarray = field(repr=False)  # (t, t) W[a, b], player to move has a
     win_probability: np.ndarray = field(repr=False)  # (t, t) P(win) of the player to move
     tie_probability: np.ndarray = field(repr=False)  # (t, t)
@@ -594,30 +580,25 @@ class OptimalWinSolution:
         d = int(deficit) // POINT_UNIT
         return float(self.last_round_values[d]) if d < self.last_round_values.size else 0.0
 
-    def _kernel_args(self):
-        ro = roll_options(self.scoring)
-        last = self._memo.get("last")
-        if last is None:
-            last = _last_round(ro, self.target // POINT_UNIT, self.cap_tolerance)
-            self._memo["last"] = last
-        return ro, last
+    def _kernel_args(self) -> tuple[SetAsides, _Tables, Turn, Solved]:
+        sa = set_asides(self.farkle_rules)
+        tables = self._memo.get("last")
+        if tables is None:
+            tables = _last_round(sa, self.farkle_rules, self.target // POINT_UNIT,
+                                 self.cap_tolerance)
+            self._memo["last"] = tables
+        solved = Solved(self.values, self.win_probability, self.tie_probability)
+        return sa, tables, _turn(sa, self.target // POINT_UNIT, self.cap_tolerance), solved
 
     def bank_decisions(self, my_total: int, opp_total: int) -> np.ndarray:
         """uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n`` dice left
         (n = 1..6; column 0 and row 0, the turn start, are 0). ``P = table_rows``."""
         a, b = self._unit("my total", my_total), self._unit("opponent total", opp_total)
-        ro, last = self._kernel_args()
-        t = self.target // POINT_UNIT
-        rows = self.table_rows + ro.max_points + t + last.d_eps + 2
-        v = np.empty((rows, 7))
-        bp, aw, at = np.empty_like(v), np.empty_like(v), np.empty_like(v)
-        bk = np.zeros((rows, 7), dtype=np.uint8)
-        _turn_kernel(a, b, t, 1.0 - self.values[b, a], self.values, self.win_probability,
-                     self.tie_probability, last.s, last.sw, last.st, float(ro.bust[1:].min()),
-                     self.cap_tolerance, ro.group_offset, ro.group_prob, ro.option_offset,
-                     ro.option_points, ro.option_dice, ro.bust, ro.max_points, self.table_rows,
-                     False, v, bp, aw, at, bk, np.zeros(9))
-        return bk[:self.table_rows].copy()
+        sa, tables, turn, solved = self._kernel_args()
+        work = _work(self.table_rows + sa.max_points + turn.t + tables.d_eps + 2)
+        _turn_kernel(a, b, 1.0 - self.values[b, a], turn, sa.arrays(), solved, tables.last,
+                     work, self.table_rows, False)
+        return work.bk[:self.table_rows].copy()
 
     def policy_table(self) -> PolicyTable:
         """The policy as a :class:`PolicyTable` for the simulation kernel.
@@ -637,32 +618,32 @@ class OptimalWinSolution:
             arrays = self._build_table()
         else:
             arrays, _ = cache.cached(f"{key}-policy-table", FORMAT_VERSION, self._build_table)
-        table = PolicyTable("optimal-win", arrays["value"], arrays["bank"],
-                            arrays["last_value"], arrays["last_bank"])
+        last = (arrays["last_value"], arrays["last_bank"]) if "last_value" in arrays \
+            else (None, None)
+        table = PolicyTable("optimal-win", arrays["value"], arrays["bank"], *last)
         self._memo["table"] = table
         return table
 
     def _build_table(self) -> dict[str, np.ndarray]:
-        ro, last = self._kernel_args()
-        t = self.target // POINT_UNIT
+        sa, tables, turn, solved = self._kernel_args()
+        last = tables.last
+        t = turn.t
         n_p = self.table_rows
-        rows_max = t + last.d_eps + ro.max_points + 2
+        rows_max = t + tables.d_eps + sa.max_points + 2
         top = np.zeros((t, t), dtype=np.int64)
         while True:
             value = np.empty((t, t, n_p, 7), dtype=np.float32)
             bank = np.empty((t, t, n_p, 7), dtype=np.uint8)
-            _fill_table_kernel(t, n_p, self.values, self.win_probability,
-                               self.tie_probability, last.s, last.sw, last.st,
-                               float(ro.bust[1:].min()), self.cap_tolerance, ro.group_offset,
-                               ro.group_prob, ro.option_offset, ro.option_points,
-                               ro.option_dice, ro.bust, ro.max_points, rows_max, value, bank,
+            _fill_table_kernel(n_p, turn, sa.arrays(), solved, last, rows_max, value, bank,
                                top)
             # the solve's last pass ran at a bust value one tiny step away from this one,
             # so its cap can in principle sit one row lower: then widen and refill
-            if top.max() + ro.max_points <= n_p:
+            if top.max() + sa.max_points <= n_p:
                 break
-            n_p = int(top.max()) + ro.max_points
-        d_rows = n_p - ro.max_points
+            n_p = int(top.max()) + sa.max_points
+        if self.farkle_rules.ending_code == FIRST_TO_BANK:
+            return {"value": value, "bank": bank}  # no last round to play
+        d_rows = n_p - sa.max_points
         x = np.arange(d_rows)[:, None] - np.arange(n_p)[None, :]  # need left, (D, P)
         lv_pad = np.ones((d_rows, n_p, 7))
         lb = np.zeros((d_rows, n_p, 7), dtype=np.uint8)
@@ -680,8 +661,10 @@ class OptimalWinSolution:
     def to_dict(self) -> dict:
         """JSON-able summary (all scalar fields)."""
         return {"game": "farkle", "policy": "optimal-win", "target": self.target,
-                "rules": self.rules, "tolerance": self.tolerance, "states": self.states,
-                "solve_seconds": self.solve_seconds, "from_cache": self.from_cache,
+                "rules": self.rules, "ending": self.farkle_rules.ending,
+                "tolerance": self.tolerance, "states": self.states,
+                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
+                "from_cache": self.from_cache,
                 "memory_bytes": self.memory_bytes, "p_win": self.p_win, "p_tie": self.p_tie,
                 "p_loss": self.p_loss, "fair_head_start": self.fair_head_start,
                 "fair_head_start_value": self.fair_head_start_value,
@@ -692,44 +675,47 @@ class OptimalWinSolution:
     def policy_table_bytes(self) -> int:
         """Size of :meth:`policy_table` (value float32 + bank uint8, both tables)."""
         t = self.target // POINT_UNIT
-        d_rows = self.table_rows - roll_options(self.scoring).max_points
+        d_rows = 0 if self.farkle_rules.ending_code == FIRST_TO_BANK else \
+            self.table_rows - set_asides(self.farkle_rules).max_points
         return (t * t + d_rows) * self.table_rows * 7 * 5
 
 
-def solve_optimal_win(scoring: ScoringTable, target: int, *, tol: float = 1e-10,
+def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OPTIMAL_WIN_TOL,
                       use_cache: bool = True,
                       progress: Callable[[float], None] | None = None) -> OptimalWinSolution:
-    """Solve two-player Farkle for ``P(win) + 0.5 P(tie)`` under ``scoring`` and ``target``.
+    """Solve two-player Farkle for ``P(win) + 0.5 P(tie)`` under ``rules`` and ``target``.
 
-    ``target``: positive multiple of 50 (points). ``tol``: the turn-points cap (banking
-    from there on costs at most ``tol``); the achieved error bound is
-    ``solution.tolerance``. The solution is cached on disk (key: table name and content
-    hash, target, tolerance, format version); a corrupt or stale entry is rebuilt.
+    ``target``: positive multiple of 50 (points). ``rules.ending``: ``last-round`` or
+    ``first-to-bank`` (then banking the target wins at once). ``tol``: the turn-points cap
+    (banking from there on costs at most ``tol``); the achieved error bound is
+    ``solution.tolerance``. The solution is cached on disk (key: the rules' content
+    digest, target, tolerance, format version); a corrupt or stale entry is rebuilt.
     ``progress(fraction_done)`` is called after each anti-diagonal of score pairs.
 
-    Example::
-
-        >>> sol = solve_optimal_win(load_scoring("default"), 10_000)  # doctest: +SKIP
-        >>> round(sol.p_win, 3), sol.fair_head_start                  # doctest: +SKIP
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> sol = solve_optimal_win(PRESETS["default"], 1000)
+    >>> round(sol.p_win + sol.p_tie / 2, 4), sol.fair_head_start
+    (0.5809, 100)
     """
-    target = _check_target(target)
+    target = check_target(target)
     if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
         raise UserError(f"tolerance must be a number in (0, 0.01), not {tol!r}")
     tol = float(tol)
     t = target // POINT_UNIT
-    ro = roll_options(scoring)
-    if _never_busts(ro):
+    sa = set_asides(rules)
+    if np.all(sa.bust[1:] == 0.0):
         raise UserError("optimal-win needs a scoring table under which some roll busts")
-    last = _last_round(ro, t, tol)
+    tables = _last_round(sa, rules, t, tol)
 
     def build() -> dict[str, np.ndarray]:
         start = time.perf_counter()
-        arrays = _solve_arrays(ro, t, tol, last, progress)
+        arrays = _solve_arrays(sa, t, tol, tables, progress)
         arrays["meta"] = np.append(arrays["meta"], time.perf_counter() - start)
         return arrays
 
+    t0 = time.perf_counter()
     if use_cache:
-        arrays, from_cache = cache.cached(_cache_key(scoring, target, tol), FORMAT_VERSION,
+        arrays, from_cache = cache.cached(_cache_key(rules, target, tol), FORMAT_VERSION,
                                           build)
     else:
         arrays, from_cache = build(), False
@@ -742,30 +728,27 @@ def solve_optimal_win(scoring: ScoringTable, target: int, *, tol: float = 1e-10,
     win = float(w_win[0, 0])
     head = np.abs(w_val[0, :] - 0.5)
     h = int(np.argmin(head))  # first (smallest) of equals
-    n_last = (last.s.size) * 6
+    last = tables.last
+    n_last = 0 if rules.ending_code == FIRST_TO_BANK else last.s.size * 6
     states = int(np.maximum(top, 1).sum() - top.size) * 6 + top.size + n_last
     sol = OptimalWinSolution(
-        target=target, rules=scoring.name, tolerance=bound, cap_tolerance=tol, states=states,
-        solve_seconds=seconds, from_cache=from_cache,
+        target=target, rules=rules.name, tolerance=bound, cap_tolerance=tol, states=states,
+        solve_s=seconds, elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
         memory_bytes=int(sum(a.nbytes for a in arrays.values()) + last.lv.nbytes * 3
                          + last.s.nbytes * 3),
         p_win=win, p_tie=tie, p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
         fair_head_start_value=float(w_val[0, h]), turn_dps=int(turn_dps),
-        table_rows=_table_rows(top, ro, last, tol), scoring=scoring, values=w_val,
+        table_rows=_table_rows(top, sa, tables, tol), farkle_rules=rules, values=w_val,
         win_probability=w_win, tie_probability=w_tie, last_round_values=last.s)
-    sol._memo["last"] = last
+    sol._memo["last"] = tables
     if use_cache:
-        sol._memo["cache_key"] = _cache_key(scoring, target, tol)
+        sol._memo["cache_key"] = _cache_key(rules, target, tol)
     return sol
 
 
-def _table_rows(top: np.ndarray, ro: RollOptions, last: _LastRound, tol: float) -> int:
+def _table_rows(top: np.ndarray, sa: SetAsides, tables: _Tables, tol: float) -> int:
     """Rows P of the policy table: past every rolling state plus one roll, and enough
     last-round deficits D = P - max points that a larger lead is caught up with a chance of
     at most 1e-6 (the table plays such a lead as D - 1)."""
-    d_small = int(np.nonzero(last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
-    return max(int(top.max()), d_small + 1) + ro.max_points
-
-
-def _never_busts(ro: RollOptions) -> bool:
-    return bool(np.all(ro.bust[1:] == 0.0))
+    d_small = int(np.nonzero(tables.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
+    return max(int(top.max()), d_small + 1) + sa.max_points

@@ -1,0 +1,514 @@
+"""The Farkle model: every rule of the game written once (RULES.md §2, docs/rules.md).
+
+Everything else in dicelab -- the game kernels, the turn DP, the two-player solver, the
+plain-Python tests' expectations -- reads the game from here:
+
+* **Units and limits.** Every score, target and threshold is a multiple of
+  :data:`POINT_UNIT`; :func:`check_target` and :func:`check_seats` are the only checks of
+  a game's target and seat count (defaults :data:`DEFAULT_TARGET`, 1 to
+  :data:`MAX_SEATS`).
+* **Rules as data.** :class:`FarkleRules` is a scoring table (which combinations score
+  and how much) plus the ending rule (:data:`ENDINGS`); :data:`PRESETS` names the
+  built-in tables and :func:`load_rules` reads a user's TOML file.
+* **What a roll lets you do.** :func:`set_asides` compiles a rule set into the one
+  encoding of "what a roll of n dice lets you set aside" (:class:`SetAsides`): for every
+  roll, the distinct legal set-asides as (points, dice left to roll), sorted, with
+  offsets, in the spirit of QuantEcon's ``DiscreteDP``. Rolls with the same options are
+  one *class*. A set-aside is legal only if every die in it belongs to a combination
+  formed within the roll, and it scores the best partition of its dice into
+  combinations; the dice left follow from :func:`dice_after` (hot dice: all six back).
+
+The order among set-asides of equal value is part of the model: **more points first,
+then more dice left**. Options are stored in that order, so "the first strict maximum"
+is the tie-break every solver and kernel uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from dicelab import dice
+from dicelab.cache import text_digest
+from dicelab.errors import UserError
+
+#: Every score, target and threshold is a multiple of this many points.
+POINT_UNIT = 50
+#: The game's target when none is chosen (the app offers 5,000, 10,000 and 15,000).
+DEFAULT_TARGET = 10_000
+#: Seats at one table: the app's 1 to 6 humans plus one computer opponent.
+MAX_SEATS = 7
+#: Dice at the start of a turn, and back in play after hot dice.
+HOT_DICE = dice.MAX_DICE
+#: The most one entry of a user's table may be worth. A roll then scores at most a few
+#: million points (six dice: eight times an entry under the doubling n-of-a-kind mode),
+#: far inside what the kernels' packed outcome codes hold (about 150 million).
+MAX_ENTRY_POINTS = 1_000_000
+
+#: Ending rules, by name, with the code the kernels read. ``last-round``: the first seat to
+#: reach the target by banking triggers the last round (every other seat plays one more
+#: turn). ``first-to-bank``: the first seat to bank at least the target wins at once.
+ENDINGS = {"last-round": 0, "first-to-bank": 1}
+LAST_ROUND = ENDINGS["last-round"]
+FIRST_TO_BANK = ENDINGS["first-to-bank"]
+N_OF_A_KIND_MODES = ("fixed", "double", "none")
+
+
+def check_target(target: int | None) -> int:
+    """The game target in points: a positive multiple of 50 (``None``: the default)."""
+    if target is None:
+        return DEFAULT_TARGET
+    if isinstance(target, bool) or not isinstance(target, int | np.integer) or target <= 0 \
+            or target % POINT_UNIT:
+        raise UserError(f"--target must be a positive multiple of {POINT_UNIT} (e.g. 5000, "
+                        f"10000, 15000), not {target!r}")
+    return int(target)
+
+
+def check_seats(n_seats: int) -> int:
+    """A Farkle table's seat count, 1 to :data:`MAX_SEATS`."""
+    if not 1 <= n_seats <= MAX_SEATS:
+        raise UserError(f"Farkle takes 1 to {MAX_SEATS} seats, not {n_seats}")
+    return int(n_seats)
+
+
+def check_points(name: str, value, minimum: int = POINT_UNIT) -> int:
+    """A number of points that must be a multiple of 50 and at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise UserError(f"{name} must be an integer multiple of {POINT_UNIT}, not {value!r}")
+    value = int(value)
+    if value < minimum or value % POINT_UNIT:
+        raise UserError(f"{name} must be a multiple of {POINT_UNIT} of at least {minimum}, "
+                        f"not {value}")
+    return value
+
+
+def dice_after(rolled: int, kept: int) -> int:
+    """Dice to roll next after setting aside ``kept`` of ``rolled`` dice: the rest, or all
+    six again after hot dice (every die set aside)."""
+    return HOT_DICE if kept == rolled else rolled - kept
+
+
+def dice_kept(rolled: int, left: int) -> int:
+    """The inverse of :func:`dice_after`: dice set aside when ``left`` are to roll next."""
+    return rolled if left == HOT_DICE else rolled - left
+
+
+# ---------------------------------------------------------------------------------
+# Rules as data
+
+
+@dataclass(frozen=True)
+class FarkleRules:
+    """A Farkle rule set: points for each combination (0 = not a combination) and the
+    ending rule.
+
+    ``n_of_a_kind_mode``: 4, 5, 6 of a kind score fixed points (``"fixed"``: the
+    ``n_of_a_kind`` triple), double the three-of-a-kind value per extra die
+    (``"double"``), or are no combination (``"none"``: extra dice score only as singles
+    and triples).
+    """
+
+    name: str
+    description: str = ""
+    singles: tuple[int, ...] = (0, 100, 0, 0, 0, 50, 0)  # index = face, 0 unused
+    three_of_a_kind: tuple[int, ...] = (0, 1000, 200, 300, 400, 500, 600)
+    n_of_a_kind_mode: str = "fixed"
+    n_of_a_kind: tuple[int, int, int] = (1000, 2000, 3000)  # 4, 5, 6 of a kind if fixed
+    straight: int = 1500
+    three_pairs: int = 1500
+    four_and_pair_as_three_pairs: bool = True
+    two_triplets: int = 2500
+    ending: str = "last-round"
+    source: str = field(default="preset", compare=False)
+
+    def __post_init__(self) -> None:
+        if self.ending not in ENDINGS:
+            raise UserError(f"rules '{self.name}': ending must be one of "
+                            f"{', '.join(ENDINGS)}, not {self.ending!r}")
+        if self.n_of_a_kind_mode not in N_OF_A_KIND_MODES:
+            raise UserError(f"rules '{self.name}': n-of-a-kind-mode must be one of "
+                            f"{', '.join(N_OF_A_KIND_MODES)}, not {self.n_of_a_kind_mode!r}")
+
+    @property
+    def ending_code(self) -> int:
+        """The ending rule as the kernels read it (:data:`LAST_ROUND`, :data:`FIRST_TO_BANK`)."""
+        return ENDINGS[self.ending]
+
+    def with_ending(self, ending: str | None) -> FarkleRules:
+        """The same table with another ending rule (``None``: unchanged)."""
+        if ending is None or ending == self.ending:
+            return self
+        if ending not in ENDINGS:
+            raise UserError(f"--ending must be one of {', '.join(ENDINGS)}, not {ending!r}")
+        return dataclasses.replace(self, ending=ending)
+
+    def points_of_kind(self, face: int, k: int) -> int:
+        """Points of ``k`` (3..6) equal dice of ``face`` as one combination (0 = none)."""
+        base = self.three_of_a_kind[face]
+        if k == 3:
+            return base
+        if self.n_of_a_kind_mode == "fixed":
+            return self.n_of_a_kind[k - 4]
+        if self.n_of_a_kind_mode == "double":
+            return base * 2 ** (k - 3)
+        return 0
+
+    def combinations(self) -> list[tuple[tuple[int, ...], int]]:
+        """Every scoring combination as (count vector indexed by face, points > 0): the one
+        place the table's entries become combinations of dice."""
+        combos: list[tuple[tuple[int, ...], int]] = []
+
+        def add(pairs, points: int) -> None:
+            if points > 0:
+                v = [0] * (dice.FACES + 1)
+                for f, k in pairs:
+                    v[f] += k
+                combos.append((tuple(v), points))
+
+        faces = range(1, dice.FACES + 1)
+        for f in faces:
+            add([(f, 1)], self.singles[f])
+            for k in range(3, dice.MAX_DICE + 1):
+                add([(f, k)], self.points_of_kind(f, k))
+        add([(f, 1) for f in faces], self.straight)
+        for a in faces:
+            for b in range(a + 1, dice.FACES + 1):
+                add([(a, 3), (b, 3)], self.two_triplets)
+                for c in range(b + 1, dice.FACES + 1):
+                    add([(a, 2), (b, 2), (c, 2)], self.three_pairs)
+        if self.four_and_pair_as_three_pairs:
+            for a in faces:
+                for b in faces:
+                    if a != b:
+                        add([(a, 4), (b, 2)], self.three_pairs)
+        return combos
+
+    def to_dict(self) -> dict:
+        """The rules as JSON-able data (manifests record this)."""
+        d = asdict(self)
+        d["singles"] = {str(f): self.singles[f] for f in range(1, 7) if self.singles[f]}
+        d["three_of_a_kind"] = {str(f): self.three_of_a_kind[f] for f in range(1, 7)}
+        d["n_of_a_kind"] = {str(k): v for k, v in zip((4, 5, 6), self.n_of_a_kind, strict=True)}
+        return d
+
+    def digest(self) -> str:
+        """A digest of the rules' content (not their name, description or source): what
+        cached tables are keyed by."""
+        d = self.to_dict()
+        for k in ("name", "description", "source"):
+            d.pop(k, None)
+        return text_digest(d)
+
+
+PRESETS: dict[str, FarkleRules] = {
+    "default": FarkleRules(
+        name="default",
+        description="RULES.md §2: singles, n of a kind, straight, three pairs, two triplets"),
+    "basic": FarkleRules(
+        name="basic",
+        description="singles 1/5 and three of a kind only",
+        n_of_a_kind_mode="none", n_of_a_kind=(0, 0, 0), straight=0, three_pairs=0,
+        four_and_pair_as_three_pairs=False, two_triplets=0),
+    "ones-300": FarkleRules(
+        name="ones-300",
+        description="three 1s = 300, extra dice double three of a kind, three pairs 750",
+        three_of_a_kind=(0, 300, 200, 300, 400, 500, 600), n_of_a_kind_mode="double",
+        n_of_a_kind=(0, 0, 0), straight=1500, three_pairs=750,
+        four_and_pair_as_three_pairs=False, two_triplets=0),
+}
+
+_TOML_KEYS = {"name", "description", "base", "singles", "three-of-a-kind", "n-of-a-kind",
+              "n-of-a-kind-mode", "straight", "three-pairs", "four-and-pair-as-three-pairs",
+              "two-triplets", "ending"}
+
+
+def _points(where: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(f"{where}: points must be an integer, not {value!r}")
+    if value < 0 or value % POINT_UNIT:
+        raise UserError(f"{where}: points must be a non-negative multiple of {POINT_UNIT}, "
+                        f"not {value}")
+    if value > MAX_ENTRY_POINTS:
+        raise UserError(f"{where}: points must be at most {MAX_ENTRY_POINTS:,}, not {value:,}")
+    return value
+
+
+def _face_map(where: str, value, current: tuple[int, ...], faces=range(1, 7)) -> tuple[int, ...]:
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: expected a table like {{1 = 100, 5 = 50}}")
+    out = list(current)
+    for key, pts in value.items():
+        try:
+            f = int(key)
+        except ValueError:
+            raise UserError(f"{where}: key '{key}' is not a face 1..6") from None
+        if f not in faces:
+            raise UserError(f"{where}: key '{key}' is not one of {list(faces)}")
+        out[f if len(current) == 7 else f - 4] = _points(f"{where}.{key}", pts)
+    return tuple(out)
+
+
+def _choice(where: str, value, allowed) -> str:
+    if value not in allowed:
+        raise UserError(f"{where} must be one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+def parse_rules_toml(text: str, source: str = "<toml>") -> FarkleRules:
+    """Parse a user's rules file; raises :class:`UserError` naming the bad field."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{source}: malformed TOML ({exc})") from None
+    unknown = set(data) - _TOML_KEYS
+    if unknown:
+        raise UserError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; "
+                        f"known keys: {', '.join(sorted(_TOML_KEYS))}")
+    base_name = data.get("base", "default")
+    if base_name not in PRESETS:
+        raise UserError(f"{source}: base '{base_name}' is not a preset "
+                        f"({', '.join(PRESETS)})")
+    base = PRESETS[base_name]
+    name = data.get("name", Path(source).stem)
+    if not isinstance(name, str) or not name:
+        raise UserError(f"{source}: name must be a non-empty string")
+    kw = {"name": name, "description": str(data.get("description", f"based on {base_name}")),
+          "source": source}
+    if "singles" in data:
+        kw["singles"] = _face_map(f"{source}: singles", data["singles"], (0,) * 7)
+    if "three-of-a-kind" in data:
+        kw["three_of_a_kind"] = _face_map(f"{source}: three-of-a-kind",
+                                          data["three-of-a-kind"], base.three_of_a_kind)
+    if "n-of-a-kind-mode" in data:
+        kw["n_of_a_kind_mode"] = _choice(f"{source}: n-of-a-kind-mode",
+                                         data["n-of-a-kind-mode"], N_OF_A_KIND_MODES)
+    if "n-of-a-kind" in data:
+        kw["n_of_a_kind"] = _face_map(f"{source}: n-of-a-kind", data["n-of-a-kind"],
+                                      base.n_of_a_kind, faces=range(4, 7))
+        kw.setdefault("n_of_a_kind_mode", "fixed")
+    for key in ("straight", "three-pairs", "two-triplets"):
+        if key in data:
+            kw[key.replace("-", "_")] = _points(f"{source}: {key}", data[key])
+    if "four-and-pair-as-three-pairs" in data:
+        flag = data["four-and-pair-as-three-pairs"]
+        if not isinstance(flag, bool):
+            raise UserError(f"{source}: four-and-pair-as-three-pairs must be true or false")
+        kw["four_and_pair_as_three_pairs"] = flag
+    if "ending" in data:
+        kw["ending"] = _choice(f"{source}: ending", data["ending"], tuple(ENDINGS))
+    fields = {k: v for k, v in asdict(base).items() if k not in kw}
+    rules = FarkleRules(**{**fields, **kw})
+    six = set_asides(rules).class_start
+    if six[dice.MAX_DICE + 1] == six[dice.MAX_DICE]:
+        raise UserError(f"{source}: no roll of six dice scores anything under this table")
+    return rules
+
+
+def load_rules(name_or_path: str | FarkleRules | None, ending: str | None = None
+               ) -> FarkleRules:
+    """A preset by name (``None`` = ``default``), a TOML file path, or rules as they are;
+    ``ending`` (a name of :data:`ENDINGS`) replaces the table's ending rule."""
+    if isinstance(name_or_path, FarkleRules):
+        return name_or_path.with_ending(ending)
+    if name_or_path is None:
+        return PRESETS["default"].with_ending(ending)
+    if name_or_path in PRESETS:
+        return PRESETS[name_or_path].with_ending(ending)
+    path = Path(name_or_path)
+    if path.suffix.lower() == ".toml" or path.exists():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UserError(f"rules file '{name_or_path}' not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"rules file '{name_or_path}': cannot read ({exc})") from None
+        return parse_rules_toml(text, source=str(path)).with_ending(ending)
+    raise UserError(f"unknown Farkle rules '{name_or_path}'; valid: {', '.join(PRESETS)} "
+                    "or a .toml file")
+
+
+# ---------------------------------------------------------------------------------
+# What a roll lets you set aside
+
+
+class SetAsideArrays(NamedTuple):
+    """The arrays of :class:`SetAsides`, as the kernels take them (shapes there)."""
+
+    class_start: np.ndarray
+    class_prob: np.ndarray
+    option_start: np.ndarray
+    points: np.ndarray
+    dice: np.ndarray
+    keep_all: np.ndarray
+    roll_class: np.ndarray
+    roll_keep_all: np.ndarray
+    bust: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class SetAsides:
+    """The one encoding of "what a roll of n dice lets you set aside" under a rule set.
+
+    Rolls are global multiset ranks (:mod:`dicelab.dice`). A roll that scores belongs to
+    one *class*: the rolls of its size with the same options. Classes of ``n`` dice are
+    ``class_start[n] .. class_start[n + 1] - 1``; class ``c`` has probability
+    ``class_prob[c]`` (of its rolls together, rolling ``n`` dice) and options
+    ``option_start[c] .. option_start[c + 1] - 1``. Option ``j`` adds ``points[j]``
+    (units of 50) and leaves ``dice[j]`` dice to roll (6 after hot dice); it stands for
+    every set-aside of the roll with that pair (distinct subsets with the same points and
+    dice left are one option). Options are sorted by points, then dice, both descending,
+    so the first strict maximum of any value is the model's tie-break.
+
+    * ``keep_all[c]``: the option "set aside all scoring dice" (the most dice set aside,
+      the most points among those): what ``threshold-T`` and ``ai`` play;
+    * ``roll_class[r]``: the class of roll ``r``, -1 if it scores nothing (a bust);
+      ``roll_keep_all[r]`` = ``keep_all[roll_class[r]]`` (-1 for a bust);
+    * ``bust[n]``: the exact probability that ``n`` dice score nothing (``bust[0] = 0``).
+    """
+
+    rules_digest: str
+    class_start: np.ndarray  # int64 (8,)
+    class_prob: np.ndarray  # float64 (C,)
+    option_start: np.ndarray  # int64 (C + 1,)
+    points: np.ndarray  # int64 (J,)
+    dice: np.ndarray  # int64 (J,)
+    keep_all: np.ndarray  # int64 (C,)
+    roll_class: np.ndarray  # int64 (924,)
+    bust: np.ndarray  # float64 (7,)
+
+    @property
+    def roll_keep_all(self) -> np.ndarray:
+        out = np.where(self.roll_class >= 0, self.keep_all[self.roll_class], -1)
+        return out.astype(np.int64)
+
+    @property
+    def max_points(self) -> int:
+        """The most points one roll can add, in units of 50."""
+        return int(self.points.max())
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.class_prob.size)
+
+    def arrays(self) -> SetAsideArrays:
+        """The kernels' view (contiguous arrays, named)."""
+        return SetAsideArrays(self.class_start, self.class_prob, self.option_start,
+                              self.points, self.dice, self.keep_all, self.roll_class,
+                              np.ascontiguousarray(self.roll_keep_all), self.bust)
+
+    def options(self, rank: int) -> list[tuple[int, int]]:
+        """``(points, dice left)`` of every option of roll ``rank``, points in points."""
+        c = int(self.roll_class[rank])
+        if c < 0:
+            return []
+        js = range(int(self.option_start[c]), int(self.option_start[c + 1]))
+        return [(int(self.points[j]) * POINT_UNIT, int(self.dice[j])) for j in js]
+
+
+def _best_partitions(rules: FarkleRules) -> np.ndarray:
+    """Best-partition points of every multiset of 0..6 dice as a set-aside, -1 where some
+    die belongs to no combination; the empty multiset scores 0 (the recursion's base)."""
+    combos = [(np.array(v, dtype=np.int64), pts) for v, pts in rules.combinations()]
+    best = np.full(dice.N_MULTISETS, -1, dtype=np.int64)
+    best[0] = 0
+    # ranks are ordered by size, so every proper sub-multiset is done before its multiset
+    for r in range(1, dice.N_MULTISETS):
+        c = dice.COUNTS[r]
+        top = -1
+        for v, pts in combos:
+            if np.all(v <= c):
+                rest = best[dice.rank_of_counts(c - v)]
+                if rest >= 0:
+                    top = max(top, pts + rest)
+        best[r] = top
+    return best
+
+
+@functools.lru_cache(maxsize=64)
+def set_asides(rules: FarkleRules) -> SetAsides:
+    """Compile ``rules`` into the :class:`SetAsides` encoding (memoised per rule set).
+
+    >>> sa = set_asides(PRESETS["default"])
+    >>> sa.options(dice.rank_of_dice([1, 1, 1, 1, 5, 5]))[:4]
+    [(1500, 6), (1150, 1), (1100, 2), (1100, 1)]
+    >>> round(float(sa.bust[6]), 4)
+    0.0231
+    """
+    best = _best_partitions_cached(rules)
+    if (best[best > 0] % POINT_UNIT).any():
+        raise UserError(f"rules '{rules.name}': every score must be a multiple of "
+                        f"{POINT_UNIT}")
+    class_start = [0, 0]
+    probs: list[float] = []
+    keep_all: list[int] = []
+    option_start = [0]
+    points: list[int] = []
+    left: list[int] = []
+    roll_class = np.full(dice.N_MULTISETS, -1, dtype=np.int64)
+    bust = np.zeros(dice.MAX_DICE + 1)
+    for n in range(1, dice.MAX_DICE + 1):
+        classes: dict[tuple[tuple[int, int], ...], int] = {}
+        for r in range(int(dice.SIZE_OFFSET[n]), int(dice.SIZE_OFFSET[n + 1])):
+            opts = tuple(sorted({(int(best[s]) // POINT_UNIT, dice_after(n, int(dice.SIZE[s])))
+                                 for s in dice.sub_multisets(r) if best[s] > 0},
+                                reverse=True))
+            if not opts:
+                bust[n] += float(dice.PROB[r])
+                continue
+            c = classes.get(opts)
+            if c is None:
+                c = classes[opts] = len(probs)
+                probs.append(0.0)
+                # all scoring dice: the most dice kept, then the most points (opts order)
+                kept = [dice_kept(n, d) for _, d in opts]
+                keep_all.append(len(points) + kept.index(max(kept)))
+                for p, d in opts:
+                    points.append(p)
+                    left.append(d)
+                option_start.append(len(points))
+            probs[c] += float(dice.PROB[r])
+            roll_class[r] = c
+        class_start.append(len(probs))
+    i64 = functools.partial(np.array, dtype=np.int64)
+    out = SetAsides(rules.digest(), i64(class_start), np.array(probs), i64(option_start),
+                    i64(points), i64(left), i64(keep_all), roll_class, bust)
+    for a in (out.class_start, out.class_prob, out.option_start, out.points, out.dice,
+              out.keep_all, out.roll_class, out.bust):
+        a.setflags(write=False)
+    return out
+
+
+def setaside_points(rules: FarkleRules, faces) -> int | None:
+    """Points of setting aside exactly these dice (best partition), or None if some die
+    in them belongs to no combination (not a legal set-aside).
+
+    >>> setaside_points(PRESETS["default"], [1, 1, 1, 1]), setaside_points(PRESETS["default"], [2])
+    (1100, None)
+    """
+    faces = list(faces)
+    if not 1 <= len(faces) <= dice.MAX_DICE:
+        raise UserError(f"a set-aside is 1 to {dice.MAX_DICE} dice, not {len(faces)}")
+    p = int(_best_partitions_cached(rules)[dice.rank_of_dice(faces)])
+    return p if p > 0 else None
+
+
+@functools.lru_cache(maxsize=16)
+def _best_partitions_cached(rules: FarkleRules) -> np.ndarray:
+    return _best_partitions(rules)
+
+
+def bust_probabilities(rules: FarkleRules) -> dict[int, float]:
+    """Exact probability that a roll of ``n`` dice scores nothing, n = 1..6.
+
+    >>> {n: round(p, 4) for n, p in bust_probabilities(PRESETS["default"]).items()}[1]
+    0.6667
+    """
+    b = set_asides(rules).bust
+    return {n: float(b[n]) for n in range(1, dice.MAX_DICE + 1)}
