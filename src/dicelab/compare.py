@@ -24,9 +24,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import parse_policy
-from dicelab.seeding import check_seed
+from dicelab.runner import executor_info
+from dicelab.seeding import check_games, check_seed
 from dicelab.stats import Z95, wilson_interval
 
 
@@ -95,6 +97,9 @@ class Comparison:
     pairs: list[PairResult]
     elapsed_s: float
     rules_data: Any = field(default=None, repr=False)
+    #: "local" or "dask" (``workers`` Dask workers), as for simulations
+    executor: str = "local"
+    workers: int | None = None
 
     def mean_scores(self) -> dict[str, float]:
         """Each policy's average match score over its pairings (a ranking, not a test)."""
@@ -108,6 +113,7 @@ class Comparison:
         return {"game": self.game, "policies": self.policies, "rules": self.rules,
                 "target": self.target, "seed": self.seed,
                 "games_per_pair": self.games_per_pair, "elapsed_s": self.elapsed_s,
+                "executor": self.executor, "workers": self.workers,
                 "pairs": [p.to_dict() for p in self.pairs],
                 "mean_score": self.mean_scores()}
 
@@ -126,11 +132,13 @@ class Comparison:
                 "target": self.target, "seed": self.seed,
                 "games_per_pair": self.games_per_pair,
                 "pair_seeds": {f"{p.policy} vs {p.opponent}": p.seed for p in self.pairs},
-                "elapsed_s": self.elapsed_s}
+                "elapsed_s": self.elapsed_s, "executor": self.executor,
+                "workers": self.workers}
 
 
-def compare(policies: list[str], *, games: int = 1_000_000, seed: int | None = None,
+def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None = None,
             game: str | None = None, target: int | None = None, rules: str | None = None,
+            ending: str | None = None,
             progress: Callable[[int, int], None] | None = None,
             client: Any = None) -> Comparison:
     """Play every pair of ``policies`` against each other in ``games`` two-seat games.
@@ -155,8 +163,7 @@ def compare(policies: list[str], *, games: int = 1_000_000, seed: int | None = N
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise UserError(f"compare: a policy is named twice ({', '.join(names)})")
-    if games <= 0:
-        raise UserError(f"--games must be a positive number of games, not {games}")
+    games = check_games(games)
     seed = check_seed(seed)
     pairs = list(itertools.combinations(names, 2))
     total = games * len(pairs)
@@ -170,14 +177,14 @@ def compare(policies: list[str], *, games: int = 1_000_000, seed: int | None = N
 
         s = pair_seed(seed, i)
         res = simulate(a, [b], game=specs[0].game, games=games, seed=s, target=target,
-                       rules=rules, progress=tick, client=client)
-        d = res.to_dict()
-        first = d["seats"][0]
-        results.append(PairResult(a, b, games, int(first["wins"]), int(first["ties"]), s))
-        rules_name = d["rules"]
+                       rules=rules, ending=ending, progress=tick, client=client)
+        first = res.seat(0)
+        results.append(PairResult(a, b, games, first.wins, first.ties, s))
+        rules_name = res.to_dict()["rules"]
         rules_data = res.manifest().get("rules")
-        target_used = d.get("target")
+        target_used = getattr(res, "target", None)
     return Comparison(game=specs[0].game, policies=names, rules=str(rules_name),
                       target=target_used, seed=int(seed), games_per_pair=games,
                       pairs=results, elapsed_s=time.perf_counter() - started,
+                      **executor_info(client),
                       rules_data=rules_data)

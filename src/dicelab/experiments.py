@@ -130,11 +130,11 @@ class Experiment:
 # --- the experiments -----------------------------------------------------------------------
 
 def _check_farkle(options: dict[str, Any]) -> dict[str, Any]:
-    from dicelab.farkle.scoring import load_scoring
-    from dicelab.farkle.simulate import check_target
+    from dicelab.farkle.rules import load_rules
+    from dicelab.farkle.rules import check_target
     from dicelab.seeding import check_seed
 
-    load_scoring(options["rules"])
+    load_rules(options["rules"])
     options["target"] = check_target(options["target"])
     if "seed" in options:
         options["seed"] = check_seed(options["seed"])  # a fresh one when None
@@ -142,9 +142,9 @@ def _check_farkle(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rules_name(options: dict[str, Any]) -> str:
-    from dicelab.farkle.scoring import load_scoring
+    from dicelab.farkle.rules import load_rules
 
-    return load_scoring(options["rules"]).name
+    return load_rules(options["rules"]).name
 
 
 def _threshold_sweep(options: dict[str, Any], progress: Progress, client: Any
@@ -152,24 +152,24 @@ def _threshold_sweep(options: dict[str, Any], progress: Progress, client: Any
     """Exact expected turn score, P(bust) and expected turns to the target of every
     threshold-T, against max-ev and fastest (no simulation, no seed)."""
     from dicelab.farkle import turn_dp
-    from dicelab.farkle.scoring import load_scoring
+    from dicelab.farkle.rules import load_rules
 
-    scoring = load_scoring(options["rules"])
+    rules = load_rules(options["rules"])
     target = options["target"]
-    sweep = turn_dp.threshold_sweep(scoring, SWEEP_THRESHOLDS)
+    sweep = turn_dp.threshold_sweep(rules, SWEEP_THRESHOLDS)
     frame = sweep.to_frame()
     turns = []
     for t in sweep.thresholds:
         bank = turn_dp.threshold_bank_table(int(t))
-        turns.append(float(turn_dp.evaluate_race(scoring, target, bank)[0]))
+        turns.append(float(turn_dp.evaluate_race(rules, target, bank)[0]))
         if progress is not None:
             progress(len(turns), len(sweep.thresholds))
     frame["expected_turns_to_target"] = turns
-    fastest = turn_dp.solve_fastest(scoring, target)
+    fastest = turn_dp.solve_fastest(rules, target)
     best_by_turns = int(frame.loc[frame["expected_turns_to_target"].idxmin(), "threshold"])
     summary = {**sweep.to_dict(), "fastest_expected_turns": fastest.expected_turns,
                "best_threshold_by_turns": best_by_turns}
-    return ExperimentOutput("sweep", frame, {"rules": scoring.to_dict(), "target": target,
+    return ExperimentOutput("sweep", frame, {"rules": rules.to_dict(), "target": target,
                                              "exact": True, "summary": summary}, sweep)
 
 
@@ -179,10 +179,10 @@ def _head_to_head(options: dict[str, Any], progress: Progress, client: Any
     every pair head to head (:func:`dicelab.compare.compare`)."""
     from dicelab.compare import compare
     from dicelab.farkle import turn_dp
-    from dicelab.farkle.scoring import load_scoring
+    from dicelab.farkle.rules import load_rules
     from dicelab.runner import executor_info
 
-    best = turn_dp.threshold_sweep(load_scoring(options["rules"]), SWEEP_THRESHOLDS)
+    best = turn_dp.threshold_sweep(load_rules(options["rules"]), SWEEP_THRESHOLDS)
     policies = ["ai", "optimal-win", "max-ev", f"threshold-{best.best_threshold}"]
     result = compare(policies, games=options["games"], seed=options["seed"],
                      target=options["target"], rules=options["rules"], progress=progress,

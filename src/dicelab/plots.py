@@ -67,7 +67,7 @@ def bust_risk_figure(exact: dict[int, float], simulated: dict | None = None) -> 
     probability, a ``(p, lo, hi)`` triple (95% interval) or an object with ``mean`` and
     ``ci95`` (:class:`dicelab.stats.Estimate`); drawn as points with error bars.
 
-    >>> from dicelab.farkle.scoring import PRESETS, bust_probabilities
+    >>> from dicelab.farkle.rules import PRESETS, bust_probabilities
     >>> len(bust_risk_figure(bust_probabilities(PRESETS["default"])).axes)
     1
     """

@@ -17,13 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dicelab.errors import UserError
+from dicelab.farkle.rules import POINT_UNIT
 
 GAMES = ("farkle", "penta")
 
 #: Documented defaults of the Farkle ``ai`` policy (RULES.md §3):
 #: T = base + step * min(max_steps, floor(deficit / per)) - two_dice [2 dice left]
 #:     - one_die [1 die left]; ``chase=1``: in the last round never bank a total that
-#: would not beat the leader.
+#: would not beat the leader. The order is the kernels' parameter layout
+#: (:mod:`dicelab.farkle.kernels` ``P_*``).
 AI_DEFAULTS: dict[str, int] = {
     "base": 300,
     "step": 100,
@@ -71,9 +73,9 @@ def _parse_threshold(text: str) -> PolicySpec | None:
     if not m:
         return None
     t = int(m.group(1))
-    if t <= 0 or t % 50:
-        raise UserError(f"policy '{text}': the threshold must be a positive multiple of 50 "
-                        "(e.g. threshold-300)")
+    if t <= 0 or t % POINT_UNIT:
+        raise UserError(f"policy '{text}': the threshold must be a positive multiple of "
+                        f"{POINT_UNIT} (e.g. threshold-300)")
     return PolicySpec("farkle", "threshold", f"threshold-{t}", {"threshold": t})
 
 
@@ -83,22 +85,29 @@ def _parse_ai(text: str) -> PolicySpec | None:
     params = dict(AI_DEFAULTS)
     if text.startswith("ai:"):
         body = text[3:]
+        given: set[str] = set()
         for item in filter(None, body.split(",")):
             key, sep, value = item.partition("=")
             key = key.strip().replace("_", "-")
             if not sep or key not in AI_DEFAULTS:
                 raise UserError(f"policy '{text}': ai parameters are "
                                 f"{', '.join(f'{k}={v}' for k, v in AI_DEFAULTS.items())}")
+            if key in given:
+                raise UserError(f"policy '{text}': {key} is given twice")
+            given.add(key)
             try:
                 params[key] = int(value)
             except ValueError:
                 raise UserError(f"policy '{text}': {key} must be an integer") from None
         for key in ("base", "step", "two-dice", "one-die"):
-            if params[key] % 50:
-                raise UserError(f"policy '{text}': {key} must be a multiple of 50")
+            if params[key] % POINT_UNIT or params[key] < 0:
+                raise UserError(f"policy '{text}': {key} must be a non-negative multiple of "
+                                f"{POINT_UNIT}")
         if params["base"] <= 0 or params["per"] <= 0 or params["max-steps"] < 0:
             raise UserError(f"policy '{text}': base and per must be positive, "
                             "max-steps non-negative")
+        if params["chase"] not in (0, 1):
+            raise UserError(f"policy '{text}': chase is 0 or 1, not {params['chase']}")
     changed = [f"{k}={v}" for k, v in params.items() if v != AI_DEFAULTS[k]]
     name = "ai" if not changed else "ai:" + ",".join(changed)
     return PolicySpec("farkle", "ai", name, params)

@@ -113,10 +113,10 @@ def run_plan(plan: Plan, progress: Callable[[int, int], None] | None = None,
     order, on Dask as batches finish). ``client``: a ``distributed.Client``, or None to
     run in this process.
 
-    >>> from dicelab.farkle.scoring import load_scoring
+    >>> from dicelab.farkle.rules import load_rules
     >>> from dicelab.farkle.simulate import FarklePlan
     >>> from dicelab.registry import parse_policy
-    >>> plan = FarklePlan((parse_policy("threshold-300"),), load_scoring("default"),
+    >>> plan = FarklePlan((parse_policy("threshold-300"),), load_rules("default"),
     ...                   target=10_000, seed=1, games=10_000)
     >>> acc = run_plan(plan)  # or run_plan(plan, client=distributed.Client(address))
     >>> int(acc["counters"][0]), acc["stats"].shape[0]

@@ -62,6 +62,9 @@ TargetOpt = Annotated[int | None, typer.Option(
     help="Farkle target score (a positive multiple of 50). [default: 10000]")]
 RulesOpt = Annotated[str | None, typer.Option(
     help="Farkle scoring preset or TOML file; Penta rule set. [default: default/seed]")]
+EndingOpt = Annotated[str | None, typer.Option(
+    help="Farkle ending rule: last-round (the default) or first-to-bank; replaces the "
+         "rules'.")]
 ThreadsOpt = Annotated[int | None, typer.Option(help="Worker threads (default: all cores).")]
 DaskOpt = Annotated[str | None, typer.Option(
     "--dask", metavar="ADDRESS",
@@ -73,12 +76,12 @@ OutOpt = Annotated[Path | None, typer.Option(
 
 
 def _run_games(run, *, total: int, json_out: bool, out: Path | None, dask: str | None,
-               threads: int | None, check_names, render_result) -> None:
+               threads: int | None, check_names) -> None:
     """Shared shell of the commands that play games: check, run (locally or on Dask) with a
     progress bar, then save (``--out``) and print (``--json`` or tables).
 
     ``run(progress, client)`` does the work; ``check_names()`` parses the policy names so a
-    bad one fails before a cluster starts; ``render_result(result)`` prints tables.
+    bad one fails before a cluster starts.
     """
     from dicelab.cli import render
     from dicelab.results import prepare_out_dir, save_run, to_json
@@ -107,7 +110,7 @@ def _run_games(run, *, total: int, json_out: bool, out: Path | None, dask: str |
     if json_out:
         typer.echo(to_json(result.to_dict()))
     else:
-        render_result(result)
+        render.show(result)
         if out is not None:
             typer.echo(f"saved {out / 'summary.parquet'} and {out / 'manifest.json'}", err=True)
 
@@ -124,6 +127,7 @@ def simulate(
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
+    ending: EndingOpt = None,
     first: Annotated[int | None, typer.Option(
         "--first", help="Farkle: seat that starts every game (default: rotates).")] = None,
     threads: ThreadsOpt = None,
@@ -132,17 +136,15 @@ def simulate(
     out: OutOpt = None,
 ) -> None:
     """Simulate many games and report the statistics of each seat."""
-    from dicelab.cli import render
     from dicelab.registry import parse_seats
     from dicelab.simulate import simulate as run
 
     _run_games(
         lambda progress, client: run(strategy, vs, game=game, games=games, seed=seed,
-                                     target=target, rules=rules, first_seat=first,
-                                     progress=progress, client=client),
+                                     target=target, rules=rules, ending=ending,
+                                     first_seat=first, progress=progress, client=client),
         total=games, json_out=json_out, out=out, dask=dask, threads=threads,
-        check_names=lambda: parse_seats(strategy, vs, game),
-        render_result=render.simulation)
+        check_names=lambda: parse_seats(strategy, vs, game))
 
 
 @app.command()
@@ -154,32 +156,30 @@ def compare(
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
+    ending: EndingOpt = None,
     threads: ThreadsOpt = None,
     dask: DaskOpt = None,
     json_out: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
     """Head to head: every pair of policies plays two-seat games; scores with 95% intervals."""
-    from dicelab.cli import render
     from dicelab.compare import compare as run
     from dicelab.registry import parse_policy
 
     n_pairs = len(policies) * (len(policies) - 1) // 2
     _run_games(
         lambda progress, client: run(policies, games=games, seed=seed, game=game,
-                                     target=target, rules=rules, progress=progress,
-                                     client=client),
+                                     target=target, rules=rules, ending=ending,
+                                     progress=progress, client=client),
         total=max(n_pairs, 1) * games, json_out=json_out, out=out, dask=dask, threads=threads,
-        check_names=lambda: [parse_policy(p, game) for p in policies],
-        render_result=render.comparison)
+        check_names=lambda: [parse_policy(p, game) for p in policies])
 
 
 def _register_game_commands() -> None:
     # each module adds its commands to app / solve_app / policy_app
-    from dicelab.cli import cache_cmds, experiment_cmds, farkle_cmds, farkle_solve_cmds, penta_cmds
+    from dicelab.cli import cache_cmds, experiment_cmds, farkle_cmds, penta_cmds
 
     farkle_cmds.register(app, solve_app, policy_app)
-    farkle_solve_cmds.register(app, solve_app, policy_app)
     penta_cmds.register(app, solve_app, policy_app)
     cache_cmds.register(app)
     experiment_cmds.register(app)

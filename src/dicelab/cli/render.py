@@ -1,11 +1,20 @@
-"""Terminal output shared by commands: progress bars and dispatch of result tables."""
+"""How results look on a terminal: the one place that maps a result type to its renderer.
+
+:func:`show` prints any result a command returns (simulations of both games,
+comparisons, bust risks, exact solutions, experiment runs) by its type's entry in
+:data:`RENDERERS`. Renderers read results by attribute or through ``to_dict()``; no
+computation happens here. This module imports no command module (commands import it).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -15,6 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Table
 
 # piped or captured output has no terminal width: use a wide page rather than rich's 80
 # columns, so tables of several seats stay one line per statistic
@@ -40,19 +50,190 @@ def progress_bar(enabled: bool, total: int, description: str = "games"
         yield advance
 
 
-def simulation(result) -> None:
-    """Print a simulation result as tables (each game renders its own)."""
-    if result.game == "farkle":
-        from dicelab.cli.farkle_cmds import render_simulation
-    else:
-        from dicelab.cli.penta_cmds import render_simulation
-    render_simulation(result, console)
+def show(result: Any) -> None:
+    """Print ``result`` with its type's renderer (see :data:`RENDERERS`)."""
+    kind = type(result)
+    render = RENDERERS.get(f"{kind.__module__}.{kind.__qualname__}")
+    if render is None:
+        raise TypeError(f"no terminal view of a {kind.__qualname__}")
+    render(result)
+
+
+# --- formatting ---------------------------------------------------------------------------
+
+
+def _pct(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{digits}f}%"
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{x:,.{digits}f}"
+
+
+def _ci(lo_hi, fmt=_num, digits: int = 2) -> str:
+    lo, hi = lo_hi
+    return f"[{fmt(lo, digits)}, {fmt(hi, digits)}]"
+
+
+def _how(from_cache: bool) -> str:
+    return "loaded from cache, solved originally in" if from_cache else "solved in"
+
+
+# --- Farkle -------------------------------------------------------------------------------
+
+
+def farkle_simulation(result) -> None:
+    """A :class:`dicelab.farkle.simulate.FarkleResult` as rich tables."""
+    d = result.to_dict()
+    seats = [result.seat(s) for s in range(len(result.seats))]
+    multi = len(seats) > 1
+    head = Table(title="Farkle simulation", show_header=False, box=None)
+    head.add_row("games", f"{d['games']:,}")
+    head.add_row("seed", str(d["seed"]))
+    head.add_row("rules", d["rules"])
+    head.add_row("target", f"{d['target']:,}")
+    if multi:
+        head.add_row("ending", d["ending"])
+        head.add_row("first seat", "rotates" if d["first_seat"] is None
+                     else str(d["first_seat"]))
+    where = (f"a Dask cluster of {d['workers']} worker(s)" if d["executor"] == "dask"
+             else f"{d['threads']} thread(s)")
+    head.add_row("elapsed", f"{d['elapsed_s']:.2f} s on {where}")
+    head.add_row("games/s", f"{d['games_per_s']:,.0f}")
+    head.add_row("kernel", d["kernel"])
+    console.print(head)
+
+    t = Table(title="per seat (95% intervals)")
+    t.add_column("statistic")
+    for s in seats:
+        t.add_column(f"seat {s.seat}: {s.strategy}", justify="right")
+
+    def row(label, cell):
+        t.add_row(label, *[cell(s) for s in seats])
+
+    def est(e, digits, fmt=_num):
+        return f"{fmt(e.mean, digits)} {_ci(e.ci95, fmt, digits)}"
+
+    if multi:
+        row("win rate", lambda s: f"{_pct(s.win_rate.p)} {_ci(s.win_rate.ci95, _pct)}")
+        row("ties", lambda s: f"{s.ties:,} ({_pct(s.tie_rate.p)})")
+        row("mean final score", lambda s: est(s.final_score, 1))
+    row("mean turns" + ("" if multi else " to target"), lambda s: est(s.turns, 3))
+    row("points per turn", lambda s: est(s.points_per_turn, 1))
+    row("bust rate per roll", lambda s: est(s.bust_rate_per_roll, 2, _pct))
+    row("bust rate per turn", lambda s: est(s.bust_rate_per_turn, 2, _pct))
+    for n in range(1, 7):
+        row(f"  bust rate, {n} {'die' if n == 1 else 'dice'}",
+            lambda s, n=n: f"{_pct(s.bust_by_dice[n].p)} {_ci(s.bust_by_dice[n].ci95, _pct)}")
+    for q in (1, 5, 25, 50, 75, 95, 99):
+        row(f"final score p{q}", lambda s, q=q: ("≥" if s.percentiles[q] >= s.histogram_top
+                                                 else "") + f"{s.percentiles[q]:,.0f}")
+    console.print(t)
+    if result.capped_games:
+        err_console.print(f"[bold yellow]warning:[/] {result.capped_games:,} games hit the "
+                          "safety cap of rounds and were cut short (a policy that almost "
+                          "never banks?)")
+
+
+def bust_risk(result) -> None:
+    """A :class:`dicelab.farkle.simulate.BustRiskResult`."""
+    d = result.to_dict()
+    t = Table(title=f"Farkle bust risk, rules '{d['rules']}' "
+                    f"({d['rolls_per_dice_count']:,} simulated rolls per row, seed {d['seed']})")
+    for col in ("dice", "exact", "simulated", "95% interval"):
+        t.add_column(col, justify="right")
+    for r in d["bust_risk"]:
+        t.add_row(str(r["dice"]), _pct(r["exact"]), _pct(r["simulated"], 3),
+                  _ci(r["ci95"], _pct, 3))
+    console.print(t)
+
+
+def _thresholds(th: dict) -> str:
+    return "  ".join(f"{n}:{'never' if t is None else t}" for n, t in th.items())
+
+
+def _turn_lines(d: dict) -> None:
+    console.print(f"  expected turn score   {d['expected_turn_score']:.6f} points "
+                  f"(SD {d['sd']:.2f}), exact")
+    console.print(f"  P(bust)               {d['p_bust']:.6%}")
+    for x, p in d["p_at_least"].items():
+        console.print(f"  P(bank >= {x:>5})      {p:.6%}")
+
+
+def threshold_solution(sol) -> None:
+    """A :class:`dicelab.farkle.exact.ThresholdSolution`."""
+    d = sol.to_dict()
+    console.print(f"Farkle, rules '{d['rules']}', policy {d['policy']}")
+    _turn_lines(d)
+    console.print(f"  expected turns to reach {d['target']} solitaire: "
+                  f"{d['expected_turns_to_target']:.6f}")
+
+
+def max_ev_solution(sol) -> None:
+    """A :class:`dicelab.farkle.turn_dp.MaxEvSolution`."""
+    d = sol.to_dict()
+    console.print(f"Farkle, rules '{d['rules']}', policy max-ev")
+    _turn_lines(d)
+    console.print("  banks from turn points, by dice left: "
+                  + _thresholds(sol.bank_thresholds()))
+    if not d["threshold_policy"]:
+        console.print("  (not a pure threshold per n: see dicelab policy farkle max-ev)")
+    console.print(f"  turn points capped at {d['cap']} (banking proven at least as good "
+                  f"above); solved in {d['solve_s']:.3f} s")
+
+
+def fastest_solution(sol) -> None:
+    """A :class:`dicelab.farkle.turn_dp.FastestSolution`."""
+    d = sol.to_dict()
+    console.print(f"Farkle, rules '{d['rules']}', policy fastest")
+    console.print(f"  expected turns to reach {d['target']} from 0: {d['expected_turns']:.6f}")
+    console.print("  banks from turn points, by dice left, at own total:")
+    for total, th in d["bank_thresholds"].items():
+        console.print(f"    {int(total):>6}: " + _thresholds(th))
+    console.print(f"  {_how(d['from_cache'])} {d['solve_s']:.2f} s")
+
+
+def optimal_win_solution(sol) -> None:
+    """A :class:`dicelab.farkle.two_player.OptimalWinSolution`."""
+    d = sol.to_dict()
+    console.print(f"Farkle, rules '{d['rules']}', policy optimal-win, ending {d['ending']}")
+    console.print(f"  target {d['target']}, optimal play by both players, first player:")
+    console.print(f"  P(win) {d['p_win']:.6f}  P(tie) {d['p_tie']:.6f}  "
+                  f"P(loss) {d['p_loss']:.6f}")
+    console.print(f"  fairest head start for the second player: {d['fair_head_start']} "
+                  f"points (first player's P(win) + P(tie)/2 = "
+                  f"{d['fair_head_start_value']:.6f})")
+    console.print(f"  {d['states']:,} states, value error <= {d['tolerance']:.1e}, "
+                  f"{d['memory_bytes'] / 2**20:.1f} MiB; {_how(d['from_cache'])} "
+                  f"{d['solve_s']:.1f} s")
+
+
+def decision_text(bank: np.ndarray, unit: int = 50) -> str:
+    """A Farkle bank table (P, 7) as text: runs of turn points with the same decisions
+    (R = roll, B = bank, by dice left), up to the last row where the policy rolls."""
+    rolls = np.nonzero((bank[1:, 1:] == 0).any(axis=1))[0]
+    top = min(int(rolls[-1]) + 2 if rolls.size else 1, bank.shape[0] - 1)
+    head = "turn points"
+    width = max(len(f"{top * unit}+"), len(head)) + 2
+    lines = [f"{head:<{width}}" + " ".join(str(n) for n in range(1, 7)) + "  (dice left)"]
+    start = 1
+    for p in range(1, top + 2):
+        if p <= top and np.array_equal(bank[p, 1:], bank[start, 1:]):
+            continue
+        lo, hi = start * unit, (p - 1) * unit
+        span = f"{lo}+" if p > top else (f"{lo}" if lo == hi else f"{lo}-{hi}")
+        lines.append(f"{span:<{width}}" + " ".join("B" if bank[start, n] else "R"
+                                                   for n in range(1, 7)))
+        start = p
+    lines.append("(R = roll, B = bank)")
+    return "\n".join(lines)
+
+
+# --- both games ---------------------------------------------------------------------------
 
 
 def comparison(result) -> None:
-    """Print a :class:`dicelab.compare.Comparison`: one row per pair, then a ranking."""
-    from rich.table import Table
-
+    """A :class:`dicelab.compare.Comparison`: one row per pair, then a ranking."""
     where = f", target {result.target:,}" if result.target else ""
     t = Table(title=f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
                     f"{result.games_per_pair:,} games per pair, seed {result.seed}",
@@ -70,3 +251,23 @@ def comparison(result) -> None:
     ranking = sorted(result.mean_scores().items(), key=lambda kv: -kv[1])
     console.print("mean score over its pairings: "
                   + ", ".join(f"{name} {score:.4f}" for name, score in ranking))
+
+
+def penta_simulation(result) -> None:
+    """A :class:`dicelab.penta.simulate.PentaResult`."""
+    from dicelab.cli.penta_cmds import render_simulation
+
+    render_simulation(result, console)
+
+
+#: Result type (module.qualname) -> renderer. Adding a result type = one entry here.
+RENDERERS: dict[str, Callable[[Any], None]] = {
+    "dicelab.farkle.simulate.FarkleResult": farkle_simulation,
+    "dicelab.farkle.simulate.BustRiskResult": bust_risk,
+    "dicelab.farkle.exact.ThresholdSolution": threshold_solution,
+    "dicelab.farkle.turn_dp.MaxEvSolution": max_ev_solution,
+    "dicelab.farkle.turn_dp.FastestSolution": fastest_solution,
+    "dicelab.farkle.two_player.OptimalWinSolution": optimal_win_solution,
+    "dicelab.compare.Comparison": comparison,
+    "dicelab.penta.simulate.PentaResult": penta_simulation,
+}

@@ -12,6 +12,8 @@ enough: a user's TOML file may reuse it), the target and :data:`FORMAT_VERSION`.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,8 +21,11 @@ from dicelab import cache
 from dicelab.errors import UserError
 from dicelab.farkle import turn_dp
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import FarkleRules, check_target, set_asides
-from dicelab.registry import PolicySpec
+from dicelab.farkle.rules import FarkleRules, check_target, load_rules, set_asides
+from dicelab.registry import PolicySpec, parse_policy
+
+if TYPE_CHECKING:
+    from dicelab.farkle.two_player import OptimalWinSolution
 
 #: Bump when the solvers or the cached array layout change.
 FORMAT_VERSION = 2
@@ -118,5 +123,62 @@ def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
                     "for max-ev, fastest and optimal-win")
 
 
-__all__ = ["FORMAT_VERSION", "fastest_solution", "fastest_table", "max_ev_table",
-           "policy_table"]
+@dataclass(frozen=True)
+class ThresholdSolution:
+    """``threshold-T`` exactly: one turn's result distribution, and the expected turns to
+    reach ``target`` solitaire."""
+
+    policy: str
+    rules: str
+    target: int
+    distribution: turn_dp.TurnDistribution
+    expected_turns_to_target: float
+    elapsed_s: float
+    from_cache = False
+
+    def to_dict(self) -> dict:
+        return {**self.distribution.to_dict(), "target": self.target,
+                "expected_turns_to_target": self.expected_turns_to_target,
+                "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
+
+
+def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = None,
+                 target: int | None = None, ending: str | None = None,
+                 progress=None
+                 ) -> (ThresholdSolution | turn_dp.MaxEvSolution | turn_dp.FastestSolution
+                       | OptimalWinSolution):
+    """What ``dicelab solve farkle`` computes: the exact answer for a Farkle policy.
+
+    ``threshold-T``: :class:`ThresholdSolution`; ``max-ev``: :class:`~dicelab.farkle.
+    turn_dp.MaxEvSolution`; ``fastest``: :class:`~dicelab.farkle.turn_dp.FastestSolution`
+    (cached); ``optimal-win``: :class:`~dicelab.farkle.two_player.OptimalWinSolution`
+    (cached; ``progress(fraction)`` is called as it solves).
+
+    >>> solve_policy("threshold-300").expected_turns_to_target > 20
+    True
+    """
+    spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
+    rules = load_rules(rules, ending)
+    t = check_target(target)
+    if spec.family == "threshold":
+        t0 = time.perf_counter()
+        dist = turn_dp.threshold_distribution(rules, spec.params["threshold"])
+        race = turn_dp.evaluate_race(rules, t, turn_dp.threshold_bank_table(
+            spec.params["threshold"]))
+        return ThresholdSolution(spec.name, rules.name, t, dist, float(race[0]),
+                                 time.perf_counter() - t0)
+    if spec.family == "max-ev":
+        return turn_dp.solve_max_ev(rules)
+    if spec.family == "fastest":
+        return fastest_solution(rules, t)
+    if spec.family == "optimal-win":
+        from dicelab.farkle.two_player import solve_optimal_win
+
+        return solve_optimal_win(rules, t, progress=progress)
+    raise UserError(f"{spec.name} has no exact turn analysis: its threshold depends on the "
+                    "game state (its deficit); simulate it, e.g. dicelab simulate -s ai --vs "
+                    "threshold-300")
+
+
+__all__ = ["FORMAT_VERSION", "ThresholdSolution", "fastest_solution", "fastest_table",
+           "max_ev_table", "policy_table", "solve_policy"]

@@ -3,11 +3,11 @@
 An exact policy (``max-ev``, ``fastest``, ``optimal-win``) is a value table over the
 decision points of a turn. The kernel plays it like this, after every scoring roll:
 
-1. **Set-aside.** For each legal size ``k`` (``keep_score[roll, k] > 0`` in
-   :class:`dicelab.farkle.scoring.CompiledScoring`), the turn would continue with
-   ``tp' = tp + keep_score[roll, k]`` points and ``n' = n - k`` dice (``n' = 6`` after
-   hot dice, ``k == n``). The kernel picks the ``k`` whose state has the highest
-   ``value``; ties go to more points ``tp'``, then to more dice ``n'``.
+1. **Set-aside.** For each option of the roll in the rule set's set-aside encoding
+   (:class:`dicelab.farkle.rules.SetAsides`: every distinct pair of points and dice
+   left), the turn would continue with ``tp' = tp + points`` and ``n'`` dice (6 after hot
+   dice). The kernel picks the option whose state has the highest ``value``; ties go to
+   more points ``tp'``, then to more dice ``n'`` (the encoding's order).
 2. **Bank or roll.** At that state, ``bank == 1`` means bank ``tp'``, else roll ``n'``.
 
 State index, with totals and points in units of 50 (all are multiples of 50):

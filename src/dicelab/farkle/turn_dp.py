@@ -249,6 +249,9 @@ def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iter
 # ---------------------------------------------------------------------------------
 # Results
 
+#: Turn totals whose tail probability P(bank >= x) every turn summary reports.
+TAIL_POINTS = (300, 500, 1000, 2000, 3000)
+
 
 @dataclass(frozen=True)
 class TurnDistribution:
@@ -288,6 +291,7 @@ class TurnDistribution:
         return {"policy": self.policy, "rules": self.rules,
                 "expected_turn_score": self.expected_score, "sd": self.sd,
                 "p_bust": self.p_bust,
+                "p_at_least": {str(x): self.p_at_least(x) for x in TAIL_POINTS},
                 "p_bank": {int(i) * POINT_UNIT: float(self.p_bank[i]) for i in nz}}
 
 
@@ -316,6 +320,7 @@ class MaxEvSolution:
     bank: np.ndarray
     roll_value: np.ndarray
     solve_s: float
+    distribution: TurnDistribution = field(repr=False)
 
     @property
     def elapsed_s(self) -> float:
@@ -341,8 +346,11 @@ class MaxEvSolution:
         return True
 
     def to_dict(self) -> dict:
+        d = self.distribution
         return {"policy": "max-ev", "rules": self.rules,
                 "expected_turn_score": self.expected_score, "cap": self.cap,
+                "sd": d.sd, "p_bust": d.p_bust,
+                "p_at_least": {str(x): d.p_at_least(x) for x in TAIL_POINTS},
                 "bank_thresholds": {str(n): t for n, t in self.bank_thresholds().items()},
                 "threshold_policy": self.is_threshold_policy(),
                 "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
@@ -505,7 +513,9 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None) -> MaxEvSolution:
     bank = np.zeros((ptot, 7), dtype=np.uint8)
     _max_ev_kernel(sa.arrays(), c, value, roll, bank)
     secs = time.perf_counter() - t0
-    return MaxEvSolution(rules.name, cap, value * POINT_UNIT, bank, roll * POINT_UNIT, secs)
+    value *= POINT_UNIT
+    return MaxEvSolution(rules.name, cap, value, bank, roll * POINT_UNIT, secs,
+                         evaluate_turn_policy(rules, bank, value, name="max-ev"))
 
 
 def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FASTEST_TOL
