@@ -1,21 +1,20 @@
-"""Speed of the exact Farkle solvers; prints numbers, asserts nothing.
+"""Speed of the exact solitaire Farkle solvers; prints numbers, asserts nothing.
 
-    .venv/bin/python benchmarks/bench_farkle_solve.py [--optimal-win]
+    .venv/bin/python benchmarks/bench_farkle_solve.py [--rules R] [--json]
 
-Times max-ev, fastest for targets 5,000 / 10,000 / 15,000 (no disk cache), the
-threshold sweep 50..2000, and with ``--optimal-win`` the two-player solve for 10,000
-(bypassing its cache) with its peak resident memory. The first call of each kernel
-includes numba's compile or cache load, so it is run once before timing.
+Times max-ev, fastest for targets 5,000 / 10,000 / 15,000 (no disk cache) and the
+threshold sweep 50..2000. The first call of each kernel includes numba's compile or
+cache load, so it is run once before timing.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import json
 import time
 
 from dicelab.farkle import turn_dp
-from dicelab.farkle.scoring import PRESETS
+from dicelab.farkle.rules import load_rules
 
 
 def timed(fn, *args, **kw):
@@ -27,27 +26,27 @@ def timed(fn, *args, **kw):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rules", default="default")
-    ap.add_argument("--optimal-win", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
-    scoring = PRESETS[args.rules]
-    turn_dp.solve_max_ev(scoring)  # warm-up: numba compile / cache load
-    turn_dp.solve_fastest(scoring, 500)
-    sol, secs = timed(turn_dp.solve_max_ev, scoring)
-    print(f"max-ev            {secs:8.3f} s   value {sol.expected_score:.6f}  cap {sol.cap}")
+    rules = load_rules(args.rules)
+    turn_dp.solve_max_ev(rules)  # warm-up: numba compile / cache load
+    turn_dp.solve_fastest(rules, 500)
+    cmd = "python benchmarks/bench_farkle_solve.py"
+    sol, secs = timed(turn_dp.solve_max_ev, rules)
+    rows = [{"what": "Farkle max-ev solve", "figure": f"{secs * 1000:.0f} ms "
+             f"({sol.expected_score:.4f} points per turn)", "command": cmd}]
     for target in (5000, 10000, 15000):
-        f, secs = timed(turn_dp.solve_fastest, scoring, target)
-        print(f"fastest {target:>6}    {secs:8.3f} s   expected turns {f.expected_turns:.6f}  "
-              f"max Newton steps {int(f.newton_steps.max())}")
-    sw, secs = timed(turn_dp.threshold_sweep, scoring)
-    print(f"threshold sweep   {secs:8.3f} s   best T {sw.best_threshold} "
-          f"({sw.best_score:.4f}), max-ev {sw.max_ev:.4f}")
-    if args.optimal_win:
-        from dicelab.farkle.two_player import solve_optimal_win
-
-        ow, secs = timed(solve_optimal_win, scoring, 10000, use_cache=False)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-        print(f"optimal-win 10000 {secs:8.3f} s   P(win) {ow.p_win:.6f} P(tie) {ow.p_tie:.6f} "
-              f"states {ow.states:,}  peak RSS {peak:.2f} GiB")
+        f, secs = timed(turn_dp.solve_fastest, rules, target)
+        rows.append({"what": f"Farkle fastest solve, target {target:,}",
+                     "figure": f"{secs:.2f} s ({f.expected_turns:.5f} turns)", "command": cmd})
+    sw, secs = timed(turn_dp.threshold_sweep, rules)
+    rows.append({"what": "Farkle threshold sweep, T = 50..2000 (exact)",
+                 "figure": f"{secs:.2f} s (best T = {sw.best_threshold})", "command": cmd})
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        for row in rows:
+            print(f"{row['what']:<50} {row['figure']}")
 
 
 if __name__ == "__main__":

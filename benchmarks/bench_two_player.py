@@ -7,6 +7,7 @@ memory under 4 GB. The cache is bypassed (a private temporary cache dir is used)
 
     .venv/bin/python benchmarks/bench_two_player.py                 # 5000 10000 15000
     .venv/bin/python benchmarks/bench_two_player.py --targets 10000 --rules basic --table
+    .venv/bin/python benchmarks/bench_two_player.py --targets 10000 --json   # for run_all
 """
 
 from __future__ import annotations
@@ -31,43 +32,56 @@ def main() -> None:
     ap.add_argument("--rules", default="default")
     ap.add_argument("--table", action="store_true", help="also build the policy table")
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--ending", default=None, help="last-round or first-to-bank")
+    ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
     os.environ["DICELAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="dicelab-bench-")
 
     import numba
 
-    from dicelab.farkle.scoring import load_scoring
+    from dicelab.farkle.rules import load_rules
     from dicelab.farkle.two_player import solve_optimal_win
 
     if args.threads:
         numba.set_num_threads(args.threads)
-    scoring = load_scoring(args.rules)
+    rules = load_rules(args.rules, args.ending)
+    say = (lambda *a, **k: None) if args.json else print
     t0 = time.perf_counter()
-    solve_optimal_win(scoring, 200, use_cache=False)  # compile (or load) the kernels
-    print(f"warm-up (jit compile/load) {time.perf_counter() - t0:.1f} s, "
-          f"threads {numba.get_num_threads()}")
+    solve_optimal_win(rules, 200, use_cache=False)  # compile (or load) the kernels
+    say(f"warm-up (jit compile/load) {time.perf_counter() - t0:.1f} s, "
+        f"threads {numba.get_num_threads()}")
+    rows = []
     for target in args.targets:
         t0 = time.perf_counter()
-        sol = solve_optimal_win(scoring, target, use_cache=False)
+        sol = solve_optimal_win(rules, target, use_cache=False)
         wall = time.perf_counter() - t0
-        print(f"target {target:>6} rules {args.rules}: solve {wall:6.1f} s "
-              f"(kernel {sol.solve_seconds:.1f} s), turn DPs {sol.turn_dps:,}, "
-              f"states {sol.states:,}, tolerance {sol.tolerance:.1e}")
-        print(f"    first player P(win) {sol.p_win:.6f}  P(tie) {sol.p_tie:.6f}  "
-              f"P(loss) {sol.p_loss:.6f}  value {sol.win_value(0, 0):.6f}")
-        print(f"    fair head start {sol.fair_head_start} points "
-              f"(first player's value {sol.fair_head_start_value:.6f}); "
-              f"solution arrays {sol.memory_bytes / 1e6:.1f} MB; "
-              f"policy table would be {sol.policy_table_bytes / 1e6:.0f} MB "
-              f"(P = {sol.table_rows})")
+        rows.append({"what": f"Farkle optimal-win solve, target {target:,} ({rules.ending})",
+                     "figure": f"{wall:.1f} s, peak {_rss_mb() / 1024:.2f} GB "
+                               f"({numba.get_num_threads()} threads)",
+                     "command": "python benchmarks/bench_two_player.py --targets "
+                                f"{target}"})
+        say(f"target {target:>6} rules {args.rules}: solve {wall:6.1f} s "
+            f"(kernel {sol.solve_s:.1f} s), turn DPs {sol.turn_dps:,}, "
+            f"states {sol.states:,}, tolerance {sol.tolerance:.1e}")
+        say(f"    first player P(win) {sol.p_win:.6f}  P(tie) {sol.p_tie:.6f}  "
+            f"P(loss) {sol.p_loss:.6f}  value {sol.win_value(0, 0):.6f}")
+        say(f"    fair head start {sol.fair_head_start} points "
+            f"(first player's value {sol.fair_head_start_value:.6f}); "
+            f"solution arrays {sol.memory_bytes / 1e6:.1f} MB; "
+            f"policy table would be {sol.policy_table_bytes / 1e6:.0f} MB "
+            f"(P = {sol.table_rows})")
         if args.table:
             t0 = time.perf_counter()
             table = sol.policy_table()
-            print(f"    policy table built in {time.perf_counter() - t0:.1f} s, "
-                  f"value {table.value.shape}, last {table.last_value.shape}")
+            say(f"    policy table built in {time.perf_counter() - t0:.1f} s, "
+                f"value {table.value.shape}")
             del table
             sol._memo.clear()
-        print(f"    peak RSS so far {_rss_mb():.0f} MB")
+        say(f"    peak RSS so far {_rss_mb():.0f} MB")
+    if args.json:
+        import json
+
+        print(json.dumps(rows))
 
 
 if __name__ == "__main__":
