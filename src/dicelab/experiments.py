@@ -29,7 +29,9 @@ from typing import Any
 
 import pandas as pd
 
+from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
+from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
 
 #: ``progress(done, total)``, as for :func:`dicelab.simulate.simulate`.
 Progress = Callable[[int, int], None] | None
@@ -64,9 +66,9 @@ class Option:
 
 RULES = Option("rules", ("--rules",), str, "default",
                "Farkle scoring preset (default, basic, ones-300) or TOML file.")
-TARGET = Option("target", ("--target",), int, 10_000,
-                "Farkle target score, a positive multiple of 50.")
-GAMES = Option("games", ("--games", "-n"), int, 1_000_000, "Games per pair of policies.")
+TARGET = Option("target", ("--target",), int, DEFAULT_TARGET,
+                f"Farkle target score, a positive multiple of {POINT_UNIT}.")
+GAMES = Option("games", ("--games", "-n"), int, DEFAULT_GAMES, "Games per pair of policies.")
 SEED = Option("seed", ("--seed",), int, None,
               "Seed; default: a fresh seed, recorded in the manifest's command.")
 DASK = Option("dask", ("--dask",), str, None,
@@ -130,8 +132,7 @@ class Experiment:
 # --- the experiments -----------------------------------------------------------------------
 
 def _check_farkle(options: dict[str, Any]) -> dict[str, Any]:
-    from dicelab.farkle.rules import load_rules
-    from dicelab.farkle.rules import check_target
+    from dicelab.farkle.rules import check_target, load_rules
     from dicelab.seeding import check_seed
 
     load_rules(options["rules"])
@@ -204,7 +205,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
         # keep their name, and another target does not overwrite them
         variant=lambda options: _rules_name(options) + (
             "" if options["target"] == TARGET.default else f"-t{options['target']}"),
-        variant_help="<rules>, or <rules>-t<target> for a target other than 10000",
+        variant_help=f"<rules>, or <rules>-t<target> for a target other than {DEFAULT_TARGET}",
         check=_check_farkle,
         compute=_threshold_sweep,
         progress_unit="thresholds",

@@ -12,7 +12,9 @@ from typing import Annotated
 
 import typer
 
+from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
+from dicelab.farkle.rules import DEFAULT_TARGET
 
 RulesOpt = Annotated[str | None, typer.Option(
     help="Scoring preset (default, basic, ones-300) or TOML file.")]
@@ -28,7 +30,7 @@ def register(app, solve_app, policy_app) -> None:
     def bust_risk(
         rules: RulesOpt = None,
         games: Annotated[int, typer.Option(
-            "--games", "-n", help="Simulated rolls per number of dice.")] = 1_000_000,
+            "--games", "-n", help="Simulated rolls per number of dice.")] = DEFAULT_GAMES,
         seed: Annotated[int | None, typer.Option(
             help="Seed (default: a fresh seed, reported).")] = None,
         json_out: JsonOpt = False,
@@ -50,7 +52,7 @@ def register(app, solve_app, policy_app) -> None:
             "--policy", "-p", help="threshold-T, max-ev, fastest or optimal-win.")],
         target: Annotated[int | None, typer.Option(
             help="Target score (fastest, optimal-win; threshold-T: expected turns to it). "
-                 "[default: 10000]")] = None,
+                 f"[default: {DEFAULT_TARGET}]")] = None,
         rules: RulesOpt = None,
         ending: EndingOpt = None,
         json_out: JsonOpt = False,
@@ -78,7 +80,7 @@ def register(app, solve_app, policy_app) -> None:
         plot: Annotated[Path | None, typer.Option(
             help="Write a heat map of bank/roll to this PNG file.")] = None,
         target: Annotated[int | None, typer.Option(
-            help="Target (fastest, optimal-win). [default: 10000]")] = None,
+            help=f"Target (fastest, optimal-win). [default: {DEFAULT_TARGET}]")] = None,
         me: Annotated[int, typer.Option("--me", help="Own total (fastest, optimal-win, ai).")
                       ] = 0,
         opp: Annotated[int, typer.Option("--opp", help="Opponent total (optimal-win, ai).")

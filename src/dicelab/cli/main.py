@@ -20,7 +20,9 @@ except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx
 
 import dicelab
+from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
+from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
 
 app = typer.Typer(
     name="dicelab",
@@ -59,7 +61,8 @@ SeedOpt = Annotated[int | None, typer.Option(
     help="Seed; same seed, same results, whatever the thread or worker count. "
          "Default: a fresh seed, reported.")]
 TargetOpt = Annotated[int | None, typer.Option(
-    help="Farkle target score (a positive multiple of 50). [default: 10000]")]
+    help=f"Farkle target score (a positive multiple of {POINT_UNIT}). "
+         f"[default: {DEFAULT_TARGET}]")]
 RulesOpt = Annotated[str | None, typer.Option(
     help="Farkle scoring preset or TOML file; Penta rule set. [default: default/seed]")]
 EndingOpt = Annotated[str | None, typer.Option(
@@ -123,7 +126,7 @@ def simulate(
     vs: Annotated[list[str] | None, typer.Option(
         "--vs", help="Add a seat with this policy (repeatable).")] = None,
     game: GameOpt = None,
-    games: Annotated[int, typer.Option("--games", "-n", help="Number of games.")] = 1_000_000,
+    games: Annotated[int, typer.Option("--games", "-n", help="Number of games.")] = DEFAULT_GAMES,
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
@@ -152,7 +155,7 @@ def compare(
     policies: Annotated[list[str], typer.Argument(
         help="Two or more policies of one game, e.g. ai max-ev threshold-250.")],
     game: GameOpt = None,
-    games: Annotated[int, typer.Option("--games", "-n", help="Games per pair.")] = 1_000_000,
+    games: Annotated[int, typer.Option("--games", "-n", help="Games per pair.")] = DEFAULT_GAMES,
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dicelab.config import BATCH_CHUNKS, CHUNK_GAMES, HIST_HEADROOM
+from dicelab.config import BATCH_CHUNKS, CHUNK_GAMES, DEFAULT_GAMES, HIST_HEADROOM
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle import lanes
@@ -380,7 +380,7 @@ class FarklePlan(LazyArrays):
                 "counters": b_counters.sum(axis=0)}
 
 
-def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = 1_000_000,
+def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAULT_GAMES,
                     seed: int | None = None, target: int | None = None,
                     rules: str | FarkleRules | None = None, ending: str | None = None,
                     first_seat: int | None = None,
@@ -462,7 +462,7 @@ class BustRiskResult:
                 "elapsed_s": self.elapsed_s, "bust_risk": rows}
 
 
-def simulate_bust_frequencies(rules: str | FarkleRules | None = None, *, rolls: int = 1_000_000,
+def simulate_bust_frequencies(rules: str | FarkleRules | None = None, *, rolls: int = DEFAULT_GAMES,
                               seed: int | None = None) -> BustRiskResult:
     """Roll 1..6 dice ``rolls`` times each and count busts, beside the exact bust risk.
 
