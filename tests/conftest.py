@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 import pytest
+
+# Compiled kernels of test runs stay in the virtual environment, as under `make test`, not
+# in the user's cache directory. Read when dicelab is imported, so set before any test module.
+if sys.prefix != sys.base_prefix:
+    os.environ.setdefault("DICELAB_JIT_CACHE_DIR", os.path.join(sys.prefix, "jit-cache"))
 
 #: Disk-cache files of Penta decision blocks (270 MB each; see dicelab.penta.policies).
 DECISION_FILES = "penta-decisions-*.npz"

@@ -1,0 +1,154 @@
+"""numba's kernel cache is keyed by a hash of dicelab's source (dicelab/__init__.py).
+
+numba checks only the source file of the function it compiled; a kernel that inlined a
+changed function of another module would be loaded stale from its cache. The subprocess
+tests import a copy of the package (its real ``__init__.py`` beside two small modules:
+a kernel and the helper it inlines) and edit the helper between runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import dicelab
+
+HELPER = """\
+from numba import njit
+
+
+@njit
+def bonus():
+    return {value}
+"""
+
+KERNEL = """\
+from numba import njit
+
+from dicelab._probe_helper import bonus
+
+
+@njit(cache=True)
+def score():
+    return 10 + bonus()
+"""
+
+#: Run in the child: the kernel's result, whether it came from numba's disk cache, and
+#: where numba looked.
+REPORT = textwrap.dedent("""\
+    import json, numba, dicelab
+    from dicelab._probe_kernel import score
+    value = score()
+    print(json.dumps({"value": value,
+                      "cache_hits": sum(score.stats.cache_hits.values()),
+                      "jit_dir": dicelab._JIT_CACHE_DIR,
+                      "numba_cache_dir": numba.config.CACHE_DIR}))
+""")
+
+
+@pytest.fixture
+def package_copy(tmp_path):
+    """A package ``dicelab`` of dicelab's ``__init__.py``, a helper and a kernel using it."""
+    pkg = tmp_path / "src" / "dicelab"
+    pkg.mkdir(parents=True)
+    shutil.copy(Path(dicelab.__file__), pkg / "__init__.py")
+    (pkg / "_probe_helper.py").write_text(HELPER.format(value=1))
+    (pkg / "_probe_kernel.py").write_text(KERNEL)
+    return pkg
+
+
+def _run(pkg: Path, **env_changes: str | None) -> dict:
+    """REPORT in a fresh interpreter that imports the package copy first. The environment
+    is this process's (where dicelab chose NUMBA_CACHE_DIR) with ``env_changes``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(pkg.parent)
+    for name, value in env_changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    out = subprocess.run([sys.executable, "-c", REPORT], env=env, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_a_changed_inlined_helper_is_recompiled_not_served_stale(package_copy, tmp_path):
+    root = tmp_path / "jit"
+    # a child inherits the NUMBA_CACHE_DIR dicelab chose here (unless it is the user's)
+    inherited = {} if dicelab._JIT_CACHE_DIR else {"NUMBA_CACHE_DIR": None}
+    first = _run(package_copy, DICELAB_JIT_CACHE_DIR=str(root), **inherited)
+    # ... and chooses the directory of its own source
+    assert first["jit_dir"] is not None and Path(first["jit_dir"]).parent == root
+    assert first["numba_cache_dir"] == first["jit_dir"] != dicelab._JIT_CACHE_DIR
+    assert (first["value"], first["cache_hits"]) == (11, 0)
+
+    again = _run(package_copy, DICELAB_JIT_CACHE_DIR=str(root), **inherited)
+    assert (again["value"], again["cache_hits"], again["jit_dir"]) == (11, 1, first["jit_dir"])
+
+    (package_copy / "_probe_helper.py").write_text(HELPER.format(value=2))
+    edited = _run(package_copy, DICELAB_JIT_CACHE_DIR=str(root), **inherited)
+    assert (edited["value"], edited["cache_hits"]) == (12, 0)
+    assert edited["jit_dir"] != first["jit_dir"]
+
+    (package_copy / "_probe_helper.py").write_text(HELPER.format(value=1))
+    back = _run(package_copy, DICELAB_JIT_CACHE_DIR=str(root), **inherited)
+    assert (back["value"], back["cache_hits"], back["jit_dir"]) == (11, 1, first["jit_dir"])
+
+
+def test_a_numba_cache_dir_set_by_the_user_is_left_alone(package_copy, tmp_path):
+    mine = tmp_path / "my-numba-cache"
+    run = _run(package_copy, NUMBA_CACHE_DIR=str(mine), DICELAB_NUMBA_CACHE_DIR=None,
+               DICELAB_JIT_CACHE_DIR=str(tmp_path / "jit"))
+    assert run["jit_dir"] is None and run["numba_cache_dir"] == str(mine)
+    assert list(mine.rglob("_probe_kernel.score-*.nbi"))
+    assert not (tmp_path / "jit").exists()
+
+
+def test_kernels_of_this_process_are_cached_in_the_source_hash_directory(tmp_path,
+                                                                         monkeypatch):
+    if dicelab._JIT_CACHE_DIR is None:
+        pytest.skip("NUMBA_CACHE_DIR set by the user")
+    import numba
+
+    assert numba.config.CACHE_DIR == os.environ["NUMBA_CACHE_DIR"] == dicelab._JIT_CACHE_DIR
+    module = tmp_path / "jit_cache_probe_module.py"
+    module.write_text("from numba import njit\n\n@njit(cache=True)\ndef f():\n    return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from jit_cache_probe_module import f
+
+    assert Path(f._cache._cache_path).parent == Path(dicelab._JIT_CACHE_DIR)
+
+
+def test_the_source_hash_covers_every_module_and_nothing_else(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub" / "__pycache__").mkdir(parents=True)
+    (pkg / "a.py").write_text("A = 1\n")
+    (pkg / "sub" / "b.py").write_text("B = 1\n")
+    before = dicelab._source_hash(str(pkg))
+    (pkg / "notes.txt").write_text("not source")
+    (pkg / "sub" / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"\0")
+    assert dicelab._source_hash(str(pkg)) == before
+    (pkg / "sub" / "b.py").write_text("B = 2\n")
+    assert dicelab._source_hash(str(pkg)) != before
+    assert dicelab._is_hash_name(before)
+
+
+def test_only_the_most_recently_used_hash_directories_are_kept(tmp_path):
+    names = [f"{i:016x}" for i in range(6)]
+    for age, name in enumerate(names):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "kernel.nbi").write_bytes(b"")
+        os.utime(tmp_path / name, (1e9 - age * 3600, 1e9 - age * 3600))
+    (tmp_path / "not-a-hash").mkdir()
+    os.utime(tmp_path / "not-a-hash", (0, 0))
+    dicelab._prune_jit_dirs(str(tmp_path), keep=3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [*names[:3], "not-a-hash"]
+    dicelab._prune_jit_dirs(str(tmp_path), keep=0)
+    assert [p.name for p in tmp_path.iterdir()] == ["not-a-hash"]
