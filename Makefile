@@ -1,12 +1,26 @@
-# Two entry points for a fresh machine with python3 (3.11+) and make:
-#   make run    set up .venv and run `dicelab simulate --strategy threshold-300`
-#   make test   set up .venv and run the whole test suite (what CI runs)
+# Entry points; a fresh machine needs only python3 (3.11+) and make:
+#   make run        set up .venv and run `dicelab simulate --strategy threshold-300`
+#   make test       set up .venv and run the whole test suite, what CI runs (.ci/run): ruff,
+#                   every pytest test, the docstring examples of src/dicelab, the notebooks
+#   make test-fast  the edit-test loop: ruff, the pytest tests not marked slow, the
+#                   docstring examples (under 3 minutes on 2 cores, compiling included)
+# Test runs write nothing into the user's cache directory (~/.cache/dicelab): the pytest
+# tests get a fresh table cache each (tests/conftest.py), the doctests and notebooks a
+# temporary one (WITH_TEMP_CACHE), and compiled kernels stay in .venv/jit-cache.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# numba's compiled kernels for test runs, one directory per source hash (see dicelab/__init__.py)
+TEST_JIT_CACHE := $(abspath $(VENV))/jit-cache
 
-.PHONY: setup run test lint bench clean clean-jit
+# Prefix for a recipe line: runs the rest of the line with DICELAB_CACHE_DIR set to a new
+# temporary directory, deleted when the line ends (also on failure or Ctrl-C).
+WITH_TEMP_CACHE = tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/dicelab-test-cache.XXXXXX") && \
+	trap 'rm -rf "$$tmp"' EXIT && trap 'exit 130' INT && trap 'exit 143' TERM && \
+	DICELAB_CACHE_DIR="$$tmp"
+
+.PHONY: setup run test test-fast lint bench clean clean-jit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +33,18 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/dicelab simulate --strategy threshold-300
 
+test test-fast: export DICELAB_JIT_CACHE_DIR = $(TEST_JIT_CACHE)
+
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
-	$(BIN)/python -m pytest -q --nbmake notebooks
+	$(WITH_TEMP_CACHE) $(BIN)/python -m pytest -q --doctest-modules src/dicelab
+	$(WITH_TEMP_CACHE) $(BIN)/python -m pytest -q --nbmake notebooks
+
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -m "not slow"
+	$(WITH_TEMP_CACHE) $(BIN)/python -m pytest -q --doctest-modules src/dicelab
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -30,10 +52,15 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
-# numba's on-disk cache does not notice when a jitted function it inlined from another
-# module changed: after editing kernels, drop the compiled copies
+# Deletes numba's compiled kernels: those of test runs, those of dicelab's user cache
+# (numba/ in it, or $DICELAB_JIT_CACHE_DIR) and in-tree copies (__pycache__, numba's default
+# when NUMBA_CACHE_DIR is unusable). Never needed for correctness: dicelab keys its kernel
+# cache by a hash of its source, so a changed source compiles afresh.
 clean-jit:
 	find src -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
+	rm -rf $(TEST_JIT_CACHE)
+	if [ -x $(BIN)/python ]; then $(BIN)/python -c \
+	  'import dicelab; dicelab._prune_jit_dirs(dicelab._jit_cache_root(), keep=0)'; fi
 
 clean: clean-jit
 	rm -rf $(VENV) build dist src/*.egg-info
