@@ -27,6 +27,7 @@ import pandas as pd
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import parse_policy
+from dicelab.results import frame_row
 from dicelab.runner import executor_info
 from dicelab.seeding import check_games, check_seed
 from dicelab.stats import Z95, wilson_interval
@@ -86,20 +87,25 @@ class PairResult:
 
 @dataclass
 class Comparison:
-    """All pairings of a comparison; implements :class:`dicelab.results.SimulationResult`."""
+    """All pairings of a comparison; implements :class:`dicelab.results.SimulationResult`.
+
+    ``method``: ``"monte-carlo"`` (``pairs`` are :class:`PairResult`, with ``seed`` and
+    ``games_per_pair``) or ``"exact"`` (``pairs`` are
+    :class:`dicelab.farkle.head_to_head.ExactPair`; no seed, no games)."""
 
     game: str
     policies: list[str]
     rules: str
     target: int | None
-    seed: int
-    games_per_pair: int
-    pairs: list[PairResult]
+    seed: int | None
+    games_per_pair: int | None
+    pairs: list
     elapsed_s: float
     rules_data: Any = field(default=None, repr=False)
     #: "local" or "dask" (``workers`` Dask workers), as for simulations
     executor: str = "local"
     workers: int | None = None
+    method: str = "monte-carlo"
 
     def mean_scores(self) -> dict[str, float]:
         """Each policy's average match score over its pairings (a ranking, not a test)."""
@@ -110,41 +116,40 @@ class Comparison:
         return {p: float(np.mean(v)) for p, v in scores.items()}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"game": self.game, "policies": self.policies, "rules": self.rules,
-                "target": self.target, "seed": self.seed,
+        return {"game": self.game, "method": self.method, "policies": self.policies,
+                "rules": self.rules, "target": self.target, "seed": self.seed,
                 "games_per_pair": self.games_per_pair, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers,
                 "pairs": [p.to_dict() for p in self.pairs],
                 "mean_score": self.mean_scores()}
 
     def to_frame(self) -> pd.DataFrame:
-        rows = []
-        for p in self.pairs:
-            d = p.to_dict()
-            d["win_rate_lo"], d["win_rate_hi"] = d.pop("win_rate_ci")
-            d["score_lo"], d["score_hi"] = d.pop("score_ci")
-            rows.append({"game": self.game, "rules": self.rules, "target": self.target, **d})
-        return pd.DataFrame(rows)
+        run = {"game": self.game, "method": self.method, "rules": self.rules,
+               "target": self.target}
+        return pd.DataFrame([{**run, **frame_row(p.to_dict())} for p in self.pairs])
 
     def manifest(self) -> dict[str, Any]:
-        return {"game": self.game, "experiment": "compare", "policies": self.policies,
+        seeds = {} if self.method == "exact" else {
+            "pair_seeds": {f"{p.policy} vs {p.opponent}": p.seed for p in self.pairs}}
+        return {"game": self.game, "experiment": "compare", "method": self.method,
+                "policies": self.policies,
                 "rules": self.rules_data if self.rules_data is not None else self.rules,
                 "target": self.target, "seed": self.seed,
-                "games_per_pair": self.games_per_pair,
-                "pair_seeds": {f"{p.policy} vs {p.opponent}": p.seed for p in self.pairs},
+                "games_per_pair": self.games_per_pair, **seeds,
                 "elapsed_s": self.elapsed_s, "executor": self.executor,
                 "workers": self.workers}
 
 
 def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None = None,
             game: str | None = None, target: int | None = None, rules: str | None = None,
-            ending: str | None = None,
+            ending: str | None = None, exact: bool = False,
             progress: Callable[[int, int], None] | None = None,
             client: Any = None) -> Comparison:
-    """Play every pair of ``policies`` against each other in ``games`` two-seat games.
+    """Play every pair of ``policies`` against each other in ``games`` two-seat games, or
+    with ``exact`` evaluate every pair exactly (Farkle; :mod:`dicelab.farkle.head_to_head`).
 
-    ``progress(done, total)`` counts games over all pairs. ``client``: a Dask client, as
-    for :func:`dicelab.simulate.simulate`.
+    ``progress(done, total)`` counts games over all pairs (exact: pairs). ``client``: a
+    Dask client, as for :func:`dicelab.simulate.simulate`.
 
     >>> c = compare(["threshold-300", "threshold-1000"], games=20_000, seed=1)
     >>> c.pairs[0].verdict
@@ -163,9 +168,11 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise UserError(f"compare: a policy is named twice ({', '.join(names)})")
+    pairs = list(itertools.combinations(names, 2))
+    if exact:
+        return _exact(specs, pairs, target, rules, ending, progress)
     games = check_games(games)
     seed = check_seed(seed)
-    pairs = list(itertools.combinations(names, 2))
     total = games * len(pairs)
     results = []
     rules_name, rules_data, target_used = None, None, None
@@ -188,3 +195,24 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
                       pairs=results, elapsed_s=time.perf_counter() - started,
                       **executor_info(client),
                       rules_data=rules_data)
+
+
+def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
+    if specs[0].game != "farkle":
+        raise UserError("compare --exact evaluates Farkle pairs; for Penta policies use the "
+                        "Monte Carlo compare")
+    from dicelab.farkle.head_to_head import exact_pair
+    from dicelab.farkle.rules import check_target, load_rules
+
+    table = load_rules(rules, ending)
+    target = check_target(target)
+    started = time.perf_counter()
+    results = []
+    for i, (a, b) in enumerate(pairs):
+        results.append(exact_pair(a, b, rules=table, target=target))
+        if progress is not None:
+            progress(i + 1, len(pairs))
+    return Comparison(game="farkle", policies=[s.name for s in specs], rules=table.name,
+                      target=target, seed=None, games_per_pair=None, pairs=results,
+                      elapsed_s=time.perf_counter() - started, rules_data=table.to_dict(),
+                      method="exact")

@@ -113,12 +113,30 @@ def _parse_ai(text: str) -> PolicySpec | None:
     return PolicySpec("farkle", "ai", name, params)
 
 
+def _parse_optimal_win(text: str) -> PolicySpec | None:
+    """``optimal-win`` (optimal self-play) or ``optimal-win:vs=POLICY`` (the best response
+    to a fixed Farkle policy, any name this registry parses)."""
+    if text == "optimal-win":
+        return PolicySpec("farkle", "optimal-win", "optimal-win")
+    if not text.startswith("optimal-win:"):
+        return None
+    key, sep, rest = text[len("optimal-win:"):].partition("=")
+    if key.strip() != "vs" or not sep or not rest.strip():
+        raise UserError(f"policy '{text}': write optimal-win:vs=POLICY, e.g. optimal-win:vs=ai")
+    try:
+        opponent = parse_policy(rest, "farkle")
+    except UserError as exc:
+        raise UserError(f"policy '{text}': the opponent: {exc}") from None
+    return PolicySpec("farkle", "optimal-win", f"optimal-win:vs={opponent.name}",
+                      {"vs": opponent.name})
+
+
 _FAMILIES: list[_Family] = [
     _Family("farkle", "threshold", "threshold-T (T a positive multiple of 50)", _parse_threshold),
     _Family("farkle", "ai", "ai[:key=value,...]", _parse_ai),
     _Family("farkle", "max-ev", "max-ev", _exact("farkle", "max-ev")),
     _Family("farkle", "fastest", "fastest", _exact("farkle", "fastest")),
-    _Family("farkle", "optimal-win", "optimal-win", _exact("farkle", "optimal-win")),
+    _Family("farkle", "optimal-win", "optimal-win[:vs=POLICY]", _parse_optimal_win),
     _Family("penta", "optimal", "optimal", _exact("penta", "optimal")),
     _Family("penta", "greedy", "greedy", _exact("penta", "greedy")),
 ]

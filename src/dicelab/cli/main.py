@@ -160,21 +160,26 @@ def compare(
     target: TargetOpt = None,
     rules: RulesOpt = None,
     ending: EndingOpt = None,
+    exact: Annotated[bool, typer.Option(
+        "--exact", help="Farkle: evaluate every pair exactly (no sampling, no --games).")
+    ] = False,
     threads: ThreadsOpt = None,
     dask: DaskOpt = None,
     json_out: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
-    """Head to head: every pair of policies plays two-seat games; scores with 95% intervals."""
+    """Head to head: every pair of policies plays two-seat games; scores with 95% intervals
+    (or, with --exact, exact win, tie and loss probabilities in both seats)."""
     from dicelab.compare import compare as run
     from dicelab.registry import parse_policy
 
     n_pairs = len(policies) * (len(policies) - 1) // 2
     _run_games(
         lambda progress, client: run(policies, games=games, seed=seed, game=game,
-                                     target=target, rules=rules, ending=ending,
+                                     target=target, rules=rules, ending=ending, exact=exact,
                                      progress=progress, client=client),
-        total=max(n_pairs, 1) * games, json_out=json_out, out=out, dask=dask, threads=threads,
+        total=max(n_pairs, 1) * (1 if exact else games), json_out=json_out, out=out,
+        dask=dask, threads=threads,
         check_names=lambda: [parse_policy(p, game) for p in policies])
 
 

@@ -234,6 +234,8 @@ def decision_text(bank: np.ndarray, unit: int = 50) -> str:
 
 def comparison(result) -> None:
     """A :class:`dicelab.compare.Comparison`: one row per pair, then a ranking."""
+    if result.method == "exact":
+        return exact_comparison(result)
     where = f", target {result.target:,}" if result.target else ""
     t = Table(title=f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
                     f"{result.games_per_pair:,} games per pair, seed {result.seed}",
@@ -251,6 +253,32 @@ def comparison(result) -> None:
     ranking = sorted(result.mean_scores().items(), key=lambda kv: -kv[1])
     console.print("mean score over its pairings: "
                   + ", ".join(f"{name} {score:.4f}" for name, score in ranking))
+
+
+def exact_comparison(result) -> None:
+    """An exact :class:`dicelab.compare.Comparison` (Farkle): every pair's exact outcome in
+    both seats; the score to 1e-9, ties within 1e-9 of one half."""
+    ending = result.pairs[0].ending if result.pairs else ""
+    t = Table(title=f"Farkle head to head, exact: rules {result.rules}, ending {ending}, "
+                    f"target {result.target:,}",
+              caption="score = P(win) + P(tie)/2 of the policy, the mean of its two seats; "
+                      "1st / 2nd: the policy moves first / second; exact, no sampling")
+    t.add_column("policy", no_wrap=True)
+    t.add_column("vs", no_wrap=True)
+    t.add_column("score", justify="right", no_wrap=True)
+    for col in ("1st win", "1st tie", "2nd win", "2nd tie"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    for p in result.pairs:
+        t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
+                  *(f"{x:.6f}" for x in (p.first.win, p.first.tie, p.second.win,
+                                         p.second.tie)),
+                  p.verdict)
+    console.print(t)
+    ranking = sorted(result.mean_scores().items(), key=lambda kv: -kv[1])
+    console.print("mean score over its pairings: "
+                  + ", ".join(f"{name} {score:.6f}" for name, score in ranking)
+                  + f"  ({result.elapsed_s:.1f} s)")
 
 
 def penta_simulation(result) -> None:

@@ -116,11 +116,20 @@ def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
         if n_seats != 2:
             raise UserError(f"optimal-win plays two-seat games only (this game has {n_seats} "
                             "seats); use max-ev, fastest, ai or threshold-T with more seats")
-        from dicelab.farkle.two_player import solve_optimal_win
-
-        return solve_optimal_win(rules, target).policy_table()
+        return optimal_win_solution(spec, rules, target).policy_table()
     raise UserError(f"policy '{spec.name}' has no exact decision table; exact tables exist "
                     "for max-ev, fastest and optimal-win")
+
+
+def optimal_win_solution(spec: PolicySpec, rules: FarkleRules, target: int, progress=None
+                         ) -> OptimalWinSolution:
+    """``optimal-win`` (self-play) or ``optimal-win:vs=POLICY`` (a best response), solved
+    or loaded from the cache."""
+    from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
+
+    if "vs" in spec.params:
+        return solve_best_response(rules, target, spec.params["vs"], progress=progress)
+    return solve_optimal_win(rules, target, progress=progress)
 
 
 @dataclass(frozen=True)
@@ -172,9 +181,7 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     if spec.family == "fastest":
         return fastest_solution(rules, t)
     if spec.family == "optimal-win":
-        from dicelab.farkle.two_player import solve_optimal_win
-
-        return solve_optimal_win(rules, t, progress=progress)
+        return optimal_win_solution(spec, rules, t, progress=progress)
     raise UserError(f"{spec.name} has no exact turn analysis: its threshold depends on the "
                     "game state (its deficit); simulate it, e.g. dicelab simulate -s ai --vs "
                     "threshold-300")

@@ -140,9 +140,7 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
         sol = exact.fastest_solution(rules, t)
         return sol.bank[my_total // POINT_UNIT], f"fastest to {t} at own total {my_total} ({tag})"
     if spec.family == "optimal-win":
-        from dicelab.farkle.two_player import solve_optimal_win
-
-        sol = solve_optimal_win(rules, t)
+        sol = exact.optimal_win_solution(spec, rules, t)
         return (sol.bank_decisions(my_total, opp_total),
-                f"optimal-win to {t} at {my_total} vs {opp_total} ({tag})")
+                f"{spec.name} to {t} at {my_total} vs {opp_total} ({tag})")
     raise UserError(f"policy '{spec.name}' is not a Farkle policy")

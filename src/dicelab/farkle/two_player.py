@@ -49,7 +49,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange
@@ -85,6 +85,25 @@ class LastRound(NamedTuple):
     s: np.ndarray
     sw: np.ndarray
     st: np.ndarray
+
+
+class Catch(NamedTuple):
+    """The other player's last turn when this one banks the target: at the other's total
+    ``b`` against a lead of ``d`` units, ``value[b, d]`` = its P(win) + P(tie)/2, ``win``,
+    ``tie``, and ``cap[b, d]`` = the largest value at that lead or any larger one (what the
+    turn-points cap is proven with). Optimal self-play: the optimal last turn (the same at
+    every ``b``); a best response: the fixed opponent's own last turn. ``first-to-bank``:
+    all 0 (banking the target wins)."""
+
+    value: np.ndarray
+    win: np.ndarray
+    tie: np.ndarray
+    cap: np.ndarray
+
+
+def _catch(value: np.ndarray, win: np.ndarray, tie: np.ndarray) -> Catch:
+    cap = np.maximum.accumulate(value[:, ::-1], axis=1)[:, ::-1]
+    return Catch(*(np.ascontiguousarray(x) for x in (value, win, tie, cap)))
 
 
 class Solved(NamedTuple):
@@ -232,7 +251,7 @@ def _roll_value(i, n, beta, rolls, oflat, v, bp, aw, at, track, bounds):
 
 
 @njit(cache=True)
-def _turn_kernel(a, b, beta, turn, rolls, solved, last, work, fill_to, track):
+def _turn_kernel(a, b, beta, turn, rolls, solved, catch, work, fill_to, track):
     """Optimal turn from totals ``(a, b)`` given the bust value ``beta``.
 
     Writes the :class:`Work` rows for turn points ``i`` (units) and dice ``n``; row 0
@@ -242,22 +261,23 @@ def _turn_kernel(a, b, beta, turn, rolls, solved, last, work, fill_to, track):
     """
     t, bust_min, eps, max_s, oflat = turn
     w_val, w_win, w_tie = solved
-    s, sw, st = last.s, last.sw, last.st
+    c_val, c_win, c_tie, c_cap = catch
     v, bp, aw, at, bk = work
     margin = bust_min * (1.0 - beta)
     thr = max(margin, eps)
     d = max(t - b, 1)
-    while s[d] > thr:
+    while c_cap[b, d] > thr:
         d += 1
+    s_d = c_cap[b, d]  # the other's catch-up value at this lead or beyond
     top = b + d - a  # rows >= top bank for sure
-    # exact cap (no error, valid while s[d] <= bust_min (1 - beta')), else the tolerance
-    # cap, whose error is at most s[d] <= eps at any bust value
-    cap_err = 0.0 if s[d] <= margin else s[d]
+    # exact cap (no error, valid while s_d <= bust_min (1 - beta')), else the tolerance
+    # cap, whose error is at most s_d <= eps at any bust value
+    cap_err = 0.0 if s_d <= margin else s_d
     bounds = np.empty(2)
     bounds[0] = max(0.0, beta - _WINDOW)
     bounds[1] = min(1.0, beta + _WINDOW)
-    if cap_err == 0.0 and s[d] > 0.0:  # the cap is exact while s[d] <= bust_min (1 - beta')
-        bounds[1] = min(bounds[1], 1.0 - s[d] / bust_min)
+    if cap_err == 0.0 and s_d > 0.0:  # the cap is exact while s_d <= bust_min (1 - beta')
+        bounds[1] = min(bounds[1], 1.0 - s_d / bust_min)
     rows = max(top + max_s, fill_to)
     vf = v.reshape(v.size)
     bpf = bp.reshape(bp.size)
@@ -276,9 +296,9 @@ def _turn_kernel(a, b, beta, turn, rolls, solved, last, work, fill_to, track):
             bt = w_tie[b, m]
         else:
             dd = m - b
-            bv = 1.0 - s[dd]
-            bw = 1.0 - sw[dd] - st[dd]
-            bt = st[dd]
+            bv = 1.0 - c_val[b, dd]
+            bw = 1.0 - c_win[b, dd] - c_tie[b, dd]
+            bt = c_tie[b, dd]
         if i >= top:
             for n in range(1, 7):
                 v[i, n] = bv
@@ -323,7 +343,7 @@ def _turn_kernel(a, b, beta, turn, rolls, solved, last, work, fill_to, track):
 
 
 @njit(parallel=True, cache=True)
-def _solve_diagonal_kernel(diag, turn, rolls, solved, last, rows_max, steps, top_out,
+def _solve_diagonal_kernel(diag, turn, rolls, solved, catch, rows_max, steps, top_out,
                            info_out):
     """Solve every pair ``{(a, b), (b, a)}`` with ``a + b == diag`` (pairs in parallel).
 
@@ -346,16 +366,16 @@ def _solve_diagonal_kernel(diag, turn, rolls, solved, last, rows_max, steps, top
         y = _guess(w_val, b, a, t)
         err = 1.0
         dps = 0
-        r1 = _turn_kernel(a, b, 1.0 - y, turn, rolls, solved, last, work, 0, True)
+        r1 = _turn_kernel(a, b, 1.0 - y, turn, rolls, solved, catch, work, 0, True)
         r2 = r1
         for it in range(newton_steps + fixed_point_steps):
             if it > 0:
-                r1 = _turn_kernel(a, b, 1.0 - y, turn, rolls, solved, last, work, 0, True)
+                r1 = _turn_kernel(a, b, 1.0 - y, turn, rolls, solved, catch, work, 0, True)
             dps += 1
             if a == b:
                 r2 = r1
             else:
-                r2 = _turn_kernel(b, a, 1.0 - x, turn, rolls, solved, last, work, 0, True)
+                r2 = _turn_kernel(b, a, 1.0 - x, turn, rolls, solved, catch, work, 0, True)
                 dps += 1
             b1 = r1.bust
             b2 = r2.bust
@@ -418,7 +438,7 @@ def _guess(w_val, a, b, t):
 
 
 @njit(parallel=True, cache=True)
-def _fill_table_kernel(n_p, turn, rolls, solved, last, rows_max, value_out, bank_out,
+def _fill_table_kernel(n_p, turn, rolls, solved, catch, rows_max, value_out, bank_out,
                        top_out):
     """Policy table rows ``value_out[a, b, :n_p]`` (float32), ``bank_out`` (uint8) and the
     cap row of each pair ``top_out[a, b]`` (the caller checks that ``n_p`` covered it)."""
@@ -428,13 +448,113 @@ def _fill_table_kernel(n_p, turn, rolls, solved, last, rows_max, value_out, bank
         work = Work(np.empty((rows, 7)), np.empty((rows, 7)), np.empty((rows, 7)),
                     np.empty((rows, 7)), np.empty((rows, 7), dtype=np.uint8))
         for b in range(t):
-            res = _turn_kernel(a, b, 1.0 - solved.value[b, a], turn, rolls, solved, last,
+            res = _turn_kernel(a, b, 1.0 - solved.value[b, a], turn, rolls, solved, catch,
                                work, n_p, False)
             top_out[a, b] = res.top
             for i in range(n_p):
                 for n in range(7):
                     value_out[a, b, i, n] = np.float32(work.v[i, n])
                     bank_out[a, b, i, n] = work.bk[i, n]
+
+
+@njit(inline="always")
+def _opponent_sums(side, mine, last, a, b, t, first_to_bank):
+    """A fixed opponent to move at (b, a) (its total ``b``): its value, P(win) and P(tie)
+    through banks, and its bust probability, given my values as the mover at (a, m) for
+    every ``m > b`` and my optimal last turn (``last.s/sw/st``) when it banks the target."""
+    sl = side.normal[b, a]
+    dist = side.dist[sl]
+    val = 0.0
+    win = 0.0
+    tie = 0.0
+    x_top = last.s.shape[0] - 1
+    for g in range(1, dist.shape[0]):
+        p = dist[g]
+        if p == 0.0:
+            continue
+        m = b + g
+        if m < t:
+            val += p * (1.0 - mine.value[a, m])
+            win += p * (1.0 - mine.win[a, m] - mine.tie[a, m])
+            tie += p * mine.tie[a, m]
+        elif first_to_bank:
+            val += p
+            win += p
+        else:  # my last turn must beat a lead of m - a
+            d = min(m - a, x_top)
+            val += p * (1.0 - last.s[d])
+            win += p * (1.0 - last.sw[d] - last.st[d])
+            tie += p * last.st[d]
+    return val, win, tie, side.bust[sl]
+
+
+@njit(parallel=True, cache=True)
+def _respond_diagonal_kernel(diag, turn, rolls, mine, theirs, catch, side, last,
+                             first_to_bank, rows_max, steps, top_out, info_out):
+    """Best response: every pair with ``a + b == diag``, me to move at (a, b) playing my
+    best turn, the fixed opponent to move at (b, a) playing its own (``side``: its turn
+    slices, :mod:`dicelab.farkle.head_to_head`). Its value is a line in mine, exact for
+    every bust value, so Newton on my turn's line stops at the exact fixed point."""
+    t = turn.t
+    newton_steps, fixed_point_steps = steps
+    # (arrays written inside a prange loop must not be reached through a tuple there:
+    # numba's parallel lowering would write to copies)
+    m_val, m_win, m_tie = mine
+    o_val, o_win, o_tie = theirs
+    lo = max(0, diag - (t - 1))
+    hi = min(diag, t - 1)
+    for q in prange(hi - lo + 1):
+        a = lo + q
+        b = diag - a
+        work = Work(np.empty((rows_max, 7)), np.empty((rows_max, 7)),
+                    np.empty((rows_max, 7)), np.empty((rows_max, 7)),
+                    np.empty((rows_max, 7), dtype=np.uint8))
+        cv, cw, ct, bb = _opponent_sums(side, mine, last, a, b, t, first_to_bank)
+        x = _guess(m_val, a, b, t)
+        y = cv + bb * (1.0 - x)
+        err = 1.0
+        dps = 0
+        r1 = _turn_kernel(a, b, 1.0 - y, turn, rolls, theirs, catch, work, 0, True)
+        for it in range(newton_steps + fixed_point_steps):
+            if it > 0:
+                r1 = _turn_kernel(a, b, 1.0 - y, turn, rolls, theirs, catch, work, 0, True)
+            dps += 1
+            b1 = r1.bust
+            if it < newton_steps:
+                a1 = r1.value - b1 * (1.0 - y)
+                xn = (a1 + b1 * (1.0 - cv - bb)) / (1.0 - b1 * bb)
+                yn = cv + bb * (1.0 - xn)
+                if r1.lo <= 1.0 - yn <= r1.hi:
+                    x = xn
+                    y = yn
+                    err = 0.0
+                    break
+            else:
+                xn = r1.value
+                yn = cv + bb * (1.0 - xn)
+            step = max(abs(xn - x), abs(yn - y))
+            x = xn
+            y = yn
+            if it >= newton_steps and step <= 1e-15:
+                err = step / (1.0 - max(b1, bb))
+                break
+        b1 = r1.bust
+        det = 1.0 - b1 * bb
+        ta = (r1.tie + b1 * ct) / det
+        tb = ct + bb * ta
+        wa = (r1.win + b1 * (1.0 - tb - cw) - b1 * bb * (1.0 - ta)) / det
+        wb = cw + bb * (1.0 - wa - ta)
+        m_val[a, b] = x
+        m_win[a, b] = wa
+        m_tie[a, b] = ta
+        o_val[b, a] = y
+        o_win[b, a] = wb
+        o_tie[b, a] = tb
+        top_out[a, b] = r1.top
+        info_out[a, b, 0] = r1.cap_err
+        info_out[a, b, 1] = err
+        info_out[a, b, 2] = max(b1, bb)
+        info_out[a, b, 3] = dps
 
 
 # ---------------------------------------------------------------------------------
@@ -448,6 +568,7 @@ class _Tables:
 
     last: LastRound
     d_eps: int
+    catch: Catch
 
 
 def _last_round(sa: SetAsides, rules: FarkleRules, t: int, eps: float) -> _Tables:
@@ -456,13 +577,15 @@ def _last_round(sa: SetAsides, rules: FarkleRules, t: int, eps: float) -> _Table
     while True:
         last = LastRound(*(np.zeros((x_max, 7)) for _ in range(3)),
                          *(np.zeros(x_max) for _ in range(3)))
-        if rules.ending_code == FIRST_TO_BANK:
-            return _Tables(last, 0)  # no last round: banking the target wins at once
+        if rules.ending_code == FIRST_TO_BANK:  # no last round: banking the target wins
+            return _Tables(last, 0, _catch(*(np.zeros((t, x_max)) for _ in range(3))))
         _last_round_kernel(x_max, sa.arrays(), last)
         below = np.nonzero(last.s <= eps)[0]
         # every turn DP may look up to 2 t + max points past the eps point
         if below.size and below[0] + 2 * t + 2 * max_s + 2 < x_max:
-            return _Tables(last, int(below[0]))
+            catch = _catch(*(np.broadcast_to(a, (t, x_max)) for a in (last.s, last.sw,
+                                                                     last.st)))
+            return _Tables(last, int(below[0]), catch)
         if x_max > _MAX_LAST_ROUND:
             raise UserError("this scoring table lets a turn go on almost forever (the chance "
                             "to score 1,000,000 points in one turn is above the tolerance); "
@@ -494,7 +617,7 @@ def _solve_arrays(sa: SetAsides, t: int, tol: float, tables: _Tables,
     bound = 0.0
     rolls = sa.arrays()
     for diag in range(2 * t - 2, -1, -1):
-        _solve_diagonal_kernel(diag, turn, rolls, solved, tables.last, rows_max, steps, top,
+        _solve_diagonal_kernel(diag, turn, rolls, solved, tables.catch, rows_max, steps, top,
                                info)
         a = np.arange((diag + 1) // 2, min(diag, t - 1) + 1)
         b = diag - a
@@ -549,7 +672,26 @@ class OptimalWinSolution:
     win_probability: np.ndarray = field(repr=False)  # (t, t) P(win) of the player to move
     tie_probability: np.ndarray = field(repr=False)  # (t, t)
     last_round_values: np.ndarray = field(repr=False)  # S[d]: a last turn needing > d
+    #: a best response: the fixed opponent it answers (None: optimal self-play), and the
+    #: opponent's values as the player to move, ``[b, a]`` (self-play: ``values`` etc.)
+    opponent: str | None = None
+    opponent_values: np.ndarray | None = field(default=None, repr=False)
+    opponent_win: np.ndarray | None = field(default=None, repr=False)
+    opponent_tie: np.ndarray | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def policy(self) -> str:
+        """The policy's name: ``optimal-win`` or ``optimal-win:vs=<opponent>``."""
+        return "optimal-win" if self.opponent is None else f"optimal-win:vs={self.opponent}"
+
+    @property
+    def second_outcome(self) -> tuple[float, float, float]:
+        """(P(win), P(tie), P(loss)) of this policy when the other player moves first."""
+        ow = self.win_probability if self.opponent_win is None else self.opponent_win
+        ot = self.tie_probability if self.opponent_tie is None else self.opponent_tie
+        w, t = float(ow[0, 0]), float(ot[0, 0])
+        return 1.0 - w - t, t, w
 
     # -- queries ----------------------------------------------------------------------
 
@@ -587,8 +729,11 @@ class OptimalWinSolution:
             tables = _last_round(sa, self.farkle_rules, self.target // POINT_UNIT,
                                  self.cap_tolerance)
             self._memo["last"] = tables
-        solved = Solved(self.values, self.win_probability, self.tie_probability)
-        return sa, tables, _turn(sa, self.target // POINT_UNIT, self.cap_tolerance), solved
+        if self.opponent is None:
+            theirs = Solved(self.values, self.win_probability, self.tie_probability)
+        else:
+            theirs = Solved(self.opponent_values, self.opponent_win, self.opponent_tie)
+        return sa, tables, _turn(sa, self.target // POINT_UNIT, self.cap_tolerance), theirs
 
     def bank_decisions(self, my_total: int, opp_total: int) -> np.ndarray:
         """uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n`` dice left
@@ -596,7 +741,7 @@ class OptimalWinSolution:
         a, b = self._unit("my total", my_total), self._unit("opponent total", opp_total)
         sa, tables, turn, solved = self._kernel_args()
         work = _work(self.table_rows + sa.max_points + turn.t + tables.d_eps + 2)
-        _turn_kernel(a, b, 1.0 - self.values[b, a], turn, sa.arrays(), solved, tables.last,
+        _turn_kernel(a, b, 1.0 - solved.value[b, a], turn, sa.arrays(), solved, tables.catch,
                      work, self.table_rows, False)
         return work.bk[:self.table_rows].copy()
 
@@ -620,7 +765,7 @@ class OptimalWinSolution:
             arrays, _ = cache.cached(f"{key}-policy-table", FORMAT_VERSION, self._build_table)
         last = (arrays["last_value"], arrays["last_bank"]) if "last_value" in arrays \
             else (None, None)
-        table = PolicyTable("optimal-win", arrays["value"], arrays["bank"], *last)
+        table = PolicyTable(self.policy, arrays["value"], arrays["bank"], *last)
         self._memo["table"] = table
         return table
 
@@ -634,7 +779,7 @@ class OptimalWinSolution:
         while True:
             value = np.empty((t, t, n_p, 7), dtype=np.float32)
             bank = np.empty((t, t, n_p, 7), dtype=np.uint8)
-            _fill_table_kernel(n_p, turn, sa.arrays(), solved, last, rows_max, value, bank,
+            _fill_table_kernel(n_p, turn, sa.arrays(), solved, tables.catch, rows_max, value, bank,
                                top)
             # the solve's last pass ran at a bust value one tiny step away from this one,
             # so its cap can in principle sit one row lower: then widen and refill
@@ -660,13 +805,15 @@ class OptimalWinSolution:
 
     def to_dict(self) -> dict:
         """JSON-able summary (all scalar fields)."""
-        return {"game": "farkle", "policy": "optimal-win", "target": self.target,
+        second = self.second_outcome
+        return {"game": "farkle", "policy": self.policy, "target": self.target,
                 "rules": self.rules, "ending": self.farkle_rules.ending,
                 "tolerance": self.tolerance, "states": self.states,
                 "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                 "from_cache": self.from_cache,
                 "memory_bytes": self.memory_bytes, "p_win": self.p_win, "p_tie": self.p_tie,
-                "p_loss": self.p_loss, "fair_head_start": self.fair_head_start,
+                "p_loss": self.p_loss, "second_p_win": second[0], "second_p_tie": second[1],
+                "second_p_loss": second[2], "fair_head_start": self.fair_head_start,
                 "fair_head_start_value": self.fair_head_start_value,
                 "turn_dps": self.turn_dps, "table_rows": self.table_rows,
                 "policy_table_bytes": self.policy_table_bytes}
@@ -678,6 +825,61 @@ class OptimalWinSolution:
         d_rows = 0 if self.farkle_rules.ending_code == FIRST_TO_BANK else \
             self.table_rows - set_asides(self.farkle_rules).max_points
         return (t * t + d_rows) * self.table_rows * 7 * 5
+
+
+def _check(rules: FarkleRules, target, tol) -> tuple[int, float, SetAsides]:
+    target = check_target(target)
+    if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
+        raise UserError(f"tolerance must be a number in (0, 0.01), not {tol!r}")
+    sa = set_asides(rules)
+    if np.all(sa.bust[1:] == 0.0):
+        raise UserError("optimal-win needs a scoring table under which some roll busts")
+    return target, float(tol), sa
+
+
+def _solved(key: str, version: str | int, build, use_cache: bool,
+            progress: Callable[[float], None] | None) -> tuple[dict[str, np.ndarray], bool]:
+    def timed() -> dict[str, np.ndarray]:
+        start = time.perf_counter()
+        arrays = build()
+        arrays["meta"] = np.append(arrays["meta"], time.perf_counter() - start)
+        return arrays
+
+    arrays, from_cache = cache.cached(key, version, timed) if use_cache else (timed(), False)
+    if progress is not None and from_cache:
+        progress(1.0)
+    return arrays, from_cache
+
+
+def _solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides, tables: _Tables,
+              arrays: dict[str, np.ndarray], from_cache: bool, t0: float,
+              opponent: str | None, key: str | None) -> OptimalWinSolution:
+    w_val, w_win, w_tie, top, meta = (arrays[k] for k in ("w_val", "w_win", "w_tie", "top",
+                                                          "meta"))
+    bound, turn_dps, _max_dps, seconds = (float(x) for x in meta)
+    tie = float(w_tie[0, 0])
+    win = float(w_win[0, 0])
+    h = int(np.argmin(np.abs(w_val[0, :] - 0.5)))  # first (smallest) of equals
+    last = tables.last
+    n_last = 0 if rules.ending_code == FIRST_TO_BANK else last.s.size * 6
+    states = int(np.maximum(top, 1).sum() - top.size) * 6 + top.size + n_last
+    theirs = {} if opponent is None else {
+        "opponent_values": arrays["o_val"], "opponent_win": arrays["o_win"],
+        "opponent_tie": arrays["o_tie"]}
+    sol = OptimalWinSolution(
+        target=target, rules=rules.name, tolerance=bound, cap_tolerance=tol, states=states,
+        solve_s=seconds, elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
+        memory_bytes=int(sum(a.nbytes for a in arrays.values()) + last.lv.nbytes * 3
+                         + last.s.nbytes * 3),
+        p_win=win, p_tie=tie, p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
+        fair_head_start_value=float(w_val[0, h]), turn_dps=int(turn_dps),
+        table_rows=_table_rows(top, sa, tables, tol), farkle_rules=rules, values=w_val,
+        win_probability=w_win, tie_probability=w_tie, last_round_values=last.s,
+        opponent=opponent, **theirs)
+    sol._memo["last"] = tables
+    if key is not None:
+        sol._memo["cache_key"] = key
+    return sol
 
 
 def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OPTIMAL_WIN_TOL,
@@ -697,53 +899,106 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
     >>> round(sol.p_win + sol.p_tie / 2, 4), sol.fair_head_start
     (0.5809, 100)
     """
-    target = check_target(target)
-    if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
-        raise UserError(f"tolerance must be a number in (0, 0.01), not {tol!r}")
-    tol = float(tol)
+    target, tol, sa = _check(rules, target, tol)
     t = target // POINT_UNIT
-    sa = set_asides(rules)
-    if np.all(sa.bust[1:] == 0.0):
-        raise UserError("optimal-win needs a scoring table under which some roll busts")
     tables = _last_round(sa, rules, t, tol)
+    key = _cache_key(rules, target, tol)
+    t0 = time.perf_counter()
+    arrays, from_cache = _solved(key, FORMAT_VERSION,
+                                 lambda: _solve_arrays(sa, t, tol, tables, progress),
+                                 use_cache, progress)
+    return _solution(rules, target, tol, sa, tables, arrays, from_cache, t0, None,
+                     key if use_cache else None)
+
+
+def _opponent_tables(sa: SetAsides, rules: FarkleRules, target: int, tol: float, opponent
+                     ) -> tuple[_Tables, Any]:
+    """My optimal last turn, and the fixed opponent's side: its turn slices' outcomes and
+    its own last turn when I bank the target (the :class:`Catch` of a best response)."""
+    from dicelab.farkle import head_to_head
+
+    t = target // POINT_UNIT
+    mine = _last_round(sa, rules, t, tol)
+    x_max = mine.last.s.shape[0]
+    while True:
+        side = head_to_head.turn_outcomes(head_to_head.policy_slices(opponent, target, x_max),
+                                          rules)
+        if rules.ending_code == FIRST_TO_BANK:
+            return _Tables(mine.last, 0, _catch(*(np.zeros((t, x_max)) for _ in range(3)))), side
+        d = np.arange(x_max)
+        ls = side.last[:, :x_max]
+        width = side.dist.shape[1]
+        win = np.where(d + 1 < width, side.tail[ls, np.minimum(d + 1, width)], 0.0)
+        tie = np.where(d < width, side.dist[ls, np.minimum(d, width - 1)], 0.0)
+        catch = _catch(win + 0.5 * tie, win, tie)
+        below = catch.cap <= tol
+        if below[:, -1].all():
+            d_eps = int(np.argmax(below, axis=1).max())
+            return _Tables(mine.last, max(d_eps, mine.d_eps), catch), side
+        if x_max > _MAX_LAST_ROUND:
+            raise UserError("the opponent's last turn goes on almost forever; its best "
+                            "response cannot be solved")
+        x_max *= 2
+
+
+def solve_best_response(rules: FarkleRules, target: int, opponent, *,
+                        tol: float = config.OPTIMAL_WIN_TOL, use_cache: bool = True,
+                        progress: Callable[[float], None] | None = None
+                        ) -> OptimalWinSolution:
+    """The policy of maximum ``P(win) + 0.5 P(tie)`` against a fixed ``opponent``
+    (``optimal-win:vs=OPPONENT``): any Farkle policy :mod:`dicelab.farkle.head_to_head`
+    evaluates (a name, a PolicySpec or a PolicyTable).
+
+    The solution's ``values`` are this policy's, as the player to move; ``opponent_values``
+    the opponent's, as the player to move; ``p_win``/``p_tie`` from 0 : 0 moving first,
+    ``second_outcome`` moving second. Exact up to ``tolerance``, like
+    :func:`solve_optimal_win`; cached on disk for named opponents.
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> br = solve_best_response(PRESETS["default"], 1000, "threshold-300")
+    >>> br.policy, round(br.p_win + br.p_tie / 2, 4) > 0.6
+    ('optimal-win:vs=threshold-300', True)
+    """
+    from dicelab.farkle import head_to_head
+
+    target, tol, sa = _check(rules, target, tol)
+    t = target // POINT_UNIT
+    opp = head_to_head.resolve(opponent, rules, target)
+    name = opp.name
+    tables, side = _opponent_tables(sa, rules, target, tol, opp)
 
     def build() -> dict[str, np.ndarray]:
-        start = time.perf_counter()
-        arrays = _solve_arrays(sa, t, tol, tables, progress)
-        arrays["meta"] = np.append(arrays["meta"], time.perf_counter() - start)
-        return arrays
+        turn = _turn(sa, t, tol)
+        mine = Solved(np.zeros((t, t)), np.zeros((t, t)), np.zeros((t, t)))
+        theirs = Solved(np.zeros((t, t)), np.zeros((t, t)), np.zeros((t, t)))
+        top = np.zeros((t, t), dtype=np.int64)
+        info = np.zeros((t, t, 4))
+        rows_max = t + tables.d_eps + sa.max_points + 2
+        steps = (config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
+        ftb = rules.ending_code == FIRST_TO_BANK
+        rolls = sa.arrays()
+        bound = 0.0
+        for diag in range(2 * t - 2, -1, -1):
+            _respond_diagonal_kernel(diag, turn, rolls, mine, theirs, tables.catch, side,
+                                     tables.last, ftb, rows_max, steps, top, info)
+            a = np.arange(max(0, diag - (t - 1)), min(diag, t - 1) + 1)
+            bound = max(bound, info[a, diag - a, 0].max()) + info[a, diag - a, 1].max() \
+                + _ROUNDING
+            if progress is not None:
+                progress(1.0 - diag / max(2 * t - 2, 1))
+        meta = np.array([bound, float(info[..., 3].sum()), float(info[..., 3].max())])
+        return {"w_val": mine.value, "w_win": mine.win, "w_tie": mine.tie,
+                "o_val": theirs.value, "o_win": theirs.win, "o_tie": theirs.tie,
+                "top": top, "meta": meta}
 
+    named = not isinstance(opponent, PolicyTable)
+    key = cache.entry_key("farkle-best-response", rules.name, rules.digest(), t=target,
+                          tol=f"{tol:.3g}", vs=cache.text_digest(name)[:12])
     t0 = time.perf_counter()
-    if use_cache:
-        arrays, from_cache = cache.cached(_cache_key(rules, target, tol), FORMAT_VERSION,
-                                          build)
-    else:
-        arrays, from_cache = build(), False
-    if progress is not None and from_cache:
-        progress(1.0)
-    w_val, w_win, w_tie, top, meta = (arrays[k] for k in ("w_val", "w_win", "w_tie", "top",
-                                                          "meta"))
-    bound, turn_dps, _max_dps, seconds = (float(x) for x in meta)
-    tie = float(w_tie[0, 0])
-    win = float(w_win[0, 0])
-    head = np.abs(w_val[0, :] - 0.5)
-    h = int(np.argmin(head))  # first (smallest) of equals
-    last = tables.last
-    n_last = 0 if rules.ending_code == FIRST_TO_BANK else last.s.size * 6
-    states = int(np.maximum(top, 1).sum() - top.size) * 6 + top.size + n_last
-    sol = OptimalWinSolution(
-        target=target, rules=rules.name, tolerance=bound, cap_tolerance=tol, states=states,
-        solve_s=seconds, elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
-        memory_bytes=int(sum(a.nbytes for a in arrays.values()) + last.lv.nbytes * 3
-                         + last.s.nbytes * 3),
-        p_win=win, p_tie=tie, p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
-        fair_head_start_value=float(w_val[0, h]), turn_dps=int(turn_dps),
-        table_rows=_table_rows(top, sa, tables, tol), farkle_rules=rules, values=w_val,
-        win_probability=w_win, tie_probability=w_tie, last_round_values=last.s)
-    sol._memo["last"] = tables
-    if use_cache:
-        sol._memo["cache_key"] = _cache_key(rules, target, tol)
-    return sol
+    arrays, from_cache = _solved(key, f"{FORMAT_VERSION}:{name}", build,
+                                 use_cache and named, progress)
+    return _solution(rules, target, tol, sa, tables, arrays, from_cache, t0, name,
+                     key if use_cache and named else None)
 
 
 def _table_rows(top: np.ndarray, sa: SetAsides, tables: _Tables, tol: float) -> int:

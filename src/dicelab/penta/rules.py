@@ -1,4 +1,7 @@
-"""Penta rule sets as named data (RULES.md §1).
+"""The Penta model in one place: boxes, points, bonuses, the state index, the rule sets.
+
+Every fact of RULES.md §1 that code needs is written here once and imported by the
+scoring, widget, solver, policies and simulator.
 
 The four rule sets differ only in what happens when a Penta (five equal dice) is
 rolled while the Penta box is already filled:
@@ -20,17 +23,30 @@ others the dice sum); only with the lower section full, any open upper box at 0.
 take their joker values only if the upper box of the Penta's face is already filled
 (else they score 0 as for any five equal dice).
 
-Kernels receive a rule set as ``RuleSet.params``: an int64 array
-``[joker_when, joker_order, penta_bonus]``.
+Kernels receive a rule set as ``RuleSet.params``, a :class:`RuleParams` (a NamedTuple
+of three ints, which numba passes by value).
+
+A turn-start state is one int64 index (:func:`state_index`)
+``s = (mask << MASK_SHIFT) | (up << UP_SHIFT) | fifty``: ``mask`` the set of filled
+boxes (bit ``b`` = box ``b``), ``up`` the upper-section total capped at
+:data:`UPPER_TARGET`, ``fifty`` 1 if the Penta box holds 50.
+
+>>> s = state_index(1 << PENTA_BOX, 12, 1)
+>>> int(state_mask(s)) == 1 << PENTA_BOX, int(state_up(s)), int(state_fifty(s))
+(True, 12, 1)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
-import numpy as np
+from numba import njit
 
+from dicelab.cache import text_digest
 from dicelab.errors import UserError
+
+# --- boxes and points ---------------------------------------------------------------------
 
 #: Box order used everywhere (index = box number).
 BOX_NAMES = (
@@ -38,16 +54,78 @@ BOX_NAMES = (
     "three-of-a-kind", "four-of-a-kind", "full-house", "small-straight",
     "large-straight", "chance", "penta",
 )
-N_BOXES = 13
+N_BOXES = len(BOX_NAMES)
+#: Boxes ``0 .. UPPER_BOXES - 1`` are the upper section; box ``f - 1`` takes face ``f``.
 UPPER_BOXES = 6
-PENTA_BOX = 12
-FULL_HOUSE, SMALL_STRAIGHT, LARGE_STRAIGHT = 8, 9, 10
-#: Upper section threshold and bonus.
+(THREE_OF_A_KIND, FOUR_OF_A_KIND, FULL_HOUSE, SMALL_STRAIGHT, LARGE_STRAIGHT, CHANCE,
+ PENTA_BOX) = range(UPPER_BOXES, N_BOXES)
+#: Dice per roll, faces per die, rolls per turn (the first and two rerolls).
+N_DICE = 5
+FACES = 6
+REROLLS = 2
+#: Fixed points of the boxes that do not score the dice sum (also their joker values).
+FULL_HOUSE_POINTS = 25
+SMALL_STRAIGHT_POINTS = 30
+LARGE_STRAIGHT_POINTS = 40
+PENTA_POINTS = 50
+#: Upper section: at least ``UPPER_TARGET`` points (three of each face) earn ``UPPER_BONUS``.
 UPPER_TARGET = 63
 UPPER_BONUS = 35
+#: The bonus of a further Penta while the Penta box holds 50 (rule sets with a bonus).
+PENTA_BONUS = 100
+
+# --- the state index ----------------------------------------------------------------------
+
+#: Bits of the capped upper total (0..63), and where the fields sit in a state index.
+UP_BITS = UPPER_TARGET.bit_length()
+UP_SHIFT = 1
+MASK_SHIFT = UP_SHIFT + UP_BITS
+#: Size of a table indexed by state (1,048,576: reachable or not).
+N_STATES = 1 << (N_BOXES + MASK_SHIFT)
+#: ``mask`` of a full card.
+FULL_CARD = (1 << N_BOXES) - 1
+
+
+@njit(inline="always")
+def state_index(mask, up, fifty):
+    """Index of the turn-start state (filled boxes ``mask``, capped upper total ``up``,
+    Penta box holds 50: ``fifty``)."""
+    return (mask << MASK_SHIFT) | (up << UP_SHIFT) | fifty
+
+
+@njit(inline="always")
+def state_mask(s):
+    """Filled boxes of state ``s``."""
+    return s >> MASK_SHIFT
+
+
+@njit(inline="always")
+def state_up(s):
+    """Capped upper total of state ``s``."""
+    return (s >> UP_SHIFT) & ((1 << UP_BITS) - 1)
+
+
+@njit(inline="always")
+def state_fifty(s):
+    """1 if the Penta box of state ``s`` holds 50."""
+    return s & 1
+
+
+# --- rule sets ----------------------------------------------------------------------------
 
 JOKER_NEVER, JOKER_IF_FIFTY, JOKER_IF_FILLED = 0, 1, 2
 ORDER_FORCED, ORDER_FREE = 0, 1
+
+
+class RuleParams(NamedTuple):
+    """What the kernels know of a rule set (see the module docstring's table)."""
+
+    #: ``JOKER_NEVER``, ``JOKER_IF_FIFTY`` or ``JOKER_IF_FILLED``
+    joker_when: int
+    #: ``ORDER_FORCED`` or ``ORDER_FREE``
+    joker_order: int
+    #: points of the bonus for a further Penta while the Penta box holds 50 (0: none)
+    penta_bonus: int
 
 
 @dataclass(frozen=True)
@@ -62,18 +140,28 @@ class RuleSet:
     published_optimum: float | None = None
 
     @property
-    def params(self) -> np.ndarray:
-        """``[joker_when, joker_order, penta_bonus]`` as int64, what the kernels take."""
-        return np.array([self.joker_when, self.joker_order, self.penta_bonus], dtype=np.int64)
+    def params(self) -> RuleParams:
+        """The rule set as the kernels take it."""
+        return RuleParams(int(self.joker_when), int(self.joker_order), int(self.penta_bonus))
+
+    @property
+    def digest(self) -> str:
+        """Digest of the rules' content (not the name): what cached tables are keyed by.
+
+        >>> RULE_SETS["seed"].digest == RuleSet("x", JOKER_IF_FIFTY, ORDER_FORCED,
+        ...                                     PENTA_BONUS, "").digest
+        True
+        """
+        return text_digest(self.params._asdict())
 
 
 RULE_SETS: dict[str, RuleSet] = {
-    "seed": RuleSet("seed", JOKER_IF_FIFTY, ORDER_FORCED, 100,
+    "seed": RuleSet("seed", JOKER_IF_FIFTY, ORDER_FORCED, PENTA_BONUS,
                     "the app's rules: joker and +100 only while the Penta box holds 50"),
-    "hasbro": RuleSet("hasbro", JOKER_IF_FILLED, ORDER_FORCED, 100,
+    "hasbro": RuleSet("hasbro", JOKER_IF_FILLED, ORDER_FORCED, PENTA_BONUS,
                       "forced joker whenever the Penta box is filled; +100 only with 50",
                       254.58772873),
-    "free-joker": RuleSet("free-joker", JOKER_IF_FILLED, ORDER_FREE, 100,
+    "free-joker": RuleSet("free-joker", JOKER_IF_FILLED, ORDER_FREE, PENTA_BONUS,
                           "with the Penta box filled a Penta may go in any open box; "
                           "joker values only if its upper box is filled; +100 only with 50",
                           254.58960948),

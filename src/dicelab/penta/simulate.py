@@ -7,9 +7,12 @@ are identical whatever the number of threads. Within a chunk the games advance i
 lockstep, turn by turn and roll by roll, so that the table lookups of different
 games overlap in memory.
 
+:func:`play_scripted` plays the same kernel (:func:`_play_chunk`) on given dice, one
+script of faces per seat and game, for checks against a reference.
+
 Everything is accumulated in integers (histograms of TOTAL, per-box sums and sums
-of squares, counts) and merged exactly; :class:`PentaResult` turns them into means
-with 95% intervals, percentiles and win rates.
+of squares, counts: a :class:`Tallies`) and merged exactly; :class:`PentaResult` turns
+them into means with 95% intervals, percentiles and win rates (:class:`PentaSeat`).
 """
 
 from __future__ import annotations
@@ -17,59 +20,181 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from dicelab import seeding, stats
+from dicelab import config, dice, seeding
 from dicelab.errors import UserError
-from dicelab.penta.policies import (
-    BOX_SHIFT,
-    KEEP1_SHIFT,
-    KEEP_BITS,
-    POLICIES,
-    DecisionTables,
-    all_states,
-    decision_tables,
-)
+from dicelab.penta.policies import POLICIES, DecisionTables, all_states, decision_tables
 from dicelab.penta.rules import (
     BOX_NAMES,
+    FACES,
     N_BOXES,
-    PENTA_BOX,
+    N_DICE,
+    PENTA_BONUS,
+    REROLLS,
     UPPER_BONUS,
-    UPPER_TARGET,
-    RuleSet,
+    RuleParams,
     get_rules,
+    state_index,
 )
-from dicelab.penta.scoring import ORDINARY, PENTA_FACE, roll_box_scores
+from dicelab.penta.scoring import BOX_VALUES, TABLES, apply_box, box_score
 from dicelab.penta.solver import solve
-from dicelab.penta.tables import KEEP_SIZE, N_ROLLS, ROLL_BASE, SUBSETS, UNION
+from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROLL_BASE
 from dicelab.registry import PolicySpec, parse_policy
+from dicelab.results import frame_row
 from dicelab.rng import roll_dice
 from dicelab.runner import LazyArrays, executor_info, plan_token, run_plan
+from dicelab.stats import (
+    Estimate,
+    Proportion,
+    mean_estimate,
+    percentiles_from_histogram,
+)
 
-#: Histogram bins of TOTAL: 0..MAX_TOTAL (the highest possible TOTAL is 1575).
-MAX_TOTAL = 1575
-#: Chunks per kernel call (progress is reported between calls).
-CHUNKS_PER_CALL = 16
-# counters per (chunk, seat)
-_UPPER_BONUS, _FIFTY, _BONUS_SUM, _BONUS_SQ, _ILLEGAL = range(5)
-_N_COUNTS = 5
+#: Histogram bins of TOTAL: 0..MAX_TOTAL, the highest TOTAL there is (1575): every box at
+#: its most, the upper bonus, and a Penta bonus in each turn after the first Penta.
+MAX_TOTAL = (sum(max(v) for v in BOX_VALUES) + UPPER_BONUS + (N_BOXES - 1) * PENTA_BONUS)
+
+
+class SeatPolicies(NamedTuple):
+    """What the seats play: ``decisions[seat_policy[s], slot[state], r]`` (see
+    :class:`~dicelab.penta.policies.DecisionTables`)."""
+
+    slot: np.ndarray  # int32 (N_STATES,)
+    decisions: np.ndarray  # uint16 (policies, rows, 252)
+    seat_policy: np.ndarray  # int64 (seats,)
+
+
+class DiceSource(NamedTuple):
+    """Where a chunk's dice come from: the generator ``state`` or, if ``faces`` is not
+    empty, scripts. Script ``i`` (seat ``s``, game ``g``: ``i = s * games + g``) is
+    ``faces[bounds[i]:bounds[i + 1]]`` (faces 1..6); a roll of ``n`` dice reads its next
+    ``n`` faces from ``cursor[i]`` on. A script that runs out sets ``short[i]``; its game
+    goes on with 1s, so the kernel always finishes."""
+
+    state: np.ndarray  # uint64 (4,)
+    faces: np.ndarray  # int64 (n,)
+    bounds: np.ndarray  # int64 (scripts + 1,)
+    cursor: np.ndarray  # int64 (scripts,)
+    short: np.ndarray  # int64 (scripts,)
+
+
+class Tallies(NamedTuple):
+    """Integer books of chunks ``j`` and seats ``s`` (leading axes (chunks, seats)).
+
+    ``hist[j, s, t]``: games with TOTAL ``t``; ``box_sum``/``box_sq[j, s, b]``: sums of the
+    scores of box ``b`` and of their squares; ``upper_bonus``, ``fifty``: games with the
+    upper bonus / 50 in the Penta box; ``bonus_sum``/``bonus_sq``: Penta bonuses per game
+    (sum and sum of squares); ``illegal``: box choices the rules forbid (a bug if not 0);
+    ``wins``: games won alone; ``tied``: games with a shared highest TOTAL that the seat
+    shares; ``ties[j]``: games with a shared highest TOTAL.
+    """
+
+    hist: np.ndarray
+    box_sum: np.ndarray
+    box_sq: np.ndarray
+    upper_bonus: np.ndarray
+    fifty: np.ndarray
+    bonus_sum: np.ndarray
+    bonus_sq: np.ndarray
+    illegal: np.ndarray
+    wins: np.ndarray
+    tied: np.ndarray
+    ties: np.ndarray
+
+
+def new_tallies(chunks: int, seats: int) -> Tallies:
+    """Zeroed :class:`Tallies` for ``chunks`` chunks of ``seats`` seats."""
+    per_seat = np.zeros((chunks, seats), dtype=np.int64)
+    return Tallies(np.zeros((chunks, seats, MAX_TOTAL + 1), dtype=np.int64),
+                   np.zeros((chunks, seats, N_BOXES), dtype=np.int64),
+                   np.zeros((chunks, seats, N_BOXES), dtype=np.int64),
+                   *(per_seat.copy() for _ in range(7)), np.zeros(chunks, dtype=np.int64))
+
+
+def _sum_chunks(t: Tallies) -> dict[str, np.ndarray]:
+    """The books summed over chunks, by field name (``ties`` keeps one element)."""
+    out = {name: a.sum(axis=0) for name, a in t._asdict().items()}
+    out["ties"] = t.ties.sum(keepdims=True)
+    return out
+
+
+class Lockstep(NamedTuple):
+    """The cards of a chunk's games, one seat at a time (games advance together), and each
+    seat's TOTALs (``totals[s, g]``)."""
+
+    mask: np.ndarray
+    up: np.ndarray
+    fifty: np.ndarray
+    roll: np.ndarray
+    row: np.ndarray
+    keep: np.ndarray
+    nbonus: np.ndarray
+    totals: np.ndarray  # int64 (seats, games)
+    scores: np.ndarray  # int64 (13,)
 
 
 @njit(cache=True)
-def _play_seat(st, p, slot, dec, rp, table, penta_face, subsets, keep_size,
-               union, totals, box_sum, box_sq, counts, mask, up, fifty, roll, sl, kk, nbonus,
-               scores):
-    """Play one seat's ``totals.size`` games of a chunk in lockstep (writes ``totals``).
+def _new_lockstep(seats, games):
+    return Lockstep(np.empty(games, dtype=np.int64), np.empty(games, dtype=np.int64),
+                    np.empty(games, dtype=np.int64), np.empty(games, dtype=np.int64),
+                    np.empty(games, dtype=np.int64), np.empty(games, dtype=np.int64),
+                    np.empty(games, dtype=np.int64), np.empty((seats, games), dtype=np.int64),
+                    np.empty(N_BOXES, dtype=np.int64))
+
+
+@njit(cache=True)
+def _scripted_roll(src, i, n):
+    """Global rank of the next ``n`` faces of script ``i`` (the first ``n``-dice multiset,
+    all 1s, with ``short[i]`` set if the script has fewer left)."""
+    pos = src.cursor[i]
+    if pos + n > src.bounds[i + 1]:
+        src.short[i] = 1
+        return np.int64(dice.SIZE_OFFSET[n])
+    u = 0
+    mult = 1
+    for k in range(n):
+        u += (src.faces[pos + k] - 1) * mult
+        mult *= FACES
+    src.cursor[i] = pos + n
+    return np.int64(dice.SEQ_TO_RANK[dice.SEQ_OFFSET[n] + u])
+
+
+@njit(inline="always")
+def _roll(src, scripted, i, n):
+    """Global rank of a roll of ``n`` dice of script ``i`` (or from the generator)."""
+    if scripted:
+        return _scripted_roll(src, i, n)
+    return roll_dice(src.state, n)
+
+
+@njit(cache=True)
+def _play_seat(src, pol, rp, T, W, tl, j, s):
+    """Play seat ``s``'s games of chunk ``j`` in lockstep: TOTALs into ``W.totals[s]``,
+    books into row ``(j, s)`` of ``tl``.
 
     Table lookups are gathered in their own passes over all games (no random numbers
     in between), so many cache misses are in flight at once; the random numbers are
     drawn in game order in separate passes, which fixes the stream's use.
     """
-    G = totals.shape[0]
+    G = W.mask.shape[0]
+    p = pol.seat_policy[s]
+    dec = pol.decisions
+    scripted = src.faces.shape[0] > 0
+    first = s * G
+    mask, up, fifty, roll, row, kk, nbonus = W.mask, W.up, W.fifty, W.roll, W.row, W.keep, \
+        W.nbonus
+    totals = W.totals[s]
+    box_sum = tl.box_sum[j, s]
+    box_sq = tl.box_sq[j, s]
+    upper = 0
+    fifties = 0
+    illegal = 0
     for g in range(G):
         mask[g] = 0
         up[g] = 0
@@ -78,106 +203,166 @@ def _play_seat(st, p, slot, dec, rp, table, penta_face, subsets, keep_size,
         nbonus[g] = 0
     for _turn in range(N_BOXES):
         for g in range(G):
-            sl[g] = slot[(mask[g] << 7) | (up[g] << 1) | fifty[g]]
+            row[g] = pol.slot[state_index(mask[g], up[g], fifty[g])]
         for g in range(G):
-            roll[g] = roll_dice(st, 5) - ROLL_BASE
-        for stage in range(2):
+            roll[g] = _roll(src, scripted, first + g, N_DICE) - ROLL_BASE
+        for stage in range(REROLLS):
             shift = 0 if stage == 0 else KEEP1_SHIFT
             for g in range(G):
                 r = roll[g]
-                kk[g] = subsets[r, (dec[p, sl[g], r] >> shift) & KEEP_BITS]
+                kk[g] = T.subsets[r, (dec[p, row[g], r] >> shift) & KEEP_BITS]
             for g in range(G):
-                n = 5 - keep_size[kk[g]]
+                n = N_DICE - T.keep_size[kk[g]]
                 if n > 0:
-                    roll[g] = union[kk[g], roll_dice(st, n)]
+                    roll[g] = T.union[kk[g], _roll(src, scripted, first + g, n)]
         for g in range(G):
-            kk[g] = dec[p, sl[g], roll[g]] >> BOX_SHIFT
+            kk[g] = dec[p, row[g], roll[g]] >> BOX_SHIFT
         for g in range(G):
-            r = roll[g]
             b = kk[g]
-            m = mask[g]
-            bonus = 0
-            if penta_face[r] != 0 and (m >> PENTA_BOX) & 1:
-                bonus = roll_box_scores(rp, table, penta_face, m, fifty[g], r, scores)
-                sc = scores[b]
-            else:
-                sc = table[b, r] if not (m >> b) & 1 else -1
+            f = fifty[g]
+            sc, bonus = box_score(rp, T, mask[g], f, roll[g], b, W.scores)
             if sc < 0:
-                counts[_ILLEGAL] += 1  # a decision the rules forbid: the wrapper raises
+                illegal += 1  # a decision the rules forbid: the wrapper raises
                 sc = 0
-            pts = sc + bonus
-            if bonus > 0:
-                nbonus[g] += 1
-            if b < 6:
-                nu = min(UPPER_TARGET, up[g] + sc)
-                if up[g] < UPPER_TARGET and nu >= UPPER_TARGET:
-                    pts += UPPER_BONUS
-                    counts[_UPPER_BONUS] += 1
-                up[g] = nu
-            elif b == PENTA_BOX and sc == 50:
-                fifty[g] = 1
-                counts[_FIFTY] += 1
-            mask[g] = m | (1 << b)
-            totals[g] += pts
+            pts, nu, nf = apply_box(up[g], f, b, sc)
+            upper += pts > sc
+            fifties += nf > f
+            nbonus[g] += bonus > 0
+            up[g] = nu
+            fifty[g] = nf
+            mask[g] |= 1 << b
+            totals[g] += pts + bonus
             box_sum[b] += sc
             box_sq[b] += sc * sc
+    bonus_sum = 0
+    bonus_sq = 0
     for g in range(G):
-        counts[_BONUS_SUM] += nbonus[g]
-        counts[_BONUS_SQ] += nbonus[g] * nbonus[g]
+        bonus_sum += nbonus[g]
+        bonus_sq += nbonus[g] * nbonus[g]
+    tl.upper_bonus[j, s] += upper
+    tl.fifty[j, s] += fifties
+    tl.illegal[j, s] += illegal
+    tl.bonus_sum[j, s] += bonus_sum
+    tl.bonus_sq[j, s] += bonus_sq
+
+
+@njit(cache=True)
+def _play_chunk(src, pol, rp, T, W, tl, j):
+    """Every seat's games of chunk ``j``, then who won each game (row ``j`` of ``tl``)."""
+    S = pol.seat_policy.shape[0]
+    G = W.mask.shape[0]
+    totals = W.totals
+    for s in range(S):
+        _play_seat(src, pol, rp, T, W, tl, j, s)
+        for g in range(G):
+            tl.hist[j, s, min(totals[s, g], MAX_TOTAL)] += 1
+    if S > 1:
+        for g in range(G):
+            best = totals[0, g]
+            for s in range(1, S):
+                best = max(best, totals[s, g])
+            n_best = 0
+            for s in range(S):
+                if totals[s, g] == best:
+                    n_best += 1
+            for s in range(S):
+                if totals[s, g] == best:
+                    if n_best == 1:
+                        tl.wins[j, s] += 1
+                    else:
+                        tl.tied[j, s] += 1
+            if n_best > 1:
+                tl.ties[j] += 1
 
 
 @njit(cache=True, parallel=True)
-def _simulate_chunks(states, bounds, first, seat_policy, slot, dec, rp, table,
-                     penta_face, subsets, keep_size, union, hist, box_sum, box_sq, counts,
-                     wins, tied, ties):
-    """Chunks ``first .. first + len(states) - 1``; chunk ``j`` writes only row ``j``."""
-    S = seat_policy.shape[0]
+def _simulate_chunks(states, bounds, first, pol, rp, T, tl):
+    """Chunks ``first .. first + len(states) - 1`` on their generators; chunk ``j`` writes
+    only row ``j`` of ``tl``."""
+    S = pol.seat_policy.shape[0]
     for j in prange(states.shape[0]):
-        st = states[j].copy()
-        G = bounds[first + j + 1] - bounds[first + j]
-        totals = np.empty((S, G), dtype=np.int64)
-        mask = np.empty(G, dtype=np.int64)
-        up = np.empty(G, dtype=np.int64)
-        fifty = np.empty(G, dtype=np.int64)
-        roll = np.empty(G, dtype=np.int64)
-        sl = np.empty(G, dtype=np.int64)
-        kk = np.empty(G, dtype=np.int64)
-        nbonus = np.empty(G, dtype=np.int64)
-        scores = np.empty(N_BOXES, dtype=np.int64)
-        for s in range(S):
-            _play_seat(st, seat_policy[s], slot, dec, rp, table, penta_face,
-                       subsets, keep_size, union, totals[s], box_sum[j, s], box_sq[j, s],
-                       counts[j, s], mask, up, fifty, roll, sl, kk, nbonus, scores)
-            for g in range(G):
-                hist[j, s, min(totals[s, g], MAX_TOTAL)] += 1
-        if S > 1:
-            for g in range(G):
-                best = totals[0, g]
-                for s in range(1, S):
-                    best = max(best, totals[s, g])
-                n_best = 0
-                for s in range(S):
-                    if totals[s, g] == best:
-                        n_best += 1
-                for s in range(S):
-                    if totals[s, g] == best:
-                        if n_best == 1:
-                            wins[j, s] += 1
-                        else:
-                            tied[j, s] += 1
-                if n_best > 1:
-                    ties[j] += 1
+        no_script = np.zeros(0, dtype=np.int64)
+        src = DiceSource(states[j].copy(), no_script, np.zeros(1, dtype=np.int64), no_script,
+                         no_script)
+        W = _new_lockstep(S, bounds[first + j + 1] - bounds[first + j])
+        _play_chunk(src, pol, rp, T, W, tl, j)
+
+
+@njit(cache=True)
+def _run_scripted(src, pol, rp, T, W, tl):
+    """All scripted games as one chunk (row 0 of ``tl``); TOTALs stay in ``W.totals``."""
+    _play_chunk(src, pol, rp, T, W, tl, 0)
+
+
+# --- results ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PentaSeat:
+    """What one seat's games estimate: attributes for code, :meth:`to_dict` for JSON.
+
+    ``final_score``: mean TOTAL; ``sd``: its standard deviation; ``percentiles[q]``: the
+    lower empirical ``q``-th percentile of TOTAL; ``p_upper_bonus``/``p_penta_fifty``:
+    games with the upper bonus / 50 in the Penta box; ``penta_bonuses``: Penta bonuses per
+    game; ``boxes[name]``: mean score of each box. With several seats: ``wins`` (alone),
+    ``ties`` (a shared highest TOTAL), ``losses``, ``win_rate``, ``tie_rate`` (else None).
+    ``exact_mean``: the solver's optimal value, for an ``optimal`` seat.
+    """
+
+    seat: int
+    strategy: str
+    final_score: Estimate
+    sd: float
+    percentiles: dict[int, float]
+    p_upper_bonus: Proportion
+    p_penta_fifty: Proportion
+    penta_bonuses: Estimate
+    boxes: dict[str, Estimate]
+    wins: int | None = None
+    ties: int | None = None
+    losses: int | None = None
+    win_rate: Proportion | None = None
+    tie_rate: Proportion | None = None
+    exact_mean: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        e = self.final_score
+        out: dict[str, Any] = {
+            "seat": self.seat,
+            "strategy": self.strategy,
+            "mean_final_score": e.mean,
+            "mean_final_score_se": e.se,
+            "mean_final_score_ci": list(e.ci95),
+            "sd": self.sd,
+            "final_score_percentiles": {str(q): v for q, v in self.percentiles.items()},
+            "p_upper_bonus": self.p_upper_bonus.to_dict(),
+            "p_penta_fifty": self.p_penta_fifty.to_dict(),
+            "penta_bonuses": self.penta_bonuses.to_dict(),
+            "boxes": {name: {"mean": b.mean, "se": b.se} for name, b in self.boxes.items()},
+        }
+        if self.win_rate is not None and self.tie_rate is not None:
+            out.update({"wins": self.wins, "ties": self.ties, "losses": self.losses,
+                        "win_rate": self.win_rate.p, "win_rate_ci": list(self.win_rate.ci95),
+                        "tie_rate": self.tie_rate.p, "tie_rate_ci": list(self.tie_rate.ci95)})
+        if self.exact_mean is not None:
+            out["exact_mean"] = self.exact_mean
+        return out
 
 
 @dataclass(frozen=True)
 class PentaResult:
     """Integer accumulators of a Penta simulation, per seat, and what they estimate.
 
-    ``hist[s, t]``: games of seat ``s`` with TOTAL ``t`` (0..1575); ``box_sum``/``box_sq``
-    (seats, 13): sums of box scores and their squares; ``upper_bonus``, ``fifty``: games
-    with the upper bonus / 50 in the Penta box; ``bonus_sum``/``bonus_sq``: +100 bonuses
-    (sum over games, and of squares); ``wins[s]``: games seat ``s`` won alone;
-    ``tied[s]``: games it shared the highest TOTAL; ``ties``: games with a shared top.
+    ``hist[s, t]``: games of seat ``s`` with TOTAL ``t`` (0..MAX_TOTAL); ``box_sum``/
+    ``box_sq`` (seats, 13): sums of box scores and their squares; ``upper_bonus``,
+    ``fifty``: games with the upper bonus / 50 in the Penta box; ``bonus_sum``/
+    ``bonus_sq``: Penta bonuses (sum over games, and of squares); ``wins[s]``: games seat
+    ``s`` won alone; ``tied[s]``: games it shared the highest TOTAL; ``ties``: games with a
+    shared top. :meth:`seat` gives one seat's estimates.
+
+    ``elapsed_s``: simulation wall time; ``setup_s``: solving or loading the values and
+    the decision tables before it; ``threads``: numba threads of this process;
+    ``executor``: "local" (this process) or "dask" (``workers`` Dask workers).
     """
 
     seats: tuple[str, ...]
@@ -195,119 +380,90 @@ class PentaResult:
     wins: np.ndarray
     tied: np.ndarray
     ties: int
-    seconds: float
-    setup_seconds: float
+    elapsed_s: float
+    setup_s: float
+    threads: int
     table_bytes: int
     exact_optimum: float | None
+    chunk_games: int = config.CHUNK_GAMES
     game: str = "penta"
-    #: "local" (this process) or "dask" (``workers`` Dask workers)
     executor: str = "local"
     workers: int | None = None
 
     @property
-    def games_per_second(self) -> float:
+    def games_per_s(self) -> float:
         """Games (all seats together count as one game) per second of simulation."""
-        return self.games / self.seconds if self.seconds > 0 else float("nan")
+        return self.games / self.elapsed_s if self.elapsed_s > 0 else float("nan")
 
-    def score(self, s: int) -> stats.Estimate:
+    @property
+    def p_tie(self) -> Proportion:
+        """Games whose highest TOTAL was shared (meaningful with several seats)."""
+        return Proportion(int(self.ties), self.games)
+
+    def seat(self, s: int) -> PentaSeat:
+        """Seat ``s``'s estimates."""
+        n = self.games
         values = np.arange(MAX_TOTAL + 1, dtype=np.int64)
-        h = self.hist[s].astype(object)
-        total = int((h * values).sum())
-        total_sq = int((h * values * values).sum())
-        return stats.mean_estimate(total, total_sq, self.games)
-
-    def sd(self, s: int) -> float:
-        e = self.score(s)
-        return float(e.se * np.sqrt(self.games)) if self.games > 1 else float("nan")
-
-    def percentiles(self, s: int) -> dict[int, float]:
-        return stats.percentiles_from_histogram(self.hist[s], np.arange(MAX_TOTAL + 1))
-
-    def _proportion(self, k: int) -> dict[str, Any]:
-        lo, hi = stats.wilson_interval(k, self.games)
-        return {"p": k / self.games, "ci95": [lo, hi], "count": int(k)}
-
-    def seat_dict(self, s: int) -> dict[str, Any]:
-        e = self.score(s)
-        bonus = stats.mean_estimate(int(self.bonus_sum[s]), int(self.bonus_sq[s]), self.games)
-        boxes = {}
-        for b, name in enumerate(BOX_NAMES):
-            be = stats.mean_estimate(int(self.box_sum[s, b]), int(self.box_sq[s, b]), self.games)
-            boxes[name] = {"mean": be.mean, "se": be.se}
-        lo, hi = e.ci95
-        out: dict[str, Any] = {
-            "seat": s,
-            "strategy": self.seats[s],
-            "mean_final_score": e.mean,
-            "mean_final_score_se": e.se,
-            "mean_final_score_ci": [lo, hi],
-            "sd": self.sd(s),
-            "final_score_percentiles": {str(q): v for q, v in self.percentiles(s).items()},
-            "p_upper_bonus": self._proportion(int(self.upper_bonus[s])),
-            "p_penta_fifty": self._proportion(int(self.fifty[s])),
-            "penta_bonuses": bonus.to_dict(),
-            "boxes": boxes,
-        }
+        h = self.hist[s].astype(object)  # exact sums of squares beyond int64
+        score = mean_estimate(int((h * values).sum()), int((h * values * values).sum()), n)
+        sd = float(score.se * np.sqrt(n)) if n > 1 else float("nan")
+        boxes = {name: mean_estimate(int(self.box_sum[s, b]), int(self.box_sq[s, b]), n)
+                 for b, name in enumerate(BOX_NAMES)}
+        duel: dict[str, Any] = {}
         if len(self.seats) > 1:
             wins, tied = int(self.wins[s]), int(self.tied[s])
-            out.update({"wins": wins, "ties": tied, "losses": self.games - wins - tied,
-                        "win_rate": wins / self.games,
-                        "win_rate_ci": list(stats.wilson_interval(wins, self.games)),
-                        "tie_rate": tied / self.games,
-                        "tie_rate_ci": list(stats.wilson_interval(tied, self.games))})
-        if self.seats[s] == "optimal" and self.exact_optimum is not None:
-            out["exact_mean"] = self.exact_optimum
-        return out
+            duel = {"wins": wins, "ties": tied, "losses": n - wins - tied,
+                    "win_rate": Proportion(wins, n), "tie_rate": Proportion(tied, n)}
+        exact = self.exact_optimum if self.seats[s] == "optimal" else None
+        return PentaSeat(
+            seat=s, strategy=self.seats[s], final_score=score, sd=sd,
+            percentiles=percentiles_from_histogram(self.hist[s], values),
+            p_upper_bonus=Proportion(int(self.upper_bonus[s]), n),
+            p_penta_fifty=Proportion(int(self.fifty[s]), n),
+            penta_bonuses=mean_estimate(int(self.bonus_sum[s]), int(self.bonus_sq[s]), n),
+            boxes=boxes, exact_mean=exact, **duel)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "game": "penta",
+            "game": self.game,
             "rules": self.rules,
             "games": self.games,
             "seed": self.seed,
-            "seats": [self.seat_dict(s) for s in range(len(self.seats))],
-            "elapsed_s": self.seconds,
-            "games_per_s": self.games_per_second,
-            "setup_s": self.setup_seconds,
+            "seats": [self.seat(s).to_dict() for s in range(len(self.seats))],
+            "elapsed_s": self.elapsed_s,
+            "games_per_s": self.games_per_s,
+            "setup_s": self.setup_s,
+            "threads": self.threads,
             "table_bytes": self.table_bytes,
             "executor": self.executor,
             "workers": self.workers,
         }
         if len(self.seats) > 1:
-            d["ties"] = self._proportion(int(self.ties))
+            d["ties"] = self.p_tie.to_dict()
         return d
 
     def to_frame(self) -> pd.DataFrame:
-        rows = []
-        for s in range(len(self.seats)):
-            sd = self.seat_dict(s)
-            row = {"game": "penta", "seat": s, "strategy": sd["strategy"], "rules": self.rules,
-                   "games": self.games, "seed": self.seed,
-                   "mean_final_score": sd["mean_final_score"],
-                   "mean_final_score_se": sd["mean_final_score_se"],
-                   "mean_final_score_lo": sd["mean_final_score_ci"][0],
-                   "mean_final_score_hi": sd["mean_final_score_ci"][1],
-                   "sd": sd["sd"], "p_upper_bonus": sd["p_upper_bonus"]["p"],
-                   "p_penta_fifty": sd["p_penta_fifty"]["p"],
-                   "mean_penta_bonuses": sd["penta_bonuses"]["mean"]}
-            for q, v in sd["final_score_percentiles"].items():
-                row[f"final_score_p{q}"] = v
-            for name, be in sd["boxes"].items():
-                row[f"box_{name}"] = be["mean"]
-            if len(self.seats) > 1:
-                for key in ("wins", "ties", "win_rate", "tie_rate"):
-                    row[key] = sd[key]
-                row["win_rate_lo"], row["win_rate_hi"] = sd["win_rate_ci"]
-            rows.append(row)
-        return pd.DataFrame(rows)
+        """One row per seat: the seat's summary flattened by :func:`dicelab.results.frame_row`."""
+        return pd.DataFrame([{"game": self.game, "rules": self.rules, "games": self.games,
+                              "seed": self.seed, **frame_row(self.seat(s).to_dict())}
+                             for s in range(len(self.seats))])
 
     def manifest(self) -> dict[str, Any]:
-        return {"game": "penta", "rules": self.rules,
+        return {"game": self.game, "rules": self.rules,
                 "policies": [{"seat": s, "name": n} for s, n in enumerate(self.seats)],
                 "games": self.games, "seed": self.seed, "seed_given": self.seed_given,
-                "chunk_games": seeding.CHUNK_GAMES, "elapsed_s": self.seconds,
-                "setup_s": self.setup_seconds, "executor": self.executor,
-                "workers": self.workers}
+                "chunk_games": self.chunk_games, "elapsed_s": self.elapsed_s,
+                "setup_s": self.setup_s, "threads": self.threads,
+                "executor": self.executor, "workers": self.workers}
+
+
+# --- running ------------------------------------------------------------------------------
+
+
+def _seat_policies(tables: DecisionTables, seats: Sequence[PolicySpec]) -> SeatPolicies:
+    return SeatPolicies(tables.slot, tables.decisions,
+                        np.array([tables.policies.index(s.family) for s in seats],
+                                 dtype=np.int64))
 
 
 @dataclass(frozen=True, eq=False)
@@ -316,30 +472,24 @@ class PentaPlan(LazyArrays):
 
     ``seats``: Penta PolicySpecs; ``rules``: a rule-set name. The decision tables
     (270 MB per policy) are built (or loaded) by each process that plays, the first
-    time it needs them. Accumulators (int64): ``hist`` (seats, MAX_TOTAL + 1),
-    ``box_sum``/``box_sq`` (seats, 13), ``counts`` (seats, 5), ``wins``/``tied``
-    (seats,), ``ties`` (1,).
+    time it needs them. Accumulators: the fields of :class:`Tallies`, summed over chunks.
     """
 
     seats: tuple[PolicySpec, ...]
     rules: str
     seed: int
     games: int
-    batch_chunks: int = CHUNKS_PER_CALL
+    batch_chunks: int = config.BATCH_CHUNKS
 
     @property
     def families(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(s.family for s in self.seats))
 
-    def kernel_arrays(self) -> tuple[DecisionTables, RuleSet, np.ndarray]:
-        """``(decision tables, rule set, seat_policy)``: seat ``s`` plays block
-        ``seat_policy[s]`` of the tables."""
-        def build() -> tuple[DecisionTables, RuleSet, np.ndarray]:
+    def kernel_arrays(self) -> tuple[SeatPolicies, RuleParams]:
+        """What the kernel plays from: the seats' decision blocks and the rule set."""
+        def build() -> tuple[SeatPolicies, RuleParams]:
             rs = get_rules(self.rules)
-            tables = decision_tables(self.families, rs)
-            seat_policy = np.array([tables.policies.index(s.family) for s in self.seats],
-                                   dtype=np.int64)
-            return tables, rs, seat_policy
+            return _seat_policies(decision_tables(self.families, rs), self.seats), rs.params
         return self._lazy(build)
 
     def token(self) -> str:
@@ -350,34 +500,14 @@ class PentaPlan(LazyArrays):
         self.kernel_arrays()
 
     def empty(self) -> dict[str, np.ndarray]:
-        S = len(self.seats)
-        return {"hist": np.zeros((S, MAX_TOTAL + 1), dtype=np.int64),
-                "box_sum": np.zeros((S, N_BOXES), dtype=np.int64),
-                "box_sq": np.zeros((S, N_BOXES), dtype=np.int64),
-                "counts": np.zeros((S, _N_COUNTS), dtype=np.int64),
-                "wins": np.zeros(S, dtype=np.int64),
-                "tied": np.zeros(S, dtype=np.int64),
-                "ties": np.zeros(1, dtype=np.int64)}
+        return _sum_chunks(new_tallies(0, len(self.seats)))
 
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
-        tables, rs, seat_policy = self.kernel_arrays()
-        S, m = len(self.seats), stop - first
-        c_hist = np.zeros((m, S, MAX_TOTAL + 1), dtype=np.int64)
-        c_box_sum = np.zeros((m, S, N_BOXES), dtype=np.int64)
-        c_box_sq = np.zeros((m, S, N_BOXES), dtype=np.int64)
-        c_counts = np.zeros((m, S, _N_COUNTS), dtype=np.int64)
-        c_wins = np.zeros((m, S), dtype=np.int64)
-        c_tied = np.zeros((m, S), dtype=np.int64)
-        c_ties = np.zeros(m, dtype=np.int64)
+        pol, rp = self.kernel_arrays()
+        tl = new_tallies(stop - first, len(self.seats))
         _simulate_chunks(seeding.chunk_states(self.seed, first, stop),
-                         seeding.chunk_bounds(self.games), first, seat_policy, tables.slot,
-                         tables.decisions, rs.params, ORDINARY, PENTA_FACE, SUBSETS,
-                         KEEP_SIZE, UNION, c_hist, c_box_sum, c_box_sq, c_counts, c_wins,
-                         c_tied, c_ties)
-        return {"hist": c_hist.sum(axis=0), "box_sum": c_box_sum.sum(axis=0),
-                "box_sq": c_box_sq.sum(axis=0), "counts": c_counts.sum(axis=0),
-                "wins": c_wins.sum(axis=0), "tied": c_tied.sum(axis=0),
-                "ties": c_ties.sum(keepdims=True)}
+                         seeding.chunk_bounds(self.games), first, pol, rp, TABLES, tl)
+        return _sum_chunks(tl)
 
 
 def _table_bytes(n_policies: int) -> int:
@@ -387,23 +517,7 @@ def _table_bytes(n_policies: int) -> int:
                + states.size * N_ROLLS * np.dtype(np.uint16).itemsize * n_policies)
 
 
-def simulate_penta(seats: Sequence[PolicySpec | str], games: int = 1_000_000,
-                   seed: int | None = None, rules: str | None = None,
-                   progress: Callable[[int, int], None] | None = None,
-                   client: Any = None) -> PentaResult:
-    """Play ``games`` games of Penta for every seat (each its own card and dice).
-
-    ``seats``: policy specs or names (``optimal``, ``greedy``); ``rules``: a rule set
-    name (default ``seed``). ``progress(done, total)`` is called between batches.
-    ``client``: a ``distributed.Client`` to play the chunks on a Dask cluster (each
-    worker builds the decision tables itself; same results as a local run).
-
-    >>> r = simulate_penta(["optimal"], games=100_000, seed=1)  # doctest: +SKIP
-    >>> r.score(0).mean  # doctest: +SKIP
-    254.4...
-    """
-    if games <= 0:
-        raise UserError(f"--games must be a positive number of games, not {games}")
+def _specs(seats: Sequence[PolicySpec | str]) -> list[PolicySpec]:
     if not seats:
         raise UserError("give at least one seat policy")
     specs = [s if isinstance(s, PolicySpec) else parse_policy(s, "penta") for s in seats]
@@ -411,11 +525,39 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = 1_000_000,
         if spec.game != "penta" or spec.family not in POLICIES:
             raise UserError(f"policy '{spec.name}' is not a Penta policy; valid: "
                             f"{', '.join(POLICIES)}")
+    return specs
+
+
+def _check_legal(illegal: np.ndarray) -> None:
+    if illegal.any():
+        raise RuntimeError("a Penta policy table chose a box the rules forbid "
+                           f"({int(illegal.sum())} times): a bug")
+
+
+def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAULT_GAMES,
+                   seed: int | None = None, rules: str | None = None,
+                   progress: Callable[[int, int], None] | None = None,
+                   client: Any = None) -> PentaResult:
+    """Play ``games`` games of Penta for every seat (each its own card and dice).
+
+    ``seats``: policy specs or names (``optimal``, ``greedy``); ``rules``: a rule set
+    name (default ``seed``). ``progress(done, total)`` is called between batches of
+    ``config.BATCH_CHUNKS`` chunks. ``client``: a ``distributed.Client`` to play the
+    chunks on a Dask cluster (each worker builds the decision tables itself; same results
+    as a local run). The example is not run as a doctest: the decision tables it needs
+    take seconds to build and 270 MB of cache per policy.
+
+    >>> r = simulate_penta(["optimal"], games=100_000, seed=1)  # doctest: +SKIP
+    >>> r.seat(0).final_score.mean  # doctest: +SKIP
+    254.4...
+    """
+    games = seeding.check_games(games)
+    specs = _specs(seats)
     rs = get_rules(rules)
     seed_given = seed is not None
     seed = seeding.check_seed(seed)
-    plan = PentaPlan(tuple(specs), rs.name, int(seed), int(games),
-                     batch_chunks=CHUNKS_PER_CALL)
+    plan = PentaPlan(tuple(specs), rs.name, int(seed), games,
+                     batch_chunks=config.BATCH_CHUNKS)
     t0 = time.perf_counter()
     if client is None:
         plan.prepare()  # the tables, before the clock starts; workers build their own
@@ -424,17 +566,81 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = 1_000_000,
 
     t1 = time.perf_counter()
     acc = run_plan(plan, progress=progress, client=client)
-    seconds = time.perf_counter() - t1
-    counts = acc["counts"]
-    if counts[:, _ILLEGAL].any():
-        raise RuntimeError("a Penta policy table chose a box the rules forbid "
-                           f"({int(counts[:, _ILLEGAL].sum())} times): a bug")
+    elapsed = time.perf_counter() - t1
+    _check_legal(acc["illegal"])
     return PentaResult(
         seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=int(seed),
         seed_given=seed_given, hist=acc["hist"], box_sum=acc["box_sum"],
-        box_sq=acc["box_sq"], upper_bonus=counts[:, _UPPER_BONUS].copy(),
-        fifty=counts[:, _FIFTY].copy(), bonus_sum=counts[:, _BONUS_SUM].copy(),
-        bonus_sq=counts[:, _BONUS_SQ].copy(), wins=acc["wins"], tied=acc["tied"],
-        ties=int(acc["ties"][0]), seconds=seconds, setup_seconds=setup,
-        table_bytes=_table_bytes(len(plan.families)), exact_optimum=exact,
-        **executor_info(client))
+        box_sq=acc["box_sq"], upper_bonus=acc["upper_bonus"], fifty=acc["fifty"],
+        bonus_sum=acc["bonus_sum"], bonus_sq=acc["bonus_sq"], wins=acc["wins"],
+        tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=elapsed, setup_s=setup,
+        threads=numba.get_num_threads(), table_bytes=_table_bytes(len(plan.families)),
+        exact_optimum=exact, **executor_info(client))
+
+
+# --- scripted dice ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScriptedGames:
+    """Games played by :func:`play_scripted`, game ``g`` of seat ``s`` on script ``[s][g]``.
+
+    ``totals[s, g]``: TOTAL; ``faces_used[s, g]``: faces the game read; ``exhausted[s, g]``:
+    its script ran out (the game was played on with 1s: its numbers are not the
+    script's). ``tallies``: what the kernel booked, summed over the games (the fields of
+    :class:`Tallies`, each seat's games together as in :class:`PentaResult`).
+    """
+
+    seats: tuple[str, ...]
+    rules: str
+    totals: np.ndarray
+    faces_used: np.ndarray
+    exhausted: np.ndarray
+    tallies: dict[str, np.ndarray]
+
+    @property
+    def complete(self) -> bool:
+        """No script ran out."""
+        return not self.exhausted.any()
+
+
+def play_scripted(seats: Sequence[PolicySpec | str], scripts: Sequence[Sequence[Sequence[int]]],
+                  rules: str | None = None) -> ScriptedGames:
+    """Play Penta on given dice: ``scripts[s][g]`` are the faces (1..6) of seat ``s``'s game
+    ``g``, every roll of ``n`` dice reading the next ``n`` (the first roll of a turn five,
+    a reroll as many as are not kept). Every seat plays the same number of games; seats
+    meet as in :func:`simulate_penta` (game ``g`` of each seat is one game).
+
+    The kernel is the simulation's own, one chunk holding all the games. A script that is
+    too short is reported in ``exhausted`` (up to 195 faces a game: 13 turns of 15); the
+    decision tables are built or loaded as for a simulation.
+    """
+    specs = _specs(seats)
+    rs = get_rules(rules)
+    if len(scripts) != len(specs):
+        raise UserError(f"{len(specs)} seats but scripts for {len(scripts)}")
+    n_games = len(scripts[0])
+    if n_games == 0 or any(len(per_seat) != n_games for per_seat in scripts):
+        raise UserError("give every seat the same positive number of game scripts")
+    rows = [np.asarray(faces, dtype=np.int64).reshape(-1) for per_seat in scripts
+            for faces in per_seat]
+    faces = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    if ((faces < 1) | (faces > FACES)).any():
+        raise UserError(f"script faces must be 1..{FACES}")
+    bounds = np.zeros(len(rows) + 1, dtype=np.int64)
+    bounds[1:] = np.cumsum([r.size for r in rows])
+    if faces.size == 0:  # an empty faces array means "roll the generator"
+        faces = np.zeros(1, dtype=np.int64)
+    src = DiceSource(np.zeros(4, dtype=np.uint64), faces, bounds, bounds[:-1].copy(),
+                     np.zeros(len(rows), dtype=np.int64))
+    pol = _seat_policies(decision_tables(tuple(dict.fromkeys(s.family for s in specs)), rs),
+                         specs)
+    W = _new_lockstep(len(specs), n_games)
+    tl = new_tallies(1, len(specs))
+    _run_scripted(src, pol, rs.params, TABLES, W, tl)
+    acc = _sum_chunks(tl)
+    _check_legal(acc["illegal"])
+    shape = (len(specs), n_games)
+    return ScriptedGames(tuple(s.name for s in specs), rs.name, W.totals.copy(),
+                         (src.cursor - bounds[:-1]).reshape(shape),
+                         src.short.reshape(shape).astype(bool), acc)

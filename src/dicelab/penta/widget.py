@@ -1,10 +1,10 @@
 """The one-turn kernels ("widget") shared by the solver and the policies.
 
-A turn-start state is one int64 index ``s = (mask << 7) | (up << 1) | fifty`` with
-``mask`` the 13-bit set of filled boxes, ``up`` the upper-section total capped at 63
-and ``fifty`` whether the Penta box holds 50. ``V[s]`` is the expected number of
-points still to come from state ``s`` under optimal play (0 on a full card); the
-upper bonus (+35) and Penta bonuses (+100) are counted in the turn that earns them.
+A turn-start state is one int64 index (:func:`dicelab.penta.rules.state_index`) of the
+filled boxes ``mask``, the capped upper total ``up`` and the Penta flag ``fifty``.
+``V[s]`` is the expected number of points still to come from state ``s`` under optimal
+play (0 on a full card); the upper bonus and Penta bonuses are counted in the turn that
+earns them (:func:`dicelab.penta.scoring.apply_box`).
 
 With ``V`` known for the next layer, one turn is solved in three passes over plain
 arrays (all values are expected *final* points from now on):
@@ -18,42 +18,48 @@ arrays (all values are expected *final* points from now on):
 
 The greedy policy is this same widget with ``V = 0`` (only this turn's points count).
 
+The kernels take the static tables as one :class:`~dicelab.penta.scoring.TurnTables`
+(``T``) and their work arrays as one :class:`TurnScratch` (one state) or
+:class:`LaneScratch` (``config.PENTA_SOLVER_LANES`` states side by side), where the
+results stay for the caller to read.
+
 Decisions (which box, which keep) are argmaxes over these float64 values, and options
 that are equal in real arithmetic come out of different summation paths a rounding
 error apart (up to 8.5e-14 points). So the decision kernels (``track``) treat options
-within :data:`TIE_EPS` points of each other as *ties* and settle them by a fixed order,
-never by rounding: the lowest box number; the larger keep (fewer dice rerolled), then
-the lower :mod:`dicelab.dice` rank (:data:`KEEP_PREFERENCE`). Boxes are visited in
-increasing order and the choice moves to a later box only when it is worth more than
-``TIE_EPS`` above the current choice; keeps: see the comment above :func:`reroll_stage`.
-Either way the option played is worth at least (best - ``TIE_EPS``), and when every gap
-is either rounding (far below ``TIE_EPS``) or genuine (far above; measured: always) it
-is the first option in the order among those tied with the best, whatever the summation
-order. The values themselves are the exact maxima, untouched by any of this.
+within ``eps`` (:data:`dicelab.config.PENTA_TIE_EPS`) points of each other as *ties*
+and settle them by a fixed order, never by rounding: the lowest box number; the larger
+keep (fewer dice rerolled), then the lower :mod:`dicelab.dice` rank
+(:data:`KEEP_PREFERENCE`). Boxes are visited in increasing order and the choice moves to
+a later box only when it is worth more than ``eps`` above the current choice; keeps: see
+the comment above :func:`reroll_stage`. Either way the option played is worth at least
+(best - ``eps``), and when every gap is either rounding (far below ``eps``) or genuine
+(far above; measured: always) it is the first option in the order among those tied with
+the best, whatever the summation order. The values themselves are the exact maxima,
+untouched by any of this.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-from dicelab.penta.rules import N_BOXES, PENTA_BOX, UPPER_BONUS, UPPER_TARGET
-from dicelab.penta.scoring import roll_box_scores
+from dicelab import config
+from dicelab.penta.rules import (
+    FACES,
+    N_BOXES,
+    N_DICE,
+    PENTA_BOX,
+    PENTA_POINTS,
+    UPPER_BOXES,
+    state_index,
+)
+from dicelab.penta.scoring import apply_box, roll_box_scores
 from dicelab.penta.tables import KEEP_SIZE, N_KEEPS, N_ROLLS, ROLL_BASE
 
-#: Options whose values differ by at most this many points are ties (see the module
-#: docstring). Measured over every option of every reachable state (about 5e9 pairs of
-#: options per rule set; the gap of each option to the best of its decision): exactly tied
-#: options differ by rounding of at most 8.5e-14 points (about one ulp at 256) in all four
-#: rule sets; the smallest genuine gaps are 4.4e-9 (free-joker), 2.1e-8 (seed), 9.8e-8
-#: (hasbro), 1.0e-7 (no-bonus) and 9.9e-7 (greedy). 1e-10 is 1,000 times the noise and
-#: 44 times below the smallest genuine gap.
-TIE_EPS = 1e-10
-
-N_STATES = (1 << N_BOXES) << 7
-FULL_MASK = (1 << N_BOXES) - 1
 _N_SMALL = ROLL_BASE  # keeps of 0..4 dice are ranks 0..ROLL_BASE-1
-_SIXTH = 1.0 / 6.0
+_SIXTH = 1.0 / FACES
 
 
 def _keep_preference() -> np.ndarray:
@@ -69,27 +75,52 @@ def _keep_preference() -> np.ndarray:
 KEEP_PREFERENCE = _keep_preference()
 
 
-@njit(inline="always")
-def state_index(mask, up, fifty):
-    return (mask << 7) | (up << 1) | fifty
+class TurnScratch(NamedTuple):
+    """Work arrays of the widget for one state; :func:`state_value` leaves its results here.
+
+    ``e3[r]``: value of ending the turn with roll ``r`` in the best box, ``box[r]`` that
+    box (if tracked); ``r2[r]`` / ``r1[r]``: value of roll ``r`` with one / two rerolls
+    left; ``E1[K]`` / ``E2[K]``: value of keeping ``K`` (global rank) with one / two
+    rerolls left, ``M1[S]`` / ``M2[S]`` the best of the keeps within multiset ``S`` and
+    ``arg1[S]`` / ``arg2[S]`` the keep played there (if tracked). ``bv``, ``A``,
+    ``scores``, ``cand``: scratch.
+    """
+
+    e3: np.ndarray  # float64 (252,)
+    box: np.ndarray  # int64 (252,)
+    bv: np.ndarray  # float64 (252,)
+    r2: np.ndarray  # float64 (252,)
+    r1: np.ndarray  # float64 (252,)
+    E1: np.ndarray  # float64 (462,)
+    M1: np.ndarray  # float64 (462,)
+    E2: np.ndarray  # float64 (462,)
+    M2: np.ndarray  # float64 (462,)
+    arg1: np.ndarray  # int64 (462,)
+    arg2: np.ndarray  # int64 (462,)
+    A: np.ndarray  # float64 (462,)
+    scores: np.ndarray  # int64 (13,)
+    cand: np.ndarray  # float64 (6,)
+
+
+@njit(cache=True)
+def new_turn_scratch():
+    """A fresh :class:`TurnScratch` (from Python or from a kernel)."""
+    return TurnScratch(np.empty(N_ROLLS), np.full(N_ROLLS, -1, dtype=np.int64),
+                       np.empty(N_ROLLS), np.empty(N_ROLLS), np.empty(N_ROLLS),
+                       np.empty(N_KEEPS), np.empty(N_KEEPS), np.empty(N_KEEPS),
+                       np.empty(N_KEEPS), np.empty(N_KEEPS, dtype=np.int64),
+                       np.empty(N_KEEPS, dtype=np.int64), np.empty(N_KEEPS),
+                       np.empty(N_BOXES, dtype=np.int64), np.empty(N_DICE + 1))
 
 
 @njit(inline="always")
 def _box_value(V, mask, up, fifty, b, sc, bonus):
-    pts = sc + bonus
-    nu = up
-    nf = fifty
-    if b < 6:
-        nu = min(UPPER_TARGET, up + sc)
-        if up < UPPER_TARGET and nu >= UPPER_TARGET:
-            pts += UPPER_BONUS
-    elif b == PENTA_BOX:
-        nf = 1 if sc == 50 else 0
-    return pts + V[state_index(mask | (1 << b), nu, nf)]
+    pts, nu, nf = apply_box(up, fifty, b, sc)
+    return (pts + bonus) + V[state_index(mask | (1 << b), nu, nf)]
 
 
 @njit(cache=True)
-def best_box(V, mask, up, fifty, scores, bonus, eps=TIE_EPS):
+def best_box(V, mask, up, fifty, scores, bonus, eps):
     """Best allowed box for scores ``scores`` (-1 = not allowed): returns (value, box).
 
     ``value`` = points (box + ``bonus`` + upper bonus if earned) + ``V`` of the next state,
@@ -121,58 +152,56 @@ def _visit(e3, box, bv, r, v, b, track, eps):
 
 
 @njit(inline="always")
-def _visit_box(V, table, roll_counts, mask, up, fifty, b, e3, box, bv, cand, track, eps):
+def _visit_box(V, T, mask, up, fifty, b, W, track, eps):
     """Offer every roll's value in open box ``b`` to :func:`_visit`."""
     nm = mask | (1 << b)
-    if b < 6:
+    e3, box, bv, cand = W.e3, W.box, W.bv, W.cand
+    if b < UPPER_BOXES:
         face = b + 1
-        for k in range(6):
-            sc = k * face
-            nu = min(UPPER_TARGET, up + sc)
-            pts = sc
-            if up < UPPER_TARGET and nu >= UPPER_TARGET:
-                pts += UPPER_BONUS
-            cand[k] = pts + V[state_index(nm, nu, fifty)]
+        for k in range(N_DICE + 1):
+            pts, nu, nf = apply_box(up, fifty, b, k * face)
+            cand[k] = pts + V[state_index(nm, nu, nf)]
         for r in range(N_ROLLS):
-            _visit(e3, box, bv, r, cand[roll_counts[r, face]], b, track, eps)
+            _visit(e3, box, bv, r, cand[T.roll_counts[r, face]], b, track, eps)
     elif b == PENTA_BOX:
-        v0 = V[state_index(nm, up, 0)]
-        v1 = 50.0 + V[state_index(nm, up, 1)]
+        p0, u0, f0 = apply_box(up, fifty, b, 0)
+        p1, u1, f1 = apply_box(up, fifty, b, PENTA_POINTS)
+        v0 = p0 + V[state_index(nm, u0, f0)]
+        v1 = p1 + V[state_index(nm, u1, f1)]
         for r in range(N_ROLLS):
-            _visit(e3, box, bv, r, v1 if table[b, r] == 50 else v0, b, track, eps)
+            _visit(e3, box, bv, r, v1 if T.ordinary[b, r] == PENTA_POINTS else v0, b, track,
+                   eps)
     else:
+        # a lower box adds its score and changes neither up nor fifty (apply_box)
         base = V[state_index(nm, up, fifty)]
         for r in range(N_ROLLS):
-            _visit(e3, box, bv, r, table[b, r] + base, b, track, eps)
+            _visit(e3, box, bv, r, T.ordinary[b, r] + base, b, track, eps)
 
 
 @njit(cache=True)
-def final_values(V, rp, table, penta_face, penta_roll, roll_counts, mask, up, fifty,
-                 e3, box, track, scores, cand, eps=TIE_EPS):
-    """``e3[r]``: value of ending the turn with roll ``r`` in the best box.
+def final_values(V, rp, T, mask, up, fifty, W, track, eps):
+    """``W.e3[r]``: value of ending the turn with roll ``r`` in the best box.
 
-    If ``track``, ``box[r]`` receives the box played: worth at least ``e3[r] - eps``, and
-    of boxes tied with the best (equal up to rounding) the lowest. ``scores`` (int64[13])
-    and ``cand`` (float64[6]) are scratch.
+    If ``track``, ``W.box[r]`` receives the box played: worth at least ``e3[r] - eps``,
+    and of boxes tied with the best (equal up to rounding) the lowest.
     """
-    bv = np.empty(N_ROLLS if track else 0)
+    e3, bv = W.e3, W.bv
     for r in range(N_ROLLS):
         e3[r] = -np.inf
         if track:
             bv[r] = -np.inf
     for b in range(N_BOXES):
         if not (mask >> b) & 1:
-            _visit_box(V, table, roll_counts, mask, up, fifty, b, e3, box, bv, cand, track,
-                       eps)
+            _visit_box(V, T, mask, up, fifty, b, W, track, eps)
     if (mask >> PENTA_BOX) & 1:
         # a Penta with the Penta box filled: joker and bonus rules
-        for f in range(1, 7):
-            r = penta_roll[f]
-            bonus = roll_box_scores(rp, table, penta_face, mask, fifty, r, scores)
-            v, arg = best_box(V, mask, up, fifty, scores, bonus, eps)
+        for f in range(1, FACES + 1):
+            r = T.penta_roll[f]
+            bonus = roll_box_scores(rp, T, mask, fifty, r, W.scores)
+            v, arg = best_box(V, mask, up, fifty, W.scores, bonus, eps)
             e3[r] = v
             if track:
-                box[r] = arg
+                W.box[r] = arg
 
 
 # How keep decisions are tracked. M[S] = max(E[S], max_f M[S - f]) stays exact (it is
@@ -188,23 +217,24 @@ def final_values(V, rp, table, penta_face, penta_roll, roll_counts, mask, up, fi
 
 
 @njit(cache=True)
-def reroll_stage(vals, add, sub_ptr, sub_idx, E, M, arg, track, out, eps=TIE_EPS):
+def reroll_stage(vals, T, E, M, arg, A, track, out, eps):
     """Values ``vals[r]`` of 5-dice rolls -> ``out[r]``: value of roll ``r`` with one reroll.
 
-    ``E``/``M`` (float64[462]) are scratch; ``M[S]`` is the exact best keep value within
-    multiset ``S``. If ``track``, ``arg[S]`` is the keep (global rank) played in ``S``:
-    the first in :data:`KEEP_PREFERENCE` order among the candidates within ``eps`` of
-    ``M[S]`` (see the comment above); ``E[arg[S]] >= M[S] - eps`` always.
+    ``E[K]`` (float64[462]) receives the value of keeping ``K``, ``M[S]`` the exact best
+    keep value within multiset ``S``. If ``track``, ``arg[S]`` is the keep (global rank)
+    played in ``S``: the first in :data:`KEEP_PREFERENCE` order among the candidates
+    within ``eps`` of ``M[S]`` (see the comment above); ``E[arg[S]] >= M[S] - eps``
+    always. ``A`` (float64[462]) is scratch.
     """
+    add, sub_ptr, sub_idx = T.add, T.sub_ptr, T.sub_idx
     for r in range(N_ROLLS):
         E[ROLL_BASE + r] = vals[r]
     for k in range(_N_SMALL - 1, -1, -1):
         s = 0.0
-        for f in range(1, 7):
+        for f in range(1, FACES + 1):
             s += E[add[k, f]]
         E[k] = s * _SIXTH
     if track:
-        A = np.empty(N_KEEPS)
         for k in range(N_KEEPS):
             m = E[k]
             for j in range(sub_ptr[k], sub_ptr[k + 1]):
@@ -235,33 +265,76 @@ def reroll_stage(vals, add, sub_ptr, sub_idx, E, M, arg, track, out, eps=TIE_EPS
 
 
 @njit(cache=True)
-def state_value(V, rp, table, penta_face, penta_roll, roll_counts, roll_prob, add, sub_ptr,
-                sub_idx, mask, up, fifty, e3, r2, r1, E, M, scores, cand, box, arg2, arg1,
-                track, eps=TIE_EPS):
+def state_value(V, rp, T, mask, up, fifty, W, track, eps):
     """Expected points to come from state (mask, up, fifty) given ``V`` of later states.
 
-    With ``track``: ``box[r]`` best box for a final roll, ``arg1[S]``/``arg2[S]`` best keep
-    within multiset ``S`` with one / two rerolls left (see :func:`reroll_stage`); ties
-    within ``eps`` as there.
+    Leaves the whole turn in ``W`` (a :class:`TurnScratch`): with ``track`` also the box
+    for each final roll and the keep played within each multiset with one / two rerolls
+    left (see :func:`reroll_stage`); ties within ``eps`` as there.
     """
-    final_values(V, rp, table, penta_face, penta_roll, roll_counts, mask, up, fifty, e3, box,
-                 track, scores, cand, eps)
-    reroll_stage(e3, add, sub_ptr, sub_idx, E, M, arg1, track, r2, eps)
-    reroll_stage(r2, add, sub_ptr, sub_idx, E, M, arg2, track, r1, eps)
+    final_values(V, rp, T, mask, up, fifty, W, track, eps)
+    reroll_stage(W.e3, T, W.E1, W.M1, W.arg1, W.A, track, W.r2, eps)
+    reroll_stage(W.r2, T, W.E2, W.M2, W.arg2, W.A, track, W.r1, eps)
     total = 0.0
     for r in range(N_ROLLS):
-        total += roll_prob[r] * r1[r]
+        total += T.roll_prob[r] * W.r1[r]
     return total
 
 
-# --- the same widget for LANES states at once ---------------------------------------------
+# --- the same widget for PENTA_SOLVER_LANES states at once ------------------------------------
 # States with the same filled boxes and Penta flag but different upper totals share every
 # index computation; only the values differ. Putting them in the lanes of 2-D arrays
 # (innermost axis) turns the gathers above into contiguous vector loads. The arithmetic
 # is the scalar widget's, operation for operation, so values are bit-identical to
-# :func:`state_value` (a test checks it).
+# :func:`state_value` (a test checks it). The lane count is a compile-time constant, which
+# lets LLVM turn every lane loop into vector instructions.
 
-LANES = 8
+
+class LaneScratch(NamedTuple):
+    """Work arrays of the lane widget (``L = config.PENTA_SOLVER_LANES`` states).
+
+    As :class:`TurnScratch`, lane ``l`` in the last axis: ``e3``, ``r2``, ``r1`` (252, L);
+    ``E``, ``M`` (462, L) of the current reroll stage; ``box`` (252, L) and ``arg1``,
+    ``arg2`` (462, L) only if tracked (else one row). Scratch: ``A`` (the tracked keeps'
+    values, and the tracked boxes' values in :func:`final_values_lanes`), ``cand``,
+    ``m``, ``total``, ``scores``, ``pa``.
+    """
+
+    e3: np.ndarray
+    r2: np.ndarray
+    r1: np.ndarray
+    E: np.ndarray
+    M: np.ndarray
+    box: np.ndarray  # int64
+    arg1: np.ndarray  # int64
+    arg2: np.ndarray  # int64
+    A: np.ndarray
+    cand: np.ndarray  # float64 (6, L)
+    m: np.ndarray  # float64 (L,)
+    total: np.ndarray  # float64 (L,)
+    scores: np.ndarray  # int64 (13,)
+    pa: np.ndarray  # int64 (L,)
+
+
+@njit(cache=True)
+def new_lane_scratch(track):
+    """A fresh :class:`LaneScratch`; the tracked decisions' arrays only if ``track``."""
+    L = config.PENTA_SOLVER_LANES
+    rows = N_ROLLS if track else 1
+    krows = N_KEEPS if track else 1
+    return LaneScratch(np.empty((N_ROLLS, L)), np.empty((N_ROLLS, L)), np.empty((N_ROLLS, L)),
+                       np.empty((N_KEEPS, L)), np.empty((N_KEEPS, L)),
+                       np.empty((rows, L), dtype=np.int64), np.empty((krows, L), dtype=np.int64),
+                       np.empty((krows, L), dtype=np.int64), np.empty((krows, L)),
+                       np.empty((N_DICE + 1, L)), np.empty(L), np.empty(L),
+                       np.empty(N_BOXES, dtype=np.int64), np.empty(L, dtype=np.int64))
+
+
+@njit(cache=True)
+def compiled_lanes():
+    """The lane count the cached machine code was compiled with (numba freezes globals:
+    an edit of ``config.PENTA_SOLVER_LANES`` does not invalidate the cache of this file)."""
+    return config.PENTA_SOLVER_LANES
 
 
 @njit(inline="always")
@@ -276,75 +349,72 @@ def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
 
 
 @njit(inline="always")
-def _visit_box_lanes(V, table, roll_counts, mask, fifty, ups, b, e3, box, bv, cand, base, track,
-                     eps):
+def _visit_box_lanes(V, T, mask, fifty, ups, b, W, track, eps):
     """:func:`_visit_box` for the upper totals ``ups[l]``."""
     nm = mask | (1 << b)
-    if b < 6:
+    e3, box, bv, cand, base = W.e3, W.box, W.A, W.cand, W.m
+    if b < UPPER_BOXES:
         face = b + 1
-        for k in range(6):
-            sc = k * face
-            for la in range(LANES):
-                up = ups[la]
-                nu = min(UPPER_TARGET, up + sc)
-                pts = sc
-                if up < UPPER_TARGET and nu >= UPPER_TARGET:
-                    pts += UPPER_BONUS
-                cand[k, la] = pts + V[state_index(nm, nu, fifty)]
+        for k in range(N_DICE + 1):
+            for la in range(config.PENTA_SOLVER_LANES):
+                pts, nu, nf = apply_box(ups[la], fifty, b, k * face)
+                cand[k, la] = pts + V[state_index(nm, nu, nf)]
         for r in range(N_ROLLS):
-            c = roll_counts[r, face]
-            for la in range(LANES):
+            c = T.roll_counts[r, face]
+            for la in range(config.PENTA_SOLVER_LANES):
                 _lane_visit(e3, box, bv, r, la, cand[c, la], b, track, eps)
     elif b == PENTA_BOX:
-        for la in range(LANES):
-            cand[0, la] = V[state_index(nm, ups[la], 0)]
-            cand[1, la] = 50.0 + V[state_index(nm, ups[la], 1)]
+        for la in range(config.PENTA_SOLVER_LANES):
+            p0, u0, f0 = apply_box(ups[la], fifty, b, 0)
+            p1, u1, f1 = apply_box(ups[la], fifty, b, PENTA_POINTS)
+            cand[0, la] = p0 + V[state_index(nm, u0, f0)]
+            cand[1, la] = p1 + V[state_index(nm, u1, f1)]
         for r in range(N_ROLLS):
-            c = 1 if table[b, r] == 50 else 0
-            for la in range(LANES):
+            c = 1 if T.ordinary[b, r] == PENTA_POINTS else 0
+            for la in range(config.PENTA_SOLVER_LANES):
                 _lane_visit(e3, box, bv, r, la, cand[c, la], b, track, eps)
     else:
-        for la in range(LANES):
+        # a lower box adds its score and changes neither up nor fifty (apply_box)
+        for la in range(config.PENTA_SOLVER_LANES):
             base[la] = V[state_index(nm, ups[la], fifty)]
         for r in range(N_ROLLS):
-            t = table[b, r]
-            for la in range(LANES):
+            t = T.ordinary[b, r]
+            for la in range(config.PENTA_SOLVER_LANES):
                 _lane_visit(e3, box, bv, r, la, t + base[la], b, track, eps)
 
 
 @njit(cache=True)
-def final_values_lanes(V, rp, table, penta_face, penta_roll, roll_counts, mask, fifty, ups,
-                       e3, scores, cand, base, box, track, bv, eps):
-    """:func:`final_values` for the upper totals ``ups[l]`` (l < LANES): ``e3[r, l]``
-    (and, if ``track``, the box played ``box[r, l]``; ``bv`` (float64[252, LANES]) is
-    then scratch)."""
+def final_values_lanes(V, rp, T, mask, fifty, ups, W, track, eps):
+    """:func:`final_values` for the upper totals ``ups[l]``: ``W.e3[r, l]`` (and, if
+    ``track``, the box played ``W.box[r, l]``); ``W`` is a :class:`LaneScratch`."""
+    e3, bv = W.e3, W.A
     for r in range(N_ROLLS):
-        for la in range(LANES):
+        for la in range(config.PENTA_SOLVER_LANES):
             e3[r, la] = -np.inf
             if track:
                 bv[r, la] = -np.inf
     for b in range(N_BOXES):
         if not (mask >> b) & 1:
-            _visit_box_lanes(V, table, roll_counts, mask, fifty, ups, b, e3, box, bv, cand,
-                             base, track, eps)
+            _visit_box_lanes(V, T, mask, fifty, ups, b, W, track, eps)
     if (mask >> PENTA_BOX) & 1:
-        for f in range(1, 7):
-            r = penta_roll[f]
-            bonus = roll_box_scores(rp, table, penta_face, mask, fifty, r, scores)
-            for la in range(LANES):
-                v, arg = best_box(V, mask, ups[la], fifty, scores, bonus, eps)
+        for f in range(1, FACES + 1):
+            r = T.penta_roll[f]
+            bonus = roll_box_scores(rp, T, mask, fifty, r, W.scores)
+            for la in range(config.PENTA_SOLVER_LANES):
+                v, arg = best_box(V, mask, ups[la], fifty, W.scores, bonus, eps)
                 e3[r, la] = v
                 if track:
-                    box[r, la] = arg
+                    W.box[r, la] = arg
 
 
 @njit(cache=True)
-def reroll_stage_lanes(vals, add, sub_ptr, sub_idx, E, M, out, m, arg, track, A, pa, eps):
-    """:func:`reroll_stage` on (., LANES) arrays; ``m`` (float64[LANES]) is scratch; if
-    ``track``, ``arg`` as there and ``A`` (float64[462, LANES]) and ``pa`` (int64[LANES])
-    are scratch too (unused otherwise)."""
+def reroll_stage_lanes(vals, T, W, arg, track, out, eps):
+    """:func:`reroll_stage` on (., L) arrays: ``vals`` -> ``out``, keep values in ``W.E``,
+    best keeps in ``W.M`` and, if ``track``, the keep played in ``arg``."""
+    add, sub_ptr, sub_idx = T.add, T.sub_ptr, T.sub_idx
+    E, M, m, A, pa = W.E, W.M, W.m, W.A, W.pa
     for r in range(N_ROLLS):
-        for la in range(LANES):
+        for la in range(config.PENTA_SOLVER_LANES):
             E[ROLL_BASE + r, la] = vals[r, la]
     for k in range(_N_SMALL - 1, -1, -1):
         a1 = add[k, 1]
@@ -353,20 +423,20 @@ def reroll_stage_lanes(vals, add, sub_ptr, sub_idx, E, M, out, m, arg, track, A,
         a4 = add[k, 4]
         a5 = add[k, 5]
         a6 = add[k, 6]
-        for la in range(LANES):
+        for la in range(config.PENTA_SOLVER_LANES):
             E[k, la] = (((((E[a1, la] + E[a2, la]) + E[a3, la]) + E[a4, la]) + E[a5, la])
                         + E[a6, la]) * _SIXTH
     if track:
         for k in range(N_KEEPS):
-            for la in range(LANES):
+            for la in range(config.PENTA_SOLVER_LANES):
                 m[la] = E[k, la]
             for j in range(sub_ptr[k], sub_ptr[k + 1]):
                 p = sub_idx[j]
-                for la in range(LANES):
+                for la in range(config.PENTA_SOLVER_LANES):
                     m[la] = max(m[la], M[p, la])
             pk = KEEP_PREFERENCE[k]
             n_self = 0
-            for la in range(LANES):
+            for la in range(config.PENTA_SOLVER_LANES):
                 M[k, la] = m[la]
                 m[la] -= eps  # from here on m is the tie threshold
                 arg[k, la] = k
@@ -374,11 +444,11 @@ def reroll_stage_lanes(vals, add, sub_ptr, sub_idx, E, M, out, m, arg, track, A,
                 me = E[k, la] >= m[la]
                 pa[la] = pk if me else N_KEEPS
                 n_self += me
-            if n_self == LANES:
+            if n_self == config.PENTA_SOLVER_LANES:
                 continue  # k itself is played in every lane: no subset can come first
             for j in range(sub_ptr[k], sub_ptr[k + 1]):
                 p = sub_idx[j]
-                for la in range(LANES):
+                for la in range(config.PENTA_SOLVER_LANES):
                     c = arg[p, la]
                     pc = KEEP_PREFERENCE[c]
                     take = (A[p, la] >= m[la]) & (pc < pa[la])
@@ -387,14 +457,14 @@ def reroll_stage_lanes(vals, add, sub_ptr, sub_idx, E, M, out, m, arg, track, A,
                     pa[la] = pc if take else pa[la]
     else:
         for k in range(N_KEEPS):
-            for la in range(LANES):
+            for la in range(config.PENTA_SOLVER_LANES):
                 m[la] = E[k, la]
             for j in range(sub_ptr[k], sub_ptr[k + 1]):
                 p = sub_idx[j]
-                for la in range(LANES):
+                for la in range(config.PENTA_SOLVER_LANES):
                     m[la] = max(m[la], M[p, la])
-            for la in range(LANES):
+            for la in range(config.PENTA_SOLVER_LANES):
                 M[k, la] = m[la]
     for r in range(N_ROLLS):
-        for la in range(LANES):
+        for la in range(config.PENTA_SOLVER_LANES):
             out[r, la] = M[ROLL_BASE + r, la]

@@ -1,0 +1,403 @@
+"""Exact head to head: the win, tie and loss probabilities of two fixed Farkle policies.
+
+``exact_pair("ai", "threshold-350")`` evaluates a two-seat game exactly, without
+sampling: every policy dicelab plays (``threshold-T``, ``ai`` with any parameters,
+``max-ev``, ``fastest``, ``optimal-win``, ``optimal-win:vs=...`` or a
+:class:`~dicelab.farkle.policy_table.PolicyTable`) is first turned into *turn slices*:
+the (bank, value) tables through which the simulation kernel plays it at each game
+state (own total, opponent total; in the last round, own total and the leader's lead).
+Each slice's turn has an exact result distribution (P(bust), P(bank = g) for every gain
+``g``) from the turn DP's forward pass, computed in parallel. The game then is a linear
+recursion over score pairs, solved backwards in the order of the totals' sum (a bank
+always adds points), with the bust cycle between ``(a, b)`` and ``(b, a)`` solved
+exactly as a 2 x 2 linear system: no iteration, no tolerance beyond float rounding.
+
+The slices are the policies as the kernel plays them -- the same set-aside choice (the
+first strict maximum of the float32 value, in the model's option order), the same
+clamping of table rows, the same ``ai`` rule (:func:`dicelab.farkle.kernels.
+ai_thresholds`) -- so Monte Carlo runs of the same pair converge to these numbers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from dicelab import cache
+from dicelab.errors import UserError
+from dicelab.farkle import kernels as K
+from dicelab.farkle.policies import ai_params
+from dicelab.farkle.policy_table import PolicyTable
+from dicelab.farkle.rules import (
+    FIRST_TO_BANK,
+    POINT_UNIT,
+    FarkleRules,
+    check_target,
+    load_rules,
+    set_asides,
+)
+from dicelab.farkle.turn_dp import _turn_distribution_kernel
+from dicelab.registry import PolicySpec, parse_policy
+
+#: Bump when the evaluation or its cached layout changes.
+FORMAT_VERSION = 1
+#: The most rows (turn points, units of 50) a turn slice may have: a policy that keeps
+#: rolling far beyond that (``threshold-1000000``) is refused before anything is built.
+MAX_SLICE_ROWS = 4096
+#: Exact scores within this of one half are reported as a tie.
+TIE_TOLERANCE = 1e-9
+
+
+class Slices(NamedTuple):
+    """A policy as turn slices (see the module docstring).
+
+    ``bank[s]`` (uint8, (P, 7)) and ``value[s]`` (float32, (P, 7); unused with
+    ``keep_all``) are slice ``s``; ``normal[m, o]``: the slice at own total ``m``,
+    opponent total ``o`` (units, below the target); ``last[m, d]``: the slice of a last
+    turn at own total ``m`` that must beat a lead of ``d`` units.
+    """
+
+    bank: np.ndarray
+    value: np.ndarray
+    keep_all: bool
+    normal: np.ndarray
+    last: np.ndarray
+
+
+# ---------------------------------------------------------------------------------
+# Kernels
+
+
+@njit(cache=True, parallel=True)
+def _slice_distributions(rolls, bank, value, keep_all, out_bust, out_dist):
+    """Each slice's exact turn result: ``out_bust[s]`` and ``out_dist[s, g]`` = P(bank a
+    gain of ``g`` units) (``out_dist`` zeroed, shape (S, P + max points + 1))."""
+    n_rows = out_dist.shape[1]
+    for s in prange(bank.shape[0]):
+        mass = np.zeros((n_rows, 7))
+        v = value[min(np.int64(s), value.shape[0] - 1)]  # one dummy slice when keep_all
+        out_bust[s] = _turn_distribution_kernel(rolls, bank[s], v, keep_all, mass, out_dist[s])
+
+
+class _Side(NamedTuple):
+    """One policy's side of the game, as :func:`_play_pairs` reads it."""
+
+    bust: np.ndarray  # (S,)
+    dist: np.ndarray  # (S, G): P(bank a gain of g units)
+    tail: np.ndarray  # (S, G + 1): P(gain >= g)
+    normal: np.ndarray  # (t, t) slice at (own, opponent)
+    last: np.ndarray  # (t, D) slice of a last turn at own total m against a lead d
+
+
+@njit(inline="always")
+def _bank_sums(mover, other, x, y, t, first_to_bank, other_win, other_tie):
+    """The mover's P(win) and P(tie) through banks from totals (x, y): the other side's
+    outcome as the mover at (y, x + g) below the target, else the last round (or a win
+    at once under ``first-to-bank``). Returns (win, tie, bust probability)."""
+    s = mover.normal[x, y]
+    dist = mover.dist[s]
+    win = 0.0
+    tie = 0.0
+    for g in range(1, dist.shape[0]):
+        p = dist[g]
+        if p == 0.0:
+            continue
+        m = x + g
+        if m < t:
+            win += p * (1.0 - other_win[y, m] - other_tie[y, m])
+            tie += p * other_tie[y, m]
+        elif first_to_bank:
+            win += p
+        else:  # the other's last turn must beat a lead of m - y
+            d = m - y
+            ls = other.last[y, d]
+            o_win = other.tail[ls, d + 1] if d + 1 < other.tail.shape[1] else 0.0
+            o_tie = other.dist[ls, d] if d < other.dist.shape[1] else 0.0
+            win += p * (1.0 - o_win - o_tie)
+            tie += p * o_tie
+    return win, tie, mover.bust[s]
+
+
+@njit(cache=True, parallel=True)
+def _play_diagonal(diag, t, first_to_bank, side_a, side_b, a_win, a_tie, b_win, b_tie):
+    """Every pair with ``a + b == diag``: A to move at (a, b) and B to move at (b, a),
+    whose bust cycle is a 2 x 2 linear system (everything else is solved already)."""
+    lo = max(0, diag - (t - 1))
+    hi = min(diag, t - 1)
+    for q in prange(hi - lo + 1):
+        a = lo + q
+        b = diag - a
+        cwa, cta, ba = _bank_sums(side_a, side_b, a, b, t, first_to_bank, b_win, b_tie)
+        cwb, ctb, bb = _bank_sums(side_b, side_a, b, a, t, first_to_bank, a_win, a_tie)
+        det = 1.0 - ba * bb
+        ta = (cta + ba * ctb) / det
+        tb = ctb + bb * ta
+        wa = (cwa + ba * (1.0 - tb - cwb) - ba * bb * (1.0 - ta)) / det
+        wb = cwb + bb * (1.0 - wa - ta)
+        a_win[a, b] = wa
+        a_tie[a, b] = ta
+        b_win[b, a] = wb
+        b_tie[b, a] = tb
+
+
+# ---------------------------------------------------------------------------------
+# Policies as turn slices
+
+
+def _threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
+    """Bank table (rows, 7): bank at turn points p (units) with n dice left iff
+    p * 50 >= thr_n[n]; the last row banks with every n."""
+    p = np.arange(rows)[:, None] * POINT_UNIT
+    bank = np.zeros((rows, 7), dtype=np.uint8)
+    bank[:, 1:] = p >= thr_n[None, 1:]
+    bank[-1, 1:] = 1
+    return bank
+
+
+def _rows_for(points: int) -> int:
+    rows = points // POINT_UNIT + 2
+    if rows > MAX_SLICE_ROWS:
+        raise UserError(f"a policy that banks only from {points:,} turn points on cannot be "
+                        f"evaluated exactly (at most {(MAX_SLICE_ROWS - 2) * POINT_UNIT:,})")
+    return rows
+
+
+def _keep_all_slices(tables: list[np.ndarray], normal: np.ndarray, last: np.ndarray
+                     ) -> Slices:
+    rows = max(b.shape[0] for b in tables)
+    bank = np.ones((len(tables), rows, 7), dtype=np.uint8)
+    bank[:, :, 0] = 0
+    for s, b in enumerate(tables):
+        bank[s, :b.shape[0]] = b
+    return Slices(bank, np.zeros((1, 1, 7), np.float32), True, normal, last)
+
+
+def _threshold_slices(spec: PolicySpec, t: int, d_max: int) -> Slices:
+    thr = np.full(7, spec.params["threshold"], dtype=np.int64)
+    bank = _threshold_bank(thr, _rows_for(int(thr.max())))
+    return _keep_all_slices([bank], np.zeros((t, t), np.int64), np.zeros((t, d_max), np.int64))
+
+
+def _ai_slices(spec: PolicySpec, t: int, d_max: int) -> Slices:
+    """``ai``: one slice per threshold level (deficit steps) and, with ``chase``, per
+    last-round lead (the bank floor that beats the leader)."""
+    params = ai_params(spec)
+    keys: dict[tuple[int, ...], int] = {}
+    tables: list[np.ndarray] = []
+
+    def slice_of(deficit_units: int, floor: int) -> int:
+        thr = np.zeros(7, dtype=np.int64)
+        K.ai_thresholds(params, deficit_units * POINT_UNIT, floor, thr)
+        key = tuple(int(x) for x in thr[1:])
+        if key not in keys:
+            keys[key] = len(tables)
+            tables.append(_threshold_bank(thr, _rows_for(int(thr[1:].max()))))
+        return keys[key]
+
+    d = np.arange(t)[None, :] - np.arange(t)[:, None]  # opponent minus own
+    levels = {int(x): slice_of(int(x), 0) for x in np.unique(np.maximum(d, 0))}
+    normal = np.vectorize(levels.get, otypes=[np.int64])(np.maximum(d, 0))
+    chase = params[K.P_CHASE] != 0
+    lead = np.array([slice_of(k, k * POINT_UNIT + 1 if chase else 0) for k in range(d_max)],
+                    dtype=np.int64)
+    return _keep_all_slices(tables, normal, np.broadcast_to(lead, (t, d_max)).copy())
+
+
+def _table_slices(pt: PolicyTable, t: int, d_max: int) -> Slices:
+    """A :class:`PolicyTable`, slice by slice, with the kernel's index clamping."""
+    m_dim, o_dim, rows, _ = pt.value.shape
+    values = [pt.value.reshape(-1, rows, 7)]
+    banks = [pt.bank.reshape(-1, rows, 7)]
+    own = np.minimum(np.arange(t), m_dim - 1)[:, None]
+    normal = own * o_dim + np.minimum(np.arange(t), o_dim - 1)[None, :]
+    lead = np.arange(d_max)[None, :]
+    if pt.last_value is not None:
+        last = m_dim * o_dim + np.minimum(lead, pt.last_value.shape[0] - 1)
+        last = np.broadcast_to(last, (t, d_max))
+        values.append(pt.last_value)
+        banks.append(pt.last_bank)
+    else:  # the normal table, at the leader's total
+        leader = np.minimum(np.arange(t)[:, None] + lead, o_dim - 1)
+        last = own * o_dim + leader
+    return Slices(np.ascontiguousarray(np.concatenate(banks), dtype=np.uint8),
+                  np.ascontiguousarray(np.concatenate(values), dtype=np.float32), False,
+                  np.ascontiguousarray(normal, dtype=np.int64),
+                  np.ascontiguousarray(last, dtype=np.int64))
+
+
+def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: int
+            ) -> PolicySpec | PolicyTable:
+    """A policy as the evaluation reads it: a ``threshold-T`` or ``ai`` spec, or the
+    PolicyTable of an exact policy (solved or loaded from the cache)."""
+    from dicelab.farkle.exact import policy_table
+
+    if isinstance(policy, PolicyTable):
+        return policy
+    spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
+    if spec.game != "farkle":
+        raise UserError(f"policy '{spec.name}' is a {spec.game} policy; exact head to head "
+                        "of Farkle takes Farkle policies")
+    if spec.family in ("threshold", "ai"):
+        return spec
+    return policy_table(spec, rules, target, 2)
+
+
+def _normal_rows(policy: PolicySpec | PolicyTable) -> int:
+    """Rows of the policy's turns outside the last round (how far one turn can bank)."""
+    if isinstance(policy, PolicyTable):
+        return policy.value.shape[2]
+    if policy.family == "threshold":
+        return _rows_for(policy.params["threshold"])
+    p = policy.params
+    return _rows_for(p["base"] + p["step"] * p["max-steps"])
+
+
+def policy_slices(policy: PolicySpec | PolicyTable, target: int, d_max: int) -> Slices:
+    """The turn slices of a resolved two-seat policy (:func:`resolve`; last-round leads up
+    to ``d_max`` units)."""
+    t = target // POINT_UNIT
+    if isinstance(policy, PolicyTable):
+        return _table_slices(policy, t, d_max)
+    if policy.family == "threshold":
+        return _threshold_slices(policy, t, d_max)
+    return _ai_slices(policy, t, d_max)
+
+
+# ---------------------------------------------------------------------------------
+# The evaluation
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """P(win), P(tie), P(loss) of one policy from the start of a game."""
+
+    win: float
+    tie: float
+
+    @property
+    def loss(self) -> float:
+        return 1.0 - self.win - self.tie
+
+    @property
+    def score(self) -> float:
+        """P(win) + P(tie)/2."""
+        return self.win + 0.5 * self.tie
+
+    def to_dict(self) -> dict[str, float]:
+        return {"win": self.win, "tie": self.tie, "loss": self.loss, "score": self.score}
+
+
+@dataclass(frozen=True)
+class ExactPair:
+    """Two Farkle policies head to head, exactly: ``first`` is ``policy``'s outcome when it
+    moves first, ``second`` when ``opponent`` does; ``score`` averages the two seats."""
+
+    policy: str
+    opponent: str
+    rules: str
+    ending: str
+    target: int
+    first: Outcome
+    second: Outcome
+    elapsed_s: float
+    from_cache: bool
+    method: str = "exact"
+
+    @property
+    def score(self) -> float:
+        return 0.5 * (self.first.score + self.second.score)
+
+    @property
+    def verdict(self) -> str:
+        """``better``, ``worse`` or ``tie`` (the score within 1e-9 of one half)."""
+        if abs(self.score - 0.5) <= TIE_TOLERANCE:
+            return "tie"
+        return "better" if self.score > 0.5 else "worse"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy, "opponent": self.opponent, "method": self.method,
+                "rules": self.rules, "ending": self.ending, "target": self.target,
+                "first": self.first.to_dict(), "second": self.second.to_dict(),
+                "win_rate": 0.5 * (self.first.win + self.second.win),
+                "tie_rate": 0.5 * (self.first.tie + self.second.tie),
+                "score": self.score, "verdict": self.verdict,
+                "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
+
+
+def turn_outcomes(slices: Slices, rules: FarkleRules) -> _Side:
+    """Every slice's exact turn result, and the slices' maps (what the game needs)."""
+    sa = set_asides(rules)
+    n_slices, rows = slices.bank.shape[:2]
+    dist = np.zeros((n_slices, rows + sa.max_points + 1))
+    bust = np.zeros(n_slices)
+    _slice_distributions(sa.arrays(), slices.bank, slices.value, slices.keep_all, bust, dist)
+    tail = np.zeros((n_slices, dist.shape[1] + 1))
+    tail[:, :-1] = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
+    return _Side(bust, dist, tail, slices.normal, slices.last)
+
+
+def _name(policy: str | PolicySpec | PolicyTable) -> str:
+    if isinstance(policy, PolicyTable | PolicySpec):
+        return policy.name
+    return parse_policy(policy, "farkle").name
+
+
+def evaluate(policy_a, policy_b, rules: FarkleRules, target: int
+             ) -> dict[str, np.ndarray]:
+    """The game's values for every score pair: ``a_win[a, b]``, ``a_tie[a, b]`` (A to move
+    with A at ``a``, B at ``b`` units) and ``b_win[b, a]``, ``b_tie[b, a]`` (B to move)."""
+    t = target // POINT_UNIT
+    resolved = [resolve(p, rules, target) for p in (policy_a, policy_b)]
+    # a lead in the last round: below the target plus one turn's gain
+    d_max = t + max(_normal_rows(p) for p in resolved) + set_asides(rules).max_points + 2
+    slices = [policy_slices(p, target, d_max) for p in resolved]
+    side_a, side_b = (turn_outcomes(s, rules) for s in slices)
+    out = {k: np.zeros((t, t)) for k in ("a_win", "a_tie", "b_win", "b_tie")}
+    ftb = rules.ending_code == FIRST_TO_BANK
+    for diag in range(2 * t - 2, -1, -1):
+        _play_diagonal(diag, t, ftb, side_a, side_b, out["a_win"], out["a_tie"],
+                       out["b_win"], out["b_tie"])
+    return out
+
+
+def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpec | PolicyTable,
+               *, rules: str | FarkleRules | None = None, target: int | None = None,
+               ending: str | None = None, use_cache: bool = True) -> ExactPair:
+    """``policy`` against ``opponent`` in a two-seat Farkle game, exactly.
+
+    Named policies' evaluations are cached on disk (key: both names, the rules' content,
+    the target); a PolicyTable's are not.
+
+    >>> p = exact_pair("threshold-300", "threshold-300", target=1000)
+    >>> p.verdict, round(p.first.score + p.second.score, 12)
+    ('tie', 1.0)
+    """
+    rules = load_rules(rules, ending)
+    target = check_target(target)
+    a, b = _name(policy), _name(opponent)
+    t0 = time.perf_counter()
+
+    def build() -> dict[str, np.ndarray]:
+        return evaluate(policy, opponent, rules, target)
+
+    named = not any(isinstance(p, PolicyTable) for p in (policy, opponent))
+    if use_cache and named:
+        key = cache.entry_key("farkle-exact-pair", rules.name, rules.digest(), t=target,
+                              a=cache.text_digest([a, b])[:12])
+        arrays, from_cache = cache.cached(key, f"{FORMAT_VERSION}:{a}:{b}", build)
+    else:
+        arrays, from_cache = build(), False
+    first = Outcome(float(arrays["a_win"][0, 0]), float(arrays["a_tie"][0, 0]))
+    # B moves first: A wins when B loses
+    b_first = Outcome(float(arrays["b_win"][0, 0]), float(arrays["b_tie"][0, 0]))
+    second = Outcome(b_first.loss, b_first.tie)
+    return ExactPair(a, b, rules.name, rules.ending, target, first, second,
+                     time.perf_counter() - t0, from_cache)
+
+
+__all__ = ["ExactPair", "Outcome", "Slices", "evaluate", "exact_pair", "policy_slices",
+           "resolve", "turn_outcomes"]
