@@ -1,7 +1,8 @@
 """Slow, obviously-correct plain-Python Farkle: scorer, policies, games, exact values.
 
-Written from RULES.md §2-3 and the ScoringTable fields alone, without the compiled
-tables or the kernels, so the tests can check those against it.
+Written from RULES.md §2-3 and the FarkleRules fields alone (the points of each
+combination and the ending rule), without the set-aside encoding or the kernels, so the
+tests can check those against it. Set-asides are every subset of the roll's dice.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ import functools
 import itertools
 from collections import Counter
 
-from dicelab.farkle.scoring import ScoringTable
+from dicelab.farkle.rules import FarkleRules
 
 # --------------------------------------------------------------------------- scoring
 
 
-def kind_points(t: ScoringTable, face: int, k: int) -> int:
+def kind_points(t: FarkleRules, face: int, k: int) -> int:
     """Points of k (3..6) equal dice as one combination, 0 if not a combination."""
     three = t.three_of_a_kind[face]
     if k == 3:
@@ -27,7 +28,7 @@ def kind_points(t: ScoringTable, face: int, k: int) -> int:
     return 0
 
 
-def best_partition(t: ScoringTable, dice: tuple[int, ...]) -> int | None:
+def best_partition(t: FarkleRules, dice: tuple[int, ...]) -> int | None:
     """Best points of ``dice`` (any order) split entirely into combinations; None if impossible.
 
     The lowest die must belong to some combination: try each one containing it.
@@ -36,7 +37,7 @@ def best_partition(t: ScoringTable, dice: tuple[int, ...]) -> int | None:
 
 
 @functools.cache
-def _best(t: ScoringTable, dice: tuple[int, ...]) -> int | None:
+def _best(t: FarkleRules, dice: tuple[int, ...]) -> int | None:
     if not dice:
         return 0
     f = dice[0]
@@ -77,7 +78,7 @@ def _best(t: ScoringTable, dice: tuple[int, ...]) -> int | None:
     return max(options) if options else None
 
 
-def legal_setasides(t: ScoringTable, roll: tuple[int, ...]) -> dict[tuple[int, ...], int]:
+def legal_setasides(t: FarkleRules, roll: tuple[int, ...]) -> dict[tuple[int, ...], int]:
     """Every legal non-empty set-aside (sorted dice) of a roll with its points."""
     out = {}
     roll = tuple(sorted(roll))
@@ -91,7 +92,7 @@ def legal_setasides(t: ScoringTable, roll: tuple[int, ...]) -> dict[tuple[int, .
     return out
 
 
-def best_by_size(t: ScoringTable, roll: tuple[int, ...]) -> dict[int, int]:
+def best_by_size(t: FarkleRules, roll: tuple[int, ...]) -> dict[int, int]:
     """For each set-aside size k with a legal set-aside: the most points."""
     out: dict[int, int] = {}
     for sub, p in legal_setasides(t, roll).items():
@@ -99,7 +100,24 @@ def best_by_size(t: ScoringTable, roll: tuple[int, ...]) -> dict[int, int]:
     return out
 
 
-def all_scoring(t: ScoringTable, roll) -> tuple[int, int]:
+def dice_left(rolled: int, kept: int) -> int:
+    """Dice to roll next: the rest, or all six after hot dice."""
+    return 6 if kept == rolled else rolled - kept
+
+
+def setaside_options(t: FarkleRules, roll) -> list[tuple[int, int]]:
+    """Every distinct (points, dice left to roll) of the roll's legal set-asides, sorted
+    by points, then dice left, both descending; [] for a bust."""
+    return list(_options(t, tuple(sorted(roll))))
+
+
+@functools.cache
+def _options(t: FarkleRules, roll: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted({(p, dice_left(len(roll), len(sub)))
+                         for sub, p in legal_setasides(t, roll).items()}, reverse=True))
+
+
+def all_scoring(t: FarkleRules, roll) -> tuple[int, int]:
     """(dice kept, points) of "set aside all scoring dice": the largest legal set-aside,
     most points among those; (0, 0) for a bust."""
     by = best_by_size(t, tuple(roll))
@@ -109,7 +127,7 @@ def all_scoring(t: ScoringTable, roll) -> tuple[int, int]:
     return k, by[k]
 
 
-def bust_probability(t: ScoringTable, n: int) -> float:
+def bust_probability(t: FarkleRules, n: int) -> float:
     """Exact bust risk of n dice by enumerating all 6**n ordered rolls."""
     busts = 0
     cache: dict[tuple[int, ...], bool] = {}
@@ -130,7 +148,7 @@ def roll_distribution(n: int) -> dict[tuple[int, ...], float]:
 # --------------------------------------------------------------------------- exact values
 
 
-def threshold_turn_distribution(t: ScoringTable, threshold: int) -> dict[int, float]:
+def threshold_turn_distribution(t: FarkleRules, threshold: int) -> dict[int, float]:
     """Exact distribution of the banked points of one threshold-T turn (0 = bust)."""
     dists = {n: roll_distribution(n) for n in range(1, 7)}
     scored = {n: {r: all_scoring(t, r) for r in dists[n]} for n in range(1, 7)}
@@ -209,7 +227,7 @@ def _clamp(i, dim):
     return max(0, min(i, dim - 1))
 
 
-def play_turn(t: ScoringTable, policy, dice: FaceStream, my_total: int, best_opp: int,
+def play_turn(t: FarkleRules, policy, dice: FaceStream, my_total: int, best_opp: int,
               last_round: bool, leader: int, log: dict) -> int:
     n, tp = 6, 0
     log["turns"] += 1
@@ -217,8 +235,8 @@ def play_turn(t: ScoringTable, policy, dice: FaceStream, my_total: int, best_opp
         roll = dice.roll(n)
         log["rolls"] += 1
         log["rolls_n"][n] += 1
-        by = best_by_size(t, roll)
-        if not by:
+        options = setaside_options(t, roll)
+        if not options:
             log["bust_rolls"] += 1
             log["bust_turns"] += 1
             log["busts_n"][n] += 1
@@ -226,9 +244,8 @@ def play_turn(t: ScoringTable, policy, dice: FaceStream, my_total: int, best_opp
         if isinstance(policy, Table):
             pt = policy.pt
             best = None
-            for k, pts in by.items():
+            for pts, n2 in options:
                 tp2 = tp + pts
-                n2 = n - k if k < n else 6
                 p = _clamp(tp2 // 50, pt.value.shape[2])
                 if last_round and pt.last_value is not None:
                     d = _clamp((leader - my_total) // 50, pt.last_value.shape[0])
@@ -269,8 +286,15 @@ def new_log():
             "rolls_n": Counter(), "busts_n": Counter()}
 
 
-def play_game(t: ScoringTable, policies, dice: FaceStream, target: int, start: int):
-    """One game; returns (totals, per-seat logs, trigger seat)."""
+def play_game(t: FarkleRules, policies, dice: FaceStream, target: int, start: int,
+              ending: str | None = None):
+    """One game; returns (totals, per-seat logs, trigger seat).
+
+    ``ending`` (default: the rules'): ``last-round``, the first seat to bank at least the
+    target triggers one more turn of every other seat; ``first-to-bank``, it wins at once.
+    """
+    ending = t.ending if ending is None else ending
+    assert ending in ("last-round", "first-to-bank")
     s_count = len(policies)
     totals = [0] * s_count
     logs = [new_log() for _ in policies]
@@ -284,6 +308,8 @@ def play_game(t: ScoringTable, policies, dice: FaceStream, target: int, start: i
         totals[seat] += pts
         if trigger is None and totals[seat] >= target:
             trigger = seat
+            if ending == "first-to-bank":
+                return totals, logs, trigger
         seat = (seat + 1) % s_count
         if seat == trigger:
             return totals, logs, trigger
@@ -294,3 +320,63 @@ def outcome(totals):
     top = max(totals)
     n_top = totals.count(top)
     return ["loss" if x < top else ("win" if n_top == 1 else "tie") for x in totals]
+
+
+# --------------------------------------------------------------------------- duels
+
+
+def threshold_duel(t: FarkleRules, thresholds: tuple[int, int], target: int,
+                   ending: str) -> tuple[float, float]:
+    """(P(seat 0 wins), P(tie)) of a game of two threshold seats, seat 0 moving first.
+
+    The turns are independent draws from the exact turn distributions of
+    :func:`threshold_turn_distribution`; the game is solved over the totals from the top
+    down. A pair of totals is met again after busts (the mover busts, then the other
+    seat), a cycle solved in closed form: ``f0 = c0 + B0 f1``, ``f1 = c1 + B1 f0``.
+    """
+    dists = [threshold_turn_distribution(t, thr) for thr in thresholds]
+    busts = [d.get(0, 0.0) for d in dists]
+    banks = [[(x, p) for x, p in d.items() if x > 0] for d in dists]
+
+    def last_turn(mover: int, own: int, leader: int) -> tuple[float, float]:
+        """(P(seat 0 wins), P(tie)) when ``mover`` plays the last turn from ``own`` against
+        the trigger's total ``leader``."""
+        beat = busts[mover] * (own > leader)
+        tie = busts[mover] * (own == leader)
+        for x, p in banks[mover]:
+            beat += p * (own + x > leader)
+            tie += p * (own + x == leader)
+        lose = 1.0 - beat - tie
+        return (beat if mover == 0 else lose), tie
+
+    # f[s][(x, y)] = (P(seat 0 wins), P(tie)) with seat s to move, totals x (seat 0), y
+    f: list[dict[tuple[int, int], tuple[float, float]]] = [{}, {}]
+    totals = range(0, target, 50)
+    for total in range(2 * (target - 50), -1, -50):
+        for x in totals:
+            y = total - x
+            if not 0 <= y < target:
+                continue
+            c = []
+            for s in (0, 1):
+                w = tie = 0.0
+                own, other = (x, y) if s == 0 else (y, x)
+                for v, p in banks[s]:
+                    if own + v >= target:
+                        if ending == "first-to-bank":
+                            dw, dt = float(s == 0), 0.0
+                        else:
+                            dw, dt = last_turn(1 - s, other, own + v)
+                    else:
+                        nxt = (own + v, other) if s == 0 else (other, own + v)
+                        dw, dt = f[1 - s][nxt]
+                    w += p * dw
+                    tie += p * dt
+                c.append((w, tie))
+            b0, b1 = busts
+            # f0 = c0 + b0 f1, f1 = c1 + b1 f0 (componentwise)
+            f0 = tuple((c[0][k] + b0 * c[1][k]) / (1 - b0 * b1) for k in range(2))
+            f1 = tuple(c[1][k] + b1 * f0[k] for k in range(2))
+            f[0][(x, y)] = f0
+            f[1][(x, y)] = f1
+    return f[0][(0, 0)]

@@ -4,8 +4,9 @@ which draws each game of a chunk gets, independent of the kernel's columns and m
 A chunk plays its games in ``lanes`` lanes. Each pass, every lane (in lane order)
 draws one roll from the chunk's one generator: a number ``u < 6**n`` whose base-6
 digits are the faces. A lane's game is a plain-Python game (``all_scoring`` of
-:mod:`naive_farkle`, bank at the threshold, the last round, the round cap); when it
-ends, the lane takes the chunk's next game (games are handed out in lane order), or,
+:mod:`naive_farkle`, bank at the threshold, the ending rule -- the last round, or the
+first to bank the target wins at once -- and the round cap); when it ends, the lane
+takes the chunk's next game (games are handed out in lane order), or,
 when none is left, retires: it plays the turn that would have come next with that seat's
 threshold, then turns of 50 points (solitaire: its threshold), and its draws go on
 until the chunk's last game ends. Booked as the kernel books: per seat wins, ties,
@@ -43,7 +44,8 @@ def _turn(t, threshold: int, log: dict | None):
             return points
 
 
-def _game(t, thresholds, first: int, target: int, max_rounds: int, result: dict):
+def _game(t, thresholds, first: int, target: int, max_rounds: int, ending: str,
+          result: dict):
     """A whole game as a generator; fills ``result`` (totals, logs, trigger, capped)."""
     n_seats = len(thresholds)
     totals = [0] * n_seats
@@ -55,7 +57,8 @@ def _game(t, thresholds, first: int, target: int, max_rounds: int, result: dict)
         totals[seat] += yield from _turn(t, thresholds[seat], logs[seat])
         played += 1
         if trig is None and totals[seat] >= target:
-            trig, left = seat, n_seats - 1  # every other seat plays once more
+            # every other seat plays once more, or none (the trigger has won)
+            trig, left = seat, 0 if ending == "first-to-bank" else n_seats - 1
         elif trig is not None:
             left -= 1
         over = trig is not None and left == 0
@@ -75,8 +78,10 @@ def _retired(t, thresholds, seat: int):
 
 
 def play_chunk(t, thresholds, target: int, state, first_game: int, n_games: int,
-               lanes: int, first_seat: int, max_rounds: int) -> dict:
+               lanes: int, first_seat: int, max_rounds: int, ending: str = "last-round"
+               ) -> dict:
     """Play one chunk's games; returns per seat sums and the games and capped games."""
+    assert ending in ("last-round", "first-to-bank")
     n_seats = len(thresholds)
     rng = Xoshiro(state)
     sums = [Counter() for _ in range(n_seats)]
@@ -88,7 +93,7 @@ def play_chunk(t, thresholds, target: int, state, first_game: int, n_games: int,
         first = first_seat if first_seat >= 0 else (first_game + started) % n_seats
         started += 1
         lane_results[lane] = {}
-        g = _game(t, thresholds, first, target, max_rounds, lane_results[lane])
+        g = _game(t, thresholds, first, target, max_rounds, ending, lane_results[lane])
         return g, g.send(None)
 
     n_lanes = min(lanes, n_games)

@@ -1,9 +1,11 @@
 """The threshold "lanes" kernel: its outcome table against the plain-Python scorer, bit
-identity with the general kernel (lanes=1), reproducibility and statistics with LANES,
-and the runner's choice of kernel."""
+identity with the general kernel (lanes=1) under both endings, the plain-Python model of
+the lane schedule (tests/naive_lanes), reproducibility and statistics with the product's
+lane counts, and the runner's choice of kernel."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import naive_farkle as nf
@@ -13,17 +15,20 @@ import numpy as np
 import pytest
 from numba_threads import with_threads
 
+from dicelab import config, runner
+from dicelab.config import CHUNK_GAMES, FARKLE_LANES, FARKLE_SOLO_LANES
 from dicelab.dice import POW6
+from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle import lanes
 from dicelab.farkle import simulate as fsim
 from dicelab.farkle.policies import seat_arrays
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.scoring import PRESETS, compile_table, load_scoring
-from dicelab.farkle.simulate import scoring_arrays, simulate_farkle
+from dicelab.farkle.rules import ENDINGS, PRESETS, FarkleRules, load_rules, set_asides
+from dicelab.farkle.simulate import simulate_farkle
 from dicelab.farkle.turn_dp import threshold_distribution
 from dicelab.registry import parse_policy
-from dicelab.seeding import CHUNK_GAMES, chunk_bounds, chunk_states
+from dicelab.seeding import chunk_bounds, chunk_states
 from dicelab.stats import ratio_estimate
 
 #: A table of one's own: doubling n of a kind, custom triples and singles, no two triplets.
@@ -43,7 +48,7 @@ two-triplets = 0
 def house(tmp_path_factory):
     f = tmp_path_factory.mktemp("rules") / "house.toml"
     f.write_text(HOUSE_TOML)
-    return load_scoring(str(f))
+    return load_rules(str(f))
 
 
 def table_of(rules, house):
@@ -84,8 +89,9 @@ def test_nonzero_bits8_refuses_arrays_it_cannot_read_as_one_vector():
 
 
 def test_lane_halves_are_whole_groups_of_eight_for_the_flag_bits():
-    for w in (lanes.LANES, lanes.SOLO_LANES):
+    for w in (FARKLE_LANES, FARKLE_SOLO_LANES):
         assert w % 16 == 0 and w <= 36  # halves of 8k lanes; a lane's bit below 2**36
+    assert [lanes.lanes_for(n) for n in range(1, 8)] == [FARKLE_SOLO_LANES] + [FARKLE_LANES] * 6
 
 
 # ----------------------------------------------------------------------- outcome table
@@ -94,8 +100,7 @@ def test_lane_halves_are_whole_groups_of_eight_for_the_flag_bits():
 @pytest.mark.parametrize("rules", ["default", "basic", "ones-300", "house"])
 def test_outcome_table_matches_the_naive_scorer_for_every_raw_draw(rules, house):
     table = table_of(rules, house)
-    _, max_keep, all_score = scoring_arrays(compile_table(table))
-    code = lanes.outcome_table(max_keep, all_score)
+    code = lanes.outcome_table(set_asides(table))
     # raw draw u of n dice at 6**n + u: the draw's bound is where its outcomes start
     assert code.dtype == np.int32 and code.shape == (2 * int(POW6[6]),)
     by_roll: dict[tuple[int, ...], int] = {}
@@ -124,46 +129,58 @@ def test_outcome_table_matches_the_naive_scorer_for_every_raw_draw(rules, house)
         assert set(np.unique(scoring & 63).tolist()) <= {0, 9, 18, 27, 36, 45}
 
 
+def _single_one(points):
+    """Rules under which only a single 1 scores, worth ``points``."""
+    return FarkleRules(name=f"one-{points}", singles=(0, points, 0, 0, 0, 0, 0),
+                       three_of_a_kind=(0,) * 7, n_of_a_kind_mode="none",
+                       n_of_a_kind=(0, 0, 0), straight=0, three_pairs=0,
+                       four_and_pair_as_three_pairs=False, two_triplets=0)
+
+
 def test_outcome_table_refuses_scores_it_cannot_pack():
-    _, max_keep, all_score = scoring_arrays(compile_table(PRESETS["default"]))
     with pytest.raises(ValueError, match="too large"):
-        lanes.outcome_table(max_keep, all_score * 0 + 50 * lanes.MAX_ROLL_POINTS + 50)
-    lanes.outcome_table(max_keep, all_score * 0 + 50 * lanes.MAX_ROLL_POINTS)  # the largest
+        lanes.outcome_table(set_asides(_single_one(50 * lanes.MAX_ROLL_POINTS + 50)))
+    # the largest: a roll of six 1s scores six times a single 1
+    code = lanes.outcome_table(set_asides(_single_one(50 * (lanes.MAX_ROLL_POINTS // 6))))
+    assert (code >> 7).max() == lanes._BUST
+    assert (code >> 7)[(code >> 7) < lanes._BUST].max() == 6 * (lanes.MAX_ROLL_POINTS // 6)
     # ... and with it, a scoring turn of the highest threshold stays below a bust
     assert lanes.MAX_LANE_TURN_ROLLS - 1 + lanes.MAX_ROLL_POINTS < lanes._BUSTED
-    with pytest.raises(ValueError, match="multiples of 50"):
-        lanes.outcome_table(max_keep, all_score + 25)
+    # scores are whole units of 50 (the encoding refuses the rest)
+    with pytest.raises(UserError, match="multiple of 50"):
+        set_asides(_single_one(125))
 
 
 # ----------------------------------------------------------------------- lanes=1 == general
 
 
 def kernel_inputs(names, table, target):
-    sa = seat_arrays([parse_policy(n) for n in names], table, target)
-    assert (sa.kinds == K.THRESHOLD).all()
-    arrays = scoring_arrays(compile_table(table))
-    thr = np.ascontiguousarray(sa.params[:, K.P_THRESHOLD])
-    return sa, arrays, thr, lanes.outcome_table(arrays[1], arrays[2])
+    """The general kernel's seats and rolls, and the lanes kernel's thresholds and
+    outcome table, for all-threshold seats."""
+    seats = seat_arrays([parse_policy(n) for n in names], table, target)
+    assert (seats.kinds == K.THRESHOLD).all()
+    sa = set_asides(table)
+    thr = np.ascontiguousarray(seats.params[:, K.P_THRESHOLD])
+    return seats, sa.arrays(), thr, lanes.outcome_table(sa)
 
 
 def zeros(n_chunks, n_seats, target):
-    bins = (target + fsim.HIST_HEADROOM) // 50 + 1
+    bins = (target + config.HIST_HEADROOM) // 50 + 1
     return (np.zeros((n_chunks, n_seats, K.N_STATS), np.int64),
             np.zeros((n_chunks, n_seats, bins), np.int64),
             np.zeros((n_chunks, K.N_CHUNK_COUNTERS), np.int64))
 
 
-def run_both(names, table, target, games, seed, first_seat, n_lanes=1):
+def run_both(names, table, target, games, seed, first_seat, n_lanes=1, ending="last-round"):
     """(general kernel, lanes kernel) outputs (stats, hist, counters) on the same chunks."""
-    sa, arrays, thr, out = kernel_inputs(names, table, target)
+    seats, rolls, thr, out = kernel_inputs(names, table, target)
     bounds = chunk_bounds(games)
     states = chunk_states(seed, 0, len(bounds) - 1)
-    s = sa.n_seats
-    general = zeros(len(states), s, target)
-    K.run_chunks(states.copy(), bounds, s, first_seat, target, *sa.kernel_args(), *arrays,
-                 *general)
-    fast = zeros(len(states), s, target)
-    lanes.run_chunks(states.copy(), bounds, s, first_seat, target, thr, out, n_lanes, *fast)
+    game = K.Game(len(names), first_seat, target, ENDINGS[ending])
+    general = zeros(len(states), len(names), target)
+    K.run_chunks(states.copy(), bounds, game, seats, rolls, *general)
+    fast = zeros(len(states), len(names), target)
+    lanes.run_chunks(states.copy(), bounds, game, thr, out, n_lanes, *fast)
     return general, fast
 
 
@@ -187,64 +204,76 @@ LANES1_CASES = {
 }
 
 
+@pytest.mark.parametrize("ending", list(ENDINGS))
 @pytest.mark.parametrize("case", list(LANES1_CASES))
-def test_one_lane_is_bit_identical_to_the_general_kernel(case, house):
+def test_one_lane_is_bit_identical_to_the_general_kernel(case, ending, house):
     names, rules, target, games, first = LANES1_CASES[case]
     general, fast = run_both(names, table_of(rules, house), target, games, seed=len(case),
-                             first_seat=first)
+                             first_seat=first, ending=ending)
     for g, f in zip(general, fast, strict=True):
         np.testing.assert_array_equal(f, g)
     stats, _, counters = fast
     assert counters[:, K.C_GAMES].sum() == games and counters[:, K.C_CAPPED].sum() == 0
     assert stats[:, :, K.ST_TURNS].sum() > 0
+    if ending == "first-to-bank":  # one winner per game, the seat that reached the target
+        np.testing.assert_array_equal(stats[:, :, K.ST_WINS], stats[:, :, K.ST_TRIGGERS])
+        assert stats[:, :, K.ST_TIES].sum() == 0 and stats[:, :, K.ST_WINS].sum() == games
 
 
 TOP = f"threshold-{lanes.MAX_THRESHOLD}"  # the highest threshold the lanes kernel plays
 
 
-def test_one_lane_is_bit_identical_when_games_hit_the_round_cap():
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_one_lane_is_bit_identical_when_games_hit_the_round_cap(ending):
     # nobody banks (no turn reaches 52 million here), so both games run 5000 rounds: the
     # packed counters are emptied many times on the way
     general, fast = run_both([TOP, TOP], PRESETS["default"], 50, games=2, seed=1,
-                             first_seat=-1)
+                             first_seat=-1, ending=ending)
     for g, f in zip(general, fast, strict=True):
         np.testing.assert_array_equal(f, g)
     stats, _, counters = fast
     assert counters[:, K.C_CAPPED].sum() == 2
-    assert stats[:, :, K.ST_TURNS].sum() == 2 * 2 * K.MAX_ROUNDS
-    assert stats[:, :, K.ST_ROLLS].sum() > 2 * 2 * K.MAX_ROUNDS  # > 511 rolls of a count
+    assert stats[:, :, K.ST_TURNS].sum() == 2 * 2 * config.MAX_ROUNDS
+    assert stats[:, :, K.ST_ROLLS].sum() > 2 * 2 * config.MAX_ROUNDS  # > 511 of a count
 
 
 ONES_ONLY_TOML = ('name = "ones-only"\nbase = "basic"\nsingles = {1 = 50}\n'
                   'three-of-a-kind = {1 = 0, 2 = 0, 3 = 0, 4 = 0, 5 = 0, 6 = 0}\n')
 
 
+@pytest.mark.parametrize("ending", list(ENDINGS))
 @pytest.mark.parametrize(("n_seats", "target", "games"), [(2, 251_000, 1500),
                                                           (3, 252_000, 1000)])
 def test_one_lane_is_bit_identical_when_the_last_round_meets_the_round_cap(
-        n_seats, target, games, tmp_path):
+        n_seats, target, games, ending, tmp_path):
     # only single 1s score, 50 points each: threshold-50 seats gain 50 points a turn on
     # average, so the target is reached around round 5000 (the cap) and some games are
     # triggered so late that the cap comes before the last round ends (capped games
-    # with a seat at the target, which the general kernel's totals show)
+    # with a seat at the target, which the general kernel's totals show); under
+    # first-to-bank a game that reaches the target ends there, and is never capped
     f = tmp_path / "ones.toml"
     f.write_text(ONES_ONLY_TOML)
-    table = load_scoring(str(f))
+    table = load_rules(str(f))
     names = ["threshold-50"] * n_seats
-    general, fast = run_both(names, table, target, games, seed=11, first_seat=-1)
+    general, fast = run_both(names, table, target, games, seed=11, first_seat=-1,
+                             ending=ending)
     for g, x in zip(general, fast, strict=True):
         np.testing.assert_array_equal(x, g)
-    sa, arrays, _, _ = kernel_inputs(names, table, target)
+    seats, rolls, _, _ = kernel_inputs(names, table, target)
     assert games <= CHUNK_GAMES  # one chunk: the same games as run_both's
     totals = np.zeros((games, n_seats), np.int64)
     probe = zeros(1, n_seats, target)
     K._run_chunk(chunk_states(11, 0, 1)[0].copy(), np.zeros(0, np.int64),
-                 np.zeros(2, np.int64), 0, games, n_seats, -1, target, *sa.kernel_args(),
-                 *arrays, probe[0][0], probe[1][0], probe[2][0], totals)
+                 np.zeros(2, np.int64), 0, games, K.Game(n_seats, -1, target, ENDINGS[ending]),
+                 seats, rolls, K.Tally(probe[0][0], probe[1][0], probe[2][0]), totals)
+    np.testing.assert_array_equal(probe[0][0], fast[0][0])
     capped = int(fast[2][:, K.C_CAPPED].sum())
     reached = int((totals.max(axis=1) >= target).sum())
     assert 0 < capped < games
-    assert reached > games - capped  # the cap cut some last rounds short
+    if ending == "last-round":
+        assert reached > games - capped  # the cap cut some last rounds short
+    else:
+        assert reached == games - capped
 
 
 def test_one_lane_is_bit_identical_when_a_counter_fills_in_the_middle_of_a_turn(tmp_path):
@@ -256,7 +285,7 @@ def test_one_lane_is_bit_identical_when_a_counter_fills_in_the_middle_of_a_turn(
                  '6 = 50}\n')
     for names in (["threshold-1000000", "threshold-1000000"],
                   ["threshold-100", "threshold-1000000", "threshold-200"]):
-        general, fast = run_both(names, load_scoring(str(f)), 10_000, games=3, seed=5,
+        general, fast = run_both(names, load_rules(str(f)), 10_000, games=3, seed=5,
                                  first_seat=-1)
         for g, x in zip(general, fast, strict=True):
             np.testing.assert_array_equal(x, g)
@@ -265,7 +294,7 @@ def test_one_lane_is_bit_identical_when_a_counter_fills_in_the_middle_of_a_turn(
 
 def test_thresholds_above_the_lanes_limit_go_to_the_general_kernel():
     # a threshold-T turn has at most T / 50 rolls: below the general kernel's turn cap
-    assert lanes.MAX_THRESHOLD == 50 * (K.MAX_TURN_ROLLS - 1)
+    assert lanes.MAX_THRESHOLD == 50 * (config.MAX_TURN_ROLLS - 1)
     # and a bust still ends a turn of the highest threshold (surplus >= _BUSTED)
     assert lanes._BUST - lanes.MAX_THRESHOLD // 50 >= lanes._BUSTED
     assert fsim.kernel_for([parse_policy("threshold-30000")]) == fsim.lanes_kernel(1)
@@ -279,43 +308,46 @@ def test_thresholds_above_the_lanes_limit_go_to_the_general_kernel():
 
 
 @pytest.mark.parametrize(("thr", "n_lanes", "match"), [
-    ([300], lanes.SOLO_LANES + 1, "lanes"),
-    ([300, 300], lanes.LANES + 1, "lanes"),
+    ([300], FARKLE_SOLO_LANES + 1, "lanes"),
+    ([300, 300], FARKLE_LANES + 1, "lanes"),
     ([300], 0, "lanes"),
     ([300, 300], 1, "seat"),  # (claims one seat more than it has thresholds)
     ([325], 1, "thresholds"),
     ([0], 1, "thresholds"),
+    ([lanes.MAX_THRESHOLD + 50], 1, "thresholds"),
 ])
 def test_the_lanes_kernel_refuses_what_it_has_no_columns_for(thr, n_lanes, match):
     _, _, _, out = kernel_inputs(["threshold-300"], PRESETS["default"], 10_000)
     bounds = chunk_bounds(10)
     seats = len(thr) + 1 if match == "seat" else len(thr)
     with pytest.raises(ValueError, match=match):
-        lanes.run_chunks(chunk_states(1, 0, 1), bounds, seats, -1, 10_000,
+        lanes.run_chunks(chunk_states(1, 0, 1), bounds, K.Game(seats, -1, 10_000, 0),
                          np.array(thr, np.int64), out, n_lanes, *zeros(1, len(thr), 10_000))
 
 
 # ----------------------------------------------------------------------- LANES
 
 
-def test_lanes_results_do_not_depend_on_threads_or_batches(monkeypatch):
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_lanes_results_do_not_depend_on_threads_or_batches(ending):
     seats = [parse_policy("threshold-300"), parse_policy("threshold-500")]
     games = 3 * CHUNK_GAMES + 5  # the last chunk has fewer games than lanes
 
     def run():
-        return simulate_farkle(seats, games=games, seed=77, target=5000)
+        return simulate_farkle(seats, games=games, seed=77, target=5000, ending=ending)
 
     a = with_threads(1, run)
     b = with_threads(2, run)
-    monkeypatch.setattr(fsim, "BATCH_CHUNKS", 1)
-    c = with_threads(2, run)
-    for x in (b, c):
-        assert x.kernel == fsim.lanes_kernel(2) == "lanes-16"
-        np.testing.assert_array_equal(a.stats, x.stats)
-        np.testing.assert_array_equal(a.hist, x.hist)
-        np.testing.assert_array_equal(a.counters, x.counters)
-    s0, s1 = a.to_dict()["seats"]
-    assert s0["wins"] + s1["wins"] + s0["ties"] == games
+    assert a.kernel == b.kernel == fsim.lanes_kernel(2) == "lanes-16"
+    plan = fsim.FarklePlan(tuple(seats), load_rules(None, ending), 5000, 77, games)
+    c = with_threads(2, lambda: runner.run_plan(dataclasses.replace(plan, batch_chunks=1)))
+    for x in (b.stats, b.hist, b.counters), (c["stats"], c["hist"], c["counters"]):
+        np.testing.assert_array_equal(a.stats, x[0])
+        np.testing.assert_array_equal(a.hist, x[1])
+        np.testing.assert_array_equal(a.counters, x[2])
+    s0, s1 = a.seat(0), a.seat(1)
+    assert s0.wins + s1.wins + s0.ties == games
+    assert (s0.ties == 0) == (ending == "first-to-bank")
 
 
 def points_per_turn(stats, games):
@@ -340,7 +372,26 @@ def test_lanes_play_other_games_with_the_same_distribution():
     assert abs(a.mean - b.mean) < 4 * np.hypot(a.se, b.se)
 
 
-def assert_consistent(stats, hist, counters, games):
+@pytest.mark.slow
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_two_seat_win_and_tie_rates_agree_with_the_exact_duel(ending):
+    """Both kernels, the lanes kernel with its product lane count, against the exact
+    P(win) and P(tie) of the two threshold policies (naive_farkle.threshold_duel)."""
+    names = ["threshold-300", "threshold-500"]
+    win, tie = nf.threshold_duel(PRESETS["default"], (300, 500), 2000, ending)
+    assert (tie == 0.0) == (ending == "first-to-bank")
+    games = 4 * CHUNK_GAMES
+    general, fast = run_both(names, PRESETS["default"], 2000, games, seed=13, first_seat=0,
+                             n_lanes=lanes.lanes_for(2), ending=ending)
+    for stats, _, _ in (general, fast):
+        st = stats.sum(axis=0)
+        for count, p in ((st[0, K.ST_WINS], win), (st[0, K.ST_TIES], tie),
+                         (st[1, K.ST_WINS], 1 - win - tie)):
+            assert abs(count - games * p) <= 4 * np.sqrt(games * p * (1 - p)) + 1e-9
+    assert not np.array_equal(general[0], fast[0])
+
+
+def assert_consistent(stats, hist, counters, games, ending="last-round"):
     """Statistics a lane run must agree on: nothing booked twice, nothing from a retired
     lane (which keeps rolling, unbooked, until its chunk ends)."""
     st = stats.sum(axis=0)
@@ -353,17 +404,24 @@ def assert_consistent(stats, hist, counters, games):
     np.testing.assert_array_equal(st[:, K.ST_BUST_ROLLS], st[:, K.ST_BUST_TURNS])
     assert st[:, K.ST_TRIGGERS].sum() + counters[:, K.C_CAPPED].sum() == games
     assert st[:, K.ST_WINS].sum() <= games <= st[:, K.ST_WINS].sum() + st[:, K.ST_TIES].sum()
+    if ending == "first-to-bank":  # the trigger wins, nobody ties
+        assert st[:, K.ST_TIES].sum() == 0
+        if len(st) > 1:
+            np.testing.assert_array_equal(st[:, K.ST_WINS], st[:, K.ST_TRIGGERS])
 
 
+@pytest.mark.parametrize("ending", list(ENDINGS))
 @pytest.mark.parametrize(("names", "target", "games"), [
     (["threshold-300"], 10_000, CHUNK_GAMES + 77),
     (["threshold-50", "threshold-2000", "threshold-350"], 5000, 3000),
+    (["threshold-100", "threshold-250", "threshold-400", "threshold-800", "threshold-1200",
+      "threshold-300", "threshold-600"], 3000, 1000),
     ([TOP, TOP], 50, 20),  # all hit the round cap; 12 lanes retire after 1 game
 ])
-def test_lane_runs_book_every_game_once(names, target, games):
+def test_lane_runs_book_every_game_once(names, target, games, ending):
     _, fast = run_both(names, PRESETS["default"], target, games, seed=11, first_seat=-1,
-                       n_lanes=lanes.lanes_for(len(names)))
-    assert_consistent(*fast, games)
+                       n_lanes=lanes.lanes_for(len(names)), ending=ending)
+    assert_consistent(*fast, games, ending)
 
 
 def test_retired_lanes_book_nothing(tmp_path):
@@ -374,7 +432,7 @@ def test_retired_lanes_book_nothing(tmp_path):
     f = tmp_path / "all-score.toml"
     f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '
                  '6 = 50}\n')
-    general, fast = run_both([TOP], load_scoring(str(f)), 10_000, games=20, seed=2,
+    general, fast = run_both([TOP], load_rules(str(f)), 10_000, games=20, seed=2,
                              first_seat=-1, n_lanes=16)
     stats, hist, counters = fast
     assert_consistent(stats, hist, counters, 20)
@@ -427,8 +485,10 @@ def test_simulate_farkle_picks_lanes_only_for_all_threshold_seats(seats, kernel)
     assert r.manifest()["kernel"] == kernel and r.to_dict()["kernel"] == kernel
     plan = fsim.FarklePlan(tuple(specs), PRESETS["default"], 2000, 1, 500)
     assert plan.kernel == kernel
-    assert (plan.outcome_table() is not None) == (kernel != fsim.GENERAL_KERNEL)
-    assert plan.outcome_table() is plan.outcome_table()  # built once per plan
+    built = plan.built()
+    assert built.kernel == kernel and plan.built() is built  # built once per plan
+    assert (built.outcomes is not None) == (kernel != fsim.GENERAL_KERNEL)
+    assert (built.thr is not None) == (kernel != fsim.GENERAL_KERNEL)
 
 
 def test_lanes_run_through_the_runner_is_the_lanes_kernel_on_the_same_chunks():
@@ -462,34 +522,42 @@ def test_warm_up_compiles_the_kernel_that_runs_with_the_real_argument_types(
     assert len(calls) == 2 and calls[0] == calls[1]  # same types: nothing compiles on the clock
 
 
-def test_lanes_runs_are_identical_on_a_dask_cluster(monkeypatch):
+def test_lanes_runs_are_identical_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
-    monkeypatch.setattr(fsim, "BATCH_CHUNKS", 1)  # several tasks
     seats = [parse_policy("threshold-300"), parse_policy("threshold-800")]
     games = 2 * CHUNK_GAMES + 9
-    local = simulate_farkle(seats, games=games, seed=31, target=5000)
+    local = simulate_farkle(seats, games=games, seed=31, target=5000, ending="first-to-bank")
+    plan = fsim.FarklePlan(tuple(seats), load_rules(None, "first-to-bank"), 5000, 31, games,
+                           batch_chunks=1)  # several tasks
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
-        dask = simulate_farkle(seats, games=games, seed=31, target=5000, client=client)
+        dask = simulate_farkle(seats, games=games, seed=31, target=5000, client=client,
+                               ending="first-to-bank")
+        tasks = runner.run_plan(plan, client=client)
     assert local.kernel == dask.kernel == fsim.lanes_kernel(2)
     assert dask.manifest()["kernel"] == fsim.lanes_kernel(2)
-    np.testing.assert_array_equal(local.stats, dask.stats)
-    np.testing.assert_array_equal(local.hist, dask.hist)
-    np.testing.assert_array_equal(local.counters, dask.counters)
+    for got in ((dask.stats, dask.hist, dask.counters),
+                (tasks["stats"], tasks["hist"], tasks["counters"])):
+        np.testing.assert_array_equal(local.stats, got[0])
+        np.testing.assert_array_equal(local.hist, got[1])
+        np.testing.assert_array_equal(local.counters, got[2])
 
 
 # ------------------------------------------------ lanes runs against a plain-Python model
 
 
+@pytest.mark.parametrize("ending", list(ENDINGS))
 @pytest.mark.parametrize(("names", "rules", "target", "games", "first"), [
     (["threshold-300"], "default", 2000, 90, -1),  # 32 lanes, some play 3 games
     (["threshold-300", "threshold-500"], "default", 3000, 40, -1),
     (["threshold-200", "threshold-450", "threshold-700"], "basic", 2000, 37, 1),
     (["threshold-50"] * 2, "ones-300", 1500, 20, -1),  # 4 lanes retire at once
+    (["threshold-150", "threshold-350", "threshold-1000", "threshold-250", "threshold-500"],
+     "house", 2500, 33, -1),
 ])
 def test_lanes_runs_are_the_plain_python_lane_schedule(names, rules, target, games, first,
-                                                       house):
+                                                       ending, house):
     # which draws each game gets with LANES lanes (games handed out in lane order,
     # retired lanes rolling on: their dice decide where a rare redraw falls) is the
     # model of naive_lanes, which plays the games with the plain-Python scorer
@@ -499,10 +567,11 @@ def test_lanes_runs_are_the_plain_python_lane_schedule(names, rules, target, gam
     assert games < CHUNK_GAMES
     state = chunk_states(21, 0, 1)
     stats, hist, counters = zeros(1, len(names), target)
-    lanes.run_chunks(state.copy(), np.array([0, games]), len(names), first, target, thr, out,
-                     n_lanes, stats, hist, counters)
+    lanes.run_chunks(state.copy(), np.array([0, games]),
+                     K.Game(len(names), first, target, ENDINGS[ending]), thr, out, n_lanes,
+                     stats, hist, counters)
     want = nl.play_chunk(table, [int(t) for t in thr], target, state[0], 0, games, n_lanes,
-                         first, K.MAX_ROUNDS)
+                         first, config.MAX_ROUNDS, ending)
     assert counters[0, K.C_GAMES] == want["games"] == games
     assert counters[0, K.C_CAPPED] == want["capped"]
     for s, sums in enumerate(want["seats"]):

@@ -1,19 +1,37 @@
-"""Farkle scoring and legal set-asides, every roll of 1..6 dice, against tests/naive_farkle."""
+"""The Farkle model (dicelab.farkle.rules): the set-aside encoding for every roll of 1..6
+dice against the plain-Python enumeration of every subset (tests/naive_farkle), the
+rules' own checks, and the TOML rules files."""
 
 from __future__ import annotations
 
 import itertools
+from collections import defaultdict
 
 import naive_farkle as nf
 import numpy as np
 import pytest
 
 from dicelab import dice
+from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
-from dicelab.farkle.scoring import PRESETS, compile_table, parse_scoring_toml
-from dicelab.farkle.simulate import scoring_arrays
+from dicelab.farkle.rules import (
+    PRESETS,
+    FarkleRules,
+    bust_probabilities,
+    check_points,
+    check_seats,
+    check_target,
+    dice_after,
+    dice_kept,
+    load_rules,
+    parse_rules_toml,
+    set_asides,
+    setaside_points,
+)
 
-HOUSE = parse_scoring_toml(
+#: A table of one's own: a third single, a custom triple, doubling n of a kind, three pairs
+#: worth less than the default, four of a kind + a pair not three pairs, no two triplets.
+HOUSE = parse_rules_toml(
     """
     name = "house"
     base = "default"
@@ -29,61 +47,140 @@ TABLES = [PRESETS["default"], PRESETS["basic"], PRESETS["ones-300"], HOUSE]
 ROLLS = range(int(dice.SIZE_OFFSET[1]), int(dice.SIZE_OFFSET[7]))  # every roll of 1..6 dice
 
 
+# ----------------------------------------------------------------------- the encoding
+
+
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
-def test_setaside_scores_and_legal_sizes_for_every_roll(table):
-    c = compile_table(table)
-    keep_score, max_keep, all_score = scoring_arrays(c)
+def test_options_of_every_roll_are_the_distinct_legal_set_asides(table):
+    """Every roll of 1..6 dice: the options are exactly the distinct (points, dice left)
+    of every legal subset, sorted by points then dice left (both descending), and the
+    "all scoring dice" option is the most dice kept, then the most points."""
+    sa = set_asides(table)
     for r in ROLLS:
         roll = tuple(dice.dice_of_rank(r))
-        p = nf.best_partition(table, roll)
-        assert c.setaside_score[r] == (p if p is not None and p > 0 else -1), roll
-        by = nf.best_by_size(table, roll)
-        expected = np.zeros(7, dtype=np.int64)
-        for k, pts in by.items():
-            expected[k] = pts
-        assert keep_score[r].tolist() == expected.tolist(), roll
-        k, pts = nf.all_scoring(table, roll)
-        assert max_keep[r] == k, roll
-        assert all_score[r] == pts, roll
-        # the chosen set-aside really is a sub-multiset of the roll with those points
-        for kk in range(1, len(roll) + 1):
-            s = int(c.keep_rank[r, kk])
-            if expected[kk] == 0:
-                assert s == -1
-            else:
-                assert dice.SIZE[s] == kk and np.all(dice.COUNTS[s] <= dice.COUNTS[r])
-                assert nf.best_partition(table, tuple(dice.dice_of_rank(s))) == expected[kk]
+        want = nf.setaside_options(table, roll)
+        got = sa.options(r)
+        assert got == want, roll
+        c = int(sa.roll_class[r])
+        if not want:
+            assert c == -1 and sa.roll_keep_all[r] == -1, roll
+            continue
+        assert sa.class_start[len(roll)] <= c < sa.class_start[len(roll) + 1], roll
+        kept, points = nf.all_scoring(table, roll)
+        j = int(sa.keep_all[c])
+        assert sa.option_start[c] <= j < sa.option_start[c + 1]
+        assert (int(sa.points[j]) * 50, int(sa.dice[j])) == (points, nf.dice_left(len(roll),
+                                                                                   kept)), roll
+        assert sa.roll_keep_all[r] == j
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
+def test_classes_are_the_rolls_with_one_option_list_and_carry_their_probability(table):
+    sa = set_asides(table)
+    members: dict[int, list[int]] = defaultdict(list)
+    for r in ROLLS:
+        if sa.roll_class[r] >= 0:
+            members[int(sa.roll_class[r])].append(r)
+    assert sorted(members) == list(range(sa.n_classes))  # no empty class
+    for n in range(1, 7):
+        lo, hi = int(sa.class_start[n]), int(sa.class_start[n + 1])
+        seen = set()
+        for c in range(lo, hi):
+            lists = {tuple(sa.options(r)) for r in members[c]}
+            assert len(lists) == 1  # one option list per class ...
+            seen |= lists
+            assert all(dice.SIZE[r] == n for r in members[c])
+            assert sa.class_prob[c] == pytest.approx(sum(dice.PROB[r] for r in members[c]),
+                                                     abs=1e-15)
+        assert len(seen) == hi - lo  # ... and a different one for every class
+        # with the bust, the classes of n dice are every roll of n dice
+        assert sa.class_prob[lo:hi].sum() + sa.bust[n] == pytest.approx(1.0, abs=1e-14)
+    assert sa.bust[0] == 0.0 and sa.class_start[0] == sa.class_start[1] == 0
+    assert sa.option_start[-1] == sa.points.size == sa.dice.size
+    assert (sa.points > 0).all() and ((sa.dice >= 1) & (sa.dice <= 6)).all()
+    assert sa.max_points * 50 == max(p for r in ROLLS for p, _ in nf.setaside_options(table,
+                                                                   dice.dice_of_rank(r)))
+
+
+@pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
+def test_setaside_points_is_the_best_partition_of_every_multiset(table):
+    for r in ROLLS:
+        faces = dice.dice_of_rank(r)
+        p = nf.best_partition(table, tuple(faces))
+        assert setaside_points(table, faces) == (p if p else None), faces
 
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
 def test_exact_bust_probability_by_full_enumeration(table):
-    c = compile_table(table)
+    b = bust_probabilities(table)
     for n in range(1, 7):
-        assert c.bust[n] == pytest.approx(nf.bust_probability(table, n), abs=1e-15)
+        assert b[n] == pytest.approx(nf.bust_probability(table, n), abs=1e-15)
+        assert set_asides(table).bust[n] == b[n]
 
 
-def test_default_bust_table_matches_the_published_risks():
-    c = compile_table(PRESETS["default"])
-    published = [66.67, 44.44, 27.78, 15.74, 7.72, 2.31]
-    assert [round(100 * c.bust[n], 2) for n in range(1, 7)] == published
-    # exact fractions: 4/6, 16/36, 60/216, 204/1296, 600/7776, 1080/46656
-    assert c.bust[1] == pytest.approx(2 / 3)
-    assert c.bust[6] == pytest.approx(1080 / 46656)
+def test_published_bust_risks():
+    # the seed's risks, as printed there; exact: 4/6, 16/36, 60/216, 204/1296, 600/7776,
+    # 1080/46656 (docs/rules.md); basic differs only with six dice (no three pairs)
+    for name in ("default", "ones-300"):
+        b = bust_probabilities(PRESETS[name])
+        assert [round(100 * b[n], 2) for n in range(1, 7)] == [66.67, 44.44, 27.78, 15.74,
+                                                              7.72, 2.31]
+        assert b[1] == pytest.approx(2 / 3, abs=1e-15)
+        assert b[6] == pytest.approx(5 / 216, abs=1e-15)
+    basic = bust_probabilities(PRESETS["basic"])
+    assert basic[6] == pytest.approx(5 / 162, abs=1e-15)
+    assert [basic[n] for n in range(1, 6)] == [bust_probabilities(PRESETS["default"])[n]
+                                               for n in range(1, 6)]
 
 
 def test_rule_examples():
-    t = PRESETS["default"]
-    c = compile_table(t)
-    r = dice.rank_of_dice([1, 2, 3, 4, 6, 6])  # RULES: only the 1 may be set aside
-    assert c.max_keep[r] == 1 and c.keep_score[r].tolist() == [0, 100, 0, 0, 0, 0, 0]
-    r = dice.rank_of_dice([1, 1, 1, 1])  # three 1s + a 1 beats four of a kind
-    assert c.keep_score[r, 4] == 1100
-    r = dice.rank_of_dice([2, 2, 2, 2, 3, 3])  # four of a kind + a pair = three pairs
-    assert c.keep_score[r, 6] == 1500 and c.max_keep[r] == 6
-    r = dice.rank_of_dice([5, 5, 2, 3, 4, 6])  # 5 5 and a straight-less rest
-    assert c.max_keep[r] == 2 and c.keep_score[r, 2] == 100 and c.keep_score[r, 1] == 50
-    r = dice.rank_of_dice([1, 2, 3, 4, 5, 6])
-    assert c.keep_score[r, 6] == 1500 and c.keep_score[r, 2] == 150
+    d = set_asides(PRESETS["default"])
+    # RULES.md: with 1 2 3 4 6 6 only the 1 may be set aside
+    assert d.options(dice.rank_of_dice([1, 2, 3, 4, 6, 6])) == [(100, 5)]
+    # three 1s + a 1 beats four of a kind
+    assert setaside_points(PRESETS["default"], [1, 1, 1, 1]) == 1100
+    # four of a kind + a pair is three pairs (1500, hot dice), and beats 1000 + 100
+    assert d.options(dice.rank_of_dice([2, 2, 2, 2, 3, 3]))[0] == (1500, 6)
+    # 5 5 and nothing else: both 5s or one of them
+    assert d.options(dice.rank_of_dice([5, 5, 2, 3, 4, 6])) == [(100, 4), (50, 5)]
+    straight = d.options(dice.rank_of_dice([1, 2, 3, 4, 5, 6]))
+    assert straight == [(1500, 6), (150, 4), (100, 5), (50, 5)]
+    # options with equal points and different dice left are different options
+    assert d.options(dice.rank_of_dice([1, 1, 1, 1, 5, 5]))[:4] == [(1500, 6), (1150, 1),
+                                                                    (1100, 2), (1100, 1)]
+    # docs/rules.md: basic sets aside only three of four 2s; six 2s are two triples
+    basic = PRESETS["basic"]
+    assert setaside_points(basic, [2, 2, 2, 2]) is None
+    assert set_asides(basic).options(dice.rank_of_dice([2, 2, 2, 2]))[0] == (200, 1)
+    assert setaside_points(basic, [2] * 6) == 400
+    # ones-300: four 4s score 800, six 1s 2400
+    assert setaside_points(PRESETS["ones-300"], [4] * 4) == 800
+    assert setaside_points(PRESETS["ones-300"], [1] * 6) == 2400
+
+
+def test_the_encoding_is_read_only_and_memoised():
+    sa = set_asides(PRESETS["default"])
+    assert set_asides(PRESETS["default"]) is sa
+    for a in (sa.points, sa.dice, sa.class_prob, sa.roll_class, sa.keep_all, sa.bust):
+        with pytest.raises(ValueError):
+            a[0] = a[0]
+    arrays = sa.arrays()
+    assert arrays.roll_keep_all.tolist() == sa.roll_keep_all.tolist()
+    assert all(a.flags.c_contiguous for a in arrays)
+
+
+def test_dice_after_and_dice_kept_are_inverse():
+    for rolled in range(1, 7):
+        lefts = set()
+        for kept in range(1, rolled + 1):
+            left = dice_after(rolled, kept)
+            assert 1 <= left <= 6 and dice_kept(rolled, left) == kept
+            lefts.add(left)
+        assert len(lefts) == rolled  # dice left tell how many were kept
+    assert dice_after(6, 6) == 6 and dice_after(3, 3) == 6 and dice_after(3, 1) == 2
+
+
+# ----------------------------------------------------------------------- the kernels' dice
 
 
 def test_scripted_roll_maps_faces_to_the_multiset_rank():
@@ -98,17 +195,111 @@ def test_scripted_roll_maps_faces_to_the_multiset_rank():
     assert cursor[1] == 1  # exhausted script is flagged, not read past its end
 
 
-def test_random_roll_kernel_is_fair_enough():
-    """The jitted bust counter uses the real roll; 6-dice rolls hit every face evenly."""
+def test_bust_counting_kernel_agrees_with_the_exact_risks():
+    """The jitted bust counter rolls with the real roll and reads the encoding's classes."""
     from dicelab.seeding import chunk_bounds, chunk_states
 
-    bounds = chunk_bounds(200_000)
+    rolls = 200_000
+    bounds = chunk_bounds(rolls)
     states = chunk_states(7, 0, len(bounds) - 1)
     out = np.zeros((len(bounds) - 1, 7), dtype=np.int64)
-    max_keep = scoring_arrays(compile_table(PRESETS["default"]))[1]
-    K.bust_counts(states, bounds, max_keep, out)
+    sa = set_asides(PRESETS["basic"])
+    K.bust_counts(states, bounds, sa.roll_class, out)
     busts = out.sum(axis=0)
+    assert busts[0] == 0
     for n in range(1, 7):
-        p = compile_table(PRESETS["default"]).bust[n]
-        se = np.sqrt(p * (1 - p) / 200_000)
-        assert abs(busts[n] / 200_000 - p) < 4 * se
+        p = sa.bust[n]
+        assert abs(busts[n] / rolls - p) < 4 * np.sqrt(p * (1 - p) / rolls)
+
+
+# ----------------------------------------------------------------------- rules as data
+
+
+def test_digest_follows_the_content_not_the_name():
+    same_name = FarkleRules(name="default", straight=1000)
+    assert same_name.digest() != PRESETS["default"].digest()
+    renamed = FarkleRules(name="mine", description="a copy")
+    assert renamed.digest() == PRESETS["default"].digest()
+    assert load_rules("default", "first-to-bank").digest() != PRESETS["default"].digest()
+
+
+def test_load_rules_and_the_ending():
+    assert load_rules(None) is PRESETS["default"]
+    assert load_rules("basic").ending == "last-round"
+    ftb = load_rules("basic", "first-to-bank")
+    assert ftb.ending == "first-to-bank" and ftb.ending_code == 1
+    assert ftb.with_ending(None) is ftb and load_rules(ftb, "last-round").ending_code == 0
+    # the ending changes nothing of the scoring
+    assert set_asides(ftb).options(dice.rank_of_dice([1, 5, 5])) == \
+        set_asides(PRESETS["basic"]).options(dice.rank_of_dice([1, 5, 5]))
+    with pytest.raises(UserError, match="--ending must be one of last-round, first-to-bank"):
+        load_rules("default", "sudden")
+    with pytest.raises(UserError, match="ending must be one of"):
+        FarkleRules(name="x", ending="sudden")
+
+
+def test_rules_file(tmp_path):
+    f = tmp_path / "fast-game.toml"
+    f.write_text('base = "ones-300"\nending = "first-to-bank"\nstraight = 0\n')
+    rules = load_rules(str(f))
+    assert rules.name == "fast-game" and rules.ending == "first-to-bank"
+    assert rules.straight == 0 and rules.three_of_a_kind[1] == 300
+    assert rules.source == str(f)
+    assert load_rules(str(f), "last-round").ending == "last-round"  # --ending wins
+    # n-of-a-kind given: fixed unless a mode is given
+    r = parse_rules_toml('base = "basic"\nn-of-a-kind = {4 = 800}\n', "x.toml")
+    assert r.n_of_a_kind_mode == "fixed" and r.n_of_a_kind == (800, 0, 0)
+    assert setaside_points(r, [3, 3, 3, 3]) == 800
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("name = [unclosed", "malformed TOML"),
+    ("colour = 1", "unknown key(s) colour"),
+    ('base = "fancy"', "base 'fancy' is not a preset"),
+    ("straight = 1234", "multiple of 50"),
+    ("straight = -50", "multiple of 50"),
+    ("straight = 1.5", "must be an integer"),
+    ("straight = true", "must be an integer"),
+    ("straight = 1000050", "at most 1,000,000"),
+    ("singles = {7 = 50}", "not one of"),
+    ("singles = {x = 50}", "not a face"),
+    ("singles = 100", "expected a table"),
+    ('n-of-a-kind-mode = "triple"', "n-of-a-kind-mode must be one of fixed, double, none"),
+    ('ending = "sudden"', "ending must be one of last-round, first-to-bank"),
+    ("four-and-pair-as-three-pairs = 1", "true or false"),
+    ('name = ""', "name must be a non-empty string"),
+    ('base = "basic"\nsingles = {}\nthree-of-a-kind = {1 = 0, 2 = 0, 3 = 0, 4 = 0, 5 = 0, '
+     '6 = 0}', "no roll of six dice scores"),
+])
+def test_bad_rules_files_are_one_line_user_errors(text, message):
+    with pytest.raises(UserError) as exc:
+        parse_rules_toml(text, source="bad.toml")
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+    assert str(exc.value).startswith("bad.toml")
+
+
+def test_load_rules_refusals(tmp_path):
+    with pytest.raises(UserError, match="unknown Farkle rules 'nope'"):
+        load_rules("nope")
+    with pytest.raises(UserError, match="not found"):
+        load_rules(str(tmp_path / "missing.toml"))
+
+
+@pytest.mark.parametrize("bad", [0, -50, 125, 10.0, "10000", True, None])
+def test_check_target(bad):
+    if bad is None:
+        assert check_target(None) == 10_000
+        return
+    with pytest.raises(UserError, match="--target must be a positive multiple of 50"):
+        check_target(bad)
+
+
+def test_check_seats_and_points():
+    assert check_seats(1) == 1 and check_seats(7) == 7
+    for n in (0, 8):
+        with pytest.raises(UserError, match="1 to 7 seats"):
+            check_seats(n)
+    assert check_points("cap", 100) == 100 and check_points("x", 0, minimum=0) == 0
+    for v in (25, 0, -50, 1.0, False):
+        with pytest.raises(UserError, match="multiple of 50"):
+            check_points("cap", v)

@@ -1,23 +1,25 @@
-"""Farkle game kernel and runner: scripted game flow, naive cross-checks, statistics,
-reproducibility across thread counts, table policies, bad input."""
+"""Farkle game kernel and runner: scripted game flow under both endings, the general
+kernel against the plain-Python games of tests/naive_farkle, statistics, reproducibility
+across thread counts and batches, table policies, results, bad input."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
-import sys
 
 import naive_farkle as nf
 import numpy as np
 import pytest
 from numba_threads import with_threads
 
+from dicelab import config, runner
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle import simulate as fsim
 from dicelab.farkle.policies import seat_arrays
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.scoring import PRESETS, compile_table
-from dicelab.farkle.simulate import scoring_arrays, simulate_bust_frequencies, simulate_farkle
+from dicelab.farkle.rules import ENDINGS, PRESETS, load_rules, set_asides
+from dicelab.farkle.simulate import simulate_bust_frequencies, simulate_farkle
 from dicelab.registry import parse_policy
 
 DEFAULT = PRESETS["default"]
@@ -36,19 +38,20 @@ def seats_of(*names):
     return [parse_policy(n) if isinstance(n, str) else n for n in names]
 
 
-def run_script(seats, faces, target, n_games=1, first_seat=0, table=DEFAULT):
+def run_script(seats, faces, target, n_games=1, first_seat=0, table=DEFAULT,
+               ending="last-round"):
     """Run the jitted game kernel on scripted dice; returns a small record."""
-    sa = seat_arrays(seats_of(*seats), table, target)
-    arrays = scoring_arrays(compile_table(table))
-    s = sa.n_seats
-    stats = np.zeros((s, K.N_STATS), dtype=np.int64)
-    hist = np.zeros((s, (target + fsim.HIST_HEADROOM) // 50 + 1), dtype=np.int64)
-    counters = np.zeros(K.N_CHUNK_COUNTERS, dtype=np.int64)
+    seats = seat_arrays(seats_of(*seats), table, target)
+    s = seats.kinds.size
+    game = K.Game(s, first_seat, target, ENDINGS[ending])
+    tally = K.Tally(np.zeros((s, K.N_STATS), dtype=np.int64),
+                    np.zeros((s, (target + config.HIST_HEADROOM) // 50 + 1), dtype=np.int64),
+                    np.zeros(K.N_CHUNK_COUNTERS, dtype=np.int64))
     totals = np.zeros((n_games, s), dtype=np.int64)
-    used = K.run_scripted(np.asarray(faces, dtype=np.int64), n_games, s, first_seat, target,
-                          *sa.kernel_args(), *arrays, stats, hist, counters, totals)
-    return {"used": int(used), "stats": stats, "counters": counters, "totals": totals,
-            "hist": hist}
+    used = K.run_scripted(np.asarray(faces, dtype=np.int64), n_games, game, seats,
+                          set_asides(table).arrays(), tally, totals)
+    return {"used": int(used), "stats": tally.stats, "counters": tally.counters,
+            "totals": totals, "hist": tally.hist}
 
 
 def col(rec, c):
@@ -169,6 +172,56 @@ def test_exhausted_script_is_reported():
     assert rec["counters"][K.C_SCRIPT_ERRORS] == 1 and rec["counters"][K.C_GAMES] == 0
 
 
+# ----------------------------------------------------------------------- first-to-bank
+
+
+def test_first_to_bank_the_first_to_reach_the_target_wins_at_once():
+    # under last-round seat 1 would play once more and win with 1100
+    faces = rolls(ONES6, [1, 1, 1, 1, 2, 3])
+    rec = run_script(["threshold-1000", "threshold-1000"], faces, target=1000,
+                     ending="first-to-bank")
+    assert rec["used"] == 6  # seat 1 never rolls
+    assert rec["totals"].tolist() == [[1000, 0]]
+    assert col(rec, K.ST_WINS) == [1, 0] and col(rec, K.ST_TIES) == [0, 0]
+    assert col(rec, K.ST_TRIGGERS) == [1, 0] and col(rec, K.ST_TURNS) == [1, 0]
+    # equal totals cannot happen: the second seat never gets its turn
+    rec = run_script(["threshold-1000", "threshold-1000"], ONES6 + ONES6, target=1000,
+                     ending="first-to-bank")
+    assert rec["totals"].tolist() == [[1000, 0]] and col(rec, K.ST_TIES) == [0, 0]
+    # a bank below the target goes on as usual, whatever the ending
+    faces = rolls([5, 2, 3, 4, 6, 6], BUST6, ONE6)
+    rec = run_script(["threshold-50", "threshold-1000"], faces, target=150,
+                     ending="first-to-bank")
+    assert rec["used"] == len(faces) and rec["totals"].tolist() == [[150, 0]]
+    assert col(rec, K.ST_WINS) == [1, 0] and col(rec, K.ST_TURNS) == [2, 1]
+
+
+def test_first_to_bank_with_seven_seats_and_rotating_start():
+    # seat 0 busts, seat 1 banks 100 (below 150), seat 2 busts, seat 3 banks 1000 and wins:
+    # seats 4..6 never play
+    faces = rolls(BUST6, ONE6, BUST6, ONES6)
+    seats = ["threshold-100", "threshold-100", "ai", *(["threshold-50"] * 4)]
+    rec = run_script(seats, faces, target=150, ending="first-to-bank")
+    assert rec["used"] == len(faces)
+    assert rec["totals"].tolist() == [[0, 100, 0, 1000, 0, 0, 0]]
+    assert col(rec, K.ST_WINS) == [0, 0, 0, 1, 0, 0, 0]
+    assert col(rec, K.ST_TRIGGERS) == [0, 0, 0, 1, 0, 0, 0]
+    assert col(rec, K.ST_TURNS) == [1, 1, 1, 1, 0, 0, 0]
+    # the ai banks 1000 from 0 against 100 (its threshold 300): it wins at once
+    faces = rolls(BUST6, ONE6, ONES6)
+    rec = run_script(seats, faces, target=150, ending="first-to-bank")
+    assert rec["used"] == len(faces)
+    assert rec["totals"].tolist() == [[0, 100, 1000, 0, 0, 0, 0]]
+    assert col(rec, K.ST_WINS) == [0, 0, 1, 0, 0, 0, 0]
+    assert col(rec, K.ST_TURNS) == [1, 1, 1, 0, 0, 0, 0]
+    # the start rotates with the game index: the second game starts with seat 1
+    faces = ONES6 + ONES6
+    rec = run_script(["threshold-1000"] * 3, faces, target=1000, n_games=2, first_seat=-1,
+                     ending="first-to-bank")
+    assert rec["totals"].tolist() == [[1000, 0, 0], [0, 1000, 0]]
+    assert col(rec, K.ST_WINS) == [1, 1, 0]
+
+
 # ----------------------------------------------------------------------- naive cross-check
 
 
@@ -194,14 +247,15 @@ def random_table(rng, shape, last_d=None):
     return PolicyTable("random", value, bank, lv, lb)
 
 
-def naive_stats(policies, faces, target, n_games, first_seat):
+def naive_stats(policies, faces, target, n_games, first_seat, ending):
     stream = nf.FaceStream(faces)
     s = len(policies)
     stats = np.zeros((s, K.N_STATS), dtype=np.int64)
     totals_all = []
     for i in range(n_games):
         start = first_seat if first_seat >= 0 else i % s
-        totals, logs, trigger = nf.play_game(DEFAULT, policies, stream, target, start)
+        totals, logs, trigger = nf.play_game(DEFAULT, policies, stream, target, start,
+                                             ending)
         totals_all.append(totals)
         stats[trigger, K.ST_TRIGGERS] += 1
         for seat, res in enumerate(nf.outcome(totals)):
@@ -229,34 +283,49 @@ def naive_stats(policies, faces, target, n_games, first_seat):
 
 
 CASES = {
+    # name: (seats, target, games); "table" seats are random PolicyTables
     "solo-threshold": (["threshold-300"], 1500, 40),
     "solo-ai": (["ai"], 1500, 40),
+    "solo-table": (["table"], 1500, 30),
     "ai-vs-threshold": (["ai", "threshold-500"], 3000, 40),
+    "table-vs-table": (["table", "table"], 2000, 30),
     "three-seats-ai-variants": (["ai:per=500,max-steps=2", "ai:chase=0", "threshold-350"],
                                 3000, 30),
+    "four-tables": (["table", "ai", "table", "table"], 1500, 30),
+    "five-seats": (["ai", "threshold-250", "table", "ai:one-die=0,two-dice=0",
+                    "threshold-800"], 2000, 20),
+    "six-seats": (["threshold-150", "table", "ai:base=400,step=50", "threshold-300", "ai",
+                   "table"], 2000, 15),
     "seven-seats": (["threshold-200", "ai", "threshold-600", "ai:two-dice=100", "threshold-50",
                      "ai:base=500", "threshold-1000"], 2000, 10),
-    "tables": ("tables", 1500, 30),
 }
+#: Random tables: (M, O, P) and the rows of a last-round table (None: no last-round table)
+TABLE_SHAPES = [((3, 2, 6), 3), ((1, 1, 30), None), ((40, 40, 4), 50), ((2, 5, 12), None)]
 
 
+@pytest.mark.parametrize("ending", list(ENDINGS))
 @pytest.mark.parametrize("case", list(CASES))
-def test_kernel_matches_naive_game_on_random_dice(case):
+def test_kernel_matches_naive_game_on_random_dice(case, ending):
+    """Every statistic, every final total and the dice used, game by game, against the
+    plain-Python games on the same random faces, with the start rotating and fixed."""
     names, target, n_games = CASES[case]
     rng = np.random.default_rng(len(case))
-    if names == "tables":
-        names = [random_table(rng, (3, 2, 6), last_d=3), "ai",
-                 random_table(rng, (1, 1, 30)), random_table(rng, (40, 40, 4), last_d=50)]
+    shapes = iter(TABLE_SHAPES)
+    names = [random_table(rng, *next(shapes)) if n == "table" else n for n in names]
     pyrng = random.Random(len(case) * 7919)
     faces = [pyrng.randint(1, 6) for _ in range(400_000)]
     for first in (-1, 1 % len(names)):
-        rec = run_script(names, faces, target, n_games=n_games, first_seat=first)
+        rec = run_script(names, faces, target, n_games=n_games, first_seat=first,
+                         ending=ending)
         assert rec["counters"][K.C_SCRIPT_ERRORS] == 0
         policies = [naive_policy(p) for p in names]
-        stats, totals, used = naive_stats(policies, faces, target, n_games, first)
+        stats, totals, used = naive_stats(policies, faces, target, n_games, first, ending)
         assert rec["totals"].tolist() == totals.tolist()
         assert rec["used"] == used
         np.testing.assert_array_equal(rec["stats"], stats)
+        if ending == "first-to-bank":
+            assert (stats[:, K.ST_TIES] == 0).all()
+            assert (totals >= target).sum() == n_games  # the one winner, at the target
 
 
 # ----------------------------------------------------------------------- table policies
@@ -310,29 +379,28 @@ def test_last_round_table_is_used_only_in_the_last_round():
 # ----------------------------------------------------------------------- statistics
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rules", "threshold", "target", "seed"),
                          [("default", 300, 10_000, 11), ("ones-300", 400, 5000, 12)])
 def test_solitaire_estimates_agree_with_exact_values(rules, threshold, target, seed):
     table = PRESETS[rules]
     dist = nf.threshold_turn_distribution(table, threshold)
     ppt = sum(k * p for k, p in dist.items())
-    bust_turn = dist[0]
     turns = nf.expected_turns_to_target(dist, target)
     r = simulate_farkle(seats_of(f"threshold-{threshold}"), games=150_000, seed=seed,
                         target=target, rules=rules)
-    s = r.to_dict()["seats"][0]
-    assert abs(s["points_per_turn"] - ppt) < 4 * s["points_per_turn_se"]
-    assert abs(s["bust_rate_per_turn"] - bust_turn) < 4 * s["bust_rate_per_turn_se"]
-    assert abs(s["mean_turns"] - turns) < 4 * s["mean_turns_se"]
-    assert s["win_rate"] == 1.0 and r.capped_games == 0
-    assert s["final_score_percentiles"]["1"] >= target
-    exact_bust = compile_table(table).bust
+    s = r.seat(0)
+    assert abs(s.points_per_turn.mean - ppt) < 4 * s.points_per_turn.se
+    assert abs(s.bust_rate_per_turn.mean - dist[0]) < 4 * s.bust_rate_per_turn.se
+    assert abs(s.turns.mean - turns) < 4 * s.turns.se
+    assert s.win_rate.p == 1.0 and r.capped_games == 0
+    assert s.percentiles[1] >= target
+    exact_bust = set_asides(table).bust
     for n in range(1, 7):
-        e = s["bust_rate_by_dice"][str(n)]
-        if e["rolls"] < 1000:
+        e = s.bust_by_dice[n]
+        if e.n < 1000:
             continue
-        se = np.sqrt(exact_bust[n] * (1 - exact_bust[n]) / e["rolls"])
-        assert abs(e["rate"] - exact_bust[n]) < 4 * se
+        assert abs(e.p - exact_bust[n]) < 4 * np.sqrt(exact_bust[n] * (1 - exact_bust[n]) / e.n)
 
 
 def test_bust_risk_simulation_agrees_with_exact():
@@ -345,111 +413,192 @@ def test_bust_risk_simulation_agrees_with_exact():
 
 def test_two_seat_symmetry_with_rotating_start():
     r = simulate_farkle(seats_of("threshold-300", "threshold-300"), games=60_000, seed=2)
-    s0, s1 = r.to_dict()["seats"]
-    assert s0["wins"] + s1["wins"] + s0["ties"] == r.games
-    assert s0["ties"] == s1["ties"]
-    diff = s0["win_rate"] - s1["win_rate"]
-    se = np.sqrt((s0["win_rate"] + s1["win_rate"]) / r.games)
+    s0, s1 = r.seat(0), r.seat(1)
+    assert s0.wins + s1.wins + s0.ties == r.games
+    assert s0.ties == s1.ties and s0.losses == s1.wins
+    diff = s0.win_rate.p - s1.win_rate.p
+    se = np.sqrt((s0.win_rate.p + s1.win_rate.p) / r.games)
     assert abs(diff) < 4 * se
-    assert s0["triggered_last_round"] + s1["triggered_last_round"] == r.games
+    assert s0.triggered_last_round + s1.triggered_last_round == r.games
+
+
+def test_first_to_bank_runs_have_no_ties_and_one_winner_per_game():
+    for seats in (["ai", "threshold-300"], ["threshold-300", "threshold-500", "threshold-700"]):
+        r = simulate_farkle(seats_of(*seats), games=20_000, seed=8, target=3000,
+                            ending="first-to-bank")
+        assert r.rules.ending == "first-to-bank" and r.to_dict()["ending"] == "first-to-bank"
+        summary = [r.seat(s) for s in range(len(seats))]
+        assert sum(x.ties for x in summary) == 0
+        assert sum(x.wins for x in summary) == r.games
+        # the trigger is the winner: every win is a trigger, and the reverse
+        assert [x.wins for x in summary] == [x.triggered_last_round for x in summary]
+        # the winner is the one seat at the target; every other seat ends below it
+        at_target = r.hist[:, 3000 // 50:].sum(axis=1)
+        assert at_target.tolist() == [x.wins for x in summary]
 
 
 # ----------------------------------------------------------------------- reproducibility
 
 
-def test_same_seed_same_results_whatever_the_thread_count(monkeypatch):
-    games = 3 * fsim.CHUNK_GAMES + 17
+def test_same_seed_same_results_whatever_the_thread_count_or_batches():
+    games = 3 * config.CHUNK_GAMES + 17
     seats = seats_of("threshold-300", "ai")
+
     def run():
         return simulate_farkle(seats, games=games, seed=123)
 
     a = with_threads(1, run)
     b = with_threads(2, run)
-    monkeypatch.setattr(fsim, "BATCH_CHUNKS", 1)
-    c = with_threads(2, run)
-    for x in (b, c):
-        np.testing.assert_array_equal(a.stats, x.stats)
-        np.testing.assert_array_equal(a.hist, x.hist)
-        np.testing.assert_array_equal(a.counters, x.counters)
+    np.testing.assert_array_equal(a.stats, b.stats)
+    np.testing.assert_array_equal(a.hist, b.hist)
+    np.testing.assert_array_equal(a.counters, b.counters)
+    # one chunk per batch (one kernel call each) sums to the same
+    plan = fsim.FarklePlan(tuple(seats), DEFAULT, 10_000, 123, games)
+    for batch in (1, 2):
+        got = with_threads(2, lambda b=batch: runner.run_plan(
+            dataclasses.replace(plan, batch_chunks=b)))
+        np.testing.assert_array_equal(got["stats"], a.stats)
+        np.testing.assert_array_equal(got["hist"], a.hist)
+        np.testing.assert_array_equal(got["counters"], a.counters)
     d = simulate_farkle(seats, games=games, seed=124)
     assert not np.array_equal(a.stats, d.stats)
 
 
 def test_progress_callback_ticks_up_to_the_total():
     ticks = []
-    simulate_farkle(seats_of("threshold-300"), games=40 * fsim.CHUNK_GAMES // 2, seed=1,
+    simulate_farkle(seats_of("threshold-300"), games=40 * config.CHUNK_GAMES // 2, seed=1,
                     progress=lambda done, total: ticks.append((done, total)))
-    assert ticks[-1] == (20 * fsim.CHUNK_GAMES, 20 * fsim.CHUNK_GAMES)
-    assert [t[0] for t in ticks] == sorted({t[0] for t in ticks}) and len(ticks) == 2
+    assert ticks[-1] == (20 * config.CHUNK_GAMES, 20 * config.CHUNK_GAMES)
+    assert [t[0] for t in ticks] == sorted({t[0] for t in ticks})
+    assert len(ticks) == -(-20 // config.BATCH_CHUNKS)
 
 
-def test_games_that_never_end_are_capped_and_counted():
-    r = simulate_farkle(seats_of("threshold-1000000"), games=2, seed=1, target=50)
+def test_the_batch_size_is_read_from_config(monkeypatch):
+    # config.BATCH_CHUNKS chunks per kernel call (one progress tick, one Dask task): a
+    # change of it reaches Farkle runs, as it reaches Penta runs
+    monkeypatch.setattr(config, "BATCH_CHUNKS", 1)
+    ticks = []
+    simulate_farkle(seats_of("threshold-300"), games=3 * config.CHUNK_GAMES, seed=1,
+                    progress=lambda done, total: ticks.append(done))
+    assert ticks == [config.CHUNK_GAMES, 2 * config.CHUNK_GAMES, 3 * config.CHUNK_GAMES]
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_games_that_never_end_are_capped_and_counted(ending):
+    r = simulate_farkle(seats_of("threshold-1000000"), games=2, seed=1, target=50,
+                        ending=ending)
     assert r.capped_games == 2 and r.to_dict()["capped_games"] == 2
-    assert r.stats[0, K.ST_TURNS] == 2 * K.MAX_ROUNDS
+    assert r.stats[0, K.ST_TURNS] == 2 * config.MAX_ROUNDS
+    r = simulate_farkle(seats_of("ai", "threshold-1000000"), games=2, seed=1, target=50,
+                        ending=ending)
+    assert r.capped_games == 0  # ai banks, and wins
 
 
 def test_fixed_first_seat():
     r = simulate_farkle(seats_of("threshold-300", "threshold-300"), games=20_000, seed=4,
                         first_seat=0)
-    s0, s1 = r.to_dict()["seats"]
-    assert s0["win_rate"] > s1["win_rate"]  # moving first is an advantage
+    s0, s1 = r.seat(0), r.seat(1)
+    assert s0.win_rate.p - s1.win_rate.p > 4 * np.hypot(s0.win_rate.se, s1.win_rate.se)
     assert r.manifest()["first_seat"] == 0
 
 
 # ----------------------------------------------------------------------- results and errors
 
 
-def test_result_dict_frame_and_manifest():
+def test_typed_seat_summary_is_what_the_dict_reports():
     r = simulate_farkle(seats_of("threshold-300", "ai"), games=5000, seed=9, target=5000,
                         rules="basic")
     d = r.to_dict()
-    for key in ("games", "seed", "rules", "target", "elapsed_s", "games_per_s", "seats"):
+    for s in range(2):
+        seat, sd = r.seat(s), d["seats"][s]
+        assert seat is r.seat(s)  # computed once
+        assert seat.wins + seat.ties + seat.losses == r.games
+        assert (sd["wins"], sd["ties"], sd["losses"]) == (seat.wins, seat.ties, seat.losses)
+        assert seat.win_rate.count == seat.wins and seat.win_rate.n == r.games
+        assert sd["win_rate"] == seat.win_rate.p and sd["win_rate_ci"] == list(
+            seat.win_rate.ci95)
+        assert sd["mean_final_score"] == seat.final_score.mean == r.stats[
+            s, K.ST_SCORE] / r.games
+        assert sd["mean_turns_se"] == seat.turns.se and seat.turns.n == r.games
+        assert seat.rolls == r.stats[s, K.ST_ROLLS] == sum(
+            b.n for b in seat.bust_by_dice.values())
+        assert seat.bust_rate_per_roll.mean == pytest.approx(
+            sum(b.count for b in seat.bust_by_dice.values()) / seat.rolls, rel=1e-12)
+        assert sd["bust_rate_by_dice"]["6"]["busts"] == seat.bust_by_dice[6].count
+        assert seat.hot_dice == sd["hot_dice"] and seat.strategy == sd["strategy"]
+        lo, hi = seat.final_score.ci95
+        assert lo < seat.final_score.mean < hi
+        assert list(seat.percentiles) == list(fsim.PERCENTILES)
+        assert list(seat.percentiles.values()) == sorted(seat.percentiles.values())
+        assert seat.histogram_top == (5000 + config.HIST_HEADROOM) // 50 * 50
+    assert r.seat(1).params["base"] == 300 and r.seat(0).params == {
+        "family": "threshold", "threshold": 300}
+
+
+def test_result_dict_frame_and_manifest():
+    r = simulate_farkle(seats_of("threshold-300", "ai"), games=5000, seed=9, target=5000,
+                        rules="basic", ending="first-to-bank")
+    d = r.to_dict()
+    for key in ("games", "seed", "seed_given", "rules", "ending", "target", "elapsed_s",
+                "games_per_s", "setup_s", "kernel", "capped_games", "seats"):
         assert key in d
-    assert d["seed"] == 9 and d["rules"] == "basic" and d["target"] == 5000
+    assert d["seed"] == 9 and d["seed_given"] is True and d["rules"] == "basic"
+    assert d["target"] == 5000 and d["ending"] == "first-to-bank" and d["setup_s"] >= 0
     for s in d["seats"]:
-        for key in ("strategy", "wins", "ties", "win_rate", "win_rate_ci", "mean_final_score",
-                    "mean_turns", "points_per_turn", "bust_rate_per_turn"):
+        for key in ("strategy", "wins", "ties", "losses", "win_rate", "win_rate_ci",
+                    "mean_final_score", "mean_turns", "points_per_turn", "bust_rate_per_turn",
+                    "bust_rate_per_roll", "bust_rate_by_dice", "final_score_percentiles"):
             assert key in s
         lo, hi = s["win_rate_ci"]
         assert lo <= s["win_rate"] <= hi
     assert d["seats"][1]["params"]["base"] == 300
     f = r.to_frame()
     assert len(f) == 2 and f["strategy"].tolist() == ["threshold-300", "ai"]
+    assert (f["ending"] == "first-to-bank").all() and (f["target"] == 5000).all()
+    # intervals become <stat>_lo / <stat>_hi, nested summaries <key>_<subkey>
+    for stat in ("win_rate", "mean_final_score", "points_per_turn", "bust_rate_by_dice_1"):
+        assert (f[f"{stat}_lo"] <= f[f"{stat}_hi"]).all()
+    assert f["bust_rate_by_dice_6_busts"].tolist() == [
+        s["bust_rate_by_dice"]["6"]["busts"] for s in d["seats"]]
+    assert f["final_score_percentiles_50"].tolist() == [
+        s["final_score_percentiles"]["50"] for s in d["seats"]]
+    assert not any(isinstance(v, list | dict) for v in f.iloc[0].tolist())
     m = r.manifest()
-    assert m["rules"]["name"] == "basic" and m["seed"] == 9 and m["games"] == 5000
+    assert m["rules"]["name"] == "basic" and m["rules"]["ending"] == "first-to-bank"
+    assert m["seed"] == 9 and m["games"] == 5000 and m["seed_given"] is True
     assert m["policies"][1]["params"]["one-die"] == 100
-    assert m["chunk_games"] == fsim.CHUNK_GAMES
+    assert m["chunk_games"] == config.CHUNK_GAMES and m["kernel"] == fsim.GENERAL_KERNEL
 
 
 def test_fresh_seed_is_recorded_and_reproduces():
     r = simulate_farkle(seats_of("threshold-300"), games=3000)
+    assert r.to_dict()["seed_given"] is False
     again = simulate_farkle(seats_of("threshold-300"), games=3000, seed=r.seed)
     np.testing.assert_array_equal(r.stats, again.stats)
+    assert again.to_dict()["seed_given"] is True
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"seats": ["threshold-300"] * 8}, "1 to 7 seats"),
+    ({"seats": []}, "1 to 7 seats"),
     ({"target": 125}, "multiple of 50"),
     ({"target": 0}, "multiple of 50"),
     ({"target": -50}, "multiple of 50"),
     ({"games": 0}, "positive number of games"),
+    ({"games": 2.5}, "positive number of games"),
     ({"rules": "nope"}, "unknown Farkle rules"),
     ({"rules": "missing.toml"}, "not found"),
+    ({"ending": "sudden"}, "--ending must be one of last-round, first-to-bank"),
     ({"seed": -1}, "non-negative"),
     ({"first_seat": 1}, "seat number"),
+    ({"first_seat": -1}, "seat number"),
     ({"seats": ["optimal"]}, "penta policy"),
+    ({"seats": ["optimal-win"] * 3}, "two-seat games only"),
 ])
 def test_bad_input_raises_user_error(kwargs, message):
     seats = seats_of(*kwargs.pop("seats", ["threshold-300"]))
     with pytest.raises(UserError, match=message):
         simulate_farkle(seats, **{"games": 10, **kwargs})
-
-
-def test_exact_policy_without_solver_is_a_user_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "dicelab.farkle.exact", None)  # import fails
-    with pytest.raises(UserError, match="not available yet"):
-        simulate_farkle(seats_of("max-ev"), games=10, seed=1)
 
 
 def test_a_turn_that_can_never_bust_is_capped(tmp_path):
@@ -458,34 +607,19 @@ def test_a_turn_that_can_never_bust_is_capped(tmp_path):
                  '6 = 50}\n')
     r = simulate_farkle(seats_of("threshold-100000000000"), games=1, seed=1, rules=str(f))
     assert r.capped_games == 1
-    assert r.stats[0, K.ST_ROLLS] == K.MAX_TURN_ROLLS
-    assert r.stats[0, K.ST_ROLLS_N:K.ST_ROLLS_N + 6].sum() == K.MAX_TURN_ROLLS
+    assert r.stats[0, K.ST_ROLLS] == config.MAX_TURN_ROLLS
+    assert r.stats[0, K.ST_ROLLS_N:K.ST_ROLLS_N + 6].sum() == config.MAX_TURN_ROLLS
+    assert r.stats[0, K.ST_SCORE] == 0  # a turn cut off by the cap banks nothing
 
 
-def test_benchmark_rng_kernel_draws_exactly_the_requested_rolls():
-    # the checksum is the sum of the raw draws u < 6**n, in the order n = 1..6
-    from dicelab.rng import rand_below
-    from dicelab.seeding import chunk_states
-
-    states = chunk_states(3, 0, 2)
-    per_chunk = np.array([[0, 3, 0, 2, 0, 0, 5], [0, 0, 1, 0, 0, 4, 0]], dtype=np.int64)
-    out = np.zeros(2, dtype=np.int64)
-    K.rng_cost(states.copy(), per_chunk, out)
-    for c in range(2):
-        st = states[c].copy()
-        expected = sum(int(rand_below(st, 6**n)) for n in range(1, 7)
-                       for _ in range(per_chunk[c, n]))
-        assert out[c] == expected
-
-
+@pytest.mark.slow
 def test_exact_policies_played_by_the_kernel_match_their_solved_values():
     """The kernel plays the solvers' PolicyTables: simulated means agree with exact values."""
     from dicelab.farkle.turn_dp import solve_fastest, solve_max_ev
 
     ev = solve_max_ev(DEFAULT).expected_score
-    r = simulate_farkle(seats_of("max-ev"), games=40_000, seed=21).to_dict()["seats"][0]
-    assert abs(r["points_per_turn"] - ev) < 4 * r["points_per_turn_se"]
+    r = simulate_farkle(seats_of("max-ev"), games=40_000, seed=21).seat(0)
+    assert abs(r.points_per_turn.mean - ev) < 4 * r.points_per_turn.se
     turns = solve_fastest(DEFAULT, 5000).expected_turns
-    r = simulate_farkle(seats_of("fastest"), games=40_000, seed=22,
-                        target=5000).to_dict()["seats"][0]
-    assert abs(r["mean_turns"] - turns) < 4 * r["mean_turns_se"]
+    r = simulate_farkle(seats_of("fastest"), games=40_000, seed=22, target=5000).seat(0)
+    assert abs(r.turns.mean - turns) < 4 * r.turns.se

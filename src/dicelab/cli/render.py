@@ -196,10 +196,17 @@ def fastest_solution(sol) -> None:
 def optimal_win_solution(sol) -> None:
     """A :class:`dicelab.farkle.two_player.OptimalWinSolution`."""
     d = sol.to_dict()
-    console.print(f"Farkle, rules '{d['rules']}', policy optimal-win, ending {d['ending']}")
-    console.print(f"  target {d['target']}, optimal play by both players, first player:")
+    console.print(f"Farkle, rules '{d['rules']}', policy {d['policy']}, ending {d['ending']}")
+    if sol.opponent is None:
+        console.print(f"  target {d['target']}, optimal play by both players, first player:")
+    else:
+        console.print(f"  target {d['target']}, the best response to {sol.opponent}, "
+                      "moving first:")
     console.print(f"  P(win) {d['p_win']:.6f}  P(tie) {d['p_tie']:.6f}  "
                   f"P(loss) {d['p_loss']:.6f}")
+    if sol.opponent is not None:
+        console.print(f"  moving second: P(win) {d['second_p_win']:.6f}  P(tie) "
+                      f"{d['second_p_tie']:.6f}  P(loss) {d['second_p_loss']:.6f}")
     console.print(f"  fairest head start for the second player: {d['fair_head_start']} "
                   f"points (first player's P(win) + P(tie)/2 = "
                   f"{d['fair_head_start_value']:.6f})")
