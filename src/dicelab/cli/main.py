@@ -212,11 +212,20 @@ def _show_notices() -> None:
     logger.setLevel(logging.INFO)
 
 
+#: The exit code of an interrupted command (128 + SIGINT), as shells report Ctrl-C.
+_INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning user errors into one line + exit 2."""
     _show_notices()
     try:
-        app(args=argv, prog_name="dicelab", standalone_mode=False)
+        # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
+        code = app(args=argv, prog_name="dicelab", standalone_mode=False)
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            if code == _INTERRUPTED:
+                typer.echo("interrupted", err=True)
+            sys.exit(code)
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -228,7 +237,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("interrupted", err=True)
-        sys.exit(130)
+        sys.exit(_INTERRUPTED)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except _cx.ClickException as exc:
