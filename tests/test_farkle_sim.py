@@ -18,7 +18,7 @@ from dicelab.farkle import kernels as K
 from dicelab.farkle import simulate as fsim
 from dicelab.farkle.policies import seat_arrays
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import ENDINGS, PRESETS, load_rules, set_asides
+from dicelab.farkle.rules import ENDINGS, PRESETS, set_asides
 from dicelab.farkle.simulate import simulate_bust_frequencies, simulate_farkle
 from dicelab.registry import parse_policy
 
