@@ -21,6 +21,9 @@ CHUNK_GAMES = 8192
 BATCH_CHUNKS = 16
 #: Games simulated when the user gives no ``--games``.
 DEFAULT_GAMES = 1_000_000
+#: The most games (or rolls) one run plays: about an hour and a half at 20 million games
+#: per second; more is several runs with different seeds.
+MAX_GAMES = 10**11
 
 # --- Farkle simulation ------------------------------------------------------------------
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -316,12 +315,12 @@ def run_experiment(name: str, options: Mapping[str, Any] | None = None, *,
     Nothing is written unless the run succeeds. ``options["dask"]`` (where the
     experiment has it) opens a Dask client for the run, unless ``client`` is given.
     """
-    from dicelab.results import prepare_out_dir
+    from dicelab.results import check_out_dir, prepare_out_dir
 
     experiment = get_experiment(name)
     opts = resolve_options(experiment, options)
     where = Path(out) if out is not None else default_out(experiment, opts, base)
-    _check_out_dir(where)
+    check_out_dir(where)
     command = command_line(experiment, opts, None if out is None else Path(out))
     with contextlib.ExitStack() as stack:
         if client is None and opts.get("dask") is not None:
@@ -332,19 +331,6 @@ def run_experiment(name: str, options: Mapping[str, Any] | None = None, *,
     where = prepare_out_dir(where)
     files, manifest = _write(where, experiment, opts, command, output)
     return ExperimentRun(experiment.name, opts, command, where, files, output, manifest)
-
-
-def _check_out_dir(out: Path) -> None:
-    """Fail before the (long) run if ``out`` cannot be written; it is created only after."""
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory")
-    parent = out
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise UserError(f"--out {out}: {parent} is not a directory")
-    if not os.access(parent, os.W_OK):
-        raise UserError(f"--out {out}: {parent} is not writable")
 
 
 def _write(out: Path, experiment: Experiment, options: dict[str, Any], command: list[str],

@@ -6,6 +6,7 @@ place, so an interrupted run never leaves a half-written file behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -74,13 +75,26 @@ def versions() -> dict[str, str]:
     }
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _publish(tmp: str, path: Path) -> None:
+    """Give a finished temporary file the permissions a new file gets (the user's umask,
+    not mkstemp's 0600) and rename it into place."""
+    os.chmod(tmp, 0o666 & ~_umask())
+    os.replace(tmp, path)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -97,18 +111,50 @@ def atomic_write_parquet(path: Path, frame: pd.DataFrame) -> None:
     os.close(fd)
     try:
         frame.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
+        _publish(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
 
 
-def prepare_out_dir(out: Path) -> Path:
-    """Check (before any work is done) that ``out`` is a usable directory; create it."""
+def check_out_dir(out: Path | str) -> Path:
+    """Fail before any work is done if ``out`` could not become a writable directory
+    (it is created only once the run succeeded, by :func:`prepare_out_dir`)."""
+    if str(out).strip() == "":
+        raise UserError("--out needs a directory name")
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory")
+    for part in out.parts:
+        if len(os.fsencode(part)) > 255:
+            raise UserError(f"--out {out}: a name in it is longer than the file system "
+                            "allows (255 bytes)")
+    if out.exists():
+        if not out.is_dir():
+            raise UserError(f"--out {out}: exists and is not a directory")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise UserError(f"--out {out}: directory is not writable")
+        return out
+    # create the missing directories once to see that it can be done, then remove them
+    missing = []
+    parent = out
+    while not parent.exists() and parent != parent.parent:
+        missing.append(parent)
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UserError(f"--out {out}: {parent} is not a directory")
+    try:
+        out.mkdir(parents=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot create directory ({exc.strerror})") from None
+    for d in missing:
+        with contextlib.suppress(OSError):
+            d.rmdir()
+    return out
+
+
+def prepare_out_dir(out: Path) -> Path:
+    """Create ``out`` (checked by :func:`check_out_dir` before the run)."""
+    out = check_out_dir(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -122,18 +122,32 @@ def run_plan(plan: Plan, progress: Callable[[int, int], None] | None = None,
     >>> int(acc["counters"][0]), acc["stats"].shape[0]
     (10000, 1)
     """
-    bounds = seeding.chunk_bounds(plan.games)
-    total = plan.empty()
+    # grand totals in Python integers: exact whatever the number of games (a batch's int64
+    # sums cannot overflow; a long run's sums of squares could)
+    total = {k: v.astype(object) for k, v in plan.empty().items()}
     if client is None:
         for first, stop in batch_ranges(plan):
             _add(total, _run_range(plan, first, stop))
             if progress is not None:
-                progress(int(bounds[stop]), plan.games)
-        return total
-    return _run_on_dask(plan, client, bounds, total, progress)
+                progress(_games_before(plan, stop), plan.games)
+        return _narrow(total)
+    return _narrow(_run_on_dask(plan, client, total, progress))
 
 
-def _run_on_dask(plan: Plan, client: Any, bounds: np.ndarray, total: Accumulators,
+def _games_before(plan: Plan, chunk: int) -> int:
+    return min(chunk * seeding.CHUNK_GAMES, plan.games)
+
+
+def _narrow(total: Accumulators) -> Accumulators:
+    """int64 arrays where every sum fits (always, but for astronomically long runs)."""
+    out = {}
+    for k, v in total.items():
+        fits = v.size == 0 or (int(v.min()) >= -2**63 and int(v.max()) < 2**63)
+        out[k] = v.astype(np.int64) if fits else v
+    return out
+
+
+def _run_on_dask(plan: Plan, client: Any, total: Accumulators,
                  progress: Callable[[int, int], None] | None) -> Accumulators:
     from distributed import as_completed
 
@@ -144,8 +158,8 @@ def _run_on_dask(plan: Plan, client: Any, bounds: np.ndarray, total: Accumulator
     futures = client.map(_run_range, [plan_future] * len(ranges), [a for a, _ in ranges],
                          [b for _, b in ranges],
                          key=[f"dicelab-{token}-{a}-{b}" for a, b in ranges])
-    games_of = {f.key: int(bounds[b] - bounds[a]) for f, (a, b) in zip(futures, ranges,
-                                                                       strict=True)}
+    games_of = {f.key: _games_before(plan, b) - _games_before(plan, a)
+                for f, (a, b) in zip(futures, ranges, strict=True)}
     done = 0
     try:
         for future in as_completed(futures):

@@ -13,7 +13,7 @@ import secrets
 
 import numpy as np
 
-from dicelab.config import CHUNK_GAMES
+from dicelab.config import CHUNK_GAMES, MAX_GAMES
 from dicelab.errors import UserError
 from dicelab.rng import state_from_seedsequence
 
@@ -37,9 +37,13 @@ def check_seed(seed: int | None) -> int:
 
 
 def check_games(games, what: str = "--games", unit: str = "games") -> int:
-    """A positive number of games (or rolls) as an int; ``UserError`` otherwise."""
+    """A positive number of games (or rolls), at most :data:`~dicelab.config.MAX_GAMES`,
+    as an int; ``UserError`` otherwise."""
     if isinstance(games, bool) or not isinstance(games, int | np.integer) or games <= 0:
         raise UserError(f"{what} must be a positive number of {unit}, not {games}")
+    if games > MAX_GAMES:
+        raise UserError(f"{what} {games:,} is more than one run plays (at most "
+                        f"{MAX_GAMES:,} {unit}); run several with different seeds")
     return int(games)
 
 
@@ -47,10 +51,18 @@ def n_chunks(games: int, chunk_games: int = CHUNK_GAMES) -> int:
     return (games + chunk_games - 1) // chunk_games
 
 
-def chunk_bounds(games: int, chunk_games: int = CHUNK_GAMES) -> np.ndarray:
-    """int64 array of length ``n_chunks + 1``: chunk ``i`` plays games ``[b[i], b[i+1])``."""
-    b = np.arange(0, games, chunk_games, dtype=np.int64)
-    return np.append(b, np.int64(games))
+def chunk_bounds(games: int, first: int = 0, stop: int | None = None,
+                 chunk_games: int = CHUNK_GAMES) -> np.ndarray:
+    """Where chunks ``first .. stop-1`` (default: all) begin, and where the last one ends:
+    int64 array ``b`` of length ``stop - first + 1``, chunk ``first + i`` plays games
+    ``[b[i], b[i+1])``.
+
+    >>> chunk_bounds(20000).tolist(), chunk_bounds(20000, 1, 3).tolist()
+    ([0, 8192, 16384, 20000], [8192, 16384, 20000])
+    """
+    stop = n_chunks(games, chunk_games) if stop is None else stop
+    b = np.arange(first, stop + 1, dtype=np.int64) * chunk_games
+    return np.minimum(b, np.int64(games))
 
 
 def chunk_states(seed: int, first: int, stop: int) -> np.ndarray:

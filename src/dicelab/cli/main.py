@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -26,6 +25,7 @@ from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
 
 app = typer.Typer(
     name="dicelab",
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Monte Carlo simulation and exact strategy research for Penta and Farkle.",
     no_args_is_help=True,
     add_completion=False,
@@ -33,9 +33,11 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 solve_app = typer.Typer(help="Solve a game exactly (dynamic programming).",
-                        no_args_is_help=True)
+                        no_args_is_help=True,
+                        context_settings={"help_option_names": ["-h", "--help"]})
 policy_app = typer.Typer(help="Inspect a policy: its decisions, as a table or a picture.",
-                         no_args_is_help=True)
+                         no_args_is_help=True,
+                         context_settings={"help_option_names": ["-h", "--help"]})
 app.add_typer(solve_app, name="solve")
 app.add_typer(policy_app, name="policy")
 
@@ -74,11 +76,23 @@ DaskOpt = Annotated[str | None, typer.Option(
     help="Run the chunks on a Dask cluster: a scheduler address (tcp://host:8786), "
          "'local' or 'local:N' (a local cluster of N worker processes). Same results.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-OutOpt = Annotated[Path | None, typer.Option(
-    help="Save summary.parquet and manifest.json in this directory.")]
+OutOpt = Annotated[str | None, typer.Option(
+    metavar="DIR", help="Save summary.parquet and manifest.json in this directory.")]
+
+#: The command line of this process (``main``'s argv): what manifests record.
+_ARGV: list[str] = []
 
 
-def _run_games(run, *, total: int, json_out: bool, out: Path | None, dask: str | None,
+def reproducing_command(seed: int | None) -> list[str]:
+    """``dicelab ...`` as typed, with the seed the run used spelled out when it was drawn."""
+    argv = list(_ARGV)
+    given = any(a == "--seed" or a.startswith("--seed=") for a in argv)
+    if seed is not None and not given:
+        argv += ["--seed", str(seed)]
+    return ["dicelab", *argv]
+
+
+def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | None,
                threads: int | None, check_names) -> None:
     """Shared shell of the commands that play games: check, run (locally or on Dask) with a
     progress bar, then save (``--out``) and print (``--json`` or tables).
@@ -87,11 +101,10 @@ def _run_games(run, *, total: int, json_out: bool, out: Path | None, dask: str |
     bad one fails before a cluster starts.
     """
     from dicelab.cli import render
-    from dicelab.results import prepare_out_dir, save_run, to_json
+    from dicelab.results import check_out_dir, prepare_out_dir, save_run, to_json
 
     # check --out before the (long) run; files are only written after it succeeded
-    if out is not None and out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory")
+    out = None if out is None else check_out_dir(out)
     if threads is not None:
         if threads <= 0:
             raise UserError(f"--threads must be positive, not {threads}")
@@ -109,7 +122,7 @@ def _run_games(run, *, total: int, json_out: bool, out: Path | None, dask: str |
             result = run(advance, client)
     if out is not None:
         prepare_out_dir(out)
-        save_run(out, result, command=["dicelab", *sys.argv[1:]])
+        save_run(out, result, command=reproducing_command(result.seed))
     if json_out:
         typer.echo(to_json(result.to_dict()))
     else:
@@ -219,6 +232,7 @@ _INTERRUPTED = 130
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning user errors into one line + exit 2."""
     _show_notices()
+    _ARGV[:] = sys.argv[1:] if argv is None else list(argv)
     try:
         # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
         code = app(args=argv, prog_name="dicelab", standalone_mode=False)

@@ -261,6 +261,29 @@ def _choice(where: str, value, allowed) -> str:
     return value
 
 
+#: The largest rules file read (a rules table is a few hundred bytes).
+MAX_RULES_FILE_BYTES = 64 * 1024
+
+
+def read_rules_file(path: Path) -> str:
+    """A rules file's text (UTF-8, a byte-order mark allowed), read with a size limit."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_RULES_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise UserError(f"rules file '{path}' not found") from None
+    except OSError as exc:
+        raise UserError(f"rules file '{path}': cannot read ({exc.strerror})") from None
+    if len(data) > MAX_RULES_FILE_BYTES:
+        raise UserError(f"rules file '{path}': longer than {MAX_RULES_FILE_BYTES:,} bytes; "
+                        "a rules table is a few lines of TOML")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"rules file '{path}': not UTF-8 text ({exc.reason} at byte "
+                        f"{exc.start})") from None
+
+
 def parse_rules_toml(text: str, source: str = "<toml>") -> FarkleRules:
     """Parse a user's rules file; raises :class:`UserError` naming the bad field."""
     try:
@@ -323,13 +346,7 @@ def load_rules(name_or_path: str | FarkleRules | None, ending: str | None = None
         return PRESETS[name_or_path].with_ending(ending)
     path = Path(name_or_path)
     if path.suffix.lower() == ".toml" or path.exists():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise UserError(f"rules file '{name_or_path}' not found") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"rules file '{name_or_path}': cannot read ({exc})") from None
-        return parse_rules_toml(text, source=str(path)).with_ending(ending)
+        return parse_rules_toml(read_rules_file(path), source=str(path)).with_ending(ending)
     raise UserError(f"unknown Farkle rules '{name_or_path}'; valid: {', '.join(PRESETS)} "
                     "or a .toml file")
 

@@ -43,9 +43,10 @@ from dicelab.farkle.rules import (
     set_asides,
 )
 from dicelab.registry import PolicySpec
+from dicelab.resources import check_memory
 from dicelab.results import frame_row
 from dicelab.runner import LazyArrays, executor_info, plan_token, run_plan
-from dicelab.seeding import check_games, check_seed, chunk_bounds, chunk_states
+from dicelab.seeding import check_games, check_seed, chunk_bounds, chunk_states, n_chunks
 from dicelab.stats import (
     Estimate,
     Proportion,
@@ -370,12 +371,12 @@ class FarklePlan(LazyArrays):
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
         built = self.built()
         s, m = len(self.seats), stop - first
-        bounds = chunk_bounds(self.games)
         b_stats = np.zeros((m, s, K.N_STATS), dtype=np.int64)
         b_hist = np.zeros((m, s, self.n_bins), dtype=np.int64)
         b_counters = np.zeros((m, K.N_CHUNK_COUNTERS), dtype=np.int64)
-        built.run_chunks(chunk_states(self.seed, first, stop), bounds[first:stop + 1],
-                         self.game, b_stats, b_hist, b_counters)
+        built.run_chunks(chunk_states(self.seed, first, stop),
+                         chunk_bounds(self.games, first, stop), self.game, b_stats, b_hist,
+                         b_counters)
         return {"stats": b_stats.sum(axis=0), "hist": b_hist.sum(axis=0),
                 "counters": b_counters.sum(axis=0)}
 
@@ -416,6 +417,8 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
             raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
     plan = FarklePlan(tuple(seats), rules, target, seed, games,
                       None if first_seat is None else int(first_seat))
+    check_memory(f"a simulation to {target:,} (its histograms of final totals)",
+                 plan.batch_chunks * len(seats) * plan.n_bins * 8 * 3)
 
     import numba
 
@@ -474,15 +477,18 @@ def simulate_bust_frequencies(rules: str | FarkleRules | None = None, *, rolls: 
     rules = load_rules(rules)
     seed = check_seed(seed)
     sa = set_asides(rules)
-    bounds = chunk_bounds(rolls)
     K.bust_counts(np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), sa.roll_class,
                   np.zeros((0, 7), np.int64))
     t0 = time.perf_counter()
-    states = chunk_states(seed, 0, len(bounds) - 1)
-    out = np.zeros((len(bounds) - 1, 7), dtype=np.int64)
-    K.bust_counts(states, bounds, sa.roll_class, out)
+    total = np.zeros(7, dtype=np.int64)
+    n = n_chunks(rolls)
+    for lo in range(0, n, BATCH_CHUNKS):
+        hi = min(lo + BATCH_CHUNKS, n)
+        out = np.zeros((hi - lo, 7), dtype=np.int64)
+        K.bust_counts(chunk_states(seed, lo, hi), chunk_bounds(rolls, lo, hi), sa.roll_class,
+                      out)
+        total += out.sum(axis=0)
     elapsed = time.perf_counter() - t0
-    total = out.sum(axis=0)
     return BustRiskResult(rules=rules, seed=seed, rolls=rolls,
                           exact={n: float(sa.bust[n]) for n in range(1, 7)},
                           busts={n: int(total[n]) for n in range(1, 7)}, elapsed_s=elapsed)

@@ -45,6 +45,7 @@ from dicelab.farkle.rules import (
     check_target,
     set_asides,
 )
+from dicelab.resources import check_memory
 
 # ---------------------------------------------------------------------------------
 # Kernels: every one reads the set-aside encoding (dicelab.farkle.rules.SetAsideArrays)
@@ -534,6 +535,7 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
     sa = set_asides(rules)
     t = check_target(target) // POINT_UNIT
     ptot = t + sa.max_points + 1
+    check_memory(f"fastest to {target:,} (its value and bank tables)", t * ptot * 7 * 9)
     t0 = time.perf_counter()
     turns = np.zeros(t + 1)
     value = np.zeros((t, ptot, 7))
@@ -621,16 +623,20 @@ def evaluate_race(rules: FarkleRules, target: int, bank: np.ndarray,
     True
     """
     t = check_target(target) // POINT_UNIT
+    check_memory(f"the race to {target:,}", 8 * (t + 1) * 2)
     bank = np.asarray(bank)
-    if bank.ndim == 2:
+    same = bank.ndim == 2  # one turn policy at every total: one distribution
+    if same:
         bank = np.broadcast_to(bank, (t, *bank.shape))
         if value is not None:
             value = np.broadcast_to(np.asarray(value), bank.shape)
     if bank.ndim != 3 or bank.shape[0] != t:
         raise ValueError(f"bank must have shape ({t}, P, 7) or (P, 7)")
     turns = np.zeros(t + 1)
+    d = None
     for m in range(t - 1, -1, -1):
-        d = evaluate_turn_policy(rules, bank[m], None if value is None else value[m])
+        if d is None or not same:
+            d = evaluate_turn_policy(rules, bank[m], None if value is None else value[m])
         if d.p_bust >= 1.0:
             turns[m] = np.inf
             continue

@@ -66,6 +66,7 @@ from dicelab.farkle.rules import (
     check_target,
     set_asides,
 )
+from dicelab.resources import check_memory
 
 FORMAT_VERSION = 2
 _WINDOW = 0.01  # bust-value window of the policy-stability check (see _roll_value)
@@ -586,7 +587,7 @@ def _last_round(sa: SetAsides, rules: FarkleRules, t: int, eps: float) -> _Table
             catch = _catch(*(np.broadcast_to(a, (t, x_max)) for a in (last.s, last.sw,
                                                                      last.st)))
             return _Tables(last, int(below[0]), catch)
-        if x_max > _MAX_LAST_ROUND:
+        if x_max > 2 * t + 8 * sa.max_points + 64 + _MAX_LAST_ROUND:
             raise UserError("this scoring table lets a turn go on almost forever (the chance "
                             "to score 1,000,000 points in one turn is above the tolerance); "
                             "optimal-win needs a table where turns end")
@@ -758,6 +759,8 @@ class OptimalWinSolution:
         table = self._memo.get("table")
         if table is not None:
             return table
+        check_memory(f"the {self.policy} policy table to {self.target:,}",
+                     self.policy_table_bytes * 1.5)
         key = self._memo.get("cache_key")
         if key is None:
             arrays = self._build_table()
@@ -827,6 +830,11 @@ class OptimalWinSolution:
         return (t * t + d_rows) * self.table_rows * 7 * 5
 
 
+#: Bytes per score pair of a solve: values, win and tie probabilities of both movers,
+#: cap rows, solver diagnostics.
+_PAIR_BYTES = 8 * (6 + 1 + 4)
+
+
 def _check(rules: FarkleRules, target, tol) -> tuple[int, float, SetAsides]:
     target = check_target(target)
     if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
@@ -834,6 +842,8 @@ def _check(rules: FarkleRules, target, tol) -> tuple[int, float, SetAsides]:
     sa = set_asides(rules)
     if np.all(sa.bust[1:] == 0.0):
         raise UserError("optimal-win needs a scoring table under which some roll busts")
+    t = target // POINT_UNIT
+    check_memory(f"optimal-win to {target:,} ({t:,} x {t:,} score pairs)", t * t * _PAIR_BYTES)
     return target, float(tol), sa
 
 
@@ -935,7 +945,7 @@ def _opponent_tables(sa: SetAsides, rules: FarkleRules, target: int, tol: float,
         if below[:, -1].all():
             d_eps = int(np.argmax(below, axis=1).max())
             return _Tables(mine.last, max(d_eps, mine.d_eps), catch), side
-        if x_max > _MAX_LAST_ROUND:
+        if x_max > 2 * t + 8 * sa.max_points + 64 + _MAX_LAST_ROUND:
             raise UserError("the opponent's last turn goes on almost forever; its best "
                             "response cannot be solved")
         x_max *= 2
