@@ -42,6 +42,7 @@ from dicelab.farkle.rules import (
 )
 from dicelab.farkle.turn_dp import _turn_distribution_kernel
 from dicelab.registry import PolicySpec, parse_policy
+from dicelab.resources import check_memory
 
 #: Bump when the evaluation or its cached layout changes.
 FORMAT_VERSION = 1
@@ -256,6 +257,18 @@ def _normal_rows(policy: PolicySpec | PolicyTable) -> int:
     return _rows_for(p["base"] + p["step"] * p["max-steps"])
 
 
+def _slice_bytes(policy: PolicySpec | PolicyTable, t: int, d_max: int, max_s: int) -> int:
+    """Bytes of a policy's slices and their turn distributions (an upper estimate)."""
+    if isinstance(policy, PolicyTable):
+        n = policy.value.shape[0] * policy.value.shape[1] + (
+            0 if policy.last_value is None else policy.last_value.shape[0])
+        rows = policy.value.shape[2]
+    else:
+        n = d_max + 8 if policy.family == "ai" else 1
+        rows = _normal_rows(policy) + d_max
+    return n * rows * 7 * 5 + n * (rows + max_s + 2) * 16 + t * (t + d_max) * 8
+
+
 def policy_slices(policy: PolicySpec | PolicyTable, target: int, d_max: int) -> Slices:
     """The turn slices of a resolved two-seat policy (:func:`resolve`; last-round leads up
     to ``d_max`` units)."""
@@ -354,6 +367,8 @@ def evaluate(policy_a, policy_b, rules: FarkleRules, target: int
     resolved = [resolve(p, rules, target) for p in (policy_a, policy_b)]
     # a lead in the last round: below the target plus one turn's gain
     d_max = t + max(_normal_rows(p) for p in resolved) + set_asides(rules).max_points + 2
+    check_memory(f"the exact evaluation to {target:,}",
+                 sum(_slice_bytes(p, t, d_max, set_asides(rules).max_points) for p in resolved))
     slices = [policy_slices(p, target, d_max) for p in resolved]
     side_a, side_b = (turn_outcomes(s, rules) for s in slices)
     out = {k: np.zeros((t, t)) for k in ("a_win", "a_tie", "b_win", "b_tie")}
