@@ -313,8 +313,9 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray]) -> Path | N
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-    except OSError:
-        return None  # a read-only cache only costs speed
+    except OSError as exc:
+        _warn_unusable(path.parent, exc)
+        return None  # a cache that cannot be written only costs speed
     if limit is not None:
         # the table is stored; a cache that cannot shrink only costs disk
         with contextlib.suppress(OSError, UserError):
@@ -326,15 +327,33 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray]) -> Path | N
     return path
 
 
+_WARNED: set[str] = set()
+
+
+def _warn_unusable(directory: Path, exc: OSError) -> None:
+    """Say once per process and directory that the cache cannot be written."""
+    if str(directory) not in _WARNED:
+        _WARNED.add(str(directory))
+        log.warning("cache: %s cannot be written (%s); solved tables are not kept (set "
+                    "$DICELAB_CACHE_DIR to a writable directory)", directory,
+                    exc.strerror or exc)
+
+
 def cached(key: str, version: Version, build: Callable[[], dict[str, np.ndarray]]
            ) -> tuple[dict[str, np.ndarray], bool]:
-    """Load ``key`` from the cache or build and store it; returns (arrays, was_cached)."""
+    """Load ``key`` from the cache or build and store it; returns (arrays, was_cached).
+
+    An entry that is there but damaged or of another version is rebuilt, and a notice
+    says so (the ``dicelab.cache`` logger; the CLI prints it on stderr)."""
     max_size()  # a malformed limit fails now, not after a long build
+    existed = cache_path(key).is_file()
     arrays = load(key, version)
     if arrays is not None:
         return arrays, True
     arrays = build()
     store(key, version, arrays)
+    if existed:
+        log.info("cache: %s was damaged or out of date; rebuilt", key)
     return arrays, False
 
 
