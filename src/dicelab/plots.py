@@ -7,6 +7,7 @@ so nothing leaks between calls; :func:`save_png` writes one atomically.
 from __future__ import annotations
 
 import io
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +27,12 @@ def policy_heatmap_figure(bank: np.ndarray, *, title: str, point_unit: int = 50,
     """Bank/roll decisions of a Farkle turn policy: turn points (y) by dice left (x).
 
     ``bank``: (P, 7) array, nonzero = bank at turn points ``p * point_unit`` with ``n``
-    dice to roll (column 0 and row 0, the start of the turn, are not drawn).
-    ``max_points``: top of the y axis (default: a little above the last row that rolls).
+    dice to roll (column 0 and row 0, the start of the turn, are not drawn; rows past
+    the last are like the last). Row ``p`` is drawn from ``p * point_unit`` to the next
+    step, so a policy that banks from 300 switches colour at 300. ``max_points``: top of
+    the y axis; by default twice the fourth-smallest of the per-dice bank thresholds
+    (where the decisions that matter are), at least 1,000; a column that still rolls at
+    the top says from where it banks.
 
     >>> import numpy as np
     >>> b = np.zeros((8, 7), np.uint8); b[6:] = 1
@@ -37,23 +42,30 @@ def policy_heatmap_figure(bank: np.ndarray, *, title: str, point_unit: int = 50,
     bank = np.asarray(bank)
     if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
         raise ValueError("bank must have shape (P, 7), P >= 2")
-    rolls = np.nonzero((bank[1:, 1:] == 0).any(axis=1))[0]
-    last_roll = int(rolls[-1]) + 1 if rolls.size else 1
+    first = [int(np.argmax(bank[1:, n] != 0)) + 1 if (bank[1:, n] != 0).any() else None
+             for n in range(1, 7)]
     if max_points is None:
-        top = min(bank.shape[0] - 1, max(last_roll + max(4, last_roll // 8), 2))
+        known = sorted(f for f in first if f is not None) or [bank.shape[0]]
+        top = max(2 * known[min(3, len(known) - 1)], 1000 // point_unit)
     else:
-        top = min(bank.shape[0] - 1, max(int(max_points) // point_unit, 2))
-    grid = (bank[1:top + 1, 1:] != 0).astype(float)
+        top = max(int(max_points) // point_unit, 2)
+    rows = np.minimum(np.arange(1, top + 1), bank.shape[0] - 1)
+    grid = (bank[rows, 1:] != 0).astype(float)
     fig = Figure(figsize=(5.5, 6.5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.imshow(grid, origin="lower", aspect="auto", interpolation="nearest",
               cmap=ListedColormap([ROLL_COLOR, BANK_COLOR]), vmin=0, vmax=1,
-              extent=(0.5, 6.5, point_unit / 2, (top + 0.5) * point_unit))
+              extent=(0.5, 6.5, point_unit, (top + 1) * point_unit))
+    for n, f in enumerate(first, start=1):
+        if f is None or f > top:
+            where = "never banks" if f is None else f"banks from\n{f * point_unit:,}"
+            ax.text(n, (top + 0.5) * point_unit, where, ha="center", va="top", fontsize=7,
+                    color="white")
     ax.set_xticks(range(1, 7))
     ax.set_xlabel("dice left to roll")
     ax.set_ylabel("turn points")
-    ax.set_title(title)
+    ax.set_title("\n".join(textwrap.wrap(title, 48)), fontsize=10)
     ax.legend(handles=[Patch(color=ROLL_COLOR, label="roll"),
                        Patch(color=BANK_COLOR, label="bank")],
               loc="upper left", framealpha=0.9)

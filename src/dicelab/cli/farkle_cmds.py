@@ -34,13 +34,20 @@ def register(app, solve_app, policy_app) -> None:
         seed: Annotated[int | None, typer.Option(
             help="Seed (default: a fresh seed, reported).")] = None,
         json_out: JsonOpt = False,
+        out: Annotated[str | None, typer.Option(
+            metavar="DIR", help="Save summary.parquet and manifest.json in this directory.")
+                       ] = None,
     ) -> None:
         """Exact bust probability for 1..6 dice beside a simulated estimate."""
         from dicelab.cli import render
+        from dicelab.cli.main import reproducing_command
         from dicelab.farkle.simulate import simulate_bust_frequencies
-        from dicelab.results import to_json
+        from dicelab.results import check_out_dir, save_run, to_json
 
+        where = None if out is None else check_out_dir(out)
         result = simulate_bust_frequencies(rules, rolls=games, seed=seed)
+        if where is not None:
+            save_run(where, result, command=reproducing_command(result.seed))
         if json_out:
             typer.echo(to_json(result.to_dict()))
         else:
@@ -87,6 +94,10 @@ def register(app, solve_app, policy_app) -> None:
                        ] = 0,
         rules: RulesOpt = None,
         ending: EndingOpt = None,
+        max_points: Annotated[int | None, typer.Option(
+            "--max-points", help="Top of the picture's turn-points axis (--plot). "
+                                 "[default: from the policy's own thresholds]")] = None,
+        json_out: JsonOpt = False,
     ) -> None:
         """Show a Farkle policy's bank/roll decisions by turn points and dice left."""
         from dicelab.farkle.policies import bank_table
@@ -98,8 +109,17 @@ def register(app, solve_app, policy_app) -> None:
                 raise UserError(f"--plot {plot}: the file name must end in .png")
             if not plot.parent.is_dir():
                 raise UserError(f"--plot {plot}: directory {plot.parent} does not exist")
+        if max_points is not None and max_points < 100:
+            raise UserError(f"--max-points must be at least 100, not {max_points}")
         bank, title = bank_table(parse_policy(name, "farkle"), load_rules(rules, ending),
                                  target, me, opp)
+        if json_out:
+            from dicelab.farkle.turn_dp import bank_runs
+            from dicelab.results import to_json
+
+            typer.echo(to_json({"policy": name, "title": title, "me": me, "opp": opp,
+                                **bank_runs(bank)}))
+            return
         if plot is None:
             from dicelab.cli.render import decision_text
 
@@ -109,7 +129,7 @@ def register(app, solve_app, policy_app) -> None:
         from dicelab.plots import policy_heatmap_figure, save_png
 
         try:
-            save_png(policy_heatmap_figure(bank, title=title), plot)
+            save_png(policy_heatmap_figure(bank, title=title, max_points=max_points), plot)
         except OSError as exc:
             raise UserError(f"--plot {plot}: cannot write ({exc.strerror})") from None
         typer.echo(f"wrote {plot}")

@@ -215,23 +215,19 @@ def optimal_win_solution(sol) -> None:
                   f"{d['solve_s']:.1f} s")
 
 
-def decision_text(bank: np.ndarray, unit: int = 50) -> str:
+def decision_text(bank: np.ndarray) -> str:
     """A Farkle bank table (P, 7) as text: runs of turn points with the same decisions
     (R = roll, B = bank, by dice left), up to the last row where the policy rolls."""
-    rolls = np.nonzero((bank[1:, 1:] == 0).any(axis=1))[0]
-    top = min(int(rolls[-1]) + 2 if rolls.size else 1, bank.shape[0] - 1)
-    head = "turn points"
-    width = max(len(f"{top * unit}+"), len(head)) + 2
-    lines = [f"{head:<{width}}" + " ".join(str(n) for n in range(1, 7)) + "  (dice left)"]
-    start = 1
-    for p in range(1, top + 2):
-        if p <= top and np.array_equal(bank[p, 1:], bank[start, 1:]):
-            continue
-        lo, hi = start * unit, (p - 1) * unit
-        span = f"{lo}+" if p > top else (f"{lo}" if lo == hi else f"{lo}-{hi}")
-        lines.append(f"{span:<{width}}" + " ".join("B" if bank[start, n] else "R"
-                                                   for n in range(1, 7)))
-        start = p
+    from dicelab.farkle.turn_dp import bank_runs
+
+    runs = bank_runs(bank)["runs"]
+    spans = [f"{r['lo']}+" if r["hi"] is None else
+             (f"{r['lo']}" if r["lo"] == r["hi"] else f"{r['lo']}-{r['hi']}") for r in runs]
+    width = max([len("turn points"), *map(len, spans)]) + 2
+    lines = [f"{'turn points':<{width}}" + " ".join(str(n) for n in range(1, 7))
+             + "   <- dice left"]
+    for span, r in zip(spans, runs, strict=True):
+        lines.append(f"{span:<{width}}" + " ".join("B" if x else "R" for x in r["bank"]))
     lines.append("(R = roll, B = bank)")
     return "\n".join(lines)
 

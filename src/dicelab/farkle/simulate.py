@@ -451,8 +451,20 @@ class BustRiskResult:
     busts: dict[int, int]
     elapsed_s: float
 
+    game = "farkle"
+
     def simulated(self, n: int) -> Proportion:
         return Proportion(self.busts[n], self.rolls)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per number of dice: exact and simulated bust risk."""
+        return pd.DataFrame([{"rules": self.rules.name, "seed": self.seed, **frame_row(r)}
+                             for r in self.to_dict()["bust_risk"]])
+
+    def manifest(self) -> dict[str, Any]:
+        return {"game": "farkle", "experiment": "bust-risk", "rules": self.rules.to_dict(),
+                "seed": self.seed, "rolls_per_dice_count": self.rolls,
+                "chunk_games": CHUNK_GAMES, "elapsed_s": self.elapsed_s}
 
     def to_dict(self) -> dict[str, Any]:
         rows = []

@@ -296,6 +296,28 @@ class TurnDistribution:
                 "p_bank": {int(i) * POINT_UNIT: float(self.p_bank[i]) for i in nz}}
 
 
+def bank_runs(bank: np.ndarray) -> dict:
+    """A bank table (P, 7) as data: per dice left, the first turn points at which it banks
+    (``None``: never), and the runs of turn points with the same decisions (``lo``, ``hi``
+    in points, ``hi`` None for the last run; ``bank`` per dice left 1..6).
+
+    >>> bank_runs(threshold_bank_table(300))["bank_from"]["1"]
+    300
+    """
+    rolls = np.nonzero((bank[1:, 1:] == 0).any(axis=1))[0]
+    top = min(int(rolls[-1]) + 2 if rolls.size else 1, bank.shape[0] - 1)
+    runs = []
+    start = 1
+    for p in range(2, top + 2):
+        if p <= top and np.array_equal(bank[p, 1:], bank[start, 1:]):
+            continue
+        runs.append({"lo": start * POINT_UNIT, "hi": None if p > top else (p - 1) * POINT_UNIT,
+                     "bank": [bool(bank[start, n]) for n in range(1, 7)]})
+        start = p
+    return {"bank_from": {str(n): t for n, t in _bank_thresholds(bank).items()},
+            "runs": runs}
+
+
 def _bank_thresholds(bank: np.ndarray, lo: int = 1) -> dict[int, int | None]:
     """Smallest turn points (in points) at which ``bank[p, n]`` is 1, per n = 1..6."""
     out: dict[int, int | None] = {}
