@@ -71,17 +71,24 @@ def roll_distribution(n: int) -> tuple[tuple[tuple[int, ...], float], ...]:
 
 
 @functools.cache
-def options(rules: str, faces: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
-    """Legal set-asides of a roll as (dice kept, points), every sub-multiset tried."""
+def options(rules: str, faces: tuple[int, ...], every: bool = False
+            ) -> tuple[tuple[int, int], ...]:
+    """Legal set-asides of a roll as (dice kept, points), every sub-multiset tried: the
+    most points for each number of dice kept, or with ``every`` each distinct pair."""
     counts = [faces.count(f) for f in range(1, 7)]
-    best: dict[int, int] = {}
+    found: set[tuple[int, int]] = set()
     for sub in itertools.product(*(range(c + 1) for c in counts)):
         k = sum(sub)
         if k == 0:
             continue
         pts = setaside_points(rules, tuple(sub))
-        if pts is not None and pts > 0 and pts > best.get(k, 0):
-            best[k] = pts
+        if pts is not None and pts > 0:
+            found.add((k, pts))
+    if every:
+        return tuple(sorted(found))
+    best: dict[int, int] = {}
+    for k, pts in found:
+        best[k] = max(best.get(k, 0), pts)
     return tuple(sorted(best.items()))
 
 
@@ -93,8 +100,11 @@ def _next_dice(n: int, k: int) -> int:
     return 6 if k == n else n - k
 
 
-def max_ev(rules: str, cap: int) -> float:
-    """Max expected turn score when banking is forced at turn points >= cap."""
+def max_ev_values(rules: str, cap: int, every: bool = False) -> dict[tuple[int, int], float]:
+    """Max expected final turn points at every state (tp, n) with 0 < tp < cap (banking
+    forced at turn points >= cap), and at (0, 6), the turn's start (a forced roll).
+    ``every``: choose among every distinct legal set-aside, not only the most points for
+    each number of dice kept."""
 
     @functools.cache
     def state(tp: int, n: int) -> float:
@@ -106,12 +116,22 @@ def max_ev(rules: str, cap: int) -> float:
     def roll(tp: int, n: int) -> float:
         total = 0.0
         for faces, p in roll_distribution(n):
-            opts = options(rules, faces)
+            opts = options(rules, faces, every)
             if opts:
                 total += p * max(state(tp + pts, _next_dice(n, k)) for k, pts in opts)
         return total
 
-    return roll(0, 6)
+    for tp in range(cap - 50, 0, -50):  # bottom-up from the cap keeps the recursion shallow
+        for n in range(1, 7):
+            state(tp, n)
+    out = {(tp, n): state(tp, n) for tp in range(50, cap, 50) for n in range(1, 7)}
+    out[(0, 6)] = roll(0, 6)
+    return out
+
+
+def max_ev(rules: str, cap: int, every: bool = False) -> float:
+    """Max expected turn score when banking is forced at turn points >= cap."""
+    return max_ev_values(rules, cap, every)[(0, 6)]
 
 
 def threshold_outcomes(rules: str, threshold: int) -> dict[int, float]:
@@ -139,9 +159,11 @@ def threshold_outcomes(rules: str, threshold: int) -> dict[int, float]:
     return dict(from_roll(0, 6))
 
 
-def fastest_turns(rules: str, target: int, sweeps: int = 200) -> list[float]:
+def fastest_turns(rules: str, target: int, sweeps: int = 200, every: bool = False
+                  ) -> list[float]:
     """Expected turns to reach ``target`` solitaire under the best policy, per total
-    (index = total // 50), by plain fixed-point iteration on each total's bust loop."""
+    (index = total // 50), by plain fixed-point iteration on each total's bust loop.
+    ``every``: as in :func:`max_ev_values`."""
     units = target // 50
     turns = [0.0] * (units + 1)
     for m in range(units - 1, -1, -1):
@@ -160,7 +182,7 @@ def fastest_turns(rules: str, target: int, sweeps: int = 200) -> list[float]:
             def roll_cost(tp: int, n: int, x: float) -> float:
                 c = 0.0
                 for faces, p in roll_distribution(n):
-                    opts = options(rules, faces)
+                    opts = options(rules, faces, every)
                     if not opts:
                         c += p * x
                     else:
@@ -174,3 +196,34 @@ def fastest_turns(rules: str, target: int, sweeps: int = 200) -> list[float]:
             x = x_new
         turns[m] = x
     return turns
+
+
+def table_outcomes(rules: str, bank, value) -> dict[int, float]:
+    """Distribution of a turn played from a decision table: {banked points: probability},
+    0 = bust. ``bank``, ``value``: nested lists [row][n] (row = turn points // 50, rows
+    past the last read as the last, which must bank). After every scoring roll the
+    distinct legal set-aside whose state has the highest value is taken, ties to more
+    points, then more dice left; then the table says bank (nonzero) or roll."""
+    rows = len(bank)
+
+    def row(tp: int) -> int:
+        return min(tp // 50, rows - 1)
+
+    @functools.cache
+    def from_roll(tp: int, n: int) -> tuple[tuple[int, float], ...]:
+        acc: Counter = Counter()
+        for faces, p in roll_distribution(n):
+            opts = options(rules, faces, every=True)
+            if not opts:
+                acc[0] += p
+                continue
+            _, tp2, n2 = max((value[row(tp + pts)][_next_dice(n, k)], tp + pts,
+                              _next_dice(n, k)) for k, pts in opts)
+            if bank[row(tp2)][n2]:
+                acc[tp2] += p
+            else:
+                for x, q in from_roll(tp2, n2):
+                    acc[x] += p * q
+        return tuple(acc.items())
+
+    return dict(from_roll(0, 6))

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dicelab import cache
+from dicelab import cache, dice
 from dicelab.errors import UserError
 from dicelab.farkle import exact, turn_dp
-from dicelab.farkle.scoring import PRESETS, ScoringTable
+from dicelab.farkle.rules import PRESETS, FarkleRules, load_rules, set_asides
 from dicelab.registry import parse_policy
 
 DEFAULT = PRESETS["default"]
@@ -23,7 +23,7 @@ BASIC = PRESETS["basic"]
 
 @pytest.mark.parametrize("rules", ["default", "basic"])
 def test_bust_risks_match_enumeration_and_seed(rules):
-    arr = turn_dp.turn_arrays(PRESETS[rules])
+    arr = set_asides(PRESETS[rules])
     for n in range(1, 7):
         assert arr.bust[n] == pytest.approx(naive.bust_probability(rules, n), abs=1e-15)
     if rules == "default":
@@ -35,13 +35,36 @@ def test_bust_risks_match_enumeration_and_seed(rules):
 @pytest.mark.parametrize("rules,cap", [("default", 300), ("default", 1000), ("basic", 1000),
                                        ("basic", 2500)])
 def test_max_ev_with_low_cap_matches_naive(rules, cap):
+    # forced to bank from the cap on, more turn points can be worse (a roll from just
+    # below the cap is worth more than the cap), so a set-aside of fewer points with the
+    # same dice left can pay: the solver sees every one (for caps 1000, not 300 or 2500)
     got = turn_dp.solve_max_ev(PRESETS[rules], cap=cap).expected_score
-    assert got == pytest.approx(naive.max_ev(rules, cap), rel=1e-12)
+    every = naive.max_ev(rules, cap, every=True)
+    assert got == pytest.approx(every, rel=1e-12)
+    best_only = naive.max_ev(rules, cap)
+    assert (every - best_only > 1e-3) == (cap == 1000)
 
 
-def test_max_ev_with_proven_cap_matches_naive():
-    sol = turn_dp.solve_max_ev(DEFAULT)
-    assert sol.expected_score == pytest.approx(naive.max_ev("default", sol.cap), rel=1e-12)
+@pytest.mark.parametrize("rules", ["default", "basic"])
+def test_max_ev_is_unaffected_by_the_dominated_set_asides(rules):
+    """The solver chooses among every distinct legal set-aside (points, dice left); a
+    set-aside with fewer points and the same dice left as another is never better for
+    max-ev (its value only grows with the turn points). So the plain-Python max-ev with
+    only the most points for each number of dice kept, the one with every distinct
+    set-aside and the solver agree at every state below the proven cap, decisions too."""
+    sa = set_asides(PRESETS[rules])
+    dominated = sum(len(ops) - len({d for _, d in ops})
+                    for ops in (sa.options(r) for r in range(dice.N_MULTISETS)))
+    assert dominated > 100  # the encoding does offer them
+    sol = turn_dp.solve_max_ev(PRESETS[rules])
+    best = naive.max_ev_values(rules, sol.cap)
+    every = naive.max_ev_values(rules, sol.cap, every=True)
+    assert best == every  # the same floats: the extra options are never chosen
+    assert sol.expected_score == pytest.approx(every[(0, 6)], rel=1e-12)
+    for (tp, n), v in every.items():
+        if tp > 0:
+            assert sol.value[tp // 50, n] == pytest.approx(v, rel=1e-12, abs=1e-9)
+            assert sol.bank[tp // 50, n] == (v == tp), (tp, n)  # bank iff rolling is no better
 
 
 @pytest.mark.parametrize("rules,threshold", [("default", 50), ("default", 300),
@@ -62,6 +85,26 @@ def test_fastest_matches_naive(rules, target):
     sol = turn_dp.solve_fastest(PRESETS[rules], target)
     want = naive.fastest_turns(rules, target)
     np.testing.assert_allclose(sol.turns, want, rtol=1e-11)
+    # fewer points with the same dice left never help the race either
+    assert naive.fastest_turns(rules, target, every=True) == want
+
+
+@pytest.mark.parametrize(("rules", "seed"), [("default", 1), ("default", 2), ("basic", 3)])
+def test_a_decision_table_is_played_as_the_plain_python_choice_says(rules, seed):
+    """evaluate_turn_policy with a value table: every distinct set-aside is a candidate,
+    the highest value wins, ties go to more points, then more dice (random small-integer
+    values: many ties)."""
+    rng = np.random.default_rng(seed)
+    bank = (rng.random((10, 7)) < 0.3).astype(np.uint8)
+    bank[-1] = 1
+    value = rng.integers(0, 3, size=(10, 7)).astype(np.float64)
+    got = turn_dp.evaluate_turn_policy(PRESETS[rules], bank, value)
+    want = naive.table_outcomes(rules, bank.tolist(), value.tolist())
+    assert got.p_bust == pytest.approx(want.pop(0), abs=1e-13)
+    nz = {int(i) * 50: float(got.p_bank[i]) for i in np.nonzero(got.p_bank)[0]}
+    assert nz.keys() == want.keys()
+    for x, p in want.items():
+        assert nz[x] == pytest.approx(p, abs=1e-13)
 
 
 # --- the cap -------------------------------------------------------------------------
@@ -177,11 +220,6 @@ def test_policy_table_refusals():
         turn_dp.threshold_distribution(DEFAULT, 0)
 
 
-def test_scoring_digest_tells_tables_apart():
-    same_name = ScoringTable(name="default", straight=1000)
-    assert exact.scoring_digest(same_name) != exact.scoring_digest(DEFAULT)
-
-
 # --- properties (hypothesis) ----------------------------------------------------------
 
 points = st.integers(0, 20).map(lambda k: 50 * k)
@@ -189,7 +227,7 @@ points = st.integers(0, 20).map(lambda k: 50 * k)
 
 @st.composite
 def scoring_tables(draw):
-    return ScoringTable(
+    return FarkleRules(
         name="random",
         singles=(0, draw(st.integers(1, 4)) * 50, 0, 0, 0, draw(st.integers(1, 3)) * 50, 0),
         three_of_a_kind=(0, *(draw(st.integers(1, 20)) * 50 for _ in range(6))),
@@ -229,3 +267,91 @@ def test_policy_table_optimal_win_two_seats():
     table = exact.policy_table(parse_policy("optimal-win"), DEFAULT, 500, 2)
     assert table.name == "optimal-win"
     assert table.value.shape[:2] == (10, 10) and table.last_value is not None
+
+
+# --- what `dicelab solve farkle` and `dicelab policy farkle` compute ---------------------
+
+
+def test_solve_policy_gives_each_family_its_solution():
+    import naive_farkle as nf
+
+    from dicelab.farkle.two_player import OptimalWinSolution
+
+    th = exact.solve_policy("threshold-300", "basic", 2000)
+    assert isinstance(th, exact.ThresholdSolution) and th.target == 2000
+    want = nf.threshold_turn_distribution(BASIC, 300)
+    assert th.distribution.expected_score == pytest.approx(
+        sum(x * p for x, p in want.items()), rel=1e-12)
+    assert th.expected_turns_to_target == pytest.approx(
+        nf.expected_turns_to_target(want, 2000), rel=1e-12)
+    d = th.to_dict()
+    assert set(d["p_at_least"]) == {str(x) for x in turn_dp.TAIL_POINTS}
+    assert d["p_at_least"]["300"] == pytest.approx(1 - want[0], abs=1e-12)  # banks >= 300
+    assert d["from_cache"] is False and d["target"] == 2000
+
+    mev = exact.solve_policy("max-ev")
+    assert isinstance(mev, turn_dp.MaxEvSolution) and mev.from_cache is False
+    assert mev.elapsed_s == mev.solve_s > 0
+    assert mev.distribution.expected_score == pytest.approx(mev.expected_score, rel=1e-12)
+    assert mev.distribution.p_bust + mev.distribution.p_bank.sum() == pytest.approx(1, abs=1e-12)
+    d = mev.to_dict()
+    assert d["expected_turn_score"] == mev.expected_score and d["from_cache"] is False
+    assert set(d["bank_thresholds"]) == {"1", "2", "3", "4", "5", "6"}
+
+    first = exact.solve_policy("fastest", "default", 1500)
+    again = exact.solve_policy("fastest", "default", 1500)
+    assert isinstance(first, turn_dp.FastestSolution)
+    assert not first.from_cache and again.from_cache and again.solve_s == first.solve_s
+    np.testing.assert_array_equal(first.turns, again.turns)
+    assert again.to_dict()["from_cache"] is True
+
+    ow = exact.solve_policy("optimal-win", "default", 300, ending="first-to-bank")
+    assert isinstance(ow, OptimalWinSolution)
+    assert ow.farkle_rules.ending == "first-to-bank" and ow.to_dict()["ending"] == "first-to-bank"
+    assert ow.p_tie == 0.0  # no last round: no ties
+
+    with pytest.raises(UserError, match="simulate it"):
+        exact.solve_policy("ai")
+    with pytest.raises(UserError, match="penta policy"):
+        exact.solve_policy("optimal")
+
+
+@settings(max_examples=60, deadline=None)
+@given(deficit=st.integers(-3000, 8000), floor=st.integers(-500, 2000),
+       base=st.integers(1, 10).map(lambda k: 50 * k), step=st.integers(0, 4).map(lambda k: 50 * k),
+       per=st.sampled_from([250, 1000, 1500]), steps=st.integers(0, 6),
+       two=st.integers(0, 3).map(lambda k: 50 * k), one=st.integers(0, 4).map(lambda k: 50 * k))
+def test_ai_thresholds_are_the_rule_of_rules_md(deficit, floor, base, step, per, steps, two, one):
+    from dicelab.farkle import kernels as K
+
+    deficit = max(deficit, 0)  # the kernel passes the deficit, 0 when not behind
+    params = np.array([base, step, per, steps, two, one, 1], dtype=np.int64)
+    out = np.zeros(7, dtype=np.int64)
+    K.ai_thresholds(params, deficit, floor, out)
+    t = base + step * min(steps, deficit // per)
+    assert out[1:].tolist() == [max(t - one, floor), max(t - two, floor)] + [max(t, floor)] * 4
+
+
+def test_bank_table_of_every_family():
+    from dicelab.farkle.policies import bank_table
+    from dicelab.farkle.two_player import solve_optimal_win
+
+    bank, title = bank_table(parse_policy("threshold-300"), DEFAULT)
+    assert bank[6, 1:].all() and not bank[5, 1:].any() and "threshold-300" in title
+    # ai behind by 2500: 300 + 2 * 100 = 500, minus 50 with two dice left, 100 with one
+    bank, title = bank_table(parse_policy("ai"), DEFAULT, 10_000, 500, 3000)
+    first = [int(np.nonzero(bank[:, n])[0][0]) * 50 for n in range(1, 7)]
+    assert first == [400, 450, 500, 500, 500, 500] and "chase not shown" in title
+    assert bank[-1, 1:].all()
+    mev = turn_dp.solve_max_ev(DEFAULT)
+    np.testing.assert_array_equal(bank_table(parse_policy("max-ev"), DEFAULT)[0], mev.bank)
+    fast = exact.fastest_solution(DEFAULT, 1000)
+    got, title = bank_table(parse_policy("fastest"), DEFAULT, 1000, 500)
+    np.testing.assert_array_equal(got, fast.bank[10])
+    assert title == "fastest to 1000 at own total 500 (rules default)"
+    ftb = load_rules("default", "first-to-bank")
+    got, title = bank_table(parse_policy("optimal-win"), ftb, 500, 300, 450)
+    np.testing.assert_array_equal(got, solve_optimal_win(ftb, 500).bank_decisions(300, 450))
+    for me, opp in ((1000, 0), (0, 75), (-50, 0)):
+        with pytest.raises(UserError, match=r"--me|--opp"):
+            bank_table(parse_policy("fastest"), DEFAULT, 1000, me, opp)
