@@ -126,7 +126,10 @@ class Comparison:
     def to_frame(self) -> pd.DataFrame:
         run = {"game": self.game, "method": self.method, "rules": self.rules,
                "target": self.target}
-        return pd.DataFrame([{**run, **frame_row(p.to_dict())} for p in self.pairs])
+        # the table holds results only: how long a pair took is in the JSON and manifest
+        rows = [{k: v for k, v in frame_row(p.to_dict()).items()
+                 if k not in ("elapsed_s", "from_cache")} for p in self.pairs]
+        return pd.DataFrame([{**run, **row} for row in rows])
 
     def manifest(self) -> dict[str, Any]:
         seeds = {} if self.method == "exact" else {

@@ -1,0 +1,106 @@
+"""Every kind of manifest records a command that reproduces its files exactly (a run
+without ``--seed`` included), and an interrupted run exits 130 leaving nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+from cli_helpers import run_cli
+
+#: Manifest entries that may differ between two runs of one command: time, versions, and
+#: whether the seed was drawn or given (the rerun is given the drawn one).
+_VOLATILE = {"elapsed_s", "setup_s", "games_per_s", "threads", "versions", "from_cache",
+             "seed_given"}
+
+
+def _stable(obj):
+    if isinstance(obj, dict):
+        return {k: _stable(v) for k, v in obj.items() if k not in _VOLATILE}
+    if isinstance(obj, list):
+        return [_stable(v) for v in obj]
+    return obj
+
+
+def _files(d):
+    return sorted(p.name for p in d.iterdir())
+
+
+_slow = pytest.mark.slow
+KINDS = [
+    ["simulate", "-s", "ai", "--vs", "threshold-300", "-n", "20000"],
+    ["simulate", "-s", "threshold-350", "-n", "20000", "--target", "5000"],
+    pytest.param(["simulate", "-s", "greedy", "--vs", "greedy", "-n", "3000"], marks=_slow),
+    pytest.param(["compare", "ai", "threshold-300", "max-ev", "-n", "5000", "--target", "2000"],
+                 marks=_slow),
+    pytest.param(["compare", "ai", "threshold-300", "--exact", "--target", "2000"],
+                 marks=_slow),
+    ["bust-risk", "-n", "20000"],
+    pytest.param(["experiment", "run", "threshold-sweep", "--target", "2000"], marks=_slow),
+    pytest.param(["experiment", "run", "head-to-head", "--target", "1000", "-n", "2000"],
+                 marks=_slow),
+]
+
+
+@pytest.mark.parametrize("argv", KINDS, ids=lambda a: " ".join(a[:4]))
+def test_the_manifest_command_reproduces_the_files(capsys, tmp_path, argv):
+    out = tmp_path / "run"
+    code, _, err = run_cli(capsys, [*argv, "--out", str(out)])
+    assert code == 0, err
+    first = tmp_path / "first"
+    shutil.copytree(out, first)
+    manifest = json.loads((out / "manifest.json").read_text())
+    command = manifest["command"]
+    assert command[0] == "dicelab" and "--out" in command
+    if argv[0] in ("simulate", "compare", "bust-risk") and "--exact" not in argv:
+        assert "--seed" in command  # drawn, and spelled out
+    shutil.rmtree(out)
+    code, _, err = run_cli(capsys, command[1:])
+    assert code == 0, err
+    assert _files(out) == _files(first)
+    for name in _files(first):
+        if name.endswith(".parquet"):
+            pd.testing.assert_frame_equal(pd.read_parquet(out / name),
+                                          pd.read_parquet(first / name), check_exact=True)
+        elif name.endswith(".json"):
+            assert _stable(json.loads((out / name).read_text())) == \
+                _stable(json.loads((first / name).read_text()))
+        else:
+            assert (out / name).read_bytes() == (first / name).read_bytes()
+
+
+def test_result_files_honour_the_umask(capsys, tmp_path):
+    old = os.umask(0o022)
+    try:
+        code, _, err = run_cli(capsys, ["bust-risk", "-n", "1000", "--out", str(tmp_path / "x")])
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    for f in (tmp_path / "x").iterdir():
+        assert f.stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_ctrl_c_is_exit_130_one_line_and_nothing_written(tmp_path, extra):
+    """A real SIGINT to a real process (with the default handler, as a terminal's Ctrl-C)."""
+    out = tmp_path / "never"
+    cmd = [sys.executable, "-m", "dicelab", "simulate", "-s", "ai", "-n", "2000000000",
+           "--seed", "1", "--out", str(out), *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(4)
+    assert proc.poll() is None, "finished before the interrupt"
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert stdout == b""
+    assert stderr.decode().strip().splitlines()[-1] == "interrupted"
+    assert not out.exists()
