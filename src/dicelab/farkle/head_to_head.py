@@ -84,25 +84,27 @@ def _slice_distributions(rolls, bank, value, keep_all, out_bust, out_dist):
         out_bust[s] = _turn_distribution_kernel(rolls, bank[s], v, keep_all, mass, out_dist[s])
 
 
-class _Side(NamedTuple):
-    """One policy's side of the game, as :func:`_play_pairs` reads it."""
+class Side(NamedTuple):
+    """One policy's side of the game, as the game recursions read it: its turns' exact
+    results, and its last turn against every lead."""
 
     bust: np.ndarray  # (S,)
     dist: np.ndarray  # (S, G): P(bank a gain of g units)
-    tail: np.ndarray  # (S, G + 1): P(gain >= g)
     normal: np.ndarray  # (t, t) slice at (own, opponent)
-    last: np.ndarray  # (t, D) slice of a last turn at own total m against a lead d
+    catch_win: np.ndarray  # (t, D): P(its last turn beats a lead of d), own total m
+    catch_tie: np.ndarray  # (t, D): P(it ends level)
 
 
 @njit(inline="always")
-def _bank_sums(mover, other, x, y, t, first_to_bank, other_win, other_tie):
-    """The mover's P(win) and P(tie) through banks from totals (x, y): the other side's
-    outcome as the mover at (y, x + g) below the target, else the last round (or a win
-    at once under ``first-to-bank``). Returns (win, tie, bust probability)."""
-    s = mover.normal[x, y]
-    dist = mover.dist[s]
+def bank_sums(dist, x, y, t, first_to_bank, other_win, other_tie, catch_win, catch_tie):
+    """The mover's P(win) and P(tie) through banks, its turn's gains distributed as
+    ``dist``, from totals (x, y): the other player's outcome as the mover at (y, x + g)
+    below the target (``other_win/other_tie[y, m]``), else the other's last turn against
+    a lead of x + g - y (``catch_win/catch_tie[y, d]``; a larger lead than the tables
+    hold is never caught), or a win at once under ``first-to-bank``."""
     win = 0.0
     tie = 0.0
+    width = catch_win.shape[1]
     for g in range(1, dist.shape[0]):
         p = dist[g]
         if p == 0.0:
@@ -113,14 +115,12 @@ def _bank_sums(mover, other, x, y, t, first_to_bank, other_win, other_tie):
             tie += p * other_tie[y, m]
         elif first_to_bank:
             win += p
-        else:  # the other's last turn must beat a lead of m - y
-            d = m - y
-            ls = other.last[y, d]
-            o_win = other.tail[ls, d + 1] if d + 1 < other.tail.shape[1] else 0.0
-            o_tie = other.dist[ls, d] if d < other.dist.shape[1] else 0.0
-            win += p * (1.0 - o_win - o_tie)
-            tie += p * o_tie
-    return win, tie, mover.bust[s]
+        elif m - y < width:
+            win += p * (1.0 - catch_win[y, m - y] - catch_tie[y, m - y])
+            tie += p * catch_tie[y, m - y]
+        else:
+            win += p
+    return win, tie
 
 
 @njit(cache=True, parallel=True)
@@ -132,8 +132,14 @@ def _play_diagonal(diag, t, first_to_bank, side_a, side_b, a_win, a_tie, b_win, 
     for q in prange(hi - lo + 1):
         a = lo + q
         b = diag - a
-        cwa, cta, ba = _bank_sums(side_a, side_b, a, b, t, first_to_bank, b_win, b_tie)
-        cwb, ctb, bb = _bank_sums(side_b, side_a, b, a, t, first_to_bank, a_win, a_tie)
+        sa_ = side_a.normal[a, b]
+        sb_ = side_b.normal[b, a]
+        cwa, cta = bank_sums(side_a.dist[sa_], a, b, t, first_to_bank, b_win, b_tie,
+                             side_b.catch_win, side_b.catch_tie)
+        cwb, ctb = bank_sums(side_b.dist[sb_], b, a, t, first_to_bank, a_win, a_tie,
+                             side_a.catch_win, side_a.catch_tie)
+        ba = side_a.bust[sa_]
+        bb = side_b.bust[sb_]
         det = 1.0 - ba * bb
         ta = (cta + ba * ctb) / det
         tb = ctb + bb * ta
@@ -341,16 +347,21 @@ class ExactPair:
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
 
 
-def turn_outcomes(slices: Slices, rules: FarkleRules) -> _Side:
-    """Every slice's exact turn result, and the slices' maps (what the game needs)."""
+def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
+    """Every slice's exact turn result, and the policy's last turn against every lead the
+    slices cover (what the game needs)."""
     sa = set_asides(rules)
     n_slices, rows = slices.bank.shape[:2]
     dist = np.zeros((n_slices, rows + sa.max_points + 1))
     bust = np.zeros(n_slices)
     _slice_distributions(sa.arrays(), slices.bank, slices.value, slices.keep_all, bust, dist)
-    tail = np.zeros((n_slices, dist.shape[1] + 1))
+    width = dist.shape[1]
+    tail = np.zeros((n_slices, width + 1))
     tail[:, :-1] = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
-    return _Side(bust, dist, tail, slices.normal, slices.last)
+    d = np.arange(slices.last.shape[1])[None, :]
+    catch_win = np.where(d + 1 <= width, tail[slices.last, np.minimum(d + 1, width)], 0.0)
+    catch_tie = np.where(d < width, dist[slices.last, np.minimum(d, width - 1)], 0.0)
+    return Side(bust, dist, slices.normal, catch_win, catch_tie)
 
 
 def _name(policy: str | PolicySpec | PolicyTable) -> str:
@@ -414,5 +425,5 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
                      time.perf_counter() - t0, from_cache)
 
 
-__all__ = ["ExactPair", "Outcome", "Slices", "evaluate", "exact_pair", "policy_slices",
-           "resolve", "turn_outcomes"]
+__all__ = ["ExactPair", "Outcome", "Side", "Slices", "bank_sums", "evaluate", "exact_pair",
+           "policy_slices", "resolve", "turn_outcomes"]

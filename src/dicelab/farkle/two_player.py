@@ -56,6 +56,7 @@ from numba import njit, prange
 
 from dicelab import cache, config
 from dicelab.errors import UserError
+from dicelab.farkle.head_to_head import bank_sums
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
@@ -156,7 +157,9 @@ class TurnResult(NamedTuple):
     hi: float
 
 
-def _work(rows: int) -> Work:
+@njit(cache=True)
+def _work(rows):
+    """Fresh :class:`Work` rows (a turn DP's scratch), from Python or jitted code."""
     return Work(np.empty((rows, 7)), np.empty((rows, 7)), np.empty((rows, 7)),
                 np.empty((rows, 7)), np.zeros((rows, 7), dtype=np.uint8))
 
@@ -360,9 +363,7 @@ def _solve_diagonal_kernel(diag, turn, rolls, solved, catch, rows_max, steps, to
     for q in prange(a_hi - a_lo + 1):
         a = a_lo + q
         b = diag - a
-        work = Work(np.empty((rows_max, 7)), np.empty((rows_max, 7)),
-                    np.empty((rows_max, 7)), np.empty((rows_max, 7)),
-                    np.empty((rows_max, 7), dtype=np.uint8))
+        work = _work(rows_max)
         x = _guess(w_val, a, b, t)
         y = _guess(w_val, b, a, t)
         err = 1.0
@@ -446,8 +447,7 @@ def _fill_table_kernel(n_p, turn, rolls, solved, catch, rows_max, value_out, ban
     t = turn.t
     for a in prange(t):
         rows = max(rows_max, n_p)
-        work = Work(np.empty((rows, 7)), np.empty((rows, 7)), np.empty((rows, 7)),
-                    np.empty((rows, 7)), np.empty((rows, 7), dtype=np.uint8))
+        work = _work(rows)
         for b in range(t):
             res = _turn_kernel(a, b, 1.0 - solved.value[b, a], turn, rolls, solved, catch,
                                work, n_p, False)
@@ -458,44 +458,14 @@ def _fill_table_kernel(n_p, turn, rolls, solved, catch, rows_max, value_out, ban
                     bank_out[a, b, i, n] = work.bk[i, n]
 
 
-@njit(inline="always")
-def _opponent_sums(side, mine, last, a, b, t, first_to_bank):
-    """A fixed opponent to move at (b, a) (its total ``b``): its value, P(win) and P(tie)
-    through banks, and its bust probability, given my values as the mover at (a, m) for
-    every ``m > b`` and my optimal last turn (``last.s/sw/st``) when it banks the target."""
-    sl = side.normal[b, a]
-    dist = side.dist[sl]
-    val = 0.0
-    win = 0.0
-    tie = 0.0
-    x_top = last.s.shape[0] - 1
-    for g in range(1, dist.shape[0]):
-        p = dist[g]
-        if p == 0.0:
-            continue
-        m = b + g
-        if m < t:
-            val += p * (1.0 - mine.value[a, m])
-            win += p * (1.0 - mine.win[a, m] - mine.tie[a, m])
-            tie += p * mine.tie[a, m]
-        elif first_to_bank:
-            val += p
-            win += p
-        else:  # my last turn must beat a lead of m - a
-            d = min(m - a, x_top)
-            val += p * (1.0 - last.s[d])
-            win += p * (1.0 - last.sw[d] - last.st[d])
-            tie += p * last.st[d]
-    return val, win, tie, side.bust[sl]
-
-
 @njit(parallel=True, cache=True)
-def _respond_diagonal_kernel(diag, turn, rolls, mine, theirs, catch, side, last,
+def _respond_diagonal_kernel(diag, turn, rolls, mine, theirs, catch, side, my_catch,
                              first_to_bank, rows_max, steps, top_out, info_out):
     """Best response: every pair with ``a + b == diag``, me to move at (a, b) playing my
     best turn, the fixed opponent to move at (b, a) playing its own (``side``: its turn
-    slices, :mod:`dicelab.farkle.head_to_head`). Its value is a line in mine, exact for
-    every bust value, so Newton on my turn's line stops at the exact fixed point."""
+    slices, :mod:`dicelab.farkle.head_to_head`; ``my_catch``: my optimal last turn when it
+    banks the target). Its value is a line in mine, exact for every bust value, so Newton
+    on my turn's line stops at the exact fixed point."""
     t = turn.t
     newton_steps, fixed_point_steps = steps
     # (arrays written inside a prange loop must not be reached through a tuple there:
@@ -507,10 +477,12 @@ def _respond_diagonal_kernel(diag, turn, rolls, mine, theirs, catch, side, last,
     for q in prange(hi - lo + 1):
         a = lo + q
         b = diag - a
-        work = Work(np.empty((rows_max, 7)), np.empty((rows_max, 7)),
-                    np.empty((rows_max, 7)), np.empty((rows_max, 7)),
-                    np.empty((rows_max, 7), dtype=np.uint8))
-        cv, cw, ct, bb = _opponent_sums(side, mine, last, a, b, t, first_to_bank)
+        work = _work(rows_max)
+        sl = side.normal[b, a]
+        cw, ct = bank_sums(side.dist[sl], b, a, t, first_to_bank, m_win, m_tie,
+                           my_catch.win, my_catch.tie)
+        cv = cw + 0.5 * ct
+        bb = side.bust[sl]
         x = _guess(m_val, a, b, t)
         y = cv + bb * (1.0 - x)
         err = 1.0
@@ -935,11 +907,7 @@ def _opponent_tables(sa: SetAsides, rules: FarkleRules, target: int, tol: float,
                                           rules)
         if rules.ending_code == FIRST_TO_BANK:
             return _Tables(mine.last, 0, _catch(*(np.zeros((t, x_max)) for _ in range(3)))), side
-        d = np.arange(x_max)
-        ls = side.last[:, :x_max]
-        width = side.dist.shape[1]
-        win = np.where(d + 1 < width, side.tail[ls, np.minimum(d + 1, width)], 0.0)
-        tie = np.where(d < width, side.dist[ls, np.minimum(d, width - 1)], 0.0)
+        win, tie = side.catch_win[:, :x_max], side.catch_tie[:, :x_max]
         catch = _catch(win + 0.5 * tie, win, tie)
         below = catch.cap <= tol
         if below[:, -1].all():
@@ -987,10 +955,13 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
         steps = (config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
         ftb = rules.ending_code == FIRST_TO_BANK
         rolls = sa.arrays()
+        last = tables.last
+        my_catch = _catch(*(np.broadcast_to(a, (t, a.size)) for a in (last.s, last.sw,
+                                                                      last.st)))
         bound = 0.0
         for diag in range(2 * t - 2, -1, -1):
             _respond_diagonal_kernel(diag, turn, rolls, mine, theirs, tables.catch, side,
-                                     tables.last, ftb, rows_max, steps, top, info)
+                                     my_catch, ftb, rows_max, steps, top, info)
             a = np.arange(max(0, diag - (t - 1)), min(diag, t - 1) + 1)
             bound = max(bound, info[a, diag - a, 0].max()) + info[a, diag - a, 1].max() \
                 + _ROUNDING
