@@ -123,6 +123,19 @@ def bank_sums(dist, x, y, t, first_to_bank, other_win, other_tie, catch_win, cat
     return win, tie
 
 
+@njit(inline="always")
+def cycle_outcomes(win_a, tie_a, bust_a, win_b, tie_b, bust_b):
+    """P(win) and P(tie) of A (to move at (a, b)) and of B (to move at (b, a)) from what
+    each reaches through banks and its bust probability: a bust hands the turn over, so
+    the two are one 2 x 2 linear system. Returns (A win, A tie, B win, B tie)."""
+    det = 1.0 - bust_a * bust_b
+    ta = (tie_a + bust_a * tie_b) / det
+    tb = tie_b + bust_b * ta
+    wa = (win_a + bust_a * (1.0 - tb - win_b) - bust_a * bust_b * (1.0 - ta)) / det
+    wb = win_b + bust_b * (1.0 - wa - ta)
+    return wa, ta, wb, tb
+
+
 @njit(cache=True, parallel=True)
 def _play_diagonal(diag, t, first_to_bank, side_a, side_b, a_win, a_tie, b_win, b_tie):
     """Every pair with ``a + b == diag``: A to move at (a, b) and B to move at (b, a),
@@ -138,13 +151,8 @@ def _play_diagonal(diag, t, first_to_bank, side_a, side_b, a_win, a_tie, b_win, 
                              side_b.catch_win, side_b.catch_tie)
         cwb, ctb = bank_sums(side_b.dist[sb_], b, a, t, first_to_bank, a_win, a_tie,
                              side_a.catch_win, side_a.catch_tie)
-        ba = side_a.bust[sa_]
-        bb = side_b.bust[sb_]
-        det = 1.0 - ba * bb
-        ta = (cta + ba * ctb) / det
-        tb = ctb + bb * ta
-        wa = (cwa + ba * (1.0 - tb - cwb) - ba * bb * (1.0 - ta)) / det
-        wb = cwb + bb * (1.0 - wa - ta)
+        wa, ta, wb, tb = cycle_outcomes(cwa, cta, side_a.bust[sa_], cwb, ctb,
+                                        side_b.bust[sb_])
         a_win[a, b] = wa
         a_tie[a, b] = ta
         b_win[b, a] = wb
@@ -425,5 +433,6 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
                      time.perf_counter() - t0, from_cache)
 
 
-__all__ = ["ExactPair", "Outcome", "Side", "Slices", "bank_sums", "evaluate", "exact_pair",
+__all__ = ["ExactPair", "Outcome", "Side", "Slices", "bank_sums", "cycle_outcomes",
+           "evaluate", "exact_pair",
            "policy_slices", "resolve", "turn_outcomes"]

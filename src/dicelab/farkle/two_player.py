@@ -56,7 +56,7 @@ from numba import njit, prange
 
 from dicelab import cache, config
 from dicelab.errors import UserError
-from dicelab.farkle.head_to_head import bank_sums
+from dicelab.farkle.head_to_head import bank_sums, cycle_outcomes
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
@@ -411,10 +411,7 @@ def _solve_diagonal_kernel(diag, turn, rolls, solved, catch, rows_max, steps, to
         w_val[a, b] = x
         w_val[b, a] = y
         # outcome split of the final policies (bank paths + the pair's own cycle)
-        t1 = (r1.tie + b1 * r2.tie) / (1.0 - b1 * b2)
-        t2 = r2.tie + b2 * t1
-        w1 = (r1.win + b1 * (1.0 - t2) - b1 * (r2.win + b2 * (1.0 - t1))) / (1.0 - b1 * b2)
-        w2 = r2.win + b2 * (1.0 - t1 - w1)
+        w1, t1, w2, t2 = cycle_outcomes(r1.win, r1.tie, b1, r2.win, r2.tie, b2)
         w_win[a, b] = w1
         w_tie[a, b] = t1
         w_win[b, a] = w2
@@ -511,12 +508,7 @@ def _respond_diagonal_kernel(diag, turn, rolls, mine, theirs, catch, side, my_ca
             if it >= newton_steps and step <= 1e-15:
                 err = step / (1.0 - max(b1, bb))
                 break
-        b1 = r1.bust
-        det = 1.0 - b1 * bb
-        ta = (r1.tie + b1 * ct) / det
-        tb = ct + bb * ta
-        wa = (r1.win + b1 * (1.0 - tb - cw) - b1 * bb * (1.0 - ta)) / det
-        wb = cw + bb * (1.0 - wa - ta)
+        wa, ta, wb, tb = cycle_outcomes(r1.win, r1.tie, r1.bust, cw, ct, bb)
         m_val[a, b] = x
         m_win[a, b] = wa
         m_tie[a, b] = ta
