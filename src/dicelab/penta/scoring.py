@@ -3,10 +3,9 @@
 ``ORDINARY[b, r]`` is the score of box ``b`` for roll ``r`` with no joker (RULES.md §1
 table; five equal dice are neither a full house nor a straight). :func:`roll_box_scores`
 applies a rule set to a scorecard: which boxes may take a roll, what each scores and
-whether the Penta bonus is earned; :func:`box_score` is the same for one box.
-:func:`apply_box` writes a score into a box: the points TOTAL gains (upper bonus
-included) and the card's next upper total and Penta flag. The widget, the solver and
-the simulator all score through these functions.
+whether the Penta bonus is earned. :func:`apply_box` writes a score into a box: the
+points TOTAL gains (upper bonus included) and the card's next upper total and Penta
+flag. The widget, the solver and the simulator all score through these functions.
 
 Scorecard state, as the kernels see it: ``mask`` (bit ``b`` set = box ``b`` filled),
 ``up`` (upper total capped at 63), ``fifty`` (1 if the Penta box holds 50).
@@ -245,17 +244,6 @@ def roll_box_scores(rp, T, mask, fifty, r, out):
             else:
                 out[b] = table[b, r]
     return bonus
-
-
-@njit(inline="always")
-def box_score(rp, T, mask, fifty, r, b, scores):
-    """``(score, bonus)`` of roll ``r`` in box ``b`` (score -1: not allowed), as
-    :func:`roll_box_scores` gives it; ``scores`` (int64[13]) is scratch. Only a Penta
-    with the Penta box filled needs the rule set, every other roll scores ordinarily."""
-    if T.penta_face[r] != 0 and (mask >> PENTA_BOX) & 1:
-        bonus = roll_box_scores(rp, T, mask, fifty, r, scores)
-        return scores[b], bonus
-    return (-1 if (mask >> b) & 1 else T.ordinary[b, r]), 0
 
 
 def box_scores(rules: RuleSet, mask: int, fifty: int, r: int) -> tuple[np.ndarray, int]:

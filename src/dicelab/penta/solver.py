@@ -46,7 +46,6 @@ from dicelab.penta.rules import (
 from dicelab.penta.scoring import TABLES
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, N_ROLLS, ROLL_BASE
 from dicelab.penta.widget import (
-    compiled_lanes,
     final_values_lanes,
     new_lane_scratch,
     reroll_stage_lanes,
@@ -198,11 +197,6 @@ def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
     (default ``config.PENTA_TIE_EPS``) of the best are ties, settled by the fixed order of
     :mod:`dicelab.penta.widget` (the values never depend on ``eps``).
     """
-    if compiled_lanes() != layer.ups.shape[1]:
-        raise RuntimeError(
-            f"the Penta kernels were compiled for {compiled_lanes()} lanes, the layer has "
-            f"{layer.ups.shape[1]}: numba's cache predates an edit of "
-            "config.PENTA_SOLVER_LANES; delete src/dicelab/penta/__pycache__")
     if out is None:
         _values_layer(V, layer, rules.params, TABLES, _NO_DECISIONS)
     else:

@@ -330,13 +330,6 @@ def new_lane_scratch(track):
                        np.empty(N_BOXES, dtype=np.int64), np.empty(L, dtype=np.int64))
 
 
-@njit(cache=True)
-def compiled_lanes():
-    """The lane count the cached machine code was compiled with (numba freezes globals:
-    an edit of ``config.PENTA_SOLVER_LANES`` does not invalidate the cache of this file)."""
-    return config.PENTA_SOLVER_LANES
-
-
 @njit(inline="always")
 def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
     # :func:`_visit` per lane; selects rather than branches: the comparisons are
