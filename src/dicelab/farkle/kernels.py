@@ -79,7 +79,9 @@ ST_HOT_DICE = 15
 ST_TRIGGERS = 16
 ST_ROLLS_N = 17  # 17 + n - 1 for n = 1..6: rolls of n dice
 ST_BUSTS_N = 23  # 23 + n - 1: busts with n dice
-N_STATS = 29
+ST_AHEAD = 29  # seats that finished strictly ahead (finishing place = 1 + this)
+ST_AHEAD_SQ = 30
+N_STATS = 31
 
 #: Per-game scratch columns.
 _G_TURNS = 0
@@ -165,11 +167,12 @@ def _scripted_roll(script, cursor, n):
 
 
 @njit(inline="always")
-def book_seat(stats, hist, s, score, top, n_top, turns, rolls, busts, hot):
+def book_seat(stats, hist, s, score, top, n_top, ahead, turns, rolls, busts, hot):
     """Add seat ``s``'s game to its statistics: its win or tie (``top``: the highest
-    final total, reached by ``n_top`` seats), the sums of ``ST_*`` and the histogram of
-    final totals (units of 50, last bin: that and above). Every turn has at most one
-    bust, on its last roll, so ``busts`` counts both bust rolls and bust turns."""
+    final total, reached by ``n_top`` seats), the seats that finished strictly ahead of
+    it (``ahead``), the sums of ``ST_*`` and the histogram of final totals (units of 50,
+    last bin: that and above). Every turn has at most one bust, on its last roll, so
+    ``busts`` counts both bust rolls and bust turns."""
     best = np.int64(score == top)  # (branch-free: who wins is a coin flip to the processor)
     stats[s, ST_WINS] += best & np.int64(n_top == 1)
     stats[s, ST_TIES] += best & np.int64(n_top > 1)
@@ -187,6 +190,8 @@ def book_seat(stats, hist, s, score, top, n_top, turns, rolls, busts, hot):
     stats[s, ST_BUST_TURNS_SQ] += busts * busts
     stats[s, ST_BUST_TURNS_TURNS] += busts * turns
     stats[s, ST_HOT_DICE] += hot
+    stats[s, ST_AHEAD] += ahead
+    stats[s, ST_AHEAD_SQ] += ahead * ahead
     hist[s, min(score // POINT_UNIT, hist.shape[1] - 1)] += 1
 
 
@@ -365,8 +370,11 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
         for s in range(n_seats):
             if keep_totals:
                 totals_out[i, s] = totals[s]
-            book_seat(stats, hist, s, totals[s], top, n_top, g[s, _G_TURNS], g[s, _G_ROLLS],
-                      g[s, _G_BUSTS], g[s, _G_HOT])
+            ahead = np.int64(0)
+            for q in range(n_seats):
+                ahead += totals[q] > totals[s]
+            book_seat(stats, hist, s, totals[s], top, n_top, ahead, g[s, _G_TURNS],
+                      g[s, _G_ROLLS], g[s, _G_BUSTS], g[s, _G_HOT])
 
 
 @njit(cache=True, parallel=True)

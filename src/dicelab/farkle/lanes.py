@@ -369,6 +369,7 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
     fl = np.zeros((4, w, n_seats), dtype=np.int64)
     active = np.zeros(w, dtype=np.bool_)  # the lane plays a game (else: retired, unused)
     first = np.zeros(w, dtype=np.int64)  # the seat that began the lane's game
+    ahead = np.zeros(n_seats, dtype=np.int64)  # (scratch of the game's booking)
     started = 0
     for lane in range(w):
         j = uint64(lane)
@@ -459,13 +460,19 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
                 stats[trig, K.ST_TRIGGERS] += 1
             else:
                 counters[K.C_CAPPED] += 1  # (with or without a trigger)
-            # the highest total and how many seats have it, branch-free
+            # the highest total and how many seats have it, branch-free; each seat's
+            # count of seats strictly ahead
             top = np.int64(-1)
             n_top = np.int64(0)
             for p in range(n_seats):
                 v = S[_seat_col(_TOTAL, p, w, n_seats) + j]
                 n_top = n_top * (v <= top) + (v >= top)
                 top = max(top, v)
+                ahead[p] = 0
+            for p in range(n_seats):
+                v = S[_seat_col(_TOTAL, p, w, n_seats) + j]
+                for q in range(n_seats):
+                    ahead[p] += S[_seat_col(_TOTAL, q, w, n_seats) + j] > v
             for p in range(n_seats):
                 ga = S[_seat_col(_GACC, p, w, n_seats) + j]
                 ge = S[_seat_col(_GEND, p, w, n_seats) + j]
@@ -483,7 +490,7 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
                 d += seats64 * np.int64(d < 0)
                 tu = (k_end - d + seats64 - 1) // seats64
                 K.book_seat(stats, hist, p, S[_seat_col(_TOTAL, p, w, n_seats) + j] * POINT_UNIT,
-                            top * POINT_UNIT, n_top, tu, n_rolls, n_busts,
+                            top * POINT_UNIT, n_top, ahead[p], tu, n_rolls, n_busts,
                             n_rolls6 - tu + hot_last)
                 S[_seat_col(_TOTAL, p, w, n_seats) + j] = 0
                 fl[0, j, p] = -r

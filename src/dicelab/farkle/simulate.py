@@ -95,6 +95,7 @@ class FarkleSeat:
     triggered_last_round: int
     percentiles: dict[int, float]
     histogram_top: float
+    place: Estimate  # finishing place, 1 = first (tied seats share the best place)
 
     def to_dict(self) -> dict[str, Any]:
         def est(name: str, e: Estimate) -> dict[str, Any]:
@@ -117,6 +118,7 @@ class FarkleSeat:
             "triggered_last_round": self.triggered_last_round,
             "final_score_percentiles": {str(q): v for q, v in self.percentiles.items()},
             "final_score_histogram_top": self.histogram_top,
+            **est("mean_place", self.place),
         }
 
 
@@ -195,7 +197,8 @@ class FarkleResult:
             hot_dice=int(self.stats[s, K.ST_HOT_DICE]),
             triggered_last_round=int(self.stats[s, K.ST_TRIGGERS]),
             percentiles=percentiles_from_histogram(self.hist[s], values, PERCENTILES),
-            histogram_top=float(values[-1]))
+            histogram_top=float(values[-1]),
+            place=_place(st[K.ST_AHEAD], st[K.ST_AHEAD_SQ], n))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -246,6 +249,12 @@ class FarkleResult:
             "workers": self.workers,
             "capped_games": self.capped_games,
         }
+
+
+def _place(ahead: float, ahead_sq: float, n: int) -> Estimate:
+    """Mean finishing place (1 + seats strictly ahead) with its standard error."""
+    e = mean_estimate(ahead, ahead_sq, n)
+    return Estimate(1.0 + e.mean, e.se, e.n)
 
 
 def _seat_params(seat: PolicySpec | PolicyTable) -> dict[str, Any]:
