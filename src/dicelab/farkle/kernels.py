@@ -31,7 +31,7 @@ from numba import njit, prange, uint64
 
 from dicelab.config import MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.dice import POW6, SEQ_OFFSET, SEQ_TO_RANK
-from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, POINT_UNIT
+from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, MAX_SEATS, POINT_UNIT
 from dicelab.rng import below_s, roll_dice
 
 #: Seat policy kinds.
@@ -81,7 +81,8 @@ ST_ROLLS_N = 17  # 17 + n - 1 for n = 1..6: rolls of n dice
 ST_BUSTS_N = 23  # 23 + n - 1: busts with n dice
 ST_AHEAD = 29  # seats that finished strictly ahead (finishing place = 1 + this)
 ST_AHEAD_SQ = 30
-N_STATS = 31
+ST_BEAT = 31  # 31 + q: games this seat finished strictly ahead of seat q (q < MAX_SEATS)
+N_STATS = ST_BEAT + MAX_SEATS
 
 #: Per-game scratch columns.
 _G_TURNS = 0
@@ -373,6 +374,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
             ahead = np.int64(0)
             for q in range(n_seats):
                 ahead += totals[q] > totals[s]
+                stats[s, ST_BEAT + q] += totals[s] > totals[q]
             book_seat(stats, hist, s, totals[s], top, n_top, ahead, g[s, _G_TURNS],
                       g[s, _G_ROLLS], g[s, _G_BUSTS], g[s, _G_HOT])
 

@@ -472,7 +472,9 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
             for p in range(n_seats):
                 v = S[_seat_col(_TOTAL, p, w, n_seats) + j]
                 for q in range(n_seats):
-                    ahead[p] += S[_seat_col(_TOTAL, q, w, n_seats) + j] > v
+                    u = S[_seat_col(_TOTAL, q, w, n_seats) + j]
+                    ahead[p] += u > v
+                    stats[p, K.ST_BEAT + q] += v > u
             for p in range(n_seats):
                 ga = S[_seat_col(_GACC, p, w, n_seats) + j]
                 ge = S[_seat_col(_GEND, p, w, n_seats) + j]
