@@ -204,6 +204,7 @@ def test_cli_bad_policy_fails_before_a_cluster_starts(capsys, monkeypatch):
 # ------------------------------------------------- the README's cluster, command by command
 
 
+@pytest.mark.slow
 def test_readme_scheduler_and_worker_commands(tmp_path):
     """``dask scheduler``, ``dask worker ADDRESS --nthreads 1`` and ``dicelab simulate
     --dask ADDRESS`` as separate processes over TCP, each worker with its own empty cache

@@ -11,6 +11,7 @@ import dataclasses
 import os
 
 import numpy as np
+import pytest
 
 from dicelab import cache
 from dicelab.penta import policies
@@ -41,6 +42,7 @@ def replace_file(path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+@pytest.mark.slow
 def test_loaded_optimal_block_is_bit_identical_to_a_fresh_build():
     # hasbro: a block test_penta_simulate needs too, which then loads it instead of building
     p = POLICIES.index("optimal")
@@ -56,6 +58,7 @@ def test_loaded_optimal_block_is_bit_identical_to_a_fresh_build():
     policies.release_decision_tables()
 
 
+@pytest.mark.slow
 def test_damaged_blocks_are_rebuilt():
     p = POLICIES.index("greedy")
     expected = fresh("greedy", "seed").decisions[p].copy()
@@ -83,6 +86,7 @@ def test_damaged_blocks_are_rebuilt():
     policies.release_decision_tables()
 
 
+@pytest.mark.slow
 def test_rule_sets_do_not_collide():
     p = POLICIES.index("greedy")
     seed = fresh("greedy", "seed").decisions[p].copy()

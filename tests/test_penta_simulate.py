@@ -38,6 +38,7 @@ def test_optimal_mean_agrees_with_exact_value():
     assert 0.25 < d["p_penta_fifty"]["p"] < 0.45
 
 
+@pytest.mark.slow
 def test_hasbro_optimal_agrees_and_never_breaks_the_joker_rules():
     # the kernel raises if a table ever picks a box the rules forbid
     r = simulate_penta(["optimal"], games=150_000, seed=99, rules="hasbro")
@@ -106,6 +107,7 @@ def test_cli_simulate_json_without_game(capsys):
     assert {"mean_final_score", "mean_final_score_ci", "tie_rate_ci"} <= set(seat)
 
 
+@pytest.mark.slow
 def test_cli_simulate_table_and_out(capsys, tmp_path):
     main(["simulate", "-s", "greedy", "--games", "10000", "--seed", "1", "--rules",
           "no-bonus", "--out", str(tmp_path / "run")])
@@ -132,6 +134,7 @@ def test_cli_user_errors_exit_2_with_one_line(capsys, argv, needle):
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_cli_solve_json_and_corrupt_cache_rebuilds(capsys, tmp_path):
     from dicelab import cache
     from dicelab.penta import solver

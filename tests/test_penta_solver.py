@@ -99,6 +99,7 @@ def test_reachable_states_and_unreachable_are_nan():
     assert state_index(1, 7, 0) not in set(layers[1].tolist())
 
 
+@pytest.mark.slow
 def test_solve_is_identical_with_one_or_two_threads():
     rs = get_rules("no-bonus")
     one = with_threads(1, lambda: solver.solve_values(rs))
@@ -106,6 +107,7 @@ def test_solve_is_identical_with_one_or_two_threads():
     np.testing.assert_array_equal(one, two)
 
 
+@pytest.mark.slow
 def test_cache_is_used_and_a_corrupt_file_is_rebuilt(tmp_path):
     rs = RULE_SETS["no-bonus"]
     solver._MEMO.clear()
