@@ -104,7 +104,7 @@ def test_a_changed_inlined_helper_is_recompiled_not_served_stale(package_copy, t
 
 def test_a_numba_cache_dir_set_by_the_user_is_left_alone(package_copy, tmp_path):
     mine = tmp_path / "my-numba-cache"
-    run = _run(package_copy, NUMBA_CACHE_DIR=str(mine), DICELAB_NUMBA_CACHE_DIR=None,
+    run = _run(package_copy, NUMBA_CACHE_DIR=str(mine), DICELAB_CHOSEN_NUMBA_CACHE_DIR=None,
                DICELAB_JIT_CACHE_DIR=str(tmp_path / "jit"))
     assert run["jit_dir"] is None and run["numba_cache_dir"] == str(mine)
     assert list(mine.rglob("_probe_kernel.score-*.nbi"))

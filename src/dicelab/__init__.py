@@ -28,7 +28,7 @@ __all__ = ["__version__"]
 JIT_CACHE_ENV = "DICELAB_JIT_CACHE_DIR"
 #: The ``NUMBA_CACHE_DIR`` dicelab chose, in the environment so a child process (a Dask
 #: worker, a notebook kernel) tells it from a user's setting and keys it by its own source.
-_JIT_CHOSEN_ENV = "DICELAB_NUMBA_CACHE_DIR"
+_JIT_CHOSEN_ENV = "DICELAB_CHOSEN_NUMBA_CACHE_DIR"
 #: Source-hash directories kept (most recently used first): the current source, and a
 #: couple of others for switching branches or checkouts. One holds ~10 MB of kernels.
 _JIT_KEEP = 3
