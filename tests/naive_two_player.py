@@ -1,18 +1,24 @@
-"""Plain-Python reference for the two-player Farkle solver (tiny instances only).
+"""Plain-Python reference for the two-player Farkle solver (small instances only).
 
-Deliberately simple and independent of ``dicelab.farkle.two_player``:
+Deliberately simple and independent of ``dicelab.farkle.two_player`` and of the
+set-aside encoding of ``dicelab.farkle.rules``:
 
-* rolls are enumerated as multisets with multinomial probabilities computed here; the
-  set-aside options come from the scoring table's ``keep_score`` (the rules data);
+* rolls are enumerated as multisets with multinomial probabilities computed here; a
+  roll's options are every distinct (points, dice left) of the legal subsets of its dice,
+  from the plain-Python scorer of :mod:`naive_farkle` (every subset tried);
 * the last round is a memoised recursion over (need, dice);
 * the game is solved by plain value iteration over the *whole* state space
   (my total, opponent total, turn points, dice), all score pairs at once, until no value
   moves by more than ``1e-14``: no ordering of pairs, no fixed-point algebra, no
   policy-stability intervals;
-* turn points are capped at a fixed bank total ``target + cap`` (a bank total at least
-  ``cap`` units above any opponent's, whose catch-up chance is ``last_round(cap)``).
+* ``last-round``: turn points are capped at a fixed bank total ``target + cap`` (a bank
+  total at least ``cap`` units above any opponent's, whose catch-up chance is
+  ``last_round(cap)``); ``first-to-bank``: a bank at the target wins (value 1), so no
+  state past it is ever worth rolling from and no cap is needed.
 
-Values are vectorised over the (t, t) grid of score pairs with numpy, nothing else.
+Values are vectorised with numpy over the (t, t) grid of score pairs and over each roll's
+options (the first of equal values wins, options sorted by points then dice left, both
+descending, as the rules specify); nothing else.
 """
 
 from __future__ import annotations
@@ -20,16 +26,15 @@ from __future__ import annotations
 import functools
 import itertools
 from math import factorial
+from typing import NamedTuple
 
+import naive_farkle as nf
 import numpy as np
 
-from dicelab import dice
-from dicelab.farkle.scoring import ScoringTable, compile_table
 
-
-def roll_outcomes(scoring: ScoringTable) -> dict[int, list[tuple[float, list[tuple[int, int]]]]]:
-    """n -> [(probability, [(points in units of 50, dice to roll next), ...])] per roll."""
-    comp = compile_table(scoring)
+def roll_outcomes(rules) -> dict[int, list[tuple[float, list[tuple[int, int]]]]]:
+    """n -> [(probability, [(points in units of 50, dice to roll next), ...])]: rolls of n
+    dice with the same options merged; options sorted by points, then dice, descending."""
     out: dict[int, list] = {}
     for n in range(1, 7):
         merged: dict[tuple, float] = {}
@@ -37,10 +42,7 @@ def roll_outcomes(scoring: ScoringTable) -> dict[int, list[tuple[float, list[tup
             ways = factorial(n)
             for f in range(1, 7):
                 ways //= factorial(roll.count(f))
-            r = dice.rank_of_dice(roll)
-            opts = tuple(sorted(((int(comp.keep_score[r, k]) // 50, n - k if k < n else 6)
-                                 for k in range(1, n + 1) if comp.keep_score[r, k] > 0),
-                                reverse=True))  # more points first, then more dice
+            opts = tuple((p // 50, left) for p, left in nf.setaside_options(rules, roll))
             merged[opts] = merged.get(opts, 0.0) + ways / 6**n
         out[n] = [(p, list(o)) for o, p in merged.items() if o]
     return out
@@ -49,8 +51,8 @@ def roll_outcomes(scoring: ScoringTable) -> dict[int, list[tuple[float, list[tup
 class LastRound:
     """The trailing player's last turn: (value, P(win), P(tie)) of needing more than d."""
 
-    def __init__(self, scoring: ScoringTable):
-        self.rolls = roll_outcomes(scoring)
+    def __init__(self, rules):
+        self.rolls = roll_outcomes(rules)
 
     @functools.cache  # noqa: B019 - the instance lives for one test
     def point(self, x: int, n: int) -> tuple[float, float, float]:
@@ -77,65 +79,128 @@ class LastRound:
         return self.roll(d, 6)
 
 
-def solve(scoring: ScoringTable, target: int, cap: int, sweeps: int = 5000):
-    """Value iteration; returns (W, P(win), P(tie)) arrays (t, t) for the player to move."""
+def _padded(rolls, sizes):
+    """The classes of rolls of the given sizes as arrays, in groups of similar option
+    counts (less padding): per group, each option's offset ``points * 7 + dice`` from the
+    row of the roll (C, K), which of the K slots hold an option, and the weights
+    (len(sizes), C): a class's probability in its size's row."""
+    classes = [(k, p, opts) for k, n in enumerate(sizes) for p, opts in rolls[n]]
+    groups = []
+    for width in (1, 2, 4, 8, 16, 32, 64):
+        members = [c for c in classes if width // 2 < len(c[2]) <= width]
+        if not members:
+            continue
+        offset = np.zeros((len(members), width), dtype=np.int64)
+        valid = np.zeros((len(members), width), dtype=bool)
+        weight = np.zeros((len(sizes), len(members)))
+        for c, (k, p, opts) in enumerate(members):
+            weight[k, c] = p
+            for j, (s, nn) in enumerate(opts):
+                offset[c, j], valid[c, j] = s * 7 + nn, True
+        groups.append((offset, valid, weight))
+    assert sum(len(g[0]) for g in groups) == len(classes)
+    return groups
+
+
+def _best_roll(states, i, padded, bust, beta):
+    """(value, P(win), P(tie)), stacked (3, pairs, sizes), of rolling each size of
+    ``padded`` at row ``i`` at every score pair: every roll's best option (the first of
+    equal values), a bust (probabilities ``bust``, one per size) worth ``beta`` (3, pairs).
+    ``states[k, pair, row * 7 + dice]``: value, P(win), P(tie) (k = 0, 1, 2); the last
+    entry is worth -inf (padding)."""
+    pairs, n_states = states.shape[1], states.shape[2]
+    out = bust[None, None, :] * beta[:, :, None]
+    base = (np.arange(pairs) * n_states)[:, None]
+    for offset, valid, weight in padded:
+        idx = np.where(valid, i * 7 + offset, n_states - 1)  # (C, K)
+        j = np.argmax(np.take(states[0], idx, axis=1), axis=-1)  # (pairs, C): first max
+        flat = idx[np.arange(len(idx)), j] + base  # (pairs, C): the state each roll leads to
+        for k in range(3):
+            out[k] += states[k].reshape(-1)[flat] @ weight.T  # (pairs, sizes)
+    return out
+
+
+class Solution(NamedTuple):
+    """The converged value iteration: ``value``, ``win``, ``tie`` (t, t) for the player to
+    move at the turn's start; ``states[row * 7 + dice, a, b]`` (value, win, tie) at every
+    decision point after a set-aside (row = turn points in units of 50) and
+    ``bank_margin[row * 7 + dice, a, b]`` the value of banking there minus that of rolling
+    (inf where banking is forced); ``rolls`` the roll outcomes it used; ``sweeps`` until
+    nothing moved by 1e-14."""
+
+    value: np.ndarray
+    win: np.ndarray
+    tie: np.ndarray
+    states: np.ndarray
+    bank_margin: np.ndarray
+    rolls: dict
+    sweeps: int
+
+
+def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000) -> Solution:
+    """Value iteration over every state of the game to ``target`` under ``rules``.
+
+    ``cap`` (units; ``last-round`` only): banking is forced at a total ``cap`` units past
+    the target. Under ``first-to-bank`` the cap is not needed (give None)."""
     t = target // 50
-    rolls = roll_outcomes(scoring)
+    ftb = rules.ending == "first-to-bank"
+    assert ftb == (cap is None)
+    rolls = roll_outcomes(rules)
     max_s = max(s for n in rolls for _, o in rolls[n] for s, _ in o)
-    last = LastRound(scoring)
-    bust = {n: 1.0 - sum(p for p, _ in rolls[n]) for n in range(1, 7)}
-    d_max = t + cap + max_s + t + 2
-    lr = np.array([last.turn(d) for d in range(d_max)])  # (d, 3)
+    bust = np.array([1.0 - sum(p for p, _ in rolls[n]) for n in range(1, 7)])
+    every_size = _padded(rolls, range(1, 7))  # rolls after a set-aside: 1..6 dice
+    six = _padded(rolls, [6])  # the turn's first roll
+    cap = 0 if ftb else cap
+    if not ftb:
+        last = LastRound(rules)
+        d_max = t + cap + max_s + t + 2
+        lr = np.array([last.turn(d) for d in range(d_max)])  # (d, 3)
     rows = t + cap + max_s + 1
-    a = np.arange(t)[:, None] * np.ones((1, t), dtype=int)
-    b = a.T
-    val = np.full((t, t), 0.5)
-    win = np.full((t, t), 0.25)
-    tie = np.zeros((t, t))
-    for _ in range(sweeps):
-        beta_v, beta_w, beta_t = 1.0 - val.T, 1.0 - win.T - tie.T, tie.T
-        # V[row][k] = (value, win, tie) arrays over the (a, b) grid, k = dice
-        V = [[None] * 7 for _ in range(rows)]
+    # score pairs, flattened: pair a * t + b
+    a = np.repeat(np.arange(t), t)
+    b = np.tile(np.arange(t), t)
+    w = np.stack([np.full(t * t, 0.5), np.full(t * t, 0.25), np.zeros(t * t)])
+    # value, P(win), P(tie) of every pair's turn states (row = turn points, column =
+    # dice), then the padding entry
+    states = np.zeros((3, t * t, (rows + 1) * 7 + 1))
+    states[0, :, -1] = -np.inf
+    margin = np.full((t * t, (rows + 1) * 7), np.inf)
+    for sweep in range(1, sweeps + 1):
+        val, win, tie = w
+        swap = b * t + a  # the pair (b, a): the other player to move
+        beta = np.stack([1.0 - val[swap], 1.0 - win[swap] - tie[swap], tie[swap]])
         for i in range(rows - 1, 0, -1):
             m = a + i
             inside = m < t
-            mm = np.minimum(m, t - 1)
-            d = np.clip(m - b, 0, d_max - 1)
-            bank_v = np.where(inside, 1.0 - val[b, mm], 1.0 - lr[d, 0])
-            bank_w = np.where(inside, 1.0 - win[b, mm] - tie[b, mm], 1.0 - lr[d, 1] - lr[d, 2])
-            bank_t = np.where(inside, tie[b, mm], lr[d, 2])
-            forced = m >= t + cap
-            for n in range(1, 7):
-                if i + max_s >= rows:
-                    V[i][n] = (bank_v, bank_w, bank_t)
-                    continue
-                rv, rw, rt = bust[n] * beta_v, bust[n] * beta_w, bust[n] * beta_t
-                for p, opts in rolls[n]:
-                    bv, bw, bt = V[i + opts[0][0]][opts[0][1]]
-                    for s, nn in opts[1:]:
-                        cv, cw, ct = V[i + s][nn]
-                        better = cv > bv
-                        bv = np.where(better, cv, bv)
-                        bw = np.where(better, cw, bw)
-                        bt = np.where(better, ct, bt)
-                    rv, rw, rt = rv + p * bv, rw + p * bw, rt + p * bt
-                bank = forced | (bank_v >= rv)
-                V[i][n] = (np.where(bank, bank_v, rv), np.where(bank, bank_w, rw),
-                           np.where(bank, bank_t, rt))
-        nv, nw, nt = bust[6] * beta_v, bust[6] * beta_w, bust[6] * beta_t
-        for p, opts in rolls[6]:
-            bv, bw, bt = V[opts[0][0]][opts[0][1]]
-            for s, nn in opts[1:]:
-                cv, cw, ct = V[s][nn]
-                better = cv > bv
-                bv = np.where(better, cv, bv)
-                bw = np.where(better, cw, bw)
-                bt = np.where(better, ct, bt)
-            nv, nw, nt = nv + p * bv, nw + p * bw, nt + p * bt
-        moved = max(np.abs(nv - val).max(), np.abs(nw - win).max(), np.abs(nt - tie).max())
-        val, win, tie = nv, nw, nt
+            nxt = b * t + np.minimum(m, t - 1)  # the pair (b, m) after a bank below the target
+            if ftb:
+                bank = np.stack([np.where(inside, 1.0 - val[nxt], 1.0),
+                                 np.where(inside, 1.0 - win[nxt] - tie[nxt], 1.0),
+                                 np.where(inside, tie[nxt], 0.0)])
+                forced = ~inside
+            else:
+                d = np.clip(m - b, 0, d_max - 1)
+                bank = np.stack([np.where(inside, 1.0 - val[nxt], 1.0 - lr[d, 0]),
+                                 np.where(inside, 1.0 - win[nxt] - tie[nxt],
+                                          1.0 - lr[d, 1] - lr[d, 2]),
+                                 np.where(inside, tie[nxt], lr[d, 2])])
+                forced = m >= t + cap
+            here = slice(i * 7 + 1, i * 7 + 7)  # dice 1..6 at row i
+            if i + max_s >= rows or forced.all():
+                states[:, :, here] = bank[:, :, None]
+                continue
+            roll = _best_roll(states, i, every_size, bust, beta)  # (3, pairs, 6)
+            banks = forced[:, None] | (bank[0][:, None] >= roll[0])  # (pairs, 6)
+            states[:, :, here] = np.where(banks, bank[:, :, None], roll)
+            margin[:, here] = np.where(forced[:, None], np.inf, bank[0][:, None] - roll[0])
+        new = _best_roll(states, 0, six, bust[5:], beta)[:, :, 0]
+        moved = np.abs(new - w).max()
+        w = new
         if moved < 1e-14:
-            return val, win, tie
+            grid = w.reshape(3, t, t)
+            turn = np.moveaxis(states[:, :, :-1], 0, -1).reshape(t, t, -1, 3)
+            bank_margin = np.moveaxis(margin.reshape(t, t, -1), 2, 0)
+            return Solution(*grid.copy(), np.moveaxis(turn, 2, 0), bank_margin, rolls, sweep)
     raise RuntimeError("value iteration did not converge")
 
 
@@ -143,8 +208,8 @@ def table_turn_value(table, a: int, b: int, bank_value, beta: float, rolls) -> f
     """Exact value of one turn from (a, b) played the way PolicyTable's docstring says.
 
     ``bank_value(m)``: value of banking at total ``m`` (units); ``beta``: value of a bust.
-    Set-aside: the size whose (clamped) table entry is highest, ties to more points, then
-    more dice; then ``bank`` decides. Computed bottom-up over turn points.
+    Set-aside: the option whose (clamped) table entry is highest, ties to more points,
+    then more dice; then ``bank`` decides. Computed bottom-up over turn points.
     """
     n_p = table.value.shape[2]
     max_s = max(s for n in rolls for _, o in rolls[n] for s, _ in o)

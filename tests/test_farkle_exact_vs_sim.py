@@ -7,25 +7,31 @@ import math
 import pytest
 
 from dicelab.errors import UserError
-from dicelab.farkle.scoring import PRESETS
+from dicelab.farkle.rules import PRESETS, load_rules
 from dicelab.farkle.two_player import solve_optimal_win
 from dicelab.simulate import simulate
 
 
-@pytest.mark.parametrize(("target", "seed"), [(1000, 31), (2500, 32)])
-def test_optimal_win_self_play_matches_exact_outcome_probabilities(target, seed):
-    sol = solve_optimal_win(PRESETS["default"], target)
+@pytest.mark.slow
+@pytest.mark.parametrize(("target", "seed", "ending"), [(1000, 31, "last-round"),
+                                                       (2500, 32, "last-round"),
+                                                       (1000, 33, "first-to-bank"),
+                                                       (2000, 34, "first-to-bank")])
+def test_optimal_win_self_play_matches_exact_outcome_probabilities(target, seed, ending):
+    sol = solve_optimal_win(load_rules("default", ending), target)
     games = 200_000
     res = simulate("optimal-win", ["optimal-win"], games=games, seed=seed, target=target,
-                   first_seat=0)
-    first = res.to_dict()["seats"][0]
-    for observed, exact in ((first["win_rate"], sol.p_win), (first["tie_rate"], sol.p_tie)):
+                   first_seat=0, ending=ending)
+    first, second = res.seat(0), res.seat(1)
+    assert res.to_dict()["ending"] == ending
+    for observed, exact in ((first.wins, sol.p_win), (first.ties, sol.p_tie),
+                            (second.wins, sol.p_loss)):
         se = math.sqrt(exact * (1 - exact) / games)
-        assert abs(observed - exact) < 4 * se, (observed, exact, se)
-    second = res.to_dict()["seats"][1]
-    loss_se = math.sqrt(sol.p_loss * (1 - sol.p_loss) / games)
-    assert abs(second["win_rate"] - sol.p_loss) < 4 * loss_se
-    assert first["ties"] == second["ties"]
+        assert abs(observed / games - exact) < 4 * se + 1e-12, (observed, exact, se)
+    assert first.ties == second.ties
+    if ending == "first-to-bank":
+        assert sol.p_tie == 0.0 and first.ties == 0
+        assert first.wins + second.wins == games
 
 
 def test_fair_head_start_is_the_most_even_start():

@@ -1,8 +1,8 @@
-"""The two-player optimal-win solver against plain-Python references (tests/naive_two_player)."""
+"""The two-player optimal-win solver against plain-Python references (tests/naive_two_player:
+value iteration over every state, every legal set-aside of every roll), under both
+endings."""
 
 from __future__ import annotations
-
-import os
 
 import naive_two_player as naive
 import numpy as np
@@ -11,39 +11,49 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba_threads import with_threads
 
-from dicelab import cache
+from dicelab import cache, config
 from dicelab.errors import UserError
 from dicelab.farkle import two_player
-from dicelab.farkle.scoring import ScoringTable, load_scoring
+from dicelab.farkle.rules import FarkleRules, load_rules
 from dicelab.farkle.two_player import solve_optimal_win
 
 
-def _small_table(name: str, one: int = 100, five: int = 0, three_ones: int = 0) -> ScoringTable:
+def _small_table(name: str, one: int = 100, five: int = 0, three_ones: int = 0,
+                 ending: str = "last-round") -> FarkleRules:
     """A tiny table (few options, high bust risk) so the naive solver stays fast."""
-    return ScoringTable(name=name, singles=(0, one, 0, 0, 0, five, 0),
-                        three_of_a_kind=(0, three_ones, 0, 0, 0, 0, 0), n_of_a_kind_mode="none",
-                        n_of_a_kind=(0, 0, 0), straight=0, three_pairs=0,
-                        four_and_pair_as_three_pairs=False, two_triplets=0)
+    return FarkleRules(name=name, singles=(0, one, 0, 0, 0, five, 0),
+                       three_of_a_kind=(0, three_ones, 0, 0, 0, 0, 0), n_of_a_kind_mode="none",
+                       n_of_a_kind=(0, 0, 0), straight=0, three_pairs=0,
+                       four_and_pair_as_three_pairs=False, two_triplets=0, ending=ending)
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _private_cache(tmp_path_factory):
-    old = os.environ.get("DICELAB_CACHE_DIR")
-    os.environ["DICELAB_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        del os.environ["DICELAB_CACHE_DIR"]
-    else:
-        os.environ["DICELAB_CACHE_DIR"] = old
 
 
 @pytest.fixture(scope="module")
 def default_1000():
-    return solve_optimal_win(load_scoring("default"), 1000, use_cache=False)
+    return solve_optimal_win(load_rules("default"), 1000, use_cache=False)
 
 
 # ---------------------------------------------------------------------------------
 # against the naive value iteration
+
+
+def assert_matches_naive(sol, ref, atol=1e-9):
+    """Every score pair: value, P(win), P(tie) of the solver against the naive solution."""
+    np.testing.assert_allclose(sol.values, ref.value, rtol=0, atol=atol)
+    np.testing.assert_allclose(sol.win_probability, ref.win, rtol=0, atol=atol)
+    np.testing.assert_allclose(sol.tie_probability, ref.tie, rtol=0, atol=atol)
+    assert sol.p_win == pytest.approx(ref.win[0, 0], abs=atol)
+    assert sol.p_tie == pytest.approx(ref.tie[0, 0], abs=atol)
+
+
+def naive_cap(rules, eps: float) -> int:
+    """The naive solver's cap (units past the target): the first lead whose catch-up chance
+    is below ``eps``."""
+    last = naive.LastRound(rules)
+    cap = 1
+    while last.turn(cap)[0] >= eps:
+        cap += 1
+    return cap
 
 
 @pytest.mark.parametrize(("table", "target", "cap"), [
@@ -54,31 +64,181 @@ def test_all_states_match_naive_value_iteration(table, target, cap):
     # naive cap: a bank total cap units above any opponent; its catch-up chance is < 1e-11
     last = naive.LastRound(table)
     assert last.turn(cap)[0] < 1e-11
-    w, win, tie = naive.solve(table, target, cap)
+    ref = naive.solve(table, target, cap)
     sol = solve_optimal_win(table, target, tol=1e-11, use_cache=False)
     assert sol.tolerance < 1e-10
-    np.testing.assert_allclose(sol.values, w, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(sol.win_probability, win, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(sol.tie_probability, tie, rtol=0, atol=1e-9)
-    assert sol.p_win == pytest.approx(win[0, 0], abs=1e-9)
-    assert sol.p_tie == pytest.approx(tie[0, 0], abs=1e-9)
+    assert_matches_naive(sol, ref)
 
 
 @settings(max_examples=4, deadline=None)
-@given(one=st.sampled_from([50, 100, 200]), target=st.integers(1, 10).map(lambda k: 50 * k))
-def test_random_small_games_match_naive(one, target):
-    table = _small_table(f"ones{one}", one=one)
+@given(one=st.sampled_from([100, 200]), target=st.integers(1, 10).map(lambda k: 50 * k),
+       ending=st.sampled_from(["last-round", "first-to-bank"]))
+def test_random_small_games_match_naive(one, target, ending):
+    table = _small_table(f"ones{one}", one=one, ending=ending)
     sol = solve_optimal_win(table, target, tol=1e-13, use_cache=False)
-    cap = 1
-    last = naive.LastRound(table)
-    while last.turn(cap)[0] >= 1e-13:
-        cap += 1
-    w, _, _ = naive.solve(table, target, cap)
-    np.testing.assert_allclose(sol.values, w, rtol=0, atol=1e-9)
+    ref = naive.solve(table, target, None if ending == "first-to-bank" else
+                      naive_cap(table, 1e-13))
+    assert_matches_naive(sol, ref)
+
+
+# ---------------------------------------------------------------------------------
+# first-to-bank: banking the target wins at once
+
+
+@pytest.mark.parametrize(("rules", "target"), [("default", 200), ("default", 300),
+                                                ("default", 500), ("ones-300", 400)])
+def test_first_to_bank_matches_naive_value_iteration_at_every_state(rules, target):
+    table = load_rules(rules, "first-to-bank")
+    ref = naive.solve(table, target)
+    sol = solve_optimal_win(table, target, use_cache=False)
+    assert sol.tolerance < 1e-12
+    assert_matches_naive(sol, ref)
+    # no last round, so no ties, and no last-round table
+    assert sol.p_tie == 0.0 and not sol.tie_probability.any()
+    assert sol.to_dict()["ending"] == "first-to-bank"
+    table_ = sol.policy_table()
+    assert table_.last_value is None and table_.last_bank is None
+    t = target // 50
+    assert sol.policy_table_bytes == t * t * sol.table_rows * 7 * 5
+    # a bank that reaches the target is always taken: it wins
+    for a, b in ((0, 0), (t - 1, t - 1), (t - 3, 2)):
+        bank = sol.bank_decisions(50 * a, 50 * b)
+        assert bank[max(t - a, 1):, 1:].all()
+
+
+def test_first_to_bank_is_a_different_game_and_a_different_cache_entry():
+    last = solve_optimal_win(load_rules("default"), 500)
+    ftb = solve_optimal_win(load_rules("default", "first-to-bank"), 500)
+    assert not last.from_cache and not ftb.from_cache
+    assert np.abs(last.values - ftb.values).max() > 0.01
+    # moving first is worth more when the other player gets no last turn
+    assert ftb.p_win > last.p_win + last.p_tie / 2
+    assert solve_optimal_win(load_rules("default", "first-to-bank"), 500).from_cache
+    key = two_player._cache_key
+    assert key(load_rules("default"), 500, 1e-10) != key(
+        load_rules("default", "first-to-bank"), 500, 1e-10)
+    # the last round's states are counted only where there is a last round
+    assert ftb.states < last.states
+
+
+# ---------------------------------------------------------------------------------
+# every legal set-aside: the optimum is the optimum
+
+
+def naive_choices(ref, rows_below: int):
+    """Every decision point of the naive solution where a roll offers a choice, with turn
+    points below ``rows_below``: yields (turn points i (units), dice rolled n, options
+    [(points, dice left), ...] in the model's order, index of the best option (t, t),
+    margin of the best over the second best (t, t), and the values (K, t, t))."""
+    for n in range(1, 7):
+        for _, opts in ref.rolls[n]:
+            if len(opts) < 2:
+                continue
+            for i in range(rows_below):
+                if i == 0 and n != 6:  # a turn starts with six dice
+                    continue
+                v = np.stack([ref.states[(i + s) * 7 + d, :, :, 0] for s, d in opts])
+                best = np.argmax(v, axis=0)  # the first of equal values
+                top = np.take_along_axis(v, best[None], axis=0)[0]
+                second = np.where(np.arange(len(opts))[:, None, None] == best[None], -np.inf,
+                                  v).max(axis=0)
+                yield i, n, opts, best, top - second, v
+
+
+def fewer_points_wins(ref, rows_below: int) -> list[tuple]:
+    """States where the best set-aside (ahead of every other by more than 1e-6) has fewer
+    points than another leaving the same dice: (a, b, i, n, options, best option)."""
+    found = []
+    for i, n, opts, best, margin, _ in naive_choices(ref, rows_below):
+        for k, (s, d) in enumerate(opts):
+            if any(d2 == d and s2 > s for s2, d2 in opts):
+                for a, b in zip(*np.nonzero((best == k) & (margin > 1e-6)), strict=True):
+                    found.append((int(a), int(b), i, n, opts, (s, d)))
+    return found
+
+
+def kernel_choices(table, i: int, opts) -> np.ndarray:
+    """Index (t, t) of the option the game kernel takes from a PolicyTable at turn points
+    i, at every score pair: the first of the highest values (options in the model's
+    order)."""
+    p_dim = table.value.shape[2]
+    vals = np.stack([table.value[:, :, min(i + s, p_dim - 1), d] for s, d in opts])
+    return np.argmax(vals, axis=0)
+
+
+def assert_bank_decisions_match_naive(sol, ref):
+    """Every score pair, every decision point the table holds: the solver banks where the
+    naive value of banking beats rolling by more than 1e-9, rolls where it is worse."""
+    t = sol.target // 50
+    rows = min(sol.table_rows, ref.bank_margin.shape[0] // 7)
+    for a in range(t):
+        for b in range(t):
+            bank = sol.bank_decisions(50 * a, 50 * b)
+            margin = ref.bank_margin[:rows * 7, a, b].reshape(rows, 7)
+            assert (bank[1:rows, 1:][margin[1:, 1:] > 1e-9] == 1).all(), (a, b)
+            assert (bank[1:rows, 1:][margin[1:, 1:] < -1e-9] == 0).all(), (a, b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("rules", "target", "eps"), [("basic", 300, 2e-11),
+                                                      ("default", 200, 1e-10)])
+def test_the_optimum_is_the_optimum_over_every_legal_set_aside(rules, target, eps):
+    """The naive value iteration tries every legal subset of every roll; the solver agrees
+    at every score pair and decision, and plays the states where fewer points with the
+    same dice left are strictly better (they exist: landing exactly on the target hands
+    the other player an easy last turn)."""
+    table = load_rules(rules)
+    ref = naive.solve(table, target, naive_cap(table, eps))
+    sol = solve_optimal_win(table, target, use_cache=False)
+    assert_matches_naive(sol, ref)
+    assert_bank_decisions_match_naive(sol, ref)
+    pt = sol.policy_table()
+    # the policy table's set-aside is the naive optimum wherever that is clear (ahead by
+    # 1e-6: the table holds float32) and the table is not clamped
+    rows_below = pt.value.shape[2] - max(s for n in ref.rolls for _, o in ref.rolls[n]
+                                         for s, _ in o) - 1
+    checked = 0
+    for i, _, opts, best, margin, _ in naive_choices(ref, rows_below):
+        clear = margin > 1e-6
+        wrong = clear & (kernel_choices(pt, i, opts) != best)
+        assert not wrong.any(), (i, opts, np.argwhere(wrong)[:3].tolist())
+        checked += int(clear.sum())
+    assert checked > 10_000
+    found = fewer_points_wins(ref, rows_below)
+    assert found, "no state where fewer points are better"
+    if rules == "basic":
+        # the game's first turn: 100 points with 4 dice left, then 1 1 5 2: the 1 and the
+        # 5 (250, two dice left) beat the two 1s (300 = the target, two dice left)
+        assert (0, 0, 2, 4, [(5, 1), (4, 2), (3, 2), (2, 3), (1, 3)], (3, 2)) in found
+
+
+def test_the_game_kernel_plays_fewer_points_where_they_are_better():
+    """The game from 0 : 0 to 300 under ``basic`` (found above by the naive value
+    iteration): 5 (50, five dice left), 5 (100, four left), then 1 1 5 2. The policy sets
+    aside the 1 and the 5 and banks 250; the two 1s would have banked the target, 300."""
+    from dicelab.farkle import kernels as K
+    from dicelab.farkle.policies import seat_arrays
+    from dicelab.farkle.rules import set_asides
+    from dicelab.registry import parse_policy
+
+    table = load_rules("basic")
+    pt = solve_optimal_win(table, 300).policy_table()
+    rolls = ([5, 2, 3, 4, 6, 6], [5, 2, 3, 4, 6], [1, 1, 5, 2], [5, 5, 5, 2, 3, 4],
+             [2, 3, 4, 6, 2, 3])
+    faces = [f for roll in rolls for f in roll]
+    tally = K.Tally(np.zeros((2, K.N_STATS), np.int64), np.zeros((2, 500), np.int64),
+                    np.zeros(K.N_CHUNK_COUNTERS, np.int64))
+    totals = np.zeros((1, 2), np.int64)
+    used = K.run_scripted(np.array(faces, np.int64), 1, K.Game(2, 0, 300, 0),
+                          seat_arrays([pt, parse_policy("threshold-300")], table, 300),
+                          set_asides(table).arrays(), tally, totals)
+    # seat 1 banks 500 and triggers the last round; seat 0's last turn busts
+    assert totals.tolist() == [[250, 500]] and used == len(faces)
+    assert tally.stats[0, K.ST_TURNS] == 2 and tally.stats[0, K.ST_ROLLS] == 4
 
 
 def test_last_round_matches_brute_force(default_1000):
-    last = naive.LastRound(load_scoring("default"))
+    last = naive.LastRound(load_rules("default"))
     for d in range(1, 80):
         assert default_1000.last_round_value(50 * d) == pytest.approx(last.turn(d)[0], abs=1e-12)
     # beyond the table of values the catch-up chance is reported as 0 (below tolerance)
@@ -105,7 +265,7 @@ def test_outcome_probabilities_are_consistent(default_1000):
 
 def test_shifting_both_totals_and_the_target_changes_nothing(default_1000):
     # W_target(a, b) = W_(target + k)(a + k, b + k): only the distances to the target matter
-    longer = solve_optimal_win(load_scoring("default"), 1250, use_cache=False)
+    longer = solve_optimal_win(load_rules("default"), 1250, use_cache=False)
     np.testing.assert_allclose(longer.values[5:, 5:], default_1000.values, rtol=0, atol=1e-12)
     np.testing.assert_allclose(longer.tie_probability[5:, 5:], default_1000.tie_probability,
                                rtol=0, atol=1e-12)
@@ -122,7 +282,7 @@ def test_own_points_are_not_monotone():
     # a documented finding, not a bug: from 2000 a 1000-point turn lands exactly on the
     # target 3000 and hands a trailing opponent an easy last turn; from 1950 the same turn
     # banks at 2950 and keeps the game going
-    sol = solve_optimal_win(load_scoring("default"), 3000)
+    sol = solve_optimal_win(load_rules("default"), 3000)
     assert sol.win_value(2000, 2900) < sol.win_value(1950, 2900) - 1e-3
 
 
@@ -134,7 +294,7 @@ def test_last_round_value_never_increases_with_the_deficit(default_1000, d):
 
 
 def test_raising_the_cap_does_not_move_the_values(default_1000):
-    tight = solve_optimal_win(load_scoring("default"), 1000, tol=1e-15, use_cache=False)
+    tight = solve_optimal_win(load_rules("default"), 1000, tol=1e-15, use_cache=False)
     assert default_1000.tolerance < 1e-10
     assert np.abs(tight.values - default_1000.values).max() < 1e-10
     assert tight.table_rows >= default_1000.table_rows
@@ -142,7 +302,7 @@ def test_raising_the_cap_does_not_move_the_values(default_1000):
 
 def test_reported_tolerance_bounds_a_coarse_cap():
     # with tol = 5e-3 the tolerance cap binds where the opponent's chance is small
-    table = load_scoring("basic")
+    table = load_rules("basic")
     coarse = solve_optimal_win(table, 2000, tol=5e-3, use_cache=False)
     fine = solve_optimal_win(table, 2000, tol=1e-13, use_cache=False)
     assert 1e-6 < coarse.tolerance <= 5e-3 * (1 + 1e-9)
@@ -153,8 +313,8 @@ def test_reported_tolerance_bounds_a_coarse_cap():
 def test_fallback_fixed_point_iteration_agrees_with_policy_iteration(default_1000,
                                                                    monkeypatch):
     # no Newton step at all: every pair is solved by the fallback's plain iteration
-    monkeypatch.setattr(two_player, "NEWTON_STEPS", 0)
-    plain = solve_optimal_win(load_scoring("default"), 1000, use_cache=False)
+    monkeypatch.setattr(config, "OPTIMAL_WIN_NEWTON_STEPS", 0)
+    plain = solve_optimal_win(load_rules("default"), 1000, use_cache=False)
     # many more turn DPs, and the bound now counts the last step of every pair
     assert plain.turn_dps > 5 * default_1000.turn_dps
     assert default_1000.tolerance < plain.tolerance < 1e-12
@@ -165,7 +325,7 @@ def test_fallback_fixed_point_iteration_agrees_with_policy_iteration(default_100
 
 
 def test_same_result_with_one_or_two_threads():
-    table = load_scoring("basic")
+    table = load_rules("basic")
     def run():
         return solve_optimal_win(table, 1500, use_cache=False)
 
@@ -188,7 +348,7 @@ def test_policy_table_reproduces_the_policy(default_1000, a, b):
     assert table.value.shape == (t, t, sol.table_rows, 7) and table.value.dtype == np.float32
     assert table.bank[:, :, -1, 1:].all()  # from P - 1 on it always banks
     np.testing.assert_array_equal(table.bank[a, b], sol.bank_decisions(50 * a, 50 * b))
-    rolls = naive.roll_outcomes(load_scoring("default"))
+    rolls = naive.roll_outcomes(load_rules("default"))
     s = sol.last_round_values
 
     def bank_value(m):
@@ -201,7 +361,7 @@ def test_policy_table_reproduces_the_policy(default_1000, a, b):
 @pytest.mark.parametrize("d", [1, 5, 20, 40, 89])
 def test_last_round_table_reproduces_the_policy(default_1000, d):
     table = default_1000.policy_table()
-    rolls = naive.roll_outcomes(load_scoring("default"))
+    rolls = naive.roll_outcomes(load_rules("default"))
     played = naive.table_last_turn_value(table, d, rolls)
     assert played == pytest.approx(default_1000.last_round_values[d], abs=1e-7)
 
@@ -225,11 +385,12 @@ def test_policy_banks_where_rolling_cannot_pay(default_1000, a, b):
 
 
 def test_cache_round_trip_and_corrupt_rebuild(monkeypatch):
-    table = load_scoring("ones-300")
+    table = load_rules("ones-300")
     first = solve_optimal_win(table, 600)
     assert not first.from_cache
     again = solve_optimal_win(table, 600)
-    assert again.from_cache and again.solve_seconds == first.solve_seconds
+    assert again.from_cache and again.solve_s == first.solve_s
+    assert first.elapsed_s >= first.solve_s and again.elapsed_s < first.solve_s
     assert np.array_equal(again.values, first.values)
     built = first.policy_table()  # cached on disk next to the solution
     assert cache.cache_path(two_player._cache_key(table, 600, 1e-10) + "-policy-table").is_file()
@@ -257,7 +418,8 @@ def test_progress_and_summary():
     sol = solve_optimal_win(_small_table("ones"), 500, use_cache=False, progress=seen.append)
     assert seen[-1] == pytest.approx(1.0) and seen == sorted(seen)
     d = sol.to_dict()
-    for key in ("target", "rules", "tolerance", "states", "solve_seconds", "from_cache",
+    for key in ("target", "rules", "ending", "tolerance", "states", "solve_s", "elapsed_s",
+                "from_cache",
                 "memory_bytes", "p_win", "p_tie", "p_loss", "fair_head_start",
                 "fair_head_start_value"):
         assert key in d
@@ -267,7 +429,7 @@ def test_progress_and_summary():
 @pytest.mark.parametrize("target", [0, -50, 125, 10.0, "10000", True])
 def test_bad_target_is_a_user_error(target):
     with pytest.raises(UserError, match="multiple of 50"):
-        solve_optimal_win(load_scoring("default"), target)
+        solve_optimal_win(load_rules("default"), target)
 
 
 @pytest.mark.parametrize(("my", "opp"), [(1000, 0), (-50, 0), (0, 75), (0, 1050)])
