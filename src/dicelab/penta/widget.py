@@ -342,10 +342,12 @@ def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
 
 
 @njit(inline="always")
-def _visit_box_lanes(V, T, mask, fifty, ups, b, W, track, eps):
-    """:func:`_visit_box` for the upper totals ``ups[l]``."""
+def _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand, base,
+                     track, eps):
+    """:func:`_visit_box` for the upper totals ``ups[l]``. It takes arrays, not their
+    groups: inlined once per open box and group, every array of a group handed to it would
+    cost a reference-count update there."""
     nm = mask | (1 << b)
-    e3, box, bv, cand, base = W.e3, W.box, W.A, W.cand, W.m
     if b < UPPER_BOXES:
         face = b + 1
         for k in range(N_DICE + 1):
@@ -353,7 +355,7 @@ def _visit_box_lanes(V, T, mask, fifty, ups, b, W, track, eps):
                 pts, nu, nf = apply_box(ups[la], fifty, b, k * face)
                 cand[k, la] = pts + V[state_index(nm, nu, nf)]
         for r in range(N_ROLLS):
-            c = T.roll_counts[r, face]
+            c = roll_counts[r, face]
             for la in range(config.PENTA_SOLVER_LANES):
                 _lane_visit(e3, box, bv, r, la, cand[c, la], b, track, eps)
     elif b == PENTA_BOX:
@@ -363,7 +365,7 @@ def _visit_box_lanes(V, T, mask, fifty, ups, b, W, track, eps):
             cand[0, la] = p0 + V[state_index(nm, u0, f0)]
             cand[1, la] = p1 + V[state_index(nm, u1, f1)]
         for r in range(N_ROLLS):
-            c = 1 if T.ordinary[b, r] == PENTA_POINTS else 0
+            c = 1 if ordinary[b, r] == PENTA_POINTS else 0
             for la in range(config.PENTA_SOLVER_LANES):
                 _lane_visit(e3, box, bv, r, la, cand[c, la], b, track, eps)
     else:
@@ -371,7 +373,7 @@ def _visit_box_lanes(V, T, mask, fifty, ups, b, W, track, eps):
         for la in range(config.PENTA_SOLVER_LANES):
             base[la] = V[state_index(nm, ups[la], fifty)]
         for r in range(N_ROLLS):
-            t = T.ordinary[b, r]
+            t = ordinary[b, r]
             for la in range(config.PENTA_SOLVER_LANES):
                 _lane_visit(e3, box, bv, r, la, t + base[la], b, track, eps)
 
@@ -380,7 +382,8 @@ def _visit_box_lanes(V, T, mask, fifty, ups, b, W, track, eps):
 def final_values_lanes(V, rp, T, mask, fifty, ups, W, track, eps):
     """:func:`final_values` for the upper totals ``ups[l]``: ``W.e3[r, l]`` (and, if
     ``track``, the box played ``W.box[r, l]``); ``W`` is a :class:`LaneScratch`."""
-    e3, bv = W.e3, W.A
+    ordinary, roll_counts = T.ordinary, T.roll_counts
+    e3, box, bv, cand, base = W.e3, W.box, W.A, W.cand, W.m
     for r in range(N_ROLLS):
         for la in range(config.PENTA_SOLVER_LANES):
             e3[r, la] = -np.inf
@@ -388,7 +391,8 @@ def final_values_lanes(V, rp, T, mask, fifty, ups, W, track, eps):
                 bv[r, la] = -np.inf
     for b in range(N_BOXES):
         if not (mask >> b) & 1:
-            _visit_box_lanes(V, T, mask, fifty, ups, b, W, track, eps)
+            _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand,
+                             base, track, eps)
     if (mask >> PENTA_BOX) & 1:
         for f in range(1, FACES + 1):
             r = T.penta_roll[f]
@@ -397,7 +401,7 @@ def final_values_lanes(V, rp, T, mask, fifty, ups, W, track, eps):
                 v, arg = best_box(V, mask, ups[la], fifty, W.scores, bonus, eps)
                 e3[r, la] = v
                 if track:
-                    W.box[r, la] = arg
+                    box[r, la] = arg
 
 
 @njit(cache=True)
