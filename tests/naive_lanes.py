@@ -10,7 +10,8 @@ takes the chunk's next game (games are handed out in lane order), or,
 when none is left, retires: it plays the turn that would have come next with that seat's
 threshold, then turns of 50 points (solitaire: its threshold), and its draws go on
 until the chunk's last game ends. Booked as the kernel books: per seat wins, ties,
-points, turns, rolls, busts, hot dice, triggers, rolls and busts by dice count.
+points, turns, rolls, busts, hot dice, triggers, rolls and busts by dice count, the seats
+that finished ahead of it and the seats it finished ahead of.
 """
 
 from __future__ import annotations
@@ -125,6 +126,11 @@ def play_chunk(t, thresholds, target: int, state, first_game: int, n_games: int,
                 sums[s]["ties"] += total == top and n_top > 1
                 sums[s]["score"] += total
                 sums[s]["triggers"] += r["trig"] == s
+                ahead = sum(x > total for x in r["totals"])
+                sums[s]["ahead"] += ahead
+                sums[s]["ahead_sq"] += ahead**2
+                for q, x in enumerate(r["totals"]):
+                    sums[s][f"beat_{q}"] += total > x
                 for key in ("turns", "rolls", "busts", "hot"):
                     sums[s][key] += log[key]
                 for n in range(1, 7):

@@ -586,3 +586,7 @@ def test_lanes_runs_are_the_plain_python_lane_schedule(names, rules, target, gam
             sums[f"rolls_{n}"] for n in range(1, 7)]
         assert [int(got[K.ST_BUSTS_N + n - 1]) for n in range(1, 7)] == [
             sums[f"busts_{n}"] for n in range(1, 7)]
+        assert (got[K.ST_AHEAD], got[K.ST_AHEAD_SQ]) == (sums["ahead"], sums["ahead_sq"])
+        assert [int(got[K.ST_BEAT + q]) for q in range(len(names))] == [
+            sums[f"beat_{q}"] for q in range(len(names))]
+        assert not got[K.ST_BEAT + len(names):].any()

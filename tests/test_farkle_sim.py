@@ -276,6 +276,11 @@ def naive_stats(policies, faces, target, n_games, first_seat, ending):
             stats[seat, K.ST_BUST_TURNS_SQ] += lg["bust_turns"] ** 2
             stats[seat, K.ST_BUST_TURNS_TURNS] += lg["bust_turns"] * lg["turns"]
             stats[seat, K.ST_HOT_DICE] += lg["hot"]
+            ahead = sum(x > totals[seat] for x in totals)  # finishing place - 1
+            stats[seat, K.ST_AHEAD] += ahead
+            stats[seat, K.ST_AHEAD_SQ] += ahead**2
+            for q, x in enumerate(totals):
+                stats[seat, K.ST_BEAT + q] += totals[seat] > x
             for n in range(1, 7):
                 stats[seat, K.ST_ROLLS_N + n - 1] += lg["rolls_n"][n]
                 stats[seat, K.ST_BUSTS_N + n - 1] += lg["busts_n"][n]
