@@ -48,7 +48,7 @@ def test_simulate_json_is_reproducible_and_multi_seat():
     a = json.loads(run_ok(args).stdout)
     b = json.loads(run_ok([*args, "--threads", "1"]).stdout)
     assert [s["strategy"] for s in a["seats"]] == ["threshold-300", "ai", "threshold-500"]
-    strip = ("elapsed_s", "games_per_s", "threads")
+    strip = ("elapsed_s", "games_per_s", "setup_s", "threads")
     assert {k: v for k, v in a.items() if k not in strip} == \
         {k: v for k, v in b.items() if k not in strip}
     wins = sum(s["wins"] for s in a["seats"])
@@ -110,7 +110,49 @@ def test_rules_from_toml_file(tmp_path):
     f.write_text('name = "house"\nbase = "default"\nthree-pairs = 750\n')
     d = json.loads(run_ok(["simulate", "-s", "threshold-300", "-n", "3000", "--seed", "1",
                            "--rules", str(f), "--json"]).stdout)
-    assert d["rules"] == "house"
+    assert d["rules"] == "house" and d["ending"] == "last-round"
+
+
+def test_first_to_bank_from_the_option_and_from_a_rules_file(tmp_path, capsys):
+    args = ["simulate", "-s", "ai", "--vs", "threshold-300", "-n", "20000", "--seed", "6",
+            "--target", "3000", "--json"]
+    main([*args, "--ending", "first-to-bank"])
+    d = json.loads(capsys.readouterr().out)
+    assert d["ending"] == "first-to-bank" and d["kernel"] == "general"
+    assert [s["ties"] for s in d["seats"]] == [0, 0]
+    assert sum(s["wins"] for s in d["seats"]) == d["games"] == 20000
+    assert [s["wins"] for s in d["seats"]] == [s["triggered_last_round"] for s in d["seats"]]
+    # the same rule from a rules file; --ending replaces the file's
+    f = tmp_path / "fast.toml"
+    f.write_text('name = "fast"\nending = "first-to-bank"\n')
+    main([*args, "--rules", str(f)])
+    e = json.loads(capsys.readouterr().out)
+    assert e["rules"] == "fast" and e["ending"] == "first-to-bank"
+    assert e["seats"] == d["seats"]  # the same games: same table, same ending, same seed
+    main([*args, "--rules", str(f), "--ending", "last-round"])
+    g = json.loads(capsys.readouterr().out)
+    assert g["ending"] == "last-round" and sum(s["ties"] for s in g["seats"]) > 0
+    # the manifest records the ending with the rules
+    out = tmp_path / "run"
+    main([*args, "--rules", str(f), "--out", str(out)])
+    capsys.readouterr()
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["rules"]["ending"] == "first-to-bank" and m["rules"]["name"] == "fast"
+    # the table report names the ending of a game of several seats
+    main(["simulate", "-s", "ai", "--vs", "threshold-300", "-n", "2000", "--seed", "6",
+          "--ending", "first-to-bank"])
+    assert "first-to-bank" in capsys.readouterr().out
+
+
+def test_capped_games_are_reported_on_stderr(capsys):
+    main(["simulate", "-s", "threshold-1000000", "-n", "2", "--seed", "1", "--target", "50"])
+    out = capsys.readouterr()
+    assert "warning" not in out.out and "mean turns to target" in out.out
+    assert "warning:" in out.err and "2 games hit the safety cap" in out.err
+    main(["simulate", "-s", "threshold-1000000", "-n", "2", "--seed", "1", "--target", "50",
+          "--json"])
+    out = capsys.readouterr()
+    assert json.loads(out.out)["capped_games"] == 2
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -132,14 +174,24 @@ def test_rules_from_toml_file(tmp_path):
     (["bust-risk", "--rules", "nope"], "unknown Farkle rules"),
     (["bust-risk", "--rules", "BAD_TOML"], "malformed TOML"),
     (["simulate", "-s", "threshold-300", "--rules", "HUGE_TOML"], "at most 1,000,000"),
+    (["simulate", "-s", "threshold-300", "--rules", "SUDDEN_TOML"],
+     "ending must be one of last-round, first-to-bank, not 'sudden'"),
+    (["simulate", "-s", "threshold-300", "--ending", "sudden"],
+     "--ending must be one of last-round, first-to-bank"),
+    (["simulate", "-s", "optimal", "--ending", "first-to-bank"], "Farkle only"),
+    (["simulate", "-s", "ai:base=300,base=350"], "given twice"),
+    (["simulate", "-s", "ai:chase=2"], "chase is 0 or 1"),
+    (["simulate", "-s", "ai:two-dice=-50"], "non-negative multiple of 50"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(args, message, tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text("name = [unclosed\n")
     huge = tmp_path / "huge.toml"  # well-formed, but a single 1 worth 300 million
     huge.write_text('name = "huge"\nsingles = {1 = 300000000, 5 = 50}\n')
-    args = [str(bad) if a == "BAD_TOML" else str(huge) if a == "HUGE_TOML" else a
-            for a in args]
+    sudden = tmp_path / "sudden.toml"
+    sudden.write_text('name = "sudden"\nending = "sudden"\n')
+    files = {"BAD_TOML": bad, "HUGE_TOML": huge, "SUDDEN_TOML": sudden}
+    args = [str(files[a]) if a in files else a for a in args]
     out = tmp_path / "out"
     if args[0] == "simulate":
         args = [*args, "--out", str(out)]

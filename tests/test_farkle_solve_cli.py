@@ -9,7 +9,7 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.farkle import turn_dp
-from dicelab.farkle.scoring import PRESETS
+from dicelab.farkle.rules import PRESETS, load_rules, set_asides
 from dicelab.plots import bust_risk_figure
 from dicelab.stats import Estimate
 
@@ -50,8 +50,38 @@ def test_solve_fastest(capsys):
     assert code == 0 and "loaded from cache" in out
 
 
+def test_solve_optimal_win_under_both_endings(capsys):
+    from dicelab.farkle.two_player import solve_optimal_win
+
+    code, out, _ = run(capsys, "solve", "farkle", "--policy", "optimal-win", "--target", "500",
+                       "--ending", "first-to-bank", "--json")
+    assert code == 0
+    res = json.loads(out)
+    sol = solve_optimal_win(load_rules("default", "first-to-bank"), 500)
+    assert res["ending"] == "first-to-bank" and res["p_tie"] == 0.0
+    assert res["p_win"] == sol.p_win and sol.from_cache  # the CLI solved it, and cached it
+    code, out, _ = run(capsys, "solve", "farkle", "--policy", "optimal-win", "--target", "500")
+    assert code == 0 and "ending last-round" in out and "P(tie)" in out
+    code, out, _ = run(capsys, "solve", "farkle", "--policy", "optimal-win", "--target", "500",
+                       "--ending", "first-to-bank")
+    assert code == 0 and "ending first-to-bank" in out and "loaded from cache" in out
+
+
+def test_policy_optimal_win_follows_the_ending(capsys):
+    from dicelab.cli.render import decision_text
+    from dicelab.farkle.two_player import solve_optimal_win
+
+    for ending in ("last-round", "first-to-bank"):
+        code, out, _ = run(capsys, "policy", "farkle", "optimal-win", "--target", "500",
+                           "--me", "300", "--opp", "450", "--ending", ending)
+        assert code == 0
+        bank = solve_optimal_win(load_rules("default", ending), 500).bank_decisions(300, 450)
+        assert decision_text(bank) in out and "at 300 vs 450" in out
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--policy", "ai"], "simulate it"),
+    (["--policy", "optimal-win", "--ending", "sudden"], "--ending must be one of"),
     (["--policy", "max-ev", "--rules", "nope"], "unknown Farkle rules"),
     (["--policy", "fastest", "--target", "1234"], "multiple of 50"),
     (["--policy", "threshold-30"], "positive multiple of 50"),
@@ -91,7 +121,7 @@ def test_policy_bad_input_exits_2(capsys, argv, message):
 
 
 def test_bust_risk_figure_draws_exact_and_simulated():
-    exact = {n: float(turn_dp.turn_arrays(PRESETS["default"]).bust[n]) for n in range(1, 7)}
+    exact = {n: float(set_asides(PRESETS["default"]).bust[n]) for n in range(1, 7)}
     sim = {1: Estimate(0.66, 0.01, 100), 2: (0.44, 0.43, 0.45), 3: 0.28}
     fig = bust_risk_figure(exact, sim)
     ax = fig.axes[0]
