@@ -1,5 +1,7 @@
-"""Independent plain-Python Penta reference: a scorer written from RULES.md §1 and a tiny
-brute-force evaluator of one turn (no dicelab tables or kernels are used here).
+"""Independent plain-Python Penta reference, written from RULES.md §1 alone (no dicelab
+tables or kernels are used here): a scorer (boxes, joker, bonuses), a brute-force
+evaluator of one turn, and a whole game played on given dice with the decisions asked of
+a callback (:func:`play_game`), with totals and the winners of several seats.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from functools import cache
 
 BOXES = ["ones", "twos", "threes", "fours", "fives", "sixes", "three-of-a-kind",
          "four-of-a-kind", "full-house", "small-straight", "large-straight", "chance", "penta"]
+UPPER = BOXES[:6]
 LOWER = BOXES[6:12]  # the lower boxes a joker may take (Penta box is filled by then)
+RULES = ("seed", "hasbro", "free-joker", "no-bonus")
 
 
 def ordinary(box: str, dice) -> int:
@@ -119,3 +123,99 @@ def turn_value(rules: str, filled: dict[str, int], future) -> float:
 
     rolls = list(itertools.product(range(1, 7), repeat=5))
     return sum(value(tuple(sorted(r)), 2) for r in rolls) / len(rolls)
+
+
+# --- a whole game ---------------------------------------------------------------------------
+
+
+class ScriptExhausted(Exception):
+    """The dice ran out before the game ended."""
+
+
+class IllegalBox(Exception):
+    """The callback chose a box the rules do not allow for the roll."""
+
+
+def joker_case(rules: str, filled: dict[str, int], dice) -> str | None:
+    """How a roll is scored: ``None`` for an ordinary roll, else which joker rule applies:
+    ``"upper"`` (forced into its face's box), ``"lower"`` (forced into a lower box),
+    ``"scratch"`` (lower section full: an upper box at 0), ``"free"`` (free-joker)."""
+    if len(set(dice)) != 1 or "penta" not in filled or rules == "no-bonus":
+        return None
+    if rules == "seed" and filled["penta"] != 50:
+        return None
+    if rules == "free-joker":
+        return "free"
+    if BOXES[dice[0] - 1] not in filled:
+        return "upper"
+    return "lower" if any(b not in filled for b in LOWER) else "scratch"
+
+
+def card_total(filled: dict[str, int], bonuses: int) -> int:
+    """TOTAL = upper + upper bonus (35 from 63 on) + lower + 100 per Penta bonus."""
+    upper = sum(filled.get(b, 0) for b in UPPER)
+    lower = sum(filled.get(b, 0) for b in BOXES[6:])
+    return upper + (35 if upper >= 63 else 0) + lower + 100 * bonuses
+
+
+def play_game(rules: str, faces, decide) -> dict:
+    """One game of 13 turns on the dice ``faces`` (an iterable of faces 1..6, read in order:
+    five for the first roll of a turn, then as many as are rerolled).
+
+    ``decide(filled, roll, rerolls_left)`` chooses: with rerolls left the dice to keep (a
+    sub-multiset of ``roll``, all five = stop rolling), with none the box (a name).
+    ``filled`` maps the filled boxes to their scores; ``roll`` is sorted.
+
+    Returns the card (``filled``), ``bonuses`` (+100s earned), ``upper_bonus`` (earned?),
+    ``total``, ``points`` (what each turn added, bonuses included: they sum to the total),
+    ``jokers`` (the joker case of every turn that had one) and ``faces_used``.
+    """
+    it = iter(faces)
+    used = 0
+
+    def take(n: int) -> list[int]:
+        nonlocal used
+        out = []
+        for _ in range(n):
+            try:
+                out.append(next(it))
+            except StopIteration:
+                raise ScriptExhausted from None
+        used += n
+        return out
+
+    filled: dict[str, int] = {}
+    bonuses = 0
+    points = []
+    jokers = []
+    for _turn in range(13):
+        roll = take(5)
+        for rerolls_left in (2, 1):
+            keep = list(decide(dict(filled), tuple(sorted(roll)), rerolls_left))
+            rest = Counter(roll)
+            rest.subtract(keep)
+            if any(v < 0 for v in rest.values()):
+                raise ValueError(f"keep {keep} is not within roll {roll}")
+            roll = keep + take(5 - len(keep))
+        roll = sorted(roll)
+        box = decide(dict(filled), tuple(roll), 0)
+        scores, bonus = allowed_scores(rules, filled, roll)
+        if box not in scores:
+            raise IllegalBox(f"{box} for {roll} with {filled} ({rules})")
+        case = joker_case(rules, filled, roll)
+        if case is not None:
+            jokers.append(case)
+        points.append(immediate_points(filled, box, scores[box], bonus))
+        filled[box] = scores[box]
+        bonuses += bonus > 0
+    upper = sum(filled[b] for b in UPPER)
+    total = card_total(filled, bonuses)
+    assert total == sum(points)
+    return {"filled": filled, "bonuses": bonuses, "upper_bonus": upper >= 63, "total": total,
+            "points": points, "jokers": jokers, "faces_used": used}
+
+
+def winners(totals: list[int]) -> list[int]:
+    """Seats with the highest TOTAL (several: they share the win, a tie)."""
+    best = max(totals)
+    return [s for s, t in enumerate(totals) if t == best]

@@ -1,4 +1,5 @@
-"""Penta simulation: agreement with the exact optimum, reproducibility, CLI behaviour."""
+"""Penta simulation: scripted games against a plain-Python game, agreement with the exact
+optimum, reproducibility, the result's shape, CLI behaviour."""
 
 from __future__ import annotations
 
@@ -7,13 +8,22 @@ import json
 import numpy as np
 import pytest
 from cli_helpers import run_cli
+from naive_penta import BOXES, RULES, ScriptExhausted, play_game, winners
 from numba_threads import with_threads
 
+from dicelab import dice
 from dicelab.cli.main import main
 from dicelab.errors import UserError
-from dicelab.penta.simulate import MAX_TOTAL, simulate_penta
+from dicelab.penta.policies import POLICIES, Scorecard, decision_tables
+from dicelab.penta.rules import BOX_NAMES
+from dicelab.penta.simulate import MAX_TOTAL, play_scripted, simulate_penta
 from dicelab.penta.solver import solve
+from dicelab.penta.tables import roll_index
 from dicelab.simulate import simulate
+from dicelab.stats import Estimate, Proportion
+
+#: Faces a game can read: 13 turns of three rolls of five dice.
+GAME_FACES = 13 * 15
 
 
 def _identities(r, s):
@@ -24,25 +34,155 @@ def _identities(r, s):
         + 100 * int(r.bonus_sum[s])
 
 
+# --- scripted dice: the kernel's games against the plain-Python game ----------------------
+
+
+def _script(rng, sticky: bool) -> np.ndarray:
+    """Faces for one game; ``sticky`` repeats the last face with probability 0.85, so most
+    rolls are Pentas or near ones (the joker and the bonuses come up again and again)."""
+    faces = rng.integers(1, 7, GAME_FACES)
+    if sticky:
+        for i in range(1, GAME_FACES):
+            if rng.random() < 0.85:
+                faces[i] = faces[i - 1]
+    return faces
+
+
+def _decider(tables, policy: str):
+    """The reference's callback: the policy's decisions, read from the tables in Python."""
+    p = tables.policies.index(policy)
+
+    def decide(filled, roll, rerolls_left):
+        card = Scorecard(tuple(filled.get(b) for b in BOX_NAMES))
+        i, r = int(tables.slot[card.state]), roll_index(roll)
+        if rerolls_left == 2:
+            return dice.dice_of_rank(tables.keep2(p, i, r))
+        if rerolls_left == 1:
+            return dice.dice_of_rank(tables.keep1(p, i, r))
+        return BOX_NAMES[tables.box(p, i, r)]
+    return decide
+
+
+def _reference_books(rules, seats, scripts):
+    """What the kernel should book for these games, and each game, from the reference."""
+    tables = decision_tables(tuple(dict.fromkeys(seats)), rules)
+    S, G = len(seats), len(scripts[0])
+    books = {"hist": np.zeros((S, MAX_TOTAL + 1), np.int64),
+             "box_sum": np.zeros((S, 13), np.int64), "box_sq": np.zeros((S, 13), np.int64),
+             **{k: np.zeros(S, np.int64) for k in ("upper_bonus", "fifty", "bonus_sum",
+                                                  "bonus_sq", "illegal", "wins", "tied")},
+             "ties": np.zeros(1, np.int64)}
+    games = [[play_game(rules, scripts[s][g], _decider(tables, seats[s])) for g in range(G)]
+             for s in range(S)]
+    for s in range(S):
+        for game in games[s]:
+            books["hist"][s, game["total"]] += 1
+            for b, name in enumerate(BOXES):
+                books["box_sum"][s, b] += game["filled"][name]
+                books["box_sq"][s, b] += game["filled"][name] ** 2
+            books["upper_bonus"][s] += game["upper_bonus"]
+            books["fifty"][s] += game["filled"]["penta"] == 50
+            books["bonus_sum"][s] += game["bonuses"]
+            books["bonus_sq"][s] += game["bonuses"] ** 2
+    if S > 1:
+        for g in range(G):
+            top = winners([games[s][g]["total"] for s in range(S)])
+            for s in top:
+                books["wins" if len(top) == 1 else "tied"][s] += 1
+            books["ties"][0] += len(top) > 1
+    return books, games
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_scripted_games_are_the_plain_python_games(rules):
+    # optimal and greedy seats on random and on Penta-heavy dice; seats 1 and 2 (both
+    # greedy) get the same dice in every third game: the same game, so a tie or a loss
+    rng = np.random.default_rng(sum(map(ord, rules)))
+    seats = ["optimal", "greedy", "greedy"]
+    games = 90
+    scripts = [[_script(rng, sticky=g % 2 == 1) for g in range(games)] for _ in seats]
+    for g in range(0, games, 3):
+        scripts[2][g] = scripts[1][g].copy()
+    got = play_scripted(seats, scripts, rules)
+    assert got.complete
+    want, ref_games = _reference_books(rules, seats, scripts)
+    for name, a in want.items():
+        np.testing.assert_array_equal(got.tallies[name], a, err_msg=name)
+    for s in range(len(seats)):
+        assert got.totals[s].tolist() == [game["total"] for game in ref_games[s]]
+        assert got.faces_used[s].tolist() == [game["faces_used"] for game in ref_games[s]]
+    # the dice exercised what they were meant to
+    jokers = {case for per_seat in ref_games for game in per_seat for case in game["jokers"]}
+    if rules == "no-bonus":
+        assert not jokers and not want["bonus_sum"].any()
+    else:
+        assert want["bonus_sum"].min() > 0
+        assert jokers >= ({"free"} if rules == "free-joker" else {"upper", "lower"})
+    assert (got.totals[1, ::3] == got.totals[2, ::3]).all() and want["ties"][0] > 0
+    assert want["wins"].sum() + want["ties"][0] == games
+
+
+@pytest.mark.parametrize("rules", ["seed", "hasbro"])
+def test_one_scripted_game_books_its_card_box_by_box(rules):
+    rng = np.random.default_rng(4)
+    tables = decision_tables(POLICIES, rules)
+    for policy in POLICIES:
+        for sticky in (False, True):
+            faces = _script(rng, sticky)
+            game = play_game(rules, faces, _decider(tables, policy))
+            got = play_scripted([policy], [[faces]], rules).tallies
+            assert got["box_sum"][0].tolist() == [game["filled"][b] for b in BOXES]
+            assert got["bonus_sum"][0] == game["bonuses"]
+            assert got["upper_bonus"][0] == game["upper_bonus"]
+            assert got["hist"][0, game["total"]] == 1
+
+
+def test_a_script_that_runs_out_is_reported_not_a_crash():
+    rng = np.random.default_rng(8)
+    full = _script(rng, sticky=False)
+    got = play_scripted(["greedy"], [[full[:7], full, full[:0]]], "seed")
+    assert got.exhausted.tolist() == [[True, False, True]] and not got.complete
+    assert got.faces_used[0, 0] <= 7 and got.faces_used[0, 2] == 0
+    tables = decision_tables("greedy", "seed")
+    assert got.totals[0, 1] == play_game("seed", full, _decider(tables, "greedy"))["total"]
+    with pytest.raises(ScriptExhausted):
+        play_game("seed", full[:7], _decider(tables, "greedy"))
+
+
+@pytest.mark.parametrize("seats, scripts, needle", [
+    (["greedy"], [[[1, 2, 7]]], "faces"),
+    (["greedy", "greedy"], [[[1] * 5]], "2 seats"),
+    (["greedy", "greedy"], [[[1] * 5], []], "same positive number"),
+    (["threshold-300"], [[[1] * 5]], "penta"),
+])
+def test_bad_scripts_are_user_errors(seats, scripts, needle):
+    with pytest.raises(UserError, match=needle):
+        play_scripted(seats, scripts, "seed")
+
+
+# --- simulation -------------------------------------------------------------------------------
+
+
 def test_optimal_mean_agrees_with_exact_value():
     r = simulate_penta(["optimal"], games=300_000, seed=12345, rules="seed")
-    e = r.score(0)
+    seat = r.seat(0)
+    e = seat.final_score
     exact = solve("seed").expected_score
     assert abs(e.mean - exact) < 4 * e.se
     assert 0.05 < e.se < 0.2
-    assert 55 < r.sd(0) < 65
+    assert 55 < seat.sd < 65
     _identities(r, 0)
-    d = r.to_dict()["seats"][0]
-    assert d["exact_mean"] == exact
-    assert 0.6 < d["p_upper_bonus"]["p"] < 0.75
-    assert 0.25 < d["p_penta_fifty"]["p"] < 0.45
+    assert seat.exact_mean == exact == r.to_dict()["seats"][0]["exact_mean"]
+    assert 0.6 < seat.p_upper_bonus.p < 0.75
+    assert 0.25 < seat.p_penta_fifty.p < 0.45
+    # one seat: no duel statistics
+    assert seat.wins is None and seat.win_rate is None and "wins" not in seat.to_dict()
 
 
-@pytest.mark.slow
 def test_hasbro_optimal_agrees_and_never_breaks_the_joker_rules():
     # the kernel raises if a table ever picks a box the rules forbid
     r = simulate_penta(["optimal"], games=150_000, seed=99, rules="hasbro")
-    e = r.score(0)
+    e = r.seat(0).final_score
     assert abs(e.mean - solve("hasbro").expected_score) < 4 * e.se
     _identities(r, 0)
 
@@ -68,8 +208,45 @@ def test_seats_win_rates_and_ties_add_up():
     assert r.wins[0] > r.wins[1]
     for s in range(2):
         _identities(r, s)
+        seat = r.seat(s)
+        assert seat.wins + seat.ties + seat.losses == r.games
+        assert seat.win_rate == Proportion(seat.wins, r.games)
+        assert seat.tie_rate.count == seat.ties == r.ties
     # seats have independent dice: greedy's results are not optimal's
     assert not np.array_equal(r.hist[0], r.hist[1])
+
+
+def test_result_fields_dict_and_frame_agree():
+    r = simulate_penta(["greedy", "greedy"], games=20_000, seed=11, rules="no-bonus")
+    assert r.games_per_s == r.games / r.elapsed_s and r.threads >= 1 and r.setup_s >= 0
+    seat = r.seat(1)
+    assert isinstance(seat.final_score, Estimate) and isinstance(seat.p_upper_bonus, Proportion)
+    assert sum(b.mean for b in seat.boxes.values()) + 35 * seat.p_upper_bonus.p \
+        == pytest.approx(seat.final_score.mean, abs=1e-9)  # no-bonus: no Penta bonuses
+    assert seat.penta_bonuses.mean == 0 and seat.percentiles[50] <= seat.percentiles[95]
+    d = r.to_dict()
+    assert d["seats"][1] == seat.to_dict() and d["ties"] == r.p_tie.to_dict()
+    assert d["seats"][1]["p_upper_bonus"] == {"p": seat.p_upper_bonus.p,
+                                              "ci95": list(seat.p_upper_bonus.ci95),
+                                              "count": seat.p_upper_bonus.count}
+    frame = r.to_frame()
+    row = frame.iloc[1]
+    assert list(frame["seat"]) == [0, 1] and row["strategy"] == "greedy"
+    assert row["mean_final_score"] == seat.final_score.mean
+    assert (row["mean_final_score_lo"], row["mean_final_score_hi"]) == seat.final_score.ci95
+    assert (row["win_rate_lo"], row["win_rate_hi"]) == seat.win_rate.ci95
+    assert row["p_upper_bonus_p"] == seat.p_upper_bonus.p
+    assert row["boxes_chance_mean"] == seat.boxes["chance"].mean
+    assert row["final_score_percentiles_50"] == seat.percentiles[50]
+    m = r.manifest()
+    assert m["threads"] == r.threads and m["chunk_games"] > 0 and m["seed_given"] is True
+
+
+def test_max_total_is_the_best_card_there_is():
+    # every box at its most, the upper bonus, and a Penta bonus in each of the 12 turns
+    # after the first Penta (sixes go to Sixes, the others to lower boxes and Chance)
+    assert MAX_TOTAL == (5 + 10 + 15 + 20 + 25 + 30) + 35 + (30 + 30 + 25 + 30 + 40 + 30 + 50) \
+        + 12 * 100
 
 
 def test_progress_is_reported_up_to_the_total():
@@ -144,12 +321,15 @@ def test_cli_solve_json_and_corrupt_cache_rebuilds(capsys, tmp_path):
     main(["solve", "penta", "--rules", "no-bonus", "--json"])
     d = json.loads(capsys.readouterr().out)
     assert d["expected_score"] == pytest.approx(245.87077, abs=1e-5)
-    assert d["states"] == 536_448 and d["seconds"] > 0
+    assert d["states"] == 536_448 and d["elapsed_s"] > 0 and d["solve_s"] > 0
     cache.cache_path(solver.cache_key(get_rules("no-bonus"))).write_bytes(b"garbage")
     solver._MEMO.clear()
     main(["solve", "penta", "--rules", "no-bonus", "--json"])
     d2 = json.loads(capsys.readouterr().out)
-    assert d2["expected_score"] == d["expected_score"] and d2["cached"] is False
+    assert d2["expected_score"] == d["expected_score"] and d2["from_cache"] is False
+    solver._MEMO.clear()
+    main(["solve", "penta", "--rules", "no-bonus"])
+    assert "from cache; the solve took" in capsys.readouterr().out
 
 
 def test_cli_policy_penta(capsys):
