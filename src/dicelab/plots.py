@@ -114,6 +114,61 @@ def bust_risk_figure(exact: dict[int, float], simulated: dict | None = None) -> 
     return fig
 
 
+def win_matrix_figure(policies: list[str], score: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                      *, title: str) -> Figure:
+    """Heat map of a tournament's pairwise scores: cell (i, j) is policy i's share of
+    finishing ahead of policy j (level finishes half), with its 95% interval written in
+    the cell; NaN where the two never met.
+
+    >>> import numpy as np
+    >>> s = np.array([[np.nan, 0.6], [0.4, np.nan]])
+    >>> win_matrix_figure(["a", "b"], s, s - 0.01, s + 0.01, title="t").axes[0].get_title()
+    't'
+    """
+    k = len(policies)
+    fig = Figure(figsize=(1.4 * k + 2.5, 1.1 * k + 2), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    im = ax.imshow(score, cmap="RdBu", vmin=0, vmax=1)
+    for i in range(k):
+        for j in range(k):
+            if np.isnan(score[i, j]):
+                continue
+            dark = abs(score[i, j] - 0.5) > 0.3
+            ax.text(j, i, f"{score[i, j]:.3f}\n[{lo[i, j]:.3f}, {hi[i, j]:.3f}]", ha="center",
+                    va="center", fontsize=7, color="white" if dark else "black")
+    ax.set_xticks(range(k), policies, rotation=30, ha="right")
+    ax.set_yticks(range(k), policies)
+    ax.set_xlabel("opponent")
+    ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=10)
+    fig.colorbar(im, ax=ax, label="score of the row's policy (95% interval)")
+    return fig
+
+
+def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, title: str
+                   ) -> Figure:
+    """Ratings (Elo scale) with their 95% intervals, best on top.
+
+    >>> import numpy as np
+    >>> ratings_figure(["a", "b"], np.array([10.0, -10.0]),
+    ...                np.array([[5.0, 15.0], [-15.0, -5.0]]), title="t").axes[0].get_xlabel()
+    'rating (Elo scale, mean 0; 95% interval)'
+    """
+    order = np.argsort(rating)
+    fig = Figure(figsize=(6, 0.45 * len(policies) + 1.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    y = np.arange(len(order))
+    r = rating[order]
+    ax.errorbar(r, y, xerr=[r - ci[order, 0], ci[order, 1] - r], fmt="o", color=ROLL_COLOR,
+                capsize=3)
+    ax.set_yticks(y, [policies[i] for i in order])
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_xlabel("rating (Elo scale, mean 0; 95% interval)")
+    ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=10)
+    return fig
+
+
 def save_png(fig: Figure, path: Path | str, dpi: int = 120) -> Path:
     """Write ``fig`` as PNG to ``path`` atomically (temp file + rename)."""
     buf = io.BytesIO()

@@ -94,6 +94,36 @@ def roll_dice(state, n):
     return np.int64(_SEQ_TO_RANK[_SEQ_OFFSET[n] + u])
 
 
+_GOLDEN = uint64(0x9E3779B97F4A7C15)
+_MIX1 = uint64(0xBF58476D1CE4E5B9)
+_MIX2 = uint64(0x94D049BB133111EB)
+
+
+@njit(inline="always")
+def _splitmix(x):
+    """One splitmix64 output and the advanced counter."""
+    x = x + _GOLDEN
+    z = x
+    z = (z ^ (z >> uint64(30))) * _MIX1
+    z = (z ^ (z >> uint64(27))) * _MIX2
+    return z ^ (z >> uint64(31)), x
+
+
+@njit(inline="always")
+def keyed_state(k0, k1, a, b, c):
+    """A xoshiro256** state for the key (k0, k1, a, b, c): a chunk's two key words and
+    three small integers (e.g. game index, seat in turn order, turn number). Different
+    keys give unrelated streams (splitmix64 of a mixed key), computed in a few multiplies,
+    so a stream per turn is cheap. Returns four uint64 words."""
+    x = k0 ^ (uint64(a) * _MIX1) ^ ((uint64(b) << uint64(40)) | uint64(c))
+    h, x = _splitmix(x ^ _splitmix(k1 ^ uint64(a))[0])
+    s0 = h
+    s1, x = _splitmix(x)
+    s2, x = _splitmix(x)
+    s3, x = _splitmix(x)
+    return s0, s1 | uint64(1), s2, s3
+
+
 def state_from_seedsequence(ss: np.random.SeedSequence) -> np.ndarray:
     """A xoshiro256** state (uint64[4]) from a SeedSequence; never all zero."""
     st = ss.generate_state(4, np.uint64)

@@ -95,9 +95,26 @@ def batch_ranges(plan: Plan) -> list[tuple[int, int]]:
     return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
 
 
-def _add(total: Accumulators, part: Accumulators) -> None:
+#: Accumulators whose name starts with this are kept chunk by chunk (a leading chunk
+#: axis, concatenated in chunk order) instead of summed: what a tournament's uncertainty
+#: and sequential tests are computed from.
+PER_CHUNK = "by_chunk:"
+
+
+def _add(total: Accumulators, part: Accumulators, first: int,
+         chunks: dict[str, dict[int, np.ndarray]]) -> None:
     for name, value in part.items():
-        total[name] += value
+        if name.startswith(PER_CHUNK):
+            chunks.setdefault(name, {})[first] = value
+        else:
+            total[name] += value
+
+
+def _finish(total: Accumulators, chunks: dict[str, dict[int, np.ndarray]]) -> Accumulators:
+    out = _narrow(total)
+    for name, parts in chunks.items():
+        out[name] = np.concatenate([parts[k] for k in sorted(parts)])
+    return out
 
 
 def _run_range(plan: Plan, first: int, stop: int) -> Accumulators:
@@ -125,13 +142,15 @@ def run_plan(plan: Plan, progress: Callable[[int, int], None] | None = None,
     # grand totals in Python integers: exact whatever the number of games (a batch's int64
     # sums cannot overflow; a long run's sums of squares could)
     total = {k: v.astype(object) for k, v in plan.empty().items()}
+    chunks: dict[str, dict[int, np.ndarray]] = {}
     if client is None:
         for first, stop in batch_ranges(plan):
-            _add(total, _run_range(plan, first, stop))
+            _add(total, _run_range(plan, first, stop), first, chunks)
             if progress is not None:
                 progress(_games_before(plan, stop), plan.games)
-        return _narrow(total)
-    return _narrow(_run_on_dask(plan, client, total, progress))
+    else:
+        _run_on_dask(plan, client, total, chunks, progress)
+    return _finish(total, chunks)
 
 
 def _games_before(plan: Plan, chunk: int) -> int:
@@ -148,7 +167,8 @@ def _narrow(total: Accumulators) -> Accumulators:
 
 
 def _run_on_dask(plan: Plan, client: Any, total: Accumulators,
-                 progress: Callable[[int, int], None] | None) -> Accumulators:
+                 chunks: dict[str, dict[int, np.ndarray]],
+                 progress: Callable[[int, int], None] | None) -> None:
     from distributed import as_completed
 
     ranges = batch_ranges(plan)
@@ -158,19 +178,18 @@ def _run_on_dask(plan: Plan, client: Any, total: Accumulators,
     futures = client.map(_run_range, [plan_future] * len(ranges), [a for a, _ in ranges],
                          [b for _, b in ranges],
                          key=[f"dicelab-{token}-{a}-{b}" for a, b in ranges])
-    games_of = {f.key: _games_before(plan, b) - _games_before(plan, a)
-                for f, (a, b) in zip(futures, ranges, strict=True)}
+    batch_of = {f.key: (a, b) for f, (a, b) in zip(futures, ranges, strict=True)}
     done = 0
     try:
         for future in as_completed(futures):
-            _add(total, future.result())
-            done += games_of[future.key]
+            a, b = batch_of[future.key]
+            _add(total, future.result(), a, chunks)
+            done += _games_before(plan, b) - _games_before(plan, a)
             if progress is not None:
                 progress(done, plan.games)
     except BaseException:  # a failed task or Ctrl-C: stop the batches still queued
         client.cancel([*futures, plan_future])
         raise
-    return total
 
 
 def executor_info(client: Any = None) -> dict[str, Any]:

@@ -17,15 +17,22 @@ Z95 = 1.959963984540054
 
 @dataclass(frozen=True)
 class Estimate:
-    """A mean with its standard error and 95% normal interval."""
+    """A mean with its standard error and 95% interval: normal, or Student's t with
+    ``df`` degrees of freedom when the SE comes from few independent units."""
 
     mean: float
     se: float
     n: int
+    df: int | None = None
 
     @property
     def ci95(self) -> tuple[float, float]:
-        return (self.mean - Z95 * self.se, self.mean + Z95 * self.se)
+        z = Z95
+        if self.df is not None:
+            from scipy.stats import t
+
+            z = float(t.ppf(0.975, self.df)) if self.df > 0 else math.inf
+        return (self.mean - z * self.se, self.mean + z * self.se)
 
     def to_dict(self) -> dict:
         lo, hi = self.ci95

@@ -123,6 +123,11 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
     if out is not None:
         prepare_out_dir(out)
         save_run(out, result, command=reproducing_command(result.seed))
+        if hasattr(result, "figures"):
+            from dicelab.plots import save_png
+
+            for name, fig in result.figures().items():
+                save_png(fig, out / name)
     if json_out:
         typer.echo(to_json(result.to_dict()))
     else:
@@ -194,6 +199,40 @@ def compare(
         total=max(n_pairs, 1) * (1 if exact else games), json_out=json_out, out=out,
         dask=dask, threads=threads,
         check_names=lambda: [parse_policy(p, game) for p in policies])
+
+
+@app.command()
+def tournament(
+    policies: Annotated[list[str], typer.Argument(
+        help="Two or more Farkle policies, e.g. ai max-ev threshold-300.")],
+    seats: Annotated[int, typer.Option(help="Seats per table, 2 to 7.")] = 2,
+    games: Annotated[int, typer.Option("--games", "-n", help="Games per table.")
+                     ] = DEFAULT_GAMES,
+    seed: SeedOpt = None,
+    target: TargetOpt = None,
+    rules: RulesOpt = None,
+    ending: EndingOpt = None,
+    crn: Annotated[bool, typer.Option(
+        "--crn/--no-crn", help="Common random numbers: the tables of a group play the same "
+                               "dice with the seats rotated.")] = True,
+    threads: ThreadsOpt = None,
+    dask: DaskOpt = None,
+    json_out: JsonOpt = False,
+    out: OutOpt = None,
+) -> None:
+    """Every seat assignment of the policies, balanced: win rates, finishing places,
+    pairwise verdicts (Holm) and ratings, each with its 95% interval."""
+    from dicelab.registry import parse_policy
+    from dicelab.tournament import lineups
+    from dicelab.tournament import tournament as run
+
+    _run_games(
+        lambda progress, client: run(policies, seats=seats, games=games, seed=seed,
+                                     target=target, rules=rules, ending=ending, crn=crn,
+                                     progress=progress, client=client),
+        total=len(lineups(max(len(policies), 1), max(seats, 1))) * max(games, 1),
+        json_out=json_out, out=out, dask=dask, threads=threads,
+        check_names=lambda: [parse_policy(p) for p in policies])
 
 
 def _register_game_commands() -> None:

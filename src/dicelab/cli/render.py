@@ -284,6 +284,36 @@ def exact_comparison(result) -> None:
                   + f"  ({result.elapsed_s:.1f} s)")
 
 
+def tournament(result) -> None:
+    """A :class:`dicelab.tournament.Tournament`: standings, then every pair's verdict."""
+    t = Table(title=f"{result.game.capitalize()} tournament: {len(result.policies)} policies, "
+                    f"{result.seats} seats, {len(result.tables)} tables of "
+                    f"{result.games_per_table:,} games, seed {result.seed}"
+                    + (", common random numbers" if result.crn else ""),
+              caption="rating: Bradley-Terry on every pairwise finish, Elo scale, bootstrap "
+                      "95% interval; place: mean finishing place (1 = first)")
+    for col in ("rank", "policy", "rating", "95% CI", "win rate", "95% CI", "place", "95% CI"):
+        t.add_column(col, justify="left" if col == "policy" else "right", no_wrap=True)
+    for s in result.standings():
+        t.add_row(str(s.rank), s.policy, f"{s.rating:.1f}",
+                  f"{s.rating_ci[0]:.1f}..{s.rating_ci[1]:.1f}", _pct(s.win_rate.mean),
+                  _ci(s.win_rate.ci95, _pct), f"{s.place.mean:.3f}",
+                  _ci(s.place.ci95, _num, 3))
+    console.print(t)
+    p = Table(title="pairs: the first policy's share of finishing ahead (level = half)",
+              caption="verdict: Holm-corrected two-sided test of an even score at 5%; "
+                      "effective games per game: the variance with independent dice over "
+                      "the variance with the common dice")
+    for col in ("policy", "vs", "score", "95% CI", "p (Holm)", "verdict", "eff. games/game"):
+        p.add_column(col, justify="right" if col not in ("policy", "vs", "verdict")
+                     else "left", no_wrap=True)
+    for v in result.pairs():
+        p.add_row(v.policy, v.opponent, f"{v.score.mean:.4f}",
+                  f"{v.score.ci95[0]:.4f}-{v.score.ci95[1]:.4f}", f"{v.p_holm:.2g}",
+                  v.verdict, f"{v.effective_games_per_game:.2f}")
+    console.print(p)
+
+
 def penta_simulation(result) -> None:
     """A :class:`dicelab.penta.simulate.PentaResult`."""
     from dicelab.cli.penta_cmds import render_simulation
@@ -300,5 +330,6 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.turn_dp.FastestSolution": fastest_solution,
     "dicelab.farkle.two_player.OptimalWinSolution": optimal_win_solution,
     "dicelab.compare.Comparison": comparison,
+    "dicelab.tournament.Tournament": tournament,
     "dicelab.penta.simulate.PentaResult": penta_simulation,
 }

@@ -32,7 +32,7 @@ from numba import njit, prange, uint64
 from dicelab.config import MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.dice import POW6, SEQ_OFFSET, SEQ_TO_RANK
 from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, MAX_SEATS, POINT_UNIT
-from dicelab.rng import below_s, roll_dice
+from dicelab.rng import below_s, keyed_state, roll_dice
 
 #: Seat policy kinds.
 THRESHOLD = 0
@@ -98,6 +98,14 @@ C_SCRIPT_ERRORS = 2
 N_CHUNK_COUNTERS = 3
 
 
+#: Random-stream layouts (``Game.streams``): one stream per chunk, games drawing from it
+#: in turn (every simulation), or one stream per turn, keyed by (game, place in the turn
+#: order, turn number), so that tables with the seats swapped give each place in the
+#: turn order the same dice whoever sits there (common random numbers for tournaments).
+STREAM_PER_CHUNK = 0
+STREAM_PER_TURN = 1
+
+
 class Game(NamedTuple):
     """What a game is besides its seats' policies (all int64)."""
 
@@ -105,6 +113,7 @@ class Game(NamedTuple):
     first_seat: int  # -1: the global game index modulo the seats
     target: int  # points
     ending: int  # dicelab.farkle.rules.ENDINGS
+    streams: int = STREAM_PER_CHUNK
 
 
 class Seats(NamedTuple):
@@ -224,6 +233,9 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
     s1 = state[1]
     s2 = state[2]
     s3 = state[3]
+    per_turn = game.streams == STREAM_PER_TURN
+    key0 = state[0]
+    key1 = state[1]
     totals = np.zeros(n_seats, dtype=np.int64)
     g = np.zeros((n_seats, _N_G), dtype=np.int64)
     thr_n = np.zeros(7, dtype=np.int64)
@@ -234,6 +246,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
             for j in range(_N_G):
                 g[s, j] = 0
         seat = game.first_seat if game.first_seat >= 0 else (first_game + i) % n_seats
+        starter = seat
         trigger = -1
         turns = 0
         capped = False
@@ -267,6 +280,10 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
             else:
                 for m in range(1, 7):
                     thr_n[m] = params[seat, P_THRESHOLD]
+            if per_turn:  # this turn's own dice (see STREAM_PER_TURN)
+                place = seat - starter + n_seats * (seat < starter)
+                s0, s1, s2, s3 = keyed_state(key0, key1, first_game + i, place,
+                                             g[seat, _G_TURNS])
             n = np.int64(HOT_DICE)
             tp = np.int64(0)
             n_rolls = np.int64(0)

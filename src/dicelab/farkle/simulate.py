@@ -45,7 +45,7 @@ from dicelab.farkle.rules import (
 from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
 from dicelab.results import frame_row
-from dicelab.runner import LazyArrays, executor_info, plan_token, run_plan
+from dicelab.runner import PER_CHUNK, LazyArrays, executor_info, plan_token, run_plan
 from dicelab.seeding import check_games, check_seed, chunk_bounds, chunk_states, n_chunks
 from dicelab.stats import (
     Estimate,
@@ -153,6 +153,8 @@ class FarkleResult:
     workers: int | None = None
     #: the game kernel that played the run (:func:`kernel_for`); part of what a seed means
     kernel: str = GENERAL_KERNEL
+    #: with ``per_chunk``: each chunk's ``stats`` (chunks, seats, N_STATS), else None
+    chunk_stats: np.ndarray | None = field(default=None, repr=False)
     _seats: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -263,13 +265,15 @@ def _seat_params(seat: PolicySpec | PolicyTable) -> dict[str, Any]:
     return {"family": "table"}
 
 
-def kernel_for(seats: Sequence[PolicySpec | PolicyTable]) -> str:
+def kernel_for(seats: Sequence[PolicySpec | PolicyTable],
+               streams: int = K.STREAM_PER_CHUNK) -> str:
     """The game kernel that plays these seats: the one place this choice is made.
 
     :func:`lanes_kernel` when every seat is a ``threshold-T`` policy with ``T`` at most
     :data:`dicelab.farkle.lanes.MAX_THRESHOLD` (52,428,750), else :data:`GENERAL_KERNEL`
-    (``ai`` seats, exact-policy tables, higher thresholds). Decided from the names
-    alone, so a Dask client knows it without building any table.
+    (``ai`` seats, exact-policy tables, higher thresholds, or a stream per turn: see
+    :data:`dicelab.farkle.kernels.STREAM_PER_TURN`). Decided from the names alone, so a
+    Dask client knows it without building any table.
 
     >>> from dicelab.registry import parse_policy
     >>> [kernel_for([parse_policy(p)]) for p in ("threshold-300", "ai", "threshold-60000000")]
@@ -277,8 +281,9 @@ def kernel_for(seats: Sequence[PolicySpec | PolicyTable]) -> str:
     >>> kernel_for([parse_policy("threshold-300"), parse_policy("threshold-500")])
     'lanes-16'
     """
-    lanes_ok = all(isinstance(s, PolicySpec) and s.family == "threshold"
-                   and s.params["threshold"] <= lanes.MAX_THRESHOLD for s in seats)
+    lanes_ok = streams == K.STREAM_PER_CHUNK and all(
+        isinstance(s, PolicySpec) and s.family == "threshold"
+        and s.params["threshold"] <= lanes.MAX_THRESHOLD for s in seats)
     return lanes_kernel(len(seats)) if seats and lanes_ok else GENERAL_KERNEL
 
 
@@ -336,6 +341,11 @@ class FarklePlan(LazyArrays):
     games: int
     first_seat: int | None = None
     batch_chunks: int = BATCH_CHUNKS
+    #: also return each chunk's statistics (``"by_chunk:stats"``, (chunks, seats, N_STATS))
+    per_chunk: bool = False
+    #: the random-stream layout (:data:`dicelab.farkle.kernels.STREAM_PER_CHUNK` or
+    #: ``STREAM_PER_TURN``)
+    streams: int = K.STREAM_PER_CHUNK
 
     @property
     def n_bins(self) -> int:
@@ -345,7 +355,7 @@ class FarklePlan(LazyArrays):
     def game(self) -> K.Game:
         """The kernels' :class:`~dicelab.farkle.kernels.Game` of this run."""
         return K.Game(len(self.seats), -1 if self.first_seat is None else int(self.first_seat),
-                      self.target, self.rules.ending_code)
+                      self.target, self.rules.ending_code, self.streams)
 
     def built(self) -> _Built:
         """The kernel arrays and the kernel's choice, built once per plan object."""
@@ -356,7 +366,7 @@ class FarklePlan(LazyArrays):
     @property
     def kernel(self) -> str:
         """The game kernel this plan runs (:func:`kernel_for` of its seats)."""
-        return kernel_for(self.seats)
+        return kernel_for(self.seats, self.streams)
 
     def token(self) -> str:
         if all(isinstance(s, PolicySpec) for s in self.seats):
@@ -366,7 +376,7 @@ class FarklePlan(LazyArrays):
 
             seats = (uuid.uuid4().hex,)
         return plan_token("farkle", seats, self.rules, self.target, self.seed, self.games,
-                          self.first_seat, self.batch_chunks)
+                          self.first_seat, self.batch_chunks, self.per_chunk, self.streams)
 
     def prepare(self) -> None:
         self.built().warm_up(self.game)
@@ -386,8 +396,11 @@ class FarklePlan(LazyArrays):
         built.run_chunks(chunk_states(self.seed, first, stop),
                          chunk_bounds(self.games, first, stop), self.game, b_stats, b_hist,
                          b_counters)
-        return {"stats": b_stats.sum(axis=0), "hist": b_hist.sum(axis=0),
-                "counters": b_counters.sum(axis=0)}
+        out = {"stats": b_stats.sum(axis=0), "hist": b_hist.sum(axis=0),
+               "counters": b_counters.sum(axis=0)}
+        if self.per_chunk:
+            out[PER_CHUNK + "stats"] = b_stats
+        return out
 
 
 def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAULT_GAMES,
@@ -395,7 +408,8 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
                     rules: str | FarkleRules | None = None, ending: str | None = None,
                     first_seat: int | None = None,
                     progress: Callable[[int, int], None] | None = None,
-                    client: Any = None) -> FarkleResult:
+                    client: Any = None, per_chunk: bool = False,
+                    streams: int = K.STREAM_PER_CHUNK) -> FarkleResult:
     """Simulate ``games`` Farkle games, one seat per policy; returns a :class:`FarkleResult`.
 
     ``seats``: 1..7 parsed policies (or PolicyTables); ``target``: positive multiple of
@@ -403,8 +417,11 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
     ``default``); ``ending``: replaces the rules' ending rule (``last-round``,
     ``first-to-bank``); ``first_seat``: fixed starting seat, else it rotates with the game
     index; ``client``: a ``distributed.Client`` to run the chunks on a Dask cluster (same
-    results as a local run). All-threshold seats are played by the lanes kernel, any
-    other mix by the general one (:func:`kernel_for`; ``result.kernel``).
+    results as a local run); ``per_chunk``: keep each chunk's statistics too
+    (``result.chunk_stats``); ``streams``: the random-stream layout (one per turn for
+    common random numbers: :data:`dicelab.farkle.kernels.STREAM_PER_TURN`).
+    All-threshold seats are played by the lanes kernel, any other mix by the general one
+    (:func:`kernel_for`; ``result.kernel``).
 
     >>> from dicelab.registry import parse_policy
     >>> r = simulate_farkle([parse_policy("threshold-300")], games=1000, seed=1)
@@ -425,7 +442,8 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
         if isinstance(seat, PolicySpec) and seat.game != "farkle":
             raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
     plan = FarklePlan(tuple(seats), rules, target, seed, games,
-                      None if first_seat is None else int(first_seat))
+                      None if first_seat is None else int(first_seat), per_chunk=per_chunk,
+                      streams=streams)
     check_memory(f"a simulation to {target:,} (its histograms of final totals)",
                  plan.batch_chunks * len(seats) * plan.n_bins * 8 * 3)
 
@@ -446,7 +464,7 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
                         first_seat=first_seat, stats=acc["stats"], hist=acc["hist"],
                         counters=counters, elapsed_s=elapsed, threads=numba.get_num_threads(),
                         seed_given=seed_given, setup_s=t1 - t0, kernel=plan.kernel,
-                        **executor_info(client))
+                        chunk_stats=acc.get(PER_CHUNK + "stats"), **executor_info(client))
 
 
 @dataclass

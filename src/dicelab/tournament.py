@@ -1,0 +1,436 @@
+"""Tournaments: every seat assignment of a set of policies, balanced over the games, with
+win rates, finishing places, pairwise verdicts and ratings, each with its uncertainty
+(layer 2).
+
+``tournament(["ai", "max-ev", "threshold-300"], seats=2, games=200_000, seed=1)``:
+
+* **Tables.** With at least as many policies as seats, every combination of ``seats``
+  policies is a *group*, played in all its rotations (policy ``i`` of the group in seat
+  ``(i + r) % seats``), so each policy sits in each seat equally often. With fewer
+  policies than seats, one group: the seating ``s -> policies[(s + r) % K]`` for every
+  rotation ``r``. Each table plays ``games`` games (the starting seat rotates with the
+  game index, as in every simulation).
+* **Common random numbers.** The tables of a group share their seed and draw one
+  stream per turn, keyed by (game, place in the turn order, turn number)
+  (:data:`dicelab.farkle.kernels.STREAM_PER_TURN`): whoever is first to move in game
+  ``i`` gets the same dice in every rotation, so when the seats are swapped the luck
+  goes to the other policy and much of it cancels in any comparison within the group
+  (``crn=False``: a seed per table and the usual stream per chunk).
+* **Uncertainty.** The independent units are (group, chunk of games): a chunk's tables
+  share their dice, different chunks and groups do not. Every rate is a ratio of sums
+  over units, with its delta-method standard error over the units, so the correlation
+  the common dice create is counted, not assumed away. The variance the same games would
+  have had with independent dice per table (each table's own chunk-to-chunk variance,
+  without the covariances) gives the measured variance reduction: *effective games per
+  game*.
+* **Pairwise verdicts.** For each pair, the share of their common games in which the
+  first finished ahead (level finishes count half), a two-sided z test of one half, and
+  Holm's correction over all pairs (:mod:`statsmodels`), so a table of ten policies does
+  not declare chance differences.
+* **Ratings.** Bradley-Terry strengths from the pairwise results (every game of a
+  table of ``N`` is broken into its pairwise finishes: rank breaking, the standard
+  consistent estimator of Plackett-Luce strengths), fitted by :func:`choix.
+  ilsr_pairwise_dense`, on the Elo scale (400 log10 of the strength ratio), with 95%
+  intervals from a bootstrap over the units within each group (reproducible from the
+  seed). Per-policy rates are stratified the same way: the groups are the design, not
+  a sample.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dicelab.config import DEFAULT_GAMES
+from dicelab.errors import UserError
+from dicelab.registry import PolicySpec, parse_policy
+from dicelab.seeding import check_games, check_seed
+from dicelab.stats import Estimate
+
+#: Bootstrap resamples of the units for the rating intervals.
+RATING_BOOTSTRAP = 200
+#: Elo points per natural-log unit of strength.
+ELO = 400 / math.log(10)
+#: Family-wise error rate of the pairwise verdicts (Holm).
+ALPHA = 0.05
+
+
+def lineups(n_policies: int, seats: int) -> list[tuple[int, tuple[int, ...]]]:
+    """(group, policy index per seat) of every table, in order (see the module docstring).
+
+    >>> lineups(3, 2)
+    [(0, (0, 1)), (0, (1, 0)), (1, (0, 2)), (1, (2, 0)), (2, (1, 2)), (2, (2, 1))]
+    >>> lineups(2, 3)
+    [(0, (0, 1, 0)), (0, (1, 0, 1))]
+    """
+    if n_policies >= seats:
+        out = []
+        for g, combo in enumerate(itertools.combinations(range(n_policies), seats)):
+            for r in range(seats):
+                out.append((g, tuple(combo[(s - r) % seats] for s in range(seats))))
+        return out
+    return [(0, tuple((s + r) % n_policies for s in range(seats))) for r in range(n_policies)]
+
+
+def _group_seed(seed: int, key: int) -> int:
+    state = np.random.SeedSequence([seed, 7, key]).generate_state(1, np.uint64)[0]
+    return int(state) >> 1
+
+
+@dataclass(frozen=True)
+class PolicyStanding:
+    """One policy over the whole tournament."""
+
+    policy: str
+    games: int  # seat-games it played
+    win_rate: Estimate  # won alone
+    tie_rate: Estimate  # shared the top
+    place: Estimate  # mean finishing place (1 = first; level seats share the best place)
+    rating: float  # Elo scale, mean 0
+    rating_ci: tuple[float, float]
+    rank: int  # by rating, 1 = best
+
+    def to_dict(self) -> dict[str, Any]:
+        def est(name, e):
+            return {name: e.mean, f"{name}_se": e.se, f"{name}_ci": list(e.ci95)}
+
+        return {"policy": self.policy, "games": self.games, **est("win_rate", self.win_rate),
+                **est("tie_rate", self.tie_rate), **est("mean_place", self.place),
+                "rating": self.rating, "rating_ci": list(self.rating_ci), "rank": self.rank}
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """``policy`` against ``opponent`` in the games they played at one table."""
+
+    policy: str
+    opponent: str
+    games: int
+    ahead: int  # games ``policy`` finished strictly ahead
+    behind: int
+    score: Estimate  # P(ahead) + P(level)/2
+    p_value: float  # two-sided, score = 1/2
+    p_holm: float  # Holm-corrected over all pairs
+    effective_games_per_game: float  # variance with independent dice / with common dice
+
+    @property
+    def verdict(self) -> str:
+        """``better``/``worse`` if Holm rejects an even score at 5%, else ``tie``."""
+        if self.p_holm >= ALPHA or math.isnan(self.p_holm):
+            return "tie"
+        return "better" if self.score.mean > 0.5 else "worse"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"policy": self.policy, "opponent": self.opponent, "games": self.games,
+                "ahead": self.ahead, "behind": self.behind, "score": self.score.mean,
+                "score_se": self.score.se, "score_ci": list(self.score.ci95),
+                "p_value": self.p_value, "p_holm": self.p_holm, "verdict": self.verdict,
+                "effective_games_per_game": self.effective_games_per_game}
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None) -> Estimate:
+    """sum(num) / sum(den) over the independent units where ``den > 0``, with its
+    delta-method SE and a t interval on the units' degrees of freedom.
+
+    ``strata``: the group of each unit. The groups are fixed by the design (every policy
+    meets every other), so their differences are no uncertainty: the residuals are
+    centred within each group (the stratified estimator's variance)."""
+    used = den > 0
+    num, den = num[used], den[used]
+    groups = np.zeros(num.size, dtype=np.int64) if strata is None else strata[used]
+    d = float(den.sum())
+    if d == 0:
+        return Estimate(math.nan, math.nan, 0)
+    r = float(num.sum()) / d
+    resid = num - r * den
+    var = 0.0
+    df = 0
+    for g in np.unique(groups):
+        e = resid[groups == g]
+        if e.size > 1:
+            var += float(((e - e.mean()) ** 2).sum()) * e.size / (e.size - 1)
+            df += e.size - 1
+    if df == 0:
+        return Estimate(r, math.nan, int(d))
+    return Estimate(r, math.sqrt(var) / d, int(d), df=df)
+
+
+@dataclass
+class Tournament:
+    """A finished tournament: its tables and the per-unit sums everything is estimated
+    from (``units``, ``pair_units``, ``cells``: see :func:`_units`)."""
+
+    game: str
+    policies: list[str]
+    seats: int
+    games_per_table: int
+    seed: int
+    crn: bool
+    rules: Any
+    target: int | None
+    tables: list[dict[str, Any]]
+    units: np.ndarray
+    pair_units: np.ndarray
+    cells: np.ndarray
+    strata: np.ndarray  # the group (or table, without common dice) of each unit
+    elapsed_s: float
+    executor: str = "local"
+    workers: int | None = None
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    # units[u, p, :] = [seat-games, wins, ties, ahead-of-it]
+    _GAMES, _WINS, _TIES, _AHEAD = range(4)
+
+    def pairs(self) -> list[PairVerdict]:
+        """Every pair that met, first-listed policy first, with Holm-corrected verdicts."""
+        if "pairs" in self._memo:
+            return self._memo["pairs"]
+        from scipy.stats import norm
+        from scipy.stats import t as t_dist
+        from statsmodels.stats.multitest import multipletests
+
+        rows = []
+        k = len(self.policies)
+        for i, j in itertools.combinations(range(k), 2):
+            ahead, level, common = (self.pair_units[:, i, j, f] for f in range(3))
+            num = ahead + 0.5 * level
+            if common.sum() == 0:
+                continue
+            score = _ratio(num, common)
+            if not score.se > 0:  # no variation at all: exactly even, or not even
+                p = 1.0 if score.mean == 0.5 else 0.0
+            else:
+                z = (score.mean - 0.5) / score.se
+                p = float(2 * (t_dist.sf(abs(z), score.df) if score.df else norm.sf(abs(z))))
+            # the same games with each table's own dice: no covariance between tables
+            n = int((common > 0).sum())
+            s_nn, s_nd, s_dd = self.cells[i, j]
+            r = score.mean
+            d = float(common.sum())
+            var_ind = (s_nn - 2 * r * s_nd + r * r * s_dd) / max(n - 1, 1) * n / d**2
+            var_crn = score.se**2
+            behind = d - ahead.sum() - level.sum()
+            rows.append([i, j, int(d), int(ahead.sum()), int(behind), score, p,
+                         var_ind / var_crn if var_crn > 0 else math.nan])
+        holm = multipletests([r[6] for r in rows], alpha=ALPHA, method="holm")[1] \
+            if rows else []
+        out = [PairVerdict(self.policies[i], self.policies[j], g, a, b, s, p, float(h), e)
+               for (i, j, g, a, b, s, p, e), h in zip(rows, holm, strict=True)]
+        self._memo["pairs"] = out
+        return out
+
+    def ratings(self) -> tuple[np.ndarray, np.ndarray]:
+        """Bradley-Terry ratings (Elo scale, mean 0) and their bootstrap 95% intervals
+        (policies, 2)."""
+        if "ratings" in self._memo:
+            return self._memo["ratings"]
+        import choix
+
+        def fit(pair_units: np.ndarray) -> np.ndarray:
+            wins = pair_units[..., 0].sum(axis=0) + 0.5 * pair_units[..., 1].sum(axis=0)
+            np.fill_diagonal(wins, 0.0)  # (level finishes count half a win each way)
+            theta = choix.ilsr_pairwise_dense(wins, alpha=1e-9, max_iter=1000)
+            return ELO * (theta - theta.mean())
+
+        point = fit(self.pair_units)
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 11]))
+        members = [np.nonzero(self.strata == g)[0] for g in np.unique(self.strata)]
+
+        def resample() -> np.ndarray:  # within each group (the design is fixed)
+            return np.concatenate([m[rng.integers(0, m.size, m.size)] for m in members])
+
+        boot = np.array([fit(self.pair_units[resample()]) for _ in range(RATING_BOOTSTRAP)])
+        ci = np.stack([np.percentile(boot, 2.5, axis=0), np.percentile(boot, 97.5, axis=0)],
+                      axis=1)
+        self._memo["ratings"] = (point, ci)
+        return point, ci
+
+    def standings(self) -> list[PolicyStanding]:
+        """Every policy, best rating first."""
+        rating, ci = self.ratings()
+        order = np.argsort(-rating, kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(1, len(order) + 1)
+        out = []
+        for p, name in enumerate(self.policies):
+            u = self.units[:, p, :]
+            games = u[:, self._GAMES]
+            place = _ratio(u[:, self._AHEAD], games, self.strata)
+            out.append(PolicyStanding(
+                name, int(games.sum()), _ratio(u[:, self._WINS], games, self.strata),
+                _ratio(u[:, self._TIES], games, self.strata),
+                Estimate(1.0 + place.mean, place.se, place.n), float(rating[p]),
+                (float(ci[p, 0]), float(ci[p, 1])), int(rank[p])))
+        return sorted(out, key=lambda s: s.rank)
+
+    def matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(score, lo, hi), each (policies, policies): row i's score against column j with
+        its 95% interval (NaN where they never met)."""
+        k = len(self.policies)
+        score, lo, hi = (np.full((k, k), np.nan) for _ in range(3))
+        for p in self.pairs():
+            i, j = self.policies.index(p.policy), self.policies.index(p.opponent)
+            score[i, j], (lo[i, j], hi[i, j]) = p.score.mean, p.score.ci95
+            score[j, i], lo[j, i], hi[j, i] = 1 - p.score.mean, 1 - hi[i, j], 1 - lo[i, j]
+        return score, lo, hi
+
+    def figures(self) -> dict[str, Any]:
+        """The win matrix and the ratings as matplotlib figures, by file name."""
+        from dicelab.plots import ratings_figure, win_matrix_figure
+
+        rating, ci = self.ratings()
+        what = (f"{self.game.capitalize()} tournament, {self.seats} seats, "
+                f"{self.games_per_table:,} games per table, seed {self.seed}")
+        return {"win-matrix.png": win_matrix_figure(self.policies, *self.matrix(),
+                                                    title=what),
+                "ratings.png": ratings_figure(self.policies, rating, ci, title=what)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"game": self.game, "policies": self.policies, "seats": self.seats,
+                "games_per_table": self.games_per_table, "seed": self.seed, "crn": self.crn,
+                "rules": getattr(self.rules, "name", self.rules), "target": self.target,
+                "tables": self.tables, "elapsed_s": self.elapsed_s,
+                "executor": self.executor, "workers": self.workers,
+                "standings": [s.to_dict() for s in self.standings()],
+                "pairs": [p.to_dict() for p in self.pairs()]}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per policy (standings) and one per pair, told apart by ``kind``."""
+        from dicelab.results import frame_row
+
+        rows = [{"kind": "policy", **frame_row(s.to_dict())} for s in self.standings()]
+        rows += [{"kind": "pair", **frame_row(p.to_dict())} for p in self.pairs()]
+        return pd.DataFrame(rows)
+
+    def manifest(self) -> dict[str, Any]:
+        rules = self.rules.to_dict() if hasattr(self.rules, "to_dict") else self.rules
+        return {"game": self.game, "experiment": "tournament", "policies": self.policies,
+                "seats": self.seats, "games_per_table": self.games_per_table,
+                "seed": self.seed, "crn": self.crn, "rules": rules, "target": self.target,
+                "tables": self.tables, "elapsed_s": self.elapsed_s,
+                "executor": self.executor, "workers": self.workers}
+
+
+def tournament(policies: list[str], *, seats: int = 2, games: int = DEFAULT_GAMES,
+               seed: int | None = None, game: str | None = None, target: int | None = None,
+               rules: str | None = None, ending: str | None = None, crn: bool = True,
+               progress: Callable[[int, int], None] | None = None,
+               client: Any = None) -> Tournament:
+    """Play every table of ``policies`` at ``seats`` seats, ``games`` games per table.
+
+    >>> t = tournament(["threshold-300", "threshold-1000"], games=20_000, seed=1)
+    >>> t.standings()[0].policy, t.pairs()[0].verdict
+    ('threshold-300', 'better')
+    """
+    from dicelab.farkle.kernels import STREAM_PER_CHUNK, STREAM_PER_TURN
+    from dicelab.farkle.rules import check_target, load_rules
+    from dicelab.farkle.simulate import simulate_farkle
+    from dicelab.runner import executor_info
+
+    specs = _check(policies, seats, game)
+    games = check_games(games)
+    seed = check_seed(seed)
+    table = load_rules(rules, ending)
+    target = check_target(target)
+    plan = lineups(len(specs), seats)
+    k = len(specs)
+    started = time.perf_counter()
+    done = 0
+    total = games * len(plan)
+    per_table_units: list[np.ndarray] = []
+    tables = []
+    for t, (g, lineup) in enumerate(plan):
+        s = _group_seed(seed, g if crn else t)
+
+        def tick(d: int, _n: int, base: int = done) -> None:
+            if progress is not None:
+                progress(base + d, total)
+
+        res = simulate_farkle([specs[i] for i in lineup], games=games, seed=s, target=target,
+                              rules=table, progress=tick, client=client, per_chunk=True,
+                              streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK)
+        done += games
+        tables.append({"group": g, "seats": [specs[i].name for i in lineup], "seed": s})
+        per_table_units.append(res.chunk_stats)
+    units, pair_units, cells = _units(plan, per_table_units, k, crn, games)
+    strata = np.arange(units.shape[0]) // per_table_units[0].shape[0]
+    return Tournament("farkle", [s.name for s in specs], seats, games, seed, crn, table,
+                      target, tables, units, pair_units, cells, strata,
+                      time.perf_counter() - started, **executor_info(client))
+
+
+def _check(policies: list[str], seats: int, game: str | None) -> list[PolicySpec]:
+    from dicelab.farkle.rules import MAX_SEATS
+
+    if len(policies) < 2:
+        raise UserError("a tournament needs at least two policies, e.g. dicelab tournament "
+                        "ai max-ev threshold-300")
+    specs = [parse_policy(p, game) for p in policies]
+    kinds = {s.game for s in specs}
+    if len(kinds) > 1:
+        raise UserError("a tournament takes policies of one game; got "
+                        + ", ".join(f"{s.name} ({s.game})" for s in specs))
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise UserError(f"a policy is named twice ({', '.join(names)})")
+    if specs[0].game != "farkle":
+        raise UserError("tournaments of Penta policies: use dicelab compare (two seats) or "
+                        "dicelab simulate; Penta tables in tournaments are not available")
+    if not 2 <= seats <= MAX_SEATS:
+        raise UserError(f"--seats must be 2 to {MAX_SEATS} for Farkle, not {seats}")
+    if any(s.family == "optimal-win" for s in specs) and seats != 2:
+        raise UserError("optimal-win plays two-seat games only; use --seats 2")
+    return specs
+
+
+def _units(plan, per_table: list[np.ndarray], k: int, crn: bool, games: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sum the tables' per-chunk statistics into per-unit (group or table, chunk) sums.
+
+    Returns ``units`` (units, policies, [seat-games, wins, ties, seats ahead]), ``pair``
+    (units, policies, policies, [games p finished ahead of q, level, common games])
+    and ``cells`` (policies, policies, [S_nn, S_nd, S_dd]): the sums of squares and
+    products of those two over every (unit, table) cell, for the independent-dice
+    variance."""
+    from dicelab.farkle import kernels as K
+    from dicelab.seeding import chunk_bounds
+
+    chunk_games = np.diff(chunk_bounds(games)).astype(float)
+    n_chunks = chunk_games.size
+    groups = sorted({g for g, _ in plan}) if crn else list(range(len(plan)))
+    n_units = len(groups) * n_chunks
+    units = np.zeros((n_units, k, 4))
+    pair = np.zeros((n_units, k, k, 3))
+    cells = np.zeros((k, k, 3))
+    for t, ((g, lineup), st) in enumerate(zip(plan, per_table, strict=True)):
+        base = (groups.index(g) if crn else t) * n_chunks
+        rows = slice(base, base + n_chunks)
+        ahead_pq = np.zeros((k, k, n_chunks))
+        level_pq = np.zeros((k, k, n_chunks))
+        common = np.zeros((k, k, n_chunks))
+        for s, p in enumerate(lineup):
+            units[rows, p, 0] += chunk_games
+            units[rows, p, 1] += st[:, s, K.ST_WINS]
+            units[rows, p, 2] += st[:, s, K.ST_TIES]
+            units[rows, p, 3] += st[:, s, K.ST_AHEAD]
+            for s2, q in enumerate(lineup):
+                if s2 == s or p == q:
+                    continue
+                ahead = st[:, s, K.ST_BEAT + s2]
+                ahead_pq[p, q] += ahead
+                level_pq[p, q] += chunk_games - ahead - st[:, s2, K.ST_BEAT + s]
+                common[p, q] += chunk_games
+        for f, a in enumerate((ahead_pq, level_pq, common)):
+            pair[rows, :, :, f] += np.moveaxis(a, 2, 0)
+        score = ahead_pq + 0.5 * level_pq
+        cells[:, :, 0] += (score * score).sum(axis=2)
+        cells[:, :, 1] += (score * common).sum(axis=2)
+        cells[:, :, 2] += (common * common).sum(axis=2)
+    return units, pair, cells

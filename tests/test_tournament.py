@@ -1,0 +1,138 @@
+"""Tournaments: balanced tables, common random numbers, estimates against the exact
+head to head, Holm verdicts, ratings, reproducibility, CLI and bad input."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+from cli_helpers import run_cli
+from numba_threads import with_threads
+
+from dicelab.farkle import kernels as K
+from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.simulate import simulate_farkle
+from dicelab.registry import parse_policy
+from dicelab.tournament import lineups, tournament
+
+#: Three names for one behaviour: ai without its adjustments is threshold-300.
+SAME = ["threshold-300", "ai:step=0,two-dice=0,one-die=0,chase=0",
+        "ai:step=0,two-dice=0,one-die=0,chase=0,per=2000"]
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 7])
+@pytest.mark.parametrize("seats", [2, 3, 5, 7])
+def test_every_policy_sits_in_every_seat_equally_often(k, seats):
+    tables = lineups(k, seats)
+    for s in range(seats):
+        counts = Counter(lineup[s] for _, lineup in tables)
+        assert set(counts) == set(range(k)) and len(set(counts.values())) == 1
+    # a group's tables share their dice: with enough policies, the rotations of one
+    # combination; with fewer policies than seats, one group of rotated seatings
+    for g in {g for g, _ in tables}:
+        rows = [lineup for gg, lineup in tables if gg == g]
+        if k >= seats:
+            assert sorted(map(sorted, rows)) == [sorted(rows[0])] * len(rows)
+        else:
+            assert len(Counter(p for row in rows for p in row).values()) == k
+
+
+def test_per_turn_streams_play_fair_games_and_swap_the_luck():
+    """A stream per turn: the exact score within 4 SE, and the two seatings of a pair
+    strongly anti-correlated chunk by chunk (the luck goes with the place in turn order)."""
+    a, b = parse_policy("threshold-300"), parse_policy("threshold-500")
+    n = 8192 * 24
+    ab = simulate_farkle([a, b], games=n, seed=5, per_chunk=True,
+                         streams=K.STREAM_PER_TURN, target=3000)
+    ba = simulate_farkle([b, a], games=n, seed=5, per_chunk=True,
+                         streams=K.STREAM_PER_TURN, target=3000)
+    assert ab.kernel == "general"
+    exact = exact_pair("threshold-300", "threshold-500", target=3000)
+    score = ((ab.stats[0, K.ST_WINS] + ab.stats[0, K.ST_TIES] / 2)
+             + (ba.stats[1, K.ST_WINS] + ba.stats[1, K.ST_TIES] / 2)) / (2 * n)
+    se = 0.5 / np.sqrt(2 * n)  # at most the independent-games SE
+    assert abs(score - exact.score) <= 4 * se
+    s1 = ab.chunk_stats[:, 0, K.ST_WINS].astype(float)
+    s2 = ba.chunk_stats[:, 1, K.ST_WINS].astype(float)
+    assert np.corrcoef(s1, s2)[0, 1] < -0.3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("crn", [True, False])
+def test_pair_scores_agree_with_the_exact_evaluation(crn):
+    policies = ["ai", "threshold-350", "max-ev"]
+    t = tournament(policies, games=60_000, seed=3, target=2000, crn=crn)
+    for p in t.pairs():
+        exact = exact_pair(p.policy, p.opponent, target=2000)
+        assert abs(p.score.mean - exact.score) <= 4 * p.score.se, (p, exact.score)
+    if crn:
+        assert all(p.effective_games_per_game > 1 for p in t.pairs())
+    else:
+        assert all(p.effective_games_per_game == pytest.approx(1.0) for p in t.pairs())
+
+
+def test_identical_policies_are_ties_and_ratings_cover_zero():
+    t = tournament(SAME, games=20_000, seed=8, target=2000)
+    assert all(p.verdict == "tie" for p in t.pairs())
+    for s in t.standings():
+        lo, hi = s.rating_ci
+        assert lo <= 0 <= hi, s
+
+
+def test_a_clearly_better_policy_ranks_first_with_every_verdict():
+    t = tournament(["threshold-1000", "max-ev", "threshold-300"], games=20_000, seed=2,
+                   target=3000)
+    assert t.standings()[0].policy == "max-ev"
+    verdicts = {(p.policy, p.opponent): p.verdict for p in t.pairs()}
+    assert verdicts[("threshold-1000", "max-ev")] == "worse"
+    assert verdicts[("max-ev", "threshold-300")] == "better"
+
+
+def test_full_tables_have_places_and_ratings():
+    t = tournament(["ai", "threshold-300", "max-ev", "threshold-1000"], seats=3,
+                   games=10_000, seed=4, target=2000)
+    places = {s.policy: s.place.mean for s in t.standings()}
+    assert 1 < places["max-ev"] < places["threshold-1000"] < 3
+    total_place = sum(s.place.mean * s.games for s in t.standings()) / \
+        sum(s.games for s in t.standings())
+    assert 1.9 < total_place <= 2.0  # places 1..3 (level seats share the better place)
+
+
+def test_same_seed_same_tournament_whatever_the_threads():
+    runs = [with_threads(n, lambda: tournament(["ai", "threshold-300"], games=20_000, seed=9,
+                                               target=2000).to_dict())
+            for n in (1, 2)]
+    for r in runs:
+        r.pop("elapsed_s")
+    assert runs[0] == runs[1]
+
+
+def test_cli_json_out_and_figures(capsys, tmp_path):
+    out = tmp_path / "t"
+    code, stdout, err = run_cli(capsys, ["tournament", "ai", "threshold-300", "threshold-500",
+                                         "-n", "9000", "--target", "2000", "--seed", "1",
+                                         "--json", "--out", str(out)])
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert [s["rank"] for s in d["standings"]] == [1, 2, 3]
+    assert len(d["pairs"]) == 3
+    assert {p.name for p in out.iterdir()} == {"summary.parquet", "manifest.json",
+                                                "win-matrix.png", "ratings.png"}
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["tournament", "ai"], "at least two"),
+    (["tournament", "ai", "optimal"], "one game"),
+    (["tournament", "optimal", "greedy"], "Penta"),
+    (["tournament", "ai", "max-ev", "--seats", "8"], "2 to 7"),
+    (["tournament", "ai", "max-ev", "--seats", "1"], "2 to 7"),
+    (["tournament", "ai", "optimal-win", "--seats", "3"], "two-seat"),
+    (["tournament", "ai", "ai"], "named twice"),
+    (["tournament", "ai", "max-ev", "-n", "0"], "positive"),
+])
+def test_bad_input(capsys, tmp_path, argv, needle):
+    code, _, err = run_cli(capsys, [*argv, "--out", str(tmp_path / "x")])
+    assert code == 2 and err.startswith("error: ") and needle in err
+    assert not (tmp_path / "x").exists()
