@@ -20,7 +20,7 @@ from dicelab.compare import compare
 from dicelab.errors import UserError
 from dicelab.experiments import EXPERIMENTS, get_experiment, resolve_options, run_experiment
 from dicelab.farkle import turn_dp
-from dicelab.farkle.scoring import PRESETS, load_scoring
+from dicelab.farkle.rules import PRESETS, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 H2H_POLICIES = ["ai", "optimal-win", "max-ev", "threshold-250"]  # 250: best under default
@@ -203,7 +203,7 @@ def test_rules_file_names_the_default_directory(capsys, tmp_path, monkeypatch):
     rules = ROOT / "docs" / "examples" / "house-rules.toml"
     monkeypatch.chdir(tmp_path)
     printed = _run(capsys, "threshold-sweep", "--rules", str(rules), "--target", "1000")
-    table = load_scoring(str(rules))
+    table = load_rules(str(rules))
     where = tmp_path / "results" / "farkle_threshold_sweep" / f"{table.name}-t1000"
     assert Path(printed["out"]) == where and (where / "manifest.json").exists()
     assert _manifest(where)["rules"] == json.loads(json.dumps(table.to_dict()))
