@@ -11,10 +11,11 @@ import pytest
 from cli_helpers import run_cli
 from numba_threads import with_threads
 
-from dicelab import runner, seeding
+from dicelab import config, runner, seeding
 from dicelab.cli.main import main
 from dicelab.errors import UserError
 from dicelab.farkle import simulate as fsim
+from dicelab.farkle.rules import load_rules
 from dicelab.penta import simulate as psim
 from dicelab.registry import parse_policy
 from dicelab.simulate import simulate
@@ -52,7 +53,7 @@ def assert_same_farkle(a, b):
 def test_run_plan_sums_exactly_what_the_chunks_give_one_by_one(monkeypatch):
     # independent reference: every chunk on its own, summed by hand
     plan = fsim.FarklePlan(tuple(map(parse_policy, ("ai", "threshold-300"))),
-                           fsim.load_scoring(None), 5000, seed=11,
+                           load_rules(None), 5000, seed=11,
                            games=3 * seeding.CHUNK_GAMES + 5, batch_chunks=2)
     ref = plan.empty()
     for i in range(seeding.n_chunks(plan.games)):
@@ -68,10 +69,10 @@ def test_run_plan_sums_exactly_what_the_chunks_give_one_by_one(monkeypatch):
 
 
 def test_a_plan_travels_without_its_tables():
-    plan = fsim.FarklePlan((parse_policy("max-ev"),), fsim.load_scoring(None), 10000, 1, 100)
-    plan.prepare()  # builds the max-ev table and the scoring arrays in this process
-    sa, scoring = plan.kernel_arrays()
-    built = sum(a.nbytes for a in (*sa.kernel_args(), *scoring))
+    plan = fsim.FarklePlan((parse_policy("max-ev"),), load_rules(None), 10000, 1, 100)
+    plan.prepare()  # builds the max-ev table and the set-aside arrays in this process
+    b = plan.built()
+    built = sum(a.nbytes for a in (*b.seats, *b.rolls))
     blob = pickle.dumps(plan)
     assert built > 10 * len(blob)
     again = pickle.loads(blob)
@@ -79,34 +80,41 @@ def test_a_plan_travels_without_its_tables():
     assert again.token() == plan.token()
     for k, v in again.run_range(0, 1).items():
         np.testing.assert_array_equal(v, plan.run_range(0, 1)[k])
-    other = fsim.FarklePlan((parse_policy("max-ev"),), fsim.load_scoring(None), 10000, 2, 100)
+    other = fsim.FarklePlan((parse_policy("max-ev"),), load_rules(None), 10000, 2, 100)
     assert other.token() != plan.token()
 
 
 # ------------------------------------------------------------- same seed, same results
 
 
-def test_farkle_two_seats_identical_with_one_two_threads_and_dask(client, monkeypatch):
-    monkeypatch.setattr(fsim, "BATCH_CHUNKS", 2)  # several Dask tasks
+@pytest.mark.parametrize("ending", ["last-round", "first-to-bank"])
+def test_farkle_two_seats_identical_with_one_two_threads_and_dask(client, ending):
     seats = [parse_policy("ai"), parse_policy("threshold-300")]
     games = 5 * seeding.CHUNK_GAMES + 123
 
     def run(**kw):
-        return fsim.simulate_farkle(seats, games=games, seed=2024, target=5000, **kw)
+        return fsim.simulate_farkle(seats, games=games, seed=2024, target=5000, ending=ending,
+                                    **kw)
 
     one = with_threads(1, run)
     two = with_threads(2, run)
-    ticks = []
-    dask = run(client=client, progress=lambda d, t: ticks.append((d, t)))
+    dask = run(client=client)
     assert_same_farkle(one, two)
     assert_same_farkle(one, dask)
     assert one.to_dict()["executor"] == "local" and one.to_dict()["workers"] is None
     assert dask.to_dict()["executor"] == "dask" and dask.to_dict()["workers"] == 2
-    assert dask.manifest()["executor"] == "dask"
-    # three tasks; progress reaches the total whatever order they finish in
+    assert dask.manifest()["executor"] == "dask" and dask.to_dict()["ending"] == ending
+    # three tasks of two chunks; progress reaches the total whatever order they finish in
+    plan = fsim.FarklePlan(tuple(seats), load_rules(None, ending), 5000, 2024, games,
+                           batch_chunks=2)
+    ticks = []
+    acc = runner.run_plan(plan, client=client, progress=lambda d, t: ticks.append((d, t)))
+    for key in ("stats", "hist", "counters"):
+        np.testing.assert_array_equal(acc[key], getattr(one, key))
     assert len(ticks) == 3 and ticks[-1] == (games, games)
     assert [d for d, _ in ticks] == sorted(d for d, _ in ticks)
-    other = fsim.simulate_farkle(seats, games=games, seed=2025, target=5000, client=client)
+    other = fsim.simulate_farkle(seats, games=games, seed=2025, target=5000, client=client,
+                                 ending=ending)
     assert not np.array_equal(other.stats, dask.stats)
 
 
@@ -119,7 +127,7 @@ def test_farkle_exact_policy_identical_locally_and_on_dask(client):
 
 
 def test_penta_identical_with_one_two_threads_and_dask(client, monkeypatch):
-    monkeypatch.setattr(psim, "CHUNKS_PER_CALL", 1)
+    monkeypatch.setattr(config, "BATCH_CHUNKS", 1)
     games = 3 * seeding.CHUNK_GAMES + 5
 
     def run(**kw):
