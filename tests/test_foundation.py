@@ -150,6 +150,19 @@ def test_chunk_states_depend_only_on_seed_and_chunk():
     assert not np.array_equal(seeding.chunk_states(6, 0, 1), a[:1])
 
 
+def test_check_games_and_seed():
+    assert seeding.check_games(5) == 5 and seeding.check_games(np.int64(7)) == 7
+    for bad in (0, -1, 2.5, True, "10"):
+        with pytest.raises(UserError, match="--games must be a positive number of games"):
+            seeding.check_games(bad)
+    with pytest.raises(UserError, match="--rolls must be a positive number of rolls"):
+        seeding.check_games(0, what="--rolls", unit="rolls")
+    assert seeding.check_seed(3) == 3 and 0 <= seeding.check_seed(None) < 2**63
+    for bad in (-1, 1.5, True):
+        with pytest.raises(UserError, match="--seed must be a non-negative integer"):
+            seeding.check_seed(bad)
+
+
 def test_chunk_bounds():
     b = seeding.chunk_bounds(2 * seeding.CHUNK_GAMES + 5)
     assert list(b) == [0, seeding.CHUNK_GAMES, 2 * seeding.CHUNK_GAMES,
@@ -214,12 +227,40 @@ def test_parse_threshold_and_ai():
     assert parse_policy("optimal-win").game == "farkle"
 
 
-@pytest.mark.parametrize("bad", ["threshold-0", "threshold-310", "threshold--50", "bogus",
-                                 "ai:base=333", "ai:nope=1", "ai:base=x", "threshold-"])
-def test_bad_policy_names_are_user_errors(bad):
+@pytest.mark.parametrize(("bad", "message"), [
+    ("threshold-0", "positive multiple of 50"),
+    ("threshold-310", "positive multiple of 50"),
+    ("threshold--50", "positive multiple of 50"),
+    ("threshold-", "unknown policy"),
+    ("bogus", "unknown policy"),
+    ("ai:base=333", "base must be a non-negative multiple of 50"),
+    ("ai:base=0", "base and per must be positive"),
+    ("ai:per=0", "base and per must be positive"),
+    ("ai:max-steps=-1", "max-steps non-negative"),
+    ("ai:step=-100", "step must be a non-negative multiple of 50"),
+    ("ai:step=75", "step must be a non-negative multiple of 50"),
+    ("ai:two-dice=-50", "two-dice must be a non-negative multiple of 50"),
+    ("ai:one-die=25", "one-die must be a non-negative multiple of 50"),
+    ("ai:chase=2", "chase is 0 or 1"),
+    ("ai:chase=-1", "chase is 0 or 1"),
+    ("ai:base=300,base=350", "base is given twice"),
+    ("ai:two_dice=0,two-dice=50", "two-dice is given twice"),
+    ("ai:nope=1", "ai parameters are base=300"),
+    ("ai:base", "ai parameters are"),
+    ("ai:base=x", "base must be an integer"),
+])
+def test_bad_policy_names_are_user_errors(bad, message):
     with pytest.raises(UserError) as exc:
         parse_policy(bad)
-    assert "\n" not in str(exc.value)
+    assert "\n" not in str(exc.value) and message in str(exc.value)
+
+
+def test_ai_names_are_canonical():
+    # parameters at their defaults are dropped, the rest named in the kernels' order
+    assert parse_policy("ai:chase=1,base=300").name == "ai"
+    assert parse_policy("ai:one_die=0, base=350").name == "ai:base=350,one-die=0"
+    assert parse_policy("ai:chase=0").params["chase"] == 0
+    assert list(parse_policy("ai:chase=0").params) == list(AI_DEFAULTS)
 
 
 def test_unknown_policy_lists_valid_names():
