@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from dicelab import cache
+from dicelab import cache, config
 from dicelab.penta import policies
 from dicelab.penta.policies import POLICIES, decision_tables, decisions_cache_key
 from dicelab.penta.rules import get_rules
@@ -48,7 +48,7 @@ def test_loaded_optimal_block_is_bit_identical_to_a_fresh_build():
     p = POLICIES.index("optimal")
     block_file("optimal", "hasbro").unlink(missing_ok=True)
     built = fresh("optimal", "hasbro")
-    assert built.from_cache == {"optimal": False} and built.seconds["optimal"] > 0
+    assert built.from_cache == {"optimal": False} and built.elapsed_s["optimal"] > 0
     expected = built.decisions[p].copy()
     assert block_file("optimal", "hasbro").stat().st_size > expected.nbytes
     loaded = fresh("optimal", "hasbro")
@@ -65,7 +65,8 @@ def test_damaged_blocks_are_rebuilt():
     path = block_file("greedy", "seed")
     rs = get_rules("seed")
     key = decisions_cache_key("greedy", rs)
-    version = policies._decisions_version(policies._policy_values("greedy", rs), rs)
+    version = policies._decisions_version(policies._policy_values("greedy", rs),
+                                          config.PENTA_TIE_EPS)
     assert cache.load(key, version) is not None
     data = bytearray(path.read_bytes())
     # one flipped bit in the middle of the block: refused after a full read (checksum)
@@ -94,7 +95,7 @@ def test_rule_sets_do_not_collide():
     assert (no_bonus != seed).any()  # the +100 bonus changes greedy's choices
     assert block_file("greedy", "seed") != block_file("greedy", "no-bonus")
     keys = {e.key for e in cache.scan().entries}
-    assert {"penta-decisions-no-bonus-greedy", "penta-decisions-seed-greedy"} <= keys
+    assert {decisions_cache_key("greedy", get_rules(r)) for r in ("seed", "no-bonus")} <= keys
     for rules, want in (("seed", seed), ("no-bonus", no_bonus)):
         tables = fresh("greedy", rules)
         assert tables.from_cache == {"greedy": True}
@@ -102,15 +103,18 @@ def test_rule_sets_do_not_collide():
     policies.release_decision_tables()
 
 
-def test_the_entry_version_covers_format_rule_parameters_and_values(monkeypatch):
+def test_the_entry_covers_rules_format_tolerance_and_values(monkeypatch):
     rs = get_rules("seed")
-    values = np.zeros(8)
-    base = policies._decisions_version(values, rs)
-    # same name, other parameters (an edited rule set): another version, never loaded
+    # same name, other parameters (an edited rule set): another entry, never loaded
     edited = dataclasses.replace(rs, penta_bonus=0)
-    assert decisions_cache_key("optimal", edited) == decisions_cache_key("optimal", rs)
-    assert policies._decisions_version(values, edited) != base
-    assert policies._decisions_version(values + 1, rs) != base
+    assert decisions_cache_key("optimal", edited) != decisions_cache_key("optimal", rs)
+    assert decisions_cache_key("greedy", rs) != decisions_cache_key("optimal", rs)
+    assert decisions_cache_key("optimal", dataclasses.replace(rs, name="mine")).endswith(
+        rs.digest)
+    values = np.zeros(8)
+    base = policies._decisions_version(values, 1e-10)
+    assert policies._decisions_version(values + 1, 1e-10) != base
+    assert policies._decisions_version(values, 1e-9) != base
     monkeypatch.setattr(policies, "DECISIONS_FORMAT_VERSION",
                         policies.DECISIONS_FORMAT_VERSION + 1)
-    assert policies._decisions_version(values, rs) != base
+    assert policies._decisions_version(values, 1e-10) != base

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from naive_penta import BOXES, turn_value
 from numba_threads import with_threads
 
-from dicelab import cache
+from dicelab import cache, config
 from dicelab.penta import solver
-from dicelab.penta.rules import RULE_SETS, get_rules
-from dicelab.penta.widget import state_index
+from dicelab.penta.rules import RULE_SETS, get_rules, state_fifty, state_index, state_mask, state_up
 
 
 @pytest.mark.parametrize("rules, published", [("hasbro", 254.58772873),
@@ -112,43 +113,63 @@ def test_cache_is_used_and_a_corrupt_file_is_rebuilt(tmp_path):
     rs = RULE_SETS["no-bonus"]
     solver._MEMO.clear()
     first = solver.solve(rs)
-    assert not first.cached
+    assert not first.from_cache and 0 < first.solve_s <= first.elapsed_s
     solver._MEMO.clear()
     again = solver.solve(rs)
-    assert again.cached and again.expected_score == first.expected_score
+    assert again.from_cache and again.expected_score == first.expected_score
+    # the load reports the solve it loaded, and its own (much shorter) time
+    assert again.solve_s == first.solve_s and again.elapsed_s < first.solve_s
+    assert again.to_dict()["solve_s"] == first.solve_s
     path = cache.cache_path(solver.cache_key(rs))
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF  # damage the values
     path.write_bytes(bytes(data))
     solver._MEMO.clear()
     rebuilt = solver.solve(rs)
-    assert not rebuilt.cached
+    assert not rebuilt.from_cache
     np.testing.assert_array_equal(np.nan_to_num(rebuilt.values), np.nan_to_num(first.values))
     path.write_bytes(b"not a cache file")
     solver._MEMO.clear()
-    assert not solver.solve(rs).cached
+    assert not solver.solve(rs).from_cache
     solver._MEMO.clear()
-    assert solver.solve(rs).cached
+    assert solver.solve(rs).from_cache
+
+
+def test_value_tables_are_keyed_by_the_rules_content():
+    rs = RULE_SETS["hasbro"]
+    renamed = dataclasses.replace(rs, name="hasbro-copy")
+    edited = dataclasses.replace(rs, penta_bonus=0)  # same name, other rules
+    assert renamed.digest == rs.digest != edited.digest
+    assert len({solver.cache_key(r) for r in (rs, renamed, edited)}) == 3
+    # a rule set solved under one name is not served for other rules with that name
+    solver._MEMO.clear()
+    assert solver.solve(edited).expected_score < solver.solve(rs).expected_score
+
+
+def test_state_index_round_trips_every_reachable_state():
+    states = np.concatenate(solver.layer_states())
+    mask, up, fifty = state_mask(states), state_up(states), state_fifty(states)
+    np.testing.assert_array_equal(state_index(mask, up, fifty), states)
+    assert up.max() == 63 and set(np.unique(fifty)) == {0, 1}
+    assert not ((fifty == 1) & ((mask >> 12) & 1 == 0)).any()  # 50 needs the Penta box
+    assert mask.max() == (1 << 13) - 1
 
 
 def test_lane_solver_equals_the_scalar_widget_bit_for_bit():
     # the decision tables and rank_options use the scalar widget; the solver the lane one
-    from dicelab.penta.scoring import ORDINARY, PENTA_FACE
-    from dicelab.penta.tables import ADD, PENTA_ROLL, ROLL_COUNTS, ROLL_PROB
-    from dicelab.penta.widget import state_value
+    from dicelab.penta.scoring import TABLES
+    from dicelab.penta.widget import new_turn_scratch, state_value
 
     rs = get_rules("hasbro")
     V = solver.solve(rs).values
-    scratch = [np.empty(252), np.empty(252), np.empty(252), np.empty(462), np.empty(462),
-               np.empty(13, dtype=np.int64), np.empty(6), np.empty(252, dtype=np.int64),
-               np.empty(462, dtype=np.int64), np.empty(462, dtype=np.int64)]
+    W = new_turn_scratch()
     groups = solver.layer_groups()
     for n in (12, 9, 5, 0):
         states = solver.layer_states()[n]
-        assert sum(int(c) for c in groups[n][2]) == states.size
+        assert int(groups[n].counts.sum()) == states.size
         for s in states[:: max(1, states.size // 150)]:
             s = int(s)
-            v = state_value(V, rs.params, ORDINARY, PENTA_FACE, PENTA_ROLL, ROLL_COUNTS,
-                            ROLL_PROB, ADD, solver.SUB_PTR, solver.SUB_IDX, s >> 7,
-                            (s >> 1) & 63, s & 1, *scratch, False)
-            assert v == V[s]
+            for track in (False, True):  # tracking decisions never changes a value
+                v = state_value(V, rs.params, TABLES, state_mask(s), state_up(s),
+                                state_fifty(s), W, track, config.PENTA_TIE_EPS)
+                assert v == V[s]
