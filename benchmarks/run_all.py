@@ -29,6 +29,8 @@ SCRIPTS = [
     ("bench_farkle_solve.py", []),
     ("bench_two_player.py", ["--targets", "10000"]),
     ("bench_penta.py", []),
+    ("bench_sprt.py", []),
+    ("bench_tournament.py", []),
 ]
 
 

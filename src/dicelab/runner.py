@@ -90,7 +90,7 @@ def plan_token(game: str, *parts: Any) -> str:
 
 def batch_ranges(plan: Plan) -> list[tuple[int, int]]:
     """``(first, stop)`` chunk ranges of ``plan.batch_chunks`` chunks, in chunk order."""
-    n = seeding.n_chunks(plan.games)
+    n = seeding.n_chunks(plan.games, _chunk_games(plan))
     step = plan.batch_chunks
     return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
 
@@ -154,7 +154,13 @@ def run_plan(plan: Plan, progress: Callable[[int, int], None] | None = None,
 
 
 def _games_before(plan: Plan, chunk: int) -> int:
-    return min(chunk * seeding.CHUNK_GAMES, plan.games)
+    return min(chunk * _chunk_games(plan), plan.games)
+
+
+def _chunk_games(plan: Plan) -> int:
+    """Games per chunk of a plan (the standard :data:`~dicelab.config.CHUNK_GAMES` unless
+    the plan sets its own)."""
+    return getattr(plan, "chunk_games", seeding.CHUNK_GAMES)
 
 
 def _narrow(total: Accumulators) -> Accumulators:

@@ -215,6 +215,11 @@ def tournament(
     crn: Annotated[bool, typer.Option(
         "--crn/--no-crn", help="Common random numbers: the tables of a group play the same "
                                "dice with the seats rotated.")] = True,
+    sprt: Annotated[str | None, typer.Option(
+        "--sprt", metavar="SPEC",
+        help="Sequential test of every pair instead of a fixed number of games, e.g. "
+             "elo0=0,elo1=10,alpha=0.05,beta=0.05; --games is then the most per pair.")
+    ] = None,
     threads: ThreadsOpt = None,
     dask: DaskOpt = None,
     json_out: JsonOpt = False,
@@ -226,6 +231,20 @@ def tournament(
     from dicelab.tournament import lineups
     from dicelab.tournament import tournament as run
 
+    if sprt is not None:
+        from dicelab.sprt import SprtSpec, sprt_pairs
+
+        spec = SprtSpec.parse(sprt)
+        if seats != 2:
+            raise UserError("--sprt tests pairs: use --seats 2")
+        n_pairs = len(policies) * (len(policies) - 1) // 2
+        _run_games(
+            lambda progress, client: sprt_pairs(policies, spec, max_games=games, seed=seed,
+                                                target=target, rules=rules, ending=ending,
+                                                crn=crn, progress=progress),
+            total=max(n_pairs, 1), json_out=json_out, out=out, dask=None, threads=threads,
+            check_names=lambda: None)
+        return
     _run_games(
         lambda progress, client: run(policies, seats=seats, games=games, seed=seed,
                                      target=target, rules=rules, ending=ending, crn=crn,

@@ -314,6 +314,24 @@ def tournament(result) -> None:
     console.print(p)
 
 
+def sprt_run(result) -> None:
+    """A :class:`dicelab.sprt.SprtRun`: every pair's sequential decision."""
+    s = result.spec
+    t = Table(title=f"Farkle SPRT: H0 elo {s.elo0:g} vs H1 elo {s.elo1:g}, alpha {s.alpha:g}, "
+                    f"beta {s.beta:g}, seed {result.seed}"
+                    + (", common random numbers" if result.crn else ""),
+              caption="H1: the policy is the stronger by elo1; H0: by elo0; games: played "
+                      "until the decision")
+    for col in ("policy", "vs", "decision", "games", "score", "LLR"):
+        t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right",
+                     no_wrap=True)
+    lo, hi = s.bounds
+    for p in result.pairs:
+        t.add_row(p.policy, p.opponent, p.decision, f"{p.games:,}", f"{p.score.mean:.4f}",
+                  f"{p.llr:.2f} [{lo:.2f}, {hi:.2f}]")
+    console.print(t)
+
+
 def penta_simulation(result) -> None:
     """A :class:`dicelab.penta.simulate.PentaResult`."""
     from dicelab.cli.penta_cmds import render_simulation
@@ -331,5 +349,6 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.two_player.OptimalWinSolution": optimal_win_solution,
     "dicelab.compare.Comparison": comparison,
     "dicelab.tournament.Tournament": tournament,
+    "dicelab.sprt.SprtRun": sprt_run,
     "dicelab.penta.simulate.PentaResult": penta_simulation,
 }

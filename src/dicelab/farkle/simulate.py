@@ -346,6 +346,9 @@ class FarklePlan(LazyArrays):
     #: the random-stream layout (:data:`dicelab.farkle.kernels.STREAM_PER_CHUNK` or
     #: ``STREAM_PER_TURN``)
     streams: int = K.STREAM_PER_CHUNK
+    #: games per chunk: part of what a seed means (simulations use the standard size; a
+    #: sequential test takes smaller units)
+    chunk_games: int = CHUNK_GAMES
 
     @property
     def n_bins(self) -> int:
@@ -376,7 +379,8 @@ class FarklePlan(LazyArrays):
 
             seats = (uuid.uuid4().hex,)
         return plan_token("farkle", seats, self.rules, self.target, self.seed, self.games,
-                          self.first_seat, self.batch_chunks, self.per_chunk, self.streams)
+                          self.first_seat, self.batch_chunks, self.per_chunk, self.streams,
+                          self.chunk_games)
 
     def prepare(self) -> None:
         self.built().warm_up(self.game)
@@ -394,8 +398,8 @@ class FarklePlan(LazyArrays):
         b_hist = np.zeros((m, s, self.n_bins), dtype=np.int64)
         b_counters = np.zeros((m, K.N_CHUNK_COUNTERS), dtype=np.int64)
         built.run_chunks(chunk_states(self.seed, first, stop),
-                         chunk_bounds(self.games, first, stop), self.game, b_stats, b_hist,
-                         b_counters)
+                         chunk_bounds(self.games, first, stop, self.chunk_games), self.game,
+                         b_stats, b_hist, b_counters)
         out = {"stats": b_stats.sum(axis=0), "hist": b_hist.sum(axis=0),
                "counters": b_counters.sum(axis=0)}
         if self.per_chunk:
