@@ -30,7 +30,7 @@ def main() -> None:
     args = ap.parse_args()
     spec = SprtSpec(0.0, 400 * math.log10(0.51 / 0.49), 0.05, 0.05)
     z = norm.ppf(0.95)
-    fixed = int(math.ceil(((z + z) * 0.5 / 0.01) ** 2))  # sd <= 0.5 per game
+    fixed = math.ceil(((z + z) * 0.5 / 0.01) ** 2)  # sd <= 0.5 per game
     rows = []
     for a, b, truth in (("ai", "ai:two-dice=0", "H1"), ("ai:max-steps=3", "ai", "H0")):
         for crn in (True, False):
