@@ -50,7 +50,8 @@ def _cases(tmp_rules) -> list[list[str]]:
                   ["compare", "ai", p, "-n", "100"], ["compare", p, "ai", "--exact"],
                   ["solve", "farkle", "-p", p], ["policy", "farkle", p]]
     for g in BAD_GAMES:
-        cases += [["simulate", "-s", "threshold-300", "-n", g], ["compare", "ai", "max-ev", "-n", g],
+        cases += [["simulate", "-s", "threshold-300", "-n", g],
+                  ["compare", "ai", "max-ev", "-n", g],
                   ["bust-risk", "-n", g], ["simulate", "-s", "optimal", "-n", g]]
     for t in BAD_TARGETS:
         if t != BAD_TARGETS[-1]:  # max-ev takes no target, any valid one is fine
@@ -158,7 +159,7 @@ def workdir(tmp_path, monkeypatch):
 def _check_all(capsys, cases, workdir):
     bad = []
     for argv in cases:
-        code, out, err = run_cli(capsys, argv)
+        code, _, err = run_cli(capsys, argv)
         lines = err.splitlines()
         ok = (code == 2 and len(lines) == 1 and lines[0].startswith("error: ")
               and "Traceback" not in err and os.listdir(workdir) == [])

@@ -173,7 +173,7 @@ def test_cli_exact_json_table_and_out(capsys, tmp_path):
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, needle):
     out_dir = tmp_path / "never"
-    code, out, err = run_cli(capsys, [*argv, "--out", str(out_dir)])
+    code, _, err = run_cli(capsys, [*argv, "--out", str(out_dir)])
     assert code == 2
     assert err.startswith("error: ") and err.count("\n") == 1 and needle in err
     assert not out_dir.exists()
