@@ -1,6 +1,7 @@
 """Penta speed: full solve per rule set, simulated games/s, memory (prints numbers).
 
-Run: ``.venv/bin/python benchmarks/bench_penta.py [--games N] [--rules seed,hasbro,...]``
+Run: ``.venv/bin/python benchmarks/bench_penta.py [--games N] [--rules seed,hasbro,...]
+[--json]`` (``--json``: one JSON list of rows for ``benchmarks/run_all.py``)
 
 * solve: wall time of ``solve_values`` per rule set, JIT warm, no cache (target <= 2 s);
 * decision tables: time to build them from the values (the first run on a machine;
@@ -14,6 +15,7 @@ Run: ``.venv/bin/python benchmarks/bench_penta.py [--games N] [--rules seed,hasb
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import tempfile
@@ -23,7 +25,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from dicelab import seeding
+from dicelab import config, seeding
 from dicelab.penta.policies import decision_tables, release_decision_tables
 from dicelab.penta.rules import RULE_SETS
 from dicelab.penta.simulate import simulate_penta
@@ -46,12 +48,16 @@ def peak_rss_mb() -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=2_000_000)
     ap.add_argument("--rules", default="seed,hasbro,free-joker,no-bonus")
+    ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
     os.environ.setdefault("DICELAB_CACHE_DIR", tempfile.mkdtemp(prefix="dicelab-bench-"))
-    print(f"threads: {numba.get_num_threads()}, reachable states: {n_reachable_states():,}")
+    say = (lambda *_: None) if args.json else print
+    cmd = "python benchmarks/bench_penta.py"
+    rows = []
+    say(f"threads: {numba.get_num_threads()}, reachable states: {n_reachable_states():,}")
 
     solve_values(RULE_SETS["no-bonus"])  # JIT warm-up
     threads = numba.get_num_threads()
@@ -66,18 +72,24 @@ def main() -> None:
         solve_values(RULE_SETS[name])
         cpu1 = time.process_time() - c0
         numba.set_num_threads(threads)
-        print(f"solve {name:10s}: {v[0]:.8f}  best {min(times):.3f} s wall "
-              f"(runs {', '.join(f'{t:.3f}' for t in times)}); 1 thread: {cpu1:.3f} s CPU")
+        say(f"solve {name:10s}: {v[0]:.8f}  best {min(times):.3f} s wall "
+            f"(runs {', '.join(f'{t:.3f}' for t in times)}); 1 thread: {cpu1:.3f} s CPU")
+        rows.append({"what": f"Penta solve, rules {name} (optimum {v[0]:.8f})",
+                     "figure": f"{min(times):.2f} s ({threads} threads), {cpu1:.2f} s CPU "
+                               "(1 thread)", "command": cmd})
 
     solve("seed")  # values into the (temporary) cache, so the table timing is the build alone
     tables = decision_tables(("optimal", "greedy"), "seed")
-    built = dict(tables.seconds)
+    built = dict(tables.elapsed_s)
     release_decision_tables()  # as a new process would: from the disk cache
     tables = decision_tables(("optimal", "greedy"), "seed")
     assert all(tables.from_cache.values())
-    print("decision tables (seed): " + ", ".join(
-        f"{p} built {built[p]:.2f} s, loaded {t:.2f} s" for p, t in tables.seconds.items())
-          + f"; {tables.decisions[0].nbytes / 2**20:.0f} MiB per policy")
+    say("decision tables (seed): " + ", ".join(
+        f"{p} built {built[p]:.2f} s, loaded {t:.2f} s" for p, t in tables.elapsed_s.items())
+        + f"; {tables.decisions[0].nbytes / 2**20:.0f} MiB per policy")
+    for p, t in tables.elapsed_s.items():
+        rows.append({"what": f"Penta decision table, {p} (seed): build / load",
+                     "figure": f"{built[p]:.2f} s / {t:.2f} s", "command": cmd})
 
     for pol in ("optimal", "greedy"):
         simulate_penta([pol], games=100_000, seed=0)  # warm-up
@@ -86,10 +98,12 @@ def main() -> None:
             best = None
             for _ in range(3):
                 r = simulate_penta([pol], games=args.games, seed=1)
-                best = r.games_per_second if best is None else max(best, r.games_per_second)
-            print(f"simulate {pol:8s} ({th} thread{'s' if th > 1 else ''}): {best:,.0f} games/s "
-                  f"({args.games:,} games, best of 3); mean {r.score(0).mean:.4f} "
-                  f"+- {r.score(0).se:.4f}")
+                best = r.games_per_s if best is None else max(best, r.games_per_s)
+            score = r.seat(0).final_score
+            say(f"simulate {pol:8s} ({th} thread{'s' if th > 1 else ''}): {best:,.0f} games/s "
+                f"({args.games:,} games, best of 3); mean {score.mean:.4f} +- {score.se:.4f}")
+            rows.append({"what": f"Penta {pol} solitaire ({th} thread{'s' if th > 1 else ''})",
+                         "figure": f"{best / 1e6:.2f} M games/s", "command": cmd})
         numba.set_num_threads(threads)
 
     # reference: 39 draws per game (13 turns x 3 rolls; real games skip rolls that keep all)
@@ -98,10 +112,14 @@ def main() -> None:
     out = np.zeros(states.shape[0], dtype=np.int64)
     _rng_only(states[:1], 3, 39, out[:1])
     t0 = time.perf_counter()
-    _rng_only(states, seeding.CHUNK_GAMES, 39, out)
+    _rng_only(states, config.CHUNK_GAMES, 39, out)
     dt = time.perf_counter() - t0
-    print(f"random numbers alone (39 roll_dice per game): {args.games / dt:,.0f} games/s")
-    print(f"peak RSS: {peak_rss_mb():,.0f} MiB")
+    say(f"random numbers alone (39 roll_dice per game): {args.games / dt:,.0f} games/s")
+    say(f"peak RSS: {peak_rss_mb():,.0f} MiB")
+    rows.append({"what": "Penta: random numbers alone (39 rolls per game)",
+                 "figure": f"{args.games / dt / 1e6:.2f} M games/s", "command": cmd})
+    if args.json:
+        print(json.dumps(rows))
 
 
 if __name__ == "__main__":

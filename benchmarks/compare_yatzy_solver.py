@@ -48,11 +48,12 @@ def main(argv: list[str] | None = None) -> int:
 
     simulate_penta(["optimal"], games=10_000, seed=1, rules="hasbro")  # tables + JIT
     r = simulate_penta(["optimal"], games=args.our_games, seed=1, rules="hasbro")
-    ours_gps = r.games / r.seconds
+    ours_gps = r.games_per_s
     t0 = time.perf_counter()
     peer.simulate(args.games, seed=1)
     peer_gps = args.games / (time.perf_counter() - t0)
-    print(f"optimal games/s  dicelab      {ours_gps:12,.0f}  (mean {r.score(0).mean:.3f})")
+    mean = r.seat(0).final_score.mean
+    print(f"optimal games/s  dicelab      {ours_gps:12,.0f}  (mean {mean:.3f})")
     print(f"optimal games/s  yatzy-solver {peer_gps:12,.0f}")
     print(f"                 ratio        {ours_gps / peer_gps:12,.0f}x")
     return 0

@@ -3,10 +3,10 @@
     .venv/bin/python benchmarks/penta_tie_gaps.py [--rules seed,hasbro,...]
         [--policies optimal,greedy]
 
-Decisions treat options within ``widget.TIE_EPS`` points of the best as ties (settled by
-a fixed order, never by rounding). That is only right if every gap between an option and
-the best option of its decision is either rounding noise (far below ``TIE_EPS``) or
-genuine (far above). This scans every option of every reachable state: every box for
+Decisions treat options within ``config.PENTA_TIE_EPS`` points of the best as ties
+(settled by a fixed order, never by rounding). That is only right if every gap between an
+option and the best option of its decision is either rounding noise (far below the
+tolerance) or genuine (far above). This scans every option of every reachable state: every box for
 every final roll, and every keep of every roll with one and with two rerolls left. It
 prints, per rule set and policy, the number of options, the histogram of their gaps to
 the best (log10 bins), the largest gap below ``TIE_EPS`` and the smallest one above it.
@@ -24,12 +24,15 @@ import time
 import numpy as np
 from numba import njit
 
+from dicelab import config
 from dicelab.penta.policies import POLICIES, _policy_values
-from dicelab.penta.rules import N_BOXES, RULE_SETS, get_rules
-from dicelab.penta.scoring import ORDINARY, PENTA_FACE, roll_box_scores
-from dicelab.penta.solver import SUB_IDX, SUB_PTR, layer_states
-from dicelab.penta.tables import ADD, N_ROLLS, N_SUBSETS, PENTA_ROLL, ROLL_COUNTS, SUBSETS
-from dicelab.penta.widget import TIE_EPS, best_box, final_values, reroll_stage
+from dicelab.penta.rules import N_BOXES, RULE_SETS, get_rules, state_fifty, state_mask, state_up
+from dicelab.penta.scoring import TABLES, roll_box_scores
+from dicelab.penta.solver import layer_states
+from dicelab.penta.tables import N_ROLLS, N_SUBSETS, SUBSETS
+from dicelab.penta.widget import best_box, new_turn_scratch, state_value
+
+TIE_EPS = config.PENTA_TIE_EPS
 
 #: Histogram bins: bin 0 counts bit-exact ties, bin i >= 1 gaps in [10**(i+LO-1), 10**(i+LO)).
 LO = -17
@@ -50,34 +53,24 @@ def _add(hist, extremes, gap, eps):
 
 
 @njit(cache=True)
-def _scan(V, rp, states, eps, h_box, x_box, h_keep, x_keep):
+def _scan(V, rp, T, states, eps, h_box, x_box, h_keep, x_keep):
     """Add the gaps of every option of ``states`` to the histograms; ``x_*``: (largest gap
     below eps, smallest gap at or above eps). The best option itself is not counted."""
+    W = new_turn_scratch()
     scores = np.empty(N_BOXES, np.int64)
     one = np.empty(N_BOXES, np.int64)
     vals = np.empty(N_BOXES)
-    e1 = np.empty(462)
-    m1 = np.empty(462)
-    e2 = np.empty(462)
-    m2 = np.empty(462)
-    e3 = np.empty(N_ROLLS)
-    r2 = np.empty(N_ROLLS)
-    r1 = np.empty(N_ROLLS)
-    box = np.empty(N_ROLLS, np.int64)
-    arg = np.empty(462, np.int64)
-    sc = np.empty(N_BOXES, np.int64)
-    cand = np.empty(6)
     for s in states:
-        mask, up, fifty = s >> 7, (s >> 1) & 63, s & 1
+        mask, up, fifty = state_mask(s), state_up(s), state_fifty(s)
         for r in range(N_ROLLS):
-            bonus = roll_box_scores(rp, ORDINARY, PENTA_FACE, mask, fifty, r, scores)
+            bonus = roll_box_scores(rp, T, mask, fifty, r, scores)
             m = 0
             for b in range(N_BOXES):
                 if scores[b] < 0:
                     continue
                 one[:] = -1
                 one[b] = scores[b]
-                vals[m] = best_box(V, mask, up, fifty, one, bonus)[0]
+                vals[m] = best_box(V, mask, up, fifty, one, bonus, eps)[0]
                 m += 1
             best = vals[:m].max()
             skipped = False
@@ -86,11 +79,8 @@ def _scan(V, rp, states, eps, h_box, x_box, h_keep, x_keep):
                     skipped = True
                     continue
                 _add(h_box, x_box, best - vals[i], eps)
-        final_values(V, rp, ORDINARY, PENTA_FACE, PENTA_ROLL, ROLL_COUNTS, mask, up, fifty,
-                     e3, box, False, sc, cand)
-        reroll_stage(e3, ADD, SUB_PTR, SUB_IDX, e1, m1, arg, False, r2)
-        reroll_stage(r2, ADD, SUB_PTR, SUB_IDX, e2, m2, arg, False, r1)
-        for E in (e1, e2):  # keep values with one, then two rerolls left
+        state_value(V, rp, T, mask, up, fifty, W, False, eps)
+        for E in (W.E1, W.E2):  # keep values with one, then two rerolls left
             for r in range(N_ROLLS):
                 best = -np.inf
                 for j in range(N_SUBSETS[r]):
@@ -112,7 +102,7 @@ def scan(rules: str, policy: str) -> bool:
     hists = {k: np.zeros(N_BINS, np.int64) for k in ("box", "keep")}
     ext = {k: np.array([0.0, np.inf]) for k in ("box", "keep")}
     for layer in layer_states()[:N_BOXES]:
-        _scan(V, rs.params, layer, TIE_EPS, hists["box"], ext["box"], hists["keep"],
+        _scan(V, rs.params, TABLES, layer, TIE_EPS, hists["box"], ext["box"], hists["keep"],
               ext["keep"])
     print(f"{rules} {policy} ({time.perf_counter() - t0:.0f} s), TIE_EPS = {TIE_EPS:g}")
     clear = True
