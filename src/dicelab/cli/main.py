@@ -254,6 +254,45 @@ def tournament(
         check_names=lambda: [parse_policy(p) for p in policies])
 
 
+@app.command()
+def tune(
+    family: Annotated[str, typer.Argument(help="The family to search: ai or threshold.")],
+    against: Annotated[list[str], typer.Option(
+        "--against", help="A policy of the field (repeatable); the score is the mean over "
+                          "the field, both seatings.")],
+    params: Annotated[str | None, typer.Option(
+        help="The parameters to search, e.g. base,two-dice,one-die (default: all).")] = None,
+    range_: Annotated[list[str] | None, typer.Option(
+        "--range", metavar="NAME=LOW:HIGH:STEP",
+        help="Narrow a parameter's range, e.g. base=200:600:50 (repeatable).")] = None,
+    trials: Annotated[int, typer.Option(help="Candidates to evaluate.")] = 60,
+    monte_carlo: Annotated[bool, typer.Option(
+        "--monte-carlo", help="Simulate instead of the exact evaluation (common dice across "
+                              "candidates; the winner re-played on fresh seeds).")] = False,
+    budget: Annotated[int, typer.Option(
+        help="--monte-carlo: games per opponent and seating.")] = 100_000,
+    seed: SeedOpt = None,
+    target: TargetOpt = None,
+    rules: RulesOpt = None,
+    ending: EndingOpt = None,
+    json_out: JsonOpt = False,
+    out: OutOpt = None,
+) -> None:
+    """Search a policy family for the member with the best score against a field."""
+    from dicelab.tune import parse_range
+    from dicelab.tune import tune as run
+
+    ranges = dict(parse_range(r) for r in range_ or [])
+    names = [p.strip() for p in params.split(",")] if params else None
+    _run_games(
+        lambda progress, client: run(family, against, params=names, ranges=ranges,
+                                     trials=trials, monte_carlo=monte_carlo, budget=budget,
+                                     seed=seed, target=target, rules=rules, ending=ending,
+                                     progress=progress),
+        total=max(trials, 1), json_out=json_out, out=out, dask=None, threads=None,
+        check_names=lambda: None)
+
+
 def _register_game_commands() -> None:
     # each module adds its commands to app / solve_app / policy_app
     from dicelab.cli import cache_cmds, experiment_cmds, farkle_cmds, penta_cmds

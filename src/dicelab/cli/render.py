@@ -332,6 +332,26 @@ def sprt_run(result) -> None:
     console.print(t)
 
 
+def tune_result(result) -> None:
+    """A :class:`dicelab.tune.TuneResult`: the winner, then the best trials."""
+    console.print(f"tuned {result.family} ({', '.join(result.params)}) against "
+                  f"{', '.join(result.field)}: {len(result.trials)} trials, {result.method}, "
+                  f"target {result.target:,}, seed {result.seed}")
+    console.print(f"  best: {result.best}, score {result.best_score:.6f}"
+                  + ("" if result.method == "exact" else
+                     f" in the search; on fresh dice {result.rechecked_score:.6f} "
+                     f"(SE {result.rechecked_se:.6f})"))
+    for name, score in result.per_opponent.items():
+        console.print(f"    against {name}: {score:.6f}")
+    t = Table(title="the best distinct candidates")
+    for col in (*result.params, "score"):
+        t.add_column(col, justify="right")
+    top = result.trials.drop_duplicates("policy").nlargest(8, "score")
+    for values, score in zip(top[result.params].to_numpy(), top["score"], strict=True):
+        t.add_row(*(str(int(v)) for v in values), f"{score:.6f}")
+    console.print(t)
+
+
 def penta_simulation(result) -> None:
     """A :class:`dicelab.penta.simulate.PentaResult`."""
     from dicelab.cli.penta_cmds import render_simulation
@@ -350,5 +370,6 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.compare.Comparison": comparison,
     "dicelab.tournament.Tournament": tournament,
     "dicelab.sprt.SprtRun": sprt_run,
+    "dicelab.tune.TuneResult": tune_result,
     "dicelab.penta.simulate.PentaResult": penta_simulation,
 }

@@ -378,24 +378,48 @@ def _name(policy: str | PolicySpec | PolicyTable) -> str:
     return parse_policy(policy, "farkle").name
 
 
-def evaluate(policy_a, policy_b, rules: FarkleRules, target: int
-             ) -> dict[str, np.ndarray]:
+def lead_rows(policies, rules: FarkleRules, target: int) -> int:
+    """How many last-round leads (units) the evaluation of these resolved policies must
+    cover: below the target plus one turn's gain of any of them."""
+    return (target // POINT_UNIT + max(_normal_rows(p) for p in policies)
+            + set_asides(rules).max_points + 2)
+
+
+def side_of(policy, rules: FarkleRules, target: int, d_max: int) -> Side:
+    """One resolved policy's :class:`Side` (its memory checked first): what
+    :func:`play_sides` reads, reusable against many opponents."""
+    t = target // POINT_UNIT
+    check_memory(f"the exact evaluation to {target:,}",
+                 _slice_bytes(policy, t, d_max, set_asides(rules).max_points))
+    return turn_outcomes(policy_slices(policy, target, d_max), rules)
+
+
+def play_sides(side_a: Side, side_b: Side, rules: FarkleRules, target: int
+               ) -> dict[str, np.ndarray]:
     """The game's values for every score pair: ``a_win[a, b]``, ``a_tie[a, b]`` (A to move
     with A at ``a``, B at ``b`` units) and ``b_win[b, a]``, ``b_tie[b, a]`` (B to move)."""
     t = target // POINT_UNIT
-    resolved = [resolve(p, rules, target) for p in (policy_a, policy_b)]
-    # a lead in the last round: below the target plus one turn's gain
-    d_max = t + max(_normal_rows(p) for p in resolved) + set_asides(rules).max_points + 2
-    check_memory(f"the exact evaluation to {target:,}",
-                 sum(_slice_bytes(p, t, d_max, set_asides(rules).max_points) for p in resolved))
-    slices = [policy_slices(p, target, d_max) for p in resolved]
-    side_a, side_b = (turn_outcomes(s, rules) for s in slices)
     out = {k: np.zeros((t, t)) for k in ("a_win", "a_tie", "b_win", "b_tie")}
     ftb = rules.ending_code == FIRST_TO_BANK
     for diag in range(2 * t - 2, -1, -1):
         _play_diagonal(diag, t, ftb, side_a, side_b, out["a_win"], out["a_tie"],
                        out["b_win"], out["b_tie"])
     return out
+
+
+def outcomes_of(values: dict[str, np.ndarray]) -> tuple[Outcome, Outcome]:
+    """(A's outcome moving first, A's outcome moving second) from :func:`play_sides`."""
+    first = Outcome(float(values["a_win"][0, 0]), float(values["a_tie"][0, 0]))
+    b_first = Outcome(float(values["b_win"][0, 0]), float(values["b_tie"][0, 0]))
+    return first, Outcome(b_first.loss, b_first.tie)
+
+
+def evaluate(policy_a, policy_b, rules: FarkleRules, target: int
+             ) -> dict[str, np.ndarray]:
+    """:func:`play_sides` of two policies (names, specs or PolicyTables)."""
+    resolved = [resolve(p, rules, target) for p in (policy_a, policy_b)]
+    d_max = lead_rows(resolved, rules, target)
+    return play_sides(*(side_of(p, rules, target, d_max) for p in resolved), rules, target)
 
 
 def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpec | PolicyTable,
@@ -425,14 +449,25 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
         arrays, from_cache = cache.cached(key, f"{FORMAT_VERSION}:{a}:{b}", build)
     else:
         arrays, from_cache = build(), False
-    first = Outcome(float(arrays["a_win"][0, 0]), float(arrays["a_tie"][0, 0]))
-    # B moves first: A wins when B loses
-    b_first = Outcome(float(arrays["b_win"][0, 0]), float(arrays["b_tie"][0, 0]))
-    second = Outcome(b_first.loss, b_first.tie)
+    first, second = outcomes_of(arrays)
     return ExactPair(a, b, rules.name, rules.ending, target, first, second,
                      time.perf_counter() - t0, from_cache)
 
 
-__all__ = ["ExactPair", "Outcome", "Side", "Slices", "bank_sums", "cycle_outcomes",
-           "evaluate", "exact_pair",
-           "policy_slices", "resolve", "turn_outcomes"]
+__all__ = [
+    "ExactPair",
+    "Outcome",
+    "Side",
+    "Slices",
+    "bank_sums",
+    "cycle_outcomes",
+    "evaluate",
+    "exact_pair",
+    "lead_rows",
+    "outcomes_of",
+    "play_sides",
+    "policy_slices",
+    "resolve",
+    "side_of",
+    "turn_outcomes",
+]
