@@ -348,7 +348,7 @@ def threshold_table(t):
 def test_table_reproducing_threshold_is_bit_identical(monkeypatch):
     # all-threshold seats normally get the lanes kernel (other games for a seed, tested in
     # test_farkle_lanes.py); here both runs must go through the general kernel
-    monkeypatch.setattr(fsim, "kernel_for", lambda seats: fsim.GENERAL_KERNEL)
+    monkeypatch.setattr(fsim, "kernel_for", lambda *args, **kwargs: fsim.GENERAL_KERNEL)
     a = simulate_farkle(seats_of("threshold-300"), games=20_000, seed=5)
     assert a.kernel == fsim.GENERAL_KERNEL
     b = simulate_farkle([threshold_table(300)], games=20_000, seed=5)
