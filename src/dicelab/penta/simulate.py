@@ -111,11 +111,13 @@ class Tallies(NamedTuple):
 
 def new_tallies(chunks: int, seats: int) -> Tallies:
     """Zeroed :class:`Tallies` for ``chunks`` chunks of ``seats`` seats."""
-    per_seat = np.zeros((chunks, seats), dtype=np.int64)
-    return Tallies(np.zeros((chunks, seats, MAX_TOTAL + 1), dtype=np.int64),
-                   np.zeros((chunks, seats, N_BOXES), dtype=np.int64),
-                   np.zeros((chunks, seats, N_BOXES), dtype=np.int64),
-                   *(per_seat.copy() for _ in range(7)), np.zeros(chunks, dtype=np.int64))
+    def zeros(*shape: int) -> np.ndarray:
+        return np.zeros(shape, dtype=np.int64)
+
+    per_seat = ("upper_bonus", "fifty", "bonus_sum", "bonus_sq", "illegal", "wins", "tied")
+    return Tallies(hist=zeros(chunks, seats, MAX_TOTAL + 1),
+                   box_sum=zeros(chunks, seats, N_BOXES), box_sq=zeros(chunks, seats, N_BOXES),
+                   ties=zeros(chunks), **{name: zeros(chunks, seats) for name in per_seat})
 
 
 def _sum_chunks(t: Tallies) -> dict[str, np.ndarray]:
