@@ -58,7 +58,8 @@ def naive_cap(rules, eps: float) -> int:
 
 @pytest.mark.parametrize(("table", "target", "cap"), [
     (_small_table("ones"), 800, 90),
-    (_small_table("ones-fives", five=50, three_ones=300), 300, 150),
+    pytest.param(_small_table("ones-fives", five=50, three_ones=300), 300, 150,
+                 marks=pytest.mark.slow),
 ])
 def test_all_states_match_naive_value_iteration(table, target, cap):
     # naive cap: a bank total cap units above any opponent; its catch-up chance is < 1e-11
