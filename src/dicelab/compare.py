@@ -15,6 +15,7 @@ recorded in the result, so every pair can be replayed alone with
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import time
 from collections.abc import Callable
@@ -147,12 +148,14 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
             game: str | None = None, target: int | None = None, rules: str | None = None,
             ending: str | None = None, exact: bool = False,
             progress: Callable[[int, int], None] | None = None,
-            client: Any = None) -> Comparison:
+            client: Any = None, store: Any = None) -> Comparison:
     """Play every pair of ``policies`` against each other in ``games`` two-seat games, or
     with ``exact`` evaluate every pair exactly (Farkle; :mod:`dicelab.farkle.head_to_head`).
 
     ``progress(done, total)`` counts games over all pairs (exact: pairs). ``client``: a
-    Dask client, as for :func:`dicelab.simulate.simulate`.
+    Dask client, as for :func:`dicelab.simulate.simulate`. ``store``: a
+    :class:`dicelab.experiment_file.CellStore` keeping each finished pair (Monte Carlo),
+    so that an interrupted run continues where it stopped.
 
     >>> c = compare(["threshold-300", "threshold-1000"], games=20_000, seed=1)
     >>> c.pairs[0].verdict
@@ -186,13 +189,21 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
                 progress(base + done, total)
 
         s = pair_seed(seed, i)
-        res = simulate(a, [b], game=specs[0].game, games=games, seed=s, target=target,
-                       rules=rules, ending=ending, progress=tick, client=client)
-        first = res.seat(0)
-        results.append(PairResult(a, b, games, first.wins, first.ties, s))
-        rules_name = res.to_dict()["rules"]
-        rules_data = res.manifest().get("rules")
-        target_used = getattr(res, "target", None)
+        cell = None if store is None else store.get(f"pair-{i}")
+        if cell is None:
+            res = simulate(a, [b], game=specs[0].game, games=games, seed=s, target=target,
+                           rules=rules, ending=ending, progress=tick, client=client)
+            first = res.seat(0)
+            cell = {"wins": np.array(first.wins), "ties": np.array(first.ties),
+                    "rules": np.array(json.dumps(res.manifest().get("rules"))),
+                    "name": np.array(res.to_dict()["rules"]),
+                    "target": np.array(getattr(res, "target", -1) or -1)}
+            if store is not None:
+                store.put(f"pair-{i}", cell)
+        results.append(PairResult(a, b, games, int(cell["wins"]), int(cell["ties"]), s))
+        rules_name = str(cell["name"])
+        rules_data = json.loads(str(cell["rules"]))
+        target_used = None if int(cell["target"]) < 0 else int(cell["target"])
     return Comparison(game=specs[0].game, policies=names, rules=str(rules_name),
                       target=target_used, seed=int(seed), games_per_pair=games,
                       pairs=results, elapsed_s=time.perf_counter() - started,

@@ -322,8 +322,11 @@ def tournament(policies: list[str], *, seats: int = 2, games: int = DEFAULT_GAME
                seed: int | None = None, game: str | None = None, target: int | None = None,
                rules: str | None = None, ending: str | None = None, crn: bool = True,
                progress: Callable[[int, int], None] | None = None,
-               client: Any = None) -> Tournament:
+               client: Any = None, store: Any = None) -> Tournament:
     """Play every table of ``policies`` at ``seats`` seats, ``games`` games per table.
+
+    ``store``: a :class:`dicelab.experiment_file.CellStore` keeping each finished table,
+    so that an interrupted run continues where it stopped.
 
     >>> t = tournament(["threshold-300", "threshold-1000"], games=20_000, seed=1)
     >>> t.standings()[0].policy, t.pairs()[0].verdict
@@ -353,12 +356,18 @@ def tournament(policies: list[str], *, seats: int = 2, games: int = DEFAULT_GAME
             if progress is not None:
                 progress(base + d, total)
 
-        res = simulate_farkle([specs[i] for i in lineup], games=games, seed=s, target=target,
-                              rules=table, progress=tick, client=client, per_chunk=True,
-                              streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK)
+        cell = None if store is None else store.get(f"table-{t}")
+        if cell is None:
+            res = simulate_farkle([specs[i] for i in lineup], games=games, seed=s,
+                                  target=target, rules=table, progress=tick, client=client,
+                                  per_chunk=True,
+                                  streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK)
+            cell = {"chunk_stats": np.asarray(res.chunk_stats, dtype=np.int64)}
+            if store is not None:
+                store.put(f"table-{t}", cell)
         done += games
         tables.append({"group": g, "seats": [specs[i].name for i in lineup], "seed": s})
-        per_table_units.append(res.chunk_stats)
+        per_table_units.append(cell["chunk_stats"])
     units, pair_units, cells = _units(plan, per_table_units, k, crn, games)
     strata = np.arange(units.shape[0]) // per_table_units[0].shape[0]
     return Tournament("farkle", [s.name for s in specs], seats, games, seed, crn, table,

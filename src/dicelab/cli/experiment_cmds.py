@@ -30,9 +30,15 @@ class _ExperimentGroup(TyperGroup):
     """``run``'s group: an unknown experiment is one line naming the valid ones."""
 
     def resolve_command(self, ctx, args):
+        if args and args[0].lower().endswith(".toml"):  # an experiment file
+            return super().resolve_command(ctx, [_FILE_COMMAND, *args])
         if args and not args[0].startswith("-") and args[0] not in self.commands:
             get_experiment(args[0])  # raises the UserError
         return super().resolve_command(ctx, args)
+
+
+#: The (hidden) command that runs an experiment file: ``dicelab experiment run FILE.toml``.
+_FILE_COMMAND = "from-file"
 
 
 class _ExperimentCommand(TyperCommand):
@@ -182,3 +188,30 @@ def register(app: typer.Typer) -> None:
     for experiment in EXPERIMENTS.values():
         run_app.command(experiment.name, cls=_ExperimentCommand,
                         help=experiment.description)(_command_for(experiment))
+
+    @run_app.command(_FILE_COMMAND, hidden=True)
+    def run_file(
+        path: Annotated[str, typer.Argument(help="An experiment file (TOML).")],
+        out: Annotated[Path | None, typer.Option(
+            "--out", help="Output directory. [default: results/<name>]")] = None,
+        seed: Annotated[int | None, typer.Option(
+            "--seed", help="Replaces the file's seed.")] = None,
+        json_out: JsonOpt = False,
+    ) -> None:
+        """Run an experiment file (docs: dicelab.experiment_file); an interrupted run
+        continues where it stopped when run again."""
+        from dicelab.cli import render
+        from dicelab.experiment_file import read_experiment, run_experiment_file
+        from dicelab.results import to_json
+
+        spec = read_experiment(path)  # checked before the progress bar starts
+        with render.progress_bar(enabled=not json_out, total=max(len(spec.policies), 1),
+                                 description="cells") as advance:
+            result, where, files = run_experiment_file(path, out=out, seed=seed,
+                                                       progress=advance)
+        if json_out:
+            typer.echo(to_json({**result.to_dict(), "out": str(where),
+                                "files": {k: str(v) for k, v in files.items()}}))
+            return
+        render.show(result)
+        typer.echo(f"saved {', '.join(p.name for p in files.values())} in {where}", err=True)

@@ -1,0 +1,271 @@
+"""Experiments described in a TOML file, run resumably (layer 3).
+
+``dicelab experiment run FILE.toml`` reads a file like::
+
+    name = "thresholds-vs-ai"      # results/<name>/ (default: the file's stem)
+    kind = "tournament"            # or "compare" (every pair, two seats)
+    policies = ["ai", "max-ev", "threshold-T"]
+    seats = 2
+    games = 200000                 # per table (tournament) or pair (compare)
+    seed = 1                       # optional: drawn once and kept if absent
+    rules = "default"
+    target = 10000
+    ending = "last-round"
+    crn = true                     # tournament: common random numbers
+    exact = false                  # compare: exact evaluation instead of games
+
+    [sweep]                        # T in every policy name: threshold-100 .. threshold-1000
+    T = { from = 100, to = 1000, step = 50 }
+
+Every field is checked before anything runs, and a bad one is one error naming it.
+
+**Resumable.** A tournament's tables (a compare's pairs) are its *cells*. Each finished
+cell is written at once, atomically, to ``results/.partial/<name>-<digest>/``, keyed by the
+file's content (and the seed drawn for it, kept there too); when the same file runs
+again, finished cells are read back instead of played, and the final files are those of
+an uninterrupted run. The result files appear only when everything is done (each written
+atomically, the manifest last), and the partial directory is then removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dicelab.errors import UserError
+
+_KINDS = ("tournament", "compare")
+_KEYS = {"name", "kind", "policies", "seats", "games", "seed", "rules", "target", "ending",
+         "crn", "exact", "sweep", "description"}
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """A checked experiment file."""
+
+    name: str
+    kind: str
+    policies: tuple[str, ...]
+    seats: int = 2
+    games: int = 1_000_000
+    seed: int | None = None
+    rules: str | None = None
+    target: int | None = None
+    ending: str | None = None
+    crn: bool = True
+    exact: bool = False
+    description: str = ""
+    source: str = field(default="", compare=False)
+
+    def digest(self) -> str:
+        from dicelab.cache import text_digest
+
+        d = {k: v for k, v in self.__dict__.items() if k not in ("source", "description")}
+        return text_digest(d)
+
+
+def _typed(source: str, key: str, value, kind, what: str):
+    if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
+        raise UserError(f"{source}: {key} must be {what}, not {value!r}")
+    return value
+
+
+def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
+    """Check every field of an experiment file; ``UserError`` naming the first bad one."""
+    from dicelab.registry import parse_policy
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{source}: malformed TOML ({exc})") from None
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise UserError(f"{source}: unknown field(s) {', '.join(unknown)}; known: "
+                        f"{', '.join(sorted(_KEYS))}")
+    kind = data.get("kind", "tournament")
+    if kind not in _KINDS:
+        raise UserError(f"{source}: kind must be one of {', '.join(_KINDS)}, not {kind!r}")
+    if "policies" not in data:
+        raise UserError(f"{source}: policies is missing (a list of policy names)")
+    policies = data["policies"]
+    if not isinstance(policies, list) or not all(isinstance(p, str) for p in policies):
+        raise UserError(f"{source}: policies must be a list of policy names")
+    names = _expand(source, policies, data.get("sweep", {}))
+    for p in names:
+        try:
+            parse_policy(p)
+        except UserError as exc:
+            raise UserError(f"{source}: policies: {exc}") from None
+    name = _typed(source, "name", data.get("name", Path(source).stem), str, "a string")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,80}", name):
+        raise UserError(f"{source}: name must be letters, digits, '.', '_' or '-' (it names "
+                        f"the results directory), not {name!r}")
+    kw: dict[str, Any] = {"name": name, "kind": kind, "policies": tuple(names),
+                          "source": source,
+                          "description": _typed(source, "description",
+                                                data.get("description", ""), str, "a string")}
+    for key, kind_, what in (("seats", int, "an integer"), ("games", int, "an integer"),
+                             ("seed", int, "a non-negative integer"),
+                             ("target", int, "an integer"), ("rules", str, "a string"),
+                             ("ending", str, "a string"), ("crn", bool, "true or false"),
+                             ("exact", bool, "true or false")):
+        if key in data:
+            kw[key] = _typed(source, key, data[key], kind_, what)
+    spec = ExperimentSpec(**kw)
+    _check_values(spec)
+    return spec
+
+
+def _expand(source: str, policies: list[str], sweep) -> list[str]:
+    if not isinstance(sweep, dict):
+        raise UserError(f"{source}: sweep must be a table like {{T = {{from = 100, to = 1000, "
+                        "step = 50}}}}")
+    names = list(policies)
+    for var, rng in sweep.items():
+        if not re.fullmatch(r"[A-Z]", var):
+            raise UserError(f"{source}: sweep.{var}: a sweep variable is one capital letter")
+        if not isinstance(rng, dict) or set(rng) != {"from", "to", "step"} or not all(
+                isinstance(rng[k], int) and not isinstance(rng[k], bool) for k in rng):
+            raise UserError(f"{source}: sweep.{var} must be {{from = A, to = B, step = C}} "
+                            "with integers")
+        lo, hi, step = rng["from"], rng["to"], rng["step"]
+        if step <= 0 or hi < lo or (hi - lo) // step > 1000:
+            raise UserError(f"{source}: sweep.{var}: want from <= to, step > 0, at most 1,000 "
+                            "values")
+        out = []
+        for p in names:
+            if re.search(rf"\b{var}\b", p):
+                out += [re.sub(rf"\b{var}\b", str(v), p) for v in range(lo, hi + 1, step)]
+            else:
+                out.append(p)
+        if out == names:
+            raise UserError(f"{source}: sweep.{var}: no policy name has {var} in it")
+        names = out
+    return names
+
+
+def _check_values(spec: ExperimentSpec) -> None:
+    """The values, with the library's own checks (each error names its field)."""
+    from dicelab.farkle.rules import check_target, load_rules
+    from dicelab.seeding import check_games, check_seed
+    from dicelab.tournament import _check
+
+    src = spec.source
+
+    def named(key: str, check) -> None:
+        try:
+            check()
+        except UserError as exc:
+            raise UserError(f"{src}: {key}: {exc}") from None
+
+    named("policies", lambda: _check(list(spec.policies),
+                                     spec.seats if spec.kind == "tournament" else 2, None))
+    named("games", lambda: check_games(spec.games, "games"))
+    if spec.seed is not None:
+        named("seed", lambda: check_seed(spec.seed))
+    named("rules", lambda: load_rules(spec.rules, spec.ending))
+    named("target", lambda: check_target(spec.target))
+
+
+def read_experiment(path: Path | str) -> ExperimentSpec:
+    """An experiment file, read with a size limit and checked."""
+    from dicelab.farkle.rules import read_rules_file
+
+    path = Path(path)
+    return parse_experiment(read_rules_file(path), source=str(path))
+
+
+class CellStore:
+    """Finished cells of one experiment run, one ``.npz`` per cell, written atomically."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def get(self, key: str) -> dict[str, np.ndarray] | None:
+        f = self.directory / f"{key}.npz"
+        if not f.is_file():
+            return None
+        try:
+            with np.load(f, allow_pickle=False) as z:
+                return {k: z[k] for k in z.files}
+        except Exception:  # a damaged cell is played again
+            return None
+
+    def put(self, key: str, arrays: dict[str, np.ndarray]) -> None:
+        import io
+
+        from dicelab.results import atomic_write_bytes
+
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        atomic_write_bytes(self.directory / f"{key}.npz", buf.getvalue())
+
+
+def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path | None = None,
+                        seed: int | None = None, progress=None
+                        ) -> tuple[Any, Path, dict[str, Path]]:
+    """Run (or finish) an experiment file; returns (result, directory, files written).
+
+    ``seed`` replaces the file's. The manifest's command names the file, and the seed when
+    the file has none (the one drawn), so it reproduces the files."""
+    import dataclasses
+
+    from dicelab.results import check_out_dir, prepare_out_dir, save_run
+    from dicelab.seeding import check_seed, fresh_seed
+
+    spec = read_experiment(path)
+    if seed is not None:
+        spec = dataclasses.replace(spec, seed=check_seed(seed))
+    base = Path.cwd() if base is None else Path(base)
+    where = check_out_dir(out if out is not None else base / "results" / spec.name)
+    partial = base / "results" / ".partial" / f"{spec.name}-{spec.digest()[:12]}"
+    check_out_dir(partial)
+    store = CellStore(partial)
+    state = partial / "state.json"
+    if spec.seed is not None:
+        seed = spec.seed
+    elif state.is_file():
+        seed = int(json.loads(state.read_text())["seed"])
+    else:
+        from dicelab.results import atomic_write_text
+
+        seed = fresh_seed()
+        atomic_write_text(state, json.dumps({"seed": seed}))
+    result = _run(spec, seed, store, progress)
+    prepare_out_dir(where)
+    command = ["dicelab", "experiment", "run", str(path)] + (
+        ["--out", str(out)] if out is not None else []) + (
+        ["--seed", str(seed)] if read_experiment(path).seed is None else [])
+    files = save_run(where, result, command=command)
+    if hasattr(result, "figures"):
+        from dicelab.plots import save_png
+
+        for name, fig in result.figures().items():
+            files[name] = save_png(fig, where / name)
+    shutil.rmtree(partial, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        partial.parent.rmdir()  # only if no other run is unfinished
+    return result, where, files
+
+
+def _run(spec: ExperimentSpec, seed: int, store: CellStore, progress):
+    if spec.kind == "tournament":
+        from dicelab.tournament import tournament
+
+        return tournament(list(spec.policies), seats=spec.seats, games=spec.games, seed=seed,
+                          target=spec.target, rules=spec.rules, ending=spec.ending,
+                          crn=spec.crn, progress=progress, store=store)
+    from dicelab.compare import compare
+
+    return compare(list(spec.policies), games=spec.games, seed=seed, target=spec.target,
+                   rules=spec.rules, ending=spec.ending, exact=spec.exact, progress=progress,
+                   store=store)

@@ -1,0 +1,100 @@
+"""Experiment files: every bad field named, sweeps expanded, and an interrupted run that
+continues where it stopped and ends with the files of an uninterrupted one."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from cli_helpers import run_cli
+
+from dicelab.errors import UserError
+from dicelab.experiment_file import parse_experiment, run_experiment_file
+
+GOOD = """name = "demo"
+kind = "tournament"
+policies = ["ai", "threshold-T"]
+games = 9000
+seed = 4
+target = 1500
+[sweep]
+T = { from = 200, to = 400, step = 100 }
+"""
+
+
+def test_sweeps_expand_in_order():
+    spec = parse_experiment(GOOD)
+    assert spec.policies == ("ai", "threshold-200", "threshold-300", "threshold-400")
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    ("policies = ['ai', 'max-ev']\nbogus = 1\n", "unknown field(s) bogus"),
+    ("kind = 'league'\npolicies = ['ai', 'max-ev']\n", "kind"),
+    ("name = 'x'\n", "policies is missing"),
+    ("policies = 'ai'\n", "policies must be a list"),
+    ("policies = ['ai', 'bogus']\n", "policies: unknown policy 'bogus'"),
+    ("policies = ['ai']\n", "policies: a tournament needs at least two"),
+    ("policies = ['ai', 'max-ev']\nseats = 9\n", "policies: --seats must be 2 to 7"),
+    ("policies = ['ai', 'max-ev']\nseats = '2'\n", "seats must be an integer"),
+    ("policies = ['ai', 'max-ev']\ngames = 0\n", "games: games must be a positive"),
+    ("policies = ['ai', 'max-ev']\ngames = true\n", "games must be an integer"),
+    ("policies = ['ai', 'max-ev']\nseed = -3\n", "seed:"),
+    ("policies = ['ai', 'max-ev']\ntarget = 25\n", "target:"),
+    ("policies = ['ai', 'max-ev']\nrules = 'nope'\n", "rules:"),
+    ("policies = ['ai', 'max-ev']\nending = 'sudden'\n", "rules: --ending"),
+    ("policies = ['ai', 'max-ev']\ncrn = 1\n", "crn must be true or false"),
+    ("policies = ['ai', 'max-ev']\nname = '../x'\n", "name must be letters"),
+    ("policies = ['threshold-T', 'ai']\n[sweep]\nT = { from = 1, to = 2 }\n", "sweep.T"),
+    ("policies = ['threshold-T', 'ai']\n[sweep]\nt = { from = 1, to = 2, step = 1 }\n",
+     "one capital letter"),
+    ("policies = ['ai', 'max-ev']\n[sweep]\nT = { from = 100, to = 200, step = 50 }\n",
+     "no policy name has T"),
+    ("policies = [", "malformed TOML"),
+])
+def test_every_bad_field_is_named(text, field):
+    with pytest.raises(UserError) as err:
+        parse_experiment(text, "exp.toml")
+    assert str(err.value).startswith("exp.toml: ") and field in str(err.value)
+
+
+class Stop(Exception):
+    pass
+
+
+def test_an_interrupted_run_continues_and_ends_with_the_same_files(tmp_path):
+    f = tmp_path / "demo.toml"
+    f.write_text(GOOD)
+    calls = []
+
+    def interrupt(done, total):
+        calls.append(done)
+        if len(calls) == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_experiment_file(f, base=tmp_path, progress=interrupt)
+    assert not (tmp_path / "results" / "demo").exists()
+    cells = list((tmp_path / "results" / ".partial").glob("*/table-*.npz"))
+    assert 1 <= len(cells) < 12
+    _, where, _ = run_experiment_file(f, base=tmp_path)
+    assert not (tmp_path / "results" / ".partial").exists()
+    resumed = pd.read_parquet(where / "summary.parquet")
+    again = tmp_path / "again"
+    again.mkdir()
+    _, where2, _ = run_experiment_file(f, base=again)
+    pd.testing.assert_frame_equal(resumed, pd.read_parquet(where2 / "summary.parquet"),
+                                  check_exact=True)
+
+
+def test_cli_runs_a_file_and_records_its_command(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD.replace("seed = 4\n", ""))
+    code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json"])
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "results" / "demo" / "manifest.json").read_text())
+    seed = json.loads(out)["seed"]
+    assert manifest["command"] == ["dicelab", "experiment", "run", "demo.toml", "--seed",
+                                   str(seed)]
+    code, _, err = run_cli(capsys, ["experiment", "run", "missing.toml"])
+    assert code == 2 and "not found" in err
