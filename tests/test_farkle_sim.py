@@ -469,6 +469,39 @@ def test_same_seed_same_results_whatever_the_thread_count_or_batches():
     assert not np.array_equal(a.stats, d.stats)
 
 
+#: Games of a fixed seed as the earlier kernels played them (before the set-aside encoding
+#: and the named argument groups): 20,000 games, seed 99. Per seat wins, points and rolls
+#: summed, and the first 16 hex digits of the SHA-256 of the statistic columns up to the
+#: busts by dice count (int64, seats x 29). The seed's meaning includes CHUNK_GAMES and the
+#: lane counts.
+GOLDEN = {
+    ("threshold-300",): (10_000, [20000], [208398050], [759286], "a6a245656e329cd6"),
+    ("threshold-300", "threshold-500"): (5000, [11333, 8537], [96592450, 88747050],
+                                         [351665, 479647], "78bed841c40f94e5"),
+    ("ai", "threshold-300"): (5000, [10847, 9041], [92076750, 94452650], [359717, 343417],
+                              "f5b1b0877515cf03"),
+    ("max-ev", "ai"): (5000, [12312, 7617], [102142500, 81535850], [421995, 339319],
+                       "d58509229a00ddbe"),
+    ("fastest",): (3000, [20000], [67028800], [274503], "c778e002e5bc9843"),
+    ("ai:base=350,two-dice=0", "threshold-450", "ai:chase=0"): (
+        4000, [7793, 5206, 6790], [66136650, 64511950, 71027500], [312605, 337446, 265903],
+        "9fdd67d9be8105b5"),
+}
+
+
+@pytest.mark.parametrize("names", list(GOLDEN), ids=" ".join)
+def test_a_seed_plays_the_games_it_played_before(names):
+    import hashlib
+
+    target, wins, score, rolls_, digest = GOLDEN[names]
+    r = simulate_farkle(seats_of(*names), games=20_000, seed=99, target=target)
+    assert r.stats[:, K.ST_WINS].tolist() == wins
+    assert r.stats[:, K.ST_SCORE].tolist() == score
+    assert r.stats[:, K.ST_ROLLS].tolist() == rolls_
+    columns = np.ascontiguousarray(r.stats[:, :K.ST_BUSTS_N + 6])
+    assert hashlib.sha256(columns.tobytes()).hexdigest()[:16] == digest
+
+
 def test_progress_callback_ticks_up_to_the_total():
     ticks = []
     simulate_farkle(seats_of("threshold-300"), games=40 * config.CHUNK_GAMES // 2, seed=1,
