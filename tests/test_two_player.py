@@ -113,6 +113,19 @@ def test_first_to_bank_matches_naive_value_iteration_at_every_state(rules, targe
         assert bank[max(t - a, 1):, 1:].all()
 
 
+@pytest.mark.parametrize(("ending", "target", "p_win", "p_tie", "head_start"), [
+    ("last-round", 200, 0.5561216240055493, 0.015345934175312128, 150),
+    ("first-to-bank", 500, 0.7005744221560578, 0.0, 450),
+])
+def test_values_the_naive_value_iteration_confirms(ending, target, p_win, p_tie, head_start):
+    # the default table; the naive solver gives the same numbers to 1e-15 (the tests of
+    # every state above, under the slow marker for the last round)
+    sol = solve_optimal_win(load_rules("default", ending), target)
+    assert sol.p_win == pytest.approx(p_win, abs=1e-12)
+    assert sol.p_tie == pytest.approx(p_tie, abs=1e-12)
+    assert sol.fair_head_start == head_start
+
+
 def test_first_to_bank_is_a_different_game_and_a_different_cache_entry():
     last = solve_optimal_win(load_rules("default"), 500)
     ftb = solve_optimal_win(load_rules("default", "first-to-bank"), 500)
