@@ -100,3 +100,25 @@ def test_cli_errors_are_one_line(capsys, tmp_path):
                                     "--out", str(tmp_path / "never")])
     assert code == 2 and "--seed" in err and err.count("\n") == 1
     assert not (tmp_path / "never").exists()
+
+
+def test_first_to_bank_reaches_every_pair():
+    c = compare(["threshold-300", "ai", "threshold-600"], games=5000, seed=2, target=3000,
+                ending="first-to-bank")
+    assert all(p.ties == 0 for p in c.pairs)  # the first to bank the target wins at once
+    assert c.manifest()["rules"]["ending"] == "first-to-bank"
+    last = compare(["threshold-300", "ai", "threshold-600"], games=5000, seed=2, target=3000)
+    assert sum(p.ties for p in last.pairs) > 0
+    assert last.manifest()["rules"]["ending"] == "last-round"
+
+
+def test_the_ending_is_recorded_in_the_summary_and_its_table(capsys):
+    # as simulate's JSON and Parquet rows record it: two comparisons that differ only in
+    # the ending must not read the same
+    c = compare(["threshold-300", "threshold-600"], games=2000, seed=2, target=3000,
+                ending="first-to-bank")
+    assert c.to_dict()["ending"] == "first-to-bank"
+    assert (c.to_frame()["ending"] == "first-to-bank").all()
+    main(["compare", "threshold-300", "threshold-600", "-n", "2000", "--seed", "2",
+          "--target", "3000", "--ending", "first-to-bank", "--json"])
+    assert json.loads(capsys.readouterr().out)["ending"] == "first-to-bank"
