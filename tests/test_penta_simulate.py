@@ -93,7 +93,10 @@ def _reference_books(rules, seats, scripts):
     return books, games
 
 
-@pytest.mark.parametrize("rules", RULES)
+@pytest.mark.parametrize("rules", [
+    # free-joker and no-bonus build decision blocks no other test shares
+    pytest.param(r, marks=pytest.mark.slow) if r in ("free-joker", "no-bonus") else r
+    for r in RULES])
 def test_scripted_games_are_the_plain_python_games(rules):
     # optimal and greedy seats on random and on Penta-heavy dice; seats 1 and 2 (both
     # greedy) get the same dice in every third game: the same game, so a tie or a loss
@@ -179,6 +182,7 @@ def test_optimal_mean_agrees_with_exact_value():
     assert seat.wins is None and seat.win_rate is None and "wins" not in seat.to_dict()
 
 
+@pytest.mark.slow
 def test_hasbro_optimal_agrees_and_never_breaks_the_joker_rules():
     # the kernel raises if a table ever picks a box the rules forbid
     r = simulate_penta(["optimal"], games=150_000, seed=99, rules="hasbro")

@@ -135,6 +135,7 @@ def test_cache_is_used_and_a_corrupt_file_is_rebuilt(tmp_path):
     assert solver.solve(rs).from_cache
 
 
+@pytest.mark.slow
 def test_value_tables_are_keyed_by_the_rules_content():
     rs = RULE_SETS["hasbro"]
     renamed = dataclasses.replace(rs, name="hasbro-copy")
