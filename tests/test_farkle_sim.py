@@ -639,6 +639,29 @@ def test_bad_input_raises_user_error(kwargs, message):
         simulate_farkle(seats, **{"games": 10, **kwargs})
 
 
+def test_seat_arrays_lay_out_every_kind_of_seat():
+    tables = [random_table(np.random.default_rng(1), (2, 3, 5), 4),
+              random_table(np.random.default_rng(2), (1, 1, 7))]
+    seats = seat_arrays([tables[0], parse_policy("threshold-450"), parse_policy("ai:one-die=0"),
+                         tables[1]], DEFAULT, 5000)
+    assert seats.kinds.tolist() == [K.TABLE, K.THRESHOLD, K.AI, K.TABLE]
+    assert seats.params[1, K.P_THRESHOLD] == 450
+    assert seats.params[2].tolist() == [300, 100, 1000, 5, 50, 0, 1]  # the P_* layout
+    # the tables one after the other in the flat arrays; the last-round table after its own
+    m = seats.table_meta
+    assert m[0, [K.T_OFFSET, K.T_M, K.T_O, K.T_P, K.T_D]].tolist() == [0, 2, 3, 5, 4]
+    assert m[0, K.T_LAST_OFFSET] == tables[0].value.size
+    assert m[3, K.T_OFFSET] == tables[0].value.size + tables[0].last_value.size
+    assert m[3, K.T_LAST_OFFSET] == -1 and m[1, K.T_LAST_OFFSET] == -1
+    assert seats.table_value.size == seats.table_bank.size == m[3, K.T_OFFSET] + 7 * 7
+    np.testing.assert_array_equal(seats.table_value[m[3, K.T_OFFSET]:],
+                                  tables[1].value.ravel())
+    with pytest.raises(UserError, match="penta policy"):
+        seat_arrays([parse_policy("greedy")], DEFAULT, 5000)
+    with pytest.raises(TypeError, match="PolicySpec or a PolicyTable"):
+        seat_arrays(["ai"], DEFAULT, 5000)
+
+
 def test_a_turn_that_can_never_bust_is_capped(tmp_path):
     f = tmp_path / "all-score.toml"
     f.write_text('name = "all-score"\nsingles = {1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50, '

@@ -27,7 +27,6 @@ def _small_table(name: str, one: int = 100, five: int = 0, three_ones: int = 0,
                        four_and_pair_as_three_pairs=False, two_triplets=0, ending=ending)
 
 
-
 @pytest.fixture(scope="module")
 def default_1000():
     return solve_optimal_win(load_rules("default"), 1000, use_cache=False)
