@@ -107,6 +107,8 @@ class Comparison:
     executor: str = "local"
     workers: int | None = None
     method: str = "monte-carlo"
+    #: Farkle's ending rule (None for Penta)
+    ending: str | None = None
 
     def mean_scores(self) -> dict[str, float]:
         """Each policy's average match score over its pairings (a ranking, not a test)."""
@@ -118,7 +120,8 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "method": self.method, "policies": self.policies,
-                "rules": self.rules, "target": self.target, "seed": self.seed,
+                "rules": self.rules, "ending": self.ending, "target": self.target,
+                "seed": self.seed,
                 "games_per_pair": self.games_per_pair, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers,
                 "pairs": [p.to_dict() for p in self.pairs],
@@ -126,7 +129,7 @@ class Comparison:
 
     def to_frame(self) -> pd.DataFrame:
         run = {"game": self.game, "method": self.method, "rules": self.rules,
-               "target": self.target}
+               "ending": self.ending, "target": self.target}
         # the table holds results only: how long a pair took is in the JSON and manifest
         rows = [{k: v for k, v in frame_row(p.to_dict()).items()
                  if k not in ("elapsed_s", "from_cache")} for p in self.pairs]
@@ -136,7 +139,7 @@ class Comparison:
         seeds = {} if self.method == "exact" else {
             "pair_seeds": {f"{p.policy} vs {p.opponent}": p.seed for p in self.pairs}}
         return {"game": self.game, "experiment": "compare", "method": self.method,
-                "policies": self.policies,
+                "ending": self.ending, "policies": self.policies,
                 "rules": self.rules_data if self.rules_data is not None else self.rules,
                 "target": self.target, "seed": self.seed,
                 "games_per_pair": self.games_per_pair, **seeds,
@@ -204,8 +207,10 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
         rules_name = str(cell["name"])
         rules_data = json.loads(str(cell["rules"]))
         target_used = None if int(cell["target"]) < 0 else int(cell["target"])
+    ending_used = (rules_data or {}).get("ending") if specs[0].game == "farkle" else None
     return Comparison(game=specs[0].game, policies=names, rules=str(rules_name),
-                      target=target_used, seed=int(seed), games_per_pair=games,
+                      ending=ending_used, target=target_used, seed=int(seed),
+                      games_per_pair=games,
                       pairs=results, elapsed_s=time.perf_counter() - started,
                       **executor_info(client),
                       rules_data=rules_data)
@@ -229,4 +234,4 @@ def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
     return Comparison(game="farkle", policies=[s.name for s in specs], rules=table.name,
                       target=target, seed=None, games_per_pair=None, pairs=results,
                       elapsed_s=time.perf_counter() - started, rules_data=table.to_dict(),
-                      method="exact")
+                      method="exact", ending=table.ending)

@@ -240,6 +240,7 @@ def comparison(result) -> None:
     if result.method == "exact":
         return exact_comparison(result)
     where = f", target {result.target:,}" if result.target else ""
+    where += f", ending {result.ending}" if result.ending else ""
     t = Table(title=f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
                     f"{result.games_per_pair:,} games per pair, seed {result.seed}",
               caption="score = P(win) + P(tie)/2 of the policy; tie = its 95% CI contains 0.5")
