@@ -181,11 +181,6 @@ def entry_key(kind: str, name: str, content_digest: str, **parts) -> str:
     return "-".join([kind, safe, content_digest, *(f"{k}{v}" for k, v in parts.items())])
 
 
-def text_digest(obj) -> str:
-    """Short SHA-256 of a JSON-able object (sorted keys): a rule set's content digest."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
 def cache_path(key: str) -> Path:
     safe = "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in key)
     return cache_dir() / f"{safe}.npz"

@@ -66,7 +66,7 @@ class ExperimentSpec:
     source: str = field(default="", compare=False)
 
     def digest(self) -> str:
-        from dicelab.cache import text_digest
+        from dicelab.digest import text_digest
 
         d = {k: v for k, v in self.__dict__.items() if k not in ("source", "description")}
         return text_digest(d)

@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from dicelab import cache
+from dicelab.digest import text_digest
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle.policies import ai_params
@@ -445,7 +446,7 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     named = not any(isinstance(p, PolicyTable) for p in (policy, opponent))
     if use_cache and named:
         key = cache.entry_key("farkle-exact-pair", rules.name, rules.digest(), t=target,
-                              a=cache.text_digest([a, b])[:12])
+                              a=text_digest([a, b])[:12])
         arrays, from_cache = cache.cached(key, f"{FORMAT_VERSION}:{a}:{b}", build)
     else:
         arrays, from_cache = build(), False

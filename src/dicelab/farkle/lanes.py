@@ -1,69 +1,22 @@
-"""The fast path for games where every seat plays ``threshold-T`` (layer 1, pure).
+"""The kernel of games where every seat plays ``threshold-T`` (layer 1, pure).
 
-The general kernel (:mod:`dicelab.farkle.kernels`) plays one game at a time; its
-per-roll work is a chain of dependent steps (draw, rank, scoring lookups, decision,
-branch), and every end of turn is a branch the processor mispredicts. Threshold seats
-need far less per roll, and this kernel exploits it:
+Each chunk plays :func:`lanes_for` games side by side ("lanes"), every lane's state a
+column of one array. A pass draws one roll per lane (scalar: the random numbers, each
+raw draw looked up straight in :func:`outcome_table`, the encoding's "all scoring dice"
+outcome of that roll) and then plays every lane's roll in one branch-free loop that LLVM
+vectorises: the turn points, bank or bust, the booking, the next seat, the last round
+(or, under ``first-to-bank``, the end at once) and the round cap, all with masks. Only a
+lane whose game is over goes through a scalar step, which books the game and starts the
+next one. See ``docs/design/lanes-kernel.md`` for the layout and why it is fast.
 
-* **One lookup per roll.** :func:`outcome_table` maps each raw draw ``u < 6**n`` of a
-  roll of ``n`` dice straight to its outcome: the points of all scoring dice and the
-  dice left to roll (6 after hot dice), or a bust. The outcomes of ``n`` dice start at
-  index ``6**n``, so the bound of the draw is also where its outcomes are.
-* **The bank decision is one compare.** A lane keeps its turn's points in units of 50
-  (for solitaire minus the threshold, so the decision is a sign). A roll adds its
-  points, and a bust adds a huge number, so "the turn is over" (banked or bust) is
-  ``points >= threshold``; with several seats the threshold follows from the seat to
-  play by masks.
-* **Lanes, in SIMD.** Each chunk plays :func:`lanes_for` games side by side (32 for
-  solitaire, 16 with more seats), and every lane's state is a *column* of one array
-  (field ``f`` of lane ``j`` at ``f * width + j``). A pass has two loops:
-
-  1. the draws, lane after lane, with the generator state in registers: each raw draw
-     and its outcome code (scalar: the random numbers themselves);
-  2. everything else, for all lanes at once and without a branch: the turn points, the
-     bank-or-bust decision, the counts, the turn's booking (masked: a lane whose turn
-     goes on adds zeros), the next seat, the seat that triggered the last round and
-     the round cap's countdown. Every address is a constant offset plus the lane, and
-     the seat loop has a compile-time length (the thresholds come as a tuple), so LLVM
-     turns this loop into vector code (AVX-512 or AVX2, whatever the machine has).
-
-  The lanes come in two halves, and the loops are staggered: draws of the first half,
-  vector loop of the second half (on draws made half a pass earlier), draws of the
-  second half, vector loop of the first half. Each vector loop reads outcome codes
-  stored long before, and the processor overlaps it with the other half's draws (with
-  several seats, about 12% faster than one draw loop then one vector loop; the same
-  speed for solitaire). The draws keep their order, so the games do not change.
-
-  Only lanes whose game is over go through a scalar step, found from one bit per lane:
-  solitaire when the seat banks to the target, with several seats when the last round
-  is over (the turn ends and the next seat would be the one that triggered it), or when
-  the round cap's countdown reaches 0. The step books the game and starts the lane's
-  next one; it runs after the next pass's draws, which need nothing from it. The vector
-  loop stores each lane's flag, and :func:`nonzero_bits8` turns 8 flags into 8 bits
-  with one vector compare and a mask move (LLVM's own reduction of the bits, a chain of
-  shuffles and ORs at the end of every vector loop, cost 3-9% of the time).
-* **Lean statistics.** A seat's game has three numbers in the vector loop: its total,
-  its rolls by dice count (one packed counter, 9 bits per dice count, counted on every
-  roll) and its turn ends (busts by dice count packed the same way, and the turns
-  banked right after hot dice). The rest follows when the game ends: a seat's turns
-  from the game's turns and who began, its busts from the packed busts. A field gains
-  at most one per pass, so every lane's counters are emptied into the statistics every
-  :data:`_FLUSH_PASSES` passes (and when a lane retires), and no field can overflow: no
-  test for it per roll. A game's rolls and busts are read from the counters without
-  emptying them (what they held when the game began is subtracted).
-
-Why a threshold limit (:data:`MAX_THRESHOLD`, about 52 million): the general kernel
-caps a turn at ``MAX_TURN_ROLLS`` rolls, and this kernel never caps a turn. Every
-scoring roll adds at least 50 points, so a ``threshold-T`` turn has at most ``T / 50``
-rolls, and up to the limit no turn reaches that cap: the two kernels play the same
-games. The runner plays higher thresholds with the general kernel
-(:func:`dicelab.farkle.simulate.kernel_for`), and this kernel refuses them.
-
-The draws of a chunk come from its one generator, lane after lane within a pass: the
-games are a deterministic function of ``(seed, chunk, lanes)``, whatever the number of
-threads. With ``lanes=1`` the kernel plays exactly the general kernel's games (same
-draws, same order), which is how the tests check it bit for bit; the product uses
-:func:`lanes_for`. Statistics, histogram and counters have the general kernel's layout.
+The games are a deterministic function of ``(seed, chunk, lanes)``, whatever the number
+of threads; with ``lanes=1`` the kernel plays exactly the general kernel's games (same
+draws, same order), which is how the tests check it bit for bit. Statistics, histogram
+and counters have the general kernel's layout. Thresholds above :data:`MAX_THRESHOLD`
+(about 52 million) are refused: the general kernel caps a turn at ``MAX_TURN_ROLLS``
+rolls and this kernel never does, so beyond it the two would not play the same games;
+the runner plays them with the general kernel (:func:`dicelab.farkle.simulate.
+kernel_for`).
 """
 
 from __future__ import annotations
@@ -171,8 +124,8 @@ for _j in range(36):
 @njit(inline="always")
 def lanes_for(n_seats):
     """The lane count (and column width) for ``n_seats`` seats: more lanes hide more
-    latency, but with several seats the vector loop grows and 32 lanes were slower.
-    Measured on the benchmark machine (AVX-512 and AVX2 code alike)."""
+    latency, but with several seats the vector loop grows (the choice is
+    :data:`dicelab.config.FARKLE_SOLO_LANES` and ``FARKLE_LANES``)."""
     return FARKLE_SOLO_LANES if n_seats == 1 else FARKLE_LANES
 
 
@@ -394,8 +347,8 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
         # the chunk's last game ends: cheaper than testing it on every roll), the vector
         # loop of the second half (from the second pass on), the draws of the second
         # half. With every lane in use, loops of compile-time length. (Written out, not
-        # through a helper function: the helper made the kernel 15% slower for solitaire
-        # and 32% for two seats.)
+        # through a helper function: the helper's array arguments cost reference-count
+        # updates on every pass.)
         if n_lanes == w:
             for j in range(uh):
                 sh = uint64(S[_col(_DICE, w) + j])

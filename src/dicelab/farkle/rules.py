@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dicelab import dice
-from dicelab.cache import text_digest
+from dicelab.digest import text_digest
 from dicelab.errors import UserError
 
 #: Every score, target and threshold is a multiple of this many points.

@@ -22,8 +22,7 @@ Public functions (all take a :class:`~dicelab.farkle.rules.FarkleRules`):
 Kernels are small ``@njit(cache=True)`` functions over the rule set's set-aside
 encoding (:func:`~dicelab.farkle.rules.set_asides`) writing into ``out`` arrays; the
 wrappers check input and allocate. Every solver that maximises looks at every distinct
-legal set-aside of a roll (every pair of points and dice left), not only the most
-points for each number of dice.
+legal set-aside of a roll (every pair of points and dice left).
 """
 
 from __future__ import annotations

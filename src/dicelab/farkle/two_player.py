@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit, prange
 
 from dicelab import cache, config
+from dicelab.digest import text_digest
 from dicelab.errors import UserError
 from dicelab.farkle.head_to_head import bank_sums, cycle_outcomes
 from dicelab.farkle.policy_table import PolicyTable
@@ -966,7 +967,7 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
 
     named = not isinstance(opponent, PolicyTable)
     key = cache.entry_key("farkle-best-response", rules.name, rules.digest(), t=target,
-                          tol=f"{tol:.3g}", vs=cache.text_digest(name)[:12])
+                          tol=f"{tol:.3g}", vs=text_digest(name)[:12])
     t0 = time.perf_counter()
     arrays, from_cache = _solved(key, f"{FORMAT_VERSION}:{name}", build,
                                  use_cache and named, progress)
