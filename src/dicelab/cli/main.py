@@ -173,7 +173,8 @@ def compare(
     policies: Annotated[list[str], typer.Argument(
         help="Two or more policies of one game, e.g. ai max-ev threshold-250.")],
     game: GameOpt = None,
-    games: Annotated[int, typer.Option("--games", "-n", help="Games per pair.")] = DEFAULT_GAMES,
+    games: Annotated[int | None, typer.Option(
+        "--games", "-n", help=f"Games per pair. [default: {DEFAULT_GAMES}]")] = None,
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
@@ -192,6 +193,12 @@ def compare(
     from dicelab.registry import parse_policy
 
     n_pairs = len(policies) * (len(policies) - 1) // 2
+    if exact:
+        given = [f for f, v in (("--games", games), ("--seed", seed), ("--dask", dask),
+                                ("--threads", threads)) if v is not None]
+        if given:
+            raise UserError(f"--exact plays no games: {', '.join(given)} do not apply")
+    games = DEFAULT_GAMES if games is None else games
     _run_games(
         lambda progress, client: run(policies, games=games, seed=seed, game=game,
                                      target=target, rules=rules, ending=ending, exact=exact,
