@@ -197,7 +197,7 @@ def compare(
         given = [f for f, v in (("--games", games), ("--seed", seed), ("--dask", dask),
                                 ("--threads", threads)) if v is not None]
         if given:
-            raise UserError(f"--exact plays no games: {', '.join(given)} do not apply")
+            raise UserError(f"--exact plays no games; leave out {', '.join(given)}")
     games = DEFAULT_GAMES if games is None else games
     _run_games(
         lambda progress, client: run(policies, games=games, seed=seed, game=game,
