@@ -15,9 +15,11 @@ Run: ``.venv/bin/python benchmarks/bench_penta.py [--games N] [--rules seed,hasb
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import resource
+import shutil
 import tempfile
 import time
 
@@ -53,7 +55,10 @@ def main() -> None:
     ap.add_argument("--rules", default="seed,hasbro,free-joker,no-bonus")
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
-    os.environ.setdefault("DICELAB_CACHE_DIR", tempfile.mkdtemp(prefix="dicelab-bench-"))
+    if "DICELAB_CACHE_DIR" not in os.environ:
+        scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
+        atexit.register(shutil.rmtree, scratch, True)
+        os.environ["DICELAB_CACHE_DIR"] = scratch
     say = (lambda *_: None) if args.json else print
     cmd = "python benchmarks/bench_penta.py"
     rows = []

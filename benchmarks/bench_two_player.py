@@ -13,8 +13,10 @@ memory under 4 GB. The cache is bypassed (a private temporary cache dir is used)
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -35,7 +37,9 @@ def main() -> None:
     ap.add_argument("--ending", default=None, help="last-round or first-to-bank")
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
-    os.environ["DICELAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="dicelab-bench-")
+    scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
+    atexit.register(shutil.rmtree, scratch, True)
+    os.environ["DICELAB_CACHE_DIR"] = scratch
 
     import numba
 
