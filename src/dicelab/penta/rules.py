@@ -43,7 +43,7 @@ from typing import NamedTuple
 
 from numba import njit
 
-from dicelab.cache import text_digest
+from dicelab.digest import text_digest
 from dicelab.errors import UserError
 
 # --- boxes and points ---------------------------------------------------------------------
