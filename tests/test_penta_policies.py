@@ -98,7 +98,8 @@ def test_decision_tables_agree_with_rank_options():
 
 @pytest.mark.parametrize("bad", ["ones=6", "penta=20", "fours=x", "bogus=3",
                                  "full-house=20", "bonuses=1", "chance=0", "chance=31",
-                                 "four-of-a-kind=4", "large-straight=30"])
+                                 "four-of-a-kind=4", "large-straight=30", "fours=12,fours=8",
+                                 "bonuses=2,penta=50,fours=20", "bonuses=1,bonuses=1"])
 def test_bad_scorecards_are_user_errors(bad):
     with pytest.raises(UserError):
         Scorecard.parse(bad)
@@ -108,7 +109,7 @@ def test_bad_scorecards_are_user_errors(bad):
     ("", 0), ("chance=5,three-of-a-kind=30,full-house=25", 60),
     ("ones=3,twos=6,threes=9,fours=12,fives=15,sixes=12", 57),  # upper 57: no bonus
     ("ones=3,twos=6,threes=9,fours=12,fives=15,sixes=18", 63 + 35),
-    ("penta=50,bonuses=2,large-straight=40", 50 + 200 + 40),
+    ("penta=50,bonuses=2,large-straight=40,chance=30", 50 + 200 + 40 + 30),
 ])
 def test_scorecard_totals(text, total):
     assert Scorecard.parse(text).total == total

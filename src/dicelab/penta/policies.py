@@ -79,11 +79,15 @@ class Scorecard:
         plus optionally ``bonuses=N``; empty text = an empty card."""
         scores: list[int | None] = [None] * N_BOXES
         bonuses = 0
+        seen: set[str] = set()
         for item in filter(None, (x.strip() for x in (text or "").split(","))):
             key, sep, value = item.partition("=")
             key = key.strip().lower().replace("_", "-")
             if not sep or not re.fullmatch(r"\d+", value.strip()):
                 raise UserError(f"scorecard item '{item}': write box=points, e.g. fours=12")
+            if key in seen:
+                raise UserError(f"scorecard: '{key}' is given twice")
+            seen.add(key)
             pts = int(value)
             if key == "bonuses":
                 bonuses = pts
@@ -106,6 +110,11 @@ class Scorecard:
                 raise UserError(f"box {BOX_NAMES[b]} cannot hold {s}")
         if self.penta_bonuses and self.scores[PENTA_BOX] != PENTA_POINTS:
             raise UserError(f"Penta bonuses need {PENTA_POINTS} in the Penta box")
+        # each bonus is a Penta written into another box, after the Penta box's 50
+        others = sum(s is not None for b, s in enumerate(self.scores) if b != PENTA_BOX)
+        if self.penta_bonuses > others:
+            raise UserError(f"{self.penta_bonuses} Penta bonuses need as many boxes filled "
+                            f"besides the Penta box, not {others}")
 
     @property
     def mask(self) -> int:
