@@ -96,7 +96,7 @@ def test_ctrl_c_is_exit_130_one_line_and_nothing_written(tmp_path, extra):
            "--seed", "1", "--out", str(out), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(4)
+    time.sleep(4)  # (an interrupt while it starts must end the same way)
     assert proc.poll() is None, "finished before the interrupt"
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)

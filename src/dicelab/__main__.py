@@ -1,3 +1,3 @@
-from dicelab.cli.main import main
+from dicelab.cli.entry import main
 
 main()

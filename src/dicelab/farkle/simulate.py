@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dicelab.config import BATCH_CHUNKS, CHUNK_GAMES, DEFAULT_GAMES, HIST_HEADROOM
+from dicelab import config
+from dicelab.config import CHUNK_GAMES, DEFAULT_GAMES, HIST_HEADROOM
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle import lanes
@@ -340,7 +341,8 @@ class FarklePlan(LazyArrays):
     seed: int
     games: int
     first_seat: int | None = None
-    batch_chunks: int = BATCH_CHUNKS
+    #: chunks per kernel call (:data:`dicelab.config.BATCH_CHUNKS` when the plan is made)
+    batch_chunks: int = field(default_factory=lambda: config.BATCH_CHUNKS)
     #: also return each chunk's statistics (``"by_chunk:stats"``, (chunks, seats, N_STATS))
     per_chunk: bool = False
     #: the random-stream layout (:data:`dicelab.farkle.kernels.STREAM_PER_CHUNK` or
@@ -525,8 +527,8 @@ def simulate_bust_frequencies(rules: str | FarkleRules | None = None, *, rolls: 
     t0 = time.perf_counter()
     total = np.zeros(7, dtype=np.int64)
     n = n_chunks(rolls)
-    for lo in range(0, n, BATCH_CHUNKS):
-        hi = min(lo + BATCH_CHUNKS, n)
+    for lo in range(0, n, config.BATCH_CHUNKS):
+        hi = min(lo + config.BATCH_CHUNKS, n)
         out = np.zeros((hi - lo, 7), dtype=np.int64)
         K.bust_counts(chunk_states(seed, lo, hi), chunk_bounds(rolls, lo, hi), sa.roll_class,
                       out)
