@@ -124,6 +124,18 @@ def keyed_state(k0, k1, a, b, c):
     return s0, s1 | uint64(1), s2, s3
 
 
+@njit(inline="always")
+def faces_rank(faces, pos, n):
+    """The global multiset rank of the ``n`` die faces (1..6) ``faces[pos:pos + n]``: how
+    scripted dice become a roll, the same way :func:`roll_dice` reads a random draw."""
+    u = np.int64(0)
+    mult = np.int64(1)
+    for i in range(n):
+        u += (faces[pos + i] - 1) * mult
+        mult *= 6
+    return np.int64(_SEQ_TO_RANK[_SEQ_OFFSET[n] + u])
+
+
 def state_from_seedsequence(ss: np.random.SeedSequence) -> np.ndarray:
     """A xoshiro256** state (uint64[4]) from a SeedSequence; never all zero."""
     st = ss.generate_state(4, np.uint64)

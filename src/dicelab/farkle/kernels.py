@@ -32,7 +32,7 @@ from numba import njit, prange, uint64
 from dicelab.config import MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.dice import POW6, SEQ_OFFSET, SEQ_TO_RANK
 from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, MAX_SEATS, POINT_UNIT
-from dicelab.rng import below_s, keyed_state, roll_dice
+from dicelab.rng import below_s, faces_rank, keyed_state, roll_dice
 
 #: Seat policy kinds.
 THRESHOLD = 0
@@ -136,7 +136,6 @@ class Tally(NamedTuple):
     counters: np.ndarray
 
 
-_SEQ_OFFSET = SEQ_OFFSET.copy()
 _SEQ_TO_RANK = SEQ_TO_RANK.copy()
 _POW6U = POW6.astype(np.uint64)
 _SEQ_OFFSET_U = SEQ_OFFSET.astype(np.uint64)
@@ -167,13 +166,8 @@ def _scripted_roll(script, cursor, n):
     if pos + n > script.shape[0]:
         cursor[1] = 1
         return np.int64(0)
-    u = np.int64(0)
-    mult = np.int64(1)
-    for i in range(n):
-        u += (script[pos + i] - 1) * mult
-        mult *= 6
     cursor[0] = pos + n
-    return np.int64(_SEQ_TO_RANK[_SEQ_OFFSET[n] + u])
+    return faces_rank(script, pos, n)
 
 
 @njit(inline="always")

@@ -48,7 +48,7 @@ from dicelab.penta.solver import solve
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROLL_BASE
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.results import frame_row
-from dicelab.rng import roll_dice
+from dicelab.rng import faces_rank, roll_dice
 from dicelab.runner import LazyArrays, executor_info, plan_token, run_plan
 from dicelab.stats import (
     Estimate,
@@ -159,13 +159,8 @@ def _scripted_roll(src, i, n):
     if pos + n > src.bounds[i + 1]:
         src.short[i] = 1
         return np.int64(dice.SIZE_OFFSET[n])
-    u = 0
-    mult = 1
-    for k in range(n):
-        u += (src.faces[pos + k] - 1) * mult
-        mult *= FACES
     src.cursor[i] = pos + n
-    return np.int64(dice.SEQ_TO_RANK[dice.SEQ_OFFSET[n] + u])
+    return faces_rank(src.faces, pos, n)
 
 
 @njit(cache=True)
@@ -520,7 +515,10 @@ class PentaPlan(LazyArrays):
                           self.games, self.batch_chunks)
 
     def prepare(self) -> None:
-        self.kernel_arrays()
+        """The decision tables, and the kernel compiled (or loaded), before the clock."""
+        pol, rp = self.kernel_arrays()
+        _simulate_chunks(np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol, rp,
+                         TABLES, new_tallies(0, len(self.seats)))
 
     def empty(self) -> dict[str, np.ndarray]:
         return _sum_chunks(new_tallies(0, len(self.seats)))
@@ -529,7 +527,7 @@ class PentaPlan(LazyArrays):
         pol, rp = self.kernel_arrays()
         tl = new_tallies(stop - first, len(self.seats))
         _simulate_chunks(seeding.chunk_states(self.seed, first, stop),
-                         seeding.chunk_bounds(self.games), first, pol, rp, TABLES, tl)
+                         seeding.chunk_bounds(self.games, first, stop), 0, pol, rp, TABLES, tl)
         return _sum_chunks(tl)
 
 
