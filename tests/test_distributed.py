@@ -147,6 +147,7 @@ def test_penta_identical_with_one_two_threads_and_dask(client, monkeypatch):
     assert one.to_dict()["table_bytes"] == dask.to_dict()["table_bytes"] > 0
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_results():
     # real worker processes: each unpickles the plan and builds its own arrays
     seats = [parse_policy("ai"), parse_policy("threshold-300")]

@@ -79,6 +79,7 @@ def _run(pkg: Path, **env_changes: str | None) -> dict:
     return json.loads(out.stdout.splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_changed_inlined_helper_is_recompiled_not_served_stale(package_copy, tmp_path):
     root = tmp_path / "jit"
     # a child inherits the NUMBA_CACHE_DIR dicelab chose here (unless it is the user's)
@@ -102,6 +103,7 @@ def test_a_changed_inlined_helper_is_recompiled_not_served_stale(package_copy, t
     assert (back["value"], back["cache_hits"], back["jit_dir"]) == (11, 1, first["jit_dir"])
 
 
+@pytest.mark.slow
 def test_a_numba_cache_dir_set_by_the_user_is_left_alone(package_copy, tmp_path):
     mine = tmp_path / "my-numba-cache"
     run = _run(package_copy, NUMBA_CACHE_DIR=str(mine), DICELAB_CHOSEN_NUMBA_CACHE_DIR=None,
