@@ -302,10 +302,11 @@ def tune(
 
 def _register_game_commands() -> None:
     # each module adds its commands to app / solve_app / policy_app
-    from dicelab.cli import cache_cmds, experiment_cmds, farkle_cmds, penta_cmds
+    from dicelab.cli import advise_cmds, cache_cmds, experiment_cmds, farkle_cmds, penta_cmds
 
     farkle_cmds.register(app, solve_app, policy_app)
     penta_cmds.register(app, solve_app, policy_app)
+    advise_cmds.register(app)
     cache_cmds.register(app)
     experiment_cmds.register(app)
 

@@ -64,16 +64,6 @@ def render_simulation(result, console: Console) -> None:
                       f"({_ci(tie.ci95, _pct)}), {tie.count:,} games")
 
 
-def _parse_roll(text: str) -> list[int]:
-    try:
-        faces = [int(x) for x in text.replace(" ", ",").split(",") if x]
-    except ValueError:
-        faces = []
-    if len(faces) != 5 or not all(1 <= f <= 6 for f in faces):
-        raise UserError(f"--roll '{text}': give five dice 1..6, e.g. --roll 1,3,3,4,6")
-    return faces
-
-
 def register(app, solve_app, policy_app) -> None:
     """Add ``dicelab solve penta`` and ``dicelab policy penta``."""
 
@@ -122,38 +112,8 @@ def register(app, solve_app, policy_app) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
                             ] = False,
     ) -> None:
-        """Rank every option (keep dice or fill a box) with its expected final score."""
-        from dicelab.cli.render import console
-        from dicelab.penta.policies import Scorecard, rank_options
-        from dicelab.penta.rules import get_rules
-        from dicelab.registry import parse_policy
-        from dicelab.results import to_json
+        """Rank every option (keep dice or fill a box) with its expected final score (the
+        same command as ``advise penta``)."""
+        from dicelab.cli.advise_cmds import penta_advice
 
-        spec = parse_policy(strategy, "penta")
-        rs = get_rules(rules)
-        sc = Scorecard.parse(card)
-        opts = rank_options(sc, _parse_roll(roll), rolls_left, rs, spec.family)
-        ties = sum(o.tie_with_best for o in opts)
-        shown = opts if top <= 0 else opts[:top]
-        if json_out:
-            typer.echo(to_json({"game": "penta", "rules": rs.name, "policy": spec.name,
-                                "card_total": sc.total, "roll": _parse_roll(roll),
-                                "rolls_left": rolls_left,
-                                "tied_with_best": ties,
-                                "options": [o.to_dict() for o in shown]}))
-            return
-        t = Table(title=f"Penta {spec.name} ({rs.name}): roll {roll}, {rolls_left} rerolls "
-                        f"left, card total {sc.total}",
-                  caption="#1 is the policy's choice" + (
-                      f"; {ties} options tie with the best (equal up to rounding; ties go "
-                      "to the lowest box, then the largest keep)" if ties > 1 else ""))
-        t.add_column("#", justify="right")
-        t.add_column("option")
-        t.add_column("expected final", justify="right")
-        t.add_column("loss", justify="right")
-        for i, o in enumerate(shown, 1):
-            what = (f"keep {' '.join(map(str, o.keep)) or 'nothing'}" if o.kind == "keep"
-                    else f"score {o.box} ({o.points})")
-            loss = "tie" if o.tie_with_best and ties > 1 else f"{o.loss:.4f}"
-            t.add_row(str(i), what, f"{o.expected_final:.4f}", loss)
-        console.print(t)
+        penta_advice(roll, card, rolls_left, strategy, rules, top, json_out)

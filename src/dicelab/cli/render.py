@@ -353,6 +353,40 @@ def tune_result(result) -> None:
     console.print(t)
 
 
+def advice_table(title: str, value_name: str, rows, ties: int, digits: int,
+                 tie_order: str) -> None:
+    """The options of one decision, best first: ``rows`` of (option, value, loss,
+    tied with the best); ``ties`` how many options are worth the best."""
+    t = Table(title=title, caption="#1 is the best" + (
+        f"; {ties} options tie with the best (equal up to rounding; {tie_order})"
+        if ties > 1 else ""))
+    t.add_column("#", justify="right")
+    t.add_column("option")
+    t.add_column(value_name, justify="right")
+    t.add_column("loss", justify="right")
+    for i, (what, value, loss, tie) in enumerate(rows, 1):
+        t.add_row(str(i), what, f"{value:.{digits}f}",
+                  "tie" if tie and ties > 1 else f"{loss:.{digits}f}")
+    console.print(t)
+
+
+def farkle_advice(advice) -> None:
+    """A :class:`dicelab.farkle.advise.FarkleAdvice`."""
+    a = advice
+    where = ("solitaire" if a.me is None else
+             f"me {a.me:,}, opponent {a.opp:,}, target {a.target:,}, {a.ending}")
+    rows = [(f"set aside {' '.join(map(str, o.keep))} ({o.points}), "
+             + ("bank" if o.action == "bank" else f"roll {o.dice}"),
+             100 * o.value if a.me is not None else o.value,
+             100 * o.loss if a.me is not None else o.loss, o.tie_with_best)
+            for o in a.options]
+    advice_table(f"Farkle ({a.rules}, {where}): roll {' '.join(map(str, a.roll))} with "
+                 f"{a.turn_points} turn points; {a.policy} play after",
+                 "P(win) %" if a.me is not None else "expected turn score", rows, a.ties,
+                 digits=4 if a.me is not None else 2,
+                 tie_order="more points first, then bank before roll")
+
+
 def penta_simulation(result) -> None:
     """A :class:`dicelab.penta.simulate.PentaResult`."""
     from dicelab.cli.penta_cmds import render_simulation
@@ -373,4 +407,5 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.sprt.SprtRun": sprt_run,
     "dicelab.tune.TuneResult": tune_result,
     "dicelab.penta.simulate.PentaResult": penta_simulation,
+    "dicelab.farkle.advise.FarkleAdvice": farkle_advice,
 }

@@ -478,8 +478,8 @@ def threshold_distribution(rules: FarkleRules, threshold: int) -> TurnDistributi
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> d = threshold_distribution(PRESETS["default"], 300)
-    >>> abs(d.p_bust + d.p_bank.sum() - 1) < 1e-12
-    True
+    >>> round(float(d.p_bust), 4), bool(abs(d.p_bust + d.p_bank.sum() - 1) < 1e-12)
+    (0.1958, True)
     """
     return evaluate_turn_policy(rules, threshold_bank_table(threshold),
                                 name=f"threshold-{int(threshold)}")
@@ -640,8 +640,8 @@ def evaluate_race(rules: FarkleRules, target: int, bank: np.ndarray,
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> e = evaluate_race(PRESETS["default"], 1000, threshold_bank_table(300))
-    >>> e[0] > 1
-    True
+    >>> round(float(e[0]), 3)  # expected turns from 0 when banking at 300 or more
+    2.837
     """
     t = check_target(target) // POINT_UNIT
     check_memory(f"the race to {target:,}", 8 * (t + 1) * 2)

@@ -437,6 +437,18 @@ def _guess(w_val, a, b, t):
     return 0.5
 
 
+@njit(cache=True)
+def _roll_values(i, beta, turn, rolls, work, out):
+    """``out[n]``: the value of rolling ``n`` dice at row ``i`` of a filled turn DP (rows
+    past ``i`` plus one roll filled: beyond the cap they bank, which is their value)."""
+    v, bp, aw, at, _ = work
+    bounds = np.empty(2)
+    for n in range(1, 7):
+        out[n] = _roll_value(i, n, beta, rolls, turn.oflat, v.reshape(v.size),
+                             bp.reshape(bp.size), aw.reshape(aw.size), at.reshape(at.size),
+                             False, bounds)[0]
+
+
 @njit(parallel=True, cache=True)
 def _fill_table_kernel(n_p, turn, rolls, solved, catch, rows_max, value_out, bank_out,
                        top_out):
@@ -711,6 +723,30 @@ class OptimalWinSolution:
                      work, self.table_rows, False)
         return work.bk[:self.table_rows].copy()
 
+    def turn_values(self, my_total: int, opp_total: int, turn_points: int
+                    ) -> tuple[float, np.ndarray]:
+        """(value of banking, value of rolling ``n`` dice for n = 1..6): this policy's
+        P(win) + P(tie)/2 at a decision point of a turn started at (my, opp) totals, with
+        ``turn_points`` (points) set aside so far (index 0 of the roll values unused)."""
+        a, b = self._unit("my total", my_total), self._unit("opponent total", opp_total)
+        if isinstance(turn_points, bool) or not isinstance(turn_points, int | np.integer) \
+                or turn_points < POINT_UNIT or turn_points % POINT_UNIT:
+            raise UserError(f"turn points must be a positive multiple of {POINT_UNIT}, not "
+                            f"{turn_points!r}")
+        i = int(turn_points) // POINT_UNIT
+        sa, tables, turn, solved = self._kernel_args()
+        rows = max(self.table_rows, i + sa.max_points + 2) + sa.max_points + turn.t \
+            + tables.d_eps + 2
+        work = _work(rows)
+        beta = 1.0 - solved.value[b, a]
+        _turn_kernel(a, b, beta, turn, sa.arrays(), solved, tables.catch, work,
+                     i + sa.max_points + 2, False)
+        roll = np.zeros(7)
+        _roll_values(i, beta, turn, sa.arrays(), work, roll)
+        m = a + i
+        bank = 1.0 - (solved.value[b, m] if m < turn.t else tables.catch.value[b, m - b])
+        return float(bank), roll
+
     def policy_table(self) -> PolicyTable:
         """The policy as a :class:`PolicyTable` for the simulation kernel.
 
@@ -872,7 +908,7 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
     >>> from dicelab.farkle.rules import PRESETS
     >>> sol = solve_optimal_win(PRESETS["default"], 1000)
     >>> round(sol.p_win + sol.p_tie / 2, 4), sol.fair_head_start
-    (0.5809, 100)
+    (0.5767, 300)
     """
     target, tol, sa = _check(rules, target, tol)
     t = target // POINT_UNIT

@@ -1,0 +1,126 @@
+"""``dicelab advise farkle`` and ``dicelab advise penta``: every option of one decision,
+ranked by its exact value, with its loss against the best (same shape for both games).
+
+``dicelab policy penta`` is the earlier spelling of ``advise penta`` and stays.
+Thin shells over :func:`dicelab.farkle.advise.advise` and
+:func:`dicelab.penta.policies.rank_options`; the tables come from
+:mod:`dicelab.cli.render`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from dicelab.errors import UserError
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+TopOpt = Annotated[int, typer.Option(help="Show this many options (0 = all).")]
+RollHelp = "The dice just rolled, e.g. {}."
+
+
+def parse_dice(text: str, what: str, sizes: range, example: str) -> list[int]:
+    """Faces 1..6 separated by commas or spaces, as many as ``sizes`` allows."""
+    try:
+        faces = [int(x) for x in text.replace(" ", ",").split(",") if x]
+    except ValueError:
+        faces = []
+    if len(faces) not in sizes or not all(1 <= f <= 6 for f in faces):
+        count = (f"{sizes.start}" if len(sizes) == 1
+                 else f"{sizes.start} to {sizes.stop - 1}")
+        raise UserError(f"{what} '{text}': give {count} dice 1..6, e.g. {what} {example}")
+    return faces
+
+
+def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: str | None,
+                 top: int, json_out: bool) -> None:
+    """Rank every Penta option (keep dice or fill a box) by its expected final score."""
+    from dicelab.cli.render import advice_table
+    from dicelab.penta.policies import Scorecard, rank_options
+    from dicelab.penta.rules import get_rules
+    from dicelab.registry import parse_policy
+    from dicelab.results import to_json
+
+    spec = parse_policy(strategy, "penta")
+    rs = get_rules(rules)
+    sc = Scorecard.parse(card)
+    faces = parse_dice(roll, "--roll", range(5, 6), "1,3,3,4,6")
+    opts = rank_options(sc, faces, rolls_left, rs, spec.family)
+    ties = sum(o.tie_with_best for o in opts)
+    shown = opts if top <= 0 else opts[:top]
+    if json_out:
+        typer.echo(to_json({"game": "penta", "rules": rs.name, "policy": spec.name,
+                            "unit": "expected final score", "card_total": sc.total,
+                            "roll": faces, "rolls_left": rolls_left,
+                            "tied_with_best": ties,
+                            "options": [o.to_dict() for o in shown]}))
+        return
+    rows = [(f"keep {' '.join(map(str, o.keep)) or 'nothing'}" if o.kind == "keep"
+             else f"score {o.box} ({o.points})", o.expected_final, o.loss, o.tie_with_best)
+            for o in shown]
+    advice_table(f"Penta {spec.name} ({rs.name}): roll {roll}, {rolls_left} rerolls left, "
+                 f"card total {sc.total}", "expected final", rows, ties, digits=4,
+                 tie_order="ties go to the lowest box, then the largest keep")
+
+
+def register(app) -> None:
+    """Add ``advise farkle`` and ``advise penta``."""
+    advise_app = typer.Typer(
+        help="Every option of a decision, ranked by its exact value, with its loss.",
+        no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    app.add_typer(advise_app, name="advise")
+
+    @advise_app.command("farkle")
+    def advise_farkle(
+        roll: Annotated[str, typer.Option(help=RollHelp.format("1,1,5,2,3,4"))],
+        turn_points: Annotated[int, typer.Option(
+            "--turn-points", help="Points set aside this turn before this roll.")] = 0,
+        me: Annotated[int | None, typer.Option(
+            "--me", help="Your banked total (with --opp: two-player advice).")] = None,
+        opp: Annotated[int | None, typer.Option(
+            "--opp", help="The opponent's banked total.")] = None,
+        target: Annotated[int | None, typer.Option(
+            help="Target score (two players). [default: 10000]")] = None,
+        rules: Annotated[str | None, typer.Option(
+            help="Scoring preset (default, basic, ones-300) or TOML file.")] = None,
+        ending: Annotated[str | None, typer.Option(
+            help="Ending rule: last-round (the default) or first-to-bank.")] = None,
+        top: TopOpt = 12,
+        json_out: JsonOpt = False,
+    ) -> None:
+        """Every legal set-aside of the roll, then bank or roll: its expected turn score
+        (solitaire, max-ev play after) or its exact P(win) (with --me and --opp,
+        optimal-win play after), and its loss against the best."""
+        from dicelab.cli.render import show
+        from dicelab.farkle.advise import advise
+        from dicelab.results import to_json
+
+        faces = parse_dice(roll, "--roll", range(1, 7), "1,1,5,2,3,4")
+        result = advise(faces, turn_points=turn_points, me=me, opp=opp, target=target,
+                        rules=rules, ending=ending)
+        if top > 0:
+            result = result.top(top)
+        if json_out:
+            typer.echo(to_json(result.to_dict()))
+            return
+        show(result)
+
+    @advise_app.command("penta")
+    def advise_penta(
+        roll: Annotated[str, typer.Option(help="The five dice, e.g. 1,3,3,4,6.")],
+        card: Annotated[str, typer.Option(
+            help="Filled boxes as box=points, e.g. ones=3,fours=12,penta=50[,bonuses=1]; "
+                 "empty = new game.")] = "",
+        rolls_left: Annotated[int, typer.Option(
+            "--rolls-left", help="Rerolls still allowed this turn: 2, 1 or 0.")] = 2,
+        strategy: Annotated[str, typer.Option(
+            "--strategy", "-s", help="optimal or greedy.")] = "optimal",
+        rules: Annotated[str | None, typer.Option(
+            help="Rule set: seed, hasbro, free-joker, no-bonus. [default: seed]")] = None,
+        top: TopOpt = 10,
+        json_out: JsonOpt = False,
+    ) -> None:
+        """Every option (keep dice or fill a box) with its expected final score and its
+        loss against the best (``policy penta`` is the same command)."""
+        penta_advice(roll, card, rolls_left, strategy, rules, top, json_out)

@@ -1,0 +1,247 @@
+"""Advice for a Farkle position: every legal set-aside of a roll, then bank or roll, each
+with its exact value and its loss against the best (layer 2).
+
+``advise([1, 1, 5, 2, 3, 4], turn_points=350)``: solitaire, the value is the expected
+final turn score under ``max-ev`` play from there on. With both totals
+(``me=4000, opp=6000``) the value is the exact P(win) + P(tie)/2 of two-player play
+(``optimal-win`` from there on, under the game's ending rule); with ``opp`` at or above
+the target (and ``last-round``), it is the last turn: the chance to beat ``opp``.
+
+An option is a set of dice to set aside (every distinct legal one: each die in it part of
+a combination formed within this roll) and what follows: bank, or roll the dice left (6
+after hot dice). Options worth the same (within 1e-12) are ties and say so
+(``tie_with_best``, loss 0); the values assume play by ``max-ev`` (solitaire) or
+``optimal-win`` (two players) after this decision.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dicelab import dice
+from dicelab.errors import UserError
+from dicelab.farkle.rules import (
+    FIRST_TO_BANK,
+    POINT_UNIT,
+    FarkleRules,
+    check_target,
+    dice_after,
+    load_rules,
+    set_asides,
+    setaside_points,
+)
+
+#: Options whose values differ by at most this are ties.
+TIE = 1e-12
+
+
+@dataclass(frozen=True)
+class FarkleOption:
+    """Set aside ``keep`` (points ``points``), then ``action``: ``"bank"`` or ``"roll"``
+    (``dice`` dice); ``value`` in the advice's ``unit``; ``loss`` against the best."""
+
+    keep: tuple[int, ...]
+    points: int
+    action: str
+    dice: int
+    value: float
+    loss: float
+    tie_with_best: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"keep": list(self.keep), "points": self.points, "action": self.action,
+                "dice": self.dice, "value": self.value, "loss": self.loss,
+                "tie_with_best": self.tie_with_best}
+
+
+@dataclass(frozen=True)
+class FarkleAdvice:
+    """Every option of one decision, best first."""
+
+    roll: tuple[int, ...]
+    turn_points: int
+    me: int | None
+    opp: int | None
+    target: int
+    rules: str
+    ending: str
+    mode: str  # "solitaire", "two-player" or "last-round"
+    policy: str  # whose play from here on the values assume
+    unit: str  # what the values are
+    options: list[FarkleOption]
+    n_ties: int | None = None  # set by top(): the options cut off still count
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"game": "farkle", "roll": list(self.roll), "turn_points": self.turn_points,
+                "me": self.me, "opp": self.opp, "target": self.target, "rules": self.rules,
+                "ending": self.ending, "mode": self.mode, "policy": self.policy,
+                "unit": self.unit, "tied_with_best": self.ties,
+                "options": [o.to_dict() for o in self.options]}
+
+    def top(self, k: int) -> FarkleAdvice:
+        """The same advice with only the ``k`` best options (``ties`` still counts all)."""
+        return dataclasses.replace(self, options=self.options[:k], n_ties=self.ties)
+
+    @property
+    def ties(self) -> int:
+        """How many options are worth the best (1: the best stands alone)."""
+        if self.n_ties is not None:
+            return self.n_ties
+        return sum(o.tie_with_best for o in self.options)
+
+
+def legal_setasides(rules: FarkleRules, roll: list[int]) -> list[tuple[tuple[int, ...], int]]:
+    """Every distinct legal set-aside of ``roll`` (sorted dice) with its points, most
+    points first.
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> legal_setasides(PRESETS["default"], [1, 2, 3, 4, 6, 6])
+    [((1,), 100)]
+    """
+    out = {}
+    faces = sorted(roll)
+    for k in range(1, len(faces) + 1):
+        for sub in itertools.combinations(faces, k):
+            if sub not in out:
+                p = setaside_points(rules, sub)
+                if p is not None:
+                    out[sub] = p
+    return sorted(out.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))
+
+
+def _check_roll(roll) -> list[int]:
+    faces = [int(f) for f in roll]
+    if not 1 <= len(faces) <= dice.MAX_DICE or not all(1 <= f <= dice.FACES for f in faces):
+        raise UserError(f"--roll: 1 to {dice.MAX_DICE} dice 1..{dice.FACES}, e.g. "
+                        f"1,1,5,2,3,4; not {','.join(map(str, faces)) or 'nothing'}")
+    return faces
+
+
+def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None = None,
+           target: int | None = None, rules: str | FarkleRules | None = None,
+           ending: str | None = None) -> FarkleAdvice:
+    """Every option of the decision after ``roll`` (the dice just rolled) with
+    ``turn_points`` already set aside this turn (see the module docstring).
+
+    >>> a = advise([1, 5, 2, 3, 4, 6])   # a straight: all six, then roll six again
+    >>> (a.options[0].keep, a.options[0].action, a.options[0].dice)
+    ((1, 2, 3, 4, 5, 6), 'roll', 6)
+    """
+    faces = _check_roll(roll)
+    table = load_rules(rules, ending)
+    t = check_target(target)
+    if isinstance(turn_points, bool) or not isinstance(turn_points, int) or turn_points < 0 \
+            or turn_points % POINT_UNIT:
+        raise UserError(f"--turn-points must be a non-negative multiple of {POINT_UNIT}, not "
+                        f"{turn_points}")
+    if turn_points == 0 and len(faces) != dice.MAX_DICE:
+        raise UserError(f"--turn-points 0 is a turn's first roll, which is all "
+                        f"{dice.MAX_DICE} dice, not {len(faces)}")
+    if (me is None) != (opp is None):
+        raise UserError("give both --me and --opp (two players), or neither (solitaire)")
+    options = legal_setasides(table, faces)
+    if not options:
+        raise UserError(f"the roll {','.join(map(str, faces))} scores nothing: the turn is "
+                        "lost (Turn lost!)")
+    n = len(faces)
+    if me is None:
+        mode, unit, value = "solitaire", "expected final turn score (points)", \
+            _solitaire(table)
+    else:
+        for what, v in (("--me", me), ("--opp", opp)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v % POINT_UNIT:
+                raise UserError(f"{what} must be a non-negative multiple of {POINT_UNIT}, "
+                                f"not {v}")
+        if me >= t:
+            raise UserError(f"--me {me}: a banked total at the target {t} has ended the "
+                            "game or started its last round")
+        last = opp >= t
+        if last and table.ending_code == FIRST_TO_BANK:
+            raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
+                            "opponent reached the target")
+        mode = "last-round" if last else "two-player"
+        unit = "P(win) + P(tie)/2"
+        value = (_last_turn(table, t, me, opp) if last
+                 else _two_player(table, t, me, opp))
+    rows = []
+    for keep, pts in options:
+        tp = turn_points + pts
+        left = dice_after(n, len(keep))
+        bank, roll_values = value(tp)
+        rows.append((keep, pts, "bank", 0, bank))
+        rows.append((keep, pts, "roll", left, float(roll_values[left])))
+    best = max(r[4] for r in rows)
+    rows.sort(key=lambda r: (-r[4], -r[1], r[2] != "bank"))
+    out = [FarkleOption(keep, pts, action, d, v, 0.0 if best - v <= TIE else best - v,
+                        best - v <= TIE) for keep, pts, action, d, v in rows]
+    return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
+                        mode, "max-ev" if me is None else "optimal-win", unit, out)
+
+
+def _solitaire(rules: FarkleRules):
+    """tp -> (bank value, roll values by dice): max-ev's expected final turn score."""
+    from dicelab.farkle import turn_dp
+
+    sol = turn_dp.solve_max_ev(rules)
+    sa = set_asides(rules)
+    cap = sol.cap // POINT_UNIT
+
+    def value(tp: int) -> tuple[float, np.ndarray]:
+        p = tp // POINT_UNIT
+        roll = np.zeros(7)
+        for n in range(1, 7):
+            if p < cap:
+                roll[n] = sol.roll_value[p, n]
+            else:  # every successor banks (proven): the roll's expectation directly
+                lo, hi = sa.class_start[n], sa.class_start[n + 1]
+                best = [sa.points[sa.option_start[c]:sa.option_start[c + 1]].max()
+                        for c in range(lo, hi)]
+                roll[n] = POINT_UNIT * float(np.dot(sa.class_prob[lo:hi],
+                                                    p + np.array(best)))
+        return float(tp), roll
+
+    return value
+
+
+def _two_player(rules: FarkleRules, t: int, me: int, opp: int):
+    from dicelab.farkle.two_player import solve_optimal_win
+
+    sol = solve_optimal_win(rules, t)
+
+    def value(tp: int) -> tuple[float, np.ndarray]:
+        return sol.turn_values(me, opp, tp)
+
+    return value
+
+
+def _last_turn(rules: FarkleRules, t: int, me: int, opp: int):
+    """The last turn: beat ``opp`` (bank wins above it, ties level with it)."""
+    from dicelab.farkle.two_player import solve_optimal_win
+
+    sol = solve_optimal_win(rules, t)
+    tables = sol._kernel_args()[1]
+    lv = tables.last.lv
+    sa = set_asides(rules)
+
+    def point(x: int, n: int) -> float:  # a decision point needing x more units
+        return 1.0 if x < 0 else float(lv[min(x, lv.shape[0] - 1), n])
+
+    def value(tp: int) -> tuple[float, np.ndarray]:
+        x = (opp - me - tp) // POINT_UNIT
+        bank = 1.0 if x < 0 else (0.5 if x == 0 else 0.0)
+        roll = np.zeros(7)
+        for n in range(1, 7):
+            acc = 0.0
+            for c in range(sa.class_start[n], sa.class_start[n + 1]):
+                js = range(sa.option_start[c], sa.option_start[c + 1])
+                acc += sa.class_prob[c] * max(point(x - int(sa.points[j]), int(sa.dice[j]))
+                                              for j in js)
+            roll[n] = acc
+        return bank, roll
+
+    return value

@@ -1,0 +1,257 @@
+"""Advice for one decision (dicelab.farkle.advise, ``dicelab advise``) against the
+plain-Python references: every legal set-aside (tests/naive_farkle), the solitaire
+max-ev recursion (tests/naive_farkle_dp), the two-player value iteration and the last
+turn (tests/naive_two_player)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import naive_farkle as nf
+import naive_farkle_dp as nfd
+import naive_two_player as ntp
+import numpy as np
+import pytest
+from cli_helpers import run_cli
+
+from dicelab.errors import UserError
+from dicelab.farkle import turn_dp
+from dicelab.farkle.advise import advise, legal_setasides
+from dicelab.farkle.rules import PRESETS, FarkleRules, load_rules
+
+
+def _ones(ending: str = "last-round") -> FarkleRules:
+    """Only a single 1 scores (100): few options, so the naive value iteration is quick."""
+    return FarkleRules(name=f"ones-{ending}", singles=(0, 100, 0, 0, 0, 0, 0),
+                       three_of_a_kind=(0,) * 7, n_of_a_kind_mode="none",
+                       n_of_a_kind=(0, 0, 0), straight=0, three_pairs=0,
+                       four_and_pair_as_three_pairs=False, two_triplets=0, ending=ending)
+
+
+def _pairs(advice):
+    """{(keep, action, dice): value} of every option."""
+    return {(o.keep, o.action, o.dice): o.value for o in advice.options}
+
+
+@pytest.mark.parametrize("rules", ["default", "basic"])
+def test_every_legal_set_aside_of_every_roll(rules):
+    table = PRESETS[rules]
+    for n in range(1, 7):
+        for roll in itertools.combinations_with_replacement(range(1, 7), n):
+            got = dict(legal_setasides(table, list(roll)))
+            assert got == nf.legal_setasides(table, roll), roll
+
+
+def test_options_are_every_set_aside_times_bank_or_roll_best_first():
+    a = advise([1, 1, 5, 2, 3, 4], turn_points=350)
+    assert len(a.options) == 2 * len(legal_setasides(PRESETS["default"], [1, 1, 5, 2, 3, 4]))
+    values = [o.value for o in a.options]
+    assert values == sorted(values, reverse=True)
+    best = a.options[0]
+    assert best.loss == 0.0 and best.tie_with_best
+    for o in a.options:
+        assert o.loss == pytest.approx(best.value - o.value, abs=1e-12)
+        assert o.dice == (0 if o.action == "bank" else 6 - len(o.keep) or 6)
+        if o.action == "bank":  # solitaire: banking is worth the turn points banked
+            assert o.value == 350 + o.points
+
+
+def test_solitaire_values_are_the_plain_python_max_ev():
+    sol = turn_dp.solve_max_ev(PRESETS["default"])
+    states = nfd.max_ev_values("default", sol.cap, every=True)
+
+    def state(tp, n):
+        return float(tp) if tp >= sol.cap else states[(tp, n)]
+
+    def roll_value(tp, n):
+        return sum(p * max(state(tp + pts, 6 if k == n else n - k)
+                           for k, pts in nfd.options("default", faces, True))
+                   for faces, p in nfd.roll_distribution(n)
+                   if nfd.options("default", faces, True))
+
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(40):
+        n = int(rng.integers(1, 7))
+        roll = sorted(int(f) for f in rng.integers(1, 7, n))
+        if not nf.legal_setasides(PRESETS["default"], tuple(roll)):
+            continue
+        # from the turn's start to past the cap (where every successor banks)
+        tp = 0 if n == 6 and rng.random() < 0.2 else 50 * int(rng.integers(1, sol.cap // 50
+                                                                            + 12))
+        for (keep, action, left), v in _pairs(advise(roll, turn_points=tp)).items():
+            p = nf.legal_setasides(PRESETS["default"], tuple(keep))[tuple(keep)]
+            want = tp + p if action == "bank" else roll_value(tp + p, left)
+            assert v == pytest.approx(want, rel=1e-12), (roll, tp, keep, action)
+            checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize(("ending", "target", "cap"), [("last-round", 400, 90),
+                                                        ("first-to-bank", 600, None)])
+def test_two_player_values_are_the_plain_python_value_iteration(ending, target, cap):
+    table = _ones(ending)
+    ref = ntp.solve(table, target, cap)
+    t = target // 50
+
+    def naive(a, b, i, n):
+        """(bank, roll) at a decision point; roll None where banking is forced."""
+        v = ref.states[i * 7 + n, a, b, 0]
+        margin = ref.bank_margin[i * 7 + n, a, b]
+        if not np.isfinite(margin):
+            return v, None
+        return v + min(margin, 0.0), v - max(margin, 0.0)
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    while checked < 60:
+        a, b = (int(x) for x in rng.integers(0, t, 2))
+        n = int(rng.integers(1, 7))
+        roll = sorted(int(f) for f in rng.integers(1, 7, n))
+        if 1 not in roll:
+            continue
+        i0 = 0 if n == 6 and rng.random() < 0.3 else int(rng.integers(1, t + 4))
+        if a + i0 >= t:
+            continue
+        got = advise(roll, turn_points=50 * i0, me=50 * a, opp=50 * b, target=target,
+                     rules=table)
+        assert got.mode == "two-player" and got.policy == "optimal-win"
+        for (keep, action, left), v in _pairs(got).items():
+            bank, roll_v = naive(a, b, i0 + 2 * len(keep), left if left else 6)
+            if action == "bank":
+                assert v == pytest.approx(bank, abs=1e-9), (a, b, i0, keep)
+            elif roll_v is not None:
+                assert v == pytest.approx(roll_v, abs=1e-9), (a, b, i0, keep, left)
+            checked += 1
+
+
+def test_last_turn_values_are_the_plain_python_last_turn():
+    table = _ones()
+    last = ntp.LastRound(table)
+    target = 800
+    for me, opp, tp, roll in [(0, 800, 0, [1, 1, 2, 3, 4, 5]), (300, 900, 400, [1, 4]),
+                              (400, 850, 300, [1, 1, 6]), (650, 800, 50, [1, 1, 1, 2]),
+                              (700, 1000, 200, [1, 3, 3])]:
+        got = advise(roll, turn_points=tp, me=me, opp=opp, target=target, rules=table)
+        assert got.mode == "last-round"
+        for (keep, action, left), v in _pairs(got).items():
+            x = (opp - me - tp - 100 * len(keep)) // 50
+            if action == "bank":
+                assert v == (1.0 if x < 0 else 0.5 if x == 0 else 0.0)
+            else:
+                assert v == pytest.approx(last.roll(x, left)[0], abs=1e-12), (me, tp, keep)
+
+
+def test_a_bank_that_reaches_the_target_hands_over_the_last_round():
+    # me 600 + 300 banks 900 >= 800: the opponent's last turn needs more than 900 - 500;
+    # the turn points may pass the target before the bank (700 + 200 + 200 here)
+    table = _ones()
+    last = ntp.LastRound(table)
+    got = advise([1, 1, 3], turn_points=100, me=600, opp=500, target=800, rules=table)
+    bank = {o.keep: o.value for o in got.options if o.action == "bank"}
+    assert bank[(1, 1)] == pytest.approx(1.0 - last.turn((900 - 500) // 50)[0], abs=1e-9)
+    past = advise([1, 1, 3], turn_points=200, me=700, opp=500, target=800, rules=table)
+    bank = {o.keep: o.value for o in past.options if o.action == "bank"}
+    assert bank[(1, 1)] == pytest.approx(1.0 - last.turn((1100 - 500) // 50)[0], abs=1e-9)
+
+
+def test_equal_options_are_ties():
+    # the last turn with 400 + 500 against 1,000: banking 1 1, 1 5 or 1 1 5 wins for sure
+    # (worth 1), banking 1 ties (worth 1/2), rolling on risks a bust
+    got = advise([1, 1, 5, 2, 3, 4], turn_points=500, me=400, opp=1000, target=1000)
+    assert got.mode == "last-round" and got.ties == 3
+    assert {(o.keep, o.action) for o in got.options if o.tie_with_best} == {
+        ((1, 1), "bank"), ((1, 5), "bank"), ((1, 1, 5), "bank")}
+    assert all(o.value == 1.0 and o.loss == 0.0 for o in got.options[:3])
+    assert got.options[3].value < 1.0 and got.options[3].loss > 0.0
+    assert got.top(1).ties == 3 and len(got.top(1).options) == 1
+    # two set-asides with the same points and dice left: the same values
+    solo = {(o.keep, o.action): o.value for o in advise([1, 2, 2, 2, 5, 5]).options}
+    assert solo[((1, 5, 5), "roll")] == solo[((2, 2, 2), "roll")]
+    assert solo[((1, 5, 5), "bank")] == solo[((2, 2, 2), "bank")] == 200
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"roll": [2, 3, 4, 6, 6, 2]}, "scores nothing"),
+    ({"roll": [1, 7]}, "dice 1..6"),
+    ({"roll": []}, "dice 1..6"),
+    ({"roll": [1, 5], "turn_points": 0}, "first roll"),
+    ({"roll": [1, 5], "turn_points": 120}, "multiple of 50"),
+    ({"roll": [1, 5], "turn_points": -50}, "multiple of 50"),
+    ({"roll": [1, 5], "turn_points": 100, "me": 100}, "both --me and --opp"),
+    ({"roll": [1, 5], "turn_points": 100, "me": 990, "opp": 0, "target": 1000},
+     "multiple of 50"),
+    ({"roll": [1, 5], "turn_points": 100, "me": 1000, "opp": 0, "target": 1000},
+     "ended the game"),
+    ({"roll": [1, 5], "turn_points": 100, "me": 100, "opp": 1000, "target": 1000,
+      "ending": "first-to-bank"}, "game ended"),
+    ({"roll": [1, 5], "turn_points": 100, "target": 1010}, "multiple of 50"),
+])
+def test_impossible_positions_are_user_errors(kwargs, message):
+    with pytest.raises(UserError, match=message):
+        advise(**kwargs)
+
+
+# ---------------------------------------------------------------------------------
+# the command
+
+
+def test_advise_farkle_command_table_and_json(capsys):
+    code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,1,5,2,3,4",
+                                      "--turn-points", "350"])
+    assert code == 0 and err == ""
+    first = next(line for line in out.splitlines() if "│  1 │" in line or "│ 1 │" in line)
+    assert "set aside 1 (100), roll 5" in first
+    code, out, _ = run_cli(capsys, ["advise", "farkle", "--roll", "1 1 5 2 3 4",
+                                    "--turn-points", "350", "--json", "--top", "3"])
+    d = json.loads(out)
+    assert code == 0 and d["mode"] == "solitaire" and d["policy"] == "max-ev"
+    assert len(d["options"]) == 3 and d["options"][0]["keep"] == [1]
+    assert d["options"][0]["action"] == "roll" and d["options"][0]["dice"] == 5
+
+
+def test_advise_farkle_two_players_command(capsys):
+    code, out, _ = run_cli(capsys, ["advise", "farkle", "--roll", "5,5,2", "--turn-points",
+                                    "300", "--me", "400", "--opp", "600", "--target", "1000",
+                                    "--json"])
+    d = json.loads(out)
+    assert code == 0 and d["mode"] == "two-player" and d["unit"] == "P(win) + P(tie)/2"
+    assert {(tuple(o["keep"]), o["action"]) for o in d["options"]} == {
+        ((5,), "bank"), ((5,), "roll"), ((5, 5), "bank"), ((5, 5), "roll")}
+    assert all(0.0 <= o["value"] <= 1.0 for o in d["options"])
+    direct = advise([5, 5, 2], turn_points=300, me=400, opp=600, target=1000)
+    assert [o["value"] for o in d["options"]] == [o.value for o in direct.options]
+
+
+@pytest.mark.parametrize("argv", [
+    ["advise", "farkle", "--roll", "2,3,4,6,6,2"],
+    ["advise", "farkle", "--roll", "1,x"],
+    ["advise", "farkle", "--roll", "1,1,1,1,1,1,1"],
+    ["advise", "farkle", "--roll", "1,5", "--turn-points", "75"],
+    ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--opp", "300"],
+    ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--rules", "nope"],
+    ["advise", "penta", "--roll", "1,2,3"],
+    ["advise", "penta", "--roll", "1,2,3,4,5", "--rolls-left", "3"],
+])
+def test_advise_refusals_are_one_error_line(capsys, argv):
+    code, out, err = run_cli(capsys, argv)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_advise_penta_is_policy_penta(capsys):
+    argv = ["--roll", "1,3,3,4,6", "--card", "ones=3,fours=12", "--rolls-left", "1",
+            "--strategy", "greedy", "--json", "--top", "0"]
+    code, new, _ = run_cli(capsys, ["advise", "penta", *argv])
+    code_old, old, _ = run_cli(capsys, ["policy", "penta", *argv])
+    assert code == code_old == 0 and new == old
+    d = json.loads(new)
+    assert d["game"] == "penta" and d["unit"] == "expected final score"
+    assert d["options"][0]["played"] and d["options"][0]["loss"] == 0.0
+
+
+def test_load_rules_of_the_advice_follows_the_ending():
+    got = advise([1, 5], turn_points=100, me=0, opp=0, target=300,
+                 rules=load_rules("default"), ending="first-to-bank")
+    assert got.ending == "first-to-bank" and got.mode == "two-player"
