@@ -12,8 +12,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from dicelab.errors import UserError
-
 
 def _ci(pair, fmt) -> str:
     return f"{fmt(pair[0])} .. {fmt(pair[1])}"
