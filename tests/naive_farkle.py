@@ -25,6 +25,8 @@ def kind_points(t: FarkleRules, face: int, k: int) -> int:
         return {4: t.n_of_a_kind[0], 5: t.n_of_a_kind[1], 6: t.n_of_a_kind[2]}[k]
     if t.n_of_a_kind_mode == "double":
         return three * (2 ** (k - 3))
+    if t.n_of_a_kind_mode == "linear":  # each die past three adds the triple again
+        return three * (k - 2)
     return 0
 
 
@@ -163,7 +165,7 @@ def threshold_turn_distribution(t: FarkleRules, threshold: int) -> dict[int, flo
                 continue
             tp2 = tp + pts
             n2 = n - k or 6
-            if tp2 >= threshold:
+            if tp2 >= threshold and may_bank(t, tp2, n2):
                 out[tp2] += p
             else:
                 for v, q in from_state(tp2, n2):
@@ -171,6 +173,12 @@ def threshold_turn_distribution(t: FarkleRules, threshold: int) -> dict[int, flo
         return tuple(out.items())
 
     return dict(from_state(0, 6))
+
+
+def may_bank(t: FarkleRules, tp: int, n_next: int) -> bool:
+    """The house rules of banking: at least ``min_bank`` turn points, and no bank right
+    after hot dice when hot dice must roll on."""
+    return tp >= t.min_bank and not (t.hot_dice == "must-roll" and n_next == 6)
 
 
 def expected_turns_to_target(turn_dist: dict[int, float], target: int) -> float:
@@ -276,7 +284,7 @@ def play_turn(t: FarkleRules, policy, dice: FaceStream, my_total: int, best_opp:
                     bank = False
         if n2 == 6:
             log["hot"] += 1
-        if bank:
+        if bank and may_bank(t, tp, n2):
             return tp
         n = n2
 
@@ -297,6 +305,7 @@ def play_game(t: FarkleRules, policies, dice: FaceStream, target: int, start: in
     assert ending in ("last-round", "first-to-bank")
     s_count = len(policies)
     totals = [0] * s_count
+    streak = [0] * s_count  # lost turns in a row
     logs = [new_log() for _ in policies]
     seat = start
     trigger = None
@@ -306,6 +315,10 @@ def play_game(t: FarkleRules, policies, dice: FaceStream, target: int, start: in
         pts = play_turn(t, policies[seat], dice, totals[seat], best, trigger is not None, best,
                         logs[seat])
         totals[seat] += pts
+        streak[seat] = streak[seat] + 1 if pts == 0 else 0
+        if streak[seat] == 3:  # three farkles in a row
+            totals[seat] -= t.farkle_penalty
+            streak[seat] = 0
         if trigger is None and totals[seat] >= target:
             trigger = seat
             if ending == "first-to-bank":

@@ -100,16 +100,20 @@ def _next_dice(n: int, k: int) -> int:
     return 6 if k == n else n - k
 
 
-def max_ev_values(rules: str, cap: int, every: bool = False) -> dict[tuple[int, int], float]:
+def max_ev_values(rules: str, cap: int, every: bool = False, min_bank: int = 0
+                  ) -> dict[tuple[int, int], float]:
     """Max expected final turn points at every state (tp, n) with 0 < tp < cap (banking
     forced at turn points >= cap), and at (0, 6), the turn's start (a forced roll).
     ``every``: choose among every distinct legal set-aside, not only the most points for
-    each number of dice kept."""
+    each number of dice kept. ``min_bank``: no bank with fewer turn points (cap >= it)."""
+    assert cap >= min_bank
 
     @functools.cache
     def state(tp: int, n: int) -> float:
         if tp >= cap:
             return float(tp)
+        if tp < min_bank:
+            return roll(tp, n)
         return max(float(tp), roll(tp, n))
 
     @functools.cache
@@ -129,9 +133,9 @@ def max_ev_values(rules: str, cap: int, every: bool = False) -> dict[tuple[int, 
     return out
 
 
-def max_ev(rules: str, cap: int, every: bool = False) -> float:
+def max_ev(rules: str, cap: int, every: bool = False, min_bank: int = 0) -> float:
     """Max expected turn score when banking is forced at turn points >= cap."""
-    return max_ev_values(rules, cap, every)[(0, 6)]
+    return max_ev_values(rules, cap, every, min_bank)[(0, 6)]
 
 
 def threshold_outcomes(rules: str, threshold: int) -> dict[int, float]:
@@ -159,11 +163,11 @@ def threshold_outcomes(rules: str, threshold: int) -> dict[int, float]:
     return dict(from_roll(0, 6))
 
 
-def fastest_turns(rules: str, target: int, sweeps: int = 200, every: bool = False
-                  ) -> list[float]:
+def fastest_turns(rules: str, target: int, sweeps: int = 200, every: bool = False,
+                  min_bank: int = 0) -> list[float]:
     """Expected turns to reach ``target`` solitaire under the best policy, per total
     (index = total // 50), by plain fixed-point iteration on each total's bust loop.
-    ``every``: as in :func:`max_ev_values`."""
+    ``every``, ``min_bank``: as in :func:`max_ev_values`."""
     units = target // 50
     turns = [0.0] * (units + 1)
     for m in range(units - 1, -1, -1):
@@ -173,7 +177,9 @@ def fastest_turns(rules: str, target: int, sweeps: int = 200, every: bool = Fals
 
             @functools.cache
             def cost(tp: int, n: int, x=x, total=total) -> float:
-                bank = turns[min((total + tp) // 50, units)] if tp > 0 else float("inf")
+                if tp == 0 or tp < min_bank:
+                    return roll_cost(tp, n, x)
+                bank = turns[min((total + tp) // 50, units)]
                 if total + tp >= target:
                     return 0.0
                 return min(bank, roll_cost(tp, n, x))

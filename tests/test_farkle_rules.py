@@ -264,7 +264,7 @@ def test_rules_file(tmp_path):
     ("singles = {7 = 50}", "not one of"),
     ("singles = {x = 50}", "not a face"),
     ("singles = 100", "expected a table"),
-    ('n-of-a-kind-mode = "triple"', "n-of-a-kind-mode must be one of fixed, double, none"),
+    ('n-of-a-kind-mode = "triple"', "n-of-a-kind-mode must be one of fixed, double, linear, none"),
     ('ending = "sudden"', "ending must be one of last-round, first-to-bank"),
     ("four-and-pair-as-three-pairs = 1", "true or false"),
     ('name = ""', "name must be a non-empty string"),

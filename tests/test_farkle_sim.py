@@ -43,7 +43,8 @@ def run_script(seats, faces, target, n_games=1, first_seat=0, table=DEFAULT,
     """Run the jitted game kernel on scripted dice; returns a small record."""
     seats = seat_arrays(seats_of(*seats), table, target)
     s = seats.kinds.size
-    game = K.Game(s, first_seat, target, ENDINGS[ending])
+    game = K.Game(s, first_seat, target, ENDINGS[ending], K.STREAM_PER_CHUNK,
+                  table.farkle_penalty)
     tally = K.Tally(np.zeros((s, K.N_STATS), dtype=np.int64),
                     np.zeros((s, (target + config.HIST_HEADROOM) // 50 + 1), dtype=np.int64),
                     np.zeros(K.N_CHUNK_COUNTERS, dtype=np.int64))
@@ -247,14 +248,14 @@ def random_table(rng, shape, last_d=None):
     return PolicyTable("random", value, bank, lv, lb)
 
 
-def naive_stats(policies, faces, target, n_games, first_seat, ending):
+def naive_stats(policies, faces, target, n_games, first_seat, ending, table=DEFAULT):
     stream = nf.FaceStream(faces)
     s = len(policies)
     stats = np.zeros((s, K.N_STATS), dtype=np.int64)
     totals_all = []
     for i in range(n_games):
         start = first_seat if first_seat >= 0 else i % s
-        totals, logs, trigger = nf.play_game(DEFAULT, policies, stream, target, start,
+        totals, logs, trigger = nf.play_game(table, policies, stream, target, start,
                                              ending)
         totals_all.append(totals)
         stats[trigger, K.ST_TRIGGERS] += 1

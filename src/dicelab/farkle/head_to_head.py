@@ -359,6 +359,7 @@ class ExactPair:
 def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
     """Every slice's exact turn result, and the policy's last turn against every lead the
     slices cover (what the game needs)."""
+    rules.require_solvable("the exact head-to-head evaluation", min_bank=False)
     sa = set_asides(rules)
     n_slices, rows = slices.bank.shape[:2]
     dist = np.zeros((n_slices, rows + sa.max_points + 1))
@@ -436,6 +437,7 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     ('tie', 1.0)
     """
     rules = load_rules(rules, ending)
+    rules.require_solvable("the exact head-to-head evaluation", min_bank=False)
     target = check_target(target)
     a, b = _name(policy), _name(opponent)
     t0 = time.perf_counter()

@@ -31,7 +31,7 @@ from numba import njit, prange, uint64
 
 from dicelab.config import MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.dice import POW6, SEQ_OFFSET, SEQ_TO_RANK
-from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, MAX_SEATS, POINT_UNIT
+from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, MAX_SEATS, PENALTY_STREAK, POINT_UNIT
 from dicelab.rng import below_s, faces_rank, keyed_state, roll_dice
 
 #: Seat policy kinds.
@@ -89,7 +89,8 @@ _G_TURNS = 0
 _G_ROLLS = 1
 _G_BUSTS = 2  # a bust ends its turn: bust rolls = bust turns
 _G_HOT = 3
-_N_G = 4
+_G_STREAK = 4  # lost turns in a row (the farkle penalty's count)
+_N_G = 5
 
 #: Game-level counters of a chunk: ``[games, capped games, script errors]``.
 C_GAMES = 0
@@ -114,6 +115,7 @@ class Game(NamedTuple):
     target: int  # points
     ending: int  # dicelab.farkle.rules.ENDINGS
     streams: int = STREAM_PER_CHUNK
+    penalty: int = 0  # points lost at the PENALTY_STREAK-th lost turn in a row
 
 
 class Seats(NamedTuple):
@@ -128,7 +130,8 @@ class Seats(NamedTuple):
 
 class Tally(NamedTuple):
     """Accumulators of one chunk: ``stats`` int64 (seats, N_STATS), ``hist`` int64 (seats,
-    bins) of final totals in units of 50 (last bin: that and above), ``counters`` int64
+    bins) of final totals in units of 50 (first bin: 0 and below, last bin: that and
+    above), ``counters`` int64
     (N_CHUNK_COUNTERS,)."""
 
     stats: np.ndarray
@@ -175,8 +178,8 @@ def book_seat(stats, hist, s, score, top, n_top, ahead, turns, rolls, busts, hot
     """Add seat ``s``'s game to its statistics: its win or tie (``top``: the highest
     final total, reached by ``n_top`` seats), the seats that finished strictly ahead of
     it (``ahead``), the sums of ``ST_*`` and the histogram of final totals (units of 50,
-    last bin: that and above). Every turn has at most one bust, on its last roll, so
-    ``busts`` counts both bust rolls and bust turns."""
+    first bin: 0 and below, last bin: that and above). Every turn has at most one bust, on
+    its last roll, so ``busts`` counts both bust rolls and bust turns."""
     best = np.int64(score == top)  # (branch-free: who wins is a coin flip to the processor)
     stats[s, ST_WINS] += best & np.int64(n_top == 1)
     stats[s, ST_TIES] += best & np.int64(n_top > 1)
@@ -196,7 +199,7 @@ def book_seat(stats, hist, s, score, top, n_top, ahead, turns, rolls, busts, hot
     stats[s, ST_HOT_DICE] += hot
     stats[s, ST_AHEAD] += ahead
     stats[s, ST_AHEAD_SQ] += ahead * ahead
-    hist[s, min(score // POINT_UNIT, hist.shape[1] - 1)] += 1
+    hist[s, min(max(score // POINT_UNIT, 0), hist.shape[1] - 1)] += 1
 
 
 @njit(cache=True)
@@ -217,6 +220,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
     kinds, params, table_meta = seats.kinds, seats.params, seats.table_meta
     table_value, table_bank = seats.table_value, seats.table_bank
     roll_class, roll_keep_all = rolls.roll_class, rolls.roll_keep_all
+    bank_floor = rolls.bank_floor
     option_start, opt_points, opt_dice = rolls.option_start, rolls.points, rolls.dice
     stats, hist, counters = tally.stats, tally.hist, tally.counters
     scripted = script.shape[0] > 0
@@ -247,7 +251,8 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
         while True:
             # ---- one turn of `seat`
             my_total = totals[seat]
-            best_opp = np.int64(0)  # also the leader's total in the last round
+            # the best other total (also the leader's in the last round); 0 when alone
+            best_opp = np.int64(0) if n_seats == 1 else totals[seat - 1]
             for s in range(n_seats):
                 if s != seat and totals[s] > best_opp:
                     best_opp = totals[s]
@@ -263,8 +268,8 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
                     t_base = table_meta[seat, T_LAST_OFFSET] + d * p_dim * 7
                 else:
                     o_dim = table_meta[seat, T_O]
-                    m = min(my_total // POINT_UNIT, table_meta[seat, T_M] - 1)
-                    o = min(best_opp // POINT_UNIT, o_dim - 1)
+                    m = min(max(my_total // POINT_UNIT, 0), table_meta[seat, T_M] - 1)
+                    o = min(max(best_opp // POINT_UNIT, 0), o_dim - 1)
                     t_base = table_meta[seat, T_OFFSET] + (m * o_dim + o) * p_dim * 7
             elif kind == AI:
                 floor = np.int64(0)
@@ -274,6 +279,8 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
             else:
                 for m in range(1, 7):
                     thr_n[m] = params[seat, P_THRESHOLD]
+            for m in range(1, 7):  # the rules' minimum to bank (and hot dice must-roll)
+                thr_n[m] = max(thr_n[m], bank_floor[m])
             if per_turn:  # this turn's own dice (see STREAM_PER_TURN)
                 place = seat - starter + n_seats * (seat < starter)
                 s0, s1, s2, s3 = keyed_state(key0, key1, first_game + i, place,
@@ -318,7 +325,7 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
                     tp = tp_best
                     n = n_best
                     hot += n == HOT_DICE  # 6 dice to roll only after hot dice
-                    if table_bank[uint64(best_idx)] != 0:
+                    if table_bank[uint64(best_idx)] != 0 and tp >= bank_floor[uint64(n)]:
                         break
                 else:
                     j = roll_keep_all[r]
@@ -346,8 +353,13 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
             if busted:
                 g[seat, _G_BUSTS] += 1
                 stats[seat, ST_BUSTS_N + n - 1] += 1
+                g[seat, _G_STREAK] += 1
+                if g[seat, _G_STREAK] == PENALTY_STREAK:
+                    totals[seat] -= game.penalty
+                    g[seat, _G_STREAK] = 0
             elif not turn_capped:
                 totals[seat] += tp
+                g[seat, _G_STREAK] = 0
             if turn_capped or (scripted and cursor[1] != 0):
                 capped = True
                 break

@@ -106,7 +106,8 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
 
     The table is uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n``
     dice left (column 0 and row 0 unused), as :func:`dicelab.plots.policy_heatmap_figure`
-    draws it; rows past the last are like the last row.
+    draws it; rows past the last are like the last row. The rules' minimum to bank and
+    hot-dice rule are applied (:func:`dicelab.farkle.turn_dp.legal_bank`).
 
     >>> from dicelab.registry import parse_policy
     >>> from dicelab.farkle.rules import PRESETS
@@ -124,7 +125,8 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
                             f" (a score in a running game to {t}), not {v}")
     tag = f"rules {rules.name}"
     if spec.family == "threshold":
-        return turn_dp.threshold_bank_table(spec.params["threshold"]), f"{spec.name} ({tag})"
+        return (turn_dp.legal_bank(rules, turn_dp.threshold_bank_table(spec.params["threshold"])),
+                f"{spec.name} ({tag})")
     if spec.family == "ai":
         thr = np.zeros(7, dtype=np.int64)
         K.ai_thresholds(ai_params(spec), max(opp_total - my_total, 0), 0, thr)
@@ -132,7 +134,8 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
         bank = np.zeros((rows, 7), dtype=np.uint8)
         for n in range(1, 7):
             bank[max(int(thr[n]), POINT_UNIT) // POINT_UNIT:, n] = 1
-        return bank, (f"{spec.name} at {my_total} vs {opp_total} ({tag}; last-round chase "
+        return turn_dp.legal_bank(rules, bank), (
+            f"{spec.name} at {my_total} vs {opp_total} ({tag}; last-round chase "
                       "not shown)")
     if spec.family == "max-ev":
         return turn_dp.solve_max_ev(rules).bank, f"max-ev ({tag})"

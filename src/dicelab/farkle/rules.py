@@ -57,7 +57,13 @@ MAX_ENTRY_POINTS = 1_000_000
 ENDINGS = {"last-round": 0, "first-to-bank": 1}
 LAST_ROUND = ENDINGS["last-round"]
 FIRST_TO_BANK = ENDINGS["first-to-bank"]
-N_OF_A_KIND_MODES = ("fixed", "double", "none")
+N_OF_A_KIND_MODES = ("fixed", "double", "linear", "none")
+#: After hot dice the player may bank or roll (``may-bank``) or must roll on (``must-roll``).
+HOT_DICE_RULES = ("may-bank", "must-roll")
+#: Consecutive lost turns that cost a rule set's ``farkle_penalty`` (then the count restarts).
+PENALTY_STREAK = 3
+#: A bank floor that no turn reaches: banking is not allowed there.
+NO_BANK = 2**62
 
 
 def check_target(target: int | None) -> int:
@@ -111,8 +117,14 @@ class FarkleRules:
 
     ``n_of_a_kind_mode``: 4, 5, 6 of a kind score fixed points (``"fixed"``: the
     ``n_of_a_kind`` triple), double the three-of-a-kind value per extra die
-    (``"double"``), or are no combination (``"none"``: extra dice score only as singles
-    and triples).
+    (``"double"``), add the three-of-a-kind value again per extra die (``"linear"``: four
+    2s = 400, five 2s = 600), or are no combination (``"none"``: extra dice score only as
+    singles and triples).
+
+    House rules of banking and losing: ``min_bank`` (a turn may bank only with at least
+    this many turn points; 0 = any), ``hot_dice`` (:data:`HOT_DICE_RULES`), and
+    ``farkle_penalty`` (points taken from the banked total at the
+    :data:`PENALTY_STREAK`-th lost turn in a row; totals may then go below zero).
     """
 
     name: str
@@ -126,6 +138,9 @@ class FarkleRules:
     four_and_pair_as_three_pairs: bool = True
     two_triplets: int = 2500
     ending: str = "last-round"
+    min_bank: int = 0
+    hot_dice: str = "may-bank"
+    farkle_penalty: int = 0
     source: str = field(default="preset", compare=False)
 
     def __post_init__(self) -> None:
@@ -135,6 +150,46 @@ class FarkleRules:
         if self.n_of_a_kind_mode not in N_OF_A_KIND_MODES:
             raise UserError(f"rules '{self.name}': n-of-a-kind-mode must be one of "
                             f"{', '.join(N_OF_A_KIND_MODES)}, not {self.n_of_a_kind_mode!r}")
+        if self.hot_dice not in HOT_DICE_RULES:
+            raise UserError(f"rules '{self.name}': hot-dice must be one of "
+                            f"{', '.join(HOT_DICE_RULES)}, not {self.hot_dice!r}")
+        for key, v in (("min-bank", self.min_bank), ("farkle-penalty", self.farkle_penalty)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v % POINT_UNIT \
+                    or v > MAX_ENTRY_POINTS:
+                raise UserError(f"rules '{self.name}': {key} must be a multiple of "
+                                f"{POINT_UNIT} from 0 to {MAX_ENTRY_POINTS:,}, not {v!r}")
+
+    @property
+    def bank_floor(self) -> tuple[int, ...]:
+        """The fewest turn points a turn may bank with, by dice left to roll ``n`` (index
+        0 unused; :data:`NO_BANK` where banking is not allowed): ``min_bank`` (at least 50),
+        and with ``hot_dice = "must-roll"`` no bank with 6 dice to roll (only after hot
+        dice). The one place these two rules become a decision."""
+        floor = max(self.min_bank, POINT_UNIT)
+        six = NO_BANK if self.hot_dice == "must-roll" else floor
+        return (floor,) * HOT_DICE + (six,)
+
+    @property
+    def standard_banking(self) -> bool:
+        """No house rule on banking or losing (every solver handles these rules)."""
+        return self.min_bank == 0 and self.hot_dice == "may-bank" and not self.farkle_penalty
+
+    def can_bank(self, turn_points: int, dice_left: int) -> bool:
+        """Whether a turn with ``turn_points`` (points) and ``dice_left`` dice to roll may
+        bank."""
+        return turn_points >= self.bank_floor[dice_left]
+
+    def require_solvable(self, what: str, *, min_bank: bool = True) -> None:
+        """Refuse a solver (``what``) that does not model some house rule of these rules:
+        hot dice ``must-roll`` and the farkle penalty (no solver yet), and ``min_bank``
+        where the solver does not take it (``min_bank=False``)."""
+        missing = [name for name, used in (
+            ("min-bank", not min_bank and self.min_bank > 0),
+            ("hot-dice = must-roll", self.hot_dice == "must-roll"),
+            ("farkle-penalty", self.farkle_penalty > 0)) if used]
+        if missing:
+            raise UserError(f"{what} does not model the house rule(s) {', '.join(missing)} of "
+                            f"rules '{self.name}' yet; simulate them instead")
 
     @property
     def ending_code(self) -> int:
@@ -158,6 +213,8 @@ class FarkleRules:
             return self.n_of_a_kind[k - 4]
         if self.n_of_a_kind_mode == "double":
             return base * 2 ** (k - 3)
+        if self.n_of_a_kind_mode == "linear":
+            return base * (k - 2)
         return 0
 
     def combinations(self) -> list[tuple[tuple[int, ...], int]]:
@@ -196,6 +253,9 @@ class FarkleRules:
         d["singles"] = {str(f): self.singles[f] for f in range(1, 7) if self.singles[f]}
         d["three_of_a_kind"] = {str(f): self.three_of_a_kind[f] for f in range(1, 7)}
         d["n_of_a_kind"] = {str(k): v for k, v in zip((4, 5, 6), self.n_of_a_kind, strict=True)}
+        for k, v in _HOUSE_DEFAULTS.items():  # house rules at their defaults go unsaid, so
+            if d[k] == v:                     # the standard rules keep their records and
+                del d[k]                      # cache keys
         return d
 
     def digest(self) -> str:
@@ -204,8 +264,11 @@ class FarkleRules:
         d = self.to_dict()
         for k in ("name", "description", "source"):
             d.pop(k, None)
+
         return text_digest(d)
 
+
+_HOUSE_DEFAULTS = {"min_bank": 0, "hot_dice": "may-bank", "farkle_penalty": 0}
 
 PRESETS: dict[str, FarkleRules] = {
     "default": FarkleRules(
@@ -222,11 +285,19 @@ PRESETS: dict[str, FarkleRules] = {
         three_of_a_kind=(0, 300, 200, 300, 400, 500, 600), n_of_a_kind_mode="double",
         n_of_a_kind=(0, 0, 0), straight=1500, three_pairs=750,
         four_and_pair_as_three_pairs=False, two_triplets=0),
+    "facebook": FarkleRules(
+        name="facebook",
+        description="Facebook Farkle (M. Busche's analysis): n of a kind 2, 3, 4 times the "
+                    "triple, three pairs 750, 300 to bank, three farkles in a row -500, "
+                    "first to bank 10,000 wins",
+        n_of_a_kind_mode="linear", n_of_a_kind=(0, 0, 0), straight=1500, three_pairs=750,
+        four_and_pair_as_three_pairs=False, two_triplets=0, ending="first-to-bank",
+        min_bank=300, hot_dice="may-bank", farkle_penalty=500),
 }
 
 _TOML_KEYS = {"name", "description", "base", "singles", "three-of-a-kind", "n-of-a-kind",
               "n-of-a-kind-mode", "straight", "three-pairs", "four-and-pair-as-three-pairs",
-              "two-triplets", "ending"}
+              "two-triplets", "ending", "min-bank", "hot-dice", "farkle-penalty"}
 
 
 def _points(where: str, value) -> int:
@@ -326,6 +397,11 @@ def parse_rules_toml(text: str, source: str = "<toml>") -> FarkleRules:
         kw["four_and_pair_as_three_pairs"] = flag
     if "ending" in data:
         kw["ending"] = _choice(f"{source}: ending", data["ending"], tuple(ENDINGS))
+    if "hot-dice" in data:
+        kw["hot_dice"] = _choice(f"{source}: hot-dice", data["hot-dice"], HOT_DICE_RULES)
+    for key in ("min-bank", "farkle-penalty"):
+        if key in data:
+            kw[key.replace("-", "_")] = _points(f"{source}: {key}", data[key])
     fields = {k: v for k, v in asdict(base).items() if k not in kw}
     rules = FarkleRules(**{**fields, **kw})
     six = set_asides(rules).class_start
@@ -367,6 +443,7 @@ class SetAsideArrays(NamedTuple):
     roll_class: np.ndarray
     roll_keep_all: np.ndarray
     bust: np.ndarray
+    bank_floor: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -387,7 +464,8 @@ class SetAsides:
       the most points among those): what ``threshold-T`` and ``ai`` play;
     * ``roll_class[r]``: the class of roll ``r``, -1 if it scores nothing (a bust);
       ``roll_keep_all[r]`` = ``keep_all[roll_class[r]]`` (-1 for a bust);
-    * ``bust[n]``: the exact probability that ``n`` dice score nothing (``bust[0] = 0``).
+    * ``bust[n]``: the exact probability that ``n`` dice score nothing (``bust[0] = 0``);
+    * ``bank_floor[n]``: :attr:`FarkleRules.bank_floor` in points, as an array.
     """
 
     rules_digest: str
@@ -399,6 +477,7 @@ class SetAsides:
     keep_all: np.ndarray  # int64 (C,)
     roll_class: np.ndarray  # int64 (924,)
     bust: np.ndarray  # float64 (7,)
+    bank_floor: np.ndarray  # int64 (7,)
 
     @property
     def roll_keep_all(self) -> np.ndarray:
@@ -418,7 +497,8 @@ class SetAsides:
         """The kernels' view (contiguous arrays, named)."""
         return SetAsideArrays(self.class_start, self.class_prob, self.option_start,
                               self.points, self.dice, self.keep_all, self.roll_class,
-                              np.ascontiguousarray(self.roll_keep_all), self.bust)
+                              np.ascontiguousarray(self.roll_keep_all), self.bust,
+                              self.bank_floor)
 
     def options(self, rank: int) -> list[tuple[int, int]]:
         """``(points, dice left)`` of every option of roll ``rank``, points in points."""
@@ -495,9 +575,10 @@ def set_asides(rules: FarkleRules) -> SetAsides:
         class_start.append(len(probs))
     i64 = functools.partial(np.array, dtype=np.int64)
     out = SetAsides(rules.digest(), i64(class_start), np.array(probs), i64(option_start),
-                    i64(points), i64(left), i64(keep_all), roll_class, bust)
+                    i64(points), i64(left), i64(keep_all), roll_class, bust,
+                    i64(rules.bank_floor))
     for a in (out.class_start, out.class_prob, out.option_start, out.points, out.dice,
-              out.keep_all, out.roll_class, out.bust):
+              out.keep_all, out.roll_class, out.bust, out.bank_floor):
         a.setflags(write=False)
     return out
 

@@ -267,14 +267,15 @@ def _seat_params(seat: PolicySpec | PolicyTable) -> dict[str, Any]:
 
 
 def kernel_for(seats: Sequence[PolicySpec | PolicyTable],
-               streams: int = K.STREAM_PER_CHUNK) -> str:
+               streams: int = K.STREAM_PER_CHUNK, rules: FarkleRules | None = None) -> str:
     """The game kernel that plays these seats: the one place this choice is made.
 
     :func:`lanes_kernel` when every seat is a ``threshold-T`` policy with ``T`` at most
     :data:`dicelab.farkle.lanes.MAX_THRESHOLD` (52,428,750), else :data:`GENERAL_KERNEL`
-    (``ai`` seats, exact-policy tables, higher thresholds, or a stream per turn: see
-    :data:`dicelab.farkle.kernels.STREAM_PER_TURN`). Decided from the names alone, so a
-    Dask client knows it without building any table.
+    (``ai`` seats, exact-policy tables, higher thresholds, a stream per turn: see
+    :data:`dicelab.farkle.kernels.STREAM_PER_TURN`, or ``rules`` with house rules of
+    banking and losing, which only the general kernel plays). Decided from the names
+    alone, so a Dask client knows it without building any table.
 
     >>> from dicelab.registry import parse_policy
     >>> [kernel_for([parse_policy(p)]) for p in ("threshold-300", "ai", "threshold-60000000")]
@@ -282,9 +283,9 @@ def kernel_for(seats: Sequence[PolicySpec | PolicyTable],
     >>> kernel_for([parse_policy("threshold-300"), parse_policy("threshold-500")])
     'lanes-16'
     """
-    lanes_ok = streams == K.STREAM_PER_CHUNK and all(
-        isinstance(s, PolicySpec) and s.family == "threshold"
-        and s.params["threshold"] <= lanes.MAX_THRESHOLD for s in seats)
+    lanes_ok = streams == K.STREAM_PER_CHUNK and (rules is None or rules.standard_banking) \
+        and all(isinstance(s, PolicySpec) and s.family == "threshold"
+                and s.params["threshold"] <= lanes.MAX_THRESHOLD for s in seats)
     return lanes_kernel(len(seats)) if seats and lanes_ok else GENERAL_KERNEL
 
 
@@ -360,7 +361,8 @@ class FarklePlan(LazyArrays):
     def game(self) -> K.Game:
         """The kernels' :class:`~dicelab.farkle.kernels.Game` of this run."""
         return K.Game(len(self.seats), -1 if self.first_seat is None else int(self.first_seat),
-                      self.target, self.rules.ending_code, self.streams)
+                      self.target, self.rules.ending_code, self.streams,
+                      self.rules.farkle_penalty)
 
     def built(self) -> _Built:
         """The kernel arrays and the kernel's choice, built once per plan object."""
@@ -371,7 +373,7 @@ class FarklePlan(LazyArrays):
     @property
     def kernel(self) -> str:
         """The game kernel this plan runs (:func:`kernel_for` of its seats)."""
-        return kernel_for(self.seats, self.streams)
+        return kernel_for(self.seats, self.streams, self.rules)
 
     def token(self) -> str:
         if all(isinstance(s, PolicySpec) for s in self.seats):

@@ -110,7 +110,8 @@ def _best_roll(rolls, n, p, value):
 
 @njit(cache=True)
 def _max_ev_kernel(rolls, cap, out_value, out_roll, out_bank):
-    """Backward induction for max expected turn score; rows >= ``cap`` bank.
+    """Backward induction for max expected turn score; rows >= ``cap`` bank (``cap`` at
+    least the rules' minimum to bank), rows below bank only where the rules allow.
 
     ``out_value[p, n]``: value in units of 50 at state (p, n) (row 0: the forced first
     roll); ``out_roll[p, n]``: value of rolling; ``out_bank[p, n]``: 1 = bank. Shapes
@@ -126,7 +127,7 @@ def _max_ev_kernel(rolls, cap, out_value, out_roll, out_bank):
         for n in range(1, 7):
             acc = _best_roll(rolls, n, p, out_value)
             out_roll[p, n] = acc
-            if p > 0 and p >= acc:
+            if p * POINT_UNIT >= rolls.bank_floor[n] and p >= acc:
                 out_value[p, n] = p
                 out_bank[p, n] = 1
             else:
@@ -181,7 +182,8 @@ def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iter
     ``out_turns[m]``: expected turns from total m (length target + 1, out_turns[target]
     = 0); ``out_value[m, p, n]``: expected turns still needed at state (m, p, n) after a
     set-aside (row p = 0: the forced first roll, including the turn being played not
-    counted); ``out_bank``: 1 = bank. Shapes (target, P, 7), P >= target + max roll + 1.
+    counted); ``out_bank``: 1 = bank. Shapes (target, P, 7), P >= max(target, minimum to
+    bank) + max roll + 1 (units).
 
     Within a turn the only unknown is E(m) itself (a bust leaves the total at m), so
     every value is linear, A + B * x with x = E(m). The optimal turn cost is concave
@@ -191,8 +193,10 @@ def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iter
     """
     ptot = out_value.shape[1]
     out_turns[target] = 0.0
+    min_bank = rolls.bank_floor[1] // POINT_UNIT  # the same for every n (no must-roll)
     for m in range(target - 1, -1, -1):
-        reach = target - m  # banking at p >= reach finishes the race
+        # banking at p >= reach finishes the race; rows from `top` bank for sure
+        reach = max(target - m, min_bank)
         x = out_turns[m + 1] + 1.0
         iters = 0
         while True:
@@ -220,8 +224,8 @@ def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iter
                                 best_b = b
                         ra += rolls.class_prob[c] * best_a
                         rb += rolls.class_prob[c] * best_b
-                    bank_f = out_turns[m + p]
-                    if p > 0 and bank_f <= ra + rb * x:
+                    bank_f = out_turns[min(m + p, target)]
+                    if p >= min_bank and bank_f <= ra + rb * x:
                         work_a[p, n] = bank_f
                         work_b[p, n] = 0.0
                         out_bank[m, p, n] = 1
@@ -445,24 +449,38 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
     >>> round(evaluate_turn_policy(PRESETS["default"], b).expected_score, 1) > 0
     True
     """
+    rules.require_solvable("an exact turn evaluation")
     sa = set_asides(rules)
     bank = np.ascontiguousarray(bank, dtype=np.uint8)
     if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
         raise ValueError("bank must have shape (P, 7) with P >= 2")
     if not bank[-1, 1:].all():
         raise ValueError("the last row of bank must bank with every number of dice")
+    bank = legal_bank(rules, bank)
     keep_all = value is None
     if keep_all:
         val = np.zeros(bank.shape, dtype=np.float64)
     else:
         val = np.ascontiguousarray(value, dtype=np.float64)
-        if val.shape != bank.shape:
+        if val.shape[1:] != bank.shape[1:] or val.shape[0] > bank.shape[0]:
             raise ValueError("value must have the shape of bank")
+        val = np.ascontiguousarray(np.concatenate(
+            [val, np.repeat(val[-1:], bank.shape[0] - val.shape[0], axis=0)]))
     pd = bank.shape[0] + sa.max_points + 1
     mass = np.zeros((pd, 7))
     dist = np.zeros(pd)
     bust = _turn_distribution_kernel(sa.arrays(), bank, val, keep_all, mass, dist)
     return TurnDistribution(name, rules.name, float(bust), dist)
+
+
+def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
+    """A bank table (P, 7) as the rules let it play: no bank below the minimum to bank
+    (rows added up to that row, copies of the last, so the last row still banks)."""
+    floor = np.array(rules.bank_floor)
+    rows = max(bank.shape[0], rules.min_bank // POINT_UNIT + 1)
+    out = np.concatenate([bank, np.repeat(bank[-1:], rows - bank.shape[0], axis=0)])
+    out[np.arange(rows)[:, None] * POINT_UNIT < floor[None, :]] = 0
+    return np.ascontiguousarray(out, dtype=np.uint8)
 
 
 def threshold_bank_table(threshold: int) -> np.ndarray:
@@ -518,15 +536,18 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None) -> MaxEvSolution:
 
     ``cap`` (points): the DP banks at every turn total >= cap. ``None`` uses the
     proven cap of :func:`max_ev_cap`, which makes the result exact; a smaller cap
-    gives the best policy among those forced to bank from ``cap`` on.
+    gives the best policy among those forced to bank from ``cap`` on. A minimum to bank
+    (``rules.min_bank``) is honoured: below it the turn must roll.
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> sol = solve_max_ev(PRESETS["default"])
     >>> sol.expected_score > 500
     True
     """
+    rules.require_solvable("max-ev")
     sa = set_asides(rules)
     cap = max_ev_cap(rules) if cap is None else check_points("cap", cap)
+    cap = max(cap, rules.min_bank)  # from the minimum to bank on, the proof holds as is
     c = cap // POINT_UNIT
     ptot = c + sa.max_points + 1
     t0 = time.perf_counter()
@@ -553,9 +574,10 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
     >>> 1 < sol.expected_turns < 10
     True
     """
+    rules.require_solvable("fastest")
     sa = set_asides(rules)
     t = check_target(target) // POINT_UNIT
-    ptot = t + sa.max_points + 1
+    ptot = max(t, rules.min_bank // POINT_UNIT) + sa.max_points + 1
     check_memory(f"fastest to {target:,} (its value and bank tables)", t * ptot * 7 * 9)
     t0 = time.perf_counter()
     turns = np.zeros(t + 1)

@@ -837,6 +837,7 @@ _PAIR_BYTES = 8 * (6 + 1 + 4)
 
 
 def _check(rules: FarkleRules, target, tol) -> tuple[int, float, SetAsides]:
+    rules.require_solvable("optimal-win", min_bank=False)
     target = check_target(target)
     if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
         raise UserError(f"tolerance must be a number in (0, 0.01), not {tol!r}")

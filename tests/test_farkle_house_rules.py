@@ -1,0 +1,234 @@
+"""Farkle house rules (minimum to bank, hot dice must roll, three farkles in a row, linear
+n of a kind, the ``facebook`` preset): the rule data, the game kernel against the
+plain-Python games on the same dice, the turn solvers against the plain-Python
+recursions, Monte Carlo against exact values, and the solvers that refuse what they do
+not model."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import naive_farkle as nf
+import naive_farkle_dp as nd
+import numpy as np
+import pytest
+from cli_helpers import run_cli
+from test_farkle_sim import naive_policy, naive_stats, random_table, run_script
+
+from dicelab.errors import UserError
+from dicelab.farkle import kernels as K
+from dicelab.farkle import turn_dp
+from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.rules import (
+    NO_BANK,
+    PRESETS,
+    load_rules,
+    parse_rules_toml,
+    setaside_points,
+)
+from dicelab.farkle.simulate import simulate_farkle
+from dicelab.farkle.two_player import solve_optimal_win
+from dicelab.registry import parse_policy
+
+DEFAULT = PRESETS["default"]
+FACEBOOK = PRESETS["facebook"]
+
+
+def house(**kw):
+    return dataclasses.replace(DEFAULT, name="house", **kw)
+
+
+MIN_BANK = house(min_bank=300)
+MUST_ROLL = house(hot_dice="must-roll")
+PENALTY = house(farkle_penalty=500)
+ALL = house(min_bank=200, hot_dice="must-roll", farkle_penalty=300)
+
+
+# ----------------------------------------------------------------------- rules as data
+
+
+def test_facebook_preset_scores_as_published():
+    fb = FACEBOOK
+    pts = lambda *d: setaside_points(fb, d)  # noqa: E731
+    assert pts(1) == 100 and pts(5) == 50
+    assert pts(2, 2, 2) == 200 and pts(1, 1, 1) == 1000
+    # four, five, six of a kind: 2, 3, 4 times the triple
+    assert (pts(2, 2, 2, 2), pts(2, 2, 2, 2, 2), pts(2, 2, 2, 2, 2, 2)) == (400, 600, 800)
+    assert pts(1, 1, 1, 1, 1, 1) == 4000
+    assert pts(1, 2, 3, 4, 5, 6) == 1500
+    assert pts(2, 2, 3, 3, 4, 4) == 750
+    assert pts(2, 2, 2, 2, 3, 3) is None  # four of a kind plus a pair is not three pairs
+    assert pts(2, 2, 2, 3, 3, 3) == 500  # two triplets: two triples
+    assert (fb.min_bank, fb.hot_dice, fb.farkle_penalty, fb.ending) == \
+        (300, "may-bank", 500, "first-to-bank")
+
+
+def test_linear_mode_adds_the_triple_per_extra_die_against_the_reference():
+    r = house(n_of_a_kind_mode="linear")
+    for face in range(1, 7):
+        for k in range(3, 7):
+            assert r.points_of_kind(face, k) == nf.kind_points(r, face, k) \
+                == r.three_of_a_kind[face] * (k - 2)
+
+
+def test_bank_floor_is_the_one_banking_rule():
+    assert DEFAULT.bank_floor == (50,) * 7 and DEFAULT.standard_banking
+    assert MIN_BANK.bank_floor == (300,) * 7
+    assert MUST_ROLL.bank_floor[6] == NO_BANK and MUST_ROLL.bank_floor[1:6] == (50,) * 5
+    assert not MUST_ROLL.can_bank(5000, 6) and MUST_ROLL.can_bank(50, 5)
+    assert not MIN_BANK.can_bank(250, 3) and MIN_BANK.can_bank(300, 6)
+
+
+def test_standard_rules_keep_their_records_and_cache_keys():
+    # digests as before the house rules existed: cached tables stay valid
+    assert {k: PRESETS[k].digest() for k in ("default", "basic", "ones-300")} == {
+        "default": "9fa1bf046eba76d4", "basic": "1b44c1384bce4b71",
+        "ones-300": "15bfb65cbd8dd0bf"}
+    assert "min_bank" not in DEFAULT.to_dict() and FACEBOOK.to_dict()["min_bank"] == 300
+    assert len({r.digest() for r in (DEFAULT, MIN_BANK, MUST_ROLL, PENALTY, ALL)}) == 5
+
+
+def test_toml_reads_every_house_rule():
+    r = parse_rules_toml('min-bank = 350\nhot-dice = "must-roll"\nfarkle-penalty = 1000\n'
+                         'n-of-a-kind-mode = "linear"\n', "h.toml")
+    assert (r.min_bank, r.hot_dice, r.farkle_penalty, r.n_of_a_kind_mode) == \
+        (350, "must-roll", 1000, "linear")
+    assert load_rules("facebook") is FACEBOOK
+
+
+@pytest.mark.parametrize(("line", "field"), [
+    ("min-bank = 310", "min-bank"), ("min-bank = -50", "min-bank"),
+    ('min-bank = "300"', "min-bank"), ("farkle-penalty = -500", "farkle-penalty"),
+    ("farkle-penalty = 2.5", "farkle-penalty"), ('hot-dice = "sometimes"', "hot-dice"),
+    ("hot-dice = true", "hot-dice"), ('ending = "sudden"', "ending"),
+    ('n-of-a-kind-mode = "triple"', "n-of-a-kind-mode")])
+def test_bad_house_rule_is_one_line_naming_the_field(tmp_path, capsys, line, field):
+    path = tmp_path / "bad.toml"
+    path.write_text(line + "\n")
+    out = tmp_path / "out"
+    code, _, err = run_cli(capsys, ["simulate", "--strategy", "threshold-300", "-n", "10",
+                                    "--rules", str(path), "--out", str(out)])
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and field in lines[0]
+    assert not out.exists()
+
+
+# ----------------------------------------------------------------------- the game kernel
+
+HOUSE_CASES = {
+    "min-bank": (MIN_BANK, ["threshold-100", "ai", "table"], 2000, 30),
+    "must-roll": (MUST_ROLL, ["threshold-300", "table", "ai:base=200"], 2000, 30),
+    "penalty": (PENALTY, ["threshold-1000", "table", "ai"], 1500, 30),
+    "all": (ALL, ["threshold-50", "ai", "table", "threshold-600"], 1500, 20),
+    "facebook": (FACEBOOK, ["threshold-250", "ai", "table"], 2000, 30),
+}
+
+
+@pytest.mark.parametrize("case", list(HOUSE_CASES))
+def test_kernel_matches_naive_game_under_house_rules(case):
+    """Every statistic, final total (negative ones included) and die used, against the
+    plain-Python games on the same faces."""
+    rules, names, target, n_games = HOUSE_CASES[case]
+    rng = np.random.default_rng(len(case))
+    names = [random_table(rng, (3, 2, 12), 4) if n == "table" else n for n in names]
+    pyrng = random.Random(len(case) * 104729)
+    faces = [pyrng.randint(1, 6) for _ in range(400_000)]
+    for first in (-1, 1):
+        rec = run_script(names, faces, target, n_games=n_games, first_seat=first,
+                         table=rules, ending=rules.ending)
+        assert rec["counters"][K.C_SCRIPT_ERRORS] == 0
+        stats, totals, used = naive_stats([naive_policy(p) for p in names], faces, target,
+                                          n_games, first, rules.ending, rules)
+        assert rec["totals"].tolist() == totals.tolist()
+        assert rec["used"] == used
+        np.testing.assert_array_equal(rec["stats"], stats)
+
+
+def test_penalty_takes_points_at_the_third_lost_turn_in_a_row():
+    bust = [2, 3, 4, 6, 2, 3]
+    ones = [1, 1, 1, 2, 3, 4]  # 1000 points, banked by threshold-300
+    three = bust * 3 + ones * 2  # -500, then 500, then 1500: the target
+    broken = bust * 2 + ones + bust * 2 + ones  # a bank in between: no penalty
+    for faces, with_penalty in ((three, 1500), (broken, 2000)):
+        for rules, want in ((PENALTY, with_penalty), (DEFAULT, 2000)):
+            rec = run_script(["threshold-300"], faces, 1500, table=rules)
+            assert rec["used"] == len(faces) and rec["totals"].tolist() == [[want]]
+    rec = run_script(["threshold-300"], bust * 6 + ones * 3, 1000, table=PENALTY)
+    assert rec["totals"].tolist() == [[1000]]  # -1000, 0, 1000: below zero and back
+    assert rec["hist"][0, 0] == 0 and rec["hist"][0, 1000 // 50] == 1
+
+
+def test_min_bank_makes_low_thresholds_play_the_minimum():
+    a = simulate_farkle([parse_policy("threshold-100")], games=3000, seed=5, target=2000,
+                        rules=MIN_BANK)
+    b = simulate_farkle([parse_policy("threshold-300")], games=3000, seed=5, target=2000,
+                        rules=MIN_BANK)
+    assert a.kernel == b.kernel == "general"
+    np.testing.assert_array_equal(a.stats, b.stats)
+
+
+# ----------------------------------------------------------------------- solvers
+
+
+def test_max_ev_with_a_minimum_to_bank_against_the_reference():
+    rules = dataclasses.replace(PRESETS["basic"], min_bank=400)
+    cap = 1000
+    sol = turn_dp.solve_max_ev(rules, cap=cap)
+    ref = nd.max_ev_values("basic", cap, every=True, min_bank=400)
+    for (tp, n), v in ref.items():
+        assert sol.value[tp // 50, n] == pytest.approx(v, rel=1e-12), (tp, n)
+    assert (sol.bank[:8] == 0).all()  # below 400 the turn never banks
+    assert sol.expected_score == pytest.approx(ref[(0, 6)], rel=1e-12)
+
+
+def test_fastest_with_a_minimum_to_bank_against_the_reference():
+    rules = dataclasses.replace(PRESETS["basic"], min_bank=300)
+    sol = turn_dp.solve_fastest(rules, 500)
+    ref = nd.fastest_turns("basic", 500, every=True, min_bank=300)
+    np.testing.assert_allclose(sol.turns, ref, rtol=1e-9)
+    assert sol.turns[0] > turn_dp.solve_fastest(
+        dataclasses.replace(rules, min_bank=0), 500).turns[0]
+
+
+def test_threshold_distribution_with_a_minimum_to_bank_against_the_reference():
+    got = turn_dp.threshold_distribution(MIN_BANK, 150)
+    ref = nf.threshold_turn_distribution(MIN_BANK, 150)
+    assert got.p_bust == pytest.approx(ref[0], abs=1e-12)
+    for x, p in ref.items():
+        if x:
+            assert got.p_bank[x // 50] == pytest.approx(p, abs=1e-12)
+    assert got.p_bank[:6].sum() == 0.0
+
+
+@pytest.mark.slow
+def test_simulation_agrees_with_the_exact_race_under_a_minimum_to_bank():
+    exact = turn_dp.evaluate_race(MIN_BANK, 3000, turn_dp.threshold_bank_table(200))[0]
+    s = simulate_farkle([parse_policy("threshold-200")], games=60_000, seed=21, target=3000,
+                        rules=MIN_BANK).seat(0)
+    assert abs(s.turns.mean - exact) < 4 * s.turns.se
+
+
+@pytest.mark.parametrize("rules", [MUST_ROLL, PENALTY, FACEBOOK])
+def test_turn_solvers_refuse_what_they_do_not_model(rules):
+    for solve in (turn_dp.solve_max_ev, lambda r: turn_dp.solve_fastest(r, 1000),
+                  lambda r: turn_dp.threshold_distribution(r, 300)):
+        with pytest.raises(UserError, match="house rule"):
+            solve(rules)
+
+
+@pytest.mark.parametrize("rules", [MIN_BANK, MUST_ROLL, PENALTY])
+def test_two_player_solvers_refuse_what_they_do_not_model(rules):
+    with pytest.raises(UserError, match="house rule"):
+        solve_optimal_win(rules, 1000)
+    with pytest.raises(UserError, match="house rule"):
+        exact_pair("threshold-300", "ai", rules=rules, target=1000)
+
+
+def test_cli_refuses_an_unmodelled_solve_in_one_line(capsys):
+    for argv in (["solve", "farkle", "--policy", "optimal-win", "--rules", "facebook",
+                  "--target", "1000"],
+                 ["compare", "threshold-300", "ai", "--exact", "--rules", "facebook"]):
+        code, _, err = run_cli(capsys, argv)
+        assert code == 2 and err.count("\n") == 1 and "farkle-penalty" in err, err
