@@ -27,8 +27,9 @@ def parse_dice(text: str, what: str, sizes: range, example: str) -> list[int]:
     except ValueError:
         faces = []
     if len(faces) not in sizes or not all(1 <= f <= 6 for f in faces):
-        count = (f"{sizes.start}" if len(sizes) == 1
-                 else f"{sizes.start} to {sizes.stop - 1}")
+        words = dict(enumerate(("zero", "one", "two", "three", "four", "five", "six")))
+        count = (words[sizes.start] if len(sizes) == 1
+                 else f"{words[sizes.start]} to {words[sizes.stop - 1]}")
         raise UserError(f"{what} '{text}': give {count} dice 1..6, e.g. {what} {example}")
     return faces
 
