@@ -13,6 +13,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # numba's compiled kernels for test runs, one directory per source hash (see dicelab/__init__.py)
 TEST_JIT_CACHE := $(abspath $(VENV))/jit-cache
+# pytest worker processes (pytest-xdist): one per core; whole test files go to one worker,
+# so a module's shared tables are built once
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # Prefix for a recipe line: runs the rest of the line with DICELAB_CACHE_DIR set to a new
 # temporary directory, deleted when the line ends (also on failure or Ctrl-C).
@@ -37,14 +41,14 @@ test test-fast: export DICELAB_JIT_CACHE_DIR = $(TEST_JIT_CACHE)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
-	$(WITH_TEMP_CACHE) $(BIN)/python -m pytest -q --doctest-modules src/dicelab
-	$(WITH_TEMP_CACHE) $(BIN)/python -m pytest -q --nbmake notebooks
+	$(PYTEST)
+	$(WITH_TEMP_CACHE) $(PYTEST) --doctest-modules src/dicelab
+	$(WITH_TEMP_CACHE) $(PYTEST) --nbmake notebooks
 
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -m "not slow"
-	$(WITH_TEMP_CACHE) $(BIN)/python -m pytest -q --doctest-modules src/dicelab
+	$(PYTEST) -m "not slow"
+	$(WITH_TEMP_CACHE) $(PYTEST) --doctest-modules src/dicelab
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
