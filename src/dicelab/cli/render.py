@@ -382,7 +382,8 @@ def farkle_advice(advice) -> None:
             for o in a.options]
     advice_table(f"Farkle ({a.rules}, {where}): roll {' '.join(map(str, a.roll))} with "
                  f"{a.turn_points} turn points; {a.policy} play after",
-                 "P(win) %" if a.me is not None else "expected turn score", rows, a.ties,
+                 "P(win) + ½P(tie), %" if a.me is not None else "expected turn score", rows,
+                 a.ties,
                  digits=4 if a.me is not None else 2,
                  tie_order="more points first, then bank before roll")
 
