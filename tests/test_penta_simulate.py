@@ -340,3 +340,12 @@ def test_cli_policy_penta(capsys):
     main(["policy", "penta", "--roll", "6,6,6,2,1", "--json"])
     d = json.loads(capsys.readouterr().out)
     assert d["options"][0]["keep"] == [6, 6, 6] and d["options"][0]["loss"] == 0.0
+
+
+def test_sizes_the_memory_cannot_hold_are_refused_before_allocating(monkeypatch, capsys):
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "100MB")
+    code, _, err = run_cli(capsys, ["simulate", "-s", "greedy", "-n", "10", "--seed", "1"])
+    assert code == 2 and "Penta decision tables" in err and err.count("\n") == 1
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "600MB")
+    with pytest.raises(UserError, match="3,000 seats"):
+        simulate_penta(["greedy"] * 3000, games=10, seed=1)

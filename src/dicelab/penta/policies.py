@@ -54,6 +54,7 @@ from dicelab.penta.tables import (
     roll_index,
 )
 from dicelab.penta.widget import KEEP_PREFERENCE, best_box, new_turn_scratch, state_value
+from dicelab.resources import check_memory
 
 POLICIES = ("optimal", "greedy")
 
@@ -430,6 +431,8 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
     if tables is None:
         _TABLES_MEMO.clear()
         states, slot = all_states()
+        check_memory(f"the Penta decision tables of rules '{rs.name}'",
+                     len(POLICIES) * states.size * N_ROLLS * 2)
         decisions = np.empty((len(POLICIES), states.size, N_ROLLS), dtype=np.uint16)
         tables = DecisionTables(POLICIES, rs, states, slot, decisions,
                                 np.zeros(len(POLICIES), dtype=bool))

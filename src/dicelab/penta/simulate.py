@@ -47,6 +47,7 @@ from dicelab.penta.scoring import BOX_VALUES, TABLES, apply_box, roll_box_scores
 from dicelab.penta.solver import solve
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROLL_BASE
 from dicelab.registry import PolicySpec, parse_policy
+from dicelab.resources import check_memory
 from dicelab.results import frame_row
 from dicelab.rng import faces_rank, roll_dice
 from dicelab.runner import LazyArrays, executor_info, plan_token, run_plan
@@ -107,6 +108,11 @@ class Tallies(NamedTuple):
     wins: np.ndarray
     tied: np.ndarray
     ties: np.ndarray
+
+
+def tallies_bytes(chunks: int, seats: int) -> int:
+    """Bytes of :func:`new_tallies` (``chunks``, ``seats``)."""
+    return 8 * (chunks * seats * (MAX_TOTAL + 1 + 2 * N_BOXES + 7) + chunks)
 
 
 def new_tallies(chunks: int, seats: int) -> Tallies:
@@ -575,6 +581,8 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     games = seeding.check_games(games)
     specs = _specs(seats)
     rs = get_rules(rules)
+    check_memory(f"Penta games of {len(specs):,} seats (the books of a batch of chunks)",
+                 2 * tallies_bytes(config.BATCH_CHUNKS, len(specs)))
     seed_given = seed is not None
     seed = seeding.check_seed(seed)
     plan = PentaPlan(tuple(specs), rs.name, int(seed), games,
