@@ -1,0 +1,620 @@
+"""Game analysis: every decision of a logged game beside the best one, and the luck/skill
+split (layer 2).
+
+For each decision the value of the option chosen and of the best option are exact values
+of the solvers:
+
+* Penta: the expected final TOTAL with optimal (solitaire) play from then on, from the
+  solved value table (:mod:`dicelab.penta.solver`) through the one-turn widget, the
+  same numbers :func:`dicelab.penta.policies.rank_options` ranks;
+* Farkle ``turn``: the expected final turn score under ``max-ev`` play from then on;
+  Farkle ``win`` (two seats): P(win) + P(tie)/2 under ``optimal-win`` play by both
+  seats from then on; both from :func:`dicelab.farkle.advise.advise`.
+
+``loss`` = best - chosen (0 for options tied with the best). A game is a chain of
+values: before a chance event (a roll) the value is the expectation over its outcomes,
+after it the value of the best option at the next decision. So for each player
+
+    outcome - initial = luck + skill (+ opponents, two-seat Farkle ``win`` only)
+
+where ``luck`` sums the changes at the chance events, ``skill`` (<= 0) the changes at the
+player's own decisions (minus the losses), and ``opponents`` (>= 0) the other seat's
+losses, which move this player's win chance. The sums are of the same float values the
+chain passes through, and tests check the identity to 1e-9 on every analysed game.
+
+Penta's decisions are evaluated by one jitted kernel over all turns of all games at
+once, so thousands of games take seconds once the tables are loaded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from dicelab.errors import UserError
+from dicelab.gamelog import GameRecord, read_games
+from dicelab.penta.rules import N_DICE, state_index
+from dicelab.penta.scoring import apply_box, roll_box_scores
+from dicelab.penta.tables import KEEP_SIZE, ROLL_BASE
+from dicelab.penta.widget import new_turn_scratch, state_value
+
+MEASURES = ("turn", "win")
+#: Loss classes: a loss at or above the first bound is "doubtful", the second an "error",
+#: the third a "blunder"; by unit (Penta points, Farkle turn points, win probability).
+LOSS_CLASSES: dict[str, tuple[float, float, float]] = {
+    "score": (1.0, 4.0, 10.0),
+    "turn": (10.0, 40.0, 100.0),
+    "win": (0.005, 0.02, 0.05),
+}
+CLASS_NAMES = ("doubtful", "error", "blunder")
+UNITS = {"score": "expected final score (points)",
+         "turn": "expected turn score (points)",
+         "win": "P(win) + P(tie)/2"}
+_DECISION_COLUMNS = ["log", "game", "game_kind", "rules", "measure", "seat", "player",
+                     "policy", "turn", "step", "roll", "rolls_left", "turn_points", "me",
+                     "opp", "chosen", "best", "value_before", "value_best",
+                     "value_chosen", "luck", "loss", "class"]
+
+
+def loss_class(loss: float, measure: str) -> str:
+    """The size class of a loss ("" below the smallest bound).
+
+    >>> loss_class(5.0, "score"), loss_class(0.001, "win"), loss_class(120.0, "turn")
+    ('error', '', 'blunder')
+    """
+    bounds = LOSS_CLASSES[measure]
+    name = ""
+    for b, n in zip(bounds, CLASS_NAMES, strict=True):
+        if loss >= b:
+            name = n
+    return name
+
+
+@dataclass
+class AnalysisResult:
+    """What :func:`analyse_logs` found.
+
+    ``decisions``: one row per decision (pandas DataFrame, columns
+    :data:`_DECISION_COLUMNS`: where, the roll, the option chosen and the best, their
+    values, ``luck`` = the change at the chance event just before, ``loss``, ``class``).
+    ``players``: one row per player and game: decisions, total and mean loss, counts by
+    class, ``initial``, ``outcome``, ``luck``, ``skill``, ``opponents`` and ``residual``
+    (outcome - initial - luck - skill - opponents, rounding only). ``traces[(log,
+    game, seat)]``: the value after each step of that player's chain (for figures).
+    """
+
+    logs: list[str]
+    measure: dict[str, str]  # game -> measure used
+    decisions: Any
+    players: Any
+    traces: dict = field(default_factory=dict, repr=False)
+    n_games: int = 0
+    seed = None
+
+    def to_frame(self):
+        return self.players
+
+    def summary(self) -> list[dict]:
+        """Per player name and policy over all games: games, decisions, losses, classes,
+        luck and skill sums."""
+        p = self.players
+        if p.empty:
+            return []
+        g = p.groupby(["game_kind", "measure", "player", "policy"], sort=False)
+        out = []
+        for (kind, measure, player, policy), d in g:
+            n = int(d["decisions"].sum())
+            out.append({"game": kind, "measure": measure, "player": player, "policy": policy,
+                        "games": len(d), "decisions": n,
+                        "total_loss": float(d["total_loss"].sum()),
+                        "mean_loss": float(d["total_loss"].sum() / n) if n else 0.0,
+                        **{c: int(d[c].sum()) for c in CLASS_NAMES},
+                        "initial": float(d["initial"].sum()),
+                        "outcome": float(d["outcome"].sum()),
+                        "luck": float(d["luck"].sum()), "skill": float(d["skill"].sum()),
+                        "opponents": float(d["opponents"].sum())})
+        return out
+
+    def to_dict(self) -> dict:
+        return {"logs": self.logs, "games": self.n_games, "measure": self.measure,
+                "units": {k: UNITS[v] for k, v in self.measure.items()},
+                "thresholds": {m: dict(zip(CLASS_NAMES, LOSS_CLASSES[m], strict=True))
+                               for m in set(self.measure.values())},
+                "players": self.summary(),
+                "per_game": self.players.to_dict(orient="records"),
+                "decisions": self.decisions.to_dict(orient="records")
+                if len(self.decisions) <= 10_000 else
+                f"{len(self.decisions)} decisions: see decisions.parquet (--out)"}
+
+    def manifest(self) -> dict:
+        return {"analysis": "dicelab analyse", "logs": self.logs, "games": self.n_games,
+                "measure": self.measure,
+                "thresholds": {m: list(LOSS_CLASSES[m]) for m in set(self.measure.values())},
+                "files_extra": {"decisions": "decisions.parquet"}}
+
+    def figures(self) -> dict:
+        """``value.png``: each player's value through the first game analysed."""
+        if not self.traces:
+            return {}
+        first = next(iter(self.traces))
+        log, game = first[0], first[1]
+        series = {}
+        for (lg, gm, seat), tr in self.traces.items():
+            if (lg, gm) == (log, game):
+                row = self.players[(self.players["log"] == lg) & (self.players["game"] == gm)
+                                   & (self.players["seat"] == seat)].iloc[0]
+                series[f"seat {seat}: {row['player']} ({row['policy']})"] = tr
+        kind = self.players.iloc[0]["game_kind"]
+        measure = self.measure[kind]
+        return {"value.png": value_trace_figure(series, ylabel=UNITS[measure],
+                                                title=f"{log}, game {game}")}
+
+
+def value_trace_figure(series: dict[str, list[float]], *, ylabel: str, title: str):
+    """Each player's value after every step of the game (chance events and decisions).
+
+    >>> value_trace_figure({"a": [1.0, 2.0]}, ylabel="v", title="t").axes[0].get_ylabel()
+    'v'
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 3.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for name, values in series.items():
+        ax.plot(np.arange(len(values)), values, drawstyle="steps-post", label=name)
+    ax.set_xlabel("step (each roll and each decision)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    return fig
+
+
+# --- Penta ----------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _penta_kernel(V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, eps,
+                  out_start, out_best, out_chosen, out_best_code):
+    """Per turn t: ``out_start[t]`` the value at the turn's start; per decision j (roll j,
+    2 - j rerolls left): ``out_best[t, j]`` the best option's value, ``out_chosen[t, j]``
+    the chosen one's (keep ``keeps[t, j]`` if a roll follows, else box ``box[t]``), and
+    ``out_best_code[t, j]`` the best option (a keep's rank, or -1 - box). Values are
+    expected final TOTALs (``total[t]`` included)."""
+    W = new_turn_scratch()
+    for t in range(mask.size):
+        m, u, f, base = mask[t], up[t], fifty[t], float(total[t])
+        v = state_value(V, rp, T, m, u, f, W, True, eps)
+        out_start[t] = base + v
+        n = n_rolls[t]
+        for j in range(n):
+            r = rolls[t, j]
+            left = 2 - j
+            if left == 2:
+                best = W.r1[r]
+                k = W.arg2[ROLL_BASE + r]
+            elif left == 1:
+                best = W.r2[r]
+                k = W.arg1[ROLL_BASE + r]
+            else:
+                best = W.e3[r]
+                k = ROLL_BASE + r
+            out_best[t, j] = base + best
+            out_best_code[t, j] = k if KEEP_SIZE[k] < N_DICE else -1 - W.box[r]
+            if j < n - 1:
+                kk = keeps[t, j]
+                out_chosen[t, j] = base + (W.E2[kk] if left == 2 else W.E1[kk])
+            else:
+                bonus = roll_box_scores(rp, T, m, f, r, W.scores)
+                b = box[t]
+                pts, nu, nf = apply_box(u, f, b, W.scores[b])
+                out_chosen[t, j] = base + (pts + bonus) + V[state_index(m | (1 << b), nu, nf)]
+
+
+def _penta_games(games: list[GameRecord]) -> tuple[list[dict], list[dict], dict]:
+    from dicelab import config, dice
+    from dicelab.penta.rules import BOX_NAMES
+    from dicelab.penta.scoring import TABLES
+    from dicelab.penta.solver import solve
+
+    rows: list[dict] = []
+    players: list[dict] = []
+    traces: dict = {}
+    by_rules: dict[str, list[GameRecord]] = {}
+    for g in games:
+        by_rules.setdefault(g.rules_name, []).append(g)
+    for name, group in by_rules.items():
+        rules = group[0].rules
+        V = solve(rules).values
+        turns = [t for g in group for t in g.turns]
+        n = len(turns)
+        from dicelab.resources import check_memory
+
+        check_memory(f"analysing {n:,} Penta turns", n * 200)
+        mask = np.fromiter((t.mask for t in turns), np.int64, n)
+        up = np.fromiter((t.up for t in turns), np.int64, n)
+        fifty = np.fromiter((t.fifty for t in turns), np.int64, n)
+        total = np.fromiter((t.total for t in turns), np.int64, n)
+        n_rolls = np.fromiter((len(t.roll_ids) for t in turns), np.int64, n)
+        rolls = np.zeros((n, 3), np.int64)
+        keeps = np.zeros((n, 2), np.int64)
+        for i, t in enumerate(turns):
+            rolls[i, :len(t.roll_ids)] = t.roll_ids
+            keeps[i, :len(t.keep_ranks)] = t.keep_ranks
+        box = np.fromiter((t.box for t in turns), np.int64, n)
+        start = np.empty(n)
+        best = np.full((n, 3), np.nan)
+        chosen = np.full((n, 3), np.nan)
+        code = np.zeros((n, 3), np.int64)
+        _penta_kernel(V, rules.params, TABLES, mask, up, fifty, total, n_rolls, rolls,
+                      keeps, box, config.PENTA_TIE_EPS, start, best, chosen, code)
+        eps = config.PENTA_TIE_EPS
+
+        def label(c: int) -> str:
+            if c < 0:
+                return f"box {BOX_NAMES[-1 - c]}"
+            return "keep " + (" ".join(map(str, dice.dice_of_rank(c))) or "nothing")
+
+        i = 0
+        for g in group:
+            per_seat: dict[int, dict] = {}
+            for t in g.turns:
+                s = t.seat
+                acc = per_seat.get(s)
+                if acc is None:
+                    acc = per_seat[s] = {"initial": float(start[i]), "value": float(start[i]),
+                                         "luck": 0.0, "skill": 0.0, "loss": 0.0,
+                                         "decisions": 0, "turns": 0,
+                                         "classes": [0, 0, 0], "trace": [float(start[i])]}
+                acc["turns"] += 1
+                before = float(start[i])
+                seat = g.seats[s]
+                for j in range(len(t.roll_ids)):
+                    vb, vc = float(best[i, j]), float(chosen[i, j])
+                    luck = vb - before
+                    loss = 0.0 if vc >= vb - eps else vb - vc  # ties: no loss
+                    acc["luck"] += luck
+                    acc["skill"] += vc - vb
+                    acc["loss"] += loss
+                    acc["decisions"] += 1
+                    cls = loss_class(loss, "score")
+                    if cls:
+                        acc["classes"][CLASS_NAMES.index(cls)] += 1
+                    last = j == len(t.roll_ids) - 1
+                    chosen_label = (f"box {BOX_NAMES[t.box]}" if last else
+                                    "keep " + (" ".join(map(str, sorted(t.keeps[j])))
+                                               or "nothing"))
+                    best_label = label(int(code[i, j]))
+                    rows.append({"log": g.path, "game": g.index, "game_kind": "penta",
+                                 "rules": name, "measure": "score", "seat": s,
+                                 "player": seat["name"], "policy": seat["policy"],
+                                 "turn": acc["turns"], "step": j + 1,
+                                 "roll": " ".join(map(str, t.rolls[j])),
+                                 "rolls_left": 2 - j, "turn_points": None, "me": t.total,
+                                 "opp": None, "chosen": chosen_label,
+                                 "best": chosen_label if loss == 0.0 else best_label,
+                                 "value_before": before, "value_best": vb,
+                                 "value_chosen": vc, "luck": luck, "loss": loss,
+                                 "class": cls})
+                    acc["trace"].extend((vb, vc))
+                    before = vc
+                acc["value"] = before
+                i += 1
+            for s, acc in sorted(per_seat.items()):
+                outcome = float(g.totals[s]) if g.finished else acc["value"]
+                players.append(_player_row(g, s, "penta", "score", acc, outcome, 0.0))
+                traces[(g.path, g.index, s)] = acc["trace"]
+    return rows, players, traces
+
+
+def _player_row(g: GameRecord, s: int, kind: str, measure: str, acc: dict, outcome: float,
+                opponents: float) -> dict:
+    seat = g.seats[s]
+    residual = outcome - acc["initial"] - acc["luck"] - acc["skill"] - opponents
+    return {"log": g.path, "game": g.index, "game_kind": kind, "rules": g.rules_name,
+            "measure": measure, "seat": s, "player": seat["name"], "policy": seat["policy"],
+            "finished": g.finished, "turns": acc["turns"], "decisions": acc["decisions"],
+            "total_loss": acc["loss"],
+            "mean_loss": acc["loss"] / acc["decisions"] if acc["decisions"] else 0.0,
+            **{c: acc["classes"][k] for k, c in enumerate(CLASS_NAMES)},
+            "initial": acc["initial"], "outcome": outcome, "luck": acc["luck"],
+            "skill": acc["skill"], "opponents": opponents, "residual": residual}
+
+
+# --- Farkle ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _solutions_made_once():
+    """``advise`` solves (or loads) its tables on every call; during an analysis each
+    solution is made once and reused (the solvers are pure functions of their inputs)."""
+    from dicelab.farkle import turn_dp, two_player
+
+    orig_ev, orig_win = turn_dp.solve_max_ev, two_player.solve_optimal_win
+
+    @functools.lru_cache(maxsize=8)
+    def _ev(digest, rules):
+        return orig_ev(rules)
+
+    @functools.lru_cache(maxsize=4)
+    def _win(digest, target, rules):
+        return orig_win(rules, target)
+
+    def ev(rules, cap=None):
+        return orig_ev(rules, cap) if cap is not None else _ev(rules.digest(), rules)
+
+    def win(rules, target, **kw):
+        return orig_win(rules, target, **kw) if kw else _win(rules.digest(), target, rules)
+
+    turn_dp.solve_max_ev, two_player.solve_optimal_win = ev, win
+    try:
+        yield win
+    finally:
+        turn_dp.solve_max_ev, two_player.solve_optimal_win = orig_ev, orig_win
+
+
+def _farkle_option(adv, keep: tuple[int, ...], action: str):
+    for o in adv.options:
+        if o.keep == keep and o.action == action:
+            return o
+    raise AssertionError(f"{keep} {action} is not an option of {adv.roll}")  # validated
+
+
+def _farkle_games(games: list[GameRecord], measure: str | None
+                  ) -> tuple[list[dict], list[dict], dict, dict]:
+    from dicelab.farkle import turn_dp
+    from dicelab.farkle.advise import advise
+
+    rows: list[dict] = []
+    players: list[dict] = []
+    traces: dict = {}
+    used: dict[str, str] = {}
+    with _solutions_made_once() as solve_win:
+        for g in games:
+            m = measure or ("win" if g.n_seats == 2 else "turn")
+            if m == "win" and g.n_seats != 2:
+                raise UserError(f"{g.path}:{g.line}: field 'seats': --measure win needs a "
+                                f"two-seat game, not {g.n_seats} seats")
+            used[m] = m
+            try:
+                if m == "turn":
+                    start_value = float(turn_dp.solve_max_ev(g.rules).roll_value[0, 6])
+                    sol = None
+                else:
+                    sol = solve_win(g.rules, g.target)
+            except UserError as exc:
+                raise UserError(f"{g.path}:{g.line}: field 'rules': {exc}") from None
+            p, tr = _farkle_game(g, m, sol, start_value if m == "turn" else 0.0, advise,
+                                 rows)
+            players += p
+            traces.update(tr)
+    return rows, players, traces, used
+
+
+def _new_acc() -> dict:
+    return {"initial": None, "luck": 0.0, "skill": 0.0, "loss": 0.0, "decisions": 0,
+            "turns": 0, "classes": [0, 0, 0], "trace": []}
+
+
+def _farkle_game(g: GameRecord, m: str, sol, start_value: float, advise, rows: list):
+    """One game's decisions (appended to ``rows``) and its player rows and traces.
+
+    ``win``: the chain holds seat 0's value (seat 1's is 1 minus it). At each turn start
+    the value comes from the solver, after each roll from ``advise`` (the best option),
+    after each decision from ``advise`` (the option chosen); a bust is a chance event that
+    ends at the next turn's start (or the game's outcome). Nothing joins two values of
+    different sources except a chance event, so a disagreement between them would show
+    as a residual (tested to be rounding).
+    """
+    from dicelab.farkle.rules import FIRST_TO_BANK
+
+    n = g.n_seats
+    rules, target = g.rules, g.target
+    accs = [_new_acc() for _ in range(n)]
+    opponents = [0.0] * n
+    totals = [0] * n
+    banked = [0.0] * n
+    trigger = None
+    for t in g.turns:
+        s = t.seat
+        me, opp = totals[s], (totals[1 - s] if n == 2 else 0)
+        acc = accs[s]
+        acc["turns"] += 1
+        if m == "win":
+            start = sol.last_round_value(opp - me) if opp >= target else sol.win_value(me, opp)
+            if accs[0]["initial"] is None:
+                for k in range(2):
+                    accs[k]["initial"] = start if k == s else 1.0 - start
+                    accs[k]["trace"].append(accs[k]["initial"])
+        else:
+            start = start_value
+            acc["initial"] = (acc["initial"] or 0.0) + start
+            if not acc["trace"]:
+                acc["trace"].append(start)
+        before = start  # seat s's value before the coming chance event
+        tp = 0
+        for k, roll in enumerate(t.rolls):
+            if k == len(t.keeps):  # the bust roll: the turn ends with nothing
+                after = 0.0 if m == "turn" else _after_turn(sol, s, opp, me, trigger, rules,
+                                                             target)
+                _add(accs, s, "luck", after - before, m)
+                before = after
+                break
+            keep = tuple(sorted(t.keeps[k]))
+            bank = k == len(t.keeps) - 1 and t.end == "bank"
+            try:
+                adv = (advise(sorted(roll), turn_points=tp, rules=rules) if m == "turn"
+                       else advise(sorted(roll), turn_points=tp, me=me, opp=opp,
+                                   target=target, rules=rules))
+            except UserError as exc:
+                raise UserError(f"{g.path}:{t.line}: field 'rolls[{k}]': {exc}") from None
+            best_opt = adv.options[0]
+            opt = _farkle_option(adv, keep, "bank" if bank else "roll")
+            vb, vc, loss = best_opt.value, opt.value, opt.loss
+            luck = vb - before
+            _add(accs, s, "luck", luck, m)
+            acc["skill"] += vc - vb
+            if m == "win":
+                opponents[1 - s] -= vc - vb
+            acc["loss"] += loss
+            acc["decisions"] += 1
+            cls = loss_class(loss, m)
+            if cls:
+                acc["classes"][CLASS_NAMES.index(cls)] += 1
+            chosen_label = _farkle_label(opt)
+            rows.append({"log": g.path, "game": g.index, "game_kind": "farkle",
+                         "rules": g.rules_name, "measure": m, "seat": s,
+                         "player": g.seats[s]["name"], "policy": g.seats[s]["policy"],
+                         "turn": acc["turns"], "step": k + 1,
+                         "roll": " ".join(map(str, roll)), "rolls_left": None,
+                         "turn_points": tp, "me": me, "opp": opp if n == 2 else None,
+                         "chosen": chosen_label,
+                         "best": chosen_label if loss == 0.0 else _farkle_label(best_opt),
+                         "value_before": before, "value_best": vb, "value_chosen": vc,
+                         "luck": luck, "loss": loss, "class": cls})
+            tp += opt.points
+            before = vc
+            _trace(accs, s, before, banked[s], m)
+        if m == "turn":
+            banked[s] += t.points
+        _trace(accs, s, before, banked[s] if m == "turn" else 0.0, m)
+        totals = list(t.totals)
+        if trigger is None and t.end == "bank" and totals[s] >= target \
+                and rules.ending_code != FIRST_TO_BANK:
+            trigger = s
+        if m == "win":
+            accs[s]["_end"] = before
+            accs[1 - s]["_end"] = 1.0 - before
+    out, traces = [], {}
+    for s in range(n):
+        acc = accs[s]
+        if acc["initial"] is None:
+            continue
+        if m == "win":
+            outcome = _outcome(g, s) if g.finished else acc["_end"]
+        else:
+            outcome = float(banked[s])
+        out.append(_player_row(g, s, "farkle", m, acc, outcome,
+                               opponents[s] if m == "win" else 0.0))
+        traces[(g.path, g.index, s)] = acc["trace"]
+    return out, traces
+
+
+def _trace(accs, s, mine, banked, m):
+    """Append seat ``s``'s value (and, ``win``, the other seat's): ``turn`` traces the
+    points banked so far plus the current turn's expected score."""
+    if m == "win":
+        accs[s]["trace"].append(mine)
+        accs[1 - s]["trace"].append(1.0 - mine)
+    else:
+        accs[s]["trace"].append(banked + mine)
+
+
+def _add(accs, s, key, d, m):
+    accs[s][key] += d
+    if m == "win":
+        accs[1 - s][key] -= d
+
+
+def _outcome(g: GameRecord, s: int) -> float:
+    if s not in g.winners:
+        return 0.0
+    return 1.0 if len(g.winners) == 1 else 0.5
+
+
+def _after_turn(sol, s, opp, my_new, trigger, rules, target) -> float:
+    """Seat ``s``'s value once its turn ended with total ``my_new``: the other seat's
+    turn start (its value taken from 1), or the game's outcome when it is over."""
+    from dicelab.farkle.rules import FIRST_TO_BANK
+
+    if opp >= target or (trigger is not None and trigger != s):
+        # the last turn of the game: the outcome
+        return 1.0 if my_new > opp else (0.5 if my_new == opp else 0.0)
+    if my_new >= target:
+        if rules.ending_code == FIRST_TO_BANK:
+            return 1.0
+        return 1.0 - sol.last_round_value(my_new - opp)
+    return 1.0 - sol.win_value(opp, my_new)
+
+
+def _farkle_label(o) -> str:
+    keep = " ".join(map(str, o.keep))
+    return f"{keep}, bank" if o.action == "bank" else f"{keep}, roll {o.dice}"
+
+
+# --- entry point ----------------------------------------------------------------------------
+
+
+def analyse_games(games: list[GameRecord], *, measure: str | None = None,
+                  logs: list[str] | None = None) -> AnalysisResult:
+    """Analyse games already read (see :func:`analyse_logs`)."""
+    import pandas as pd
+
+    if measure is not None and measure not in MEASURES:
+        raise UserError(f"--measure must be one of {', '.join(MEASURES)}, not {measure!r}")
+    penta = [g for g in games if g.game == "penta"]
+    farkle = [g for g in games if g.game == "farkle"]
+    if penta and measure is not None:
+        raise UserError(f"{penta[0].path}:{penta[0].line}: field 'game': --measure is for "
+                        "Farkle; Penta decisions are valued in expected final score")
+    rows, players, traces = [], [], {}
+    used: dict[str, str] = {}
+    if penta:
+        r, p, tr = _penta_games(penta)
+        rows += r
+        players += p
+        traces.update(tr)
+        used["penta"] = "score"
+    if farkle:
+        r, p, tr, ms = _farkle_games(farkle, measure)
+        rows += r
+        players += p
+        traces.update(tr)
+        if len(ms) > 1:
+            raise UserError("these logs mix solitaire and two-seat Farkle games: give "
+                            "--measure turn to value them all in turn points")
+        used["farkle"] = next(iter(ms))
+    dec = pd.DataFrame(rows, columns=_DECISION_COLUMNS)
+    pl = pd.DataFrame(players)
+    return AnalysisResult(sorted({g.path for g in games}) if logs is None else logs, used,
+                          dec, pl, traces, len(games))
+
+
+def analyse_logs(paths, *, game: str | None = None, rules=None,
+                 measure: str | None = None) -> AnalysisResult:
+    """Read, replay and analyse every game of the logs at ``paths``.
+
+    ``game`` / ``rules`` refuse logs of another game or rule set; ``measure`` (Farkle):
+    ``turn`` (expected turn score, max-ev) or ``win`` (two seats: P(win) + P(tie)/2,
+    optimal-win); the default is ``win`` for two-seat games and ``turn`` otherwise.
+
+    >>> import tempfile, pathlib
+    >>> from dicelab.gamelog import new_game_header, write_games
+    >>> h = new_game_header("farkle", "default", [{"name": "me", "policy": "human"}],
+    ...                     target=500)
+    >>> turn = {"seat": 0, "rolls": [[1, 1, 1, 5, 2, 3]], "keeps": [[1, 1, 1]], "end": "bank"}
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "game.jsonl"
+    >>> write_games(path, [(h, [turn])])
+    >>> a = analyse_logs([path])
+    >>> a.decisions.loc[0, "chosen"], a.decisions.loc[0, "best"]
+    ('1 1 1, bank', '1 1 1 5, bank')
+    >>> float(a.decisions.loc[0, "loss"])
+    50.0
+    """
+    paths = [str(p) for p in ([paths] if isinstance(paths, str) else paths)]
+    if not paths:
+        raise UserError("give one or more log files")
+    games: list[GameRecord] = []
+    for p in paths:
+        games.extend(read_games(p, game=game, rules=rules))
+    return analyse_games(games, measure=measure, logs=paths)
+
+
+__all__ = ["CLASS_NAMES", "LOSS_CLASSES", "MEASURES", "AnalysisResult", "analyse_games",
+           "analyse_logs", "loss_class"]

@@ -1,0 +1,744 @@
+"""Game logs: a versioned JSON Lines record of Penta and Farkle games (layer 2).
+
+A log file holds one or more games. Each game is a header line, one line per turn, and
+an optional result line (docs/game-log.md is the user's description)::
+
+    {"dicelab_log": 1, "game": "farkle", "rules": "default", "target": 10000,
+     "ending": "last-round", "seats": [{"name": "alice", "policy": "human"},
+     {"name": "computer", "policy": "ai"}], "first_seat": 0, "seed": 42}
+    {"seat": 0, "rolls": [[1, 1, 5, 2, 3, 4], [2, 5, 6]], "keeps": [[1, 1], [5]], "end": "bank"}
+    {"seat": 1, "rolls": [[2, 3, 4, 6, 6, 2]], "keeps": [], "end": "bust"}
+    {"result": {"totals": [250, 0], "winners": [0]}}
+
+:func:`read_games` parses and *replays* every game against its rules: every die set
+aside scores within its roll, the dice rolled follow from the dice kept, a Penta box
+is open and allowed, the seats move in turn, no turn comes after the game's end, and a
+result line agrees with the replayed totals. Any fault is one
+:class:`~dicelab.errors.UserError` naming the file, the line and the field.
+:func:`write_games` checks the same and writes atomically (a temporary file, renamed),
+adding the result line of every finished game.
+
+>>> h = new_game_header("penta", "seed", [{"name": "ann", "policy": "human"}])
+>>> h["game"], h["rules"], h["dicelab_log"]
+('penta', 'seed', 1)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dicelab import dice
+from dicelab.errors import UserError
+
+#: The format version a header's ``dicelab_log`` holds; readers refuse other versions.
+FORMAT_VERSION = 1
+GAMES = ("farkle", "penta")
+FARKLE_ENDS = ("bank", "bust")
+#: The largest log file :func:`read_games` reads (bytes): 100,000 Penta games are about
+#: 130 MB.
+MAX_LOG_BYTES = 2 * 1024**3
+_HEADER_KEYS = {"dicelab_log", "game", "rules", "target", "ending", "seats", "first_seat",
+                "seed"}
+_FARKLE_TURN_KEYS = {"seat", "rolls", "keeps", "end"}
+_PENTA_TURN_KEYS = {"seat", "rolls", "keeps", "box"}
+
+
+# --- records ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FarkleTurn:
+    """One Farkle turn as replayed: ``rolls[k]`` (the dice rolled, as logged), ``keeps[k]``
+    (set aside from ``rolls[k]``), ``end`` ("bank" or "bust"); ``points``: what the turn
+    banked (0 for a bust); ``totals``: every seat's total after the turn (a farkle
+    penalty included); ``line``: the line number in the file."""
+
+    seat: int
+    rolls: tuple[tuple[int, ...], ...]
+    keeps: tuple[tuple[int, ...], ...]
+    end: str
+    points: int
+    totals: tuple[int, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class PentaTurn:
+    """One Penta turn as replayed: ``rolls[k]`` (the five dice after roll k), ``keeps[k]``
+    (kept from ``rolls[k]`` for the next roll), ``box`` (box number, see
+    :data:`dicelab.penta.rules.BOX_NAMES`); ``roll_ids`` / ``keep_ranks``: the same as
+    :mod:`dicelab.penta.tables` roll indices and :mod:`dicelab.dice` ranks; ``mask``,
+    ``up``, ``fifty``, ``total``: the seat's card before the turn; ``points``: what the
+    turn added to its TOTAL (bonuses included)."""
+
+    seat: int
+    rolls: tuple[tuple[int, ...], ...]
+    keeps: tuple[tuple[int, ...], ...]
+    box: int
+    roll_ids: tuple[int, ...]
+    keep_ranks: tuple[int, ...]
+    mask: int
+    up: int
+    fifty: int
+    total: int
+    points: int
+    line: int
+
+
+@dataclass
+class GameRecord:
+    """One game of a log, read and replayed.
+
+    ``rules`` is the rules object (:class:`~dicelab.farkle.rules.FarkleRules` or
+    :class:`~dicelab.penta.rules.RuleSet`), ``rules_name`` its name; ``target`` and
+    ``ending`` are Farkle's (None for Penta). ``totals`` are each seat's totals after the
+    last turn, ``finished`` says whether the game reached its end, ``winners`` the seats
+    with the highest total (only when finished). ``index`` counts games in the file from
+    0, ``line`` is the header's line number.
+    """
+
+    path: str
+    index: int
+    line: int
+    game: str
+    rules: Any
+    rules_name: str
+    target: int | None
+    ending: str | None
+    seats: list[dict]
+    first_seat: int
+    seed: int | None
+    turns: list = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+    finished: bool = False
+    winners: list[int] = field(default_factory=list)
+    header: dict = field(default_factory=dict)
+
+    @property
+    def n_seats(self) -> int:
+        return len(self.seats)
+
+    def result(self) -> dict:
+        """The result line's content: ``{"totals": [...], "winners": [...]}``."""
+        return {"totals": list(self.totals), "winners": list(self.winners)}
+
+
+# --- headers -------------------------------------------------------------------------------
+
+
+def _farkle_rules(rules, ending=None):
+    from dicelab.farkle.rules import FarkleRules, load_rules
+
+    if isinstance(rules, dict):
+        return _farkle_rules_from_dict(rules, "rules").with_ending(ending)
+    if isinstance(rules, FarkleRules):
+        return rules.with_ending(ending)
+    return load_rules(rules, ending)
+
+
+def _penta_rules(rules):
+    from dicelab.penta.rules import RuleSet, get_rules
+
+    return rules if isinstance(rules, RuleSet) else get_rules(rules)
+
+
+def rules_record(game: str, rules) -> str | dict:
+    """What a header's ``rules`` holds: the preset's name when the rules are a preset
+    (whatever their ending, which the header gives apart), else the rules' ``to_dict()``.
+
+    >>> rules_record("farkle", None), rules_record("penta", "hasbro")
+    ('default', 'hasbro')
+    """
+    if game == "penta":
+        return _penta_rules(rules).name
+    from dicelab.farkle.rules import PRESETS
+
+    table = _farkle_rules(rules)
+    preset = PRESETS.get(table.name)
+    if preset is not None and preset.with_ending(table.ending).digest() == table.digest():
+        return table.name
+    d = table.to_dict()
+    d.pop("source", None)
+    return d
+
+
+def _farkle_rules_from_dict(d: dict, where: str):
+    """FarkleRules from a header's ``to_dict()`` form (``where`` names it in errors)."""
+    from dicelab.farkle.rules import FarkleRules
+
+    names = {f for f in FarkleRules.__dataclass_fields__ if f != "source"}
+    unknown = sorted(set(d) - names)
+    if unknown:
+        raise UserError(f"{where}: unknown key '{unknown[0]}' (keys: {', '.join(sorted(names))})")
+    if not isinstance(d.get("name"), str):
+        raise UserError(f"{where}: 'name' (a string) is missing")
+    kw = dict(d)
+    try:
+        if "singles" in kw:
+            s = [0] * 7
+            for f, v in kw["singles"].items():
+                s[int(f)] = int(v)
+            kw["singles"] = tuple(s)
+        if "three_of_a_kind" in kw:
+            t = [0] * 7
+            for f, v in kw["three_of_a_kind"].items():
+                t[int(f)] = int(v)
+            kw["three_of_a_kind"] = tuple(t)
+        if "n_of_a_kind" in kw:
+            kw["n_of_a_kind"] = tuple(int(kw["n_of_a_kind"][str(k)]) for k in (4, 5, 6))
+        return FarkleRules(**kw)
+    except UserError as exc:
+        raise UserError(f"{where}: {exc}") from None
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
+        raise UserError(f"{where}: not a Farkle rules table ({exc})") from None
+
+
+def new_game_header(game: str, rules, seats: list[dict], *, target: int | None = None,
+                    ending: str | None = None, seed: int | None = None,
+                    first_seat: int = 0) -> dict:
+    """The header line of a game: ``game`` ("farkle" or "penta"), its rules (a name, a
+    rules object or None for the default), ``seats`` (one dict per seat with at least a
+    ``name`` and a ``policy``), and for Farkle the target and ending (None: the rules'
+    default, 10,000 and the rules' ending).
+
+    >>> h = new_game_header("farkle", "default", [{"name": "a", "policy": "human"},
+    ...                     {"name": "c", "policy": "ai"}], seed=42)
+    >>> h["target"], h["ending"], h["first_seat"], h["seed"]
+    (10000, 'last-round', 0, 42)
+    """
+    if game not in GAMES:
+        raise UserError(f"game must be one of {', '.join(GAMES)}, not {game!r}")
+    header: dict[str, Any] = {"dicelab_log": FORMAT_VERSION, "game": game}
+    if game == "farkle":
+        from dicelab.farkle.rules import check_target
+
+        table = _farkle_rules(rules, ending)
+        header["rules"] = rules_record("farkle", table)
+        header["target"] = check_target(target)
+        header["ending"] = table.ending
+    else:
+        if target is not None or ending is not None:
+            raise UserError("Penta has no target and no ending rule")
+        header["rules"] = rules_record("penta", rules)
+    header["seats"] = [dict(s) for s in seats]
+    header["first_seat"] = first_seat
+    if seed is not None:
+        header["seed"] = seed
+    _check_header(header, "<header>", 0)
+    return header
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+class _Where:
+    """Formats ``FILE:LINE: field 'F': message``."""
+
+    def __init__(self, path: str, line: int):
+        self.path, self.line = path, line
+
+    def error(self, fld: str | None, msg: str) -> UserError:
+        place = f"{self.path}:{self.line}" if self.line else self.path
+        return UserError(f"{place}: field '{fld}': {msg}" if fld else f"{place}: {msg}")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_header(h: dict, path: str, line: int) -> tuple:
+    """(game, rules object, rules name, target, ending, seats, first_seat, seed)."""
+    w = _Where(path, line)
+    version = h.get("dicelab_log")
+    if not _is_int(version):
+        raise w.error("dicelab_log", "a header's format version (1) is missing")
+    if version != FORMAT_VERSION:
+        raise w.error("dicelab_log", f"format version {version} is not one this dicelab "
+                                     f"reads (it reads {FORMAT_VERSION})")
+    unknown = sorted(set(h) - _HEADER_KEYS)
+    if unknown:
+        raise w.error(unknown[0], f"not a header field (fields: {', '.join(sorted(_HEADER_KEYS))})")
+    game = h.get("game")
+    if game not in GAMES:
+        raise w.error("game", f"must be one of {', '.join(GAMES)}, not {game!r}")
+    seats = h.get("seats")
+    if not isinstance(seats, list) or not seats:
+        raise w.error("seats", "a list of one or more seats, e.g. "
+                               '[{"name": "alice", "policy": "human"}]')
+    for i, s in enumerate(seats):
+        if not isinstance(s, dict) or not isinstance(s.get("name"), str) \
+                or not isinstance(s.get("policy"), str):
+            raise w.error(f"seats[{i}]", 'a seat is {"name": ..., "policy": ...} (strings)')
+    first = h.get("first_seat", 0)
+    if not _is_int(first) or not 0 <= first < len(seats):
+        raise w.error("first_seat", f"a seat number 0..{len(seats) - 1}, not {first!r}")
+    seed = h.get("seed")
+    if seed is not None and (not _is_int(seed) or seed < 0):
+        raise w.error("seed", f"a non-negative integer, not {seed!r}")
+    raw_rules = h.get("rules")
+    if game == "farkle":
+        from dicelab.farkle.rules import ENDINGS, check_seats, check_target
+
+        try:
+            check_seats(len(seats))
+        except UserError as exc:
+            raise w.error("seats", str(exc)) from None
+        ending = h.get("ending")
+        if ending is not None and ending not in ENDINGS:
+            raise w.error("ending", f"one of {', '.join(ENDINGS)}, not {ending!r}")
+        if isinstance(raw_rules, dict):
+            try:
+                table = _farkle_rules_from_dict(raw_rules, "rules").with_ending(ending)
+            except UserError as exc:
+                raise w.error("rules", str(exc).removeprefix("rules: ")) from None
+        elif isinstance(raw_rules, str):
+            from dicelab.farkle.rules import PRESETS
+
+            if raw_rules not in PRESETS:  # a log names presets only, never files
+                raise w.error("rules", f"unknown Farkle rules {raw_rules!r}; a log names a "
+                                       f"preset ({', '.join(PRESETS)}) or holds the table")
+            table = PRESETS[raw_rules].with_ending(ending)
+        else:
+            raise w.error("rules", "a preset name or a rules table (an object)")
+        target = h.get("target")
+        if not _is_int(target):
+            raise w.error("target", f"a Farkle game's target (e.g. 10000), not {target!r}")
+        try:
+            target = check_target(target)
+        except UserError as exc:
+            raise w.error("target", str(exc)) from None
+        return game, table, table.name, target, table.ending, seats, first, seed
+    for key in ("target", "ending"):
+        if key in h:
+            raise w.error(key, "Penta has no target and no ending rule")
+    from dicelab.penta.rules import RULE_SETS
+
+    if not isinstance(raw_rules, str) or raw_rules not in RULE_SETS:
+        raise w.error("rules", f"a Penta rule set: {', '.join(RULE_SETS)}; not {raw_rules!r}")
+    return game, RULE_SETS[raw_rules], raw_rules, None, None, seats, first, seed
+
+
+def _dice_list(v, w: _Where, fld: str, n: int | None = None) -> tuple[int, ...]:
+    if not isinstance(v, list) or not all(_is_int(f) and 1 <= f <= 6 for f in v):
+        raise w.error(fld, f"a list of dice 1..6, not {json.dumps(v)}")
+    if n is not None and len(v) != n:
+        raise w.error(fld, f"{n} dice were rolled, not {len(v)} ({json.dumps(v)})")
+    return tuple(v)
+
+
+def _contains(big: Iterable[int], small: Iterable[int]) -> bool:
+    left = list(big)
+    for f in small:
+        if f in left:
+            left.remove(f)
+        else:
+            return False
+    return True
+
+
+class _FarkleGame:
+    """Replays one Farkle game turn by turn."""
+
+    def __init__(self, rec: GameRecord):
+        from dicelab.farkle.rules import PENALTY_STREAK
+
+        self.rec = rec
+        self.n = rec.n_seats
+        self.totals = [0] * self.n
+        self.streak = [0] * self.n
+        self.next_seat = rec.first_seat
+        self.trigger: int | None = None
+        self.penalty_streak = PENALTY_STREAK
+        self.over = False
+
+    def turn(self, t: dict, w: _Where) -> FarkleTurn:
+        from dicelab.farkle.rules import FIRST_TO_BANK, dice_after, setaside_points
+
+        rules = self.rec.rules
+        unknown = sorted(set(t) - _FARKLE_TURN_KEYS)
+        if unknown:
+            raise w.error(unknown[0], "not a Farkle turn field (seat, rolls, keeps, end)")
+        seat = t.get("seat")
+        if not _is_int(seat) or not 0 <= seat < self.n:
+            raise w.error("seat", f"a seat number 0..{self.n - 1}, not {seat!r}")
+        if self.over:
+            raise w.error("seat", "the game is over: no turn comes after its end (a new "
+                                  "game starts with a header line)")
+        if seat != self.next_seat:
+            raise w.error("seat", f"it is seat {self.next_seat}'s turn, not seat {seat}'s")
+        end = t.get("end")
+        if end not in FARKLE_ENDS:
+            raise w.error("end", f"'bank' or 'bust', not {end!r}")
+        rolls, keeps = t.get("rolls"), t.get("keeps")
+        if not isinstance(rolls, list) or not rolls:
+            raise w.error("rolls", "a list of one or more rolls")
+        if not isinstance(keeps, list):
+            raise w.error("keeps", "a list of set-asides, one per scoring roll")
+        want = len(rolls) if end == "bank" else len(rolls) - 1
+        if len(keeps) != want:
+            raise w.error("keeps", f"a turn that ends in a {end} with {len(rolls)} roll(s) "
+                                   f"has {want} set-aside(s), not {len(keeps)}")
+        n_dice, tp = dice.MAX_DICE, 0
+        out_rolls, out_keeps = [], []
+        for k, raw in enumerate(rolls):
+            roll = _dice_list(raw, w, f"rolls[{k}]", n_dice)
+            out_rolls.append(roll)
+            if k < len(keeps):
+                keep = _dice_list(keeps[k], w, f"keeps[{k}]")
+                if not keep:
+                    raise w.error(f"keeps[{k}]", "a scoring roll sets aside at least one die")
+                if not _contains(roll, keep):
+                    raise w.error(f"keeps[{k}]", f"{list(keep)} is not among the dice rolled "
+                                                 f"{list(roll)}")
+                pts = setaside_points(rules, keep)
+                if pts is None:
+                    raise w.error(f"keeps[{k}]", f"{list(keep)} cannot all score within the "
+                                                 f"roll {list(roll)}: every die set aside "
+                                                 "must be part of a scoring combination")
+                out_keeps.append(keep)
+                tp += pts
+                n_dice = dice_after(len(roll), len(keep))
+            else:  # the bust roll
+                from dicelab.farkle.advise import legal_setasides
+
+                if legal_setasides(rules, sorted(roll)):
+                    raise w.error(f"rolls[{k}]", f"{list(roll)} scores, so the turn is not "
+                                                 "a bust: set something aside")
+        if end == "bank" and not rules.can_bank(tp, n_dice):
+            why = ("hot dice must be rolled" if rules.hot_dice == "must-roll" and n_dice == 6
+                   and tp >= max(rules.min_bank, 50) else
+                   f"the rules' minimum to bank is {rules.min_bank}")
+            raise w.error("end", f"cannot bank {tp} turn points here: {why}")
+        if end == "bank":
+            self.totals[seat] += tp
+            self.streak[seat] = 0
+            points = tp
+        else:
+            points = 0
+            self.streak[seat] += 1
+            if self.streak[seat] == self.penalty_streak:
+                self.totals[seat] -= rules.farkle_penalty
+                self.streak[seat] = 0
+        self.next_seat = (seat + 1) % self.n
+        target = self.rec.target
+        if end == "bank" and self.totals[seat] >= target and self.trigger is None:
+            if self.n == 1 or rules.ending_code == FIRST_TO_BANK:
+                self.over = True
+            else:
+                self.trigger = seat
+        if self.trigger is not None and self.next_seat == self.trigger:
+            self.over = True
+        return FarkleTurn(seat, tuple(out_rolls), tuple(out_keeps), end, points,
+                          tuple(self.totals), w.line)
+
+
+def _penta_tables():
+    """Plain-Python lookups of the Penta tables (fast in the reader's loop)."""
+    global _PENTA
+    if _PENTA is None:
+        from dicelab.penta.scoring import ORDINARY, PENTA_FACE
+        from dicelab.penta.tables import N_ROLLS, ROLL_BASE, SUBSETS
+
+        rank = {}
+        for k in range(ROLL_BASE + N_ROLLS):
+            rank[tuple(dice.dice_of_rank(k))] = k
+        subsets = [frozenset(int(x) for x in SUBSETS[r] if x >= 0) for r in range(N_ROLLS)]
+        _PENTA = (rank, subsets, ORDINARY.T.tolist(), PENTA_FACE.tolist(), ROLL_BASE)
+    return _PENTA
+
+
+_PENTA = None
+
+
+class _PentaGame:
+    """Replays one Penta game (every seat its own card)."""
+
+    def __init__(self, rec: GameRecord):
+        from dicelab.penta.rules import N_BOXES
+
+        self.rec = rec
+        self.n = rec.n_seats
+        self.mask = [0] * self.n
+        self.upper = [0] * self.n
+        self.score = [[None] * N_BOXES for _ in range(self.n)]
+        self.bonuses = [0] * self.n
+        self.totals = [0] * self.n
+        self.turns = [0] * self.n
+        self.next_seat = rec.first_seat
+        self.over = False
+
+    def turn(self, t: dict, w: _Where) -> PentaTurn:
+        from dicelab.penta.rules import (
+            BOX_NAMES,
+            N_BOXES,
+            N_DICE,
+            PENTA_BOX,
+            PENTA_POINTS,
+            REROLLS,
+            UPPER_BONUS,
+            UPPER_BOXES,
+            UPPER_TARGET,
+        )
+
+        rank, subsets, ordinary, penta_face, base = _penta_tables()
+        unknown = sorted(set(t) - _PENTA_TURN_KEYS)
+        if unknown:
+            raise w.error(unknown[0], "not a Penta turn field (seat, rolls, keeps, box)")
+        seat = t.get("seat")
+        if not _is_int(seat) or not 0 <= seat < self.n:
+            raise w.error("seat", f"a seat number 0..{self.n - 1}, not {seat!r}")
+        if self.over:
+            raise w.error("seat", f"the game is over: every card has its {N_BOXES} boxes "
+                                  "(a new game starts with a header line)")
+        if seat != self.next_seat:
+            raise w.error("seat", f"it is seat {self.next_seat}'s turn, not seat {seat}'s")
+        rolls, keeps = t.get("rolls"), t.get("keeps")
+        if not isinstance(rolls, list) or not 1 <= len(rolls) <= REROLLS + 1:
+            raise w.error("rolls", f"a list of 1 to {REROLLS + 1} rolls of {N_DICE} dice")
+        if not isinstance(keeps, list) or len(keeps) != len(rolls) - 1:
+            raise w.error("keeps", f"one keep per reroll: {len(rolls) - 1} for "
+                                   f"{len(rolls)} roll(s), not "
+                                   f"{len(keeps) if isinstance(keeps, list) else keeps!r}")
+        out_rolls, out_keeps, roll_ids, keep_ranks = [], [], [], []
+        prev_keep = None
+        for k, raw in enumerate(rolls):
+            roll = _dice_list(raw, w, f"rolls[{k}]", N_DICE)
+            r = rank[tuple(sorted(roll))] - base
+            if prev_keep is not None and prev_keep not in subsets[r]:
+                raise w.error(f"rolls[{k}]", f"{list(roll)} does not show the dice kept "
+                                             f"{list(out_keeps[-1])}")
+            out_rolls.append(roll)
+            roll_ids.append(r)
+            if k < len(keeps):
+                keep = _dice_list(keeps[k], w, f"keeps[{k}]")
+                kr = rank.get(tuple(sorted(keep)))
+                if kr is None or kr not in subsets[r]:
+                    raise w.error(f"keeps[{k}]", f"{list(keep)} is not among the dice "
+                                                 f"showing {list(roll)}")
+                out_keeps.append(keep)
+                keep_ranks.append(kr)
+                prev_keep = kr
+        name = t.get("box")
+        key = name.strip().lower().replace("_", "-").replace(" ", "-") \
+            if isinstance(name, str) else None
+        if key not in BOX_NAMES:
+            raise w.error("box", f"a box name ({', '.join(BOX_NAMES)}), not {name!r}")
+        b = BOX_NAMES.index(key)
+        mask, card = self.mask[seat], self.score[seat]
+        if mask >> b & 1:
+            raise w.error("box", f"box {key} is already filled (with {card[b]}) on seat "
+                                 f"{seat}'s card")
+        r = roll_ids[-1]
+        fifty = int(card[PENTA_BOX] == PENTA_POINTS)
+        if penta_face[r] and mask >> PENTA_BOX & 1:  # a further Penta: joker rules
+            from dicelab.penta.scoring import box_scores
+
+            scores, bonus = box_scores(self.rec.rules, mask, fifty, r)
+            sc = int(scores[b])
+            if sc < 0:
+                allowed = [BOX_NAMES[i] for i in range(N_BOXES) if scores[i] >= 0]
+                raise w.error("box", f"the joker rule of rule set {self.rec.rules_name} "
+                                     f"does not allow {key} for {list(out_rolls[-1])} "
+                                     f"here; allowed: {', '.join(allowed)}")
+        else:
+            sc, bonus = int(ordinary[r][b]), 0
+        points = sc + bonus
+        up_before = min(UPPER_TARGET, self.upper[seat])
+        if b < UPPER_BOXES:
+            if self.upper[seat] < UPPER_TARGET <= self.upper[seat] + sc:
+                points += UPPER_BONUS
+            self.upper[seat] += sc
+        total = self.totals[seat]
+        rec = PentaTurn(seat, tuple(out_rolls), tuple(out_keeps), b, tuple(roll_ids),
+                        tuple(keep_ranks), mask, up_before, fifty, total, points, w.line)
+        card[b] = sc
+        self.mask[seat] = mask | (1 << b)
+        if bonus:
+            self.bonuses[seat] += 1
+        self.totals[seat] = total + points
+        self.turns[seat] += 1
+        self.next_seat = (seat + 1) % self.n
+        if all(x == N_BOXES for x in self.turns):
+            self.over = True
+        return rec
+
+
+def _finish(rec: GameRecord, play, result: dict | None, w: _Where | None) -> None:
+    rec.totals = list(play.totals)
+    rec.finished = play.over
+    if rec.finished:
+        best = max(rec.totals)
+        rec.winners = [i for i, x in enumerate(rec.totals) if x == best]
+    if result is None:
+        return
+    assert w is not None
+    if not isinstance(result, dict) or set(result) - {"totals", "winners"}:
+        raise w.error("result", 'an object {"totals": [...], "winners": [...]}')
+    if not rec.finished:
+        raise w.error("result", "the game has not ended: a result line comes after its "
+                                "last turn")
+    if "totals" in result and result["totals"] != rec.totals:
+        raise w.error("result.totals", f"{json.dumps(result['totals'])} disagrees with the "
+                                       f"turns, which give {json.dumps(rec.totals)}")
+    if "winners" in result and result["winners"] != rec.winners:
+        raise w.error("result.winners", f"{json.dumps(result['winners'])} disagrees with the "
+                                        f"totals, whose highest are seat(s) "
+                                        f"{json.dumps(rec.winners)}")
+
+
+def parse_lines(lines: Iterable[str], path: str = "<log>", *, game: str | None = None,
+                rules=None) -> list[GameRecord]:
+    """Parse and replay the lines of a log (see :func:`read_games`)."""
+    want_game, want_digest, want_name = _wanted(game, rules)
+    games: list[GameRecord] = []
+    rec: GameRecord | None = None
+    play: Any = None
+    closed = False
+    loads = json.loads
+    for lineno, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        w = _Where(path, lineno)
+        try:
+            obj = loads(text)
+        except json.JSONDecodeError as exc:
+            raise w.error(None, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+        except UnicodeDecodeError:
+            raise w.error(None, "not UTF-8 text") from None
+        if not isinstance(obj, dict):
+            raise w.error(None, "each line is a JSON object (a header, a turn or a result)")
+        if "dicelab_log" in obj:
+            if rec is not None:
+                _finish(rec, play, None, None)
+            g, table, rname, target, ending, seats, first, seed = _check_header(obj, path,
+                                                                                lineno)
+            if want_game is not None and g != want_game:
+                raise w.error("game", f"this is a log of {g}, not of {want_game}")
+            if want_digest is not None:
+                digest = table.digest() if g == "farkle" else table.digest
+                if digest != want_digest:
+                    raise w.error("rules", f"this game was played under the rules "
+                                           f"'{rname}', not '{want_name}' as asked")
+            rec = GameRecord(path, len(games), lineno, g, table, rname, target, ending,
+                             seats, first, seed, header=obj)
+            games.append(rec)
+            play = _FarkleGame(rec) if g == "farkle" else _PentaGame(rec)
+            closed = False
+            continue
+        if rec is None:
+            raise w.error("dicelab_log", "a log starts with a header line "
+                                         '({"dicelab_log": 1, "game": ...})')
+        if closed:
+            raise w.error(None, "a game's result line is its last: a new game starts with a "
+                                "header line")
+        if "result" in obj:
+            if len(obj) != 1:
+                raise w.error(sorted(set(obj) - {"result"})[0], "a result line holds only "
+                                                                "'result'")
+            _finish(rec, play, obj["result"], w)
+            closed = True
+            continue
+        rec.turns.append(play.turn(obj, w))
+    if rec is None:
+        raise UserError(f"{path}: no game in the log (a log starts with a header line)")
+    if not closed:
+        _finish(rec, play, None, None)
+    return games
+
+
+def _wanted(game, rules) -> tuple[str | None, str | None, str | None]:
+    if game is not None and game not in GAMES:
+        raise UserError(f"--game must be one of {', '.join(GAMES)}, not {game!r}")
+    if rules is None:
+        return game, None, None
+    if game is None:
+        raise UserError("--rules needs --game (the rules' names differ between the games)")
+    if game == "farkle":
+        table = _farkle_rules(rules)
+        return game, table.digest(), table.name
+    rs = _penta_rules(rules)
+    return game, rs.digest, rs.name
+
+
+def read_games(path, *, game: str | None = None, rules=None) -> list[GameRecord]:
+    """Every game of the log at ``path``, replayed and checked.
+
+    ``game`` / ``rules``: refuse a log of another game, or played under other rules
+    (compared by content; a Farkle table's ending is the header's). Raises ``UserError``
+    naming the file, the line and the field for anything malformed or illegal, and for
+    a file that cannot be read.
+    """
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_LOG_BYTES:
+            raise UserError(f"{p}: {size:,} bytes is larger than a log may be "
+                            f"({MAX_LOG_BYTES:,})")
+        from dicelab.resources import check_memory
+
+        check_memory(f"reading the log {p}", 20 * size)
+        with open(p, encoding="utf-8") as fh:
+            return parse_lines(fh, str(p), game=game, rules=rules)
+    except UnicodeDecodeError:
+        raise UserError(f"{p}: not a text file (a log is UTF-8 JSON Lines)") from None
+    except IsADirectoryError:
+        raise UserError(f"{p}: is a directory, not a log file") from None
+    except OSError as exc:
+        raise UserError(f"{p}: cannot read the log ({exc.strerror or exc})") from None
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+def _dumps(obj) -> str:
+    def default(o):
+        import numpy as np
+
+        if isinstance(o, np.integer):
+            return int(o)
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        raise TypeError(f"{type(o).__name__} is not JSON data")
+
+    text = json.dumps(obj, separators=(", ", ": "), default=default, allow_nan=False)
+    return text
+
+
+def format_games(games: list[tuple[dict, list[dict]]]) -> str:
+    """The log text of ``games`` (each ``(header, turn events)``), checked by replaying it;
+    a finished game gets its result line (a result event given is checked instead)."""
+    lines: list[str] = []
+    for header, events in games:
+        block = [_dumps(header)] + [_dumps(e) for e in events]
+        recs = parse_lines(block, "<game being written>")
+        rec = recs[-1]
+        if rec.finished and not any("result" in e for e in events):
+            block.append(_dumps({"result": rec.result()}))
+        lines.extend(block)
+    return "\n".join(lines) + "\n"
+
+
+def write_games(path, games: list[tuple[dict, list[dict]]]) -> None:
+    """Write ``games`` (each a header from :func:`new_game_header` and its turn events) to
+    ``path`` as one log, atomically: a temporary file in the same directory, renamed
+    into place, so a reader never sees half a log. Every game is replayed first; an
+    illegal one is a ``UserError`` and nothing is written. A finished game gets its
+    result line."""
+    from dicelab.results import atomic_write_text
+
+    text = format_games(games)
+    p = Path(path)
+    if p.parent and not p.parent.is_dir():
+        raise UserError(f"{p}: the directory {p.parent} does not exist")
+    try:
+        atomic_write_text(p, text)
+    except OSError as exc:
+        raise UserError(f"{p}: cannot write the log ({exc.strerror or exc})") from None
+
+
+__all__ = ["FORMAT_VERSION", "FarkleTurn", "GameRecord", "PentaTurn", "format_games",
+           "new_game_header", "parse_lines", "read_games", "rules_record", "write_games"]
