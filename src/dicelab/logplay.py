@@ -223,6 +223,20 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
     return out
 
 
+def check_log_path(path, games: int) -> None:
+    """``UserError`` before a run if ``path`` cannot take the log or ``games`` is out of
+    range."""
+    from pathlib import Path
+
+    if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= MAX_LOG_GAMES:
+        raise UserError(f"--log-games must be 1 to {MAX_LOG_GAMES:,}, not {games}")
+    p = Path(path)
+    if p.is_dir():
+        raise UserError(f"--log {p}: is a directory")
+    if not p.parent.is_dir():
+        raise UserError(f"--log {p}: the directory {p.parent} does not exist")
+
+
 def simulation_log(path, strategy: str, vs: list[str] | None, *, games: int, seed: int,
                    game: str | None = None, target: int | None = None, rules=None,
                    ending: str | None = None, first_seat: int | None = None) -> None:

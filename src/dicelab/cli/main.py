@@ -155,15 +155,34 @@ def simulate(
     dask: DaskOpt = None,
     json_out: JsonOpt = False,
     out: OutOpt = None,
+    log: Annotated[str | None, typer.Option(
+        "--log", metavar="FILE", help="Also write --log-games games as a game log, played "
+                                      "move by move from the same seed (docs/game-log.md).")
+    ] = None,
+    log_games: Annotated[int, typer.Option(
+        "--log-games", help="Games in the --log file.")] = 100,
 ) -> None:
     """Simulate many games and report the statistics of each seat."""
     from dicelab.registry import parse_seats
     from dicelab.simulate import simulate as run
 
+    def go(progress, client):
+        if log is not None:
+            from dicelab.logplay import check_log_path
+
+            check_log_path(log, log_games)
+        result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
+                     rules=rules, ending=ending, first_seat=first, progress=progress,
+                     client=client)
+        if log is not None:
+            from dicelab.logplay import simulation_log
+
+            simulation_log(log, strategy, vs, games=log_games, seed=result.seed, game=game,
+                           target=target, rules=rules, ending=ending, first_seat=first)
+        return result
+
     _run_games(
-        lambda progress, client: run(strategy, vs, game=game, games=games, seed=seed,
-                                     target=target, rules=rules, ending=ending,
-                                     first_seat=first, progress=progress, client=client),
+        go,
         total=games, json_out=json_out, out=out, dask=dask, threads=threads,
         check_names=lambda: parse_seats(strategy, vs, game))
 
@@ -302,11 +321,19 @@ def tune(
 
 def _register_game_commands() -> None:
     # each module adds its commands to app / solve_app / policy_app
-    from dicelab.cli import advise_cmds, cache_cmds, experiment_cmds, farkle_cmds, penta_cmds
+    from dicelab.cli import (
+        advise_cmds,
+        analyse_cmds,
+        cache_cmds,
+        experiment_cmds,
+        farkle_cmds,
+        penta_cmds,
+    )
 
     farkle_cmds.register(app, solve_app, policy_app)
     penta_cmds.register(app, solve_app, policy_app)
     advise_cmds.register(app)
+    analyse_cmds.register(app)
     cache_cmds.register(app)
     experiment_cmds.register(app)
 

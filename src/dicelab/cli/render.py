@@ -395,6 +395,52 @@ def penta_simulation(result) -> None:
     render_simulation(result, console)
 
 
+def game_analysis(result) -> None:
+    """A :class:`dicelab.analyse.AnalysisResult`: the costliest decisions, then one line
+    per player (losses by class, luck and skill)."""
+    from dicelab.analyse import CLASS_NAMES, LOSS_CLASSES, UNITS
+
+    dec = result.decisions
+    for kind, measure in result.measure.items():
+        d = dec[(dec["game_kind"] == kind) & (dec["loss"] > 0)]
+        d = d.sort_values("loss", ascending=False).head(15)
+        scale, digits = (100.0, 2) if measure == "win" else (1.0, 2)
+        unit = "%" if measure == "win" else "points"
+        t = Table(title=f"{kind}: the costliest decisions (loss in {UNITS[measure]}"
+                        f"{', as %' if measure == 'win' else ''})")
+        for col in ("game", "seat", "turn", "roll", "chosen", "best", "loss", "class"):
+            t.add_column(col, justify="right" if col in ("game", "seat", "turn", "loss")
+                         else "left")
+        for _, r in d.iterrows():
+            t.add_row(str(r["game"]), str(r["seat"]), str(r["turn"]), r["roll"], r["chosen"],
+                      r["best"], f"{scale * r['loss']:.{digits}f}", r["class"])
+        if len(d):
+            console.print(t)
+        bounds = ", ".join(f"{n} >= {scale * b:g}" for n, b in
+                           zip(CLASS_NAMES, LOSS_CLASSES[measure], strict=True))
+        s = Table(title=f"{kind}: {result.n_games} game(s), values in {UNITS[measure]}"
+                        f"{' (as %)' if measure == 'win' else ''}",
+                  caption=f"classes ({unit}): {bounds}; outcome - initial = luck + skill"
+                          + (" + opponents" if measure == "win" else ""))
+        for col in ("player", "policy", "games", "decisions", "total loss", "mean loss",
+                    *CLASS_NAMES, "initial", "outcome", "luck", "skill"):
+            s.add_column(col, justify="left" if col in ("player", "policy") else "right")
+        if measure == "win":
+            s.add_column("opponents", justify="right")
+        for row in result.summary():
+            if row["game"] != kind:
+                continue
+            cells = [row["player"], row["policy"], str(row["games"]), str(row["decisions"]),
+                     f"{scale * row['total_loss']:.2f}", f"{scale * row['mean_loss']:.3f}",
+                     *(str(row[c]) for c in CLASS_NAMES),
+                     *(f"{scale * row[k]:.2f}" for k in ("initial", "outcome", "luck",
+                                                          "skill"))]
+            if measure == "win":
+                cells.append(f"{scale * row['opponents']:.2f}")
+            s.add_row(*cells)
+        console.print(s)
+
+
 #: Result type (module.qualname) -> renderer. Adding a result type = one entry here.
 RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.simulate.FarkleResult": farkle_simulation,
@@ -409,4 +455,5 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.tune.TuneResult": tune_result,
     "dicelab.penta.simulate.PentaResult": penta_simulation,
     "dicelab.farkle.advise.FarkleAdvice": farkle_advice,
+    "dicelab.analyse.AnalysisResult": game_analysis,
 }

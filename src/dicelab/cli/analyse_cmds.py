@@ -1,0 +1,80 @@
+"""``dicelab analyse LOG...``: every decision of logged games beside the best one, per
+player losses by size class, and the luck/skill split.
+
+A thin shell over :func:`dicelab.analyse.analyse_logs`; the tables come from
+:mod:`dicelab.cli.render`, the files from :mod:`dicelab.results`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from dicelab.errors import UserError
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("analyse")
+    def analyse(
+        logs: Annotated[list[str], typer.Argument(help="Game log files (JSON Lines).")],
+        game: Annotated[str | None, typer.Option(
+            help="Refuse logs of another game: farkle or penta.")] = None,
+        rules: Annotated[str | None, typer.Option(
+            help="Refuse logs played under other rules (needs --game).")] = None,
+        measure: Annotated[str | None, typer.Option(
+            help="Farkle: turn (expected turn score, max-ev) or win (two seats: P(win) + "
+                 "P(tie)/2, optimal-win). [default: win with two seats, else turn]")] = None,
+        json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
+                            ] = False,
+        out: Annotated[str | None, typer.Option(
+            metavar="DIR", help="Save summary.parquet (players), decisions.parquet and "
+                                "manifest.json in this directory.")] = None,
+        plot: Annotated[str | None, typer.Option(
+            metavar="FILE.png", help="Draw each player's value through the first game.")
+        ] = None,
+    ) -> None:
+        """Review logged games move by move: the option chosen, the best option and the
+        loss at every decision; per player the losses and the luck/skill split."""
+        from dicelab.analyse import analyse_logs
+        from dicelab.cli.main import reproducing_command
+        from dicelab.cli.render import show
+        from dicelab.results import (
+            atomic_write_parquet,
+            check_out_dir,
+            prepare_out_dir,
+            save_run,
+            to_json,
+        )
+
+        out_dir = None if out is None else check_out_dir(out)
+        plot_path = None
+        if plot is not None:
+            from pathlib import Path
+
+            plot_path = Path(plot)
+            if plot_path.suffix.lower() != ".png":
+                raise UserError(f"--plot {plot}: the figure is a .png file")
+            if not plot_path.parent.is_dir():
+                raise UserError(f"--plot {plot}: the directory {plot_path.parent} does not "
+                                "exist")
+        result = analyse_logs(logs, game=game, rules=rules, measure=measure)
+        if out_dir is not None:
+            prepare_out_dir(out_dir)
+            atomic_write_parquet(out_dir / "decisions.parquet", result.decisions)
+            save_run(out_dir, result, command=reproducing_command(None))
+        if plot_path is not None:
+            from dicelab.plots import save_png
+
+            figs = result.figures()
+            if figs:
+                save_png(next(iter(figs.values())), plot_path)
+        if json_out:
+            typer.echo(to_json(result.to_dict()))
+            return
+        show(result)
+        if out_dir is not None:
+            typer.echo(f"saved {out_dir / 'summary.parquet'}, {out_dir / 'decisions.parquet'}"
+                       f" and {out_dir / 'manifest.json'}", err=True)
+        if plot_path is not None:
+            typer.echo(f"saved {plot_path}", err=True)
