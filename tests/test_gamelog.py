@@ -1,0 +1,248 @@
+"""Game logs (dicelab.gamelog): the format written and read back, the replaying validator
+(every refusal names the file, the line and the field), the atomic writer, and
+``simulate --log``."""
+
+from __future__ import annotations
+
+import json
+
+import naive_penta as npn
+import pytest
+from cli_helpers import run_cli
+
+from dicelab.errors import UserError
+from dicelab.farkle.rules import PRESETS, FarkleRules
+from dicelab.gamelog import (
+    FORMAT_VERSION,
+    format_games,
+    new_game_header,
+    parse_lines,
+    read_games,
+    rules_record,
+    write_games,
+)
+from dicelab.logplay import play_games
+
+TWO = [{"name": "alice", "policy": "human"}, {"name": "computer", "policy": "ai"}]
+ONE = [{"name": "ann", "policy": "human"}]
+
+
+def _farkle(target=1000, **kw):
+    return new_game_header("farkle", "default", TWO, target=target, seed=42, **kw)
+
+
+def _lines(header, events):
+    return [json.dumps(header)] + [json.dumps(e) for e in events]
+
+
+def _refused(lines, *words, path="g.jsonl", **kw):
+    with pytest.raises(UserError) as exc:
+        parse_lines(lines, path, **kw)
+    msg = str(exc.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg, msg
+    return msg
+
+
+def test_a_farkle_game_is_replayed_to_its_result():
+    events = [
+        {"seat": 0, "rolls": [[1, 1, 5, 2, 3, 4], [2, 5, 6, 3]], "keeps": [[1, 1], [5]],
+         "end": "bank"},
+        {"seat": 1, "rolls": [[2, 3, 4, 6, 6, 2]], "keeps": [], "end": "bust"},
+        {"seat": 0, "rolls": [[1, 1, 1, 2, 3, 4]], "keeps": [[1, 1, 1]], "end": "bank"},
+        {"seat": 1, "rolls": [[5, 2, 3, 4, 6, 6]], "keeps": [[5]], "end": "bank"},
+    ]
+    text = format_games([(_farkle(), events)])
+    lines = text.splitlines()
+    assert json.loads(lines[-1]) == {"result": {"totals": [1250, 50], "winners": [0]}}
+    (g,) = parse_lines(lines, "x")
+    assert g.finished and g.totals == [1250, 50] and g.winners == [0]
+    assert [t.points for t in g.turns] == [250, 0, 1000, 50]
+    assert g.turns[2].totals == (1250, 0)
+    assert json.loads(lines[0])["dicelab_log"] == FORMAT_VERSION
+
+
+def test_a_penta_game_of_two_seats_scores_as_the_plain_python_reference():
+    games = play_games("penta", ["greedy", "greedy"], games=2, seed=11)
+    text = format_games(games)
+    recs = parse_lines(text.splitlines(), "p")
+    assert len(recs) == 2
+    for rec, (_, events) in zip(recs, games, strict=True):
+        assert rec.finished and len(rec.turns) == 26
+        for seat in range(2):
+            filled: dict[str, int] = {}
+            bonuses = 0
+            for e in events:
+                if e["seat"] != seat:
+                    continue
+                scores, bonus = npn.allowed_scores("seed", filled, e["rolls"][-1])
+                filled[e["box"]] = scores[e["box"]]
+                bonuses += bonus > 0
+            assert rec.totals[seat] == npn.card_total(filled, bonuses)
+
+
+def test_write_then_read_many_games(tmp_path):
+    games = play_games("farkle", ["threshold-300", "ai"], games=3, seed=2, target=1000)
+    path = tmp_path / "log.jsonl"
+    write_games(path, games)
+    recs = read_games(path)
+    assert [r.index for r in recs] == [0, 1, 2]
+    assert [r.first_seat for r in recs] == [0, 1, 0]  # rotates with the game index
+    assert all(r.finished for r in recs)
+    assert not [p for p in tmp_path.iterdir() if p.name != "log.jsonl"]  # no temp file left
+    assert read_games(path, game="farkle", rules="default")[0].rules_name == "default"
+
+
+def test_rules_tables_go_in_the_header_and_compare_by_content():
+    own = FarkleRules(name="mine", straight=1000)
+    rec = rules_record("farkle", own)
+    assert isinstance(rec, dict) and rec["straight"] == 1000
+    h = new_game_header("farkle", own, ONE, target=500)
+    events = [{"seat": 0, "rolls": [[1, 2, 3, 4, 5, 6]], "keeps": [[1, 2, 3, 4, 5, 6]],
+               "end": "bank"}]
+    (g,) = parse_lines(_lines(h, events), "x")
+    assert g.totals == [1000] and g.finished
+    _refused(_lines(h, events), "g.jsonl:1", "field 'rules'", "'mine'", game="farkle",
+             rules="default")
+    assert rules_record("farkle", PRESETS["default"].with_ending("first-to-bank")) == "default"
+
+
+def test_a_penta_turn_from_the_format_description():
+    h = new_game_header("penta", "seed", ONE)
+    t = {"seat": 0, "rolls": [[6, 6, 2, 3, 1], [6, 6, 6, 4, 5], [6, 6, 6, 6, 1]],
+         "keeps": [[6, 6], [6, 6, 6]], "box": "chance"}
+    (g,) = parse_lines(_lines(h, [t]), "x")
+    assert g.totals == [25] and not g.finished and g.turns[0].box == 11
+
+
+@pytest.mark.parametrize(("event", "words"), [
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1, 6]], "end": "bank"},
+     ["g.jsonl:2", "field 'keeps[0]'", "cannot all score"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[5]], "end": "bank"},
+     ["field 'keeps[0]'", "not among the dice rolled"]),
+    ({"seat": 0, "rolls": [[1, 1, 5, 2, 3, 4], [2, 5, 6]], "keeps": [[1, 1], [5]],
+      "end": "bank"}, ["field 'rolls[1]'", "4 dice were rolled, not 3"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [], "end": "bust"},
+     ["field 'rolls[0]'", "not a bust"]),
+    ({"seat": 1, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1]], "end": "bank"},
+     ["field 'seat'", "seat 0's turn"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1]], "end": "stop"},
+     ["field 'end'"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 7]], "keeps": [[1]], "end": "bank"},
+     ["field 'rolls[0]'", "dice 1..6"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1]], "end": "bank", "x": 1},
+     ["field 'x'"]),
+])
+def test_illegal_farkle_turns_are_refused_with_their_place(event, words):
+    _refused(_lines(_farkle(), [event]), *words)
+
+
+def test_a_turn_after_the_end_and_a_wrong_result_are_refused():
+    h = new_game_header("farkle", "default", ONE, target=500)
+    win = {"seat": 0, "rolls": [[1, 1, 1, 2, 3, 4]], "keeps": [[1, 1, 1]], "end": "bank"}
+    _refused(_lines(h, [win, win]), "g.jsonl:3", "field 'seat'", "game is over")
+    _refused(_lines(h, [win, {"result": {"totals": [900], "winners": [0]}}]), "g.jsonl:3",
+             "field 'result.totals'", "[1000]")
+    _refused(_lines(h, [{"result": {"totals": [0], "winners": [0]}}]), "field 'result'",
+             "not ended")
+
+
+def test_house_rules_minimum_to_bank():
+    h = new_game_header("farkle", "facebook", ONE, target=5000)
+    small = {"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1]], "end": "bank"}
+    _refused(_lines(h, [small]), "field 'end'", "minimum to bank is 300")
+
+
+def _penta_card(n_turns):
+    """Turns that fill boxes ones, twos, ... with one roll each."""
+    return [{"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [], "box": npn.BOXES[b]}
+            for b in range(n_turns)]
+
+
+@pytest.mark.parametrize(("event", "words"), [
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [], "box": "ones"},
+     ["g.jsonl:4", "field 'box'", "already filled"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [], "box": "yahtzee"},
+     ["field 'box'", "a box name"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6], [1, 1, 1, 1, 1]], "keeps": [[6]],
+      "box": "chance"}, ["field 'rolls[1]'", "does not show the dice kept"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6], [1, 1, 1, 1, 1]], "keeps": [[5]],
+      "box": "chance"}, ["field 'keeps[0]'", "not among the dice"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6], [1, 2, 3, 4, 6]], "keeps": [],
+      "box": "chance"}, ["field 'keeps'", "one keep per reroll"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4]], "keeps": [], "box": "chance"},
+     ["field 'rolls[0]'", "5 dice"]),
+])
+def test_illegal_penta_turns_are_refused_with_their_place(event, words):
+    h = new_game_header("penta", "seed", ONE)
+    _refused(_lines(h, [*_penta_card(2), event]), *words)
+
+
+def test_the_forced_joker_is_enforced():
+    h = new_game_header("penta", "seed", ONE)
+    turns = [{"seat": 0, "rolls": [[2, 2, 2, 2, 2]], "keeps": [], "box": "penta"},
+             {"seat": 0, "rolls": [[4, 4, 4, 4, 4]], "keeps": [], "box": "chance"}]
+    _refused(_lines(h, turns), "g.jsonl:3", "field 'box'", "joker", "fours")
+    turns[1]["box"] = "fours"
+    (g,) = parse_lines(_lines(h, turns), "x")
+    assert g.totals == [50 + 20 + 100]
+
+
+@pytest.mark.parametrize(("header", "words"), [
+    ({"dicelab_log": 2, "game": "penta", "rules": "seed", "seats": ONE},
+     ["g.jsonl:1", "field 'dicelab_log'", "version 2"]),
+    ({"dicelab_log": 1, "game": "chess", "rules": "seed", "seats": ONE}, ["field 'game'"]),
+    ({"dicelab_log": 1, "game": "penta", "rules": "nope", "seats": ONE}, ["field 'rules'"]),
+    ({"dicelab_log": 1, "game": "penta", "rules": "seed", "seats": []}, ["field 'seats'"]),
+    ({"dicelab_log": 1, "game": "farkle", "rules": "default", "seats": ONE,
+      "target": 1234}, ["field 'target'", "multiple of 50"]),
+    ({"dicelab_log": 1, "game": "penta", "rules": "seed", "seats": ONE, "first_seat": 3},
+     ["field 'first_seat'"]),
+])
+def test_bad_headers(header, words):
+    _refused([json.dumps(header)], *words)
+
+
+def test_malformed_json_another_game_another_rule_set(tmp_path):
+    h = new_game_header("penta", "seed", ONE)
+    _refused([json.dumps(h), '{"seat": 0, "rolls": [[1, 2'], "g.jsonl:2", "not valid JSON")
+    _refused([json.dumps(h)], "g.jsonl:1", "field 'game'", "of penta, not of farkle",
+             game="farkle")
+    _refused([json.dumps(h)], "g.jsonl:1", "field 'rules'", "'seed', not 'hasbro'",
+             game="penta", rules="hasbro")
+    _refused(['{"seat": 0}'], "g.jsonl:1", "header")
+    with pytest.raises(UserError, match="no game"):
+        parse_lines([], "e.jsonl")
+    with pytest.raises(UserError, match="cannot read"):
+        read_games(tmp_path / "missing.jsonl")
+    with pytest.raises(UserError, match="directory"):
+        read_games(tmp_path)
+    binary = tmp_path / "b.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(UserError, match=r"b\.jsonl"):
+        read_games(binary)
+
+
+def test_write_games_refuses_an_illegal_game_and_writes_nothing(tmp_path):
+    h = new_game_header("penta", "seed", ONE)
+    path = tmp_path / "out.jsonl"
+    with pytest.raises(UserError, match="already filled"):
+        write_games(path, [(h, _penta_card(1) * 2)])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_simulate_log_is_reproduced_by_the_seed(tmp_path, capsys):
+    args = ["simulate", "-s", "threshold-300", "--vs", "ai", "--target", "1000", "-n", "200",
+            "--seed", "5", "--log-games", "4", "--json", "--log"]
+    for name in ("a.jsonl", "b.jsonl"):
+        code, _, err = run_cli(capsys, [*args, str(tmp_path / name)])
+        assert code == 0, err
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    recs = read_games(tmp_path / "a.jsonl")
+    assert len(recs) == 4 and all(r.seed == 5 for r in recs)
+    assert [s["policy"] for s in recs[0].seats] == ["threshold-300", "ai"]
+    code, _, err = run_cli(capsys, [*args[:-1], "--log-games", "0", "--log",
+                                    str(tmp_path / "c.jsonl")])
+    assert code == 2 and err.startswith("error: --log-games") and err.count("\n") == 1
+    assert not (tmp_path / "c.jsonl").exists()
