@@ -48,35 +48,54 @@ def roll_outcomes(rules) -> dict[int, list[tuple[float, list[tuple[int, int]]]]]
     return out
 
 
+def min_bank_units(rules) -> int:
+    """The fewest turn points (units of 50) a turn may bank with (the rule text: 50, or
+    the minimum to bank)."""
+    return max(rules.min_bank, 50) // 50
+
+
 class LastRound:
-    """The trailing player's last turn: (value, P(win), P(tie)) of needing more than d."""
+    """The trailing player's last turn: (value, P(win), P(tie)) of needing more than d.
+
+    A decision point is (need x, dice n, turn points so far k, counted up to the minimum
+    to bank f): banking is allowed once k reaches f."""
 
     def __init__(self, rules):
         self.rolls = roll_outcomes(rules)
+        self.f = min_bank_units(rules)
+
+    def point(self, x: int, n: int, k: int | None = None) -> tuple[float, float, float]:
+        """Decision point with x units still needed (x < 0: already ahead), n dice, and
+        k = min(turn points, f) units set aside (None: f, banking allowed)."""
+        return self._point(x, n, self.f if k is None else k)
 
     @functools.cache  # noqa: B019 - the instance lives for one test
-    def point(self, x: int, n: int) -> tuple[float, float, float]:
-        """Decision point with x units still needed (x < 0: already ahead) and n dice."""
-        if x < 0:
+    def _point(self, x: int, n: int, k: int) -> tuple[float, float, float]:
+        may_bank = k >= self.f
+        if may_bank and x < 0:
             return (1.0, 1.0, 0.0)
-        roll = self.roll(x, n)
-        if x == 0 and roll[0] <= 0.5:
+        roll = self.roll(x, n, k)
+        if may_bank and x == 0 and roll[0] <= 0.5:
             return (0.5, 0.0, 1.0)
         return roll
 
-    def roll(self, x: int, n: int) -> tuple[float, float, float]:
+    def roll(self, x: int, n: int, k: int | None = None) -> tuple[float, float, float]:
+        """Rolling n dice at that point."""
+        k = self.f if k is None else k
         v = w = t = 0.0
         for p, opts in self.rolls[n]:
-            best = max((self.point(x - s, nn) for s, nn in opts), key=lambda o: o[0])
+            best = max((self.point(x - s, nn, min(k + s, self.f)) for s, nn in opts),
+                       key=lambda o: o[0])
             v, w, t = v + p * best[0], w + p * best[1], t + p * best[2]
         return v, w, t
 
     def turn(self, d: int) -> tuple[float, float, float]:
         """A whole last turn (must roll 6) needing more than d units."""
-        for x in range(d + 1):  # fill the memo bottom-up to keep the recursion shallow
+        for x in range(-1, d + 1):  # fill the memo bottom-up to keep the recursion shallow
             for n in range(1, 7):
-                self.point(x, n)
-        return self.roll(d, 6)
+                for k in range(self.f + 1):
+                    self.point(x, n, k)
+        return self.roll(d, 6, 0)
 
 
 def _padded(rolls, sizes):
@@ -125,8 +144,8 @@ class Solution(NamedTuple):
     move at the turn's start; ``states[row * 7 + dice, a, b]`` (value, win, tie) at every
     decision point after a set-aside (row = turn points in units of 50) and
     ``bank_margin[row * 7 + dice, a, b]`` the value of banking there minus that of rolling
-    (inf where banking is forced); ``rolls`` the roll outcomes it used; ``sweeps`` until
-    nothing moved by 1e-14."""
+    (inf where banking is forced, -inf where it is not allowed); ``rolls`` the roll
+    outcomes it used; ``sweeps`` until nothing moved by 1e-14."""
 
     value: np.ndarray
     win: np.ndarray
@@ -141,7 +160,8 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000) -> Sol
     """Value iteration over every state of the game to ``target`` under ``rules``.
 
     ``cap`` (units; ``last-round`` only): banking is forced at a total ``cap`` units past
-    the target. Under ``first-to-bank`` the cap is not needed (give None)."""
+    the target. Under ``first-to-bank`` the cap is not needed (give None). A minimum to
+    bank (``rules.min_bank``): below it every turn state rolls."""
     t = target // 50
     ftb = rules.ending == "first-to-bank"
     assert ftb == (cap is None)
@@ -155,7 +175,8 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000) -> Sol
         last = LastRound(rules)
         d_max = t + cap + max_s + t + 2
         lr = np.array([last.turn(d) for d in range(d_max)])  # (d, 3)
-    rows = t + cap + max_s + 1
+    f = min_bank_units(rules)  # banking is allowed from f units of turn points on
+    rows = max(t + cap, f) + max_s + 1
     # score pairs, flattened: pair a * t + b
     a = np.repeat(np.arange(t), t)
     b = np.tile(np.arange(t), t)
@@ -186,6 +207,10 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000) -> Sol
                                  np.where(inside, tie[nxt], lr[d, 2])])
                 forced = m >= t + cap
             here = slice(i * 7 + 1, i * 7 + 7)  # dice 1..6 at row i
+            if i < f:  # below the minimum to bank: the turn must roll
+                states[:, :, here] = _best_roll(states, i, every_size, bust, beta)
+                margin[:, here] = -np.inf
+                continue
             if i + max_s >= rows or forced.all():
                 states[:, :, here] = bank[:, :, None]
                 continue
@@ -204,8 +229,10 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000) -> Sol
     raise RuntimeError("value iteration did not converge")
 
 
-def table_turn_value(table, a: int, b: int, bank_value, beta: float, rolls) -> float:
-    """Exact value of one turn from (a, b) played the way PolicyTable's docstring says.
+def table_turn_value(table, a: int, b: int, bank_value, beta: float, rolls,
+                     floor: int = 1) -> float:
+    """Exact value of one turn from (a, b) played the way PolicyTable's docstring says,
+    banking only from ``floor`` units of turn points on (the minimum to bank).
 
     ``bank_value(m)``: value of banking at total ``m`` (units); ``beta``: value of a bust.
     Set-aside: the option whose (clamped) table entry is highest, ties to more points,
@@ -225,15 +252,16 @@ def table_turn_value(table, a: int, b: int, bank_value, beta: float, rolls) -> f
 
     for tp in range(n_p + max_s, 0, -1):
         for n in range(1, 7):
-            if table.bank[a, b, min(tp, n_p - 1), n]:
+            if table.bank[a, b, min(tp, n_p - 1), n] and tp >= floor:
                 vals[(tp, n)] = bank_value(a + tp)
             else:
                 vals[(tp, n)] = roll(tp, n)
     return roll(0, 6)
 
 
-def table_last_turn_value(table, d: int, rolls) -> float:
-    """Exact value of a last turn needing more than ``d`` units, played from the table."""
+def table_last_turn_value(table, d: int, rolls, floor: int = 1) -> float:
+    """Exact value of a last turn needing more than ``d`` units, played from the table
+    (banking only from ``floor`` units of turn points on)."""
     lv, lb = table.last_value, table.last_bank
     d_rows, n_p = lv.shape[0], lv.shape[1]
     dd = min(d, d_rows - 1)
@@ -250,7 +278,7 @@ def table_last_turn_value(table, d: int, rolls) -> float:
 
     for tp in range(n_p + max_s, 0, -1):
         for n in range(1, 7):
-            if lb[dd, min(tp, n_p - 1), n]:
+            if lb[dd, min(tp, n_p - 1), n] and tp >= floor:
                 vals[(tp, n)] = 1.0 if tp > d else 0.5 if tp == d else 0.0
             else:
                 vals[(tp, n)] = roll(tp, n)

@@ -3,6 +3,7 @@ Monte Carlo (4 standard errors, fixed seeds), and against each other."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -13,7 +14,9 @@ from cli_helpers import run_cli
 from dicelab.compare import compare
 from dicelab.farkle.head_to_head import exact_pair
 from dicelab.farkle.rules import PRESETS, load_rules
+from dicelab.farkle.simulate import simulate_farkle
 from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
+from dicelab.registry import parse_policy
 from dicelab.simulate import simulate
 
 DEFAULT = PRESETS["default"]
@@ -177,3 +180,54 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, needle):
     assert code == 2
     assert err.startswith("error: ") and err.count("\n") == 1 and needle in err
     assert not out_dir.exists()
+
+
+# ---------------------------------------------------------------------------------
+# house rule: a minimum to bank (a seat banks only from max(its threshold, the minimum))
+
+MIN_BANK = dataclasses.replace(DEFAULT, name="min-bank", min_bank=300)
+
+
+@pytest.mark.parametrize("ending", ["last-round", "first-to-bank"])
+@pytest.mark.parametrize(("a", "b", "target"), [(100, 400, 800), (300, 350, 600)])
+def test_exact_pair_under_a_minimum_to_bank_matches_plain_value_iteration(a, b, target,
+                                                                          ending):
+    rules = MIN_BANK.with_ending(ending)
+    win, tie = naive_pair(rules, a, b, target)  # the plain turn distributions take the rule
+    p = exact_pair(f"threshold-{a}", f"threshold-{b}", rules=rules, target=target,
+                   use_cache=False)
+    assert p.first.win == pytest.approx(win, abs=1e-12)
+    assert p.first.tie == pytest.approx(tie, abs=1e-12)
+    if a < 300:  # below the minimum, a threshold plays the minimum
+        same = exact_pair("threshold-300", f"threshold-{b}", rules=rules, target=target,
+                          use_cache=False)
+        assert same.first.win == p.first.win and same.second.win == p.second.win
+
+
+@pytest.mark.parametrize("opponent", ["ai", "max-ev"])
+def test_best_response_under_a_minimum_to_bank_is_what_its_table_plays(opponent):
+    br = solve_best_response(MIN_BANK, 1000, opponent, use_cache=False)
+    played = exact_pair(f"optimal-win:vs={opponent}", opponent, rules=MIN_BANK, target=1000,
+                        use_cache=False)
+    assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
+    assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
+    assert played.second.win == pytest.approx(br.second_outcome[0], abs=1e-9)
+    general = exact_pair("optimal-win", opponent, rules=MIN_BANK, target=1000,
+                         use_cache=False)
+    assert played.score >= general.score - 1e-12
+    ow = solve_optimal_win(MIN_BANK, 1000)
+    self_play = exact_pair("optimal-win", "optimal-win", rules=MIN_BANK, target=1000,
+                           use_cache=False)
+    assert self_play.first.win == pytest.approx(ow.p_win, abs=1e-9)
+
+
+@pytest.mark.parametrize(("a", "b"), [("optimal-win", "ai"), ("max-ev", "threshold-100")])
+def test_monte_carlo_agrees_with_the_exact_score_under_a_minimum_to_bank(a, b):
+    exact = exact_pair(a, b, rules=MIN_BANK, target=1000, use_cache=False)
+    games = 60_000
+    res = simulate_farkle([parse_policy(a), parse_policy(b)], games=games, seed=29,
+                          target=1000, rules=MIN_BANK)
+    s = res.seat(0)
+    score = (s.wins + 0.5 * s.ties) / games
+    se = math.sqrt(max((s.wins + 0.25 * s.ties) / games - score**2, 0.0) / games)
+    assert abs(score - exact.score) <= 4 * se, (score, exact.score, se)

@@ -4,6 +4,8 @@ endings."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import naive_two_player as naive
 import numpy as np
 import pytest
@@ -474,3 +476,58 @@ def test_bad_totals_are_user_errors(default_1000, my, opp):
         default_1000.win_value(my, opp)
     with pytest.raises(UserError):
         default_1000.bank_decisions(my, opp)
+
+
+# ---------------------------------------------------------------------------------
+# house rule: a minimum to bank
+
+
+MIN_BANK_GAMES = {
+    # first-to-bank: the floor lies above the target's reach from some totals
+    "default-ftb": (dataclasses.replace(load_rules("default", "first-to-bank"), name="mb",
+                                        min_bank=300), 400),
+    # last-round: leads below the floor play to reach it, leads above it as before
+    "small-last-round": (dataclasses.replace(_small_table("ones-fives", five=50,
+                                                          three_ones=300),
+                                             min_bank=150), 400),
+}
+
+
+@pytest.mark.parametrize("case", list(MIN_BANK_GAMES))
+def test_minimum_to_bank_matches_naive_value_iteration_at_every_state(case):
+    rules, target = MIN_BANK_GAMES[case]
+    cap = None if rules.ending == "first-to-bank" else naive_cap(rules, 1e-12)
+    ref = naive.solve(rules, target, cap)
+    sol = solve_optimal_win(rules, target, tol=1e-12, use_cache=False)
+    assert sol.tolerance < 1e-12
+    assert_matches_naive(sol, ref)
+    assert_states_match_naive(sol, ref)
+    assert_bank_decisions_match_naive(sol, ref)  # never a bank below the minimum
+    assert assert_choices_match_naive(sol, ref) > 1000
+    f = rules.min_bank // 50
+    assert not sol.policy_table().bank[:, :, :f].any()
+    # the minimum to bank changes the game
+    plain = solve_optimal_win(dataclasses.replace(rules, min_bank=0), target, use_cache=False)
+    assert np.abs(plain.values - sol.values).max() > 1e-2
+
+
+def test_minimum_to_bank_policy_table_plays_the_policy():
+    rules, target = MIN_BANK_GAMES["small-last-round"]
+    sol = solve_optimal_win(rules, target, tol=1e-12, use_cache=False)
+    table = sol.policy_table()
+    rolls = naive.roll_outcomes(rules)
+    t, f, s = target // 50, rules.min_bank // 50, sol.last_round_values
+    last = naive.LastRound(rules)
+    for d in (1, 2, 3, 4, 10):  # below, at and above the floor of 3 units
+        assert s[d] == pytest.approx(last.turn(d)[0], abs=1e-12)
+        played = naive.table_last_turn_value(table, d, rolls, floor=f)
+        assert played == pytest.approx(s[d], abs=1e-7)
+    assert s[1] == s[2] > s[3]  # below the floor a bank that is allowed wins
+
+    for a, b in ((0, 0), (7, 5), (2, 7)):
+        def bank_value(m, b=b):
+            return 1.0 - sol.values[b, m] if m < t else 1.0 - s[m - b]
+
+        played = naive.table_turn_value(table, a, b, bank_value, 1.0 - sol.values[b, a],
+                                        rolls, floor=f)
+        assert played == pytest.approx(sol.values[a, b], abs=1e-7)

@@ -41,7 +41,7 @@ from dicelab.farkle.rules import (
     load_rules,
     set_asides,
 )
-from dicelab.farkle.turn_dp import _turn_distribution_kernel
+from dicelab.farkle.turn_dp import _turn_distribution_kernel, legal_bank
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.resources import check_memory
 
@@ -356,10 +356,28 @@ class ExactPair:
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
 
 
+def legal_slices(slices: Slices, rules: FarkleRules) -> Slices:
+    """The slices as the kernel plays them under the rules' bank floor: it banks only
+    where a slice banks *and* the turn points reach ``bank_floor[n]`` (a threshold or
+    ``ai`` seat at ``max(threshold, floor)``). Rows are added (copies of the last: the
+    kernel's clamping) up to the first row where every dice count may bank."""
+    if rules.standard_banking:
+        return slices
+    return slices._replace(bank=legal_bank(rules, slices.bank), value=slices.value
+                           if slices.keep_all else _extend_rows(slices.value, rules))
+
+
+def _extend_rows(table: np.ndarray, rules: FarkleRules) -> np.ndarray:
+    rows = max(table.shape[-2], rules.min_bank // POINT_UNIT + 1)
+    extra = np.repeat(table[..., -1:, :], rows - table.shape[-2], axis=-2)
+    return np.ascontiguousarray(np.concatenate([table, extra], axis=-2))
+
+
 def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
     """Every slice's exact turn result, and the policy's last turn against every lead the
     slices cover (what the game needs)."""
-    rules.require_solvable("the exact head-to-head evaluation", min_bank=False)
+    rules.require_solvable("the exact head-to-head evaluation")
+    slices = legal_slices(slices, rules)
     sa = set_asides(rules)
     n_slices, rows = slices.bank.shape[:2]
     dist = np.zeros((n_slices, rows + sa.max_points + 1))
@@ -437,7 +455,7 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     ('tie', 1.0)
     """
     rules = load_rules(rules, ending)
-    rules.require_solvable("the exact head-to-head evaluation", min_bank=False)
+    rules.require_solvable("the exact head-to-head evaluation")
     target = check_target(target)
     a, b = _name(policy), _name(opponent)
     t0 = time.perf_counter()

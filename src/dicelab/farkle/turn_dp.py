@@ -474,12 +474,13 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
 
 
 def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
-    """A bank table (P, 7) as the rules let it play: no bank below the minimum to bank
-    (rows added up to that row, copies of the last, so the last row still banks)."""
+    """A bank table (..., P, 7) as the rules let it play: no bank below the minimum to
+    bank (rows added up to that row, copies of the last, so the last row still banks)."""
     floor = np.array(rules.bank_floor)
-    rows = max(bank.shape[0], rules.min_bank // POINT_UNIT + 1)
-    out = np.concatenate([bank, np.repeat(bank[-1:], rows - bank.shape[0], axis=0)])
-    out[np.arange(rows)[:, None] * POINT_UNIT < floor[None, :]] = 0
+    rows = max(bank.shape[-2], rules.min_bank // POINT_UNIT + 1)
+    out = np.concatenate([bank, np.repeat(bank[..., -1:, :], rows - bank.shape[-2], axis=-2)],
+                         axis=-2)
+    out[..., np.arange(rows)[:, None] * POINT_UNIT < floor[None, :]] = 0
     return np.ascontiguousarray(out, dtype=np.uint8)
 
 

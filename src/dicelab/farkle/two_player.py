@@ -206,6 +206,27 @@ def _last_round_kernel(x_max, rolls, out):
                 lv[x, n], lw[x, n], lt[x, n] = v, w, tt
 
 
+@njit(cache=True)
+def _reach_kernel(rolls, out):
+    """``out[p, n]`` (shape (f, 7), f = the minimum to bank in units): the chance that a
+    turn at ``p < f`` turn points with ``n`` dice to roll reaches ``f`` (where it may bank)
+    before it busts, every set-aside chosen for that; row 0, 6 dice: a whole turn."""
+    f = out.shape[0]
+    goff, gprob, ooff = rolls.class_start, rolls.class_prob, rolls.option_start
+    for p in range(f - 1, -1, -1):
+        for n in range(1, 7):
+            v = 0.0
+            for g in range(goff[n], goff[n + 1]):
+                best = 0.0
+                for j in range(ooff[g], ooff[g + 1]):
+                    q = p + rolls.points[j]
+                    c = 1.0 if q >= f else out[q, rolls.dice[j]]
+                    if c > best:
+                        best = c
+                v += gprob[g] * best
+            out[p, n] = v
+
+
 @njit(inline="always")
 def _roll_value(i, n, beta, rolls, oflat, v, bp, aw, at, track, bounds):
     """Value of rolling ``n`` dice at row ``i``: (value, bust prob, win, tie).
@@ -274,7 +295,9 @@ def _turn_kernel(a, b, beta, turn, rolls, solved, catch, work, fill_to, track):
     while c_cap[b, d] > thr:
         d += 1
     s_d = c_cap[b, d]  # the other's catch-up value at this lead or beyond
-    top = b + d - a  # rows >= top bank for sure
+    # rows >= top bank for sure: past the proven (or tolerance) cap, and where banking is
+    # allowed (the rules' minimum to bank; the bound on rolling holds at any bankable row)
+    top = max(b + d - a, rolls.bank_floor[1] // POINT_UNIT)
     # exact cap (no error, valid while s_d <= bust_min (1 - beta')), else the tolerance
     # cap, whose error is at most s_d <= eps at any bust value
     cap_err = 0.0 if s_d <= margin else s_d
@@ -315,7 +338,13 @@ def _turn_kernel(a, b, beta, turn, rolls, solved, catch, work, fill_to, track):
         for n in range(1, 7):
             rv, rb, rw, rt = _roll_value(i, n, beta, rolls, oflat, vf, bpf, awf, atf, track,
                                          bounds)
-            if bv >= rv:
+            if i * POINT_UNIT < rolls.bank_floor[n]:  # below the minimum to bank: roll
+                v[i, n] = rv
+                bp[i, n] = rb
+                aw[i, n] = rw
+                at[i, n] = rt
+                bk[i, n] = 0
+            elif bv >= rv:
                 if track and rb > bv - rv:
                     bounds[1] = min(bounds[1], beta + (bv - rv) / rb)
                 v[i, n] = bv
@@ -541,29 +570,50 @@ def _respond_diagonal_kernel(diag, turn, rolls, mine, theirs, catch, side, my_ca
 
 @dataclass(frozen=True)
 class _Tables:
-    """The last round's tables of one solve, and ``d_eps``: the first deficit whose
-    catch-up value is at most the cap tolerance."""
+    """The last round's tables of one solve; ``d_eps``: the first deficit whose catch-up
+    value is at most the cap tolerance, and at least the minimum to bank (units), so
+    every turn DP's cap row lies below ``t + d_eps``; ``reach[p, n]`` (rows below the
+    minimum to bank, where a turn must roll): the chance to reach it from ``p`` with
+    ``n`` dice, what a last turn against a lead below the minimum plays for."""
 
     last: LastRound
     d_eps: int
     catch: Catch
+    reach: np.ndarray
+
+
+def _min_bank_units(rules: FarkleRules) -> int:
+    return rules.bank_floor[1] // POINT_UNIT
+
+
+def _reach(sa: SetAsides, rules: FarkleRules) -> np.ndarray:
+    reach = np.zeros((_min_bank_units(rules), 7))
+    _reach_kernel(sa.arrays(), reach)
+    return reach
 
 
 def _last_round(sa: SetAsides, rules: FarkleRules, t: int, eps: float) -> _Tables:
     max_s = sa.max_points
     x_max = 2 * t + 8 * max_s + 64
+    f = _min_bank_units(rules)
+    reach = _reach(sa, rules)
     while True:
         last = LastRound(*(np.zeros((x_max, 7)) for _ in range(3)),
                          *(np.zeros(x_max) for _ in range(3)))
         if rules.ending_code == FIRST_TO_BANK:  # no last round: banking the target wins
-            return _Tables(last, 0, _catch(*(np.zeros((t, x_max)) for _ in range(3))))
+            return _Tables(last, f, _catch(*(np.zeros((t, x_max)) for _ in range(3))), reach)
         _last_round_kernel(x_max, sa.arrays(), last)
+        if f > 1:
+            # a lead d below the minimum to bank f: any allowed bank (>= f > d) wins, so the
+            # turn plays to reach f (no tie). From d >= f on every bank that wins or ties
+            # is allowed, and the need-based tables are exact as they are.
+            last.s[:f], last.sw[:f], last.st[:f] = reach[0, HOT_DICE], reach[0, HOT_DICE], 0.0
         below = np.nonzero(last.s <= eps)[0]
         # every turn DP may look up to 2 t + max points past the eps point
         if below.size and below[0] + 2 * t + 2 * max_s + 2 < x_max:
             catch = _catch(*(np.broadcast_to(a, (t, x_max)) for a in (last.s, last.sw,
                                                                      last.st)))
-            return _Tables(last, int(below[0]), catch)
+            return _Tables(last, max(int(below[0]), f), catch, reach)
         if x_max > 2 * t + 8 * sa.max_points + 64 + _MAX_LAST_ROUND:
             raise UserError("this scoring table lets a turn go on almost forever (the chance "
                             "to score 1,000,000 points in one turn is above the tolerance); "
@@ -802,6 +852,11 @@ class OptimalWinSolution:
         tie_bank = (x == 0)[:, :, None] & (last.lw[0][None, None, :] == 0.0) \
             & (last.lt[0][None, None, :] == 1.0)
         lb[tie_bank] = 1
+        f = tables.reach.shape[0]
+        if f > 1:  # a lead below the minimum to bank: play to reach it (see _last_round)
+            below = min(f, d_rows)
+            lv_pad[:below, :f] = tables.reach[None, :, :]
+            lb[:below, :f] = 0
         lv_pad[:, :, 0] = 0.0
         lb[:, :, 0] = 0
         return {"value": value, "bank": bank, "last_value": lv_pad.astype(np.float32),
@@ -837,7 +892,7 @@ _PAIR_BYTES = 8 * (6 + 1 + 4)
 
 
 def _check(rules: FarkleRules, target, tol) -> tuple[int, float, SetAsides]:
-    rules.require_solvable("optimal-win", min_bank=False)
+    rules.require_solvable("optimal-win")
     target = check_target(target)
     if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
         raise UserError(f"tolerance must be a number in (0, 0.01), not {tol!r}")
@@ -936,13 +991,14 @@ def _opponent_tables(sa: SetAsides, rules: FarkleRules, target: int, tol: float,
         side = head_to_head.turn_outcomes(head_to_head.policy_slices(opponent, target, x_max),
                                           rules)
         if rules.ending_code == FIRST_TO_BANK:
-            return _Tables(mine.last, 0, _catch(*(np.zeros((t, x_max)) for _ in range(3)))), side
+            return _Tables(mine.last, mine.d_eps, _catch(*(np.zeros((t, x_max))
+                                                           for _ in range(3))), mine.reach), side
         win, tie = side.catch_win[:, :x_max], side.catch_tie[:, :x_max]
         catch = _catch(win + 0.5 * tie, win, tie)
         below = catch.cap <= tol
         if below[:, -1].all():
             d_eps = int(np.argmax(below, axis=1).max())
-            return _Tables(mine.last, max(d_eps, mine.d_eps), catch), side
+            return _Tables(mine.last, max(d_eps, mine.d_eps), catch, mine.reach), side
         if x_max > 2 * t + 8 * sa.max_points + 64 + _MAX_LAST_ROUND:
             raise UserError("the opponent's last turn goes on almost forever; its best "
                             "response cannot be solved")
