@@ -328,12 +328,14 @@ def _register_game_commands() -> None:
         experiment_cmds,
         farkle_cmds,
         penta_cmds,
+        play_cmds,
     )
 
     farkle_cmds.register(app, solve_app, policy_app)
     penta_cmds.register(app, solve_app, policy_app)
     advise_cmds.register(app)
     analyse_cmds.register(app)
+    play_cmds.register(app)
     cache_cmds.register(app)
     experiment_cmds.register(app)
 
