@@ -24,7 +24,7 @@ WITH_TEMP_CACHE = tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/dicelab-test-cache.XXXXXX")
 	trap 'rm -rf "$$tmp"' EXIT && trap 'exit 130' INT && trap 'exit 143' TERM && \
 	DICELAB_CACHE_DIR="$$tmp"
 
-.PHONY: setup run test test-fast lint bench clean clean-jit
+.PHONY: setup run test test-fast lint bench notebooks clean clean-jit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,12 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+# The notebooks are committed without outputs; this renders them, executed with today's
+# code and results/, into build/notebooks/ (make test executes them too, without saving).
+notebooks: $(STAMP)
+	cd notebooks && ../$(BIN)/jupyter nbconvert --to notebook --execute \
+	  --output-dir ../build/notebooks *.ipynb
 
 # Deletes numba's compiled kernels: those of test runs, those of dicelab's user cache
 # (numba/ in it, or $DICELAB_JIT_CACHE_DIR) and in-tree copies (__pycache__, numba's default
