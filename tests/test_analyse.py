@@ -1,0 +1,389 @@
+"""Game analysis (dicelab.analyse, ``dicelab analyse``): an optimal player loses nothing,
+scripted or random decisions lose exactly what the plain-Python references say
+(tests/naive_penta, naive_farkle_dp, naive_two_player), and on every analysed game the
+chain of values splits exactly: outcome - initial = luck + skill (+ opponents)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from functools import cache
+
+import naive_farkle_dp as nfd
+import naive_penta as npn
+import naive_two_player as ntp
+import numpy as np
+import pytest
+from cli_helpers import run_cli
+
+from dicelab.analyse import CLASS_NAMES, LOSS_CLASSES, analyse_games, analyse_logs, loss_class
+from dicelab.farkle import turn_dp
+from dicelab.farkle.advise import legal_setasides
+from dicelab.farkle.rules import PRESETS, FarkleRules, dice_after
+from dicelab.gamelog import new_game_header, parse_lines, write_games
+from dicelab.logplay import play_games
+from dicelab.penta.policies import Scorecard, rank_options
+
+ONE = [{"name": "ann", "policy": "human"}]
+
+
+def _games(played):
+    """Replay (header, events) pairs as game records."""
+    from dicelab.gamelog import format_games
+
+    return parse_lines(format_games(played).splitlines(), "log.jsonl")
+
+
+def _check_split(result):
+    """The identity on every player of every game, and the signs of its parts."""
+    p = result.players
+    assert len(p)
+    for r in p.itertuples():
+        assert abs(r.outcome - r.initial - r.luck - r.skill - r.opponents) < 1e-9, r
+        assert r.skill <= 1e-9 and r.opponents >= -1e-9
+        assert r.total_loss == pytest.approx(-r.skill, abs=1e-9)
+        assert r.doubtful + r.error + r.blunder <= r.decisions
+
+
+# --- Penta ------------------------------------------------------------------------------------
+
+
+def test_optimal_penta_loses_nothing_greedy_loses_what_rank_options_says():
+    played = play_games("penta", ["optimal", "greedy"], games=2, seed=4)
+    res = analyse_games(_games(played))
+    _check_split(res)
+    d = res.decisions
+    assert (d[d["seat"] == 0]["loss"] == 0).all()
+    assert (d[d["seat"] == 1]["loss"] > 0).sum() > 5
+    assert res.players.iloc[0]["finished"]
+    # the kernel's values are rank_options' (a sample of greedy's decisions)
+    card = {}
+    checked = 0
+    for (_, events) in played[:1]:
+        rows = d[(d["game"] == 0) & (d["seat"] == 1)].itertuples()
+        for e in events:
+            if e["seat"] != 1:
+                continue
+            sc = Scorecard(tuple(card.get(b) for b in npn.BOXES), card.get("_bonus", 0))
+            for j, roll in enumerate(e["rolls"]):
+                row = next(rows)
+                left = 2 - j
+                opts = rank_options(sc, roll, left, "seed", "optimal")
+                assert row.value_best == pytest.approx(opts[0].expected_final, abs=1e-9)
+                if j < len(e["keeps"]):
+                    want = next(o for o in opts if o.kind == "keep"
+                                and o.keep == tuple(sorted(e["keeps"][j])))
+                else:
+                    want = next(o for o in opts if o.kind == "box" and o.box == e["box"])
+                assert row.value_chosen == pytest.approx(want.expected_final, abs=1e-9)
+                assert row.loss == pytest.approx(want.loss, abs=1e-9)
+                checked += 1
+            scores, bonus = npn.allowed_scores("seed", card, e["rolls"][-1])
+            card[e["box"]] = scores[e["box"]]
+            card["_bonus"] = card.get("_bonus", 0) + (bonus > 0)
+            card = {k: v for k, v in card.items()}
+            if checked > 12:
+                return
+
+
+def _naive_turn(filled, future):
+    """(value(roll, rerolls), keep_value(kept, rerolls), final(roll) -> {box: value}) of
+    one turn by brute force, values = points from now on."""
+    key = tuple(sorted(filled.items()))
+
+    @cache
+    def final(roll):
+        scores, bonus = npn.allowed_scores("seed", dict(key), roll)
+        out = {}
+        for b, sc in scores.items():
+            after = dict(key)
+            after[b] = sc
+            out[b] = npn.immediate_points(dict(key), b, sc, bonus) + future(after)
+        return out
+
+    @cache
+    def value(roll, rerolls):
+        if rerolls == 0:
+            return max(final(roll).values())
+        keeps = {tuple(sorted(d for d, p in zip(roll, pick, strict=True) if p))
+                 for pick in itertools.product((0, 1), repeat=5)}
+        return max(keep_value(k, rerolls) for k in keeps)
+
+    @cache
+    def keep_value(kept, rerolls):
+        outs = list(itertools.product(range(1, 7), repeat=5 - len(kept)))
+        return sum(value(tuple(sorted(kept + o)), rerolls - 1) for o in outs) / len(outs)
+
+    return value, keep_value, final
+
+
+def test_scripted_penta_decisions_on_a_nearly_full_card_lose_what_brute_force_says():
+    first = [{"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [], "box": npn.BOXES[b]}
+             for b in range(11)]
+    turn12 = {"seat": 0, "rolls": [[6, 6, 6, 2, 1], [1, 3, 4, 5, 5], [5, 5, 2, 2, 6]],
+              "keeps": [[1], [5, 5]], "box": "penta"}
+    turn13 = {"seat": 0, "rolls": [[3, 3, 3, 3, 3]], "keeps": [], "box": "chance"}
+    header = new_game_header("penta", "seed", ONE)
+    res = analyse_games(_games([(header, [*first, turn12, turn13])]))
+    _check_split(res)
+    filled = {}
+    for e in first:
+        scores, _ = npn.allowed_scores("seed", filled, e["rolls"][0])
+        filled[e["box"]] = scores[e["box"]]
+    total = npn.card_total(filled, 0)
+
+    @cache
+    def last_turn(key):
+        return npn.turn_value("seed", dict(key), lambda f: 0.0)
+
+    value, keep_value, final = _naive_turn(filled, lambda a: last_turn(tuple(sorted(a.items()))))
+    rows = res.decisions[res.decisions["turn"] == 12].reset_index()
+    r1, r2, r3 = (tuple(sorted(r)) for r in turn12["rolls"])
+    want = [(value(r1, 2), keep_value((1,), 2)), (value(r2, 1), keep_value((5, 5), 1)),
+            (value(r3, 0), final(r3)["penta"])]
+    for row, (best, chosen) in zip(rows.itertuples(), want, strict=True):
+        assert row.value_best == pytest.approx(total + best, abs=1e-9)
+        assert row.value_chosen == pytest.approx(total + chosen, abs=1e-9)
+        assert row.loss == pytest.approx(best - chosen, abs=1e-9)
+    assert rows.loc[0, "loss"] > 1  # keeping the 1 of 6 6 6 2 1
+    assert res.players.iloc[0]["outcome"] == res.players.iloc[0]["initial"] + \
+        res.players.iloc[0]["luck"] + res.players.iloc[0]["skill"] + \
+        res.players.iloc[0]["residual"]
+
+
+# --- Farkle -----------------------------------------------------------------------------------
+
+
+def _random_farkle(rules, n_seats, target, seed, games=3, p_bank=0.4):
+    """Games of seats that set aside a random legal set-aside and bank at random."""
+    rng = np.random.default_rng(seed)
+    out = []
+    seats = [{"name": f"r{i}", "policy": "random"} for i in range(n_seats)]
+    for g in range(games):
+        header = new_game_header("farkle", rules, seats, target=target, first_seat=g % n_seats)
+        totals, seat, trigger, events = [0] * n_seats, g % n_seats, None, []
+        while True:
+            n, tp, rolls, keeps, end = 6, 0, [], [], "bust"
+            while True:
+                roll = sorted(int(x) for x in rng.integers(1, 7, n))
+                rolls.append(roll)
+                opts = legal_setasides(rules, roll)
+                if not opts:
+                    break
+                keep, pts = opts[int(rng.integers(len(opts)))]
+                keeps.append(list(keep))
+                tp += pts
+                n = dice_after(n, len(keep))
+                if rng.random() < p_bank or tp >= 2000:
+                    end = "bank"
+                    break
+            events.append({"seat": seat, "rolls": rolls, "keeps": keeps, "end": end})
+            if end == "bank":
+                totals[seat] += tp
+                if totals[seat] >= target and trigger is None:
+                    if n_seats == 1 or rules.ending == "first-to-bank":
+                        break
+                    trigger = seat
+            seat = (seat + 1) % n_seats
+            if trigger is not None and seat == trigger:
+                break
+        out.append((header, events))
+    return out
+
+
+def test_max_ev_loses_nothing_and_random_play_loses_what_the_naive_recursion_says():
+    rules = PRESETS["default"]
+    res = analyse_games(_games(play_games("farkle", ["max-ev"], games=2, seed=3,
+                                          target=1000)))
+    _check_split(res)
+    assert (res.decisions["loss"] == 0).all() and res.measure == {"farkle": "turn"}
+    played = _random_farkle(rules, 1, 1000, seed=8)
+    res = analyse_games(_games(played))
+    _check_split(res)
+    sol = turn_dp.solve_max_ev(rules)
+    states = nfd.max_ev_values("default", sol.cap, every=True)
+
+    def state(tp, n):
+        return float(tp) if tp >= sol.cap else states[(tp, n)]
+
+    def roll_value(tp, n):
+        return sum(p * max(state(tp + pts, 6 if k == n else n - k)
+                           for k, pts in nfd.options("default", faces, True))
+                   for faces, p in nfd.roll_distribution(n) if nfd.options("default", faces, True))
+
+    rows = res.decisions.itertuples()
+    checked = lost = 0
+    for _, events in played:
+        for e in events:
+            tp = 0
+            for k, keep in enumerate(e["keeps"]):
+                row = next(rows)
+                roll = e["rolls"][k]
+                values = {}
+                for kk, pts in legal_setasides(rules, roll):
+                    left = dice_after(len(roll), len(kk))
+                    values[(kk, "bank")] = tp + pts
+                    values[(kk, "roll")] = roll_value(tp + pts, left)
+                bank = k == len(e["keeps"]) - 1 and e["end"] == "bank"
+                chosen = values[(tuple(sorted(keep)), "bank" if bank else "roll")]
+                best = max(values.values())
+                assert row.value_best == pytest.approx(best, rel=1e-12)
+                assert row.value_chosen == pytest.approx(chosen, rel=1e-12)
+                assert row.loss == pytest.approx(best - chosen, abs=1e-9)
+                assert row.turn_points == tp and row.measure == "turn"
+                tp += legal_setasides(rules, roll) and dict(legal_setasides(rules, roll))[
+                    tuple(sorted(keep))]
+                checked += 1
+                lost += row.loss > 0
+    assert checked > 10 and lost > 3
+
+
+def _ones(ending="last-round"):
+    """Only a single 1 scores (as in test_advise): the naive value iteration is quick."""
+    return FarkleRules(name=f"ones-{ending}", singles=(0, 100, 0, 0, 0, 0, 0),
+                       three_of_a_kind=(0,) * 7, n_of_a_kind_mode="none",
+                       n_of_a_kind=(0, 0, 0), straight=0, three_pairs=0,
+                       four_and_pair_as_three_pairs=False, two_triplets=0, ending=ending)
+
+
+@pytest.mark.parametrize(("ending", "cap"), [("last-round", 90), ("first-to-bank", None)])
+def test_two_player_random_play_loses_what_the_value_iteration_says(ending, cap):
+    table, target = _ones(ending), 400
+    played = _random_farkle(table, 2, target, seed=21, games=4)
+    res = analyse_games(_games(played))
+    _check_split(res)
+    assert res.measure == {"farkle": "win"}
+    ref = ntp.solve(table, target, cap)
+
+    def option(a, b, i, n, bank):
+        v = ref.states[i * 7 + n, a, b, 0]
+        margin = ref.bank_margin[i * 7 + n, a, b]
+        if not np.isfinite(margin):
+            return v
+        return v + min(margin, 0.0) if bank else v - max(margin, 0.0)
+
+    checked = lost = 0
+    d = res.decisions
+    for row in d.itertuples():
+        if row.opp >= target:
+            continue  # the last turn: checked in test_advise against naive LastRound
+        roll = [int(x) for x in row.roll.split()]
+        values = {}
+        for kk, pts in legal_setasides(table, roll):
+            i = (row.turn_points + pts) // 50
+            left = dice_after(len(roll), len(kk))
+            if row.me // 50 + i >= target // 50:
+                continue  # banking reaches the target: the solver's last-round side
+            values[(kk, "bank")] = option(row.me // 50, row.opp // 50, i, left, True)
+            values[(kk, "roll")] = option(row.me // 50, row.opp // 50, i, left, False)
+        if len(values) != 2 * len(legal_setasides(table, roll)):
+            continue
+        keep, _, action = row.chosen.partition(", ")
+        chosen = values[(tuple(int(x) for x in keep.split()), action.split()[0])]
+        best = max(values.values())
+        assert row.value_best == pytest.approx(best, abs=1e-9)
+        assert row.value_chosen == pytest.approx(chosen, abs=1e-9)
+        assert row.loss == pytest.approx(best - chosen, abs=1e-9)
+        checked += 1
+        lost += row.loss > 0
+    assert checked > 10 and lost > 3
+    both = play_games("farkle", ["optimal-win", "optimal-win"], games=2, seed=2,
+                      target=target, rules=table)
+    res = analyse_games(_games(both))
+    _check_split(res)
+    assert (res.decisions["loss"] == 0).all()
+
+
+def test_optimal_win_self_play_to_1000_loses_nothing_and_the_app_ai_loses_some():
+    played = play_games("farkle", ["optimal-win", "ai"], games=2, seed=6, target=1000)
+    res = analyse_games(_games(played))
+    _check_split(res)
+    d = res.decisions
+    assert (d[d["policy"] == "optimal-win"]["loss"] == 0).all()
+    res_turn = analyse_games(_games(played), measure="turn")
+    _check_split(res_turn)
+    assert set(res_turn.players["opponents"]) == {0.0}
+
+
+def test_loss_classes():
+    for measure, bounds in LOSS_CLASSES.items():
+        assert loss_class(0.0, measure) == ""
+        for b, name in zip(bounds, CLASS_NAMES, strict=True):
+            assert loss_class(b, measure) == name
+            assert loss_class(b * 0.999, measure) != name
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("logs")
+    write_games(d / "penta.jsonl", play_games("penta", ["greedy"], games=2, seed=1))
+    write_games(d / "farkle.jsonl", _random_farkle(PRESETS["default"], 1, 500, seed=1,
+                                                   games=2))
+    return d
+
+
+def test_analyse_command_table_json_out_and_plot(logs, tmp_path, capsys):
+    code, out, err = run_cli(capsys, ["analyse", str(logs / "penta.jsonl"),
+                                      str(logs / "farkle.jsonl")])
+    assert code == 0, err
+    assert "penta" in out and "farkle" in out and "blunder" in out
+    out_dir, png = tmp_path / "out", tmp_path / "v.png"
+    code, out, err = run_cli(capsys, ["analyse", str(logs / "penta.jsonl"), "--json",
+                                      "--out", str(out_dir), "--plot", str(png)])
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["games"] == 2 and data["measure"] == {"penta": "score"}
+    assert data["players"][0]["policy"] == "greedy"
+    import pandas as pd
+
+    dec = pd.read_parquet(out_dir / "decisions.parquet")
+    players = pd.read_parquet(out_dir / "summary.parquet")
+    assert len(players) == 2 and len(dec) == players["decisions"].sum()
+    manifest = json.loads((out_dir / "manifest.json").read_text())
+    assert manifest["command"][:2] == ["dicelab", "analyse"]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(("content", "args", "words"), [
+    ('{"dicelab_log": 1, "game": "penta", "rules": "seed", "seats": [{"name": "a", '
+     '"policy": "p"}]}\n{"seat": 0, "rolls": [[1, 2', [], [":2:", "not valid JSON"]),
+    (None, ["--game", "farkle"], [":1:", "field 'game'", "not of farkle"]),
+    (None, ["--game", "penta", "--rules", "hasbro"], [":1:", "field 'rules'"]),
+    ('{"dicelab_log": 1, "game": "farkle", "rules": "default", "target": 500, "seats": '
+     '[{"name": "a", "policy": "p"}]}\n{"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], '
+     '"keeps": [[1, 6]], "end": "bank"}', [], [":2:", "field 'keeps[0]'", "cannot all score"]),
+    ('{"dicelab_log": 1, "game": "penta", "rules": "seed", "seats": [{"name": "a", '
+     '"policy": "p"}]}\n{"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [], "box": "ones"}'
+     '\n{"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [], "box": "ones"}', [],
+     [":3:", "field 'box'", "already filled"]),
+    ("", ["--measure", "win"], ["--measure is for Farkle"]),
+])
+def test_bad_logs_exit_2_with_one_line_and_write_nothing(logs, tmp_path, capsys, content,
+                                                          args, words):
+    path = logs / "penta.jsonl"
+    if content:
+        path = tmp_path / "bad.jsonl"
+        path.write_text(content)
+    out_dir, png = tmp_path / "out", tmp_path / "v.png"
+    code, out, err = run_cli(capsys, ["analyse", str(path), *args, "--out", str(out_dir),
+                                      "--plot", str(png)])
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    for w in words:
+        assert w in err, err
+    assert not png.exists() and not list(out_dir.glob("*"))
+
+
+def test_an_unreadable_log(tmp_path, capsys):
+    for path in (tmp_path / "missing.jsonl", tmp_path):
+        code, _, err = run_cli(capsys, ["analyse", str(path)])
+        assert code == 2 and err.startswith(f"error: {path}") and err.count("\n") == 1
+
+
+def test_analyse_logs_reads_files(logs):
+    res = analyse_logs([logs / "penta.jsonl", logs / "farkle.jsonl"])
+    assert res.n_games == 4 and set(res.measure) == {"penta", "farkle"}
+    _check_split(res)
