@@ -264,9 +264,9 @@ def play_farkle(humans: int, ai: str, target: int | None, rules: str | None,
     console.print(f"[bold]Farkle[/] · target {game.target:,} · rules {r.name} ({r.ending}"
                   f"{', ' + ', '.join(house) if house else ''}) · seed {dice.seed}")
     console.print("Players: " + ", ".join(p.name for p in players))
-    if any(not p.human for p in players) or coach:
-        console.print("(preparing the computer's and the coach's tables: the first time can "
-                      "take a while)")
+    if coach or any(p.policy.family in ("max-ev", "fastest", "optimal-win")
+                    for p in players if not p.human):
+        console.print("(loading or solving the exact tables: the first time takes a while)")
     header = None if gamelog is None else gamelog.new_game_header(
         "farkle", r, _seats(players), target=game.target, ending=r.ending, seed=dice.seed,
         first_seat=game.first_seat)
@@ -456,8 +456,8 @@ def play_penta(humans: int, ai: str, rules: str | None, seed: int | None, coach:
     game = PentaGame(players, rules=rules, dice=dice, coach=coach)
     console.print(f"[bold]Penta[/] · rules {game.rules.name} · seed {dice.seed}")
     console.print("Players: " + ", ".join(p.name for p in players))
-    console.print("(preparing the tables of the computer's choice: the first time can take "
-                  "a while)")
+    if coach or game.choice_policy == "optimal":
+        console.print("(loading or solving the exact tables: the first time takes a while)")
     header = None if gamelog is None else gamelog.new_game_header(
         "penta", game.rules.name, _seats(players), seed=dice.seed, first_seat=game.first_seat)
     game.start()

@@ -1,0 +1,140 @@
+"""``dicelab play`` as a user meets it: the real console script under a pseudo-terminal,
+driven by scripted keystrokes (pexpect), bad keystrokes included.
+
+Each test starts an interpreter, so there are few of them: a whole Farkle game against
+the computer with the coach and a game log, a whole Penta game, and the ways a game
+stops early (end of input, Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from dicelab.farkle.advise import legal_setasides
+from dicelab.farkle.rules import load_rules
+
+pexpect = pytest.importorskip("pexpect")
+
+DICELAB = str(Path(sys.executable).with_name("dicelab"))
+SET_ASIDE, BANK_OR_ROLL = "Set aside> ", r"Bank or roll \(b/r\)> "
+KEEP, BOX = "Keep> ", r"Box \[[^\]]+\]> "
+
+
+def spawn(*args):
+    """``dicelab ARGS`` in a pseudo-terminal of 200 columns (TERM=dumb: plain text)."""
+    env = dict(os.environ, TERM="dumb")
+    return pexpect.spawn(DICELAB, list(args), env=env, encoding="utf-8", timeout=90,
+                         dimensions=(40, 200))
+
+
+def last_roll(text: str) -> list[int]:
+    return [int(f) for f in re.findall(r"Roll(?: \d)?: ([\d ]+)", text)[-1].split()]
+
+
+def test_a_farkle_game_against_the_computer_with_the_coach_and_a_log(tmp_path):
+    log = tmp_path / "game.jsonl"
+    child = spawn("play", "farkle", "--ai", "threshold-300", "--target", "1000", "--seed",
+                  "5", "--coach", "--log", str(log))
+    rules = load_rules("default")
+    seen = ""
+    bad_done = False
+    while True:
+        i = child.expect([SET_ASIDE, BANK_OR_ROLL, pexpect.EOF])
+        seen += child.before
+        if i == 2:
+            break
+        if i == 0:
+            roll = sorted(last_roll(child.before))
+            legal = legal_setasides(rules, roll)
+            if not bad_done:  # bad keystrokes first: each refused, the game goes on
+                for bad, why in (("7", "is not a die face"), ("b", "first set aside"),
+                                 ("1 1 1 1 1 1 1", "among the dice")):
+                    child.sendline(bad)
+                    child.expect(why)
+                    child.expect(SET_ASIDE)
+                child.sendline("?")
+                child.expect("coach: P\\(win\\)")
+                child.expect(SET_ASIDE)
+                bad_done = True
+            child.sendline(" ".join(map(str, max(legal, key=lambda kp: (len(kp[0]), kp[1]))[0])))
+        else:
+            tp = [int(x.replace(",", "")) for x in re.findall(r"turn points ([\d,]+)",
+                                                               child.before)]
+            child.sendline("b" if tp and tp[-1] >= 300 else "r")
+    child.close()
+    assert child.exitstatus == 0
+    assert "Game over" in seen and ("won with" in seen or "A tie" in seen)
+    assert "coach: " in seen and "in all" in seen
+    assert "game log written to" in seen
+    from dicelab.gamelog import read_games
+
+    (rec,) = read_games(log)
+    assert rec.finished and rec.seed == 5 and rec.target == 1000
+    assert [s["policy"] for s in rec.seats] == ["human", "threshold-300"]
+
+
+def test_a_penta_game_to_the_end_with_refused_keystrokes(tmp_path):
+    child = spawn("play", "penta", "--ai", "greedy", "--seed", "3")
+    child.expect(KEEP)
+    roll = last_roll(child.before)
+    missing = next(f for f in range(1, 7) if f not in roll)
+    for bad, why in ((str(missing), f"there is no {missing} among the dice"),
+                     ("foo", "there is no box 'foo'"), ("f", "could be"),
+                     ("?", "the coach is off")):
+        child.sendline(bad)
+        child.expect(why)
+        child.expect(KEEP)
+    child.sendline("c")
+    child.expect("TOTAL")
+    child.expect(KEEP)
+    child.sendline("")  # stop: the box prompt offers the computer's choice
+    child.expect(BOX)
+    assert "(* the computer's choice)" in child.before
+    child.sendline("bogus")
+    child.expect("there is no box")
+    child.expect(BOX)
+    child.sendline("b")  # back to keeping dice
+    child.expect(KEEP)
+    child.sendline("")
+    turns = 0
+    while True:  # from here: always score the computer's choice at once
+        i = child.expect([KEEP, BOX, pexpect.EOF])
+        if i == 2:
+            break
+        child.sendline("")
+        turns += i == 1
+    out = child.before
+    child.close()
+    assert child.exitstatus == 0 and turns == 13
+    assert re.search(r"(won with \d+\.|A tie at \d+)", out)
+
+
+def test_end_of_input_and_ctrl_c_stop_the_game():
+    child = spawn("play", "farkle", "--ai", "ai", "--seed", "1")
+    child.expect(SET_ASIDE)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "end of input: the game stops here, unfinished" in child.before
+    assert child.exitstatus == 0
+    child = spawn("play", "penta", "--ai", "greedy", "--seed", "1")
+    child.expect(KEEP)
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert child.before.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in child.before
+
+
+def test_bad_options_are_one_error_line():
+    child = spawn("play", "farkle", "--humans", "7")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2
+    assert child.before.strip() == "error: --humans must be 1 to 6, not 7"
