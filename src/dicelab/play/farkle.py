@@ -358,8 +358,13 @@ class FarkleGame:
             return None
         if self._advice is None:
             me, opp = self.totals[self.seat], self.best_opponent_total()
-            self._advice = Advice(self.coach_unit, _legal_options(self, self._coach_advice(
-                self.coach_unit, self.roll, self.turn_points, me, opp)))
+            try:
+                ranked = self._coach_advice(self.coach_unit, self.roll, self.turn_points, me,
+                                            opp)
+            except UserError as exc:  # a position the solvers do not take: no more advice
+                self.coach_unit, self.coach_note = None, str(exc)
+                return None
+            self._advice = Advice(self.coach_unit, _legal_options(self, ranked))
         if self.phase == "set-aside":
             return self._advice
         mine = [o for o in self._advice.options if o.keep == tuple(sorted(self._kept))]
