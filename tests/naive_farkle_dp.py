@@ -100,16 +100,20 @@ def _next_dice(n: int, k: int) -> int:
     return 6 if k == n else n - k
 
 
-def max_ev_values(rules: str, cap: int, every: bool = False, min_bank: int = 0
-                  ) -> dict[tuple[int, int], float]:
+def max_ev_values(rules: str, cap: int, every: bool = False, min_bank: int = 0,
+                  must_roll: bool = False, far: int = 0) -> dict[tuple[int, int], float]:
     """Max expected final turn points at every state (tp, n) with 0 < tp < cap (banking
     forced at turn points >= cap), and at (0, 6), the turn's start (a forced roll).
     ``every``: choose among every distinct legal set-aside, not only the most points for
-    each number of dice kept. ``min_bank``: no bank with fewer turn points (cap >= it)."""
-    assert cap >= min_bank
+    each number of dice kept. ``min_bank``: no bank with fewer turn points (cap >= it).
+    ``must_roll``: no bank with six dice to roll (after hot dice), at any turn points;
+    six dice at ``far`` points or more are counted as worth 0 (a truncation)."""
+    assert cap >= min_bank and (not must_roll or far > cap)
 
     @functools.cache
     def state(tp: int, n: int) -> float:
+        if must_roll and n == 6:
+            return 0.0 if tp >= far else roll(tp, n)
         if tp >= cap:
             return float(tp)
         if tp < min_bank:
@@ -125,7 +129,7 @@ def max_ev_values(rules: str, cap: int, every: bool = False, min_bank: int = 0
                 total += p * max(state(tp + pts, _next_dice(n, k)) for k, pts in opts)
         return total
 
-    for tp in range(cap - 50, 0, -50):  # bottom-up from the cap keeps the recursion shallow
+    for tp in range(max(cap, far) - 50, 0, -50):  # bottom-up: a shallow recursion
         for n in range(1, 7):
             state(tp, n)
     out = {(tp, n): state(tp, n) for tp in range(50, cap, 50) for n in range(1, 7)}
@@ -138,14 +142,19 @@ def max_ev(rules: str, cap: int, every: bool = False, min_bank: int = 0) -> floa
     return max_ev_values(rules, cap, every, min_bank)[(0, 6)]
 
 
-def threshold_outcomes(rules: str, threshold: int) -> dict[int, float]:
+def threshold_outcomes(rules: str, threshold: int, must_roll: bool = False,
+                       far: int = 0) -> dict[int, float]:
     """Distribution of a threshold-T turn: {banked points: probability}, 0 = bust.
 
-    All scoring dice are set aside, i.e. the set-aside with the most dice."""
+    All scoring dice are set aside, i.e. the set-aside with the most dice. ``must_roll``:
+    no bank with six dice to roll; a turn still rolling six dice at ``far`` points or more
+    is dropped (a truncation: the result then sums to a little less than 1)."""
 
     @functools.cache
     def from_roll(tp: int, n: int) -> tuple[tuple[int, float], ...]:
         acc: Counter = Counter()
+        if must_roll and n == 6 and tp >= far:
+            return ()
         for faces, p in roll_distribution(n):
             opts = options(rules, faces)
             if not opts:
@@ -153,7 +162,7 @@ def threshold_outcomes(rules: str, threshold: int) -> dict[int, float]:
                 continue
             k, pts = max(opts)  # most dice = all scoring dice
             tp2, n2 = tp + pts, _next_dice(n, k)
-            if tp2 >= threshold:
+            if tp2 >= threshold and not (must_roll and n2 == 6):
                 acc[tp2] += p
             else:
                 for x, q in from_roll(tp2, n2):
@@ -164,10 +173,11 @@ def threshold_outcomes(rules: str, threshold: int) -> dict[int, float]:
 
 
 def fastest_turns(rules: str, target: int, sweeps: int = 200, every: bool = False,
-                  min_bank: int = 0) -> list[float]:
+                  min_bank: int = 0, must_roll: bool = False, far: int = 0) -> list[float]:
     """Expected turns to reach ``target`` solitaire under the best policy, per total
     (index = total // 50), by plain fixed-point iteration on each total's bust loop.
-    ``every``, ``min_bank``: as in :func:`max_ev_values`."""
+    ``every``, ``min_bank``, ``must_roll``: as in :func:`max_ev_values`; six dice at
+    ``far`` turn points or more cost one more turn than the start (a truncation)."""
     units = target // 50
     turns = [0.0] * (units + 1)
     for m in range(units - 1, -1, -1):
@@ -177,6 +187,8 @@ def fastest_turns(rules: str, target: int, sweeps: int = 200, every: bool = Fals
 
             @functools.cache
             def cost(tp: int, n: int, x=x, total=total) -> float:
+                if must_roll and n == 6:
+                    return x if tp >= far else roll_cost(tp, n, x)
                 if tp == 0 or tp < min_bank:
                     return roll_cost(tp, n, x)
                 bank = turns[min((total + tp) // 50, units)]

@@ -210,7 +210,64 @@ def test_simulation_agrees_with_the_exact_race_under_a_minimum_to_bank():
     assert abs(s.turns.mean - exact) < 4 * s.turns.se
 
 
-@pytest.mark.parametrize("rules", [MUST_ROLL, PENALTY, FACEBOOK])
+BASIC_MUST_ROLL = dataclasses.replace(PRESETS["basic"], name="basic-must-roll",
+                                      hot_dice="must-roll")
+
+
+def test_max_ev_under_must_roll_against_the_reference():
+    # six dice never bank, past the cap too: the reference recurses up to 17,000 points
+    cap = 1000
+    sol = turn_dp.solve_max_ev(BASIC_MUST_ROLL, cap=cap)
+    ref = nd.max_ev_values("basic", cap, every=True, must_roll=True, far=cap + 16_000)
+    for (tp, n), v in ref.items():
+        assert sol.value[tp // 50, n] == pytest.approx(v, abs=1e-9), (tp, n)
+    assert sol.value_error < 1e-9
+    assert not sol.bank[:, 6].any() and sol.bank[cap // 50:, 1:6].all()
+    assert sol.distribution.expected_score == pytest.approx(sol.expected_score, abs=1e-9)
+    # the proven cap: a hair below the standard rule, whose 6-dice bank is far out
+    full = turn_dp.solve_max_ev(MUST_ROLL)
+    plain = turn_dp.solve_max_ev(DEFAULT)
+    assert full.value_error < 1e-9 and full.distribution.p_unresolved < turn_dp.MUST_ROLL_ERR
+    assert full.distribution.expected_score == pytest.approx(full.expected_score, abs=1e-9)
+    assert 0 < plain.expected_score - full.expected_score < 1e-9
+    assert full.bank_thresholds()[6] is None
+
+
+def test_fastest_under_must_roll_against_the_reference():
+    sol = turn_dp.solve_fastest(BASIC_MUST_ROLL, 500)
+    ref = nd.fastest_turns("basic", 500, every=True, must_roll=True, far=5000)
+    np.testing.assert_allclose(sol.turns, ref, rtol=1e-11)
+    assert not sol.bank[:, :, 6].any()
+    # replayed by the independent forward evaluation, the same race
+    race = turn_dp.evaluate_race(BASIC_MUST_ROLL, 500, sol.bank, -sol.value)
+    np.testing.assert_allclose(race, sol.turns, rtol=1e-11)
+    assert turn_dp.solve_fastest(MUST_ROLL, 1000).turns[0] > \
+        turn_dp.solve_fastest(DEFAULT, 1000).turns[0]
+
+
+@pytest.mark.parametrize("threshold", [100, 300, 1000])
+def test_threshold_distribution_under_must_roll_against_the_reference(threshold):
+    got = turn_dp.threshold_distribution(BASIC_MUST_ROLL, threshold)
+    ref = nd.threshold_outcomes("basic", threshold, must_roll=True, far=threshold + 16_000)
+    assert got.p_bust == pytest.approx(ref[0], abs=1e-14)
+    for x, p in ref.items():
+        if x:
+            assert got.p_bank[x // 50] == pytest.approx(p, abs=1e-14), x
+    d = turn_dp.threshold_distribution(MUST_ROLL, threshold)
+    assert d.p_unresolved < turn_dp.MUST_ROLL_ERR
+    assert d.p_bust + d.p_bank.sum() + d.p_unresolved == pytest.approx(1.0, abs=1e-13)
+
+
+@pytest.mark.slow
+def test_simulation_agrees_with_the_exact_race_under_must_roll():
+    bank = turn_dp.threshold_bank_table(300)
+    exact = turn_dp.evaluate_race(MUST_ROLL, 3000, bank)[0]
+    s = simulate_farkle([parse_policy("threshold-300")], games=60_000, seed=23, target=3000,
+                        rules=MUST_ROLL).seat(0)
+    assert abs(s.turns.mean - exact) < 4 * s.turns.se
+
+
+@pytest.mark.parametrize("rules", [PENALTY, FACEBOOK])
 def test_turn_solvers_refuse_what_they_do_not_model(rules):
     for solve in (turn_dp.solve_max_ev, lambda r: turn_dp.solve_fastest(r, 1000),
                   lambda r: turn_dp.threshold_distribution(r, 300)):

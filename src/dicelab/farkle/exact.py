@@ -73,7 +73,10 @@ def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
 def max_ev_table(rules: FarkleRules) -> PolicyTable:
     """PolicyTable of ``max-ev``: value = expected final turn points, shape (1, 1, P, 7)."""
     sol = turn_dp.solve_max_ev(rules)
-    p = _rows_needed(sol.bank, set_asides(rules).max_points)
+    if rules.hot_dice == "must-roll":  # six dice roll at every row: keep all it solved
+        p = sol.bank.shape[0]
+    else:
+        p = _rows_needed(sol.bank, set_asides(rules).max_points)
     if p > sol.bank.shape[0]:  # cannot happen: the DP banks from its cap on
         raise AssertionError("max-ev table needs more rows than solved")
     value = sol.value[:p].astype(np.float32)[None, None]

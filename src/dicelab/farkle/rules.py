@@ -179,14 +179,15 @@ class FarkleRules:
         bank."""
         return turn_points >= self.bank_floor[dice_left]
 
-    def require_solvable(self, what: str, *, min_bank: bool = True) -> None:
-        """Refuse a solver (``what``) that does not model some house rule of these rules:
-        hot dice ``must-roll`` and the farkle penalty (no solver yet), and ``min_bank``
-        where the solver does not take it (``min_bank=False``)."""
+    def require_solvable(self, what: str, *, min_bank: bool = True, must_roll: bool = False,
+                         penalty: bool = False) -> None:
+        """Refuse a solver (``what``) that does not model some house rule of these rules;
+        each flag says whether the solver models that rule: ``min_bank``, hot dice
+        ``must-roll`` (``must_roll``), the farkle penalty (``penalty``)."""
         missing = [name for name, used in (
             ("min-bank", not min_bank and self.min_bank > 0),
-            ("hot-dice = must-roll", self.hot_dice == "must-roll"),
-            ("farkle-penalty", self.farkle_penalty > 0)) if used]
+            ("hot-dice = must-roll", not must_roll and self.hot_dice == "must-roll"),
+            ("farkle-penalty", not penalty and self.farkle_penalty > 0)) if used]
         if missing:
             raise UserError(f"{what} does not model the house rule(s) {', '.join(missing)} of "
                             f"rules '{self.name}' yet; simulate them instead")

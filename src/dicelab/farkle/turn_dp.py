@@ -38,6 +38,7 @@ from dicelab.config import FASTEST_TOL
 from dicelab.errors import UserError
 from dicelab.farkle.rules import (
     HOT_DICE,
+    NO_BANK,
     POINT_UNIT,
     FarkleRules,
     check_points,
@@ -68,16 +69,20 @@ def _choose_option(rolls, c, p, value, pmax):
 
 @njit(cache=True)
 def _turn_distribution_kernel(rolls, bank, value, keep_all, mass, out_dist):
-    """Forward propagation of probability mass through a turn; returns P(bust).
+    """Forward propagation of probability mass through a turn; returns (P(bust), the
+    mass that left the table).
 
     ``bank``/``value``: (Pb, 7), rows clamped at Pb - 1. ``keep_all``: set aside all
     scoring dice (threshold family) instead of choosing by ``value``. ``mass``: work
     array (Pd, 7), zeroed; ``out_dist[p]``: P(bank exactly p units), zeroed, length Pd.
+    With Pd >= Pb + max roll + 1 no mass leaves unless the last row rolls with some dice
+    (hot dice must-roll): then mass past Pd is counted as having left.
     """
     pb = bank.shape[0] - 1
     pd = mass.shape[0]
     mass[0, HOT_DICE] = 1.0
     bust = 0.0
+    left = 0.0
     for p in range(pd):
         for n in range(1, 7):
             m = mass[p, n]
@@ -89,8 +94,12 @@ def _turn_distribution_kernel(rolls, bank, value, keep_all, mass, out_dist):
             bust += m * rolls.bust[n]
             for c in range(rolls.class_start[n], rolls.class_start[n + 1]):
                 j = rolls.keep_all[c] if keep_all else _choose_option(rolls, c, p, value, pb)
-                mass[p + rolls.points[j], rolls.dice[j]] += m * rolls.class_prob[c]
-    return bust
+                q = p + rolls.points[j]
+                if q < pd:
+                    mass[q, rolls.dice[j]] += m * rolls.class_prob[c]
+                else:
+                    left += m * rolls.class_prob[c]
+    return bust, left
 
 
 @njit(inline="always")
@@ -109,20 +118,33 @@ def _best_roll(rolls, n, p, value):
 
 
 @njit(cache=True)
-def _max_ev_kernel(rolls, cap, out_value, out_roll, out_bank):
+def _max_ev_kernel(rolls, cap, edge, out_value, out_roll, out_bank):
     """Backward induction for max expected turn score; rows >= ``cap`` bank (``cap`` at
-    least the rules' minimum to bank), rows below bank only where the rules allow.
+    least the rules' minimum to bank) where the rules allow, rows below bank only where
+    the rules allow and it pays.
 
     ``out_value[p, n]``: value in units of 50 at state (p, n) (row 0: the forced first
     roll); ``out_roll[p, n]``: value of rolling; ``out_bank[p, n]``: 1 = bank. Shapes
-    (P, 7) with P >= cap + max roll units + 1, so every successor is in range.
+    (P, 7) with P >= cap + max roll units + 1, so every successor is in range. Where
+    the rules forbid a bank at or past ``cap`` (6 dice under hot dice must-roll) the state
+    rolls; its value is ``edge[p]`` where a roll would leave the table (``edge[p] >= 0``:
+    a bound the caller brackets the true value with).
     """
     ptot = out_value.shape[0]
-    for p in range(cap, ptot):
+    top = ptot
+    for j in range(rolls.points.size):
+        top = min(top, ptot - rolls.points[j])  # rows from ptot - max points on: the edge
+    for p in range(ptot - 1, cap - 1, -1):
         for n in range(1, 7):
-            out_value[p, n] = p
-            out_roll[p, n] = -1.0  # not computed: banking is proven at least as good
-            out_bank[p, n] = 1
+            if p * POINT_UNIT >= rolls.bank_floor[n]:
+                out_value[p, n] = p
+                out_roll[p, n] = -1.0  # not computed: banking is proven at least as good
+                out_bank[p, n] = 1
+            else:
+                acc = edge[p] if p >= top else _best_roll(rolls, n, p, out_value)
+                out_value[p, n] = acc
+                out_roll[p, n] = acc
+                out_bank[p, n] = 0
     for p in range(cap - 1, -1, -1):
         for n in range(1, 7):
             acc = _best_roll(rolls, n, p, out_value)
@@ -193,7 +215,19 @@ def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iter
     """
     ptot = out_value.shape[1]
     out_turns[target] = 0.0
-    min_bank = rolls.bank_floor[1] // POINT_UNIT  # the same for every n (no must-roll)
+    min_bank = rolls.bank_floor[1] // POINT_UNIT  # the same for n = 1..5
+    # hot dice must-roll: at p >= reach with 6 dice the turn rolls; any roll with an
+    # option that leaves fewer dice banks the finish (no turn more), a roll whose every
+    # option is hot dice rolls again, a bust costs x: so its cost is x * hot_b, exactly
+    must_roll = rolls.bank_floor[HOT_DICE] > rolls.bank_floor[1]
+    only_hot = 0.0
+    for c in range(rolls.class_start[HOT_DICE], rolls.class_start[HOT_DICE + 1]):
+        every = True
+        for j in range(rolls.option_start[c], rolls.option_start[c + 1]):
+            every = every and rolls.dice[j] == HOT_DICE
+        if every:
+            only_hot += rolls.class_prob[c]
+    hot_b = rolls.bust[HOT_DICE] / (1.0 - only_hot)
     for m in range(target - 1, -1, -1):
         # banking at p >= reach finishes the race; rows from `top` bank for sure
         reach = max(target - m, min_bank)
@@ -204,8 +238,8 @@ def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iter
             for p in range(reach, ptot):
                 for n in range(1, 7):
                     work_a[p, n] = 0.0
-                    work_b[p, n] = 0.0
-                    out_bank[m, p, n] = 1
+                    work_b[p, n] = hot_b if must_roll and n == HOT_DICE else 0.0
+                    out_bank[m, p, n] = 0 if must_roll and n == HOT_DICE else 1
             for p in range(reach - 1, -1, -1):
                 for n in range(1, 7):
                     ra = 0.0
@@ -225,7 +259,7 @@ def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iter
                         ra += rolls.class_prob[c] * best_a
                         rb += rolls.class_prob[c] * best_b
                     bank_f = out_turns[min(m + p, target)]
-                    if p >= min_bank and bank_f <= ra + rb * x:
+                    if p * POINT_UNIT >= rolls.bank_floor[n] and bank_f <= ra + rb * x:
                         work_a[p, n] = bank_f
                         work_b[p, n] = 0.0
                         out_bank[m, p, n] = 1
@@ -269,6 +303,9 @@ class TurnDistribution:
     rules: str
     p_bust: float
     p_bank: np.ndarray
+    #: hot dice must-roll: the chance that the turn is still rolling past the rows
+    #: computed (at most :data:`MUST_ROLL_ERR`); 0 otherwise
+    p_unresolved: float = 0.0
 
     @property
     def expected_score(self) -> float:
@@ -347,6 +384,9 @@ class MaxEvSolution:
     roll_value: np.ndarray
     solve_s: float
     distribution: TurnDistribution = field(repr=False)
+    #: a bound on the error of every value below the cap (points): 0 but under hot dice
+    #: must-roll, where six dice past the cap roll on (see :func:`solve_max_ev`)
+    value_error: float = 0.0
 
     @property
     def elapsed_s(self) -> float:
@@ -449,13 +489,14 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
     >>> round(evaluate_turn_policy(PRESETS["default"], b).expected_score, 1) > 0
     True
     """
-    rules.require_solvable("an exact turn evaluation")
+    rules.require_solvable("an exact turn evaluation", must_roll=True)
     sa = set_asides(rules)
     bank = np.ascontiguousarray(bank, dtype=np.uint8)
     if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
         raise ValueError("bank must have shape (P, 7) with P >= 2")
-    if not bank[-1, 1:].all():
-        raise ValueError("the last row of bank must bank with every number of dice")
+    if not bank[-1, 1:][sa.bank_floor[1:] < NO_BANK].all():
+        raise ValueError("the last row of bank must bank with every number of dice the "
+                         "rules let bank")
     bank = legal_bank(rules, bank)
     keep_all = value is None
     if keep_all:
@@ -466,11 +507,37 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
             raise ValueError("value must have the shape of bank")
         val = np.ascontiguousarray(np.concatenate(
             [val, np.repeat(val[-1:], bank.shape[0] - val.shape[0], axis=0)]))
-    pd = bank.shape[0] + sa.max_points + 1
+    pd = bank.shape[0] + sa.max_points + 1 + must_roll_rows(rules)
     mass = np.zeros((pd, 7))
     dist = np.zeros(pd)
-    bust = _turn_distribution_kernel(sa.arrays(), bank, val, keep_all, mass, dist)
-    return TurnDistribution(name, rules.name, float(bust), dist)
+    bust, left = _turn_distribution_kernel(sa.arrays(), bank, val, keep_all, mass, dist)
+    return TurnDistribution(name, rules.name, float(bust), dist, float(left))
+
+
+#: Under hot dice must-roll, the most probability a turn may still be rolling past the
+#: rows the solvers and evaluations hold (see :func:`must_roll_rows`).
+MUST_ROLL_ERR = 2.0**-56
+
+
+def hot_dice_chance(rules: FarkleRules) -> float:
+    """The chance that a roll of six dice lets all six be set aside (hot dice again)."""
+    sa = set_asides(rules)
+    c0, c1 = sa.class_start[HOT_DICE], sa.class_start[HOT_DICE + 1]
+    return float(sum(sa.class_prob[c] for c in range(c0, c1)
+                     if (sa.dice[sa.option_start[c]:sa.option_start[c + 1]] == HOT_DICE).any()))
+
+
+def must_roll_rows(rules: FarkleRules) -> int:
+    """Rows (units of 50) past a solver's banking region that hot dice must-roll needs (0
+    under may-bank). Past that region every state with fewer than six dice banks, so a turn
+    climbs only by hot dice, each with at most :func:`hot_dice_chance` ``h`` and at most the
+    most points of a roll; K such rolls, with h^(K - 1) <= :data:`MUST_ROLL_ERR`, bound
+    the chance of climbing past the rows returned, K times the most points of a roll."""
+    if rules.hot_dice != "must-roll":
+        return 0
+    h = hot_dice_chance(rules)
+    k = 2 if h <= 0.0 else math.ceil(math.log(MUST_ROLL_ERR) / math.log(h)) + 1
+    return k * set_asides(rules).max_points
 
 
 def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
@@ -545,21 +612,32 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None) -> MaxEvSolution:
     >>> sol.expected_score > 500
     True
     """
-    rules.require_solvable("max-ev")
+    rules.require_solvable("max-ev", must_roll=True)
     sa = set_asides(rules)
     cap = max_ev_cap(rules) if cap is None else check_points("cap", cap)
     cap = max(cap, rules.min_bank)  # from the minimum to bank on, the proof holds as is
     c = cap // POINT_UNIT
-    ptot = c + sa.max_points + 1
+    ptot = c + must_roll_rows(rules) + sa.max_points + 1
     t0 = time.perf_counter()
     value = np.zeros((ptot, 7))
     roll = np.zeros((ptot, 7))
     bank = np.zeros((ptot, 7), dtype=np.uint8)
-    _max_ev_kernel(sa.arrays(), c, value, roll, bank)
+    # under must-roll, six dice past the cap roll on; where a roll leaves the table the
+    # value is bracketed by 0 and p + W(6) (gain_bound): the lower run is the solution and
+    # the largest gap between the runs below the cap is its error bound
+    _max_ev_kernel(sa.arrays(), c, np.zeros(ptot), value, roll, bank)
+    error = 0.0
+    if rules.hot_dice == "must-roll":
+        hi = np.zeros((ptot, 7))
+        w6 = gain_bound(rules)[HOT_DICE] / POINT_UNIT
+        _max_ev_kernel(sa.arrays(), c, np.arange(ptot) + w6, hi, np.zeros((ptot, 7)),
+                       np.zeros((ptot, 7), dtype=np.uint8))
+        error = float(np.abs(hi[:c + 1] - value[:c + 1]).max()) * POINT_UNIT
     secs = time.perf_counter() - t0
     value *= POINT_UNIT
     return MaxEvSolution(rules.name, cap, value, bank, roll * POINT_UNIT, secs,
-                         evaluate_turn_policy(rules, bank, value, name="max-ev"))
+                         evaluate_turn_policy(rules, bank, value, name="max-ev"),
+                         value_error=error)
 
 
 def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FASTEST_TOL
@@ -575,7 +653,7 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
     >>> 1 < sol.expected_turns < 10
     True
     """
-    rules.require_solvable("fastest")
+    rules.require_solvable("fastest", must_roll=True)
     sa = set_asides(rules)
     t = check_target(target) // POINT_UNIT
     ptot = max(t, rules.min_bank // POINT_UNIT) + sa.max_points + 1
