@@ -41,7 +41,7 @@ from dicelab.farkle.rules import (
     load_rules,
     set_asides,
 )
-from dicelab.farkle.turn_dp import _turn_distribution_kernel, legal_bank
+from dicelab.farkle.turn_dp import _turn_distribution_kernel, legal_bank, must_roll_rows
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.resources import check_memory
 
@@ -75,14 +75,17 @@ class Slices(NamedTuple):
 
 
 @njit(cache=True, parallel=True)
-def _slice_distributions(rolls, bank, value, keep_all, out_bust, out_dist):
+def _slice_distributions(rolls, bank, value, keep_all, out_bust, out_left, out_dist):
     """Each slice's exact turn result: ``out_bust[s]`` and ``out_dist[s, g]`` = P(bank a
-    gain of ``g`` units) (``out_dist`` zeroed, shape (S, P + max points + 1))."""
+    gain of ``g`` units) (``out_dist`` zeroed, shape (S, P + max points + 1 + the rows of
+    hot dice must-roll)); ``out_left[s]``: the mass still rolling past those rows."""
     n_rows = out_dist.shape[1]
     for s in prange(bank.shape[0]):
         mass = np.zeros((n_rows, 7))
         v = value[min(np.int64(s), value.shape[0] - 1)]  # one dummy slice when keep_all
-        out_bust[s] = _turn_distribution_kernel(rolls, bank[s], v, keep_all, mass, out_dist[s])
+        bust, left = _turn_distribution_kernel(rolls, bank[s], v, keep_all, mass, out_dist[s])
+        out_bust[s] = bust
+        out_left[s] = left
 
 
 class Side(NamedTuple):
@@ -380,9 +383,11 @@ def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
     slices = legal_slices(slices, rules)
     sa = set_asides(rules)
     n_slices, rows = slices.bank.shape[:2]
-    dist = np.zeros((n_slices, rows + sa.max_points + 1))
+    dist = np.zeros((n_slices, rows + sa.max_points + 1 + must_roll_rows(rules)))
     bust = np.zeros(n_slices)
-    _slice_distributions(sa.arrays(), slices.bank, slices.value, slices.keep_all, bust, dist)
+    left = np.zeros(n_slices)
+    _slice_distributions(sa.arrays(), slices.bank, slices.value, slices.keep_all, bust, left,
+                         dist)
     width = dist.shape[1]
     tail = np.zeros((n_slices, width + 1))
     tail[:, :-1] = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
