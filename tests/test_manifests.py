@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -96,7 +97,14 @@ def test_ctrl_c_is_exit_130_one_line_and_nothing_written(tmp_path, extra):
            "--seed", "1", "--out", str(out), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(4)  # (an interrupt while it starts must end the same way)
+    # Python's own start-up (before any dicelab code runs) cannot turn an interrupt into
+    # exit 130: wait until the command line is importing its libraries (then inside the
+    # guard of dicelab.cli.entry), however loaded the machine is
+    maps = Path(f"/proc/{proc.pid}/maps")
+    deadline = time.monotonic() + 60
+    while maps.exists() and "numpy" not in maps.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(2)  # (an interrupt while it starts must end the same way)
     assert proc.poll() is None, "finished before the interrupt"
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
