@@ -223,6 +223,8 @@ def kernel_totals(policies, faces, target, rules):
     (["ai", "threshold-350"], 2000, "facebook"),
     (["max-ev", "fastest"], 2000, "default"),
     (["optimal-win", "ai"], 800, "default"),
+    (["threshold-300", "optimal-win:vs=threshold-300"], 800, "default"),
+    (["ai", "threshold-400", "max-ev"], 2000, "default"),
 ])
 def test_the_computer_plays_as_the_kernel_on_the_same_dice(policies, target, rules):
     table = load_rules(rules)
@@ -301,11 +303,20 @@ def test_the_coach_leaves_out_banks_the_house_rules_forbid():
     assert all(o.action == "roll" for o in g.advice().options)  # 100 < 300 to bank
 
 
-def test_the_coach_says_why_it_cannot_judge_some_house_rules():
-    rules = dataclasses.replace(load_rules("default"), name="must", hot_dice="must-roll")
-    g = farkle([1, 2, 3, 4, 6, 6], rules=rules, target=5000, coach=True)
-    assert g.coach_unit is None and "hot-dice = must-roll" in g.coach_note
+def test_the_coach_says_why_when_the_solvers_refuse_the_rules(monkeypatch):
+    from dicelab.errors import UserError
+    from dicelab.play import farkle as play_farkle
+
+    def refuse(*args, **kwargs):
+        raise UserError("max-ev does not model the house rule(s) X of rules 'r' yet")
+
+    monkeypatch.setattr(play_farkle, "advise", refuse)
+    g = farkle([1, 2, 3, 4, 6, 6], target=5000, coach=True)
+    assert g.coach_unit is None and "does not model the house rule(s) X" in g.coach_note
     assert g.advice() is None
+    g.set_aside([1])
+    g.bank()  # the game goes on without the coach
+    assert g.totals == [100] and not [e for e in g.take_events() if e.kind == "cost"]
 
 
 # --- Penta ---------------------------------------------------------------------------------

@@ -138,3 +138,32 @@ def test_bad_options_are_one_error_line():
     child.close()
     assert child.exitstatus == 2
     assert child.before.strip() == "error: --humans must be 1 to 6, not 7"
+
+
+# --- in-process: the same command line and the same keystrokes replay the same game ---------
+
+
+def run_with_input(capsys, monkeypatch, argv, lines):
+    import io
+
+    from cli_helpers import run_cli
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{x}\n" for x in lines)))
+    return run_cli(capsys, argv)
+
+
+@pytest.mark.parametrize("game", ["farkle", "penta"])
+def test_the_same_seed_and_keystrokes_replay_the_same_game(capsys, monkeypatch, tmp_path,
+                                                           game):
+    # keystrokes that fit some positions and are refused in others; when the input runs
+    # out before the game ends, the log holds the turns played so far
+    keys = (["1", "5", "x", "r", "b", "?", "t"] if game == "farkle"
+            else ["6 6", "", "4", "chance", "q!", ""]) * 25
+    argv = ["play", game, "--ai", "ai" if game == "farkle" else "greedy", "--seed", "4"]
+    logs = []
+    for k in range(2):
+        log = tmp_path / f"{k}.jsonl"
+        code, out, err = run_with_input(capsys, monkeypatch, [*argv, "--log", str(log)], keys)
+        assert code == 0 and err == "" and "✗" in out
+        logs.append(log.read_text())
+    assert logs[0] == logs[1] and logs[0].count("\n") > 3

@@ -383,10 +383,11 @@ def _show_penta_events(game) -> None:
                                       "points in all")
 
 
-PENTA_HELP = ("Keep: type the dice to keep, e.g. 6 6 (0 rerolls all five); Enter or s "
-              "scores now; a box name or number scores there. Box: its name, number or a "
-              "short name (3k 4k fh ss ls); Enter takes the computer's choice (*). "
-              "c shows the cards, ? asks the coach (--coach), q quits.")
+PENTA_HELP = ("Keep: type the dice to keep, e.g. 6 6 (0 rerolls all five); Enter or s stops "
+              "to choose a box; a box name scores there at once. Box: its name, its number "
+              "1-13 or a short name (3k 4k fh ss ls); Enter takes the computer's choice (*); "
+              "b goes back while rerolls are left. c shows the cards, ? asks the coach "
+              "(--coach), q quits.")
 
 
 def _penta_loop(game) -> None:
