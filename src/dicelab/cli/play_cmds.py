@@ -145,7 +145,8 @@ def _show_farkle_events(game) -> None:
             others = " · ".join(f"{p.name} {t:,}" for p, t in zip(game.players, d["totals"],
                                                                   strict=True))
             console.print()
-            console.print(f"[bold cyan]── {who} to play[/] · {others}")
+            last = " · [magenta]last round[/]" if d["last_round"] else ""
+            console.print(f"[bold cyan]── {who} to play[/] · {others}{last}")
         elif ev.kind == "roll":
             console.print(f"  Roll: [bold]{_dice(d['dice'])}[/]")
         elif ev.kind == "bust":
