@@ -65,8 +65,8 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
                  tie_order="ties go to the lowest box, then the largest keep")
 
 
-def register(app) -> None:
-    """Add ``advise farkle`` and ``advise penta``."""
+def register(app, policy_app) -> None:
+    """Add ``advise farkle`` and ``advise penta`` (also ``policy penta``, its older spelling)."""
     advise_app = typer.Typer(
         help="Every option of a decision, ranked by its exact value, with its loss.",
         no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -107,6 +107,7 @@ def register(app) -> None:
             return
         show(result)
 
+    @policy_app.command("penta")  # the older spelling, the same command
     @advise_app.command("penta")
     def advise_penta(
         roll: Annotated[str, typer.Option(help="The five dice, e.g. 1,3,3,4,6.")],

@@ -333,7 +333,7 @@ def _register_game_commands() -> None:
 
     farkle_cmds.register(app, solve_app, policy_app)
     penta_cmds.register(app, solve_app, policy_app)
-    advise_cmds.register(app)
+    advise_cmds.register(app, policy_app)
     analyse_cmds.register(app)
     play_cmds.register(app)
     cache_cmds.register(app)

@@ -93,25 +93,3 @@ def register(app, solve_app, policy_app) -> None:
         t.add_row("time", f"{sol.elapsed_s:.3f} s" + (
             f" (from cache; the solve took {sol.solve_s:.3f} s)" if sol.from_cache else ""))
         console.print(t)
-
-    @policy_app.command("penta")
-    def policy_penta(
-        roll: Annotated[str, typer.Option(help="The five dice, e.g. 1,3,3,4,6.")],
-        card: Annotated[str, typer.Option(
-            help="Filled boxes as box=points, e.g. ones=3,fours=12,penta=50[,bonuses=1]; "
-                 "empty = new game.")] = "",
-        rolls_left: Annotated[int, typer.Option(
-            "--rolls-left", help="Rerolls still allowed this turn: 2, 1 or 0.")] = 2,
-        strategy: Annotated[str, typer.Option(
-            "--strategy", "-s", help="optimal or greedy.")] = "optimal",
-        rules: Annotated[str | None, typer.Option(
-            help="Rule set: seed, hasbro, free-joker, no-bonus. [default: seed]")] = None,
-        top: Annotated[int, typer.Option(help="Show this many options (0 = all).")] = 10,
-        json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
-                            ] = False,
-    ) -> None:
-        """Rank every option (keep dice or fill a box) with its expected final score (the
-        same command as ``advise penta``)."""
-        from dicelab.cli.advise_cmds import penta_advice
-
-        penta_advice(roll, card, rolls_left, strategy, rules, top, json_out)
