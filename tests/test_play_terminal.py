@@ -157,13 +157,14 @@ def test_the_same_seed_and_keystrokes_replay_the_same_game(capsys, monkeypatch, 
                                                            game):
     # keystrokes that fit some positions and are refused in others; when the input runs
     # out before the game ends, the log holds the turns played so far
-    keys = (["1", "5", "x", "r", "b", "?", "t"] if game == "farkle"
-            else ["6 6", "", "4", "chance", "q!", ""]) * 25
+    # (and text that would be markup to the terminal renderer, shown as typed)
+    keys = (["1", "5", "x", "[/x]", "r", "b", "?", "t"] if game == "farkle"
+            else ["6 6", "", "4", "chance", "q!", "[/]", ""]) * 25
     argv = ["play", game, "--ai", "ai" if game == "farkle" else "greedy", "--seed", "4"]
     logs = []
     for k in range(2):
         log = tmp_path / f"{k}.jsonl"
         code, out, err = run_with_input(capsys, monkeypatch, [*argv, "--log", str(log)], keys)
-        assert code == 0 and err == "" and "✗" in out
+        assert code == 0 and err == "" and "✗" in out and "[/" in out
         logs.append(log.read_text())
     assert logs[0] == logs[1] and logs[0].count("\n") > 3

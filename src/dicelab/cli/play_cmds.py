@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from dicelab.errors import UserError
@@ -45,7 +46,8 @@ def _ask(prompt: str) -> str:
 
 
 def _refuse(reason: str) -> None:
-    console.print(f"  [red]✗ {reason}[/]")
+    # the reason may quote what the player typed: never read it as markup
+    console.print(f"  [red]✗ {escape(reason)}[/]")
 
 
 def _verb(who: str, verb: str) -> str:
@@ -80,7 +82,7 @@ def _write_log(gamelog, path: str | None, header: dict | None, game) -> None:
         return
     gamelog.write_games(path, [(header, game.turns)])
     how = "" if game.phase == "over" else f" (unfinished: {len(game.turns)} turns)"
-    console.print(f"game log written to {path}{how}")
+    console.print(f"game log written to {escape(str(path))}{how}")
 
 
 def _seats(players) -> list[dict]:
@@ -239,7 +241,7 @@ def _farkle_loop(game) -> None:
             elif key in ("r", "roll"):
                 game.roll_on()
             else:
-                raise IllegalMove("type b to bank or r to roll (h for help)")
+                raise IllegalMove(f"'{line}': type b to bank or r to roll (h for help)")
         except IllegalMove as exc:
             _refuse(str(exc))
 
@@ -262,7 +264,7 @@ def play_farkle(humans: int, ai: str, target: int | None, rules: str | None,
         house.append("hot dice must roll")
     if r.farkle_penalty:
         house.append(f"third lost turn in a row -{r.farkle_penalty:,}")
-    console.print(f"[bold]Farkle[/] · target {game.target:,} · rules {r.name} ({r.ending}"
+    console.print(f"[bold]Farkle[/] · target {game.target:,} · rules {escape(r.name)} ({r.ending}"
                   f"{', ' + ', '.join(house) if house else ''}) · seed {dice.seed}")
     console.print("Players: " + ", ".join(p.name for p in players))
     if coach or any(p.policy.family in ("max-ev", "fastest", "optimal-win")
@@ -273,7 +275,7 @@ def play_farkle(humans: int, ai: str, target: int | None, rules: str | None,
         first_seat=game.first_seat)
     game.start()
     if game.coach_note:
-        console.print(f"[yellow]coach: {game.coach_note}[/]")
+        console.print(f"[yellow]coach: {escape(game.coach_note)}[/]")
     console.print(FARKLE_HELP)
     _run(lambda: _farkle_loop(game))
     _write_log(gamelog, log, header, game)
