@@ -168,3 +168,23 @@ def test_the_same_seed_and_keystrokes_replay_the_same_game(capsys, monkeypatch, 
         assert code == 0 and err == "" and "✗" in out and "[/" in out
         logs.append(log.read_text())
     assert logs[0] == logs[1] and logs[0].count("\n") > 3
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["farkle", "--ai", "bogus"], "unknown policy 'bogus'"),
+    (["farkle", "--ai", "optimal"], "is a penta policy, not farkle"),
+    (["farkle", "--humans", "2", "--ai", "optimal-win"], "plays two-seat games only"),
+    (["farkle", "--humans", "0"], "--humans must be 1 to 6"),
+    (["farkle", "--target", "25"], "--target must be a positive multiple of 50"),
+    (["farkle", "--rules", "bogus"], "unknown Farkle rules 'bogus'"),
+    (["farkle", "--seed", "-1"], "--seed must be a non-negative integer"),
+    (["penta", "--ai", "max-ev"], "is a farkle policy, not penta"),
+    (["penta", "--rules", "bogus"], "unknown Penta rule set 'bogus'"),
+    (["penta", "--log", "no/such/dir/game.jsonl"], "does not exist"),
+])
+def test_bad_options_are_refused_before_the_game(capsys, argv, message):
+    from cli_helpers import run_cli
+
+    code, out, err = run_cli(capsys, ["play", *argv])
+    assert code == 2 and out == "" and message in err
+    assert err.startswith("error: ") and err.count("\n") == 1

@@ -43,6 +43,8 @@ def _ask(prompt: str) -> str:
         return console.input(f"[bold]{prompt}[/]> ").strip()
     except EOFError:
         raise _EndOfInput from None
+    except UnicodeDecodeError:  # bytes that are not text: refused like any other typo
+        return "\ufffd"
 
 
 def _refuse(reason: str) -> None:

@@ -121,6 +121,9 @@ class _Computer:
 
     def __init__(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int):
         self.spec, self.rules, self.target, self.n_seats = spec, rules, target, n_seats
+        if spec.family == "optimal-win" and n_seats != 2:
+            raise UserError(f"{spec.name} plays two-seat games only (this game has "
+                            f"{n_seats} seats): play with one human, or choose another --ai")
         self._table = None
         self._solution = None
 
@@ -132,10 +135,6 @@ class _Computer:
 
             self._table = policy_table(self.spec, self.rules, self.target, self.n_seats)
         elif fam == "optimal-win":
-            if self.n_seats != 2:
-                raise UserError(f"{self.spec.name} plays two-seat games only (this game has "
-                                f"{self.n_seats} seats): play with one human, or choose "
-                                "another --ai")
             from dicelab.farkle.exact import optimal_win_solution
 
             self._solution = optimal_win_solution(self.spec, self.rules, self.target)
