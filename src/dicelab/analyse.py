@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from dicelab.errors import UserError
 from dicelab.gamelog import GameRecord, read_games
@@ -179,52 +179,87 @@ def value_trace_figure(series: dict[str, list[float]], *, ylabel: str, title: st
 # --- Penta ----------------------------------------------------------------------------------
 
 
-@njit(cache=True)
-def _penta_kernel(V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, eps,
+#: Turns per block of the analysis kernel (blocks run in parallel; within a block, turns
+#: of the same state, which sort next to each other, share one widget run).
+_PENTA_BLOCK = 4096
+
+
+@njit(cache=True, parallel=True)
+def _penta_kernel(V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, order, eps,
                   out_start, out_best, out_chosen, out_best_code):
     """Per turn t: ``out_start[t]`` the value at the turn's start; per decision j (roll j,
     2 - j rerolls left): ``out_best[t, j]`` the best option's value, ``out_chosen[t, j]``
     the chosen one's (keep ``keeps[t, j]`` if a roll follows, else box ``box[t]``), and
     ``out_best_code[t, j]`` the best option (a keep's rank, or -1 - box). Values are
-    expected final TOTALs (``total[t]`` included)."""
-    W = new_turn_scratch()
-    for t in range(mask.size):
-        m, u, f, base = mask[t], up[t], fifty[t], float(total[t])
-        v = state_value(V, rp, T, m, u, f, W, True, eps)
-        out_start[t] = base + v
-        n = n_rolls[t]
-        for j in range(n):
-            r = rolls[t, j]
-            left = 2 - j
-            if left == 2:
-                best = W.r1[r]
-                k = W.arg2[ROLL_BASE + r]
-            elif left == 1:
-                best = W.r2[r]
-                k = W.arg1[ROLL_BASE + r]
-            else:
-                best = W.e3[r]
-                k = ROLL_BASE + r
-            out_best[t, j] = base + best
-            out_best_code[t, j] = k if KEEP_SIZE[k] < N_DICE else -1 - W.box[r]
-            if j < n - 1:
-                kk = keeps[t, j]
-                out_chosen[t, j] = base + (W.E2[kk] if left == 2 else W.E1[kk])
-            else:
-                bonus = roll_box_scores(rp, T, m, f, r, W.scores)
-                b = box[t]
-                pts, nu, nf = apply_box(u, f, b, W.scores[b])
-                out_chosen[t, j] = base + (pts + bonus) + V[state_index(m | (1 << b), nu, nf)]
+    expected final TOTALs (``total[t]`` included). Turns are visited in ``order`` (sorted
+    by state), fixed blocks of it in parallel; each turn's values depend only on its own
+    state, so the results do not depend on the number of threads."""
+    n = order.size
+    n_blocks = (n + _PENTA_BLOCK - 1) // _PENTA_BLOCK
+    for blk in prange(n_blocks):
+        W = new_turn_scratch()
+        pm, pu, pf = -1, -1, -1
+        v = 0.0
+        for q in range(blk * _PENTA_BLOCK, min(n, (blk + 1) * _PENTA_BLOCK)):
+            t = order[q]
+            m, u, f, base = mask[t], up[t], fifty[t], float(total[t])
+            if m != pm or u != pu or f != pf:
+                v = state_value(V, rp, T, m, u, f, W, True, eps)
+                pm, pu, pf = m, u, f
+            out_start[t] = base + v
+            nr = n_rolls[t]
+            for j in range(nr):
+                r = rolls[t, j]
+                left = 2 - j
+                if left == 2:
+                    best = W.r1[r]
+                    k = W.arg2[ROLL_BASE + r]
+                elif left == 1:
+                    best = W.r2[r]
+                    k = W.arg1[ROLL_BASE + r]
+                else:
+                    best = W.e3[r]
+                    k = ROLL_BASE + r
+                out_best[t, j] = base + best
+                out_best_code[t, j] = k if KEEP_SIZE[k] < N_DICE else -1 - W.box[r]
+                if j < nr - 1:
+                    kk = keeps[t, j]
+                    out_chosen[t, j] = base + (W.E2[kk] if left == 2 else W.E1[kk])
+                else:
+                    bonus = roll_box_scores(rp, T, m, f, r, W.scores)
+                    b = box[t]
+                    pts, nu, nf = apply_box(u, f, b, W.scores[b])
+                    out_chosen[t, j] = base + (pts + bonus) + V[state_index(m | (1 << b), nu,
+                                                                            nf)]
 
 
-def _penta_games(games: list[GameRecord]) -> tuple[list[dict], list[dict], dict]:
-    from dicelab import config, dice
+@functools.cache
+def _penta_labels() -> tuple[list[str], list[str]]:
+    """(option labels: keep ranks, then ``box NAME`` per box; roll labels by roll index)."""
+    from dicelab import dice
+    from dicelab.penta.rules import BOX_NAMES
+    from dicelab.penta.tables import N_KEEPS, N_ROLLS, roll_dice_of
+
+    keeps = ["keep " + (" ".join(map(str, dice.dice_of_rank(k))) or "nothing")
+             for k in range(N_KEEPS)]
+    return keeps + [f"box {b}" for b in BOX_NAMES], \
+        [" ".join(map(str, roll_dice_of(r))) for r in range(N_ROLLS)]
+
+
+def _penta_games(games: list[GameRecord]):
+    """(decisions frame, players frame, traces of the first game) of Penta games; every
+    step after the kernel is a whole-array operation."""
+    import pandas as pd
+
+    from dicelab import config
     from dicelab.penta.rules import BOX_NAMES
     from dicelab.penta.scoring import TABLES
     from dicelab.penta.solver import solve
+    from dicelab.resources import check_memory
 
-    rows: list[dict] = []
-    players: list[dict] = []
+    eps = config.PENTA_TIE_EPS
+    option_label, roll_label = _penta_labels()
+    dec_frames, player_frames = [], []
     traces: dict = {}
     by_rules: dict[str, list[GameRecord]] = {}
     for g in games:
@@ -232,85 +267,116 @@ def _penta_games(games: list[GameRecord]) -> tuple[list[dict], list[dict], dict]
     for name, group in by_rules.items():
         rules = group[0].rules
         V = solve(rules).values
-        turns = [t for g in group for t in g.turns]
-        n = len(turns)
-        from dicelab.resources import check_memory
-
-        check_memory(f"analysing {n:,} Penta turns", n * 200)
-        mask = np.fromiter((t.mask for t in turns), np.int64, n)
-        up = np.fromiter((t.up for t in turns), np.int64, n)
-        fifty = np.fromiter((t.fifty for t in turns), np.int64, n)
-        total = np.fromiter((t.total for t in turns), np.int64, n)
-        n_rolls = np.fromiter((len(t.roll_ids) for t in turns), np.int64, n)
-        rolls = np.zeros((n, 3), np.int64)
-        keeps = np.zeros((n, 2), np.int64)
-        for i, t in enumerate(turns):
-            rolls[i, :len(t.roll_ids)] = t.roll_ids
-            keeps[i, :len(t.keep_ranks)] = t.keep_ranks
-        box = np.fromiter((t.box for t in turns), np.int64, n)
+        n = sum(len(g.turns) for g in group)
+        check_memory(f"analysing {n:,} Penta turns", n * 600)
+        flat: list[tuple] = []
+        turn_no: list[int] = []
+        player_of: list[int] = []
+        players_meta = []  # (game, seat)
+        pad = (0, 0, 0)
+        for g in group:
+            pid_of = {}
+            for s in sorted({t.seat for t in g.turns}):
+                pid_of[s] = len(players_meta)
+                players_meta.append((g, s))
+            count = dict.fromkeys(pid_of, 0)
+            for t in g.turns:
+                ids, ks = t.roll_ids, t.keep_ranks
+                flat.append((t.mask, t.up, t.fifty, t.total, len(ids), *(ids + pad)[:3],
+                             *(ks + pad)[:2], t.box))
+                count[t.seat] += 1
+                turn_no.append(count[t.seat])
+                player_of.append(pid_of[t.seat])
+        cols = np.array(flat, dtype=np.int64).reshape(n, 11)
+        turn_no = np.array(turn_no, dtype=np.int64)
+        player_of_turn = np.array(player_of, dtype=np.int64)
+        mask, up, fifty, total, n_rolls = (np.ascontiguousarray(cols[:, k]) for k in range(5))
+        rolls = np.ascontiguousarray(cols[:, 5:8])
+        keeps = np.ascontiguousarray(cols[:, 8:10])
+        box = np.ascontiguousarray(cols[:, 10])
         start = np.empty(n)
         best = np.full((n, 3), np.nan)
         chosen = np.full((n, 3), np.nan)
         code = np.zeros((n, 3), np.int64)
+        order = np.lexsort((fifty, up, mask)).astype(np.int64)
         _penta_kernel(V, rules.params, TABLES, mask, up, fifty, total, n_rolls, rolls,
-                      keeps, box, config.PENTA_TIE_EPS, start, best, chosen, code)
-        eps = config.PENTA_TIE_EPS
+                      keeps, box, order, eps, start, best, chosen, code)
+        valid = np.arange(3)[None, :] < n_rolls[:, None]
+        ti, j = np.nonzero(valid)
+        vb, vc = best[ti, j], chosen[ti, j]
+        prev = np.where(j > 0, chosen[ti, np.maximum(j - 1, 0)], start[ti])
+        luck = vb - prev
+        loss = np.where(vc >= vb - eps, 0.0, vb - vc)
+        last = j == n_rolls[ti] - 1
+        n_keeps = len(option_label) - len(BOX_NAMES)
+        chosen_code = np.where(last, n_keeps + box[ti], keeps[ti, np.minimum(j, 1)])
+        c = code[ti, j]
+        best_code = np.where(c < 0, n_keeps - 1 - c, c)
+        best_code = np.where(loss == 0.0, chosen_code, best_code)
+        bounds = LOSS_CLASSES["score"]
+        cls_code = np.select([loss >= bounds[2], loss >= bounds[1], loss >= bounds[0]],
+                             [3, 2, 1], 0)
+        cls = pd.Categorical.from_codes(cls_code, ["", *CLASS_NAMES])
+        pid = player_of_turn[ti]
+        meta_game = [m[0] for m in players_meta]
+        n_p = len(players_meta)
+        logs = pd.Categorical([m.path for m in meta_game])
+        gidx = np.array([m.index for m in meta_game], dtype=np.int64)
+        seat = np.array([m[1] for m in players_meta], dtype=np.int64)
+        pname = pd.Categorical([m.seats[s]["name"] for m, s in players_meta])
+        ppol = pd.Categorical([m.seats[s]["policy"] for m, s in players_meta])
 
-        def label(c: int) -> str:
-            if c < 0:
-                return f"box {BOX_NAMES[-1 - c]}"
-            return "keep " + (" ".join(map(str, dice.dice_of_rank(c))) or "nothing")
+        def per_decision(cat, pid=pid):
+            return pd.Categorical.from_codes(cat.codes[pid], cat.categories)
 
-        i = 0
-        for g in group:
-            per_seat: dict[int, dict] = {}
-            for t in g.turns:
-                s = t.seat
-                acc = per_seat.get(s)
-                if acc is None:
-                    acc = per_seat[s] = {"initial": float(start[i]), "value": float(start[i]),
-                                         "luck": 0.0, "skill": 0.0, "loss": 0.0,
-                                         "decisions": 0, "turns": 0,
-                                         "classes": [0, 0, 0], "trace": [float(start[i])]}
-                acc["turns"] += 1
-                before = float(start[i])
-                seat = g.seats[s]
-                for j in range(len(t.roll_ids)):
-                    vb, vc = float(best[i, j]), float(chosen[i, j])
-                    luck = vb - before
-                    loss = 0.0 if vc >= vb - eps else vb - vc  # ties: no loss
-                    acc["luck"] += luck
-                    acc["skill"] += vc - vb
-                    acc["loss"] += loss
-                    acc["decisions"] += 1
-                    cls = loss_class(loss, "score")
-                    if cls:
-                        acc["classes"][CLASS_NAMES.index(cls)] += 1
-                    last = j == len(t.roll_ids) - 1
-                    chosen_label = (f"box {BOX_NAMES[t.box]}" if last else
-                                    "keep " + (" ".join(map(str, sorted(t.keeps[j])))
-                                               or "nothing"))
-                    best_label = label(int(code[i, j]))
-                    rows.append({"log": g.path, "game": g.index, "game_kind": "penta",
-                                 "rules": name, "measure": "score", "seat": s,
-                                 "player": seat["name"], "policy": seat["policy"],
-                                 "turn": acc["turns"], "step": j + 1,
-                                 "roll": " ".join(map(str, t.rolls[j])),
-                                 "rolls_left": 2 - j, "turn_points": None, "me": t.total,
-                                 "opp": None, "chosen": chosen_label,
-                                 "best": chosen_label if loss == 0.0 else best_label,
-                                 "value_before": before, "value_best": vb,
-                                 "value_chosen": vc, "luck": luck, "loss": loss,
-                                 "class": cls})
-                    acc["trace"].extend((vb, vc))
-                    before = vc
-                acc["value"] = before
-                i += 1
-            for s, acc in sorted(per_seat.items()):
-                outcome = float(g.totals[s]) if g.finished else acc["value"]
-                players.append(_player_row(g, s, "penta", "score", acc, outcome, 0.0))
-                traces[(g.path, g.index, s)] = acc["trace"]
-    return rows, players, traces
+        dec_frames.append(pd.DataFrame({
+            "log": per_decision(logs), "game": gidx[pid], "game_kind": "penta",
+            "rules": name, "measure": "score", "seat": seat[pid],
+            "player": per_decision(pname), "policy": per_decision(ppol),
+            "turn": turn_no[ti], "step": j + 1,
+            "roll": pd.Categorical.from_codes(rolls[ti, j], roll_label),
+            "rolls_left": 2 - j, "turn_points": None, "me": total[ti], "opp": None,
+            "chosen": pd.Categorical.from_codes(chosen_code, option_label),
+            "best": pd.Categorical.from_codes(best_code, option_label),
+            "value_before": prev, "value_best": vb, "value_chosen": vc, "luck": luck,
+            "loss": loss, "class": cls}))
+        first_turn = np.full(n_p, n, np.int64)
+        np.minimum.at(first_turn, player_of_turn, np.arange(n))
+        last_turn = np.zeros(n_p, np.int64)
+        np.maximum.at(last_turn, player_of_turn, np.arange(n))
+        end_value = chosen[last_turn, n_rolls[last_turn] - 1]
+        finished = np.array([m.finished for m in meta_game], dtype=bool)
+        final_total = np.array([m.totals[s] for m, s in players_meta], dtype=float)
+        outcome = np.where(finished, final_total, end_value)
+        initial = start[first_turn]
+        luck_p = np.bincount(pid, weights=luck, minlength=n_p)
+        skill_p = np.bincount(pid, weights=vc - vb, minlength=n_p)
+        loss_p = np.bincount(pid, weights=loss, minlength=n_p)
+        n_dec = np.bincount(pid, minlength=n_p)
+        frame = {"log": logs, "game": gidx, "game_kind": "penta", "rules": name,
+                 "measure": "score", "seat": seat, "player": pname, "policy": ppol,
+                 "finished": finished,
+                 "turns": np.bincount(player_of_turn, minlength=n_p),
+                 "decisions": n_dec, "total_loss": loss_p,
+                 "mean_loss": np.where(n_dec > 0, loss_p / np.maximum(n_dec, 1), 0.0)}
+        for k, cname in enumerate(CLASS_NAMES, 1):
+            frame[cname] = np.bincount(pid, weights=(cls_code == k), minlength=n_p
+                                       ).astype(np.int64)
+        frame.update({"initial": initial, "outcome": outcome, "luck": luck_p,
+                      "skill": skill_p, "opponents": 0.0,
+                      "residual": outcome - initial - luck_p - skill_p})
+        player_frames.append(pd.DataFrame(frame))
+        if not traces:  # the first game's chains, for the figure
+            g0 = group[0]
+            for p_i, (g, s) in enumerate(players_meta):
+                if g is not g0:
+                    break
+                steps = np.nonzero(pid == p_i)[0]
+                tr = [float(initial[p_i])]
+                for q in steps:
+                    tr.extend((float(vb[q]), float(vc[q])))
+                traces[(g.path, g.index, s)] = tr
+    return dec_frames, player_frames, traces
 
 
 def _player_row(g: GameRecord, s: int, kind: str, measure: str, acc: dict, outcome: float,
@@ -563,27 +629,28 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
     if penta and measure is not None:
         raise UserError(f"{penta[0].path}:{penta[0].line}: field 'game': --measure is for "
                         "Farkle; Penta decisions are valued in expected final score")
-    rows, players, traces = [], [], {}
+    dec_frames, player_frames, traces = [], [], {}
     used: dict[str, str] = {}
     if penta:
-        r, p, tr = _penta_games(penta)
-        rows += r
-        players += p
+        d, p, tr = _penta_games(penta)
+        dec_frames += d
+        player_frames += p
         traces.update(tr)
         used["penta"] = "score"
     if farkle:
         r, p, tr, ms = _farkle_games(farkle, measure)
-        rows += r
-        players += p
+        dec_frames.append(pd.DataFrame(r, columns=_DECISION_COLUMNS))
+        player_frames.append(pd.DataFrame(p))
         traces.update(tr)
         if len(ms) > 1:
             raise UserError("these logs mix solitaire and two-seat Farkle games: give "
                             "--measure turn to value them all in turn points")
         used["farkle"] = next(iter(ms))
-    dec = pd.DataFrame(rows, columns=_DECISION_COLUMNS)
-    pl = pd.DataFrame(players)
+    dec = (pd.concat(dec_frames, ignore_index=True) if dec_frames
+           else pd.DataFrame(columns=_DECISION_COLUMNS))
+    pl = pd.concat(player_frames, ignore_index=True) if player_frames else pd.DataFrame()
     return AnalysisResult(sorted({g.path for g in games}) if logs is None else logs, used,
-                          dec, pl, traces, len(games))
+                          dec[_DECISION_COLUMNS], pl, traces, len(games))
 
 
 def analyse_logs(paths, *, game: str | None = None, rules=None,

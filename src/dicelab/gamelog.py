@@ -29,7 +29,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from dicelab import dice
 from dicelab.errors import UserError
@@ -50,8 +50,7 @@ _PENTA_TURN_KEYS = {"seat", "rolls", "keeps", "box"}
 # --- records ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FarkleTurn:
+class FarkleTurn(NamedTuple):
     """One Farkle turn as replayed: ``rolls[k]`` (the dice rolled, as logged), ``keeps[k]``
     (set aside from ``rolls[k]``), ``end`` ("bank" or "bust"); ``points``: what the turn
     banked (0 for a bust); ``totals``: every seat's total after the turn (a farkle
@@ -66,8 +65,7 @@ class FarkleTurn:
     line: int
 
 
-@dataclass(frozen=True)
-class PentaTurn:
+class PentaTurn(NamedTuple):
     """One Penta turn as replayed: ``rolls[k]`` (the five dice after roll k), ``keeps[k]``
     (kept from ``rolls[k]`` for the next roll), ``box`` (box number, see
     :data:`dicelab.penta.rules.BOX_NAMES`); ``roll_ids`` / ``keep_ranks``: the same as
@@ -440,18 +438,37 @@ def _penta_tables():
     """Plain-Python lookups of the Penta tables (fast in the reader's loop)."""
     global _PENTA
     if _PENTA is None:
+        from dicelab.penta import rules as c
         from dicelab.penta.scoring import ORDINARY, PENTA_FACE
         from dicelab.penta.tables import N_ROLLS, ROLL_BASE, SUBSETS
 
         rank = {}
         for k in range(ROLL_BASE + N_ROLLS):
-            rank[tuple(dice.dice_of_rank(k))] = k
+            faces = tuple(dice.dice_of_rank(k))
+            if all(type(f) is int for f in faces):
+                rank[faces] = k
         subsets = [frozenset(int(x) for x in SUBSETS[r] if x >= 0) for r in range(N_ROLLS)]
-        _PENTA = (rank, subsets, ORDINARY.T.tolist(), PENTA_FACE.tolist(), ROLL_BASE)
+        consts = _PentaConsts(c.BOX_NAMES, {n: i for i, n in enumerate(c.BOX_NAMES)},
+                              c.N_BOXES, c.N_DICE, c.PENTA_BOX, c.PENTA_POINTS, c.REROLLS,
+                              c.UPPER_BONUS, c.UPPER_BOXES, c.UPPER_TARGET)
+        _PENTA = (rank, subsets, ORDINARY.T.tolist(), PENTA_FACE.tolist(), ROLL_BASE, consts)
     return _PENTA
 
 
 _PENTA = None
+
+
+class _PentaConsts(NamedTuple):
+    BOX_NAMES: tuple
+    BOX_INDEX: dict
+    N_BOXES: int
+    N_DICE: int
+    PENTA_BOX: int
+    PENTA_POINTS: int
+    REROLLS: int
+    UPPER_BONUS: int
+    UPPER_BOXES: int
+    UPPER_TARGET: int
 
 
 class _PentaGame:
@@ -472,99 +489,108 @@ class _PentaGame:
         self.over = False
 
     def turn(self, t: dict, w: _Where) -> PentaTurn:
-        from dicelab.penta.rules import (
-            BOX_NAMES,
-            N_BOXES,
-            N_DICE,
-            PENTA_BOX,
-            PENTA_POINTS,
-            REROLLS,
-            UPPER_BONUS,
-            UPPER_BOXES,
-            UPPER_TARGET,
-        )
-
-        rank, subsets, ordinary, penta_face, base = _penta_tables()
-        unknown = sorted(set(t) - _PENTA_TURN_KEYS)
-        if unknown:
-            raise w.error(unknown[0], "not a Penta turn field (seat, rolls, keeps, box)")
-        seat = t.get("seat")
-        if not _is_int(seat) or not 0 <= seat < self.n:
+        rank, subsets, ordinary, penta_face, base, c = _penta_tables()
+        if len(t) != 4 or set(t) != _PENTA_TURN_KEYS:
+            unknown = sorted(set(t) - _PENTA_TURN_KEYS)
+            if unknown:
+                raise w.error(unknown[0], "not a Penta turn field (seat, rolls, keeps, box)")
+            missing = sorted(_PENTA_TURN_KEYS - set(t))[0]
+            raise w.error(missing, "missing (a Penta turn has seat, rolls, keeps, box)")
+        seat = t["seat"]
+        if type(seat) is not int or not 0 <= seat < self.n:
             raise w.error("seat", f"a seat number 0..{self.n - 1}, not {seat!r}")
         if self.over:
-            raise w.error("seat", f"the game is over: every card has its {N_BOXES} boxes "
+            raise w.error("seat", f"the game is over: every card has its {c.N_BOXES} boxes "
                                   "(a new game starts with a header line)")
         if seat != self.next_seat:
             raise w.error("seat", f"it is seat {self.next_seat}'s turn, not seat {seat}'s")
-        rolls, keeps = t.get("rolls"), t.get("keeps")
-        if not isinstance(rolls, list) or not 1 <= len(rolls) <= REROLLS + 1:
-            raise w.error("rolls", f"a list of 1 to {REROLLS + 1} rolls of {N_DICE} dice")
-        if not isinstance(keeps, list) or len(keeps) != len(rolls) - 1:
+        rolls, keeps = t["rolls"], t["keeps"]
+        if type(rolls) is not list or not 1 <= len(rolls) <= c.REROLLS + 1:
+            raise w.error("rolls", f"a list of 1 to {c.REROLLS + 1} rolls of {c.N_DICE} dice")
+        if type(keeps) is not list or len(keeps) != len(rolls) - 1:
             raise w.error("keeps", f"one keep per reroll: {len(rolls) - 1} for "
                                    f"{len(rolls)} roll(s), not "
                                    f"{len(keeps) if isinstance(keeps, list) else keeps!r}")
-        out_rolls, out_keeps, roll_ids, keep_ranks = [], [], [], []
+        roll_ids, keep_ranks = [], []
         prev_keep = None
         for k, raw in enumerate(rolls):
-            roll = _dice_list(raw, w, f"rolls[{k}]", N_DICE)
-            r = rank[tuple(sorted(roll))] - base
+            rr = _rank_of(raw, rank)
+            if rr is None or rr < base:
+                _dice_list(raw, w, f"rolls[{k}]", c.N_DICE)  # says what is wrong
+                raise w.error(f"rolls[{k}]", f"a roll of {c.N_DICE} dice 1..6, not {raw}")
+            r = rr - base
             if prev_keep is not None and prev_keep not in subsets[r]:
-                raise w.error(f"rolls[{k}]", f"{list(roll)} does not show the dice kept "
-                                             f"{list(out_keeps[-1])}")
-            out_rolls.append(roll)
+                raise w.error(f"rolls[{k}]", f"{raw} does not show the dice kept "
+                                             f"{keeps[k - 1]}")
             roll_ids.append(r)
             if k < len(keeps):
-                keep = _dice_list(keeps[k], w, f"keeps[{k}]")
-                kr = rank.get(tuple(sorted(keep)))
+                kr = _rank_of(keeps[k], rank)
+                if kr is None:
+                    _dice_list(keeps[k], w, f"keeps[{k}]")
                 if kr is None or kr not in subsets[r]:
-                    raise w.error(f"keeps[{k}]", f"{list(keep)} is not among the dice "
-                                                 f"showing {list(roll)}")
-                out_keeps.append(keep)
+                    raise w.error(f"keeps[{k}]", f"{keeps[k]} is not among the dice "
+                                                 f"showing {raw}")
                 keep_ranks.append(kr)
                 prev_keep = kr
-        name = t.get("box")
-        key = name.strip().lower().replace("_", "-").replace(" ", "-") \
-            if isinstance(name, str) else None
-        if key not in BOX_NAMES:
-            raise w.error("box", f"a box name ({', '.join(BOX_NAMES)}), not {name!r}")
-        b = BOX_NAMES.index(key)
+        name = t["box"]
+        b = c.BOX_INDEX.get(name)
+        if b is None:
+            key = name.strip().lower().replace("_", "-").replace(" ", "-") \
+                if isinstance(name, str) else None
+            if key not in c.BOX_NAMES:
+                raise w.error("box", f"a box name ({', '.join(c.BOX_NAMES)}), not {name!r}")
+            b = c.BOX_NAMES.index(key)
+        key = c.BOX_NAMES[b]
         mask, card = self.mask[seat], self.score[seat]
         if mask >> b & 1:
             raise w.error("box", f"box {key} is already filled (with {card[b]}) on seat "
                                  f"{seat}'s card")
         r = roll_ids[-1]
-        fifty = int(card[PENTA_BOX] == PENTA_POINTS)
-        if penta_face[r] and mask >> PENTA_BOX & 1:  # a further Penta: joker rules
+        fifty = int(card[c.PENTA_BOX] == c.PENTA_POINTS)
+        if penta_face[r] and mask >> c.PENTA_BOX & 1:  # a further Penta: joker rules
             from dicelab.penta.scoring import box_scores
 
             scores, bonus = box_scores(self.rec.rules, mask, fifty, r)
             sc = int(scores[b])
             if sc < 0:
-                allowed = [BOX_NAMES[i] for i in range(N_BOXES) if scores[i] >= 0]
+                allowed = [c.BOX_NAMES[i] for i in range(c.N_BOXES) if scores[i] >= 0]
                 raise w.error("box", f"the joker rule of rule set {self.rec.rules_name} "
-                                     f"does not allow {key} for {list(out_rolls[-1])} "
+                                     f"does not allow {key} for {rolls[-1]} "
                                      f"here; allowed: {', '.join(allowed)}")
         else:
-            sc, bonus = int(ordinary[r][b]), 0
+            sc, bonus = ordinary[r][b], 0
         points = sc + bonus
-        up_before = min(UPPER_TARGET, self.upper[seat])
-        if b < UPPER_BOXES:
-            if self.upper[seat] < UPPER_TARGET <= self.upper[seat] + sc:
-                points += UPPER_BONUS
-            self.upper[seat] += sc
+        upper = self.upper[seat]
+        up_before = upper if upper < c.UPPER_TARGET else c.UPPER_TARGET
+        if b < c.UPPER_BOXES:
+            if upper < c.UPPER_TARGET <= upper + sc:
+                points += c.UPPER_BONUS
+            self.upper[seat] = upper + sc
         total = self.totals[seat]
-        rec = PentaTurn(seat, tuple(out_rolls), tuple(out_keeps), b, tuple(roll_ids),
-                        tuple(keep_ranks), mask, up_before, fifty, total, points, w.line)
+        rec = PentaTurn(seat, tuple(map(tuple, rolls)), tuple(map(tuple, keeps)), b,
+                        tuple(roll_ids), tuple(keep_ranks), mask, up_before, fifty, total,
+                        points, w.line)
         card[b] = sc
         self.mask[seat] = mask | (1 << b)
         if bonus:
             self.bonuses[seat] += 1
         self.totals[seat] = total + points
-        self.turns[seat] += 1
-        self.next_seat = (seat + 1) % self.n
-        if all(x == N_BOXES for x in self.turns):
+        turns = self.turns
+        turns[seat] += 1
+        self.next_seat = seat + 1 if seat + 1 < self.n else 0
+        if turns[seat] == c.N_BOXES and all(x == c.N_BOXES for x in turns):
             self.over = True
         return rec
+
+
+def _rank_of(v, rank) -> int | None:
+    """The dice rank of a list of faces 1..6 (at most 5), or None."""
+    if type(v) is not list:
+        return None
+    try:
+        return rank.get(tuple(sorted(v)))
+    except TypeError:  # not all numbers
+        return None
 
 
 def _finish(rec: GameRecord, play, result: dict | None, w: _Where | None) -> None:
