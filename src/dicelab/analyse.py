@@ -184,6 +184,45 @@ def value_trace_figure(series: dict[str, list[float]], *, ylabel: str, title: st
 _PENTA_BLOCK = 4096
 
 
+@njit(cache=True)
+def _penta_block(V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, order, lo, hi,
+                 eps, out_start, out_best, out_chosen, out_best_code):
+    """Turns ``order[lo:hi]`` of :func:`_penta_kernel`, one after the other."""
+    W = new_turn_scratch()
+    pm, pu, pf = -1, -1, -1
+    v = 0.0
+    for q in range(lo, hi):
+        t = order[q]
+        m, u, f, base = mask[t], up[t], fifty[t], float(total[t])
+        if m != pm or u != pu or f != pf:
+            v = state_value(V, rp, T, m, u, f, W, True, eps)
+            pm, pu, pf = m, u, f
+        out_start[t] = base + v
+        nr = n_rolls[t]
+        for j in range(nr):
+            r = rolls[t, j]
+            left = 2 - j
+            if left == 2:
+                best = W.r1[r]
+                k = W.arg2[ROLL_BASE + r]
+            elif left == 1:
+                best = W.r2[r]
+                k = W.arg1[ROLL_BASE + r]
+            else:
+                best = W.e3[r]
+                k = ROLL_BASE + r
+            out_best[t, j] = base + best
+            out_best_code[t, j] = k if KEEP_SIZE[k] < N_DICE else -1 - W.box[r]
+            if j < nr - 1:
+                kk = keeps[t, j]
+                out_chosen[t, j] = base + (W.E2[kk] if left == 2 else W.E1[kk])
+            else:
+                bonus = roll_box_scores(rp, T, m, f, r, W.scores)
+                b = box[t]
+                pts, nu, nf = apply_box(u, f, b, W.scores[b])
+                out_chosen[t, j] = base + (pts + bonus) + V[state_index(m | (1 << b), nu, nf)]
+
+
 @njit(cache=True, parallel=True)
 def _penta_kernel(V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, order, eps,
                   out_start, out_best, out_chosen, out_best_code):
@@ -192,58 +231,38 @@ def _penta_kernel(V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, 
     the chosen one's (keep ``keeps[t, j]`` if a roll follows, else box ``box[t]``), and
     ``out_best_code[t, j]`` the best option (a keep's rank, or -1 - box). Values are
     expected final TOTALs (``total[t]`` included). Turns are visited in ``order`` (sorted
-    by state), fixed blocks of it in parallel; each turn's values depend only on its own
-    state, so the results do not depend on the number of threads."""
+    by state, so turns of one state share a widget run), fixed blocks of it in parallel;
+    each turn's values depend only on its own state, so the results do not depend on the
+    number of threads."""
     n = order.size
     n_blocks = (n + _PENTA_BLOCK - 1) // _PENTA_BLOCK
     for blk in prange(n_blocks):
-        W = new_turn_scratch()
-        pm, pu, pf = -1, -1, -1
-        v = 0.0
-        for q in range(blk * _PENTA_BLOCK, min(n, (blk + 1) * _PENTA_BLOCK)):
-            t = order[q]
-            m, u, f, base = mask[t], up[t], fifty[t], float(total[t])
-            if m != pm or u != pu or f != pf:
-                v = state_value(V, rp, T, m, u, f, W, True, eps)
-                pm, pu, pf = m, u, f
-            out_start[t] = base + v
-            nr = n_rolls[t]
-            for j in range(nr):
-                r = rolls[t, j]
-                left = 2 - j
-                if left == 2:
-                    best = W.r1[r]
-                    k = W.arg2[ROLL_BASE + r]
-                elif left == 1:
-                    best = W.r2[r]
-                    k = W.arg1[ROLL_BASE + r]
-                else:
-                    best = W.e3[r]
-                    k = ROLL_BASE + r
-                out_best[t, j] = base + best
-                out_best_code[t, j] = k if KEEP_SIZE[k] < N_DICE else -1 - W.box[r]
-                if j < nr - 1:
-                    kk = keeps[t, j]
-                    out_chosen[t, j] = base + (W.E2[kk] if left == 2 else W.E1[kk])
-                else:
-                    bonus = roll_box_scores(rp, T, m, f, r, W.scores)
-                    b = box[t]
-                    pts, nu, nf = apply_box(u, f, b, W.scores[b])
-                    out_chosen[t, j] = base + (pts + bonus) + V[state_index(m | (1 << b), nu,
-                                                                            nf)]
+        _penta_block(V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, order,
+                     blk * _PENTA_BLOCK, min(n, (blk + 1) * _PENTA_BLOCK), eps, out_start,
+                     out_best, out_chosen, out_best_code)
 
 
 @functools.cache
-def _penta_labels() -> tuple[list[str], list[str]]:
-    """(option labels: keep ranks, then ``box NAME`` per box; roll labels by roll index)."""
+def _penta_labels():
+    """Categorical dtypes of option labels (keep ranks, then ``box NAME`` per box) and of
+    roll labels (by roll index)."""
+    import pandas as pd
+
     from dicelab import dice
     from dicelab.penta.rules import BOX_NAMES
     from dicelab.penta.tables import N_KEEPS, N_ROLLS, roll_dice_of
 
     keeps = ["keep " + (" ".join(map(str, dice.dice_of_rank(k))) or "nothing")
              for k in range(N_KEEPS)]
-    return keeps + [f"box {b}" for b in BOX_NAMES], \
-        [" ".join(map(str, roll_dice_of(r))) for r in range(N_ROLLS)]
+    return (pd.CategoricalDtype(keeps + [f"box {b}" for b in BOX_NAMES]),
+            pd.CategoricalDtype([" ".join(map(str, roll_dice_of(r))) for r in range(N_ROLLS)]))
+
+
+@functools.cache
+def _class_dtype():
+    import pandas as pd
+
+    return pd.CategoricalDtype(["", *CLASS_NAMES])
 
 
 def _penta_games(games: list[GameRecord]):
@@ -299,8 +318,12 @@ def _penta_games(games: list[GameRecord]):
         chosen = np.full((n, 3), np.nan)
         code = np.zeros((n, 3), np.int64)
         order = np.lexsort((fifty, up, mask)).astype(np.int64)
-        _penta_kernel(V, rules.params, TABLES, mask, up, fifty, total, n_rolls, rolls,
-                      keeps, box, order, eps, start, best, chosen, code)
+        args = (V, rules.params, TABLES, mask, up, fifty, total, n_rolls, rolls, keeps, box,
+                order)
+        if n <= _PENTA_BLOCK:  # one block: no thread start-up
+            _penta_block(*args, 0, n, eps, start, best, chosen, code)
+        else:
+            _penta_kernel(*args, eps, start, best, chosen, code)
         valid = np.arange(3)[None, :] < n_rolls[:, None]
         ti, j = np.nonzero(valid)
         vb, vc = best[ti, j], chosen[ti, j]
@@ -308,7 +331,7 @@ def _penta_games(games: list[GameRecord]):
         luck = vb - prev
         loss = np.where(vc >= vb - eps, 0.0, vb - vc)
         last = j == n_rolls[ti] - 1
-        n_keeps = len(option_label) - len(BOX_NAMES)
+        n_keeps = len(option_label.categories) - len(BOX_NAMES)
         chosen_code = np.where(last, n_keeps + box[ti], keeps[ti, np.minimum(j, 1)])
         c = code[ti, j]
         best_code = np.where(c < 0, n_keeps - 1 - c, c)
@@ -316,7 +339,7 @@ def _penta_games(games: list[GameRecord]):
         bounds = LOSS_CLASSES["score"]
         cls_code = np.select([loss >= bounds[2], loss >= bounds[1], loss >= bounds[0]],
                              [3, 2, 1], 0)
-        cls = pd.Categorical.from_codes(cls_code, ["", *CLASS_NAMES])
+        cls = pd.Categorical.from_codes(cls_code, dtype=_class_dtype())
         pid = player_of_turn[ti]
         meta_game = [m[0] for m in players_meta]
         n_p = len(players_meta)
@@ -327,17 +350,17 @@ def _penta_games(games: list[GameRecord]):
         ppol = pd.Categorical([m.seats[s]["policy"] for m, s in players_meta])
 
         def per_decision(cat, pid=pid):
-            return pd.Categorical.from_codes(cat.codes[pid], cat.categories)
+            return pd.Categorical.from_codes(cat.codes[pid], dtype=cat.dtype)
 
         dec_frames.append(pd.DataFrame({
             "log": per_decision(logs), "game": gidx[pid], "game_kind": "penta",
             "rules": name, "measure": "score", "seat": seat[pid],
             "player": per_decision(pname), "policy": per_decision(ppol),
             "turn": turn_no[ti], "step": j + 1,
-            "roll": pd.Categorical.from_codes(rolls[ti, j], roll_label),
+            "roll": pd.Categorical.from_codes(rolls[ti, j], dtype=roll_label),
             "rolls_left": 2 - j, "turn_points": None, "me": total[ti], "opp": None,
-            "chosen": pd.Categorical.from_codes(chosen_code, option_label),
-            "best": pd.Categorical.from_codes(best_code, option_label),
+            "chosen": pd.Categorical.from_codes(chosen_code, dtype=option_label),
+            "best": pd.Categorical.from_codes(best_code, dtype=option_label),
             "value_before": prev, "value_best": vb, "value_chosen": vc, "luck": luck,
             "loss": loss, "class": cls}))
         first_turn = np.full(n_p, n, np.int64)

@@ -74,8 +74,8 @@ class PentaTurn(NamedTuple):
     turn added to its TOTAL (bonuses included)."""
 
     seat: int
-    rolls: tuple[tuple[int, ...], ...]
-    keeps: tuple[tuple[int, ...], ...]
+    rolls: list[list[int]]  # as logged
+    keeps: list[list[int]]
     box: int
     roll_ids: tuple[int, ...]
     keep_ranks: tuple[int, ...]
@@ -567,9 +567,8 @@ class _PentaGame:
                 points += c.UPPER_BONUS
             self.upper[seat] = upper + sc
         total = self.totals[seat]
-        rec = PentaTurn(seat, tuple(map(tuple, rolls)), tuple(map(tuple, keeps)), b,
-                        tuple(roll_ids), tuple(keep_ranks), mask, up_before, fifty, total,
-                        points, w.line)
+        rec = PentaTurn(seat, rolls, keeps, b, tuple(roll_ids), tuple(keep_ranks), mask,
+                        up_before, fifty, total, points, w.line)
         card[b] = sc
         self.mask[seat] = mask | (1 << b)
         if bonus:
@@ -624,17 +623,8 @@ def parse_lines(lines: Iterable[str], path: str = "<log>", *, game: str | None =
     rec: GameRecord | None = None
     play: Any = None
     closed = False
-    loads = json.loads
-    for lineno, text in enumerate(lines, 1):
-        if not text.strip():
-            continue
+    for lineno, obj in _decoded(lines, path):
         w = _Where(path, lineno)
-        try:
-            obj = loads(text)
-        except json.JSONDecodeError as exc:
-            raise w.error(None, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
-        except UnicodeDecodeError:
-            raise w.error(None, "not UTF-8 text") from None
         if not isinstance(obj, dict):
             raise w.error(None, "each line is a JSON object (a header, a turn or a result)")
         if "dicelab_log" in obj:
@@ -674,6 +664,47 @@ def parse_lines(lines: Iterable[str], path: str = "<log>", *, game: str | None =
     if not closed:
         _finish(rec, play, None, None)
     return games
+
+
+#: Lines decoded by one ``json.loads`` call (a block that fails is decoded line by line,
+#: to name the line at fault).
+_DECODE_BLOCK = 4096
+
+
+def _decoded(lines: Iterable[str], path: str):
+    """(line number, decoded value) of every non-blank line, in order."""
+    loads = json.loads
+    block: list[str] = []
+    numbers: list[int] = []
+
+    def one_by_one():
+        for n, text in zip(numbers, block, strict=True):
+            try:
+                yield n, loads(text)
+            except json.JSONDecodeError as exc:
+                raise _Where(path, n).error(None, f"not valid JSON ({exc.msg}, column "
+                                                  f"{exc.colno})") from None
+
+    def flush():
+        try:
+            values = loads("[" + ",".join(block) + "]")
+        except (json.JSONDecodeError, RecursionError):
+            values = None
+        if values is None or len(values) != len(block):
+            yield from one_by_one()
+        else:
+            yield from zip(numbers, values, strict=True)
+
+    for lineno, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        block.append(text)
+        numbers.append(lineno)
+        if len(block) == _DECODE_BLOCK:
+            yield from flush()
+            block, numbers = [], []
+    if block:
+        yield from flush()
 
 
 def _wanted(game, rules) -> tuple[str | None, str | None, str | None]:
