@@ -6,12 +6,12 @@ an optional result line (docs/game-log.md is the user's description)::
     {"dicelab_log": 1, "game": "farkle", "rules": "default", "target": 10000,
      "ending": "last-round", "seats": [{"name": "alice", "policy": "human"},
      {"name": "computer", "policy": "ai"}], "first_seat": 0, "seed": 42}
-    {"seat": 0, "rolls": [[1, 1, 5, 2, 3, 4], [2, 5, 6]], "keeps": [[1, 1], [5]], "end": "bank"}
+    {"seat": 0, "rolls": [[1, 1, 5, 2, 3, 4], [2, 5, 6, 3]], "keeps": [[1, 1], [5]], "end": "bank"}
     {"seat": 1, "rolls": [[2, 3, 4, 6, 6, 2]], "keeps": [], "end": "bust"}
-    {"result": {"totals": [250, 0], "winners": [0]}}
 
 :func:`read_games` parses and *replays* every game against its rules: every die set
-aside scores within its roll, the dice rolled follow from the dice kept, a Penta box
+aside scores within its roll, the dice rolled follow from the dice kept (``[1, 1]`` set
+aside from six dice leaves four to roll), a Penta box
 is open and allowed, the seats move in turn, no turn comes after the game's end, and a
 result line agrees with the replayed totals. Any fault is one
 :class:`~dicelab.errors.UserError` naming the file, the line and the field.

@@ -45,7 +45,15 @@ def _rngs(seed: int, games: int):
 def _penta_game(values: list[np.ndarray], rules, rng) -> list[dict]:
     from dicelab import dice
     from dicelab.penta.policies import analyse_turn
-    from dicelab.penta.rules import N_BOXES, N_DICE, PENTA_BOX, PENTA_POINTS, UPPER_TARGET
+    from dicelab.penta.rules import (
+        BOX_NAMES,
+        N_BOXES,
+        N_DICE,
+        PENTA_BOX,
+        PENTA_POINTS,
+        UPPER_BOXES,
+        UPPER_TARGET,
+    )
     from dicelab.penta.scoring import box_scores
     from dicelab.penta.tables import KEEP_SIZE, ROLL_BASE, roll_index
 
@@ -72,13 +80,11 @@ def _penta_game(values: list[np.ndarray], rules, rng) -> list[dict]:
             b = int(turn.box[r])
             scores, _ = box_scores(rules, mask, fifty, r)
             sc = int(scores[b])
-            if b < 6:
+            if b < UPPER_BOXES:
                 upper += sc
             if b == PENTA_BOX:
                 fifty = int(sc == PENTA_POINTS)
             cards[seat] = [mask | (1 << b), upper, fifty]
-            from dicelab.penta.rules import BOX_NAMES
-
             events.append({"seat": seat, "rolls": rolls, "keeps": keeps, "box": BOX_NAMES[b]})
     return events
 
