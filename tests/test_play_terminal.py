@@ -27,9 +27,10 @@ KEEP, BOX = "Keep> ", r"Box \[[^\]]+\]> "
 
 
 def spawn(*args):
-    """``dicelab ARGS`` in a pseudo-terminal of 200 columns (TERM=dumb: plain text)."""
+    """``dicelab ARGS`` in a pseudo-terminal of 200 columns (TERM=dumb: plain text). The
+    timeout is generous: after a source change the first run compiles its kernels."""
     env = dict(os.environ, TERM="dumb")
-    return pexpect.spawn(DICELAB, list(args), env=env, encoding="utf-8", timeout=90,
+    return pexpect.spawn(DICELAB, list(args), env=env, encoding="utf-8", timeout=300,
                          dimensions=(40, 200))
 
 
