@@ -217,12 +217,13 @@ def _farkle_loop(game) -> None:
         if key in ("h", "help"):
             console.print(f"  {FARKLE_HELP}")
             continue
-        if key == "?" and game.coach_unit is None:
-            _refuse(f"the coach is off: {game.coach_note}" if game.coach_note
-                    else "the coach is off: start the game with --coach")
-            continue
         if key == "?":
-            _farkle_advice_table(game, game.advice())
+            advice = game.advice()  # None: no coach, or it turned itself off (the note)
+            if advice is None:
+                _refuse(f"the coach is off: {game.coach_note}" if game.coach_note
+                        else "the coach is off: start the game with --coach")
+            else:
+                _farkle_advice_table(game, advice)
             continue
         if key == "t":
             console.print("  " + " · ".join(f"{p.name} {t:,}" for p, t in
