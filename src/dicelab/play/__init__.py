@@ -24,6 +24,34 @@ from dicelab.seeding import check_seed
 MAX_HUMANS = 6
 
 
+@dataclass(frozen=True)
+class Player:
+    """A seat: a human (``policy`` None) or the computer playing ``policy``."""
+
+    name: str
+    policy: Any = None  # a dicelab.registry.PolicySpec
+
+    @property
+    def human(self) -> bool:
+        return self.policy is None
+
+
+def table_players(game: str, humans: int, ai: str | None, names: list[str] | None = None
+                  ) -> list[Player]:
+    """``humans`` human seats (1 to 6) then one computer seat playing ``ai`` (a policy
+    name of ``game``; ``None`` or ``"none"``: no computer)."""
+    from dicelab.registry import parse_policy
+
+    if not 1 <= humans <= MAX_HUMANS:
+        raise UserError(f"--humans must be 1 to {MAX_HUMANS}, not {humans}")
+    names = names or [f"Player {i + 1}" if humans > 1 else "You" for i in range(humans)]
+    players = [Player(n) for n in names[:humans]]
+    if ai is not None and ai.strip().lower() != "none":
+        spec = parse_policy(ai, game)
+        players.append(Player(f"Computer ({spec.name})", spec))
+    return players
+
+
 class IllegalMove(Exception):
     """A decision the rules do not allow now; the message is the reason, one line."""
 

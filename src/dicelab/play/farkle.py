@@ -49,8 +49,9 @@ from dicelab.farkle.rules import (
     set_asides,
     setaside_points,
 )
-from dicelab.play import MAX_HUMANS, Dice, Event, IllegalMove, missing_reason, take_from, winners
-from dicelab.registry import PolicySpec, parse_policy
+from dicelab.play import Dice, Event, IllegalMove, Player, missing_reason, take_from, winners
+from dicelab.play import table_players as _table_players
+from dicelab.registry import PolicySpec
 
 #: The game's messages (seed 001, RULES.md §2).
 TURN_LOST = "Turn lost!"
@@ -58,30 +59,10 @@ HOT_DICE_MESSAGE = "Hot dice!"
 LAST_ROUND_MESSAGE = "Last round!"
 
 
-@dataclass(frozen=True)
-class Player:
-    """A seat: a human (``policy`` None) or the computer playing ``policy``."""
-
-    name: str
-    policy: PolicySpec | None = None
-
-    @property
-    def human(self) -> bool:
-        return self.policy is None
-
-
 def table_players(humans: int, ai: str | None, names: list[str] | None = None
                   ) -> list[Player]:
-    """``humans`` human seats (1 to 6) then one computer seat playing ``ai`` (a Farkle
-    policy name; ``None`` or ``"none"``: no computer)."""
-    if not 1 <= humans <= MAX_HUMANS:
-        raise UserError(f"--humans must be 1 to {MAX_HUMANS}, not {humans}")
-    names = names or [f"Player {i + 1}" if humans > 1 else "You" for i in range(humans)]
-    players = [Player(n) for n in names[:humans]]
-    if ai is not None and ai.strip().lower() != "none":
-        spec = parse_policy(ai, "farkle")
-        players.append(Player(f"Computer ({spec.name})", spec))
-    return players
+    """:func:`dicelab.play.table_players` of Farkle."""
+    return _table_players("farkle", humans, ai, names)
 
 
 @dataclass(frozen=True)

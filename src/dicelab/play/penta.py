@@ -28,8 +28,6 @@ dice first), ``keeps`` has one entry fewer than ``rolls``, ``box`` is the box's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dicelab.errors import UserError
 from dicelab.penta.policies import Option, Scorecard, rank_options
 from dicelab.penta.rules import (
@@ -45,8 +43,8 @@ from dicelab.penta.rules import (
 )
 from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import roll_index
-from dicelab.play import MAX_HUMANS, Dice, Event, IllegalMove, missing_reason, take_from, winners
-from dicelab.registry import PolicySpec, parse_policy
+from dicelab.play import Dice, Event, IllegalMove, Player, missing_reason, take_from, winners
+from dicelab.play import table_players as _table_players
 
 #: The game's message when no open box scores (RULES.md §1, seed 000).
 SACRIFICE_MESSAGE = "No open box scores: you must sacrifice one"
@@ -95,30 +93,10 @@ def parse_box(text: str) -> int:
                       f"{', '.join(box_title(b) for b in range(N_BOXES))} (or 1 to 13)")
 
 
-@dataclass(frozen=True)
-class Player:
-    """A seat: a human (``policy`` None) or the computer playing ``policy``."""
-
-    name: str
-    policy: PolicySpec | None = None
-
-    @property
-    def human(self) -> bool:
-        return self.policy is None
-
-
 def table_players(humans: int, ai: str | None, names: list[str] | None = None
                   ) -> list[Player]:
-    """``humans`` human seats (1 to 6) then one computer seat playing ``ai`` (a Penta
-    policy name; ``None`` or ``"none"``: no computer)."""
-    if not 1 <= humans <= MAX_HUMANS:
-        raise UserError(f"--humans must be 1 to {MAX_HUMANS}, not {humans}")
-    names = names or [f"Player {i + 1}" if humans > 1 else "You" for i in range(humans)]
-    players = [Player(n) for n in names[:humans]]
-    if ai is not None and ai.strip().lower() != "none":
-        spec = parse_policy(ai, "penta")
-        players.append(Player(f"Computer ({spec.name})", spec))
-    return players
+    """:func:`dicelab.play.table_players` of Penta."""
+    return _table_players("penta", humans, ai, names)
 
 
 class PentaGame:
