@@ -28,7 +28,6 @@ once, so thousands of games take seconds once the tables are loaded.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -419,35 +418,6 @@ def _player_row(g: GameRecord, s: int, kind: str, measure: str, acc: dict, outco
 # --- Farkle ---------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _solutions_made_once():
-    """``advise`` solves (or loads) its tables on every call; during an analysis each
-    solution is made once and reused (the solvers are pure functions of their inputs)."""
-    from dicelab.farkle import turn_dp, two_player
-
-    orig_ev, orig_win = turn_dp.solve_max_ev, two_player.solve_optimal_win
-
-    @functools.lru_cache(maxsize=8)
-    def _ev(digest, rules):
-        return orig_ev(rules)
-
-    @functools.lru_cache(maxsize=4)
-    def _win(digest, target, rules):
-        return orig_win(rules, target)
-
-    def ev(rules, cap=None):
-        return orig_ev(rules, cap) if cap is not None else _ev(rules.digest(), rules)
-
-    def win(rules, target, **kw):
-        return orig_win(rules, target, **kw) if kw else _win(rules.digest(), target, rules)
-
-    turn_dp.solve_max_ev, two_player.solve_optimal_win = ev, win
-    try:
-        yield win
-    finally:
-        turn_dp.solve_max_ev, two_player.solve_optimal_win = orig_ev, orig_win
-
-
 def _farkle_option(adv, keep: tuple[int, ...], action: str):
     for o in adv.options:
         if o.keep == keep and o.action == action:
@@ -457,32 +427,30 @@ def _farkle_option(adv, keep: tuple[int, ...], action: str):
 
 def _farkle_games(games: list[GameRecord], measure: str | None
                   ) -> tuple[list[dict], list[dict], dict, dict]:
-    from dicelab.farkle import turn_dp
-    from dicelab.farkle.advise import advise
+    from dicelab.farkle.advise import advise, max_ev_solution, optimal_win_solution
 
     rows: list[dict] = []
     players: list[dict] = []
     traces: dict = {}
     used: dict[str, str] = {}
-    with _solutions_made_once() as solve_win:
-        for g in games:
-            m = measure or ("win" if g.n_seats == 2 else "turn")
-            if m == "win" and g.n_seats != 2:
-                raise UserError(f"{g.path}:{g.line}: field 'seats': --measure win needs a "
-                                f"two-seat game, not {g.n_seats} seats")
-            used[m] = m
-            try:
-                if m == "turn":
-                    start_value = float(turn_dp.solve_max_ev(g.rules).roll_value[0, 6])
-                    sol = None
-                else:
-                    sol = solve_win(g.rules, g.target)
-            except UserError as exc:
-                raise UserError(f"{g.path}:{g.line}: field 'rules': {exc}") from None
-            p, tr = _farkle_game(g, m, sol, start_value if m == "turn" else 0.0, advise,
-                                 rows)
-            players += p
-            traces.update(tr)
+    for g in games:
+        m = measure or ("win" if g.n_seats == 2 else "turn")
+        if m == "win" and g.n_seats != 2:
+            raise UserError(f"{g.path}:{g.line}: field 'seats': --measure win needs a "
+                            f"two-seat game, not {g.n_seats} seats")
+        used[m] = m
+        try:
+            if m == "turn":
+                start_value = float(max_ev_solution(g.rules).roll_value[0, 6])
+                sol = None
+            else:
+                sol = optimal_win_solution(g.rules, g.target)
+        except UserError as exc:
+            raise UserError(f"{g.path}:{g.line}: field 'rules': {exc}") from None
+        p, tr = _farkle_game(g, m, sol, start_value if m == "turn" else 0.0, advise,
+                             rows)
+        players += p
+        traces.update(tr)
     return rows, players, traces, used
 
 

@@ -17,6 +17,7 @@ after hot dice). Options worth the same (within 1e-12) are ties and say so
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Any
@@ -183,11 +184,27 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         mode, "max-ev" if me is None else "optimal-win", unit, out)
 
 
-def _solitaire(rules: FarkleRules):
-    """tp -> (bank value, roll values by dice): max-ev's expected final turn score."""
+@functools.lru_cache(maxsize=8)
+def max_ev_solution(rules: FarkleRules):
+    """:func:`dicelab.farkle.turn_dp.solve_max_ev`, made once per process and rule set
+    (advice on many positions, as in a game analysis, reuses it)."""
     from dicelab.farkle import turn_dp
 
-    sol = turn_dp.solve_max_ev(rules)
+    return turn_dp.solve_max_ev(rules)
+
+
+@functools.lru_cache(maxsize=2)
+def optimal_win_solution(rules: FarkleRules, target: int):
+    """:func:`dicelab.farkle.two_player.solve_optimal_win` (disk-cached), held once per
+    process, rule set and target."""
+    from dicelab.farkle.two_player import solve_optimal_win
+
+    return solve_optimal_win(rules, target)
+
+
+def _solitaire(rules: FarkleRules):
+    """tp -> (bank value, roll values by dice): max-ev's expected final turn score."""
+    sol = max_ev_solution(rules)
     sa = set_asides(rules)
     cap = sol.cap // POINT_UNIT
 
@@ -209,9 +226,7 @@ def _solitaire(rules: FarkleRules):
 
 
 def _two_player(rules: FarkleRules, t: int, me: int, opp: int):
-    from dicelab.farkle.two_player import solve_optimal_win
-
-    sol = solve_optimal_win(rules, t)
+    sol = optimal_win_solution(rules, t)
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         return sol.turn_values(me, opp, tp)
@@ -221,9 +236,7 @@ def _two_player(rules: FarkleRules, t: int, me: int, opp: int):
 
 def _last_turn(rules: FarkleRules, t: int, me: int, opp: int):
     """The last turn: beat ``opp`` (bank wins above it, ties level with it)."""
-    from dicelab.farkle.two_player import solve_optimal_win
-
-    sol = solve_optimal_win(rules, t)
+    sol = optimal_win_solution(rules, t)
     tables = sol._kernel_args()[1]
     lv = tables.last.lv
     sa = set_asides(rules)
