@@ -60,9 +60,11 @@ class LastRound:
     A decision point is (need x, dice n, turn points so far k, counted up to the minimum
     to bank f): banking is allowed once k reaches f."""
 
-    def __init__(self, rules):
+    def __init__(self, rules, far: int = 400):
         self.rolls = roll_outcomes(rules)
         self.f = min_bank_units(rules)
+        self.must_roll = rules.hot_dice == "must-roll"
+        self.far = far  # must-roll: six dice ahead by more than this are counted as lost
 
     def point(self, x: int, n: int, k: int | None = None) -> tuple[float, float, float]:
         """Decision point with x units still needed (x < 0: already ahead), n dice, and
@@ -71,9 +73,11 @@ class LastRound:
 
     @functools.cache  # noqa: B019 - the instance lives for one test
     def _point(self, x: int, n: int, k: int) -> tuple[float, float, float]:
-        may_bank = k >= self.f
+        may_bank = k >= self.f and not (self.must_roll and n == 6)
         if may_bank and x < 0:
             return (1.0, 1.0, 0.0)
+        if x < -self.far:  # (must-roll only: a truncation of the hot-dice chain)
+            return (0.0, 0.0, 0.0)
         roll = self.roll(x, n, k)
         if may_bank and x == 0 and roll[0] <= 0.5:
             return (0.5, 0.0, 1.0)
@@ -156,12 +160,15 @@ class Solution(NamedTuple):
     sweeps: int
 
 
-def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000) -> Solution:
+def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
+          hot_rows: int = 72) -> Solution:
     """Value iteration over every state of the game to ``target`` under ``rules``.
 
     ``cap`` (units; ``last-round`` only): banking is forced at a total ``cap`` units past
     the target. Under ``first-to-bank`` the cap is not needed (give None). A minimum to
-    bank (``rules.min_bank``): below it every turn state rolls."""
+    bank (``rules.min_bank``): below it every turn state rolls. Hot dice must-roll: six
+    dice never bank; the turn rows go ``hot_rows`` further, six dice at the last rows are
+    valued as a bank (a truncation of the hot-dice chain)."""
     t = target // 50
     ftb = rules.ending == "first-to-bank"
     assert ftb == (cap is None)
@@ -176,7 +183,9 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000) -> Sol
         d_max = t + cap + max_s + t + 2
         lr = np.array([last.turn(d) for d in range(d_max)])  # (d, 3)
     f = min_bank_units(rules)  # banking is allowed from f units of turn points on
-    rows = max(t + cap, f) + max_s + 1
+    must_roll = rules.hot_dice == "must-roll"
+    rows = max(t + cap, f) + max_s + 1 + (hot_rows if must_roll else 0)
+    allowed = np.array([n < 6 or not must_roll for n in range(1, 7)])  # dice that may bank
     # score pairs, flattened: pair a * t + b
     a = np.repeat(np.arange(t), t)
     b = np.tile(np.arange(t), t)
@@ -211,13 +220,15 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000) -> Sol
                 states[:, :, here] = _best_roll(states, i, every_size, bust, beta)
                 margin[:, here] = -np.inf
                 continue
-            if i + max_s >= rows or forced.all():
+            if i + max_s >= rows or (forced.all() and allowed.all()):
                 states[:, :, here] = bank[:, :, None]
+                margin[:, here] = np.where(allowed[None, :], np.inf, -np.inf)
                 continue
             roll = _best_roll(states, i, every_size, bust, beta)  # (3, pairs, 6)
-            banks = forced[:, None] | (bank[0][:, None] >= roll[0])  # (pairs, 6)
+            banks = allowed[None, :] & (forced[:, None] | (bank[0][:, None] >= roll[0]))
             states[:, :, here] = np.where(banks, bank[:, :, None], roll)
-            margin[:, here] = np.where(forced[:, None], np.inf, bank[0][:, None] - roll[0])
+            margin[:, here] = np.where(~allowed[None, :], -np.inf, np.where(
+                forced[:, None], np.inf, bank[0][:, None] - roll[0]))
         new = _best_roll(states, 0, six, bust[5:], beta)[:, :, 0]
         moved = np.abs(new - w).max()
         w = new

@@ -275,12 +275,18 @@ def test_turn_solvers_refuse_what_they_do_not_model(rules):
             solve(rules)
 
 
-@pytest.mark.parametrize("rules", [MUST_ROLL, PENALTY])
+@pytest.mark.parametrize("rules", [PENALTY, ALL])
 def test_two_player_solvers_refuse_what_they_do_not_model(rules):
     with pytest.raises(UserError, match="house rule"):
         solve_optimal_win(rules, 1000)
     with pytest.raises(UserError, match="house rule"):
         exact_pair("threshold-300", "ai", rules=rules, target=1000)
+
+
+def test_exact_head_to_head_refuses_must_roll_which_only_optimal_win_models():
+    assert solve_optimal_win(MUST_ROLL.with_ending("first-to-bank"), 300).p_win > 0.5
+    with pytest.raises(UserError, match="must-roll"):
+        exact_pair("threshold-300", "ai", rules=MUST_ROLL, target=1000)
 
 
 def test_cli_refuses_an_unmodelled_solve_in_one_line(capsys):

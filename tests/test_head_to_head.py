@@ -22,11 +22,13 @@ from dicelab.simulate import simulate
 DEFAULT = PRESETS["default"]
 
 
-def naive_pair(rules, thr_a: int, thr_b: int, target: int) -> tuple[float, float]:
+def naive_pair(rules, thr_a: int, thr_b: int, target: int, turn=None) -> tuple[float, float]:
     """(P(win), P(tie)) of threshold-thr_a moving first against threshold-thr_b, by plain
     value iteration over (mover, totals); each turn's gain distribution from the
-    plain-Python scorer (``naive_farkle``), the last turn the same turn."""
-    dist = {x: nf.threshold_turn_distribution(rules, x) for x in {thr_a, thr_b}}
+    plain-Python scorer (``naive_farkle``, or ``turn(threshold)``), the last turn the same
+    turn."""
+    turn = turn or (lambda x: nf.threshold_turn_distribution(rules, x))
+    dist = {x: turn(x) for x in {thr_a, thr_b}}
     thr = {0: thr_a, 1: thr_b}
     totals = range(0, target, 50)
     val = {(who, a, b): (0.0, 0.0) for who in (0, 1) for a in totals for b in totals}
@@ -231,3 +233,4 @@ def test_monte_carlo_agrees_with_the_exact_score_under_a_minimum_to_bank(a, b):
     score = (s.wins + 0.5 * s.ties) / games
     se = math.sqrt(max((s.wins + 0.25 * s.ties) / games - score**2, 0.0) / games)
     assert abs(score - exact.score) <= 4 * se, (score, exact.score, se)
+

@@ -187,25 +187,26 @@ def kernel_choices(table, i: int, opts) -> np.ndarray:
     return np.argmax(vals, axis=0)
 
 
-def assert_states_match_naive(sol, ref):
+def assert_states_match_naive(sol, ref, rows: int | None = None):
     """Every score pair, every decision point after a set-aside that the policy table holds
-    unclamped: its value (float32) is the naive value of that state."""
+    unclamped (and below ``rows``): its value (float32) is the naive value of that state."""
     pt = sol.policy_table()
-    rows = min(pt.value.shape[2] - 1, ref.states.shape[0] // 7)
+    rows = min(pt.value.shape[2] - 1, ref.states.shape[0] // 7, rows or ref.states.shape[0])
     naive_v = ref.states[:rows * 7, :, :, 0].reshape(rows, 7, *ref.value.shape)
     naive_v = np.moveaxis(naive_v, (0, 1), (2, 3))  # (t, t, rows, 7), as the table
     np.testing.assert_allclose(pt.value[:, :, 1:rows, 1:], naive_v[:, :, 1:, 1:], rtol=0,
                                atol=1e-6)
 
 
-def assert_choices_match_naive(sol, ref) -> int:
+def assert_choices_match_naive(sol, ref, rows: int | None = None) -> int:
     """The policy table's set-aside is the naive optimum wherever that is clear (ahead by
-    1e-6: the table holds float32) and the table is not clamped; returns the number of
-    (state, roll) decisions checked."""
+    1e-6: the table holds float32) and the table is not clamped (and below ``rows``);
+    returns the number of (state, roll) decisions checked."""
     pt = sol.policy_table()
     max_s = max(s for n in ref.rolls for _, o in ref.rolls[n] for s, _ in o)
     checked = 0
-    for i, _, opts, best, margin, _ in naive_choices(ref, pt.value.shape[2] - max_s - 1):
+    below = min(pt.value.shape[2], ref.states.shape[0] // 7 - 1, rows or ref.states.shape[0])
+    for i, _, opts, best, margin, _ in naive_choices(ref, below - max_s - 1):
         clear = margin > 1e-6
         wrong = clear & (kernel_choices(pt, i, opts) != best)
         assert not wrong.any(), (i, opts, np.argwhere(wrong)[:3].tolist())
@@ -217,7 +218,7 @@ def assert_bank_decisions_match_naive(sol, ref):
     """Every score pair, every decision point the table holds: the solver banks where the
     naive value of banking beats rolling by more than 1e-9, rolls where it is worse."""
     t = sol.target // 50
-    rows = min(sol.table_rows, ref.bank_margin.shape[0] // 7)
+    rows = min(sol.table_rows, ref.bank_margin.shape[0] // 7 - 1)  # (the last: padding)
     for a in range(t):
         for b in range(t):
             bank = sol.bank_decisions(50 * a, 50 * b)
@@ -531,3 +532,40 @@ def test_minimum_to_bank_policy_table_plays_the_policy():
         played = naive.table_turn_value(table, a, b, bank_value, 1.0 - sol.values[b, a],
                                         rolls, floor=f)
         assert played == pytest.approx(sol.values[a, b], abs=1e-7)
+
+
+# ---------------------------------------------------------------------------------
+# house rule: hot dice must roll on (six dice never bank; past the cap they still roll)
+
+MUST_ROLL_GAMES = {
+    # the default table: hot dice 8.4% of six-dice rolls, some rolls only hot dice
+    "default-ftb": pytest.param(
+        (dataclasses.replace(load_rules("default", "first-to-bank"), name="mr",
+                             hot_dice="must-roll"), 300, 360), marks=pytest.mark.slow),
+    "small-last-round": (dataclasses.replace(_small_table("ones-fives", five=50,
+                                                          three_ones=300),
+                                             hot_dice="must-roll"), 400, 72),
+    "small-ftb-min-bank": (dataclasses.replace(_small_table("ones-fives", five=50,
+                                                            three_ones=300,
+                                                            ending="first-to-bank"),
+                                               hot_dice="must-roll", min_bank=150), 400, 72),
+}
+
+
+@pytest.mark.parametrize("case", list(MUST_ROLL_GAMES.values()), ids=list(MUST_ROLL_GAMES))
+def test_must_roll_matches_naive_value_iteration_at_every_state(case):
+    rules, target, hot_rows = case
+    cap = None if rules.ending == "first-to-bank" else naive_cap(rules, 1e-12)
+    # the reference's rows go hot_rows past its cap (h^(rows / max points) below 1e-13)
+    ref = naive.solve(rules, target, cap, hot_rows=hot_rows)
+    sol = solve_optimal_win(rules, target, tol=1e-12, use_cache=False)
+    assert sol.tolerance < 1e-12
+    assert_matches_naive(sol, ref)
+    assert_bank_decisions_match_naive(sol, ref)  # six dice never bank
+    keep = ref.states.shape[0] // 7 - hot_rows  # below the reference's own truncation
+    assert assert_choices_match_naive(sol, ref, keep) > 1000
+    assert_states_match_naive(sol, ref, keep)
+    assert not sol.policy_table().bank[..., 6].any()
+    plain = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), target,
+                              use_cache=False)
+    assert np.abs(plain.values - sol.values).max() > 1e-4

@@ -68,6 +68,7 @@ from dicelab.farkle.rules import (
     check_target,
     set_asides,
 )
+from dicelab.farkle.turn_dp import MUST_ROLL_ERR, must_roll_rows
 from dicelab.resources import check_memory
 
 FORMAT_VERSION = 2
@@ -121,13 +122,19 @@ class Solved(NamedTuple):
 class Turn(NamedTuple):
     """What every turn DP of one solve shares: the target ``t`` (units), the smallest bust
     chance ``bust_min``, the cap tolerance ``eps``, the most points of a roll ``max_s``,
-    and ``oflat[j]`` = option ``j``'s column offset ``points * 7 + dice`` in a work row."""
+    and ``oflat[j]`` = option ``j``'s column offset ``points * 7 + dice`` in a work row;
+    hot dice must-roll: ``hot_rows`` rows past the cap where six dice still roll, and
+    ``hot_err`` the bound on the chance to climb past them (0 and 0.0 under may-bank)."""
 
     t: int
     bust_min: float
     eps: float
     max_s: int
     oflat: np.ndarray
+    hot_rows: int
+    hot_err: float
+    hot_bank: float  # must-roll: the chance that six dice score with a set-aside that
+    # leaves fewer dice (then a bank), what the last rows' guess counts on
 
 
 class Work(NamedTuple):
@@ -170,13 +177,15 @@ def _work(rows):
 
 
 @njit(cache=True)
-def _last_round_kernel(x_max, rolls, out):
+def _last_round_kernel(x_max, rolls, ahead6, out):
     """Fill the :class:`LastRound` tables ``out`` for needs ``x = 0 .. x_max - 1`` (a
     decision point banks or rolls; a whole turn starts with 6 dice and must roll). Needs
-    below 0 are won (value 1)."""
+    below 0 are won (value 1), but with six dice under hot dice must-roll, which cannot
+    bank: ``ahead6`` (:func:`_ahead6`; 1 under may-bank), and there a tie cannot bank."""
     goff, gprob, ooff = rolls.class_start, rolls.class_prob, rolls.option_start
     opts, odice = rolls.points, rolls.dice
     lv, lw, lt, s, sw, st = out
+    must_roll = rolls.bank_floor[HOT_DICE] > rolls.bank_floor[1]
     for x in range(x_max):
         for n in range(1, 8):
             nd = HOT_DICE if n == 7 else n  # n == 7: the turn start, which must roll
@@ -190,7 +199,8 @@ def _last_round_kernel(x_max, rolls, out):
                 for j in range(ooff[g], ooff[g + 1]):
                     y = x - opts[j]
                     if y < 0:
-                        cv, cw, ct = 1.0, 1.0, 0.0
+                        cv = 1.0 if odice[j] < HOT_DICE else ahead6
+                        cw, ct = cv, 0.0
                     else:
                         cv, cw, ct = lv[y, odice[j]], lw[y, odice[j]], lt[y, odice[j]]
                     if cv > bv:
@@ -200,17 +210,19 @@ def _last_round_kernel(x_max, rolls, out):
                 tt += gprob[g] * bt
             if n == 7:
                 s[x], sw[x], st[x] = v, w, tt
-            elif x == 0 and v <= 0.5:  # banking ties; a tie in value prefers the sure bank
+            elif x == 0 and v <= 0.5 and not (must_roll and n == HOT_DICE):
+                # banking ties; a tie in value prefers the sure bank
                 lv[x, n], lw[x, n], lt[x, n] = 0.5, 0.0, 1.0
             else:
                 lv[x, n], lw[x, n], lt[x, n] = v, w, tt
 
 
 @njit(cache=True)
-def _reach_kernel(rolls, out):
+def _reach_kernel(rolls, ahead6, out):
     """``out[p, n]`` (shape (f, 7), f = the minimum to bank in units): the chance that a
     turn at ``p < f`` turn points with ``n`` dice to roll reaches ``f`` (where it may bank)
-    before it busts, every set-aside chosen for that; row 0, 6 dice: a whole turn."""
+    before it busts, every set-aside chosen for that; row 0, 6 dice: a whole turn. Six
+    dice at ``f`` or more are worth ``ahead6`` (:func:`_ahead6`)."""
     f = out.shape[0]
     goff, gprob, ooff = rolls.class_start, rolls.class_prob, rolls.option_start
     for p in range(f - 1, -1, -1):
@@ -220,7 +232,8 @@ def _reach_kernel(rolls, out):
                 best = 0.0
                 for j in range(ooff[g], ooff[g + 1]):
                     q = p + rolls.points[j]
-                    c = 1.0 if q >= f else out[q, rolls.dice[j]]
+                    d = rolls.dice[j]
+                    c = (1.0 if d < HOT_DICE else ahead6) if q >= f else out[q, d]
                     if c > best:
                         best = c
                 v += gprob[g] * best
@@ -285,10 +298,11 @@ def _turn_kernel(a, b, beta, turn, rolls, solved, catch, work, fill_to, track):
     is an interval of bust values over which this policy stays optimal (its value is then
     the line ``value + bust prob * (beta' - beta)``).
     """
-    t, bust_min, eps, max_s, oflat = turn
+    t, bust_min, eps, max_s, oflat, hot_rows, hot_err, hot_bank = turn
     w_val, w_win, w_tie = solved
     c_val, c_win, c_tie, c_cap = catch
     v, bp, aw, at, bk = work
+    width = c_val.shape[1]
     margin = bust_min * (1.0 - beta)
     thr = max(margin, eps)
     d = max(t - b, 1)
@@ -301,12 +315,17 @@ def _turn_kernel(a, b, beta, turn, rolls, solved, catch, work, fill_to, track):
     # exact cap (no error, valid while s_d <= bust_min (1 - beta')), else the tolerance
     # cap, whose error is at most s_d <= eps at any bust value
     cap_err = 0.0 if s_d <= margin else s_d
+    if hot_rows > 0:
+        # six dice roll on past the cap: the turn climbs past the rows held with a chance
+        # of at most hot_err (its value there is a guess in [0, 1]), and leads past the
+        # catch tables' width are read at its edge (worth at most c_cap there)
+        cap_err += hot_err + c_cap[b, width - 1]
     bounds = np.empty(2)
     bounds[0] = max(0.0, beta - _WINDOW)
     bounds[1] = min(1.0, beta + _WINDOW)
     if cap_err == 0.0 and s_d > 0.0:  # the cap is exact while s_d <= bust_min (1 - beta')
         bounds[1] = min(bounds[1], 1.0 - s_d / bust_min)
-    rows = max(top + max_s, fill_to)
+    rows = max(top + hot_rows + max_s, fill_to)
     vf = v.reshape(v.size)
     bpf = bp.reshape(bp.size)
     awf = aw.reshape(aw.size)
@@ -323,12 +342,31 @@ def _turn_kernel(a, b, beta, turn, rolls, solved, catch, work, fill_to, track):
             bw = 1.0 - w_win[b, m] - w_tie[b, m]
             bt = w_tie[b, m]
         else:
-            dd = m - b
+            dd = min(m - b, width - 1)
             bv = 1.0 - c_val[b, dd]
             bw = 1.0 - c_win[b, dd] - c_tie[b, dd]
             bt = c_tie[b, dd]
         if i >= top:
             for n in range(1, 7):
+                if hot_rows > 0 and n == HOT_DICE and i + max_s < rows:
+                    rv, rb, rw, rt = _roll_value(i, n, beta, rolls, oflat, vf, bpf, awf, atf,
+                                                 track, bounds)
+                    v[i, n] = rv
+                    bp[i, n] = rb
+                    aw[i, n] = rw
+                    at[i, n] = rt
+                    bk[i, n] = 0
+                    continue
+                if hot_rows > 0 and n == HOT_DICE:
+                    # six dice at the last rows (must-roll): a guess, one roll that banks
+                    # any set-aside leaving fewer dice, counting hot dice again as lost
+                    rb = rolls.bust[HOT_DICE]
+                    v[i, n] = hot_bank * bv + rb * beta
+                    bp[i, n] = rb
+                    aw[i, n] = hot_bank * bw
+                    at[i, n] = hot_bank * bt
+                    bk[i, n] = 0
+                    continue
                 v[i, n] = bv
                 bp[i, n] = 0.0
                 aw[i, n] = bw
@@ -588,8 +626,20 @@ def _min_bank_units(rules: FarkleRules) -> int:
 
 def _reach(sa: SetAsides, rules: FarkleRules) -> np.ndarray:
     reach = np.zeros((_min_bank_units(rules), 7))
-    _reach_kernel(sa.arrays(), reach)
+    _reach_kernel(sa.arrays(), _ahead6(sa, rules), reach)
     return reach
+
+
+def _ahead6(sa: SetAsides, rules: FarkleRules) -> float:
+    """A last turn already ahead (any bank wins) with six dice to roll: 1 under may-bank;
+    under must-roll it rolls, a roll with a set-aside that leaves fewer dice banks the
+    win, one whose every set-aside is hot dice rolls again: (1 - bust - q) / (1 - q)."""
+    if rules.hot_dice != "must-roll":
+        return 1.0
+    c0, c1 = sa.class_start[HOT_DICE], sa.class_start[HOT_DICE + 1]
+    q = float(sum(sa.class_prob[c] for c in range(c0, c1)
+                  if (sa.dice[sa.option_start[c]:sa.option_start[c + 1]] == HOT_DICE).all()))
+    return (1.0 - float(sa.bust[HOT_DICE]) - q) / (1.0 - q)
 
 
 def _last_round(sa: SetAsides, rules: FarkleRules, t: int, eps: float) -> _Tables:
@@ -602,7 +652,7 @@ def _last_round(sa: SetAsides, rules: FarkleRules, t: int, eps: float) -> _Table
                          *(np.zeros(x_max) for _ in range(3)))
         if rules.ending_code == FIRST_TO_BANK:  # no last round: banking the target wins
             return _Tables(last, f, _catch(*(np.zeros((t, x_max)) for _ in range(3))), reach)
-        _last_round_kernel(x_max, sa.arrays(), last)
+        _last_round_kernel(x_max, sa.arrays(), _ahead6(sa, rules), last)
         if f > 1:
             # a lead d below the minimum to bank f: any allowed bank (>= f > d) wins, so the
             # turn plays to reach f (no tie). From d >= f on every bank that wins or ties
@@ -621,9 +671,14 @@ def _last_round(sa: SetAsides, rules: FarkleRules, t: int, eps: float) -> _Table
         x_max *= 2
 
 
-def _turn(sa: SetAsides, t: int, eps: float) -> Turn:
+def _turn(sa: SetAsides, t: int, eps: float, rules: FarkleRules) -> Turn:
+    hot = must_roll_rows(rules)
+    c0, c1 = sa.class_start[HOT_DICE], sa.class_start[HOT_DICE + 1]
+    hot_bank = float(sum(sa.class_prob[c] for c in range(c0, c1)
+                         if (sa.dice[sa.option_start[c]:sa.option_start[c + 1]] < HOT_DICE).any()))
     return Turn(t, float(sa.bust[1:].min()), eps, sa.max_points,
-                np.ascontiguousarray(sa.points * 7 + sa.dice))
+                np.ascontiguousarray(sa.points * 7 + sa.dice), hot,
+                MUST_ROLL_ERR if hot else 0.0, hot_bank)
 
 
 def _cache_key(rules: FarkleRules, target: int, tol: float) -> str:
@@ -631,14 +686,14 @@ def _cache_key(rules: FarkleRules, target: int, tol: float) -> str:
                            tol=f"{tol:.3g}")
 
 
-def _solve_arrays(sa: SetAsides, t: int, tol: float, tables: _Tables,
+def _solve_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float, tables: _Tables,
                   progress: Callable[[float], None] | None) -> dict[str, np.ndarray]:
-    turn = _turn(sa, t, tol)
+    turn = _turn(sa, t, tol, rules)
     solved = Solved(np.zeros((t, t)), np.zeros((t, t)), np.zeros((t, t)))
     top = np.zeros((t, t), dtype=np.int64)
     info = np.zeros((t, t, 4))
     # rows: top <= t + d_eps (a >= 0, b <= t - 1), plus one roll past it
-    rows_max = t + tables.d_eps + sa.max_points + 2
+    rows_max = t + tables.d_eps + turn.hot_rows + sa.max_points + 2
     steps = (config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
     total_pairs = t * (t + 1) // 2
     done = 0
@@ -761,14 +816,15 @@ class OptimalWinSolution:
             theirs = Solved(self.values, self.win_probability, self.tie_probability)
         else:
             theirs = Solved(self.opponent_values, self.opponent_win, self.opponent_tie)
-        return sa, tables, _turn(sa, self.target // POINT_UNIT, self.cap_tolerance), theirs
+        return sa, tables, _turn(sa, self.target // POINT_UNIT, self.cap_tolerance,
+                                 self.farkle_rules), theirs
 
     def bank_decisions(self, my_total: int, opp_total: int) -> np.ndarray:
         """uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n`` dice left
         (n = 1..6; column 0 and row 0, the turn start, are 0). ``P = table_rows``."""
         a, b = self._unit("my total", my_total), self._unit("opponent total", opp_total)
         sa, tables, turn, solved = self._kernel_args()
-        work = _work(self.table_rows + sa.max_points + turn.t + tables.d_eps + 2)
+        work = _work(self.table_rows + sa.max_points + turn.t + tables.d_eps + turn.hot_rows + 2)
         _turn_kernel(a, b, 1.0 - solved.value[b, a], turn, sa.arrays(), solved, tables.catch,
                      work, self.table_rows, False)
         return work.bk[:self.table_rows].copy()
@@ -786,7 +842,7 @@ class OptimalWinSolution:
         i = int(turn_points) // POINT_UNIT
         sa, tables, turn, solved = self._kernel_args()
         rows = max(self.table_rows, i + sa.max_points + 2) + sa.max_points + turn.t \
-            + tables.d_eps + 2
+            + tables.d_eps + turn.hot_rows + 2
         work = _work(rows)
         beta = 1.0 - solved.value[b, a]
         _turn_kernel(a, b, beta, turn, sa.arrays(), solved, tables.catch, work,
@@ -828,7 +884,7 @@ class OptimalWinSolution:
         last = tables.last
         t = turn.t
         n_p = self.table_rows
-        rows_max = t + tables.d_eps + sa.max_points + 2
+        rows_max = t + tables.d_eps + turn.hot_rows + sa.max_points + 2
         top = np.zeros((t, t), dtype=np.int64)
         while True:
             value = np.empty((t, t, n_p, 7), dtype=np.float32)
@@ -837,9 +893,9 @@ class OptimalWinSolution:
                                top)
             # the solve's last pass ran at a bust value one tiny step away from this one,
             # so its cap can in principle sit one row lower: then widen and refill
-            if top.max() + sa.max_points <= n_p:
+            if top.max() + turn.hot_rows + sa.max_points <= n_p:
                 break
-            n_p = int(top.max()) + sa.max_points
+            n_p = int(top.max()) + turn.hot_rows + sa.max_points
         if self.farkle_rules.ending_code == FIRST_TO_BANK:
             return {"value": value, "bank": bank}  # no last round to play
         d_rows = n_p - sa.max_points
@@ -849,6 +905,9 @@ class OptimalWinSolution:
         inside = x >= 0
         lv_pad[inside] = last.lv[x[inside]]
         lb[~inside] = 1
+        if self.farkle_rules.hot_dice == "must-roll":  # ahead with six dice: roll on
+            lv_pad[:, :, HOT_DICE][~inside] = _ahead6(sa, self.farkle_rules)
+            lb[:, :, HOT_DICE] = 0
         tie_bank = (x == 0)[:, :, None] & (last.lw[0][None, None, :] == 0.0) \
             & (last.lt[0][None, None, :] == 1.0)
         lb[tie_bank] = 1
@@ -892,7 +951,7 @@ _PAIR_BYTES = 8 * (6 + 1 + 4)
 
 
 def _check(rules: FarkleRules, target, tol) -> tuple[int, float, SetAsides]:
-    rules.require_solvable("optimal-win")
+    rules.require_solvable("optimal-win", must_roll=True)
     target = check_target(target)
     if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
         raise UserError(f"tolerance must be a number in (0, 0.01), not {tol!r}")
@@ -940,7 +999,8 @@ def _solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides, tables
                          + last.s.nbytes * 3),
         p_win=win, p_tie=tie, p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
         fair_head_start_value=float(w_val[0, h]), turn_dps=int(turn_dps),
-        table_rows=_table_rows(top, sa, tables, tol), farkle_rules=rules, values=w_val,
+        table_rows=_table_rows(top, sa, tables, tol, must_roll_rows(rules)),
+        farkle_rules=rules, values=w_val,
         win_probability=w_win, tie_probability=w_tie, last_round_values=last.s,
         opponent=opponent, **theirs)
     sol._memo["last"] = tables
@@ -972,7 +1032,7 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
     key = _cache_key(rules, target, tol)
     t0 = time.perf_counter()
     arrays, from_cache = _solved(key, FORMAT_VERSION,
-                                 lambda: _solve_arrays(sa, t, tol, tables, progress),
+                                 lambda: _solve_arrays(sa, rules, t, tol, tables, progress),
                                  use_cache, progress)
     return _solution(rules, target, tol, sa, tables, arrays, from_cache, t0, None,
                      key if use_cache else None)
@@ -1032,12 +1092,12 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
     tables, side = _opponent_tables(sa, rules, target, tol, opp)
 
     def build() -> dict[str, np.ndarray]:
-        turn = _turn(sa, t, tol)
+        turn = _turn(sa, t, tol, rules)
         mine = Solved(np.zeros((t, t)), np.zeros((t, t)), np.zeros((t, t)))
         theirs = Solved(np.zeros((t, t)), np.zeros((t, t)), np.zeros((t, t)))
         top = np.zeros((t, t), dtype=np.int64)
         info = np.zeros((t, t, 4))
-        rows_max = t + tables.d_eps + sa.max_points + 2
+        rows_max = t + tables.d_eps + turn.hot_rows + sa.max_points + 2
         steps = (config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
         ftb = rules.ending_code == FIRST_TO_BANK
         rolls = sa.arrays()
@@ -1068,9 +1128,10 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
                      key if use_cache and named else None)
 
 
-def _table_rows(top: np.ndarray, sa: SetAsides, tables: _Tables, tol: float) -> int:
+def _table_rows(top: np.ndarray, sa: SetAsides, tables: _Tables, tol: float,
+                hot_rows: int = 0) -> int:
     """Rows P of the policy table: past every rolling state plus one roll, and enough
     last-round deficits D = P - max points that a larger lead is caught up with a chance of
     at most 1e-6 (the table plays such a lead as D - 1)."""
     d_small = int(np.nonzero(tables.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
-    return max(int(top.max()), d_small + 1) + sa.max_points
+    return max(int(top.max()) + hot_rows, d_small + 1) + sa.max_points
