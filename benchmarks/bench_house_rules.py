@@ -1,0 +1,82 @@
+"""Benchmark: the Farkle solvers under the default rules and under the house rules.
+
+Times, best of ``--repeat`` runs with kernels compiled: ``max-ev``, ``fastest`` to
+``--target`` and ``optimal-win`` to ``--two-player-target``, for the default table and
+for the default table with each house rule the solvers model (a minimum to bank of 300,
+hot dice must-roll), plus the exact head to head of ``ai`` against ``threshold-300``
+(not under must-roll, which it refuses).
+The cache is bypassed. Run it from two checkouts to compare them (no slowdown of the
+default rules): ``PYTHONPATH=OTHER/src .venv/bin/python benchmarks/bench_house_rules.py``.
+
+    .venv/bin/python benchmarks/bench_house_rules.py
+    .venv/bin/python benchmarks/bench_house_rules.py --two-player-target 5000 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import time
+
+
+def _best(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", type=int, default=10_000)
+    ap.add_argument("--two-player-target", type=int, default=3000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--default-only", action="store_true",
+                    help="only the default rules (what an older checkout can run)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
+    os.environ["DICELAB_CACHE_DIR"] = scratch
+    try:
+        from dicelab.farkle import turn_dp
+        from dicelab.farkle.head_to_head import exact_pair
+        from dicelab.farkle.rules import PRESETS
+        from dicelab.farkle.two_player import solve_optimal_win
+
+        default = PRESETS["default"]
+        variants = {"default": default}
+        if not args.default_only:
+            variants["min-bank-300"] = dataclasses.replace(default, name="mb", min_bank=300)
+            variants["must-roll"] = dataclasses.replace(default, name="mr",
+                                                        hot_dice="must-roll")
+        tp = args.two_player_target
+        rows = []
+        for name, rules in variants.items():
+            jobs = {
+                "max-ev": lambda r=rules: turn_dp.solve_max_ev(r),
+                f"fastest {args.target}": lambda r=rules: turn_dp.solve_fastest(r, args.target),
+                f"optimal-win {tp}": lambda r=rules: solve_optimal_win(r, tp, use_cache=False),
+                f"exact ai vs threshold-300 {tp}": lambda r=rules: exact_pair(
+                    "ai", "threshold-300", rules=r, target=tp, use_cache=False),
+            }
+            if rules.hot_dice == "must-roll":  # the exact head to head refuses it
+                jobs = {k: v for k, v in jobs.items() if not k.startswith("exact")}
+            for job, fn in jobs.items():
+                fn()  # compile or load the kernels
+                rows.append({"rules": name, "job": job, "seconds": _best(fn, args.repeat)})
+                if not args.json:
+                    print(f"{name:14s} {job:34s} {rows[-1]['seconds']:8.3f} s", flush=True)
+        if args.json:
+            print(json.dumps(rows))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
