@@ -295,3 +295,18 @@ def test_cli_refuses_an_unmodelled_solve_in_one_line(capsys):
                  ["compare", "threshold-300", "ai", "--exact", "--rules", "facebook"]):
         code, _, err = run_cli(capsys, argv)
         assert code == 2 and err.count("\n") == 1 and "farkle-penalty" in err, err
+
+
+def test_advice_under_a_minimum_to_bank_offers_only_legal_banks():
+    from dicelab.farkle.advise import advise
+
+    a = advise([1, 5, 2, 3, 4, 6], turn_points=0, rules=MIN_BANK)
+    assert a.options and all(o.action == "roll" for o in a.options if o.points < 300)
+    sol = turn_dp.solve_max_ev(MIN_BANK)
+    best = max((o for o in a.options if o.action == "roll" and o.keep == (1,)),
+               key=lambda o: o.value)
+    assert best.value == pytest.approx(sol.roll_value[2, 5], rel=1e-12)
+    with pytest.raises(UserError, match="must-roll"):
+        advise([1, 5, 2, 3, 4, 6], rules=MUST_ROLL)
+    with pytest.raises(UserError, match="min-bank"):
+        advise([1, 5, 2, 3, 4, 6], me=400, opp=1000, target=1000, rules=MIN_BANK)

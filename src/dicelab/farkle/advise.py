@@ -135,6 +135,7 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     """
     faces = _check_roll(roll)
     table = load_rules(rules, ending)
+    table.require_solvable("advice")  # max-ev and optimal-win model a minimum to bank
     t = check_target(target)
     if isinstance(turn_points, bool) or not isinstance(turn_points, int) or turn_points < 0 \
             or turn_points % POINT_UNIT:
@@ -165,6 +166,8 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         if last and table.ending_code == FIRST_TO_BANK:
             raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
                             "opponent reached the target")
+        if last:
+            table.require_solvable("advice in the last round", min_bank=False)
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
         value = (_last_turn(table, t, me, opp) if last
@@ -174,7 +177,8 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         tp = turn_points + pts
         left = dice_after(n, len(keep))
         bank, roll_values = value(tp)
-        rows.append((keep, pts, "bank", 0, bank))
+        if table.can_bank(tp, left):
+            rows.append((keep, pts, "bank", 0, bank))
         rows.append((keep, pts, "roll", left, float(roll_values[left])))
     best = max(r[4] for r in rows)
     rows.sort(key=lambda r: (-r[4], -r[1], r[2] != "bank"))
