@@ -56,6 +56,30 @@ class IllegalMove(Exception):
     """A decision the rules do not allow now; the message is the reason, one line."""
 
 
+class TurnGame:
+    """What both engines share: the phase the game waits in (``phase``, ``"new"`` before
+    ``start()``), the seat to move (``seat``) and the events since the last
+    :meth:`take_events`."""
+
+    phase: str
+    seat: int
+    events: list
+
+    def _expect(self, phase: str) -> None:
+        if self.phase == "new":
+            raise IllegalMove("the game has not started: call start()")
+        if self.phase != phase:
+            raise IllegalMove(f"the game waits for {self.phase}, not {phase}")
+
+    def _emit(self, kind: str, **data) -> None:
+        self.events.append(Event(kind, self.seat, data))
+
+    def take_events(self) -> list:
+        """The events since the last call."""
+        out, self.events = self.events, []
+        return out
+
+
 class Dice:
     """A source of dice: ``roll(n)`` returns ``n`` faces 1..6."""
 

@@ -49,7 +49,16 @@ from dicelab.farkle.rules import (
     set_asides,
     setaside_points,
 )
-from dicelab.play import Dice, Event, IllegalMove, Player, missing_reason, take_from, winners
+from dicelab.play import (
+    Dice,
+    Event,
+    IllegalMove,
+    Player,
+    TurnGame,
+    missing_reason,
+    take_from,
+    winners,
+)
 from dicelab.play import table_players as _table_players
 from dicelab.registry import PolicySpec
 
@@ -211,7 +220,7 @@ def _legal_options(game: FarkleGame, adv: FarkleAdvice) -> list[Choice]:
 # --- the game --------------------------------------------------------------------------
 
 
-class FarkleGame:
+class FarkleGame(TurnGame):
     """One game of Farkle (see the module docstring).
 
     >>> from dicelab.play import ScriptedDice
@@ -413,20 +422,6 @@ class FarkleGame:
             self._roll()
 
     # -- the rules
-
-    def _expect(self, phase: str) -> None:
-        if self.phase == "new":
-            raise IllegalMove("the game has not started: call start()")
-        if self.phase != phase:
-            raise IllegalMove(f"the game waits for {self.phase}, not {phase}")
-
-    def _emit(self, kind: str, **data) -> None:
-        self.events.append(Event(kind, self.seat, data))
-
-    def take_events(self) -> list[Event]:
-        """The events since the last call."""
-        out, self.events = self.events, []
-        return out
 
     def _begin_turn(self) -> None:
         self.turn_points = 0

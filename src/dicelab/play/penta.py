@@ -43,7 +43,16 @@ from dicelab.penta.rules import (
 )
 from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import roll_index
-from dicelab.play import Dice, Event, IllegalMove, Player, missing_reason, take_from, winners
+from dicelab.play import (
+    Dice,
+    Event,
+    IllegalMove,
+    Player,
+    TurnGame,
+    missing_reason,
+    take_from,
+    winners,
+)
 from dicelab.play import table_players as _table_players
 
 #: The game's message when no open box scores (RULES.md §1, seed 000).
@@ -99,7 +108,7 @@ def table_players(humans: int, ai: str | None, names: list[str] | None = None
     return _table_players("penta", humans, ai, names)
 
 
-class PentaGame:
+class PentaGame(TurnGame):
     """One game of Penta (see the module docstring).
 
     >>> from dicelab.play import ScriptedDice
@@ -259,20 +268,6 @@ class PentaGame:
             self._score(BOX_NAMES.index(top.box))
 
     # -- the rules
-
-    def _expect(self, phase: str) -> None:
-        if self.phase == "new":
-            raise IllegalMove("the game has not started: call start()")
-        if self.phase != phase:
-            raise IllegalMove(f"the game waits for {self.phase}, not {phase}")
-
-    def _emit(self, kind: str, **data) -> None:
-        self.events.append(Event(kind, self.seat, data))
-
-    def take_events(self) -> list[Event]:
-        """The events since the last call."""
-        out, self.events = self.events, []
-        return out
 
     def _begin_turn(self) -> None:
         self.rolls_left = REROLLS
