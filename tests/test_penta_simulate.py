@@ -343,6 +343,9 @@ def test_cli_policy_penta(capsys):
 
 
 def test_sizes_the_memory_cannot_hold_are_refused_before_allocating(monkeypatch, capsys):
+    from dicelab.penta.policies import release_decision_tables
+
+    release_decision_tables()  # tables another test built are not allocated again
     monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "100MB")
     code, _, err = run_cli(capsys, ["simulate", "-s", "greedy", "-n", "10", "--seed", "1"])
     assert code == 2 and "Penta decision tables" in err and err.count("\n") == 1
