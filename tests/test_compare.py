@@ -52,6 +52,7 @@ def test_mean_scores_are_complementary_and_verdicts_follow_the_interval():
     assert [p.verdict for p in c.pairs if p.opponent == "threshold-2000"] == ["better"] * 2
 
 
+@pytest.mark.slow
 def test_penta_pairs_and_frame():
     c = compare(["optimal", "greedy"], games=10_000, seed=4)
     assert c.game == "penta" and c.target is None

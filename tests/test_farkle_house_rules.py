@@ -233,6 +233,7 @@ def test_max_ev_under_must_roll_against_the_reference():
     assert full.bank_thresholds()[6] is None
 
 
+@pytest.mark.slow
 def test_fastest_under_must_roll_against_the_reference():
     sol = turn_dp.solve_fastest(BASIC_MUST_ROLL, 500)
     ref = nd.fastest_turns("basic", 500, every=True, must_roll=True, far=5000)

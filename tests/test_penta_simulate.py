@@ -97,6 +97,7 @@ def _reference_books(rules, seats, scripts):
     # free-joker and no-bonus build decision blocks no other test shares
     pytest.param(r, marks=pytest.mark.slow) if r in ("free-joker", "no-bonus") else r
     for r in RULES])
+@pytest.mark.slow
 def test_scripted_games_are_the_plain_python_games(rules):
     # optimal and greedy seats on random and on Penta-heavy dice; seats 1 and 2 (both
     # greedy) get the same dice in every third game: the same game, so a tie or a loss
@@ -220,6 +221,7 @@ def test_seats_win_rates_and_ties_add_up():
     assert not np.array_equal(r.hist[0], r.hist[1])
 
 
+@pytest.mark.slow
 def test_result_fields_dict_and_frame_agree():
     r = simulate_penta(["greedy", "greedy"], games=20_000, seed=11, rules="no-bonus")
     assert r.games_per_s == r.games / r.elapsed_s and r.threads >= 1 and r.setup_s >= 0

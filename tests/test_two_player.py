@@ -495,6 +495,7 @@ MIN_BANK_GAMES = {
 
 
 @pytest.mark.parametrize("case", list(MIN_BANK_GAMES))
+@pytest.mark.slow
 def test_minimum_to_bank_matches_naive_value_iteration_at_every_state(case):
     rules, target = MIN_BANK_GAMES[case]
     cap = None if rules.ending == "first-to-bank" else naive_cap(rules, 1e-12)
@@ -553,6 +554,7 @@ MUST_ROLL_GAMES = {
 
 
 @pytest.mark.parametrize("case", list(MUST_ROLL_GAMES.values()), ids=list(MUST_ROLL_GAMES))
+@pytest.mark.slow
 def test_must_roll_matches_naive_value_iteration_at_every_state(case):
     rules, target, hot_rows = case
     cap = None if rules.ending == "first-to-bank" else naive_cap(rules, 1e-12)
