@@ -245,3 +245,16 @@ def table_outcomes(rules: str, bank, value) -> dict[int, float]:
         return tuple(acc.items())
 
     return dict(from_roll(0, 6))
+
+
+def max_ev_roll_value(rules: str, cap: int, states: dict[tuple[int, int], float], tp: int,
+                      n: int) -> float:
+    """Expected max-ev value of rolling ``n`` dice at turn points ``tp``, from
+    ``states`` = :func:`max_ev_values` (every state at or past ``cap`` banks)."""
+
+    def state(p: int, k: int) -> float:
+        return float(p) if p >= cap else states[(p, k)]
+
+    return sum(p * max(state(tp + pts, _next_dice(n, k)) for k, pts in opts)
+               for faces, p in roll_distribution(n)
+               if (opts := options(rules, faces, True)))

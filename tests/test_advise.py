@@ -61,14 +61,8 @@ def test_solitaire_values_are_the_plain_python_max_ev():
     sol = turn_dp.solve_max_ev(PRESETS["default"])
     states = nfd.max_ev_values("default", sol.cap, every=True)
 
-    def state(tp, n):
-        return float(tp) if tp >= sol.cap else states[(tp, n)]
-
     def roll_value(tp, n):
-        return sum(p * max(state(tp + pts, 6 if k == n else n - k)
-                           for k, pts in nfd.options("default", faces, True))
-                   for faces, p in nfd.roll_distribution(n)
-                   if nfd.options("default", faces, True))
+        return nfd.max_ev_roll_value("default", sol.cap, states, tp, n)
 
     rng = np.random.default_rng(7)
     checked = 0

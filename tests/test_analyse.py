@@ -203,13 +203,8 @@ def test_max_ev_loses_nothing_and_random_play_loses_what_the_naive_recursion_say
     sol = turn_dp.solve_max_ev(rules)
     states = nfd.max_ev_values("default", sol.cap, every=True)
 
-    def state(tp, n):
-        return float(tp) if tp >= sol.cap else states[(tp, n)]
-
     def roll_value(tp, n):
-        return sum(p * max(state(tp + pts, 6 if k == n else n - k)
-                           for k, pts in nfd.options("default", faces, True))
-                   for faces, p in nfd.roll_distribution(n) if nfd.options("default", faces, True))
+        return nfd.max_ev_roll_value("default", sol.cap, states, tp, n)
 
     rows = res.decisions.itertuples()
     checked = lost = 0
