@@ -161,15 +161,24 @@ class Solution(NamedTuple):
 
 
 def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
-          hot_rows: int = 72) -> Solution:
+          hot_rows: int = 72, floor: int = 0) -> Solution:
     """Value iteration over every state of the game to ``target`` under ``rules``.
 
     ``cap`` (units; ``last-round`` only): banking is forced at a total ``cap`` units past
     the target. Under ``first-to-bank`` the cap is not needed (give None). A minimum to
     bank (``rules.min_bank``): below it every turn state rolls. Hot dice must-roll: six
     dice never bank; the turn rows go ``hot_rows`` further, six dice at the last rows are
-    valued as a bank (a truncation of the hot-dice chain)."""
-    t = target // 50
+    valued as a bank (a truncation of the hot-dice chain).
+
+    The farkle penalty (``rules.farkle_penalty``): a state is also (my lost turns in a row
+    s, the other's r), each 0..2; the third lost turn in a row costs the penalty and
+    restarts the count; totals go down to ``floor`` units below zero (a penalty stops
+    there), indexed ``u = units + floor``. Then ``value/win/tie`` are (3, 3, T, T) with
+    ``T = t + floor``, indexed [s, r, u_me, u_other]."""
+    k_streak = 3 if rules.farkle_penalty else 1
+    assert floor == 0 or k_streak == 3
+    pen = rules.farkle_penalty // 50
+    t = target // 50 + floor
     ftb = rules.ending == "first-to-bank"
     assert ftb == (cap is None)
     rolls = roll_outcomes(rules)
@@ -186,23 +195,31 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
     must_roll = rules.hot_dice == "must-roll"
     rows = max(t + cap, f) + max_s + 1 + (hot_rows if must_roll else 0)
     allowed = np.array([n < 6 or not must_roll for n in range(1, 7)])  # dice that may bank
-    # score pairs, flattened: pair a * t + b
-    a = np.repeat(np.arange(t), t)
-    b = np.tile(np.arange(t), t)
-    w = np.stack([np.full(t * t, 0.5), np.full(t * t, 0.25), np.zeros(t * t)])
+    # states, flattened: ((s * K + r) * t + a) * t + b
+    n = k_streak * k_streak * t * t
+    s_me, r_other, a, b = np.unravel_index(np.arange(n), (k_streak, k_streak, t, t))
+
+    def index(s, r, a, b):
+        return ((s * k_streak + r) * t + a) * t + b
+
+    w = np.stack([np.full(n, 0.5), np.full(n, 0.25), np.zeros(n)])
     # value, P(win), P(tie) of every pair's turn states (row = turn points, column =
     # dice), then the padding entry
-    states = np.zeros((3, t * t, (rows + 1) * 7 + 1))
+    states = np.zeros((3, n, (rows + 1) * 7 + 1))
     states[0, :, -1] = -np.inf
-    margin = np.full((t * t, (rows + 1) * 7), np.inf)
+    margin = np.full((n, (rows + 1) * 7), np.inf)
     for sweep in range(1, sweeps + 1):
         val, win, tie = w
-        swap = b * t + a  # the pair (b, a): the other player to move
+        # a lost turn: the other moves at (b, a), my count one higher; the third costs
+        # the penalty (never below the floor) and restarts it
+        third = s_me == k_streak - 1
+        swap = np.where(third, index(r_other, 0, b, np.maximum(a - pen, 0)),
+                        index(r_other, np.minimum(s_me + 1, k_streak - 1), b, a))
         beta = np.stack([1.0 - val[swap], 1.0 - win[swap] - tie[swap], tie[swap]])
         for i in range(rows - 1, 0, -1):
             m = a + i
             inside = m < t
-            nxt = b * t + np.minimum(m, t - 1)  # the pair (b, m) after a bank below the target
+            nxt = index(r_other, 0, b, np.minimum(m, t - 1))  # after a bank below the target
             if ftb:
                 bank = np.stack([np.where(inside, 1.0 - val[nxt], 1.0),
                                  np.where(inside, 1.0 - win[nxt] - tie[nxt], 1.0),
@@ -233,10 +250,13 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
         moved = np.abs(new - w).max()
         w = new
         if moved < 1e-14:
-            grid = w.reshape(3, t, t)
-            turn = np.moveaxis(states[:, :, :-1], 0, -1).reshape(t, t, -1, 3)
-            bank_margin = np.moveaxis(margin.reshape(t, t, -1), 2, 0)
-            return Solution(*grid.copy(), np.moveaxis(turn, 2, 0), bank_margin, rolls, sweep)
+            shape = (k_streak, k_streak, t, t)
+            grid = w.reshape(3, *shape)
+            turn = np.moveaxis(np.moveaxis(states[:, :, :-1], 0, -1).reshape(*shape, -1, 3), 4, 0)
+            bank_margin = np.moveaxis(margin.reshape(*shape, -1), 4, 0)
+            if k_streak == 1:
+                grid, turn, bank_margin = grid[:, 0, 0], turn[:, 0, 0], bank_margin[:, 0, 0]
+            return Solution(*grid.copy(), turn, bank_margin, rolls, sweep)
     raise RuntimeError("value iteration did not converge")
 
 

@@ -50,6 +50,12 @@ OPTIMAL_WIN_TOL = 1e-10
 #: of plain fixed-point steps, and the most fixed-point steps.
 OPTIMAL_WIN_NEWTON_STEPS = 50
 OPTIMAL_WIN_FIXED_POINT_STEPS = 5000
+#: Two-player Farkle with the farkle penalty: totals may fall this far below zero (points;
+#: at least two penalties), Gauss-Seidel sweeps stop when no value moves by more than
+#: the sweep tolerance, and give up after the most sweeps.
+PENALTY_FLOOR_POINTS = 2_000
+PENALTY_SWEEP_TOL = 1e-11
+PENALTY_MAX_SWEEPS = 200
 #: Solitaire Farkle ``fastest``: relative change at which the Newton steps per total stop.
 FASTEST_TOL = 1e-14
 #: Penta: options whose values differ by at most this many points are ties, settled by a

@@ -289,6 +289,24 @@ def _roll_value(i, n, beta, rolls, oflat, v, bp, aw, at, track, bounds):
     return rv, rb, rw, rt
 
 
+@njit(inline="always")
+def _cap_row(a, b, beta, turn, rolls, c_cap):
+    """The turn from ``(a, b)``'s cap: rows ``>= top`` bank for sure, past the proven (or
+    tolerance) cap and where banking is allowed (the rules' minimum to bank; the bound on
+    rolling holds at any bankable row). Returns ``(top, s_d, margin, cap_err)``: the
+    other's catch-up value at the cap's lead or beyond, the bound ``bust_min (1 - beta)``
+    on what rolling gains, and the cap's error (0 for the exact cap, valid while ``s_d <=
+    bust_min (1 - beta')``; else the tolerance cap's, at most ``s_d <= eps``)."""
+    margin = turn.bust_min * (1.0 - beta)
+    thr = max(margin, turn.eps)
+    d = max(turn.t - b, 1)
+    while c_cap[b, d] > thr:
+        d += 1
+    s_d = c_cap[b, d]
+    top = max(b + d - a, rolls.bank_floor[1] // POINT_UNIT)
+    return top, s_d, margin, 0.0 if s_d <= margin else s_d
+
+
 @njit(cache=True)
 def _turn_kernel(a, b, beta, turn, rolls, solved, catch, work, fill_to, track):
     """Optimal turn from totals ``(a, b)`` given the bust value ``beta``.
@@ -298,23 +316,12 @@ def _turn_kernel(a, b, beta, turn, rolls, solved, catch, work, fill_to, track):
     is an interval of bust values over which this policy stays optimal (its value is then
     the line ``value + bust prob * (beta' - beta)``).
     """
-    t, bust_min, eps, max_s, oflat, hot_rows, hot_err, hot_bank = turn
+    t, bust_min, _, max_s, oflat, hot_rows, hot_err, hot_bank = turn
     w_val, w_win, w_tie = solved
     c_val, c_win, c_tie, c_cap = catch
     v, bp, aw, at, bk = work
     width = c_val.shape[1]
-    margin = bust_min * (1.0 - beta)
-    thr = max(margin, eps)
-    d = max(t - b, 1)
-    while c_cap[b, d] > thr:
-        d += 1
-    s_d = c_cap[b, d]  # the other's catch-up value at this lead or beyond
-    # rows >= top bank for sure: past the proven (or tolerance) cap, and where banking is
-    # allowed (the rules' minimum to bank; the bound on rolling holds at any bankable row)
-    top = max(b + d - a, rolls.bank_floor[1] // POINT_UNIT)
-    # exact cap (no error, valid while s_d <= bust_min (1 - beta')), else the tolerance
-    # cap, whose error is at most s_d <= eps at any bust value
-    cap_err = 0.0 if s_d <= margin else s_d
+    top, s_d, _, cap_err = _cap_row(a, b, beta, turn, rolls, c_cap)
     if hot_rows > 0:
         # six dice roll on past the cap: the turn climbs past the rows held with a chance
         # of at most hot_err (its value there is a guess in [0, 1]), and leads past the
@@ -761,6 +768,14 @@ class OptimalWinSolution:
     opponent_values: np.ndarray | None = field(default=None, repr=False)
     opponent_win: np.ndarray | None = field(default=None, repr=False)
     opponent_tie: np.ndarray | None = field(default=None, repr=False)
+    #: the farkle penalty: values, P(win), P(tie) over (my lost turns in a row, the
+    #: other's, my total, the other's), totals indexed from ``floor_points`` below zero
+    #: (:mod:`dicelab.farkle.penalty_game`); None without the penalty
+    streak_values: np.ndarray | None = field(default=None, repr=False)
+    streak_win: np.ndarray | None = field(default=None, repr=False)
+    streak_tie: np.ndarray | None = field(default=None, repr=False)
+    floor_points: int = 0
+    sweeps: int = 0  # Gauss-Seidel sweeps of the penalty's solve
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -805,7 +820,36 @@ class OptimalWinSolution:
         d = int(deficit) // POINT_UNIT
         return float(self.last_round_values[d]) if d < self.last_round_values.size else 0.0
 
+    def state_outcome(self, my_total: int, opp_total: int, my_farkles: int = 0,
+                      opp_farkles: int = 0) -> tuple[float, float, float]:
+        """(P(win), P(tie), P(loss)) for the player about to start a turn with the farkle
+        penalty: totals in points (down to ``-floor_points``), and the lost turns in a row
+        of each player (0 .. PENALTY_STREAK - 1)."""
+        if self.streak_values is None:
+            raise UserError("lost turns in a row matter only under a farkle penalty; "
+                            "use outcome()")
+        floor = self.floor_points // POINT_UNIT
+        idx = []
+        for what, points in (("my total", my_total), ("opponent total", opp_total)):
+            if isinstance(points, bool) or not isinstance(points, int | np.integer) \
+                    or not -self.floor_points <= points < self.target or points % POINT_UNIT:
+                raise UserError(f"{what} must be a multiple of {POINT_UNIT} in "
+                                f"{-self.floor_points}..{self.target - 50}, not {points!r}")
+            idx.append(int(points) // POINT_UNIT + floor)
+        k = self.streak_values.shape[0]
+        for what, n in (("my farkles", my_farkles), ("opponent farkles", opp_farkles)):
+            if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 0 <= n < k:
+                raise UserError(f"{what} (lost turns in a row) must be in 0..{k - 1}, "
+                                f"not {n!r}")
+        at = (my_farkles, opp_farkles, *idx)
+        w, t = float(self.streak_win[at]), float(self.streak_tie[at])
+        return w, t, 1.0 - w - t
+
     def _kernel_args(self) -> tuple[SetAsides, _Tables, Turn, Solved]:
+        if self.streak_values is not None:
+            raise UserError(f"{self.policy}'s decisions under the farkle penalty (rules "
+                            f"'{self.rules}') are not available yet: the solve gives the "
+                            "values of every state (state_outcome), not its turn tables")
         sa = set_asides(self.farkle_rules)
         tables = self._memo.get("last")
         if tables is None:
@@ -866,6 +910,7 @@ class OptimalWinSolution:
         table = self._memo.get("table")
         if table is not None:
             return table
+        self._kernel_args()  # refuses what the solution cannot play
         check_memory(f"the {self.policy} policy table to {self.target:,}",
                      self.policy_table_bytes * 1.5)
         key = self._memo.get("cache_key")
@@ -934,7 +979,10 @@ class OptimalWinSolution:
                 "second_p_loss": second[2], "fair_head_start": self.fair_head_start,
                 "fair_head_start_value": self.fair_head_start_value,
                 "turn_dps": self.turn_dps, "table_rows": self.table_rows,
-                "policy_table_bytes": self.policy_table_bytes}
+                "policy_table_bytes": self.policy_table_bytes,
+                **({} if self.streak_values is None else {
+                    "farkle_penalty": self.farkle_rules.farkle_penalty,
+                    "floor_points": self.floor_points, "sweeps": self.sweeps})}
 
     @property
     def policy_table_bytes(self) -> int:
@@ -951,7 +999,7 @@ _PAIR_BYTES = 8 * (6 + 1 + 4)
 
 
 def _check(rules: FarkleRules, target, tol) -> tuple[int, float, SetAsides]:
-    rules.require_solvable("optimal-win", must_roll=True)
+    rules.require_solvable("optimal-win", must_roll=True, penalty=True)
     target = check_target(target)
     if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
         raise UserError(f"tolerance must be a number in (0, 0.01), not {tol!r}")
@@ -1028,6 +1076,8 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
     """
     target, tol, sa = _check(rules, target, tol)
     t = target // POINT_UNIT
+    if rules.farkle_penalty:
+        return _penalty_solution(rules, target, tol, sa, use_cache, progress)
     tables = _last_round(sa, rules, t, tol)
     key = _cache_key(rules, target, tol)
     t0 = time.perf_counter()
@@ -1135,3 +1185,40 @@ def _table_rows(top: np.ndarray, sa: SetAsides, tables: _Tables, tol: float,
     at most 1e-6 (the table plays such a lead as D - 1)."""
     d_small = int(np.nonzero(tables.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
     return max(int(top.max()) + hot_rows, d_small + 1) + sa.max_points
+
+
+def _penalty_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides,
+                      use_cache: bool, progress: Callable[[float], None] | None
+                      ) -> OptimalWinSolution:
+    """``optimal-win`` under the farkle penalty (:mod:`dicelab.farkle.penalty_game`)."""
+    from dicelab.farkle import penalty_game
+
+    t = target // POINT_UNIT
+    floor = penalty_game.floor_units(rules)
+    big_t = t + floor
+    check_memory(f"optimal-win with the farkle penalty to {target:,} "
+                 f"({penalty_game.K ** 2} x {big_t:,} x {big_t:,} states)",
+                 penalty_game.K ** 2 * big_t * big_t * 8 * 5)
+    key = cache.entry_key("farkle-optimal-win-penalty", rules.name, rules.digest(),
+                          t=target, tol=f"{tol:.3g}", floor=floor,
+                          sweep_tol=f"{config.PENALTY_SWEEP_TOL:.3g}")
+    t0 = time.perf_counter()
+    arrays, from_cache = _solved(
+        key, FORMAT_VERSION,
+        lambda: penalty_game.solve_penalty_arrays(sa, rules, t, tol, progress), use_cache,
+        progress)
+    vv, vw, vt = arrays["v_val"], arrays["v_win"], arrays["v_tie"]
+    estimate, turn_dps, sweeps, _floor, states, seconds = (float(x) for x in arrays["meta"])
+    w_val, w_win, w_tie = (np.ascontiguousarray(x[0, 0, floor:, floor:]) for x in (vv, vw, vt))
+    win, tie = float(w_win[0, 0]), float(w_tie[0, 0])
+    h = int(np.argmin(np.abs(w_val[0, :] - 0.5)))
+    return OptimalWinSolution(
+        target=target, rules=rules.name, tolerance=estimate, cap_tolerance=tol,
+        states=int(states), solve_s=seconds,
+        elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
+        memory_bytes=int(sum(a.nbytes for a in arrays.values())), p_win=win, p_tie=tie,
+        p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
+        fair_head_start_value=float(w_val[0, h]), turn_dps=int(turn_dps), table_rows=0,
+        farkle_rules=rules, values=w_val, win_probability=w_win, tie_probability=w_tie,
+        last_round_values=_last_round(sa, rules, t, tol).last.s, streak_values=vv,
+        streak_win=vw, streak_tie=vt, floor_points=floor * POINT_UNIT, sweeps=int(sweeps))
