@@ -121,14 +121,17 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
 
 def percentiles_from_histogram(hist: np.ndarray, values: np.ndarray,
                                qs=(1, 5, 25, 50, 75, 95, 99)) -> dict[int, float]:
-    """Exact percentiles of a discrete sample given as counts ``hist[i]`` of ``values[i]``.
+    """Exact percentiles of a discrete sample given as counts ``hist[i]`` of ``values[i]``
+    (or of a distribution: float probabilities).
 
     Uses the lower empirical quantile: the smallest value whose cumulative share is at
     least ``q``% (what ``numpy.percentile(..., method="inverted_cdf")`` gives on the raw
-    sample).
+    sample); a share within 1e-9 below ``q``% counts as reaching it.
     """
-    hist = np.asarray(hist, dtype=np.int64)
-    total = int(hist.sum())
+    hist = np.asarray(hist)
+    if not np.issubdtype(hist.dtype, np.floating):
+        hist = hist.astype(np.int64)
+    total = hist.sum()
     out: dict[int, float] = {}
     if total == 0:
         return {q: math.nan for q in qs}
