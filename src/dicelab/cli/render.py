@@ -262,6 +262,8 @@ def comparison(result) -> None:
 def exact_comparison(result) -> None:
     """An exact :class:`dicelab.compare.Comparison` (Farkle): every pair's exact outcome in
     both seats; the score to 1e-9, ties within 1e-9 of one half."""
+    if result.game == "penta":
+        return penta_exact_comparison(result)
     ending = result.pairs[0].ending if result.pairs else ""
     t = Table(title=f"Farkle head to head, exact: rules {result.rules}, ending {ending}, "
                     f"target {result.target:,}",
@@ -279,10 +281,32 @@ def exact_comparison(result) -> None:
                                          p.second.tie)),
                   p.verdict)
     console.print(t)
+    _exact_ranking(result)
+
+
+def _exact_ranking(result) -> None:
     ranking = sorted(result.mean_scores().items(), key=lambda kv: -kv[1])
     console.print("mean score over its pairings: "
                   + ", ".join(f"{name} {score:.6f}" for name, score in ranking)
                   + f"  ({result.elapsed_s:.1f} s)")
+
+
+def penta_exact_comparison(result) -> None:
+    """An exact Penta :class:`dicelab.compare.Comparison`: each pair's P(win), P(tie),
+    P(loss) from the two exact score distributions (the order of play does not matter)."""
+    t = Table(title=f"Penta head to head, exact: rules {result.rules}",
+              caption="score = P(win) + P(tie)/2 of the policy; tie = a shared TOTAL; exact "
+                      "(from the two score distributions), no sampling")
+    t.add_column("policy", no_wrap=True)
+    t.add_column("vs", no_wrap=True)
+    for col in ("score", "win", "tie", "loss"):
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    for p in result.pairs:
+        t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
+                  *(f"{x:.6f}" for x in (p.win, p.tie, p.loss)), p.verdict)
+    console.print(t)
+    _exact_ranking(result)
 
 
 def tournament(result) -> None:
@@ -395,6 +419,13 @@ def penta_simulation(result) -> None:
     render_simulation(result, console)
 
 
+def penta_distribution(result) -> None:
+    """A :class:`dicelab.penta.distribution.ScoreDistribution`."""
+    from dicelab.cli.penta_cmds import render_distribution
+
+    render_distribution(result, console)
+
+
 def game_analysis(result) -> None:
     """A :class:`dicelab.analyse.AnalysisResult`: the costliest decisions, then one line
     per player (losses by class, luck and skill)."""
@@ -454,6 +485,7 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.sprt.SprtRun": sprt_run,
     "dicelab.tune.TuneResult": tune_result,
     "dicelab.penta.simulate.PentaResult": penta_simulation,
+    "dicelab.penta.distribution.ScoreDistribution": penta_distribution,
     "dicelab.farkle.advise.FarkleAdvice": farkle_advice,
     "dicelab.analyse.AnalysisResult": game_analysis,
 }
