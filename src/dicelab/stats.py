@@ -13,6 +13,20 @@ from dataclasses import dataclass
 import numpy as np
 
 Z95 = 1.959963984540054
+#: Exact head-to-head scores within this of one half are reported as a tie.
+TIE_TOLERANCE = 1e-9
+
+
+def exact_verdict(score: float) -> str:
+    """``better``, ``worse`` or ``tie`` for an exact score P(win) + P(tie)/2 (a tie: within
+    :data:`TIE_TOLERANCE` of one half).
+
+    >>> exact_verdict(0.5 + 1e-12), exact_verdict(0.51)
+    ('tie', 'better')
+    """
+    if abs(score - 0.5) <= TIE_TOLERANCE:
+        return "tie"
+    return "better" if score > 0.5 else "worse"
 
 
 @dataclass(frozen=True)

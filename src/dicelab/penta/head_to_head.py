@@ -22,9 +22,7 @@ import numpy as np
 
 from dicelab.penta.distribution import score_distribution
 from dicelab.penta.rules import RuleSet, get_rules
-
-#: A pair whose score is within this of one half is reported as a tie (as for Farkle).
-TIE_TOLERANCE = 1e-9
+from dicelab.stats import exact_verdict
 
 
 def seat_outcomes(pmfs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -83,9 +81,7 @@ class PentaExactPair:
     @property
     def verdict(self) -> str:
         """``better``, ``worse`` or ``tie`` (the score within 1e-9 of one half)."""
-        if abs(self.score - 0.5) <= TIE_TOLERANCE:
-            return "tie"
-        return "better" if self.score > 0.5 else "worse"
+        return exact_verdict(self.score)
 
     def to_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "opponent": self.opponent, "method": self.method,
@@ -149,7 +145,6 @@ def exact_seats(policies: Sequence[str], rules: str | RuleSet | None = None) -> 
 
 
 __all__ = [
-    "TIE_TOLERANCE",
     "ExactSeats",
     "PentaExactPair",
     "exact_pair",
