@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import shutil
 from collections import Counter
 from math import factorial
 
@@ -17,8 +18,9 @@ from cli_helpers import run_cli
 from naive_penta import BOXES, allowed_scores, card_total, immediate_points
 
 from dicelab import dice
+from dicelab.cache import cache_path
 from dicelab.compare import compare
-from dicelab.penta.distribution import score_distribution
+from dicelab.penta.distribution import cache_key, score_distribution
 from dicelab.penta.head_to_head import exact_pair, exact_seats, seat_outcomes
 from dicelab.penta.policies import POLICIES, Scorecard, decision_tables
 from dicelab.penta.rules import BOX_NAMES, UPPER_BONUS, get_rules
@@ -36,15 +38,28 @@ VERHOEFF_MEAN, VERHOEFF_SD = 254.5896, 59.61
 #: Far below the published rounding.
 TIE_SD_BOUND = 1e-6
 
-_MEMO: dict[tuple[str, str], object] = {}
+@pytest.fixture(scope="module")
+def _store(tmp_path_factory):
+    """The module's computed distributions, as cache files (a few kB each)."""
+    return tmp_path_factory.mktemp("penta-distributions")
 
 
-def dist(policy: str, rules: str):
-    """The distribution from the empty card, computed once per module (no disk cache)."""
-    key = (policy, rules)
-    if key not in _MEMO:
-        _MEMO[key] = score_distribution(policy, rules, use_cache=False)
-    return _MEMO[key]
+@pytest.fixture
+def dist(_store):
+    """``dist(policy, rules)``: the distribution from the empty card, computed once per
+    module; its cache file is put into the test's cache directory, so the commands the
+    test runs load it instead of computing it again."""
+    def get(policy: str, rules: str):
+        here = cache_path(cache_key(policy, get_rules(rules)))
+        if (_store / here.name).exists():
+            shutil.copy(_store / here.name, here)
+            d = score_distribution(policy, rules)
+            assert d.from_cache
+        else:
+            d = score_distribution(policy, rules)
+            shutil.copy(here, _store / here.name)
+        return d
+    return get
 
 
 # --- (a) a plain-Python enumeration of every turn on late cards ----------------------------
@@ -136,7 +151,7 @@ def test_late_cards_match_a_plain_enumeration(rules, policy, base, bonuses, open
 
 @pytest.mark.parametrize("rules", ["seed", pytest.param("hasbro", marks=pytest.mark.slow),
                                    pytest.param("no-bonus", marks=pytest.mark.slow)])
-def test_optimal_mean_is_the_solvers_optimum(rules):
+def test_optimal_mean_is_the_solvers_optimum(dist, rules):
     d = dist("optimal", rules)
     assert abs(d.mean - solve(rules).expected_score) <= 1e-9
     assert abs(d.probability.sum() - 1.0) <= 1e-12
@@ -144,7 +159,7 @@ def test_optimal_mean_is_the_solvers_optimum(rules):
 
 @pytest.mark.parametrize(("policy", "rules"), [("optimal", "seed"), ("greedy", "seed"),
                                                ("optimal", "free-joker")])
-def test_the_events_add_up_to_the_mean(policy, rules):
+def test_the_events_add_up_to_the_mean(dist, policy, rules):
     d = dist(policy, rules)
     assert abs(d.probability.sum() - 1.0) <= 1e-12
     assert (d.probability >= 0).all()
@@ -159,14 +174,14 @@ def test_the_events_add_up_to_the_mean(policy, rules):
         assert cdf[int(v)] >= q / 100 - 1e-9 and cdf[int(v) - 1] < q / 100
 
 
-def test_greedy_scores_less_than_optimal():
+def test_greedy_scores_less_than_optimal(dist):
     assert dist("greedy", "seed").mean < dist("optimal", "seed").mean - 30
 
 
 # --- (c) the published anchor ---------------------------------------------------------------
 
 
-def test_verhoeff_free_choice_joker_anchor():
+def test_verhoeff_free_choice_joker_anchor(dist):
     d = dist("optimal", "free-joker")
     assert abs(d.mean - VERHOEFF_MEAN) <= 1e-4
     # published to two decimals: rounding (0.005) plus what tie-breaking can move
@@ -184,7 +199,7 @@ def _moments(d):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("policy", POLICIES)
-def test_simulation_agrees_within_4_se(policy):
+def test_simulation_agrees_within_4_se(dist, policy):
     d = dist(policy, "seed")
     n = 400_000
     sim = simulate_penta([policy], games=n, seed=20261201, rules="seed").seat(0)
@@ -203,13 +218,14 @@ def test_simulation_agrees_within_4_se(policy):
 # --- the disk cache -------------------------------------------------------------------------
 
 
-def test_the_empty_cards_distribution_is_cached_on_disk(tmp_path, monkeypatch):
+def test_the_empty_cards_distribution_is_cached_on_disk(dist, tmp_path, monkeypatch):
+    ref = dist("greedy", "seed")
     monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path))
     first = score_distribution("greedy", "seed")
     again = score_distribution("greedy", "seed")
     assert not first.from_cache and again.from_cache
     assert np.array_equal(first.probability, again.probability)
-    assert np.array_equal(first.probability, dist("greedy", "seed").probability)
+    assert np.array_equal(first.probability, ref.probability)
     assert again.compute_s == first.compute_s
     assert any(p.name.startswith("penta-distribution-greedy-seed") for p in tmp_path.iterdir())
 
@@ -231,7 +247,7 @@ def test_seat_outcomes_by_brute_force():
     assert np.allclose([alone, shared, share], want, atol=1e-15, rtol=0)
 
 
-def test_exact_pair_from_the_two_distributions():
+def test_exact_pair_from_the_two_distributions(dist):
     p = exact_pair("optimal", "greedy", "seed")
     a, b = dist("optimal", "seed").probability, dist("greedy", "seed").probability
     below_b = np.cumsum(b) - b
@@ -244,8 +260,9 @@ def test_exact_pair_from_the_two_distributions():
 
 
 @pytest.mark.slow
-def test_monte_carlo_compare_agrees_within_4_se():
+def test_monte_carlo_compare_agrees_within_4_se(dist):
     n = 200_000
+    dist("optimal", "seed"), dist("greedy", "seed")
     exact = compare(["optimal", "greedy"], exact=True, rules="seed").pairs[0]
     mc = compare(["optimal", "greedy"], games=n, seed=17, rules="seed").pairs[0]
     for got, p in ((mc.wins / n, exact.win), (mc.ties / n, exact.tie)):
@@ -254,8 +271,9 @@ def test_monte_carlo_compare_agrees_within_4_se():
 
 
 @pytest.mark.slow
-def test_three_seats_agree_with_a_simulation_within_4_se():
+def test_three_seats_agree_with_a_simulation_within_4_se(dist):
     seats = ["optimal", "greedy", "greedy"]
+    dist("optimal", "seed"), dist("greedy", "seed")
     ex = exact_seats(seats, "seed")
     assert ex.share.sum() == pytest.approx(1.0, abs=1e-12)
     assert ex.win[1] == pytest.approx(ex.win[2], abs=1e-15)
@@ -271,14 +289,14 @@ def test_three_seats_agree_with_a_simulation_within_4_se():
 # --- the CLI --------------------------------------------------------------------------------
 
 
-def test_cli_distribution_json_plot_and_out(capsys, tmp_path):
+def test_cli_distribution_json_plot_and_out(dist, capsys, tmp_path):
     png, out = tmp_path / "d.png", tmp_path / "run"
+    ref = dist("greedy", "seed")
     code, stdout, err = run_cli(capsys, ["solve", "penta", "--distribution", "--policy",
                                          "greedy", "--json", "--plot", str(png),
                                          "--out", str(out)])
     assert code == 0, err
     d = json.loads(stdout)
-    ref = dist("greedy", "seed")
     assert d["policy"] == "greedy" and d["rules"] == "seed"
     assert d["mean_final_score"] == pytest.approx(ref.mean, abs=1e-9)
     assert sum(d["probability"]) == pytest.approx(1.0, abs=1e-12)
@@ -293,7 +311,8 @@ def test_cli_distribution_json_plot_and_out(capsys, tmp_path):
     assert "standard deviation" in stdout and "percentile 90" in stdout
 
 
-def test_cli_compare_exact_penta(capsys, tmp_path):
+def test_cli_compare_exact_penta(dist, capsys, tmp_path):
+    dist("optimal", "seed"), dist("greedy", "seed")
     code, stdout, err = run_cli(capsys, ["compare", "optimal", "greedy", "--exact",
                                          "--json", "--out", str(tmp_path / "x")])
     assert code == 0, err
