@@ -16,11 +16,12 @@ import pandas as pd
 import pytest
 from cli_helpers import run_cli
 from naive_penta import BOXES, allowed_scores, card_total, immediate_points
+from numba_threads import with_threads
 
 from dicelab import dice
 from dicelab.cache import cache_path
 from dicelab.compare import compare
-from dicelab.penta.distribution import cache_key, score_distribution
+from dicelab.penta.distribution import cache_key, propagate, score_distribution
 from dicelab.penta.head_to_head import exact_pair, exact_seats, seat_outcomes
 from dicelab.penta.policies import POLICIES, Scorecard, decision_tables
 from dicelab.penta.rules import BOX_NAMES, UPPER_BONUS, get_rules
@@ -144,6 +145,16 @@ def test_late_cards_match_a_plain_enumeration(rules, policy, base, bonuses, open
     # the events of the same pass: boxes filled before keep their score
     for b, s in filled.items():
         assert d.box_means[BOX_NAMES.index(b)] == s
+
+
+def test_the_same_bits_on_one_and_two_threads():
+    card = Scorecard.parse("ones=3,twos=6,threes=9,three-of-a-kind=20,chance=22,penta=50")
+    tables = decision_tables("optimal", "seed")
+    one, two = (with_threads(n, lambda: propagate(tables.slot, tables.decisions[0],
+                                                  get_rules("seed"), card))
+                for n in (1, 2))
+    assert np.array_equal(one["probability"], two["probability"])
+    assert np.array_equal(one["events"], two["events"])
 
 
 # --- (b), (e) the optimum, and probabilities that sum to one --------------------------------
