@@ -235,20 +235,27 @@ def decision_text(bank: np.ndarray) -> str:
 # --- both games ---------------------------------------------------------------------------
 
 
+def _pairs_table(title: str, caption: str, columns: tuple[str, ...]) -> Table:
+    """The table of a comparison: policy, vs, the numeric ``columns``, verdict."""
+    t = Table(title=title, caption=caption)
+    t.add_column("policy", no_wrap=True)
+    t.add_column("vs", no_wrap=True)
+    for col in columns:
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    return t
+
+
 def comparison(result) -> None:
     """A :class:`dicelab.compare.Comparison`: one row per pair, then a ranking."""
     if result.method == "exact":
         return exact_comparison(result)
     where = f", target {result.target:,}" if result.target else ""
     where += f", ending {result.ending}" if result.ending else ""
-    t = Table(title=f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
-                    f"{result.games_per_pair:,} games per pair, seed {result.seed}",
-              caption="score = P(win) + P(tie)/2 of the policy; tie = its 95% CI contains 0.5")
-    t.add_column("policy", no_wrap=True)
-    t.add_column("vs", no_wrap=True)
-    for col in ("score", "95% CI", "wins", "ties"):
-        t.add_column(col, justify="right", no_wrap=True)
-    t.add_column("verdict", no_wrap=True)
+    t = _pairs_table(f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
+                     f"{result.games_per_pair:,} games per pair, seed {result.seed}",
+                     "score = P(win) + P(tie)/2 of the policy; tie = its 95% CI contains 0.5",
+                     ("score", "95% CI", "wins", "ties"))
     for p in result.pairs:
         lo, hi = p.score_ci
         t.add_row(p.policy, p.opponent, f"{p.score:.4f}", f"{lo:.4f}-{hi:.4f}",
@@ -265,16 +272,11 @@ def exact_comparison(result) -> None:
     if result.game == "penta":
         return penta_exact_comparison(result)
     ending = result.pairs[0].ending if result.pairs else ""
-    t = Table(title=f"Farkle head to head, exact: rules {result.rules}, ending {ending}, "
-                    f"target {result.target:,}",
-              caption="score = P(win) + P(tie)/2 of the policy, the mean of its two seats; "
-                      "1st / 2nd: the policy moves first / second; exact, no sampling")
-    t.add_column("policy", no_wrap=True)
-    t.add_column("vs", no_wrap=True)
-    t.add_column("score", justify="right", no_wrap=True)
-    for col in ("1st win", "1st tie", "2nd win", "2nd tie"):
-        t.add_column(col, justify="right", no_wrap=True)
-    t.add_column("verdict", no_wrap=True)
+    t = _pairs_table(f"Farkle head to head, exact: rules {result.rules}, ending {ending}, "
+                     f"target {result.target:,}",
+                     "score = P(win) + P(tie)/2 of the policy, the mean of its two seats; "
+                     "1st / 2nd: the policy moves first / second; exact, no sampling",
+                     ("score", "1st win", "1st tie", "2nd win", "2nd tie"))
     for p in result.pairs:
         t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
                   *(f"{x:.6f}" for x in (p.first.win, p.first.tie, p.second.win,
@@ -294,14 +296,10 @@ def _exact_ranking(result) -> None:
 def penta_exact_comparison(result) -> None:
     """An exact Penta :class:`dicelab.compare.Comparison`: each pair's P(win), P(tie),
     P(loss) from the two exact score distributions (the order of play does not matter)."""
-    t = Table(title=f"Penta head to head, exact: rules {result.rules}",
-              caption="score = P(win) + P(tie)/2 of the policy; tie = a shared TOTAL; exact "
-                      "(from the two score distributions), no sampling")
-    t.add_column("policy", no_wrap=True)
-    t.add_column("vs", no_wrap=True)
-    for col in ("score", "win", "tie", "loss"):
-        t.add_column(col, justify="right", no_wrap=True)
-    t.add_column("verdict", no_wrap=True)
+    t = _pairs_table(f"Penta head to head, exact: rules {result.rules}",
+                     "score = P(win) + P(tie)/2 of the policy; tie = a shared TOTAL; exact "
+                     "(from the two score distributions), no sampling",
+                     ("score", "win", "tie", "loss"))
     for p in result.pairs:
         t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
                   *(f"{x:.6f}" for x in (p.win, p.tie, p.loss)), p.verdict)
