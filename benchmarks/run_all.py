@@ -30,6 +30,7 @@ SCRIPTS = [
     ("bench_farkle_solve.py", []),
     ("bench_two_player.py", ["--targets", "10000"]),
     ("bench_penta.py", []),
+    ("bench_penta_distribution.py", []),
     ("bench_sprt.py", []),
     ("bench_tournament.py", []),
 ]

@@ -169,7 +169,8 @@ def test_cli_exact_json_table_and_out(capsys, tmp_path):
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
-    (["compare", "optimal", "greedy", "--exact"], "Farkle pairs"),
+    (["compare", "optimal", "greedy", "--exact", "--ending", "first-to-bank"],
+     "Penta has no target or ending rule"),
     (["compare", "optimal-win:vs=bogus", "ai", "--exact"], "unknown policy 'bogus'"),
     (["compare", "optimal-win:vs=optimal", "ai", "--exact"], "penta policy"),
     (["compare", "optimal-win:versus=ai", "ai", "--exact"], "optimal-win:vs=POLICY"),

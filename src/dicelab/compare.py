@@ -92,7 +92,8 @@ class Comparison:
 
     ``method``: ``"monte-carlo"`` (``pairs`` are :class:`PairResult`, with ``seed`` and
     ``games_per_pair``) or ``"exact"`` (``pairs`` are
-    :class:`dicelab.farkle.head_to_head.ExactPair`; no seed, no games)."""
+    :class:`dicelab.farkle.head_to_head.ExactPair` or
+    :class:`dicelab.penta.head_to_head.PentaExactPair`; no seed, no games)."""
 
     game: str
     policies: list[str]
@@ -153,7 +154,8 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
             progress: Callable[[int, int], None] | None = None,
             client: Any = None, store: Any = None) -> Comparison:
     """Play every pair of ``policies`` against each other in ``games`` two-seat games, or
-    with ``exact`` evaluate every pair exactly (Farkle; :mod:`dicelab.farkle.head_to_head`).
+    with ``exact`` evaluate every pair exactly (:mod:`dicelab.farkle.head_to_head`,
+    :mod:`dicelab.penta.head_to_head`).
 
     ``progress(done, total)`` counts games over all pairs (exact: pairs). ``client``: a
     Dask client, as for :func:`dicelab.simulate.simulate`. ``store``: a
@@ -217,9 +219,8 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
 
 
 def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
-    if specs[0].game != "farkle":
-        raise UserError("compare --exact evaluates Farkle pairs; for Penta policies use the "
-                        "Monte Carlo compare")
+    if specs[0].game == "penta":
+        return _exact_penta(specs, pairs, target, rules, ending, progress)
     from dicelab.farkle.head_to_head import exact_pair
     from dicelab.farkle.rules import check_target, load_rules
 
@@ -235,3 +236,24 @@ def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
                       target=target, seed=None, games_per_pair=None, pairs=results,
                       elapsed_s=time.perf_counter() - started, rules_data=table.to_dict(),
                       method="exact", ending=table.ending)
+
+
+def _exact_penta(specs, pairs, target, rules, ending, progress) -> Comparison:
+    """Penta pairs from the policies' exact score distributions
+    (:mod:`dicelab.penta.head_to_head`)."""
+    if target is not None or ending is not None:
+        raise UserError("Penta has no target or ending rule: leave out --target and --ending")
+    from dicelab.penta.head_to_head import exact_pair
+    from dicelab.penta.rules import get_rules
+
+    rs = get_rules(rules)
+    started = time.perf_counter()
+    results = []
+    for i, (a, b) in enumerate(pairs):
+        results.append(exact_pair(a, b, rs))
+        if progress is not None:
+            progress(i + 1, len(pairs))
+    return Comparison(game="penta", policies=[s.name for s in specs], rules=rs.name,
+                      target=None, seed=None, games_per_pair=None, pairs=results,
+                      elapsed_s=time.perf_counter() - started, rules_data=rs.name,
+                      method="exact")

@@ -1,4 +1,5 @@
-"""Matplotlib figures (Agg backend, no pyplot state): policy pictures and bust risks.
+"""Matplotlib figures (Agg backend, no pyplot state): policy pictures, bust risks,
+tournament matrices and ratings, score distributions.
 
 Every function returns a :class:`matplotlib.figure.Figure` built without ``pyplot``,
 so nothing leaks between calls; :func:`save_png` writes one atomically.
@@ -166,6 +167,42 @@ def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, t
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_xlabel("rating (Elo scale, mean 0; 95% interval)")
     ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=10)
+    return fig
+
+
+def score_distribution_figure(scores: np.ndarray, probability: np.ndarray, *, title: str,
+                              mean: float | None = None,
+                              percentiles: dict[int, float] | None = None) -> Figure:
+    """Bar chart of an exact score distribution: P(TOTAL = s) per score (in %), the mean
+    as a line and the given percentiles as marks. The x axis spans the central 99.98% of
+    the probability (long thin tails, of bonuses above all, would squash the rest).
+
+    >>> import numpy as np
+    >>> score_distribution_figure(np.arange(3), np.array([0.2, 0.5, 0.3]), title="t",
+    ...                           mean=1.1).axes[0].get_xlabel()
+    'final score (TOTAL)'
+    """
+    scores = np.asarray(scores)
+    probability = np.asarray(probability, dtype=np.float64)
+    cum = np.cumsum(probability)
+    lo, top = (int(scores[min(int(np.searchsorted(cum, q * cum[-1])), scores.size - 1)])
+               for q in (1e-4, 1 - 1e-4))
+    fig = Figure(figsize=(8, 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.bar(scores, 100 * probability, width=1.0, color=ROLL_COLOR, linewidth=0)
+    if mean is not None:
+        ax.axvline(mean, color=BANK_COLOR, lw=1.5, label=f"mean {mean:.2f}")
+    for q, v in (percentiles or {}).items():
+        ax.axvline(v, color="grey", lw=0.6, ls=":")
+        ax.text(v, ax.get_ylim()[1], f"p{q}", fontsize=6, ha="center", va="bottom",
+                color="grey")
+    ax.set_xlim(lo - 2, top + 2)
+    ax.set_xlabel("final score (TOTAL)")
+    ax.set_ylabel("probability (%)")
+    ax.set_title("\n".join(textwrap.wrap(title, 80)), fontsize=10)
+    if mean is not None:
+        ax.legend(loc="upper right")
     return fig
 
 

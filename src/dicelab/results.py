@@ -152,6 +152,19 @@ def check_out_dir(out: Path | str) -> Path:
     return out
 
 
+def check_png_path(path: Path | str, option: str = "--plot") -> Path:
+    """Fail before any work is done if ``path`` cannot become a PNG file (its name must
+    end in .png and its directory must exist)."""
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise UserError(f"{option} {path}: the file name must end in .png")
+    if not path.parent.is_dir():
+        raise UserError(f"{option} {path}: directory {path.parent} does not exist")
+    if path.is_dir():
+        raise UserError(f"{option} {path}: is a directory")
+    return path
+
+
 def prepare_out_dir(out: Path) -> Path:
     """Create ``out`` (checked by :func:`check_out_dir` before the run)."""
     out = check_out_dir(out)

@@ -13,6 +13,20 @@ from dataclasses import dataclass
 import numpy as np
 
 Z95 = 1.959963984540054
+#: Exact head-to-head scores within this of one half are reported as a tie.
+TIE_TOLERANCE = 1e-9
+
+
+def exact_verdict(score: float) -> str:
+    """``better``, ``worse`` or ``tie`` for an exact score P(win) + P(tie)/2 (a tie: within
+    :data:`TIE_TOLERANCE` of one half).
+
+    >>> exact_verdict(0.5 + 1e-12), exact_verdict(0.51)
+    ('tie', 'better')
+    """
+    if abs(score - 0.5) <= TIE_TOLERANCE:
+        return "tie"
+    return "better" if score > 0.5 else "worse"
 
 
 @dataclass(frozen=True)
@@ -121,14 +135,17 @@ def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, fl
 
 def percentiles_from_histogram(hist: np.ndarray, values: np.ndarray,
                                qs=(1, 5, 25, 50, 75, 95, 99)) -> dict[int, float]:
-    """Exact percentiles of a discrete sample given as counts ``hist[i]`` of ``values[i]``.
+    """Exact percentiles of a discrete sample given as counts ``hist[i]`` of ``values[i]``
+    (or of a distribution: float probabilities).
 
     Uses the lower empirical quantile: the smallest value whose cumulative share is at
     least ``q``% (what ``numpy.percentile(..., method="inverted_cdf")`` gives on the raw
-    sample).
+    sample); a share within 1e-9 below ``q``% counts as reaching it.
     """
-    hist = np.asarray(hist, dtype=np.int64)
-    total = int(hist.sum())
+    hist = np.asarray(hist)
+    if not np.issubdtype(hist.dtype, np.floating):
+        hist = hist.astype(np.int64)
+    total = hist.sum()
     out: dict[int, float] = {}
     if total == 0:
         return {q: math.nan for q in qs}

@@ -105,10 +105,9 @@ def register(app, solve_app, policy_app) -> None:
         from dicelab.registry import parse_policy
 
         if plot is not None:
-            if plot.suffix.lower() != ".png":
-                raise UserError(f"--plot {plot}: the file name must end in .png")
-            if not plot.parent.is_dir():
-                raise UserError(f"--plot {plot}: directory {plot.parent} does not exist")
+            from dicelab.results import check_png_path
+
+            check_png_path(plot)
         if max_points is not None and max_points < 100:
             raise UserError(f"--max-points must be at least 100, not {max_points}")
         bank, title = bank_table(parse_policy(name, "farkle"), load_rules(rules, ending),

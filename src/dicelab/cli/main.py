@@ -199,7 +199,8 @@ def compare(
     rules: RulesOpt = None,
     ending: EndingOpt = None,
     exact: Annotated[bool, typer.Option(
-        "--exact", help="Farkle: evaluate every pair exactly (no sampling, no --games).")
+        "--exact", help="Evaluate every pair exactly (no sampling, no --games): Farkle by "
+                        "policy evaluation, Penta from the exact score distributions.")
     ] = False,
     threads: ThreadsOpt = None,
     dask: DaskOpt = None,
@@ -207,7 +208,7 @@ def compare(
     out: OutOpt = None,
 ) -> None:
     """Head to head: every pair of policies plays two-seat games; scores with 95% intervals
-    (or, with --exact, exact win, tie and loss probabilities in both seats)."""
+    (or, with --exact, exact win, tie and loss probabilities: Farkle in both seats)."""
     from dicelab.compare import compare as run
     from dicelab.registry import parse_policy
 

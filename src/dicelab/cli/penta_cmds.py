@@ -1,16 +1,20 @@
 """``dicelab solve penta``, ``dicelab policy penta`` and the Penta simulation tables.
 
-Thin shells over :mod:`dicelab.penta.solver`, :mod:`dicelab.penta.policies` and
-:class:`dicelab.penta.simulate.PentaResult`.
+Thin shells over :mod:`dicelab.penta.solver`, :mod:`dicelab.penta.distribution`,
+:mod:`dicelab.penta.policies` and :class:`dicelab.penta.simulate.PentaResult`.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from dicelab.errors import UserError
+from dicelab.penta.rules import BOX_NAMES
 
 
 def _ci(pair, fmt) -> str:
@@ -69,16 +73,37 @@ def register(app, solve_app, policy_app) -> None:
     def solve_penta(
         rules: Annotated[str | None, typer.Option(
             help="Rule set: seed, hasbro, free-joker, no-bonus. [default: seed]")] = None,
+        distribution: Annotated[bool, typer.Option(
+            "--distribution", help="The exact distribution of --policy's final score "
+                                   "(cached on disk).")] = False,
+        policy: Annotated[str | None, typer.Option(
+            "--policy", "-p", help="With --distribution: optimal or greedy. "
+                                   "[default: optimal]")] = None,
+        plot: Annotated[Path | None, typer.Option(
+            help="With --distribution: write a histogram to this PNG file.")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
                             ] = False,
+        out: Annotated[str | None, typer.Option(
+            metavar="DIR", help="With --distribution: save distribution.parquet (score, "
+                                "probability) and manifest.json in this directory.")] = None,
     ) -> None:
-        """Optimal expected final score of Penta solitaire (exact, cached on disk)."""
+        """Optimal expected final score of Penta solitaire (exact, cached on disk); with
+        --distribution the exact distribution of a policy's final score."""
         from dicelab.cli.render import console
         from dicelab.penta.rules import get_rules
-        from dicelab.penta.solver import solve
         from dicelab.results import to_json
 
-        sol = solve(get_rules(rules))
+        rs = get_rules(rules)
+        if distribution:
+            _distribution(rs, policy, plot, json_out, out)
+            return
+        given = [f for f, v in (("--policy", policy), ("--plot", plot), ("--out", out))
+                 if v is not None]
+        if given:
+            raise UserError(f"{', '.join(given)}: only with --distribution")
+        from dicelab.penta.solver import solve
+
+        sol = solve(rs)
         d = sol.to_dict()
         if json_out:
             typer.echo(to_json(d))
@@ -93,3 +118,67 @@ def register(app, solve_app, policy_app) -> None:
         t.add_row("time", f"{sol.elapsed_s:.3f} s" + (
             f" (from cache; the solve took {sol.solve_s:.3f} s)" if sol.from_cache else ""))
         console.print(t)
+
+
+def _distribution(rs, policy: str | None, plot: Path | None, json_out: bool,
+                  out: str | None) -> None:
+    """``solve penta --distribution``: every input checked before the pass, files written
+    (temp file + rename) only after it."""
+    from dicelab.cli import render
+    from dicelab.cli.main import reproducing_command
+    from dicelab.penta.distribution import score_distribution
+    from dicelab.penta.policies import POLICIES
+    from dicelab.results import check_out_dir, check_png_path, save_run, to_json
+
+    policy = "optimal" if policy is None else policy.strip().lower()
+    if policy not in POLICIES:
+        raise UserError(f"unknown Penta policy '{policy}'; valid: {', '.join(POLICIES)}")
+    where = None if out is None else check_out_dir(out)
+    if plot is not None:
+        check_png_path(plot)
+    dist = score_distribution(policy, rs)
+    if where is not None:
+        save_run(where, dist, command=reproducing_command(None), name="distribution")
+    if plot is not None:
+        from dicelab.plots import save_png, score_distribution_figure
+
+        title = (f"Penta, rules '{rs.name}', policy {policy}: exact distribution of the "
+                 f"final score (mean {dist.mean:.4f}, SD {dist.sd:.4f})")
+        fig = score_distribution_figure(dist.scores, dist.probability, title=title,
+                                        mean=dist.mean,
+                                        percentiles={q: dist.percentiles[q] for q in (5, 50, 95)})
+        try:
+            save_png(fig, plot)
+        except OSError as exc:
+            raise UserError(f"--plot {plot}: cannot write ({exc.strerror})") from None
+    if json_out:
+        typer.echo(to_json(dist.to_dict()))
+        return
+    render.show(dist)
+    if where is not None:
+        typer.echo(f"saved {where / 'distribution.parquet'} and {where / 'manifest.json'}",
+                   err=True)
+    if plot is not None:
+        typer.echo(f"wrote {plot}", err=True)
+
+
+def render_distribution(dist, console: Console) -> None:
+    """A rich table of a :class:`~dicelab.penta.distribution.ScoreDistribution`."""
+    lo, hi = dist.support
+    t = Table(title=f"Penta, rules '{dist.rules.name}', policy {dist.policy}: exact "
+                    "distribution of the final score",
+              caption=("loaded from the disk cache; the pass took " if dist.from_cache
+                       else "computed in ") + f"{dist.compute_s:.2f} s (see `dicelab cache`)")
+    t.add_column("statistic")
+    t.add_column("exact", justify="right")
+    t.add_row("mean TOTAL", f"{dist.mean:.6f}")
+    t.add_row("standard deviation", f"{dist.sd:.4f}")
+    for q, v in dist.percentiles.items():
+        t.add_row(f"percentile {q}", f"{v:.0f}")
+    t.add_row("lowest / highest possible", f"{lo} / {hi}")
+    t.add_row("P(upper bonus)", f"{100 * dist.p_upper_bonus:.4f}%")
+    t.add_row("P(Penta box = 50)", f"{100 * dist.p_penta_fifty:.4f}%")
+    t.add_row("mean Penta bonuses", f"{dist.mean_penta_bonuses:.6f}")
+    for name, m in zip(BOX_NAMES, dist.box_means, strict=True):
+        t.add_row(f"mean {name}", f"{m:.4f}")
+    console.print(t)

@@ -235,20 +235,27 @@ def decision_text(bank: np.ndarray) -> str:
 # --- both games ---------------------------------------------------------------------------
 
 
+def _pairs_table(title: str, caption: str, columns: tuple[str, ...]) -> Table:
+    """The table of a comparison: policy, vs, the numeric ``columns``, verdict."""
+    t = Table(title=title, caption=caption)
+    t.add_column("policy", no_wrap=True)
+    t.add_column("vs", no_wrap=True)
+    for col in columns:
+        t.add_column(col, justify="right", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    return t
+
+
 def comparison(result) -> None:
     """A :class:`dicelab.compare.Comparison`: one row per pair, then a ranking."""
     if result.method == "exact":
         return exact_comparison(result)
     where = f", target {result.target:,}" if result.target else ""
     where += f", ending {result.ending}" if result.ending else ""
-    t = Table(title=f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
-                    f"{result.games_per_pair:,} games per pair, seed {result.seed}",
-              caption="score = P(win) + P(tie)/2 of the policy; tie = its 95% CI contains 0.5")
-    t.add_column("policy", no_wrap=True)
-    t.add_column("vs", no_wrap=True)
-    for col in ("score", "95% CI", "wins", "ties"):
-        t.add_column(col, justify="right", no_wrap=True)
-    t.add_column("verdict", no_wrap=True)
+    t = _pairs_table(f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
+                     f"{result.games_per_pair:,} games per pair, seed {result.seed}",
+                     "score = P(win) + P(tie)/2 of the policy; tie = its 95% CI contains 0.5",
+                     ("score", "95% CI", "wins", "ties"))
     for p in result.pairs:
         lo, hi = p.score_ci
         t.add_row(p.policy, p.opponent, f"{p.score:.4f}", f"{lo:.4f}-{hi:.4f}",
@@ -262,27 +269,42 @@ def comparison(result) -> None:
 def exact_comparison(result) -> None:
     """An exact :class:`dicelab.compare.Comparison` (Farkle): every pair's exact outcome in
     both seats; the score to 1e-9, ties within 1e-9 of one half."""
+    if result.game == "penta":
+        return penta_exact_comparison(result)
     ending = result.pairs[0].ending if result.pairs else ""
-    t = Table(title=f"Farkle head to head, exact: rules {result.rules}, ending {ending}, "
-                    f"target {result.target:,}",
-              caption="score = P(win) + P(tie)/2 of the policy, the mean of its two seats; "
-                      "1st / 2nd: the policy moves first / second; exact, no sampling")
-    t.add_column("policy", no_wrap=True)
-    t.add_column("vs", no_wrap=True)
-    t.add_column("score", justify="right", no_wrap=True)
-    for col in ("1st win", "1st tie", "2nd win", "2nd tie"):
-        t.add_column(col, justify="right", no_wrap=True)
-    t.add_column("verdict", no_wrap=True)
+    t = _pairs_table(f"Farkle head to head, exact: rules {result.rules}, ending {ending}, "
+                     f"target {result.target:,}",
+                     "score = P(win) + P(tie)/2 of the policy, the mean of its two seats; "
+                     "1st / 2nd: the policy moves first / second; exact, no sampling",
+                     ("score", "1st win", "1st tie", "2nd win", "2nd tie"))
     for p in result.pairs:
         t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
                   *(f"{x:.6f}" for x in (p.first.win, p.first.tie, p.second.win,
                                          p.second.tie)),
                   p.verdict)
     console.print(t)
+    _exact_ranking(result)
+
+
+def _exact_ranking(result) -> None:
     ranking = sorted(result.mean_scores().items(), key=lambda kv: -kv[1])
     console.print("mean score over its pairings: "
                   + ", ".join(f"{name} {score:.6f}" for name, score in ranking)
                   + f"  ({result.elapsed_s:.1f} s)")
+
+
+def penta_exact_comparison(result) -> None:
+    """An exact Penta :class:`dicelab.compare.Comparison`: each pair's P(win), P(tie),
+    P(loss) from the two exact score distributions (the order of play does not matter)."""
+    t = _pairs_table(f"Penta head to head, exact: rules {result.rules}",
+                     "score = P(win) + P(tie)/2 of the policy; tie = a shared TOTAL; exact "
+                     "(from the two score distributions), no sampling",
+                     ("score", "win", "tie", "loss"))
+    for p in result.pairs:
+        t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
+                  *(f"{x:.6f}" for x in (p.win, p.tie, p.loss)), p.verdict)
+    console.print(t)
+    _exact_ranking(result)
 
 
 def tournament(result) -> None:
@@ -395,6 +417,13 @@ def penta_simulation(result) -> None:
     render_simulation(result, console)
 
 
+def penta_distribution(result) -> None:
+    """A :class:`dicelab.penta.distribution.ScoreDistribution`."""
+    from dicelab.cli.penta_cmds import render_distribution
+
+    render_distribution(result, console)
+
+
 def game_analysis(result) -> None:
     """A :class:`dicelab.analyse.AnalysisResult`: the costliest decisions, then one line
     per player (losses by class, luck and skill)."""
@@ -454,6 +483,7 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.sprt.SprtRun": sprt_run,
     "dicelab.tune.TuneResult": tune_result,
     "dicelab.penta.simulate.PentaResult": penta_simulation,
+    "dicelab.penta.distribution.ScoreDistribution": penta_distribution,
     "dicelab.farkle.advise.FarkleAdvice": farkle_advice,
     "dicelab.analyse.AnalysisResult": game_analysis,
 }

@@ -44,14 +44,13 @@ from dicelab.farkle.rules import (
 from dicelab.farkle.turn_dp import _turn_distribution_kernel, legal_bank, must_roll_rows
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.resources import check_memory
+from dicelab.stats import exact_verdict
 
 #: Bump when the evaluation or its cached layout changes.
 FORMAT_VERSION = 1
 #: The most rows (turn points, units of 50) a turn slice may have: a policy that keeps
 #: rolling far beyond that (``threshold-1000000``) is refused before anything is built.
 MAX_SLICE_ROWS = 4096
-#: Exact scores within this of one half are reported as a tie.
-TIE_TOLERANCE = 1e-9
 
 
 class Slices(NamedTuple):
@@ -345,9 +344,7 @@ class ExactPair:
     @property
     def verdict(self) -> str:
         """``better``, ``worse`` or ``tie`` (the score within 1e-9 of one half)."""
-        if abs(self.score - 0.5) <= TIE_TOLERANCE:
-            return "tie"
-        return "better" if self.score > 0.5 else "worse"
+        return exact_verdict(self.score)
 
     def to_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "opponent": self.opponent, "method": self.method,

@@ -393,6 +393,12 @@ def _decisions_version(values: np.ndarray, eps: float) -> str:
             f":values={disk_cache.digest(values)[:16]}")
 
 
+def decisions_version(policy: str, rules: RuleSet) -> str:
+    """The version ``policy``'s decision block under ``rules`` is cached under: a table
+    derived from the decisions (e.g. a score distribution) is valid for this version only."""
+    return _decisions_version(_policy_values(policy, rules), config.PENTA_TIE_EPS)
+
+
 def release_decision_tables() -> None:
     """Forget the memoised decision tables (they hold hundreds of MB)."""
     _TABLES_MEMO.clear()
@@ -458,5 +464,6 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
 
 
 __all__ = ["POLICIES", "DecisionTables", "Option", "Scorecard", "TurnAnalysis", "all_states",
-           "analyse_turn", "choose", "decision_tables", "decisions_cache_key", "rank_options",
+           "analyse_turn", "choose", "decision_tables", "decisions_cache_key",
+           "decisions_version", "rank_options",
            "release_decision_tables"]
