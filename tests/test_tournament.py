@@ -125,7 +125,6 @@ def test_cli_json_out_and_figures(capsys, tmp_path):
 @pytest.mark.parametrize(("argv", "needle"), [
     (["tournament", "ai"], "at least two"),
     (["tournament", "ai", "optimal"], "one game"),
-    (["tournament", "optimal", "greedy"], "Penta"),
     (["tournament", "ai", "max-ev", "--seats", "8"], "2 to 7"),
     (["tournament", "ai", "max-ev", "--seats", "1"], "2 to 7"),
     (["tournament", "ai", "optimal-win", "--seats", "3"], "two-seat"),

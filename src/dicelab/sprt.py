@@ -221,17 +221,21 @@ class SprtRun:
 
 
 def sprt_pairs(policies: list[str], spec: SprtSpec, *, max_games: int = 10_000_000,
-               seed: int | None = None, target: int | None = None, rules: str | None = None,
-               ending: str | None = None, crn: bool = True, progress=None) -> SprtRun:
+               seed: int | None = None, game: str | None = None, target: int | None = None,
+               rules: str | None = None, ending: str | None = None, crn: bool = True,
+               progress=None) -> SprtRun:
     """:func:`sprt` for every pair of ``policies`` (each pair its own seed, derived from
-    ``seed`` and the pair's index)."""
+    ``seed`` and the pair's index). Farkle only."""
     import itertools
 
     from dicelab.farkle.rules import check_target, load_rules
     from dicelab.seeding import check_seed
     from dicelab.tournament import _check, _group_seed
 
-    specs = _check(policies, 2, "farkle")
+    specs = _check(policies, 2, game)
+    if specs[0].game != "farkle":
+        raise UserError("--sprt tests Farkle pairs only; a Penta tournament plays a fixed "
+                        "number of games: leave out --sprt")
     seed = check_seed(seed)
     table = load_rules(rules, ending)
     target = check_target(target)
