@@ -20,6 +20,7 @@ from dicelab.experiment_file import parse_experiment, read_experiment, run_exper
 from dicelab.penta.simulate import simulate_penta
 from dicelab.registry import PolicySpec
 from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
+from dicelab.sprt import MIN_UNITS, UNIT_GAMES, SprtSpec, sprt
 from dicelab.tournament import tournament
 
 #: ``optimal`` under a second name: the same decisions, so every comparison is even.
@@ -137,20 +138,20 @@ def test_cli_table_json_out_and_figures(capsys, tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["game"] == "penta" and manifest["rules"] == "seed"
     code, stdout, err = run_cli(capsys, ["tournament", "optimal", "greedy", "-n", "9000",
-                                         "--seed", "1", "--rules", "hasbro"])
+                                         "--seed", "1", "--rules", "seed"])
     assert code == 0, err
     assert "Penta tournament" in stdout and "optimal" in stdout
 
 
 def test_experiment_files_take_penta_tournaments(tmp_path):
     text = ("kind = 'tournament'\npolicies = ['optimal', 'greedy']\nseats = 3\n"
-            "games = 9000\nseed = 2\nrules = 'hasbro'\n")
+            "games = 9000\nseed = 2\nrules = 'seed'\n")
     spec = parse_experiment(text, "penta.toml")
     assert spec.policies == ("optimal", "greedy") and spec.seats == 3
     f = tmp_path / "penta.toml"
     f.write_text(text)
     result, where, files = run_experiment_file(f, base=tmp_path)
-    assert result.game == "penta" and result.rules.name == "hasbro"
+    assert result.game == "penta" and result.rules.name == "seed"
     assert files["summary"].is_file() and where.is_dir()
     example = read_experiment(Path(__file__).parents[1] / "docs" / "examples"
                               / "penta-tournament.toml")
@@ -159,7 +160,28 @@ def test_experiment_files_take_penta_tournaments(tmp_path):
     with pytest.raises(UserError, match="target: --target applies to Farkle only"):
         parse_experiment(text + "target = 2000\n", "penta.toml")
     with pytest.raises(UserError, match="rules: unknown Penta rule set"):
-        parse_experiment(text.replace("hasbro", "default"), "penta.toml")
+        parse_experiment(text.replace("'seed'", "'default'"), "penta.toml")
+
+
+def test_sequential_tests_of_penta_pairs(capsys):
+    """optimal is far stronger than greedy (about 170 Elo): decided for H1 at the first
+    judgement; a policy against itself with common dice: every unit even, H0 at once;
+    with independent dice: H0 or undecided within the budget, never H1 here."""
+    spec = SprtSpec(0.0, 10.0, 0.05, 0.05)
+    r = sprt("optimal", "greedy", spec, seed=1)
+    assert r.decision == "H1" and r.game == "penta" and r.games == MIN_UNITS * 2 * UNIT_GAMES
+    assert sprt("greedy", "optimal", spec, seed=1).decision == "H0"
+    same = sprt("optimal", COPY, spec, seed=2)
+    assert same.decision == "H0" and same.score.mean == 0.5
+    for seed in range(3):
+        assert sprt("optimal", COPY, spec, seed=seed, crn=False,
+                    max_games=200_000).decision != "H1"
+    code, out, err = run_cli(capsys, ["tournament", "optimal", "greedy", "--sprt",
+                                      "elo0=0,elo1=10", "--seed", "1", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["game"] == "penta" and d["rules"] == "seed" and d["target"] is None
+    assert d["pairs"][0]["decision"] == "H1"
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
@@ -169,7 +191,7 @@ def test_experiment_files_take_penta_tournaments(tmp_path):
     (["tournament", "optimal", "greedy", "--seats", "1"], "at least 2 for Penta"),
     (["tournament", "optimal", "greedy", "--target", "2000"], "Farkle only"),
     (["tournament", "optimal", "greedy", "--rules", "default"], "unknown Penta rule set"),
-    (["tournament", "optimal", "greedy", "--sprt", "elo1=10"], "Farkle pairs only"),
+    (["tournament", "optimal", "greedy", "--sprt", "elo1=10", "--seats", "3"], "pairs"),
     (["tournament", "optimal", "optimal"], "named twice"),
 ])
 def test_bad_input(capsys, tmp_path, argv, needle):

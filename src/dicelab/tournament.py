@@ -333,7 +333,8 @@ O_WINS, O_TIES, O_AHEAD, O_BEAT = range(4)
 
 
 class TableGame(Protocol):
-    """The game-specific part of a tournament: one table's games as per-chunk outcomes.
+    """The game-specific part of a tournament (and of a sequential test): one table's
+    games as per-chunk outcomes.
 
     ``game``: its name; ``rules``: what the results record (with ``to_dict`` or a
     ``name``); ``target``: Farkle's target (None for Penta)."""
@@ -346,6 +347,14 @@ class TableGame(Protocol):
              progress: Callable[[int, int], None], client: Any) -> np.ndarray:
         """``games`` games of ``seats`` from ``seed`` (``crn``: the stream per turn that
         tables sharing the seed share), as outcomes (layout ``O_*``), chunk by chunk."""
+
+    def plan(self, seats: list[PolicySpec], *, games: int, seed: int, crn: bool,
+             chunk_games: int) -> Any:
+        """The same games as a :class:`dicelab.runner.Plan` in chunks of ``chunk_games``,
+        to be played range by range; :meth:`outcomes` reads what it returns."""
+
+    def outcomes(self, acc: dict[str, np.ndarray]) -> np.ndarray:
+        """The outcomes (layout ``O_*``) of a plan's accumulators, chunk by chunk."""
 
 
 @dataclass(frozen=True)
@@ -380,8 +389,27 @@ class FarkleTables:
                               rules=self.rules, progress=progress, client=client,
                               per_chunk=True,
                               streams=K.STREAM_PER_TURN if crn else K.STREAM_PER_CHUNK)
-        st = np.asarray(res.chunk_stats, dtype=np.int64)
-        n = len(seats)
+        return self._columns(res.chunk_stats)
+
+    def plan(self, seats, *, games, seed, crn, chunk_games):
+        from dicelab.farkle import kernels as K
+        from dicelab.farkle.simulate import FarklePlan
+
+        return FarklePlan(tuple(seats), self.rules, self.target, seed, games,
+                          streams=K.STREAM_PER_TURN if crn else K.STREAM_PER_CHUNK,
+                          chunk_games=chunk_games, per_chunk=True)
+
+    def outcomes(self, acc) -> np.ndarray:
+        from dicelab.runner import PER_CHUNK
+
+        return self._columns(acc[PER_CHUNK + "stats"])
+
+    @staticmethod
+    def _columns(chunk_stats) -> np.ndarray:
+        from dicelab.farkle import kernels as K
+
+        st = np.asarray(chunk_stats, dtype=np.int64)
+        n = st.shape[1]
         return st[:, :, [K.ST_WINS, K.ST_TIES, K.ST_AHEAD, *range(K.ST_BEAT, K.ST_BEAT + n)]]
 
 
@@ -417,7 +445,25 @@ class PentaTables:
         res = simulate_penta(seats, games=games, seed=seed, rules=self.rules.name,
                              progress=progress, client=client, per_chunk=True,
                              streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK)
-        t = res.chunk_tallies
+        return self._columns(res.chunk_tallies)
+
+    def plan(self, seats, *, games, seed, crn, chunk_games):
+        from dicelab.penta.simulate import PentaPlan
+        from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
+
+        return PentaPlan(tuple(seats), self.rules.name, seed, games, per_chunk=True,
+                         streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK,
+                         chunk_games=chunk_games)
+
+    def outcomes(self, acc) -> np.ndarray:
+        from dicelab.penta.simulate import CHUNK_TALLIES, check_legal
+        from dicelab.runner import PER_CHUNK
+
+        check_legal(acc["illegal"])
+        return self._columns({name: acc[PER_CHUNK + name] for name in CHUNK_TALLIES})
+
+    @staticmethod
+    def _columns(t: dict[str, np.ndarray]) -> np.ndarray:
         beat = np.asarray(t["beat"], dtype=np.int64)
         return np.concatenate([np.asarray(t["wins"], dtype=np.int64)[..., None],
                                np.asarray(t["tied"], dtype=np.int64)[..., None],

@@ -555,6 +555,9 @@ class PentaPlan(LazyArrays):
     batch_chunks: int = config.BATCH_CHUNKS
     per_chunk: bool = False
     streams: int = STREAM_PER_CHUNK
+    #: games per chunk: part of what a seed means (simulations use the standard size; a
+    #: sequential test takes smaller units)
+    chunk_games: int = config.CHUNK_GAMES
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -569,7 +572,8 @@ class PentaPlan(LazyArrays):
 
     def token(self) -> str:
         return plan_token("penta", tuple(s.name for s in self.seats), self.rules, self.seed,
-                          self.games, self.batch_chunks, self.per_chunk, self.streams)
+                          self.games, self.batch_chunks, self.per_chunk, self.streams,
+                          self.chunk_games)
 
     def prepare(self) -> None:
         """The decision tables, and the kernel compiled (or loaded), before the clock."""
@@ -584,8 +588,8 @@ class PentaPlan(LazyArrays):
         pol, rp = self.kernel_arrays()
         tl = new_tallies(stop - first, len(self.seats))
         _simulate_chunks(seeding.chunk_states(self.seed, first, stop),
-                         seeding.chunk_bounds(self.games, first, stop), 0, pol, rp, TABLES, tl,
-                         self.streams)
+                         seeding.chunk_bounds(self.games, first, stop, self.chunk_games), 0,
+                         pol, rp, TABLES, tl, self.streams)
         out = _sum_chunks(tl)
         if self.per_chunk:
             out.update({PER_CHUNK + name: getattr(tl, name) for name in CHUNK_TALLIES})
@@ -610,7 +614,7 @@ def _specs(seats: Sequence[PolicySpec | str]) -> list[PolicySpec]:
     return specs
 
 
-def _check_legal(illegal: np.ndarray) -> None:
+def check_legal(illegal: np.ndarray) -> None:
     if illegal.any():
         raise RuntimeError("a Penta policy table chose a box the rules forbid "
                            f"({int(illegal.sum())} times): a bug")
@@ -657,7 +661,7 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     t1 = time.perf_counter()
     acc = run_plan(plan, progress=progress, client=client)
     elapsed = time.perf_counter() - t1
-    _check_legal(acc["illegal"])
+    check_legal(acc["illegal"])
     return PentaResult(
         seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=int(seed),
         seed_given=seed_given, hist=acc["hist"], box_sum=acc["box_sum"],
@@ -731,7 +735,7 @@ def play_scripted(seats: Sequence[PolicySpec | str], scripts: Sequence[Sequence[
     tl = new_tallies(1, len(specs))
     _run_scripted(src, pol, rs.params, TABLES, W, tl)
     acc = _sum_chunks(tl)
-    _check_legal(acc["illegal"])
+    check_legal(acc["illegal"])
     shape = (len(specs), n_games)
     return ScriptedGames(tuple(s.name for s in specs), rs.name, W.totals.copy(),
                          (src.cursor - bounds[:-1]).reshape(shape),
