@@ -367,7 +367,8 @@ class FarkleTables:
     game: str = "farkle"
 
     @classmethod
-    def make(cls, rules: str | None, ending: str | None, target: int | None) -> FarkleTables:
+    def make(cls, rules: Any, ending: str | None, target: int | None) -> FarkleTables:
+        """``rules``: a preset name, a TOML path or FarkleRules (None: ``default``)."""
         from dicelab.farkle.rules import check_target, load_rules
 
         return cls(load_rules(rules, ending), check_target(target))
@@ -424,14 +425,15 @@ class PentaTables:
     game: str = "penta"
 
     @classmethod
-    def make(cls, rules: str | None, ending: str | None, target: int | None) -> PentaTables:
-        from dicelab.penta.rules import get_rules
+    def make(cls, rules: Any, ending: str | None, target: int | None) -> PentaTables:
+        """``rules``: a rule-set name (None: ``seed``) or a RuleSet."""
+        from dicelab.penta.rules import RuleSet, get_rules
 
         for name, value in (("--target", target), ("--ending", ending)):
             if value is not None:
                 raise UserError(f"{name} applies to Farkle only; a Penta game is 13 turns "
                                 "per seat, every seat on its own card")
-        return cls(get_rules(rules))
+        return cls(rules if isinstance(rules, RuleSet) else get_rules(rules))
 
     @staticmethod
     def check(specs: list[PolicySpec], seats: int) -> None:
