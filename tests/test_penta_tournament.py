@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_helpers import run_cli
-from numba_threads import with_threads
+from numba_threads import dicts_by_threads
+from tournament_checks import check_places
 
 from dicelab.compare import compare
 from dicelab.errors import UserError
@@ -81,9 +82,10 @@ def test_pair_score_agrees_with_compare_and_optimal_wins():
 
 def test_common_dice_give_more_than_a_game_per_game():
     """Measured, not assumed: the variance with independent dice over the variance with
-    the seat's dice shared by the rotations (about 1.5 for optimal against greedy)."""
+    the seat's dice shared by the rotations (about 1.2 for optimal against greedy; this
+    seed's estimate from 74 units is 1.14)."""
     t = tournament(["optimal", "greedy"], games=600_000, seed=5)
-    assert t.pairs()[0].effective_games_per_game > 1.1
+    assert t.pairs()[0].effective_games_per_game > 1.0
     independent = tournament(["optimal", "greedy"], games=100_000, seed=5, crn=False)
     assert independent.pairs()[0].effective_games_per_game == pytest.approx(1.0)
 
@@ -110,18 +112,13 @@ def test_full_tables_have_places():
     places = {s.policy: s.place.mean for s in t.standings()}
     assert 1 < places["optimal"] < places["greedy"] < 3
     assert places["optimal"] == pytest.approx(places["optimal-copy"], abs=0.02)
-    total = sum(s.place.mean * s.games for s in t.standings()) / \
-        sum(s.games for s in t.standings())
-    assert 1.9 < total <= 2.0  # places 1..3 (level seats share the better place)
+    check_places(t, 3)
 
 
 def test_same_seed_same_tournament_whatever_the_threads():
-    runs = [with_threads(n, lambda: tournament(["optimal", "greedy"], seats=3, games=20_000,
-                                               seed=9).to_dict())
-            for n in (1, 2)]
-    for r in runs:
-        r.pop("elapsed_s")
-    assert runs[0] == runs[1]
+    one, two = dicts_by_threads(lambda: tournament(["optimal", "greedy"], seats=3,
+                                                   games=20_000, seed=9))
+    assert one == two
 
 
 def test_cli_table_json_out_and_figures(capsys, tmp_path):
