@@ -20,8 +20,10 @@ win rates, finishing places, pairwise verdicts and ratings, each with its uncert
   the same dice in every rotation, so when the seats are swapped the luck goes to the
   other policy and much of it cancels in any comparison within the group (``crn=False``:
   a seed per table and the usual stream per chunk). In Penta the first roll of every
-  turn is the same for whoever sits in the seat; the rerolls follow the same stream, so
-  they agree as long as the policies keep as many dice.
+  turn is the same for whoever sits in the seat; each reroll takes the next draw of the
+  turn's stream, whose leading base-6 digits are the faces, so a reroll of as many dice
+  at the same point of the turn rolls the same faces and one of fewer dice a subset
+  (but for the rare rejected draw).
 * **Uncertainty.** The independent units are (group, chunk of games): a chunk's tables
   share their dice, different chunks and groups do not. Every rate is a ratio of sums
   over units, with its delta-method standard error over the units, so the correlation
@@ -337,7 +339,10 @@ class TableGame(Protocol):
     games as per-chunk outcomes.
 
     ``game``: its name; ``rules``: what the results record (with ``to_dict`` or a
-    ``name``); ``target``: Farkle's target (None for Penta)."""
+    ``name``); ``target``: Farkle's target (None for Penta). Each game's class (in
+    :data:`TABLE_GAMES`) also has ``check(specs, seats)``, the seats it plays (a
+    ``UserError`` otherwise), and ``make(rules, ending, target)``, which checks those and
+    returns the instance."""
 
     game: str
     rules: Any
