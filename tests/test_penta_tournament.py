@@ -163,16 +163,17 @@ def test_experiment_files_take_penta_tournaments(tmp_path):
 def test_sequential_tests_of_penta_pairs(capsys):
     """optimal is far stronger than greedy (about 170 Elo): decided for H1 at the first
     judgement; a policy against itself with common dice: every unit even, H0 at once;
-    with independent dice: H0 or undecided within the budget, never H1 here."""
+    with independent dice, over 40 seeds: H1 (a false alarm) about as rarely as alpha
+    says (expected 2 of 40; 20 of 20 seeds accepted H0 when this was written)."""
     spec = SprtSpec(0.0, 10.0, 0.05, 0.05)
     r = sprt("optimal", "greedy", spec, seed=1)
     assert r.decision == "H1" and r.game == "penta" and r.games == MIN_UNITS * 2 * UNIT_GAMES
     assert sprt("greedy", "optimal", spec, seed=1).decision == "H0"
     same = sprt("optimal", COPY, spec, seed=2)
     assert same.decision == "H0" and same.score.mean == 0.5
-    for seed in range(3):
-        assert sprt("optimal", COPY, spec, seed=seed, crn=False,
-                    max_games=200_000).decision != "H1"
+    decisions = Counter(sprt("optimal", COPY, spec, seed=s, crn=False,
+                             max_games=400_000).decision for s in range(40))
+    assert decisions["H1"] <= 5 and decisions["H0"] >= 30, decisions
     code, out, err = run_cli(capsys, ["tournament", "optimal", "greedy", "--sprt",
                                       "elo0=0,elo1=10", "--seed", "1", "--json"])
     assert code == 0, err
