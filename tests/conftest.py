@@ -21,7 +21,7 @@ DECISION_FILES = "penta-decisions-*.npz"
 #: directory, or edits a cache file in place, must not be listed.)
 SHARES_DECISION_BLOCKS = {"test_compare", "test_distributed", "test_penta_decision_cache",
                           "test_penta_distribution", "test_penta_policies",
-                          "test_penta_simulate"}
+                          "test_penta_simulate", "test_penta_tournament"}
 
 
 @pytest.fixture(scope="session")

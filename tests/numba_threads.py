@@ -19,3 +19,15 @@ def with_threads(n: int, fn: Callable[[], T]) -> T:
         return fn()
     finally:
         numba.set_num_threads(before)
+
+
+def dicts_by_threads(fn: Callable[[], object], counts: tuple[int, ...] = (1, 2)
+                     ) -> list[dict]:
+    """``fn().to_dict()`` run on each of ``counts`` threads, without its wall time
+    (``elapsed_s``): what must be equal whatever the thread count."""
+    out = []
+    for n in counts:
+        d = with_threads(n, lambda: fn().to_dict())
+        d.pop("elapsed_s", None)
+        out.append(d)
+    return out

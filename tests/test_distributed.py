@@ -147,6 +147,22 @@ def test_penta_identical_with_one_two_threads_and_dask(client, monkeypatch):
     assert one.to_dict()["table_bytes"] == dask.to_dict()["table_bytes"] > 0
 
 
+def test_penta_tournament_identical_locally_and_on_dask(client, monkeypatch):
+    """A stream per turn and the per-chunk finishes travel as well (in-process workers
+    share this process's decision tables)."""
+    from dicelab.tournament import tournament
+
+    monkeypatch.setattr(config, "BATCH_CHUNKS", 1)
+
+    def run(**kw):
+        return tournament(["optimal", "greedy"], seats=3, games=2 * seeding.CHUNK_GAMES + 5,
+                          seed=78, **kw)
+
+    local, dask = run(), run(client=client)
+    assert strip(local.to_dict()) == strip(dask.to_dict())
+    assert dask.executor == "dask"
+
+
 @pytest.mark.slow
 def test_worker_processes_give_the_same_results():
     # real worker processes: each unpickles the plan and builds its own arrays

@@ -4,13 +4,13 @@
 
     name = "thresholds-vs-ai"      # results/<name>/ (default: the file's stem)
     kind = "tournament"            # or "compare" (every pair, two seats)
-    policies = ["ai", "max-ev", "threshold-T"]
+    policies = ["ai", "max-ev", "threshold-T"]   # one game's: Farkle here, or Penta's
     seats = 2
     games = 200000                 # per table (tournament) or pair (compare)
     seed = 1                       # optional: drawn once and kept if absent
-    rules = "default"
-    target = 10000
-    ending = "last-round"
+    rules = "default"              # Farkle's preset or TOML file, or a Penta rule set
+    target = 10000                 # Farkle only
+    ending = "last-round"          # Farkle only
     crn = true                     # tournament: common random numbers
     exact = false                  # compare: exact evaluation instead of games
 
@@ -153,26 +153,28 @@ def _expand(source: str, policies: list[str], sweep) -> list[str]:
 
 
 def _check_values(spec: ExperimentSpec) -> None:
-    """The values, with the library's own checks (each error names its field)."""
-    from dicelab.farkle.rules import check_target, load_rules
+    """The values, with the library's own checks (each error names its field); rules,
+    ending and target are checked as the policies' game takes them."""
     from dicelab.seeding import check_games, check_seed
-    from dicelab.tournament import _check
+    from dicelab.tournament import TABLE_GAMES, _check
 
     src = spec.source
 
-    def named(key: str, check) -> None:
+    def named(key: str, check):
         try:
-            check()
+            return check()
         except UserError as exc:
             raise UserError(f"{src}: {key}: {exc}") from None
 
-    named("policies", lambda: _check(list(spec.policies),
-                                     spec.seats if spec.kind == "tournament" else 2, None))
+    specs = named("policies", lambda: _check(list(spec.policies),
+                                             spec.seats if spec.kind == "tournament" else 2,
+                                             None))
     named("games", lambda: check_games(spec.games, "games"))
     if spec.seed is not None:
         named("seed", lambda: check_seed(spec.seed))
-    named("rules", lambda: load_rules(spec.rules, spec.ending))
-    named("target", lambda: check_target(spec.target))
+    tables = TABLE_GAMES[specs[0].game]
+    named("rules", lambda: tables.make(spec.rules, spec.ending, None))
+    named("target", lambda: tables.make(None, None, spec.target))
 
 
 def read_experiment(path: Path | str) -> ExperimentSpec:

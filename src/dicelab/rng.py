@@ -94,6 +94,13 @@ def roll_dice(state, n):
     return np.int64(_SEQ_TO_RANK[_SEQ_OFFSET[n] + u])
 
 
+#: Random-stream layouts of the game kernels: one stream per chunk, games drawing from it
+#: in turn (every simulation), or one stream per turn, keyed by (game, seat, turn), so that
+#: tables with the seats swapped give a seat the same dice whoever sits there (common random
+#: numbers for tournaments). Farkle keys the seat by its place in the turn order.
+STREAM_PER_CHUNK = 0
+STREAM_PER_TURN = 1
+
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 _MIX1 = uint64(0xBF58476D1CE4E5B9)
 _MIX2 = uint64(0x94D049BB133111EB)
@@ -122,6 +129,15 @@ def keyed_state(k0, k1, a, b, c):
     s2, x = _splitmix(x)
     s3, x = _splitmix(x)
     return s0, s1 | uint64(1), s2, s3
+
+
+@njit(inline="always")
+def roll_dice_at(states, i, n):
+    """:func:`roll_dice` on row ``i`` of ``states`` (uint64 (rows, 4)): one generator per
+    row, e.g. a stream per game and turn made by :func:`keyed_state`."""
+    u, states[i, 0], states[i, 1], states[i, 2], states[i, 3] = below_s(
+        states[i, 0], states[i, 1], states[i, 2], states[i, 3], _POW6[n])
+    return np.int64(_SEQ_TO_RANK[_SEQ_OFFSET[n] + u])
 
 
 @njit(inline="always")

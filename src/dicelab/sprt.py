@@ -1,10 +1,12 @@
-"""Sequential testing of two Farkle policies: stop as soon as the question is decided
-(layer 2).
+"""Sequential testing of two policies of either game: stop as soon as the question is
+decided (layer 2).
 
 ``sprt("ai", "threshold-300", SprtSpec.parse("elo0=0,elo1=10,alpha=0.05,beta=0.05"))``
-plays the pair in *units*: one small chunk of games with each seating (the policy
-first, then second), the two chunks sharing their dice through a stream per turn
-(common random numbers, :data:`dicelab.farkle.kernels.STREAM_PER_TURN`). After every
+(or ``sprt("optimal", "greedy", ...)`` for Penta) plays the pair in *units*: one small
+chunk of games with each seating (the policy first, then second), the two chunks sharing
+their dice through a stream per turn (common random numbers,
+:data:`dicelab.rng.STREAM_PER_TURN`); the game's tables are the tournament's
+(:class:`dicelab.tournament.TableGame`). After every
 unit the generalized SPRT of chess-engine testing decides between H0 (the policy is
 ``elo0`` Elo stronger) and H1 (``elo1``): with ``n`` units of mean score ``x`` and
 variance ``v`` (each unit's share of finishing ahead, level finishes half), the
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from dicelab.errors import UserError
+from dicelab.registry import PolicySpec
 from dicelab.stats import Estimate
 
 #: Games of one seating in one unit (a unit plays twice this many).
@@ -110,45 +113,40 @@ class SprtResult:
     crn: bool
     seed: int
     elapsed_s: float
+    game: str = "farkle"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy, "opponent": self.opponent, "sprt": self.spec.to_dict(),
+        return {"game": self.game, "policy": self.policy, "opponent": self.opponent,
+                "sprt": self.spec.to_dict(),
                 "decision": self.decision, "llr": self.llr, "bounds": list(self.spec.bounds),
                 "units": self.units, "games": self.games, "score": self.score.mean,
                 "score_se": self.score.se, "crn": self.crn, "seed": self.seed,
                 "elapsed_s": self.elapsed_s}
 
 
-def sprt(policy: str, opponent: str, spec: SprtSpec, *, max_games: int = 10_000_000,
-         seed: int | None = None, target: int | None = None, rules: str | None = None,
-         ending: str | None = None, crn: bool = True) -> SprtResult:
-    """Play ``policy`` against ``opponent`` unit by unit until the SPRT decides (or
-    ``max_games`` games are played); see the module docstring.
+def sprt(policy: str | PolicySpec, opponent: str | PolicySpec, spec: SprtSpec, *,
+         max_games: int = 10_000_000, seed: int | None = None, game: str | None = None,
+         target: int | None = None, rules: Any = None, ending: str | None = None,
+         crn: bool = True) -> SprtResult:
+    """Play ``policy`` against ``opponent`` (names or parsed specs of one game) unit by
+    unit until the SPRT decides (or ``max_games`` games are played); see the module
+    docstring. ``target`` and ``ending`` are Farkle's.
 
     >>> r = sprt("threshold-300", "threshold-1000", SprtSpec(0, 20), seed=1, target=2000)
     >>> r.decision, r.games
     ('H1', 4096)
     """
-    from dicelab.farkle import kernels as K
-    from dicelab.farkle.rules import check_target, load_rules
-    from dicelab.farkle.simulate import FarklePlan
-    from dicelab.registry import parse_policy
-    from dicelab.runner import PER_CHUNK
     from dicelab.seeding import check_games, check_seed
-    from dicelab.tournament import _group_seed
+    from dicelab.tournament import O_TIES, O_WINS, TABLE_GAMES, _check, _group_seed
 
-    a, b = parse_policy(policy, "farkle"), parse_policy(opponent, "farkle")
-    if a.name == b.name:
-        raise UserError(f"an SPRT needs two different policies, not {a.name} twice")
+    a, b = _check([policy, opponent], 2, game)
     max_games = check_games(max_games)
     seed = check_seed(seed)
-    table = load_rules(rules, ending)
-    target = check_target(target)
+    tables = TABLE_GAMES[a.game].make(rules, ending, target)
     n_units = max(1, max_games // (2 * UNIT_GAMES))
     seeds = (_group_seed(seed, 0), _group_seed(seed, 0 if crn else 1))
-    streams = K.STREAM_PER_TURN if crn else K.STREAM_PER_CHUNK
-    plans = [FarklePlan(seats, table, target, s, n_units * UNIT_GAMES, streams=streams,
-                        chunk_games=UNIT_GAMES, per_chunk=True)
+    plans = [tables.plan(list(seats), games=n_units * UNIT_GAMES, seed=s, crn=crn,
+                         chunk_games=UNIT_GAMES)
              for seats, s in (((a, b), seeds[0]), ((b, a), seeds[1]))]
     lo_bound, hi_bound = spec.bounds
     started = time.perf_counter()
@@ -157,11 +155,11 @@ def sprt(policy: str, opponent: str, spec: SprtSpec, *, max_games: int = 10_000_
     decision = "undecided"
     for first in range(0, n_units, BATCH_UNITS):
         stop = min(first + BATCH_UNITS, n_units)
-        per = [p.run_range(first, stop)[PER_CHUNK + "stats"] for p in plans]
+        per = [tables.outcomes(p.run_range(first, stop)) for p in plans]
         for u in range(stop - first):
             ab, ba = per[0][u], per[1][u]
-            x = (ab[0, K.ST_WINS] + 0.5 * ab[0, K.ST_TIES]
-                 + ba[1, K.ST_WINS] + 0.5 * ba[1, K.ST_TIES]) / (2 * UNIT_GAMES)
+            x = (ab[0, O_WINS] + 0.5 * ab[0, O_TIES]
+                 + ba[1, O_WINS] + 0.5 * ba[1, O_TIES]) / (2 * UNIT_GAMES)
             scores.append(float(x))
             n = len(scores)
             mean = float(np.mean(scores))
@@ -180,7 +178,7 @@ def sprt(policy: str, opponent: str, spec: SprtSpec, *, max_games: int = 10_000_
     score = Estimate(float(arr.mean()), float(arr.std(ddof=1) / math.sqrt(n)) if n > 1
                      else math.nan, n * 2 * UNIT_GAMES, df=n - 1 if n > 1 else None)
     return SprtResult(a.name, b.name, spec, decision, float(llr), n, n * 2 * UNIT_GAMES, score,
-                      crn, seed, time.perf_counter() - started)
+                      crn, seed, time.perf_counter() - started, a.game)
 
 
 @dataclass
@@ -193,7 +191,7 @@ class SprtRun:
     max_games: int
     crn: bool
     rules: Any
-    target: int
+    target: int | None
     pairs: list[SprtResult]
     elapsed_s: float
     game: str = "farkle"
@@ -216,32 +214,32 @@ class SprtRun:
     def manifest(self) -> dict[str, Any]:
         return {"game": self.game, "experiment": "sprt", "policies": self.policies,
                 "sprt": self.spec.to_dict(), "seed": self.seed, "max_games": self.max_games,
-                "crn": self.crn, "rules": self.rules.to_dict(), "target": self.target,
+                "crn": self.crn, "rules": self.rules.to_dict() if hasattr(self.rules, "to_dict")
+                else self.rules.name, "target": self.target,
                 "elapsed_s": self.elapsed_s}
 
 
 def sprt_pairs(policies: list[str], spec: SprtSpec, *, max_games: int = 10_000_000,
-               seed: int | None = None, target: int | None = None, rules: str | None = None,
-               ending: str | None = None, crn: bool = True, progress=None) -> SprtRun:
+               seed: int | None = None, game: str | None = None, target: int | None = None,
+               rules: str | None = None, ending: str | None = None, crn: bool = True,
+               progress=None) -> SprtRun:
     """:func:`sprt` for every pair of ``policies`` (each pair its own seed, derived from
     ``seed`` and the pair's index)."""
     import itertools
 
-    from dicelab.farkle.rules import check_target, load_rules
     from dicelab.seeding import check_seed
-    from dicelab.tournament import _check, _group_seed
+    from dicelab.tournament import TABLE_GAMES, _check, _group_seed
 
-    specs = _check(policies, 2, "farkle")
+    specs = _check(policies, 2, game)
     seed = check_seed(seed)
-    table = load_rules(rules, ending)
-    target = check_target(target)
+    tables = TABLE_GAMES[specs[0].game].make(rules, ending, target)
     started = time.perf_counter()
-    pairs = list(itertools.combinations([s.name for s in specs], 2))
+    pairs = list(itertools.combinations(specs, 2))
     out = []
     for i, (a, b) in enumerate(pairs):
         out.append(sprt(a, b, spec, max_games=max_games, seed=_group_seed(seed, 1000 + i),
-                        target=target, rules=table, crn=crn))
+                        target=tables.target, rules=tables.rules, crn=crn))
         if progress is not None:
             progress(i + 1, len(pairs))
-    return SprtRun([s.name for s in specs], spec, seed, max_games, crn, table, target, out,
-                   time.perf_counter() - started)
+    return SprtRun([s.name for s in specs], spec, seed, max_games, crn, tables.rules,
+                   tables.target, out, time.perf_counter() - started, tables.game)

@@ -1,21 +1,29 @@
 """Tournaments: every seat assignment of a set of policies, balanced over the games, with
 win rates, finishing places, pairwise verdicts and ratings, each with its uncertainty
-(layer 2).
+(layer 2), for either game.
 
-``tournament(["ai", "max-ev", "threshold-300"], seats=2, games=200_000, seed=1)``:
+``tournament(["ai", "max-ev", "threshold-300"], seats=2, games=200_000, seed=1)``, or
+``tournament(["optimal", "greedy"], seats=4, ...)`` for Penta:
 
 * **Tables.** With at least as many policies as seats, every combination of ``seats``
   policies is a *group*, played in all its rotations (policy ``i`` of the group in seat
   ``(i + r) % seats``), so each policy sits in each seat equally often. With fewer
   policies than seats, one group: the seating ``s -> policies[(s + r) % K]`` for every
-  rotation ``r``. Each table plays ``games`` games (the starting seat rotates with the
-  game index, as in every simulation).
+  rotation ``r``. Each table plays ``games`` games. What a game is lives behind one small
+  interface, :class:`TableGame` (:class:`FarkleTables`, :class:`PentaTables`): it plays
+  one table's games and returns who finished ahead of whom, chunk by chunk; everything
+  below is the same for both games.
 * **Common random numbers.** The tables of a group share their seed and draw one
-  stream per turn, keyed by (game, place in the turn order, turn number)
-  (:data:`dicelab.farkle.kernels.STREAM_PER_TURN`): whoever is first to move in game
-  ``i`` gets the same dice in every rotation, so when the seats are swapped the luck
-  goes to the other policy and much of it cancels in any comparison within the group
-  (``crn=False``: a seed per table and the usual stream per chunk).
+  stream per turn (:data:`dicelab.rng.STREAM_PER_TURN`), keyed by (game, seat, turn
+  number): in Farkle the seat is the place in the turn order (the starting seat rotates
+  with the game index), in Penta the seat itself. Whoever sits there in game ``i`` gets
+  the same dice in every rotation, so when the seats are swapped the luck goes to the
+  other policy and much of it cancels in any comparison within the group (``crn=False``:
+  a seed per table and the usual stream per chunk). In Penta the first roll of every
+  turn is the same for whoever sits in the seat; each reroll takes the next draw of the
+  turn's stream, whose leading base-6 digits are the faces, so a reroll of as many dice
+  at the same point of the turn rolls the same faces and one of fewer dice a subset
+  (but for the rare rejected draw).
 * **Uncertainty.** The independent units are (group, chunk of games): a chunk's tables
   share their dice, different chunks and groups do not. Every rate is a ratio of sums
   over units, with its delta-method standard error over the units, so the correlation
@@ -43,7 +51,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -310,7 +318,8 @@ class Tournament:
         return pd.DataFrame(rows)
 
     def manifest(self) -> dict[str, Any]:
-        rules = self.rules.to_dict() if hasattr(self.rules, "to_dict") else self.rules
+        rules = self.rules.to_dict() if hasattr(self.rules, "to_dict") \
+            else getattr(self.rules, "name", self.rules)
         return {"game": self.game, "experiment": "tournament", "policies": self.policies,
                 "seats": self.seats, "games_per_table": self.games_per_table,
                 "seed": self.seed, "crn": self.crn, "rules": rules, "target": self.target,
@@ -318,12 +327,171 @@ class Tournament:
                 "executor": self.executor, "workers": self.workers}
 
 
-def tournament(policies: list[str], *, seats: int = 2, games: int = DEFAULT_GAMES,
-               seed: int | None = None, game: str | None = None, target: int | None = None,
-               rules: str | None = None, ending: str | None = None, crn: bool = True,
+#: Columns of a table's outcomes, (chunks, seats, O_BEAT + seats) int64, what every game
+#: gives a tournament: games the seat won alone, shared the top, the seats that finished
+#: strictly ahead of it (summed over games), and from column O_BEAT + q on the games it
+#: finished strictly ahead of seat q.
+O_WINS, O_TIES, O_AHEAD, O_BEAT = range(4)
+
+
+class TableGame(Protocol):
+    """The game-specific part of a tournament (and of a sequential test): one table's
+    games as per-chunk outcomes.
+
+    ``game``: its name; ``rules``: what the results record (with ``to_dict`` or a
+    ``name``); ``target``: Farkle's target (None for Penta). Each game's class (in
+    :data:`TABLE_GAMES`) also has ``check(specs, seats)``, the seats it plays (a
+    ``UserError`` otherwise), and ``make(rules, ending, target)``, which checks those and
+    returns the instance."""
+
+    game: str
+    rules: Any
+    target: int | None
+
+    def play(self, seats: list[PolicySpec], *, games: int, seed: int, crn: bool,
+             progress: Callable[[int, int], None], client: Any) -> np.ndarray:
+        """``games`` games of ``seats`` from ``seed`` (``crn``: the stream per turn that
+        tables sharing the seed share), as outcomes (layout ``O_*``), chunk by chunk."""
+
+    def plan(self, seats: list[PolicySpec], *, games: int, seed: int, crn: bool,
+             chunk_games: int) -> Any:
+        """The same games as a :class:`dicelab.runner.Plan` in chunks of ``chunk_games``,
+        to be played range by range; :meth:`outcomes` reads what it returns."""
+
+    def outcomes(self, acc: dict[str, np.ndarray]) -> np.ndarray:
+        """The outcomes (layout ``O_*``) of a plan's accumulators, chunk by chunk."""
+
+
+@dataclass(frozen=True)
+class FarkleTables:
+    """Farkle tables: 2 to 7 seats, a stream per turn keyed by the place in the turn
+    order (:data:`dicelab.rng.STREAM_PER_TURN`)."""
+
+    rules: Any
+    target: int
+    game: str = "farkle"
+
+    @classmethod
+    def make(cls, rules: Any, ending: str | None, target: int | None) -> FarkleTables:
+        """``rules``: a preset name, a TOML path or FarkleRules (None: ``default``)."""
+        from dicelab.farkle.rules import check_target, load_rules
+
+        return cls(load_rules(rules, ending), check_target(target))
+
+    @staticmethod
+    def check(specs: list[PolicySpec], seats: int) -> None:
+        from dicelab.farkle.rules import MAX_SEATS
+
+        if not 2 <= seats <= MAX_SEATS:
+            raise UserError(f"--seats must be 2 to {MAX_SEATS} for Farkle, not {seats}")
+        if any(s.family == "optimal-win" for s in specs) and seats != 2:
+            raise UserError("optimal-win plays two-seat games only; use --seats 2")
+
+    def play(self, seats, *, games, seed, crn, progress, client) -> np.ndarray:
+        from dicelab.farkle import kernels as K
+        from dicelab.farkle.simulate import simulate_farkle
+
+        res = simulate_farkle(seats, games=games, seed=seed, target=self.target,
+                              rules=self.rules, progress=progress, client=client,
+                              per_chunk=True,
+                              streams=K.STREAM_PER_TURN if crn else K.STREAM_PER_CHUNK)
+        return self._columns(res.chunk_stats)
+
+    def plan(self, seats, *, games, seed, crn, chunk_games):
+        from dicelab.farkle import kernels as K
+        from dicelab.farkle.simulate import FarklePlan
+
+        return FarklePlan(tuple(seats), self.rules, self.target, seed, games,
+                          streams=K.STREAM_PER_TURN if crn else K.STREAM_PER_CHUNK,
+                          chunk_games=chunk_games, per_chunk=True)
+
+    def outcomes(self, acc) -> np.ndarray:
+        from dicelab.runner import PER_CHUNK
+
+        return self._columns(acc[PER_CHUNK + "stats"])
+
+    @staticmethod
+    def _columns(chunk_stats) -> np.ndarray:
+        from dicelab.farkle import kernels as K
+
+        st = np.asarray(chunk_stats, dtype=np.int64)
+        n = st.shape[1]
+        return st[:, :, [K.ST_WINS, K.ST_TIES, K.ST_AHEAD, *range(K.ST_BEAT, K.ST_BEAT + n)]]
+
+
+@dataclass(frozen=True)
+class PentaTables:
+    """Penta tables: any number of seats (within the memory limit), a stream per turn
+    keyed by the seat (:data:`dicelab.rng.STREAM_PER_TURN`); the highest TOTAL wins,
+    equal TOTALs share it."""
+
+    rules: Any
+    target: None = None
+    game: str = "penta"
+
+    @classmethod
+    def make(cls, rules: Any, ending: str | None, target: int | None) -> PentaTables:
+        """``rules``: a rule-set name (None: ``seed``) or a RuleSet."""
+        from dicelab.penta.rules import RuleSet, get_rules
+
+        for name, value in (("--target", target), ("--ending", ending)):
+            if value is not None:
+                raise UserError(f"{name} applies to Farkle only; a Penta game is 13 turns "
+                                "per seat, every seat on its own card")
+        return cls(rules if isinstance(rules, RuleSet) else get_rules(rules))
+
+    @staticmethod
+    def check(specs: list[PolicySpec], seats: int) -> None:
+        if seats < 2:
+            raise UserError(f"--seats must be at least 2 for Penta, not {seats}")
+
+    def play(self, seats, *, games, seed, crn, progress, client) -> np.ndarray:
+        from dicelab.penta.simulate import simulate_penta
+        from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
+
+        res = simulate_penta(seats, games=games, seed=seed, rules=self.rules.name,
+                             progress=progress, client=client, per_chunk=True,
+                             streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK)
+        return self._columns(res.chunk_tallies)
+
+    def plan(self, seats, *, games, seed, crn, chunk_games):
+        from dicelab.penta.simulate import PentaPlan
+        from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
+
+        return PentaPlan(tuple(seats), self.rules.name, seed, games, per_chunk=True,
+                         streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK,
+                         chunk_games=chunk_games)
+
+    def outcomes(self, acc) -> np.ndarray:
+        from dicelab.penta.simulate import CHUNK_TALLIES, check_legal
+        from dicelab.runner import PER_CHUNK
+
+        check_legal(acc["illegal"])
+        return self._columns({name: acc[PER_CHUNK + name] for name in CHUNK_TALLIES})
+
+    @staticmethod
+    def _columns(t: dict[str, np.ndarray]) -> np.ndarray:
+        beat = np.asarray(t["beat"], dtype=np.int64)
+        return np.concatenate([np.asarray(t["wins"], dtype=np.int64)[..., None],
+                               np.asarray(t["tied"], dtype=np.int64)[..., None],
+                               beat.sum(axis=1)[..., None], beat], axis=2)
+
+
+#: Each game's tables, by game name.
+TABLE_GAMES: dict[str, type[FarkleTables] | type[PentaTables]] = {
+    "farkle": FarkleTables, "penta": PentaTables}
+
+
+def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
+               games: int = DEFAULT_GAMES, seed: int | None = None, game: str | None = None,
+               target: int | None = None, rules: str | None = None,
+               ending: str | None = None, crn: bool = True,
                progress: Callable[[int, int], None] | None = None,
                client: Any = None, store: Any = None) -> Tournament:
-    """Play every table of ``policies`` at ``seats`` seats, ``games`` games per table.
+    """Play every table of ``policies`` (names, or parsed specs) at ``seats`` seats,
+    ``games`` games per table. The policies' game decides whose tables
+    (:data:`TABLE_GAMES`); ``target`` and ``ending`` are Farkle's, ``rules`` either
+    game's.
 
     ``store``: a :class:`dicelab.experiment_file.CellStore` keeping each finished table,
     so that an interrupted run continues where it stopped.
@@ -332,16 +500,12 @@ def tournament(policies: list[str], *, seats: int = 2, games: int = DEFAULT_GAME
     >>> t.standings()[0].policy, t.pairs()[0].verdict
     ('threshold-300', 'better')
     """
-    from dicelab.farkle.kernels import STREAM_PER_CHUNK, STREAM_PER_TURN
-    from dicelab.farkle.rules import check_target, load_rules
-    from dicelab.farkle.simulate import simulate_farkle
     from dicelab.runner import executor_info
 
     specs = _check(policies, seats, game)
     games = check_games(games)
     seed = check_seed(seed)
-    table = load_rules(rules, ending)
-    target = check_target(target)
+    tables_of = TABLE_GAMES[specs[0].game].make(rules, ending, target)
     plan = lineups(len(specs), seats)
     k = len(specs)
     started = time.perf_counter()
@@ -357,31 +521,28 @@ def tournament(policies: list[str], *, seats: int = 2, games: int = DEFAULT_GAME
                 progress(base + d, total)
 
         cell = None if store is None else store.get(f"table-{t}")
-        if cell is None:
-            res = simulate_farkle([specs[i] for i in lineup], games=games, seed=s,
-                                  target=target, rules=table, progress=tick, client=client,
-                                  per_chunk=True,
-                                  streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK)
-            cell = {"chunk_stats": np.asarray(res.chunk_stats, dtype=np.int64)}
+        if cell is None or "outcomes" not in cell:
+            outcomes = tables_of.play([specs[i] for i in lineup], games=games, seed=s,
+                                      crn=crn, progress=tick, client=client)
+            cell = {"outcomes": outcomes}
             if store is not None:
                 store.put(f"table-{t}", cell)
         done += games
         tables.append({"group": g, "seats": [specs[i].name for i in lineup], "seed": s})
-        per_table_units.append(cell["chunk_stats"])
+        per_table_units.append(cell["outcomes"])
     units, pair_units, cells = _units(plan, per_table_units, k, crn, games)
     strata = np.arange(units.shape[0]) // per_table_units[0].shape[0]
-    return Tournament("farkle", [s.name for s in specs], seats, games, seed, crn, table,
-                      target, tables, units, pair_units, cells, strata,
-                      time.perf_counter() - started, **executor_info(client))
+    return Tournament(tables_of.game, [s.name for s in specs], seats, games, seed, crn,
+                      tables_of.rules, tables_of.target, tables, units, pair_units, cells,
+                      strata, time.perf_counter() - started, **executor_info(client))
 
 
-def _check(policies: list[str], seats: int, game: str | None) -> list[PolicySpec]:
-    from dicelab.farkle.rules import MAX_SEATS
-
+def _check(policies: list[str | PolicySpec], seats: int, game: str | None
+           ) -> list[PolicySpec]:
     if len(policies) < 2:
         raise UserError("a tournament needs at least two policies, e.g. dicelab tournament "
                         "ai max-ev threshold-300")
-    specs = [parse_policy(p, game) for p in policies]
+    specs = [p if isinstance(p, PolicySpec) else parse_policy(p, game) for p in policies]
     kinds = {s.game for s in specs}
     if len(kinds) > 1:
         raise UserError("a tournament takes policies of one game; got "
@@ -389,26 +550,20 @@ def _check(policies: list[str], seats: int, game: str | None) -> list[PolicySpec
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise UserError(f"a policy is named twice ({', '.join(names)})")
-    if specs[0].game != "farkle":
-        raise UserError("tournaments of Penta policies: use dicelab compare (two seats) or "
-                        "dicelab simulate; Penta tables in tournaments are not available")
-    if not 2 <= seats <= MAX_SEATS:
-        raise UserError(f"--seats must be 2 to {MAX_SEATS} for Farkle, not {seats}")
-    if any(s.family == "optimal-win" for s in specs) and seats != 2:
-        raise UserError("optimal-win plays two-seat games only; use --seats 2")
+    TABLE_GAMES[specs[0].game].check(specs, seats)
     return specs
 
 
 def _units(plan, per_table: list[np.ndarray], k: int, crn: bool, games: int
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sum the tables' per-chunk statistics into per-unit (group or table, chunk) sums.
+    """Sum the tables' per-chunk outcomes (layout ``O_*``) into per-unit (group or table,
+    chunk) sums.
 
     Returns ``units`` (units, policies, [seat-games, wins, ties, seats ahead]), ``pair``
     (units, policies, policies, [games p finished ahead of q, level, common games])
     and ``cells`` (policies, policies, [S_nn, S_nd, S_dd]): the sums of squares and
     products of those two over every (unit, table) cell, for the independent-dice
     variance."""
-    from dicelab.farkle import kernels as K
     from dicelab.seeding import chunk_bounds
 
     chunk_games = np.diff(chunk_bounds(games)).astype(float)
@@ -426,15 +581,15 @@ def _units(plan, per_table: list[np.ndarray], k: int, crn: bool, games: int
         common = np.zeros((k, k, n_chunks))
         for s, p in enumerate(lineup):
             units[rows, p, 0] += chunk_games
-            units[rows, p, 1] += st[:, s, K.ST_WINS]
-            units[rows, p, 2] += st[:, s, K.ST_TIES]
-            units[rows, p, 3] += st[:, s, K.ST_AHEAD]
+            units[rows, p, 1] += st[:, s, O_WINS]
+            units[rows, p, 2] += st[:, s, O_TIES]
+            units[rows, p, 3] += st[:, s, O_AHEAD]
             for s2, q in enumerate(lineup):
                 if s2 == s or p == q:
                     continue
-                ahead = st[:, s, K.ST_BEAT + s2]
+                ahead = st[:, s, O_BEAT + s2]
                 ahead_pq[p, q] += ahead
-                level_pq[p, q] += chunk_games - ahead - st[:, s2, K.ST_BEAT + s]
+                level_pq[p, q] += chunk_games - ahead - st[:, s2, O_BEAT + s]
                 common[p, q] += chunk_games
         for f, a in enumerate((ahead_pq, level_pq, common)):
             pair[rows, :, :, f] += np.moveaxis(a, 2, 0)

@@ -231,8 +231,11 @@ def compare(
 @app.command()
 def tournament(
     policies: Annotated[list[str], typer.Argument(
-        help="Two or more Farkle policies, e.g. ai max-ev threshold-300.")],
-    seats: Annotated[int, typer.Option(help="Seats per table, 2 to 7.")] = 2,
+        help="Two or more policies of one game, e.g. ai max-ev threshold-300, or optimal "
+             "greedy.")],
+    game: GameOpt = None,
+    seats: Annotated[int, typer.Option(
+        help="Seats per table: 2 to 7 (Farkle), 2 or more (Penta).")] = 2,
     games: Annotated[int, typer.Option("--games", "-n", help="Games per table.")
                      ] = DEFAULT_GAMES,
     seed: SeedOpt = None,
@@ -267,18 +270,18 @@ def tournament(
         n_pairs = len(policies) * (len(policies) - 1) // 2
         _run_games(
             lambda progress, client: sprt_pairs(policies, spec, max_games=games, seed=seed,
-                                                target=target, rules=rules, ending=ending,
-                                                crn=crn, progress=progress),
+                                                game=game, target=target, rules=rules,
+                                                ending=ending, crn=crn, progress=progress),
             total=max(n_pairs, 1), json_out=json_out, out=out, dask=None, threads=threads,
             check_names=lambda: None)
         return
     _run_games(
         lambda progress, client: run(policies, seats=seats, games=games, seed=seed,
-                                     target=target, rules=rules, ending=ending, crn=crn,
-                                     progress=progress, client=client),
+                                     game=game, target=target, rules=rules, ending=ending,
+                                     crn=crn, progress=progress, client=client),
         total=len(lineups(max(len(policies), 1), max(seats, 1))) * max(games, 1),
         json_out=json_out, out=out, dask=dask, threads=threads,
-        check_names=lambda: [parse_policy(p) for p in policies])
+        check_names=lambda: [parse_policy(p, game) for p in policies])
 
 
 @app.command()

@@ -340,8 +340,8 @@ def tournament(result) -> None:
 def sprt_run(result) -> None:
     """A :class:`dicelab.sprt.SprtRun`: every pair's sequential decision."""
     s = result.spec
-    t = Table(title=f"Farkle SPRT: H0 elo {s.elo0:g} vs H1 elo {s.elo1:g}, alpha {s.alpha:g}, "
-                    f"beta {s.beta:g}, seed {result.seed}"
+    t = Table(title=f"{result.game.capitalize()} SPRT: H0 elo {s.elo0:g} vs H1 elo "
+                    f"{s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}, seed {result.seed}"
                     + (", common random numbers" if result.crn else ""),
               caption="H1: the policy is the stronger by elo1; H0: by elo0; games: played "
                       "until the decision")

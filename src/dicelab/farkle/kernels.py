@@ -32,7 +32,14 @@ from numba import njit, prange, uint64
 from dicelab.config import MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.dice import POW6, SEQ_OFFSET, SEQ_TO_RANK
 from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, MAX_SEATS, PENALTY_STREAK, POINT_UNIT
-from dicelab.rng import below_s, faces_rank, keyed_state, roll_dice
+from dicelab.rng import (  # the stream layouts of Game.streams (Farkle keys a seat by its
+    STREAM_PER_CHUNK,  # place in the turn order)
+    STREAM_PER_TURN,
+    below_s,
+    faces_rank,
+    keyed_state,
+    roll_dice,
+)
 
 #: Seat policy kinds.
 THRESHOLD = 0
@@ -99,12 +106,6 @@ C_SCRIPT_ERRORS = 2
 N_CHUNK_COUNTERS = 3
 
 
-#: Random-stream layouts (``Game.streams``): one stream per chunk, games drawing from it
-#: in turn (every simulation), or one stream per turn, keyed by (game, place in the turn
-#: order, turn number), so that tables with the seats swapped give each place in the
-#: turn order the same dice whoever sits there (common random numbers for tournaments).
-STREAM_PER_CHUNK = 0
-STREAM_PER_TURN = 1
 
 
 class Game(NamedTuple):

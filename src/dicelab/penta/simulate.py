@@ -3,9 +3,13 @@
 ``simulate_penta(seats, games=1_000_000, seed=1)`` plays ``games`` games per seat.
 Games are split into fixed chunks (:mod:`dicelab.seeding`); each chunk owns one
 xoshiro256** generator and rolls all of seat 0's games, then seat 1's, ..., so results
-are identical whatever the number of threads. Within a chunk the games advance in
-lockstep, turn by turn and roll by roll, so that the table lookups of different
-games overlap in memory.
+are identical whatever the number of threads. With ``streams=STREAM_PER_TURN`` every
+turn draws from its own stream instead, keyed by (game, seat, turn) from the chunk's
+generator (:func:`dicelab.rng.keyed_state`): a seat's dice then do not depend on the
+other seats' policies, so tables that share the seed and swap the policies give each
+seat's luck to each policy in turn (common random numbers for tournaments). Within a
+chunk the games advance in lockstep, turn by turn and roll by roll, so that the table
+lookups of different games overlap in memory.
 
 :func:`play_scripted` plays the same kernel (:func:`_play_chunk`) on given dice, one
 script of faces per seat and game, for checks against a reference.
@@ -49,8 +53,15 @@ from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROL
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.resources import check_memory
 from dicelab.results import frame_row
-from dicelab.rng import faces_rank, roll_dice
-from dicelab.runner import LazyArrays, executor_info, plan_token, run_plan
+from dicelab.rng import (
+    STREAM_PER_CHUNK,
+    STREAM_PER_TURN,
+    faces_rank,
+    keyed_state,
+    roll_dice,
+    roll_dice_at,
+)
+from dicelab.runner import PER_CHUNK, LazyArrays, executor_info, plan_token, run_plan
 from dicelab.stats import (
     Estimate,
     Proportion,
@@ -73,7 +84,8 @@ class SeatPolicies(NamedTuple):
 
 
 class DiceSource(NamedTuple):
-    """Where a chunk's dice come from: the generator ``state`` or, if ``faces`` is not
+    """Where a chunk's dice come from: the generator ``state`` (``streams``: drawn in turn,
+    or the key of a stream per turn; see the module docstring) or, if ``faces`` is not
     empty, scripts. Script ``i`` (seat ``s``, game ``g``: ``i = s * games + g``) is
     ``faces[bounds[i]:bounds[i + 1]]`` (faces 1..6); a roll of ``n`` dice reads its next
     ``n`` faces from ``cursor[i]`` on. A script that runs out sets ``short[i]``; its game
@@ -84,6 +96,7 @@ class DiceSource(NamedTuple):
     bounds: np.ndarray  # int64 (scripts + 1,)
     cursor: np.ndarray  # int64 (scripts,)
     short: np.ndarray  # int64 (scripts,)
+    streams: int  # dicelab.rng.STREAM_PER_CHUNK or STREAM_PER_TURN
 
 
 class Tallies(NamedTuple):
@@ -94,7 +107,8 @@ class Tallies(NamedTuple):
     upper bonus / 50 in the Penta box; ``bonus_sum``/``bonus_sq``: Penta bonuses per game
     (sum and sum of squares); ``illegal``: box choices the rules forbid (a bug if not 0);
     ``wins``: games won alone; ``tied``: games with a shared highest TOTAL that the seat
-    shares; ``ties[j]``: games with a shared highest TOTAL.
+    shares; ``ties[j]``: games with a shared highest TOTAL; ``beat[j, s, q]``: games seat
+    ``s`` finished with a higher TOTAL than seat ``q``.
     """
 
     hist: np.ndarray
@@ -108,11 +122,12 @@ class Tallies(NamedTuple):
     wins: np.ndarray
     tied: np.ndarray
     ties: np.ndarray
+    beat: np.ndarray
 
 
 def tallies_bytes(chunks: int, seats: int) -> int:
     """Bytes of :func:`new_tallies` (``chunks``, ``seats``)."""
-    return 8 * (chunks * seats * (MAX_TOTAL + 1 + 2 * N_BOXES + 7) + chunks)
+    return 8 * (chunks * seats * (MAX_TOTAL + 1 + 2 * N_BOXES + 7 + seats) + chunks)
 
 
 def new_tallies(chunks: int, seats: int) -> Tallies:
@@ -123,7 +138,13 @@ def new_tallies(chunks: int, seats: int) -> Tallies:
     per_seat = ("upper_bonus", "fifty", "bonus_sum", "bonus_sq", "illegal", "wins", "tied")
     return Tallies(hist=zeros(chunks, seats, MAX_TOTAL + 1),
                    box_sum=zeros(chunks, seats, N_BOXES), box_sq=zeros(chunks, seats, N_BOXES),
-                   ties=zeros(chunks), **{name: zeros(chunks, seats) for name in per_seat})
+                   ties=zeros(chunks), beat=zeros(chunks, seats, seats),
+                   **{name: zeros(chunks, seats) for name in per_seat})
+
+
+#: The fields of :class:`Tallies` a ``per_chunk`` run keeps chunk by chunk: who finished
+#: ahead of whom, what a tournament's uncertainty is computed from.
+CHUNK_TALLIES = ("wins", "tied", "beat")
 
 
 def _sum_chunks(t: Tallies) -> dict[str, np.ndarray]:
@@ -134,8 +155,9 @@ def _sum_chunks(t: Tallies) -> dict[str, np.ndarray]:
 
 
 class Lockstep(NamedTuple):
-    """The cards of a chunk's games, one seat at a time (games advance together), and each
-    seat's TOTALs (``totals[s, g]``)."""
+    """The cards of a chunk's games, one seat at a time (games advance together), each
+    seat's TOTALs (``totals[s, g]``) and, with a stream per turn, each game's generator
+    of the turn (``keyed[g]``)."""
 
     mask: np.ndarray
     up: np.ndarray
@@ -146,6 +168,7 @@ class Lockstep(NamedTuple):
     nbonus: np.ndarray
     totals: np.ndarray  # int64 (seats, games)
     scores: np.ndarray  # int64 (13,)
+    keyed: np.ndarray  # uint64 (games, 4)
 
 
 @njit(cache=True)
@@ -154,7 +177,7 @@ def _new_lockstep(seats, games):
                     np.empty(games, dtype=np.int64), np.empty(games, dtype=np.int64),
                     np.empty(games, dtype=np.int64), np.empty(games, dtype=np.int64),
                     np.empty(games, dtype=np.int64), np.empty((seats, games), dtype=np.int64),
-                    np.empty(N_BOXES, dtype=np.int64))
+                    np.empty(N_BOXES, dtype=np.int64), np.empty((games, 4), dtype=np.uint64))
 
 
 @njit(cache=True)
@@ -194,6 +217,10 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
     box_sq = tl.box_sq[j, s]
     state = src.state
     scripted = src.faces.shape[0] > 0
+    per_turn = src.streams == STREAM_PER_TURN
+    keyed = W.keyed
+    key0 = state[0]
+    key1 = state[1]
     first = s * G  # script of game g: first + g
     upper = 0
     fifties = 0
@@ -204,7 +231,7 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
         fifty[g] = 0
         totals[g] = 0
         nbonus[g] = 0
-    for _turn in range(N_BOXES):
+    for turn in range(N_BOXES):
         for g in range(G):
             row[g] = slot[state_index(mask[g], up[g], fifty[g])]
         # the draw loops are written out for each dice source: a branch and a call to the
@@ -212,6 +239,11 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
         if scripted:
             for g in range(G):
                 roll[g] = _scripted_roll(src, first + g, N_DICE) - ROLL_BASE
+        elif per_turn:
+            for g in range(G):
+                keyed[g, 0], keyed[g, 1], keyed[g, 2], keyed[g, 3] = keyed_state(
+                    key0, key1, g, s, turn)
+                roll[g] = roll_dice_at(keyed, g, N_DICE) - ROLL_BASE
         else:
             for g in range(G):
                 roll[g] = roll_dice(state, N_DICE) - ROLL_BASE
@@ -225,6 +257,11 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
                     n = N_DICE - keep_size[kk[g]]
                     if n > 0:
                         roll[g] = union[kk[g], _scripted_roll(src, first + g, n)]
+            elif per_turn:
+                for g in range(G):
+                    n = N_DICE - keep_size[kk[g]]
+                    if n > 0:
+                        roll[g] = union[kk[g], roll_dice_at(keyed, g, n)]
             else:
                 for g in range(G):
                     n = N_DICE - keep_size[kk[g]]
@@ -297,17 +334,21 @@ def _play_chunk(src, pol, rp, T, W, tl, j):
                         tl.tied[j, s] += 1
             if n_best > 1:
                 tl.ties[j] += 1
+            for s in range(S):
+                for q in range(S):
+                    if totals[s, g] > totals[q, g]:
+                        tl.beat[j, s, q] += 1
 
 
 @njit(cache=True, parallel=True)
-def _simulate_chunks(states, bounds, first, pol, rp, T, tl):
-    """Chunks ``first .. first + len(states) - 1`` on their generators; chunk ``j`` writes
-    only row ``j`` of ``tl``."""
+def _simulate_chunks(states, bounds, first, pol, rp, T, tl, streams):
+    """Chunks ``first .. first + len(states) - 1`` on their generators (``streams``: the
+    layout, see the module docstring); chunk ``j`` writes only row ``j`` of ``tl``."""
     S = pol.seat_policy.shape[0]
     for j in prange(states.shape[0]):
         no_script = np.zeros(0, dtype=np.int64)
         src = DiceSource(states[j].copy(), no_script, np.zeros(1, dtype=np.int64), no_script,
-                         no_script)
+                         no_script, streams)
         W = _new_lockstep(S, bounds[first + j + 1] - bounds[first + j])
         _play_chunk(src, pol, rp, T, W, tl, j)
 
@@ -387,6 +428,9 @@ class PentaResult:
     ``elapsed_s``: simulation wall time; ``setup_s``: solving or loading the values and
     the decision tables before it; ``threads``: numba threads of this process;
     ``executor``: "local" (this process) or "dask" (``workers`` Dask workers).
+    ``beat[s, q]``: games seat ``s`` finished with a higher TOTAL than seat ``q``;
+    ``chunk_tallies``: with ``per_chunk``, each chunk's ``wins``, ``tied`` (chunks, seats)
+    and ``beat`` (chunks, seats, seats), else None.
     """
 
     seats: tuple[str, ...]
@@ -413,6 +457,8 @@ class PentaResult:
     game: str = "penta"
     executor: str = "local"
     workers: int | None = None
+    beat: np.ndarray | None = None
+    chunk_tallies: dict[str, np.ndarray] | None = None
 
     @property
     def games_per_s(self) -> float:
@@ -496,7 +542,10 @@ class PentaPlan(LazyArrays):
 
     ``seats``: Penta PolicySpecs; ``rules``: a rule-set name. The decision tables
     (270 MB per policy) are built (or loaded) by each process that plays, the first
-    time it needs them. Accumulators: the fields of :class:`Tallies`, summed over chunks.
+    time it needs them. Accumulators: the fields of :class:`Tallies`, summed over chunks;
+    with ``per_chunk`` also each chunk's ``wins``, ``tied`` and ``beat`` (named
+    ``dicelab.runner.PER_CHUNK + name``). ``streams``: the random-stream layout
+    (:data:`dicelab.rng.STREAM_PER_CHUNK` or ``STREAM_PER_TURN``).
     """
 
     seats: tuple[PolicySpec, ...]
@@ -504,6 +553,11 @@ class PentaPlan(LazyArrays):
     seed: int
     games: int
     batch_chunks: int = config.BATCH_CHUNKS
+    per_chunk: bool = False
+    streams: int = STREAM_PER_CHUNK
+    #: games per chunk: part of what a seed means (simulations use the standard size; a
+    #: sequential test takes smaller units)
+    chunk_games: int = config.CHUNK_GAMES
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -518,13 +572,14 @@ class PentaPlan(LazyArrays):
 
     def token(self) -> str:
         return plan_token("penta", tuple(s.name for s in self.seats), self.rules, self.seed,
-                          self.games, self.batch_chunks)
+                          self.games, self.batch_chunks, self.per_chunk, self.streams,
+                          self.chunk_games)
 
     def prepare(self) -> None:
         """The decision tables, and the kernel compiled (or loaded), before the clock."""
         pol, rp = self.kernel_arrays()
         _simulate_chunks(np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol, rp,
-                         TABLES, new_tallies(0, len(self.seats)))
+                         TABLES, new_tallies(0, len(self.seats)), self.streams)
 
     def empty(self) -> dict[str, np.ndarray]:
         return _sum_chunks(new_tallies(0, len(self.seats)))
@@ -533,8 +588,12 @@ class PentaPlan(LazyArrays):
         pol, rp = self.kernel_arrays()
         tl = new_tallies(stop - first, len(self.seats))
         _simulate_chunks(seeding.chunk_states(self.seed, first, stop),
-                         seeding.chunk_bounds(self.games, first, stop), 0, pol, rp, TABLES, tl)
-        return _sum_chunks(tl)
+                         seeding.chunk_bounds(self.games, first, stop, self.chunk_games), 0,
+                         pol, rp, TABLES, tl, self.streams)
+        out = _sum_chunks(tl)
+        if self.per_chunk:
+            out.update({PER_CHUNK + name: getattr(tl, name) for name in CHUNK_TALLIES})
+        return out
 
 
 def _table_bytes(n_policies: int) -> int:
@@ -555,7 +614,7 @@ def _specs(seats: Sequence[PolicySpec | str]) -> list[PolicySpec]:
     return specs
 
 
-def _check_legal(illegal: np.ndarray) -> None:
+def check_legal(illegal: np.ndarray) -> None:
     if illegal.any():
         raise RuntimeError("a Penta policy table chose a box the rules forbid "
                            f"({int(illegal.sum())} times): a bug")
@@ -564,15 +623,19 @@ def _check_legal(illegal: np.ndarray) -> None:
 def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAULT_GAMES,
                    seed: int | None = None, rules: str | None = None,
                    progress: Callable[[int, int], None] | None = None,
-                   client: Any = None) -> PentaResult:
+                   client: Any = None, per_chunk: bool = False,
+                   streams: int = STREAM_PER_CHUNK) -> PentaResult:
     """Play ``games`` games of Penta for every seat (each its own card and dice).
 
     ``seats``: policy specs or names (``optimal``, ``greedy``); ``rules``: a rule set
     name (default ``seed``). ``progress(done, total)`` is called between batches of
     ``config.BATCH_CHUNKS`` chunks. ``client``: a ``distributed.Client`` to play the
     chunks on a Dask cluster (each worker builds the decision tables itself; same results
-    as a local run). The example is not run as a doctest: the decision tables it needs
-    take seconds to build and 270 MB of cache per policy.
+    as a local run). ``per_chunk``: keep each chunk's outcomes too
+    (``result.chunk_tallies``); ``streams``: the random-stream layout (a stream per turn
+    for common random numbers: :data:`dicelab.rng.STREAM_PER_TURN`). The example is not
+    run as a doctest: the decision tables it needs take seconds to build and 270 MB of
+    cache per policy.
 
     >>> r = simulate_penta(["optimal"], games=100_000, seed=1)  # doctest: +SKIP
     >>> r.seat(0).final_score.mean  # doctest: +SKIP
@@ -585,8 +648,10 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
                  2 * tallies_bytes(config.BATCH_CHUNKS, len(specs)))
     seed_given = seed is not None
     seed = seeding.check_seed(seed)
+    if streams not in (STREAM_PER_CHUNK, STREAM_PER_TURN):
+        raise ValueError(f"unknown stream layout {streams}")
     plan = PentaPlan(tuple(specs), rs.name, int(seed), games,
-                     batch_chunks=config.BATCH_CHUNKS)
+                     batch_chunks=config.BATCH_CHUNKS, per_chunk=per_chunk, streams=streams)
     t0 = time.perf_counter()
     if client is None:
         plan.prepare()  # the tables, before the clock starts; workers build their own
@@ -596,7 +661,7 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     t1 = time.perf_counter()
     acc = run_plan(plan, progress=progress, client=client)
     elapsed = time.perf_counter() - t1
-    _check_legal(acc["illegal"])
+    check_legal(acc["illegal"])
     return PentaResult(
         seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=int(seed),
         seed_given=seed_given, hist=acc["hist"], box_sum=acc["box_sum"],
@@ -604,7 +669,9 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
         bonus_sum=acc["bonus_sum"], bonus_sq=acc["bonus_sq"], wins=acc["wins"],
         tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=elapsed, setup_s=setup,
         threads=numba.get_num_threads(), table_bytes=_table_bytes(len(plan.families)),
-        exact_optimum=exact, **executor_info(client))
+        exact_optimum=exact, beat=acc["beat"],
+        chunk_tallies={name: acc[PER_CHUNK + name] for name in CHUNK_TALLIES}
+        if per_chunk else None, **executor_info(client))
 
 
 # --- scripted dice ------------------------------------------------------------------------
@@ -661,14 +728,14 @@ def play_scripted(seats: Sequence[PolicySpec | str], scripts: Sequence[Sequence[
     if faces.size == 0:  # an empty faces array means "roll the generator"
         faces = np.zeros(1, dtype=np.int64)
     src = DiceSource(np.zeros(4, dtype=np.uint64), faces, bounds, bounds[:-1].copy(),
-                     np.zeros(len(rows), dtype=np.int64))
+                     np.zeros(len(rows), dtype=np.int64), STREAM_PER_CHUNK)
     pol = _seat_policies(decision_tables(tuple(dict.fromkeys(s.family for s in specs)), rs),
                          specs)
     W = _new_lockstep(len(specs), n_games)
     tl = new_tallies(1, len(specs))
     _run_scripted(src, pol, rs.params, TABLES, W, tl)
     acc = _sum_chunks(tl)
-    _check_legal(acc["illegal"])
+    check_legal(acc["illegal"])
     shape = (len(specs), n_games)
     return ScriptedGames(tuple(s.name for s in specs), rs.name, W.totals.copy(),
                          (src.cursor - bounds[:-1]).reshape(shape),
