@@ -6,10 +6,12 @@ every roll), under both endings, and its floor below zero."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import naive_two_player as naive
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 from test_two_player import _small_table, naive_cap
 
 from dicelab import config
@@ -100,3 +102,16 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch):
 def test_default_rules_take_the_usual_solver():
     sol = solve_optimal_win(load_rules("default"), 500, use_cache=False)
     assert sol.streak_values is None and sol.sweeps == 0
+
+
+def test_cli_solves_facebook_and_reports_the_penalty_state(capsys, monkeypatch):
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+    code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "optimal-win", "--rules",
+                                      "facebook", "--target", "500", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["farkle_penalty"] == 500 and d["floor_points"] == 1000 and d["p_tie"] == 0.0
+    assert d["sweeps"] >= 3 and d["states"] > 0 and 0.5 < d["p_win"] < 1.0
+    code, out, _ = run_cli(capsys, ["solve", "farkle", "-p", "optimal-win", "--rules",
+                                    "facebook", "--target", "500"])
+    assert code == 0 and f"({d['p_win']:.3%})" in out and "farkle penalty 500" in out

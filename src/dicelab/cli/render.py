@@ -202,7 +202,7 @@ def optimal_win_solution(sol) -> None:
     else:
         console.print(f"  target {d['target']}, the best response to {sol.opponent}, "
                       "moving first:")
-    console.print(f"  P(win) {d['p_win']:.6f}  P(tie) {d['p_tie']:.6f}  "
+    console.print(f"  P(win) {d['p_win']:.6f} ({d['p_win']:.3%})  P(tie) {d['p_tie']:.6f}  "
                   f"P(loss) {d['p_loss']:.6f}")
     if sol.opponent is not None:
         console.print(f"  moving second: P(win) {d['second_p_win']:.6f}  P(tie) "
@@ -210,7 +210,13 @@ def optimal_win_solution(sol) -> None:
     console.print(f"  fairest head start for the second player: {d['fair_head_start']} "
                   f"points (first player's P(win) + P(tie)/2 = "
                   f"{d['fair_head_start_value']:.6f})")
-    console.print(f"  {d['states']:,} states, value error <= {d['tolerance']:.1e}, "
+    if "farkle_penalty" in d:
+        console.print(f"  farkle penalty {d['farkle_penalty']}: totals down to "
+                      f"-{d['floor_points']:,}, lost turns in a row; {d['sweeps']} sweeps")
+        error = f"value error about {d['tolerance']:.1e} (from the sweeps' contraction)"
+    else:
+        error = f"value error <= {d['tolerance']:.1e}"
+    console.print(f"  {d['states']:,} states, {error}, "
                   f"{d['memory_bytes'] / 2**20:.1f} MiB; {_how(d['from_cache'])} "
                   f"{d['solve_s']:.1f} s")
 
