@@ -5,11 +5,16 @@ Times, best of ``--repeat`` runs with kernels compiled: ``max-ev``, ``fastest`` 
 for the default table with each house rule the solvers model (a minimum to bank of 300,
 hot dice must-roll), plus the exact head to head of ``ai`` against ``threshold-300``
 (not under must-roll, which it refuses).
+``--facebook-target T``: also the ``facebook`` preset's ``optimal-win`` solve to ``T``
+(the farkle penalty; once, with its peak memory), checked against the published first
+player's 53.487% at 10,000 (M. Busche's analysis of Facebook Farkle).
 The cache is bypassed. Run it from two checkouts to compare them (no slowdown of the
 default rules): ``PYTHONPATH=OTHER/src .venv/bin/python benchmarks/bench_house_rules.py``.
 
     .venv/bin/python benchmarks/bench_house_rules.py
     .venv/bin/python benchmarks/bench_house_rules.py --two-player-target 5000 --json
+    .venv/bin/python benchmarks/bench_house_rules.py --default-only --repeat 1 \
+        --facebook-target 10000
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import dataclasses
 import json
 import os
+import resource
 import shutil
 import tempfile
 import time
@@ -39,6 +45,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--default-only", action="store_true",
                     help="only the default rules (what an older checkout can run)")
+    ap.add_argument("--facebook-target", type=int, default=0,
+                    help="also solve optimal-win under the facebook preset to this target")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
@@ -72,6 +80,21 @@ def main() -> None:
                 rows.append({"rules": name, "job": job, "seconds": _best(fn, args.repeat)})
                 if not args.json:
                     print(f"{name:14s} {job:34s} {rows[-1]['seconds']:8.3f} s", flush=True)
+        if args.facebook_target:
+            t0 = time.perf_counter()
+            sol = solve_optimal_win(PRESETS["facebook"], args.facebook_target, use_cache=False)
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+            rows.append({"rules": "facebook", "job": f"optimal-win {args.facebook_target}",
+                         "seconds": time.perf_counter() - t0, "peak_gib": peak,
+                         "p_win": sol.p_win, "states": sol.states, "sweeps": sol.sweeps,
+                         "tolerance": sol.tolerance})
+            if not args.json:
+                r = rows[-1]
+                print(f"facebook       optimal-win {args.facebook_target:<22d} "
+                      f"{r['seconds']:8.1f} s  peak {peak:.2f} GiB  P(win) {sol.p_win:.3%} "
+                      f"({sol.states:,} states, {sol.sweeps} sweeps)", flush=True)
+            if args.facebook_target == 10_000 and f"{sol.p_win:.3%}" != "53.487%":
+                raise SystemExit(f"facebook P(win) {sol.p_win:.6%} is not the published 53.487%")
         if args.json:
             print(json.dumps(rows))
     finally:

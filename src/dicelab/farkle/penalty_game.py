@@ -108,62 +108,26 @@ def _turn_value(a, b, beta, turn, rolls, bank, catch, v):
 
 
 @njit(parallel=True, cache=True)
-def _value_sweep_kernel(diag, turn, rolls, vv, catch, rows_max, pen, change, dps, states):
-    """Values only: one Gauss-Seidel pass over the pairs with ``a + b == diag``, as
-    :func:`_sweep_diagonal_kernel`; ``states[a, b]``: the pair's turn-DP states (decision
-    points below the caps, with 1..6 dice, and the turn starts)."""
-    t = turn.t
-    a_lo = (diag + 1) // 2
-    a_hi = min(diag, t - 1)
-    for q in prange(a_hi - a_lo + 1):
-        a = a_lo + q
-        b = diag - a
-        v = np.empty(rows_max * 7)
-        moved = 0.0
-        n_dp = 0
-        n_states = 0
-        for k in range(2 * (K - 1), -1, -1):
-            for sm in range(max(0, k - (K - 1)), min(K - 1, k) + 1):
-                so = k - sm
-                for side in range(2):
-                    if side == 0:
-                        x = a
-                        y = b
-                    else:
-                        if a == b:
-                            break
-                        x = b
-                        y = a
-                    # a lost turn: the other moves, my count one higher; the K-th costs
-                    # the penalty and my count starts again
-                    ov = vv[so, sm + 1, y, x] if sm < K - 1 else vv[so, 0, y, max(x - pen, 0)]
-                    val, top = _turn_value(x, y, 1.0 - ov, turn, rolls, vv[so, 0], catch, v)
-                    n_dp += 1
-                    n_states += (top - 1) * 6 + 1
-                    moved = max(moved, abs(val - vv[sm, so, x, y]))
-                    vv[sm, so, x, y] = val
-        change[a, b] = moved
-        dps[a, b] += n_dp
-        states[a, b] = n_states
-
-
-@njit(parallel=True, cache=True)
-def _sweep_diagonal_kernel(diag, turn, rolls, vv, vw, vt, catch, rows_max, pen, change,
-                           dps):
+def _sweep_kernel(diag, turn, rolls, vv, vw, vt, catch, rows_max, pen, outcomes, change,
+                  dps, states):
     """One Gauss-Seidel pass over the pairs with ``a + b == diag`` (in parallel).
 
     ``vv[s, r, x, y]``: value of the player to move at index ``x`` with ``s`` lost turns in
     a row, against ``y`` with ``r``; ``vw``/``vt`` P(win) / P(tie). Writes the 18 states of
-    each pair and ``change[a, b]``, the largest value change."""
+    each pair, ``change[a, b]`` (the largest change) and ``states[a, b]`` (turn-DP states:
+    decision points below the caps with 1..6 dice, and the turn starts). ``outcomes``:
+    also carry P(win) and P(tie) (the full turn DP); else values only (the lean one)."""
     t = turn.t
     a_lo = (diag + 1) // 2
     a_hi = min(diag, t - 1)
     for q in prange(a_hi - a_lo + 1):
         a = a_lo + q
         b = diag - a
-        work = _work(rows_max)
+        work = _work(rows_max if outcomes else 1)
+        v = np.empty(rows_max * 7)
         moved = 0.0
         n_dp = 0
+        n_states = 0
         for k in range(2 * (K - 1), -1, -1):  # the counts' sum, highest first
             for sm in range(max(0, k - (K - 1)), min(K - 1, k) + 1):
                 so = k - sm
@@ -180,14 +144,21 @@ def _sweep_diagonal_kernel(diag, turn, rolls, vv, vw, vt, catch, rows_max, pen, 
                         c, bx, by = so, sm + 1, x
                     else:  # the K-th: the penalty, and my count starts again
                         c, bx, by = so, 0, max(x - pen, 0)
-                    ov = vv[c, bx, y, by]
+                    beta = 1.0 - vv[c, bx, y, by]
+                    # a bank: the other moves with its count, mine is 0
+                    n_dp += 1
+                    if not outcomes:
+                        val, top = _turn_value(x, y, beta, turn, rolls, vv[so, 0], catch, v)
+                        n_states += (top - 1) * 6 + 1
+                        moved = max(moved, abs(val - vv[sm, so, x, y]))
+                        vv[sm, so, x, y] = val
+                        continue
                     ow = vw[c, bx, y, by]
                     ot = vt[c, bx, y, by]
-                    # a bank: the other moves with its count, mine is 0
-                    solved = Solved(vv[so, 0], vw[so, 0], vt[so, 0])
-                    res = _turn_kernel(x, y, 1.0 - ov, turn, rolls, solved, catch, work, 0,
-                                       False)
-                    n_dp += 1
+                    res = _turn_kernel(x, y, beta, turn, rolls,
+                                       Solved(vv[so, 0], vw[so, 0], vt[so, 0]), catch, work,
+                                       0, False)
+                    n_states += (res.top - 1) * 6 + 1
                     w = res.win + res.bust * (1.0 - ow - ot)
                     tt = res.tie + res.bust * ot
                     moved = max(moved, abs(res.value - vv[sm, so, x, y]),
@@ -197,6 +168,7 @@ def _sweep_diagonal_kernel(diag, turn, rolls, vv, vw, vt, catch, rows_max, pen, 
                     vt[sm, so, x, y] = tt
         change[a, b] = moved
         dps[a, b] += n_dp
+        states[a, b] = n_states
 
 
 def _sweeps(sweep_once, sweep_tol: float, max_sweeps: int, what: str,
@@ -248,27 +220,21 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     rolls = sa.arrays()
     diagonals = range(2 * big_t - 2, -1, -1)
 
-    def value_sweep() -> float:
+    vw, vt = np.full_like(vv, 0.5), np.zeros_like(vv)
+
+    def sweep(outcomes: bool) -> float:
         for diag in diagonals:
-            _value_sweep_kernel(diag, turn, rolls, vv, catch, rows_max, pen, change, dps,
-                                states)
+            _sweep_kernel(diag, turn, rolls, vv, vw, vt, catch, rows_max, pen, outcomes,
+                          change, dps, states)
         return float(change.max())
 
     first_to_bank = rules.ending_code == FIRST_TO_BANK
-    history, estimate = _sweeps(value_sweep, sweep_tol, max_sweeps, "values", progress,
-                                (0.0, 1.0 if first_to_bank else 0.5))
+    history, estimate = _sweeps(lambda: sweep(False), sweep_tol, max_sweeps, "values",
+                                progress, (0.0, 1.0 if first_to_bank else 0.5))
     if first_to_bank:  # no ties: P(win) is the value
         vw, vt = vv.copy(), np.zeros_like(vv)
     else:  # the outcome split: the same sweeps carrying P(win) and P(tie)
-        vw, vt = np.full_like(vv, 0.5), np.zeros_like(vv)
-
-        def outcome_sweep() -> float:
-            for diag in diagonals:
-                _sweep_diagonal_kernel(diag, turn, rolls, vv, vw, vt, catch, rows_max, pen,
-                                       change, dps)
-            return float(change.max())
-
-        more, split_estimate = _sweeps(outcome_sweep, sweep_tol, max_sweeps,
+        more, split_estimate = _sweeps(lambda: sweep(True), sweep_tol, max_sweeps,
                                        "win and tie probabilities", progress, (0.5, 0.5))
         history += more
         estimate = max(estimate, split_estimate)
