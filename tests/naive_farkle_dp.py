@@ -101,13 +101,15 @@ def _next_dice(n: int, k: int) -> int:
 
 
 def max_ev_values(rules: str, cap: int, every: bool = False, min_bank: int = 0,
-                  must_roll: bool = False, far: int = 0) -> dict[tuple[int, int], float]:
+                  must_roll: bool = False, far: int = 0, bust: float = 0.0
+                  ) -> dict[tuple[int, int], float]:
     """Max expected final turn points at every state (tp, n) with 0 < tp < cap (banking
     forced at turn points >= cap), and at (0, 6), the turn's start (a forced roll).
     ``every``: choose among every distinct legal set-aside, not only the most points for
     each number of dice kept. ``min_bank``: no bank with fewer turn points (cap >= it).
     ``must_roll``: no bank with six dice to roll (after hot dice), at any turn points;
-    six dice at ``far`` points or more are counted as worth 0 (a truncation)."""
+    six dice at ``far`` points or more are counted as worth 0 (a truncation). ``bust``:
+    what a lost turn is worth (0: nothing banked)."""
     assert cap >= min_bank and (not must_roll or far > cap)
 
     @functools.cache
@@ -127,6 +129,8 @@ def max_ev_values(rules: str, cap: int, every: bool = False, min_bank: int = 0,
             opts = options(rules, faces, every)
             if opts:
                 total += p * max(state(tp + pts, _next_dice(n, k)) for k, pts in opts)
+            else:
+                total += p * bust
         return total
 
     for tp in range(max(cap, far) - 50, 0, -50):  # bottom-up: a shallow recursion
@@ -258,3 +262,21 @@ def max_ev_roll_value(rules: str, cap: int, states: dict[tuple[int, int], float]
     return sum(p * max(state(tp + pts, _next_dice(n, k)) for k, pts in opts)
                for faces, p in roll_distribution(n)
                if (opts := options(rules, faces, True)))
+
+
+def max_ev_penalty_rate(rules: str, penalty: int, cap: int, sweeps: int = 200
+                        ) -> tuple[float, float, float]:
+    """(g, h1, h2): the long-run points per turn of the best turn policy per run of lost
+    turns s = 0, 1, 2 when the third lost turn in a row costs ``penalty``, by plain
+    relative value iteration on ``g + h[s] = max E[banked] + P(bust) beta[s]``
+    (``beta = h1, h2, -penalty``, ``h0 = 0``), every distinct set-aside tried."""
+    old = (0.0, 0.0, 0.0)
+    for _ in range(sweeps):
+        h1, h2 = old[1], old[2]
+        e = [max_ev_values(rules, cap, every=True, bust=beta)[(0, 6)]
+             for beta in (h1, h2, -penalty)]
+        new = (e[0], e[1] - e[0], e[2] - e[0])
+        if max(abs(x - y) for x, y in zip(new, old, strict=True)) < 1e-11:
+            return new
+        old = new
+    raise RuntimeError("relative value iteration did not converge")

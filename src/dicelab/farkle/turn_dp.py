@@ -27,6 +27,7 @@ legal set-aside of a roll (every pair of points and dice left).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -118,10 +119,12 @@ def _best_roll(rolls, n, p, value):
 
 
 @njit(cache=True)
-def _max_ev_kernel(rolls, cap, edge, out_value, out_roll, out_bank):
+def _max_ev_kernel(rolls, cap, edge, offset, out_value, out_roll, out_bank):
     """Backward induction for max expected turn score; rows >= ``cap`` bank (``cap`` at
     least the rules' minimum to bank) where the rules allow, rows below bank only where
-    the rules allow and it pays.
+    the rules allow and it pays. A bank at ``p`` is worth ``p + offset`` (units; 0: the
+    turn's points; ``-beta`` values a bust at ``beta`` instead of 0, shifting every value
+    by ``-beta``), a bust 0.
 
     ``out_value[p, n]``: value in units of 50 at state (p, n) (row 0: the forced first
     roll); ``out_roll[p, n]``: value of rolling; ``out_bank[p, n]``: 1 = bank. Shapes
@@ -137,7 +140,7 @@ def _max_ev_kernel(rolls, cap, edge, out_value, out_roll, out_bank):
     for p in range(ptot - 1, cap - 1, -1):
         for n in range(1, 7):
             if p * POINT_UNIT >= rolls.bank_floor[n]:
-                out_value[p, n] = p
+                out_value[p, n] = p + offset
                 out_roll[p, n] = -1.0  # not computed: banking is proven at least as good
                 out_bank[p, n] = 1
             else:
@@ -149,8 +152,8 @@ def _max_ev_kernel(rolls, cap, edge, out_value, out_roll, out_bank):
         for n in range(1, 7):
             acc = _best_roll(rolls, n, p, out_value)
             out_roll[p, n] = acc
-            if p * POINT_UNIT >= rolls.bank_floor[n] and p >= acc:
-                out_value[p, n] = p
+            if p * POINT_UNIT >= rolls.bank_floor[n] and p + offset >= acc:
+                out_value[p, n] = p + offset
                 out_bank[p, n] = 1
             else:
                 out_value[p, n] = acc
@@ -625,12 +628,12 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None) -> MaxEvSolution:
     # under must-roll, six dice past the cap roll on; where a roll leaves the table the
     # value is bracketed by 0 and p + W(6) (gain_bound): the lower run is the solution and
     # the largest gap between the runs below the cap is its error bound
-    _max_ev_kernel(sa.arrays(), c, np.zeros(ptot), value, roll, bank)
+    _max_ev_kernel(sa.arrays(), c, np.zeros(ptot), 0.0, value, roll, bank)
     error = 0.0
     if rules.hot_dice == "must-roll":
         hi = np.zeros((ptot, 7))
         w6 = gain_bound(rules)[HOT_DICE] / POINT_UNIT
-        _max_ev_kernel(sa.arrays(), c, np.arange(ptot) + w6, hi, np.zeros((ptot, 7)),
+        _max_ev_kernel(sa.arrays(), c, np.arange(ptot) + w6, 0.0, hi, np.zeros((ptot, 7)),
                        np.zeros((ptot, 7), dtype=np.uint8))
         error = float(np.abs(hi[:c + 1] - value[:c + 1]).max()) * POINT_UNIT
     secs = time.perf_counter() - t0
@@ -638,6 +641,126 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None) -> MaxEvSolution:
     return MaxEvSolution(rules.name, cap, value, bank, roll * POINT_UNIT, secs,
                          evaluate_turn_policy(rules, bank, value, name="max-ev"),
                          value_error=error)
+
+
+@dataclass(frozen=True)
+class PenaltyMaxEvSolution:
+    """``max-ev`` under the farkle penalty: one turn policy per number of turns lost in a
+    row before this one (``s`` = 0, 1, 2), maximising the long-run average points per
+    turn (the penalty counted when it falls), from the average-reward equations
+    ``g + h[s] = max over turn policies of E[points banked] + P(bust) beta[s]`` with
+    ``beta[s] = h[s + 1]`` for ``s < 2``, ``beta[2] = -penalty`` and ``h[0] = 0``.
+
+    ``rate``: g, points per turn in the long run; ``bias``: h (points); ``streak[s]``:
+    the turn policy at ``s`` as a :class:`MaxEvSolution` whose values count a bust as
+    ``beta[s]``; ``stationary``: the long-run share of turns started at each ``s`` under
+    these policies; ``rate_check``: the rate recomputed from the policies' exact turn
+    distributions and ``stationary`` (an independent evaluation of the same policies).
+    """
+
+    rules: str
+    penalty: int
+    rate: float
+    bias: np.ndarray
+    streak: tuple[MaxEvSolution, ...]
+    stationary: np.ndarray
+    rate_check: float
+    iterations: int
+    solve_s: float
+    from_cache = False
+
+    @property
+    def elapsed_s(self) -> float:
+        return self.solve_s
+
+    def bank_thresholds(self) -> dict[int, dict[int, int | None]]:
+        """Per ``s``: the smallest turn points at which the policy banks, by dice left."""
+        return {s: sol.bank_thresholds() for s, sol in enumerate(self.streak)}
+
+    def to_dict(self) -> dict:
+        return {"policy": "max-ev", "rules": self.rules, "farkle_penalty": self.penalty,
+                "points_per_turn": self.rate, "points_per_turn_check": self.rate_check,
+                "bias": [float(x) for x in self.bias],
+                "stationary": [float(x) for x in self.stationary],
+                "p_bust": [float(sol.distribution.p_bust) for sol in self.streak],
+                "expected_banked": [float(sol.distribution.expected_score)
+                                    for sol in self.streak],
+                "bank_thresholds": {str(s): {str(n): t for n, t in th.items()}
+                                    for s, th in self.bank_thresholds().items()},
+                "iterations": self.iterations, "solve_s": self.solve_s}
+
+
+def solve_max_ev_penalty(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
+                         max_iterations: int = 1000) -> PenaltyMaxEvSolution:
+    """``max-ev`` under ``rules.farkle_penalty`` (see :class:`PenaltyMaxEvSolution`).
+
+    Each turn DP is :func:`solve_max_ev`'s with a bust worth ``beta`` (every value shifted
+    by ``-beta >= 0``; the proven cap still holds). ``g`` is the only unknown once
+    ``beta[2] = -penalty`` is fixed: ``g -> E_0(h1(g))`` with ``h2 = E_2 - g``, ``h1 =
+    E_1(h2) - g`` contracts (its slope is at most P(bust at 0) (1 + P(bust at 1)) < 1), and
+    is iterated until ``g`` moves by less than ``tol`` points. ``cap`` as in
+    :func:`solve_max_ev` (None: the proven cap, exact).
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> sol = solve_max_ev_penalty(PRESETS["facebook"])
+    >>> bool(abs(sol.rate - sol.rate_check) < 1e-9)
+    True
+    """
+    if not rules.farkle_penalty:
+        raise UserError(f"rules '{rules.name}' have no farkle penalty: use solve_max_ev")
+    if rules.hot_dice == "must-roll":
+        raise UserError("max-ev does not model hot-dice = must-roll together with the "
+                        f"farkle penalty (rules '{rules.name}') yet")
+    sa = set_asides(rules)
+    cap = max(max_ev_cap(rules) if cap is None else check_points("cap", cap), rules.min_bank)
+    c = cap // POINT_UNIT
+    ptot = c + sa.max_points + 1
+    t0 = time.perf_counter()
+    rolls = sa.arrays()
+
+    def turn(beta: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        """(value of the turn in points with a bust worth beta, value, roll, bank)."""
+        offset = -beta / POINT_UNIT
+        if offset < 0:
+            raise UserError("a lost turn cannot be worth more than banking nothing")
+        value, roll = np.zeros((ptot, 7)), np.zeros((ptot, 7))
+        bank = np.zeros((ptot, 7), dtype=np.uint8)
+        _max_ev_kernel(rolls, c, np.zeros(ptot), offset, value, roll, bank)
+        return (float(value[0, 6]) - offset) * POINT_UNIT, value, roll, bank
+
+    pen = float(rules.farkle_penalty)
+    e2 = turn(-pen)[0]
+    plain = dataclasses.replace(rules, farkle_penalty=0)  # one turn: the same as without
+    g = float(solve_max_ev(plain, cap).expected_score)
+    iterations, moved = 0, np.inf
+    while moved >= tol:
+        if iterations == max_iterations:
+            raise UserError(f"max-ev with the farkle penalty did not settle in "
+                            f"{max_iterations} iterations")
+        iterations += 1
+        g_new = turn(turn(e2 - g)[0] - g)[0]
+        moved, g = abs(g_new - g), g_new
+    h2 = e2 - g
+    h1 = turn(h2)[0] - g
+    betas = (h1, h2, -pen)
+    streak = []
+    for beta in betas:
+        _, value, roll, bank = turn(beta)
+        offset = -beta / POINT_UNIT
+        value = (value - offset) * POINT_UNIT
+        roll = np.where(roll >= 0, (roll - offset) * POINT_UNIT, roll)
+        streak.append(MaxEvSolution(rules.name, cap, value, bank, roll, 0.0,
+                                    evaluate_turn_policy(plain, bank, value, name="max-ev")))
+    # the same policies evaluated from their exact turn distributions: the chain of
+    # lost turns in a row (a bank returns to 0, a loss moves on, the third to 0)
+    q = np.array([sol.distribution.p_bust for sol in streak])
+    share = np.array([1.0, q[0], q[0] * q[1]])
+    share /= share.sum()
+    rate = sum(share[s] * (sol.distribution.expected_score - (pen * q[s] if s == 2 else 0))
+               for s, sol in enumerate(streak))
+    return PenaltyMaxEvSolution(rules.name, rules.farkle_penalty, g, np.array([0.0, h1, h2]),
+                                tuple(streak), share, float(rate), iterations,
+                                time.perf_counter() - t0)
 
 
 def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FASTEST_TOL
