@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from dicelab.errors import UserError
-from dicelab.gamelog import GameRecord, read_games
+from dicelab.gamelog import GameRecord, paused_gc, read_games
 from dicelab.penta.rules import N_DICE, state_index
 from dicelab.penta.scoring import apply_box, roll_box_scores
 from dicelab.penta.tables import KEEP_SIZE, ROLL_BASE
@@ -623,7 +623,8 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
     dec_frames, player_frames, traces = [], [], {}
     used: dict[str, str] = {}
     if penta:
-        d, p, tr = _penta_games(penta)
+        with paused_gc():
+            d, p, tr = _penta_games(penta)
         dec_frames += d
         player_frames += p
         traces.update(tr)
