@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from dicelab.errors import UserError
-from dicelab.gamelog import GameRecord, paused_gc, read_games
+from dicelab.gamelog import GameRecord, paused_gc, penta_columns, read_games
 from dicelab.penta.rules import N_DICE, state_index
 from dicelab.penta.scoring import apply_box, roll_box_scores
 from dicelab.penta.tables import KEEP_SIZE, ROLL_BASE
@@ -287,31 +287,20 @@ def _penta_games(games: list[GameRecord]):
         V = solve(rules).values
         n = sum(len(g.turns) for g in group)
         check_memory(f"analysing {n:,} Penta turns", n * 600)
-        flat: list[tuple] = []
-        turn_no: list[int] = []
-        player_of: list[int] = []
-        players_meta = []  # (game, seat)
-        pad = (0, 0, 0)
-        for g in group:
-            pid_of = {}
-            for s in sorted({t.seat for t in g.turns}):
-                pid_of[s] = len(players_meta)
-                players_meta.append((g, s))
-            count = dict.fromkeys(pid_of, 0)
-            for t in g.turns:
-                ids, ks = t.roll_ids, t.keep_ranks
-                flat.append((t.mask, t.up, t.fifty, t.total, len(ids), *(ids + pad)[:3],
-                             *(ks + pad)[:2], t.box))
-                count[t.seat] += 1
-                turn_no.append(count[t.seat])
-                player_of.append(pid_of[t.seat])
-        cols = np.array(flat, dtype=np.int64).reshape(n, 11)
-        turn_no = np.array(turn_no, dtype=np.int64)
-        player_of_turn = np.array(player_of, dtype=np.int64)
-        mask, up, fifty, total, n_rolls = (np.ascontiguousarray(cols[:, k]) for k in range(5))
-        rolls = np.ascontiguousarray(cols[:, 5:8])
-        keeps = np.ascontiguousarray(cols[:, 8:10])
-        box = np.ascontiguousarray(cols[:, 10])
+        c = penta_columns(group)
+        mask, up, fifty, total, n_rolls = (c[k] for k in ("mask", "up", "fifty", "total",
+                                                          "n_rolls"))
+        rolls, keeps, box = c["roll_id"], c["keep_rank"], c["box"]
+        # players: (game, seat) in that order; a player's turns counted in order
+        n_seat_keys = int(c["seat"].max(initial=0)) + 1
+        player_keys, player_of_turn = np.unique(c["game"] * n_seat_keys + c["seat"],
+                                                return_inverse=True)
+        by_player = np.argsort(player_of_turn, kind="stable")
+        first_of = np.searchsorted(player_of_turn[by_player], np.arange(player_keys.size))
+        turn_no = np.empty(n, np.int64)
+        turn_no[by_player] = np.arange(n) - first_of[player_of_turn[by_player]] + 1
+        players_meta = [(group[k // n_seat_keys], k % n_seat_keys)
+                        for k in player_keys.tolist()]
         start = np.empty(n)
         best = np.full((n, 3), np.nan)
         chosen = np.full((n, 3), np.nan)
