@@ -264,6 +264,25 @@ def _class_dtype():
     return pd.CategoricalDtype(["", *CLASS_NAMES])
 
 
+def _categorical(values: list[str]):
+    """``pd.Categorical(values)`` (its categories sorted), from the codes of the few
+    distinct values and a dtype made once per set of categories (faster than pandas'
+    own factorizing of a list of strings)."""
+    import pandas as pd
+
+    cats = tuple(sorted(set(values)))
+    code = {v: i for i, v in enumerate(cats)}
+    return pd.Categorical.from_codes(np.fromiter((code[v] for v in values), np.int64,
+                                                 len(values)), dtype=_categories(cats))
+
+
+@functools.lru_cache(maxsize=256)
+def _categories(cats: tuple[str, ...]):
+    import pandas as pd
+
+    return pd.CategoricalDtype(list(cats))
+
+
 def _penta_games(games: list[GameRecord]):
     """(decisions frame, players frame, traces of the first game) of Penta games; every
     step after the kernel is a whole-array operation."""
@@ -331,11 +350,11 @@ def _penta_games(games: list[GameRecord]):
         pid = player_of_turn[ti]
         meta_game = [m[0] for m in players_meta]
         n_p = len(players_meta)
-        logs = pd.Categorical([m.path for m in meta_game])
+        logs = _categorical([m.path for m in meta_game])
         gidx = np.array([m.index for m in meta_game], dtype=np.int64)
         seat = np.array([m[1] for m in players_meta], dtype=np.int64)
-        pname = pd.Categorical([m.seats[s]["name"] for m, s in players_meta])
-        ppol = pd.Categorical([m.seats[s]["policy"] for m, s in players_meta])
+        pname = _categorical([m.seats[s]["name"] for m, s in players_meta])
+        ppol = _categorical([m.seats[s]["policy"] for m, s in players_meta])
 
         def per_decision(cat, pid=pid):
             return pd.Categorical.from_codes(cat.codes[pid], dtype=cat.dtype)
@@ -350,7 +369,7 @@ def _penta_games(games: list[GameRecord]):
             "chosen": pd.Categorical.from_codes(chosen_code, dtype=option_label),
             "best": pd.Categorical.from_codes(best_code, dtype=option_label),
             "value_before": prev, "value_best": vb, "value_chosen": vc, "luck": luck,
-            "loss": loss, "class": cls}))
+            "loss": loss, "class": cls}, copy=False))
         first_turn = np.full(n_p, n, np.int64)
         np.minimum.at(first_turn, player_of_turn, np.arange(n))
         last_turn = np.zeros(n_p, np.int64)
@@ -376,7 +395,7 @@ def _penta_games(games: list[GameRecord]):
         frame.update({"initial": initial, "outcome": outcome, "luck": luck_p,
                       "skill": skill_p, "opponents": 0.0,
                       "residual": outcome - initial - luck_p - skill_p})
-        player_frames.append(pd.DataFrame(frame))
+        player_frames.append(pd.DataFrame(frame, copy=False))
         if not traces:  # the first game's chains, for the figure
             g0 = group[0]
             for p_i, (g, s) in enumerate(players_meta):
@@ -627,11 +646,14 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
             raise UserError("these logs mix solitaire and two-seat Farkle games: give "
                             "--measure turn to value them all in turn points")
         used["farkle"] = next(iter(ms))
-    dec = (pd.concat(dec_frames, ignore_index=True) if dec_frames
-           else pd.DataFrame(columns=_DECISION_COLUMNS))
+    if len(dec_frames) == 1 and list(dec_frames[0].columns) == _DECISION_COLUMNS:
+        dec = dec_frames[0]  # one game kind and rule set: the frame as built
+    else:
+        dec = (pd.concat(dec_frames, ignore_index=True) if dec_frames
+               else pd.DataFrame(columns=_DECISION_COLUMNS))[_DECISION_COLUMNS]
     pl = pd.concat(player_frames, ignore_index=True) if player_frames else pd.DataFrame()
     return AnalysisResult(sorted({g.path for g in games}) if logs is None else logs, used,
-                          dec[_DECISION_COLUMNS], pl, traces, len(games))
+                          dec, pl, traces, len(games))
 
 
 def analyse_logs(paths, *, game: str | None = None, rules=None,
