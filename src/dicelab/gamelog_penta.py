@@ -100,18 +100,54 @@ def _rank(faces, n):
 
 
 @njit(cache=True)
+def _key(buf, i, end, k):
+    """The index after ``, "KEY":`` (key ``k`` of :data:`KEYS`; no comma before the
+    first key), or -1 (also for ``i`` = -1)."""
+    if k > 0 and i >= 0:
+        i = _char(buf, i, end, _COMMA)
+    i = _token(buf, i, end, KEYS, KEY_OFF, k) if i >= 0 else -1
+    return _char(buf, i, end, _COLON) if i >= 0 else -1
+
+
+@njit(cache=True)
+def _dice_lists(buf, i, end, out, lens, ranks, most, exact):
+    """``[L, L, ...]``, at most ``most`` lists of dice (each of ``exact`` dice, if not 0),
+    into ``out[k]``, ``lens[k]`` and ``ranks[k]`` (dice ranks): (index after, count), or
+    (-1, 0); ``i`` = -1 gives (-1, 0)."""
+    i = _char(buf, i, end, _OPEN) if i >= 0 else -1
+    if i < 0:
+        return -1, 0
+    j = _char(buf, i, end, _CLOSE)
+    if j >= 0:
+        return j, 0
+    k = 0
+    while k < most:
+        i, n = _dice(buf, i, end, out[k], N_DICE)
+        if i < 0 or (exact and n != exact):
+            return -1, 0
+        lens[k] = n
+        ranks[k] = _rank(out[k], n)
+        k += 1
+        j = _char(buf, i, end, _COMMA)
+        if j < 0:
+            i = _char(buf, i, end, _CLOSE)
+            return (i, k) if i >= 0 else (-1, 0)
+        i = j
+    return -1, 0
+
+
+@njit(cache=True)
 def _turn_line(buf, i, end, t, seat, n_rolls, dice, keep_len, keep_dice, roll_id, keep_rank,
-               box):
+               box, lens):
     """Whether ``buf[i:end]`` is a Penta turn in the strict form; if so its values go to
-    row ``t`` of the outputs (which it clears first)."""
+    row ``t`` of the outputs (which it clears first). ``lens``: scratch, 3 int64."""
     dice[t] = 0
     keep_dice[t] = 0
     keep_len[t] = 0
     roll_id[t] = 0
     keep_rank[t] = 0
     i = _char(buf, i, end, _BRACE)
-    i = _token(buf, i, end, KEYS, KEY_OFF, 0) if i >= 0 else -1
-    i = _char(buf, i, end, _COLON) if i >= 0 else -1
+    i = _key(buf, i, end, 0) if i >= 0 else -1
     if i < 0:
         return False
     i = _ws(buf, i, end)
@@ -123,59 +159,15 @@ def _turn_line(buf, i, end, t, seat, n_rolls, dice, keep_len, keep_dice, roll_id
     if digits == 0 or digits == 10 or (digits > 1 and buf[i - digits] == 48):
         return False  # not a number, too long, or a leading zero (not JSON)
     seat[t] = v
-    i = _char(buf, i, end, _COMMA)
-    i = _token(buf, i, end, KEYS, KEY_OFF, 1) if i >= 0 else -1
-    i = _char(buf, i, end, _COLON) if i >= 0 else -1
-    i = _char(buf, i, end, _OPEN) if i >= 0 else -1
-    nr = 0
-    while i >= 0:
-        if nr == _ROLLS:
-            return False
-        i, n = _dice(buf, i, end, dice[t, nr], N_DICE)
-        if i < 0 or n != N_DICE:
-            return False
-        roll_id[t, nr] = _rank(dice[t, nr], N_DICE) - ROLL_BASE
-        nr += 1
-        j = _char(buf, i, end, _COMMA)
-        if j < 0:
-            i = _char(buf, i, end, _CLOSE)
-            break
-        i = j
-    if i < 0:
+    i, nr = _dice_lists(buf, _key(buf, i, end, 1), end, dice[t], lens, roll_id[t], _ROLLS,
+                        N_DICE)
+    if i < 0 or nr == 0:
         return False
+    roll_id[t, :nr] -= ROLL_BASE
     n_rolls[t] = nr
-    i = _char(buf, i, end, _COMMA)
-    i = _token(buf, i, end, KEYS, KEY_OFF, 2) if i >= 0 else -1
-    i = _char(buf, i, end, _COLON) if i >= 0 else -1
-    i = _char(buf, i, end, _OPEN) if i >= 0 else -1
-    if i < 0:
-        return False
-    nk = 0
-    j = _char(buf, i, end, _CLOSE)
-    if j >= 0:
-        i = j
-    else:
-        while True:
-            if nk == nr - 1:
-                return False
-            i, n = _dice(buf, i, end, keep_dice[t, nk], N_DICE)
-            if i < 0:
-                return False
-            keep_len[t, nk] = n
-            keep_rank[t, nk] = _rank(keep_dice[t, nk], n)
-            nk += 1
-            j = _char(buf, i, end, _COMMA)
-            if j < 0:
-                i = _char(buf, i, end, _CLOSE)
-                break
-            i = j
-        if i < 0:
-            return False
-    if nk != nr - 1:
-        return False
-    i = _char(buf, i, end, _COMMA)
-    i = _token(buf, i, end, KEYS, KEY_OFF, 3) if i >= 0 else -1
-    i = _char(buf, i, end, _COLON) if i >= 0 else -1
+    i, nk = _dice_lists(buf, _key(buf, i, end, 2), end, keep_dice[t], keep_len[t],
+                        keep_rank[t], nr - 1, 0)
+    i = _key(buf, i, end, 3) if i >= 0 and nk == nr - 1 else -1
     if i < 0:
         return False
     b = 0
@@ -199,13 +191,14 @@ BLANK, TURN, OTHER = 0, 1, 2
 def _scan(buf, starts, ends, kind, line_of, seat, n_rolls, dice, keep_len, keep_dice,
           roll_id, keep_rank, box):
     t = 0
+    lens = np.empty(_ROLLS, np.int64)
     for ln in range(starts.size):
         s, e = starts[ln], ends[ln]
         j = _ws(buf, s, e)
         if j == e:
             kind[ln] = BLANK
         elif buf[j] == _BRACE and _turn_line(buf, j, e, t, seat, n_rolls, dice, keep_len,
-                                             keep_dice, roll_id, keep_rank, box):
+                                             keep_dice, roll_id, keep_rank, box, lens):
             kind[ln] = TURN
             line_of[t] = ln
             t += 1
