@@ -51,6 +51,9 @@ LOSS_CLASSES: dict[str, tuple[float, float, float]] = {
     "win": (0.005, 0.02, 0.05),
 }
 CLASS_NAMES = ("doubtful", "error", "blunder")
+#: The most per-game rows and decisions :meth:`AnalysisResult.to_dict` lists (``--json``,
+#: the manifest); more are only in the Parquet files.
+JSON_ROWS = 10_000
 UNITS = {"score": "expected final score (points)",
          "turn": "expected turn score (points)",
          "win": "P(win) + P(tie)/2"}
@@ -125,9 +128,11 @@ class AnalysisResult:
                 "thresholds": {m: dict(zip(CLASS_NAMES, LOSS_CLASSES[m], strict=True))
                                for m in set(self.measure.values())},
                 "players": self.summary(),
-                "per_game": self.players.to_dict(orient="records"),
+                "per_game": self.players.to_dict(orient="records")
+                if len(self.players) <= JSON_ROWS else
+                f"{len(self.players)} player rows: see summary.parquet (--out)",
                 "decisions": self.decisions.to_dict(orient="records")
-                if len(self.decisions) <= 10_000 else
+                if len(self.decisions) <= JSON_ROWS else
                 f"{len(self.decisions)} decisions: see decisions.parquet (--out)"}
 
     def manifest(self) -> dict:
