@@ -14,7 +14,11 @@ aside scores within its roll, the dice rolled follow from the dice kept (``[1, 1
 aside from six dice leaves four to roll), a Penta box
 is open and allowed, the seats move in turn, no turn comes after the game's end, and a
 result line agrees with the replayed totals. Any fault is one
-:class:`~dicelab.errors.UserError` naming the file, the line and the field.
+:class:`~dicelab.errors.UserError` naming the file, the line and the field. Penta games
+whose turn lines are in the writers' form are read and replayed in bulk by compiled code
+(:mod:`dicelab.gamelog_penta`, with the same checks); every other game, and any game
+the bulk reader does not accept, by the Python replay, whose messages the errors are
+(docs/design/analysis-speed.md).
 :func:`write_games` checks the same and writes atomically (a temporary file, renamed),
 adding the result line of every finished game.
 
@@ -100,7 +104,8 @@ class GameRecord:
     ``ending`` are Farkle's (None for Penta). ``totals`` are each seat's totals after the
     last turn, ``finished`` says whether the game reached its end, ``winners`` the seats
     with the highest total (only when finished). ``index`` counts games in the file from
-    0, ``line`` is the header's line number.
+    0, ``line`` is the header's line number. ``turns``: a list of :class:`FarkleTurn`,
+    or a sequence of :class:`PentaTurn` (a :class:`PentaTurns` view when read in bulk).
     """
 
     path: str
@@ -114,7 +119,7 @@ class GameRecord:
     seats: list[dict]
     first_seat: int
     seed: int | None
-    turns: list = field(default_factory=list)
+    turns: Sequence = field(default_factory=list)
     totals: list[int] = field(default_factory=list)
     finished: bool = False
     winners: list[int] = field(default_factory=list)
@@ -1059,5 +1064,6 @@ def write_games(path, games: list[tuple[dict, list[dict]]]) -> None:
         raise UserError(f"{p}: cannot write the log ({exc.strerror or exc})") from None
 
 
-__all__ = ["FORMAT_VERSION", "FarkleTurn", "GameRecord", "PentaTurn", "format_games",
-           "new_game_header", "parse_lines", "read_games", "rules_record", "write_games"]
+__all__ = ["FORMAT_VERSION", "FarkleTurn", "GameRecord", "PentaTurn", "PentaTurns",
+           "format_games", "new_game_header", "parse_lines", "paused_gc", "penta_columns",
+           "read_games", "rules_record", "write_games"]
