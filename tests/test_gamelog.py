@@ -260,7 +260,8 @@ def _read_both(lines, **kw):
     out = []
     for bulk in (True, False):
         try:
-            recs = gamelog._parse(data, "g.jsonl", kw.get("game"), kw.get("rules"), bulk=bulk)
+            recs = gamelog._parse(data, "g.jsonl", kw.get("game"), kw.get("rules"),
+                                  bulk=bulk)
             out.append([(r.index, r.line, r.rules_name, r.totals, r.finished, r.winners,
                          r.seats, r.header, list(r.turns)) for r in recs])
         except UserError as exc:

@@ -648,12 +648,21 @@ def parse_lines(lines: Iterable[str], path: str = "<log>", *, game: str | None =
     return _parse(text.encode("utf-8"), path, game, rules)
 
 
-def _parse(data: bytes, path: str, game: str | None, rules, *, bulk: bool = True
+#: Logs of fewer lines are read by the Python replay alone (under about 25 ms), which
+#: spares a short log, such as one game played in the terminal, the loading (about
+#: 60 ms) or the first compiling (seconds) of the bulk reader.
+_BULK_MIN_LINES = 1500
+
+
+def _parse(data: bytes, path: str, game: str | None, rules, *, bulk: bool | None = None
            ) -> list[GameRecord]:
     """The games of a log's bytes (UTF-8, lines split at ``\\n``). ``bulk``: read Penta
-    games through the compiled reader (:class:`_BulkReader`); without it, or with no
-    Penta game in the log, every line goes through ``json`` and the Python replay."""
+    games through the compiled reader (:class:`_BulkReader`); ``None``: when the log
+    has :data:`_BULK_MIN_LINES` lines or more. Otherwise, or with no Penta game in the
+    log, every line goes through ``json`` and the Python replay."""
     wanted = _wanted(game, rules)
+    if bulk is None:
+        bulk = data.count(b"\n") + 1 >= _BULK_MIN_LINES
     with paused_gc():
         if bulk and b'"penta"' in data:
             games = _BulkReader(data, path, wanted).games()
