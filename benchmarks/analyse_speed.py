@@ -1,12 +1,14 @@
 """Speed of game analysis (``dicelab analyse``): one 13-turn Penta game once the tables
 are loaded, and a log of 100,000 Penta games read, replayed and analysed.
 
-    python benchmarks/analyse_speed.py [--games 100000]
+    python benchmarks/analyse_speed.py [--games 100000] [--repeats 3]
 
 The games are played by a random player (random keeps, a random open box) so every
 decision is analysed; ``--distinct`` different games (10,000) are repeated to fill the
 big log (repeats share the analysis kernel's work only within a block of turns of the
-same state, so they cost almost as much as new games).
+same state, so they cost almost as much as new games). Times are wall-clock medians of
+the repeats, with the process's CPU time beside them (less sensitive to other work on a
+shared machine). docs/design/analysis-speed.md has the figures.
 """
 
 from __future__ import annotations
@@ -46,10 +48,22 @@ def random_games(n: int, seed: int) -> list:
     return out
 
 
+def _timed(f, n: int) -> tuple[float, float]:
+    """Median wall-clock and CPU seconds of ``n`` calls of ``f``."""
+    wall, cpu = [], []
+    for _ in range(n):
+        t, c = time.perf_counter(), time.process_time()
+        f()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return float(np.median(wall)), float(np.median(cpu))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", type=int, default=100_000)
     ap.add_argument("--distinct", type=int, default=10_000)
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="dicelab-analyse-bench-"))
     os.environ.setdefault("DICELAB_CACHE_DIR", str(scratch / "cache"))
@@ -71,15 +85,16 @@ def main() -> None:
                 pass
             if len(games) == args.distinct:
                 break
-        one = parse_lines(format_games(games[:1]).splitlines())
-        analyse_games(one)  # compile
-        times = []
-        for _ in range(20):
-            t0 = time.perf_counter()
+        one_lines = format_games(games[:1]).splitlines()
+        one = parse_lines(one_lines)
+        for _ in range(20):  # compile, and touch the value table's pages this game reads
             analyse_games(one)
-            times.append(time.perf_counter() - t0)
-        print(f"one 13-turn game analysed: median {1e3 * np.median(times):.2f} ms, "
-              f"best {1e3 * min(times):.2f} ms (tables loaded)")
+        wall, cpu = _timed(lambda: analyse_games(one), 50)
+        print(f"one 13-turn game analysed: median {1e3 * wall:.2f} ms (CPU {1e3 * cpu:.2f} ms), "
+              "tables loaded")
+        wall, cpu = _timed(lambda: analyse_games(parse_lines(one_lines)), 50)
+        print(f"one 13-turn game read and analysed: median {1e3 * wall:.2f} ms "
+              f"(CPU {1e3 * cpu:.2f} ms)")
         block = format_games(games)
         path = scratch / "games.jsonl"
         with open(path, "w") as fh:
@@ -88,13 +103,20 @@ def main() -> None:
                 fh.write(block)
         n_games = reps * len(games)
         print(f"log: {n_games:,} games, {path.stat().st_size / 1e6:.0f} MB")
-        t0 = time.perf_counter()
-        recs = read_games(path)
-        t1 = time.perf_counter()
-        res = analyse_games(recs)
-        t2 = time.perf_counter()
-        print(f"{n_games:,} games: read and replayed in {t1 - t0:.1f} s, analysed in "
-              f"{t2 - t1:.1f} s, total {t2 - t0:.1f} s ({len(res.decisions):,} decisions)")
+        rows = []
+        for _ in range(args.repeats):
+            t0, c0 = time.perf_counter(), time.process_time()
+            recs = read_games(path)
+            t1 = time.perf_counter()
+            res = analyse_games(recs)
+            t2, c2 = time.perf_counter(), time.process_time()
+            rows.append((t1 - t0, t2 - t1, t2 - t0, c2 - c0))
+            n_decisions = len(res.decisions)
+            del recs, res
+        read, analysed, total, cpu = np.median(np.array(rows), axis=0)
+        print(f"{n_games:,} games ({n_decisions:,} decisions), median of "
+              f"{args.repeats}: read and replayed {read:.1f} s, analysed {analysed:.1f} s, "
+              f"total {total:.1f} s (CPU {cpu:.1f} s)")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -246,3 +246,124 @@ def test_simulate_log_is_reproduced_by_the_seed(tmp_path, capsys):
                                     str(tmp_path / "c.jsonl")])
     assert code == 2 and err.startswith("error: --log-games") and err.count("\n") == 1
     assert not (tmp_path / "c.jsonl").exists()
+
+
+# --- the bulk reader of Penta games agrees with the Python replay -----------------------------
+
+
+def _read_both(lines, **kw):
+    """What the bulk reader and the Python replay make of ``lines``: the same games (every
+    turn record, totals, end, winners) or the same error message."""
+    from dicelab import gamelog
+
+    data = "\n".join(lines).encode()
+    out = []
+    for bulk in (True, False):
+        try:
+            recs = gamelog._parse(data, "g.jsonl", kw.get("game"), kw.get("rules"),
+                                  bulk=bulk)
+            out.append([(r.index, r.line, r.rules_name, r.totals, r.finished, r.winners,
+                         r.seats, r.header, list(r.turns)) for r in recs])
+        except UserError as exc:
+            out.append(str(exc))
+    assert out[0] == out[1]
+    return out[0]
+
+
+def _random_penta_game(rng, rules, n_seats):
+    """A game of random keeps and random open boxes on dice biased to Pentas and full
+    houses (so the joker rules are met often); a box the joker refuses makes the game
+    illegal, which both readers must say alike."""
+    header = new_game_header("penta", rules, [{"name": f"s{i}", "policy": "random"}
+                                              for i in range(n_seats)])
+    open_boxes = [list(npn.BOXES) for _ in range(n_seats)]
+    events = []
+    for _ in range(13):
+        for seat in range(n_seats):
+            faces = [5, 6] if rng.random() < 0.7 else list(range(1, 7))
+            roll = [int(rng.choice(faces)) for _ in range(5)]
+            rolls, keeps = [roll], []
+            for _ in range(int(rng.integers(0, 3))):
+                keep = [d for d in roll if rng.random() < 0.5]
+                keeps.append(keep)
+                roll = keep + [int(rng.choice(faces)) for _ in range(5 - len(keep))]
+                rolls.append(roll)
+            box = open_boxes[seat].pop(int(rng.integers(len(open_boxes[seat]))))
+            events.append({"seat": seat, "rolls": rolls, "keeps": keeps, "box": box})
+    return header, events
+
+
+@pytest.mark.parametrize("rules", ["seed", "hasbro", "free-joker", "no-bonus"])
+def test_the_bulk_reader_scores_penta_games_as_the_python_replay(rules):
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(7)
+    lines, refused = [], 0
+    for g in range(60):
+        header, events = _random_penta_game(rng, rules, 1 + g % 3)
+        one = _read_both(_lines(header, events))
+        if isinstance(one, str):  # a box the joker rule refuses
+            assert "field 'box'" in one and "joker" in one, one
+            refused += 1
+            continue
+        lines += _lines(header, events)
+        if g % 2:  # some games with their result line
+            lines.append(json.dumps({"result": {"totals": one[0][3], "winners": one[0][5]}}))
+    recs = _read_both(lines)
+    assert len(recs) + refused == 60 and all(r[4] for r in recs)
+
+
+def test_the_bulk_reader_refuses_what_the_python_replay_refuses():
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    played = play_games("penta", ["optimal", "greedy"], games=2, seed=9)
+    lines = format_games(played).splitlines()
+    assert isinstance(_read_both(lines), list)
+
+    def mutations(text):
+        t = json.loads(text)
+        yield text.replace(", ", ",").replace(": ", ":")  # compact separators: read by json
+        yield "  " + text.replace("[", "[ ") + " \t"
+        yield json.dumps(dict(reversed(list(t.items()))))
+        if "seat" not in t:
+            yield text.replace("0", "1", 1)
+            return
+        yield text.replace('"seat": ', '"seat": 0')  # a leading zero is not JSON
+        yield text.replace("1", "1.0", 1)
+        yield text.replace(f'"{t["box"]}"', '"Full House"')
+        yield text.replace(f'"{t["box"]}"', f'"{npn.BOXES[int(rng.integers(13))]}"')
+        yield text.replace(str(t["seat"]), str(1 - t["seat"]), 1)
+        yield json.dumps({**t, "rolls": t["rolls"] + [t["rolls"][-1]]})
+        yield json.dumps({**t, "keeps": t["keeps"][:-1]})
+        yield json.dumps({**t, "keeps": [[6, 6, 6, 6, 6]] * len(t["keeps"])})
+        yield json.dumps({**t, "rolls": [[int(rng.integers(1, 7)) for _ in range(5)]
+                                         for _ in t["rolls"]]})
+        yield json.dumps({**t, "extra": 1})
+        yield text[:-1]
+        yield ""
+
+    tried = 0
+    for i in list(range(len(lines))):
+        for new in mutations(lines[i]):
+            _read_both([*lines[:i], new, *lines[i + 1:]])
+            tried += 1
+    for i in (0, 5, 14, 15, 40):  # a line moved elsewhere
+        moved = [x for k, x in enumerate(lines) if k != i]
+        _read_both([*moved[:3], lines[i], *moved[3:]])
+    _read_both([*lines[:20], lines[3], *lines[20:]])  # a turn after the game's result
+    _read_both(lines, game="farkle")
+    _read_both(lines, game="penta", rules="hasbro")
+    assert tried > 500
+
+
+def test_the_bulk_reader_with_farkle_games_and_carriage_returns(tmp_path):
+    farkle = format_games(play_games("farkle", ["threshold-300", "ai"], games=2, seed=2,
+                                     target=1000)).splitlines()
+    penta = format_games(play_games("penta", ["greedy"], games=2, seed=1)).splitlines()
+    mixed = penta[:15] + farkle + penta[15:]
+    recs = _read_both(mixed)
+    assert [r[2] for r in recs] == ["seed", "default", "default", "seed"]
+    path = tmp_path / "crlf.jsonl"
+    path.write_bytes(("\r\n".join(mixed) + "\r\n").encode())
+    from_file = read_games(path)
+    assert [r.totals for r in from_file] == [r[3] for r in recs]
+    assert [list(r.turns) for r in from_file] == [r[8] for r in recs]

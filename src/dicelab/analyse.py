@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, prange
 
 from dicelab.errors import UserError
-from dicelab.gamelog import GameRecord, read_games
+from dicelab.gamelog import GameRecord, paused_gc, penta_columns, read_games
 from dicelab.penta.rules import N_DICE, state_index
 from dicelab.penta.scoring import apply_box, roll_box_scores
 from dicelab.penta.tables import KEEP_SIZE, ROLL_BASE
@@ -51,6 +51,9 @@ LOSS_CLASSES: dict[str, tuple[float, float, float]] = {
     "win": (0.005, 0.02, 0.05),
 }
 CLASS_NAMES = ("doubtful", "error", "blunder")
+#: The most per-game rows and decisions :meth:`AnalysisResult.to_dict` lists (``--json``,
+#: the manifest); more are only in the Parquet files.
+JSON_ROWS = 10_000
 UNITS = {"score": "expected final score (points)",
          "turn": "expected turn score (points)",
          "win": "P(win) + P(tie)/2"}
@@ -125,9 +128,11 @@ class AnalysisResult:
                 "thresholds": {m: dict(zip(CLASS_NAMES, LOSS_CLASSES[m], strict=True))
                                for m in set(self.measure.values())},
                 "players": self.summary(),
-                "per_game": self.players.to_dict(orient="records"),
+                "per_game": self.players.to_dict(orient="records")
+                if len(self.players) <= JSON_ROWS else
+                f"{len(self.players)} player rows: see summary.parquet (--out)",
                 "decisions": self.decisions.to_dict(orient="records")
-                if len(self.decisions) <= 10_000 else
+                if len(self.decisions) <= JSON_ROWS else
                 f"{len(self.decisions)} decisions: see decisions.parquet (--out)"}
 
     def manifest(self) -> dict:
@@ -264,6 +269,25 @@ def _class_dtype():
     return pd.CategoricalDtype(["", *CLASS_NAMES])
 
 
+def _categorical(values: list[str]):
+    """``pd.Categorical(values)`` (its categories sorted), from the codes of the few
+    distinct values and a dtype made once per set of categories (faster than pandas'
+    own factorizing of a list of strings)."""
+    import pandas as pd
+
+    cats = tuple(sorted(set(values)))
+    code = {v: i for i, v in enumerate(cats)}
+    return pd.Categorical.from_codes(np.fromiter((code[v] for v in values), np.int64,
+                                                 len(values)), dtype=_categories(cats))
+
+
+@functools.lru_cache(maxsize=256)
+def _categories(cats: tuple[str, ...]):
+    import pandas as pd
+
+    return pd.CategoricalDtype(list(cats))
+
+
 def _penta_games(games: list[GameRecord]):
     """(decisions frame, players frame, traces of the first game) of Penta games; every
     step after the kernel is a whole-array operation."""
@@ -287,31 +311,20 @@ def _penta_games(games: list[GameRecord]):
         V = solve(rules).values
         n = sum(len(g.turns) for g in group)
         check_memory(f"analysing {n:,} Penta turns", n * 600)
-        flat: list[tuple] = []
-        turn_no: list[int] = []
-        player_of: list[int] = []
-        players_meta = []  # (game, seat)
-        pad = (0, 0, 0)
-        for g in group:
-            pid_of = {}
-            for s in sorted({t.seat for t in g.turns}):
-                pid_of[s] = len(players_meta)
-                players_meta.append((g, s))
-            count = dict.fromkeys(pid_of, 0)
-            for t in g.turns:
-                ids, ks = t.roll_ids, t.keep_ranks
-                flat.append((t.mask, t.up, t.fifty, t.total, len(ids), *(ids + pad)[:3],
-                             *(ks + pad)[:2], t.box))
-                count[t.seat] += 1
-                turn_no.append(count[t.seat])
-                player_of.append(pid_of[t.seat])
-        cols = np.array(flat, dtype=np.int64).reshape(n, 11)
-        turn_no = np.array(turn_no, dtype=np.int64)
-        player_of_turn = np.array(player_of, dtype=np.int64)
-        mask, up, fifty, total, n_rolls = (np.ascontiguousarray(cols[:, k]) for k in range(5))
-        rolls = np.ascontiguousarray(cols[:, 5:8])
-        keeps = np.ascontiguousarray(cols[:, 8:10])
-        box = np.ascontiguousarray(cols[:, 10])
+        c = penta_columns(group)
+        mask, up, fifty, total, n_rolls = (c[k] for k in ("mask", "up", "fifty", "total",
+                                                          "n_rolls"))
+        rolls, keeps, box = c["roll_id"], c["keep_rank"], c["box"]
+        # players: (game, seat) in that order; a player's turns counted in order
+        n_seat_keys = int(c["seat"].max(initial=0)) + 1
+        player_keys, player_of_turn = np.unique(c["game"] * n_seat_keys + c["seat"],
+                                                return_inverse=True)
+        by_player = np.argsort(player_of_turn, kind="stable")
+        first_of = np.searchsorted(player_of_turn[by_player], np.arange(player_keys.size))
+        turn_no = np.empty(n, np.int64)
+        turn_no[by_player] = np.arange(n) - first_of[player_of_turn[by_player]] + 1
+        players_meta = [(group[k // n_seat_keys], k % n_seat_keys)
+                        for k in player_keys.tolist()]
         start = np.empty(n)
         best = np.full((n, 3), np.nan)
         chosen = np.full((n, 3), np.nan)
@@ -342,11 +355,11 @@ def _penta_games(games: list[GameRecord]):
         pid = player_of_turn[ti]
         meta_game = [m[0] for m in players_meta]
         n_p = len(players_meta)
-        logs = pd.Categorical([m.path for m in meta_game])
+        logs = _categorical([m.path for m in meta_game])
         gidx = np.array([m.index for m in meta_game], dtype=np.int64)
         seat = np.array([m[1] for m in players_meta], dtype=np.int64)
-        pname = pd.Categorical([m.seats[s]["name"] for m, s in players_meta])
-        ppol = pd.Categorical([m.seats[s]["policy"] for m, s in players_meta])
+        pname = _categorical([m.seats[s]["name"] for m, s in players_meta])
+        ppol = _categorical([m.seats[s]["policy"] for m, s in players_meta])
 
         def per_decision(cat, pid=pid):
             return pd.Categorical.from_codes(cat.codes[pid], dtype=cat.dtype)
@@ -361,7 +374,7 @@ def _penta_games(games: list[GameRecord]):
             "chosen": pd.Categorical.from_codes(chosen_code, dtype=option_label),
             "best": pd.Categorical.from_codes(best_code, dtype=option_label),
             "value_before": prev, "value_best": vb, "value_chosen": vc, "luck": luck,
-            "loss": loss, "class": cls}))
+            "loss": loss, "class": cls}, copy=False))
         first_turn = np.full(n_p, n, np.int64)
         np.minimum.at(first_turn, player_of_turn, np.arange(n))
         last_turn = np.zeros(n_p, np.int64)
@@ -387,7 +400,7 @@ def _penta_games(games: list[GameRecord]):
         frame.update({"initial": initial, "outcome": outcome, "luck": luck_p,
                       "skill": skill_p, "opponents": 0.0,
                       "residual": outcome - initial - luck_p - skill_p})
-        player_frames.append(pd.DataFrame(frame))
+        player_frames.append(pd.DataFrame(frame, copy=False))
         if not traces:  # the first game's chains, for the figure
             g0 = group[0]
             for p_i, (g, s) in enumerate(players_meta):
@@ -623,7 +636,8 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
     dec_frames, player_frames, traces = [], [], {}
     used: dict[str, str] = {}
     if penta:
-        d, p, tr = _penta_games(penta)
+        with paused_gc():
+            d, p, tr = _penta_games(penta)
         dec_frames += d
         player_frames += p
         traces.update(tr)
@@ -637,11 +651,14 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
             raise UserError("these logs mix solitaire and two-seat Farkle games: give "
                             "--measure turn to value them all in turn points")
         used["farkle"] = next(iter(ms))
-    dec = (pd.concat(dec_frames, ignore_index=True) if dec_frames
-           else pd.DataFrame(columns=_DECISION_COLUMNS))
+    if len(dec_frames) == 1 and list(dec_frames[0].columns) == _DECISION_COLUMNS:
+        dec = dec_frames[0]  # one game kind and rule set: the frame as built
+    else:
+        dec = (pd.concat(dec_frames, ignore_index=True) if dec_frames
+               else pd.DataFrame(columns=_DECISION_COLUMNS))[_DECISION_COLUMNS]
     pl = pd.concat(player_frames, ignore_index=True) if player_frames else pd.DataFrame()
     return AnalysisResult(sorted({g.path for g in games}) if logs is None else logs, used,
-                          dec[_DECISION_COLUMNS], pl, traces, len(games))
+                          dec, pl, traces, len(games))
 
 
 def analyse_logs(paths, *, game: str | None = None, rules=None,

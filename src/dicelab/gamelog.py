@@ -14,7 +14,11 @@ aside scores within its roll, the dice rolled follow from the dice kept (``[1, 1
 aside from six dice leaves four to roll), a Penta box
 is open and allowed, the seats move in turn, no turn comes after the game's end, and a
 result line agrees with the replayed totals. Any fault is one
-:class:`~dicelab.errors.UserError` naming the file, the line and the field.
+:class:`~dicelab.errors.UserError` naming the file, the line and the field. Penta games
+whose turn lines are in the writers' form are read and replayed in bulk by compiled code
+(:mod:`dicelab.gamelog_penta`, with the same checks); every other game, and any game
+the bulk reader does not accept, by the Python replay, whose messages the errors are
+(docs/design/analysis-speed.md).
 :func:`write_games` checks the same and writes atomically (a temporary file, renamed),
 adding the result line of every finished game.
 
@@ -25,11 +29,15 @@ adding the result line of every finished game.
 
 from __future__ import annotations
 
+import gc
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from dicelab import dice
 from dicelab.errors import UserError
@@ -96,7 +104,8 @@ class GameRecord:
     ``ending`` are Farkle's (None for Penta). ``totals`` are each seat's totals after the
     last turn, ``finished`` says whether the game reached its end, ``winners`` the seats
     with the highest total (only when finished). ``index`` counts games in the file from
-    0, ``line`` is the header's line number.
+    0, ``line`` is the header's line number. ``turns``: a list of :class:`FarkleTurn`,
+    or a sequence of :class:`PentaTurn` (a :class:`PentaTurns` view when read in bulk).
     """
 
     path: str
@@ -110,7 +119,7 @@ class GameRecord:
     seats: list[dict]
     first_seat: int
     seed: int | None
-    turns: list = field(default_factory=list)
+    turns: Sequence = field(default_factory=list)
     totals: list[int] = field(default_factory=list)
     finished: bool = False
     winners: list[int] = field(default_factory=list)
@@ -592,9 +601,11 @@ def _rank_of(v, rank) -> int | None:
         return None
 
 
-def _finish(rec: GameRecord, play, result: dict | None, w: _Where | None) -> None:
-    rec.totals = list(play.totals)
-    rec.finished = play.over
+def _finish(rec: GameRecord, totals, over: bool, result: dict | None,
+            w: _Where | None) -> None:
+    """Set the game's totals, end and winners; check its result line (if any)."""
+    rec.totals = list(totals)
+    rec.finished = bool(over)
     if rec.finished:
         best = max(rec.totals)
         rec.winners = [i for i, x in enumerate(rec.totals) if x == best]
@@ -615,30 +626,85 @@ def _finish(rec: GameRecord, play, result: dict | None, w: _Where | None) -> Non
                                         f"{json.dumps(rec.winners)}")
 
 
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off for a block that builds millions of small acyclic
+    objects (decoded JSON, turn records): each collection it would start walks every
+    object built so far, which made reading a large log about three times slower."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def parse_lines(lines: Iterable[str], path: str = "<log>", *, game: str | None = None,
                 rules=None) -> list[GameRecord]:
-    """Parse and replay the lines of a log (see :func:`read_games`)."""
-    want_game, want_digest, want_name = _wanted(game, rules)
-    games: list[GameRecord] = []
+    """Parse and replay the lines of a log (see :func:`read_games`); each item is one line
+    (a final newline is left out)."""
+    text = "\n".join(x[:-1] if x.endswith("\n") else x for x in lines)
+    return _parse(text.encode("utf-8"), path, game, rules)
+
+
+#: Logs of fewer lines are read by the Python replay alone (under about 25 ms), which
+#: spares a short log, such as one game played in the terminal, the loading (about
+#: 60 ms) or the first compiling (seconds) of the bulk reader.
+_BULK_MIN_LINES = 1500
+
+
+def _parse(data: bytes, path: str, game: str | None, rules, *, bulk: bool | None = None
+           ) -> list[GameRecord]:
+    """The games of a log's bytes (UTF-8, lines split at ``\\n``). ``bulk``: read Penta
+    games through the compiled reader (:class:`_BulkReader`); ``None``: when the log
+    has :data:`_BULK_MIN_LINES` lines or more. Otherwise, or with no Penta game in the
+    log, every line goes through ``json`` and the Python replay."""
+    wanted = _wanted(game, rules)
+    if bulk is None:
+        bulk = data.count(b"\n") + 1 >= _BULK_MIN_LINES
+    with paused_gc():
+        if bulk and b'"penta"' in data:
+            games = _BulkReader(data, path, wanted).games()
+        else:
+            text = data.decode("utf-8")
+            lines = text.split("\n")
+            if text.endswith("\n"):
+                lines.pop()
+            games = []
+            _replay(_decoded(lines, path), path, wanted, games)
+    if not games:
+        raise UserError(f"{path}: no game in the log (a log starts with a header line)")
+    return games
+
+
+def _check_wanted(w: _Where, g: str, table, rname: str, wanted: tuple) -> None:
+    want_game, want_digest, want_name = wanted
+    if want_game is not None and g != want_game:
+        raise w.error("game", f"this is a log of {g}, not of {want_game}")
+    if want_digest is not None:
+        digest = table.digest() if g == "farkle" else table.digest
+        if digest != want_digest:
+            raise w.error("rules", f"this game was played under the rules "
+                                   f"'{rname}', not '{want_name}' as asked")
+
+
+def _replay(items, path: str, wanted: tuple, games: list[GameRecord]) -> None:
+    """Replay decoded lines ``(line number, value)`` in Python, appending their games to
+    ``games``: the reference reader, which names the line and the field of any fault."""
     rec: GameRecord | None = None
     play: Any = None
     closed = False
-    for lineno, obj in _decoded(lines, path):
+    for lineno, obj in items:
         w = _Where(path, lineno)
         if not isinstance(obj, dict):
             raise w.error(None, "each line is a JSON object (a header, a turn or a result)")
         if "dicelab_log" in obj:
-            if rec is not None:
-                _finish(rec, play, None, None)
+            if rec is not None and not closed:
+                _finish(rec, play.totals, play.over, None, None)
             g, table, rname, target, ending, seats, first, seed = _check_header(obj, path,
                                                                                 lineno)
-            if want_game is not None and g != want_game:
-                raise w.error("game", f"this is a log of {g}, not of {want_game}")
-            if want_digest is not None:
-                digest = table.digest() if g == "farkle" else table.digest
-                if digest != want_digest:
-                    raise w.error("rules", f"this game was played under the rules "
-                                           f"'{rname}', not '{want_name}' as asked")
+            _check_wanted(w, g, table, rname, wanted)
             rec = GameRecord(path, len(games), lineno, g, table, rname, target, ending,
                              seats, first, seed, header=obj)
             games.append(rec)
@@ -655,15 +721,221 @@ def parse_lines(lines: Iterable[str], path: str = "<log>", *, game: str | None =
             if len(obj) != 1:
                 raise w.error(sorted(set(obj) - {"result"})[0], "a result line holds only "
                                                                 "'result'")
-            _finish(rec, play, obj["result"], w)
+            _finish(rec, play.totals, play.over, obj["result"], w)
             closed = True
             continue
         rec.turns.append(play.turn(obj, w))
-    if rec is None:
-        raise UserError(f"{path}: no game in the log (a log starts with a header line)")
-    if not closed:
-        _finish(rec, play, None, None)
-    return games
+    if rec is not None and not closed:
+        _finish(rec, play.totals, play.over, None, None)
+
+
+class PentaTurns(Sequence):
+    """The turns of one Penta game read in bulk: rows ``lo:hi`` of the columns ``cols`` of
+    its whole log (:func:`dicelab.gamelog_penta.scan_lines` and ``replay_games``), seen as
+    a sequence of :class:`PentaTurn`."""
+
+    __slots__ = ("cols", "hi", "lo")
+
+    def __init__(self, cols: dict, lo: int, hi: int):
+        self.cols, self.lo, self.hi = cols, lo, hi
+
+    def __len__(self) -> int:
+        return self.hi - self.lo
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        k = i + len(self) if i < 0 else i
+        if not 0 <= k < len(self):
+            raise IndexError("turn index out of range")
+        c, t = self.cols, self.lo + k
+        nr = int(c["n_rolls"][t])
+        dice, keep_dice, keep_len = c["dice"][t], c["keep_dice"][t], c["keep_len"][t]
+        return PentaTurn(int(c["seat"][t]), dice[:nr].tolist(),
+                         [keep_dice[j, :keep_len[j]].tolist() for j in range(nr - 1)],
+                         int(c["box"][t]), tuple(c["roll_id"][t, :nr].tolist()),
+                         tuple(c["keep_rank"][t, :nr - 1].tolist()), int(c["mask"][t]),
+                         int(c["up"][t]), int(c["fifty"][t]), int(c["total"][t]),
+                         int(c["points"][t]), int(c["line"][t]) + 1)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other,
+                                                                        strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+#: The columns :func:`penta_columns` gives (besides ``game``).
+_PENTA_COLUMNS = ("seat", "n_rolls", "roll_id", "keep_rank", "box", "mask", "up", "fifty",
+                  "total")
+
+
+def penta_columns(games: list[GameRecord]) -> dict[str, np.ndarray]:
+    """Every turn of the Penta ``games``, in order, as columns: ``seat``, ``n_rolls``,
+    ``roll_id`` (n, 3) and ``keep_rank`` (n, 2) (0 where there is no roll or keep),
+    ``box``, the card before the turn (``mask``, ``up``, ``fifty``, ``total``), and
+    ``game`` (the index in ``games``)."""
+    parts: list[dict] = []
+    run: list = []  # games read in bulk from one log, next to each other: one gather
+
+    def flush():
+        if run:
+            cols = run[0][1].cols
+            lo = np.array([t.lo for _, t in run], np.int64)
+            n = np.array([len(t) for _, t in run], np.int64)
+            start = np.cumsum(n) - n
+            idx = np.arange(int(n.sum()), dtype=np.int64) + np.repeat(lo - start, n)
+            part = {k: cols[k][idx] for k in _PENTA_COLUMNS}
+            part["game"] = np.repeat(np.array([gi for gi, _ in run], np.int64), n)
+            parts.append(part)
+            run.clear()
+
+    for gi, g in enumerate(games):
+        turns = g.turns
+        if isinstance(turns, PentaTurns):
+            if run and run[0][1].cols is not turns.cols:
+                flush()
+            run.append((gi, turns))
+            continue
+        flush()
+        n = len(turns)
+        pad = (0, 0, 0)
+        flat = np.array([(t.seat, len(t.roll_ids), *(t.roll_ids + pad)[:3],
+                          *(t.keep_ranks + pad)[:2], t.box, t.mask, t.up, t.fifty, t.total)
+                         for t in turns], dtype=np.int64).reshape(n, 12)
+        parts.append({"seat": flat[:, 0], "n_rolls": flat[:, 1], "roll_id": flat[:, 2:5],
+                      "keep_rank": flat[:, 5:7], "box": flat[:, 7], "mask": flat[:, 8],
+                      "up": flat[:, 9], "fifty": flat[:, 10], "total": flat[:, 11],
+                      "game": np.full(n, gi, np.int64)})
+    flush()
+    if not parts:
+        return {k: np.zeros((0, 3) if k == "roll_id" else (0, 2) if k == "keep_rank" else 0,
+                            np.int64) for k in (*_PENTA_COLUMNS, "game")}
+    return {k: np.ascontiguousarray(np.concatenate([p[k] for p in parts]))
+            for k in parts[0]}
+
+
+_BAD = object()  # a line that is not valid JSON
+
+
+class _BulkReader:
+    """Reads a log whose Penta games are mostly in the writers' form: the compiled
+    scanner (:mod:`dicelab.gamelog_penta`) reads every turn line it can, ``json`` the
+    rest (headers, results, anything else), and the compiled replay checks and scores the
+    games. A game is read this way only when all its turn lines were scanned, its header
+    passes, and the replay accepts every turn; any other game, and every Farkle game, is
+    replayed by :func:`_replay` from its decoded lines, in file order, so an error is the
+    reference reader's, at the first faulty line."""
+
+    def __init__(self, data: bytes, path: str, wanted: tuple):
+        from dicelab import gamelog_penta as gp
+
+        self.data, self.path, self.wanted = data, path, wanted
+        buf = np.frombuffer(data, dtype=np.uint8)
+        starts, ends = gp.line_bounds(buf)
+        self.starts, self.ends = starts.tolist(), ends.tolist()
+        kind, self.cols = gp.scan_lines(buf, starts, ends)
+        self.n_lines = len(self.starts)
+        self.other = np.flatnonzero(kind == gp.OTHER).tolist()
+        self.turn_line = self.cols["line"]
+        self.gp = gp
+
+    def _text(self, ln: int) -> str:
+        return self.data[self.starts[ln]:self.ends[ln]].decode("utf-8")
+
+    def _values(self) -> list[tuple[int, str, Any]]:
+        """(line index, text, value or _BAD) of every other non-blank line."""
+        rows = [(ln, self._text(ln)) for ln in self.other]
+        rows = [(ln, t) for ln, t in rows if t.strip()]
+        try:
+            values = json.loads("[" + ",".join(t for _, t in rows) + "]")
+        except (json.JSONDecodeError, RecursionError):
+            values = None
+        if values is None or len(values) != len(rows):
+            values = []
+            for _, t in rows:
+                try:
+                    values.append(json.loads(t))
+                except (json.JSONDecodeError, RecursionError):
+                    values.append(_BAD)
+        return [(ln, t, v) for (ln, t), v in zip(rows, values, strict=True)]
+
+    def _slow(self, lo: int, hi: int, games: list[GameRecord]) -> None:
+        """Lines ``lo:hi`` (0-based) replayed by :func:`_replay`."""
+        lines = [self._text(ln) for ln in range(lo, hi)]
+        _replay(_decoded(lines, self.path, lo + 1), self.path, self.wanted, games)
+
+    def games(self) -> list[GameRecord]:
+        gp, path = self.gp, self.path
+        # split the log at its headers: [header line, header text, value, slow, result]
+        segs: list[list] = []
+        first_content = int(self.turn_line[0]) if self.turn_line.size else self.n_lines
+        for ln, text, v in self._values():
+            if type(v) is dict and "dicelab_log" in v:
+                segs.append([ln, text, v, False, None])
+                continue
+            first_content = min(first_content, ln)
+            if not segs:
+                continue
+            seg = segs[-1]
+            if seg[4] is None and type(v) is dict and "result" in v and len(v) == 1:
+                seg[4] = (ln, v)
+            else:  # a turn not in the writers' form, or a line after the result
+                seg[3] = True
+        bounds = [s[0] for s in segs] + [self.n_lines]
+        turn_at = np.searchsorted(self.turn_line, bounds).tolist()
+        result_at = np.searchsorted(self.turn_line, [-1 if s[4] is None else s[4][0]
+                                                     for s in segs]).tolist()
+        games: list[GameRecord] = []
+        if first_content < bounds[0]:  # something before the first header: refused there
+            self._slow(0, bounds[0], games)
+        # headers of games that can be read in bulk, and their replay, by rule set
+        checked: dict[str, tuple] = {}
+        by_rules: dict[str, list[int]] = {}
+        for k, seg in enumerate(segs):
+            ln, text, v, slow, result = seg
+            if result is not None and turn_at[k + 1] > result_at[k]:
+                slow = seg[3] = True  # turns after the result line
+            if slow or v.get("game") != "penta":
+                seg[3] = True
+                continue
+            if text not in checked:
+                try:
+                    checked[text] = _check_header(v, path, ln + 1)
+                except UserError:
+                    seg[3] = True
+                    continue
+            by_rules.setdefault(checked[text][2], []).append(k)
+        replayed: dict[int, tuple] = {}
+        for ks in by_rules.values():
+            heads = [checked[segs[k][1]] for k in ks]
+            bad, finished, totals, off = gp.replay_games(
+                heads[0][1].params, self.cols, [turn_at[k] for k in ks],
+                [turn_at[k + 1] for k in ks], [len(segs[k][2]["seats"]) for k in ks],
+                [h[6] for h in heads])
+            totals = totals.tolist()
+            for q, k in enumerate(ks):
+                if bad[q] < 0:
+                    replayed[k] = (bool(finished[q]), totals[off[q]:off[q + 1]])
+        for k, seg in enumerate(segs):
+            if k not in replayed:
+                self._slow(bounds[k], bounds[k + 1], games)
+                continue
+            ln, text, v, _, result = seg
+            g, table, rname, _, _, _, first, seed = checked[text]
+            _check_wanted(_Where(path, ln + 1), g, table, rname, self.wanted)
+            rec = GameRecord(path, len(games), ln + 1, g, table, rname, None, None,
+                             v["seats"], first, seed,
+                             PentaTurns(self.cols, turn_at[k], turn_at[k + 1]), header=v)
+            games.append(rec)
+            over, tot = replayed[k]
+            if result is None:
+                _finish(rec, tot, over, None, None)
+            else:
+                _finish(rec, tot, over, result[1]["result"], _Where(path, result[0] + 1))
+        return games
 
 
 #: Lines decoded by one ``json.loads`` call (a block that fails is decoded line by line,
@@ -671,8 +943,9 @@ def parse_lines(lines: Iterable[str], path: str = "<log>", *, game: str | None =
 _DECODE_BLOCK = 4096
 
 
-def _decoded(lines: Iterable[str], path: str):
-    """(line number, decoded value) of every non-blank line, in order."""
+def _decoded(lines: Iterable[str], path: str, first: int = 1):
+    """(line number, decoded value) of every non-blank line, in order; ``lines`` starts at
+    line ``first``."""
     loads = json.loads
     block: list[str] = []
     numbers: list[int] = []
@@ -695,7 +968,7 @@ def _decoded(lines: Iterable[str], path: str):
         else:
             yield from zip(numbers, values, strict=True)
 
-    for lineno, text in enumerate(lines, 1):
+    for lineno, text in enumerate(lines, first):
         if not text.strip():
             continue
         block.append(text)
@@ -738,8 +1011,11 @@ def read_games(path, *, game: str | None = None, rules=None) -> list[GameRecord]
         from dicelab.resources import check_memory
 
         check_memory(f"reading the log {p}", 20 * size)
-        with open(p, encoding="utf-8") as fh:
-            return parse_lines(fh, str(p), game=game, rules=rules)
+        data = p.read_bytes()
+        data.decode("utf-8")  # a text file, or UnicodeDecodeError
+        if b"\r" in data:  # the line ends a file read as text would see
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        return _parse(data, str(p), game, rules)
     except UnicodeDecodeError:
         raise UserError(f"{p}: not a text file (a log is UTF-8 JSON Lines)") from None
     except IsADirectoryError:
@@ -797,5 +1073,6 @@ def write_games(path, games: list[tuple[dict, list[dict]]]) -> None:
         raise UserError(f"{p}: cannot write the log ({exc.strerror or exc})") from None
 
 
-__all__ = ["FORMAT_VERSION", "FarkleTurn", "GameRecord", "PentaTurn", "format_games",
-           "new_game_header", "parse_lines", "read_games", "rules_record", "write_games"]
+__all__ = ["FORMAT_VERSION", "FarkleTurn", "GameRecord", "PentaTurn", "PentaTurns",
+           "format_games", "new_game_header", "parse_lines", "paused_gc", "penta_columns",
+           "read_games", "rules_record", "write_games"]
