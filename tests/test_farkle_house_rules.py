@@ -292,7 +292,7 @@ def test_exact_head_to_head_refuses_must_roll_which_only_optimal_win_models():
 
 
 def test_cli_refuses_an_unmodelled_solve_in_one_line(capsys):
-    for argv in (["solve", "farkle", "--policy", "max-ev", "--rules", "facebook"],
+    for argv in (["solve", "farkle", "--policy", "fastest", "--rules", "facebook"],
                  ["compare", "threshold-300", "ai", "--exact", "--rules", "facebook"]):
         code, _, err = run_cli(capsys, argv)
         assert code == 2 and err.count("\n") == 1 and "farkle-penalty" in err, err

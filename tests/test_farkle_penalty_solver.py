@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import naive_farkle_dp as naive_dp
 import naive_two_player as naive
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from test_two_player import _small_table, naive_cap
 
 from dicelab import config
 from dicelab.errors import UserError
+from dicelab.farkle import turn_dp
 from dicelab.farkle.rules import PRESETS, load_rules
 from dicelab.farkle.two_player import solve_optimal_win
 
@@ -115,3 +117,47 @@ def test_cli_solves_facebook_and_reports_the_penalty_state(capsys, monkeypatch):
     code, out, _ = run_cli(capsys, ["solve", "farkle", "-p", "optimal-win", "--rules",
                                     "facebook", "--target", "500"])
     assert code == 0 and f"({d['p_win']:.3%})" in out and "farkle penalty 500" in out
+
+
+# ---------------------------------------------------------------------------------
+# max-ev: the long-run points per turn, one banking rule per run of lost turns
+
+
+def test_max_ev_penalty_matches_plain_relative_value_iteration():
+    """Against tests/naive_farkle_dp (every distinct set-aside, plain recursions, relative
+    value iteration) on the basic table with a 500 penalty, banking forced from 1,000."""
+    rules = dataclasses.replace(load_rules("basic"), farkle_penalty=500)
+    g, h1, h2 = naive_dp.max_ev_penalty_rate("basic", 500, 1000)
+    sol = turn_dp.solve_max_ev_penalty(rules, cap=1000)
+    assert sol.rate == pytest.approx(g, abs=1e-9)
+    np.testing.assert_allclose(sol.bias, [0.0, h1, h2], rtol=0, atol=1e-9)
+    # the penalty costs: below the plain max-ev, and a run of lost turns is a liability
+    plain = turn_dp.solve_max_ev(dataclasses.replace(rules, farkle_penalty=0), cap=1000)
+    assert sol.rate < plain.expected_score - 1.0
+    assert 0 > sol.bias[1] > sol.bias[2]
+
+
+def test_max_ev_penalty_under_facebook():
+    sol = turn_dp.solve_max_ev_penalty(PRESETS["facebook"])
+    # the same policies evaluated from their exact turn distributions and the chain of
+    # lost turns in a row give the same long-run rate
+    assert sol.rate == pytest.approx(sol.rate_check, abs=1e-9)
+    assert sol.stationary.sum() == pytest.approx(1.0, abs=1e-15)
+    th = sol.bank_thresholds()
+    for n in range(1, 7):  # with the penalty one loss away, bank no later than at 0
+        assert th[2][n] <= th[0][n]
+    assert th[2][5] < th[0][5]  # and strictly earlier somewhere
+    assert all(t >= 300 for s in th.values() for t in s.values())  # the minimum to bank
+    with pytest.raises(UserError, match="no farkle penalty"):
+        turn_dp.solve_max_ev_penalty(load_rules("default"))
+
+
+def test_cli_max_ev_under_facebook(capsys):
+    code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "max-ev", "--rules",
+                                      "facebook", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["farkle_penalty"] == 500 and set(d["bank_thresholds"]) == {"0", "1", "2"}
+    assert abs(d["points_per_turn"] - d["points_per_turn_check"]) < 1e-9
+    code, out, _ = run_cli(capsys, ["solve", "farkle", "-p", "max-ev", "--rules", "facebook"])
+    assert code == 0 and "long-run points per turn" in out and "E(banked)" in out

@@ -182,6 +182,26 @@ def max_ev_solution(sol) -> None:
                   f"above); solved in {d['solve_s']:.3f} s")
 
 
+def penalty_max_ev_solution(sol) -> None:
+    """A :class:`dicelab.farkle.turn_dp.PenaltyMaxEvSolution`."""
+    d = sol.to_dict()
+    console.print(f"Farkle, rules '{d['rules']}', policy max-ev, farkle penalty "
+                  f"{d['farkle_penalty']} (third lost turn in a row)")
+    console.print(f"  long-run points per turn {d['points_per_turn']:.6f}, exact "
+                  f"(the penalty counted)")
+    table = Table(title="one banking rule per run of lost turns")
+    for col in ("lost in a row", "share of turns", "P(bust)", "E(banked)", "bias",
+                "banks from turn points, by dice left"):
+        table.add_column(col, justify="left" if col.startswith("banks") else "right")
+    for s, th in sol.bank_thresholds().items():
+        table.add_row(str(s), f"{d['stationary'][s]:.4%}", f"{d['p_bust'][s]:.4%}",
+                      f"{d['expected_banked'][s]:.2f}", f"{d['bias'][s]:.3f}",
+                      _thresholds(th))
+    console.print(table)
+    console.print(f"  average-reward equations solved in {d['iterations']} iterations, "
+                  f"{d['solve_s']:.2f} s")
+
+
 def fastest_solution(sol) -> None:
     """A :class:`dicelab.farkle.turn_dp.FastestSolution`."""
     d = sol.to_dict()
@@ -482,6 +502,7 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.simulate.BustRiskResult": bust_risk,
     "dicelab.farkle.exact.ThresholdSolution": threshold_solution,
     "dicelab.farkle.turn_dp.MaxEvSolution": max_ev_solution,
+    "dicelab.farkle.turn_dp.PenaltyMaxEvSolution": penalty_max_ev_solution,
     "dicelab.farkle.turn_dp.FastestSolution": fastest_solution,
     "dicelab.farkle.two_player.OptimalWinSolution": optimal_win_solution,
     "dicelab.compare.Comparison": comparison,

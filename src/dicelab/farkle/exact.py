@@ -157,12 +157,14 @@ class ThresholdSolution:
 def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = None,
                  target: int | None = None, ending: str | None = None,
                  progress=None
-                 ) -> (ThresholdSolution | turn_dp.MaxEvSolution | turn_dp.FastestSolution
+                 ) -> (ThresholdSolution | turn_dp.MaxEvSolution | turn_dp.PenaltyMaxEvSolution
+                       | turn_dp.FastestSolution
                        | OptimalWinSolution):
     """What ``dicelab solve farkle`` computes: the exact answer for a Farkle policy.
 
     ``threshold-T``: :class:`ThresholdSolution`; ``max-ev``: :class:`~dicelab.farkle.
-    turn_dp.MaxEvSolution`; ``fastest``: :class:`~dicelab.farkle.turn_dp.FastestSolution`
+    turn_dp.MaxEvSolution` (under a farkle penalty :class:`~dicelab.farkle.turn_dp.
+    PenaltyMaxEvSolution`); ``fastest``: :class:`~dicelab.farkle.turn_dp.FastestSolution`
     (cached); ``optimal-win``: :class:`~dicelab.farkle.two_player.OptimalWinSolution`
     (cached; ``progress(fraction)`` is called as it solves).
 
@@ -180,6 +182,8 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
         return ThresholdSolution(spec.name, rules.name, t, dist, float(race[0]),
                                  time.perf_counter() - t0)
     if spec.family == "max-ev":
+        if rules.farkle_penalty:  # the average-reward problem: a policy per streak
+            return turn_dp.solve_max_ev_penalty(rules)
         return turn_dp.solve_max_ev(rules)
     if spec.family == "fastest":
         return fastest_solution(rules, t)
