@@ -36,7 +36,7 @@ def tight(monkeypatch):
 
 
 @pytest.mark.parametrize(("rules", "target"), [(FACEBOOK_SMALL, 300),
-                                               (SMALL_LAST_ROUND, 300)],
+                                               (SMALL_LAST_ROUND, 200)],
                          ids=["facebook-first-to-bank", "small-last-round"])
 @pytest.mark.slow
 def test_penalty_matches_naive_value_iteration_at_every_state(tight, rules, target):
