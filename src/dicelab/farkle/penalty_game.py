@@ -49,7 +49,6 @@ from dicelab.farkle.rules import (
 from dicelab.farkle.two_player import (
     Solved,
     _cap_row,
-    _catch,
     _last_round,
     _turn,
     _turn_kernel,
@@ -180,7 +179,7 @@ def _sweeps(sweep_once, sweep_tol: float, max_sweeps: int, what: str,
     for sweep in range(1, max_sweeps + 1):
         history.append(sweep_once())
         if progress is not None:
-            progress(share[0] + share[1] * min(1.0, history[-1] and sweep / (sweep + 4)))
+            progress(share[0] + share[1] * sweep / (sweep + 4))  # sweeps: not known ahead
         if len(history) >= 3 and history[-1] <= sweep_tol and history[-1] < history[-2]:
             rho = history[-1] / history[-2]
             return history, history[-1] * rho / (1.0 - rho)
@@ -207,10 +206,8 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     big_t = t + floor
     sweep_tol = config.PENALTY_SWEEP_TOL if sweep_tol is None else sweep_tol
     max_sweeps = config.PENALTY_MAX_SWEEPS if max_sweeps is None else max_sweeps
-    tables = _last_round(sa, rules, big_t, tol)
-    x_max = tables.catch.value.shape[1]
-    catch = _catch(*(np.ascontiguousarray(np.broadcast_to(c[:1], (big_t, x_max)))
-                     for c in tables.catch[:3]))
+    tables = _last_round(sa, rules, big_t, tol)  # its catch tables cover every index
+    catch = tables.catch
     turn = _turn(sa, big_t, tol, rules)
     vv = np.full((K, K, big_t, big_t), 0.5)
     change = np.zeros((big_t, big_t))

@@ -845,11 +845,15 @@ class OptimalWinSolution:
         w, t = float(self.streak_win[at]), float(self.streak_tie[at])
         return w, t, 1.0 - w - t
 
-    def _kernel_args(self) -> tuple[SetAsides, _Tables, Turn, Solved]:
+    def _require_turn_tables(self) -> None:
+        """Refuse the turn-level queries a penalty solution cannot answer."""
         if self.streak_values is not None:
             raise UserError(f"{self.policy}'s decisions under the farkle penalty (rules "
                             f"'{self.rules}') are not available yet: the solve gives the "
                             "values of every state (state_outcome), not its turn tables")
+
+    def _kernel_args(self) -> tuple[SetAsides, _Tables, Turn, Solved]:
+        self._require_turn_tables()
         sa = set_asides(self.farkle_rules)
         tables = self._memo.get("last")
         if tables is None:
@@ -910,7 +914,7 @@ class OptimalWinSolution:
         table = self._memo.get("table")
         if table is not None:
             return table
-        self._kernel_args()  # refuses what the solution cannot play
+        self._require_turn_tables()
         check_memory(f"the {self.policy} policy table to {self.target:,}",
                      self.policy_table_bytes * 1.5)
         key = self._memo.get("cache_key")
