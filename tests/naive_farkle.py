@@ -225,7 +225,8 @@ class Ai:
 
 
 class Table:
-    """Plays a dicelab PolicyTable as its docstring says, from plain nested lookups."""
+    """Plays a dicelab PolicyTable as its docstring says, from plain nested lookups
+    (4-D and 6-D tables, with their floor)."""
 
     def __init__(self, pt):
         self.pt = pt
@@ -235,8 +236,24 @@ def _clamp(i, dim):
     return max(0, min(i, dim - 1))
 
 
+def _normal_entry(pt, my_streak: int, opp_streak: int, my_total: int, best_opp: int,
+                  p: int, n2: int):
+    """(value, bank) of a table's normal play, written out for both shapes."""
+    shape = pt.value.shape
+    m = _clamp(my_total // 50 + pt.floor, shape[-4])
+    o = _clamp(best_opp // 50 + pt.floor, shape[-3])
+    if len(shape) == 4:
+        return pt.value[m, o, p, n2], pt.bank[m, o, p, n2]
+    a = min(my_streak, shape[0] - 1)
+    b = min(opp_streak, shape[1] - 1)
+    return pt.value[a, b, m, o, p, n2], pt.bank[a, b, m, o, p, n2]
+
+
 def play_turn(t: FarkleRules, policy, dice: FaceStream, my_total: int, best_opp: int,
-              last_round: bool, leader: int, log: dict) -> int:
+              last_round: bool, leader: int, log: dict, my_streak: int = 0,
+              opp_streak: int = 0) -> int:
+    """One turn; returns the banked points (0: the turn is lost). ``my_streak``,
+    ``opp_streak``: lost turns in a row of this seat and of the best opponent."""
     n, tp = 6, 0
     log["turns"] += 1
     while True:
@@ -254,14 +271,13 @@ def play_turn(t: FarkleRules, policy, dice: FaceStream, my_total: int, best_opp:
             best = None
             for pts, n2 in options:
                 tp2 = tp + pts
-                p = _clamp(tp2 // 50, pt.value.shape[2])
+                p = _clamp(tp2 // 50, pt.value.shape[-2])
                 if last_round and pt.last_value is not None:
                     d = _clamp((leader - my_total) // 50, pt.last_value.shape[0])
                     v, b = pt.last_value[d, p, n2], pt.last_bank[d, p, n2]
                 else:
-                    m = _clamp(my_total // 50, pt.value.shape[0])
-                    o = _clamp(best_opp // 50, pt.value.shape[1])
-                    v, b = pt.value[m, o, p, n2], pt.bank[m, o, p, n2]
+                    v, b = _normal_entry(pt, my_streak, opp_streak, my_total, best_opp, p,
+                                         n2)
                 key = (float(v), tp2, n2)
                 if best is None or key > best[0]:
                     best = (key, tp2, n2, bool(b))
@@ -310,10 +326,12 @@ def play_game(t: FarkleRules, policies, dice: FaceStream, target: int, start: in
     seat = start
     trigger = None
     while True:
-        others = [totals[s] for s in range(s_count) if s != seat]
-        best = max(others) if others else 0
+        # the best opponent: the highest other total, the lowest-numbered seat among equals
+        others = [s for s in range(s_count) if s != seat]
+        opp = max(others, key=lambda s: (totals[s], -s)) if others else None
+        best = totals[opp] if others else 0
         pts = play_turn(t, policies[seat], dice, totals[seat], best, trigger is not None, best,
-                        logs[seat])
+                        logs[seat], streak[seat], 0 if opp is None else streak[opp])
         totals[seat] += pts
         streak[seat] = streak[seat] + 1 if pts == 0 else 0
         if streak[seat] == 3:  # three farkles in a row

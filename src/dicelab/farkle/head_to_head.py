@@ -225,9 +225,19 @@ def _ai_slices(spec: PolicySpec, t: int, d_max: int) -> Slices:
     return _keep_all_slices(tables, normal, np.broadcast_to(lead, (t, d_max)).copy())
 
 
+def _check_table(pt: PolicyTable) -> PolicyTable:
+    """``pt``, if the exact head to head can play it (it does not model the farkle
+    penalty: no lost-turn axes, no totals below zero)."""
+    if pt.streaks != 1 or pt.floor != 0:
+        raise UserError(f"policy table '{pt.name}' plays the farkle penalty (lost-turn axes "
+                        "or totals below zero), which the exact head to head does not "
+                        "model; simulate it instead")
+    return pt
+
+
 def _table_slices(pt: PolicyTable, t: int, d_max: int) -> Slices:
     """A :class:`PolicyTable`, slice by slice, with the kernel's index clamping."""
-    m_dim, o_dim, rows, _ = pt.value.shape
+    m_dim, o_dim, rows, _ = _check_table(pt).value.shape
     values = [pt.value.reshape(-1, rows, 7)]
     banks = [pt.bank.reshape(-1, rows, 7)]
     own = np.minimum(np.arange(t), m_dim - 1)[:, None]
@@ -254,7 +264,7 @@ def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: 
     from dicelab.farkle.exact import policy_table
 
     if isinstance(policy, PolicyTable):
-        return policy
+        return _check_table(policy)
     spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
     if spec.game != "farkle":
         raise UserError(f"policy '{spec.name}' is a {spec.game} policy; exact head to head "

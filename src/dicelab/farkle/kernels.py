@@ -9,7 +9,9 @@ generator per chunk), :func:`run_scripted` plays the same game code on scripted 
 * :class:`Seats`: ``kinds[s]`` (:data:`THRESHOLD`, :data:`AI`, :data:`TABLE`),
   ``params[s, :]`` (layout ``P_*`` below), and for table policies ``table_meta[s, :]``
   (layout ``T_*``) indexing into one flat float32 ``table_value`` and one flat uint8
-  ``table_bank`` array (layout of :class:`dicelab.farkle.policy_table.PolicyTable`);
+  ``table_bank`` array (layout of :class:`dicelab.farkle.policy_table.PolicyTable`, 4-D
+  tables as 6-D ones with S = 1; the best opponent whose lost turns a table reads is
+  the lowest-numbered seat with the best other total);
 * the rule set's :class:`~dicelab.farkle.rules.SetAsideArrays`: what each roll lets a
   seat set aside (threshold and ai seats set aside all scoring dice; table seats choose
   among every option by value);
@@ -64,7 +66,9 @@ T_O = 2
 T_P = 3
 T_LAST_OFFSET = 4  # -1: no last-round table
 T_D = 5
-N_TABLE_META = 6
+T_S = 6  # lost-turn axes (1: a 4-D table)
+T_FLOOR = 7  # units of 50 below zero of row 0 of the M and O axes
+N_TABLE_META = 8
 
 #: Per-seat statistic columns (int64, summed over games).
 ST_WINS = 0
@@ -252,11 +256,14 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
         while True:
             # ---- one turn of `seat`
             my_total = totals[seat]
-            # the best other total (also the leader's in the last round); 0 when alone
-            best_opp = np.int64(0) if n_seats == 1 else totals[seat - 1]
+            # the best other total (also the leader's in the last round) and its seat
+            # (the lowest-numbered among equal totals); 0 and this seat when alone
+            best_opp = np.int64(0)
+            opp = seat
             for s in range(n_seats):
-                if s != seat and totals[s] > best_opp:
+                if s != seat and (opp == seat or totals[s] > best_opp):
                     best_opp = totals[s]
+                    opp = s
             last_round = trigger >= 0
             kind = kinds[seat]
             t_base = np.int64(0)
@@ -268,10 +275,16 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
                             table_meta[seat, T_D] - 1)
                     t_base = table_meta[seat, T_LAST_OFFSET] + d * p_dim * 7
                 else:
+                    s_dim = table_meta[seat, T_S]
+                    m_dim = table_meta[seat, T_M]
                     o_dim = table_meta[seat, T_O]
-                    m = min(max(my_total // POINT_UNIT, 0), table_meta[seat, T_M] - 1)
-                    o = min(max(best_opp // POINT_UNIT, 0), o_dim - 1)
-                    t_base = table_meta[seat, T_OFFSET] + (m * o_dim + o) * p_dim * 7
+                    floor_u = table_meta[seat, T_FLOOR]
+                    m = min(max(my_total // POINT_UNIT + floor_u, 0), m_dim - 1)
+                    o = min(max(best_opp // POINT_UNIT + floor_u, 0), o_dim - 1)
+                    s_me = min(g[seat, _G_STREAK], s_dim - 1)
+                    s_opp = np.int64(0) if opp == seat else min(g[opp, _G_STREAK], s_dim - 1)
+                    t_base = table_meta[seat, T_OFFSET] + (
+                        ((s_me * s_dim + s_opp) * m_dim + m) * o_dim + o) * p_dim * 7
             elif kind == AI:
                 floor = np.int64(0)
                 if last_round and params[seat, P_CHASE] != 0:

@@ -8,7 +8,8 @@ arrays for :mod:`dicelab.farkle.kernels`:
 * ``params[s, :]``: THRESHOLD: ``[T, 0, ...]``; AI: ``[base, step, per, max-steps,
   two-dice, one-die, chase]`` (:data:`dicelab.registry.AI_DEFAULTS`);
 * table policies: every seat's table flattened into one float32 ``table_value`` and one
-  uint8 ``table_bank`` array, ``table_meta[s] = [offset, M, O, P, last_offset, D]``.
+  uint8 ``table_bank`` array, ``table_meta[s] = [offset, M, O, P, last_offset, D, S,
+  floor]`` (a 4-D table as the 6-D one with S = 1).
 
 The ``ai`` policy (RULES.md §3), as the kernel plays it: after every scoring roll set
 aside all scoring dice; with ``deficit = max(0, best opponent total - own total)``
@@ -57,6 +58,7 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
     meta[:, K.T_LAST_OFFSET] = -1
     meta[:, K.T_M:K.T_P + 1] = 1
     meta[:, K.T_D] = 1
+    meta[:, K.T_S] = 1
     values: list[np.ndarray] = []
     banks: list[np.ndarray] = []
     offset = 0
@@ -82,9 +84,9 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
         else:
             raise TypeError(f"a seat is a PolicySpec or a PolicyTable, not {type(seat)}")
         kinds[s] = K.TABLE
-        m, o, p, _ = pt.value.shape
         meta[s, K.T_OFFSET] = offset
-        meta[s, K.T_M], meta[s, K.T_O], meta[s, K.T_P] = m, o, p
+        meta[s, K.T_S], meta[s, K.T_M], meta[s, K.T_O], meta[s, K.T_P] = pt.dims
+        meta[s, K.T_FLOOR] = pt.floor
         values.append(np.ascontiguousarray(pt.value, dtype=np.float32).ravel())
         banks.append(np.ascontiguousarray(pt.bank, dtype=np.uint8).ravel())
         offset += pt.value.size

@@ -10,16 +10,31 @@ decision points of a turn. The kernel plays it like this, after every scoring ro
    more points ``tp'``, then to more dice ``n'`` (the encoding's order).
 2. **Bank or roll.** At that state, ``bank == 1`` means bank ``tp'``, else roll ``n'``.
 
-State index, with totals and points in units of 50 (all are multiples of 50):
+State index, with totals and points in units of 50 (all are multiples of 50; banked
+totals may be negative under the farkle penalty, and ``//`` is floor division):
 
-* normal play: ``value[m, o, p, n']`` with ``m = min(my_total // 50, M - 1)``,
-  ``o = min(best_opponent_total // 50, O - 1)``, ``p = min(tp' // 50, P - 1)``;
-  a policy that ignores a quantity has that dimension of size 1 (``max-ev``: M = O = 1;
+* normal play, in one of two forms:
+
+  - 4-D, ``value[m, o, p, n']`` of shape (M, O, P, 7);
+  - 6-D, ``value[s_me, s_opp, m, o, p, n']`` of shape (S, S, M, O, P, 7), for policies
+    that play the farkle penalty: ``s_me = min(my_streak, S - 1)`` and
+    ``s_opp = min(opp_streak, S - 1)`` with ``my_streak`` this seat's lost turns in a
+    row before this turn and ``opp_streak`` the best opponent's (the seat whose total is
+    ``best_opponent_total``; among several seats with that total, the lowest-numbered;
+    0 when alone). A lost-turn count restarts at 0 after a bank and after the
+    penalty's ``PENALTY_STREAK``-th lost turn (with or without a penalty), so it is
+    below ``PENALTY_STREAK``. A 4-D table is the 6-D table with S = 1;
+
+  with ``m = min(max(my_total // 50 + floor, 0), M - 1)``,
+  ``o = min(max(best_opponent_total // 50 + floor, 0), O - 1)``,
+  ``p = min(tp' // 50, P - 1)``: index 0 of the M and O axes stands for the total
+  ``-floor * 50`` (``floor`` >= 0, default 0) and lower totals read row 0 too. A
+  policy that ignores a quantity has that dimension of size 1 (``max-ev``: M = O = 1;
   ``fastest``: O = 1);
 * last round, when this seat did not trigger it and must beat the leader, if the
-  policy has a last-round table: ``last_value[d, p, n']`` with
-  ``d = min((leader_total - my_total) // 50, D - 1)``; without one (``None``) the
-  normal table is used.
+  policy has a last-round table: ``last_value[d, p, n']`` of shape (D, P, 7) with
+  ``d = min(max((leader_total - my_total) // 50, 0), D - 1)`` (no streak axes and
+  no floor in either form); without one (``None``) the normal table is used.
 
 ``value`` is "higher is better" (for ``fastest``, minus the expected number of
 turns); its scale is the policy's own. The solver must size ``P`` so that clamping
@@ -34,13 +49,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dicelab.farkle.rules import POINT_UNIT
+
 
 @dataclass(frozen=True)
 class PolicyTable:
     """Decision table of an exact Farkle policy (see the module docstring).
 
-    ``value``: float32, shape (M, O, P, 7) (index 0 of the last axis unused);
-    ``bank``: uint8, same shape; ``last_value``/``last_bank``: shape (D, P, 7) or None.
+    ``value``: float32, shape (M, O, P, 7) or (S, S, M, O, P, 7) (index 0 of the last
+    axis unused); ``bank``: uint8, same shape; ``last_value``/``last_bank``: shape
+    (D, P, 7) or None; ``floor``: units of 50 below zero that row 0 of the M and O axes
+    stands for.
     """
 
     name: str
@@ -48,16 +67,48 @@ class PolicyTable:
     bank: np.ndarray
     last_value: np.ndarray | None = None
     last_bank: np.ndarray | None = None
+    floor: int = 0
 
     def __post_init__(self) -> None:
-        if self.value.ndim != 4 or self.value.shape[-1] != 7:
-            raise ValueError("value must have shape (M, O, P, 7)")
-        if self.bank.shape != self.value.shape:
+        v = self.value
+        if v.ndim not in (4, 6) or v.shape[-1] != 7 or min(v.shape) < 1:
+            raise ValueError("value must have shape (M, O, P, 7) or (S, S, M, O, P, 7)")
+        if v.ndim == 6 and v.shape[0] != v.shape[1]:
+            raise ValueError("the streak axes of a 6-D value must have the same size "
+                             f"(S, S, M, O, P, 7), not {v.shape}")
+        if self.bank.shape != v.shape:
             raise ValueError("bank must have the shape of value")
+        if isinstance(self.floor, bool) or not isinstance(self.floor, int | np.integer) \
+                or self.floor < 0:
+            raise ValueError(f"floor must be an integer >= 0, not {self.floor!r}")
         if (self.last_value is None) != (self.last_bank is None):
             raise ValueError("last_value and last_bank go together")
         if self.last_value is not None:
-            if self.last_value.ndim != 3 or self.last_value.shape[1:] != self.value.shape[2:]:
+            if self.last_value.ndim != 3 or self.last_value.shape[1:] != v.shape[-2:]:
                 raise ValueError("last_value must have shape (D, P, 7)")
             if self.last_bank.shape != self.last_value.shape:
                 raise ValueError("last_bank must have the shape of last_value")
+
+    @property
+    def streaks(self) -> int:
+        """S: the size of the lost-turn axes (1 for a 4-D table)."""
+        return self.value.shape[0] if self.value.ndim == 6 else 1
+
+    @property
+    def dims(self) -> tuple[int, int, int, int]:
+        """(S, M, O, P)."""
+        m, o, p = self.value.shape[-4:-1]
+        return self.streaks, m, o, p
+
+    def normal(self, my_streak: int, opp_streak: int, my_total: int, opp_total: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """(value, bank) of shape (P, 7) of normal play at these lost-turn counts and
+        totals (points), indexed as the kernel does (the module docstring)."""
+        s_dim, m_dim, o_dim, _ = self.dims
+        m = min(max(my_total // POINT_UNIT + self.floor, 0), m_dim - 1)
+        o = min(max(opp_total // POINT_UNIT + self.floor, 0), o_dim - 1)
+        if self.value.ndim == 4:
+            return self.value[m, o], self.bank[m, o]
+        a = min(max(my_streak, 0), s_dim - 1)
+        b = min(max(opp_streak, 0), s_dim - 1)
+        return self.value[a, b, m, o], self.bank[a, b, m, o]

@@ -162,14 +162,14 @@ class _Computer:
         # as the kernel plays a PolicyTable (dicelab.farkle.policy_table)
         pt, n = self._table, len(game.roll)
         me, best = game.totals[game.seat], game.best_opponent_total()
-        m_dim, o_dim, p_dim = pt.value.shape[:3]
+        p_dim = pt.dims[3]
         if game.last_round and pt.last_value is not None:
             d = min(max((best - me) // POINT_UNIT, 0), pt.last_value.shape[0] - 1)
             value, bank = pt.last_value[d], pt.last_bank[d]
-        else:
-            m = min(max(me // POINT_UNIT, 0), m_dim - 1)
-            o = min(max(best // POINT_UNIT, 0), o_dim - 1)
-            value, bank = pt.value[m, o], pt.bank[m, o]
+        else:  # the lost-turn counts of 6-D tables: this seat's, the best opponent's
+            opp = game.best_opponent_seat()
+            value, bank = pt.normal(game.streaks[game.seat],
+                                    0 if opp is None else game.streaks[opp], me, best)
         sa = set_asides(self.rules)
         best_v, choice = -np.inf, None
         for pts, left in sa.options(dice_ranks.rank_of_dice(game.roll)):  # model order
@@ -320,6 +320,12 @@ class FarkleGame(TurnGame):
         """The highest total of the other seats (0 when alone)."""
         others = [t for s, t in enumerate(self.totals) if s != self.seat]
         return max(others) if others else 0
+
+    def best_opponent_seat(self) -> int | None:
+        """The other seat with the highest total, the lowest-numbered among equal totals,
+        as the simulation kernel picks it (None when alone)."""
+        others = [s for s in range(len(self.totals)) if s != self.seat]
+        return max(others, key=lambda s: (self.totals[s], -s)) if others else None
 
     def legal_setasides(self) -> list[tuple[tuple[int, ...], int]]:
         """Every distinct legal set-aside of the roll with its points, most points first."""
