@@ -34,6 +34,20 @@ def test_optimal_win_self_play_matches_exact_outcome_probabilities(target, seed,
         assert first.wins + second.wins == games
 
 
+@pytest.mark.slow
+def test_optimal_win_self_play_under_facebook_matches_the_exact_value():
+    """The farkle penalty's solve, played by the simulator from its streak table."""
+    target = 1500
+    sol = solve_optimal_win(PRESETS["facebook"], target)
+    games = 200_000
+    res = simulate("optimal-win", ["optimal-win"], games=games, seed=35, target=target,
+                   rules="facebook", first_seat=0)
+    first, second = res.seat(0), res.seat(1)
+    se = math.sqrt(sol.p_win * (1 - sol.p_win) / games)
+    assert abs(first.wins / games - sol.p_win) < 4 * se, (first.wins, sol.p_win, se)
+    assert first.ties == 0 and first.wins + second.wins == games
+
+
 def test_fair_head_start_is_the_most_even_start():
     """The reported head start minimises |W(0, h) - 0.5| over every head start h."""
     target = 1500

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import types
 
 import naive_farkle_dp as naive_dp
 import naive_two_player as naive
@@ -17,9 +18,9 @@ from test_two_player import _small_table, naive_cap
 
 from dicelab import config
 from dicelab.errors import UserError
-from dicelab.farkle import turn_dp
-from dicelab.farkle.rules import PRESETS, load_rules
-from dicelab.farkle.two_player import solve_optimal_win
+from dicelab.farkle import penalty_game, turn_dp
+from dicelab.farkle.rules import PRESETS, load_rules, set_asides
+from dicelab.farkle.two_player import _last_round, _turn, solve_optimal_win
 
 #: facebook's table and banking with a small penalty and floor, so the reference stays fast
 FACEBOOK_SMALL = dataclasses.replace(PRESETS["facebook"], name="fb-small", farkle_penalty=100)
@@ -45,7 +46,7 @@ def test_penalty_matches_naive_value_iteration_at_every_state(tight, rules, targ
     ref = naive.solve(rules, target, cap, floor=floor)
     sol = solve_optimal_win(rules, target, tol=1e-12, use_cache=False)
     assert sol.floor_points == 200
-    assert sol.sweeps >= 3
+    assert sol.sweeps >= 2
     for mine, theirs in ((sol.streak_values, ref.value), (sol.streak_win, ref.win),
                          (sol.streak_tie, ref.tie)):
         np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-10)
@@ -87,7 +88,7 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch):
                               600, use_cache=False)
     assert abs(sol.p_win - plain.p_win) > 1e-4
     assert sol.to_dict()["farkle_penalty"] == 500
-    for call in (sol.policy_table, lambda: sol.bank_decisions(0, 0)):
+    for call in (lambda: sol.bank_decisions(0, 0), lambda: sol.turn_values(0, 0, 300)):
         with pytest.raises(UserError, match="farkle penalty"):
             call()
     with pytest.raises(UserError, match="my total"):
@@ -99,6 +100,70 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch):
         solve_optimal_win(must_roll, 600, use_cache=False)
     with pytest.raises(UserError, match="only under a farkle penalty"):
         plain.state_outcome(0, 0)
+
+
+@pytest.fixture(scope="module")
+def facebook_600():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+        return solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
+
+
+def test_each_turn_ends_once_and_its_ending_gives_its_value(facebook_600):
+    """The kept turn endings (the policy evaluation's data) are probability distributions
+    whose evaluation is the turn DP's value, at every state of a solve."""
+    rules = PRESETS["facebook"]
+    sa = set_asides(rules)
+    vv = facebook_600.streak_values
+    k, big_t = vv.shape[0], vv.shape[2]
+    tables = _last_round(sa, rules, big_t, 1e-10)
+    turn = _turn(sa, big_t, 1e-10, rules)
+    n_groups = int(sa.arrays().class_start[7] - sa.arrays().class_start[1])
+    rows = big_t + tables.d_eps + sa.max_points + 2
+    scratch = penalty_game._scratch(rows, n_groups)
+    worst = 0.0
+    for s, r, x, y in np.ndindex(vv.shape):
+        c, bx, by = (r, s + 1, x) if s < k - 1 else (r, 0, max(x - 10, 0))
+        beta = 1.0 - vv[c, bx, y, by]
+        value, top = penalty_game._turn_back(x, y, beta, turn, sa.arrays(), vv[r, 0],
+                                             tables.catch, scratch)
+        row, ends = np.zeros(big_t - 1 - x), np.zeros(4)
+        penalty_game._turn_ends(x, y, top, turn, sa.arrays(), tables.catch, scratch, row,
+                                ends)
+        # no bank below 300 points
+        assert row.min(initial=0.0) >= 0.0 and row[:5].max(initial=0.0) == 0.0
+        # first to bank: banking the target wins (ends[0] = ends[1], no ties)
+        assert ends[2] == 0.0 and ends[0] == ends[1]
+        assert row.sum() + ends[1] + ends[3] == pytest.approx(1.0, abs=1e-12)
+        evaluated = ends[0] + ends[3] * beta + row @ (1.0 - vv[r, 0, y, x + 1:])
+        worst = max(worst, abs(evaluated - value), abs(value - vv[s, r, x, y]))
+    assert worst < 1e-10
+
+
+@pytest.mark.parametrize(("s", "r", "a", "b"), [(0, 0, 20, 20), (2, 0, 20, 20),
+                                                (1, 2, 5, 31), (0, 1, 31, 0),
+                                                (2, 2, 0, 0), (1, 1, 12, 25)])
+def test_policy_table_plays_the_solved_policy(facebook_600, s, r, a, b):
+    """The streak table, played in plain Python the way its docstring says, has the
+    solved value at every kind of state (both counts, totals below zero, the floor)."""
+    sol = facebook_600
+    table = sol.policy_table()
+    vv = sol.streak_values
+    big_t = vv.shape[2]
+    assert table.streaks == 3 and table.floor == 20
+    # first to bank: rows up to the top index (past it every turn has banked the target)
+    assert table.value.shape == (3, 3, big_t, big_t, big_t + 1, 7)
+    assert table.bank[..., -1, 1:].all()  # from P - 1 on it always banks
+    rolls = naive.roll_outcomes(PRESETS["facebook"])
+    c, bx, by = (r, s + 1, a) if s < 2 else (r, 0, max(a - 10, 0))
+
+    def bank_value(m):
+        return 1.0 - vv[r, 0, b, m] if m < big_t else 1.0
+
+    view = types.SimpleNamespace(value=table.value[s, r], bank=table.bank[s, r])
+    played = naive.table_turn_value(view, a, b, bank_value, 1.0 - vv[c, bx, b, by], rolls,
+                                    floor=6)
+    assert played == pytest.approx(vv[s, r, a, b], abs=1e-7)
 
 
 def test_default_rules_take_the_usual_solver():
@@ -113,7 +178,7 @@ def test_cli_solves_facebook_and_reports_the_penalty_state(capsys, monkeypatch):
     assert code == 0, err
     d = json.loads(out)
     assert d["farkle_penalty"] == 500 and d["floor_points"] == 1000 and d["p_tie"] == 0.0
-    assert d["sweeps"] >= 3 and d["states"] > 0 and 0.5 < d["p_win"] < 1.0
+    assert d["sweeps"] >= 2 and d["states"] > 0 and 0.5 < d["p_win"] < 1.0
     code, out, _ = run_cli(capsys, ["solve", "farkle", "-p", "optimal-win", "--rules",
                                     "facebook", "--target", "500"])
     assert code == 0 and f"({d['p_win']:.3%})" in out and "farkle penalty 500" in out

@@ -4,7 +4,7 @@ turn in a row costs points (the ``facebook`` preset).
 The penalty makes the game's state at a turn's start (my total, the other's total, my
 lost turns in a row, the other's), and lets totals fall below zero. The solve follows
 :mod:`dicelab.farkle.two_player` (one optimal turn DP per state, the same kernel, the same
-bank values and caps) with two changes.
+bank values and caps) with three changes.
 
 * **Totals below zero** are indexed from a floor: index ``u = total / 50 + floor`` with
   ``floor`` units (``config.PENALTY_FLOOR_POINTS``) below zero; a penalty that would go
@@ -15,27 +15,37 @@ bank values and caps) with two changes.
   turn passes the turn at the same totals with the loser's count one higher; the third
   one lowers the sum by the penalty and restarts the count. Within one pair of totals
   ``{(a, b), (b, a)}`` the lost turns form a chain of increasing counts (no cycle), so,
-  given the states reached by a bank (larger sums, solved before) and by a penalty
-  (smaller sums), each of the 18 states of a pair needs exactly one turn DP, in
-  decreasing order of the two counts' sum. The penalty's targets are not solved yet when
-  a pair is (their sum is smaller), so the whole game is solved by Gauss-Seidel sweeps
-  over all pairs in decreasing order of the sum, each reading the penalty's targets from
-  the sweep before, until no value moves by more than ``config.PENALTY_SWEEP_TOL``.
-  Values start at 0.5.
+  given the states reached by a bank (larger sums) and by a penalty (smaller sums), each
+  of the 18 states of a pair needs exactly one turn DP, in decreasing order of the two
+  counts' sum. A sweep visits the pairs in decreasing order of the sum (one sum's pairs
+  in parallel), each state reading the penalty's target from the sweep before
+  (Gauss-Seidel).
+* **Policy iteration.** Plain sweeps converge slowly (16 to reach 1e-11 at 10,000): an
+  error travels one penalty per sweep. So a sweep also keeps how each state's optimal
+  turn *ends* (the chance of banking at each total, and of losing the turn, found by
+  following the turn's policy forward: :func:`_turn_ends`); with the turns fixed the
+  game is linear, and evaluating it again is one dot product per state, a thousand
+  times cheaper than the turn DPs. After each sweep the fixed policy is evaluated until
+  no value moves by more than ``_EVAL_MARGIN * config.PENALTY_SWEEP_TOL``, and the next
+  sweep improves it; the solve stops when a sweep moves no value by more than
+  ``config.PENALTY_SWEEP_TOL``. The values start from the same game without the penalty
+  (:func:`start_values`). At 10,000 under ``facebook`` this takes 4 sweeps.
 
-Error: the sweeps contract (a penalty passes an error on with at most the chance that the
-game reaches a penalty, times the error), so after a sweep whose largest change is ``d``
-and whose ratio to the change before is ``rho < 1``, the error is at most about
-``d * rho / (1 - rho)``, reported as the solution's ``tolerance`` (an estimate from the
-observed contraction, not a proof; the tests compare with a plain value iteration).
+Error: after the last sweep, whose largest change is ``d``, the solution is the last
+policy's own value; the policy iteration bound ``2 d rho / (1 - rho)`` (``rho``: the
+observed contraction of the evaluation sweeps), plus the last evaluation's change and the
+largest difference between a turn DP and the evaluation of its ending (rounding), is
+reported as the solution's ``tolerance``: an estimate from the observed contraction,
+not a proof; the tests compare with a plain value iteration.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 
 from dicelab import config
 from dicelab.errors import UserError
@@ -45,18 +55,17 @@ from dicelab.farkle.rules import (
     POINT_UNIT,
     FarkleRules,
     SetAsides,
+    set_asides,
 )
-from dicelab.farkle.two_player import (
-    Solved,
-    _cap_row,
-    _last_round,
-    _turn,
-    _turn_kernel,
-    _work,
-)
+from dicelab.farkle.two_player import _cap_row, _last_round, _solve_arrays, _turn
 
+#: Version of the cached solve's arrays (its ``meta`` layout).
+FORMAT_VERSION = 3
 #: Lost turns in a row counted (0 .. PENALTY_STREAK - 1).
 K = PENALTY_STREAK
+#: Policy evaluation stops when no value moves by more than this share of the sweep
+#: tolerance.
+_EVAL_MARGIN = 1e-2
 
 
 def floor_units(rules: FarkleRules, floor_points: int | None = None) -> int:
@@ -66,31 +75,38 @@ def floor_units(rules: FarkleRules, floor_points: int | None = None) -> int:
 
 
 @njit(inline="always")
-def _roll(base, n, beta, rolls, oflat, v):
+def _roll_choose(base, n, beta, rolls, oflat, v, choice, at):
     """Value of rolling ``n`` dice at the flat row offset ``base``: every roll's best
-    set-aside (each distinct (points, dice left) of the roll), a bust worth ``beta``."""
+    set-aside (each distinct (points, dice left) of the roll), a bust worth ``beta``. The
+    best option of group ``g`` is written to ``choice[at + g]`` (as its offset
+    ``oflat``)."""
     goff, gprob, ooff = rolls.class_start, rolls.class_prob, rolls.option_start
     rv = rolls.bust[n] * beta
-    for g in range(goff[n], goff[n + 1]):
-        best = v[base + oflat[ooff[g]]]
-        for j in range(ooff[g] + 1, ooff[g + 1]):
-            c = v[base + oflat[j]]
-            if c > best:
-                best = c
+    ub = uint64(base)
+    for g in range(uint64(goff[n]), uint64(goff[n + 1])):
+        jb = uint64(ooff[g])
+        best = v[ub + uint64(oflat[jb])]
+        for j in range(jb + uint64(1), uint64(ooff[g + uint64(1)])):
+            c = v[ub + uint64(oflat[j])]
+            jb += (j - jb) * uint64(c > best)  # branch-free: a branch costs 2.5x
+            best = max(best, c)
+        choice[uint64(at) + g] = oflat[jb]
         rv += gprob[g] * best
     return rv
 
 
 @njit(cache=True)
-def _turn_value(a, b, beta, turn, rolls, bank, catch, v):
-    """The value of the optimal turn from ``(a, b)`` with bust value ``beta``: the turn
-    DP of :func:`dicelab.farkle.two_player._turn_kernel` (same caps, same bank values,
-    may-bank hot dice) keeping the values only. ``bank[y, m]``: the other's value after a
-    bank at ``m < t``; ``v``: scratch of at least ``(top + max points) * 7``. Returns
-    (value, cap row)."""
+def _turn_back(a, b, beta, turn, rolls, bank, catch, scratch):
+    """The optimal turn from ``(a, b)`` with bust value ``beta``: the turn DP of
+    :func:`dicelab.farkle.two_player._turn_kernel` (same caps, same bank values, may-bank
+    hot dice), keeping in ``scratch`` the values ``v``, the bank decisions ``bk`` (rows
+    from the cap ``top`` on bank) and the chosen set-asides ``choice``. ``bank[y, m]``:
+    the other's value after a bank at ``m < t``. Returns (value, top)."""
+    v, bk, choice, _reach = scratch
     t, max_s, oflat = turn.t, turn.max_s, turn.oflat
     c_val = catch.value
     width = c_val.shape[1]
+    n_groups = rolls.class_start[7] - rolls.class_start[1]
     top = _cap_row(a, b, beta, turn, rolls, catch.cap)[0]
     for i in range(top + max_s - 1, 0, -1):
         m = a + i
@@ -99,34 +115,91 @@ def _turn_value(a, b, beta, turn, rolls, bank, catch, v):
         if i >= top:
             for n in range(1, 7):
                 v[base + n] = bv
+                bk[base + n] = 1
             continue
+        at = i * n_groups - rolls.class_start[1]
         for n in range(1, 7):
-            rv = _roll(base, n, beta, rolls, oflat, v)
-            v[base + n] = rv if (i * POINT_UNIT < rolls.bank_floor[n] or rv > bv) else bv
-    return _roll(0, 6, beta, rolls, oflat, v), top
+            rv = _roll_choose(base, n, beta, rolls, oflat, v, choice, at)
+            rolls_on = i * POINT_UNIT < rolls.bank_floor[n] or rv > bv
+            v[base + n] = rv if rolls_on else bv
+            bk[base + n] = 0 if rolls_on else 1
+    return _roll_choose(0, 6, beta, rolls, oflat, v, choice, -rolls.class_start[1]), top
+
+
+@njit(cache=True)
+def _turn_ends(a, b, top, turn, rolls, catch, scratch, row, ends):
+    """How the turn :func:`_turn_back` chose ends, following it from the turn's start:
+    ``row[m - a - 1]`` = P(bank at index ``m``) for ``a < m < t``; ``ends`` = (value,
+    P(win), P(tie) of the banks at ``m >= t`` (the other's last turn; a win under
+    ``first-to-bank``), P(bust))."""
+    _v, bk, choice, reach = scratch
+    t, end = turn.t, top + turn.max_s
+    c_val, c_win, c_tie = catch.value, catch.win, catch.tie
+    width = c_val.shape[1]
+    goff, gprob = rolls.class_start, rolls.class_prob
+    n_groups = goff[7] - goff[1]
+    reach[:end * 7] = 0.0
+    reach[6] = 1.0
+    row[:] = 0.0
+    ends[:] = 0.0
+    for i in range(end):
+        m = a + i
+        at = i * n_groups - goff[1]
+        for n in range(1, 7):
+            r = reach[i * 7 + n]
+            if r == 0.0:
+                continue
+            if i > 0 and bk[i * 7 + n]:
+                if m < t:
+                    row[m - a - 1] += r
+                else:
+                    d = min(m - b, width - 1)
+                    ends[0] += r * (1.0 - c_val[b, d])
+                    ends[1] += r * (1.0 - c_win[b, d] - c_tie[b, d])
+                    ends[2] += r * c_tie[b, d]
+                continue
+            ends[3] += r * rolls.bust[n]
+            ui = uint64(i * 7)
+            for g in range(uint64(goff[n]), uint64(goff[n + 1])):
+                reach[ui + uint64(choice[uint64(at) + g])] += r * gprob[g]
+
+
+@njit(cache=True)
+def _scratch(rows, n_groups):
+    """A turn's work rows: values, bank decisions, chosen set-asides, reach."""
+    return (np.empty(rows * 7), np.empty(rows * 7, dtype=np.uint8),
+            np.empty(rows * n_groups, dtype=np.int32), np.empty(rows * 7))
 
 
 @njit(parallel=True, cache=True)
-def _sweep_kernel(diag, turn, rolls, vv, vw, vt, catch, rows_max, pen, outcomes, change,
-                  dps, states):
+def _sweep_kernel(diag, full, split, turn, rolls, catch, pen, vv, vw, vt, dist, ends, offs,
+                  rows_max, change, states, gap):
     """One Gauss-Seidel pass over the pairs with ``a + b == diag`` (in parallel).
 
     ``vv[s, r, x, y]``: value of the player to move at index ``x`` with ``s`` lost turns in
-    a row, against ``y`` with ``r``; ``vw``/``vt`` P(win) / P(tie). Writes the 18 states of
-    each pair, ``change[a, b]`` (the largest change) and ``states[a, b]`` (turn-DP states:
-    decision points below the caps with 1..6 dice, and the turn starts). ``outcomes``:
-    also carry P(win) and P(tie) (the full turn DP); else values only (the lean one)."""
+    a row, against ``y`` with ``r``; ``vw``/``vt`` P(win) / P(tie). Each state's turn is
+    kept as how it ends (``dist``: P(bank at each total below the target), rows of length
+    ``t - 1 - x`` at ``((s * K + r) * t + y) * offs[t] + offs[x]``; ``ends``: the rest,
+    see :func:`_turn_ends`). ``full``: solve each state's optimal turn against the
+    current values and keep its ending (policy improvement); else re-evaluate the kept
+    turns (policy evaluation: a dot product per state). ``split``: also carry P(win) and
+    P(tie). Writes the states' values, ``change[a, b]`` (the pair's largest change) and,
+    with ``full``, ``states[a, b]`` (turn-DP states: decision points below the caps with
+    1..6 dice, and the turn starts) and ``gap[a, b]`` (the largest difference between a
+    turn DP's value and its ending's evaluation: rounding)."""
     t = turn.t
+    s_tot = offs[t]
     a_lo = (diag + 1) // 2
     a_hi = min(diag, t - 1)
+    size = rows_max if full else 1
+    n_groups = rolls.class_start[7] - rolls.class_start[1]
     for q in prange(a_hi - a_lo + 1):
         a = a_lo + q
         b = diag - a
-        work = _work(rows_max if outcomes else 1)
-        v = np.empty(rows_max * 7)
+        scratch = _scratch(size, n_groups)
         moved = 0.0
-        n_dp = 0
         n_states = 0
+        worst = 0.0
         for k in range(2 * (K - 1), -1, -1):  # the counts' sum, highest first
             for sm in range(max(0, k - (K - 1)), min(K - 1, k) + 1):
                 so = k - sm
@@ -143,48 +216,64 @@ def _sweep_kernel(diag, turn, rolls, vv, vw, vt, catch, rows_max, pen, outcomes,
                         c, bx, by = so, sm + 1, x
                     else:  # the K-th: the penalty, and my count starts again
                         c, bx, by = so, 0, max(x - pen, 0)
-                    beta = 1.0 - vv[c, bx, y, by]
-                    # a bank: the other moves with its count, mine is 0
-                    n_dp += 1
-                    if not outcomes:
-                        val, top = _turn_value(x, y, beta, turn, rolls, vv[so, 0], catch, v)
+                    base = ((sm * K + so) * t + y) * s_tot + offs[x]
+                    row = dist[base:base + t - 1 - x]
+                    e = ends[sm, so, x, y]
+                    val = 0.0
+                    if full:  # a bank: the other moves with its count, mine is 0
+                        val, top = _turn_back(x, y, 1.0 - vv[c, bx, y, by], turn, rolls,
+                                              vv[so, 0], catch, scratch)
+                        _turn_ends(x, y, top, turn, rolls, catch, scratch, row, e)
                         n_states += (top - 1) * 6 + 1
-                        moved = max(moved, abs(val - vv[sm, so, x, y]))
-                        vv[sm, so, x, y] = val
+                    ov = vv[so, 0, y]
+                    acc = e[0] + e[3] * (1.0 - vv[c, bx, y, by])
+                    ox = uint64(x + 1)
+                    for j in range(uint64(row.size)):
+                        acc += row[j] * (1.0 - ov[ox + j])
+                    if full:
+                        worst = max(worst, abs(acc - val))
+                    moved = max(moved, abs(acc - vv[sm, so, x, y]))
+                    vv[sm, so, x, y] = acc
+                    if not split:
                         continue
-                    ow = vw[c, bx, y, by]
-                    ot = vt[c, bx, y, by]
-                    res = _turn_kernel(x, y, beta, turn, rolls,
-                                       Solved(vv[so, 0], vw[so, 0], vt[so, 0]), catch, work,
-                                       0, False)
-                    n_states += (res.top - 1) * 6 + 1
-                    w = res.win + res.bust * (1.0 - ow - ot)
-                    tt = res.tie + res.bust * ot
-                    moved = max(moved, abs(res.value - vv[sm, so, x, y]),
-                                abs(w - vw[sm, so, x, y]), abs(tt - vt[sm, so, x, y]))
-                    vv[sm, so, x, y] = res.value
+                    ow = vw[so, 0, y]
+                    ot = vt[so, 0, y]
+                    bt = vt[c, bx, y, by]
+                    w = e[1] + e[3] * (1.0 - vw[c, bx, y, by] - bt)
+                    tt = e[2] + e[3] * bt
+                    for j in range(uint64(row.size)):
+                        w += row[j] * (1.0 - ow[ox + j] - ot[ox + j])
+                        tt += row[j] * ot[ox + j]
+                    moved = max(moved, abs(w - vw[sm, so, x, y]), abs(tt - vt[sm, so, x, y]))
                     vw[sm, so, x, y] = w
                     vt[sm, so, x, y] = tt
         change[a, b] = moved
-        dps[a, b] += n_dp
-        states[a, b] = n_states
+        if full:
+            states[a, b] = n_states
+            gap[a, b] = worst
 
 
-def _sweeps(sweep_once, sweep_tol: float, max_sweeps: int, what: str,
-            progress: Callable[[float], None] | None, share: tuple[float, float]
-            ) -> tuple[list[float], float]:
-    """Gauss-Seidel sweeps until the largest change is at most ``sweep_tol`` (and
-    shrinking): the changes, and the error estimate ``d rho / (1 - rho)``."""
-    history: list[float] = []
-    for sweep in range(1, max_sweeps + 1):
-        history.append(sweep_once())
-        if progress is not None:
-            progress(share[0] + share[1] * sweep / (sweep + 4))  # sweeps: not known ahead
-        if len(history) >= 3 and history[-1] <= sweep_tol and history[-1] < history[-2]:
-            rho = history[-1] / history[-2]
-            return history, history[-1] * rho / (1.0 - rho)
-    raise UserError(f"optimal-win with the farkle penalty: the {what} did not settle in "
-                    f"{max_sweeps} sweeps (last change {history[-1]:.2e})")
+def solve_bytes(big_t: int) -> int:
+    """Memory of a solve over ``big_t`` indices: the values (value, P(win), P(tie)), each
+    state's turn ending (banks below the target, and four numbers) and the work arrays."""
+    n = K * K * big_t * big_t
+    return 8 * (n * (3 + 4) + K * K * big_t * big_t * (big_t - 1) // 2 + 4 * big_t * big_t)
+
+
+def start_values(rules: FarkleRules, big_t: int, tol: float) -> np.ndarray:
+    """A start for the sweeps: the same game without the penalty, solved over the whole
+    index range (index ``u`` of a game to ``big_t`` units is total ``u - floor`` of the
+    game to ``t``), for every pair of counts."""
+    free = dataclasses.replace(rules, farkle_penalty=0)
+    sa = set_asides(free)
+    return _solve_arrays(sa, free, big_t, tol, _last_round(sa, free, big_t, tol), None)["w_val"]
+
+
+def _contraction(changes: list[float]) -> float:
+    """The observed contraction of the evaluation sweeps (their last ratio)."""
+    if len(changes) < 2 or changes[-2] <= 0.0:
+        return 0.0
+    return min(changes[-1] / changes[-2], 0.99)
 
 
 def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
@@ -195,9 +284,9 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     """Solve optimal self-play with the farkle penalty to ``t`` units.
 
     Returns ``v_val``, ``v_win``, ``v_tie`` (K, K, T, T) over indices ``u = units +
-    floor`` (``T = t + floor``), ``sweeps`` (each sweep's largest change: the values',
-    then under ``last-round`` the outcome split's) and ``meta`` = (error estimate, turn
-    DPs, sweeps, floor units, turn-DP states of one sweep)."""
+    floor`` (``T = t + floor``), ``sweeps`` (each improvement sweep's largest change) and
+    ``meta`` = (error estimate, turn DPs, improvement sweeps, floor units, turn-DP states
+    of one sweep, evaluation sweeps)."""
     if rules.hot_dice == "must-roll":
         raise UserError("optimal-win does not model hot-dice = must-roll together with the "
                         f"farkle penalty (rules '{rules.name}') yet; simulate them instead")
@@ -207,37 +296,138 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     sweep_tol = config.PENALTY_SWEEP_TOL if sweep_tol is None else sweep_tol
     max_sweeps = config.PENALTY_MAX_SWEEPS if max_sweeps is None else max_sweeps
     tables = _last_round(sa, rules, big_t, tol)  # its catch tables cover every index
-    catch = tables.catch
     turn = _turn(sa, big_t, tol, rules)
-    vv = np.full((K, K, big_t, big_t), 0.5)
+    vv = np.empty((K, K, big_t, big_t))
+    vv[:] = start_values(rules, big_t, tol)
+    vw, vt = vv.copy(), np.zeros_like(vv)
+    offs = np.zeros(big_t + 1, dtype=np.int64)
+    offs[1:] = np.cumsum(big_t - 1 - np.arange(big_t))
+    dist = np.zeros(K * K * big_t * int(offs[-1]))
+    ends = np.zeros((K, K, big_t, big_t, 4))
     change = np.zeros((big_t, big_t))
-    dps = np.zeros((big_t, big_t), dtype=np.int64)
     states = np.zeros((big_t, big_t), dtype=np.int64)
+    gap = np.zeros((big_t, big_t))
     rows_max = big_t + tables.d_eps + sa.max_points + 2
     rolls = sa.arrays()
-    diagonals = range(2 * big_t - 2, -1, -1)
 
-    vw, vt = np.full_like(vv, 0.5), np.zeros_like(vv)
-
-    def sweep(outcomes: bool) -> float:
-        for diag in diagonals:
-            _sweep_kernel(diag, turn, rolls, vv, vw, vt, catch, rows_max, pen, outcomes,
-                          change, dps, states)
+    def sweep(full: bool, split: bool = False) -> float:
+        for diag in range(2 * big_t - 2, -1, -1):
+            _sweep_kernel(diag, full, split, turn, rolls, tables.catch, pen, vv, vw, vt,
+                          dist, ends, offs, rows_max, change, states, gap)
         return float(change.max())
 
+    def evaluate(split: bool) -> list[float]:
+        """Sweep the kept turns until the values settle (well below ``sweep_tol``)."""
+        changes: list[float] = []
+        while len(changes) < max_sweeps:
+            changes.append(sweep(False, split))
+            if changes[-1] <= sweep_tol * _EVAL_MARGIN:
+                return changes
+        raise UserError("optimal-win with the farkle penalty: a policy's values did not "
+                        f"settle in {max_sweeps} sweeps (last change {changes[-1]:.2e})")
+
+    improve: list[float] = []
+    rho = 0.0
+    n_eval = 0
+    while True:
+        improve.append(sweep(True))
+        if progress is not None:
+            n = len(improve)
+            progress(0.95 * n / (n + 2))  # improvement sweeps: not known ahead
+        if improve[-1] <= sweep_tol:
+            break
+        if len(improve) >= max_sweeps:
+            raise UserError("optimal-win with the farkle penalty: the policy did not settle "
+                            f"in {max_sweeps} sweeps (last change {improve[-1]:.2e})")
+        changes = evaluate(False)
+        n_eval += len(changes)
+        rho = max(rho, _contraction(changes))
+    # the last policy's own values, with the outcome split
     first_to_bank = rules.ending_code == FIRST_TO_BANK
-    history, estimate = _sweeps(lambda: sweep(False), sweep_tol, max_sweeps, "values",
-                                progress, (0.0, 1.0 if first_to_bank else 0.5))
+    final = evaluate(not first_to_bank)
+    n_eval += len(final)
+    rho = max(rho, _contraction(final))
     if first_to_bank:  # no ties: P(win) is the value
         vw, vt = vv.copy(), np.zeros_like(vv)
-    else:  # the outcome split: the same sweeps carrying P(win) and P(tie)
-        more, split_estimate = _sweeps(lambda: sweep(True), sweep_tol, max_sweeps,
-                                       "win and tie probabilities", progress, (0.5, 0.5))
-        history += more
-        estimate = max(estimate, split_estimate)
     if progress is not None:
         progress(1.0)
-    meta = np.array([estimate, float(dps.sum()), float(len(history)), float(floor),
-                     float(states.sum())])
-    return {"v_val": vv, "v_win": vw, "v_tie": vt, "sweeps": np.array(history),
+    estimate = (2.0 * improve[-1] + final[-1]) * rho / (1.0 - rho) + float(gap.max())
+    meta = np.array([estimate, float(len(improve) * K * K * big_t * big_t),
+                     float(len(improve)), float(floor), float(states.sum()), float(n_eval)])
+    return {"v_val": vv, "v_win": vw, "v_tie": vt, "sweeps": np.array(improve),
             "meta": meta}
+
+
+@njit(parallel=True, cache=True)
+def _tops_kernel(turn, rolls, catch, pen, vv, out):
+    """``out[s, r, x, y]``: the cap row of every state's optimal turn."""
+    t = turn.t
+    for q in prange(K * K * t):
+        s, r, x = q // (K * t), (q // t) % K, q % t
+        for y in range(t):
+            c, bx, by = (r, s + 1, x) if s < K - 1 else (r, 0, max(x - pen, 0))
+            out[s, r, x, y] = _cap_row(x, y, 1.0 - vv[c, bx, y, by], turn, rolls,
+                                       catch.cap)[0]
+
+
+@njit(parallel=True, cache=True)
+def _fill_table_kernel(turn, rolls, catch, pen, vv, rows_max, value_out, bank_out):
+    """The policy table (:mod:`dicelab.farkle.policy_table`, the streak form): for every
+    state ``(s, r, x, y)``, its optimal turn's value and bank decision at turn points
+    ``p`` and dice ``n`` (row 0 and column 0 unused)."""
+    t = turn.t
+    n_p = value_out.shape[4]
+    c_val = catch.value
+    width = c_val.shape[1]
+    n_groups = rolls.class_start[7] - rolls.class_start[1]
+    for q in prange(K * K * t):
+        s, r, x = q // (K * t), (q // t) % K, q % t
+        scratch = _scratch(rows_max, n_groups)
+        v, bk = scratch[0], scratch[1]
+        for y in range(t):
+            c, bx, by = (r, s + 1, x) if s < K - 1 else (r, 0, max(x - pen, 0))
+            bank = vv[r, 0]
+            top = _turn_back(x, y, 1.0 - vv[c, bx, y, by], turn, rolls, bank, catch,
+                             scratch)[1]
+            out = value_out[s, r, x, y]
+            bo = bank_out[s, r, x, y]
+            out[0, :] = 0.0
+            bo[0, :] = 0
+            for p in range(1, n_p):
+                out[p, 0] = 0.0
+                bo[p, 0] = 0
+                if p < top:
+                    for n in range(1, 7):
+                        out[p, n] = v[p * 7 + n]
+                        bo[p, n] = bk[p * 7 + n]
+                    continue
+                m = x + p
+                bv = 1.0 - (bank[y, m] if m < t else c_val[y, min(m - y, width - 1)])
+                for n in range(1, 7):
+                    out[p, n] = bv
+                    bo[p, n] = 1
+
+
+def cap_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray) -> np.ndarray:
+    """The cap row of every state's optimal turn under the solved values ``vv`` (rows
+    from it on bank)."""
+    big_t = vv.shape[2]
+    tables = _last_round(sa, rules, big_t, tol)
+    tops = np.zeros(vv.shape, dtype=np.int64)
+    _tops_kernel(_turn(sa, big_t, tol, rules), sa.arrays(), tables.catch,
+                 rules.farkle_penalty // POINT_UNIT, vv, tops)
+    return tops
+
+
+def table_arrays(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
+                 n_p: int) -> dict[str, np.ndarray]:
+    """The policy table of the solved values ``vv`` (K, K, T, T) with ``n_p`` rows:
+    ``value`` float32 and ``bank`` uint8 of shape (K, K, T, T, P, 7)."""
+    big_t = vv.shape[2]
+    tables = _last_round(sa, rules, big_t, tol)
+    value = np.empty((*vv.shape, n_p, 7), dtype=np.float32)
+    bank = np.empty(value.shape, dtype=np.uint8)
+    rows_max = big_t + tables.d_eps + sa.max_points + 2
+    _fill_table_kernel(_turn(sa, big_t, tol, rules), sa.arrays(), tables.catch,
+                       rules.farkle_penalty // POINT_UNIT, vv, rows_max, value, bank)
+    return {"value": value, "bank": bank}

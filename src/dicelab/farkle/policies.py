@@ -62,7 +62,11 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
     values: list[np.ndarray] = []
     banks: list[np.ndarray] = []
     offset = 0
+    placed: dict[PolicySpec, int] = {}  # a policy in several seats: one table, shared
     for s, seat in enumerate(seats):
+        if isinstance(seat, PolicySpec) and seat in placed:
+            kinds[s], meta[s] = K.TABLE, meta[placed[seat]]
+            continue
         if isinstance(seat, PolicySpec):
             if seat.game != "farkle":
                 raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
@@ -79,6 +83,7 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
             from dicelab.farkle.exact import policy_table
 
             pt = policy_table(seat, rules, target, n)
+            placed[seat] = s
         elif isinstance(seat, PolicyTable):
             pt = seat
         else:
@@ -96,9 +101,11 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
             values.append(np.ascontiguousarray(pt.last_value, dtype=np.float32).ravel())
             banks.append(np.ascontiguousarray(pt.last_bank, dtype=np.uint8).ravel())
             offset += pt.last_value.size
-    # never empty, so the kernel's argument types are the same with or without tables
-    table_value = np.concatenate(values) if values else np.zeros(1, dtype=np.float32)
-    table_bank = np.concatenate(banks) if banks else np.zeros(1, dtype=np.uint8)
+    # never empty, so the kernel's argument types are the same with or without tables;
+    # one table is used as it is (a table can take gigabytes)
+    table_value, table_bank = (values[0], banks[0]) if len(values) == 1 else \
+        (np.concatenate(values), np.concatenate(banks)) if values else \
+        (np.zeros(1, dtype=np.float32), np.zeros(1, dtype=np.uint8))
     return K.Seats(kinds, params, meta, table_value, table_bank)
 
 

@@ -914,7 +914,6 @@ class OptimalWinSolution:
         table = self._memo.get("table")
         if table is not None:
             return table
-        self._require_turn_tables()
         check_memory(f"the {self.policy} policy table to {self.target:,}",
                      self.policy_table_bytes * 1.5)
         key = self._memo.get("cache_key")
@@ -924,13 +923,29 @@ class OptimalWinSolution:
             arrays, _ = cache.cached(f"{key}-policy-table", FORMAT_VERSION, self._build_table)
         last = (arrays["last_value"], arrays["last_bank"]) if "last_value" in arrays \
             else (None, None)
-        table = PolicyTable(self.policy, arrays["value"], arrays["bank"], *last)
+        table = PolicyTable(self.policy, arrays["value"], arrays["bank"], *last,
+                            floor=self.floor_points // POINT_UNIT)
         self._memo["table"] = table
         return table
 
     def _build_table(self) -> dict[str, np.ndarray]:
-        sa, tables, turn, solved = self._kernel_args()
-        last = tables.last
+        if self.streak_values is not None:
+            from dicelab.farkle import penalty_game
+
+            sa = set_asides(self.farkle_rules)
+            tables = _last_round(sa, self.farkle_rules, self.target // POINT_UNIT,
+                                 self.cap_tolerance)
+            arrays = penalty_game.table_arrays(sa, self.farkle_rules, self.cap_tolerance,
+                                               self.streak_values, self.table_rows)
+        else:
+            sa, tables, turn, solved = self._kernel_args()
+            arrays = self._table_arrays(sa, tables, turn, solved)
+        if self.farkle_rules.ending_code == FIRST_TO_BANK:
+            return arrays  # no last round to play
+        return {**arrays, **self._last_round_table(sa, tables, arrays["value"].shape[-2])}
+
+    def _table_arrays(self, sa: SetAsides, tables: _Tables, turn: Turn, solved: Solved
+                      ) -> dict[str, np.ndarray]:
         t = turn.t
         n_p = self.table_rows
         rows_max = t + tables.d_eps + turn.hot_rows + sa.max_points + 2
@@ -943,10 +958,13 @@ class OptimalWinSolution:
             # the solve's last pass ran at a bust value one tiny step away from this one,
             # so its cap can in principle sit one row lower: then widen and refill
             if top.max() + turn.hot_rows + sa.max_points <= n_p:
-                break
+                return {"value": value, "bank": bank}
             n_p = int(top.max()) + turn.hot_rows + sa.max_points
-        if self.farkle_rules.ending_code == FIRST_TO_BANK:
-            return {"value": value, "bank": bank}  # no last round to play
+
+    def _last_round_table(self, sa: SetAsides, tables: _Tables, n_p: int
+                          ) -> dict[str, np.ndarray]:
+        """The last round's table (``last_value``/``last_bank``, (D, P, 7))."""
+        last = tables.last
         d_rows = n_p - sa.max_points
         x = np.arange(d_rows)[:, None] - np.arange(n_p)[None, :]  # need left, (D, P)
         lv_pad = np.ones((d_rows, n_p, 7))
@@ -967,8 +985,7 @@ class OptimalWinSolution:
             lb[:below, :f] = 0
         lv_pad[:, :, 0] = 0.0
         lb[:, :, 0] = 0
-        return {"value": value, "bank": bank, "last_value": lv_pad.astype(np.float32),
-                "last_bank": lb}
+        return {"last_value": lv_pad.astype(np.float32), "last_bank": lb}
 
     def to_dict(self) -> dict:
         """JSON-able summary (all scalar fields)."""
@@ -992,9 +1009,10 @@ class OptimalWinSolution:
     def policy_table_bytes(self) -> int:
         """Size of :meth:`policy_table` (value float32 + bank uint8, both tables)."""
         t = self.target // POINT_UNIT
+        states = t * t if self.streak_values is None else self.streak_values.size
         d_rows = 0 if self.farkle_rules.ending_code == FIRST_TO_BANK else \
             self.table_rows - set_asides(self.farkle_rules).max_points
-        return (t * t + d_rows) * self.table_rows * 7 * 5
+        return (states + d_rows) * self.table_rows * 7 * 5
 
 
 #: Bytes per score pair of a solve: values, win and tie probabilities of both movers,
@@ -1191,6 +1209,20 @@ def _table_rows(top: np.ndarray, sa: SetAsides, tables: _Tables, tol: float,
     return max(int(top.max()) + hot_rows, d_small + 1) + sa.max_points
 
 
+def _penalty_table_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray
+                        ) -> int:
+    """Rows P of the penalty solution's policy table. Under ``first-to-bank`` every row
+    from ``T - x`` on (the target reached) banks and wins, with the same value, so rows up
+    to the top index ``T`` are enough: the kernel plays any more points as row ``T``."""
+    from dicelab.farkle import penalty_game
+
+    if rules.ending_code == FIRST_TO_BANK:
+        return vv.shape[2] + 1
+    t = vv.shape[2] - penalty_game.floor_units(rules)
+    return _table_rows(penalty_game.cap_rows(sa, rules, tol, vv), sa,
+                       _last_round(sa, rules, t, tol), tol)
+
+
 def _penalty_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides,
                       use_cache: bool, progress: Callable[[float], None] | None
                       ) -> OptimalWinSolution:
@@ -1202,17 +1234,18 @@ def _penalty_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides
     big_t = t + floor
     check_memory(f"optimal-win with the farkle penalty to {target:,} "
                  f"({penalty_game.K ** 2} x {big_t:,} x {big_t:,} states)",
-                 penalty_game.K ** 2 * big_t * big_t * 8 * 5)
+                 penalty_game.solve_bytes(big_t))
     key = cache.entry_key("farkle-optimal-win-penalty", rules.name, rules.digest(),
                           t=target, tol=f"{tol:.3g}", floor=floor,
                           sweep_tol=f"{config.PENALTY_SWEEP_TOL:.3g}")
     t0 = time.perf_counter()
     arrays, from_cache = _solved(
-        key, FORMAT_VERSION,
+        key, penalty_game.FORMAT_VERSION,
         lambda: penalty_game.solve_penalty_arrays(sa, rules, t, tol, progress), use_cache,
         progress)
     vv, vw, vt = arrays["v_val"], arrays["v_win"], arrays["v_tie"]
-    estimate, turn_dps, sweeps, _floor, states, seconds = (float(x) for x in arrays["meta"])
+    estimate, turn_dps, sweeps, _floor, states, _evaluations, seconds = (
+        float(x) for x in arrays["meta"])
     w_val, w_win, w_tie = (np.ascontiguousarray(x[0, 0, floor:, floor:]) for x in (vv, vw, vt))
     win, tie = float(w_win[0, 0]), float(w_tie[0, 0])
     h = int(np.argmin(np.abs(w_val[0, :] - 0.5)))
@@ -1222,7 +1255,8 @@ def _penalty_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides
         elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
         memory_bytes=int(sum(a.nbytes for a in arrays.values())), p_win=win, p_tie=tie,
         p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
-        fair_head_start_value=float(w_val[0, h]), turn_dps=int(turn_dps), table_rows=0,
+        fair_head_start_value=float(w_val[0, h]), turn_dps=int(turn_dps),
+        table_rows=_penalty_table_rows(sa, rules, tol, vv),
         farkle_rules=rules, values=w_val, win_probability=w_win, tie_probability=w_tie,
         last_round_values=_last_round(sa, rules, t, tol).last.s, streak_values=vv,
         streak_win=vw, streak_tie=vt, floor_points=floor * POINT_UNIT, sweeps=int(sweeps))
