@@ -19,8 +19,10 @@ from test_two_player import _small_table, naive_cap
 from dicelab import config
 from dicelab.errors import UserError
 from dicelab.farkle import penalty_game, turn_dp
+from dicelab.farkle.exact import max_ev_table
 from dicelab.farkle.rules import PRESETS, load_rules, set_asides
 from dicelab.farkle.two_player import _last_round, _turn, solve_optimal_win
+from dicelab.simulate import simulate
 
 #: facebook's table and banking with a small penalty and floor, so the reference stays fast
 FACEBOOK_SMALL = dataclasses.replace(PRESETS["facebook"], name="fb-small", farkle_penalty=100)
@@ -166,6 +168,23 @@ def test_policy_table_plays_the_solved_policy(facebook_600, s, r, a, b):
     assert played == pytest.approx(vv[s, r, a, b], abs=1e-7)
 
 
+@pytest.mark.slow
+def test_facebook_reproduces_the_published_first_player_win_of_53_487_percent(capsys):
+    """The golden number (M. Busche, Facebook Farkle, both players playing to win): the
+    first player wins 53.487%. About five minutes on two cores; then from the cache."""
+    args = ["solve", "farkle", "-p", "optimal-win", "--rules", "facebook", "--target",
+            "10000"]
+    code, out, err = run_cli(capsys, [*args, "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["from_cache"] is False and d["p_tie"] == 0.0
+    assert d["p_win"] == pytest.approx(0.5348702618, abs=1e-10)
+    assert d["states"] == 372_405_600 and d["tolerance"] < 1e-10
+    code, out, err = run_cli(capsys, args)
+    assert code == 0, err
+    assert "P(win) 0.534870 (53.487%)" in out and "372,405,600 states" in out
+
+
 def test_default_rules_take_the_usual_solver():
     sol = solve_optimal_win(load_rules("default"), 500, use_cache=False)
     assert sol.streak_values is None and sol.sweeps == 0
@@ -215,6 +234,23 @@ def test_max_ev_penalty_under_facebook():
     assert all(t >= 300 for s in th.values() for t in s.values())  # the minimum to bank
     with pytest.raises(UserError, match="no farkle penalty"):
         turn_dp.solve_max_ev_penalty(load_rules("default"))
+
+
+def test_simulated_max_ev_under_facebook_earns_the_long_run_rate():
+    """The simulator plays max-ev's policy per run of lost turns. Its points per turn
+    (final total over turns, the penalties counted) estimate the long-run rate without
+    bias: the game ends on a bank, where the count is 0 again (Dynkin's formula with the
+    bias h, h[0] = 0)."""
+    sol = turn_dp.solve_max_ev_penalty(PRESETS["facebook"])
+    table = max_ev_table(PRESETS["facebook"])
+    assert table.streaks == 3 and table.value.shape[2:4] == (1, 1)
+    for s, st in enumerate(sol.streak):
+        p = table.value.shape[4]
+        np.testing.assert_array_equal(table.bank[s, 1, 0, 0], st.bank[:p])
+        np.testing.assert_array_equal(table.value[s, 2, 0, 0], st.value[:p].astype(np.float32))
+    res = simulate("max-ev", games=20_000, seed=11, target=20_000, rules="facebook")
+    ppt = res.seat(0).points_per_turn
+    assert abs(ppt.mean - sol.rate) < 4 * ppt.se, (ppt.mean, ppt.se, sol.rate)
 
 
 def test_cli_max_ev_under_facebook(capsys):

@@ -232,7 +232,8 @@ def optimal_win_solution(sol) -> None:
                   f"{d['fair_head_start_value']:.6f})")
     if "farkle_penalty" in d:
         console.print(f"  farkle penalty {d['farkle_penalty']}: totals down to "
-                      f"-{d['floor_points']:,}, lost turns in a row; {d['sweeps']} sweeps")
+                      f"-{d['floor_points']:,}, lost turns in a row; {d['sweeps']} policy "
+                      "improvement sweeps")
         error = f"value error about {d['tolerance']:.1e} (from the sweeps' contraction)"
     else:
         error = f"value error <= {d['tolerance']:.1e}"

@@ -71,7 +71,11 @@ def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
 
 
 def max_ev_table(rules: FarkleRules) -> PolicyTable:
-    """PolicyTable of ``max-ev``: value = expected final turn points, shape (1, 1, P, 7)."""
+    """PolicyTable of ``max-ev``: value = expected final turn points, shape (1, 1, P, 7);
+    under a farkle penalty one policy per own lost turns in a row (the opponent's count
+    does not matter), shape (3, 3, 1, 1, P, 7)."""
+    if rules.farkle_penalty:
+        return _max_ev_penalty_table(rules)
     sol = turn_dp.solve_max_ev(rules)
     if rules.hot_dice == "must-roll":  # six dice roll at every row: keep all it solved
         p = sol.bank.shape[0]
@@ -82,6 +86,17 @@ def max_ev_table(rules: FarkleRules) -> PolicyTable:
     value = sol.value[:p].astype(np.float32)[None, None]
     bank = np.ascontiguousarray(sol.bank[:p])
     return PolicyTable("max-ev", value, bank[None, None])
+
+
+def _max_ev_penalty_table(rules: FarkleRules) -> PolicyTable:
+    sol = turn_dp.solve_max_ev_penalty(rules)
+    p = max(_rows_needed(st.bank, set_asides(rules).max_points) for st in sol.streak)
+    value = np.stack([st.value[:p] for st in sol.streak]).astype(np.float32)
+    bank = np.stack([st.bank[:p] for st in sol.streak])
+    k = len(sol.streak)
+    shape = (k, k, 1, 1, p, 7)
+    return PolicyTable("max-ev", np.broadcast_to(value[:, None, None, None], shape).copy(),
+                       np.broadcast_to(bank[:, None, None, None], shape).copy())
 
 
 def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
