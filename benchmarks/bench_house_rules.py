@@ -15,6 +15,10 @@ default rules): ``PYTHONPATH=OTHER/src .venv/bin/python benchmarks/bench_house_r
     .venv/bin/python benchmarks/bench_house_rules.py --two-player-target 5000 --json
     .venv/bin/python benchmarks/bench_house_rules.py --default-only --repeat 1 \
         --facebook-target 10000
+    .venv/bin/python benchmarks/bench_house_rules.py --facebook-only --json  # make bench
+
+``--json`` prints one JSON list of ``{"what", "figure", "command"}`` rows (the table of
+``benchmarks/run_all.py``).
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ def main() -> None:
                     help="only the default rules (what an older checkout can run)")
     ap.add_argument("--facebook-target", type=int, default=0,
                     help="also solve optimal-win under the facebook preset to this target")
+    ap.add_argument("--facebook-only", action="store_true",
+                    help="only the facebook solve (to --facebook-target, default 10000)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
@@ -58,8 +64,10 @@ def main() -> None:
         from dicelab.farkle.two_player import solve_optimal_win
 
         default = PRESETS["default"]
-        variants = {"default": default}
-        if not args.default_only:
+        variants = {} if args.facebook_only else {"default": default}
+        if args.facebook_only:
+            args.facebook_target = args.facebook_target or 10_000
+        if not args.default_only and not args.facebook_only:
             variants["min-bank-300"] = dataclasses.replace(default, name="mb", min_bank=300)
             variants["must-roll"] = dataclasses.replace(default, name="mr",
                                                         hot_dice="must-roll")
@@ -96,9 +104,22 @@ def main() -> None:
             if args.facebook_target == 10_000 and f"{sol.p_win:.3%}" != "53.487%":
                 raise SystemExit(f"facebook P(win) {sol.p_win:.6%} is not the published 53.487%")
         if args.json:
-            print(json.dumps(rows))
+            print(json.dumps([_table_row(r, args) for r in rows]))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _table_row(r: dict, args) -> dict:
+    """A row in the form of ``benchmarks/run_all.py``'s table."""
+    if r["rules"] == "facebook":
+        return {"what": f"Farkle optimal-win solve, rules facebook (farkle penalty), target "
+                        f"{args.facebook_target:,}",
+                "figure": f"{r['seconds']:.0f} s, peak {r['peak_gib']:.2f} GiB, P(win) "
+                          f"{r['p_win']:.3%} ({r['sweeps']} sweeps)",
+                "command": "python benchmarks/bench_house_rules.py --facebook-only"}
+    return {"what": f"Farkle {r['job']}, rules {r['rules']}",
+            "figure": f"{r['seconds']:.3f} s",
+            "command": "python benchmarks/bench_house_rules.py"}
 
 
 if __name__ == "__main__":

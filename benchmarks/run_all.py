@@ -29,6 +29,7 @@ SCRIPTS = [
     ("bench_farkle.py", []),
     ("bench_farkle_solve.py", []),
     ("bench_two_player.py", ["--targets", "10000"]),
+    ("bench_house_rules.py", ["--facebook-only"]),
     ("bench_penta.py", []),
     ("bench_penta_distribution.py", []),
     ("bench_sprt.py", []),

@@ -280,3 +280,40 @@ def max_ev_penalty_rate(rules: str, penalty: int, cap: int, sweeps: int = 200
             return new
         old = new
     raise RuntimeError("relative value iteration did not converge")
+
+
+def fastest_turns_penalty(rules: str, target: int, penalty: int, floor: int,
+                          min_bank: int = 0, sweeps: int = 1000) -> dict[tuple[int, int], float]:
+    """Expected turns to reach ``target`` solitaire under the best policy when the third
+    lost turn in a row costs ``penalty`` points: ``{(lost in a row, total): turns}`` for
+    totals from ``-floor`` (where a penalty stops) to the target, by plain Gauss-Seidel
+    value iteration over every state and every legal set-aside."""
+    totals = range(-floor, target, 50)
+    turns = {(s, m): 0.0 for m in totals for s in range(3)}
+    for _ in range(sweeps):
+        moved = 0.0
+        for (s, m), old in turns.items():
+            beta = turns[(s + 1, m) if s < 2 else (0, max(m - penalty, -floor))]
+
+            @functools.cache
+            def cost(tp: int, n: int, m=m) -> float:
+                if tp == 0 or tp < min_bank:
+                    return roll_cost(tp, n)
+                if m + tp >= target:
+                    return 0.0
+                return min(turns[(0, m + tp)], roll_cost(tp, n))
+
+            @functools.cache
+            def roll_cost(tp: int, n: int, beta=beta) -> float:
+                c = 0.0
+                for faces, p in roll_distribution(n):
+                    opts = options(rules, faces, True)
+                    c += p * (min(cost(tp + pts, _next_dice(n, k)) for k, pts in opts)
+                              if opts else beta)
+                return c
+
+            turns[(s, m)] = 1.0 + roll_cost(0, 6)
+            moved = max(moved, abs(turns[(s, m)] - old))
+        if moved < 1e-13:
+            return turns
+    raise RuntimeError("value iteration did not converge")

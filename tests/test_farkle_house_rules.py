@@ -291,11 +291,46 @@ def test_exact_head_to_head_refuses_must_roll_which_only_optimal_win_models():
         exact_pair("threshold-300", "ai", rules=MUST_ROLL, target=1000)
 
 
-def test_cli_refuses_an_unmodelled_solve_in_one_line(capsys):
-    for argv in (["solve", "farkle", "--policy", "fastest", "--rules", "facebook"],
-                 ["compare", "threshold-300", "ai", "--exact", "--rules", "facebook"]):
-        code, _, err = run_cli(capsys, argv)
-        assert code == 2 and err.count("\n") == 1 and "farkle-penalty" in err, err
+def test_cli_refuses_an_unmodelled_solve_in_one_line(tmp_path, capsys):
+    code, _, err = run_cli(capsys, ["compare", "threshold-300", "ai", "--exact", "--rules",
+                                    "facebook"])
+    assert code == 2 and err.count("\n") == 1 and "farkle-penalty" in err, err
+    both = tmp_path / "both.toml"  # fastest models the penalty, not with must-roll
+    both.write_text('hot-dice = "must-roll"\nfarkle-penalty = 500\n')
+    code, _, err = run_cli(capsys, ["solve", "farkle", "-p", "fastest", "--rules",
+                                    str(both)])
+    assert code == 2 and err.count("\n") == 1 and "must-roll" in err, err
+
+
+@pytest.mark.slow
+def test_fastest_under_the_penalty_against_the_reference():
+    """Every state (lost turns in a row, totals down to the floor) against a plain value
+    iteration over every legal set-aside."""
+    rules = dataclasses.replace(PRESETS["basic"], name="b-pen", min_bank=300,
+                                farkle_penalty=100)
+    sol = turn_dp.solve_fastest_penalty(rules, 500, floor_points=200)
+    ref = nd.fastest_turns_penalty("basic", 500, 100, 200, min_bank=300)
+    assert sol.floor_points == 200 and sol.turns.shape == (3, 15)
+    for (s, m), v in ref.items():
+        assert sol.expected_turns_from(m, s) == pytest.approx(v, rel=1e-12), (s, m)
+    assert sol.expected_turns > turn_dp.solve_fastest(
+        dataclasses.replace(rules, farkle_penalty=0), 500).expected_turns
+
+
+def test_fastest_under_facebook_simulated_and_shown(capsys):
+    sol = turn_dp.solve_fastest_penalty(FACEBOOK, 3000)
+    th = sol.bank_thresholds(0, 2)
+    assert all(th[n] <= sol.bank_thresholds(0, 0)[n] for n in range(1, 7))
+    assert sol.expected_turns_from(0, 2) > sol.expected_turns_from(0, 0)
+    with pytest.raises(UserError, match="total"):
+        sol.expected_turns_from(-2050)
+    s = simulate_farkle([parse_policy("fastest")], games=40_000, seed=29, target=3000,
+                        rules=FACEBOOK).seat(0)
+    assert abs(s.turns.mean - sol.expected_turns) < 4 * s.turns.se
+    code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "fastest", "--rules",
+                                      "facebook", "--target", "3000"])
+    assert code == 0, err
+    assert f"{sol.expected_turns:.6f}" in out and "farkle penalty 500" in out
 
 
 def test_advice_under_a_minimum_to_bank_offers_only_legal_banks():

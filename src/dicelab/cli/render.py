@@ -210,6 +210,12 @@ def fastest_solution(sol) -> None:
     console.print("  banks from turn points, by dice left, at own total:")
     for total, th in d["bank_thresholds"].items():
         console.print(f"    {int(total):>6}: " + _thresholds(th))
+    if "farkle_penalty" in d:
+        console.print(f"  farkle penalty {d['farkle_penalty']}: totals down to "
+                      f"-{d['floor_points']:,}; at 0, by lost turns in a row:")
+        for k, th in d["bank_thresholds_by_lost_turns"].items():
+            console.print(f"    {k:>6}: " + _thresholds(th))
+        console.print(f"  {d['sweeps']} sweeps")
     console.print(f"  {_how(d['from_cache'])} {d['solve_s']:.2f} s")
 
 
@@ -505,6 +511,7 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.turn_dp.MaxEvSolution": max_ev_solution,
     "dicelab.farkle.turn_dp.PenaltyMaxEvSolution": penalty_max_ev_solution,
     "dicelab.farkle.turn_dp.FastestSolution": fastest_solution,
+    "dicelab.farkle.turn_dp.PenaltyFastestSolution": fastest_solution,
     "dicelab.farkle.two_player.OptimalWinSolution": optimal_win_solution,
     "dicelab.compare.Comparison": comparison,
     "dicelab.tournament.Tournament": tournament,

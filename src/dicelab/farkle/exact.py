@@ -21,7 +21,7 @@ from dicelab import cache
 from dicelab.errors import UserError
 from dicelab.farkle import turn_dp
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import FarkleRules, check_target, load_rules, set_asides
+from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target, load_rules, set_asides
 from dicelab.registry import PolicySpec, parse_policy
 
 if TYPE_CHECKING:
@@ -35,6 +35,8 @@ def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
                      ) -> turn_dp.FastestSolution:
     """:func:`turn_dp.solve_fastest`, cached on disk (a few seconds for large targets)."""
     target = check_target(target)
+    if rules.farkle_penalty:  # a few seconds, not cached
+        return turn_dp.solve_fastest_penalty(rules, target)
     if not use_cache:
         return turn_dp.solve_fastest(rules, target)
     key = cache.entry_key("farkle-fastest", rules.name, rules.digest(), t=target)
@@ -101,12 +103,20 @@ def _max_ev_penalty_table(rules: FarkleRules) -> PolicyTable:
 
 def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
     """PolicyTable of ``fastest`` for ``target``: value = minus expected turns still
-    needed, shape (target/50, 1, P, 7)."""
+    needed, shape (target/50, 1, P, 7); under a farkle penalty (3, 3, T, 1, P, 7), one
+    policy per own lost turns in a row and totals from the floor below zero."""
     sol = fastest_solution(rules, target)
-    p = min(_rows_needed(sol.bank, set_asides(rules).max_points), sol.bank.shape[1])
-    value = (-sol.value[:, :p]).astype(np.float32)[:, None]
-    bank = np.ascontiguousarray(sol.bank[:, :p])
-    return PolicyTable("fastest", value, bank[:, None])
+    p = min(_rows_needed(sol.bank, set_asides(rules).max_points), sol.bank.shape[-2])
+    value = (-sol.value[..., :p, :]).astype(np.float32)
+    bank = np.ascontiguousarray(sol.bank[..., :p, :])
+    if not isinstance(sol, turn_dp.PenaltyFastestSolution):
+        return PolicyTable("fastest", value[:, None], bank[:, None])
+    # under the penalty: one policy per own lost turns in a row, totals from the floor
+    k = value.shape[0]
+    shape = (k, k, *value.shape[1:2], 1, p, 7)
+    return PolicyTable("fastest", np.broadcast_to(value[:, None, :, None], shape).copy(),
+                       np.broadcast_to(bank[:, None, :, None], shape).copy(),
+                       floor=sol.floor_points // POINT_UNIT)
 
 
 def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int

@@ -150,7 +150,7 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
         return turn_dp.solve_max_ev(rules).bank, f"max-ev ({tag})"
     if spec.family == "fastest":
         sol = exact.fastest_solution(rules, t)
-        return sol.bank[my_total // POINT_UNIT], f"fastest to {t} at own total {my_total} ({tag})"
+        return sol.bank_at(my_total), f"fastest to {t} at own total {my_total} ({tag})"
     if spec.family == "optimal-win":
         sol = exact.optimal_win_solution(spec, rules, t)
         return (sol.bank_decisions(my_total, opp_total),

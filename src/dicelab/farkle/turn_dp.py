@@ -287,6 +287,53 @@ def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iter
                 out_value[m, p, n] = work_a[p, n] + work_b[p, n] * x
 
 
+@njit(cache=True)
+def _fastest_penalty_sweep(rolls, pen, turns, out_value, out_bank):
+    """One Gauss-Seidel sweep of ``fastest`` under the farkle penalty; returns the largest
+    relative change.
+
+    ``turns[s, m]``: expected turns to reach the top index ``T`` from index ``m`` with
+    ``s`` lost turns in a row (``turns[:, T] = 0``); ``out_value[s, m, p, n]`` /
+    ``out_bank``: the turn's expected turns still needed at (turn points p, n dice) and
+    its decision. Totals fall from the top; at each the states are solved in the order
+    ``s = 2, 1, 0``: a lost turn at ``s < 2`` passes to ``s + 1`` at the same total (solved
+    just before), the third costs ``pen`` units (the floor, index 0, stops it), a lower
+    total, read from the sweep before."""
+    k, t = out_value.shape[0], out_value.shape[1]
+    ptot = out_value.shape[2]
+    min_bank = rolls.bank_floor[1] // POINT_UNIT
+    worst = 0.0
+    for m in range(t - 1, -1, -1):
+        reach = max(t - m, min_bank)  # banking from here reaches the top index
+        for s in range(k - 1, -1, -1):
+            beta = turns[s + 1, m] if s < k - 1 else turns[0, max(m - pen, 0)]
+            work = out_value[s, m]
+            bank = out_bank[s, m]
+            for p in range(reach, ptot):
+                for n in range(1, 7):
+                    work[p, n] = 0.0
+                    bank[p, n] = 1
+            for p in range(reach - 1, -1, -1):
+                for n in range(1, 7):
+                    roll = rolls.bust[n] * beta
+                    for c in range(rolls.class_start[n], rolls.class_start[n + 1]):
+                        best = np.inf
+                        for j in range(rolls.option_start[c], rolls.option_start[c + 1]):
+                            best = min(best, work[p + rolls.points[j], rolls.dice[j]])
+                        roll += rolls.class_prob[c] * best
+                    bank_f = turns[0, m + p]
+                    if p * POINT_UNIT >= rolls.bank_floor[n] and bank_f <= roll:
+                        work[p, n] = bank_f
+                        bank[p, n] = 1
+                    else:
+                        work[p, n] = roll
+                        bank[p, n] = 0
+            x = 1.0 + work[0, HOT_DICE]
+            worst = max(worst, abs(x - turns[s, m]) / x)
+            turns[s, m] = x
+    return worst
+
+
 # ---------------------------------------------------------------------------------
 # Results
 
@@ -458,6 +505,11 @@ class FastestSolution:
                             f"not {total}")
         return _bank_thresholds(self.bank[total // POINT_UNIT])
 
+    def bank_at(self, total: int) -> np.ndarray:
+        """The bank decisions (P, 7) of a turn started at own total ``total``."""
+        self.bank_thresholds(total)  # checks the total
+        return self.bank[total // POINT_UNIT]
+
     def to_dict(self) -> dict:
         half = self.target // 2 // POINT_UNIT * POINT_UNIT
         totals = [t for t in (0, half, self.target - 1000, self.target - 500)
@@ -469,6 +521,89 @@ class FastestSolution:
                                     for t in dict.fromkeys(totals)},
                 "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                 "from_cache": self.from_cache}
+
+
+@dataclass(frozen=True)
+class PenaltyFastestSolution(FastestSolution):
+    """``fastest`` under the farkle penalty: one more state per total, the lost turns in a
+    row ``s`` (0..2), and totals down to ``-floor_points``. Arrays are indexed
+    ``[s, total // 50 + floor]``: ``turns`` (3, T + 1), ``value``/``bank`` (3, T, P, 7)
+    with ``T = (target + floor_points) // 50``; ``newton_steps``: each sweep's largest
+    relative change."""
+
+    farkle_penalty: int = 0
+    floor_points: int = 0
+
+    def _index(self, total: int) -> int:
+        if isinstance(total, bool) or not isinstance(total, int | np.integer) \
+                or not -self.floor_points <= total < self.target or total % POINT_UNIT:
+            raise UserError(f"total must be a multiple of {POINT_UNIT} in "
+                            f"{-self.floor_points}..{self.target - 50}, not {total!r}")
+        return (int(total) + self.floor_points) // POINT_UNIT
+
+    def expected_turns_from(self, total: int, lost_in_a_row: int = 0) -> float:
+        """Expected turns to reach the target from ``total`` after ``lost_in_a_row`` lost
+        turns."""
+        if not 0 <= lost_in_a_row < self.turns.shape[0]:
+            raise UserError(f"lost turns in a row must be in 0..{self.turns.shape[0] - 1}")
+        return float(self.turns[lost_in_a_row, self._index(total)])
+
+    @property
+    def expected_turns(self) -> float:
+        return self.expected_turns_from(0)
+
+    def bank_thresholds(self, total: int, lost_in_a_row: int = 0) -> dict[int, int | None]:
+        return _bank_thresholds(self.bank_at(total, lost_in_a_row))
+
+    def bank_at(self, total: int, lost_in_a_row: int = 0) -> np.ndarray:
+        self.expected_turns_from(total, lost_in_a_row)  # checks both
+        return self.bank[lost_in_a_row, self._index(total)]
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "farkle_penalty": self.farkle_penalty,
+                "floor_points": self.floor_points, "sweeps": int(self.newton_steps.size),
+                "bank_thresholds_by_lost_turns": {
+                    str(k): {str(n): v for n, v in self.bank_thresholds(0, k).items()}
+                    for k in range(self.turns.shape[0])}}
+
+
+def solve_fastest_penalty(rules: FarkleRules, target: int = 10_000, *,
+                          floor_points: int | None = None, tol: float = 1e-13,
+                          max_sweeps: int = 500) -> PenaltyFastestSolution:
+    """``fastest`` under the farkle penalty (:class:`PenaltyFastestSolution`).
+
+    Gauss-Seidel sweeps over the totals from the top (:func:`_fastest_penalty_sweep`),
+    starting from ``fastest`` without the penalty, until no expected number of turns
+    moves by more than ``tol`` relative. Totals are indexed from a floor below zero as in
+    :mod:`dicelab.farkle.penalty_game` (a penalty stops there).
+    """
+    from dicelab.farkle.penalty_game import K, floor_units
+
+    rules.require_solvable("fastest", penalty=True)
+    if not rules.farkle_penalty:
+        raise UserError(f"rules '{rules.name}' have no farkle penalty; use solve_fastest")
+    target = check_target(target)
+    floor = floor_units(rules, floor_points)
+    sa = set_asides(rules)
+    big_t = target // POINT_UNIT + floor
+    ptot = max(big_t, rules.min_bank // POINT_UNIT) + sa.max_points + 1
+    check_memory(f"fastest to {target:,} with the farkle penalty", K * big_t * ptot * 7 * 9)
+    t0 = time.perf_counter()
+    free = solve_fastest(dataclasses.replace(rules, farkle_penalty=0), big_t * POINT_UNIT)
+    turns = np.repeat(free.turns[None], K, axis=0)  # the start: no penalty
+    value = np.zeros((K, big_t, ptot, 7))
+    bank = np.zeros((K, big_t, ptot, 7), dtype=np.uint8)
+    changes: list[float] = []
+    rolls, pen = sa.arrays(), rules.farkle_penalty // POINT_UNIT
+    while not changes or changes[-1] > tol:
+        if len(changes) >= max_sweeps:
+            raise UserError(f"fastest with the farkle penalty did not settle in {max_sweeps} "
+                            f"sweeps (last change {changes[-1]:.1e})")
+        changes.append(_fastest_penalty_sweep(rolls, pen, turns, value, bank))
+    secs = time.perf_counter() - t0
+    return PenaltyFastestSolution(rules.name, target, turns, value, bank, np.array(changes),
+                                  secs, secs, farkle_penalty=rules.farkle_penalty,
+                                  floor_points=floor * POINT_UNIT)
 
 
 # ---------------------------------------------------------------------------------
