@@ -431,3 +431,23 @@ def table_arrays(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
     _fill_table_kernel(_turn(sa, big_t, tol, rules), sa.arrays(), tables.catch,
                        rules.farkle_penalty // POINT_UNIT, vv, rows_max, value, bank)
     return {"value": value, "bank": bank}
+
+
+def bank_decisions(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray, s: int,
+                   r: int, x: int, y: int, n_p: int) -> np.ndarray:
+    """uint8 (P, 7): 1 where the optimal turn of state ``(s, r, x, y)`` banks (rows from
+    the cap on bank; row 0 and column 0 are 0)."""
+    big_t = vv.shape[2]
+    tables = _last_round(sa, rules, big_t, tol)
+    rolls = sa.arrays()
+    scratch = _scratch(max(big_t + tables.d_eps + sa.max_points + 2, n_p),
+                       int(rolls.class_start[7] - rolls.class_start[1]))
+    c, bx, by = (r, s + 1, x) if s < K - 1 else (r, 0, max(x - rules.farkle_penalty
+                                                           // POINT_UNIT, 0))
+    top = _turn_back(x, y, 1.0 - vv[c, bx, y, by], _turn(sa, big_t, tol, rules), rolls,
+                     vv[r, 0], tables.catch, scratch)[1]
+    bank = scratch[1][:n_p * 7].reshape(n_p, 7).copy()
+    bank[min(top, n_p):, 1:] = 1
+    bank[0] = 0
+    bank[:, 0] = 0
+    return bank

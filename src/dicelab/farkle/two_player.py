@@ -869,8 +869,16 @@ class OptimalWinSolution:
 
     def bank_decisions(self, my_total: int, opp_total: int) -> np.ndarray:
         """uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n`` dice left
-        (n = 1..6; column 0 and row 0, the turn start, are 0). ``P = table_rows``."""
+        (n = 1..6; column 0 and row 0, the turn start, are 0). ``P = table_rows``. Under the
+        farkle penalty: with no lost turns in a row on either side."""
         a, b = self._unit("my total", my_total), self._unit("opponent total", opp_total)
+        if self.streak_values is not None:  # no lost turns in a row yet on either side
+            from dicelab.farkle import penalty_game
+
+            floor = self.floor_points // POINT_UNIT
+            return penalty_game.bank_decisions(
+                set_asides(self.farkle_rules), self.farkle_rules, self.cap_tolerance,
+                self.streak_values, 0, 0, a + floor, b + floor, self.table_rows)
         sa, tables, turn, solved = self._kernel_args()
         work = _work(self.table_rows + sa.max_points + turn.t + tables.d_eps + turn.hot_rows + 2)
         _turn_kernel(a, b, 1.0 - solved.value[b, a], turn, sa.arrays(), solved, tables.catch,
