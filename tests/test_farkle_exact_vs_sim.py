@@ -48,6 +48,24 @@ def test_optimal_win_self_play_under_facebook_matches_the_exact_value():
     assert first.ties == 0 and first.wins + second.wins == games
 
 
+@pytest.mark.slow
+def test_optimal_win_under_a_penalty_and_the_last_round_matches_the_exact_value(tmp_path):
+    """The penalty's policy table with a last-round table: the default scoring, the third
+    lost turn in a row costs 500, the last round."""
+    path = tmp_path / "penalty.toml"
+    path.write_text("farkle-penalty = 500\n")
+    target, games = 1000, 200_000
+    sol = solve_optimal_win(load_rules(str(path)), target)
+    assert sol.p_tie > 0 and sol.policy_table().last_value is not None
+    res = simulate("optimal-win", ["optimal-win"], games=games, seed=36, target=target,
+                   rules=str(path), first_seat=0)
+    first, second = res.seat(0), res.seat(1)
+    for observed, exact in ((first.wins, sol.p_win), (first.ties, sol.p_tie),
+                            (second.wins, sol.p_loss)):
+        se = math.sqrt(exact * (1 - exact) / games)
+        assert abs(observed / games - exact) < 4 * se, (observed, exact, se)
+
+
 def test_fair_head_start_is_the_most_even_start():
     """The reported head start minimises |W(0, h) - 0.5| over every head start h."""
     target = 1500

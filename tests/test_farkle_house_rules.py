@@ -317,6 +317,7 @@ def test_fastest_under_the_penalty_against_the_reference():
         dataclasses.replace(rules, farkle_penalty=0), 500).expected_turns
 
 
+@pytest.mark.slow
 def test_fastest_under_facebook_simulated_and_shown(capsys):
     sol = turn_dp.solve_fastest_penalty(FACEBOOK, 3000)
     th = sol.bank_thresholds(0, 2)

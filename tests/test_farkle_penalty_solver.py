@@ -238,6 +238,7 @@ def test_max_ev_penalty_under_facebook():
         turn_dp.solve_max_ev_penalty(load_rules("default"))
 
 
+@pytest.mark.slow
 def test_simulated_max_ev_under_facebook_earns_the_long_run_rate():
     """The simulator plays max-ev's policy per run of lost turns. Its points per turn
     (final total over turns, the penalties counted) estimate the long-run rate without
