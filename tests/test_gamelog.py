@@ -294,6 +294,7 @@ def _random_penta_game(rng, rules, n_seats):
 
 
 @pytest.mark.parametrize("rules", ["seed", "hasbro", "free-joker", "no-bonus"])
+@pytest.mark.slow
 def test_the_bulk_reader_scores_penta_games_as_the_python_replay(rules):
     np = pytest.importorskip("numpy")
     rng = np.random.default_rng(7)

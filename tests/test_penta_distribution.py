@@ -131,6 +131,7 @@ CARDS = [
 
 
 @pytest.mark.parametrize(("rules", "policy", "base", "bonuses", "open_boxes"), CARDS)
+@pytest.mark.slow
 def test_late_cards_match_a_plain_enumeration(rules, policy, base, bonuses, open_boxes):
     filled = {b: s for b, s in base.items() if b not in open_boxes}
     card = Scorecard(tuple(filled.get(b) for b in BOX_NAMES), bonuses)
@@ -258,6 +259,7 @@ def test_seat_outcomes_by_brute_force():
     assert np.allclose([alone, shared, share], want, atol=1e-15, rtol=0)
 
 
+@pytest.mark.slow
 def test_exact_pair_from_the_two_distributions(dist):
     p = exact_pair("optimal", "greedy", "seed")
     a, b = dist("optimal", "seed").probability, dist("greedy", "seed").probability

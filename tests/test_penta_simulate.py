@@ -167,6 +167,7 @@ def test_bad_scripts_are_user_errors(seats, scripts, needle):
 # --- simulation -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_optimal_mean_agrees_with_exact_value():
     r = simulate_penta(["optimal"], games=300_000, seed=12345, rules="seed")
     seat = r.seat(0)
