@@ -192,6 +192,18 @@ def test_seat_arrays_lays_out_streaks_and_floor():
     np.testing.assert_array_equal(seats.table_value[t4.value.size:], pt.value.ravel())
 
 
+def test_seats_share_a_policy_and_copy_tables_only_within_the_memory_limit(monkeypatch):
+    seats = seat_arrays([parse_policy("max-ev"), parse_policy("max-ev")], PRESETS["facebook"],
+                        1000)
+    assert (seats.table_meta[0] == seats.table_meta[1]).all()  # one table for both seats
+    assert seats.table_value.size == seats.table_meta[0, K.T_S] ** 2 * seats.table_meta[
+        0, K.T_P] * 7  # not copied
+    pt = streak_table(floor=4, m_dim=9, o_dim=7, rows=5)
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "1kB")
+    with pytest.raises(UserError, match="policy tables, copied together"):
+        seat_arrays([pt, pt], DEFAULT, 1000)
+
+
 # ----------------------------------------------------------------------- shapes
 
 

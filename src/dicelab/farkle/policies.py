@@ -30,6 +30,7 @@ from dicelab.farkle import kernels as K
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
 from dicelab.registry import AI_DEFAULTS, PolicySpec
+from dicelab.resources import check_memory
 
 _EXACT_FAMILIES = ("max-ev", "fastest", "optimal-win")
 
@@ -101,6 +102,9 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
             values.append(np.ascontiguousarray(pt.last_value, dtype=np.float32).ravel())
             banks.append(np.ascontiguousarray(pt.last_bank, dtype=np.uint8).ravel())
             offset += pt.last_value.size
+    if len(values) > 1:  # copied into one array, next to the originals
+        check_memory(f"the seats' {len(values)} policy tables, copied together",
+                     2 * sum(v.nbytes + b.nbytes for v, b in zip(values, banks, strict=True)))
     # never empty, so the kernel's argument types are the same with or without tables;
     # one table is used as it is (a table can take gigabytes)
     table_value, table_bank = (values[0], banks[0]) if len(values) == 1 else \
