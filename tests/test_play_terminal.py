@@ -127,18 +127,6 @@ def test_ctrl_c_exits_130_with_one_line():
     assert "Traceback" not in child.before
 
 
-def test_lines_piped_together_are_read_one_by_one():
-    """Input that arrives in one piece (a pipe) is read a line at a time: two refused
-    lines, then the quit, then the end of input."""
-    import subprocess
-
-    done = subprocess.run([DICELAB, "play", "farkle", "--ai", "threshold-300", "--seed", "1"],
-                          input="k 1\nr\nq\n", capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, TERM="dumb"))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.count("✗") == 2 and "you quit" in done.stdout
-
-
 # --- in-process: the same command line and the same keystrokes replay the same game ---------
 
 
