@@ -10,8 +10,6 @@ Ctrl-C exits 130 with one line and writes nothing.
 
 from __future__ import annotations
 
-import os
-import select
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -42,48 +40,11 @@ class _EndOfInput(Exception):
 
 def _ask(prompt: str) -> str:
     try:
-        if not _has_fd(sys.stdin):  # a test's string input: nothing to wait for
-            return console.input(f"[bold]{prompt}[/]> ").strip()
-        console.print(f"[bold]{prompt}[/]> ", end="")
-        return _read_line().strip()
+        return console.input(f"[bold]{prompt}[/]> ").strip()
     except EOFError:
         raise _EndOfInput from None
     except UnicodeDecodeError:  # bytes that are not text: refused like any other typo
         return "\ufffd"
-
-
-def _has_fd(stream) -> bool:
-    try:
-        stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return False
-    return True
-
-
-def _read_line() -> str:
-    """A line of input, waiting in steps of 0.2 s. A Ctrl-C that arrives after the prompt
-    is written but before a blocking read starts (or that another thread of the process
-    takes) only sets Python's flag, and the read would then wait for a line that never
-    comes; between steps Python runs the handler and raises KeyboardInterrupt. Reads the
-    file descriptor itself: lines that arrive together wait in ``_PENDING``, where the
-    next call finds them (a file object's buffer is invisible to ``select``)."""
-    fd = sys.stdin.fileno()
-    while b"\n" not in _PENDING:
-        if not select.select([fd], [], [], 0.2)[0]:
-            continue
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            if _PENDING:
-                break  # a last line without its newline
-            raise EOFError
-        _PENDING.extend(chunk)
-    end = _PENDING.find(b"\n") + 1 or len(_PENDING)
-    line = bytes(_PENDING[:end])
-    del _PENDING[:end]
-    return line.decode(sys.stdin.encoding or "utf-8")
-
-
-_PENDING = bytearray()
 
 
 def _refuse(reason: str) -> None:
