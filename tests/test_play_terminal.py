@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -31,7 +32,15 @@ def spawn(*args):
     timeout is generous: after a source change the first run compiles its kernels."""
     env = dict(os.environ, TERM="dumb")
     return pexpect.spawn(DICELAB, list(args), env=env, encoding="utf-8", timeout=300,
-                         dimensions=(40, 200))
+                         dimensions=(40, 200), preexec_fn=_as_from_a_shell)
+
+
+def _as_from_a_shell() -> None:
+    """In the child: Ctrl-C with its default action and not blocked, as a shell starts a
+    program. The test runner's worker process need not have either, and the child would
+    inherit an ignored or blocked SIGINT (the Ctrl-C test then hangs)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def last_roll(text: str) -> list[int]:
