@@ -95,6 +95,16 @@ def _roll_choose(base, n, beta, rolls, oflat, v, choice, at):
     return rv
 
 
+@njit(inline="always")
+def _lost_turn(s, r, x, pen):
+    """The state a lost turn of the mover at index ``x`` (counts ``s`` mine, ``r`` the
+    other's) passes to, as (the other's count, mine, the other's index, mine): my count one
+    higher, or at the third the penalty (stopped at the floor) and my count back at 0."""
+    if s < K - 1:
+        return r, s + 1, x
+    return r, 0, max(x - pen, 0)
+
+
 @njit(cache=True)
 def _turn_back(a, b, beta, turn, rolls, bank, catch, scratch):
     """The optimal turn from ``(a, b)`` with bust value ``beta``: the turn DP of
@@ -212,10 +222,7 @@ def _sweep_kernel(diag, full, split, turn, rolls, catch, pen, vv, vw, vt, dist, 
                             break
                         x = b
                         y = a
-                    if sm < K - 1:  # a lost turn: the other moves, my count one higher
-                        c, bx, by = so, sm + 1, x
-                    else:  # the K-th: the penalty, and my count starts again
-                        c, bx, by = so, 0, max(x - pen, 0)
+                    c, bx, by = _lost_turn(sm, so, x, pen)
                     base = ((sm * K + so) * t + y) * s_tot + offs[x]
                     row = dist[base:base + t - 1 - x]
                     e = ends[sm, so, x, y]
@@ -365,7 +372,7 @@ def _tops_kernel(turn, rolls, catch, pen, vv, out):
     for q in prange(K * K * t):
         s, r, x = q // (K * t), (q // t) % K, q % t
         for y in range(t):
-            c, bx, by = (r, s + 1, x) if s < K - 1 else (r, 0, max(x - pen, 0))
+            c, bx, by = _lost_turn(s, r, x, pen)
             out[s, r, x, y] = _cap_row(x, y, 1.0 - vv[c, bx, y, by], turn, rolls,
                                        catch.cap)[0]
 
@@ -385,7 +392,7 @@ def _fill_table_kernel(turn, rolls, catch, pen, vv, rows_max, value_out, bank_ou
         scratch = _scratch(rows_max, n_groups)
         v, bk = scratch[0], scratch[1]
         for y in range(t):
-            c, bx, by = (r, s + 1, x) if s < K - 1 else (r, 0, max(x - pen, 0))
+            c, bx, by = _lost_turn(s, r, x, pen)
             bank = vv[r, 0]
             top = _turn_back(x, y, 1.0 - vv[c, bx, y, by], turn, rolls, bank, catch,
                              scratch)[1]
@@ -442,8 +449,7 @@ def bank_decisions(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray
     rolls = sa.arrays()
     scratch = _scratch(max(big_t + tables.d_eps + sa.max_points + 2, n_p),
                        int(rolls.class_start[7] - rolls.class_start[1]))
-    c, bx, by = (r, s + 1, x) if s < K - 1 else (r, 0, max(x - rules.farkle_penalty
-                                                           // POINT_UNIT, 0))
+    c, bx, by = _lost_turn(s, r, x, rules.farkle_penalty // POINT_UNIT)
     top = _turn_back(x, y, 1.0 - vv[c, bx, y, by], _turn(sa, big_t, tol, rules), rolls,
                      vv[r, 0], tables.catch, scratch)[1]
     bank = scratch[1][:n_p * 7].reshape(n_p, 7).copy()
