@@ -270,10 +270,13 @@ def test_simulation_agrees_with_the_exact_race_under_must_roll():
 
 @pytest.mark.parametrize("rules", [PENALTY, FACEBOOK])
 def test_turn_solvers_refuse_what_they_do_not_model(rules):
-    for solve in (turn_dp.solve_max_ev, lambda r: turn_dp.solve_fastest(r, 1000),
-                  lambda r: turn_dp.threshold_distribution(r, 300)):
+    for solve in (turn_dp.solve_max_ev, lambda r: turn_dp.solve_fastest(r, 1000)):
         with pytest.raises(UserError, match="house rule"):
             solve(rules)
+    # one turn's result does not depend on the penalty, which acts between turns
+    free = dataclasses.replace(rules, farkle_penalty=0)
+    d, e = (turn_dp.threshold_distribution(r, 300) for r in (rules, free))
+    assert d.p_bust == e.p_bust and (d.p_bank == e.p_bank).all()
 
 
 @pytest.mark.parametrize("rules", [PENALTY, ALL])
@@ -281,19 +284,16 @@ def test_two_player_solvers_refuse_what_they_do_not_model(rules):
     if rules.hot_dice == "must-roll":  # optimal-win models the penalty, not with must-roll
         with pytest.raises(UserError, match="must-roll together with the farkle penalty"):
             solve_optimal_win(rules, 1000)
-    with pytest.raises(UserError, match="house rule"):
-        exact_pair("threshold-300", "ai", rules=rules, target=1000)
-
-
-def test_exact_head_to_head_refuses_must_roll_which_only_optimal_win_models():
-    assert solve_optimal_win(MUST_ROLL.with_ending("first-to-bank"), 300).p_win > 0.5
-    with pytest.raises(UserError, match="must-roll"):
-        exact_pair("threshold-300", "ai", rules=MUST_ROLL, target=1000)
+    with pytest.raises(UserError, match="house rule"):  # best responses: not the penalty
+        exact_pair("optimal-win:vs=ai", "ai", rules=rules, target=1000)
+    # the exact head to head plays every house rule
+    p = exact_pair("threshold-300", "ai", rules=rules, target=1000, use_cache=False)
+    assert 0.0 < p.score < 1.0 and 0.0 < p.tolerance < 1e-9
 
 
 def test_cli_refuses_an_unmodelled_solve_in_one_line(tmp_path, capsys):
-    code, _, err = run_cli(capsys, ["compare", "threshold-300", "ai", "--exact", "--rules",
-                                    "facebook"])
+    code, _, err = run_cli(capsys, ["compare", "optimal-win:vs=ai", "ai", "--exact",
+                                    "--rules", "facebook"])
     assert code == 2 and err.count("\n") == 1 and "farkle-penalty" in err, err
     both = tmp_path / "both.toml"  # fastest models the penalty, not with must-roll
     both.write_text('hot-dice = "must-roll"\nfarkle-penalty = 500\n')

@@ -4,6 +4,7 @@ Monte Carlo (4 standard errors, fixed seeds), and against each other."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 
@@ -33,6 +34,7 @@ def naive_pair(rules, thr_a: int, thr_b: int, target: int, turn=None) -> tuple[f
     totals = range(0, target, 50)
     val = {(who, a, b): (0.0, 0.0) for who in (0, 1) for a in totals for b in totals}
 
+    @functools.cache
     def last_turn(who, own, lead_total):
         """(P(this last turn wins), P(tie)) of ``who`` at ``own`` against ``lead_total``."""
         win = sum(p for g, p in dist[thr[who]].items() if own + g > lead_total)

@@ -308,7 +308,8 @@ def exact_comparison(result) -> None:
     t = _pairs_table(f"Farkle head to head, exact: rules {result.rules}, ending {ending}, "
                      f"target {result.target:,}",
                      "score = P(win) + P(tie)/2 of the policy, the mean of its two seats; "
-                     "1st / 2nd: the policy moves first / second; exact, no sampling",
+                     "1st / 2nd: the policy moves first / second; exact, no sampling"
+                     + _iteration_note(result.pairs),
                      ("score", "1st win", "1st tie", "2nd win", "2nd tie"))
     for p in result.pairs:
         t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
@@ -317,6 +318,12 @@ def exact_comparison(result) -> None:
                   p.verdict)
     console.print(t)
     _exact_ranking(result)
+
+
+def _iteration_note(pairs) -> str:
+    """Under the farkle penalty the evaluation iterates: its largest error bound."""
+    tol = max((getattr(p, "tolerance", 0.0) for p in pairs), default=0.0)
+    return f"; iterated (the farkle penalty) to within {tol:.0e}" if tol > 0.0 else ""
 
 
 def _exact_ranking(result) -> None:

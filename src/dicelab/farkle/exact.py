@@ -202,9 +202,12 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     if spec.family == "threshold":
         t0 = time.perf_counter()
         dist = turn_dp.threshold_distribution(rules, spec.params["threshold"])
-        race = turn_dp.evaluate_race(rules, t, turn_dp.threshold_bank_table(
-            spec.params["threshold"]))
-        return ThresholdSolution(spec.name, rules.name, t, dist, float(race[0]),
+        if rules.farkle_penalty:  # the race's state has the lost turns in a row
+            turns = float(turn_dp.race_with_penalty(rules, t, dist)[0, rules.penalty_floor()])
+        else:
+            turns = float(turn_dp.evaluate_race(rules, t, turn_dp.threshold_bank_table(
+                spec.params["threshold"]))[0])
+        return ThresholdSolution(spec.name, rules.name, t, dist, turns,
                                  time.perf_counter() - t0)
     if spec.family == "max-ev":
         if rules.farkle_penalty:  # the average-reward problem: a policy per streak

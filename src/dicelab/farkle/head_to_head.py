@@ -20,6 +20,7 @@ ai_thresholds`) -- so Monte Carlo runs of the same pair converge to these number
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -35,6 +36,7 @@ from dicelab.farkle.policies import ai_params
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
+    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_target,
@@ -184,23 +186,53 @@ def _rows_for(points: int) -> int:
     return rows
 
 
-def _keep_all_slices(tables: list[np.ndarray], normal: np.ndarray, last: np.ndarray
-                     ) -> Slices:
+class Grid(NamedTuple):
+    """The game states a policy's slices are read at: totals (units) from ``-floor`` to the
+    target, and ``streaks`` lost-turn counts (1 without the farkle penalty)."""
+
+    t: int
+    floor: int = 0
+    streaks: int = 1
+
+    @property
+    def totals(self) -> np.ndarray:
+        """Each index's total (units): ``index - floor``."""
+        return np.arange(-self.floor, self.t)
+
+    def shaped(self, normal: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``normal`` (S, S, U, U) and ``last`` (S, U, D) as the game reads them: without the
+        penalty, (U, U) and (U, D)."""
+        normal = np.ascontiguousarray(normal, dtype=np.int64)
+        last = np.ascontiguousarray(last, dtype=np.int64)
+        if self.streaks == 1 and self.floor == 0:
+            return normal[0, 0], last[0]
+        return normal, last
+
+
+def _grid_shapes(grid: Grid, d_max: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    u = grid.floor + grid.t
+    return (grid.streaks, grid.streaks, u, u), (grid.streaks, u, d_max)
+
+
+def _keep_all_slices(tables: list[np.ndarray], normal: np.ndarray, last: np.ndarray,
+                     grid: Grid) -> Slices:
     rows = max(b.shape[0] for b in tables)
     bank = np.ones((len(tables), rows, 7), dtype=np.uint8)
     bank[:, :, 0] = 0
     for s, b in enumerate(tables):
         bank[s, :b.shape[0]] = b
-    return Slices(bank, np.zeros((1, 1, 7), np.float32), True, normal, last)
+    return Slices(bank, np.zeros((1, 1, 7), np.float32), True, *grid.shaped(normal, last))
 
 
-def _threshold_slices(spec: PolicySpec, t: int, d_max: int) -> Slices:
+def _threshold_slices(spec: PolicySpec, grid: Grid, d_max: int) -> Slices:
     thr = np.full(7, spec.params["threshold"], dtype=np.int64)
     bank = _threshold_bank(thr, _rows_for(int(thr.max())))
-    return _keep_all_slices([bank], np.zeros((t, t), np.int64), np.zeros((t, d_max), np.int64))
+    normal, last = _grid_shapes(grid, d_max)
+    return _keep_all_slices([bank], np.zeros(normal, np.int64), np.zeros(last, np.int64),
+                            grid)
 
 
-def _ai_slices(spec: PolicySpec, t: int, d_max: int) -> Slices:
+def _ai_slices(spec: PolicySpec, grid: Grid, d_max: int) -> Slices:
     """``ai``: one slice per threshold level (deficit steps) and, with ``chase``, per
     last-round lead (the bank floor that beats the leader)."""
     params = ai_params(spec)
@@ -216,45 +248,52 @@ def _ai_slices(spec: PolicySpec, t: int, d_max: int) -> Slices:
             tables.append(_threshold_bank(thr, _rows_for(int(thr[1:].max()))))
         return keys[key]
 
-    d = np.arange(t)[None, :] - np.arange(t)[:, None]  # opponent minus own
-    levels = {int(x): slice_of(int(x), 0) for x in np.unique(np.maximum(d, 0))}
-    normal = np.vectorize(levels.get, otypes=[np.int64])(np.maximum(d, 0))
+    tot = grid.totals
+    d = np.maximum(tot[None, :] - tot[:, None], 0)  # opponent minus own
+    levels = {int(x): slice_of(int(x), 0) for x in np.unique(d)}
+    normal_shape, last_shape = _grid_shapes(grid, d_max)
+    normal = np.vectorize(levels.get, otypes=[np.int64])(d)
     chase = params[K.P_CHASE] != 0
     lead = np.array([slice_of(k, k * POINT_UNIT + 1 if chase else 0) for k in range(d_max)],
                     dtype=np.int64)
-    return _keep_all_slices(tables, normal, np.broadcast_to(lead, (t, d_max)).copy())
+    return _keep_all_slices(tables, np.broadcast_to(normal, normal_shape),
+                            np.broadcast_to(lead, last_shape), grid)
 
 
-def _check_table(pt: PolicyTable) -> PolicyTable:
-    """``pt``, if the exact head to head can play it (it does not model the farkle
-    penalty: no lost-turn axes, no totals below zero)."""
-    if pt.streaks != 1 or pt.floor != 0:
+def _check_table(pt: PolicyTable, rules: FarkleRules) -> PolicyTable:
+    """``pt``, if the exact head to head can play it under ``rules``: a table with
+    lost-turn axes or totals below zero only under the farkle penalty."""
+    if (pt.streaks != 1 or pt.floor != 0) and not rules.farkle_penalty:
         raise UserError(f"policy table '{pt.name}' plays the farkle penalty (lost-turn axes "
-                        "or totals below zero), which the exact head to head does not "
-                        "model; simulate it instead")
+                        f"or totals below zero), which rules '{rules.name}' do not have")
     return pt
 
 
-def _table_slices(pt: PolicyTable, t: int, d_max: int) -> Slices:
-    """A :class:`PolicyTable`, slice by slice, with the kernel's index clamping."""
-    m_dim, o_dim, rows, _ = _check_table(pt).value.shape
+def _table_slices(pt: PolicyTable, grid: Grid, d_max: int) -> Slices:
+    """A :class:`PolicyTable`, slice by slice, with the kernel's index clamping (totals
+    and lost-turn counts clamped to the table's axes; in the last round the leader's count
+    is 0)."""
+    s_dim, m_dim, o_dim, rows = pt.dims
     values = [pt.value.reshape(-1, rows, 7)]
     banks = [pt.bank.reshape(-1, rows, 7)]
-    own = np.minimum(np.arange(t), m_dim - 1)[:, None]
-    normal = own * o_dim + np.minimum(np.arange(t), o_dim - 1)[None, :]
-    lead = np.arange(d_max)[None, :]
+    tot = grid.totals
+    own = np.clip(tot + pt.floor, 0, m_dim - 1)
+    opp = np.clip(tot + pt.floor, 0, o_dim - 1)
+    cnt = np.minimum(np.arange(grid.streaks), s_dim - 1)
+    pair = (cnt[:, None] * s_dim + cnt[None, :])[:, :, None, None]
+    normal = (pair * m_dim + own[None, None, :, None]) * o_dim + opp[None, None, None, :]
+    lead = np.arange(d_max)[None, None, :]
     if pt.last_value is not None:
-        last = m_dim * o_dim + np.minimum(lead, pt.last_value.shape[0] - 1)
-        last = np.broadcast_to(last, (t, d_max))
+        last = s_dim * s_dim * m_dim * o_dim + np.minimum(lead, pt.last_value.shape[0] - 1)
+        last = np.broadcast_to(last, _grid_shapes(grid, d_max)[1])
         values.append(pt.last_value)
         banks.append(pt.last_bank)
-    else:  # the normal table, at the leader's total
-        leader = np.minimum(np.arange(t)[:, None] + lead, o_dim - 1)
-        last = own * o_dim + leader
+    else:  # the normal table, at the leader's total (its count 0)
+        leader = np.clip(tot[None, :, None] + lead + pt.floor, 0, o_dim - 1)
+        last = ((cnt[:, None, None] * s_dim) * m_dim + own[None, :, None]) * o_dim + leader
     return Slices(np.ascontiguousarray(np.concatenate(banks), dtype=np.uint8),
                   np.ascontiguousarray(np.concatenate(values), dtype=np.float32), False,
-                  np.ascontiguousarray(normal, dtype=np.int64),
-                  np.ascontiguousarray(last, dtype=np.int64))
+                  *grid.shaped(normal, last))
 
 
 def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: int
@@ -264,7 +303,7 @@ def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: 
     from dicelab.farkle.exact import policy_table
 
     if isinstance(policy, PolicyTable):
-        return _check_table(policy)
+        return _check_table(policy, rules)
     spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
     if spec.game != "farkle":
         raise UserError(f"policy '{spec.name}' is a {spec.game} policy; exact head to head "
@@ -277,34 +316,45 @@ def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: 
 def _normal_rows(policy: PolicySpec | PolicyTable) -> int:
     """Rows of the policy's turns outside the last round (how far one turn can bank)."""
     if isinstance(policy, PolicyTable):
-        return policy.value.shape[2]
+        return policy.dims[3]
     if policy.family == "threshold":
         return _rows_for(policy.params["threshold"])
     p = policy.params
     return _rows_for(p["base"] + p["step"] * p["max-steps"])
 
 
-def _slice_bytes(policy: PolicySpec | PolicyTable, t: int, d_max: int, max_s: int) -> int:
+def _slice_bytes(policy: PolicySpec | PolicyTable, grid: Grid, d_max: int, max_s: int) -> int:
     """Bytes of a policy's slices and their turn distributions (an upper estimate)."""
     if isinstance(policy, PolicyTable):
-        n = policy.value.shape[0] * policy.value.shape[1] + (
+        s_dim, m_dim, o_dim, rows = policy.dims
+        n = s_dim * s_dim * m_dim * o_dim + (
             0 if policy.last_value is None else policy.last_value.shape[0])
-        rows = policy.value.shape[2]
     else:
         n = d_max + 8 if policy.family == "ai" else 1
         rows = _normal_rows(policy) + d_max
-    return n * rows * 7 * 5 + n * (rows + max_s + 2) * 16 + t * (t + d_max) * 8
+    normal, last = _grid_shapes(grid, d_max)
+    return (n * rows * 7 * 5 + n * (rows + max_s + 2) * 16
+            + (math.prod(normal) + 3 * math.prod(last)) * 8)
 
 
-def policy_slices(policy: PolicySpec | PolicyTable, target: int, d_max: int) -> Slices:
+def grid_of(rules: FarkleRules, target: int) -> Grid:
+    """The states the evaluation reads a policy at under ``rules``: with the farkle
+    penalty, totals down to the solvers' floor and three lost-turn counts."""
+    if not rules.farkle_penalty:
+        return Grid(target // POINT_UNIT)
+    return Grid(target // POINT_UNIT, rules.penalty_floor(), PENALTY_STREAK)
+
+
+def policy_slices(policy: PolicySpec | PolicyTable, target: int, d_max: int,
+                  grid: Grid | None = None) -> Slices:
     """The turn slices of a resolved two-seat policy (:func:`resolve`; last-round leads up
-    to ``d_max`` units)."""
-    t = target // POINT_UNIT
+    to ``d_max`` units) at the states of ``grid`` (default: no penalty)."""
+    grid = Grid(target // POINT_UNIT) if grid is None else grid
     if isinstance(policy, PolicyTable):
-        return _table_slices(policy, t, d_max)
+        return _table_slices(policy, grid, d_max)
     if policy.family == "threshold":
-        return _threshold_slices(policy, t, d_max)
-    return _ai_slices(policy, t, d_max)
+        return _threshold_slices(policy, grid, d_max)
+    return _ai_slices(policy, grid, d_max)
 
 
 # ---------------------------------------------------------------------------------
@@ -346,6 +396,9 @@ class ExactPair:
     elapsed_s: float
     from_cache: bool
     method: str = "exact"
+    #: bound on the error of each probability: 0 (float rounding) without the farkle
+    #: penalty, the iteration's estimate with it (:mod:`dicelab.farkle.penalty_pair`)
+    tolerance: float = 0.0
 
     @property
     def score(self) -> float:
@@ -362,7 +415,7 @@ class ExactPair:
                 "first": self.first.to_dict(), "second": self.second.to_dict(),
                 "win_rate": 0.5 * (self.first.win + self.second.win),
                 "tie_rate": 0.5 * (self.first.tie + self.second.tie),
-                "score": self.score, "verdict": self.verdict,
+                "score": self.score, "verdict": self.verdict, "tolerance": self.tolerance,
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
 
 
@@ -386,7 +439,8 @@ def _extend_rows(table: np.ndarray, rules: FarkleRules) -> np.ndarray:
 def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
     """Every slice's exact turn result, and the policy's last turn against every lead the
     slices cover (what the game needs)."""
-    rules.require_solvable("the exact head-to-head evaluation")
+    rules.require_solvable("the exact head-to-head evaluation", must_roll=True,
+                           penalty=slices.normal.ndim == 4)
     slices = legal_slices(slices, rules)
     sa = set_asides(rules)
     n_slices, rows = slices.bank.shape[:2]
@@ -398,7 +452,7 @@ def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
     width = dist.shape[1]
     tail = np.zeros((n_slices, width + 1))
     tail[:, :-1] = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
-    d = np.arange(slices.last.shape[1])[None, :]
+    d = np.arange(slices.last.shape[-1])
     catch_win = np.where(d + 1 <= width, tail[slices.last, np.minimum(d + 1, width)], 0.0)
     catch_tie = np.where(d < width, dist[slices.last, np.minimum(d, width - 1)], 0.0)
     return Side(bust, dist, slices.normal, catch_win, catch_tie)
@@ -412,24 +466,31 @@ def _name(policy: str | PolicySpec | PolicyTable) -> str:
 
 def lead_rows(policies, rules: FarkleRules, target: int) -> int:
     """How many last-round leads (units) the evaluation of these resolved policies must
-    cover: below the target plus one turn's gain of any of them."""
-    return (target // POINT_UNIT + max(_normal_rows(p) for p in policies)
-            + set_asides(rules).max_points + 2)
+    cover: from the lowest total (the penalty's floor) to the target, plus one turn's gain
+    of any of them (with the extra rows of hot dice must-roll)."""
+    return (target // POINT_UNIT + rules.penalty_floor() + max(_normal_rows(p) for p in policies)
+            + set_asides(rules).max_points + 2 + must_roll_rows(rules))
 
 
 def side_of(policy, rules: FarkleRules, target: int, d_max: int) -> Side:
     """One resolved policy's :class:`Side` (its memory checked first): what
     :func:`play_sides` reads, reusable against many opponents."""
-    t = target // POINT_UNIT
+    grid = grid_of(rules, target)
     check_memory(f"the exact evaluation to {target:,}",
-                 _slice_bytes(policy, t, d_max, set_asides(rules).max_points))
-    return turn_outcomes(policy_slices(policy, target, d_max), rules)
+                 _slice_bytes(policy, grid, d_max, set_asides(rules).max_points))
+    return turn_outcomes(policy_slices(policy, target, d_max, grid), rules)
 
 
 def play_sides(side_a: Side, side_b: Side, rules: FarkleRules, target: int
                ) -> dict[str, np.ndarray]:
     """The game's values for every score pair: ``a_win[a, b]``, ``a_tie[a, b]`` (A to move
-    with A at ``a``, B at ``b`` units) and ``b_win[b, a]``, ``b_tie[b, a]`` (B to move)."""
+    with A at ``a``, B at ``b`` units) and ``b_win[b, a]``, ``b_tie[b, a]`` (B to move);
+    under the farkle penalty at no lost turns, with ``meta`` (see
+    :func:`dicelab.farkle.penalty_pair.play_penalty`)."""
+    if rules.farkle_penalty:
+        from dicelab.farkle.penalty_pair import play_penalty
+
+        return play_penalty(side_a, side_b, rules, target)
     t = target // POINT_UNIT
     out = {k: np.zeros((t, t)) for k in ("a_win", "a_tie", "b_win", "b_tie")}
     ftb = rules.ending_code == FIRST_TO_BANK
@@ -467,7 +528,7 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     ('tie', 1.0)
     """
     rules = load_rules(rules, ending)
-    rules.require_solvable("the exact head-to-head evaluation")
+    rules.require_solvable("the exact head-to-head evaluation", must_roll=True, penalty=True)
     target = check_target(target)
     a, b = _name(policy), _name(opponent)
     t0 = time.perf_counter()
@@ -483,8 +544,9 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     else:
         arrays, from_cache = build(), False
     first, second = outcomes_of(arrays)
+    tolerance = float(arrays["meta"][0]) if "meta" in arrays else 0.0
     return ExactPair(a, b, rules.name, rules.ending, target, first, second,
-                     time.perf_counter() - t0, from_cache)
+                     time.perf_counter() - t0, from_cache, tolerance=tolerance)
 
 
 __all__ = [

@@ -68,12 +68,6 @@ K = PENALTY_STREAK
 _EVAL_MARGIN = 1e-2
 
 
-def floor_units(rules: FarkleRules, floor_points: int | None = None) -> int:
-    """Units of 50 below zero that totals may reach (at least two penalties)."""
-    pts = config.PENALTY_FLOOR_POINTS if floor_points is None else floor_points
-    return max(pts, 2 * rules.farkle_penalty) // POINT_UNIT
-
-
 @njit(inline="always")
 def _roll_choose(base, n, beta, rolls, oflat, v, choice, at):
     """Value of rolling ``n`` dice at the flat row offset ``base``: every roll's best
@@ -298,7 +292,7 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
         raise UserError("optimal-win does not model hot-dice = must-roll together with the "
                         f"farkle penalty (rules '{rules.name}') yet; simulate them instead")
     pen = rules.farkle_penalty // POINT_UNIT
-    floor = floor_units(rules, floor_points)
+    floor = rules.penalty_floor(floor_points)
     big_t = t + floor
     sweep_tol = config.PENALTY_SWEEP_TOL if sweep_tol is None else sweep_tol
     max_sweeps = config.PENALTY_MAX_SWEEPS if max_sweeps is None else max_sweeps

@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dicelab import dice
+from dicelab import config, dice
 from dicelab.digest import text_digest
 from dicelab.errors import UserError
 
@@ -178,6 +178,16 @@ class FarkleRules:
         """Whether a turn with ``turn_points`` (points) and ``dice_left`` dice to roll may
         bank."""
         return turn_points >= self.bank_floor[dice_left]
+
+    def penalty_floor(self, floor_points: int | None = None) -> int:
+        """Units of 50 below zero that the exact solvers and evaluations let totals reach
+        under the farkle penalty (a penalty that would go lower stops there): at least
+        ``config.PENALTY_FLOOR_POINTS`` (or ``floor_points``) and two penalties; 0 without
+        the penalty."""
+        if not self.farkle_penalty:
+            return 0
+        pts = config.PENALTY_FLOOR_POINTS if floor_points is None else floor_points
+        return max(pts, 2 * self.farkle_penalty) // POINT_UNIT
 
     def require_solvable(self, what: str, *, min_bank: bool = True, must_roll: bool = False,
                          penalty: bool = False) -> None:

@@ -40,6 +40,7 @@ from dicelab.errors import UserError
 from dicelab.farkle.rules import (
     HOT_DICE,
     NO_BANK,
+    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_points,
@@ -577,13 +578,13 @@ def solve_fastest_penalty(rules: FarkleRules, target: int = 10_000, *,
     moves by more than ``tol`` relative. Totals are indexed from a floor below zero as in
     :mod:`dicelab.farkle.penalty_game` (a penalty stops there).
     """
-    from dicelab.farkle.penalty_game import K, floor_units
+    from dicelab.farkle.penalty_game import K
 
     rules.require_solvable("fastest", penalty=True)
     if not rules.farkle_penalty:
         raise UserError(f"rules '{rules.name}' have no farkle penalty; use solve_fastest")
     target = check_target(target)
-    floor = floor_units(rules, floor_points)
+    floor = rules.penalty_floor(floor_points)
     sa = set_asides(rules)
     big_t = target // POINT_UNIT + floor
     ptot = max(big_t, rules.min_bank // POINT_UNIT) + sa.max_points + 1
@@ -627,7 +628,8 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
     >>> round(evaluate_turn_policy(PRESETS["default"], b).expected_score, 1) > 0
     True
     """
-    rules.require_solvable("an exact turn evaluation", must_roll=True)
+    # one turn: the farkle penalty acts between turns, not within one
+    rules.require_solvable("an exact turn evaluation", must_roll=True, penalty=True)
     sa = set_asides(rules)
     bank = np.ascontiguousarray(bank, dtype=np.uint8)
     if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
@@ -707,6 +709,44 @@ def threshold_distribution(rules: FarkleRules, threshold: int) -> TurnDistributi
     """
     return evaluate_turn_policy(rules, threshold_bank_table(threshold),
                                 name=f"threshold-{int(threshold)}")
+
+
+def race_with_penalty(rules: FarkleRules, target: int, turn: TurnDistribution,
+                      tol: float = 1e-13, max_sweeps: int = 200) -> np.ndarray:
+    """Expected turns to reach ``target`` solitaire under the farkle penalty, every turn
+    played as ``turn`` (a policy that ignores the total, e.g. ``threshold-T``).
+
+    Returns ``turns`` (3, F + T + 1): ``turns[s, u]`` from total ``u - F`` units with
+    ``s`` lost turns in a row (``F`` = :meth:`FarkleRules.penalty_floor`; a penalty stops
+    at ``-F``); ``turns[:, F + T]`` = 0. With ``B(u) = 1 + sum_g P(bank g) E(u + g, 0)``
+    and ``q`` = P(bust): ``E(u, s) = B(u) + q E(u, s + 1)`` and ``E(u, 2) = B(u) + q
+    E(u - penalty, 0)``. Going down from the target every term is known but the last,
+    read from the sweep before (Gauss-Seidel, contraction ``q ** 3``), until no value
+    moves by more than ``tol`` (relative)."""
+    t = check_target(target) // POINT_UNIT
+    floor = rules.penalty_floor()
+    pen = rules.farkle_penalty // POINT_UNIT
+    big = floor + t
+    q = float(turn.p_bust)
+    if q >= 1.0:
+        raise UserError("a turn that always busts never reaches the target")
+    gains = np.asarray(turn.p_bank, dtype=np.float64)
+    e0 = np.zeros(big + 1)  # E(u, 0); e0[big] = 0 (reached)
+    turns = np.zeros((PENALTY_STREAK, big + 1))
+    for _ in range(max_sweeps):
+        moved = 0.0
+        for u in range(big - 1, -1, -1):
+            after = e0[np.minimum(u + np.arange(1, gains.size), big)]
+            b = 1.0 + float(np.dot(gains[1:], after))
+            e2 = b + q * e0[max(u - pen, 0)]
+            e1 = b + q * e2
+            new = b + q * e1
+            moved = max(moved, abs(new - e0[u]) / new)
+            e0[u] = new
+            turns[:, u] = (new, e1, e2)
+        if moved <= tol:
+            return turns
+    raise UserError(f"the race with the farkle penalty did not settle in {max_sweeps} sweeps")
 
 
 def gain_bound(rules: FarkleRules) -> np.ndarray:

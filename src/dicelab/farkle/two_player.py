@@ -1226,7 +1226,7 @@ def _penalty_table_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.nd
 
     if rules.ending_code == FIRST_TO_BANK:
         return vv.shape[2] + 1
-    t = vv.shape[2] - penalty_game.floor_units(rules)
+    t = vv.shape[2] - rules.penalty_floor()
     return _table_rows(penalty_game.cap_rows(sa, rules, tol, vv), sa,
                        _last_round(sa, rules, t, tol), tol)
 
@@ -1238,7 +1238,7 @@ def _penalty_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides
     from dicelab.farkle import penalty_game
 
     t = target // POINT_UNIT
-    floor = penalty_game.floor_units(rules)
+    floor = rules.penalty_floor()
     big_t = t + floor
     check_memory(f"optimal-win with the farkle penalty to {target:,} "
                  f"({penalty_game.K ** 2} x {big_t:,} x {big_t:,} states)",

@@ -1,0 +1,238 @@
+"""Exact head to head under the farkle penalty (``dicelab.farkle.penalty_pair``): against a
+plain-Python value iteration over every state, against the optimal-win solve, against
+Monte Carlo (4 standard errors, fixed seeds); and the exact head to head under hot dice
+must-roll."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import math
+
+import naive_farkle as nf
+import pytest
+from cli_helpers import run_cli
+from test_head_to_head import naive_pair
+
+from dicelab import config
+from dicelab.farkle import turn_dp
+from dicelab.farkle.exact import policy_table
+from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.rules import PRESETS, load_rules
+from dicelab.farkle.simulate import simulate_farkle
+from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
+from dicelab.registry import parse_policy
+
+FACEBOOK = PRESETS["facebook"]
+
+
+def naive_penalty_pair(rules, thr_a: int, thr_b: int, target: int, floor: int
+                       ) -> tuple[float, float]:
+    """(P(win), P(tie)) of threshold-thr_a moving first against threshold-thr_b under the
+    farkle penalty, by plain Gauss-Seidel value iteration over (mover, lost turns in a row
+    of both, totals in points down to ``-floor``); a penalty stops at ``-floor``. Each
+    turn's gains from the plain-Python scorer; the last turn is the same turn."""
+    dist = {x: nf.threshold_turn_distribution(rules, x) for x in {thr_a, thr_b}}
+    thr = {0: thr_a, 1: thr_b}
+    totals = range(-floor, target, 50)
+    counts = range(3)
+    val = {(who, s, r, a, b): (0.0, 0.0) for who in (0, 1) for s in counts for r in counts
+           for a in totals for b in totals}
+
+    @functools.cache
+    def last_turn(who, own, lead_total):
+        win = sum(p for g, p in dist[thr[who]].items() if g and own + g > lead_total)
+        tie = sum(p for g, p in dist[thr[who]].items() if g and own + g == lead_total)
+        return win, tie
+
+    for _ in range(2_000):
+        moved = 0.0
+        for (who, s, r, a, b), old in val.items():
+            other = 1 - who
+            win = tie = 0.0
+            for g, p in dist[thr[who]].items():
+                if g == 0:  # lost: my count one higher; the third costs the penalty
+                    after = (other, r, s + 1, b, a) if s < 2 else \
+                        (other, r, 0, b, max(a - rules.farkle_penalty, -floor))
+                    ow, ot = val[after]
+                elif a + g < target:
+                    ow, ot = val[(other, r, 0, b, a + g)]
+                elif rules.ending == "first-to-bank":
+                    ow, ot = 0.0, 0.0
+                else:
+                    ow, ot = last_turn(other, b, a + g)
+                win += p * (1 - ow - ot)
+                tie += p * ot
+            val[(who, s, r, a, b)] = (win, tie)
+            moved = max(moved, abs(win - old[0]), abs(tie - old[1]))
+        if moved < 1e-14:
+            break
+    return val[(0, 0, 0, 0, 0)]
+
+
+# a small penalty and floor keep the plain iteration's state space small
+SMALL = [
+    (dataclasses.replace(FACEBOOK, name="fb-250", farkle_penalty=250), 300, 400, 600),
+    (dataclasses.replace(PRESETS["default"], name="pen-250", farkle_penalty=250), 250, 350,
+     500),
+]
+
+
+@pytest.mark.parametrize(("rules", "a", "b", "target"), SMALL, ids=["facebook", "last-round"])
+def test_exact_pair_matches_plain_value_iteration_under_the_penalty(rules, a, b, target,
+                                                                    monkeypatch):
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
+    floor = 2 * rules.farkle_penalty
+    assert rules.penalty_floor() * 50 == floor
+    p = exact_pair(f"threshold-{a}", f"threshold-{b}", rules=rules, target=target,
+                   use_cache=False)
+    win, tie = naive_penalty_pair(rules, a, b, target, floor)
+    assert p.first.win == pytest.approx(win, abs=1e-10)
+    assert p.first.tie == pytest.approx(tie, abs=1e-10)
+    bw, bt = naive_penalty_pair(rules, b, a, target, floor)
+    assert p.second.win == pytest.approx(1 - bw - bt, abs=1e-10)
+    assert p.second.tie == pytest.approx(bt, abs=1e-10)
+    assert 0.0 < p.tolerance < 1e-9
+    if rules.ending == "last-round":
+        assert p.first.tie > 1e-4  # the ties are really there
+    # the penalty matters: the same pair without it differs
+    free = exact_pair(f"threshold-{a}", f"threshold-{b}",
+                      rules=dataclasses.replace(rules, farkle_penalty=0), target=target,
+                      use_cache=False)
+    assert abs(free.first.win - p.first.win) > 1e-6
+
+
+def test_the_floor_does_not_move_the_value(monkeypatch):
+    """Lowering the floor from 1,000 to 2,000 below zero moves nothing above 1e-10."""
+    rules = SMALL[0][0]
+    values = []
+    for pts in (1000, 2000):
+        monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", pts)
+        values.append(exact_pair("ai", "threshold-300", rules=rules, target=1000,
+                                 use_cache=False))
+    assert values[0].first.win == pytest.approx(values[1].first.win, abs=1e-10)
+    assert values[0].second.win == pytest.approx(values[1].second.win, abs=1e-10)
+
+
+def test_optimal_win_self_play_is_the_solved_value():
+    ow = solve_optimal_win(FACEBOOK, 1000)
+    table = policy_table(parse_policy("optimal-win"), FACEBOOK, 1000, 2)
+    p = exact_pair(table, table, rules=FACEBOOK, target=1000)
+    assert p.first.win == pytest.approx(ow.p_win, abs=1e-9)
+    assert p.second.win == pytest.approx(1 - ow.p_win, abs=1e-9)
+    assert p.verdict == "tie"
+    # and nothing it meets does better against it, in either seat
+    for other in ("ai", "max-ev"):
+        q = exact_pair(other, table, rules=FACEBOOK, target=1000)
+        assert q.first.win <= ow.p_win + 1e-9 and q.second.win <= 1 - ow.p_win + 1e-9
+        assert q.score < 0.5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("a", "b"), [("optimal-win", "ai"), ("max-ev", "threshold-350"),
+                                      ("fastest", "optimal-win")])
+def test_monte_carlo_agrees_with_the_exact_score_under_the_penalty(a, b):
+    exact = exact_pair(a, b, rules=FACEBOOK, target=1500, use_cache=False)
+    games = 100_000
+    res = simulate_farkle([parse_policy(a), parse_policy(b)], games=games, seed=31,
+                          target=1500, rules=FACEBOOK)
+    s = res.seat(0)
+    score = (s.wins + 0.5 * s.ties) / games
+    se = math.sqrt(max((s.wins + 0.25 * s.ties) / games - score**2, 0.0) / games)
+    assert abs(score - exact.score) <= 4 * se, (score, exact.score, se)
+
+
+def test_best_responses_under_the_penalty_are_refused_with_one_line():
+    from dicelab.errors import UserError
+
+    with pytest.raises(UserError, match="farkle-penalty"):
+        solve_best_response(FACEBOOK, 1000, "ai", use_cache=False)
+
+
+# ---------------------------------------------------------------------------------
+# hot dice must-roll: the exact head to head plays it (the turn distributions do)
+
+MUST_ROLL = load_rules("default").with_ending("last-round")
+MUST_ROLL = dataclasses.replace(MUST_ROLL, name="must-roll", hot_dice="must-roll")
+
+
+def _must_roll_turn(threshold: int) -> dict[int, float]:
+    """threshold-T's turn under must-roll, by the forward pass (checked against the plain
+    scorer in test_farkle_house_rules)."""
+    d = turn_dp.threshold_distribution(MUST_ROLL, threshold)
+    assert d.p_unresolved < 1e-12
+    return {50 * g: float(p) for g, p in enumerate(d.p_bank) if p > 0} | {0: d.p_bust}
+
+
+@pytest.mark.parametrize(("a", "b", "target"), [(300, 300, 600), (250, 400, 800)])
+def test_exact_pair_under_must_roll_matches_plain_value_iteration(a, b, target):
+    """The game over those turns, by plain value iteration."""
+    win, tie = naive_pair(MUST_ROLL, a, b, target, turn=_must_roll_turn)
+    p = exact_pair(f"threshold-{a}", f"threshold-{b}", rules=MUST_ROLL, target=target,
+                   use_cache=False)
+    assert p.first.win == pytest.approx(win, abs=1e-12)
+    assert p.first.tie == pytest.approx(tie, abs=1e-12)
+    may = exact_pair(f"threshold-{a}", f"threshold-{b}", target=target, use_cache=False)
+    assert abs(may.first.win - p.first.win) > 1e-4
+
+
+def test_best_response_under_must_roll_is_what_its_table_plays():
+    br = solve_best_response(MUST_ROLL, 600, "threshold-300", use_cache=False)
+    played = exact_pair("optimal-win:vs=threshold-300", "threshold-300", rules=MUST_ROLL,
+                        target=600, use_cache=False)
+    assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
+    assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
+    ow = solve_optimal_win(MUST_ROLL, 600)
+    self_play = exact_pair("optimal-win", "optimal-win", rules=MUST_ROLL, target=600,
+                           use_cache=False)
+    assert self_play.first.win == pytest.approx(ow.p_win, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------
+# threshold-T's race to the target with the penalty (``dicelab solve farkle -p threshold-T``)
+
+
+def naive_race(rules, threshold: int, target: int, floor: int) -> float:
+    """Expected turns from 0 to ``target`` solitaire, plain value iteration over (total
+    down to ``-floor``, lost turns in a row)."""
+    dist = nf.threshold_turn_distribution(rules, threshold)
+    e = {(m, s): 0.0 for m in range(-floor, target, 50) for s in range(3)}
+
+    def at(m, s):
+        return 0.0 if m >= target else e[(m, s)]
+
+    for _ in range(500):
+        moved = 0.0
+        for (m, s), old in e.items():
+            lost = at(m, s + 1) if s < 2 else at(max(m - rules.farkle_penalty, -floor), 0)
+            new = 1.0 + sum(p * (lost if g == 0 else at(m + g, 0)) for g, p in dist.items())
+            e[(m, s)] = new
+            moved = max(moved, abs(new - old))
+        if moved < 1e-12:
+            break
+    return e[(0, 0)]
+
+
+def test_threshold_race_with_the_penalty_matches_plain_value_iteration(monkeypatch):
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
+    rules = SMALL[0][0]
+    d = turn_dp.threshold_distribution(rules, 350)
+    turns = turn_dp.race_with_penalty(rules, 2000, d)
+    floor = rules.penalty_floor()
+    assert turns[0, floor] == pytest.approx(naive_race(rules, 350, 2000, floor * 50),
+                                            rel=1e-11)
+    free = turn_dp.evaluate_race(dataclasses.replace(rules, farkle_penalty=0), 2000,
+                                 turn_dp.threshold_bank_table(350))
+    assert turns[0, floor] > free[0] + 1e-3  # the penalty costs turns
+
+
+@pytest.mark.slow
+def test_threshold_race_with_the_penalty_matches_monte_carlo(capsys):
+    code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "threshold-300", "--rules",
+                                      "facebook", "--target", "3000", "--json"])
+    assert code == 0, err
+    exact = json.loads(out)["expected_turns_to_target"]
+    s = simulate_farkle([parse_policy("threshold-300")], games=40_000, seed=11, target=3000,
+                        rules=FACEBOOK).seat(0)
+    assert abs(s.turns.mean - exact) <= 4 * s.turns.se, (s.turns.mean, exact, s.turns.se)
