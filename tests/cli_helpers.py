@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from dicelab.cli.main import main
 
 
@@ -14,3 +16,12 @@ def run_cli(capsys, argv) -> tuple[int, str, str]:
         code = int(exc.code or 0)
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def as_from_a_shell() -> None:
+    """``preexec_fn`` of a child process: Ctrl-C with its default action and not blocked,
+    as a shell starts a program. The test runner's worker need not have either (a run
+    started in the background ignores SIGINT; a worker thread may block it), and the child
+    would inherit that: a Ctrl-C test would hang."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

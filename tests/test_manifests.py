@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import as_from_a_shell, run_cli
 
 #: Manifest entries that may differ between two runs of one command: time, versions, and
 #: whether the seed was drawn or given (the rerun is given the drawn one).
@@ -96,7 +96,16 @@ def test_ctrl_c_is_exit_130_one_line_and_nothing_written(tmp_path, extra):
     cmd = [sys.executable, "-m", "dicelab", "simulate", "-s", "ai", "-n", "2000000000",
            "--seed", "1", "--out", str(out), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=as_from_a_shell)
+    try:
+        _interrupt_and_check(proc, out)
+    finally:
+        if proc.poll() is None:  # a failed check leaves no 2e9-game run behind
+            proc.kill()
+            proc.wait()
+
+
+def _interrupt_and_check(proc: subprocess.Popen, out: Path) -> None:
     # Python's own start-up (before any dicelab code runs) cannot turn an interrupt into
     # exit 130: wait until the command line is importing its libraries (then inside the
     # guard of dicelab.cli.entry), however loaded the machine is

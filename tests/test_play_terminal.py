@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import as_from_a_shell
 
 from dicelab.farkle.advise import legal_setasides
 from dicelab.farkle.rules import load_rules
@@ -32,15 +32,7 @@ def spawn(*args):
     timeout is generous: after a source change the first run compiles its kernels."""
     env = dict(os.environ, TERM="dumb")
     return pexpect.spawn(DICELAB, list(args), env=env, encoding="utf-8", timeout=300,
-                         dimensions=(40, 200), preexec_fn=_as_from_a_shell)
-
-
-def _as_from_a_shell() -> None:
-    """In the child: Ctrl-C with its default action and not blocked, as a shell starts a
-    program. The test runner's worker process need not have either, and the child would
-    inherit an ignored or blocked SIGINT (the Ctrl-C test then hangs)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                         dimensions=(40, 200), preexec_fn=as_from_a_shell)
 
 
 def last_roll(text: str) -> list[int]:
