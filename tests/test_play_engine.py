@@ -221,6 +221,8 @@ def kernel_totals(policies, faces, target, rules):
     (["ai", "threshold-300"], 3000, "default"),
     (["threshold-250", "ai:base=400,two-dice=100"], 3000, "ones-300"),
     (["ai", "threshold-350"], 2000, "facebook"),
+    (["max-ev", "fastest"], 2000, "facebook"),  # their tables by run of lost turns
+    (["optimal-win", "max-ev"], 600, "facebook"),
     (["max-ev", "fastest"], 2000, "default"),
     (["optimal-win", "ai"], 800, "default"),
     (["threshold-300", "optimal-win:vs=threshold-300"], 800, "default"),

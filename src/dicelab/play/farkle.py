@@ -120,7 +120,9 @@ class _Computer:
     def prepare(self) -> None:
         """Solve or load what the policy needs (exact policies), before the game."""
         fam = self.spec.family
-        if fam in ("max-ev", "fastest"):
+        # under the farkle penalty optimal-win plays its policy table (by runs of lost
+        # turns), as the simulator does: its turn values by state are not available
+        if fam in ("max-ev", "fastest") or (fam == "optimal-win" and self.rules.farkle_penalty):
             from dicelab.farkle.exact import policy_table
 
             self._table = policy_table(self.spec, self.rules, self.target, self.n_seats)
