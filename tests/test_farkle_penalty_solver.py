@@ -25,9 +25,16 @@ from dicelab.farkle.rules import PRESETS, load_rules, set_asides
 from dicelab.farkle.two_player import _last_round, _turn, solve_optimal_win
 
 
-def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch):
+@pytest.fixture(scope="module")
+def facebook_600():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+        return solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
+
+
+def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, facebook_600):
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
-    sol = solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
+    sol = facebook_600  # facebook to 600, floor -1,000: solved once for the module
     plain = solve_optimal_win(dataclasses.replace(PRESETS["facebook"], farkle_penalty=0),
                               600, use_cache=False)
     assert abs(sol.p_win - plain.p_win) > 1e-4
@@ -43,13 +50,6 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch):
         solve_optimal_win(must_roll, 600, use_cache=False)
     with pytest.raises(UserError, match="only under a farkle penalty"):
         plain.state_outcome(0, 0)
-
-
-@pytest.fixture(scope="module")
-def facebook_600():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
-        return solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
 
 
 def test_each_turn_ends_once_and_its_ending_gives_its_value(facebook_600):
