@@ -1,7 +1,10 @@
-"""``optimal-win`` under the farkle penalty (dicelab.farkle.penalty_game) against the
-plain-Python value iteration over every state (tests/naive_two_player: my total, the
-other's, both players' lost turns in a row, turn points, dice; every legal set-aside of
-every roll), under both endings, and its floor below zero."""
+"""``optimal-win`` under the farkle penalty (dicelab.farkle.penalty_game): its turn endings,
+policy table, refusals, the golden 53.487% and the CLI; ``max-ev`` under the penalty against
+the plain relative value iteration. The plain-Python value iteration over every state
+(tests/naive_two_player: my total, the other's, both players' lost turns in a row, turn
+points, dice; every legal set-aside of every roll) under both endings, the floor below zero
+and max-ev simulated are in tests/test_farkle_penalty_solver_slow.py, so that with whole
+files per worker they run beside the golden solve."""
 
 from __future__ import annotations
 
@@ -14,78 +17,24 @@ import naive_two_player as naive
 import numpy as np
 import pytest
 from cli_helpers import run_cli
-from test_two_player import _small_table, naive_cap
 
 from dicelab import config
 from dicelab.errors import UserError
 from dicelab.farkle import penalty_game, turn_dp
-from dicelab.farkle.exact import max_ev_table
 from dicelab.farkle.rules import PRESETS, load_rules, set_asides
 from dicelab.farkle.two_player import _last_round, _turn, solve_optimal_win
-from dicelab.simulate import simulate
-
-#: facebook's table and banking with a small penalty and floor, so the reference stays fast
-FACEBOOK_SMALL = dataclasses.replace(PRESETS["facebook"], name="fb-small", farkle_penalty=100)
-#: a tiny table under the last round, with a penalty
-SMALL_LAST_ROUND = dataclasses.replace(_small_table("ones-fives", five=50, three_ones=300),
-                                       farkle_penalty=100)
 
 
-@pytest.fixture
-def tight(monkeypatch):
-    """Sweeps to 1e-13, totals down to -200."""
-    monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
-    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+@pytest.fixture(scope="module")
+def facebook_600():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+        return solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
 
 
-@pytest.mark.parametrize(("rules", "target"), [(FACEBOOK_SMALL, 300),
-                                               (SMALL_LAST_ROUND, 200)],
-                         ids=["facebook-first-to-bank", "small-last-round"])
-@pytest.mark.slow
-def test_penalty_matches_naive_value_iteration_at_every_state(tight, rules, target):
-    cap = None if rules.ending == "first-to-bank" else naive_cap(rules, 1e-12)
-    floor = 200 // 50
-    ref = naive.solve(rules, target, cap, floor=floor)
-    sol = solve_optimal_win(rules, target, tol=1e-12, use_cache=False)
-    assert sol.floor_points == 200
-    assert sol.sweeps >= 2
-    for mine, theirs in ((sol.streak_values, ref.value), (sol.streak_win, ref.win),
-                         (sol.streak_tie, ref.tie)):
-        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-10)
-    # the queries read the same arrays: 0 : 0, and a state below zero after a penalty
-    assert sol.p_win == pytest.approx(ref.win[0, 0, floor, floor], abs=1e-10)
-    w, t, _ = sol.state_outcome(-100, 50, 1, 2)
-    assert (w, t) == pytest.approx((ref.win[1, 2, floor - 2, floor + 1],
-                                    ref.tie[1, 2, floor - 2, floor + 1]), abs=1e-10)
-    # the penalty matters: a player about to risk it is worse off than one who is not
-    assert sol.state_outcome(0, 0, 2, 0)[0] < sol.state_outcome(0, 0, 0, 0)[0] - 1e-3
-
-
-@pytest.mark.slow
-def test_floor_below_zero_does_not_move_the_value(monkeypatch):
-    """Totals may fall below zero, down to the floor. At facebook to 600, lowering the
-    floor from -2,000 to -3,000 moves no state with both totals >= 0 by more than 1e-9
-    (from -1,000 to -2,000: below 1e-5), while states at the floor itself move a lot."""
-    sols = {}
-    for floor in (1000, 2000, 3000):
-        monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", floor)
-        sols[floor] = solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
-        assert sols[floor].floor_points == floor
-        assert sols[floor].p_tie == 0.0  # first to bank: no ties
-
-    def moved(near: int, far: int, lowest: int) -> float:
-        e, k = (far - near) // 50, (near + lowest) // 50  # lowest total compared
-        return float(np.abs(sols[far].streak_values[:, :, e + k:, e + k:]
-                            - sols[near].streak_values[:, :, k:, k:]).max())
-
-    assert moved(2000, 3000, 0) < 1e-9
-    assert moved(1000, 2000, 0) < 1e-5
-    assert moved(1000, 2000, -1000) > 1e-3
-
-
-def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch):
+def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, facebook_600):
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
-    sol = solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
+    sol = facebook_600  # facebook to 600, floor -1,000: solved once for the module
     plain = solve_optimal_win(dataclasses.replace(PRESETS["facebook"], farkle_penalty=0),
                               600, use_cache=False)
     assert abs(sol.p_win - plain.p_win) > 1e-4
@@ -101,13 +50,6 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch):
         solve_optimal_win(must_roll, 600, use_cache=False)
     with pytest.raises(UserError, match="only under a farkle penalty"):
         plain.state_outcome(0, 0)
-
-
-@pytest.fixture(scope="module")
-def facebook_600():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
-        return solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
 
 
 def test_each_turn_ends_once_and_its_ending_gives_its_value(facebook_600):
@@ -236,24 +178,6 @@ def test_max_ev_penalty_under_facebook():
     assert all(t >= 300 for s in th.values() for t in s.values())  # the minimum to bank
     with pytest.raises(UserError, match="no farkle penalty"):
         turn_dp.solve_max_ev_penalty(load_rules("default"))
-
-
-@pytest.mark.slow
-def test_simulated_max_ev_under_facebook_earns_the_long_run_rate():
-    """The simulator plays max-ev's policy per run of lost turns. Its points per turn
-    (final total over turns, the penalties counted) estimate the long-run rate without
-    bias: the game ends on a bank, where the count is 0 again (Dynkin's formula with the
-    bias h, h[0] = 0)."""
-    sol = turn_dp.solve_max_ev_penalty(PRESETS["facebook"])
-    table = max_ev_table(PRESETS["facebook"])
-    assert table.streaks == 3 and table.value.shape[2:4] == (1, 1)
-    for s, st in enumerate(sol.streak):
-        p = table.value.shape[4]
-        np.testing.assert_array_equal(table.bank[s, 1, 0, 0], st.bank[:p])
-        np.testing.assert_array_equal(table.value[s, 2, 0, 0], st.value[:p].astype(np.float32))
-    res = simulate("max-ev", games=20_000, seed=11, target=20_000, rules="facebook")
-    ppt = res.seat(0).points_per_turn
-    assert abs(ppt.mean - sol.rate) < 4 * ppt.se, (ppt.mean, ppt.se, sol.rate)
 
 
 def test_cli_max_ev_under_facebook(capsys):

@@ -23,18 +23,22 @@ from dicelab.simulate import simulate
 DEFAULT = PRESETS["default"]
 
 
+#: the plain-Python turn distributions, computed once per (rules, threshold) in a session
+_threshold_turn_distribution = functools.cache(nf.threshold_turn_distribution)
+
+
 def naive_pair(rules, thr_a: int, thr_b: int, target: int, turn=None) -> tuple[float, float]:
     """(P(win), P(tie)) of threshold-thr_a moving first against threshold-thr_b, by plain
     value iteration over (mover, totals); each turn's gain distribution from the
     plain-Python scorer (``naive_farkle``, or ``turn(threshold)``), the last turn the same
     turn."""
-    turn = turn or (lambda x: nf.threshold_turn_distribution(rules, x))
+    turn = turn or (lambda x: _threshold_turn_distribution(rules, x))
     dist = {x: turn(x) for x in {thr_a, thr_b}}
     thr = {0: thr_a, 1: thr_b}
     totals = range(0, target, 50)
     val = {(who, a, b): (0.0, 0.0) for who in (0, 1) for a in totals for b in totals}
 
-    @functools.cache
+    @functools.cache  # the same in every sweep
     def last_turn(who, own, lead_total):
         """(P(this last turn wins), P(tie)) of ``who`` at ``own`` against ``lead_total``."""
         win = sum(p for g, p in dist[thr[who]].items() if own + g > lead_total)
