@@ -116,15 +116,15 @@ def test_the_floor_does_not_move_the_value(monkeypatch):
 
 
 def test_optimal_win_self_play_is_the_solved_value():
-    ow = solve_optimal_win(FACEBOOK, 1000)
-    table = policy_table(parse_policy("optimal-win"), FACEBOOK, 1000, 2)
-    p = exact_pair(table, table, rules=FACEBOOK, target=1000)
+    ow = solve_optimal_win(FACEBOOK, 600)
+    table = policy_table(parse_policy("optimal-win"), FACEBOOK, 600, 2)
+    p = exact_pair(table, table, rules=FACEBOOK, target=600)
     assert p.first.win == pytest.approx(ow.p_win, abs=1e-9)
     assert p.second.win == pytest.approx(1 - ow.p_win, abs=1e-9)
     assert p.verdict == "tie"
     # and nothing it meets does better against it, in either seat
     for other in ("ai", "max-ev"):
-        q = exact_pair(other, table, rules=FACEBOOK, target=1000)
+        q = exact_pair(other, table, rules=FACEBOOK, target=600)
         assert q.first.win <= ow.p_win + 1e-9 and q.second.win <= 1 - ow.p_win + 1e-9
         assert q.score < 0.5
 
@@ -165,7 +165,8 @@ def _must_roll_turn(threshold: int) -> dict[int, float]:
     return {50 * g: float(p) for g, p in enumerate(d.p_bank) if p > 0} | {0: d.p_bust}
 
 
-@pytest.mark.parametrize(("a", "b", "target"), [(300, 300, 600), (250, 400, 800)])
+@pytest.mark.parametrize(("a", "b", "target"), [
+    (300, 300, 600), pytest.param(250, 400, 800, marks=pytest.mark.slow)])
 def test_exact_pair_under_must_roll_matches_plain_value_iteration(a, b, target):
     """The game over those turns, by plain value iteration."""
     win, tie = naive_pair(MUST_ROLL, a, b, target, turn=_must_roll_turn)
@@ -177,6 +178,7 @@ def test_exact_pair_under_must_roll_matches_plain_value_iteration(a, b, target):
     assert abs(may.first.win - p.first.win) > 1e-4
 
 
+@pytest.mark.slow
 def test_best_response_under_must_roll_is_what_its_table_plays():
     br = solve_best_response(MUST_ROLL, 600, "threshold-300", use_cache=False)
     played = exact_pair("optimal-win:vs=threshold-300", "threshold-300", rules=MUST_ROLL,
@@ -236,3 +238,17 @@ def test_threshold_race_with_the_penalty_matches_monte_carlo(capsys):
     s = simulate_farkle([parse_policy("threshold-300")], games=40_000, seed=11, target=3000,
                         rules=FACEBOOK).seat(0)
     assert abs(s.turns.mean - exact) <= 4 * s.turns.se, (s.turns.mean, exact, s.turns.se)
+
+
+def test_the_tuner_scores_exactly_under_the_penalty(capsys):
+    """``dicelab tune`` (its exact objective) under facebook: its best member's score is
+    that member's exact head to head against the field."""
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--rules",
+                                      "facebook", "--target", "1500", "--range",
+                                      "threshold=300:600:50", "--trials", "7", "--seed",
+                                      "1", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["method"] == "exact" and d["rules"] == "facebook"
+    exact = exact_pair(d["best"], "ai", rules=FACEBOOK, target=1500)
+    assert d["best_score"] == pytest.approx(exact.score, abs=1e-12)
