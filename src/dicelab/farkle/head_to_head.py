@@ -291,9 +291,15 @@ def _table_slices(pt: PolicyTable, grid: Grid, d_max: int) -> Slices:
     else:  # the normal table, at the leader's total (its count 0)
         leader = np.clip(tot[None, :, None] + lead + pt.floor, 0, o_dim - 1)
         last = ((cnt[:, None, None] * s_dim) * m_dim + own[None, :, None]) * o_dim + leader
-    return Slices(np.ascontiguousarray(np.concatenate(banks), dtype=np.uint8),
-                  np.ascontiguousarray(np.concatenate(values), dtype=np.float32), False,
+    return Slices(_joined(banks, np.uint8), _joined(values, np.float32), False,
                   *grid.shaped(normal, last))
+
+
+def _joined(parts: list[np.ndarray], dtype) -> np.ndarray:
+    """The parts as one contiguous array; a single contiguous part is not copied (a policy
+    table can take gigabytes)."""
+    return np.ascontiguousarray(parts[0] if len(parts) == 1 else np.concatenate(parts),
+                                dtype=dtype)
 
 
 def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: int
@@ -432,6 +438,8 @@ def legal_slices(slices: Slices, rules: FarkleRules) -> Slices:
 
 def _extend_rows(table: np.ndarray, rules: FarkleRules) -> np.ndarray:
     rows = max(table.shape[-2], rules.min_bank // POINT_UNIT + 1)
+    if rows == table.shape[-2]:
+        return table
     extra = np.repeat(table[..., -1:, :], rows - table.shape[-2], axis=-2)
     return np.ascontiguousarray(np.concatenate([table, extra], axis=-2))
 

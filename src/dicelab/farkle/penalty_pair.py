@@ -18,8 +18,9 @@ A sweep visits the sums from the largest down and is
 repeated until no value moves by more than ``config.PENALTY_SWEEP_TOL``
 (Gauss-Seidel). The values start at 0; a sweep's change contracts by the chance that
 play passes through a penalty, and the reported ``tolerance`` is the last change times
-``rho / (1 - rho)`` (``rho`` the observed contraction): an estimate, checked in the
-tests against a plain value iteration.
+``1 + rho / (1 - rho)`` (``rho`` the last ratio of successive changes, at most 0.99, as in
+:mod:`dicelab.farkle.penalty_game`): an estimate, checked in the tests against a plain
+value iteration.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from numba import njit
 from dicelab import config
 from dicelab.errors import UserError
 from dicelab.farkle.head_to_head import Side, bank_sums
+from dicelab.farkle.penalty_game import _contraction
 from dicelab.farkle.rules import FIRST_TO_BANK, PENALTY_STREAK, POINT_UNIT, FarkleRules
 
 K = PENALTY_STREAK
@@ -92,23 +94,17 @@ def play_penalty(side_a: Side, side_b: Side, rules: FarkleRules, target: int,
     pen = rules.farkle_penalty // POINT_UNIT
     ftb = rules.ending_code == FIRST_TO_BANK
     vals = [np.zeros((K, K, u_t, u_t)) for _ in range(4)]
-    prev = rho = 0.0
-    sweeps = 0
-    while True:
-        worst = _sweep(u_t, ftb, pen, side_a, side_b, *vals)
-        sweeps += 1
-        if prev > 0.0 and worst > 0.0:
-            rho = max(rho, worst / prev)
-        prev = worst
-        if worst <= tol:
-            break
-        if sweeps >= max_sweeps:
+    changes: list[float] = []
+    while not changes or changes[-1] > tol:
+        if len(changes) >= max_sweeps:
             raise UserError(f"the exact evaluation under the farkle penalty did not settle "
-                            f"in {max_sweeps} sweeps (last change {worst:.1e})")
-    bound = worst * rho / (1.0 - rho) if rho < 1.0 else float("inf")
+                            f"in {max_sweeps} sweeps (last change {changes[-1]:.1e})")
+        changes.append(_sweep(u_t, ftb, pen, side_a, side_b, *vals))
+    worst, rho = changes[-1], _contraction(changes)
+    bound = worst * rho / (1.0 - rho)
     out = {k: np.ascontiguousarray(v[0, 0, floor:, floor:])
            for k, v in zip(("a_win", "a_tie", "b_win", "b_tie"), vals, strict=True)}
-    out["meta"] = np.array([bound + worst, float(sweeps), worst, 2.0 * vals[0].size])
+    out["meta"] = np.array([bound + worst, float(len(changes)), worst, 2.0 * vals[0].size])
     return out
 
 
