@@ -8,12 +8,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 
 import naive_farkle as nf
 import pytest
 from cli_helpers import run_cli
-from test_head_to_head import naive_pair
+from test_head_to_head import assert_monte_carlo_agrees, naive_pair
 
 from dicelab import config
 from dicelab.farkle import turn_dp
@@ -133,14 +132,7 @@ def test_optimal_win_self_play_is_the_solved_value():
 @pytest.mark.parametrize(("a", "b"), [("optimal-win", "ai"), ("max-ev", "threshold-350"),
                                       ("fastest", "optimal-win")])
 def test_monte_carlo_agrees_with_the_exact_score_under_the_penalty(a, b):
-    exact = exact_pair(a, b, rules=FACEBOOK, target=1500, use_cache=False)
-    games = 100_000
-    res = simulate_farkle([parse_policy(a), parse_policy(b)], games=games, seed=31,
-                          target=1500, rules=FACEBOOK)
-    s = res.seat(0)
-    score = (s.wins + 0.5 * s.ties) / games
-    se = math.sqrt(max((s.wins + 0.25 * s.ties) / games - score**2, 0.0) / games)
-    assert abs(score - exact.score) <= 4 * se, (score, exact.score, se)
+    assert_monte_carlo_agrees(a, b, FACEBOOK, 1500, 100_000, seed=31)
 
 
 def test_best_responses_under_the_penalty_are_refused_with_one_line():
