@@ -92,8 +92,8 @@ def _roll_choose(base, n, beta, rolls, oflat, v, choice, at):
 @njit(inline="always")
 def _lost_turn(s, r, x, pen):
     """The state a lost turn of the mover at index ``x`` (counts ``s`` mine, ``r`` the
-    other's) passes to, as (the other's count, mine, the other's index, mine): my count one
-    higher, or at the third the penalty (stopped at the floor) and my count back at 0."""
+    other's) passes to, as (the other's count, my count, my index): my count one higher,
+    or at the third the penalty (stopped at the floor) and my count back at 0."""
     if s < K - 1:
         return r, s + 1, x
     return r, 0, max(x - pen, 0)

@@ -31,7 +31,7 @@ from numba import njit
 from dicelab import config
 from dicelab.errors import UserError
 from dicelab.farkle.head_to_head import Side, bank_sums
-from dicelab.farkle.penalty_game import _contraction
+from dicelab.farkle.penalty_game import _contraction, _lost_turn
 from dicelab.farkle.rules import FIRST_TO_BANK, PENALTY_STREAK, POINT_UNIT, FarkleRules
 
 K = PENALTY_STREAK
@@ -44,10 +44,7 @@ def _state(me, other, s, r, x, y, u_t, ftb, pen, my_w, my_t, ot_w, ot_t):
     sl = me.normal[s, r, x, y]
     win, tie = bank_sums(me.dist[sl], x, y, u_t, ftb, ot_w[r, 0], ot_t[r, 0],
                          other.catch_win[r], other.catch_tie[r])
-    if s < K - 1:
-        s2, x2 = s + 1, x
-    else:
-        s2, x2 = 0, max(x - pen, 0)
+    _, s2, x2 = _lost_turn(s, r, x, pen)
     p = me.bust[sl]
     win += p * (1.0 - ot_w[r, s2, y, x2] - ot_t[r, s2, y, x2])
     tie += p * ot_t[r, s2, y, x2]
