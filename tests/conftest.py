@@ -13,6 +13,20 @@ import pytest
 if sys.prefix != sys.base_prefix:
     os.environ.setdefault("DICELAB_JIT_CACHE_DIR", os.path.join(sys.prefix, "jit-cache"))
 
+
+def pytest_configure(config):
+    """Under pytest-xdist, each worker's numba kernels use its share of the cores (the
+    workers already use them all): launching one parallel loop per anti-diagonal on more
+    threads than cores is pathological (an optimal-win solve under the penalty at 1,000
+    took 33 s on 2 threads against 5.5 s on 1 with another worker running). Tests that
+    need a thread count ask for it (tests/numba_threads.py)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1 and os.environ.get("PYTEST_XDIST_WORKER"):
+        import numba
+
+        numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
+
+
 #: Disk-cache files of Penta decision blocks (270 MB each; see dicelab.penta.policies).
 DECISION_FILES = "penta-decisions-*.npz"
 

@@ -158,10 +158,12 @@ class Solution(NamedTuple):
     bank_margin: np.ndarray
     rolls: dict
     sweeps: int
+    opponent: np.ndarray | None = None
 
 
 def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
-          hot_rows: int = 72, floor: int = 0) -> Solution:
+          hot_rows: int = 72, floor: int = 0, opponent: dict[int, float] | None = None
+          ) -> Solution:
     """Value iteration over every state of the game to ``target`` under ``rules``.
 
     ``cap`` (units; ``last-round`` only): banking is forced at a total ``cap`` units past
@@ -174,7 +176,13 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
     s, the other's r), each 0..2; the third lost turn in a row costs the penalty and
     restarts the count; totals go down to ``floor`` units below zero (a penalty stops
     there), indexed ``u = units + floor``. Then ``value/win/tie`` are (3, 3, T, T) with
-    ``T = t + floor``, indexed [s, r, u_me, u_other]."""
+    ``T = t + floor``, indexed [s, r, u_me, u_other].
+
+    ``opponent`` (``first-to-bank`` only): the other player does not play optimally but
+    every turn banks ``g`` points with probability ``opponent[g]`` (0: the turn is lost),
+    whatever the state: the solution is then the best response to it, and ``opponent``
+    of the result its (value, P(win), P(tie)) as the player to move, shaped as ``value``.
+    """
     k_streak = 3 if rules.farkle_penalty else 1
     assert floor == 0 or k_streak == 3
     pen = rules.farkle_penalty // 50
@@ -203,13 +211,15 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
         return ((s * k_streak + r) * t + a) * t + b
 
     w = np.stack([np.full(n, 0.5), np.full(n, 0.25), np.zeros(n)])
+    o = w.copy()  # the other's values as the player to move (self-play: w)
+    assert opponent is None or ftb
     # value, P(win), P(tie) of every pair's turn states (row = turn points, column =
     # dice), then the padding entry
     states = np.zeros((3, n, (rows + 1) * 7 + 1))
     states[0, :, -1] = -np.inf
     margin = np.full((n, (rows + 1) * 7), np.inf)
     for sweep in range(1, sweeps + 1):
-        val, win, tie = w
+        val, win, tie = w if opponent is None else o
         # a lost turn: the other moves at (b, a), my count one higher; the third costs
         # the penalty (never below the floor) and restarts it
         third = s_me == k_streak - 1
@@ -249,6 +259,23 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
         new = _best_roll(states, 0, six, bust[5:], beta)[:, :, 0]
         moved = np.abs(new - w).max()
         w = new
+        if opponent is not None:  # the opponent's turn, from my new values
+            third = s_me == k_streak - 1
+            swap = np.where(third, index(r_other, 0, b, np.maximum(a - pen, 0)),
+                            index(r_other, np.minimum(s_me + 1, k_streak - 1), b, a))
+            q = opponent.get(0, 0.0)
+            theirs = q * np.stack([1.0 - w[0, swap], 1.0 - w[1, swap] - w[2, swap], w[2, swap]])
+            for g, p in opponent.items():
+                if g == 0:
+                    continue
+                m = a + g // 50
+                mine = index(r_other, 0, b, np.minimum(m, t - 1))
+                theirs += p * np.where(m < t, np.stack([1.0 - w[0, mine],
+                                                        1.0 - w[1, mine] - w[2, mine],
+                                                        w[2, mine]]),
+                                       np.array([1.0, 1.0, 0.0])[:, None])
+            moved = max(moved, np.abs(theirs - o).max())
+            o = theirs
         if moved < 1e-14:
             shape = (k_streak, k_streak, t, t)
             grid = w.reshape(3, *shape)
@@ -256,7 +283,10 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
             bank_margin = np.moveaxis(margin.reshape(*shape, -1), 4, 0)
             if k_streak == 1:
                 grid, turn, bank_margin = grid[:, 0, 0], turn[:, 0, 0], bank_margin[:, 0, 0]
-            return Solution(*grid.copy(), turn, bank_margin, rolls, sweep)
+            other = None if opponent is None else o.reshape(3, *shape).copy()
+            if k_streak == 1 and other is not None:
+                other = other[:, 0, 0]
+            return Solution(*grid.copy(), turn, bank_margin, rolls, sweep, other)
     raise RuntimeError("value iteration did not converge")
 
 

@@ -135,13 +135,6 @@ def test_monte_carlo_agrees_with_the_exact_score_under_the_penalty(a, b):
     assert_monte_carlo_agrees(a, b, FACEBOOK, 1500, 100_000, seed=31)
 
 
-def test_best_responses_under_the_penalty_are_refused_with_one_line():
-    from dicelab.errors import UserError
-
-    with pytest.raises(UserError, match="farkle-penalty"):
-        solve_best_response(FACEBOOK, 1000, "ai", use_cache=False)
-
-
 # ---------------------------------------------------------------------------------
 # hot dice must-roll: the exact head to head plays it (the turn distributions do)
 

@@ -57,7 +57,7 @@ from dicelab.farkle.rules import (
     SetAsides,
     set_asides,
 )
-from dicelab.farkle.two_player import _cap_row, _last_round, _solve_arrays, _turn
+from dicelab.farkle.two_player import Catch, _cap_row, _last_round, _solve_arrays, _turn
 
 #: Version of the cached solve's arrays (its ``meta`` layout).
 FORMAT_VERSION = 3
@@ -359,36 +359,53 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
             "meta": meta}
 
 
+@njit(inline="always")
+def _catch_at(catches, r):
+    """The :class:`~dicelab.farkle.two_player.Catch` of lost-turn count ``r`` from
+    :func:`stacked` ones."""
+    return Catch(catches.value[r], catches.win[r], catches.tie[r], catches.cap[r])
+
+
+def stacked(catches: tuple[Catch, ...]) -> Catch:
+    """One :class:`~dicelab.farkle.two_player.Catch` per lost-turn count as one whose
+    arrays have the count first (what the kernels take)."""
+    return Catch(*(np.ascontiguousarray(np.stack(parts)) for parts in zip(*catches,
+                                                                           strict=True)))
+
+
 @njit(parallel=True, cache=True)
-def _tops_kernel(turn, rolls, catch, pen, vv, out):
-    """``out[s, r, x, y]``: the cap row of every state's optimal turn."""
+def _tops_kernel(turn, rolls, catches, pen, ov, out):
+    """``out[s, r, x, y]``: the cap row of every state's optimal turn against the other's
+    values ``ov`` and last turns ``catches`` (one per its lost-turn count)."""
     t = turn.t
     for q in prange(K * K * t):
         s, r, x = q // (K * t), (q // t) % K, q % t
         for y in range(t):
             c, bx, by = _lost_turn(s, r, x, pen)
-            out[s, r, x, y] = _cap_row(x, y, 1.0 - vv[c, bx, y, by], turn, rolls,
-                                       catch.cap)[0]
+            out[s, r, x, y] = _cap_row(x, y, 1.0 - ov[c, bx, y, by], turn, rolls,
+                                       catches.cap[r])[0]
 
 
 @njit(parallel=True, cache=True)
-def _fill_table_kernel(turn, rolls, catch, pen, vv, rows_max, value_out, bank_out):
+def _fill_table_kernel(turn, rolls, catches, pen, ov, rows_max, value_out, bank_out):
     """The policy table (:mod:`dicelab.farkle.policy_table`, the streak form): for every
     state ``(s, r, x, y)``, its optimal turn's value and bank decision at turn points
-    ``p`` and dice ``n`` (row 0 and column 0 unused)."""
+    ``p`` and dice ``n`` (row 0 and column 0 unused), against the other's values ``ov``
+    and last turns ``catches`` (self-play: its own)."""
     t = turn.t
     n_p = value_out.shape[4]
-    c_val = catch.value
-    width = c_val.shape[1]
     n_groups = rolls.class_start[7] - rolls.class_start[1]
     for q in prange(K * K * t):
         s, r, x = q // (K * t), (q // t) % K, q % t
         scratch = _scratch(rows_max, n_groups)
         v, bk = scratch[0], scratch[1]
+        catch = _catch_at(catches, r)
+        c_val = catch.value
+        width = c_val.shape[1]
         for y in range(t):
             c, bx, by = _lost_turn(s, r, x, pen)
-            bank = vv[r, 0]
-            top = _turn_back(x, y, 1.0 - vv[c, bx, y, by], turn, rolls, bank, catch,
+            bank = ov[r, 0]
+            top = _turn_back(x, y, 1.0 - ov[c, bx, y, by], turn, rolls, bank, catch,
                              scratch)[1]
             out = value_out[s, r, x, y]
             bo = bank_out[s, r, x, y]
@@ -409,43 +426,62 @@ def _fill_table_kernel(turn, rolls, catch, pen, vv, rows_max, value_out, bank_ou
                     bo[p, n] = 1
 
 
-def cap_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray) -> np.ndarray:
+def _against(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
+             other: np.ndarray | None, catches: tuple | None) -> tuple:
+    """(the other's values, its last turns by lost-turn count (:func:`stacked`), the rows
+    a turn DP needs): the solved values' own under self-play (``other`` None)."""
+    tables = _last_round(sa, rules, vv.shape[2], tol)
+    d_eps = tables.d_eps
+    if other is None:
+        other, catches = vv, (tables.catch,) * K
+    else:  # the first lead the opponent's last turns catch up with at most tol
+        below = np.stack([c.cap for c in catches]) <= tol
+        d_eps = max(d_eps, int(np.argmax(below, axis=-1).max()))
+    return other, stacked(catches), vv.shape[2] + d_eps + sa.max_points + 2
+
+
+def cap_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
+             other: np.ndarray | None = None, catches: tuple | None = None) -> np.ndarray:
     """The cap row of every state's optimal turn under the solved values ``vv`` (rows
-    from it on bank)."""
+    from it on bank); a best response's against the opponent's values ``other`` and last
+    turns ``catches``."""
     big_t = vv.shape[2]
-    tables = _last_round(sa, rules, big_t, tol)
+    ov, catches, _ = _against(sa, rules, tol, vv, other, catches)
     tops = np.zeros(vv.shape, dtype=np.int64)
-    _tops_kernel(_turn(sa, big_t, tol, rules), sa.arrays(), tables.catch,
-                 rules.farkle_penalty // POINT_UNIT, vv, tops)
+    _tops_kernel(_turn(sa, big_t, tol, rules), sa.arrays(), catches,
+                 rules.farkle_penalty // POINT_UNIT, ov, tops)
     return tops
 
 
-def table_arrays(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
-                 n_p: int) -> dict[str, np.ndarray]:
+def table_arrays(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray, n_p: int,
+                 other: np.ndarray | None = None, catches: tuple | None = None
+                 ) -> dict[str, np.ndarray]:
     """The policy table of the solved values ``vv`` (K, K, T, T) with ``n_p`` rows:
-    ``value`` float32 and ``bank`` uint8 of shape (K, K, T, T, P, 7)."""
+    ``value`` float32 and ``bank`` uint8 of shape (K, K, T, T, P, 7); ``other`` and
+    ``catches`` as in :func:`cap_rows`."""
     big_t = vv.shape[2]
-    tables = _last_round(sa, rules, big_t, tol)
+    ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
     value = np.empty((*vv.shape, n_p, 7), dtype=np.float32)
     bank = np.empty(value.shape, dtype=np.uint8)
-    rows_max = big_t + tables.d_eps + sa.max_points + 2
-    _fill_table_kernel(_turn(sa, big_t, tol, rules), sa.arrays(), tables.catch,
-                       rules.farkle_penalty // POINT_UNIT, vv, rows_max, value, bank)
+    _fill_table_kernel(_turn(sa, big_t, tol, rules), sa.arrays(), catches,
+                       rules.farkle_penalty // POINT_UNIT, ov, rows_max, value, bank)
     return {"value": value, "bank": bank}
 
 
 def bank_decisions(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray, s: int,
-                   r: int, x: int, y: int, n_p: int) -> np.ndarray:
+                   r: int, x: int, y: int, n_p: int, other: np.ndarray | None = None,
+                   catches: tuple | None = None) -> np.ndarray:
     """uint8 (P, 7): 1 where the optimal turn of state ``(s, r, x, y)`` banks (rows from
-    the cap on bank; row 0 and column 0 are 0)."""
+    the cap on bank; row 0 and column 0 are 0); ``other`` and ``catches`` as in
+    :func:`cap_rows`."""
     big_t = vv.shape[2]
-    tables = _last_round(sa, rules, big_t, tol)
+    ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
     rolls = sa.arrays()
-    scratch = _scratch(max(big_t + tables.d_eps + sa.max_points + 2, n_p),
+    scratch = _scratch(max(rows_max, n_p),
                        int(rolls.class_start[7] - rolls.class_start[1]))
     c, bx, by = _lost_turn(s, r, x, rules.farkle_penalty // POINT_UNIT)
-    top = _turn_back(x, y, 1.0 - vv[c, bx, y, by], _turn(sa, big_t, tol, rules), rolls,
-                     vv[r, 0], tables.catch, scratch)[1]
+    top = _turn_back(x, y, 1.0 - ov[c, bx, y, by], _turn(sa, big_t, tol, rules), rolls,
+                     ov[r, 0], _catch_at(catches, r), scratch)[1]
     bank = scratch[1][:n_p * 7].reshape(n_p, 7).copy()
     bank[min(top, n_p):, 1:] = 1
     bank[0] = 0

@@ -776,6 +776,10 @@ class OptimalWinSolution:
     streak_tie: np.ndarray | None = field(default=None, repr=False)
     floor_points: int = 0
     sweeps: int = 0  # Gauss-Seidel sweeps of the penalty's solve
+    #: a best response under the penalty: the opponent's values over the same states, and
+    #: its last turns by its lost turns in a row (what its policy table is built against)
+    opponent_streak_values: np.ndarray | None = field(default=None, repr=False)
+    opponent_catch: tuple | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -878,7 +882,8 @@ class OptimalWinSolution:
             floor = self.floor_points // POINT_UNIT
             return penalty_game.bank_decisions(
                 set_asides(self.farkle_rules), self.farkle_rules, self.cap_tolerance,
-                self.streak_values, 0, 0, a + floor, b + floor, self.table_rows)
+                self.streak_values, 0, 0, a + floor, b + floor, self.table_rows,
+                self.opponent_streak_values, self.opponent_catch)
         sa, tables, turn, solved = self._kernel_args()
         work = _work(self.table_rows + sa.max_points + turn.t + tables.d_eps + turn.hot_rows + 2)
         _turn_kernel(a, b, 1.0 - solved.value[b, a], turn, sa.arrays(), solved, tables.catch,
@@ -944,7 +949,9 @@ class OptimalWinSolution:
             tables = _last_round(sa, self.farkle_rules, self.target // POINT_UNIT,
                                  self.cap_tolerance)
             arrays = penalty_game.table_arrays(sa, self.farkle_rules, self.cap_tolerance,
-                                               self.streak_values, self.table_rows)
+                                               self.streak_values, self.table_rows,
+                                               self.opponent_streak_values,
+                                               self.opponent_catch)
         else:
             sa, tables, turn, solved = self._kernel_args()
             arrays = self._table_arrays(sa, tables, turn, solved)
@@ -1119,30 +1126,44 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
 
 
 def _opponent_tables(sa: SetAsides, rules: FarkleRules, target: int, tol: float, opponent
-                     ) -> tuple[_Tables, Any]:
+                     ) -> tuple[_Tables, Any, tuple[Catch, ...]]:
     """My optimal last turn, and the fixed opponent's side: its turn slices' outcomes and
-    its own last turn when I bank the target (the :class:`Catch` of a best response)."""
+    its own last turn when I bank the target (the :class:`Catch` of a best response), one
+    per lost-turn count under the farkle penalty (then over the penalty's grid of totals,
+    :func:`dicelab.farkle.head_to_head.grid_of`). The returned tables' ``catch`` is the
+    one at count 0."""
     from dicelab.farkle import head_to_head
 
-    t = target // POINT_UNIT
-    mine = _last_round(sa, rules, t, tol)
+    grid = head_to_head.grid_of(rules, target)
+    u = grid.t + grid.floor
+    mine = _last_round(sa, rules, u, tol)
     x_max = mine.last.s.shape[0]
     while True:
-        side = head_to_head.turn_outcomes(head_to_head.policy_slices(opponent, target, x_max),
-                                          rules)
+        side = head_to_head.turn_outcomes(
+            head_to_head.policy_slices(opponent, target, x_max, grid), rules)
         if rules.ending_code == FIRST_TO_BANK:
-            return _Tables(mine.last, mine.d_eps, _catch(*(np.zeros((t, x_max))
-                                                           for _ in range(3))), mine.reach), side
-        win, tie = side.catch_win[:, :x_max], side.catch_tie[:, :x_max]
-        catch = _catch(win + 0.5 * tie, win, tie)
-        below = catch.cap <= tol
-        if below[:, -1].all():
-            d_eps = int(np.argmax(below, axis=1).max())
-            return _Tables(mine.last, max(d_eps, mine.d_eps), catch, mine.reach), side
-        if x_max > 2 * t + 8 * sa.max_points + 64 + _MAX_LAST_ROUND:
+            none = _catch(*(np.zeros((u, x_max)) for _ in range(3)))
+            return (_Tables(mine.last, mine.d_eps, none, mine.reach), side,
+                    (none,) * grid.streaks)
+        win = side.catch_win[..., :x_max].reshape(grid.streaks, u, x_max)
+        tie = side.catch_tie[..., :x_max].reshape(grid.streaks, u, x_max)
+        catches = tuple(_catch(w + 0.5 * t_, w, t_) for w, t_ in zip(win, tie, strict=True))
+        below = np.stack([c.cap for c in catches]) <= tol
+        if below[..., -1].all():
+            d_eps = int(np.argmax(below, axis=-1).max())
+            return (_Tables(mine.last, max(d_eps, mine.d_eps), catches[0], mine.reach), side,
+                    catches)
+        if x_max > 2 * u + 8 * sa.max_points + 64 + _MAX_LAST_ROUND:
             raise UserError("the opponent's last turn goes on almost forever; its best "
                             "response cannot be solved")
         x_max *= 2
+
+
+def _my_catch(tables: _Tables, t: int) -> Catch:
+    """My optimal last turn as a :class:`Catch` over ``t`` indices of the other's total (a
+    best response's, when the opponent banks the target)."""
+    last = tables.last
+    return _catch(*(np.broadcast_to(a, (t, a.size)) for a in (last.s, last.sw, last.st)))
 
 
 def solve_best_response(rules: FarkleRules, target: int, opponent, *,
@@ -1169,7 +1190,10 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
     t = target // POINT_UNIT
     opp = head_to_head.resolve(opponent, rules, target)
     name = opp.name
-    tables, side = _opponent_tables(sa, rules, target, tol, opp)
+    tables, side, catches = _opponent_tables(sa, rules, target, tol, opp)
+    if rules.farkle_penalty:
+        return _penalty_response(rules, target, tol, sa, tables, side, catches, name,
+                                 opponent, use_cache, progress)
 
     def build() -> dict[str, np.ndarray]:
         turn = _turn(sa, t, tol, rules)
@@ -1181,9 +1205,7 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
         steps = (config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
         ftb = rules.ending_code == FIRST_TO_BANK
         rolls = sa.arrays()
-        last = tables.last
-        my_catch = _catch(*(np.broadcast_to(a, (t, a.size)) for a in (last.s, last.sw,
-                                                                      last.st)))
+        my_catch = _my_catch(tables, t)
         bound = 0.0
         for diag in range(2 * t - 2, -1, -1):
             _respond_diagonal_kernel(diag, turn, rolls, mine, theirs, tables.catch, side,
@@ -1217,18 +1239,26 @@ def _table_rows(top: np.ndarray, sa: SetAsides, tables: _Tables, tol: float,
     return max(int(top.max()) + hot_rows, d_small + 1) + sa.max_points
 
 
-def _penalty_table_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray
+def _penalty_table_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
+                        other: np.ndarray | None = None, catches: tuple | None = None
                         ) -> int:
     """Rows P of the penalty solution's policy table. Under ``first-to-bank`` every row
     from ``T - x`` on (the target reached) banks and wins, with the same value, so rows up
-    to the top index ``T`` are enough: the kernel plays any more points as row ``T``."""
+    to the top index ``T`` are enough: the kernel plays any more points as row ``T``.
+    ``other``/``catches``: a best response's opponent (:func:`penalty_game.cap_rows`)."""
     from dicelab.farkle import penalty_game
 
     if rules.ending_code == FIRST_TO_BANK:
         return vv.shape[2] + 1
     t = vv.shape[2] - rules.penalty_floor()
-    return _table_rows(penalty_game.cap_rows(sa, rules, tol, vv), sa,
+    return _table_rows(penalty_game.cap_rows(sa, rules, tol, vv, other, catches), sa,
                        _last_round(sa, rules, t, tol), tol)
+
+
+def _penalty_key(kind: str, rules: FarkleRules, target: int, tol: float, **more) -> str:
+    return cache.entry_key(kind, rules.name, rules.digest(), t=target, tol=f"{tol:.3g}",
+                           floor=rules.penalty_floor(),
+                           sweep_tol=f"{config.PENALTY_SWEEP_TOL:.3g}", **more)
 
 
 def _penalty_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides,
@@ -1238,25 +1268,45 @@ def _penalty_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides
     from dicelab.farkle import penalty_game
 
     t = target // POINT_UNIT
-    floor = rules.penalty_floor()
-    big_t = t + floor
+    big_t = t + rules.penalty_floor()
     check_memory(f"optimal-win with the farkle penalty to {target:,} "
                  f"({penalty_game.K ** 2} x {big_t:,} x {big_t:,} states)",
                  penalty_game.solve_bytes(big_t))
-    key = cache.entry_key("farkle-optimal-win-penalty", rules.name, rules.digest(),
-                          t=target, tol=f"{tol:.3g}", floor=floor,
-                          sweep_tol=f"{config.PENALTY_SWEEP_TOL:.3g}")
+    key = _penalty_key("farkle-optimal-win-penalty", rules, target, tol)
     t0 = time.perf_counter()
     arrays, from_cache = _solved(
         key, penalty_game.FORMAT_VERSION,
         lambda: penalty_game.solve_penalty_arrays(sa, rules, t, tol, progress), use_cache,
         progress)
-    vv, vw, vt = arrays["v_val"], arrays["v_win"], arrays["v_tie"]
+    return _streak_solution(rules, target, tol, sa, arrays, ("v_val", "v_win", "v_tie"),
+                            from_cache, t0)
+
+
+def _streak_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides,
+                     arrays: dict[str, np.ndarray], mine: tuple[str, str, str],
+                     from_cache: bool, t0: float, opponent: str | None = None,
+                     catches: tuple[Catch, ...] | None = None) -> OptimalWinSolution:
+    """The :class:`OptimalWinSolution` of a solve under the farkle penalty: self-play, or
+    a best response to ``opponent`` (its values ``o_val``/``o_win``/``o_tie`` in
+    ``arrays``, its last turns ``catches``)."""
+    floor = rules.penalty_floor()
+    vv, vw, vt = (arrays[k] for k in mine)
     estimate, turn_dps, sweeps, _floor, states, _evaluations, seconds = (
         float(x) for x in arrays["meta"])
-    w_val, w_win, w_tie = (np.ascontiguousarray(x[0, 0, floor:, floor:]) for x in (vv, vw, vt))
+
+    def at_zero(x: np.ndarray) -> np.ndarray:  # no lost turns, totals from 0
+        return np.ascontiguousarray(x[0, 0, floor:, floor:])
+
+    w_val, w_win, w_tie = (at_zero(x) for x in (vv, vw, vt))
     win, tie = float(w_win[0, 0]), float(w_tie[0, 0])
     h = int(np.argmin(np.abs(w_val[0, :] - 0.5)))
+    theirs: dict[str, Any] = {}
+    if opponent is not None:
+        theirs = {"opponent": opponent, "opponent_values": at_zero(arrays["o_val"]),
+                  "opponent_win": at_zero(arrays["o_win"]),
+                  "opponent_tie": at_zero(arrays["o_tie"]),
+                  "opponent_streak_values": arrays["o_val"], "opponent_catch": catches}
+    t = target // POINT_UNIT
     return OptimalWinSolution(
         target=target, rules=rules.name, tolerance=estimate, cap_tolerance=tol,
         states=int(states), solve_s=seconds,
@@ -1264,7 +1314,42 @@ def _penalty_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides
         memory_bytes=int(sum(a.nbytes for a in arrays.values())), p_win=win, p_tie=tie,
         p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
         fair_head_start_value=float(w_val[0, h]), turn_dps=int(turn_dps),
-        table_rows=_penalty_table_rows(sa, rules, tol, vv),
+        table_rows=_penalty_table_rows(sa, rules, tol, vv, theirs.get("opponent_streak_values"),
+                                       catches),
         farkle_rules=rules, values=w_val, win_probability=w_win, tie_probability=w_tie,
         last_round_values=_last_round(sa, rules, t, tol).last.s, streak_values=vv,
-        streak_win=vw, streak_tie=vt, floor_points=floor * POINT_UNIT, sweeps=int(sweeps))
+        streak_win=vw, streak_tie=vt, floor_points=floor * POINT_UNIT, sweeps=int(sweeps),
+        **theirs)
+
+
+def _penalty_response(rules: FarkleRules, target: int, tol: float, sa: SetAsides,
+                      tables: _Tables, side: Any, catches: tuple[Catch, ...], name: str,
+                      opponent: Any, use_cache: bool,
+                      progress: Callable[[float], None] | None) -> OptimalWinSolution:
+    """A best response under the farkle penalty (:mod:`dicelab.farkle.penalty_response`)."""
+    from dicelab.farkle import penalty_response
+
+    if rules.hot_dice == "must-roll":
+        raise UserError("optimal-win does not model hot-dice = must-roll together with the "
+                        f"farkle penalty (rules '{rules.name}') yet; simulate them instead")
+    t = target // POINT_UNIT
+    big_t = t + rules.penalty_floor()
+    check_memory(f"a best response with the farkle penalty to {target:,} "
+                 f"({2 * penalty_response.K ** 2} x {big_t:,} x {big_t:,} states)",
+                 penalty_response.respond_bytes(big_t))
+    turn = _turn(sa, big_t, tol, rules)
+    rows_max = big_t + tables.d_eps + turn.hot_rows + sa.max_points + 2
+    my_catch = _my_catch(tables, big_t)
+
+    def build() -> dict[str, np.ndarray]:
+        return penalty_response.solve_response_arrays(sa, rules, t, tol, side, catches,
+                                                      my_catch, rows_max, progress)
+
+    named = not isinstance(opponent, PolicyTable)
+    key = _penalty_key("farkle-best-response-penalty", rules, target, tol,
+                       vs=text_digest(name)[:12])
+    t0 = time.perf_counter()
+    arrays, from_cache = _solved(key, f"{penalty_response.FORMAT_VERSION}:{name}", build,
+                                 use_cache and named, progress)
+    return _streak_solution(rules, target, tol, sa, arrays, ("m_val", "m_win", "m_tie"),
+                            from_cache, t0, name, catches)

@@ -1,0 +1,99 @@
+"""Best responses under the farkle penalty (``optimal-win:vs=P``,
+dicelab.farkle.penalty_response): against a plain-Python value iteration over every state
+(tests/naive_two_player with a fixed opponent), against the exact head to head of its own
+policy table (both seats, both endings), against every other policy the opponent meets,
+against optimal-win (the best response to it is its own value) and against Monte Carlo."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import naive_farkle as nf
+import naive_two_player as naive
+import numpy as np
+import pytest
+from cli_helpers import run_cli
+from test_head_to_head import assert_monte_carlo_agrees
+
+from dicelab import config
+from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.rules import PRESETS
+from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
+
+FACEBOOK = PRESETS["facebook"]
+#: facebook's table and banking with a small penalty: the plain reference stays small
+FACEBOOK_SMALL = dataclasses.replace(FACEBOOK, name="fb-small", farkle_penalty=100)
+#: the default table, the last round, a penalty
+LAST_ROUND = dataclasses.replace(PRESETS["default"], name="pen-250", farkle_penalty=250)
+
+
+def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch):
+    """Mine and the opponent's values at every state (both counts, totals down to -200)
+    against value iteration over every legal set-aside, the opponent threshold-350."""
+    monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+    rules, target = FACEBOOK_SMALL, 400
+    ref = naive.solve(rules, target, None, floor=4,
+                      opponent=nf.threshold_turn_distribution(rules, 350))
+    br = solve_best_response(rules, target, "threshold-350", use_cache=False)
+    assert br.floor_points == 200 and br.sweeps >= 2
+    np.testing.assert_allclose(br.streak_values, ref.value, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(br.opponent_streak_values, ref.opponent[0], rtol=0, atol=1e-10)
+    assert br.p_win == pytest.approx(ref.win[0, 0, 4, 4], abs=1e-10)
+    assert br.second_outcome[0] == pytest.approx(1 - ref.opponent[1, 0, 0, 4, 4], abs=1e-10)
+    assert br.state_outcome(-100, 50, 1, 2)[0] == pytest.approx(ref.win[1, 2, 2, 5],
+                                                                abs=1e-10)
+    assert br.tolerance < 1e-9
+
+
+@pytest.mark.parametrize(("rules", "target", "opponent"),
+                         [(FACEBOOK, 600, "threshold-300"), (LAST_ROUND, 400, "max-ev")],
+                         ids=["facebook", "last-round"])
+def test_best_response_plays_its_value_and_beats_every_other_policy(rules, target, opponent,
+                                                                    monkeypatch):
+    """Its policy table, played by the exact head to head (an independent evaluation),
+    gives its solved outcome in both seats; no other policy does better against the same
+    opponent in either seat. (Totals down to two penalties below zero, the smallest
+    floor, keep it fast.)"""
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
+    br = solve_best_response(rules, target, opponent, use_cache=False)
+    played = exact_pair(br.policy_table(), opponent, rules=rules, target=target,
+                        use_cache=False)
+    second = br.second_outcome
+    assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
+    assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
+    assert played.second.win == pytest.approx(second[0], abs=1e-9)
+    assert played.second.tie == pytest.approx(second[1], abs=1e-9)
+    if rules.ending == "last-round":
+        assert br.p_tie > 1e-3  # ties are really there
+    for other in ("optimal-win", "ai", "max-ev", "threshold-350"):
+        q = exact_pair(other, opponent, rules=rules, target=target)
+        assert q.first.score <= played.first.score + 1e-9, other
+        assert q.second.score <= played.second.score + 1e-9, other
+        if other == "optimal-win":  # which is not the best response to this opponent
+            assert played.score > q.score + 1e-4
+    # its first decisions: no bank below the minimum to bank, a bank at the last row
+    bank = br.bank_decisions(0, 0)
+    assert bank[:rules.min_bank // 50, 1:].sum() == 0 and bank[-1, 1:].all()
+    if rules.ending == "last-round":  # against optimal-win: optimal-win's own value
+        ow = solve_optimal_win(rules, target)
+        to_ow = solve_best_response(rules, target, "optimal-win")
+        assert to_ow.p_win + to_ow.p_tie / 2 == pytest.approx(ow.p_win + ow.p_tie / 2,
+                                                               abs=1e-9)
+        w, t, _ = to_ow.second_outcome
+        assert w + t / 2 == pytest.approx(1 - ow.p_win - ow.p_tie / 2, abs=1e-9)
+
+
+def test_cli_solves_a_best_response_under_facebook(capsys):
+    code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "optimal-win:vs=threshold-300",
+                                      "--rules", "facebook", "--target", "600", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["policy"] == "optimal-win:vs=threshold-300" and d["farkle_penalty"] == 500
+    assert 0.7 < d["p_win"] < 0.8 and d["tolerance"] < 1e-9
+
+
+@pytest.mark.slow
+def test_monte_carlo_agrees_with_the_best_response():
+    assert_monte_carlo_agrees("optimal-win:vs=ai", "ai", FACEBOOK, 1000, 100_000, seed=37)
