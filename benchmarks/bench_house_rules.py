@@ -7,7 +7,8 @@ hot dice must-roll), plus the exact head to head of ``ai`` against ``threshold-3
 and that head to head under the ``facebook`` preset (the farkle penalty) to ``--target``.
 ``--facebook-target T``: also the ``facebook`` preset's ``optimal-win`` solve to ``T``
 (the farkle penalty; once, with its peak memory), checked against the published first
-player's 53.487% at 10,000 (M. Busche's analysis of Facebook Farkle).
+player's 53.487% at 10,000 (M. Busche's analysis of Facebook Farkle); with
+``--facebook-response P`` instead the best response to ``P`` (``optimal-win:vs=P``).
 The cache is bypassed. Run it from two checkouts to compare them (no slowdown of the
 default rules): ``PYTHONPATH=OTHER/src .venv/bin/python benchmarks/bench_house_rules.py``.
 
@@ -16,6 +17,8 @@ default rules): ``PYTHONPATH=OTHER/src .venv/bin/python benchmarks/bench_house_r
     .venv/bin/python benchmarks/bench_house_rules.py --default-only --repeat 1 \
         --facebook-target 10000
     .venv/bin/python benchmarks/bench_house_rules.py --facebook-only --json  # make bench
+    .venv/bin/python benchmarks/bench_house_rules.py --facebook-only \
+        --facebook-response threshold-300
 
 ``--json`` prints one JSON list of ``{"what", "figure", "command"}`` rows (the table of
 ``benchmarks/run_all.py``).
@@ -53,6 +56,8 @@ def main() -> None:
                     help="also solve optimal-win under the facebook preset to this target")
     ap.add_argument("--facebook-only", action="store_true",
                     help="only the facebook solve (to --facebook-target, default 10000)")
+    ap.add_argument("--facebook-response", default=None, metavar="POLICY",
+                    help="the facebook solve is the best response to POLICY instead")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
@@ -61,7 +66,7 @@ def main() -> None:
         from dicelab.farkle import turn_dp
         from dicelab.farkle.head_to_head import exact_pair
         from dicelab.farkle.rules import PRESETS
-        from dicelab.farkle.two_player import solve_optimal_win
+        from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
 
         default = PRESETS["default"]
         variants = {} if args.facebook_only else {"default": default}
@@ -92,18 +97,20 @@ def main() -> None:
                     print(f"{name:14s} {job:34s} {rows[-1]['seconds']:8.3f} s", flush=True)
         if args.facebook_target:
             t0 = time.perf_counter()
-            sol = solve_optimal_win(PRESETS["facebook"], args.facebook_target, use_cache=False)
+            fb, ft, vs = PRESETS["facebook"], args.facebook_target, args.facebook_response
+            sol = solve_optimal_win(fb, ft, use_cache=False) if vs is None else \
+                solve_best_response(fb, ft, vs, use_cache=False)
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
-            rows.append({"rules": "facebook", "job": f"optimal-win {args.facebook_target}",
+            rows.append({"rules": "facebook", "job": f"{sol.policy} {args.facebook_target}",
                          "seconds": time.perf_counter() - t0, "peak_gib": peak,
                          "p_win": sol.p_win, "states": sol.states, "sweeps": sol.sweeps,
                          "tolerance": sol.tolerance})
             if not args.json:
                 r = rows[-1]
-                print(f"facebook       optimal-win {args.facebook_target:<22d} "
+                print(f"facebook       {sol.policy} {args.facebook_target:<22d} "
                       f"{r['seconds']:8.1f} s  peak {peak:.2f} GiB  P(win) {sol.p_win:.3%} "
                       f"({sol.states:,} states, {sol.sweeps} sweeps)", flush=True)
-            if args.facebook_target == 10_000 and f"{sol.p_win:.3%}" != "53.487%":
+            if vs is None and ft == 10_000 and f"{sol.p_win:.3%}" != "53.487%":
                 raise SystemExit(f"facebook P(win) {sol.p_win:.6%} is not the published 53.487%")
         if args.json:
             print(json.dumps([_table_row(r, args) for r in rows]))
@@ -114,11 +121,13 @@ def main() -> None:
 def _table_row(r: dict, args) -> dict:
     """A row in the form of ``benchmarks/run_all.py``'s table."""
     if r["rules"] == "facebook":
-        return {"what": f"Farkle optimal-win solve, rules facebook (farkle penalty), target "
-                        f"{args.facebook_target:,}",
+        return {"what": f"Farkle {r['job'].split()[0]} solve, rules facebook (farkle "
+                        f"penalty), target {args.facebook_target:,}",
                 "figure": f"{r['seconds']:.0f} s, peak {r['peak_gib']:.2f} GiB, P(win) "
                           f"{r['p_win']:.3%} ({r['sweeps']} sweeps)",
-                "command": "python benchmarks/bench_house_rules.py --facebook-only"}
+                "command": "python benchmarks/bench_house_rules.py --facebook-only" + (
+                    f" --facebook-response {args.facebook_response}"
+                    if args.facebook_response else "")}
     return {"what": f"Farkle {r['job']}, rules {r['rules']}",
             "figure": f"{r['seconds']:.3f} s",
             "command": "python benchmarks/bench_house_rules.py"}

@@ -178,6 +178,7 @@ def _run_on_dask(plan: Plan, client: Any, total: Accumulators,
     from distributed import as_completed
 
     ranges = batch_ranges(plan)
+    _WORKERS_AT_SUBMIT[id(client)] = len(client.nthreads())
     # the plan goes to the cluster once; tasks refer to it
     plan_future = client.scatter(plan, hash=False)
     token = plan.token()
@@ -198,14 +199,23 @@ def _run_on_dask(plan: Plan, client: Any, total: Accumulators,
         raise
 
 
+#: Workers of the cluster when the client's last run was submitted (by ``id(client)``): what
+#: a result records, as a worker may leave once its tasks are done.
+_WORKERS_AT_SUBMIT: dict[int, int] = {}
+
+
 def executor_info(client: Any = None) -> dict[str, Any]:
     """How a run was executed, for results and manifests: ``{"executor", "workers"}``.
 
-    ``workers`` is None for a local run (then the thread count tells the parallelism).
+    ``workers`` is None for a local run (then the thread count tells the parallelism); on
+    Dask, the cluster's workers when the client's last run was submitted (now, if it has
+    run nothing).
     """
     if client is None:
         return {"executor": "local", "workers": None}
-    return {"executor": "dask", "workers": len(client.scheduler_info()["workers"])}
+    workers = _WORKERS_AT_SUBMIT.get(id(client))
+    return {"executor": "dask",
+            "workers": len(client.nthreads()) if workers is None else workers}
 
 
 def _parse_local(spec: str) -> int | None:
