@@ -249,3 +249,90 @@ def test_load_rules_of_the_advice_follows_the_ending():
     got = advise([1, 5], turn_points=100, me=0, opp=0, target=300,
                  rules=load_rules("default"), ending="first-to-bank")
     assert got.ending == "first-to-bank" and got.mode == "two-player"
+
+
+# ---------------------------------------------------------------------------------
+# under the farkle penalty
+
+
+def test_solitaire_values_under_the_penalty_are_the_plain_python_max_ev():
+    """After s lost turns in a row a lost turn is worth beta[s] (the long-run cost of the
+    average-reward solution): the plain recursion with that bust value."""
+    import dataclasses
+
+    rules = dataclasses.replace(PRESETS["basic"], name="basic-pen", farkle_penalty=500)
+    sol = turn_dp.solve_max_ev_penalty(rules)
+    rng = np.random.default_rng(11)
+    for s, beta in enumerate((sol.bias[1], sol.bias[2], -500.0)):
+        cap = sol.streak[s].cap
+        states = nfd.max_ev_values("basic", cap, every=True, bust=beta)
+        checked = 0
+        while checked < 15:
+            n = int(rng.integers(1, 7))
+            roll = sorted(int(f) for f in rng.integers(1, 7, n))
+            if not nf.legal_setasides(rules, tuple(roll)):
+                continue
+            tp = 0 if n == 6 and rng.random() < 0.2 else 50 * int(rng.integers(1, cap // 50))
+            got = advise(roll, turn_points=tp, rules=rules, my_farkles=s)
+            assert "long-run cost" in got.unit
+            for (keep, action, left), v in _pairs(got).items():
+                p = nf.legal_setasides(rules, tuple(keep))[tuple(keep)]
+                want = tp + p if action == "bank" else (
+                    nfd.max_ev_roll_value("basic", cap, states, tp + p, left)
+                    + nfd.bust_probability("basic", left) * beta)
+                assert v == pytest.approx(want, rel=1e-10, abs=1e-9), (s, roll, tp, keep)
+                checked += 1
+
+
+def test_two_player_values_under_the_penalty_are_the_plain_python_value_iteration(
+        monkeypatch):
+    """Every option's value at random states (both runs of lost turns, totals below zero)
+    against the plain value iteration over every state (facebook's table, a penalty of
+    100, totals down to -200)."""
+    import dataclasses
+
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+    monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
+    rules = dataclasses.replace(PRESETS["facebook"], name="fb-small", farkle_penalty=100)
+    target, floor = 400, 4
+    ref = ntp.solve(rules, target, None, floor=floor)
+    u_t = target // 50 + floor
+    rng = np.random.default_rng(5)
+    checked = 0
+    while checked < 80:
+        s, r = (int(x) for x in rng.integers(0, 3, 2))
+        a, b = (int(x) for x in rng.integers(0, u_t, 2))
+        n = int(rng.integers(1, 7))
+        roll = sorted(int(f) for f in rng.integers(1, 7, n))
+        if 1 not in roll:
+            continue
+        i0 = 0 if n == 6 and rng.random() < 0.3 else int(rng.integers(1, u_t + 4))
+        got = advise(roll, turn_points=50 * i0, me=50 * (a - floor), opp=50 * (b - floor),
+                     target=target, rules=rules, my_farkles=s, opp_farkles=r)
+        for (keep, action, left), v in _pairs(got).items():
+            i = i0 + nf.legal_setasides(rules, tuple(keep))[tuple(keep)] // 50
+            row = ref.states[i * 7 + left, s, r, a, b, 0] if i * 7 + left < len(
+                ref.states) else None
+            margin = ref.bank_margin[i * 7 + left, s, r, a, b]
+            if row is None or not np.isfinite(margin):
+                continue
+            want = row + min(margin, 0.0) if action == "bank" else row - max(margin, 0.0)
+            assert v == pytest.approx(want, abs=1e-9), (s, r, a, b, i0, keep, action)
+            checked += 1
+    with pytest.raises(UserError, match="turns lost in a row"):
+        advise([1, 5], turn_points=100, me=0, opp=0, target=target, rules=rules,
+               my_farkles=3)
+    with pytest.raises(UserError, match="only under a farkle penalty"):
+        advise([1, 5], turn_points=100, me=0, opp=0, target=400, my_farkles=1)
+
+
+def test_advise_farkle_command_under_facebook(capsys):
+    code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,5,2,3,4,4",
+                                      "--turn-points", "0", "--me", "-500", "--opp", "100",
+                                      "--my-farkles", "2", "--opp-farkles", "1",
+                                      "--target", "600", "--rules", "facebook", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["mode"] == "two-player" and 0.0 < d["options"][0]["value"] < 1.0

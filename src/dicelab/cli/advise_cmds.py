@@ -87,6 +87,11 @@ def register(app, policy_app) -> None:
             help="Scoring preset (default, basic, ones-300) or TOML file.")] = None,
         ending: Annotated[str | None, typer.Option(
             help="Ending rule: last-round (the default) or first-to-bank.")] = None,
+        my_farkles: Annotated[int, typer.Option(
+            "--my-farkles", help="Under a farkle penalty: your turns lost in a row (0-2).")] = 0,
+        opp_farkles: Annotated[int, typer.Option(
+            "--opp-farkles", help="Under a farkle penalty: the opponent's turns lost in a row "
+                                  "(0-2).")] = 0,
         top: TopOpt = 12,
         json_out: JsonOpt = False,
     ) -> None:
@@ -99,7 +104,8 @@ def register(app, policy_app) -> None:
 
         faces = parse_dice(roll, "--roll", range(1, 7), "1,1,5,2,3,4")
         result = advise(faces, turn_points=turn_points, me=me, opp=opp, target=target,
-                        rules=rules, ending=ending)
+                        rules=rules, ending=ending, my_farkles=my_farkles,
+                        opp_farkles=opp_farkles)
         if top > 0:
             result = result.top(top)
         if json_out:

@@ -28,6 +28,7 @@ from dicelab import dice
 from dicelab.errors import UserError
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
+    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_target,
@@ -125,9 +126,12 @@ def _check_roll(roll) -> list[int]:
 
 def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None = None,
            target: int | None = None, rules: str | FarkleRules | None = None,
-           ending: str | None = None) -> FarkleAdvice:
+           ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0
+           ) -> FarkleAdvice:
     """Every option of the decision after ``roll`` (the dice just rolled) with
-    ``turn_points`` already set aside this turn (see the module docstring).
+    ``turn_points`` already set aside this turn (see the module docstring). Under a farkle
+    penalty, ``my_farkles`` / ``opp_farkles`` are the turns each player has lost in a row
+    (0 to 2; solitaire: mine only), and the totals may be below zero.
 
     >>> a = advise([1, 5, 2, 3, 4, 6])   # a straight: all six, then roll six again
     >>> (a.options[0].keep, a.options[0].action, a.options[0].dice)
@@ -135,8 +139,16 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     """
     faces = _check_roll(roll)
     table = load_rules(rules, ending)
-    table.require_solvable("advice")  # max-ev and optimal-win model a minimum to bank
+    # max-ev and optimal-win model a minimum to bank and the penalty
+    table.require_solvable("advice", penalty=True)
     t = check_target(target)
+    for what, k in (("--my-farkles", my_farkles), ("--opp-farkles", opp_farkles)):
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < PENALTY_STREAK:
+            raise UserError(f"{what} (turns lost in a row) must be in "
+                            f"0..{PENALTY_STREAK - 1}, not {k}")
+        if k and not table.farkle_penalty:
+            raise UserError(f"{what}: turns lost in a row count only under a farkle "
+                            f"penalty, which rules '{table.name}' do not have")
     if isinstance(turn_points, bool) or not isinstance(turn_points, int) or turn_points < 0 \
             or turn_points % POINT_UNIT:
         raise UserError(f"--turn-points must be a non-negative multiple of {POINT_UNIT}, not "
@@ -152,13 +164,18 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         "lost (Turn lost!)")
     n = len(faces)
     if me is None:
+        if opp_farkles:
+            raise UserError("--opp-farkles needs --me and --opp (two players)")
         mode, unit, value = "solitaire", "expected final turn score (points)", \
-            _solitaire(table)
+            _solitaire(table, my_farkles)
+        if table.farkle_penalty:
+            unit = "expected final turn score (points; a lost turn at its long-run cost)"
     else:
+        low = -table.penalty_floor() * POINT_UNIT  # under the penalty: below zero
         for what, v in (("--me", me), ("--opp", opp)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v % POINT_UNIT:
-                raise UserError(f"{what} must be a non-negative multiple of {POINT_UNIT}, "
-                                f"not {v}")
+            if isinstance(v, bool) or not isinstance(v, int) or v < low or v % POINT_UNIT:
+                raise UserError(f"{what} must be a multiple of {POINT_UNIT} of at least "
+                                f"{low}, not {v}")
         if me >= t:
             raise UserError(f"--me {me}: a banked total at the target {t} has ended the "
                             "game or started its last round")
@@ -167,11 +184,11 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
             raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
                             "opponent reached the target")
         if last:
-            table.require_solvable("advice in the last round", min_bank=False)
+            table.require_solvable("advice in the last round", min_bank=False, penalty=True)
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
         value = (_last_turn(table, t, me, opp) if last
-                 else _two_player(table, t, me, opp))
+                 else _two_player(table, t, me, opp, my_farkles, opp_farkles))
     rows = []
     for keep, pts in options:
         tp = turn_points + pts
@@ -189,12 +206,23 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
 
 
 @functools.lru_cache(maxsize=8)
-def max_ev_solution(rules: FarkleRules):
+def max_ev_solution(rules: FarkleRules, farkles: int = 0):
     """:func:`dicelab.farkle.turn_dp.solve_max_ev`, made once per process and rule set
-    (advice on many positions, as in a game analysis, reuses it)."""
+    (advice on many positions, as in a game analysis, reuses it); under a farkle penalty
+    the turn policy after ``farkles`` lost turns in a row
+    (:func:`~dicelab.farkle.turn_dp.solve_max_ev_penalty`)."""
     from dicelab.farkle import turn_dp
 
+    if rules.farkle_penalty:
+        return _max_ev_penalty(rules).streak[farkles]
     return turn_dp.solve_max_ev(rules)
+
+
+@functools.lru_cache(maxsize=4)
+def _max_ev_penalty(rules: FarkleRules):
+    from dicelab.farkle import turn_dp
+
+    return turn_dp.solve_max_ev_penalty(rules)
 
 
 @functools.lru_cache(maxsize=2)
@@ -206,11 +234,14 @@ def optimal_win_solution(rules: FarkleRules, target: int):
     return solve_optimal_win(rules, target)
 
 
-def _solitaire(rules: FarkleRules):
-    """tp -> (bank value, roll values by dice): max-ev's expected final turn score."""
-    sol = max_ev_solution(rules)
+def _solitaire(rules: FarkleRules, farkles: int = 0):
+    """tp -> (bank value, roll values by dice): max-ev's expected final turn score (under a
+    farkle penalty, a lost turn counted as its long-run cost after ``farkles`` lost turns
+    in a row)."""
+    sol = max_ev_solution(rules, farkles)
     sa = set_asides(rules)
     cap = sol.cap // POINT_UNIT
+    beta = _bust_value(rules, farkles)
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         p = tp // POINT_UNIT
@@ -223,17 +254,30 @@ def _solitaire(rules: FarkleRules):
                 best = [sa.points[sa.option_start[c]:sa.option_start[c + 1]].max()
                         for c in range(lo, hi)]
                 roll[n] = POINT_UNIT * float(np.dot(sa.class_prob[lo:hi],
-                                                    p + np.array(best)))
+                                                    p + np.array(best))) \
+                    + float(sa.bust[n]) * beta
         return float(tp), roll
 
     return value
 
 
-def _two_player(rules: FarkleRules, t: int, me: int, opp: int):
+def _bust_value(rules: FarkleRules, farkles: int) -> float:
+    """What max-ev's values count a lost turn as (points): 0, or under a farkle penalty
+    the long-run cost after ``farkles`` lost turns in a row (``beta[s]`` of
+    :class:`~dicelab.farkle.turn_dp.PenaltyMaxEvSolution`)."""
+    if not rules.farkle_penalty:
+        return 0.0
+    sol = _max_ev_penalty(rules)
+    return float(sol.bias[farkles + 1]) if farkles + 1 < len(sol.bias) \
+        else -float(rules.farkle_penalty)
+
+
+def _two_player(rules: FarkleRules, t: int, me: int, opp: int, my_farkles: int = 0,
+                opp_farkles: int = 0):
     sol = optimal_win_solution(rules, t)
 
     def value(tp: int) -> tuple[float, np.ndarray]:
-        return sol.turn_values(me, opp, tp)
+        return sol.turn_values(me, opp, tp, my_farkles, opp_farkles)
 
     return value
 
@@ -241,8 +285,7 @@ def _two_player(rules: FarkleRules, t: int, me: int, opp: int):
 def _last_turn(rules: FarkleRules, t: int, me: int, opp: int):
     """The last turn: beat ``opp`` (bank wins above it, ties level with it)."""
     sol = optimal_win_solution(rules, t)
-    tables = sol._kernel_args()[1]
-    lv = tables.last.lv
+    lv = sol.last_round_tables().last.lv
     sa = set_asides(rules)
 
     def point(x: int, n: int) -> float:  # a decision point needing x more units

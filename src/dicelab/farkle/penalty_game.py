@@ -487,3 +487,52 @@ def bank_decisions(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray
     bank[0] = 0
     bank[:, 0] = 0
     return bank
+
+
+@njit(cache=True)
+def _roll_values_kernel(i, x, y, beta, top, turn, rolls, bank, catch, scratch, out):
+    """``out[n]``: the value of rolling ``n`` dice with ``i`` units set aside, in the turn
+    :func:`_turn_back` left in ``scratch`` (top ``top``): each roll's best set-aside, a
+    bust worth ``beta``; a successor from the cap on banks (proven)."""
+    v = scratch[0]
+    t = turn.t
+    c_val = catch.value
+    width = c_val.shape[1]
+    goff, gprob, ooff = rolls.class_start, rolls.class_prob, rolls.option_start
+    for n in range(1, 7):
+        acc = rolls.bust[n] * beta
+        for g in range(goff[n], goff[n + 1]):
+            best = -1.0
+            for j in range(ooff[g], ooff[g + 1]):
+                row = i + rolls.points[j]
+                if row < top:
+                    c = v[row * 7 + rolls.dice[j]]
+                else:
+                    m = x + row
+                    c = 1.0 - (bank[y, m] if m < t else c_val[y, min(m - y, width - 1)])
+                best = max(best, c)
+            acc += gprob[g] * best
+        out[n] = acc
+
+
+def turn_values(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray, s: int,
+                r: int, x: int, y: int, i: int, other: np.ndarray | None = None,
+                catches: tuple | None = None) -> tuple[float, np.ndarray]:
+    """(value of banking, value of rolling ``n`` dice for n = 1..6) with ``i`` units set
+    aside in the optimal turn of state ``(s, r, x, y)``; ``other`` and ``catches`` as in
+    :func:`cap_rows`."""
+    big_t = vv.shape[2]
+    ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
+    rolls = sa.arrays()
+    scratch = _scratch(rows_max, int(rolls.class_start[7] - rolls.class_start[1]))
+    c, bx, by = _lost_turn(s, r, x, rules.farkle_penalty // POINT_UNIT)
+    beta = 1.0 - ov[c, bx, y, by]
+    catch = Catch(*(a[r] for a in catches))
+    turn = _turn(sa, big_t, tol, rules)
+    top = _turn_back(x, y, beta, turn, rolls, ov[r, 0], catch, scratch)[1]
+    roll = np.zeros(7)
+    _roll_values_kernel(i, x, y, beta, top, turn, rolls, ov[r, 0], catch, scratch, roll)
+    m = x + i
+    bank = 1.0 - (ov[r, 0, y, m] if m < big_t else
+                  catch.value[y, min(m - y, catch.value.shape[1] - 1)])
+    return float(bank), roll

@@ -832,6 +832,13 @@ class OptimalWinSolution:
         if self.streak_values is None:
             raise UserError("lost turns in a row matter only under a farkle penalty; "
                             "use outcome()")
+        at = self._streak_state(my_total, opp_total, my_farkles, opp_farkles)
+        w, t = float(self.streak_win[at]), float(self.streak_tie[at])
+        return w, t, 1.0 - w - t
+
+    def _streak_state(self, my_total: int, opp_total: int, my_farkles: int,
+                      opp_farkles: int) -> tuple[int, int, int, int]:
+        """The index ``(s, r, x, y)`` of a state under the farkle penalty, checked."""
         floor = self.floor_points // POINT_UNIT
         idx = []
         for what, points in (("my total", my_total), ("opponent total", opp_total)):
@@ -845,25 +852,25 @@ class OptimalWinSolution:
             if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 0 <= n < k:
                 raise UserError(f"{what} (lost turns in a row) must be in 0..{k - 1}, "
                                 f"not {n!r}")
-        at = (my_farkles, opp_farkles, *idx)
-        w, t = float(self.streak_win[at]), float(self.streak_tie[at])
-        return w, t, 1.0 - w - t
+        return (int(my_farkles), int(opp_farkles), *idx)
 
-    def _require_turn_tables(self) -> None:
-        """Refuse the turn-level queries a penalty solution cannot answer."""
-        if self.streak_values is not None:
-            raise UserError(f"{self.policy}'s decisions under the farkle penalty (rules "
-                            f"'{self.rules}') are not available yet: the solve gives the "
-                            "values of every state (state_outcome), not its turn tables")
-
-    def _kernel_args(self) -> tuple[SetAsides, _Tables, Turn, Solved]:
-        self._require_turn_tables()
-        sa = set_asides(self.farkle_rules)
+    def last_round_tables(self) -> _Tables:
+        """The last round's tables of this solve (made once; the same with the penalty,
+        which a last turn cannot risk)."""
         tables = self._memo.get("last")
         if tables is None:
-            tables = _last_round(sa, self.farkle_rules, self.target // POINT_UNIT,
-                                 self.cap_tolerance)
+            tables = _last_round(set_asides(self.farkle_rules), self.farkle_rules,
+                                 self.target // POINT_UNIT, self.cap_tolerance)
             self._memo["last"] = tables
+        return tables
+
+    def _kernel_args(self) -> tuple[SetAsides, _Tables, Turn, Solved]:
+        """The turn DP's inputs of a solve without the penalty (whose states have the
+        lost-turn counts: :mod:`dicelab.farkle.penalty_game` answers for it)."""
+        if self.streak_values is not None:
+            raise AssertionError("a penalty solution's turns come from penalty_game")
+        sa = set_asides(self.farkle_rules)
+        tables = self.last_round_tables()
         if self.opponent is None:
             theirs = Solved(self.values, self.win_probability, self.tie_probability)
         else:
@@ -890,17 +897,29 @@ class OptimalWinSolution:
                      work, self.table_rows, False)
         return work.bk[:self.table_rows].copy()
 
-    def turn_values(self, my_total: int, opp_total: int, turn_points: int
-                    ) -> tuple[float, np.ndarray]:
+    def turn_values(self, my_total: int, opp_total: int, turn_points: int,
+                    my_farkles: int = 0, opp_farkles: int = 0) -> tuple[float, np.ndarray]:
         """(value of banking, value of rolling ``n`` dice for n = 1..6): this policy's
         P(win) + P(tie)/2 at a decision point of a turn started at (my, opp) totals, with
-        ``turn_points`` (points) set aside so far (index 0 of the roll values unused)."""
-        a, b = self._unit("my total", my_total), self._unit("opponent total", opp_total)
+        ``turn_points`` (points) set aside so far (index 0 of the roll values unused).
+        Under the farkle penalty the totals may be below zero and the lost turns in a row
+        of each player count (``my_farkles``, ``opp_farkles``)."""
         if isinstance(turn_points, bool) or not isinstance(turn_points, int | np.integer) \
                 or turn_points < POINT_UNIT or turn_points % POINT_UNIT:
             raise UserError(f"turn points must be a positive multiple of {POINT_UNIT}, not "
                             f"{turn_points!r}")
         i = int(turn_points) // POINT_UNIT
+        if self.streak_values is not None:
+            from dicelab.farkle import penalty_game
+
+            return penalty_game.turn_values(
+                set_asides(self.farkle_rules), self.farkle_rules, self.cap_tolerance,
+                self.streak_values, *self._streak_state(my_total, opp_total, my_farkles,
+                                                        opp_farkles),
+                i, self.opponent_streak_values, self.opponent_catch)
+        if my_farkles or opp_farkles:
+            raise UserError("lost turns in a row matter only under a farkle penalty")
+        a, b = self._unit("my total", my_total), self._unit("opponent total", opp_total)
         sa, tables, turn, solved = self._kernel_args()
         rows = max(self.table_rows, i + sa.max_points + 2) + sa.max_points + turn.t \
             + tables.d_eps + turn.hot_rows + 2

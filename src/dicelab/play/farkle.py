@@ -292,11 +292,12 @@ class FarkleGame(TurnGame):
             self.coach_note = notes[0] if self.coach_unit is None else \
                 f"the coach counts expected turn points ({notes[0]})"
 
-    def _coach_advice(self, unit: str, roll, tp: int, me: int, opp: int) -> FarkleAdvice:
+    def _coach_advice(self, unit: str, roll, tp: int, me: int, opp: int, my_farkles: int = 0,
+                      opp_farkles: int = 0) -> FarkleAdvice:
         if unit == "win":
             return advise(roll, turn_points=tp, me=me, opp=opp, target=self.target,
-                          rules=self.rules)
-        return advise(roll, turn_points=tp, rules=self.rules)
+                          rules=self.rules, my_farkles=my_farkles, opp_farkles=opp_farkles)
+        return advise(roll, turn_points=tp, rules=self.rules, my_farkles=my_farkles)
 
     # -- what the game knows
 
@@ -355,9 +356,11 @@ class FarkleGame(TurnGame):
             return None
         if self._advice is None:
             me, opp = self.totals[self.seat], self.best_opponent_total()
+            other = self.best_opponent_seat()
             try:
                 ranked = self._coach_advice(self.coach_unit, self.roll, self.turn_points, me,
-                                            opp)
+                                            opp, self.streaks[self.seat],
+                                            0 if other is None else self.streaks[other])
             except UserError as exc:  # a position the solvers do not take: no more advice
                 self.coach_unit, self.coach_note = None, str(exc)
                 return None
