@@ -277,6 +277,44 @@ def _contraction(changes: list[float]) -> float:
     return min(changes[-1] / changes[-2], 0.99)
 
 
+def evaluate_policy(sweep: Callable[[bool, bool], float], split: bool, sweep_tol: float,
+                    max_sweeps: int, what: str) -> list[float]:
+    """Sweep the kept turns (``sweep(False, split)``) until the values settle (well below
+    ``sweep_tol``); the changes of the sweeps."""
+    changes: list[float] = []
+    while len(changes) < max_sweeps:
+        changes.append(sweep(False, split))
+        if changes[-1] <= sweep_tol * _EVAL_MARGIN:
+            return changes
+    raise UserError(f"{what}: a policy's values did not settle in {max_sweeps} sweeps "
+                    f"(last change {changes[-1]:.2e})")
+
+
+def improve_policy(sweep: Callable[[bool, bool], float], sweep_tol: float, max_sweeps: int,
+                   progress: Callable[[float], None] | None, what: str
+                   ) -> tuple[list[float], float, int]:
+    """Policy iteration: an improvement sweep (``sweep(True, False)``), then the kept turns
+    evaluated, until an improvement sweep moves no value by more than ``sweep_tol``.
+    Returns (each improvement sweep's change, the largest observed contraction, the
+    evaluation sweeps run)."""
+    improve: list[float] = []
+    rho = 0.0
+    n_eval = 0
+    while True:
+        improve.append(sweep(True, False))
+        if progress is not None:
+            n = len(improve)
+            progress(0.95 * n / (n + 2))  # improvement sweeps: not known ahead
+        if improve[-1] <= sweep_tol:
+            return improve, rho, n_eval
+        if len(improve) >= max_sweeps:
+            raise UserError(f"{what}: the policy did not settle in {max_sweeps} sweeps (last "
+                            f"change {improve[-1]:.2e})")
+        changes = evaluate_policy(sweep, False, sweep_tol, max_sweeps, what)
+        n_eval += len(changes)
+        rho = max(rho, _contraction(changes))
+
+
 def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
                          progress: Callable[[float], None] | None = None,
                          floor_points: int | None = None,
@@ -317,32 +355,12 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
                           dist, ends, offs, rows_max, change, states, gap)
         return float(change.max())
 
-    def evaluate(split: bool) -> list[float]:
-        """Sweep the kept turns until the values settle (well below ``sweep_tol``)."""
-        changes: list[float] = []
-        while len(changes) < max_sweeps:
-            changes.append(sweep(False, split))
-            if changes[-1] <= sweep_tol * _EVAL_MARGIN:
-                return changes
-        raise UserError("optimal-win with the farkle penalty: a policy's values did not "
-                        f"settle in {max_sweeps} sweeps (last change {changes[-1]:.2e})")
+    what = "optimal-win with the farkle penalty"
 
-    improve: list[float] = []
-    rho = 0.0
-    n_eval = 0
-    while True:
-        improve.append(sweep(True))
-        if progress is not None:
-            n = len(improve)
-            progress(0.95 * n / (n + 2))  # improvement sweeps: not known ahead
-        if improve[-1] <= sweep_tol:
-            break
-        if len(improve) >= max_sweeps:
-            raise UserError("optimal-win with the farkle penalty: the policy did not settle "
-                            f"in {max_sweeps} sweeps (last change {improve[-1]:.2e})")
-        changes = evaluate(False)
-        n_eval += len(changes)
-        rho = max(rho, _contraction(changes))
+    def evaluate(split: bool) -> list[float]:
+        return evaluate_policy(sweep, split, sweep_tol, max_sweeps, what)
+
+    improve, rho, n_eval = improve_policy(sweep, sweep_tol, max_sweeps, progress, what)
     # the last policy's own values, with the outcome split
     first_to_bank = rules.ending_code == FIRST_TO_BANK
     final = evaluate(not first_to_bank)

@@ -34,10 +34,8 @@ import numpy as np
 from numba import njit, prange, uint64
 
 from dicelab import config
-from dicelab.errors import UserError
 from dicelab.farkle.head_to_head import Side, bank_sums
 from dicelab.farkle.penalty_game import (
-    _EVAL_MARGIN,
     K,
     _catch_at,
     _contraction,
@@ -45,6 +43,8 @@ from dicelab.farkle.penalty_game import (
     _scratch,
     _turn_back,
     _turn_ends,
+    evaluate_policy,
+    improve_policy,
     stacked,
 )
 from dicelab.farkle.rules import FIRST_TO_BANK, POINT_UNIT, FarkleRules, SetAsides
@@ -199,31 +199,12 @@ def solve_response_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
                             change, states, gap)
         return float(change.max())
 
-    def evaluate(split: bool) -> list[float]:
-        changes: list[float] = []
-        while len(changes) < max_sweeps:
-            changes.append(sweep(False, split))
-            if changes[-1] <= sweep_tol * _EVAL_MARGIN:
-                return changes
-        raise UserError("a best response with the farkle penalty: a policy's values did not "
-                        f"settle in {max_sweeps} sweeps (last change {changes[-1]:.2e})")
+    what = "a best response with the farkle penalty"
 
-    improve: list[float] = []
-    rho = 0.0
-    n_eval = 0
-    while True:
-        improve.append(sweep(True))
-        if progress is not None:
-            n = len(improve)
-            progress(0.95 * n / (n + 2))
-        if improve[-1] <= sweep_tol:
-            break
-        if len(improve) >= max_sweeps:
-            raise UserError("a best response with the farkle penalty: the policy did not "
-                            f"settle in {max_sweeps} sweeps (last change {improve[-1]:.2e})")
-        changes = evaluate(False)
-        n_eval += len(changes)
-        rho = max(rho, _contraction(changes))
+    def evaluate(split: bool) -> list[float]:
+        return evaluate_policy(sweep, split, sweep_tol, max_sweeps, what)
+
+    improve, rho, n_eval = improve_policy(sweep, sweep_tol, max_sweeps, progress, what)
     if ftb:  # no ties: P(win) is the value
         final = evaluate(False)
         mw[:], ow[:] = mv, ov
