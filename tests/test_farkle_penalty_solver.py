@@ -1,10 +1,11 @@
 """``optimal-win`` under the farkle penalty (dicelab.farkle.penalty_game): its turn endings,
-policy table, refusals, the golden 53.487% and the CLI; ``max-ev`` under the penalty against
-the plain relative value iteration. The plain-Python value iteration over every state
-(tests/naive_two_player: my total, the other's, both players' lost turns in a row, turn
-points, dice; every legal set-aside of every roll) under both endings, the floor below zero
-and max-ev simulated are in tests/test_farkle_penalty_solver_slow.py, so that with whole
-files per worker they run beside the golden solve."""
+policy table, refusals, the golden 53.487% and the CLI, also with hot dice must-roll;
+``max-ev`` under the penalty (and with must-roll) against the plain relative value
+iteration. The plain-Python value iteration over every state (tests/naive_two_player: my
+total, the other's, both players' lost turns in a row, turn points, dice; every legal
+set-aside of every roll) under both endings, the floor below zero and max-ev simulated are
+in tests/test_farkle_penalty_solver_slow.py, so that with whole files per worker they run
+beside the golden solve."""
 
 from __future__ import annotations
 
@@ -45,9 +46,6 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, f
         sol.state_outcome(-1050, 0)
     with pytest.raises(UserError, match="lost turns"):
         sol.state_outcome(0, 0, 3, 0)
-    must_roll = dataclasses.replace(PRESETS["facebook"], hot_dice="must-roll")
-    with pytest.raises(UserError, match="must-roll together with the farkle penalty"):
-        solve_optimal_win(must_roll, 600, use_cache=False)
     with pytest.raises(UserError, match="only under a farkle penalty"):
         plain.state_outcome(0, 0)
 
@@ -189,3 +187,23 @@ def test_cli_max_ev_under_facebook(capsys):
     assert abs(d["points_per_turn"] - d["points_per_turn_check"]) < 1e-9
     code, out, _ = run_cli(capsys, ["solve", "farkle", "-p", "max-ev", "--rules", "facebook"])
     assert code == 0 and "long-run points per turn" in out and "E(banked)" in out
+
+
+def test_max_ev_penalty_under_must_roll_matches_the_plain_reference():
+    """Hot dice must-roll with the penalty: six dice never bank, past the cap too (the
+    reference recurses up to 9,000 points); the rate and both biases as the plain relative
+    value iteration finds them, and the turn policies' exact distributions agree."""
+    rules = dataclasses.replace(load_rules("basic"), name="basic-must-roll",
+                                hot_dice="must-roll", farkle_penalty=500)
+    g, h1, h2 = naive_dp.max_ev_penalty_rate("basic", 500, 1000, must_roll=True, far=9000)
+    sol = turn_dp.solve_max_ev_penalty(rules, cap=1000)
+    assert sol.rate == pytest.approx(g, abs=1e-9)
+    np.testing.assert_allclose(sol.bias, [0.0, h1, h2], rtol=0, atol=1e-9)
+    assert sol.value_error < 1e-9 and sol.to_dict()["value_error"] == sol.value_error
+    assert sol.rate == pytest.approx(sol.rate_check, abs=1e-9)
+    for st in sol.streak:
+        assert not st.bank[:, 6].any() and st.value_error < 1e-9
+    # must-roll costs a little against may-bank, with the penalty too
+    may_bank = turn_dp.solve_max_ev_penalty(dataclasses.replace(rules, hot_dice="may-bank"),
+                                            cap=1000)
+    assert 0 < may_bank.rate - sol.rate < 5.0

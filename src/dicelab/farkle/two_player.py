@@ -1228,7 +1228,7 @@ def _penalty_table_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.nd
         return vv.shape[2] + 1
     t = vv.shape[2] - rules.penalty_floor()
     return _table_rows(penalty_game.cap_rows(sa, rules, tol, vv), sa,
-                       _last_round(sa, rules, t, tol), tol)
+                       _last_round(sa, rules, t, tol), tol, must_roll_rows(rules))
 
 
 def _penalty_solution(rules: FarkleRules, target: int, tol: float, sa: SetAsides,
