@@ -25,12 +25,27 @@ from dicelab.farkle import penalty_game, turn_dp
 from dicelab.farkle.rules import PRESETS, load_rules, set_asides
 from dicelab.farkle.two_player import _last_round, _turn, solve_optimal_win
 
+#: facebook with hot dice must-roll: six dice never bank, past the cap they roll on
+FACEBOOK_MUST_ROLL = dataclasses.replace(PRESETS["facebook"], name="facebook-must-roll",
+                                         hot_dice="must-roll")
+
 
 @pytest.fixture(scope="module")
 def facebook_600():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
         return solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
+
+
+@pytest.fixture(scope="module")
+def facebook_must_roll_600():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+        return solve_optimal_win(FACEBOOK_MUST_ROLL, 600, use_cache=False)
+
+
+BOTH = pytest.mark.parametrize("solved", ["facebook_600", "facebook_must_roll_600"],
+                               ids=["may-bank", "must-roll"])
 
 
 def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, facebook_600):
@@ -50,17 +65,21 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, f
         plain.state_outcome(0, 0)
 
 
-def test_each_turn_ends_once_and_its_ending_gives_its_value(facebook_600):
+@BOTH
+def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
     """The kept turn endings (the policy evaluation's data) are probability distributions
-    whose evaluation is the turn DP's value, at every state of a solve."""
-    rules = PRESETS["facebook"]
+    whose evaluation is the turn DP's value, at every state of a solve (under must-roll
+    too, where six dice roll on past the cap and the last rows' guess ends the turn)."""
+    sol = request.getfixturevalue(solved)
+    rules = sol.farkle_rules
     sa = set_asides(rules)
-    vv = facebook_600.streak_values
+    vv = sol.streak_values
     k, big_t = vv.shape[0], vv.shape[2]
     tables = _last_round(sa, rules, big_t, 1e-10)
     turn = _turn(sa, big_t, 1e-10, rules)
+    assert (turn.hot_rows > 0) == (rules.hot_dice == "must-roll")
     n_groups = int(sa.arrays().class_start[7] - sa.arrays().class_start[1])
-    rows = big_t + tables.d_eps + sa.max_points + 2
+    rows = big_t + tables.d_eps + turn.hot_rows + sa.max_points + 2
     scratch = penalty_game._scratch(rows, n_groups)
     worst = 0.0
     for s, r, x, y in np.ndindex(vv.shape):
@@ -81,21 +100,25 @@ def test_each_turn_ends_once_and_its_ending_gives_its_value(facebook_600):
     assert worst < 1e-10
 
 
+@BOTH
 @pytest.mark.parametrize(("s", "r", "a", "b"), [(0, 0, 20, 20), (2, 0, 20, 20),
                                                 (1, 2, 5, 31), (0, 1, 31, 0),
                                                 (2, 2, 0, 0), (1, 1, 12, 25)])
-def test_policy_table_plays_the_solved_policy(facebook_600, s, r, a, b):
+def test_policy_table_plays_the_solved_policy(request, solved, s, r, a, b):
     """The streak table, played in plain Python the way its docstring says, has the
     solved value at every kind of state (both counts, totals below zero, the floor)."""
-    sol = facebook_600
+    sol = request.getfixturevalue(solved)
+    must_roll = sol.farkle_rules.hot_dice == "must-roll"
     table = sol.policy_table()
     vv = sol.streak_values
     big_t = vv.shape[2]
     assert table.streaks == 3 and table.floor == 20
     # first to bank: rows up to the top index (past it every turn has banked the target)
     assert table.value.shape == (3, 3, big_t, big_t, big_t + 1, 7)
-    assert table.bank[..., -1, 1:].all()  # from P - 1 on it always banks
-    rolls = naive.roll_outcomes(PRESETS["facebook"])
+    # from P - 1 on it always banks, but six dice under must-roll, which never bank
+    assert table.bank[..., -1, 1:6].all()
+    assert table.bank[..., 6].any() != must_roll
+    rolls = naive.roll_outcomes(sol.farkle_rules)
     c, bx, by = (r, s + 1, a) if s < 2 else (r, 0, max(a - 10, 0))
 
     def bank_value(m):
@@ -106,7 +129,7 @@ def test_policy_table_plays_the_solved_policy(facebook_600, s, r, a, b):
                                       table.bank[0, 0, a, b])
     view = types.SimpleNamespace(value=table.value[s, r], bank=table.bank[s, r])
     played = naive.table_turn_value(view, a, b, bank_value, 1.0 - vv[c, bx, b, by], rolls,
-                                    floor=6)
+                                    floor=6, hot_rows=400 if must_roll else 0)
     assert played == pytest.approx(vv[s, r, a, b], abs=1e-7)
 
 
