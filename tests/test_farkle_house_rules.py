@@ -335,6 +335,16 @@ def test_fastest_under_must_roll_and_the_penalty_against_the_reference():
 
 
 @pytest.mark.slow
+def test_fastest_under_must_roll_and_the_penalty_simulated():
+    rules = dataclasses.replace(FACEBOOK, name="facebook-must-roll", hot_dice="must-roll")
+    sol = turn_dp.solve_fastest_penalty(rules, 3000)
+    assert not sol.bank[..., 6].any()
+    s = simulate_farkle([parse_policy("fastest")], games=40_000, seed=37, target=3000,
+                        rules=rules).seat(0)
+    assert abs(s.turns.mean - sol.expected_turns) < 4 * s.turns.se
+
+
+@pytest.mark.slow
 def test_fastest_under_facebook_simulated_and_shown(capsys):
     sol = turn_dp.solve_fastest_penalty(FACEBOOK, 3000)
     th = sol.bank_thresholds(0, 2)

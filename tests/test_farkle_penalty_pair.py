@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 
 import naive_farkle as nf
 import pytest
@@ -270,3 +271,10 @@ def test_optimal_win_under_must_roll_and_the_penalty_plays_its_value(tmp_path, c
     assert pair["second"]["win"] >= 1 - ow.p_win - 1e-9
     may_bank = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), 600)
     assert abs(may_bank.p_win - ow.p_win) > 1e-4
+    # the simulator plays the policy tables to the exact score (within 4 standard errors)
+    games = 60_000
+    res = simulate_farkle([parse_policy("optimal-win"), parse_policy("max-ev")], games=games,
+                          seed=41, target=600, rules=rules).seat(0)
+    score = (res.wins + 0.5 * res.ties) / games
+    se = math.sqrt(max((res.wins + 0.25 * res.ties) / games - score**2, 0.0) / games)
+    assert abs(score - pair["score"]) <= 4 * se, (score, pair["score"], se)

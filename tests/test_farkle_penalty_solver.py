@@ -44,8 +44,20 @@ def facebook_must_roll_600():
         return solve_optimal_win(FACEBOOK_MUST_ROLL, 600, use_cache=False)
 
 
-BOTH = pytest.mark.parametrize("solved", ["facebook_600", "facebook_must_roll_600"],
-                               ids=["may-bank", "must-roll"])
+@pytest.fixture(scope="module")
+def small_must_roll_300():
+    """facebook with must-roll, a penalty of 100, to 300, totals down to -200: fast."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+        rules = dataclasses.replace(FACEBOOK_MUST_ROLL, name="fb-small-must-roll",
+                                    farkle_penalty=100)
+        return solve_optimal_win(rules, 300, use_cache=False)
+
+
+#: the facebook solves to 600, with must-roll in the slow tier (its turns are longer)
+BOTH = pytest.mark.parametrize("solved", [
+    "facebook_600", pytest.param("facebook_must_roll_600", marks=pytest.mark.slow)],
+    ids=["may-bank", "must-roll"])
 
 
 def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, facebook_600):
@@ -65,7 +77,9 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, f
         plain.state_outcome(0, 0)
 
 
-@BOTH
+@pytest.mark.parametrize("solved", [
+    "facebook_600", pytest.param("facebook_must_roll_600", marks=pytest.mark.slow),
+    "small_must_roll_300"], ids=["may-bank", "must-roll", "small-must-roll"])
 def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
     """The kept turn endings (the policy evaluation's data) are probability distributions
     whose evaluation is the turn DP's value, at every state of a solve (under must-roll
@@ -82,11 +96,12 @@ def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
     rows = big_t + tables.d_eps + turn.hot_rows + sa.max_points + 2
     scratch = penalty_game._scratch(rows, n_groups)
     worst = 0.0
-    step = 3 if turn.hot_rows else 1  # must-roll's turns are longer: every third total
+    step = 3 if big_t > 20 and turn.hot_rows else 1  # must-roll's turns are longer
+    pen = rules.farkle_penalty // 50
     for s, r, x, y in np.ndindex(vv.shape):
         if x % step or y % step:
             continue
-        c, bx, by = (r, s + 1, x) if s < k - 1 else (r, 0, max(x - 10, 0))
+        c, bx, by = (r, s + 1, x) if s < k - 1 else (r, 0, max(x - pen, 0))
         beta = 1.0 - vv[c, bx, y, by]
         value, top = penalty_game._turn_back(x, y, beta, turn, sa.arrays(), vv[r, 0],
                                              tables.catch, scratch)
@@ -101,6 +116,25 @@ def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
         evaluated = ends[0] + ends[3] * beta + row @ (1.0 - vv[r, 0, y, x + 1:])
         worst = max(worst, abs(evaluated - value), abs(value - vv[s, r, x, y]))
     assert worst < 1e-10
+
+
+def _table_plays(sol, s, r, a, b):
+    """State (s, r, a, b)'s turn played from the streak table in plain Python the way its
+    docstring says (six dice followed 400 rows further under must-roll): its value."""
+    must_roll = sol.farkle_rules.hot_dice == "must-roll"
+    table = sol.policy_table()
+    vv = sol.streak_values
+    big_t = vv.shape[2]
+    rolls = naive.roll_outcomes(sol.farkle_rules)
+    pen = sol.farkle_rules.farkle_penalty // 50
+    c, bx, by = (r, s + 1, a) if s < 2 else (r, 0, max(a - pen, 0))
+
+    def bank_value(m):
+        return 1.0 - vv[r, 0, b, m] if m < big_t else 1.0
+
+    view = types.SimpleNamespace(value=table.value[s, r], bank=table.bank[s, r])
+    return naive.table_turn_value(view, a, b, bank_value, 1.0 - vv[c, bx, b, by], rolls,
+                                  floor=6, hot_rows=400 if must_roll else 0)
 
 
 @BOTH
@@ -121,19 +155,29 @@ def test_policy_table_plays_the_solved_policy(request, solved, s, r, a, b):
     # from P - 1 on it always banks, but six dice under must-roll, which never bank
     assert table.bank[..., -1, 1:6].all()
     assert table.bank[..., 6].any() != must_roll
-    rolls = naive.roll_outcomes(sol.farkle_rules)
-    c, bx, by = (r, s + 1, a) if s < 2 else (r, 0, max(a - 10, 0))
-
-    def bank_value(m):
-        return 1.0 - vv[r, 0, b, m] if m < big_t else 1.0
-
     if s == r == 0 and a >= 20 and b >= 20:  # the decisions shown by `dicelab policy`
         np.testing.assert_array_equal(sol.bank_decisions(50 * (a - 20), 50 * (b - 20)),
                                       table.bank[0, 0, a, b])
-    view = types.SimpleNamespace(value=table.value[s, r], bank=table.bank[s, r])
-    played = naive.table_turn_value(view, a, b, bank_value, 1.0 - vv[c, bx, b, by], rolls,
-                                    floor=6, hot_rows=400 if must_roll else 0)
-    assert played == pytest.approx(vv[s, r, a, b], abs=1e-7)
+    assert _table_plays(sol, s, r, a, b) == pytest.approx(vv[s, r, a, b], abs=1e-7)
+
+
+def test_must_roll_with_the_penalty_plays_its_policy_table(small_must_roll_300):
+    """Hot dice must-roll with the penalty (a small game): six dice never bank, past the
+    cap too; the table plays the solved value at every kind of state; must-roll changes
+    the game."""
+    sol = small_must_roll_300
+    vv = sol.streak_values
+    assert sol.tolerance < 1e-9 and sol.floor_points == 200 and vv.shape == (3, 3, 10, 10)
+    table = sol.policy_table()
+    assert not table.bank[..., 6].any() and table.bank[..., -1, 1:6].all()
+    np.testing.assert_array_equal(sol.bank_decisions(0, 0), table.bank[0, 0, 4, 4])
+    for s, r, a, b in [(0, 0, 4, 4), (2, 0, 4, 4), (1, 2, 0, 9), (2, 2, 0, 0), (0, 1, 9, 3)]:
+        assert _table_plays(sol, s, r, a, b) == pytest.approx(vv[s, r, a, b], abs=1e-7)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+        may_bank = solve_optimal_win(dataclasses.replace(sol.farkle_rules, hot_dice="may-bank"),
+                                     300, use_cache=False)
+    assert abs(may_bank.p_win - sol.p_win) > 1e-4
 
 
 @pytest.mark.slow
