@@ -150,8 +150,12 @@ def roll_distribution(n: int) -> dict[tuple[int, ...], float]:
 # --------------------------------------------------------------------------- exact values
 
 
-def threshold_turn_distribution(t: FarkleRules, threshold: int) -> dict[int, float]:
-    """Exact distribution of the banked points of one threshold-T turn (0 = bust)."""
+def threshold_turn_distribution(t: FarkleRules, threshold: int,
+                                chain_to: int = 8000) -> dict[int, float]:
+    """Exact distribution of the banked points of one threshold-T turn (0 = bust). Under
+    hot dice must-roll a turn's chain of hot dice has no end: it is followed up to
+    ``chain_to`` turn points, what still rolls there counted as a bust (each hot dice adds
+    at least 300 points, so that many hot dice in a row: a chance far below 1e-12)."""
     dists = {n: roll_distribution(n) for n in range(1, 7)}
     scored = {n: {r: all_scoring(t, r) for r in dists[n]} for n in range(1, 7)}
 
@@ -167,6 +171,8 @@ def threshold_turn_distribution(t: FarkleRules, threshold: int) -> dict[int, flo
             n2 = n - k or 6
             if tp2 >= threshold and may_bank(t, tp2, n2):
                 out[tp2] += p
+            elif tp2 >= chain_to:
+                out[0] += p
             else:
                 for v, q in from_state(tp2, n2):
                     out[v] += p * q

@@ -264,16 +264,18 @@ def max_ev_roll_value(rules: str, cap: int, states: dict[tuple[int, int], float]
                if (opts := options(rules, faces, True)))
 
 
-def max_ev_penalty_rate(rules: str, penalty: int, cap: int, sweeps: int = 200
-                        ) -> tuple[float, float, float]:
+def max_ev_penalty_rate(rules: str, penalty: int, cap: int, sweeps: int = 200,
+                        must_roll: bool = False, far: int = 0) -> tuple[float, float, float]:
     """(g, h1, h2): the long-run points per turn of the best turn policy per run of lost
     turns s = 0, 1, 2 when the third lost turn in a row costs ``penalty``, by plain
     relative value iteration on ``g + h[s] = max E[banked] + P(bust) beta[s]``
-    (``beta = h1, h2, -penalty``, ``h0 = 0``), every distinct set-aside tried."""
+    (``beta = h1, h2, -penalty``, ``h0 = 0``), every distinct set-aside tried.
+    ``must_roll``, ``far``: as in :func:`max_ev_values` (no bank with six dice to roll)."""
     old = (0.0, 0.0, 0.0)
     for _ in range(sweeps):
         h1, h2 = old[1], old[2]
-        e = [max_ev_values(rules, cap, every=True, bust=beta)[(0, 6)]
+        e = [max_ev_values(rules, cap, every=True, bust=beta, must_roll=must_roll,
+                           far=far)[(0, 6)]
              for beta in (h1, h2, -penalty)]
         new = (e[0], e[1] - e[0], e[2] - e[0])
         if max(abs(x - y) for x, y in zip(new, old, strict=True)) < 1e-11:
@@ -283,11 +285,15 @@ def max_ev_penalty_rate(rules: str, penalty: int, cap: int, sweeps: int = 200
 
 
 def fastest_turns_penalty(rules: str, target: int, penalty: int, floor: int,
-                          min_bank: int = 0, sweeps: int = 1000) -> dict[tuple[int, int], float]:
+                          min_bank: int = 0, sweeps: int = 1000, must_roll: bool = False,
+                          far: int = 0) -> dict[tuple[int, int], float]:
     """Expected turns to reach ``target`` solitaire under the best policy when the third
     lost turn in a row costs ``penalty`` points: ``{(lost in a row, total): turns}`` for
     totals from ``-floor`` (where a penalty stops) to the target, by plain Gauss-Seidel
-    value iteration over every state and every legal set-aside."""
+    value iteration over every state and every legal set-aside. ``must_roll``: no bank
+    with six dice to roll; six dice at ``far`` turn points or more cost what a lost turn
+    costs (a truncation)."""
+    assert not must_roll or far > target + floor
     totals = range(-floor, target, 50)
     turns = {(s, m): 0.0 for m in totals for s in range(3)}
     for _ in range(sweeps):
@@ -296,7 +302,9 @@ def fastest_turns_penalty(rules: str, target: int, penalty: int, floor: int,
             beta = turns[(s + 1, m) if s < 2 else (0, max(m - penalty, -floor))]
 
             @functools.cache
-            def cost(tp: int, n: int, m=m) -> float:
+            def cost(tp: int, n: int, m=m, beta=beta) -> float:
+                if must_roll and n == 6:
+                    return beta if tp >= far else roll_cost(tp, n)
                 if tp == 0 or tp < min_bank:
                     return roll_cost(tp, n)
                 if m + tp >= target:

@@ -291,27 +291,36 @@ def solve(rules, target: int, cap: int | None = None, sweeps: int = 5000,
 
 
 def table_turn_value(table, a: int, b: int, bank_value, beta: float, rolls,
-                     floor: int = 1) -> float:
+                     floor: int = 1, hot_rows: int = 0) -> float:
     """Exact value of one turn from (a, b) played the way PolicyTable's docstring says,
     banking only from ``floor`` units of turn points on (the minimum to bank).
 
     ``bank_value(m)``: value of banking at total ``m`` (units); ``beta``: value of a bust.
     Set-aside: the option whose (clamped) table entry is highest, ties to more points,
     then more dice; then ``bank`` decides. Computed bottom-up over turn points.
+    ``hot_rows`` (hot dice must-roll, where the table never banks six dice): turn points
+    are followed that many rows further; six dice past them count as a loss (0), a
+    truncation.
     """
     n_p = table.value.shape[2]
     max_s = max(s for n in rolls for _, o in rolls[n] for s, _ in o)
     vals: dict[tuple[int, int], float] = {}
+    last = n_p + max_s + hot_rows
+
+    def state(tp: int, n: int) -> float:
+        if tp <= last:
+            return vals[(tp, n)]
+        return 0.0 if n == 6 else bank_value(a + tp)  # past the rows followed
 
     def roll(tp: int, n: int) -> float:
         total = (1.0 - sum(p for p, _ in rolls[n])) * beta
         for p, opts in rolls[n]:
             s, nn = max(opts, key=lambda o: (table.value[a, b, min(tp + o[0], n_p - 1), o[1]],
                                              o[0], o[1]))
-            total += p * vals[(tp + s, nn)]
+            total += p * state(tp + s, nn)
         return total
 
-    for tp in range(n_p + max_s, 0, -1):
+    for tp in range(last, 0, -1):
         for n in range(1, 7):
             if table.bank[a, b, min(tp, n_p - 1), n] and tp >= floor:
                 vals[(tp, n)] = bank_value(a + tp)

@@ -7,6 +7,7 @@ not model."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 
 import naive_farkle as nf
@@ -28,7 +29,6 @@ from dicelab.farkle.rules import (
     setaside_points,
 )
 from dicelab.farkle.simulate import simulate_farkle
-from dicelab.farkle.two_player import solve_optimal_win
 from dicelab.registry import parse_policy
 
 DEFAULT = PRESETS["default"]
@@ -280,21 +280,20 @@ def test_turn_solvers_refuse_what_they_do_not_model(rules):
 
 
 @pytest.mark.parametrize("rules", [PENALTY, ALL])
-def test_two_player_solvers_refuse_what_they_do_not_model(rules):
-    if rules.hot_dice == "must-roll":  # optimal-win models the penalty, not with must-roll
-        with pytest.raises(UserError, match="must-roll together with the farkle penalty"):
-            solve_optimal_win(rules, 1000)
-    # the exact head to head plays every house rule
+def test_the_exact_head_to_head_plays_every_house_rule(rules):
     p = exact_pair("threshold-300", "ai", rules=rules, target=1000, use_cache=False)
     assert 0.0 < p.score < 1.0 and 0.0 < p.tolerance < 1e-9
 
 
-def test_cli_refuses_an_unmodelled_solve_in_one_line(tmp_path, capsys):
-    both = tmp_path / "both.toml"  # fastest models the penalty, not with must-roll
+def test_cli_solves_fastest_under_must_roll_and_the_penalty(tmp_path, capsys):
+    both = tmp_path / "both.toml"  # fastest models must-roll with the penalty
     both.write_text('hot-dice = "must-roll"\nfarkle-penalty = 500\n')
-    code, _, err = run_cli(capsys, ["solve", "farkle", "-p", "fastest", "--rules",
-                                    str(both)])
-    assert code == 2 and err.count("\n") == 1 and "must-roll" in err, err
+    code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "fastest", "--rules",
+                                      str(both), "--target", "1000", "--json"])
+    assert code == 0, err
+    rules = load_rules(str(both))
+    assert json.loads(out)["expected_turns"] == pytest.approx(
+        turn_dp.solve_fastest_penalty(rules, 1000).expected_turns, rel=1e-12)
 
 
 @pytest.mark.slow
@@ -310,6 +309,33 @@ def test_fastest_under_the_penalty_against_the_reference():
         assert sol.expected_turns_from(m, s) == pytest.approx(v, rel=1e-12), (s, m)
     assert sol.expected_turns > turn_dp.solve_fastest(
         dataclasses.replace(rules, farkle_penalty=0), 500).expected_turns
+
+
+def test_fastest_under_must_roll_and_the_penalty_against_the_reference():
+    """Six dice never bank, past the target too (a bust there is a lost turn, toward the
+    penalty): every state against the plain value iteration, six dice followed up to
+    1,500 turn points."""
+    rules = dataclasses.replace(PRESETS["basic"], name="b-pen-mr", hot_dice="must-roll",
+                                farkle_penalty=100)
+    sol = turn_dp.solve_fastest_penalty(rules, 300, floor_points=200)
+    ref = nd.fastest_turns_penalty("basic", 300, 100, 200, must_roll=True, far=1500)
+    assert sol.turns.shape == (3, 11)
+    for (s, m), v in ref.items():
+        assert sol.expected_turns_from(m, s) == pytest.approx(v, rel=1e-12), (s, m)
+    assert not sol.bank[..., 6].any()
+    may_bank = turn_dp.solve_fastest_penalty(dataclasses.replace(rules, hot_dice="may-bank"),
+                                             300, floor_points=200)
+    assert sol.expected_turns > may_bank.expected_turns
+
+
+@pytest.mark.slow
+def test_fastest_under_must_roll_and_the_penalty_simulated():
+    rules = dataclasses.replace(FACEBOOK, name="facebook-must-roll", hot_dice="must-roll")
+    sol = turn_dp.solve_fastest_penalty(rules, 3000)
+    assert not sol.bank[..., 6].any()
+    s = simulate_farkle([parse_policy("fastest")], games=40_000, seed=37, target=3000,
+                        rules=rules).seat(0)
+    assert abs(s.turns.mean - sol.expected_turns) < 4 * s.turns.se
 
 
 @pytest.mark.slow

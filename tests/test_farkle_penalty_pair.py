@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 
 import naive_farkle as nf
 import pytest
@@ -237,3 +238,36 @@ def test_the_tuner_scores_exactly_under_the_penalty(capsys):
     assert d["method"] == "exact" and d["rules"] == "facebook"
     exact = exact_pair(d["best"], "ai", rules=FACEBOOK, target=1500)
     assert d["best_score"] == pytest.approx(exact.score, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_optimal_win_under_must_roll_and_the_penalty_plays_its_value(tmp_path, capsys):
+    """facebook with hot dice must-roll at 600: optimal-win's policy table against itself
+    gives its self-play value exactly, and max-ev does no better against it in either
+    seat (``dicelab compare --exact``, a rules file)."""
+    path = tmp_path / "facebook-must-roll.toml"
+    path.write_text('base = "facebook"\nhot-dice = "must-roll"\n')
+    rules = load_rules(str(path))
+    assert rules.hot_dice == "must-roll" and rules.farkle_penalty == 500
+    ow = solve_optimal_win(rules, 600)
+    self_play = exact_pair("optimal-win", "optimal-win", rules=rules, target=600)
+    assert self_play.first.win == pytest.approx(ow.p_win, abs=1e-9)
+    assert self_play.second.win == pytest.approx(1 - ow.p_win, abs=1e-9)
+    code, out, err = run_cli(capsys, ["compare", "optimal-win", "max-ev", "--exact",
+                                      "--rules", str(path), "--target", "600", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    pair = d["pairs"][0]
+    assert d["method"] == "exact" and pair["tolerance"] < 1e-9
+    assert pair["policy"] == "optimal-win" and pair["score"] > 0.5
+    assert pair["first"]["win"] >= ow.p_win - 1e-9
+    assert pair["second"]["win"] >= 1 - ow.p_win - 1e-9
+    may_bank = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), 600)
+    assert abs(may_bank.p_win - ow.p_win) > 1e-4
+    # the simulator plays the policy tables to the exact score (within 4 standard errors)
+    games = 60_000
+    res = simulate_farkle([parse_policy("optimal-win"), parse_policy("max-ev")], games=games,
+                          seed=41, target=600, rules=rules).seat(0)
+    score = (res.wins + 0.5 * res.ties) / games
+    se = math.sqrt(max((res.wins + 0.25 * res.ties) / games - score**2, 0.0) / games)
+    assert abs(score - pair["score"]) <= 4 * se, (score, pair["score"], se)

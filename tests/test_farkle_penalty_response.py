@@ -47,6 +47,32 @@ def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch)
     assert br.tolerance < 1e-9
 
 
+def test_best_response_under_must_roll_matches_plain_value_iteration(monkeypatch):
+    """Hot dice must-roll with the penalty: six dice never bank (past the cap too), the
+    opponent's turns too; mine and the opponent's values at every state against the plain
+    value iteration (its hot-dice chain followed 50 rows further), and the policy table
+    played by the exact head to head in both seats."""
+    monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+    rules = dataclasses.replace(FACEBOOK_SMALL, name="fb-small-must-roll",
+                                hot_dice="must-roll")
+    target = 300
+    ref = naive.solve(rules, target, None, floor=4, hot_rows=50,
+                      opponent=nf.threshold_turn_distribution(rules, 350))
+    br = solve_best_response(rules, target, "threshold-350", use_cache=False)
+    assert br.tolerance < 1e-6
+    np.testing.assert_allclose(br.streak_values, ref.value, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(br.opponent_streak_values, ref.opponent[0], rtol=0, atol=1e-7)
+    table = br.policy_table()
+    assert not table.bank[..., 6].any()
+    played = exact_pair(table, "threshold-350", rules=rules, target=target, use_cache=False)
+    assert played.first.win == pytest.approx(br.p_win, abs=1e-6)
+    assert played.second.win == pytest.approx(br.second_outcome[0], abs=1e-6)
+    free = solve_best_response(dataclasses.replace(rules, hot_dice="may-bank"), target,
+                               "threshold-350", use_cache=False)
+    assert abs(free.p_win - br.p_win) > 1e-4  # must-roll changes the game
+
+
 @pytest.mark.parametrize(("rules", "target", "opponent"),
                          [(FACEBOOK, 600, "threshold-300"), (LAST_ROUND, 400, "max-ev")],
                          ids=["facebook", "last-round"])

@@ -1,10 +1,11 @@
 """``optimal-win`` under the farkle penalty (dicelab.farkle.penalty_game): its turn endings,
-policy table, refusals, the golden 53.487% and the CLI; ``max-ev`` under the penalty against
-the plain relative value iteration. The plain-Python value iteration over every state
-(tests/naive_two_player: my total, the other's, both players' lost turns in a row, turn
-points, dice; every legal set-aside of every roll) under both endings, the floor below zero
-and max-ev simulated are in tests/test_farkle_penalty_solver_slow.py, so that with whole
-files per worker they run beside the golden solve."""
+policy table, refusals, the golden 53.487% and the CLI, also with hot dice must-roll;
+``max-ev`` under the penalty (and with must-roll) against the plain relative value
+iteration. The plain-Python value iteration over every state (tests/naive_two_player: my
+total, the other's, both players' lost turns in a row, turn points, dice; every legal
+set-aside of every roll) under both endings, the floor below zero and max-ev simulated are
+in tests/test_farkle_penalty_solver_slow.py, so that with whole files per worker they run
+beside the golden solve."""
 
 from __future__ import annotations
 
@@ -24,12 +25,39 @@ from dicelab.farkle import penalty_game, turn_dp
 from dicelab.farkle.rules import PRESETS, load_rules, set_asides
 from dicelab.farkle.two_player import _last_round, _turn, solve_optimal_win
 
+#: facebook with hot dice must-roll: six dice never bank, past the cap they roll on
+FACEBOOK_MUST_ROLL = dataclasses.replace(PRESETS["facebook"], name="facebook-must-roll",
+                                         hot_dice="must-roll")
+
 
 @pytest.fixture(scope="module")
 def facebook_600():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
         return solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
+
+
+@pytest.fixture(scope="module")
+def facebook_must_roll_600():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+        return solve_optimal_win(FACEBOOK_MUST_ROLL, 600, use_cache=False)
+
+
+@pytest.fixture(scope="module")
+def small_must_roll_300():
+    """facebook with must-roll, a penalty of 100, to 300, totals down to -200: fast."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+        rules = dataclasses.replace(FACEBOOK_MUST_ROLL, name="fb-small-must-roll",
+                                    farkle_penalty=100)
+        return solve_optimal_win(rules, 300, use_cache=False)
+
+
+#: the facebook solves to 600, with must-roll in the slow tier (its turns are longer)
+BOTH = pytest.mark.parametrize("solved", [
+    "facebook_600", pytest.param("facebook_must_roll_600", marks=pytest.mark.slow)],
+    ids=["may-bank", "must-roll"])
 
 
 def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, facebook_600):
@@ -45,28 +73,35 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, f
         sol.state_outcome(-1050, 0)
     with pytest.raises(UserError, match="lost turns"):
         sol.state_outcome(0, 0, 3, 0)
-    must_roll = dataclasses.replace(PRESETS["facebook"], hot_dice="must-roll")
-    with pytest.raises(UserError, match="must-roll together with the farkle penalty"):
-        solve_optimal_win(must_roll, 600, use_cache=False)
     with pytest.raises(UserError, match="only under a farkle penalty"):
         plain.state_outcome(0, 0)
 
 
-def test_each_turn_ends_once_and_its_ending_gives_its_value(facebook_600):
+@pytest.mark.parametrize("solved", [
+    "facebook_600", pytest.param("facebook_must_roll_600", marks=pytest.mark.slow),
+    "small_must_roll_300"], ids=["may-bank", "must-roll", "small-must-roll"])
+def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
     """The kept turn endings (the policy evaluation's data) are probability distributions
-    whose evaluation is the turn DP's value, at every state of a solve."""
-    rules = PRESETS["facebook"]
+    whose evaluation is the turn DP's value, at every state of a solve (under must-roll
+    too, where six dice roll on past the cap and the last rows' guess ends the turn)."""
+    sol = request.getfixturevalue(solved)
+    rules = sol.farkle_rules
     sa = set_asides(rules)
-    vv = facebook_600.streak_values
+    vv = sol.streak_values
     k, big_t = vv.shape[0], vv.shape[2]
     tables = _last_round(sa, rules, big_t, 1e-10)
     turn = _turn(sa, big_t, 1e-10, rules)
+    assert (turn.hot_rows > 0) == (rules.hot_dice == "must-roll")
     n_groups = int(sa.arrays().class_start[7] - sa.arrays().class_start[1])
-    rows = big_t + tables.d_eps + sa.max_points + 2
+    rows = big_t + tables.d_eps + turn.hot_rows + sa.max_points + 2
     scratch = penalty_game._scratch(rows, n_groups)
     worst = 0.0
+    step = 3 if big_t > 20 and turn.hot_rows else 1  # must-roll's turns are longer
+    pen = rules.farkle_penalty // 50
     for s, r, x, y in np.ndindex(vv.shape):
-        c, bx, by = (r, s + 1, x) if s < k - 1 else (r, 0, max(x - 10, 0))
+        if x % step or y % step:
+            continue
+        c, bx, by = (r, s + 1, x) if s < k - 1 else (r, 0, max(x - pen, 0))
         beta = 1.0 - vv[c, bx, y, by]
         value, top = penalty_game._turn_back(x, y, beta, turn, sa.arrays(), vv[r, 0],
                                              tables.catch, scratch)
@@ -83,33 +118,66 @@ def test_each_turn_ends_once_and_its_ending_gives_its_value(facebook_600):
     assert worst < 1e-10
 
 
+def _table_plays(sol, s, r, a, b):
+    """State (s, r, a, b)'s turn played from the streak table in plain Python the way its
+    docstring says (six dice followed 400 rows further under must-roll): its value."""
+    must_roll = sol.farkle_rules.hot_dice == "must-roll"
+    table = sol.policy_table()
+    vv = sol.streak_values
+    big_t = vv.shape[2]
+    rolls = naive.roll_outcomes(sol.farkle_rules)
+    pen = sol.farkle_rules.farkle_penalty // 50
+    c, bx, by = (r, s + 1, a) if s < 2 else (r, 0, max(a - pen, 0))
+
+    def bank_value(m):
+        return 1.0 - vv[r, 0, b, m] if m < big_t else 1.0
+
+    view = types.SimpleNamespace(value=table.value[s, r], bank=table.bank[s, r])
+    return naive.table_turn_value(view, a, b, bank_value, 1.0 - vv[c, bx, b, by], rolls,
+                                  floor=6, hot_rows=400 if must_roll else 0)
+
+
+@BOTH
 @pytest.mark.parametrize(("s", "r", "a", "b"), [(0, 0, 20, 20), (2, 0, 20, 20),
                                                 (1, 2, 5, 31), (0, 1, 31, 0),
                                                 (2, 2, 0, 0), (1, 1, 12, 25)])
-def test_policy_table_plays_the_solved_policy(facebook_600, s, r, a, b):
+def test_policy_table_plays_the_solved_policy(request, solved, s, r, a, b):
     """The streak table, played in plain Python the way its docstring says, has the
     solved value at every kind of state (both counts, totals below zero, the floor)."""
-    sol = facebook_600
+    sol = request.getfixturevalue(solved)
+    must_roll = sol.farkle_rules.hot_dice == "must-roll"
     table = sol.policy_table()
     vv = sol.streak_values
     big_t = vv.shape[2]
     assert table.streaks == 3 and table.floor == 20
     # first to bank: rows up to the top index (past it every turn has banked the target)
     assert table.value.shape == (3, 3, big_t, big_t, big_t + 1, 7)
-    assert table.bank[..., -1, 1:].all()  # from P - 1 on it always banks
-    rolls = naive.roll_outcomes(PRESETS["facebook"])
-    c, bx, by = (r, s + 1, a) if s < 2 else (r, 0, max(a - 10, 0))
-
-    def bank_value(m):
-        return 1.0 - vv[r, 0, b, m] if m < big_t else 1.0
-
+    # from P - 1 on it always banks, but six dice under must-roll, which never bank
+    assert table.bank[..., -1, 1:6].all()
+    assert table.bank[..., 6].any() != must_roll
     if s == r == 0 and a >= 20 and b >= 20:  # the decisions shown by `dicelab policy`
         np.testing.assert_array_equal(sol.bank_decisions(50 * (a - 20), 50 * (b - 20)),
                                       table.bank[0, 0, a, b])
-    view = types.SimpleNamespace(value=table.value[s, r], bank=table.bank[s, r])
-    played = naive.table_turn_value(view, a, b, bank_value, 1.0 - vv[c, bx, b, by], rolls,
-                                    floor=6)
-    assert played == pytest.approx(vv[s, r, a, b], abs=1e-7)
+    assert _table_plays(sol, s, r, a, b) == pytest.approx(vv[s, r, a, b], abs=1e-7)
+
+
+def test_must_roll_with_the_penalty_plays_its_policy_table(small_must_roll_300):
+    """Hot dice must-roll with the penalty (a small game): six dice never bank, past the
+    cap too; the table plays the solved value at every kind of state; must-roll changes
+    the game."""
+    sol = small_must_roll_300
+    vv = sol.streak_values
+    assert sol.tolerance < 1e-9 and sol.floor_points == 200 and vv.shape == (3, 3, 10, 10)
+    table = sol.policy_table()
+    assert not table.bank[..., 6].any() and table.bank[..., -1, 1:6].all()
+    np.testing.assert_array_equal(sol.bank_decisions(0, 0), table.bank[0, 0, 4, 4])
+    for s, r, a, b in [(0, 0, 4, 4), (2, 0, 4, 4), (1, 2, 0, 9), (2, 2, 0, 0), (0, 1, 9, 3)]:
+        assert _table_plays(sol, s, r, a, b) == pytest.approx(vv[s, r, a, b], abs=1e-7)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+        may_bank = solve_optimal_win(dataclasses.replace(sol.farkle_rules, hot_dice="may-bank"),
+                                     300, use_cache=False)
+    assert abs(may_bank.p_win - sol.p_win) > 1e-4
 
 
 @pytest.mark.slow
@@ -189,3 +257,24 @@ def test_cli_max_ev_under_facebook(capsys):
     assert abs(d["points_per_turn"] - d["points_per_turn_check"]) < 1e-9
     code, out, _ = run_cli(capsys, ["solve", "farkle", "-p", "max-ev", "--rules", "facebook"])
     assert code == 0 and "long-run points per turn" in out and "E(banked)" in out
+
+
+def test_max_ev_penalty_under_must_roll_matches_the_plain_reference():
+    """Hot dice must-roll with the penalty: six dice never bank, past the cap too (the
+    reference recurses up to 9,000 points); the rate and both biases as the plain relative
+    value iteration finds them, and the turn policies' exact distributions agree."""
+    rules = dataclasses.replace(load_rules("basic"), name="basic-must-roll",
+                                hot_dice="must-roll", farkle_penalty=500)
+    g, h1, h2 = naive_dp.max_ev_penalty_rate("basic", 500, 1000, must_roll=True, far=9000)
+    sol = turn_dp.solve_max_ev_penalty(rules, cap=1000)
+    assert sol.rate == pytest.approx(g, abs=1e-9)
+    np.testing.assert_allclose(sol.bias, [0.0, h1, h2], rtol=0, atol=1e-9)
+    assert sol.value_error < 1e-9 and sol.to_dict()["value_error"] == sol.value_error
+    assert sol.rate == pytest.approx(sol.rate_check, abs=1e-9)
+    for st in sol.streak:
+        assert not st.bank[:, 6].any() and st.value_error < 1e-9
+    # must-roll costs a little against may-bank, with the penalty too
+    # past the cap six dice roll on rather than bank: the rule changes the rate
+    may_bank = turn_dp.solve_max_ev_penalty(dataclasses.replace(rules, hot_dice="may-bank"),
+                                            cap=1000)
+    assert abs(may_bank.rate - sol.rate) > 1.0

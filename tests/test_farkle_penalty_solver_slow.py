@@ -25,7 +25,9 @@ FACEBOOK_SMALL = dataclasses.replace(PRESETS["facebook"], name="fb-small", farkl
 #: a tiny table under the last round, with a penalty
 SMALL_LAST_ROUND = dataclasses.replace(_small_table("ones-fives", five=50, three_ones=300),
                                        farkle_penalty=100)
-
+#: hot dice must-roll with the penalty: six dice never bank, past the cap they roll on
+FACEBOOK_SMALL_MUST_ROLL = dataclasses.replace(FACEBOOK_SMALL, name="fb-small-must-roll",
+                                               hot_dice="must-roll")
 
 
 @pytest.fixture
@@ -36,13 +38,16 @@ def tight(monkeypatch):
 
 
 @pytest.mark.parametrize(("rules", "target"), [(FACEBOOK_SMALL, 300),
-                                               (SMALL_LAST_ROUND, 200)],
-                         ids=["facebook-first-to-bank", "small-last-round"])
+                                               (SMALL_LAST_ROUND, 200),
+                                               (FACEBOOK_SMALL_MUST_ROLL, 300)],
+                         ids=["facebook-first-to-bank", "small-last-round",
+                              "facebook-must-roll"])
 @pytest.mark.slow
 def test_penalty_matches_naive_value_iteration_at_every_state(tight, rules, target):
     cap = None if rules.ending == "first-to-bank" else naive_cap(rules, 1e-12)
     floor = 200 // 50
-    ref = naive.solve(rules, target, cap, floor=floor)
+    # must-roll: the reference's six dice roll 100 rows past its cap (5,000 points)
+    ref = naive.solve(rules, target, cap, floor=floor, hot_rows=100)
     sol = solve_optimal_win(rules, target, tol=1e-12, use_cache=False)
     assert sol.floor_points == 200
     assert sol.sweeps >= 2

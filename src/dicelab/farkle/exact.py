@@ -92,7 +92,10 @@ def max_ev_table(rules: FarkleRules) -> PolicyTable:
 
 def _max_ev_penalty_table(rules: FarkleRules) -> PolicyTable:
     sol = turn_dp.solve_max_ev_penalty(rules)
-    p = max(_rows_needed(st.bank, set_asides(rules).max_points) for st in sol.streak)
+    if rules.hot_dice == "must-roll":  # six dice roll at every row: keep all it solved
+        p = sol.streak[0].bank.shape[0]
+    else:
+        p = max(_rows_needed(st.bank, set_asides(rules).max_points) for st in sol.streak)
     value = np.stack([st.value[:p] for st in sol.streak]).astype(np.float32)
     bank = np.stack([st.bank[:p] for st in sol.streak])
     k = len(sol.streak)

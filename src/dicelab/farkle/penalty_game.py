@@ -51,6 +51,7 @@ from dicelab import config
 from dicelab.errors import UserError
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
+    HOT_DICE,
     PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
@@ -99,29 +100,57 @@ def _lost_turn(s, r, x, pen):
     return r, 0, max(x - pen, 0)
 
 
+@njit(inline="always")
+def _rows_of(top, turn):
+    """Rows a turn DP with cap row ``top`` computes (see :func:`_turn_rows`)."""
+    return top + turn.hot_rows + turn.max_s
+
+
 @njit(cache=True)
 def _turn_back(a, b, beta, turn, rolls, bank, catch, scratch):
     """The optimal turn from ``(a, b)`` with bust value ``beta``: the turn DP of
-    :func:`dicelab.farkle.two_player._turn_kernel` (same caps, same bank values, may-bank
-    hot dice), keeping in ``scratch`` the values ``v``, the bank decisions ``bk`` (rows
-    from the cap ``top`` on bank) and the chosen set-asides ``choice``. ``bank[y, m]``:
-    the other's value after a bank at ``m < t``. Returns (value, top)."""
+    :func:`dicelab.farkle.two_player._turn_kernel` (same caps, same bank values, hot dice
+    may-bank or must-roll), keeping in ``scratch`` the values ``v``, the bank decisions
+    ``bk`` (rows from the cap ``top`` on bank, but six dice under must-roll) and the chosen
+    set-asides ``choice``. ``bank[y, m]``: the other's value after a bank at ``m < t``.
+    Returns (value, top)."""
+    return _turn_rows(a, b, beta, turn, rolls, bank, catch, scratch, 0)
+
+
+@njit(cache=True)
+def _turn_rows(a, b, beta, turn, rolls, bank, catch, scratch, fill_to):
+    """:func:`_turn_back` with rows filled up to ``fill_to`` at least (a policy table's).
+
+    Rows are computed up to ``top + max_s`` (may-bank) or ``top + hot_rows + max_s``
+    (must-roll, :func:`_rows_of`). Under must-roll, six dice past the cap roll on while a
+    roll stays inside the rows; at the last ``max_s`` rows their value is the guess of
+    ``_turn_kernel``: a bank with the chance ``hot_bank`` (a set-aside that leaves fewer
+    dice), a lost turn with ``bust[6]``, the rest (hot dice again) counted as lost for the
+    mover."""
     v, bk, choice, _reach = scratch
-    t, max_s, oflat = turn.t, turn.max_s, turn.oflat
+    t, max_s, oflat, hot_rows = turn.t, turn.max_s, turn.oflat, turn.hot_rows
     c_val = catch.value
     width = c_val.shape[1]
     n_groups = rolls.class_start[7] - rolls.class_start[1]
     top = _cap_row(a, b, beta, turn, rolls, catch.cap)[0]
-    for i in range(top + max_s - 1, 0, -1):
+    rows = max(_rows_of(top, turn), fill_to)
+    for i in range(rows - 1, 0, -1):
         m = a + i
         bv = 1.0 - (bank[b, m] if m < t else c_val[b, min(m - b, width - 1)])
         base = i * 7
+        at = i * n_groups - rolls.class_start[1]
         if i >= top:
             for n in range(1, 7):
+                if hot_rows > 0 and n == HOT_DICE:
+                    if i + max_s < rows:
+                        v[base + n] = _roll_choose(base, n, beta, rolls, oflat, v, choice, at)
+                    else:
+                        v[base + n] = turn.hot_bank * bv + rolls.bust[HOT_DICE] * beta
+                    bk[base + n] = 0
+                    continue
                 v[base + n] = bv
                 bk[base + n] = 1
             continue
-        at = i * n_groups - rolls.class_start[1]
         for n in range(1, 7):
             rv = _roll_choose(base, n, beta, rolls, oflat, v, choice, at)
             rolls_on = i * POINT_UNIT < rolls.bank_floor[n] or rv > bv
@@ -135,9 +164,12 @@ def _turn_ends(a, b, top, turn, rolls, catch, scratch, row, ends):
     """How the turn :func:`_turn_back` chose ends, following it from the turn's start:
     ``row[m - a - 1]`` = P(bank at index ``m``) for ``a < m < t``; ``ends`` = (value,
     P(win), P(tie) of the banks at ``m >= t`` (the other's last turn; a win under
-    ``first-to-bank``), P(bust))."""
+    ``first-to-bank``), P(bust)). Under must-roll, six dice at the last rows end as their
+    guess (:func:`_turn_rows`): a bank there with the chance ``hot_bank``, a lost turn
+    with ``bust[6]``, the rest lost for the mover (in none of these)."""
     _v, bk, choice, reach = scratch
-    t, end = turn.t, top + turn.max_s
+    t, end = turn.t, _rows_of(top, turn)
+    hot_rows, max_s, hot_bank = turn.hot_rows, turn.max_s, turn.hot_bank
     c_val, c_win, c_tie = catch.value, catch.win, catch.tie
     width = c_val.shape[1]
     goff, gprob = rolls.class_start, rolls.class_prob
@@ -153,7 +185,11 @@ def _turn_ends(a, b, top, turn, rolls, catch, scratch, row, ends):
             r = reach[i * 7 + n]
             if r == 0.0:
                 continue
-            if i > 0 and bk[i * 7 + n]:
+            guess = hot_rows > 0 and n == HOT_DICE and i >= top and i + max_s >= end
+            if guess:  # what a bank here is worth, with the chance hot_bank
+                ends[3] += r * rolls.bust[HOT_DICE]
+                r *= hot_bank
+            if guess or (i > 0 and bk[i * 7 + n]):
                 if m < t:
                     row[m - a - 1] += r
                 else:
@@ -326,9 +362,6 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     floor`` (``T = t + floor``), ``sweeps`` (each improvement sweep's largest change) and
     ``meta`` = (error estimate, turn DPs, improvement sweeps, floor units, turn-DP states
     of one sweep, evaluation sweeps)."""
-    if rules.hot_dice == "must-roll":
-        raise UserError("optimal-win does not model hot-dice = must-roll together with the "
-                        f"farkle penalty (rules '{rules.name}') yet; simulate them instead")
     pen = rules.farkle_penalty // POINT_UNIT
     floor = rules.penalty_floor(floor_points)
     big_t = t + floor
@@ -346,7 +379,7 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     change = np.zeros((big_t, big_t))
     states = np.zeros((big_t, big_t), dtype=np.int64)
     gap = np.zeros((big_t, big_t))
-    rows_max = big_t + tables.d_eps + sa.max_points + 2
+    rows_max = big_t + tables.d_eps + turn.hot_rows + sa.max_points + 2
     rolls = sa.arrays()
 
     def sweep(full: bool, split: bool = False) -> float:
@@ -371,6 +404,12 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     if progress is not None:
         progress(1.0)
     estimate = (2.0 * improve[-1] + final[-1]) * rho / (1.0 - rho) + float(gap.max())
+    if turn.hot_rows:
+        # must-roll: a turn climbs past its rows with a chance of at most hot_err (valued
+        # there by a guess in [0, 1]) and reads leads past the catch tables at their edge
+        # (worth at most c_cap there), as in two_player._turn_kernel; carried through the
+        # evaluation's contraction
+        estimate += (turn.hot_err + float(tables.catch.cap[:, -1].max())) / (1.0 - rho)
     meta = np.array([estimate, float(len(improve) * K * K * big_t * big_t),
                      float(len(improve)), float(floor), float(states.sum()), float(n_eval)])
     return {"v_val": vv, "v_win": vw, "v_tie": vt, "sweeps": np.array(improve),
@@ -415,7 +454,7 @@ def _fill_table_kernel(turn, rolls, catches, pen, ov, rows_max, value_out, bank_
     n_groups = rolls.class_start[7] - rolls.class_start[1]
     for q in prange(K * K * t):
         s, r, x = q // (K * t), (q // t) % K, q % t
-        scratch = _scratch(rows_max, n_groups)
+        scratch = _scratch(max(rows_max, n_p), n_groups)
         v, bk = scratch[0], scratch[1]
         catch = _catch_at(catches, r)
         c_val = catch.value
@@ -423,8 +462,8 @@ def _fill_table_kernel(turn, rolls, catches, pen, ov, rows_max, value_out, bank_
         for y in range(t):
             c, bx, by = _lost_turn(s, r, x, pen)
             bank = ov[r, 0]
-            top = _turn_back(x, y, 1.0 - ov[c, bx, y, by], turn, rolls, bank, catch,
-                             scratch)[1]
+            top = _turn_rows(x, y, 1.0 - ov[c, bx, y, by], turn, rolls, bank, catch,
+                             scratch, n_p)[1]
             out = value_out[s, r, x, y]
             bo = bank_out[s, r, x, y]
             out[0, :] = 0.0
@@ -440,14 +479,20 @@ def _fill_table_kernel(turn, rolls, catches, pen, ov, rows_max, value_out, bank_
                 m = x + p
                 bv = 1.0 - (bank[y, m] if m < t else c_val[y, min(m - y, width - 1)])
                 for n in range(1, 7):
-                    out[p, n] = bv
-                    bo[p, n] = 1
+                    if turn.hot_rows > 0 and n == HOT_DICE:  # must-roll: six dice roll on
+                        out[p, n] = v[p * 7 + n]
+                        bo[p, n] = 0
+                    else:
+                        out[p, n] = bv
+                        bo[p, n] = 1
 
 
 def _against(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
              other: np.ndarray | None, catches: tuple | None) -> tuple:
-    """(the other's values, its last turns by lost-turn count (:func:`stacked`), the rows
-    a turn DP needs): the solved values' own under self-play (``other`` None)."""
+    """(the turn DP's tables, the other's values, its last turns by lost-turn count
+    (:func:`stacked`), the rows a turn DP needs): the solved values' own under self-play
+    (``other`` None)."""
+    turn = _turn(sa, vv.shape[2], tol, rules)
     tables = _last_round(sa, rules, vv.shape[2], tol)
     d_eps = tables.d_eps
     if other is None:
@@ -455,7 +500,8 @@ def _against(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
     else:  # the first lead the opponent's last turns catch up with at most tol
         below = np.stack([c.cap for c in catches]) <= tol
         d_eps = max(d_eps, int(np.argmax(below, axis=-1).max()))
-    return other, stacked(catches), vv.shape[2] + d_eps + sa.max_points + 2
+    rows_max = vv.shape[2] + d_eps + turn.hot_rows + sa.max_points + 2
+    return turn, other, stacked(catches), rows_max
 
 
 def cap_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
@@ -463,10 +509,9 @@ def cap_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
     """The cap row of every state's optimal turn under the solved values ``vv`` (rows
     from it on bank); a best response's against the opponent's values ``other`` and last
     turns ``catches``."""
-    big_t = vv.shape[2]
-    ov, catches, _ = _against(sa, rules, tol, vv, other, catches)
+    turn, ov, catches, _ = _against(sa, rules, tol, vv, other, catches)
     tops = np.zeros(vv.shape, dtype=np.int64)
-    _tops_kernel(_turn(sa, big_t, tol, rules), sa.arrays(), catches,
+    _tops_kernel(turn, sa.arrays(), catches,
                  rules.farkle_penalty // POINT_UNIT, ov, tops)
     return tops
 
@@ -477,12 +522,11 @@ def table_arrays(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray, 
     """The policy table of the solved values ``vv`` (K, K, T, T) with ``n_p`` rows:
     ``value`` float32 and ``bank`` uint8 of shape (K, K, T, T, P, 7); ``other`` and
     ``catches`` as in :func:`cap_rows`."""
-    big_t = vv.shape[2]
-    ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
+    turn, ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
     value = np.empty((*vv.shape, n_p, 7), dtype=np.float32)
     bank = np.empty(value.shape, dtype=np.uint8)
-    _fill_table_kernel(_turn(sa, big_t, tol, rules), sa.arrays(), catches,
-                       rules.farkle_penalty // POINT_UNIT, ov, rows_max, value, bank)
+    _fill_table_kernel(turn, sa.arrays(), catches, rules.farkle_penalty // POINT_UNIT, ov,
+                       rows_max, value, bank)
     return {"value": value, "bank": bank}
 
 
@@ -490,18 +534,15 @@ def bank_decisions(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray
                    r: int, x: int, y: int, n_p: int, other: np.ndarray | None = None,
                    catches: tuple | None = None) -> np.ndarray:
     """uint8 (P, 7): 1 where the optimal turn of state ``(s, r, x, y)`` banks (rows from
-    the cap on bank; row 0 and column 0 are 0); ``other`` and ``catches`` as in
-    :func:`cap_rows`."""
-    big_t = vv.shape[2]
-    ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
+    the cap on bank, but six dice under must-roll; row 0 and column 0 are 0); ``other``
+    and ``catches`` as in :func:`cap_rows`."""
+    turn, ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
     rolls = sa.arrays()
-    scratch = _scratch(max(rows_max, n_p),
-                       int(rolls.class_start[7] - rolls.class_start[1]))
+    scratch = _scratch(max(rows_max, n_p), int(rolls.class_start[7] - rolls.class_start[1]))
     c, bx, by = _lost_turn(s, r, x, rules.farkle_penalty // POINT_UNIT)
-    top = _turn_back(x, y, 1.0 - ov[c, bx, y, by], _turn(sa, big_t, tol, rules), rolls,
-                     ov[r, 0], _catch_at(catches, r), scratch)[1]
+    _turn_rows(x, y, 1.0 - ov[c, bx, y, by], turn, rolls, ov[r, 0], _catch_at(catches, r),
+               scratch, n_p)
     bank = scratch[1][:n_p * 7].reshape(n_p, 7).copy()
-    bank[min(top, n_p):, 1:] = 1
     bank[0] = 0
     bank[:, 0] = 0
     return bank
@@ -540,13 +581,12 @@ def turn_values(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray, s
     aside in the optimal turn of state ``(s, r, x, y)``; ``other`` and ``catches`` as in
     :func:`cap_rows`."""
     big_t = vv.shape[2]
-    ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
+    turn, ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
     rolls = sa.arrays()
     scratch = _scratch(rows_max, int(rolls.class_start[7] - rolls.class_start[1]))
     c, bx, by = _lost_turn(s, r, x, rules.farkle_penalty // POINT_UNIT)
     beta = 1.0 - ov[c, bx, y, by]
     catch = Catch(*(a[r] for a in catches))
-    turn = _turn(sa, big_t, tol, rules)
     top = _turn_back(x, y, beta, turn, rolls, ov[r, 0], catch, scratch)[1]
     roll = np.zeros(7)
     _roll_values_kernel(i, x, y, beta, top, turn, rolls, ov[r, 0], catch, scratch, roll)

@@ -23,7 +23,9 @@ make its states linear in mine.
   turns (a dot product per state) until no value moves by more than a hundredth of
   ``config.PENALTY_SWEEP_TOL``; the solve stops when an improvement sweep moves no value
   by more than ``config.PENALTY_SWEEP_TOL``. Values start at one half. The error
-  estimate is the self-play solve's (:func:`penalty_game.solve_penalty_arrays`).
+  estimate is the self-play solve's (:func:`penalty_game.solve_penalty_arrays`), with
+  its must-roll term (my turn's guess rows past the cap, and leads read at the edge of
+  the opponent's catch-up tables).
 """
 
 from __future__ import annotations
@@ -216,6 +218,8 @@ def solve_response_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     if progress is not None:
         progress(1.0)
     estimate = (2.0 * improve[-1] + final[-1]) * rho / (1.0 - rho) + float(gap.max())
+    if turn.hot_rows:  # must-roll: my turn's guess rows and catch edge, as in self-play
+        estimate += (turn.hot_err + float(both.cap[..., -1].max())) / (1.0 - rho)
     meta = np.array([estimate, float(len(improve) * K * K * big_t * big_t),
                      float(len(improve)), float(floor), float(states.sum()), float(n_eval)])
     return {"m_val": mv, "m_win": mw, "m_tie": mt, "o_val": ov, "o_win": ow, "o_tie": ot,

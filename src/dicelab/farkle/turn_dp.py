@@ -201,6 +201,22 @@ def _gain_bound_kernel(rolls, out_w):
 
 
 @njit(cache=True)
+def _finish_bust(rolls):
+    """Under hot dice must-roll, a turn with six dice that banks as soon as it has fewer:
+    the chance that it ends by a bust, not a bank. A roll with an option that leaves fewer
+    dice banks, one whose every option is hot dice rolls again, so the chance is
+    ``bust[6] / (1 - P(every option is hot dice))``."""
+    only_hot = 0.0
+    for c in range(rolls.class_start[HOT_DICE], rolls.class_start[HOT_DICE + 1]):
+        every = True
+        for j in range(rolls.option_start[c], rolls.option_start[c + 1]):
+            every = every and rolls.dice[j] == HOT_DICE
+        if every:
+            only_hot += rolls.class_prob[c]
+    return rolls.bust[HOT_DICE] / (1.0 - only_hot)
+
+
+@njit(cache=True)
 def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iters, work_a,
                     work_b):
     """Fewest expected turns to reach ``target`` units, for every starting total.
@@ -224,14 +240,7 @@ def _fastest_kernel(rolls, target, tol, out_turns, out_value, out_bank, out_iter
     # option that leaves fewer dice banks the finish (no turn more), a roll whose every
     # option is hot dice rolls again, a bust costs x: so its cost is x * hot_b, exactly
     must_roll = rolls.bank_floor[HOT_DICE] > rolls.bank_floor[1]
-    only_hot = 0.0
-    for c in range(rolls.class_start[HOT_DICE], rolls.class_start[HOT_DICE + 1]):
-        every = True
-        for j in range(rolls.option_start[c], rolls.option_start[c + 1]):
-            every = every and rolls.dice[j] == HOT_DICE
-        if every:
-            only_hot += rolls.class_prob[c]
-    hot_b = rolls.bust[HOT_DICE] / (1.0 - only_hot)
+    hot_b = _finish_bust(rolls)
     for m in range(target - 1, -1, -1):
         # banking at p >= reach finishes the race; rows from `top` bank for sure
         reach = max(target - m, min_bank)
@@ -303,6 +312,10 @@ def _fastest_penalty_sweep(rolls, pen, turns, out_value, out_bank):
     k, t = out_value.shape[0], out_value.shape[1]
     ptot = out_value.shape[2]
     min_bank = rolls.bank_floor[1] // POINT_UNIT
+    # hot dice must-roll: six dice at p >= reach roll on until fewer dice bank the finish
+    # (no turn more) or a bust costs beta (as in _fastest_kernel)
+    must_roll = rolls.bank_floor[HOT_DICE] > rolls.bank_floor[1]
+    hot_b = _finish_bust(rolls)
     worst = 0.0
     for m in range(t - 1, -1, -1):
         reach = max(t - m, min_bank)  # banking from here reaches the top index
@@ -312,8 +325,9 @@ def _fastest_penalty_sweep(rolls, pen, turns, out_value, out_bank):
             bank = out_bank[s, m]
             for p in range(reach, ptot):
                 for n in range(1, 7):
-                    work[p, n] = 0.0
-                    bank[p, n] = 1
+                    six = must_roll and n == HOT_DICE
+                    work[p, n] = hot_b * beta if six else 0.0
+                    bank[p, n] = 0 if six else 1
             for p in range(reach - 1, -1, -1):
                 for n in range(1, 7):
                     roll = rolls.bust[n] * beta
@@ -580,7 +594,7 @@ def solve_fastest_penalty(rules: FarkleRules, target: int = 10_000, *,
     """
     from dicelab.farkle.penalty_game import K
 
-    rules.require_solvable("fastest", penalty=True)
+    rules.require_solvable("fastest", must_roll=True, penalty=True)
     if not rules.farkle_penalty:
         raise UserError(f"rules '{rules.name}' have no farkle penalty; use solve_fastest")
     target = check_target(target)
@@ -842,6 +856,10 @@ class PenaltyMaxEvSolution:
     rate_check: float
     iterations: int
     solve_s: float
+    #: a bound on the error of ``rate`` and ``bias`` (points): 0 but under hot dice
+    #: must-roll, where six dice past the cap roll on (each turn DP bracketed as in
+    #: :func:`solve_max_ev`, its gap carried through the average-reward equations)
+    value_error: float = 0.0
     from_cache = False
 
     @property
@@ -862,7 +880,8 @@ class PenaltyMaxEvSolution:
                                     for sol in self.streak],
                 "bank_thresholds": {str(s): {str(n): t for n, t in th.items()}
                                     for s, th in self.bank_thresholds().items()},
-                "iterations": self.iterations, "solve_s": self.solve_s}
+                "iterations": self.iterations, "value_error": self.value_error,
+                "solve_s": self.solve_s}
 
 
 def solve_max_ev_penalty(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
@@ -883,25 +902,34 @@ def solve_max_ev_penalty(rules: FarkleRules, cap: int | None = None, tol: float 
     """
     if not rules.farkle_penalty:
         raise UserError(f"rules '{rules.name}' have no farkle penalty: use solve_max_ev")
-    if rules.hot_dice == "must-roll":
-        raise UserError("max-ev does not model hot-dice = must-roll together with the "
-                        f"farkle penalty (rules '{rules.name}') yet")
     sa = set_asides(rules)
     cap = max(max_ev_cap(rules) if cap is None else check_points("cap", cap), rules.min_bank)
     c = cap // POINT_UNIT
-    ptot = c + sa.max_points + 1
+    ptot = c + must_roll_rows(rules) + sa.max_points + 1
     t0 = time.perf_counter()
     rolls = sa.arrays()
+    must_roll = rules.hot_dice == "must-roll"
+    w6 = gain_bound(rules)[HOT_DICE] / POINT_UNIT if must_roll else 0.0
 
-    def turn(beta: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-        """(value of the turn in points with a bust worth beta, value, roll, bank)."""
+    def turn(beta: float, bracket: bool = False
+             ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
+        """(value of the turn in points with a bust worth beta, value, roll, bank, error
+        bound in points: under must-roll with ``bracket``, the gap to the upper run)."""
         offset = -beta / POINT_UNIT
         if offset < 0:
             raise UserError("a lost turn cannot be worth more than banking nothing")
         value, roll = np.zeros((ptot, 7)), np.zeros((ptot, 7))
         bank = np.zeros((ptot, 7), dtype=np.uint8)
+        # under must-roll, six dice past the cap roll on; where a roll leaves the table
+        # the (shifted) value is bracketed by 0 and p + offset + W(6), as in solve_max_ev
         _max_ev_kernel(rolls, c, np.zeros(ptot), offset, value, roll, bank)
-        return (float(value[0, 6]) - offset) * POINT_UNIT, value, roll, bank
+        error = 0.0
+        if must_roll and bracket:
+            hi = np.zeros((ptot, 7))
+            _max_ev_kernel(rolls, c, np.arange(ptot) + offset + w6, offset, hi,
+                           np.zeros((ptot, 7)), np.zeros((ptot, 7), dtype=np.uint8))
+            error = float(np.abs(hi[:c + 1] - value[:c + 1]).max()) * POINT_UNIT
+        return (float(value[0, 6]) - offset) * POINT_UNIT, value, roll, bank, error
 
     pen = float(rules.farkle_penalty)
     e2 = turn(-pen)[0]
@@ -918,14 +946,16 @@ def solve_max_ev_penalty(rules: FarkleRules, cap: int | None = None, tol: float 
     h2 = e2 - g
     h1 = turn(h2)[0] - g
     betas = (h1, h2, -pen)
-    streak = []
+    streak, errors = [], []
     for beta in betas:
-        _, value, roll, bank = turn(beta)
+        _, value, roll, bank, error = turn(beta, bracket=True)
         offset = -beta / POINT_UNIT
         value = (value - offset) * POINT_UNIT
         roll = np.where(roll >= 0, (roll - offset) * POINT_UNIT, roll)
         streak.append(MaxEvSolution(rules.name, cap, value, bank, roll, 0.0,
-                                    evaluate_turn_policy(plain, bank, value, name="max-ev")))
+                                    evaluate_turn_policy(plain, bank, value, name="max-ev"),
+                                    value_error=error))
+        errors.append(error)
     # the same policies evaluated from their exact turn distributions: the chain of
     # lost turns in a row (a bank returns to 0, a loss moves on, the third to 0)
     q = np.array([sol.distribution.p_bust for sol in streak])
@@ -933,9 +963,16 @@ def solve_max_ev_penalty(rules: FarkleRules, cap: int | None = None, tol: float 
     share /= share.sum()
     rate = sum(share[s] * (sol.distribution.expected_score - (pen * q[s] if s == 2 else 0))
                for s, sol in enumerate(streak))
+    # each turn value is off by at most eps, moving with its bust value at the slope
+    # P(bust): g's map is off by eps (1 + q0 + q0 q1) and contracts by q0 (1 + q1)
+    eps = max(errors)
+    e_g = eps * (1.0 + q[0] + q[0] * q[1]) / (1.0 - q[0] * (1.0 + q[1]))
+    e_h2 = eps + e_g
+    e_h1 = eps + q[1] * e_h2 + e_g
     return PenaltyMaxEvSolution(rules.name, rules.farkle_penalty, g, np.array([0.0, h1, h2]),
                                 tuple(streak), share, float(rate), iterations,
-                                time.perf_counter() - t0)
+                                time.perf_counter() - t0,
+                                value_error=float(max(e_g, e_h1, e_h2)))
 
 
 def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FASTEST_TOL

@@ -1271,7 +1271,7 @@ def _penalty_table_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.nd
         return vv.shape[2] + 1
     t = vv.shape[2] - rules.penalty_floor()
     return _table_rows(penalty_game.cap_rows(sa, rules, tol, vv, other, catches), sa,
-                       _last_round(sa, rules, t, tol), tol)
+                       _last_round(sa, rules, t, tol), tol, must_roll_rows(rules))
 
 
 def _penalty_key(kind: str, rules: FarkleRules, target: int, tol: float, **more) -> str:
@@ -1348,9 +1348,6 @@ def _penalty_response(rules: FarkleRules, target: int, tol: float, sa: SetAsides
     """A best response under the farkle penalty (:mod:`dicelab.farkle.penalty_response`)."""
     from dicelab.farkle import penalty_response
 
-    if rules.hot_dice == "must-roll":
-        raise UserError("optimal-win does not model hot-dice = must-roll together with the "
-                        f"farkle penalty (rules '{rules.name}') yet; simulate them instead")
     t = target // POINT_UNIT
     big_t = t + rules.penalty_floor()
     check_memory(f"a best response with the farkle penalty to {target:,} "
