@@ -110,6 +110,17 @@ def max_ev_values(rules: str, cap: int, every: bool = False, min_bank: int = 0,
     ``must_roll``: no bank with six dice to roll (after hot dice), at any turn points;
     six dice at ``far`` points or more are counted as worth 0 (a truncation). ``bust``:
     what a lost turn is worth (0: nothing banked)."""
+    state, roll = max_ev_recursion(rules, cap, every, min_bank, must_roll, far, bust)
+    out = {(tp, n): state(tp, n) for tp in range(50, cap, 50) for n in range(1, 7)}
+    out[(0, 6)] = roll(0, 6)
+    return out
+
+
+def max_ev_recursion(rules: str, cap: int, every: bool = False, min_bank: int = 0,
+                     must_roll: bool = False, far: int = 0, bust: float = 0.0):
+    """(state(tp, n), roll(tp, n)): the recursion of :func:`max_ev_values` (same
+    arguments) at any turn points, a decision point's value and that of rolling ``n``
+    dice there (a bust worth ``bust``), memoised and filled bottom-up."""
     assert cap >= min_bank and (not must_roll or far > cap)
 
     @functools.cache
@@ -136,9 +147,7 @@ def max_ev_values(rules: str, cap: int, every: bool = False, min_bank: int = 0,
     for tp in range(max(cap, far) - 50, 0, -50):  # bottom-up: a shallow recursion
         for n in range(1, 7):
             state(tp, n)
-    out = {(tp, n): state(tp, n) for tp in range(50, cap, 50) for n in range(1, 7)}
-    out[(0, 6)] = roll(0, 6)
-    return out
+    return state, roll
 
 
 def max_ev(rules: str, cap: int, every: bool = False, min_bank: int = 0) -> float:

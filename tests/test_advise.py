@@ -5,6 +5,7 @@ turn (tests/naive_two_player)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 
@@ -336,3 +337,113 @@ def test_advise_farkle_command_under_facebook(capsys):
     assert code == 0, err
     d = json.loads(out)
     assert d["mode"] == "two-player" and 0.0 < d["options"][0]["value"] < 1.0
+
+
+# ------------------------------------------------------------------ hot dice must-roll
+
+
+def _must_roll(rules: FarkleRules, **more) -> FarkleRules:
+    return dataclasses.replace(rules, **{"name": f"{rules.name}-must-roll", **more},
+                               hot_dice="must-roll")
+
+
+def _random_roll(rng, rules, n=None):
+    """A scoring roll of ``n`` dice (random n by default)."""
+    while True:
+        k = int(rng.integers(1, 7)) if n is None else n
+        roll = sorted(int(f) for f in rng.integers(1, 7, k))
+        if nf.legal_setasides(rules, tuple(roll)):
+            return roll
+
+
+def test_solitaire_values_under_must_roll_are_the_plain_python_max_ev():
+    """Six dice never bank, past the cap too (where they roll on): every option against
+    the plain recursion followed to 16,000 points past the cap, hot dice and past the cap
+    included; no option banks six dice."""
+    rules = _must_roll(PRESETS["basic"])
+    sol = turn_dp.solve_max_ev(rules)
+    _, roll_value = nfd.max_ev_recursion("basic", sol.cap, every=True, must_roll=True,
+                                         far=sol.cap + 16_000)
+    rng = np.random.default_rng(13)
+    # hot dice (all dice scoring) just below the cap, at it and past it, then random
+    cases = [([1, 5], sol.cap - 100), ([1, 1, 1, 5, 5, 5], sol.cap), ([5], sol.cap + 500)]
+    checked = hot = 0
+    while checked < 150:
+        roll, tp = cases.pop() if cases else (_random_roll(rng, rules), None)
+        n = len(roll)
+        if tp is None:
+            tp = 0 if n == 6 and rng.random() < 0.2 else \
+                50 * int(rng.integers(1, sol.cap // 50 + 40))
+        for (keep, action, left), v in _pairs(advise(roll, turn_points=tp,
+                                                     rules=rules)).items():
+            p = nf.legal_setasides(rules, tuple(keep))[tuple(keep)]
+            assert not (action == "bank" and left == 0 and len(keep) == n), (roll, keep)
+            want = tp + p if action == "bank" else roll_value(tp + p, left)
+            assert v == pytest.approx(want, rel=1e-10, abs=1e-9), (roll, tp, keep, action)
+            checked += 1
+            hot += action == "roll" and left == 6
+    assert hot >= 3
+
+
+@pytest.mark.parametrize("penalty", [0, pytest.param(100, marks=pytest.mark.slow)],
+                         ids=["no-penalty", "penalty"])
+def test_two_player_values_under_must_roll_are_the_plain_python_value_iteration(
+        penalty, monkeypatch):
+    """Every option's value at random states against the plain value iteration whose six
+    dice roll on 60 rows past its cap (with the penalty: both runs of lost turns, totals
+    down to -200), where the reference has a choice; no option banks hot dice."""
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+    monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
+    rules = _must_roll(PRESETS["facebook"], farkle_penalty=penalty, min_bank=100,
+                       name="fb-mr")
+    target = 300 if penalty else 400
+    floor = 4 if penalty else 0
+    ref = ntp.solve(rules, target, None, floor=floor, hot_rows=60)
+    u_t = target // 50 + floor
+    rng = np.random.default_rng(17)
+    checked = hot = 0
+    for _ in range(2000):
+        if checked >= 60:
+            break
+        s, r = (int(x) for x in rng.integers(0, 3, 2)) if penalty else (0, 0)
+        a, b = (int(x) for x in rng.integers(0, u_t, 2))
+        roll = _random_roll(rng, rules)
+        n = len(roll)
+        i0 = 0 if n == 6 and rng.random() < 0.3 else int(rng.integers(1, u_t + 4))
+        if not penalty and a + i0 >= u_t:
+            continue
+        got = advise(roll, turn_points=50 * i0, me=50 * (a - floor), opp=50 * (b - floor),
+                     target=target, rules=rules, my_farkles=s, opp_farkles=r)
+        for (keep, action, left), v in _pairs(got).items():
+            i = i0 + nf.legal_setasides(rules, tuple(keep))[tuple(keep)] // 50
+            at = (i * 7 + left, s, r, a, b) if penalty else (i * 7 + left, a, b)
+            hot_roll = action == "roll" and left == 6  # a forced roll: the state's value
+            if at[0] >= len(ref.states) or not (hot_roll or np.isfinite(ref.bank_margin[at])):
+                continue
+            row, margin = ref.states[at][0], ref.bank_margin[at]
+            want = row if hot_roll else \
+                row + min(margin, 0.0) if action == "bank" else row - max(margin, 0.0)
+            assert v == pytest.approx(want, abs=1e-8), (s, r, a, b, i0, keep, action)
+            checked += 1
+            hot += action == "roll" and left == 6
+    assert checked >= 60 and hot > 0
+
+
+def test_last_turn_values_under_must_roll_are_the_plain_python_last_turn():
+    """Ahead with six dice the last turn still rolls (and can lose)."""
+    table = _must_roll(_ones())
+    last = ntp.LastRound(table)
+    target = 800
+    for me, opp, tp, roll in [(0, 800, 0, [1, 1, 2, 3, 4, 5]), (300, 900, 400, [1, 4]),
+                              (700, 800, 50, [1, 1]), (650, 800, 100, [1, 1, 1]),
+                              (700, 1000, 200, [1, 3, 3])]:
+        got = advise(roll, turn_points=tp, me=me, opp=opp, target=target, rules=table)
+        assert got.mode == "last-round"
+        for (keep, action, left), v in _pairs(got).items():
+            x = (opp - me - tp - 100 * len(keep)) // 50
+            if action == "bank":
+                assert left != 6 and v == (1.0 if x < 0 else 0.5 if x == 0 else 0.0)
+            else:
+                assert v == pytest.approx(last.roll(x, left)[0], abs=1e-12), (me, tp, keep)

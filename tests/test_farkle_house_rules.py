@@ -364,7 +364,8 @@ def test_advice_under_a_minimum_to_bank_offers_only_legal_banks():
     best = max((o for o in a.options if o.action == "roll" and o.keep == (1,)),
                key=lambda o: o.value)
     assert best.value == pytest.approx(sol.roll_value[2, 5], rel=1e-12)
-    with pytest.raises(UserError, match="must-roll"):
-        advise([1, 5, 2, 3, 4, 6], rules=MUST_ROLL)
+    # must-roll: a straight is hot dice, which roll on (no bank)
+    hot = advise([1, 5, 2, 3, 4, 6], rules=MUST_ROLL)
+    assert [(o.action, o.dice) for o in hot.options if len(o.keep) == 6] == [("roll", 6)]
     with pytest.raises(UserError, match="min-bank"):
         advise([1, 5, 2, 3, 4, 6], me=400, opp=1000, target=1000, rules=MIN_BANK)

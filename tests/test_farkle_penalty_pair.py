@@ -241,10 +241,13 @@ def test_the_tuner_scores_exactly_under_the_penalty(capsys):
 
 
 @pytest.mark.slow
-def test_optimal_win_under_must_roll_and_the_penalty_plays_its_value(tmp_path, capsys):
-    """facebook with hot dice must-roll at 600: optimal-win's policy table against itself
-    gives its self-play value exactly, and max-ev does no better against it in either
-    seat (``dicelab compare --exact``, a rules file)."""
+def test_optimal_win_under_must_roll_and_the_penalty_plays_its_value(tmp_path, capsys,
+                                                                      monkeypatch):
+    """facebook with hot dice must-roll at 600 (totals down to -1,000: two penalties):
+    optimal-win's policy table against itself gives its self-play value exactly, and
+    max-ev does no better against it in either seat (``dicelab compare --exact``, a rules
+    file); the simulator plays the tables to that score."""
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
     path = tmp_path / "facebook-must-roll.toml"
     path.write_text('base = "facebook"\nhot-dice = "must-roll"\n')
     rules = load_rules(str(path))

@@ -28,6 +28,7 @@ from dicelab import dice
 from dicelab.errors import UserError
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
+    HOT_DICE,
     PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
@@ -139,8 +140,8 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     """
     faces = _check_roll(roll)
     table = load_rules(rules, ending)
-    # max-ev and optimal-win model a minimum to bank and the penalty
-    table.require_solvable("advice", penalty=True)
+    # max-ev and optimal-win model every house rule
+    table.require_solvable("advice", must_roll=True, penalty=True)
     t = check_target(target)
     for what, k in (("--my-farkles", my_farkles), ("--opp-farkles", opp_farkles)):
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < PENALTY_STREAK:
@@ -184,7 +185,8 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
             raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
                             "opponent reached the target")
         if last:
-            table.require_solvable("advice in the last round", min_bank=False, penalty=True)
+            table.require_solvable("advice in the last round", min_bank=False,
+                                   must_roll=True, penalty=True)
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
         value = (_last_turn(table, t, me, opp) if last
@@ -206,23 +208,24 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
 
 
 @functools.lru_cache(maxsize=8)
-def max_ev_solution(rules: FarkleRules, farkles: int = 0):
+def max_ev_solution(rules: FarkleRules, farkles: int = 0, cap: int | None = None):
     """:func:`dicelab.farkle.turn_dp.solve_max_ev`, made once per process and rule set
     (advice on many positions, as in a game analysis, reuses it); under a farkle penalty
     the turn policy after ``farkles`` lost turns in a row
-    (:func:`~dicelab.farkle.turn_dp.solve_max_ev_penalty`)."""
+    (:func:`~dicelab.farkle.turn_dp.solve_max_ev_penalty`). ``cap`` (points): banking
+    forced from there, at or above the proven cap (None: the proven cap)."""
     from dicelab.farkle import turn_dp
 
     if rules.farkle_penalty:
-        return _max_ev_penalty(rules).streak[farkles]
-    return turn_dp.solve_max_ev(rules)
+        return _max_ev_penalty(rules, cap).streak[farkles]
+    return turn_dp.solve_max_ev(rules, cap)
 
 
 @functools.lru_cache(maxsize=4)
-def _max_ev_penalty(rules: FarkleRules):
+def _max_ev_penalty(rules: FarkleRules, cap: int | None = None):
     from dicelab.farkle import turn_dp
 
-    return turn_dp.solve_max_ev_penalty(rules)
+    return turn_dp.solve_max_ev_penalty(rules, cap)
 
 
 @functools.lru_cache(maxsize=2)
@@ -234,21 +237,32 @@ def optimal_win_solution(rules: FarkleRules, target: int):
     return solve_optimal_win(rules, target)
 
 
+#: Under must-roll, a solitaire cap above the proven one is rounded up to this (points).
+_CAP_STEP = 5000
+
+
 def _solitaire(rules: FarkleRules, farkles: int = 0):
     """tp -> (bank value, roll values by dice): max-ev's expected final turn score (under a
     farkle penalty, a lost turn counted as its long-run cost after ``farkles`` lost turns
     in a row)."""
     sol = max_ev_solution(rules, farkles)
     sa = set_asides(rules)
-    cap = sol.cap // POINT_UNIT
     beta = _bust_value(rules, farkles)
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         p = tp // POINT_UNIT
+        here = sol
+        if rules.hot_dice == "must-roll" and p + sa.max_points > sol.cap // POINT_UNIT:
+            # six dice past the cap roll on, so a roll's successors are read from a DP
+            # whose cap (any at or above the proven one: the same optimum) lies above
+            # them, where its error bound holds
+            need = (p + sa.max_points + 1) * POINT_UNIT
+            here = max_ev_solution(rules, farkles, -(-need // _CAP_STEP) * _CAP_STEP)
+        cap = here.cap // POINT_UNIT
         roll = np.zeros(7)
         for n in range(1, 7):
             if p < cap:
-                roll[n] = sol.roll_value[p, n]
+                roll[n] = here.roll_value[p, n]
             else:  # every successor banks (proven): the roll's expectation directly
                 lo, hi = sa.class_start[n], sa.class_start[n + 1]
                 best = [sa.points[sa.option_start[c]:sa.option_start[c + 1]].max()
@@ -284,12 +298,17 @@ def _two_player(rules: FarkleRules, t: int, me: int, opp: int, my_farkles: int =
 
 def _last_turn(rules: FarkleRules, t: int, me: int, opp: int):
     """The last turn: beat ``opp`` (bank wins above it, ties level with it)."""
+    from dicelab.farkle.two_player import _ahead6
+
     sol = optimal_win_solution(rules, t)
     lv = sol.last_round_tables().last.lv
     sa = set_asides(rules)
+    ahead6 = _ahead6(sa, rules)  # ahead with six dice: 1, but under must-roll
 
     def point(x: int, n: int) -> float:  # a decision point needing x more units
-        return 1.0 if x < 0 else float(lv[min(x, lv.shape[0] - 1), n])
+        if x < 0:
+            return ahead6 if n == HOT_DICE else 1.0
+        return float(lv[min(x, lv.shape[0] - 1), n])
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         x = (opp - me - tp) // POINT_UNIT

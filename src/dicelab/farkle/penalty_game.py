@@ -552,9 +552,11 @@ def bank_decisions(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray
 def _roll_values_kernel(i, x, y, beta, top, turn, rolls, bank, catch, scratch, out):
     """``out[n]``: the value of rolling ``n`` dice with ``i`` units set aside, in the turn
     :func:`_turn_back` left in ``scratch`` (top ``top``): each roll's best set-aside, a
-    bust worth ``beta``; a successor from the cap on banks (proven)."""
+    bust worth ``beta``; a successor from the cap on banks (proven), but six dice under
+    must-roll, which roll on (rows filled past ``i``: see :func:`turn_values`)."""
     v = scratch[0]
     t = turn.t
+    must_roll = turn.hot_rows > 0
     c_val = catch.value
     width = c_val.shape[1]
     goff, gprob, ooff = rolls.class_start, rolls.class_prob, rolls.option_start
@@ -564,7 +566,7 @@ def _roll_values_kernel(i, x, y, beta, top, turn, rolls, bank, catch, scratch, o
             best = -1.0
             for j in range(ooff[g], ooff[g + 1]):
                 row = i + rolls.points[j]
-                if row < top:
+                if row < top or (must_roll and rolls.dice[j] == HOT_DICE):
                     c = v[row * 7 + rolls.dice[j]]
                 else:
                     m = x + row
@@ -583,11 +585,13 @@ def turn_values(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray, s
     big_t = vv.shape[2]
     turn, ov, catches, rows_max = _against(sa, rules, tol, vv, other, catches)
     rolls = sa.arrays()
-    scratch = _scratch(rows_max, int(rolls.class_start[7] - rolls.class_start[1]))
+    fill_to = i + sa.max_points + turn.hot_rows + 2  # must-roll: six dice's rows past i
+    scratch = _scratch(max(rows_max, fill_to),
+                       int(rolls.class_start[7] - rolls.class_start[1]))
     c, bx, by = _lost_turn(s, r, x, rules.farkle_penalty // POINT_UNIT)
     beta = 1.0 - ov[c, bx, y, by]
     catch = Catch(*(a[r] for a in catches))
-    top = _turn_back(x, y, beta, turn, rolls, ov[r, 0], catch, scratch)[1]
+    top = _turn_rows(x, y, beta, turn, rolls, ov[r, 0], catch, scratch, fill_to)[1]
     roll = np.zeros(7)
     _roll_values_kernel(i, x, y, beta, top, turn, rolls, ov[r, 0], catch, scratch, roll)
     m = x + i

@@ -514,7 +514,8 @@ def _guess(w_val, a, b, t):
 @njit(cache=True)
 def _roll_values(i, beta, turn, rolls, work, out):
     """``out[n]``: the value of rolling ``n`` dice at row ``i`` of a filled turn DP (rows
-    past ``i`` plus one roll filled: beyond the cap they bank, which is their value)."""
+    past ``i`` plus one roll filled: beyond the cap they bank, which is their value, but
+    six dice under must-roll, which roll on)."""
     v, bp, aw, at, _ = work
     bounds = np.empty(2)
     for n in range(1, 7):
@@ -925,8 +926,9 @@ class OptimalWinSolution:
             + tables.d_eps + turn.hot_rows + 2
         work = _work(rows)
         beta = 1.0 - solved.value[b, a]
+        # rows past i filled (under must-roll the six dice's guess rows past those)
         _turn_kernel(a, b, beta, turn, sa.arrays(), solved, tables.catch, work,
-                     i + sa.max_points + 2, False)
+                     i + sa.max_points + turn.hot_rows + 2, False)
         roll = np.zeros(7)
         _roll_values(i, beta, turn, sa.arrays(), work, roll)
         m = a + i
