@@ -121,12 +121,15 @@ def test_two_player_values_are_the_plain_python_value_iteration(ending, target, 
             checked += 1
 
 
-def test_last_turn_values_are_the_plain_python_last_turn():
-    table = _ones()
+@pytest.mark.parametrize("hot_dice", ["may-bank", "must-roll"])
+def test_last_turn_values_are_the_plain_python_last_turn(hot_dice):
+    """Under must-roll, ahead with six dice the last turn still rolls (and can lose)."""
+    table = dataclasses.replace(_ones(), hot_dice=hot_dice)
     last = ntp.LastRound(table)
     target = 800
     for me, opp, tp, roll in [(0, 800, 0, [1, 1, 2, 3, 4, 5]), (300, 900, 400, [1, 4]),
                               (400, 850, 300, [1, 1, 6]), (650, 800, 50, [1, 1, 1, 2]),
+                              (700, 800, 50, [1, 1]), (650, 800, 100, [1, 1, 1]),
                               (700, 1000, 200, [1, 3, 3])]:
         got = advise(roll, turn_points=tp, me=me, opp=opp, target=target, rules=table)
         assert got.mode == "last-round"
@@ -134,6 +137,7 @@ def test_last_turn_values_are_the_plain_python_last_turn():
             x = (opp - me - tp - 100 * len(keep)) // 50
             if action == "bank":
                 assert v == (1.0 if x < 0 else 0.5 if x == 0 else 0.0)
+                assert hot_dice == "may-bank" or len(keep) < len(roll)
             else:
                 assert v == pytest.approx(last.roll(x, left)[0], abs=1e-12), (me, tp, keep)
 
@@ -429,21 +433,3 @@ def test_two_player_values_under_must_roll_are_the_plain_python_value_iteration(
             checked += 1
             hot += action == "roll" and left == 6
     assert checked >= 60 and hot > 0
-
-
-def test_last_turn_values_under_must_roll_are_the_plain_python_last_turn():
-    """Ahead with six dice the last turn still rolls (and can lose)."""
-    table = _must_roll(_ones())
-    last = ntp.LastRound(table)
-    target = 800
-    for me, opp, tp, roll in [(0, 800, 0, [1, 1, 2, 3, 4, 5]), (300, 900, 400, [1, 4]),
-                              (700, 800, 50, [1, 1]), (650, 800, 100, [1, 1, 1]),
-                              (700, 1000, 200, [1, 3, 3])]:
-        got = advise(roll, turn_points=tp, me=me, opp=opp, target=target, rules=table)
-        assert got.mode == "last-round"
-        for (keep, action, left), v in _pairs(got).items():
-            x = (opp - me - tp - 100 * len(keep)) // 50
-            if action == "bank":
-                assert left != 6 and v == (1.0 if x < 0 else 0.5 if x == 0 else 0.0)
-            else:
-                assert v == pytest.approx(last.roll(x, left)[0], abs=1e-12), (me, tp, keep)
