@@ -243,21 +243,23 @@ def test_the_tuner_scores_exactly_under_the_penalty(capsys):
 @pytest.mark.slow
 def test_optimal_win_under_must_roll_and_the_penalty_plays_its_value(tmp_path, capsys,
                                                                       monkeypatch):
-    """facebook with hot dice must-roll at 600 (totals down to -1,000: two penalties):
-    optimal-win's policy table against itself gives its self-play value exactly, and
-    max-ev does no better against it in either seat (``dicelab compare --exact``, a rules
-    file); the simulator plays the tables to that score."""
-    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+    """facebook's table with hot dice must-roll and a penalty of 100 at 400 (totals down
+    to -200: two penalties): optimal-win's policy table against itself gives its
+    self-play value exactly, and max-ev does no better against it in either seat
+    (``dicelab compare --exact``, a rules file); the simulator plays the tables to that
+    score."""
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
     path = tmp_path / "facebook-must-roll.toml"
-    path.write_text('base = "facebook"\nhot-dice = "must-roll"\n')
+    path.write_text('base = "facebook"\nhot-dice = "must-roll"\nfarkle-penalty = 100\n')
     rules = load_rules(str(path))
-    assert rules.hot_dice == "must-roll" and rules.farkle_penalty == 500
-    ow = solve_optimal_win(rules, 600)
-    self_play = exact_pair("optimal-win", "optimal-win", rules=rules, target=600)
+    assert rules.hot_dice == "must-roll" and rules.farkle_penalty == 100
+    target = 400
+    ow = solve_optimal_win(rules, target)
+    self_play = exact_pair("optimal-win", "optimal-win", rules=rules, target=target)
     assert self_play.first.win == pytest.approx(ow.p_win, abs=1e-9)
     assert self_play.second.win == pytest.approx(1 - ow.p_win, abs=1e-9)
     code, out, err = run_cli(capsys, ["compare", "optimal-win", "max-ev", "--exact",
-                                      "--rules", str(path), "--target", "600", "--json"])
+                                      "--rules", str(path), "--target", str(target), "--json"])
     assert code == 0, err
     d = json.loads(out)
     pair = d["pairs"][0]
@@ -265,12 +267,12 @@ def test_optimal_win_under_must_roll_and_the_penalty_plays_its_value(tmp_path, c
     assert pair["policy"] == "optimal-win" and pair["score"] > 0.5
     assert pair["first"]["win"] >= ow.p_win - 1e-9
     assert pair["second"]["win"] >= 1 - ow.p_win - 1e-9
-    may_bank = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), 600)
+    may_bank = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), target)
     assert abs(may_bank.p_win - ow.p_win) > 1e-4
     # the simulator plays the policy tables to the exact score (within 4 standard errors)
     games = 60_000
     res = simulate_farkle([parse_policy("optimal-win"), parse_policy("max-ev")], games=games,
-                          seed=41, target=600, rules=rules).seat(0)
+                          seed=41, target=target, rules=rules).seat(0)
     score = (res.wins + 0.5 * res.ties) / games
     se = math.sqrt(max((res.wins + 0.25 * res.ties) / games - score**2, 0.0) / games)
     assert abs(score - pair["score"]) <= 4 * se, (score, pair["score"], se)

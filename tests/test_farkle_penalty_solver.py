@@ -38,13 +38,6 @@ def facebook_600():
 
 
 @pytest.fixture(scope="module")
-def facebook_must_roll_600():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
-        return solve_optimal_win(FACEBOOK_MUST_ROLL, 600, use_cache=False)
-
-
-@pytest.fixture(scope="module")
 def small_must_roll_300():
     """facebook with must-roll, a penalty of 100, to 300, totals down to -200: fast."""
     with pytest.MonkeyPatch.context() as mp:
@@ -54,10 +47,6 @@ def small_must_roll_300():
         return solve_optimal_win(rules, 300, use_cache=False)
 
 
-#: the facebook solves to 600, with must-roll in the slow tier (its turns are longer)
-BOTH = pytest.mark.parametrize("solved", [
-    "facebook_600", pytest.param("facebook_must_roll_600", marks=pytest.mark.slow)],
-    ids=["may-bank", "must-roll"])
 
 
 def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, facebook_600):
@@ -77,9 +66,8 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, f
         plain.state_outcome(0, 0)
 
 
-@pytest.mark.parametrize("solved", [
-    "facebook_600", pytest.param("facebook_must_roll_600", marks=pytest.mark.slow),
-    "small_must_roll_300"], ids=["may-bank", "must-roll", "small-must-roll"])
+@pytest.mark.parametrize("solved", ["facebook_600", "small_must_roll_300"],
+                         ids=["may-bank", "must-roll"])
 def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
     """The kept turn endings (the policy evaluation's data) are probability distributions
     whose evaluation is the turn DP's value, at every state of a solve (under must-roll
@@ -137,24 +125,21 @@ def _table_plays(sol, s, r, a, b):
                                   floor=6, hot_rows=400 if must_roll else 0)
 
 
-@BOTH
 @pytest.mark.parametrize(("s", "r", "a", "b"), [(0, 0, 20, 20), (2, 0, 20, 20),
                                                 (1, 2, 5, 31), (0, 1, 31, 0),
                                                 (2, 2, 0, 0), (1, 1, 12, 25)])
-def test_policy_table_plays_the_solved_policy(request, solved, s, r, a, b):
+def test_policy_table_plays_the_solved_policy(facebook_600, s, r, a, b):
     """The streak table, played in plain Python the way its docstring says, has the
-    solved value at every kind of state (both counts, totals below zero, the floor)."""
-    sol = request.getfixturevalue(solved)
-    must_roll = sol.farkle_rules.hot_dice == "must-roll"
+    solved value at every kind of state (both counts, totals below zero, the floor);
+    under must-roll: test_must_roll_with_the_penalty_plays_its_policy_table."""
+    sol = facebook_600
     table = sol.policy_table()
     vv = sol.streak_values
     big_t = vv.shape[2]
     assert table.streaks == 3 and table.floor == 20
     # first to bank: rows up to the top index (past it every turn has banked the target)
     assert table.value.shape == (3, 3, big_t, big_t, big_t + 1, 7)
-    # from P - 1 on it always banks, but six dice under must-roll, which never bank
-    assert table.bank[..., -1, 1:6].all()
-    assert table.bank[..., 6].any() != must_roll
+    assert table.bank[..., -1, 1:].all()  # from P - 1 on it always banks
     if s == r == 0 and a >= 20 and b >= 20:  # the decisions shown by `dicelab policy`
         np.testing.assert_array_equal(sol.bank_decisions(50 * (a - 20), 50 * (b - 20)),
                                       table.bank[0, 0, a, b])
