@@ -404,16 +404,21 @@ def solve_penalty_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     if progress is not None:
         progress(1.0)
     estimate = (2.0 * improve[-1] + final[-1]) * rho / (1.0 - rho) + float(gap.max())
-    if turn.hot_rows:
-        # must-roll: a turn climbs past its rows with a chance of at most hot_err (valued
-        # there by a guess in [0, 1]) and reads leads past the catch tables at their edge
-        # (worth at most c_cap there), as in two_player._turn_kernel; carried through the
-        # evaluation's contraction
-        estimate += (turn.hot_err + float(tables.catch.cap[:, -1].max())) / (1.0 - rho)
+    estimate += must_roll_error(turn, tables.catch.cap, rho)
     meta = np.array([estimate, float(len(improve) * K * K * big_t * big_t),
                      float(len(improve)), float(floor), float(states.sum()), float(n_eval)])
     return {"v_val": vv, "v_win": vw, "v_tie": vt, "sweeps": np.array(improve),
             "meta": meta}
+
+
+def must_roll_error(turn, cap: np.ndarray, rho: float) -> float:
+    """The error a penalty solve adds under must-roll (0 under may-bank): a turn climbs
+    past its rows with a chance of at most ``hot_err`` (valued there by a guess in [0, 1])
+    and reads leads past the catch tables at their edge (worth at most ``cap`` there), as
+    in ``two_player._turn_kernel``; carried through the evaluation's contraction ``rho``."""
+    if not turn.hot_rows:
+        return 0.0
+    return (turn.hot_err + float(cap[..., -1].max())) / (1.0 - rho)
 
 
 @njit(inline="always")

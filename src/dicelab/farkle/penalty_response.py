@@ -47,6 +47,7 @@ from dicelab.farkle.penalty_game import (
     _turn_ends,
     evaluate_policy,
     improve_policy,
+    must_roll_error,
     stacked,
 )
 from dicelab.farkle.rules import FIRST_TO_BANK, POINT_UNIT, FarkleRules, SetAsides
@@ -218,8 +219,7 @@ def solve_response_arrays(sa: SetAsides, rules: FarkleRules, t: int, tol: float,
     if progress is not None:
         progress(1.0)
     estimate = (2.0 * improve[-1] + final[-1]) * rho / (1.0 - rho) + float(gap.max())
-    if turn.hot_rows:  # must-roll: my turn's guess rows and catch edge, as in self-play
-        estimate += (turn.hot_err + float(both.cap[..., -1].max())) / (1.0 - rho)
+    estimate += must_roll_error(turn, both.cap, rho)  # my turns' under must-roll
     meta = np.array([estimate, float(len(improve) * K * K * big_t * big_t),
                      float(len(improve)), float(floor), float(states.sum()), float(n_eval)])
     return {"m_val": mv, "m_win": mw, "m_tie": mt, "o_val": ov, "o_win": ow, "o_tie": ot,
