@@ -136,15 +136,15 @@ def sprt(policy: str | PolicySpec, opponent: str | PolicySpec, spec: SprtSpec, *
     >>> r.decision, r.games
     ('H1', 4096)
     """
-    from dicelab.seeding import check_games, check_seed
-    from dicelab.tournament import O_TIES, O_WINS, TABLE_GAMES, _check, _group_seed
+    from dicelab.seeding import check_games, check_seed, group_seed
+    from dicelab.tournament import O_TIES, O_WINS, TABLE_GAMES, check_policies
 
-    a, b = _check([policy, opponent], 2, game)
+    a, b = check_policies([policy, opponent], 2, game)
     max_games = check_games(max_games)
     seed = check_seed(seed)
     tables = TABLE_GAMES[a.game].make(rules, ending, target)
     n_units = max(1, max_games // (2 * UNIT_GAMES))
-    seeds = (_group_seed(seed, 0), _group_seed(seed, 0 if crn else 1))
+    seeds = (group_seed(seed, 0), group_seed(seed, 0 if crn else 1))
     plans = [tables.plan(list(seats), games=n_units * UNIT_GAMES, seed=s, crn=crn,
                          chunk_games=UNIT_GAMES)
              for seats, s in (((a, b), seeds[0]), ((b, a), seeds[1]))]
@@ -227,17 +227,17 @@ def sprt_pairs(policies: list[str], spec: SprtSpec, *, max_games: int = 10_000_0
     ``seed`` and the pair's index)."""
     import itertools
 
-    from dicelab.seeding import check_seed
-    from dicelab.tournament import TABLE_GAMES, _check, _group_seed
+    from dicelab.seeding import check_seed, group_seed
+    from dicelab.tournament import TABLE_GAMES, check_policies
 
-    specs = _check(policies, 2, game)
+    specs = check_policies(policies, 2, game)
     seed = check_seed(seed)
     tables = TABLE_GAMES[specs[0].game].make(rules, ending, target)
     started = time.perf_counter()
     pairs = list(itertools.combinations(specs, 2))
     out = []
     for i, (a, b) in enumerate(pairs):
-        out.append(sprt(a, b, spec, max_games=max_games, seed=_group_seed(seed, 1000 + i),
+        out.append(sprt(a, b, spec, max_games=max_games, seed=group_seed(seed, 1000 + i),
                         target=tables.target, rules=tables.rules, crn=crn))
         if progress is not None:
             progress(i + 1, len(pairs))

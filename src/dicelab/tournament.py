@@ -59,8 +59,8 @@ import pandas as pd
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec, parse_policy
-from dicelab.seeding import check_games, check_seed
-from dicelab.stats import Estimate
+from dicelab.seeding import check_games, check_seed, group_seed
+from dicelab.stats import Estimate, unit_ratio
 
 #: Bootstrap resamples of the units for the rating intervals.
 RATING_BOOTSTRAP = 200
@@ -85,11 +85,6 @@ def lineups(n_policies: int, seats: int) -> list[tuple[int, tuple[int, ...]]]:
                 out.append((g, tuple(combo[(s - r) % seats] for s in range(seats))))
         return out
     return [(0, tuple((s + r) % n_policies for s in range(seats))) for r in range(n_policies)]
-
-
-def _group_seed(seed: int, key: int) -> int:
-    state = np.random.SeedSequence([seed, 7, key]).generate_state(1, np.uint64)[0]
-    return int(state) >> 1
 
 
 @dataclass(frozen=True)
@@ -143,33 +138,6 @@ class PairVerdict:
                 "effective_games_per_game": self.effective_games_per_game}
 
 
-def _ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None) -> Estimate:
-    """sum(num) / sum(den) over the independent units where ``den > 0``, with its
-    delta-method SE and a t interval on the units' degrees of freedom.
-
-    ``strata``: the group of each unit. The groups are fixed by the design (every policy
-    meets every other), so their differences are no uncertainty: the residuals are
-    centred within each group (the stratified estimator's variance)."""
-    used = den > 0
-    num, den = num[used], den[used]
-    groups = np.zeros(num.size, dtype=np.int64) if strata is None else strata[used]
-    d = float(den.sum())
-    if d == 0:
-        return Estimate(math.nan, math.nan, 0)
-    r = float(num.sum()) / d
-    resid = num - r * den
-    var = 0.0
-    df = 0
-    for g in np.unique(groups):
-        e = resid[groups == g]
-        if e.size > 1:
-            var += float(((e - e.mean()) ** 2).sum()) * e.size / (e.size - 1)
-            df += e.size - 1
-    if df == 0:
-        return Estimate(r, math.nan, int(d))
-    return Estimate(r, math.sqrt(var) / d, int(d), df=df)
-
-
 @dataclass
 class Tournament:
     """A finished tournament: its tables and the per-unit sums everything is estimated
@@ -211,7 +179,7 @@ class Tournament:
             num = ahead + 0.5 * level
             if common.sum() == 0:
                 continue
-            score = _ratio(num, common)
+            score = unit_ratio(num, common)
             if not score.se > 0:  # no variation at all: exactly even, or not even
                 p = 1.0 if score.mean == 0.5 else 0.0
             else:
@@ -270,10 +238,10 @@ class Tournament:
         for p, name in enumerate(self.policies):
             u = self.units[:, p, :]
             games = u[:, self._GAMES]
-            place = _ratio(u[:, self._AHEAD], games, self.strata)
+            place = unit_ratio(u[:, self._AHEAD], games, self.strata)
             out.append(PolicyStanding(
-                name, int(games.sum()), _ratio(u[:, self._WINS], games, self.strata),
-                _ratio(u[:, self._TIES], games, self.strata),
+                name, int(games.sum()), unit_ratio(u[:, self._WINS], games, self.strata),
+                unit_ratio(u[:, self._TIES], games, self.strata),
                 Estimate(1.0 + place.mean, place.se, place.n), float(rating[p]),
                 (float(ci[p, 0]), float(ci[p, 1])), int(rank[p])))
         return sorted(out, key=lambda s: s.rank)
@@ -502,7 +470,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
     """
     from dicelab.runner import executor_info
 
-    specs = _check(policies, seats, game)
+    specs = check_policies(policies, seats, game)
     games = check_games(games)
     seed = check_seed(seed)
     tables_of = TABLE_GAMES[specs[0].game].make(rules, ending, target)
@@ -514,7 +482,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
     per_table_units: list[np.ndarray] = []
     tables = []
     for t, (g, lineup) in enumerate(plan):
-        s = _group_seed(seed, g if crn else t)
+        s = group_seed(seed, g if crn else t)
 
         def tick(d: int, _n: int, base: int = done) -> None:
             if progress is not None:
@@ -537,7 +505,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
                       strata, time.perf_counter() - started, **executor_info(client))
 
 
-def _check(policies: list[str | PolicySpec], seats: int, game: str | None
+def check_policies(policies: list[str | PolicySpec], seats: int, game: str | None
            ) -> list[PolicySpec]:
     if len(policies) < 2:
         raise UserError("a tournament needs at least two policies, e.g. dicelab tournament "

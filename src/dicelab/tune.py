@@ -227,13 +227,13 @@ def _monte_carlo(opponents, rules, target, budget, seed, with_se: bool = False):
     candidate on the same dice (a stream per turn, one seed per opponent)."""
     from dicelab.farkle import kernels as K
     from dicelab.farkle.simulate import simulate_farkle
-    from dicelab.tournament import _group_seed
+    from dicelab.seeding import group_seed
 
     def score(name: str) -> dict[str, Any]:
         me = parse_policy(name, "farkle")
         out = {}
         for i, o in enumerate(opponents):
-            s = _group_seed(seed, 2000 + i)
+            s = group_seed(seed, 2000 + i)
             ab = simulate_farkle([me, o], games=budget, seed=s, target=target, rules=rules,
                                  streams=K.STREAM_PER_TURN)
             ba = simulate_farkle([o, me], games=budget, seed=s, target=target, rules=rules,
