@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx
 
 import dicelab
-from dicelab.config import DEFAULT_GAMES
+from dicelab.config import DEFAULT_GAMES, TUNE_ENUMERATE_MEMBERS
 from dicelab.errors import UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
 
@@ -295,7 +295,9 @@ def tune(
     range_: Annotated[list[str] | None, typer.Option(
         "--range", metavar="NAME=LOW:HIGH:STEP",
         help="Narrow a parameter's range, e.g. base=200:600:50 (repeatable).")] = None,
-    trials: Annotated[int, typer.Option(help="Candidates to evaluate.")] = 60,
+    trials: Annotated[int, typer.Option(
+        help="Trials of the search of a large space. A space of at most max(trials, "
+             f"{TUNE_ENUMERATE_MEMBERS}) members is evaluated whole (every member).")] = 60,
     monte_carlo: Annotated[bool, typer.Option(
         "--monte-carlo", help="Simulate instead of the exact evaluation (common dice across "
                               "candidates; the winner re-played on fresh seeds).")] = False,
@@ -308,7 +310,8 @@ def tune(
     json_out: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
-    """Search a policy family for the member with the best score against a field."""
+    """Find the member of a policy family with the best score against a field: every
+    member of a small space, a search of a large one."""
     from dicelab.tune import parse_range
     from dicelab.tune import tune as run
 

@@ -396,23 +396,39 @@ def sprt_run(result) -> None:
 
 
 def tune_result(result) -> None:
-    """A :class:`dicelab.tune.TuneResult`: the winner, then the best trials."""
+    """A :class:`dicelab.tune.TuneResult`: how the space was covered, the winner, then
+    the best candidates."""
+    mc = result.method != "exact"
     console.print(f"tuned {result.family} ({', '.join(result.params)}) against "
-                  f"{', '.join(result.field)}: {len(result.trials)} trials, {result.method}, "
-                  f"target {result.target:,}, seed {result.seed}")
-    console.print(f"  best: {result.best}, score {result.best_score:.6f}"
-                  + ("" if result.method == "exact" else
-                     f" in the search; on fresh dice {result.rechecked_score:.6f} "
-                     f"(SE {result.rechecked_se:.6f})"))
-    for name, score in result.per_opponent.items():
-        console.print(f"    against {name}: {score:.6f}")
-    t = Table(title="the best distinct candidates")
-    for col in (*result.params, "score"):
+                  f"{', '.join(result.field)}: {result.method}, target {result.target:,}, "
+                  f"seed {result.seed}")
+    if result.search == "enumerated":
+        console.print(f"  every member evaluated: {result.evaluated:,} of {result.members:,}")
+    else:
+        console.print(f"  searched ({result.search}, {result.trials:,} trials): "
+                      f"{result.evaluated:,} of {result.members:,} members evaluated; the "
+                      "best found is not proven best")
+    se = f" (SE {result.best_score_se:.6f})" if mc else ""
+    console.print(f"  {'best' if result.proven_best else 'best found'}: {result.best}, "
+                  f"score {result.best_score:.6f}{se}"
+                  + (", the best of the family" if result.proven_best else "")
+                  + (f" in the search; on fresh dice {result.rechecked_score:.6f} "
+                     f"(SE {result.rechecked_se:.6f})" if mc else ""))
+    if result.tied_with_best:
+        console.print(f"  tied with it: {', '.join(result.tied_with_best)}")
+    for name, e in result.per_opponent.items():
+        console.print(f"    against {name}: {e.mean:.6f}" + (f" (SE {e.se:.6f})" if mc else ""))
+    t = Table(title="the best candidates")
+    for col in (*result.params, "score", *(("SE",) if mc else ())):
         t.add_column(col, justify="right")
-    top = result.trials.drop_duplicates("policy").nlargest(8, "score")
-    for values, score in zip(top[result.params].to_numpy(), top["score"], strict=True):
-        t.add_row(*(str(int(v)) for v in values), f"{score:.6f}")
+    top = result.candidates.nlargest(8, "score")
+    for values, score, score_se in zip(top[result.params].to_numpy(), top["score"],
+                                       top["score_se"], strict=True):
+        t.add_row(*(str(int(v)) for v in values), f"{score:.6f}",
+                  *((f"{score_se:.6f}",) if mc else ()))
     console.print(t)
+    console.print("score: mean P(win) + P(tie)/2 over the field, both seatings"
+                  + ("; SE: its standard error" if mc else ", exact"))
 
 
 def advice_table(title: str, value_name: str, rows, ties: int, digits: int,
