@@ -81,6 +81,32 @@ OutOpt = Annotated[str | None, typer.Option(
 
 #: The command line of this process (``main``'s argv): what manifests record.
 _ARGV: list[str] = []
+#: What a bare ``--sprt`` stands for (:class:`dicelab.sprt.SprtSpec`'s defaults).
+SPRT_DEFAULTS = "elo0=0,elo1=10,alpha=0.05,beta=0.05"
+
+
+def _fill_bare_sprt(argv: list[str]) -> list[str]:
+    """``--sprt`` with no spec after it (the last word, or followed by an option or a
+    policy name: a spec has an ``=`` and no ``:``) gets :data:`SPRT_DEFAULTS`.
+
+    >>> _fill_bare_sprt(["tournament", "ai", "max-ev", "--sprt"])[-1]
+    'elo0=0,elo1=10,alpha=0.05,beta=0.05'
+    >>> _fill_bare_sprt(["tournament", "--sprt", "ai:base=300", "ai"])[2]
+    'elo0=0,elo1=10,alpha=0.05,beta=0.05'
+    >>> _fill_bare_sprt(["tournament", "ai", "max-ev", "--sprt", "elo1=5"])[-1]
+    'elo1=5'
+    """
+    out: list[str] = []
+    for i, word in enumerate(argv):
+        out.append(word)
+        if word == "--sprt":
+            after = argv[i + 1] if i + 1 < len(argv) else None
+            if after is None or after.startswith("-") or "=" not in after or ":" in after:
+                out.append(SPRT_DEFAULTS)
+        if word == "--":
+            out += argv[i + 1:]
+            break
+    return out
 
 
 def reproducing_command(seed: int | None) -> list[str]:
@@ -246,9 +272,10 @@ def tournament(
         "--crn/--no-crn", help="Common random numbers: the tables of a group play the same "
                                "dice with the seats rotated.")] = True,
     sprt: Annotated[str | None, typer.Option(
-        "--sprt", metavar="SPEC",
+        "--sprt", metavar="[SPEC]",
         help="Sequential test of every pair instead of a fixed number of games, e.g. "
-             "elo0=0,elo1=10,alpha=0.05,beta=0.05; --games is then the most per pair.")
+             "elo1=5,alpha=0.01; what is left out, or a bare --sprt, takes the defaults "
+             f"{SPRT_DEFAULTS}; --games is then the most per pair.")
     ] = None,
     threads: ThreadsOpt = None,
     dask: DaskOpt = None,
@@ -373,10 +400,10 @@ _INTERRUPTED = 130
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning user errors into one line + exit 2."""
     _show_notices()
-    _ARGV[:] = sys.argv[1:] if argv is None else list(argv)
+    _ARGV[:] = _fill_bare_sprt(sys.argv[1:] if argv is None else list(argv))
     try:
         # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
-        code = app(args=argv, prog_name="dicelab", standalone_mode=False)
+        code = app(args=list(_ARGV), prog_name="dicelab", standalone_mode=False)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             if code == _INTERRUPTED:
                 typer.echo("interrupted", err=True)

@@ -378,20 +378,25 @@ def tournament(result) -> None:
 
 
 def sprt_run(result) -> None:
-    """A :class:`dicelab.sprt.SprtRun`: every pair's sequential decision."""
+    """A :class:`dicelab.sprt.SprtRun`: every pair's sequential decision, beside the games
+    the test needs on average and those of a fixed-size test."""
     s = result.spec
     t = Table(title=f"{result.game.capitalize()} SPRT: H0 elo {s.elo0:g} vs H1 elo "
-                    f"{s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}, seed {result.seed}"
+                    f"{s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g} (LLR bounds "
+                    f"{_ci(s.bounds)}), seed {result.seed}"
                     + (", common random numbers" if result.crn else ""),
               caption="H1: the policy is the stronger by elo1; H0: by elo0; games: played "
-                      "until the decision")
-    for col in ("policy", "vs", "decision", "games", "score", "LLR"):
-        t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right",
-                     no_wrap=True)
-    lo, hi = s.bounds
+                      "until the decision; expected: the test's average games if H0 / if H1 "
+                      "holds (Wald); fixed test: the games of a fixed-size test with the same "
+                      "error rates; both from this pair's measured variance")
+    for col in ("policy", "vs", "decision", "games", "score", "95% CI", "LLR",
+                "expected H0 / H1", "fixed test"):
+        t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right")
     for p in result.pairs:
+        h0, h1 = p.expected_games
         t.add_row(p.policy, p.opponent, p.decision, f"{p.games:,}", f"{p.score.mean:.4f}",
-                  f"{p.llr:.2f} [{lo:.2f}, {hi:.2f}]")
+                  _ci(p.score.ci95, _num, 4), f"{p.llr:.2f}", f"{_num(h0, 0)} / {_num(h1, 0)}",
+                  _num(p.fixed_games, 0))
     console.print(t)
 
 
