@@ -207,7 +207,7 @@ def test_simulation_agrees_with_the_exact_race_under_a_minimum_to_bank():
     exact = turn_dp.evaluate_race(MIN_BANK, 3000, turn_dp.threshold_bank_table(200))[0]
     s = simulate_farkle([parse_policy("threshold-200")], games=60_000, seed=21, target=3000,
                         rules=MIN_BANK).seat(0)
-    assert abs(s.turns.mean - exact) < 4 * s.turns.se
+    assert abs(s.mean_turns.mean - exact) < 4 * s.mean_turns.se
 
 
 BASIC_MUST_ROLL = dataclasses.replace(PRESETS["basic"], name="basic-must-roll",
@@ -265,7 +265,7 @@ def test_simulation_agrees_with_the_exact_race_under_must_roll():
     exact = turn_dp.evaluate_race(MUST_ROLL, 3000, bank)[0]
     s = simulate_farkle([parse_policy("threshold-300")], games=60_000, seed=23, target=3000,
                         rules=MUST_ROLL).seat(0)
-    assert abs(s.turns.mean - exact) < 4 * s.turns.se
+    assert abs(s.mean_turns.mean - exact) < 4 * s.mean_turns.se
 
 
 @pytest.mark.parametrize("rules", [PENALTY, FACEBOOK])
@@ -292,8 +292,8 @@ def test_cli_solves_fastest_under_must_roll_and_the_penalty(tmp_path, capsys):
                                       str(both), "--target", "1000", "--json"])
     assert code == 0, err
     rules = load_rules(str(both))
-    assert json.loads(out)["expected_turns"] == pytest.approx(
-        turn_dp.solve_fastest_penalty(rules, 1000).expected_turns, rel=1e-12)
+    assert json.loads(out)["expected_turns_to_target"] == pytest.approx(
+        turn_dp.solve_fastest_penalty(rules, 1000).expected_turns_to_target, rel=1e-12)
 
 
 @pytest.mark.slow
@@ -307,8 +307,8 @@ def test_fastest_under_the_penalty_against_the_reference():
     assert sol.floor_points == 200 and sol.turns.shape == (3, 15)
     for (s, m), v in ref.items():
         assert sol.expected_turns_from(m, s) == pytest.approx(v, rel=1e-12), (s, m)
-    assert sol.expected_turns > turn_dp.solve_fastest(
-        dataclasses.replace(rules, farkle_penalty=0), 500).expected_turns
+    assert sol.expected_turns_to_target > turn_dp.solve_fastest(
+        dataclasses.replace(rules, farkle_penalty=0), 500).expected_turns_to_target
 
 
 def test_fastest_under_must_roll_and_the_penalty_against_the_reference():
@@ -325,7 +325,7 @@ def test_fastest_under_must_roll_and_the_penalty_against_the_reference():
     assert not sol.bank[..., 6].any()
     may_bank = turn_dp.solve_fastest_penalty(dataclasses.replace(rules, hot_dice="may-bank"),
                                              300, floor_points=200)
-    assert sol.expected_turns > may_bank.expected_turns
+    assert sol.expected_turns_to_target > may_bank.expected_turns_to_target
 
 
 @pytest.mark.slow
@@ -335,7 +335,7 @@ def test_fastest_under_must_roll_and_the_penalty_simulated():
     assert not sol.bank[..., 6].any()
     s = simulate_farkle([parse_policy("fastest")], games=40_000, seed=37, target=3000,
                         rules=rules).seat(0)
-    assert abs(s.turns.mean - sol.expected_turns) < 4 * s.turns.se
+    assert abs(s.mean_turns.mean - sol.expected_turns_to_target) < 4 * s.mean_turns.se
 
 
 @pytest.mark.slow
@@ -348,11 +348,11 @@ def test_fastest_under_facebook_simulated_and_shown(capsys):
         sol.expected_turns_from(-2050)
     s = simulate_farkle([parse_policy("fastest")], games=40_000, seed=29, target=3000,
                         rules=FACEBOOK).seat(0)
-    assert abs(s.turns.mean - sol.expected_turns) < 4 * s.turns.se
+    assert abs(s.mean_turns.mean - sol.expected_turns_to_target) < 4 * s.mean_turns.se
     code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "fastest", "--rules",
                                       "facebook", "--target", "3000"])
     assert code == 0, err
-    assert f"{sol.expected_turns:.6f}" in out and "farkle penalty 500" in out
+    assert f"{sol.expected_turns_to_target:.6f}" in out and "farkle penalty 500" in out
 
 
 def test_advice_under_a_minimum_to_bank_offers_only_legal_banks():

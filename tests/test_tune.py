@@ -25,7 +25,7 @@ def test_a_small_space_is_enumerated_and_its_winner_is_the_best_member():
         ("enumerated", 15, 15, None, True)
     assert r.best == f"threshold-{best}"
     assert r.best_score == pytest.approx(scan[best], abs=1e-12)
-    assert r.rechecked_score == r.best_score and r.rechecked_se == 0.0  # no winner's curse
+    assert r.rechecked_score == r.best_score and r.rechecked_score_se == 0.0  # no winner's curse
     assert sorted(r.candidates["policy"]) == sorted(f"threshold-{t}" for t in scan)
     assert (r.candidates["score_se"] == 0.0).all()
 
@@ -53,7 +53,7 @@ def test_ties_with_the_best_are_listed():
     are one policy, and all tie."""
     r = tune("ai", ["threshold-300"], params=["step", "max-steps"],
              ranges={"step": (0, 0, 50), "max-steps": (0, 3, 1)}, seed=1, target=1000)
-    assert r.evaluated == 4 and len(r.tied_with_best) == 3 and r.best not in r.tied_with_best
+    assert r.evaluated == 4 and len(r.tied_members) == 3 and r.best not in r.tied_members
 
 
 def test_the_search_is_reproducible():
@@ -68,7 +68,7 @@ def test_monte_carlo_candidates_carry_standard_errors_and_the_winner_is_rechecke
     assert r.method == "monte-carlo" and r.search == "enumerated" and not r.proven_best
     assert (r.candidates["score_se"] > 0).all() and r.best_score_se > 0
     exact = exact_pair(r.best, "threshold-300", target=1500).score
-    assert abs(r.rechecked_score - exact) <= 4 * r.rechecked_se
+    assert abs(r.rechecked_score - exact) <= 4 * r.rechecked_score_se
     # every candidate's estimate is within its own error of the exact score
     for name, score, se in r.candidates[["policy", "score", "score_se"]].itertuples(
             index=False):

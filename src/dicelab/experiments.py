@@ -167,7 +167,8 @@ def _threshold_sweep(options: dict[str, Any], progress: Progress, client: Any
     frame["expected_turns_to_target"] = turns
     fastest = turn_dp.solve_fastest(rules, target)
     best_by_turns = int(frame.loc[frame["expected_turns_to_target"].idxmin(), "threshold"])
-    summary = {**sweep.to_dict(), "fastest_expected_turns": fastest.expected_turns,
+    summary = {**sweep.to_dict(),
+               "fastest_expected_turns_to_target": fastest.expected_turns_to_target,
                "best_threshold_by_turns": best_by_turns}
     return ExperimentOutput("sweep", frame, {"rules": rules.to_dict(), "target": target,
                                              "exact": True, "summary": summary}, sweep)

@@ -25,7 +25,7 @@ from typing import Any
 
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec
-from dicelab.stats import Estimate
+from dicelab.stats import Estimate, fields
 
 #: Games of one seating in one unit (a unit plays twice this many, and the test looks
 #: after every unit). Part of what a seed means: the unit is the chunk of the games'
@@ -174,10 +174,11 @@ class SprtResult:
         h0, h1 = self.expected_games
         return {"game": self.game, "policy": self.policy, "opponent": self.opponent,
                 "sprt": self.spec.to_dict(),
-                "decision": self.decision, "llr": self.llr, "bounds": list(self.spec.bounds),
-                "units": self.units, "games": self.games, "expected_games_h0": h0,
+                "decision": self.decision, "llr": self.llr,
+                "llr_bounds": list(self.spec.bounds),
+                "units_played": self.units, "games": self.games, "expected_games_h0": h0,
                 "expected_games_h1": h1, "fixed_games": self.fixed_games,
-                "score": self.score.mean, "score_se": self.score.se, "crn": self.crn,
+                **fields("score", self.score), "crn": self.crn,
                 "seed": self.seed, "elapsed_s": self.elapsed_s}
 
 

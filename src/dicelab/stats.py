@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -75,6 +76,18 @@ class Proportion:
 
     def to_dict(self) -> dict:
         return {"p": self.p, "ci95": list(self.ci95), "count": self.count}
+
+
+def fields(name: str, e: Estimate | Proportion) -> dict[str, Any]:
+    """An estimate as the fields of a JSON summary, the same way everywhere: ``name`` (the
+    mean or proportion), ``name_se`` and ``name_ci95`` (``[lo, hi]``; a Parquet row has
+    ``name_ci95_lo`` and ``name_ci95_hi``, see :func:`dicelab.results.frame_row`).
+
+    >>> sorted(fields("win_rate", Proportion(1, 2)))
+    ['win_rate', 'win_rate_ci95', 'win_rate_se']
+    """
+    value = e.p if isinstance(e, Proportion) else e.mean
+    return {name: value, f"{name}_se": e.se, f"{name}_ci95": list(e.ci95)}
 
 
 def mean_estimate(total: float, total_sq: float, n: int) -> Estimate:

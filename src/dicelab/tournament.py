@@ -41,7 +41,9 @@ win rates, finishing places, pairwise verdicts and ratings, each with its uncert
   ilsr_pairwise_dense`, on the Elo scale (400 log10 of the strength ratio), with 95%
   intervals from a bootstrap over the units within each group (reproducible from the
   seed). Per-policy rates are stratified the same way: the groups are the design, not
-  a sample.
+  a sample. A rating measures how often a policy finishes ahead of another, not how
+  often it wins its table; at three or more seats the two can disagree, and the
+  standings are ranked by the win rate.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.seeding import check_games, check_seed, group_seed
-from dicelab.stats import Estimate, unit_ratio
+from dicelab.stats import Estimate, fields, unit_ratio
 
 #: Bootstrap resamples of the units for the rating intervals.
 RATING_BOOTSTRAP = 200
@@ -95,18 +97,15 @@ class PolicyStanding:
     games: int  # seat-games it played
     win_rate: Estimate  # won alone
     tie_rate: Estimate  # shared the top
-    place: Estimate  # mean finishing place (1 = first; level seats share the best place)
-    rating: float  # Elo scale, mean 0
-    rating_ci: tuple[float, float]
-    rank: int  # by rating, 1 = best
+    mean_place: Estimate  # mean finishing place (1 = first; level seats share the best place)
+    rating: float  # Elo scale, mean 0: how often it finishes ahead of another policy
+    rating_ci95: tuple[float, float]
+    rank: int  # by win rate (then tie rate), 1 = best
 
     def to_dict(self) -> dict[str, Any]:
-        def est(name, e):
-            return {name: e.mean, f"{name}_se": e.se, f"{name}_ci": list(e.ci95)}
-
-        return {"policy": self.policy, "games": self.games, **est("win_rate", self.win_rate),
-                **est("tie_rate", self.tie_rate), **est("mean_place", self.place),
-                "rating": self.rating, "rating_ci": list(self.rating_ci), "rank": self.rank}
+        return {"policy": self.policy, "games": self.games, **fields("win_rate", self.win_rate),
+                **fields("tie_rate", self.tie_rate), **fields("mean_place", self.mean_place),
+                "rating": self.rating, "rating_ci95": list(self.rating_ci95), "rank": self.rank}
 
 
 @dataclass(frozen=True)
@@ -133,7 +132,7 @@ class PairVerdict:
     def to_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "opponent": self.opponent, "games": self.games,
                 "ahead": self.ahead, "behind": self.behind, "score": self.score.mean,
-                "score_se": self.score.se, "score_ci": list(self.score.ci95),
+                "score_se": self.score.se, "score_ci95": list(self.score.ci95),
                 "p_value": self.p_value, "p_holm": self.p_holm, "verdict": self.verdict,
                 "effective_games_per_game": self.effective_games_per_game}
 
@@ -145,7 +144,7 @@ class Tournament:
 
     game: str
     policies: list[str]
-    seats: int
+    seats_per_table: int
     games_per_table: int
     seed: int
     crn: bool
@@ -229,22 +228,23 @@ class Tournament:
         return point, ci
 
     def standings(self) -> list[PolicyStanding]:
-        """Every policy, best rating first."""
+        """Every policy, ranked by its win rate (the share of its tables it won alone),
+        then its tie rate, then its rating: what a table is played for. The rating
+        measures something else, how often a policy finishes ahead of each other one, and
+        at three or more seats it can order the policies differently (a policy that wins
+        more tables but also finishes last more often rates lower)."""
         rating, ci = self.ratings()
-        order = np.argsort(-rating, kind="stable")
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(1, len(order) + 1)
-        out = []
+        rows = []
         for p, name in enumerate(self.policies):
             u = self.units[:, p, :]
             games = u[:, self._GAMES]
             place = unit_ratio(u[:, self._AHEAD], games, self.strata)
-            out.append(PolicyStanding(
-                name, int(games.sum()), unit_ratio(u[:, self._WINS], games, self.strata),
-                unit_ratio(u[:, self._TIES], games, self.strata),
-                Estimate(1.0 + place.mean, place.se, place.n), float(rating[p]),
-                (float(ci[p, 0]), float(ci[p, 1])), int(rank[p])))
-        return sorted(out, key=lambda s: s.rank)
+            rows.append((name, int(games.sum()), unit_ratio(u[:, self._WINS], games, self.strata),
+                         unit_ratio(u[:, self._TIES], games, self.strata),
+                         Estimate(1.0 + place.mean, place.se, place.n), float(rating[p]),
+                         (float(ci[p, 0]), float(ci[p, 1]))))
+        rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -r[5]))
+        return [PolicyStanding(*r, rank) for rank, r in enumerate(rows, 1)]
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(score, lo, hi), each (policies, policies): row i's score against column j with
@@ -262,14 +262,15 @@ class Tournament:
         from dicelab.plots import ratings_figure, win_matrix_figure
 
         rating, ci = self.ratings()
-        what = (f"{self.game.capitalize()} tournament, {self.seats} seats, "
+        what = (f"{self.game.capitalize()} tournament, {self.seats_per_table} seats, "
                 f"{self.games_per_table:,} games per table, seed {self.seed}")
         return {"win-matrix.png": win_matrix_figure(self.policies, *self.matrix(),
                                                     title=what),
                 "ratings.png": ratings_figure(self.policies, rating, ci, title=what)}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"game": self.game, "policies": self.policies, "seats": self.seats,
+        return {"game": self.game, "policies": self.policies,
+                "seats_per_table": self.seats_per_table,
                 "games_per_table": self.games_per_table, "seed": self.seed, "crn": self.crn,
                 "rules": getattr(self.rules, "name", self.rules), "target": self.target,
                 "tables": self.tables, "elapsed_s": self.elapsed_s,
@@ -289,7 +290,8 @@ class Tournament:
         rules = self.rules.to_dict() if hasattr(self.rules, "to_dict") \
             else getattr(self.rules, "name", self.rules)
         return {"game": self.game, "experiment": "tournament", "policies": self.policies,
-                "seats": self.seats, "games_per_table": self.games_per_table,
+                "seats_per_table": self.seats_per_table,
+                "games_per_table": self.games_per_table,
                 "seed": self.seed, "crn": self.crn, "rules": rules, "target": self.target,
                 "tables": self.tables, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers}
@@ -496,7 +498,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
             if store is not None:
                 store.put(f"table-{t}", cell)
         done += games
-        tables.append({"group": g, "seats": [specs[i].name for i in lineup], "seed": s})
+        tables.append({"group": g, "policies": [specs[i].name for i in lineup], "seed": s})
         per_table_units.append(cell["outcomes"])
     units, pair_units, cells = _units(plan, per_table_units, k, crn, games)
     strata = np.arange(units.shape[0]) // per_table_units[0].shape[0]

@@ -80,9 +80,9 @@ class TuneResult:
     size of the space; ``search``: :data:`ENUMERATED`, :data:`CMA_ES` or :data:`TPE`
     (``trials``: the search's trials, None when enumerated); ``best_score``,
     ``best_score_se``: the winner's score in the search; ``rechecked_score``,
-    ``rechecked_se``: re-evaluated (exact: the same; Monte Carlo: on fresh dice);
+    ``rechecked_score_se``: re-evaluated (exact: the same; Monte Carlo: on fresh dice);
     ``per_opponent``: the winner's re-evaluated score against each policy of the field,
-    with its SE; ``tied_with_best``: other members whose exact score equals the best's
+    with its SE; ``tied_members``: other members whose exact score equals the best's
     (within :data:`dicelab.stats.TIE_TOLERANCE`).
     """
 
@@ -102,9 +102,9 @@ class TuneResult:
     best_score: float
     best_score_se: float
     rechecked_score: float
-    rechecked_se: float
+    rechecked_score_se: float
     per_opponent: dict[str, Estimate]
-    tied_with_best: list[str]
+    tied_members: list[str]
     elapsed_s: float
     game: str = "farkle"
 
@@ -127,8 +127,9 @@ class TuneResult:
                 "evaluated": self.evaluated, "trials": self.trials,
                 "proven_best": self.proven_best, "best": self.best,
                 "best_score": self.best_score, "best_score_se": self.best_score_se,
-                "tied_with_best": self.tied_with_best,
-                "rechecked_score": self.rechecked_score, "rechecked_se": self.rechecked_se,
+                "tied_members": self.tied_members,
+                "rechecked_score": self.rechecked_score,
+                "rechecked_score_se": self.rechecked_score_se,
                 "per_opponent": {k: {"score": e.mean, "score_se": e.se}
                                  for k, e in self.per_opponent.items()},
                 "elapsed_s": self.elapsed_s}

@@ -37,6 +37,7 @@ def parse_dice(text: str, what: str, sizes: range, example: str) -> list[int]:
 def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: str | None,
                  top: int, json_out: bool) -> None:
     """Rank every Penta option (keep dice or fill a box) by its expected final score."""
+    from dicelab.cli import formats as F
     from dicelab.cli.render import advice_table
     from dicelab.penta.policies import Scorecard, rank_options
     from dicelab.penta.rules import get_rules
@@ -57,12 +58,13 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
                             "tied_with_best": ties,
                             "options": [o.to_dict() for o in shown]}))
         return
-    rows = [(f"keep {' '.join(map(str, o.keep)) or 'nothing'}" if o.kind == "keep"
-             else f"score {o.box} ({o.points})", o.expected_final, o.loss, o.tie_with_best)
+    rows = [(f"keep {F.dice(o.keep) or 'nothing'}" if o.kind == "keep"
+             else f"score {o.box} ({o.points})", o.expected_final_score, o.loss,
+             o.tie_with_best)
             for o in shown]
-    advice_table(f"Penta {spec.name} ({rs.name}): roll {roll}, {rolls_left} rerolls left, "
-                 f"card total {sc.total}", "expected final", rows, ties, digits=4,
-                 tie_order="ties go to the lowest box, then the largest keep")
+    advice_table(f"Penta {spec.name} ({rs.name}): roll {F.dice(faces)}, {rolls_left} rerolls "
+                 f"left, card total {F.count(sc.total)}", "expected final score", rows, ties,
+                 F.number, 4, tie_order="ties go to the lowest box, then the largest keep")
 
 
 def register(app, policy_app) -> None:
@@ -96,7 +98,7 @@ def register(app, policy_app) -> None:
         json_out: JsonOpt = False,
     ) -> None:
         """Every legal set-aside of the roll, then bank or roll: its expected turn score
-        (solitaire, max-ev play after) or its exact P(win) (with --me and --opp,
+        (solitaire, max-ev play after) or its exact P(win) + ½P(tie) (with --me and --opp,
         optimal-win play after), and its loss against the best."""
         from dicelab.cli.render import show
         from dicelab.farkle.advise import advise

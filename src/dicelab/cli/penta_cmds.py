@@ -13,57 +13,53 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from dicelab.cli import formats as F
 from dicelab.errors import UserError
 from dicelab.penta.rules import BOX_NAMES
-
-
-def _ci(pair, fmt) -> str:
-    return f"{fmt(pair[0])} .. {fmt(pair[1])}"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.2f}%"
 
 
 def render_simulation(result, console: Console) -> None:
     """Rich tables of a :class:`PentaResult`: one column per seat."""
     seats = [result.seat(s) for s in range(len(result.seats))]
-    title = (f"Penta, rules '{result.rules}': {result.games:,} games per seat, "
-             f"seed {result.seed}, {result.games_per_s:,.0f} games/s"
+    title = (f"Penta, rules '{result.rules}': {F.count(result.games)} games, "
+             f"seed {result.seed}, {F.count(round(result.games_per_s))} games/s"
              + (f" on a Dask cluster of {result.workers} worker(s)"
                 if result.executor == "dask" else ""))
     t = Table(title=title, caption=(
-        f"simulation {result.elapsed_s:.2f} s; set-up {result.setup_s:.2f} s (solve or load "
-        "the values, build or load the decision tables: see `dicelab cache`)"))
+        f"95% CI in brackets; simulation {F.seconds(result.elapsed_s)}; set-up "
+        f"{F.seconds(result.setup_s)} (solve or load the values, build or load the decision "
+        "tables: see `dicelab cache`)"))
     t.add_column("statistic")
     for s in seats:
-        t.add_column(f"seat {s.seat}: {s.strategy}", justify="right")
+        t.add_column(f"seat {s.seat}: {s.policy}", justify="right")
 
     def row(label, f):
         t.add_row(label, *[f(s) for s in seats])
 
-    row("mean TOTAL", lambda s: f"{s.final_score.mean:.3f}")
-    row("95% interval", lambda s: _ci(s.final_score.ci95, lambda x: f"{x:.3f}"))
-    if any(s.exact_mean is not None for s in seats):
-        row("exact (solver)",
-            lambda s: f"{s.exact_mean:.4f}" if s.exact_mean is not None else "")
-    row("standard deviation", lambda s: f"{s.sd:.2f}")
-    for q in (1, 5, 25, 50, 75, 95, 99):
-        row(f"percentile {q}", lambda s, q=q: f"{s.percentiles[q]:.0f}")
-    row("P(upper bonus)", lambda s: _pct(s.p_upper_bonus.p))
-    row("P(Penta box = 50)", lambda s: _pct(s.p_penta_fifty.p))
-    row("mean Penta bonuses", lambda s: f"{s.penta_bonuses.mean:.4f}")
-    for name in seats[0].boxes:
-        row(f"mean {name}", lambda s, n=name: f"{s.boxes[n].mean:.3f}")
     if len(seats) > 1:
-        row("wins (alone)", lambda s: _pct(s.win_rate.p))
-        row("wins 95% interval", lambda s: _ci(s.win_rate.ci95, _pct))
-        row("shared top (tie)", lambda s: _pct(s.tie_rate.p))
+        row("win rate", lambda s: F.estimate(s.win_rate.p, s.win_rate.ci95, F.percent))
+        row("tie rate", lambda s: F.estimate(s.tie_rate.p, s.tie_rate.ci95, F.percent))
+    row("mean final score", lambda s: F.estimate(s.mean_final_score.mean,
+                                                 s.mean_final_score.ci95, F.number, 3))
+    if any(s.expected_final_score is not None for s in seats):
+        row("expected final score (exact)",
+            lambda s: F.number(s.expected_final_score, 4))
+    row("final score SD", lambda s: F.number(s.final_score_sd))
+    for q in (1, 5, 25, 50, 75, 95, 99):
+        row(f"final score p{q}", lambda s, q=q: F.count(s.percentiles[q]))
+    row("P(upper bonus)", lambda s: F.estimate(s.p_upper_bonus.p, s.p_upper_bonus.ci95,
+                                               F.percent))
+    row("P(Penta box = 50)", lambda s: F.estimate(s.p_penta_fifty.p, s.p_penta_fifty.ci95,
+                                                  F.percent))
+    row("mean Penta bonuses", lambda s: F.estimate(s.mean_penta_bonuses.mean,
+                                                   s.mean_penta_bonuses.ci95, F.number, 4))
+    for name in seats[0].mean_box_scores:
+        row(f"mean {name}", lambda s, n=name: F.number(s.mean_box_scores[n].mean, 3))
     console.print(t)
     if len(seats) > 1:
-        tie = result.p_tie
-        console.print(f"ties (highest TOTAL shared): {_pct(tie.p)} "
-                      f"({_ci(tie.ci95, _pct)}), {tie.count:,} games")
+        tie = result.tie_rate
+        console.print(f"tie rate (the highest final score shared): "
+                      f"{F.estimate(tie.p, tie.ci95, F.percent)}, {F.count(tie.count)} games")
 
 
 def register(app, solve_app, policy_app) -> None:
@@ -109,14 +105,15 @@ def register(app, solve_app, policy_app) -> None:
             typer.echo(to_json(d))
             return
         t = Table(title=f"Penta optimal solitaire, rules '{d['rules']}'")
-        t.add_column("quantity")
-        t.add_column("value", justify="right")
-        t.add_row("optimal expected final score", f"{d['expected_score']:.8f}")
+        t.add_column("statistic")
+        t.add_column("exact", justify="right")
+        t.add_row("expected final score", F.number(d["expected_final_score"], 8))
         if d["published_optimum"] is not None:
-            t.add_row("published value", f"{d['published_optimum']}")
-        t.add_row("states (reachable turn starts)", f"{d['states']:,}")
-        t.add_row("time", f"{sol.elapsed_s:.3f} s" + (
-            f" (from cache; the solve took {sol.solve_s:.3f} s)" if sol.from_cache else ""))
+            t.add_row("published optimum", F.number(d["published_optimum"], 8))
+        t.add_row("states (reachable turn starts)", F.count(d["states"]))
+        t.add_row("elapsed", F.seconds(sol.elapsed_s) + (
+            f" (from cache; the solve took {F.seconds(sol.solve_s)})" if sol.from_cache
+            else ""))
         console.print(t)
 
 
@@ -164,21 +161,21 @@ def _distribution(rs, policy: str | None, plot: Path | None, json_out: bool,
 
 def render_distribution(dist, console: Console) -> None:
     """A rich table of a :class:`~dicelab.penta.distribution.ScoreDistribution`."""
-    lo, hi = dist.support
     t = Table(title=f"Penta, rules '{dist.rules.name}', policy {dist.policy}: exact "
                     "distribution of the final score",
               caption=("loaded from the disk cache; the pass took " if dist.from_cache
-                       else "computed in ") + f"{dist.compute_s:.2f} s (see `dicelab cache`)")
+                       else "computed in ") + f"{F.seconds(dist.compute_s)} (see `dicelab "
+                                              "cache`)")
     t.add_column("statistic")
     t.add_column("exact", justify="right")
-    t.add_row("mean TOTAL", f"{dist.mean:.6f}")
-    t.add_row("standard deviation", f"{dist.sd:.4f}")
+    t.add_row("expected final score", F.number(dist.mean, 6))
+    t.add_row("final score SD", F.number(dist.sd, 4))
     for q, v in dist.percentiles.items():
-        t.add_row(f"percentile {q}", f"{v:.0f}")
-    t.add_row("lowest / highest possible", f"{lo} / {hi}")
-    t.add_row("P(upper bonus)", f"{100 * dist.p_upper_bonus:.4f}%")
-    t.add_row("P(Penta box = 50)", f"{100 * dist.p_penta_fifty:.4f}%")
-    t.add_row("mean Penta bonuses", f"{dist.mean_penta_bonuses:.6f}")
+        t.add_row(f"final score p{q}", F.count(v))
+    t.add_row("final score range", F.interval(dist.support, F.count))
+    t.add_row("P(upper bonus)", F.percent(dist.p_upper_bonus, 4))
+    t.add_row("P(Penta box = 50)", F.percent(dist.p_penta_fifty, 4))
+    t.add_row("expected Penta bonuses", F.number(dist.mean_penta_bonuses, 6))
     for name, m in zip(BOX_NAMES, dist.box_means, strict=True):
-        t.add_row(f"mean {name}", f"{m:.4f}")
+        t.add_row(f"expected {name}", F.number(m, 4))
     console.print(t)

@@ -384,7 +384,8 @@ class Outcome:
         return self.win + 0.5 * self.tie
 
     def to_dict(self) -> dict[str, float]:
-        return {"win": self.win, "tie": self.tie, "loss": self.loss, "score": self.score}
+        return {"win_rate": self.win, "tie_rate": self.tie, "loss_rate": self.loss,
+                "score": self.score}
 
 
 @dataclass(frozen=True)
@@ -421,6 +422,7 @@ class ExactPair:
                 "first": self.first.to_dict(), "second": self.second.to_dict(),
                 "win_rate": 0.5 * (self.first.win + self.second.win),
                 "tie_rate": 0.5 * (self.first.tie + self.second.tie),
+                "loss_rate": 0.5 * (self.first.loss + self.second.loss),
                 "score": self.score, "verdict": self.verdict, "tolerance": self.tolerance,
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
 

@@ -214,7 +214,7 @@ def _check_turn(card: Scorecard, roll, rolls_left: int) -> int:
 class Option:
     """One option of a decision: keep some dice (reroll the rest) or score a box now.
 
-    ``expected_final`` is the expected final TOTAL of the game (card so far included)
+    ``expected_final_score`` is the expected final TOTAL of the game (card so far included)
     under the policy's valuation; ``loss`` = best option's minus this one's, 0.0 for an
     option tied with the best. ``tie_with_best``: within ``config.PENTA_TIE_EPS`` points of
     the best
@@ -226,7 +226,7 @@ class Option:
     keep: tuple[int, ...] | None
     box: str | None
     points: int | None
-    expected_final: float
+    expected_final_score: float
     loss: float
     tie_with_best: bool = False
     played: bool = False
@@ -234,7 +234,7 @@ class Option:
     def to_dict(self) -> dict:
         return {"kind": self.kind, "keep": list(self.keep) if self.keep is not None else None,
                 "box": self.box, "points": self.points,
-                "expected_final": self.expected_final, "loss": self.loss,
+                "expected_final_score": self.expected_final_score, "loss": self.loss,
                 "tie_with_best": self.tie_with_best, "played": self.played}
 
 
@@ -243,7 +243,7 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
     """Every option for ``roll`` (five faces) with ``rolls_left`` rerolls, best first.
 
     Options are each box the roll may go in now, and (with rerolls left) each proper
-    sub-multiset of the roll to keep. ``expected_final`` is under ``policy``'s values
+    sub-multiset of the roll to keep. ``expected_final_score`` is under ``policy``'s values
     (``optimal``: the exact expected final score with optimal play from then on;
     ``greedy``: the card total + this turn's expected immediate points).
 
@@ -253,7 +253,7 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
     lower box numbers first, larger keeps first -- then the rest by value.
 
     >>> opts = rank_options(Scorecard(), [6, 6, 6, 2, 1], 2, "seed", "greedy")
-    >>> opts[0].keep, opts[0].played, round(opts[0].expected_final, 2)
+    >>> opts[0].keep, opts[0].played, round(opts[0].expected_final_score, 2)
     ((6, 6, 6), True, 28.12)
     """
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
