@@ -101,7 +101,7 @@ def test_bust_risk_table_and_json():
     d = json.loads(run_ok(["bust-risk", "--rules", "basic", "--games", "20000", "--seed", "2",
                            "--json"]).stdout)
     assert d["rules"] == "basic" and d["seed"] == 2 and len(d["bust_risk"]) == 6
-    assert d["bust_risk"][0]["exact"] == pytest.approx(2 / 3)
+    assert d["bust_risk"][0]["p_bust"] == pytest.approx(2 / 3)
     assert d["bust_risk"][0]["rolls"] == 20000
 
 

@@ -58,7 +58,7 @@ def test_every_policy_sits_in_every_seat_equally_often(seats):
     t = tournament(["optimal", "greedy"], seats=seats, games=8192, seed=1)
     assert t.game == "penta" and t.target is None
     for s in range(seats):
-        counts = Counter(table["seats"][s] for table in t.tables)
+        counts = Counter(table["policies"][s] for table in t.tables)
         assert set(counts) == {"optimal", "greedy"} and len(set(counts.values())) == 1
     games = {s.policy: s.games for s in t.standings()}
     assert games["optimal"] == games["greedy"]

@@ -474,18 +474,20 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
 
 @dataclass
 class BustRiskResult:
-    """Exact and simulated bust probabilities for 1..6 dice."""
+    """Exact and simulated bust probabilities for 1..6 dice: ``p_bust[n]`` exact,
+    :meth:`bust_rate` simulated (``busts[n]`` of ``rolls`` rolls)."""
 
     rules: FarkleRules
     seed: int
     rolls: int
-    exact: dict[int, float]
+    p_bust: dict[int, float]
     busts: dict[int, int]
     elapsed_s: float
 
     game = "farkle"
 
-    def simulated(self, n: int) -> Proportion:
+    def bust_rate(self, n: int) -> Proportion:
+        """The simulated share of busting rolls of ``n`` dice."""
         return Proportion(self.busts[n], self.rolls)
 
     def to_frame(self) -> pd.DataFrame:
@@ -501,8 +503,8 @@ class BustRiskResult:
     def to_dict(self) -> dict[str, Any]:
         rows = []
         for n in range(1, 7):
-            e = self.simulated(n)
-            rows.append({"dice": n, "p_bust": self.exact[n], **fields("bust_rate", e),
+            e = self.bust_rate(n)
+            rows.append({"dice": n, "p_bust": self.p_bust[n], **fields("bust_rate", e),
                          "busts": e.count, "rolls": self.rolls})
         return {"rules": self.rules.name, "seed": self.seed, "rolls_per_dice_count": self.rolls,
                 "elapsed_s": self.elapsed_s, "bust_risk": rows}
@@ -513,7 +515,7 @@ def simulate_bust_frequencies(rules: str | FarkleRules | None = None, *, rolls: 
     """Roll 1..6 dice ``rolls`` times each and count busts, beside the exact bust risk.
 
     >>> r = simulate_bust_frequencies(rolls=10_000, seed=1)
-    >>> round(r.exact[6], 4)
+    >>> round(r.p_bust[6], 4)
     0.0231
     """
     rolls = check_games(rolls, unit="rolls")
@@ -533,5 +535,5 @@ def simulate_bust_frequencies(rules: str | FarkleRules | None = None, *, rolls: 
         total += out.sum(axis=0)
     elapsed = time.perf_counter() - t0
     return BustRiskResult(rules=rules, seed=seed, rolls=rolls,
-                          exact={n: float(sa.bust[n]) for n in range(1, 7)},
+                          p_bust={n: float(sa.bust[n]) for n in range(1, 7)},
                           busts={n: int(total[n]) for n in range(1, 7)}, elapsed_s=elapsed)
