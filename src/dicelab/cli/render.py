@@ -150,11 +150,11 @@ def _thresholds(th: dict) -> str:
 
 
 def _turn_lines(d: dict) -> None:
-    console.print(f"  expected turn score   {_num(d['expected_turn_score'], 6)} points "
+    console.print(f"  {'expected turn score':<22}{_num(d['expected_turn_score'], 6)} points "
                   f"(SD {_num(d['turn_score_sd'])}), exact")
-    console.print(f"  P(bust)               {_pct(d['p_bust'], 4)}")
+    console.print(f"  {'P(bust)':<22}{_pct(d['p_bust'], 4)}")
     for x, p in d["p_at_least"].items():
-        console.print(f"  P(bank >= {int(x):>5,})     {_pct(p, 4)}")
+        console.print(f"  {f'P(bank >= {int(x):>5,})':<22}{_pct(p, 4)}")
 
 
 def threshold_solution(sol) -> None:
