@@ -395,7 +395,7 @@ def _max_ev_turn(m: Model, rows: int, cap_units: int, beta: float, edge: np.ndar
     w = work(m, rows)
     bankv = np.arange(rows, dtype=np.float64)
     value, _ = turn.turn_back(m, m.bank_floor, bankv, edge, 0.0, beta, cap_units, rows, w.v,
-                              w.bp, w.bk, w.choice, False, np.zeros(2))
+                              w.bp, w.bk, w.choice)
     return value, w
 
 
@@ -625,8 +625,8 @@ def _fastest_state(m: Model, turns: np.ndarray, u: int, big: int, beta: float | 
         dps += 1
         b = -x
         edge[:] = m.six_finish * b
-        value, slope = turn.turn_back(m, m.bank_floor, bankv, edge, m.six_finish, b, reach,
-                                      rows, w.v, w.bp, w.bk, w.choice, True, bounds)
+        value, slope = turn.turn_back_tracked(m, m.bank_floor, bankv, edge, m.six_finish, b,
+                                              reach, rows, w.v, w.bp, w.bk, w.choice, bounds)
         if beta is not None:
             x = 1.0 - value
             final = b

@@ -20,6 +20,7 @@ bank, how six dice behave past a banking region, and where a lost turn leads.
 * **A lost turn**: ``streak`` lost turns in a row cost ``penalty`` units (then the count
   restarts); without a penalty the count never matters and ``streak`` is 1. Totals may
   fall to ``floor`` units below zero (a penalty stops there).
+* **The end**: ``first_to_bank`` (banking the target wins at once) or the last round.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.farkle.rules import (
+    FIRST_TO_BANK,
     HOT_DICE,
     NO_BANK,
     PENALTY_STREAK,
@@ -68,6 +70,7 @@ class Model(NamedTuple):
     streak: int  # lost turns in a row that cost the penalty (1: no penalty)
     penalty: int  # units the streak costs
     floor: int  # units below zero totals may reach
+    first_to_bank: bool  # the first to bank the target wins at once (else: the last round)
 
 
 def hot_chance(rules: FarkleRules) -> float:
@@ -142,7 +145,7 @@ def model(rules: FarkleRules) -> Model:
         six_bank=fewer, six_finish=bust6 / (1.0 - only_hot),
         ahead6=1.0 if may_bank6 else (1.0 - bust6 - only_hot) / (1.0 - only_hot),
         streak=PENALTY_STREAK if penalty else 1, penalty=penalty,
-        floor=rules.penalty_floor())
+        floor=rules.penalty_floor(), first_to_bank=rules.ending_code == FIRST_TO_BANK)
 
 
 def gain_bound(rules: FarkleRules) -> np.ndarray:

@@ -8,10 +8,10 @@ decisions. Tables are flat, ``v[i * 7 + n]`` (column 0 unused), and an option ``
 leads from row ``i`` to the flat index ``i * 7 + model.oflat[j]``.
 
 * :func:`turn_back`: the optimal turn given what banking at each row is worth
-  (``bankv``) and what a lost turn is worth (``beta``): values, decisions (bank, and
-  the option chosen for every roll class at every row), and with ``track`` each
-  state's slope in ``beta`` (its chance to lose the turn) and the interval of ``beta``
-  over which every decision stays optimal.
+  (``bankv``) and what a lost turn is worth (``beta``): values and decisions (bank, and
+  the option chosen for every roll class at every row); :func:`turn_back_tracked` also
+  each state's slope in ``beta`` (its chance to lose the turn) and the interval of
+  ``beta`` over which every decision stays optimal.
 * :func:`turn_ends`: how a turn with given decisions ends, followed forwards from its
   start: the chance to bank at each row, to lose the turn, and to be still rolling
   past the rows held.
@@ -33,7 +33,7 @@ and a bank worth as much as rolling is taken.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange, uint64
 
 from dicelab.farkle.rules import HOT_DICE
 
@@ -49,51 +49,55 @@ def roll_step(m, i, n, beta, v, bp, choice, track, bounds):
     choices go to ``choice[i * C + c]``. With ``track``, ``slope`` is the chance to lose
     the turn under these choices (``bp`` holds the successors' slopes), and ``bounds``
     narrows to the ``beta`` over which every choice here stays best (all values are
-    lines in ``beta`` with slopes in [0, 1])."""
+    lines in ``beta`` with slopes in [0, 1]).
+
+    Indices are unsigned: a signed index is checked for wrapping around on every read,
+    which costs this loop a factor of 2 to 3."""
     cs, os_, of, cp = m.class_start, m.option_start, m.oflat, m.class_prob
-    nc = cp.size
     rv = m.bust[n] * beta
     rb = m.bust[n]
-    base = i * 7
-    for c in range(cs[n], cs[n + 1]):
-        j0 = os_[c]
-        j1 = os_[c + 1]
+    base = uint64(i * 7)
+    at = uint64(i * cp.size)
+    for c in range(uint64(cs[n]), uint64(cs[n + 1])):
+        j0 = uint64(os_[c])
+        j1 = uint64(os_[c + uint64(1)])
         jb = j0
-        best = v[base + of[j0]]
+        best = v[base + uint64(of[j0])]
         if track:
             second = -np.inf
-            for j in range(j0 + 1, j1):
-                x = v[base + of[j]]
+            for j in range(j0 + uint64(1), j1):
+                x = v[base + uint64(of[j])]
                 if x > best:
                     second = best
                     best = x
                     jb = j
                 elif x > second:
                     second = x
-            bb = bp[base + of[jb]]
+            bb = bp[base + uint64(of[jb])]
             if best - second < WINDOW:
                 for j in range(j0, j1):
                     if j != jb:
-                        db = bb - bp[base + of[j]]
-                        dv = best - v[base + of[j]]
+                        k = base + uint64(of[j])
+                        db = bb - bp[k]
+                        dv = best - v[k]
                         if db > dv:  # only a crossing inside [0, 1] can matter
                             bounds[0] = max(bounds[0], beta - dv / db)
                         elif -db > dv:
                             bounds[1] = min(bounds[1], beta - dv / db)
             rb += cp[c] * bb
         else:
-            for j in range(j0 + 1, j1):
-                x = v[base + of[j]]
-                jb += (j - jb) * (x > best)  # branch-free: a branch costs 2.5x here
+            for j in range(j0 + uint64(1), j1):
+                x = v[base + uint64(of[j])]
+                jb += (j - jb) * uint64(x > best)  # branch-free: a branch costs 2.5x here
                 best = max(best, x)
-        choice[i * nc + c] = jb
+        choice[at + c] = jb
         rv += cp[c] * best
     return rv, rb
 
 
-@njit(cache=True)
-def turn_back(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice, track,
-              bounds):
+@njit(inline="always")
+def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice, track,
+          bounds):
     """The optimal turn over rows ``0 .. rows - 1``; returns (value, slope) at its start.
 
     ``floor[n]``: the fewest rows a bank with ``n`` dice left needs (usually
@@ -145,6 +149,23 @@ def turn_back(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, cho
     v[HOT_DICE] = rv
     bp[HOT_DICE] = rb
     return rv, rb
+
+
+@njit(cache=True)
+def turn_back(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice):
+    """:func:`_turn` without slopes: (value, 0) at the turn's start."""
+    return _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice, False,
+                 bp[:0])
+
+
+@njit(cache=True)
+def turn_back_tracked(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
+                      bounds):
+    """:func:`_turn` with each state's slope and the interval ``bounds`` over which every
+    decision stays optimal. (Two kernels, not one with a flag: the tracking code in the
+    same loop slows the plain DP by a factor of 3 or 4, measured.)"""
+    return _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice, True,
+                 bounds)
 
 
 @njit(cache=True)
@@ -213,29 +234,35 @@ def decide(m, value, choice):
 
 
 @njit(cache=True)
+def follow(m, i, n, beta, table, choice):
+    """Rolling ``n`` dice at row ``i`` with the options ``choice`` holds for that row: the
+    expectation of ``table`` (flat, as ``v``), a lost turn worth ``beta``."""
+    nc = m.class_prob.size
+    acc = m.bust[n] * beta
+    for c in range(m.class_start[n], m.class_start[n + 1]):
+        acc += m.class_prob[c] * table[i * 7 + m.oflat[choice[i * nc + c]]]
+    return acc
+
+
+@njit(cache=True)
 def turn_eval(m, bk, choice, bankv, edge, beta, rows, out):
     """The values ``out[i * 7 + n]`` of the decisions ``bk``/``choice`` of a
     :func:`turn_back` table over ``rows`` rows for another bank value ``bankv`` (a lost
     turn worth ``beta``, the six-dice edge worth ``edge``); returns the value at the
     start."""
-    cs, cp = m.class_start, m.class_prob
-    nc = cp.size
     for i in range(rows - 1, -1, -1):
         base = i * 7
+        out[base] = 0.0
         for n in range(1, 7):
-            if i == 0 and n != HOT_DICE:
-                continue
             k = base + n
-            if i > 0 and bk[k] != 0:
+            if i == 0 and n != HOT_DICE:
+                out[k] = 0.0
+            elif i > 0 and bk[k] != 0:
                 out[k] = bankv[i]
-                continue
-            if n == HOT_DICE and i + m.max_points >= rows:
+            elif n == HOT_DICE and i + m.max_points >= rows:
                 out[k] = edge[i]
-                continue
-            acc = m.bust[n] * beta
-            for c in range(cs[n], cs[n + 1]):
-                acc += cp[c] * out[base + m.oflat[choice[i * nc + c]]]
-            out[k] = acc
+            else:
+                out[k] = follow(m, i, n, beta, out, choice)
     return out[HOT_DICE]
 
 
@@ -243,6 +270,30 @@ def turn_eval(m, bk, choice, bankv, edge, beta, rows, out):
 def roll_values(m, i, beta, v, choice, out):
     """``out[n]``: the value of rolling ``n`` dice at row ``i`` of a filled
     :func:`turn_back` table ``v`` (rows past ``i`` plus one roll filled)."""
-    bounds = np.zeros(2)
     for n in range(1, 7):
-        out[n] = roll_step(m, i, n, beta, v, v, choice, False, bounds)[0]
+        out[n] = roll_step(m, i, n, beta, v, v, choice, False, v[:0])[0]
+
+
+@njit(cache=True, parallel=True)
+def slices_ends(m, bank, value, keep_all, out_bust, out_left, out_dist):
+    """Every fixed turn ``s`` (``bank[s]`` (P, 7); set-asides by ``value[s]``, or all scoring
+    dice with ``keep_all``) followed forwards, in parallel: ``out_bust[s]``,
+    ``out_dist[s, i]`` = P(bank at row i) (zeroed) and ``out_left[s]`` (see
+    :func:`turn_ends`)."""
+    nc = m.class_prob.size
+    rows = out_dist.shape[1]
+    p_rows = bank.shape[1]
+    for s in prange(bank.shape[0]):
+        if keep_all:
+            choice = np.empty(nc, dtype=np.int32)
+            for c in range(nc):
+                choice[c] = m.keep_all[c]
+            c_rows = 1
+        else:
+            choice = np.empty(p_rows * nc, dtype=np.int32)
+            decide(m, value[s], choice)
+            c_rows = p_rows
+        lost, left = turn_ends(m, bank[s].ravel(), p_rows, choice, c_rows, False,
+                               np.zeros(rows * 7), out_dist[s])
+        out_bust[s] = lost
+        out_left[s] = left
