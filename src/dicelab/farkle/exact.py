@@ -93,8 +93,8 @@ def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
     >>> from dicelab.registry import parse_policy
     >>> from dicelab.farkle.rules import PRESETS
     >>> t = policy_table(parse_policy("max-ev"), PRESETS["default"], 10000, 2)
-    >>> t.value.shape[:4]
-    (1, 1, 1, 1)
+    >>> t.value.shape[:2]
+    (1, 1)
     """
     if spec.game != "farkle":
         raise UserError(f"policy '{spec.name}' is not a Farkle policy")

@@ -134,8 +134,8 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
                             f" (a score in a running game to {t}), not {v}")
     tag = f"rules {rules.name}"
     if spec.family == "threshold":
-        return (solitaire.legal_bank(rules, solitaire.threshold_bank_table(spec.params["threshold"])),
-                f"{spec.name} ({tag})")
+        bank = solitaire.threshold_bank_table(spec.params["threshold"])
+        return solitaire.legal_bank(rules, bank), f"{spec.name} ({tag})"
     if spec.family == "ai":
         thr = np.zeros(7, dtype=np.int64)
         K.ai_thresholds(ai_params(spec), max(opp_total - my_total, 0), 0, thr)

@@ -25,6 +25,7 @@ roll. Results are in points.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -317,6 +318,7 @@ class MaxEvSolution:
     iterations: int
     solve_s: float
     value_error: float = 0.0
+    farkle_rules: FarkleRules | None = field(default=None, repr=False)
     from_cache = False
 
     @property
@@ -361,6 +363,37 @@ class MaxEvSolution:
         """What the values of policy ``s`` count a lost turn as (points): ``beta[s]``."""
         s = lost_in_a_row
         return float(self.bias[s + 1]) if s + 1 < len(self.bias) else -float(self.penalty)
+
+    def turn_values(self, turn_points: int, lost_in_a_row: int = 0
+                    ) -> tuple[float, np.ndarray]:
+        """(value of banking, value of rolling ``n`` dice for n = 1..6) with ``turn_points``
+        set aside, after ``lost_in_a_row`` lost turns (a count past the penalty's streak,
+        or any count without a penalty, plays as the last one): the policy's expected
+        final turn score, a lost turn counted as :meth:`lost_value`.
+
+        From the cap on every roll with fewer than six dice is followed by a bank (proven),
+        so a roll's value is its expectation directly; where six dice roll on past the
+        cap, the values are read from a solve whose cap lies above the roll's successors
+        (any cap at or above the proven one gives the same optimum, within its error
+        bound)."""
+        s = min(max(int(lost_in_a_row), 0), len(self.streak) - 1)
+        policy = self.streak[s]
+        p = int(turn_points) // POINT_UNIT
+        m = model(self.farkle_rules)
+        beta = self.lost_value(s)
+        if p < policy.cap // POINT_UNIT:
+            return float(turn_points), policy.roll_value[p].copy()
+        if m.six_rows:
+            need = (p + m.max_points + 1) * POINT_UNIT
+            higher = max_ev_capped(self.farkle_rules, -(-need // _CAP_STEP) * _CAP_STEP)
+            return higher.turn_values(turn_points, s)
+        roll = np.zeros(7)
+        for n in range(1, 7):
+            lo, hi = m.class_start[n], m.class_start[n + 1]
+            best = [m.points[m.option_start[c]:m.option_start[c + 1]].max() for c in range(lo, hi)]
+            roll[n] = POINT_UNIT * float(np.dot(m.class_prob[lo:hi], p + np.array(best))) \
+                + float(m.bust[n]) * beta
+        return float(turn_points), roll
 
     def to_dict(self) -> dict:
         first = self.streak[0]
@@ -515,7 +548,18 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     bias = np.array([0.0, *betas[:-1]])
     return MaxEvSolution(rules.name, rules.farkle_penalty, float(g), bias, streak, share,
                          float(rate), iterations, time.perf_counter() - t0,
-                         value_error=float(max(errors)))
+                         value_error=float(max(errors)), farkle_rules=rules)
+
+
+#: Where six dice roll on past the cap, advice from a higher cap rounds it up to this.
+_CAP_STEP = 5000
+
+
+@functools.lru_cache(maxsize=8)
+def max_ev_capped(rules: FarkleRules, cap: int | None = None) -> MaxEvSolution:
+    """:func:`solve_max_ev`, made once per process, rule set and cap (advice on many
+    positions, as in a game analysis, reuses it)."""
+    return solve_max_ev(rules, cap)
 
 
 # ---------------------------------------------------------------------------------

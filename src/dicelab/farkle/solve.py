@@ -48,6 +48,7 @@ from dicelab.farkle.engine.model import CLIMB_ERR, NO_BANK_UNITS, Model, model
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     HOT_DICE,
+    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_target,
@@ -502,12 +503,13 @@ class OptimalWinSolution:
                                 f"{-self.floor_points}..{self.target - 50} (a game still "
                                 f"running), not {points!r}")
             idx.append(int(points) // POINT_UNIT + floor)
-        k = self.streak_values.shape[0]
         for what, n in (("my farkles", my_farkles), ("opponent farkles", opp_farkles)):
-            if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
-                raise UserError(f"{what} (lost turns in a row) must be a whole number >= 0, "
-                                f"not {n!r}")
-        # a count matters only under a penalty for lost turns in a row: below the streak
+            if isinstance(n, bool) or not isinstance(n, int | np.integer) \
+                    or not 0 <= n < PENALTY_STREAK:
+                raise UserError(f"{what} (lost turns in a row) must be in "
+                                f"0..{PENALTY_STREAK - 1}, not {n!r}")
+        # a count matters only under a penalty for lost turns in a row (else one count)
+        k = self.streak_values.shape[0]
         return min(int(my_farkles), k - 1), min(int(opp_farkles), k - 1), idx[0], idx[1]
 
     def win_value(self, my_total: int, opp_total: int, my_farkles: int = 0,
@@ -600,7 +602,7 @@ class OptimalWinSolution:
         turn.roll_values(m, i, beta, sc.v, sc.choice, roll)
         return float(sc.bankv[i]), roll
 
-    def policy_table(self) -> PolicyTable:
+    def policy_table(self, rows: int | None = None) -> PolicyTable:
         """The policy as a :class:`PolicyTable` for the simulation kernel.
 
         ``value/bank``: shape (K, K, U, U, P, 7) (``P = table_rows``), totals indexed from
@@ -608,8 +610,12 @@ class OptimalWinSolution:
         - max points of a roll`` (deficits from ``(D - 1) * 50`` on are played as ``(D - 1)
         * 50``; the chance to catch up from there is ``last_round_values[D - 1]``). Built on
         first call (one turn DP per state), kept in memory and, if the solve used the
-        cache, cached on disk next to the solution (see ``policy_table_bytes``).
+        cache, cached on disk next to the solution (see ``policy_table_bytes``). With
+        ``rows`` (at least ``table_rows``), a table of that many rows, built afresh: it plays
+        the same, and fewer of its lookups are clamped.
         """
+        if rows is not None:
+            return self._table(self._build_table(max(rows, self.table_rows)))
         table = self._memo.get("table")
         if table is not None:
             return table
@@ -617,19 +623,22 @@ class OptimalWinSolution:
                      self.policy_table_bytes * 1.5)
         key = self._memo.get("cache_key")
         if key is None:
-            arrays = self._build_table()
+            arrays = self._build_table(self.table_rows)
         else:
-            arrays, _ = cache.cached(f"{key}-policy-table", FORMAT_VERSION, self._build_table)
-        last = (arrays["last_value"], arrays["last_bank"]) if "last_value" in arrays \
-            else (None, None)
-        table = PolicyTable(self.policy, arrays["value"], arrays["bank"], *last,
-                            floor=self.floor_points // POINT_UNIT)
+            arrays, _ = cache.cached(f"{key}-policy-table", FORMAT_VERSION,
+                                     lambda: self._build_table(self.table_rows))
+        table = self._table(arrays)
         self._memo["table"] = table
         return table
 
-    def _build_table(self) -> dict[str, np.ndarray]:
+    def _table(self, arrays: dict[str, np.ndarray]) -> PolicyTable:
+        last = (arrays["last_value"], arrays["last_bank"]) if "last_value" in arrays \
+            else (None, None)
+        return PolicyTable(self.policy, arrays["value"], arrays["bank"], *last,
+                           floor=self.floor_points // POINT_UNIT)
+
+    def _build_table(self, n_p: int) -> dict[str, np.ndarray]:
         m, g, a, b = self.engine()
-        n_p = self.table_rows
         top = np.zeros(a.v.shape, dtype=np.int64)
         while True:
             value = np.empty((*a.v.shape, n_p, 7), dtype=np.float32)
@@ -744,7 +753,12 @@ def _solved(key: str | None, version: str, build, progress) -> tuple[dict, bool]
     return arrays, from_cache
 
 
-def _key(kind: str, rules: FarkleRules, target: int, tol: float, **more) -> str:
+def cache_key(rules: FarkleRules, target: int, tol: float, opponent: str | None = None
+              ) -> str:
+    """The table cache's key of a solve: self-play, or the best response to ``opponent``
+    (the rules' content, the target, the tolerances, the floor)."""
+    kind, more = ("farkle-optimal-win", {}) if opponent is None else \
+        ("farkle-best-response", {"vs": text_digest(opponent)[:12]})
     return cache.entry_key(kind, rules.name, rules.digest(), t=target, tol=f"{tol:.3g}",
                            floor=rules.penalty_floor(),
                            sweep_tol=f"{config.PENALTY_SWEEP_TOL:.3g}", **more)
@@ -796,7 +810,7 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
         return _arrays(m, g, a, a, _sweeps(m, g, a, a, "optimal-win with the farkle penalty",
                                            progress))
 
-    key = _key("farkle-optimal-win", rules, target, tol) if use_cache else None
+    key = cache_key(rules, target, tol) if use_cache else None
     t0 = time.perf_counter()
     arrays, from_cache = _solved(key, str(FORMAT_VERSION), build, progress)
     return OptimalWinSolution.of(rules, target, tol, arrays, tab, from_cache, t0, None, key)
@@ -864,8 +878,7 @@ def solve_best_response(rules: FarkleRules, target: int, name: str,
                                            "a best response with the farkle penalty",
                                            progress))
 
-    key = _key("farkle-best-response", rules, target, tol, vs=text_digest(name)[:12]) \
-        if use_cache else None
+    key = cache_key(rules, target, tol, name) if use_cache else None
     t0 = time.perf_counter()
     arrays, from_cache = _solved(key, f"{FORMAT_VERSION}:{name}", build, progress)
     return OptimalWinSolution.of(rules, target, tol, arrays, tab, from_cache, t0, name, key,
@@ -911,6 +924,6 @@ def evaluate(policy_a: PolicySpec | PolicyTable, policy_b: PolicySpec | PolicyTa
                       rules, target)
 
 
-__all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "Tables", "evaluate",
+__all__ = ["FORMAT_VERSION", "LastRound", "cache_key", "OptimalWinSolution", "Tables", "evaluate",
            "fixed_seat", "last_round", "opponent_side", "optimal_seat", "outcomes_of",
            "play_sides", "reach_bank", "solve_best_response", "solve_optimal_win", "tables"]
