@@ -17,11 +17,9 @@ from test_head_to_head import assert_monte_carlo_agrees, naive_pair
 
 from dicelab import config
 from dicelab.farkle import solitaire
-from dicelab.farkle.exact import policy_table
-from dicelab.farkle.exact import exact_pair
+from dicelab.farkle.exact import exact_pair, policy_table, solve_best_response, solve_optimal_win
 from dicelab.farkle.rules import PRESETS, load_rules
 from dicelab.farkle.simulate import simulate_farkle
-from dicelab.farkle.exact import solve_best_response, solve_optimal_win
 from dicelab.registry import parse_policy
 
 FACEBOOK = PRESETS["facebook"]

@@ -17,9 +17,8 @@ from cli_helpers import run_cli
 from test_head_to_head import assert_monte_carlo_agrees
 
 from dicelab import config
-from dicelab.farkle.exact import exact_pair
+from dicelab.farkle.exact import exact_pair, solve_best_response, solve_optimal_win
 from dicelab.farkle.rules import PRESETS
-from dicelab.farkle.exact import solve_best_response, solve_optimal_win
 
 FACEBOOK = PRESETS["facebook"]
 #: facebook's table and banking with a small penalty: the plain reference stays small

@@ -75,10 +75,9 @@ def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
     whose evaluation is the turn DP's value, at every state of a solve (under must-roll
     too, where six dice roll on past the cap and the last rows' guess ends the turn)."""
     sol = request.getfixturevalue(solved)
-    rules = sol.farkle_rules
     m, g, seat, _ = sol.engine()
     vv = sol.streak_values
-    k, big_t = vv.shape[0], vv.shape[2]
+    _k, big_t = vv.shape[0], vv.shape[2]
     sc = game.scratch(m, g.rows)
     worst = 0.0
     step = 3 if big_t > 20 and m.six_rows else 1  # must-roll's turns are longer

@@ -924,6 +924,21 @@ def evaluate(policy_a: PolicySpec | PolicyTable, policy_b: PolicySpec | PolicyTa
                       rules, target)
 
 
-__all__ = ["FORMAT_VERSION", "LastRound", "cache_key", "OptimalWinSolution", "Tables", "evaluate",
-           "fixed_seat", "last_round", "opponent_side", "optimal_seat", "outcomes_of",
-           "play_sides", "reach_bank", "solve_best_response", "solve_optimal_win", "tables"]
+__all__ = [
+    "FORMAT_VERSION",
+    "LastRound",
+    "OptimalWinSolution",
+    "Tables",
+    "cache_key",
+    "evaluate",
+    "fixed_seat",
+    "last_round",
+    "opponent_side",
+    "optimal_seat",
+    "outcomes_of",
+    "play_sides",
+    "reach_bank",
+    "solve_best_response",
+    "solve_optimal_win",
+    "tables",
+]
