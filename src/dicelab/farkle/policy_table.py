@@ -58,8 +58,8 @@ class PolicyTable:
 
     ``value``: float32, shape (M, O, P, 7) or (S, S, M, O, P, 7) (index 0 of the last
     axis unused; a 6-D table with S = 1 is kept in the 4-D form); ``bank``: uint8, same
-    shape; ``last_value``/``last_bank``: shape (D, P, 7) or None; ``floor``: units of 50 below zero that row 0 of the M and O axes
-    stands for.
+    shape; ``last_value``/``last_bank``: shape (D, P, 7) or None; ``floor``: units of 50
+    below zero that row 0 of the M and O axes stands for.
     """
 
     name: str
