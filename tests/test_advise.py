@@ -17,7 +17,7 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.errors import UserError
-from dicelab.farkle import turn_dp
+from dicelab.farkle import solitaire
 from dicelab.farkle.advise import advise, legal_setasides
 from dicelab.farkle.rules import PRESETS, FarkleRules, load_rules
 
@@ -59,7 +59,7 @@ def test_options_are_every_set_aside_times_bank_or_roll_best_first():
 
 
 def test_solitaire_values_are_the_plain_python_max_ev():
-    sol = turn_dp.solve_max_ev(PRESETS["default"])
+    sol = solitaire.solve_max_ev(PRESETS["default"])
     states = nfd.max_ev_values("default", sol.cap, every=True)
 
     def roll_value(tp, n):
@@ -266,7 +266,7 @@ def test_solitaire_values_under_the_penalty_are_the_plain_python_max_ev():
     import dataclasses
 
     rules = dataclasses.replace(PRESETS["basic"], name="basic-pen", farkle_penalty=500)
-    sol = turn_dp.solve_max_ev_penalty(rules)
+    sol = solitaire.solve_max_ev(rules)
     rng = np.random.default_rng(11)
     for s, beta in enumerate((sol.bias[1], sol.bias[2], -500.0)):
         cap = sol.streak[s].cap
@@ -329,8 +329,10 @@ def test_two_player_values_under_the_penalty_are_the_plain_python_value_iteratio
     with pytest.raises(UserError, match="turns lost in a row"):
         advise([1, 5], turn_points=100, me=0, opp=0, target=target, rules=rules,
                my_farkles=3)
-    with pytest.raises(UserError, match="only under a farkle penalty"):
-        advise([1, 5], turn_points=100, me=0, opp=0, target=400, my_farkles=1)
+    # without a penalty a run of lost turns changes nothing: the same advice
+    plain = advise([1, 5], turn_points=100, me=0, opp=0, target=400)
+    assert advise([1, 5], turn_points=100, me=0, opp=0, target=400, my_farkles=1,
+                  opp_farkles=2) == plain
 
 
 def test_advise_farkle_command_under_facebook(capsys):
@@ -365,7 +367,7 @@ def test_solitaire_values_under_must_roll_are_the_plain_python_max_ev():
     the plain recursion followed to 16,000 points past the cap, hot dice and past the cap
     included; no option banks six dice."""
     rules = _must_roll(PRESETS["basic"])
-    sol = turn_dp.solve_max_ev(rules)
+    sol = solitaire.solve_max_ev(rules)
     _, roll_value = nfd.max_ev_recursion("basic", sol.cap, every=True, must_roll=True,
                                          far=sol.cap + 16_000)
     rng = np.random.default_rng(13)

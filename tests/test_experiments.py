@@ -20,7 +20,7 @@ from committed import assert_frame_reproduces, assert_record_reproduces
 from dicelab.compare import compare
 from dicelab.errors import UserError
 from dicelab.experiments import EXPERIMENTS, get_experiment, resolve_options, run_experiment
-from dicelab.farkle import turn_dp
+from dicelab.farkle import solitaire
 from dicelab.farkle.rules import PRESETS, load_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,9 +59,9 @@ def test_threshold_sweep_matches_turn_dp_and_its_command_reproduces_it(capsys, t
                                                      "sweep.parquet"]
     frame = pd.read_parquet(out / "sweep.parquet")
     scoring = PRESETS["default"]
-    expected = turn_dp.threshold_sweep(scoring).to_frame()
+    expected = solitaire.threshold_sweep(scoring).to_frame()
     pd.testing.assert_frame_equal(frame[list(expected.columns)], expected, check_exact=True)
-    turns = [turn_dp.evaluate_race(scoring, 1000, turn_dp.threshold_bank_table(int(t)))[0]
+    turns = [solitaire.race(scoring, 1000, solitaire.threshold_bank_table(int(t)))[0, 0]
              for t in expected["threshold"]]
     assert frame["expected_turns_to_target"].tolist() == turns
     pd.testing.assert_frame_equal(pd.read_csv(out / "sweep.csv"), frame, check_exact=False,
@@ -211,7 +211,7 @@ def test_rules_file_names_the_default_directory(capsys, tmp_path, monkeypatch):
     assert Path(printed["out"]) == where and (where / "manifest.json").exists()
     assert _manifest(where)["rules"] == json.loads(json.dumps(table.to_dict()))
     frame = pd.read_parquet(where / "sweep.parquet")
-    expected = turn_dp.threshold_sweep(table).to_frame()
+    expected = solitaire.threshold_sweep(table).to_frame()
     pd.testing.assert_frame_equal(frame[list(expected.columns)], expected, check_exact=True)
 
 

@@ -4,9 +4,9 @@ against a field of policies (layer 2).
 ``tune("ai", ["optimal-win"], params=["base", "two-dice", "one-die"], trials=60, seed=1)``.
 A member's score is its mean ``P(win) + P(tie)/2`` over the field, both seatings:
 
-* **exact** (two-seat Farkle, the default): :mod:`dicelab.farkle.head_to_head` evaluates
-  every candidate exactly, the field's turn outcomes computed once; no noise, so no
-  winner's curse: the re-evaluation is the same number;
+* **exact** (two-seat Farkle, the default): :mod:`dicelab.farkle.solve` evaluates every
+  candidate exactly, the field's turn outcomes computed once; no noise, so no winner's
+  curse: the re-evaluation is the same number;
 * **Monte Carlo** (``monte_carlo=True``): ``budget`` games per opponent and seating, every
   candidate on the *same* dice (a stream per turn with one seed: common random numbers
   across candidates, so their differences are not luck); each candidate's score carries
@@ -290,19 +290,20 @@ def _field_mean(per: dict[str, Estimate]) -> Estimate:
 
 def _exact(opponents, rules, target, family, space):
     """Exact score against each opponent (SE 0), the opponents' sides built once."""
-    from dicelab.farkle import head_to_head as H
+    from dicelab.farkle import fixed, solve
+    from dicelab.farkle.exact import resolve
 
-    resolved = [H.resolve(o, rules, target) for o in opponents]
+    resolved = [resolve(o, rules, target) for o in opponents]
     widest = {p: hi for p, (_lo, hi, _s) in space.items()}
-    probe = H.resolve(member(family, {**_defaults(family), **widest}), rules, target)
-    d_max = H.lead_rows([*resolved, probe], rules, target)
-    sides = [H.side_of(o, rules, target, d_max) for o in resolved]
+    probe = resolve(member(family, {**_defaults(family), **widest}), rules, target)
+    d_max = fixed.lead_rows([*resolved, probe], rules, target)
+    sides = [fixed.side_of(o, rules, target, d_max) for o in resolved]
 
     def score(name: str) -> dict[str, Estimate]:
-        mine = H.side_of(H.resolve(name, rules, target), rules, target, d_max)
+        mine = fixed.side_of(resolve(name, rules, target), rules, target, d_max)
         out = {}
         for o, side in zip(opponents, sides, strict=True):
-            first, second = H.outcomes_of(H.play_sides(mine, side, rules, target))
+            first, second = solve.outcomes_of(solve.play_sides(mine, side, rules, target))
             out[o.name] = Estimate(0.5 * (first.score + second.score), 0.0, 0)
         return out
 

@@ -113,7 +113,7 @@ def register(app, solve_app, policy_app) -> None:
         bank, title = bank_table(parse_policy(name, "farkle"), load_rules(rules, ending),
                                  target, me, opp)
         if json_out:
-            from dicelab.farkle.turn_dp import bank_runs
+            from dicelab.farkle.solitaire import bank_runs
             from dicelab.results import to_json
 
             typer.echo(to_json({"policy": name, "title": title, "me": me, "opp": opp,
