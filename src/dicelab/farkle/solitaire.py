@@ -262,7 +262,8 @@ class TurnPolicy:
     row 0 is the start of a turn (a forced roll). ``roll_value[p, n]``: the value of
     rolling (-1 from ``cap`` on, where banking is proven at least as good, but six dice
     rolling on); ``value_error``: a bound on the error of every value below the cap
-    (0 but where six dice roll on past it, see :func:`solve_max_ev`)."""
+    (0 but where six dice roll on past it, see :func:`solve_max_ev`); ``exact_rows``: the
+    rows whose decisions are exact (past them six dice rolling on meet the table's edge)."""
 
     rules: str
     cap: int
@@ -271,6 +272,7 @@ class TurnPolicy:
     roll_value: np.ndarray
     distribution: TurnDistribution = field(repr=False)
     value_error: float = 0.0
+    exact_rows: int = 0
 
     @property
     def expected_score(self) -> float:
@@ -279,7 +281,7 @@ class TurnPolicy:
 
     def bank_thresholds(self) -> dict[int, int | None]:
         """Smallest turn points at which the policy banks, for n = 1..6 dice left."""
-        return bank_thresholds(self.bank)
+        return bank_thresholds(self.bank[:self.exact_rows or None])
 
     def is_threshold_policy(self) -> bool:
         """True if, for every n, it banks at every turn total from its threshold up."""
@@ -458,7 +460,8 @@ def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
             if p >= c:  # proven to bank with fewer than six dice
                 roll[p, 1:HOT_DICE] = -1.0
     dist = _policy_distribution(rules, m, w, rows)
-    return TurnPolicy(rules.name, cap, value, bank, roll, dist, value_error=error)
+    return TurnPolicy(rules.name, cap, value, bank, roll, dist, value_error=error,
+                      exact_rows=rows - m.max_points)
 
 
 def _policy_distribution(rules: FarkleRules, m: Model, w: Work, rows: int

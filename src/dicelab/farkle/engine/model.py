@@ -103,28 +103,44 @@ def six_roll_on(rules: FarkleRules) -> bool:
 
 def six_rows(rules: FarkleRules) -> int:
     """Rows (units) past a banking region that six dice rolling on need (0 when six dice
-    bank there): each climb is a hot-dice roll of chance at most :func:`hot_chance`
-    ``h`` adding at most the most points of a roll; K of them, with h^(K - 1) <=
-    :data:`CLIMB_ERR`, bound the chance to climb past the rows returned."""
+    bank there). A turn enters the region by one roll (at most the most points of a roll
+    past it); inside it only six dice roll on, and they climb only by hot dice, a roll
+    whose six dice all score (one option per roll: all six, so its points are known).
+    ``f[k]``, the chance that such rolls add up to ``k`` rows or more, taking every hot
+    dice on offer (the most a policy can climb), is ``sum over those rolls of P(roll)
+    f[k - points]`` with ``f[k <= 0] = 1``; the rows returned are the first ``k`` with
+    ``f[k] <= CLIMB_ERR`` plus the entering roll."""
     if not six_roll_on(rules):
         return 0
-    h = hot_chance(rules)
-    if h >= 1.0:
+    if hot_chance(rules) >= 1.0:
         raise UserError(f"rules '{rules.name}': every roll of six dice lets all six be set "
                         "aside, so a turn can go on forever")
-    k = 2 if h <= 0.0 else math.ceil(math.log(CLIMB_ERR) / math.log(h)) + 1
-    return k * set_asides(rules).max_points
+    sa = set_asides(rules)
+    hot = [(float(sa.class_prob[c]), int(sa.points[j]))
+           for c in range(int(sa.class_start[HOT_DICE]), int(sa.class_start[HOT_DICE + 1]))
+           for j in range(int(sa.option_start[c]), int(sa.option_start[c + 1]))
+           if sa.dice[j] == HOT_DICE]
+    f = [1.0]
+    while f[-1] > CLIMB_ERR:
+        k = len(f)
+        f.append(sum(p * (1.0 if k <= s else f[k - s]) for p, s in hot))
+    return len(f) - 1 + sa.max_points
 
 
-@functools.lru_cache(maxsize=64)
 def model(rules: FarkleRules) -> Model:
-    """The compiled :class:`Model` of ``rules`` (made once per rule set).
+    """The compiled :class:`Model` of ``rules`` (made once per rule set and floor: the
+    floor is a setting of the solvers, ``config.PENALTY_FLOOR_POINTS``, not a rule).
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> m = model(PRESETS["facebook"])
     >>> int(m.bank_floor[1]), m.streak, m.penalty, m.six_rows
     (6, 3, 10, 0)
     """
+    return _model(rules, rules.penalty_floor())
+
+
+@functools.lru_cache(maxsize=64)
+def _model(rules: FarkleRules, floor: int) -> Model:
     sa = set_asides(rules)
     if (sa.bust[1:HOT_DICE] <= 0.0).any():
         n = int(np.nonzero(sa.bust[1:HOT_DICE] <= 0.0)[0][0]) + 1
@@ -145,7 +161,7 @@ def model(rules: FarkleRules) -> Model:
         six_bank=fewer, six_finish=bust6 / (1.0 - only_hot),
         ahead6=1.0 if may_bank6 else (1.0 - bust6 - only_hot) / (1.0 - only_hot),
         streak=PENALTY_STREAK if penalty else 1, penalty=penalty,
-        floor=rules.penalty_floor(), first_to_bank=rules.ending_code == FIRST_TO_BANK)
+        floor=floor, first_to_bank=rules.ending_code == FIRST_TO_BANK)
 
 
 def gain_bound(rules: FarkleRules) -> np.ndarray:
