@@ -19,6 +19,7 @@ except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx
 
 import dicelab
+from dicelab.cli.invocation import ARGV, reproducing_command
 from dicelab.config import DEFAULT_GAMES, TUNE_ENUMERATE_MEMBERS
 from dicelab.errors import UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
@@ -79,8 +80,6 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 OutOpt = Annotated[str | None, typer.Option(
     metavar="DIR", help="Save summary.parquet and manifest.json in this directory.")]
 
-#: The command line of this process (``main``'s argv): what manifests record.
-_ARGV: list[str] = []
 #: What a bare ``--sprt`` stands for (:class:`dicelab.sprt.SprtSpec`'s defaults).
 SPRT_DEFAULTS = "elo0=0,elo1=10,alpha=0.05,beta=0.05"
 
@@ -107,15 +106,6 @@ def _fill_bare_sprt(argv: list[str]) -> list[str]:
             out += argv[i + 1:]
             break
     return out
-
-
-def reproducing_command(seed: int | None) -> list[str]:
-    """``dicelab ...`` as typed, with the seed the run used spelled out when it was drawn."""
-    argv = list(_ARGV)
-    given = any(a == "--seed" or a.startswith("--seed=") for a in argv)
-    if seed is not None and not given:
-        argv += ["--seed", str(seed)]
-    return ["dicelab", *argv]
 
 
 def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | None,
@@ -400,10 +390,10 @@ _INTERRUPTED = 130
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning user errors into one line + exit 2."""
     _show_notices()
-    _ARGV[:] = _fill_bare_sprt(sys.argv[1:] if argv is None else list(argv))
+    ARGV[:] = _fill_bare_sprt(sys.argv[1:] if argv is None else list(argv))
     try:
         # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
-        code = app(args=list(_ARGV), prog_name="dicelab", standalone_mode=False)
+        code = app(args=list(ARGV), prog_name="dicelab", standalone_mode=False)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             if code == _INTERRUPTED:
                 typer.echo("interrupted", err=True)

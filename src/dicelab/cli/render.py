@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.table import Table
 
 from dicelab.cli import formats as F
+from dicelab.penta.rules import BOX_NAMES
 
 # piped or captured output has no terminal width: use a wide page rather than rich's 80
 # columns, so tables of several seats stay one line per statistic
@@ -489,17 +490,69 @@ def farkle_advice(advice) -> None:
 
 
 def penta_simulation(result) -> None:
-    """A :class:`dicelab.penta.simulate.PentaResult`."""
-    from dicelab.cli.penta_cmds import render_simulation
+    """Rich tables of a :class:`PentaResult`: one column per seat."""
+    seats = [result.seat(s) for s in range(len(result.seats))]
+    title = (f"Penta, rules '{result.rules}': {F.count(result.games)} games, "
+             f"seed {result.seed}, {F.count(round(result.games_per_s))} games/s"
+             + (f" on a Dask cluster of {result.workers} worker(s)"
+                if result.executor == "dask" else ""))
+    t = Table(title=title, caption=(
+        f"95% CI in brackets; simulation {F.seconds(result.elapsed_s)}; set-up "
+        f"{F.seconds(result.setup_s)} (solve or load the values, build or load the decision "
+        "tables: see `dicelab cache`)"))
+    t.add_column("statistic")
+    for s in seats:
+        t.add_column(f"seat {s.seat}: {s.policy}", justify="right")
 
-    render_simulation(result, console)
+    def row(label, f):
+        t.add_row(label, *[f(s) for s in seats])
+
+    if len(seats) > 1:
+        row("win rate", lambda s: F.estimate(s.win_rate.p, s.win_rate.ci95, F.percent))
+        row("tie rate", lambda s: F.estimate(s.tie_rate.p, s.tie_rate.ci95, F.percent))
+    row("mean final score", lambda s: F.estimate(s.mean_final_score.mean,
+                                                 s.mean_final_score.ci95, F.number, 3))
+    if any(s.expected_final_score is not None for s in seats):
+        row("expected final score (exact)",
+            lambda s: F.number(s.expected_final_score, 4))
+    row("final score SD", lambda s: F.number(s.final_score_sd))
+    for q in (1, 5, 25, 50, 75, 95, 99):
+        row(f"final score p{q}", lambda s, q=q: F.count(s.percentiles[q]))
+    row("P(upper bonus)", lambda s: F.estimate(s.p_upper_bonus.p, s.p_upper_bonus.ci95,
+                                               F.percent))
+    row("P(Penta box = 50)", lambda s: F.estimate(s.p_penta_fifty.p, s.p_penta_fifty.ci95,
+                                                  F.percent))
+    row("mean Penta bonuses", lambda s: F.estimate(s.mean_penta_bonuses.mean,
+                                                   s.mean_penta_bonuses.ci95, F.number, 4))
+    for name in seats[0].mean_box_scores:
+        row(f"mean {name}", lambda s, n=name: F.number(s.mean_box_scores[n].mean, 3))
+    console.print(t)
+    if len(seats) > 1:
+        tie = result.tie_rate
+        console.print(f"tie rate (the highest final score shared): "
+                      f"{F.estimate(tie.p, tie.ci95, F.percent)}, {F.count(tie.count)} games")
 
 
-def penta_distribution(result) -> None:
-    """A :class:`dicelab.penta.distribution.ScoreDistribution`."""
-    from dicelab.cli.penta_cmds import render_distribution
-
-    render_distribution(result, console)
+def penta_distribution(dist) -> None:
+    """A rich table of a :class:`~dicelab.penta.distribution.ScoreDistribution`."""
+    t = Table(title=f"Penta, rules '{dist.rules.name}', policy {dist.policy}: exact "
+                    "distribution of the final score",
+              caption=("loaded from the disk cache; the pass took " if dist.from_cache
+                       else "computed in ") + f"{F.seconds(dist.compute_s)} (see `dicelab "
+                                              "cache`)")
+    t.add_column("statistic")
+    t.add_column("exact", justify="right")
+    t.add_row("expected final score", F.number(dist.mean, 6))
+    t.add_row("final score SD", F.number(dist.sd, 4))
+    for q, v in dist.percentiles.items():
+        t.add_row(f"final score p{q}", F.count(v))
+    t.add_row("final score range", F.interval(dist.support, F.count))
+    t.add_row("P(upper bonus)", F.percent(dist.p_upper_bonus, 4))
+    t.add_row("P(Penta box = 50)", F.percent(dist.p_penta_fifty, 4))
+    t.add_row("expected Penta bonuses", F.number(dist.mean_penta_bonuses, 6))
+    for name, m in zip(BOX_NAMES, dist.box_means, strict=True):
+        t.add_row(f"expected {name}", F.number(m, 4))
+    console.print(t)
 
 
 def game_analysis(result) -> None:

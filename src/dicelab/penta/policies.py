@@ -191,7 +191,9 @@ def analyse_turn(values: np.ndarray, rules: RuleSet, mask: int, up: int, fifty: 
     return TurnAnalysis(float(value), W.e3, W.box, W.E1, W.E2, W.arg1, W.arg2, values)
 
 
-def _policy_values(policy: str, rules: RuleSet) -> np.ndarray:
+def policy_values(policy: str, rules: RuleSet) -> np.ndarray:
+    """The values a Penta policy plays by, per state: ``optimal``'s expected future score,
+    or zeros for ``greedy`` (the most points this turn)."""
     if policy == "optimal":
         return solve(rules).values
     if policy == "greedy":
@@ -258,7 +260,7 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
     """
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     r = _check_turn(card, roll, rolls_left)
-    values = _policy_values(policy, rs)
+    values = policy_values(policy, rs)
     base = card.total
     scores = np.empty(N_BOXES, dtype=np.int64)
     bonus = roll_box_scores(rs.params, TABLES, card.mask, card.fifty, r, scores)
@@ -396,7 +398,7 @@ def _decisions_version(values: np.ndarray, eps: float) -> str:
 def decisions_version(policy: str, rules: RuleSet) -> str:
     """The version ``policy``'s decision block under ``rules`` is cached under: a table
     derived from the decisions (e.g. a score distribution) is valid for this version only."""
-    return _decisions_version(_policy_values(policy, rules), config.PENTA_TIE_EPS)
+    return _decisions_version(policy_values(policy, rules), config.PENTA_TIE_EPS)
 
 
 def release_decision_tables() -> None:
@@ -448,7 +450,7 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
         if tables.built[p]:
             continue
         t0 = time.perf_counter()
-        values = _policy_values(name, rs)
+        values = policy_values(name, rs)
         block = tables.decisions[p]
         key = decisions_cache_key(name, rs)
         version = _decisions_version(values, config.PENTA_TIE_EPS)
