@@ -14,6 +14,12 @@ log-likelihood ratio is ``n (s1 - s0) (2 x - s0 - s1) / (2 v)`` with ``s = 1 / (
 10^(-elo / 400))``; H1 is accepted at ``log((1 - beta) / alpha)``, H0 at
 ``log(beta / (1 - alpha))``. The units are computed in batches but judged one by one, in
 order, so the decision and the games used depend only on the seed.
+
+A unit is small (:data:`UNIT_GAMES` games with each seating) and the test looks after
+every unit from the :data:`MIN_UNITS`-th on, with running sums (:class:`Judge`), so it
+stops close to the bound it crosses rather than far past it. Each result also gives the
+games the test needs on average under H0 and H1 (Wald's approximation) and the games of
+a fixed-size test with the same error rates, both from the measured unit variance.
 """
 
 from __future__ import annotations
