@@ -16,7 +16,7 @@ import typer
 from dicelab.errors import UserError
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-TopOpt = Annotated[int, typer.Option(help="Show this many options (0 = all).")]
+TopOpt = Annotated[int, typer.Option(min=0, help="Show this many options (0 = all).")]
 RollHelp = "The dice just rolled, e.g. {}."
 
 
@@ -88,10 +88,11 @@ def register(app, policy_app) -> None:
         ending: Annotated[str | None, typer.Option(
             help="Ending rule: last-round (the default) or first-to-bank.")] = None,
         my_farkles: Annotated[int, typer.Option(
-            "--my-farkles", help="Under a farkle penalty: your turns lost in a row (0-2).")] = 0,
+            "--my-farkles", help="Your turns lost in a row (0-2); they count under a "
+                                 "farkle penalty and change nothing under other rules.")] = 0,
         opp_farkles: Annotated[int, typer.Option(
-            "--opp-farkles", help="Under a farkle penalty: the opponent's turns lost in a row "
-                                  "(0-2).")] = 0,
+            "--opp-farkles", help="The opponent's turns lost in a row (0-2; with --me and "
+                                  "--opp), as --my-farkles.")] = 0,
         top: TopOpt = 12,
         json_out: JsonOpt = False,
     ) -> None:
@@ -106,6 +107,8 @@ def register(app, policy_app) -> None:
         result = advise(faces, turn_points=turn_points, me=me, opp=opp, target=target,
                         rules=rules, ending=ending, my_farkles=my_farkles,
                         opp_farkles=opp_farkles)
+        if result.note:
+            typer.echo(f"note: {result.note}", err=True)
         if top > 0:
             result = result.top(top)
         if json_out:

@@ -78,6 +78,7 @@ class FarkleAdvice:
     unit: str  # what the values are
     options: list[FarkleOption]
     n_ties: int | None = None  # set by top(): the options cut off still count
+    note: str | None = None  # an input given that these rules do not use (say so)
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": "farkle", "roll": list(self.roll), "turn_points": self.turn_points,
@@ -130,9 +131,11 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
            ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0
            ) -> FarkleAdvice:
     """Every option of the decision after ``roll`` (the dice just rolled) with
-    ``turn_points`` already set aside this turn (see the module docstring). Under a farkle
-    penalty, ``my_farkles`` / ``opp_farkles`` are the turns each player has lost in a row
-    (0 to 2; solitaire: mine only), and the totals may be below zero.
+    ``turn_points`` already set aside this turn (see the module docstring).
+    ``my_farkles`` / ``opp_farkles`` are the turns each player has lost in a row (0 to 2;
+    solitaire: mine only). They count under a farkle penalty (and the totals may then be
+    below zero); under rules without one they are accepted and change nothing, which
+    :attr:`FarkleAdvice.note` says.
 
     >>> a = advise([1, 5, 2, 3, 4, 6])   # a straight: all six, then roll six again
     >>> (a.options[0].keep, a.options[0].action, a.options[0].dice)
@@ -147,9 +150,6 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < PENALTY_STREAK:
             raise UserError(f"{what} (turns lost in a row) must be in "
                             f"0..{PENALTY_STREAK - 1}, not {k}")
-        if k and not table.farkle_penalty:
-            raise UserError(f"{what}: turns lost in a row count only under a farkle "
-                            f"penalty, which rules '{table.name}' do not have")
     if isinstance(turn_points, bool) or not isinstance(turn_points, int) or turn_points < 0 \
             or turn_points % POINT_UNIT:
         raise UserError(f"--turn-points must be a non-negative multiple of {POINT_UNIT}, not "
@@ -159,14 +159,21 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         f"{dice.MAX_DICE} dice, not {len(faces)}")
     if (me is None) != (opp is None):
         raise UserError("give both --me and --opp (two players), or neither (solitaire)")
+    if me is None and opp_farkles:
+        raise UserError("--opp-farkles needs --me and --opp (two players)")
+    note = None
+    if (my_farkles or opp_farkles) and not table.farkle_penalty:
+        # a true fact of the position that no rule of this table uses: the values are
+        # those of 0 lost turns in a row
+        note = (f"rules '{table.name}' have no farkle penalty: turns lost in a row do not "
+                "change these values")
+        my_farkles = opp_farkles = 0
     options = legal_setasides(table, faces)
     if not options:
         raise UserError(f"the roll {','.join(map(str, faces))} scores nothing: the turn is "
                         "lost (Turn lost!)")
     n = len(faces)
     if me is None:
-        if opp_farkles:
-            raise UserError("--opp-farkles needs --me and --opp (two players)")
         mode, unit, value = "solitaire", "expected final turn score (points)", \
             _solitaire(table, my_farkles)
         if table.farkle_penalty:
@@ -204,7 +211,8 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     out = [FarkleOption(keep, pts, action, d, v, 0.0 if best - v <= TIE else best - v,
                         best - v <= TIE) for keep, pts, action, d, v in rows]
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
-                        mode, "max-ev" if me is None else "optimal-win", unit, out)
+                        mode, "max-ev" if me is None else "optimal-win", unit, out,
+                        note=note)
 
 
 @functools.lru_cache(maxsize=8)
