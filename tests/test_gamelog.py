@@ -214,7 +214,7 @@ def test_malformed_json_another_game_another_rule_set(tmp_path):
     _refused(['{"seat": 0}'], "g.jsonl:1", "header")
     with pytest.raises(UserError, match="no game"):
         parse_lines([], "e.jsonl")
-    with pytest.raises(UserError, match="cannot read"):
+    with pytest.raises(UserError, match=r"missing\.jsonl: not found"):
         read_games(tmp_path / "missing.jsonl")
     with pytest.raises(UserError, match="directory"):
         read_games(tmp_path)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -49,6 +49,9 @@ FARKLE_ENDS = ("bank", "bust")
 #: The largest log file :func:`read_games` reads (bytes): 100,000 Penta games are about
 #: 130 MB.
 MAX_LOG_BYTES = 2 * 1024**3
+#: The longest line a log may have (characters): a turn's line holds its rolls, and
+#: ``simulate --log`` stops a turn at 10,000 rolls (about 400 kB).
+MAX_LINE_CHARS = 4 * 1024**2
 _HEADER_KEYS = {"dicelab_log", "game", "rules", "target", "ending", "seats", "first_seat",
                 "seed"}
 _FARKLE_TURN_KEYS = {"seat", "rolls", "keeps", "end"}
@@ -671,11 +674,21 @@ def _parse(data: bytes, path: str, game: str | None, rules, *, bulk: bool | None
             lines = text.split("\n")
             if text.endswith("\n"):
                 lines.pop()
+            _check_line_lengths(np.fromiter(map(len, lines), np.int64, len(lines)), path)
             games = []
             _replay(_decoded(lines, path), path, wanted, games)
     if not games:
         raise UserError(f"{path}: no game in the log (a log starts with a header line)")
     return games
+
+
+def _check_line_lengths(lengths: np.ndarray, path: str) -> None:
+    """Refuse a log with a line longer than :data:`MAX_LINE_CHARS`, naming the first."""
+    over = np.flatnonzero(lengths > MAX_LINE_CHARS)
+    if len(over):
+        raise _Where(path, int(over[0]) + 1).error(
+            None, f"a line of {int(lengths[over[0]]):,} characters is longer than a log line "
+                  f"may be ({MAX_LINE_CHARS:,})")
 
 
 def _check_wanted(w: _Where, g: str, table, rname: str, wanted: tuple) -> None:
@@ -835,6 +848,7 @@ class _BulkReader:
         self.data, self.path, self.wanted = data, path, wanted
         buf = np.frombuffer(data, dtype=np.uint8)
         starts, ends = gp.line_bounds(buf)
+        _check_line_lengths(ends - starts, path)  # bytes: at least the characters
         self.starts, self.ends = starts.tolist(), ends.tolist()
         kind, self.cols = gp.scan_lines(buf, starts, ends)
         self.n_lines = len(self.starts)
@@ -957,6 +971,9 @@ def _decoded(lines: Iterable[str], path: str, first: int = 1):
             except json.JSONDecodeError as exc:
                 raise _Where(path, n).error(None, f"not valid JSON ({exc.msg}, column "
                                                   f"{exc.colno})") from None
+            except RecursionError:
+                raise _Where(path, n).error(None, "not valid JSON for a log (nested too "
+                                                  "deeply)") from None
 
     def flush():
         try:
@@ -1002,26 +1019,26 @@ def read_games(path, *, game: str | None = None, rules=None) -> list[GameRecord]
     naming the file, the line and the field for anything malformed or illegal, and for
     a file that cannot be read.
     """
+    from dicelab.files import read_input
+    from dicelab.resources import check_memory
+
     p = Path(path)
-    try:
+    with suppress(OSError):  # the reader names what is wrong with the file
         size = p.stat().st_size
         if size > MAX_LOG_BYTES:
             raise UserError(f"{p}: {size:,} bytes is larger than a log may be "
                             f"({MAX_LOG_BYTES:,})")
-        from dicelab.resources import check_memory
-
         check_memory(f"reading the log {p}", 20 * size)
-        data = p.read_bytes()
+    # a regular file only (not /dev/zero, a FIFO or a directory), and never more bytes
+    # than a log may have, whatever its size said
+    data = read_input(p, str(p), MAX_LOG_BYTES)
+    try:
         data.decode("utf-8")  # a text file, or UnicodeDecodeError
-        if b"\r" in data:  # the line ends a file read as text would see
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        return _parse(data, str(p), game, rules)
     except UnicodeDecodeError:
         raise UserError(f"{p}: not a text file (a log is UTF-8 JSON Lines)") from None
-    except IsADirectoryError:
-        raise UserError(f"{p}: is a directory, not a log file") from None
-    except OSError as exc:
-        raise UserError(f"{p}: cannot read the log ({exc.strerror or exc})") from None
+    if b"\r" in data:  # the line ends a file read as text would see
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return _parse(data, str(p), game, rules)
 
 
 # --- writing --------------------------------------------------------------------------------
@@ -1057,20 +1074,15 @@ def format_games(games: list[tuple[dict, list[dict]]]) -> str:
 
 def write_games(path, games: list[tuple[dict, list[dict]]]) -> None:
     """Write ``games`` (each a header from :func:`new_game_header` and its turn events) to
-    ``path`` as one log, atomically: a temporary file in the same directory, renamed
-    into place, so a reader never sees half a log. Every game is replayed first; an
-    illegal one is a ``UserError`` and nothing is written. A finished game gets its
-    result line."""
-    from dicelab.results import atomic_write_text
+    ``path`` as one log with :func:`dicelab.files.write_output`: a regular file through a
+    temporary file in the same directory, renamed into place, so a reader never sees half
+    a log; a character device or a pipe (``/dev/stdout``) in place. Every game is replayed
+    first; an illegal one is a ``UserError`` and nothing is written. A finished game gets
+    its result line."""
+    from dicelab.files import check_output, write_output
 
     text = format_games(games)
-    p = Path(path)
-    if p.parent and not p.parent.is_dir():
-        raise UserError(f"{p}: the directory {p.parent} does not exist")
-    try:
-        atomic_write_text(p, text)
-    except OSError as exc:
-        raise UserError(f"{p}: cannot write the log ({exc.strerror or exc})") from None
+    write_output(check_output(path, "--log"), text.encode("utf-8"), "--log")
 
 
 __all__ = ["FORMAT_VERSION", "FarkleTurn", "GameRecord", "PentaTurn", "PentaTurns",

@@ -127,8 +127,5 @@ def register(app, solve_app, policy_app) -> None:
             return
         from dicelab.plots import policy_heatmap_figure, save_png
 
-        try:
-            save_png(policy_heatmap_figure(bank, title=title, max_points=max_points), plot)
-        except OSError as exc:
-            raise UserError(f"--plot {plot}: cannot write ({exc.strerror})") from None
+        save_png(policy_heatmap_figure(bank, title=title, max_points=max_points), plot)
         typer.echo(f"wrote {plot}")

@@ -159,18 +159,21 @@ def simulate(
         "--log", metavar="FILE", help="Also write --log-games games as a game log, played "
                                       "move by move from the same seed (docs/game-log.md).")
     ] = None,
-    log_games: Annotated[int, typer.Option(
-        "--log-games", help="Games in the --log file.")] = 100,
+    log_games: Annotated[int | None, typer.Option(
+        "--log-games", help="Games in the --log file. [default: 100]")] = None,
 ) -> None:
     """Simulate many games and report the statistics of each seat."""
+    from dicelab.logplay import DEFAULT_LOG_GAMES, check_log_path
     from dicelab.registry import parse_seats
     from dicelab.simulate import simulate as run
 
-    def go(progress, client):
-        if log is not None:
-            from dicelab.logplay import check_log_path
+    if log is None and log_games is not None:
+        raise UserError("--log-games needs --log FILE (the games are written there)")
+    if log is not None:
+        log_games = DEFAULT_LOG_GAMES if log_games is None else log_games
+        check_log_path(log, log_games)
 
-            check_log_path(log, log_games)
+    def go(progress, client):
         result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
                      rules=rules, ending=ending, first_seat=first, progress=progress,
                      client=client)
@@ -185,6 +188,9 @@ def simulate(
         go,
         total=games, json_out=json_out, out=out, dask=dask, threads=threads,
         check_names=lambda: parse_seats(strategy, vs, game))
+    if log is not None:
+        typer.echo(f"game log written to {log} ({log_games:,} game"
+                   f"{'' if log_games == 1 else 's'})", err=True)
 
 
 @app.command()

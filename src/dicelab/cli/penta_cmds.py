@@ -133,7 +133,8 @@ def _distribution(rs, policy: str | None, plot: Path | None, json_out: bool,
     policy = "optimal" if policy is None else policy.strip().lower()
     if policy not in POLICIES:
         raise UserError(f"unknown Penta policy '{policy}'; valid: {', '.join(POLICIES)}")
-    where = None if out is None else check_out_dir(out)
+    where = None if out is None else check_out_dir(out, ("distribution.parquet",
+                                                         "manifest.json"))
     if plot is not None:
         check_png_path(plot)
     dist = score_distribution(policy, rs)
@@ -147,10 +148,7 @@ def _distribution(rs, policy: str | None, plot: Path | None, json_out: bool,
         fig = score_distribution_figure(dist.scores, dist.probability, title=title,
                                         mean=dist.mean,
                                         percentiles={q: dist.percentiles[q] for q in (5, 50, 95)})
-        try:
-            save_png(fig, plot)
-        except OSError as exc:
-            raise UserError(f"--plot {plot}: cannot write ({exc.strerror})") from None
+        save_png(fig, plot)
     if json_out:
         typer.echo(to_json(dist.to_dict()))
         return

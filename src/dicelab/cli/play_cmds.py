@@ -11,7 +11,6 @@ Ctrl-C exits 130 with one line and writes nothing.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,7 +18,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from dicelab.errors import UserError
 from dicelab.play import IllegalMove, SeededDice, parse_faces
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 100)
@@ -65,16 +63,10 @@ def _check_log(path: str | None):
     """The game-log writer and the path, checked before the game starts."""
     if path is None:
         return None
-    try:
-        from dicelab import gamelog
-    except ImportError:
-        raise UserError("--log: this dicelab has no game-log writer (dicelab.gamelog)") \
-            from None
-    p = Path(path)
-    if p.is_dir():
-        raise UserError(f"--log {path}: is a directory")
-    if not p.parent.exists():
-        raise UserError(f"--log {path}: the directory {p.parent} does not exist")
+    from dicelab import gamelog
+    from dicelab.files import check_output
+
+    check_output(path, "--log")
     return gamelog
 
 
