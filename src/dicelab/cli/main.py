@@ -93,7 +93,7 @@ def reproducing_command(seed: int | None) -> list[str]:
 
 
 def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | None,
-               threads: int | None, check_names) -> None:
+               threads: int | None, check_names, unit: str = "games") -> None:
     """Shared shell of the commands that play games: check, run (locally or on Dask) with a
     progress bar, then save (``--out``) and print (``--json`` or tables).
 
@@ -118,7 +118,8 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
 
             check_names()
             client = stack.enter_context(dask_client(dask))
-        with render.progress_bar(enabled=not json_out, total=total) as advance:
+        with render.progress_bar(enabled=not json_out, total=total,
+                                 description=unit) as advance:
             result = run(advance, client)
     if out is not None:
         prepare_out_dir(out)
@@ -230,7 +231,7 @@ def compare(
                                      target=target, rules=rules, ending=ending, exact=exact,
                                      progress=progress, client=client),
         total=max(n_pairs, 1) * (1 if exact else games), json_out=json_out, out=out,
-        dask=dask, threads=threads,
+        dask=dask, threads=threads, unit="evaluating" if exact else "games",
         check_names=lambda: [parse_policy(p, game) for p in policies])
 
 
@@ -264,7 +265,7 @@ def tournament(
     """Every seat assignment of the policies, balanced: win rates, finishing places,
     pairwise verdicts (Holm) and ratings, each with its 95% interval."""
     from dicelab.registry import parse_policy
-    from dicelab.tournament import lineups
+    from dicelab.tournament import count_tables
     from dicelab.tournament import tournament as run
 
     if sprt is not None:
@@ -285,7 +286,7 @@ def tournament(
         lambda progress, client: run(policies, seats=seats, games=games, seed=seed,
                                      game=game, target=target, rules=rules, ending=ending,
                                      crn=crn, progress=progress, client=client),
-        total=len(lineups(max(len(policies), 1), max(seats, 1))) * max(games, 1),
+        total=count_tables(len(policies), max(seats, 1)) * max(games, 1),
         json_out=json_out, out=out, dask=dask, threads=threads,
         check_names=lambda: [parse_policy(p, game) for p in policies])
 

@@ -122,8 +122,8 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
                        floor=sol.floor_points // POINT_UNIT)
 
 
-def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
-                 ) -> PolicyTable:
+def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int,
+                 progress=None) -> PolicyTable:
     """The decision table through which the simulation kernel plays an exact policy.
 
     ``spec``: a parsed ``max-ev``, ``fastest`` or ``optimal-win``; ``target``: the
@@ -136,20 +136,39 @@ def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
     >>> t.value.shape[:2]
     (1, 1)
     """
-    if spec.game != "farkle":
-        raise UserError(f"policy '{spec.name}' is not a Farkle policy")
-    target = check_target(target)
+    target = check_policy_table(spec, rules, target, n_seats)
     if spec.family == "max-ev":
         return max_ev_table(rules)
     if spec.family == "fastest":
         return fastest_table(rules, target)
+    return optimal_win_solution(spec, rules, target, progress=progress).policy_table()
+
+
+def check_policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
+                       ) -> int:
+    """What :func:`policy_table` refuses, refused before any solve: another game's policy,
+    a policy without a table, ``optimal-win`` at other than two seats, and an
+    ``optimal-win`` table larger than the memory limit (from a lower bound of its size,
+    :func:`~dicelab.farkle.two_player.least_policy_table_bytes`: an hour's solve must not
+    end in that refusal). Returns the checked target."""
+    from dicelab.resources import check_memory
+
+    if spec.game != "farkle":
+        raise UserError(f"policy '{spec.name}' is not a Farkle policy")
+    target = check_target(target)
+    if spec.family not in ("max-ev", "fastest", "optimal-win"):
+        raise UserError(f"policy '{spec.name}' has no exact decision table; exact tables "
+                        "exist for max-ev, fastest and optimal-win")
     if spec.family == "optimal-win":
         if n_seats != 2:
             raise UserError(f"optimal-win plays two-seat games only (this game has {n_seats} "
                             "seats); use max-ev, fastest, ai or threshold-T with more seats")
-        return optimal_win_solution(spec, rules, target).policy_table()
-    raise UserError(f"policy '{spec.name}' has no exact decision table; exact tables exist "
-                    "for max-ev, fastest and optimal-win")
+        from dicelab.farkle.two_player import least_policy_table_bytes
+
+        # the factor of OptimalWinSolution.policy_table's own check
+        check_memory(f"the {spec.name} policy table to {target:,}",
+                     least_policy_table_bytes(rules, target) * 1.5)
+    return target
 
 
 def optimal_win_solution(spec: PolicySpec, rules: FarkleRules, target: int, progress=None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -302,10 +303,11 @@ def _joined(parts: list[np.ndarray], dtype) -> np.ndarray:
                                 dtype=dtype)
 
 
-def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: int
-            ) -> PolicySpec | PolicyTable:
+def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: int,
+            progress: Callable[[float], None] | None = None) -> PolicySpec | PolicyTable:
     """A policy as the evaluation reads it: a ``threshold-T`` or ``ai`` spec, or the
-    PolicyTable of an exact policy (solved or loaded from the cache)."""
+    PolicyTable of an exact policy (solved or loaded from the cache; ``progress(fraction)``
+    through an ``optimal-win`` solve)."""
     from dicelab.farkle.exact import policy_table
 
     if isinstance(policy, PolicyTable):
@@ -316,7 +318,7 @@ def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: 
                         "of Farkle takes Farkle policies")
     if spec.family in ("threshold", "ai"):
         return spec
-    return policy_table(spec, rules, target, 2)
+    return policy_table(spec, rules, target, 2, progress=progress)
 
 
 def _normal_rows(policy: PolicySpec | PolicyTable) -> int:
@@ -515,21 +517,26 @@ def outcomes_of(values: dict[str, np.ndarray]) -> tuple[Outcome, Outcome]:
     return first, Outcome(b_first.loss, b_first.tie)
 
 
-def evaluate(policy_a, policy_b, rules: FarkleRules, target: int
-             ) -> dict[str, np.ndarray]:
-    """:func:`play_sides` of two policies (names, specs or PolicyTables)."""
-    resolved = [resolve(p, rules, target) for p in (policy_a, policy_b)]
+def evaluate(policy_a, policy_b, rules: FarkleRules, target: int,
+             progress: Callable[[float], None] | None = None) -> dict[str, np.ndarray]:
+    """:func:`play_sides` of two policies (names, specs or PolicyTables);
+    ``progress(fraction)`` through the solves of exact policies (each half)."""
+    resolved = [resolve(p, rules, target, None if progress is None else
+                        (lambda f, k=k: progress((k + f) / 2)))
+                for k, p in enumerate((policy_a, policy_b))]
     d_max = lead_rows(resolved, rules, target)
     return play_sides(*(side_of(p, rules, target, d_max) for p in resolved), rules, target)
 
 
 def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpec | PolicyTable,
                *, rules: str | FarkleRules | None = None, target: int | None = None,
-               ending: str | None = None, use_cache: bool = True) -> ExactPair:
+               ending: str | None = None, use_cache: bool = True,
+               progress: Callable[[float], None] | None = None) -> ExactPair:
     """``policy`` against ``opponent`` in a two-seat Farkle game, exactly.
 
     Named policies' evaluations are cached on disk (key: both names, the rules' content,
-    the target); a PolicyTable's are not.
+    the target); a PolicyTable's are not. ``progress(fraction)``: through the solves of
+    exact policies (an evaluation from the cache needs none).
 
     >>> p = exact_pair("threshold-300", "threshold-300", target=1000)
     >>> p.verdict, round(p.first.score + p.second.score, 12)
@@ -542,7 +549,7 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     t0 = time.perf_counter()
 
     def build() -> dict[str, np.ndarray]:
-        return evaluate(policy, opponent, rules, target)
+        return evaluate(policy, opponent, rules, target, progress)
 
     named = not any(isinstance(p, PolicyTable) for p in (policy, opponent))
     if use_cache and named:

@@ -46,6 +46,7 @@ the anti-diagonals; the tests also check it against a solve with a much higher c
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
     HOT_DICE,
+    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     SetAsides,
@@ -1258,6 +1260,30 @@ def _table_rows(top: np.ndarray, sa: SetAsides, tables: _Tables, tol: float,
     at most 1e-6 (the table plays such a lead as D - 1)."""
     d_small = int(np.nonzero(tables.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
     return max(int(top.max()) + hot_rows, d_small + 1) + sa.max_points
+
+
+@functools.lru_cache(maxsize=8)
+def least_policy_table_bytes(rules: FarkleRules, target: int,
+                             tol: float = config.OPTIMAL_WIN_TOL) -> int:
+    """A lower bound of :attr:`OptimalWinSolution.policy_table_bytes` (self-play or a best
+    response), known before the solve: at least ``t * t`` states, and at least the rows
+    of :func:`_table_rows` that do not depend on the solve (the last-round deficits and
+    one roll; under the penalty and ``first-to-bank``, the totals' rows), and under the
+    penalty the runs of lost turns of both players and totals down to the penalty's
+    floor. Held once per process, rule set and target."""
+    target, tol, sa = _check(rules, target, tol)
+    t = target // POINT_UNIT
+    ftb = rules.ending_code == FIRST_TO_BANK
+    u = t + rules.penalty_floor()  # totals per side (under the penalty, below zero too)
+    states = PENALTY_STREAK**2 * u * u if rules.farkle_penalty else t * t
+    if rules.farkle_penalty and ftb:
+        rows = u + 1
+    else:
+        last = _last_round(sa, rules, t, tol)
+        d_small = int(np.nonzero(last.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
+        rows = max(must_roll_rows(rules), d_small + 1) + sa.max_points
+    d_rows = 0 if ftb else rows - sa.max_points
+    return (states + d_rows) * rows * 7 * 5
 
 
 def _penalty_table_rows(sa: SetAsides, rules: FarkleRules, tol: float, vv: np.ndarray,
