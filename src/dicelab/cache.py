@@ -89,9 +89,13 @@ def cache_dir() -> Path:
     return Path(base) / "dicelab"
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*$", re.IGNORECASE | re.ASCII)
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
                "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+#: The largest size :func:`parse_size` accepts (bytes): 2**63 - 1, 9.2 EB.
+MAX_SIZE_BYTES = 2**63 - 1
 
 
 def parse_size(text: str, what: str = "SIZE") -> int:
@@ -109,7 +113,11 @@ def parse_size(text: str, what: str = "SIZE") -> int:
         raise UserError(f"{what}: {text!r} is not a size; give bytes (5000000) or a number "
                         "with a unit: kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB "
                         "(powers of 1024), e.g. 2GB or 1.5GiB")
-    return int(Decimal(m.group(1)) * unit)
+    n = int(Decimal(m.group(1)) * unit)
+    if n > MAX_SIZE_BYTES:
+        raise UserError(f"{what}: {text[:40]!r} is larger than the largest size taken "
+                        f"({MAX_SIZE_BYTES:,} bytes)")
+    return n
 
 
 def max_size() -> int | None:

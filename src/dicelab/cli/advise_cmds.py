@@ -22,8 +22,10 @@ RollHelp = "The dice just rolled, e.g. {}."
 
 def parse_dice(text: str, what: str, sizes: range, example: str) -> list[int]:
     """Faces 1..6 separated by commas or spaces, as many as ``sizes`` allows."""
+    from dicelab.text import parse_int
+
     try:
-        faces = [int(x) for x in text.replace(" ", ",").split(",") if x]
+        faces = [parse_int(x) for x in text.replace(" ", ",").split(",") if x]
     except ValueError:
         faces = []
     if len(faces) not in sizes or not all(1 <= f <= 6 for f in faces):

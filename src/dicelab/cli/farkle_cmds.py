@@ -21,6 +21,8 @@ RulesOpt = Annotated[str | None, typer.Option(
 EndingOpt = Annotated[str | None, typer.Option(
     help="Ending rule: last-round (the default) or first-to-bank; replaces the rules'.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+#: The highest top of a policy picture's turn-points axis (points).
+MAX_PICTURE_POINTS = 100_000
 
 
 def register(app, solve_app, policy_app) -> None:
@@ -95,8 +97,9 @@ def register(app, solve_app, policy_app) -> None:
         rules: RulesOpt = None,
         ending: EndingOpt = None,
         max_points: Annotated[int | None, typer.Option(
-            "--max-points", help="Top of the picture's turn-points axis (--plot). "
-                                 "[default: from the policy's own thresholds]")] = None,
+            "--max-points", help="Top of the picture's turn-points axis (--plot), 100 to "
+                                 "100,000. [default: from the policy's own thresholds]")
+        ] = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Show a Farkle policy's bank/roll decisions by turn points and dice left."""
@@ -108,8 +111,12 @@ def register(app, solve_app, policy_app) -> None:
             from dicelab.results import check_png_path
 
             check_png_path(plot)
-        if max_points is not None and max_points < 100:
-            raise UserError(f"--max-points must be at least 100, not {max_points}")
+        if max_points is not None:
+            if plot is None:
+                raise UserError("--max-points sets the top of the picture: it needs --plot")
+            if not 100 <= max_points <= MAX_PICTURE_POINTS:
+                raise UserError(f"--max-points must be 100 to {MAX_PICTURE_POINTS:,}, not "
+                                f"{max_points}")
         bank, title = bank_table(parse_policy(name, "farkle"), load_rules(rules, ending),
                                  target, me, opp)
         if json_out:

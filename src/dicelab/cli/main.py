@@ -320,7 +320,12 @@ def tune(
     from dicelab.tune import tune as run
 
     ranges = dict(parse_range(r) for r in range_ or [])
-    names = [p.strip() for p in params.split(",")] if params else None
+    names = None
+    if params is not None:
+        names = [p.strip() for p in params.split(",")]
+        if not all(names):
+            raise UserError(f"--params {params!r}: name the parameters to search, e.g. "
+                            "base,two-dice (leave --params out to search them all)")
     _run_games(
         lambda progress, client: run(family, against, params=names, ranges=ranges,
                                      trials=trials, monte_carlo=monte_carlo, budget=budget,
@@ -375,7 +380,9 @@ _INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: run the app, turning user errors into one line + exit 2."""
+    """Console-script entry point: run the app, turning user errors into one line + exit 2
+    (a command group with nothing after it, such as ``dicelab solve``: its help on stderr,
+    exit 2)."""
     _show_notices()
     _ARGV[:] = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -388,9 +395,9 @@ def main(argv: list[str] | None = None) -> None:
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except _cx.NoArgsIsHelpError as exc:
-        typer.echo(exc.ctx.get_help() if exc.ctx else "")
-        sys.exit(0)
+    except _cx.NoArgsIsHelpError as exc:  # a group with nothing after it: its help,
+        typer.echo(exc.format_message(), err=True)  # as the usage error it is
+        sys.exit(2)
     except _cx.UsageError as exc:
         typer.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(2)

@@ -83,8 +83,8 @@ def parse_box(text: str) -> int:
     key = " ".join(text.strip().lower().replace("-", " ").split())
     if not key:
         raise IllegalMove("type a box: its name or its number 1 to 13")
-    if key.isdigit():
-        if 1 <= int(key) <= N_BOXES:
+    if key.isascii() and key.isdigit():
+        if len(key) <= 2 and 1 <= int(key) <= N_BOXES:
             return int(key) - 1
         raise IllegalMove(f"box numbers are 1 to {N_BOXES}, not {key}")
     if key in BOX_ALIASES:
