@@ -9,6 +9,7 @@ replay the same game (to the end of the input), and bad options are one error li
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -216,6 +217,29 @@ def test_the_same_seed_and_keystrokes_replay_the_same_game(capsys, monkeypatch, 
         assert "end of input: the game stops here, unfinished" in out or "won with" in out
         logs.append(log.read_text())
     assert logs[0] == logs[1] and logs[0].count("\n") > 3
+
+
+def test_a_stopped_game_logs_its_turn_in_progress_and_penta_boxes_by_name(
+        capsys, monkeypatch, tmp_path):
+    from dicelab.gamelog import read_games
+    from dicelab.penta.rules import BOX_NAMES
+
+    log = tmp_path / "f.jsonl"
+    code, out, _ = run_with_input(capsys, monkeypatch,
+                                  ["play", "farkle", "--seed", "4", "--log", str(log)], ["q"])
+    (rec,) = read_games(log)
+    assert code == 0 and "(unfinished: 0 turns and the turn in progress)" in out
+    assert rec.turns == [] and rec.in_progress["seat"] == 0
+    assert len(rec.in_progress["rolls"]) == 1 and rec.in_progress["keeps"] == []
+    log = tmp_path / "p.jsonl"
+    code, out, _ = run_with_input(capsys, monkeypatch, ["play", "penta", "--ai", "none",
+                                                        "--seed", "4", "--log", str(log)],
+                                  ["", "", "", "", "0", "q"])
+    (rec,) = read_games(log)
+    assert code == 0 and "(unfinished: 2 turns and the turn in progress)" in out
+    boxes = [json.loads(line).get("box") for line in log.read_text().splitlines()[1:]]
+    assert boxes[:2] == [BOX_NAMES[t.box] for t in rec.turns] and boxes[2] is None
+    assert rec.in_progress["keeps"] == [[]] and len(rec.in_progress["rolls"]) == 2
 
 
 @pytest.mark.parametrize(("argv", "message"), [

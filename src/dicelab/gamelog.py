@@ -109,6 +109,9 @@ class GameRecord:
     with the highest total (only when finished). ``index`` counts games in the file from
     0, ``line`` is the header's line number. ``turns``: a list of :class:`FarkleTurn`,
     or a sequence of :class:`PentaTurn` (a :class:`PentaTurns` view when read in bulk).
+    ``in_progress``: the turn that was being played when the game stopped (its line has
+    no ``end`` / ``box``), as logged (``seat``, ``rolls``, ``keeps``), checked; None if
+    the log has none. It is not one of ``turns``: it changed no total.
     """
 
     path: str
@@ -127,6 +130,7 @@ class GameRecord:
     finished: bool = False
     winners: list[int] = field(default_factory=list)
     header: dict = field(default_factory=dict)
+    in_progress: dict | None = None
 
     @property
     def n_seats(self) -> int:
@@ -365,7 +369,9 @@ class _FarkleGame:
         self.penalty_streak = PENALTY_STREAK
         self.over = False
 
-    def turn(self, t: dict, w: _Where) -> FarkleTurn:
+    def turn(self, t: dict, w: _Where) -> FarkleTurn | None:
+        """The turn of line ``t``; None for a turn in progress (no ``end``: the game
+        stopped during it), which is checked and kept in ``rec.in_progress``."""
         from dicelab.farkle.rules import FIRST_TO_BANK, dice_after, setaside_points
 
         rules = self.rec.rules
@@ -381,17 +387,24 @@ class _FarkleGame:
         if seat != self.next_seat:
             raise w.error("seat", f"it is seat {self.next_seat}'s turn, not seat {seat}'s")
         end = t.get("end")
-        if end not in FARKLE_ENDS:
+        stopped = "end" not in t  # the turn in progress when the game stopped
+        if not stopped and end not in FARKLE_ENDS:
             raise w.error("end", f"'bank' or 'bust', not {end!r}")
         rolls, keeps = t.get("rolls"), t.get("keeps")
         if not isinstance(rolls, list) or not rolls:
             raise w.error("rolls", "a list of one or more rolls")
         if not isinstance(keeps, list):
             raise w.error("keeps", "a list of set-asides, one per scoring roll")
-        want = len(rolls) if end == "bank" else len(rolls) - 1
-        if len(keeps) != want:
-            raise w.error("keeps", f"a turn that ends in a {end} with {len(rolls)} roll(s) "
-                                   f"has {want} set-aside(s), not {len(keeps)}")
+        if stopped:
+            if len(keeps) not in (len(rolls) - 1, len(rolls)):
+                raise w.error("keeps", f"a turn in progress with {len(rolls)} roll(s) has "
+                                       f"{len(rolls) - 1} or {len(rolls)} set-aside(s), not "
+                                       f"{len(keeps)}")
+        else:
+            want = len(rolls) if end == "bank" else len(rolls) - 1
+            if len(keeps) != want:
+                raise w.error("keeps", f"a turn that ends in a {end} with {len(rolls)} "
+                                       f"roll(s) has {want} set-aside(s), not {len(keeps)}")
         n_dice, tp = dice.MAX_DICE, 0
         out_rolls, out_keeps = [], []
         for k, raw in enumerate(rolls):
@@ -412,12 +425,20 @@ class _FarkleGame:
                 out_keeps.append(keep)
                 tp += pts
                 n_dice = dice_after(len(roll), len(keep))
-            else:  # the bust roll
+            else:  # the bust roll, or the roll of a turn in progress
                 from dicelab.farkle.advise import legal_setasides
 
-                if legal_setasides(rules, sorted(roll)):
+                scores = bool(legal_setasides(rules, sorted(roll)))
+                if stopped and not scores:
+                    raise w.error(f"rolls[{k}]", f"{list(roll)} scores nothing, so the turn "
+                                                 "ended in a bust: \"end\": \"bust\"")
+                if not stopped and scores:
                     raise w.error(f"rolls[{k}]", f"{list(roll)} scores, so the turn is not "
                                                  "a bust: set something aside")
+        if stopped:
+            self.rec.in_progress = {"seat": seat, "rolls": [list(r) for r in out_rolls],
+                                    "keeps": [list(k) for k in out_keeps]}
+            return None
         if end == "bank" and not rules.can_bank(tp, n_dice):
             why = ("hot dice must be rolled" if rules.hot_dice == "must-roll" and n_dice == 6
                    and tp >= max(rules.min_bank, 50) else
@@ -500,9 +521,13 @@ class _PentaGame:
         self.next_seat = rec.first_seat
         self.over = False
 
-    def turn(self, t: dict, w: _Where) -> PentaTurn:
+    def turn(self, t: dict, w: _Where) -> PentaTurn | None:
+        """The turn of line ``t``; None for a turn in progress (no ``box``: the game
+        stopped during it), which is checked and kept in ``rec.in_progress``."""
         rank, subsets, ordinary, penta_face, base, c = _penta_tables()
-        if len(t) != 4 or set(t) != _PENTA_TURN_KEYS:
+        stopped = "box" not in t
+        if len(t) != 4 - stopped or set(t) != _PENTA_TURN_KEYS - ({"box"} if stopped
+                                                                    else set()):
             unknown = sorted(set(t) - _PENTA_TURN_KEYS)
             if unknown:
                 raise w.error(unknown[0], "not a Penta turn field (seat, rolls, keeps, box)")
@@ -544,6 +569,9 @@ class _PentaGame:
                                                  f"showing {raw}")
                 keep_ranks.append(kr)
                 prev_keep = kr
+        if stopped:
+            self.rec.in_progress = {"seat": seat, "rolls": rolls, "keeps": keeps}
+            return None
         name = t["box"]
         b = c.BOX_INDEX.get(name)
         if b is None:
@@ -707,7 +735,7 @@ def _replay(items, path: str, wanted: tuple, games: list[GameRecord]) -> None:
     ``games``: the reference reader, which names the line and the field of any fault."""
     rec: GameRecord | None = None
     play: Any = None
-    closed = False
+    closed = False  # the game's last line was read: its result, or its turn in progress
     for lineno, obj in items:
         w = _Where(path, lineno)
         if not isinstance(obj, dict):
@@ -728,7 +756,9 @@ def _replay(items, path: str, wanted: tuple, games: list[GameRecord]) -> None:
             raise w.error("dicelab_log", "a log starts with a header line "
                                          '({"dicelab_log": 1, "game": ...})')
         if closed:
-            raise w.error(None, "a game's result line is its last: a new game starts with a "
+            what = ("a turn in progress" if rec.in_progress is not None
+                    else "a game's result line")
+            raise w.error(None, f"{what} is the game's last line: a new game starts with a "
                                 "header line")
         if "result" in obj:
             if len(obj) != 1:
@@ -737,7 +767,12 @@ def _replay(items, path: str, wanted: tuple, games: list[GameRecord]) -> None:
             _finish(rec, play.totals, play.over, obj["result"], w)
             closed = True
             continue
-        rec.turns.append(play.turn(obj, w))
+        turn = play.turn(obj, w)
+        if turn is None:  # the turn in progress: the game stopped there
+            _finish(rec, play.totals, False, None, None)
+            closed = True
+            continue
+        rec.turns.append(turn)
     if rec is not None and not closed:
         _finish(rec, play.totals, play.over, None, None)
 

@@ -74,8 +74,12 @@ def _write_log(gamelog, path: str | None, header: dict | None, game) -> None:
     """Write the game (finished or not) to the log file, if one was asked for."""
     if gamelog is None or header is None:
         return
-    gamelog.write_games(path, [(header, game.turns)])
-    how = "" if game.phase == "over" else f" (unfinished: {len(game.turns)} turns)"
+    turns = game.log_turns()
+    gamelog.write_games(path, [(header, turns)])
+    stopped = len(turns) > len(game.turns)
+    how = "" if game.phase == "over" else (
+        f" (unfinished: {len(game.turns)} turns"
+        f"{' and the turn in progress' if stopped else ''})")
     console.print(f"game log written to {escape(str(path))}{how}")
 
 

@@ -509,6 +509,9 @@ def game_analysis(result) -> None:
         n = result.games_of(kind)
         as_pct = " (as %)" if measure == "win" else ""
         rows = [r for r in result.summary() if r["game"] == kind]
+        if not rows:
+            console.print(f"{kind}: no finished turn to review")
+            continue
         losses = Table(title=f"{kind}: {n:,} game{'' if n == 1 else 's'}, losses in "
                              f"{UNITS[measure]}{as_pct}",
                        caption=f"classes ({unit}): {bounds}")

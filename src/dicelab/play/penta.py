@@ -22,8 +22,9 @@ option is what a policy plays; the coach judges with ``optimal``: expected final
 Events (kinds): ``turn``, ``roll``, ``keep``, ``sacrifice``, ``score``, ``cost``,
 ``game-over``. Finished turns are in :attr:`turns` in the game-log form
 ``{"seat", "rolls", "keeps", "box"}``: each roll lists all five dice showing (the kept
-dice first), ``keeps`` has one entry fewer than ``rolls``, ``box`` is the box's title
-(:func:`box_title`).
+dice first), ``keeps`` has one entry fewer than ``rolls``, ``box`` is the box's
+canonical name (:data:`dicelab.penta.rules.BOX_NAMES`: ``large-straight``); the game
+shows it by its title (:func:`box_title`).
 """
 
 from __future__ import annotations
@@ -324,7 +325,7 @@ class PentaGame(TurnGame):
         new = Scorecard(tuple(scores), card.penta_bonuses + (1 if bonus else 0))
         upper_bonus = b < UPPER_BOXES and card.upper_sum < UPPER_TARGET <= new.upper_sum
         self.cards[self.seat] = new
-        self._record["box"] = box_title(b)
+        self._record["box"] = BOX_NAMES[b]
         self._emit("score", box=b, points=points, bonus=bonus, upper_bonus=upper_bonus,
                    total=new.total, penta=b == PENTA_BOX)
         if cost is not None:
