@@ -344,7 +344,7 @@ def test_keep_reroll_and_score():
     assert g.cards[0].scores[11] == 30 and g.round == 2
     assert g.turns[0] == {"seat": 0, "rolls": [[6, 6, 2, 3, 1], [6, 6, 6, 4, 5],
                                                [6, 6, 6, 6, 6]],
-                          "keeps": [[6, 6], [6, 6, 6]], "box": "Chance"}
+                          "keeps": [[6, 6], [6, 6, 6]], "box": "chance"}
     with pytest.raises(IllegalMove, match="there is no 6 among the dice"):
         g.keep([6])
 
