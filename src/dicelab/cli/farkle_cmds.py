@@ -7,7 +7,6 @@ the pictures from :mod:`dicelab.plots`, the text from :mod:`dicelab.cli.render`.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -86,7 +85,7 @@ def register(app, solve_app, policy_app) -> None:
     @policy_app.command("farkle")
     def policy_farkle(
         name: Annotated[str, typer.Argument(help="A Farkle policy, e.g. max-ev, fastest.")],
-        plot: Annotated[Path | None, typer.Option(
+        plot: Annotated[str | None, typer.Option(
             help="Write a heat map of bank/roll to this PNG file.")] = None,
         target: Annotated[int | None, typer.Option(
             help=f"Target (fastest, optimal-win). [default: {DEFAULT_TARGET}]")] = None,

@@ -6,7 +6,6 @@ Thin shells over :mod:`dicelab.penta.solver`, :mod:`dicelab.penta.distribution`,
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -79,7 +78,7 @@ def register(app, solve_app, policy_app) -> None:
         policy: Annotated[str | None, typer.Option(
             "--policy", "-p", help="With --distribution: optimal or greedy. "
                                    "[default: optimal]")] = None,
-        plot: Annotated[Path | None, typer.Option(
+        plot: Annotated[str | None, typer.Option(
             help="With --distribution: write a histogram to this PNG file.")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
                             ] = False,
@@ -120,7 +119,7 @@ def register(app, solve_app, policy_app) -> None:
         console.print(t)
 
 
-def _distribution(rs, policy: str | None, plot: Path | None, json_out: bool,
+def _distribution(rs, policy: str | None, plot: str | None, json_out: bool,
                   out: str | None) -> None:
     """``solve penta --distribution``: every input checked before the pass, files written
     (temp file + rename) only after it."""

@@ -36,9 +36,29 @@ class _EndOfInput(Exception):
     """The player's input ended (Ctrl-D, or a closed pipe)."""
 
 
+#: The longest answer read (characters); a longer line is refused like a typo, and input
+#: with no line end within :data:`MAX_SKIP` characters (``< /dev/zero``) ends the game.
+MAX_ANSWER = 1000
+MAX_SKIP = 1 << 20
+
+
 def _ask(prompt: str) -> str:
     try:
-        return console.input(f"[bold]{prompt}[/]> ").strip()
+        if sys.stdin.isatty():  # a terminal's line is short, and editable
+            return console.input(f"[bold]{prompt}[/]> ").strip()
+        console.print(f"[bold]{prompt}[/]> ", end="")
+        line = sys.stdin.readline(MAX_ANSWER + 1)
+        if not line:
+            raise _EndOfInput
+        if len(line) <= MAX_ANSWER or line.endswith("\n"):
+            return line.strip()
+        skipped = 0  # the rest of a too long line, read in bounded pieces
+        while not line.endswith("\n"):
+            line = sys.stdin.readline(MAX_ANSWER)
+            skipped += len(line)
+            if not line or skipped > MAX_SKIP:
+                raise _EndOfInput
+        return f"{line[:20]}... (a line of more than {MAX_ANSWER:,} characters)"
     except EOFError:
         raise _EndOfInput from None
     except UnicodeDecodeError:  # bytes that are not text: refused like any other typo
