@@ -228,6 +228,8 @@ def _more_cases(sb: Path) -> list[list[str]]:
         cases += [["simulate", "-s", "threshold-300", "-n", "100", "--log-games", games]]
     cases += [
         ["policy", "farkle", "max-ev", "--max-points", "500"],
+        ["tournament", "threshold-300", "threshold-500", "-n", "100", "--out",
+         str(sb / "outfig")],  # a figure's name is a directory there
         ["simulate", "-s", "threshold-1_000", "-n", "100"],  # a name has one spelling
         ["cache", "prune", "--max-size", "1_000MB", "--dry-run"],
         ["compare", "optimal-win", "max-ev", "--exact", "--target", "60000"],
@@ -267,6 +269,7 @@ def sandbox(tmp_path_factory):
     (sb / "dir.toml").mkdir()
     (sb / "outdir").mkdir()
     (sb / "outdir" / "manifest.json").mkdir()  # --out where a file must go is a directory
+    (sb / "outfig" / "ratings.png").mkdir(parents=True)
     (sb / "link.jsonl").symlink_to("existing.txt")
     (sb / "loop").symlink_to("loop")
     (sb / "loop.toml").symlink_to("loop.toml")

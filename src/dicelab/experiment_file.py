@@ -219,16 +219,19 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     the file has none (the one drawn), so it reproduces the files."""
     import dataclasses
 
-    from dicelab.results import check_out_dir, prepare_out_dir, save_run
+    from dicelab.results import RUN_FILES, check_out_dir, prepare_out_dir, save_run
     from dicelab.seeding import check_seed, fresh_seed
+    from dicelab.tournament import FIGURE_FILES
 
     spec = read_experiment(path)
     if seed is not None:
         spec = dataclasses.replace(spec, seed=check_seed(seed))
     base = Path.cwd() if base is None else Path(base)
-    where = check_out_dir(out if out is not None else base / "results" / spec.name)
+    figures = FIGURE_FILES if spec.kind == "tournament" else ()
+    where = check_out_dir(out if out is not None else base / "results" / spec.name,
+                          (*RUN_FILES, *figures))
     partial = base / "results" / ".partial" / f"{spec.name}-{spec.digest()[:12]}"
-    check_out_dir(partial)
+    check_out_dir(partial, ("state.json",))
     store = CellStore(partial)
     state = partial / "state.json"
     if spec.seed is not None:

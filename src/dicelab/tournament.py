@@ -87,6 +87,10 @@ def lineups(n_policies: int, seats: int) -> list[tuple[int, tuple[int, ...]]]:
     return [(0, tuple((s + r) % n_policies for s in range(seats))) for r in range(n_policies)]
 
 
+#: The figures a tournament saves with ``--out`` (:meth:`Tournament.figures`).
+FIGURE_FILES = ("win-matrix.png", "ratings.png")
+
+
 def count_tables(n_policies: int, seats: int) -> int:
     """``len(lineups(n_policies, seats))``, without listing them.
 
@@ -320,9 +324,9 @@ class Tournament:
         rating, ci = self.ratings()
         what = (f"{self.game.capitalize()} tournament, {self.seats} seats, "
                 f"{self.games_per_table:,} games per table, seed {self.seed}")
-        return {"win-matrix.png": win_matrix_figure(self.policies, *self.matrix(),
-                                                    title=what),
-                "ratings.png": ratings_figure(self.policies, rating, ci, title=what)}
+        matrix, ratings = FIGURE_FILES
+        return {matrix: win_matrix_figure(self.policies, *self.matrix(), title=what),
+                ratings: ratings_figure(self.policies, rating, ci, title=what)}
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "policies": self.policies, "seats": self.seats,

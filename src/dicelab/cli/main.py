@@ -93,7 +93,8 @@ def reproducing_command(seed: int | None) -> list[str]:
 
 
 def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | None,
-               threads: int | None, check_names, unit: str = "games") -> None:
+               threads: int | None, check_names, unit: str = "games",
+               figures: tuple[str, ...] = ()) -> None:
     """Shared shell of the commands that play games: check, run (locally or on Dask) with a
     progress bar, then save (``--out``) and print (``--json`` or tables).
 
@@ -101,10 +102,10 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
     bad one fails before a cluster starts.
     """
     from dicelab.cli import render
-    from dicelab.results import check_out_dir, prepare_out_dir, save_run, to_json
+    from dicelab.results import RUN_FILES, check_out_dir, prepare_out_dir, save_run, to_json
 
-    # check --out before the (long) run; files are only written after it succeeded
-    out = None if out is None else check_out_dir(out)
+    # check --out and its files before the (long) run; they are written after it succeeded
+    out = None if out is None else check_out_dir(out, (*RUN_FILES, *figures))
     if threads is not None:
         if threads <= 0:
             raise UserError(f"--threads must be positive, not {threads}")
@@ -265,7 +266,7 @@ def tournament(
     """Every seat assignment of the policies, balanced: win rates, finishing places,
     pairwise verdicts (Holm) and ratings, each with its 95% interval."""
     from dicelab.registry import parse_policy
-    from dicelab.tournament import count_tables
+    from dicelab.tournament import FIGURE_FILES, count_tables
     from dicelab.tournament import tournament as run
 
     if sprt is not None:
@@ -287,7 +288,7 @@ def tournament(
                                      game=game, target=target, rules=rules, ending=ending,
                                      crn=crn, progress=progress, client=client),
         total=count_tables(len(policies), max(seats, 1)) * max(games, 1),
-        json_out=json_out, out=out, dask=dask, threads=threads,
+        json_out=json_out, out=out, dask=dask, threads=threads, figures=FIGURE_FILES,
         check_names=lambda: [parse_policy(p, game) for p in policies])
 
 
