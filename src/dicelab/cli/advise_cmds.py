@@ -101,14 +101,16 @@ def register(app, policy_app) -> None:
         """Every legal set-aside of the roll, then bank or roll: its expected turn score
         (solitaire, max-ev play after) or its exact P(win) (with --me and --opp,
         optimal-win play after), and its loss against the best."""
+        from dicelab.cli.farkle_cmds import solving
         from dicelab.cli.render import show
         from dicelab.farkle.advise import advise
         from dicelab.results import to_json
 
         faces = parse_dice(roll, "--roll", range(1, 7), "1,1,5,2,3,4")
-        result = advise(faces, turn_points=turn_points, me=me, opp=opp, target=target,
-                        rules=rules, ending=ending, my_farkles=my_farkles,
-                        opp_farkles=opp_farkles)
+        with solving(not json_out) as progress:  # two players: optimal-win, the first time
+            result = advise(faces, turn_points=turn_points, me=me, opp=opp, target=target,
+                            rules=rules, ending=ending, my_farkles=my_farkles,
+                            opp_farkles=opp_farkles, progress=progress)
         if result.note:
             typer.echo(f"note: {result.note}", err=True)
         if top > 0:

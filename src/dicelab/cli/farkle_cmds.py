@@ -7,6 +7,8 @@ the pictures from :mod:`dicelab.plots`, the text from :mod:`dicelab.cli.render`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -22,6 +24,16 @@ EndingOpt = Annotated[str | None, typer.Option(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 #: The highest top of a policy picture's turn-points axis (points).
 MAX_PICTURE_POINTS = 100_000
+
+
+@contextmanager
+def solving(enabled: bool) -> Iterator[Callable[[float], None] | None]:
+    """A progress bar for an exact solve (on a terminal, when ``enabled``): yields the
+    solver's ``progress(fraction)`` callback, or None."""
+    from dicelab.cli import render
+
+    with render.progress_bar(enabled=enabled, total=1000, description="solving") as advance:
+        yield None if advance is None else (lambda f: advance(int(1000 * f), 1000))
 
 
 def register(app, solve_app, policy_app) -> None:
@@ -70,12 +82,7 @@ def register(app, solve_app, policy_app) -> None:
         from dicelab.farkle.exact import solve_policy
         from dicelab.results import to_json
 
-        with render.progress_bar(enabled=not json_out, total=1000,
-                                 description="solving") as advance:
-            def progress(fraction: float) -> None:
-                if advance is not None:
-                    advance(int(1000 * fraction), 1000)
-
+        with solving(not json_out) as progress:
             sol = solve_policy(policy, rules, target, ending, progress=progress)
         if json_out:
             typer.echo(to_json(sol.to_dict()))
@@ -116,8 +123,14 @@ def register(app, solve_app, policy_app) -> None:
             if not 100 <= max_points <= MAX_PICTURE_POINTS:
                 raise UserError(f"--max-points must be 100 to {MAX_PICTURE_POINTS:,}, not "
                                 f"{max_points}")
-        bank, title = bank_table(parse_policy(name, "farkle"), load_rules(rules, ending),
-                                 target, me, opp)
+        spec, table = parse_policy(name, "farkle"), load_rules(rules, ending)
+        if spec.family == "optimal-win":  # solved first (or loaded), with progress
+            from dicelab.farkle.exact import optimal_win_solution
+            from dicelab.farkle.rules import check_target
+
+            with solving(not json_out) as progress:
+                optimal_win_solution(spec, table, check_target(target), progress=progress)
+        bank, title = bank_table(spec, table, target, me, opp)
         if json_out:
             from dicelab.farkle.turn_dp import bank_runs
             from dicelab.results import to_json

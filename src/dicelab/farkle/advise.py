@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,14 +129,15 @@ def _check_roll(roll) -> list[int]:
 
 def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None = None,
            target: int | None = None, rules: str | FarkleRules | None = None,
-           ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0
-           ) -> FarkleAdvice:
+           ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0,
+           progress: Callable[[float], None] | None = None) -> FarkleAdvice:
     """Every option of the decision after ``roll`` (the dice just rolled) with
     ``turn_points`` already set aside this turn (see the module docstring).
     ``my_farkles`` / ``opp_farkles`` are the turns each player has lost in a row (0 to 2;
     solitaire: mine only). They count under a farkle penalty (and the totals may then be
     below zero); under rules without one they are accepted and change nothing, which
-    :attr:`FarkleAdvice.note` says.
+    :attr:`FarkleAdvice.note` says. ``progress(fraction)``: through the ``optimal-win``
+    solve two-player advice needs the first time (then cached on disk).
 
     >>> a = advise([1, 5, 2, 3, 4, 6])   # a straight: all six, then roll six again
     >>> (a.options[0].keep, a.options[0].action, a.options[0].dice)
@@ -196,6 +198,7 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                                    must_roll=True, penalty=True)
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
+        optimal_win_solution(table, t, progress)  # solved (with progress) or held
         value = (_last_turn(table, t, me, opp) if last
                  else _two_player(table, t, me, opp, my_farkles, opp_farkles))
     rows = []
@@ -236,13 +239,25 @@ def _max_ev_penalty(rules: FarkleRules, cap: int | None = None):
     return turn_dp.solve_max_ev_penalty(rules, cap)
 
 
-@functools.lru_cache(maxsize=2)
-def optimal_win_solution(rules: FarkleRules, target: int):
+#: The optimal-win solutions held in this process, (rules, target) -> solution, the most
+#: recently used last (at most two).
+_HELD: dict[tuple[FarkleRules, int], Any] = {}
+
+
+def optimal_win_solution(rules: FarkleRules, target: int,
+                         progress: Callable[[float], None] | None = None):
     """:func:`dicelab.farkle.two_player.solve_optimal_win` (disk-cached), held once per
-    process, rule set and target."""
+    process, rule set and target (the two most recent); ``progress(fraction)`` through a
+    solve."""
     from dicelab.farkle.two_player import solve_optimal_win
 
-    return solve_optimal_win(rules, target)
+    sol = _HELD.pop((rules, target), None)
+    if sol is None:
+        sol = solve_optimal_win(rules, target, progress=progress)
+    _HELD[(rules, target)] = sol
+    while len(_HELD) > 2:
+        _HELD.pop(next(iter(_HELD)))
+    return sol
 
 
 #: Under must-roll, a solitaire cap above the proven one is rounded up to this (points).
