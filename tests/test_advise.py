@@ -17,7 +17,7 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.errors import UserError
-from dicelab.farkle import turn_dp
+from dicelab.farkle import solitaire
 from dicelab.farkle.advise import advise, legal_setasides
 from dicelab.farkle.rules import PRESETS, FarkleRules, load_rules
 
@@ -59,7 +59,7 @@ def test_options_are_every_set_aside_times_bank_or_roll_best_first():
 
 
 def test_solitaire_values_are_the_plain_python_max_ev():
-    sol = turn_dp.solve_max_ev(PRESETS["default"])
+    sol = solitaire.solve_max_ev(PRESETS["default"])
     states = nfd.max_ev_values("default", sol.cap, every=True)
 
     def roll_value(tp, n):
@@ -280,7 +280,7 @@ def test_solitaire_values_under_the_penalty_are_the_plain_python_max_ev():
     import dataclasses
 
     rules = dataclasses.replace(PRESETS["basic"], name="basic-pen", farkle_penalty=500)
-    sol = turn_dp.solve_max_ev_penalty(rules)
+    sol = solitaire.solve_max_ev(rules)
     rng = np.random.default_rng(11)
     for s, beta in enumerate((sol.bias[1], sol.bias[2], -500.0)):
         cap = sol.streak[s].cap
@@ -343,7 +343,8 @@ def test_two_player_values_under_the_penalty_are_the_plain_python_value_iteratio
     with pytest.raises(UserError, match="turns lost in a row"):
         advise([1, 5], turn_points=100, me=0, opp=0, target=target, rules=rules,
                my_farkles=3)
-    # without a penalty the runs of lost turns are facts no rule uses: the same values
+    # without a penalty the runs of lost turns are facts no rule uses: the same values,
+    # and a note that says so
     plain = advise([1, 5], turn_points=100, me=0, opp=0, target=400)
     for s, r in ((1, 0), (0, 2), (2, 1)):
         a = advise([1, 5], turn_points=100, me=0, opp=0, target=400, my_farkles=s,
@@ -388,7 +389,7 @@ def test_solitaire_values_under_must_roll_are_the_plain_python_max_ev():
     the plain recursion followed to 16,000 points past the cap, hot dice and past the cap
     included; no option banks six dice."""
     rules = _must_roll(PRESETS["basic"])
-    sol = turn_dp.solve_max_ev(rules)
+    sol = solitaire.solve_max_ev(rules)
     _, roll_value = nfd.max_ev_recursion("basic", sol.cap, every=True, must_roll=True,
                                          far=sol.cap + 16_000)
     rng = np.random.default_rng(13)

@@ -17,7 +17,7 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.analyse import CLASS_NAMES, LOSS_CLASSES, analyse_games, analyse_logs, loss_class
-from dicelab.farkle import turn_dp
+from dicelab.farkle import solitaire
 from dicelab.farkle.advise import legal_setasides
 from dicelab.farkle.rules import PRESETS, FarkleRules, dice_after
 from dicelab.gamelog import new_game_header, parse_lines, write_games
@@ -200,7 +200,7 @@ def test_max_ev_loses_nothing_and_random_play_loses_what_the_naive_recursion_say
     played = _random_farkle(rules, 1, 1000, seed=8)
     res = analyse_games(_games(played))
     _check_split(res)
-    sol = turn_dp.solve_max_ev(rules)
+    sol = solitaire.solve_max_ev(rules)
     states = nfd.max_ev_values("default", sol.cap, every=True)
 
     def roll_value(tp, n):

@@ -92,8 +92,7 @@ class Comparison:
 
     ``method``: ``"monte-carlo"`` (``pairs`` are :class:`PairResult`, with ``seed`` and
     ``games_per_pair``) or ``"exact"`` (``pairs`` are
-    :class:`dicelab.farkle.head_to_head.ExactPair` or
-    :class:`dicelab.penta.head_to_head.PentaExactPair`; no seed, no games)."""
+    :class:`dicelab.outcomes.ExactPair`; no seed, no games)."""
 
     game: str
     policies: list[str]
@@ -154,7 +153,7 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
             progress: Callable[[int, int], None] | None = None,
             client: Any = None, store: Any = None) -> Comparison:
     """Play every pair of ``policies`` against each other in ``games`` two-seat games, or
-    with ``exact`` evaluate every pair exactly (:mod:`dicelab.farkle.head_to_head`,
+    with ``exact`` evaluate every pair exactly (:func:`dicelab.farkle.exact.exact_pair`,
     :mod:`dicelab.penta.head_to_head`).
 
     ``progress(done, total)`` counts games over all pairs (exact: steps of the pairs'
@@ -226,8 +225,7 @@ _EXACT_STEPS = 1000
 def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
     if specs[0].game == "penta":
         return _exact_penta(specs, pairs, target, rules, ending, progress)
-    from dicelab.farkle.exact import check_policy_table
-    from dicelab.farkle.head_to_head import exact_pair
+    from dicelab.farkle.exact import check_policy_table, exact_pair
     from dicelab.farkle.rules import check_target, load_rules
 
     table = load_rules(rules, ending)

@@ -132,7 +132,7 @@ def register(app, solve_app, policy_app) -> None:
                 optimal_win_solution(spec, table, check_target(target), progress=progress)
         bank, title = bank_table(spec, table, target, me, opp)
         if json_out:
-            from dicelab.farkle.turn_dp import bank_runs
+            from dicelab.farkle.solitaire import bank_runs
             from dicelab.results import to_json
 
             typer.echo(to_json({"policy": name, "title": title, "me": me, "opp": opp,

@@ -170,7 +170,10 @@ def threshold_solution(sol) -> None:
 
 
 def max_ev_solution(sol) -> None:
-    """A :class:`dicelab.farkle.turn_dp.MaxEvSolution`."""
+    """A :class:`dicelab.farkle.solitaire.MaxEvSolution`."""
+    if len(sol.streak) > 1:
+        penalty_max_ev_solution(sol)
+        return
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy max-ev")
     _turn_lines(d)
@@ -183,7 +186,8 @@ def max_ev_solution(sol) -> None:
 
 
 def penalty_max_ev_solution(sol) -> None:
-    """A :class:`dicelab.farkle.turn_dp.PenaltyMaxEvSolution`."""
+    """A :class:`dicelab.farkle.solitaire.MaxEvSolution` under a farkle penalty: one
+    policy per run of lost turns."""
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy max-ev, farkle penalty "
                   f"{d['farkle_penalty']} (third lost turn in a row)")
@@ -193,8 +197,9 @@ def penalty_max_ev_solution(sol) -> None:
     for col in ("lost in a row", "share of turns", "P(bust)", "E(banked)", "bias",
                 "banks from turn points, by dice left"):
         table.add_column(col, justify="left" if col.startswith("banks") else "right")
-    for s, th in sol.bank_thresholds().items():
-        table.add_row(str(s), f"{d['stationary'][s]:.4%}", f"{d['p_bust'][s]:.4%}",
+    for s in range(len(sol.streak)):
+        th = sol.bank_thresholds(s)
+        table.add_row(str(s), f"{d['stationary'][s]:.4%}", f"{d['p_bust_by_lost_turns'][s]:.4%}",
                       f"{d['expected_banked'][s]:.2f}", f"{d['bias'][s]:.3f}",
                       _thresholds(th))
     console.print(table)
@@ -203,7 +208,7 @@ def penalty_max_ev_solution(sol) -> None:
 
 
 def fastest_solution(sol) -> None:
-    """A :class:`dicelab.farkle.turn_dp.FastestSolution`."""
+    """A :class:`dicelab.farkle.solitaire.FastestSolution`."""
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy fastest")
     console.print(f"  expected turns to reach {d['target']} from 0: {d['expected_turns']:.6f}")
@@ -220,7 +225,7 @@ def fastest_solution(sol) -> None:
 
 
 def optimal_win_solution(sol) -> None:
-    """A :class:`dicelab.farkle.two_player.OptimalWinSolution`."""
+    """A :class:`dicelab.farkle.solve.OptimalWinSolution`."""
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy {d['policy']}, ending {d['ending']}")
     if sol.opponent is None:
@@ -251,7 +256,7 @@ def optimal_win_solution(sol) -> None:
 def decision_text(bank: np.ndarray) -> str:
     """A Farkle bank table (P, 7) as text: runs of turn points with the same decisions
     (R = roll, B = bank, by dice left), up to the last row where the policy rolls."""
-    from dicelab.farkle.turn_dp import bank_runs
+    from dicelab.farkle.solitaire import bank_runs
 
     runs = bank_runs(bank)["runs"]
     spans = [f"{r['lo']}+" if r["hi"] is None else
@@ -342,7 +347,7 @@ def penta_exact_comparison(result) -> None:
                      ("score", "win", "tie", "loss"))
     for p in result.pairs:
         t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
-                  *(f"{x:.6f}" for x in (p.win, p.tie, p.loss)), p.verdict)
+                  *(f"{x:.6f}" for x in (p.win_rate, p.tie_rate, p.loss_rate)), p.verdict)
     console.print(t)
     _exact_ranking(result)
 
@@ -544,11 +549,9 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.simulate.FarkleResult": farkle_simulation,
     "dicelab.farkle.simulate.BustRiskResult": bust_risk,
     "dicelab.farkle.exact.ThresholdSolution": threshold_solution,
-    "dicelab.farkle.turn_dp.MaxEvSolution": max_ev_solution,
-    "dicelab.farkle.turn_dp.PenaltyMaxEvSolution": penalty_max_ev_solution,
-    "dicelab.farkle.turn_dp.FastestSolution": fastest_solution,
-    "dicelab.farkle.turn_dp.PenaltyFastestSolution": fastest_solution,
-    "dicelab.farkle.two_player.OptimalWinSolution": optimal_win_solution,
+    "dicelab.farkle.solitaire.MaxEvSolution": max_ev_solution,
+    "dicelab.farkle.solitaire.FastestSolution": fastest_solution,
+    "dicelab.farkle.solve.OptimalWinSolution": optimal_win_solution,
     "dicelab.compare.Comparison": comparison,
     "dicelab.tournament.Tournament": tournament,
     "dicelab.sprt.SprtRun": sprt_run,

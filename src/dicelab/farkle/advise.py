@@ -17,7 +17,6 @@ after hot dice). Options worth the same (within 1e-12) are ties and say so
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,14 +28,12 @@ from dicelab import dice
 from dicelab.errors import UserError
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
-    HOT_DICE,
     PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_target,
     dice_after,
     load_rules,
-    set_asides,
     setaside_points,
 )
 
@@ -145,8 +142,6 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     """
     faces = _check_roll(roll)
     table = load_rules(rules, ending)
-    # max-ev and optimal-win model every house rule
-    table.require_solvable("advice", must_roll=True, penalty=True)
     t = check_target(target)
     for what, k in (("--my-farkles", my_farkles), ("--opp-farkles", opp_farkles)):
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < PENALTY_STREAK:
@@ -193,14 +188,10 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         if last and table.ending_code == FIRST_TO_BANK:
             raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
                             "opponent reached the target")
-        if last:
-            table.require_solvable("advice in the last round", min_bank=False,
-                                   must_roll=True, penalty=True)
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
-        optimal_win_solution(table, t, progress)  # solved (with progress) or held
-        value = (_last_turn(table, t, me, opp) if last
-                 else _two_player(table, t, me, opp, my_farkles, opp_farkles))
+        value = (_last_turn(table, me, opp) if last
+                 else _two_player(table, t, me, opp, my_farkles, opp_farkles, progress))
     rows = []
     for keep, pts in options:
         tp = turn_points + pts
@@ -218,25 +209,12 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         note=note)
 
 
-@functools.lru_cache(maxsize=8)
-def max_ev_solution(rules: FarkleRules, farkles: int = 0, cap: int | None = None):
-    """:func:`dicelab.farkle.turn_dp.solve_max_ev`, made once per process and rule set
-    (advice on many positions, as in a game analysis, reuses it); under a farkle penalty
-    the turn policy after ``farkles`` lost turns in a row
-    (:func:`~dicelab.farkle.turn_dp.solve_max_ev_penalty`). ``cap`` (points): banking
-    forced from there, at or above the proven cap (None: the proven cap)."""
-    from dicelab.farkle import turn_dp
+def max_ev_solution(rules: FarkleRules):
+    """:func:`dicelab.farkle.solitaire.solve_max_ev`, made once per process and rule set
+    (advice on many positions, as in a game analysis, reuses it)."""
+    from dicelab.farkle.solitaire import max_ev_capped
 
-    if rules.farkle_penalty:
-        return _max_ev_penalty(rules, cap).streak[farkles]
-    return turn_dp.solve_max_ev(rules, cap)
-
-
-@functools.lru_cache(maxsize=4)
-def _max_ev_penalty(rules: FarkleRules, cap: int | None = None):
-    from dicelab.farkle import turn_dp
-
-    return turn_dp.solve_max_ev_penalty(rules, cap)
+    return max_ev_capped(rules)
 
 
 #: The optimal-win solutions held in this process, (rules, target) -> solution, the most
@@ -246,10 +224,10 @@ _HELD: dict[tuple[FarkleRules, int], Any] = {}
 
 def optimal_win_solution(rules: FarkleRules, target: int,
                          progress: Callable[[float], None] | None = None):
-    """:func:`dicelab.farkle.two_player.solve_optimal_win` (disk-cached), held once per
+    """:func:`dicelab.farkle.solve.solve_optimal_win` (disk-cached), held once per
     process, rule set and target (the two most recent); ``progress(fraction)`` through a
     solve."""
-    from dicelab.farkle.two_player import solve_optimal_win
+    from dicelab.farkle.solve import solve_optimal_win
 
     sol = _HELD.pop((rules, target), None)
     if sol is None:
@@ -260,58 +238,21 @@ def optimal_win_solution(rules: FarkleRules, target: int,
     return sol
 
 
-#: Under must-roll, a solitaire cap above the proven one is rounded up to this (points).
-_CAP_STEP = 5000
-
-
 def _solitaire(rules: FarkleRules, farkles: int = 0):
     """tp -> (bank value, roll values by dice): max-ev's expected final turn score (under a
     farkle penalty, a lost turn counted as its long-run cost after ``farkles`` lost turns
     in a row)."""
-    sol = max_ev_solution(rules, farkles)
-    sa = set_asides(rules)
-    beta = _bust_value(rules, farkles)
+    sol = max_ev_solution(rules)
 
     def value(tp: int) -> tuple[float, np.ndarray]:
-        p = tp // POINT_UNIT
-        here = sol
-        if rules.hot_dice == "must-roll" and p + sa.max_points > sol.cap // POINT_UNIT:
-            # six dice past the cap roll on, so a roll's successors are read from a DP
-            # whose cap (any at or above the proven one: the same optimum) lies above
-            # them, where its error bound holds
-            need = (p + sa.max_points + 1) * POINT_UNIT
-            here = max_ev_solution(rules, farkles, -(-need // _CAP_STEP) * _CAP_STEP)
-        cap = here.cap // POINT_UNIT
-        roll = np.zeros(7)
-        for n in range(1, 7):
-            if p < cap:
-                roll[n] = here.roll_value[p, n]
-            else:  # every successor banks (proven): the roll's expectation directly
-                lo, hi = sa.class_start[n], sa.class_start[n + 1]
-                best = [sa.points[sa.option_start[c]:sa.option_start[c + 1]].max()
-                        for c in range(lo, hi)]
-                roll[n] = POINT_UNIT * float(np.dot(sa.class_prob[lo:hi],
-                                                    p + np.array(best))) \
-                    + float(sa.bust[n]) * beta
-        return float(tp), roll
+        return sol.turn_values(tp, farkles)
 
     return value
 
 
-def _bust_value(rules: FarkleRules, farkles: int) -> float:
-    """What max-ev's values count a lost turn as (points): 0, or under a farkle penalty
-    the long-run cost after ``farkles`` lost turns in a row (``beta[s]`` of
-    :class:`~dicelab.farkle.turn_dp.PenaltyMaxEvSolution`)."""
-    if not rules.farkle_penalty:
-        return 0.0
-    sol = _max_ev_penalty(rules)
-    return float(sol.bias[farkles + 1]) if farkles + 1 < len(sol.bias) \
-        else -float(rules.farkle_penalty)
-
-
 def _two_player(rules: FarkleRules, t: int, me: int, opp: int, my_farkles: int = 0,
-                opp_farkles: int = 0):
-    sol = optimal_win_solution(rules, t)
+                opp_farkles: int = 0, progress: Callable[[float], None] | None = None):
+    sol = optimal_win_solution(rules, t, progress)
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         return sol.turn_values(me, opp, tp, my_farkles, opp_farkles)
@@ -319,31 +260,37 @@ def _two_player(rules: FarkleRules, t: int, me: int, opp: int, my_farkles: int =
     return value
 
 
-def _last_turn(rules: FarkleRules, t: int, me: int, opp: int):
-    """The last turn: beat ``opp`` (bank wins above it, ties level with it)."""
-    from dicelab.farkle.two_player import _ahead6
+def _last_turn(rules: FarkleRules, me: int, opp: int):
+    """The last turn: beat ``opp``. One turn DP over the turn points from this turn's
+    start: a bank is worth 1 above ``opp``, 1/2 level with it and 0 below, where the rules
+    let the turn bank (so a minimum to bank is played as it is); past the lead every bank
+    wins, and six dice that may not bank roll on and win with ``model.ahead6``."""
+    from dicelab.farkle.engine import turn
+    from dicelab.farkle.engine.model import model
+    from dicelab.farkle.solitaire import work
 
-    sol = optimal_win_solution(rules, t)
-    lv = sol.last_round_tables().last.lv
-    sa = set_asides(rules)
-    ahead6 = _ahead6(sa, rules)  # ahead with six dice: 1, but under must-roll
+    m = model(rules)
+    lead = (opp - me) // POINT_UNIT
+    top = max(lead + 1, int(m.bank_floor[1]))
+    memo: dict[int, tuple] = {}
 
-    def point(x: int, n: int) -> float:  # a decision point needing x more units
-        if x < 0:
-            return ahead6 if n == HOT_DICE else 1.0
-        return float(lv[min(x, lv.shape[0] - 1), n])
+    def table(p: int):
+        rows = max(top, p + 1) + m.max_points
+        if rows not in memo:
+            i = np.arange(rows)
+            bankv = np.where(i > lead, 1.0, np.where(i == lead, 0.5, 0.0))
+            w = work(m, rows)
+            turn.turn_back(m, m.bank_floor, bankv, np.full(rows, m.ahead6), 0.0, 0.0, top,
+                           rows, w.v, w.bp, w.bk, w.choice)
+            memo.clear()
+            memo[rows] = w
+        return memo[rows]
 
     def value(tp: int) -> tuple[float, np.ndarray]:
-        x = (opp - me - tp) // POINT_UNIT
-        bank = 1.0 if x < 0 else (0.5 if x == 0 else 0.0)
+        p = tp // POINT_UNIT
+        w = table(p)
         roll = np.zeros(7)
-        for n in range(1, 7):
-            acc = 0.0
-            for c in range(sa.class_start[n], sa.class_start[n + 1]):
-                js = range(sa.option_start[c], sa.option_start[c + 1])
-                acc += sa.class_prob[c] * max(point(x - int(sa.points[j]), int(sa.dice[j]))
-                                              for j in js)
-            roll[n] = acc
-        return bank, roll
+        turn.roll_values(m, p, 0.0, w.v, w.choice, roll)
+        return (1.0 if p > lead else 0.5 if p == lead else 0.0), roll
 
     return value
