@@ -222,6 +222,11 @@ def max_ev_solution(rules: FarkleRules):
 _HELD: dict[tuple[FarkleRules, int], Any] = {}
 
 
+def held_solutions_clear() -> None:
+    """Forget the optimal-win solutions held in this process."""
+    _HELD.clear()
+
+
 def optimal_win_solution(rules: FarkleRules, target: int,
                          progress: Callable[[float], None] | None = None):
     """:func:`dicelab.farkle.solve.solve_optimal_win` (disk-cached), held once per
