@@ -74,15 +74,15 @@ def _isolated_cache_dir(request, tmp_path_factory, monkeypatch, _decision_blocks
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _fresh_farkle_models():
-    """Each test module starts with no Farkle model or solution held in the process: a
-    model keeps the penalty's floor (``config.PENALTY_FLOOR_POINTS``) it was made with,
-    which some modules change, and a worker runs many modules one after the other."""
+def _fresh_farkle_solutions():
+    """Each test module starts with no Farkle solution held in the process: a held
+    solution is keyed by its rules and target, not by the penalty's floor
+    (``config.PENALTY_FLOOR_POINTS``), which some modules change, and a worker runs many
+    modules one after the other."""
     yield
     import sys
 
-    for module, names in (("dicelab.farkle.engine.model", ("model",)),
-                          ("dicelab.farkle.solve", ("least_policy_table_bytes",)),
+    for module, names in (("dicelab.farkle.solve", ("least_policy_table_bytes",)),
                           ("dicelab.farkle.solitaire", ("max_ev_capped",))):
         loaded = sys.modules.get(module)
         for name in names if loaded is not None else ():
