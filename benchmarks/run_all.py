@@ -106,10 +106,9 @@ def main() -> int:
                  "run (each script reports the best of a few repeats); a shared machine "
                  "reads slower.", "", "| what | figure | command |", "|---|---|---|"]
         text = "\n".join(lines + table) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=args.out.parent, prefix=".benchmarks.", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, args.out)
+    from dicelab.files import write_output
+
+    write_output(args.out, text.encode("utf-8"), "--out")
     print(text)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)

@@ -578,3 +578,25 @@ def test_must_roll_matches_naive_value_iteration_at_every_state(case):
     plain = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), target,
                               use_cache=False)
     assert np.abs(plain.values - sol.values).max() > 1e-4
+
+
+@pytest.mark.parametrize(("rules", "target", "policy"), [
+    ("default", 1000, "optimal-win"), ("default", 1500, "optimal-win:vs=ai"),
+    ("must-roll", 1000, "optimal-win"), ("first-to-bank", 1000, "optimal-win"),
+    *(pytest.param(*case, marks=pytest.mark.slow) for case in (  # penalty solves: slower
+        ("facebook", 500, "optimal-win"), ("facebook-last-round", 400, "optimal-win"),
+        ("facebook", 500, "optimal-win:vs=threshold-300")))])
+def test_the_policy_table_size_known_before_the_solve_is_a_lower_bound(rules, target, policy):
+    """What refuses an optimal-win table over the memory limit before its solve never
+    exceeds the table's size."""
+    from dicelab.farkle.exact import optimal_win_solution
+    from dicelab.registry import parse_policy
+
+    table = {"must-roll": dataclasses.replace(load_rules("default"), name="mr",
+                                              hot_dice="must-roll"),
+             "first-to-bank": load_rules("default", "first-to-bank"),
+             "facebook-last-round": load_rules("facebook", "last-round")}.get(rules)
+    table = load_rules(rules) if table is None else table
+    bound = solve.least_policy_table_bytes(table, target)
+    size = optimal_win_solution(parse_policy(policy), table, target).policy_table_bytes
+    assert 0 < bound <= size

@@ -321,7 +321,7 @@ def run_experiment(name: str, options: Mapping[str, Any] | None = None, *,
     experiment = get_experiment(name)
     opts = resolve_options(experiment, options)
     where = Path(out) if out is not None else default_out(experiment, opts, base)
-    check_out_dir(where)
+    check_out_dir(where, files=("manifest.json",))
     command = command_line(experiment, opts, None if out is None else Path(out))
     with contextlib.ExitStack() as stack:
         if client is None and opts.get("dask") is not None:

@@ -32,6 +32,7 @@ from typing import Any
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec
 from dicelab.stats import Estimate, fields
+from dicelab.text import parse_decimal
 
 #: Games of one seating in one unit (a unit plays twice this many, and the test looks
 #: after every unit). Part of what a seed means: the unit is the chunk of the games'
@@ -42,6 +43,10 @@ UNIT_GAMES = 8
 MIN_UNITS = 16
 #: The most units computed per kernel call (all judged in order).
 MAX_BATCH_UNITS = 1024
+
+
+#: The largest Elo difference a hypothesis may name (an expected score of 99.68%).
+MAX_ELO = 1000
 
 
 def elo_score(elo: float) -> float:
@@ -75,11 +80,15 @@ class SprtSpec:
             if key in values:
                 raise UserError(f"--sprt '{text}': {key} is given twice")
             try:
-                values[key] = float(value)
+                values[key] = parse_decimal(value.strip())
             except ValueError:
                 raise UserError(f"--sprt '{text}': {key} must be a number") from None
         spec = cls(**values)
-        if not (math.isfinite(spec.elo0) and math.isfinite(spec.elo1)) or spec.elo1 <= spec.elo0:
+        for name in ("elo0", "elo1"):
+            if not -MAX_ELO <= getattr(spec, name) <= MAX_ELO:
+                raise UserError(f"--sprt '{text}': {name} must be within -{MAX_ELO:,} to "
+                                f"{MAX_ELO:,} Elo (a score of 0.3% to 99.7%)")
+        if spec.elo1 <= spec.elo0:
             raise UserError(f"--sprt '{text}': elo1 must be above elo0")
         for name in ("alpha", "beta"):
             if not 0.0 < getattr(spec, name) < 0.5:

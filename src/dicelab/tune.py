@@ -45,6 +45,7 @@ from dicelab import config
 from dicelab.errors import UserError
 from dicelab.registry import AI_DEFAULTS, parse_policy
 from dicelab.stats import TIE_TOLERANCE, Estimate, unit_ratio
+from dicelab.text import parse_int
 
 #: Family -> parameter -> (low, high, step). ``ai``: the app's computer (RULES.md §3);
 #: ``threshold``: threshold-T.
@@ -182,7 +183,8 @@ def parse_range(text: str) -> tuple[str, tuple[int, int, int]]:
     name, sep, spec = text.partition("=")
     parts = spec.split(":")
     try:
-        lo, hi, step = (int(x) for x in parts) if len(parts) == 3 else (None, None, None)
+        lo, hi, step = (parse_int(x.strip()) for x in parts) if len(parts) == 3 \
+            else (None, None, None)
     except ValueError:
         lo = None
     if not sep or lo is None:

@@ -555,6 +555,25 @@ def penta_distribution(dist) -> None:
     console.print(t)
 
 
+def print_whole(table: Table) -> None:
+    """Print ``table`` at the console's width, or wider if its numbers need it: the cells
+    of its ``no_wrap`` columns are never cut (other columns may wrap down to 10 cells; a
+    terminal narrower than that wraps the lines instead)."""
+    from rich.cells import cell_len
+
+    need = 1
+    for col in table.columns:
+        widest = max(cell_len(str(c)) for c in [col.header, *col.cells])
+        need += 3 + (widest if col.no_wrap else min(widest, 10))
+    if need <= console.width:
+        console.print(table)
+        return
+    from rich.segment import Segments
+
+    wide = console.options.update(width=need, max_width=need)
+    console.print(Segments(console.render(table, wide)), crop=False)
+
+
 def game_analysis(result) -> None:
     """A :class:`dicelab.analyse.AnalysisResult`: the costliest decisions, then one line
     per player (losses by class, luck and skill)."""
@@ -569,36 +588,46 @@ def game_analysis(result) -> None:
         t = Table(title=f"{kind}: the costliest decisions (loss in {UNITS[measure]}"
                         f"{', as %' if measure == 'win' else ''})")
         for col in ("game", "seat", "turn", "roll", "chosen", "best", "loss", "class"):
-            t.add_column(col, justify="right" if col in ("game", "seat", "turn", "loss")
-                         else "left")
+            number = col in ("game", "seat", "turn", "loss")
+            t.add_column(col, justify="right" if number else "left", no_wrap=number)
         for _, r in d.iterrows():
             t.add_row(str(r["game"]), str(r["seat"]), str(r["turn"]), r["roll"], r["chosen"],
                       r["best"], f"{scale * r['loss']:.{digits}f}", r["class"])
         if len(d):
-            console.print(t)
+            print_whole(t)
         bounds = ", ".join(f"{n} >= {scale * b:g}" for n, b in
                            zip(CLASS_NAMES, LOSS_CLASSES[measure], strict=True))
-        s = Table(title=f"{kind}: {result.n_games} game(s), values in {UNITS[measure]}"
-                        f"{' (as %)' if measure == 'win' else ''}",
-                  caption=f"classes ({unit}): {bounds}; outcome - initial = luck + skill"
-                          + (" + opponents" if measure == "win" else ""))
-        for col in ("player", "policy", "games", "decisions", "total loss", "mean loss",
-                    *CLASS_NAMES, "initial", "outcome", "luck", "skill"):
-            s.add_column(col, justify="left" if col in ("player", "policy") else "right")
-        if measure == "win":
-            s.add_column("opponents", justify="right")
-        for row in result.summary():
-            if row["game"] != kind:
-                continue
-            cells = [row["player"], row["policy"], str(row["games"]), str(row["decisions"]),
-                     f"{scale * row['total_loss']:.2f}", f"{scale * row['mean_loss']:.3f}",
-                     *(str(row[c]) for c in CLASS_NAMES),
-                     *(f"{scale * row[k]:.2f}" for k in ("initial", "outcome", "luck",
-                                                          "skill"))]
-            if measure == "win":
-                cells.append(f"{scale * row['opponents']:.2f}")
-            s.add_row(*cells)
-        console.print(s)
+        n = result.games_of(kind)
+        as_pct = " (as %)" if measure == "win" else ""
+        rows = [r for r in result.summary() if r["game"] == kind]
+        if not rows:
+            console.print(f"{kind}: no finished turn to review")
+            continue
+        losses = Table(title=f"{kind}: {n:,} game{'' if n == 1 else 's'}, losses in "
+                             f"{UNITS[measure]}{as_pct}",
+                       caption=f"classes ({unit}): {bounds}")
+        split = Table(title=f"{kind}: luck and skill, in {UNITS[measure]}{as_pct}",
+                      caption="outcome - initial = luck + skill"
+                              + (" + opponents" if measure == "win" else ""))
+        for t, cols in ((losses, ("games", "decisions", "total loss", "mean loss",
+                                  *CLASS_NAMES)),
+                        (split, ("initial", "outcome", "luck", "skill",
+                                 *(("opponents",) if measure == "win" else ())))):
+            t.add_column("player", no_wrap=True)
+            t.add_column("policy", no_wrap=True)
+            for col in cols:  # names and numbers are never cut: their columns do not shrink
+                t.add_column(col, justify="right", no_wrap=True)
+        for row in rows:
+            losses.add_row(row["player"], row["policy"], f"{row['games']:,}",
+                           f"{row['decisions']:,}", f"{scale * row['total_loss']:,.2f}",
+                           f"{scale * row['mean_loss']:,.3f}",
+                           *(f"{row[c]:,}" for c in CLASS_NAMES))
+            split.add_row(row["player"], row["policy"],
+                          *(f"{scale * row[k]:,.2f}" for k in ("initial", "outcome", "luck",
+                                                               "skill", "opponents")
+                            if k != "opponents" or measure == "win"))
+        print_whole(losses)
+        print_whole(split)
 
 
 #: Result type (module.qualname) -> renderer. Adding a result type = one entry here.

@@ -17,8 +17,8 @@ after hot dice). Options worth the same (within 1e-12) are ties and say so
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +76,7 @@ class FarkleAdvice:
     unit: str  # what the values are
     options: list[FarkleOption]
     n_ties: int | None = None  # set by top(): the options cut off still count
+    note: str | None = None  # an input given that these rules do not use (say so)
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": "farkle", "roll": list(self.roll), "turn_points": self.turn_points,
@@ -125,12 +126,15 @@ def _check_roll(roll) -> list[int]:
 
 def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None = None,
            target: int | None = None, rules: str | FarkleRules | None = None,
-           ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0
-           ) -> FarkleAdvice:
+           ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0,
+           progress: Callable[[float], None] | None = None) -> FarkleAdvice:
     """Every option of the decision after ``roll`` (the dice just rolled) with
-    ``turn_points`` already set aside this turn (see the module docstring). Under a farkle
-    penalty, ``my_farkles`` / ``opp_farkles`` are the turns each player has lost in a row
-    (0 to 2; solitaire: mine only), and the totals may be below zero.
+    ``turn_points`` already set aside this turn (see the module docstring).
+    ``my_farkles`` / ``opp_farkles`` are the turns each player has lost in a row (0 to 2;
+    solitaire: mine only). They count under a farkle penalty (and the totals may then be
+    below zero); under rules without one they are accepted and change nothing, which
+    :attr:`FarkleAdvice.note` says. ``progress(fraction)``: through the ``optimal-win``
+    solve two-player advice needs the first time (then cached on disk).
 
     >>> a = advise([1, 5, 2, 3, 4, 6])   # a straight: all six, then roll six again
     >>> (a.options[0].keep, a.options[0].action, a.options[0].dice)
@@ -152,14 +156,21 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         f"{dice.MAX_DICE} dice, not {len(faces)}")
     if (me is None) != (opp is None):
         raise UserError("give both --me and --opp (two players), or neither (solitaire)")
+    if me is None and opp_farkles:
+        raise UserError("--opp-farkles needs --me and --opp (two players)")
+    note = None
+    if (my_farkles or opp_farkles) and not table.farkle_penalty:
+        # a true fact of the position that no rule of this table uses: the values are
+        # those of 0 lost turns in a row
+        note = (f"rules '{table.name}' have no farkle penalty: turns lost in a row do not "
+                "change these values")
+        my_farkles = opp_farkles = 0
     options = legal_setasides(table, faces)
     if not options:
         raise UserError(f"the roll {','.join(map(str, faces))} scores nothing: the turn is "
                         "lost (Turn lost!)")
     n = len(faces)
     if me is None:
-        if opp_farkles:
-            raise UserError("--opp-farkles needs --me and --opp (two players)")
         mode, unit, value = "solitaire", "expected final turn score (points)", \
             _solitaire(table, my_farkles)
         if table.farkle_penalty:
@@ -180,7 +191,7 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
         value = (_last_turn(table, me, opp) if last
-                 else _two_player(table, t, me, opp, my_farkles, opp_farkles))
+                 else _two_player(table, t, me, opp, my_farkles, opp_farkles, progress))
     rows = []
     for keep, pts in options:
         tp = turn_points + pts
@@ -194,7 +205,8 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     out = [FarkleOption(keep, pts, action, d, v, 0.0 if best - v <= TIE else best - v,
                         best - v <= TIE) for keep, pts, action, d, v in rows]
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
-                        mode, "max-ev" if me is None else "optimal-win", unit, out)
+                        mode, "max-ev" if me is None else "optimal-win", unit, out,
+                        note=note)
 
 
 def max_ev_solution(rules: FarkleRules):
@@ -205,13 +217,30 @@ def max_ev_solution(rules: FarkleRules):
     return max_ev_capped(rules)
 
 
-@functools.lru_cache(maxsize=2)
-def optimal_win_solution(rules: FarkleRules, target: int):
+#: The optimal-win solutions held in this process, (rules, target) -> solution, the most
+#: recently used last (at most two).
+_HELD: dict[tuple[FarkleRules, int], Any] = {}
+
+
+def held_solutions_clear() -> None:
+    """Forget the optimal-win solutions held in this process."""
+    _HELD.clear()
+
+
+def optimal_win_solution(rules: FarkleRules, target: int,
+                         progress: Callable[[float], None] | None = None):
     """:func:`dicelab.farkle.solve.solve_optimal_win` (disk-cached), held once per
-    process, rule set and target."""
+    process, rule set and target (the two most recent); ``progress(fraction)`` through a
+    solve."""
     from dicelab.farkle.solve import solve_optimal_win
 
-    return solve_optimal_win(rules, target)
+    sol = _HELD.pop((rules, target), None)
+    if sol is None:
+        sol = solve_optimal_win(rules, target, progress=progress)
+    _HELD[(rules, target)] = sol
+    while len(_HELD) > 2:
+        _HELD.pop(next(iter(_HELD)))
+    return sol
 
 
 def _solitaire(rules: FarkleRules, farkles: int = 0):
@@ -227,8 +256,8 @@ def _solitaire(rules: FarkleRules, farkles: int = 0):
 
 
 def _two_player(rules: FarkleRules, t: int, me: int, opp: int, my_farkles: int = 0,
-                opp_farkles: int = 0):
-    sol = optimal_win_solution(rules, t)
+                opp_farkles: int = 0, progress: Callable[[float], None] | None = None):
+    sol = optimal_win_solution(rules, t, progress)
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         return sol.turn_values(me, opp, tp, my_farkles, opp_farkles)

@@ -82,8 +82,8 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
                        floor=sol.floor_points // POINT_UNIT)
 
 
-def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
-                 ) -> PolicyTable:
+def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int,
+                 progress=None) -> PolicyTable:
     """The decision table through which the simulation kernel plays an exact policy.
 
     ``spec``: a parsed ``max-ev``, ``fastest`` or ``optimal-win``; ``target``: the
@@ -96,26 +96,44 @@ def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
     >>> t.value.shape[:2]
     (1, 1)
     """
-    if spec.game != "farkle":
-        raise UserError(f"policy '{spec.name}' is not a Farkle policy")
-    target = check_target(target)
+    target = check_policy_table(spec, rules, target, n_seats)
     if spec.family == "max-ev":
         return max_ev_table(rules)
     if spec.family == "fastest":
         return fastest_table(rules, target)
+    return optimal_win_solution(spec, rules, target, progress=progress).policy_table()
+
+
+def check_policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
+                       ) -> int:
+    """What :func:`policy_table` refuses, refused before any solve: another game's policy,
+    a policy without a table, ``optimal-win`` at other than two seats, and an
+    ``optimal-win`` table larger than the memory limit (from a lower bound of its size,
+    :func:`~dicelab.farkle.solve.least_policy_table_bytes`: an hour's solve must not end
+    in that refusal). Returns the checked target."""
+    from dicelab.resources import check_memory
+
+    if spec.game != "farkle":
+        raise UserError(f"policy '{spec.name}' is not a Farkle policy")
+    target = check_target(target)
+    if spec.family not in ("max-ev", "fastest", "optimal-win"):
+        raise UserError(f"policy '{spec.name}' has no exact decision table; exact tables "
+                        "exist for max-ev, fastest and optimal-win")
     if spec.family == "optimal-win":
         if n_seats != 2:
             raise UserError(f"optimal-win plays two-seat games only (this game has {n_seats} "
                             "seats); use max-ev, fastest, ai or threshold-T with more seats")
-        return optimal_win_solution(spec, rules, target).policy_table()
-    raise UserError(f"policy '{spec.name}' has no exact decision table; exact tables exist "
-                    "for max-ev, fastest and optimal-win")
+        # the factor of OptimalWinSolution.policy_table's own check
+        check_memory(f"the {spec.name} policy table to {target:,}",
+                     solve.least_policy_table_bytes(rules, target) * 1.5)
+    return target
 
 
-def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: int
-            ) -> PolicySpec | PolicyTable:
+def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: int,
+            progress: Callable[[float], None] | None = None) -> PolicySpec | PolicyTable:
     """A policy as the game engine reads it: a ``threshold-T`` or ``ai`` spec, or the
-    PolicyTable of an exact policy (solved or loaded from the cache)."""
+    PolicyTable of an exact policy (solved or loaded from the cache; ``progress(fraction)``
+    through an ``optimal-win`` solve)."""
     if isinstance(policy, PolicyTable):
         return fixed.check_table(policy, rules)
     spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
@@ -124,7 +142,7 @@ def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: 
                         "of Farkle takes Farkle policies")
     if spec.family in ("threshold", "ai"):
         return spec
-    return policy_table(spec, rules, target, 2)
+    return policy_table(spec, rules, target, 2, progress=progress)
 
 
 def solve_best_response(rules: FarkleRules, target: int, opponent, *,
@@ -159,11 +177,13 @@ def optimal_win_solution(spec: PolicySpec, rules: FarkleRules, target: int, prog
 
 def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpec | PolicyTable,
                *, rules: str | FarkleRules | None = None, target: int | None = None,
-               ending: str | None = None, use_cache: bool = True) -> ExactPair:
+               ending: str | None = None, use_cache: bool = True,
+               progress: Callable[[float], None] | None = None) -> ExactPair:
     """``policy`` against ``opponent`` in a two-seat Farkle game, exactly (both seats).
 
     Named policies' evaluations are cached on disk (key: both names, the rules' content,
-    the target); a PolicyTable's are not.
+    the target); a PolicyTable's are not. ``progress(fraction)``: through the solves of
+    exact policies, each its half (an evaluation from the cache needs none).
 
     >>> p = exact_pair("threshold-300", "threshold-300", target=1000)
     >>> p.verdict, round(p.first.score + p.second.score, 12)
@@ -177,9 +197,12 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     key = cache.entry_key("farkle-exact-pair", rules.name, rules.digest(), t=target,
                           a=text_digest([a, b])[:12]) if use_cache and named else None
 
+    def half(k: int) -> Callable[[float], None] | None:
+        return None if progress is None else (lambda f: progress((k + f) / 2))
+
     def build() -> dict[str, np.ndarray]:
-        return solve.evaluate(resolve(policy, rules, target), resolve(opponent, rules, target),
-                              rules, target)
+        return solve.evaluate(resolve(policy, rules, target, half(0)),
+                              resolve(opponent, rules, target, half(1)), rules, target)
 
     arrays, from_cache = cache.cached(key, f"{solve.FORMAT_VERSION}:{a}:{b}", build) \
         if key else (build(), False)
@@ -245,6 +268,6 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
                     "threshold-300")
 
 
-__all__ = ["ThresholdSolution", "exact_pair", "fastest_table", "max_ev_table",
-           "optimal_win_solution", "policy_table", "resolve", "solve_best_response",
-           "solve_optimal_win", "solve_policy"]
+__all__ = ["ThresholdSolution", "check_policy_table", "exact_pair", "fastest_table",
+           "max_ev_table", "optimal_win_solution", "policy_table", "resolve",
+           "solve_best_response", "solve_optimal_win", "solve_policy"]

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -361,31 +360,24 @@ def _choice(where: str, value, allowed) -> str:
 MAX_RULES_FILE_BYTES = 64 * 1024
 
 
-def read_rules_file(path: Path) -> str:
-    """A rules file's text (UTF-8, a byte-order mark allowed), read with a size limit."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_RULES_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise UserError(f"rules file '{path}' not found") from None
-    except OSError as exc:
-        raise UserError(f"rules file '{path}': cannot read ({exc.strerror})") from None
-    if len(data) > MAX_RULES_FILE_BYTES:
-        raise UserError(f"rules file '{path}': longer than {MAX_RULES_FILE_BYTES:,} bytes; "
-                        "a rules table is a few lines of TOML")
+def read_rules_file(path: Path, kind: str = "rules file") -> str:
+    """A rules file's text (UTF-8, a byte-order mark allowed), read with a size limit
+    (:func:`dicelab.files.read_input`: a regular file); ``kind`` names it in errors."""
+    from dicelab.files import read_input
+
+    data = read_input(path, f"{kind} '{path}'", MAX_RULES_FILE_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UserError(f"rules file '{path}': not UTF-8 text ({exc.reason} at byte "
+        raise UserError(f"{kind} '{path}': not UTF-8 text ({exc.reason} at byte "
                         f"{exc.start})") from None
 
 
 def parse_rules_toml(text: str, source: str = "<toml>") -> FarkleRules:
     """Parse a user's rules file; raises :class:`UserError` naming the bad field."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{source}: malformed TOML ({exc})") from None
+    from dicelab.files import parse_toml
+
+    data = parse_toml(text, source)
     unknown = set(data) - _TOML_KEYS
     if unknown:
         raise UserError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; "

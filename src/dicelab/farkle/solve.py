@@ -32,6 +32,7 @@ tables are added.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -720,6 +721,27 @@ def _table_rows(m: Model, top: np.ndarray, tab: Tables, tol: float) -> int:
     return max(int(top.max()) + m.six_rows, d_small + 1) + m.max_points
 
 
+@functools.lru_cache(maxsize=8)
+def least_policy_table_bytes(rules: FarkleRules, target: int,
+                             tol: float = config.OPTIMAL_WIN_TOL) -> int:
+    """A lower bound of :attr:`OptimalWinSolution.policy_table_bytes` (self-play or a best
+    response), known before the solve: every state (both players' lost turns in a row,
+    totals from the floor), and the rows of :func:`_table_rows` that do not depend on the
+    solve (under ``first-to-bank`` all of them; else the last round's deficits and one
+    roll). Held once per process, rule set and target."""
+    target, tol = _check(rules, target, tol)
+    m = model(rules)
+    u = target // POINT_UNIT + m.floor
+    if m.first_to_bank:
+        rows, d_rows = u + 1, 0
+    else:
+        tab = tables(rules, u, tol)
+        d_small = int(np.nonzero(tab.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
+        rows = max(m.six_rows, d_small + 1) + m.max_points
+        d_rows = rows - m.max_points
+    return (m.streak * m.streak * u * u + d_rows) * rows * 7 * 5
+
+
 # ---------------------------------------------------------------------------------
 # optimal-win and best responses
 
@@ -933,6 +955,7 @@ __all__ = [
     "evaluate",
     "fixed_seat",
     "last_round",
+    "least_policy_table_bytes",
     "opponent_side",
     "optimal_seat",
     "outcomes_of",
