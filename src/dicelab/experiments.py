@@ -67,7 +67,8 @@ RULES = Option("rules", ("--rules",), str, "default",
                "Farkle scoring preset (default, basic, ones-300) or TOML file.")
 TARGET = Option("target", ("--target",), int, DEFAULT_TARGET,
                 f"Farkle target score, a positive multiple of {POINT_UNIT}.")
-GAMES = Option("games", ("--games", "-n"), int, DEFAULT_GAMES, "Games per pair of policies.")
+GAMES = Option("games", ("--games", "-n"), int, DEFAULT_GAMES,
+               "Games per pair of policies (one two-seat table each).")
 SEED = Option("seed", ("--seed",), int, None,
               "Seed; default: a fresh seed, recorded in the manifest's command.")
 DASK = Option("dask", ("--dask",), str, None,

@@ -217,7 +217,8 @@ def compare(
         help="Two or more policies of one game, e.g. ai max-ev threshold-250.")],
     game: GameOpt = None,
     games: Annotated[int | None, typer.Option(
-        "--games", "-n", help=f"Games per pair. [default: {DEFAULT_GAMES}]")] = None,
+        "--games", "-n", help=f"Games per pair (one two-seat table each). "
+                              f"[default: {DEFAULT_GAMES}]")] = None,
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
