@@ -253,6 +253,9 @@ def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat,
     info = _info(u)
     kept = _no_kept()
     bound = 0.0
+    if not g.a_optimal:  # two fixed seats: no turn DP, one serial pass
+        game.sweep_serial(m, g, a, b, kept, True, True, info)
+        return Sweeps(float(info.fp_err.max()), 0, 0, 0, 0)
     for diag in range(2 * u - 2, -1, -1):
         game.sweep_diagonal(diag, m, g, a, b, kept, True, False, False, info)
         x = np.arange(max(0, diag - (u - 1)), min(diag, u - 1) + 1)
@@ -291,6 +294,8 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: s
         kept = _no_kept()
 
     def sweep(improve: bool, split: bool) -> float:
+        if not improve:
+            return float(game.sweep_serial(m, g, a, b, kept, False, split, info))
         for diag in range(2 * u - 2, -1, -1):
             game.sweep_diagonal(diag, m, g, a, b, kept, False, improve, split, info)
         return float(info.change.max())
