@@ -28,12 +28,12 @@ _SEQ_OFFSET = SEQ_OFFSET.copy()
 _SEQ_TO_RANK = SEQ_TO_RANK.copy()
 
 
-@njit(inline="always")
+@njit
 def _rotl(x, k):
     return (x << uint64(k)) | (x >> uint64(64 - k))
 
 
-@njit(inline="always")
+@njit
 def xoshiro_step(s0, s1, s2, s3):
     """One xoshiro256** step on a state held in four uint64 scalars.
 
@@ -51,7 +51,7 @@ def xoshiro_step(s0, s1, s2, s3):
     return result, s0, s1, s2, s3
 
 
-@njit(inline="always")
+@njit
 def below_s(s0, s1, s2, s3, n):
     """Unbiased uniform integer in ``[0, n)``, ``1 <= n < 2**32``, on a scalar state.
 
@@ -71,7 +71,7 @@ def below_s(s0, s1, s2, s3, n):
     return np.int64(m >> uint64(32)), s0, s1, s2, s3
 
 
-@njit(inline="always")
+@njit
 def next_u64(state):
     """xoshiro256** step: returns 64 random bits and advances ``state`` (uint64[4])."""
     result, state[0], state[1], state[2], state[3] = xoshiro_step(
@@ -79,7 +79,7 @@ def next_u64(state):
     return result
 
 
-@njit(inline="always")
+@njit
 def rand_below(state, n):
     """Unbiased uniform integer in ``[0, n)``, ``1 <= n < 2**32``, as int64."""
     u, state[0], state[1], state[2], state[3] = below_s(
@@ -87,7 +87,7 @@ def rand_below(state, n):
     return u
 
 
-@njit(inline="always")
+@njit
 def roll_dice(state, n):
     """Roll ``n`` (0..6) fair dice; returns the global multiset rank (int64)."""
     u = rand_below(state, _POW6[n])
@@ -106,7 +106,7 @@ _MIX1 = uint64(0xBF58476D1CE4E5B9)
 _MIX2 = uint64(0x94D049BB133111EB)
 
 
-@njit(inline="always")
+@njit
 def _splitmix(x):
     """One splitmix64 output and the advanced counter."""
     x = x + _GOLDEN
@@ -116,7 +116,7 @@ def _splitmix(x):
     return z ^ (z >> uint64(31)), x
 
 
-@njit(inline="always")
+@njit
 def keyed_state(k0, k1, a, b, c):
     """A xoshiro256** state for the key (k0, k1, a, b, c): a chunk's two key words and
     three small integers (e.g. game index, seat in turn order, turn number). Different
@@ -131,7 +131,7 @@ def keyed_state(k0, k1, a, b, c):
     return s0, s1 | uint64(1), s2, s3
 
 
-@njit(inline="always")
+@njit
 def roll_dice_at(states, i, n):
     """:func:`roll_dice` on row ``i`` of ``states`` (uint64 (rows, 4)): one generator per
     row, e.g. a stream per game and turn made by :func:`keyed_state`."""
@@ -140,7 +140,7 @@ def roll_dice_at(states, i, n):
     return np.int64(_SEQ_TO_RANK[_SEQ_OFFSET[n] + u])
 
 
-@njit(inline="always")
+@njit
 def faces_rank(faces, pos, n):
     """The global multiset rank of the ``n`` die faces (1..6) ``faces[pos:pos + n]``: how
     scripted dice become a roll, the same way :func:`roll_dice` reads a random draw."""

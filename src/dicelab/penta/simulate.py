@@ -29,10 +29,11 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 import pandas as pd
-from numba import njit, prange
+from numba import njit
 
 from dicelab import config, dice, seeding
 from dicelab.errors import UserError
+from dicelab.parallel import run_blocks
 from dicelab.penta.policies import POLICIES, DecisionTables, all_states, decision_tables
 from dicelab.penta.rules import (
     BOX_NAMES,
@@ -340,12 +341,13 @@ def _play_chunk(src, pol, rp, T, W, tl, j):
                         tl.beat[j, s, q] += 1
 
 
-@njit(cache=True, parallel=True)
-def _simulate_chunks(states, bounds, first, pol, rp, T, tl, streams):
-    """Chunks ``first .. first + len(states) - 1`` on their generators (``streams``: the
-    layout, see the module docstring); chunk ``j`` writes only row ``j`` of ``tl``."""
+@njit(cache=True, nogil=True)
+def _simulate_chunks(lo, hi, states, bounds, first, pol, rp, T, tl, streams):
+    """Chunks ``first + lo .. first + hi - 1`` on their generators ``states[j]``
+    (``streams``: the layout, see the module docstring); chunk ``first + j`` writes only row
+    ``j`` of ``tl``."""
     S = pol.seat_policy.shape[0]
-    for j in prange(states.shape[0]):
+    for j in range(lo, hi):
         no_script = np.zeros(0, dtype=np.int64)
         src = DiceSource(states[j].copy(), no_script, np.zeros(1, dtype=np.int64), no_script,
                          no_script, streams)
@@ -356,7 +358,7 @@ def _simulate_chunks(states, bounds, first, pol, rp, T, tl, streams):
 @njit(cache=True)
 def _run_scripted(src, pol, rp, T, W, tl):
     """All scripted games as one chunk (row 0 of ``tl``); TOTALs stay in ``W.totals``."""
-    _play_chunk(src, pol, rp, T, W, tl, 0)
+    _play_chunk(src, pol, rp, T, W, tl, np.int64(0))
 
 
 # --- results ------------------------------------------------------------------------------
@@ -578,7 +580,7 @@ class PentaPlan(LazyArrays):
     def prepare(self) -> None:
         """The decision tables, and the kernel compiled (or loaded), before the clock."""
         pol, rp = self.kernel_arrays()
-        _simulate_chunks(np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol, rp,
+        _simulate_chunks(0, 0, np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol, rp,
                          TABLES, new_tallies(0, len(self.seats)), self.streams)
 
     def empty(self) -> dict[str, np.ndarray]:
@@ -587,9 +589,9 @@ class PentaPlan(LazyArrays):
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
         pol, rp = self.kernel_arrays()
         tl = new_tallies(stop - first, len(self.seats))
-        _simulate_chunks(seeding.chunk_states(self.seed, first, stop),
-                         seeding.chunk_bounds(self.games, first, stop, self.chunk_games), 0,
-                         pol, rp, TABLES, tl, self.streams)
+        run_blocks(_simulate_chunks, stop - first, seeding.chunk_states(self.seed, first, stop),
+                   seeding.chunk_bounds(self.games, first, stop, self.chunk_games), 0, pol, rp,
+                   TABLES, tl, self.streams)
         out = _sum_chunks(tl)
         if self.per_chunk:
             out.update({PER_CHUNK + name: getattr(tl, name) for name in CHUNK_TALLIES})

@@ -25,10 +25,11 @@ from functools import cache
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from dicelab import cache as disk_cache
 from dicelab import config
+from dicelab.parallel import run_blocks
 from dicelab.penta.rules import (
     FACES,
     N_BOXES,
@@ -133,19 +134,14 @@ def layer_groups() -> tuple[Layer, ...]:
 
 
 @njit(cache=True)
-def _layer_block(bi, V, layer, rp, T, out, track, eps):
-    """Block ``bi`` of a layer (see :func:`solve_layer`): with ``track`` its decisions into
-    ``out``, else its values into ``V`` (``eps``, the tie tolerance, only matters to
-    decisions).
-
-    A function of its own, called from the ``prange`` loops: inlined into a parallel loop
-    body, its writes through ``out`` (arrays held in a NamedTuple) would be lost (numba
-    issues #7135, #10338).
-    """
+def _layer_blocks(lo, hi, V, layer, rp, T, out, track, eps):
+    """Blocks ``lo .. hi - 1`` of a layer (see :func:`solve_layer`): with ``track`` their
+    decisions into ``out``, else their values into ``V`` (``eps``, the tie tolerance, only
+    matters to decisions)."""
     W = new_lane_scratch(track)
     heads, ups, counts = layer.heads, layer.ups, layer.counts
     block = config.PENTA_SOLVER_BLOCK
-    for g in range(bi * block, min(heads.shape[0], (bi + 1) * block)):
+    for g in range(lo * block, min(heads.shape[0], hi * block)):
         head = heads[g]
         final_values_lanes(V, rp, T, state_mask(head), state_fifty(head), ups[g], W, track,
                            eps)
@@ -171,18 +167,14 @@ def _layer_block(bi, V, layer, rp, T, out, track, eps):
                 V[head | state_index(0, ups[g, la], 0)] = total[la]
 
 
-@njit(cache=True, parallel=True)
-def _values_layer(V, layer, rp, T, no_decisions):
-    block = config.PENTA_SOLVER_BLOCK
-    for bi in prange((layer.heads.shape[0] + block - 1) // block):
-        _layer_block(bi, V, layer, rp, T, no_decisions, False, 0.0)
+@njit(cache=True, nogil=True)
+def _values_blocks(lo, hi, V, layer, rp, T, out):
+    _layer_blocks(lo, hi, V, layer, rp, T, out, False, 0.0)
 
 
-@njit(cache=True, parallel=True)
-def _decisions_layer(V, layer, rp, T, out, eps):
-    block = config.PENTA_SOLVER_BLOCK
-    for bi in prange((layer.heads.shape[0] + block - 1) // block):
-        _layer_block(bi, V, layer, rp, T, out, True, eps)
+@njit(cache=True, nogil=True)
+def _decisions_blocks(lo, hi, V, layer, rp, T, out, eps):
+    _layer_blocks(lo, hi, V, layer, rp, T, out, True, eps)
 
 
 def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
@@ -197,11 +189,13 @@ def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
     (default ``config.PENTA_TIE_EPS``) of the best are ties, settled by the fixed order of
     :mod:`dicelab.penta.widget` (the values never depend on ``eps``).
     """
+    n_blocks = -(-layer.heads.shape[0] // config.PENTA_SOLVER_BLOCK)
     if out is None:
-        _values_layer(V, layer, rules.params, TABLES, _NO_DECISIONS)
+        run_blocks(_values_blocks, n_blocks, V, layer, rules.params, TABLES, _NO_DECISIONS)
     else:
         tol = config.PENTA_TIE_EPS if eps is None else eps
-        _decisions_layer(V, layer, rules.params, TABLES, out, float(tol))
+        run_blocks(_decisions_blocks, n_blocks, V, layer, rules.params, TABLES, out,
+                   float(tol))
 
 
 def solve_values(rules: RuleSet) -> np.ndarray:

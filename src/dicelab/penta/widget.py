@@ -113,7 +113,7 @@ def new_turn_scratch():
                        np.empty(N_BOXES, dtype=np.int64), np.empty(N_DICE + 1))
 
 
-@njit(inline="always")
+@njit
 def _box_value(V, mask, up, fifty, b, sc, bonus):
     pts, nu, nf = apply_box(up, fifty, b, sc)
     return (pts + bonus) + V[state_index(mask | (1 << b), nu, nf)]
@@ -140,7 +140,7 @@ def best_box(V, mask, up, fifty, scores, bonus, eps):
     return best, arg
 
 
-@njit(inline="always")
+@njit
 def _visit(e3, box, bv, r, v, b, track, eps):
     # e3 stays the exact running maximum. The box (boxes come in increasing order) moves
     # only to a box worth more than eps above the current choice, whose value bv is kept:
@@ -151,7 +151,7 @@ def _visit(e3, box, bv, r, v, b, track, eps):
         bv[r] = v
 
 
-@njit(inline="always")
+@njit
 def _visit_box(V, T, mask, up, fifty, b, W, track, eps):
     """Offer every roll's value in open box ``b`` to :func:`_visit`."""
     nm = mask | (1 << b)
@@ -330,7 +330,7 @@ def new_lane_scratch(track):
                        np.empty(N_BOXES, dtype=np.int64), np.empty(L, dtype=np.int64))
 
 
-@njit(inline="always")
+@njit
 def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
     # :func:`_visit` per lane; selects rather than branches: the comparisons are
     # unpredictable, selects vectorise
@@ -341,7 +341,7 @@ def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
         bv[r, la] = v if better else bv[r, la]
 
 
-@njit(inline="always")
+@njit
 def _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand, base,
                      track, eps):
     """:func:`_visit_box` for the upper totals ``ups[l]``. It takes arrays, not their
