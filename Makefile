@@ -12,7 +12,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# numba's compiled kernels for test runs, one directory per source hash (see dicelab/__init__.py)
+# numba's compiled kernels for test runs, one directory per hash of the kernel sources (see
+# dicelab/__init__.py)
 TEST_JIT_CACHE := $(abspath $(VENV))/jit-cache
 # pytest worker processes (pytest-xdist): one per core; whole test files go to one worker,
 # so a module's shared tables are built once
@@ -66,7 +67,7 @@ notebooks: $(STAMP)
 # Deletes numba's compiled kernels: those of test runs, those of dicelab's user cache
 # (numba/ in it, or $DICELAB_JIT_CACHE_DIR) and in-tree copies (__pycache__, numba's default
 # when NUMBA_CACHE_DIR is unusable). Never needed for correctness: dicelab keys its kernel
-# cache by a hash of its source, so a changed source compiles afresh.
+# cache by a hash of the kernel sources, so a changed kernel source compiles afresh.
 clean-jit:
 	find src -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
 	rm -rf $(TEST_JIT_CACHE)
