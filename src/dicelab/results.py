@@ -13,11 +13,12 @@ import platform
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dicelab.errors import UserError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class SimulationResult(Protocol):
@@ -62,6 +63,7 @@ def frame_row(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def versions() -> dict[str, str]:
     import numba
     import numpy
+    import pandas as pd
 
     import dicelab
 

@@ -218,7 +218,7 @@ def nonzero_bits8(typingctx, arr, start):
     return sig, codegen
 
 
-@njit(inline="always")
+@njit
 def _vec(S, w, lo, hi, thr_t, target50, at_once):
     """The vector loop: lanes ``lo .. hi - 1`` play the roll drawn for them, branch-free
     (see the module's docstring); returns their flag bits for the scalar step (bit j:
@@ -367,7 +367,7 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
                 S[_col(_CODE, w) + j] = out[bound + uint64(u)]
         if passes > 0:
-            flagged |= _vec(S, w, h, w, thr_t, target50, at_once)
+            flagged |= _vec(S, w, h, np.int64(w), thr_t, target50, at_once)
         if n_lanes == w:
             for j in range(uh, uw):
                 sh = uint64(S[_col(_DICE, w) + j])
@@ -473,7 +473,7 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
         if live == 0:
             break
         # ---- the vector loop of the first half
-        flagged |= _vec(S, w, 0, h, thr_t, target50, at_once)
+        flagged |= _vec(S, w, np.int64(0), h, thr_t, target50, at_once)
 
 
 @njit(cache=True, nogil=True)

@@ -24,11 +24,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numba
 import numpy as np
-import pandas as pd
 from numba import njit
 
 from dicelab import config, dice, seeding
@@ -69,6 +68,9 @@ from dicelab.stats import (
     mean_estimate,
     percentiles_from_histogram,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Histogram bins of TOTAL: 0..MAX_TOTAL, the highest TOTAL there is (1575): every box at
 #: its most, the upper bonus, and a Penta bonus in each turn after the first Penta.
@@ -515,6 +517,8 @@ class PentaResult:
         return d
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         """One row per seat: the seat's summary flattened by :func:`dicelab.results.frame_row`."""
         return pd.DataFrame([{"game": self.game, "rules": self.rules, "games": self.games,
                               "seed": self.seed, **frame_row(self.seat(s).to_dict())}
