@@ -28,7 +28,7 @@ _SEQ_OFFSET = SEQ_OFFSET.copy()
 _SEQ_TO_RANK = SEQ_TO_RANK.copy()
 
 
-@njit
+@njit(inline="always")
 def _rotl(x, k):
     return (x << uint64(k)) | (x >> uint64(64 - k))
 

@@ -86,26 +86,26 @@ N_STATES = 1 << (N_BOXES + MASK_SHIFT)
 FULL_CARD = (1 << N_BOXES) - 1
 
 
-@njit
+@njit(inline="always")
 def state_index(mask, up, fifty):
     """Index of the turn-start state (filled boxes ``mask``, capped upper total ``up``,
     Penta box holds 50: ``fifty``)."""
     return (mask << MASK_SHIFT) | (up << UP_SHIFT) | fifty
 
 
-@njit
+@njit(inline="always")
 def state_mask(s):
     """Filled boxes of state ``s``."""
     return s >> MASK_SHIFT
 
 
-@njit
+@njit(inline="always")
 def state_up(s):
     """Capped upper total of state ``s``."""
     return (s >> UP_SHIFT) & ((1 << UP_BITS) - 1)
 
 
-@njit
+@njit(inline="always")
 def state_fifty(s):
     """1 if the Penta box of state ``s`` holds 50."""
     return s & 1

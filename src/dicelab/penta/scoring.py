@@ -113,7 +113,7 @@ PENTA_FACE = np.zeros(N_ROLLS, dtype=np.int64)
 PENTA_FACE[PENTA_ROLL[1:]] = np.arange(1, FACES + 1)
 
 
-@njit
+@njit(inline="always")
 def _joker_value(b, total):
     if b == FULL_HOUSE:
         return FULL_HOUSE_POINTS
@@ -166,7 +166,7 @@ TABLES = TurnTables(ORDINARY, PENTA_FACE, PENTA_ROLL, ROLL_COUNTS, ROLL_PROB, AD
                     SUB_IDX, SUBSETS, KEEP_SIZE, UNION, KEEP_POS)
 
 
-@njit
+@njit(inline="always")
 def apply_box(up, fifty, b, sc):
     """Write score ``sc`` into box ``b`` of a card with upper total ``up`` and flag ``fifty``.
 
@@ -184,7 +184,7 @@ def apply_box(up, fifty, b, sc):
     return sc, up, fifty
 
 
-@njit
+@njit(inline="always")
 def joker_applies(rp, mask, fifty, face):
     """True if a Penta of ``face`` (0 = not a Penta) is a joker on this scorecard."""
     if face == 0 or rp.joker_when == JOKER_NEVER or not (mask >> PENTA_BOX) & 1:

@@ -69,11 +69,18 @@ class Layer(NamedTuple):
     counts: np.ndarray  # int64 (groups,)
 
 
+#: No values to write (:class:`DecisionSink`).
+_NO_VALUES = np.zeros(0)
+
+
 class DecisionSink(NamedTuple):
-    """Where the decision kernel writes: ``decisions[slot[s], r]`` for state ``s``."""
+    """Where the decision kernel writes: ``decisions[slot[s], r]`` for state ``s`` and, if
+    ``values`` is not empty, the state's value ``values[s]`` (float64 (N_STATES,)): the
+    tracked widget computes the values it decides on, so one sweep can give both."""
 
     slot: np.ndarray  # int32 (N_STATES,), -1 = no row
     decisions: np.ndarray  # uint16 (rows, 252)
+    values: np.ndarray = _NO_VALUES
 
 
 #: A sink with no rows: the layer's values are solved, not its decisions.
@@ -133,11 +140,11 @@ def layer_groups() -> tuple[Layer, ...]:
     return tuple(out)
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _layer_blocks(lo, hi, V, layer, rp, T, out, track, eps):
     """Blocks ``lo .. hi - 1`` of a layer (see :func:`solve_layer`): with ``track`` their
-    decisions into ``out``, else their values into ``V`` (``eps``, the tie tolerance, only
-    matters to decisions)."""
+    decisions (and values, if ``out.values`` is not empty) into ``out``, else their values
+    into ``V`` (``eps``, the tie tolerance, only matters to decisions)."""
     W = new_lane_scratch(track)
     heads, ups, counts = layer.heads, layer.ups, layer.counts
     block = config.PENTA_SOLVER_BLOCK
@@ -155,7 +162,8 @@ def _layer_blocks(lo, hi, V, layer, rp, T, out, track, eps):
                         T.keep_pos[r, W.arg2[ROLL_BASE + r, la]]
                         | (T.keep_pos[r, W.arg1[ROLL_BASE + r, la]] << KEEP1_SHIFT)
                         | (W.box[r, la] << BOX_SHIFT))
-        else:
+        dst = out.values if track else V
+        if dst.shape[0] > 0:
             total = W.total
             for la in range(config.PENTA_SOLVER_LANES):
                 total[la] = 0.0
@@ -164,7 +172,7 @@ def _layer_blocks(lo, hi, V, layer, rp, T, out, track, eps):
                 for la in range(config.PENTA_SOLVER_LANES):
                     total[la] += p * W.r1[r, la]
             for la in range(counts[g]):
-                V[head | state_index(0, ups[g, la], 0)] = total[la]
+                dst[head | state_index(0, ups[g, la], 0)] = total[la]
 
 
 @njit(cache=True, nogil=True)
@@ -184,10 +192,11 @@ def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
     Without ``out`` it writes the groups' values into ``V``. With a :class:`DecisionSink`
     (the layers after it solved) it tracks the argmax instead and writes, for each state
     ``s`` and roll ``r``, the packed decision ``out.decisions[out.slot[s], r]``
-    (``KEEP_BITS`` layout of :mod:`dicelab.penta.tables`): the same widget, so the
-    decisions are those of exactly the values solved. Options within ``eps`` points
-    (default ``config.PENTA_TIE_EPS``) of the best are ties, settled by the fixed order of
-    :mod:`dicelab.penta.widget` (the values never depend on ``eps``).
+    (``KEEP_BITS`` layout of :mod:`dicelab.penta.tables`), and the values into
+    ``out.values`` if that is not empty (bit for bit those of the untracked widget): the
+    same widget, so the decisions are those of exactly the values solved. Options within
+    ``eps`` points (default ``config.PENTA_TIE_EPS``) of the best are ties, settled by the
+    fixed order of :mod:`dicelab.penta.widget` (the values never depend on ``eps``).
     """
     n_blocks = -(-layer.heads.shape[0] // config.PENTA_SOLVER_BLOCK)
     if out is None:
@@ -198,13 +207,18 @@ def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
                    float(tol))
 
 
-def solve_values(rules: RuleSet) -> np.ndarray:
-    """Compute the value table of ``rules`` (no cache): float64[N_STATES], NaN = unreachable."""
+def solve_values(rules: RuleSet, decisions: DecisionSink | None = None) -> np.ndarray:
+    """Compute the value table of ``rules`` (no cache): float64[N_STATES], NaN = unreachable.
+
+    With ``decisions`` the same sweep also writes every state's decisions there (the
+    tracked widget of :func:`solve_layer`, which computes the same values): one sweep and
+    one kernel instead of a solve and then a decision build."""
     V = np.full(N_STATES, np.nan)
     V[layer_states()[N_BOXES]] = 0.0
     groups = layer_groups()
+    sink = None if decisions is None else decisions._replace(values=V)
     for n in range(N_BOXES - 1, -1, -1):
-        solve_layer(V, groups[n], rules)
+        solve_layer(V, groups[n], rules, sink)
     return V
 
 
@@ -251,9 +265,10 @@ def cache_key(rules: RuleSet) -> str:
 _MEMO: dict[str, PentaSolution] = {}
 
 
-def _solve_entry(rules: RuleSet) -> dict[str, np.ndarray]:
+def _solve_entry(rules: RuleSet, decisions: DecisionSink | None = None
+                 ) -> dict[str, np.ndarray]:
     t0 = time.perf_counter()
-    values = solve_values(rules)
+    values = solve_values(rules, decisions)
     return {"values": values, "solve_s": np.array(time.perf_counter() - t0)}
 
 
@@ -267,29 +282,43 @@ def solve(rules: str | RuleSet | None = None, use_cache: bool = True) -> PentaSo
     """Solve Penta exactly under ``rules`` (a name or :class:`RuleSet`; default ``seed``).
 
     Loads the value table from the disk cache when it is there and intact, else
-    solves (one to two seconds on two cores) and stores it. Memoised per process (by the
-    rules' content).
+    solves (see docs/benchmarks.md for how long) and stores it. Memoised per process (by
+    the rules' content).
 
     >>> sol = solve("no-bonus", use_cache=False)
     >>> round(sol.expected_score, 5), sol.from_cache, sol.solve_s > 0
     (245.87077, False, True)
     """
+    return _solve(rules, use_cache, None)[0]
+
+
+def solve_with_decisions(rules: str | RuleSet | None, decisions: DecisionSink
+                         ) -> tuple[PentaSolution, bool]:
+    """:func:`solve`, with the cache; if the values have to be computed (neither memoised
+    nor cached), the sweep that computes them also writes every state's decisions into
+    ``decisions`` (see :func:`solve_values`). Returns the solution and whether it did."""
+    return _solve(rules, True, decisions)
+
+
+def _solve(rules: str | RuleSet | None, use_cache: bool, decisions: DecisionSink | None
+           ) -> tuple[PentaSolution, bool]:
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     key = cache_key(rs)
     if use_cache and key in _MEMO:
-        return _MEMO[key]
+        return _MEMO[key], False
     t0 = time.perf_counter()
     if use_cache:
-        arrays, from_cache = disk_cache.cached(key, FORMAT_VERSION, lambda: _solve_entry(rs))
+        arrays, from_cache = disk_cache.cached(key, FORMAT_VERSION,
+                                               lambda: _solve_entry(rs, decisions))
         if not _intact(arrays):
             # a well-formed file with the wrong content: rebuild rather than trust it
-            arrays = _solve_entry(rs)
+            arrays = _solve_entry(rs, decisions)
             disk_cache.store(key, FORMAT_VERSION, arrays)
             from_cache = False
     else:
-        arrays, from_cache = _solve_entry(rs), False
+        arrays, from_cache = _solve_entry(rs, decisions), False
     sol = PentaSolution(rs, arrays["values"], time.perf_counter() - t0, from_cache,
                         float(arrays["solve_s"]))
     if use_cache:
         _MEMO[key] = sol
-    return sol
+    return sol, not from_cache

@@ -113,7 +113,7 @@ def new_turn_scratch():
                        np.empty(N_BOXES, dtype=np.int64), np.empty(N_DICE + 1))
 
 
-@njit
+@njit(inline="always")
 def _box_value(V, mask, up, fifty, b, sc, bonus):
     pts, nu, nf = apply_box(up, fifty, b, sc)
     return (pts + bonus) + V[state_index(mask | (1 << b), nu, nf)]
@@ -140,7 +140,7 @@ def best_box(V, mask, up, fifty, scores, bonus, eps):
     return best, arg
 
 
-@njit
+@njit(inline="always")
 def _visit(e3, box, bv, r, v, b, track, eps):
     # e3 stays the exact running maximum. The box (boxes come in increasing order) moves
     # only to a box worth more than eps above the current choice, whose value bv is kept:
@@ -330,7 +330,7 @@ def new_lane_scratch(track):
                        np.empty(N_BOXES, dtype=np.int64), np.empty(L, dtype=np.int64))
 
 
-@njit
+@njit(inline="always")
 def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
     # :func:`_visit` per lane; selects rather than branches: the comparisons are
     # unpredictable, selects vectorise
