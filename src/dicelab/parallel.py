@@ -82,3 +82,28 @@ def run_blocks(kernel: Callable[..., Any], n: int, *args: Any) -> None:
             f.exception()  # wait for every range, also when this one failed
     for f in futures:
         f.result()
+
+
+def in_background(fn: Callable[[], Any]) -> Callable[[], None]:
+    """Start ``fn()`` on a thread of its own; returns ``join()``, which waits for it and
+    raises its exception, if any. For work that overlaps other work of this process, such
+    as compiling a kernel while other (nogil) kernels run: numba compiles one function at
+    a time, but a compile runs beside kernels that hold no GIL. The thread is a daemon: an
+    interrupted command does not wait for it."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # handed to join()
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="dicelab-background", daemon=True)
+    thread.start()
+
+    def join() -> None:
+        thread.join()
+        if failure:
+            raise failure[0]
+
+    return join

@@ -523,20 +523,21 @@ class SetAsides:
 def _best_partitions(rules: FarkleRules) -> np.ndarray:
     """Best-partition points of every multiset of 0..6 dice as a set-aside, -1 where some
     die belongs to no combination; the empty multiset scores 0 (the recursion's base)."""
-    combos = [(np.array(v, dtype=np.int64), pts) for v, pts in rules.combinations()]
-    best = np.full(dice.N_MULTISETS, -1, dtype=np.int64)
+    combos = rules.combinations()
+    counts = [tuple(c) for c in dice.COUNTS.tolist()]
+    best = [-1] * dice.N_MULTISETS
     best[0] = 0
     # ranks are ordered by size, so every proper sub-multiset is done before its multiset
     for r in range(1, dice.N_MULTISETS):
-        c = dice.COUNTS[r]
+        c = counts[r]
         top = -1
         for v, pts in combos:
-            if np.all(v <= c):
-                rest = best[dice.rank_of_counts(c - v)]
+            if all(a <= b for a, b in zip(v, c, strict=True)):
+                rest = best[dice.rank_of_counts([b - a for a, b in zip(v, c, strict=True)])]
                 if rest >= 0:
                     top = max(top, pts + rest)
         best[r] = top
-    return best
+    return np.array(best, dtype=np.int64)
 
 
 @functools.lru_cache(maxsize=64)

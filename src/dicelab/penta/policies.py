@@ -392,6 +392,12 @@ def decisions_cache_key(policy: str, rules: RuleSet) -> str:
     return disk_cache.entry_key(f"penta-decisions-{policy}", rules.name, rules.digest)
 
 
+def decision_block_stored(policy: str, rules: RuleSet) -> bool:
+    """Whether the disk cache has a file for ``policy``'s decision block under ``rules``
+    (a hint, read without loading it: :func:`decision_tables` still checks the entry)."""
+    return disk_cache.cache_path(decisions_cache_key(policy, rules)).is_file()
+
+
 def _decisions_version(values: np.ndarray, eps: float) -> str:
     # What a block depends on besides the code and the rules (which are in its key): the
     # format, the tie tolerance and the value table (so a re-solved or edited V never
@@ -481,6 +487,7 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
 
 
 __all__ = ["POLICIES", "DecisionTables", "Option", "Scorecard", "TurnAnalysis", "all_states",
-           "analyse_turn", "choose", "decision_tables", "decisions_cache_key",
+           "analyse_turn", "choose", "decision_block_stored", "decision_tables",
+           "decisions_cache_key",
            "decisions_version", "rank_options",
            "release_decision_tables"]

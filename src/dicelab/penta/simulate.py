@@ -32,8 +32,14 @@ from numba import njit
 
 from dicelab import config, dice, seeding
 from dicelab.errors import UserError
-from dicelab.parallel import run_blocks
-from dicelab.penta.policies import POLICIES, DecisionTables, all_states, decision_tables
+from dicelab.parallel import in_background, run_blocks
+from dicelab.penta.policies import (
+    POLICIES,
+    DecisionTables,
+    all_states,
+    decision_block_stored,
+    decision_tables,
+)
 from dicelab.penta.rules import (
     BOX_NAMES,
     FACES,
@@ -48,6 +54,7 @@ from dicelab.penta.rules import (
     state_index,
 )
 from dicelab.penta.scoring import BOX_VALUES, TABLES, apply_box, roll_box_scores
+from dicelab.penta.solver import compile_kernel as compile_solver_kernel
 from dicelab.penta.solver import solve
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROLL_BASE
 from dicelab.registry import PolicySpec, parse_policy
@@ -582,10 +589,31 @@ class PentaPlan(LazyArrays):
                           self.chunk_games)
 
     def prepare(self) -> None:
-        """The decision tables, and the kernel compiled (or loaded), before the clock."""
-        pol, rp = self.kernel_arrays()
-        _simulate_chunks(0, 0, np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol, rp,
-                         TABLES, new_tallies(0, len(self.seats)), self.streams)
+        """The decision tables, and the game kernel compiled (or loaded), before the clock.
+
+        When a decision block has to be built, the game kernel compiles on a thread of its
+        own while the solver's kernel (compiled first: numba compiles one function at a
+        time) builds the tables, so a first run takes the longer of the two, not both."""
+        rs = get_rules(self.rules)
+        if all(decision_block_stored(f, rs) for f in self.families):
+            self.kernel_arrays()
+            self._compile()
+            return
+        compile_solver_kernel(decisions=True)
+        join = in_background(self._compile)
+        try:
+            self.kernel_arrays()
+        finally:
+            join()
+
+    def _compile(self) -> None:
+        """Compile (or load) the game kernel, on no chunks: empty arrays of the types it
+        plays from (:class:`SeatPolicies`, as made by :func:`_seat_policies`)."""
+        pol = SeatPolicies(np.zeros(0, dtype=np.int32), np.zeros((0, 0, N_ROLLS), np.uint16),
+                           np.zeros(len(self.seats), dtype=np.int64))
+        _simulate_chunks(0, 0, np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol,
+                         get_rules(self.rules).params, TABLES, new_tallies(0, len(self.seats)),
+                         self.streams)
 
     def empty(self) -> dict[str, np.ndarray]:
         return _sum_chunks(new_tallies(0, len(self.seats)))

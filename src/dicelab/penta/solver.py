@@ -101,15 +101,14 @@ def _reachable_uppers() -> list[np.ndarray]:
 
 @cache
 def layer_states() -> tuple[np.ndarray, ...]:
-    """``layer_states()[n]``: int64 indices of the reachable states with ``n`` filled boxes."""
-    index = state_index.py_func  # the same formula, on numpy arrays
-    ups = _reachable_uppers()
-    layers: list[list[np.ndarray]] = [[] for _ in range(N_BOXES + 1)]
-    for mask in range(1 << N_BOXES):
-        n = bin(mask).count("1")
-        for fifty in (0, 1) if (mask >> PENTA_BOX) & 1 else (0,):
-            layers[n].append(index(mask, ups[mask & ((1 << UPPER_BOXES) - 1)], fifty))
-    return tuple(np.sort(np.concatenate(layer)) for layer in layers)
+    """``layer_states()[n]``: int64 indices of the reachable states with ``n`` filled boxes,
+    in increasing order (the states of :func:`layer_groups`)."""
+    lanes = np.arange(config.PENTA_SOLVER_LANES)
+    out = []
+    for layer in layer_groups():
+        states = layer.heads[:, None] | state_index.py_func(0, layer.ups, 0)
+        out.append(np.sort(states[lanes < layer.counts[:, None]]))
+    return tuple(out)
 
 
 def n_reachable_states() -> int:
@@ -118,26 +117,33 @@ def n_reachable_states() -> int:
 
 @cache
 def layer_groups() -> tuple[Layer, ...]:
-    """Per number of filled boxes: its :class:`Layer`. Every reachable state is in exactly
-    one group."""
+    """Per number of filled boxes: its :class:`Layer`, the groups in increasing order of
+    filled boxes, then Penta flag, then upper total. Every reachable state is in exactly one
+    group."""
     lanes = config.PENTA_SOLVER_LANES
-    ups_of = _reachable_uppers()
-    out = []
-    for n in range(N_BOXES + 1):
-        heads, ups, counts = [], [], []
-        for mask in range(1 << N_BOXES):
-            if bin(mask).count("1") != n:
-                continue
-            u = ups_of[mask & ((1 << UPPER_BOXES) - 1)]
-            for fifty in (0, 1) if (mask >> PENTA_BOX) & 1 else (0,):
-                for i in range(0, u.size, lanes):
-                    part = u[i:i + lanes]
-                    heads.append(state_index.py_func(mask, 0, fifty))
-                    ups.append(np.concatenate([part, np.full(lanes - part.size, part[-1])]))
-                    counts.append(part.size)
-        out.append(Layer(np.array(heads, dtype=np.int64), np.array(ups, dtype=np.int64),
-                         np.array(counts, dtype=np.int64)))
-    return tuple(out)
+    # the groups of upper totals each set of filled upper boxes can make (padded by
+    # repeating the last), as rows of one table
+    chunk_ups, chunk_counts, chunks_of = [], [], []
+    for u in _reachable_uppers():
+        rows = []
+        for i in range(0, u.size, lanes):
+            part = u[i:i + lanes]
+            rows.append(len(chunk_ups))
+            chunk_ups.append(np.concatenate([part, np.full(lanes - part.size, part[-1])]))
+            chunk_counts.append(part.size)
+        chunks_of.append(rows)
+    ups_table = np.array(chunk_ups, dtype=np.int64)
+    counts_table = np.array(chunk_counts, dtype=np.int64)
+    heads: list[list[int]] = [[] for _ in range(N_BOXES + 1)]
+    rows_of: list[list[int]] = [[] for _ in range(N_BOXES + 1)]
+    for mask in range(1 << N_BOXES):
+        n = bin(mask).count("1")
+        rows = chunks_of[mask & ((1 << UPPER_BOXES) - 1)]
+        for fifty in (0, 1) if (mask >> PENTA_BOX) & 1 else (0,):
+            heads[n] += [state_index.py_func(mask, 0, fifty)] * len(rows)
+            rows_of[n] += rows
+    return tuple(Layer(np.array(h, dtype=np.int64), ups_table[r], counts_table[r])
+                 for h, r in zip(heads, rows_of, strict=True))
 
 
 @njit(inline="always")
@@ -183,6 +189,21 @@ def _values_blocks(lo, hi, V, layer, rp, T, out):
 @njit(cache=True, nogil=True)
 def _decisions_blocks(lo, hi, V, layer, rp, T, out, eps):
     _layer_blocks(lo, hi, V, layer, rp, T, out, True, eps)
+
+
+def compile_kernel(decisions: bool) -> None:
+    """Compile (or load from numba's cache) the solver's kernel that solves values
+    (``decisions`` False) or decisions, on no work."""
+    empty = Layer(np.zeros(0, dtype=np.int64),
+                  np.zeros((0, config.PENTA_SOLVER_LANES), dtype=np.int64),
+                  np.zeros(0, dtype=np.int64))
+    V = np.zeros(0)
+    rp = get_rules(None).params
+    if decisions:
+        sink = DecisionSink(np.zeros(0, dtype=np.int32), np.zeros((0, N_ROLLS), np.uint16), V)
+        _decisions_blocks(0, 0, V, empty, rp, TABLES, sink, 0.0)
+    else:
+        _values_blocks(0, 0, V, empty, rp, TABLES, _NO_DECISIONS)
 
 
 def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
