@@ -3,8 +3,8 @@
 #   make test       set up .venv and run the whole test suite, what CI runs (.ci/run): ruff,
 #                   every pytest test, the docstring examples of src/dicelab, the notebooks
 #   make test-fast  the edit-test loop: ruff, the pytest tests not marked slow, the
-#                   docstring examples (8-10 minutes on 2 cores with the compiled kernels
-#                   in .venv/jit-cache, 12-13 compiling them)
+#                   docstring examples (compiled kernels kept in .venv/jit-cache; editing
+#                   a module that defines no kernel keeps them)
 # Test runs write nothing into the user's cache directory (~/.cache/dicelab): the pytest
 # tests get a fresh table cache each (tests/conftest.py), the doctests and notebooks a
 # temporary one (WITH_TEMP_CACHE), and compiled kernels stay in .venv/jit-cache.

@@ -37,6 +37,7 @@ SCRIPTS = [
     ("bench_penta_distribution.py", []),
     ("bench_sprt.py", []),
     ("bench_tournament.py", []),
+    ("analyse_speed.py", []),
     ("bench_first_run.py", []),
 ]
 
