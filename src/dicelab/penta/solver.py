@@ -3,10 +3,10 @@
 ``solve("hasbro").expected_score`` is the optimal expected final score. States are
 (filled boxes, upper total capped at 63, Penta box holds 50) -- see
 :func:`dicelab.penta.rules.state_index` for the index and :mod:`dicelab.penta.widget`
-for the per-turn computation. Layers are solved from 12 filled boxes down to 0,
-``prange`` over fixed blocks (``config.PENTA_SOLVER_BLOCK`` groups) of the states of one
-layer (each block writes only its own states, so the result does not depend on the
-number of threads); states that differ only in the upper total are solved
+for the per-turn computation. Layers are solved from 12 filled boxes down to 0, in
+fixed blocks (``config.PENTA_SOLVER_BLOCK`` groups) of the states of one layer shared out
+to the threads by :func:`dicelab.parallel.run_blocks` (each block writes only its own
+states, so the result does not depend on the number of threads); states that differ only in the upper total are solved
 ``config.PENTA_SOLVER_LANES`` at a time in vector lanes
 (:func:`dicelab.penta.widget.final_values_lanes`). Unreachable states (an upper total
 the filled upper boxes cannot make; ``fifty`` with the Penta box open) are skipped and
