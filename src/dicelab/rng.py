@@ -4,7 +4,9 @@ Each fixed-size chunk of games owns one generator state (four uint64 words) deri
 from ``SeedSequence(seed, spawn_key=(chunk,))`` (see :mod:`dicelab.seeding`), so a
 chunk's random stream never depends on which thread or worker runs it.
 
-The kernels here are small ``@njit`` functions meant to be inlined into game loops:
+The kernels here are small ``@njit`` functions for game loops: the generator step
+(``xoshiro_step``, ``below_s``) is compiled once and inlined by LLVM, the wrappers around
+it are inlined where they are called:
 
 * ``xoshiro_step`` / ``below_s``: the same on a state held in four scalars (for loops
   that keep it in registers);
@@ -71,7 +73,7 @@ def below_s(s0, s1, s2, s3, n):
     return np.int64(m >> uint64(32)), s0, s1, s2, s3
 
 
-@njit
+@njit(inline="always")
 def next_u64(state):
     """xoshiro256** step: returns 64 random bits and advances ``state`` (uint64[4])."""
     result, state[0], state[1], state[2], state[3] = xoshiro_step(
@@ -79,7 +81,7 @@ def next_u64(state):
     return result
 
 
-@njit
+@njit(inline="always")
 def rand_below(state, n):
     """Unbiased uniform integer in ``[0, n)``, ``1 <= n < 2**32``, as int64."""
     u, state[0], state[1], state[2], state[3] = below_s(
@@ -87,7 +89,7 @@ def rand_below(state, n):
     return u
 
 
-@njit
+@njit(inline="always")
 def roll_dice(state, n):
     """Roll ``n`` (0..6) fair dice; returns the global multiset rank (int64)."""
     u = rand_below(state, _POW6[n])
@@ -106,7 +108,7 @@ _MIX1 = uint64(0xBF58476D1CE4E5B9)
 _MIX2 = uint64(0x94D049BB133111EB)
 
 
-@njit
+@njit(inline="always")
 def _splitmix(x):
     """One splitmix64 output and the advanced counter."""
     x = x + _GOLDEN
@@ -116,7 +118,7 @@ def _splitmix(x):
     return z ^ (z >> uint64(31)), x
 
 
-@njit
+@njit(inline="always")
 def keyed_state(k0, k1, a, b, c):
     """A xoshiro256** state for the key (k0, k1, a, b, c): a chunk's two key words and
     three small integers (e.g. game index, seat in turn order, turn number). Different
@@ -131,7 +133,7 @@ def keyed_state(k0, k1, a, b, c):
     return s0, s1 | uint64(1), s2, s3
 
 
-@njit
+@njit(inline="always")
 def roll_dice_at(states, i, n):
     """:func:`roll_dice` on row ``i`` of ``states`` (uint64 (rows, 4)): one generator per
     row, e.g. a stream per game and turn made by :func:`keyed_state`."""
@@ -140,7 +142,7 @@ def roll_dice_at(states, i, n):
     return np.int64(_SEQ_TO_RANK[_SEQ_OFFSET[n] + u])
 
 
-@njit
+@njit(inline="always")
 def faces_rank(faces, pos, n):
     """The global multiset rank of the ``n`` die faces (1..6) ``faces[pos:pos + n]``: how
     scripted dice become a roll, the same way :func:`roll_dice` reads a random draw."""

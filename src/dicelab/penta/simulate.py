@@ -248,7 +248,7 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
         # script reader inside the generator's loops cost 40% of the simulation's speed
         if scripted:
             for g in range(G):
-                roll[g] = _scripted_roll(src, first + g, N_DICE) - ROLL_BASE
+                roll[g] = _scripted_roll(src, first + g, np.int64(N_DICE)) - ROLL_BASE
         elif per_turn:
             for g in range(G):
                 keyed[g, 0], keyed[g, 1], keyed[g, 2], keyed[g, 3] = keyed_state(

@@ -6,8 +6,8 @@
 for the per-turn computation. Layers are solved from 12 filled boxes down to 0, in
 fixed blocks (``config.PENTA_SOLVER_BLOCK`` groups) of the states of one layer shared out
 to the threads by :func:`dicelab.parallel.run_blocks` (each block writes only its own
-states, so the result does not depend on the number of threads); states that differ only in the upper total are solved
-``config.PENTA_SOLVER_LANES`` at a time in vector lanes
+states, so the result does not depend on the number of threads); states that differ only
+in the upper total are solved ``config.PENTA_SOLVER_LANES`` at a time in vector lanes
 (:func:`dicelab.penta.widget.final_values_lanes`). Unreachable states (an upper total
 the filled upper boxes cannot make; ``fifty`` with the Penta box open) are skipped and
 hold NaN.
