@@ -601,10 +601,8 @@ class PentaPlan(LazyArrays):
             return
         compile_solver_kernel(decisions=True)
         join = in_background(self._compile)
-        try:
-            self.kernel_arrays()
-        finally:
-            join()
+        self.kernel_arrays()  # (interrupted or failed: not waiting for the compile)
+        join()
 
     def _compile(self) -> None:
         """Compile (or load) the game kernel, on no chunks: empty arrays of the types it
