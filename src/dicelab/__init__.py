@@ -168,7 +168,8 @@ def _prune_jit_dirs(root: str, keep: int = _JIT_KEEP) -> None:
 
 
 def _use_source_keyed_jit_cache() -> str | None:
-    """Point numba's cache at this source's directory; return it (``None``: left alone)."""
+    """Point numba's cache at the directory of these kernel sources; return it (``None``:
+    left alone)."""
     chosen = os.environ.get("NUMBA_CACHE_DIR")
     if chosen and chosen != os.environ.get(_JIT_CHOSEN_ENV):
         return None  # the user's choice
