@@ -18,7 +18,8 @@ TEST_JIT_CACHE := $(abspath $(VENV))/jit-cache
 # pytest worker processes (pytest-xdist): one per core; whole test files go to one worker,
 # so a module's shared tables are built once
 TEST_WORKERS ?= auto
-PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+# --durations: the slowest tests are printed by every run, so that creep shows in CI logs
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 # Prefix for a recipe line: runs the rest of the line with DICELAB_CACHE_DIR set to a new
 # temporary directory, deleted when the line ends (also on failure or Ctrl-C).

@@ -13,7 +13,7 @@ import argparse
 import json
 import time
 
-from dicelab.farkle import turn_dp
+from dicelab.farkle import solitaire
 from dicelab.farkle.rules import load_rules
 
 
@@ -29,17 +29,17 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
     rules = load_rules(args.rules)
-    turn_dp.solve_max_ev(rules)  # warm-up: numba compile / cache load
-    turn_dp.solve_fastest(rules, 500)
+    solitaire.solve_max_ev(rules)  # warm-up: numba compile / cache load
+    solitaire.solve_fastest(rules, 500)
     cmd = "python benchmarks/bench_farkle_solve.py"
-    sol, secs = timed(turn_dp.solve_max_ev, rules)
+    sol, secs = timed(solitaire.solve_max_ev, rules)
     rows = [{"what": "Farkle max-ev solve", "figure": f"{secs * 1000:.0f} ms "
              f"({sol.expected_score:.4f} points per turn)", "command": cmd}]
     for target in (5000, 10000, 15000):
-        f, secs = timed(turn_dp.solve_fastest, rules, target)
+        f, secs = timed(solitaire.solve_fastest, rules, target)
         rows.append({"what": f"Farkle fastest solve, target {target:,}",
                      "figure": f"{secs:.2f} s ({f.expected_turns:.5f} turns)", "command": cmd})
-    sw, secs = timed(turn_dp.threshold_sweep, rules)
+    sw, secs = timed(solitaire.threshold_sweep, rules)
     rows.append({"what": "Farkle threshold sweep, T = 50..2000 (exact)",
                  "figure": f"{secs:.2f} s (best T = {sw.best_threshold})", "command": cmd})
     if args.json:

@@ -67,10 +67,9 @@ def main() -> None:
     scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
     os.environ["DICELAB_CACHE_DIR"] = scratch
     try:
-        from dicelab.farkle import turn_dp
-        from dicelab.farkle.head_to_head import exact_pair
+        from dicelab.farkle import solitaire
+        from dicelab.farkle.exact import exact_pair, solve_best_response, solve_optimal_win
         from dicelab.farkle.rules import PRESETS
-        from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
 
         default = PRESETS["default"]
         variants = {} if args.facebook_only else {"default": default}
@@ -84,8 +83,8 @@ def main() -> None:
         rows = []
         for name, rules in variants.items():
             jobs = {
-                "max-ev": lambda r=rules: turn_dp.solve_max_ev(r),
-                f"fastest {args.target}": lambda r=rules: turn_dp.solve_fastest(r, args.target),
+                "max-ev": lambda r=rules: solitaire.solve_max_ev(r),
+                f"fastest {args.target}": lambda r=rules: solitaire.solve_fastest(r, args.target),
                 f"optimal-win {tp}": lambda r=rules: solve_optimal_win(r, tp, use_cache=False),
                 f"exact ai vs threshold-300 {tp}": lambda r=rules: exact_pair(
                     "ai", "threshold-300", rules=r, target=tp, use_cache=False),

@@ -44,7 +44,7 @@ def main() -> None:
     import numba
 
     from dicelab.farkle.rules import load_rules
-    from dicelab.farkle.two_player import solve_optimal_win
+    from dicelab.farkle.solve import solve_optimal_win
 
     if args.threads:
         numba.set_num_threads(args.threads)

@@ -83,10 +83,9 @@ def main() -> int:
              "", "| what | figure | command |", "|---|---|---|"]
     lines += [f"| {r['what']} | {r['figure']} | `{r['command']}` |" for r in rows]
     text = "\n".join(lines) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=args.out.parent, prefix=".benchmarks.", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, args.out)
+    from dicelab.files import write_output
+
+    write_output(args.out, text.encode("utf-8"), "--out")
     print(text)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)

@@ -74,6 +74,25 @@ def _isolated_cache_dir(request, tmp_path_factory, monkeypatch, _decision_blocks
 
 
 @pytest.fixture(autouse=True, scope="module")
+def _fresh_farkle_solutions():
+    """Each test module starts with no Farkle solution held in the process: a held
+    solution is keyed by its rules and target, not by the penalty's floor
+    (``config.PENALTY_FLOOR_POINTS``), which some modules change, and a worker runs many
+    modules one after the other."""
+    yield
+    import sys
+
+    for module, names in (("dicelab.farkle.solve", ("least_policy_table_bytes",)),
+                          ("dicelab.farkle.solitaire", ("max_ev_capped",))):
+        loaded = sys.modules.get(module)
+        for name in names if loaded is not None else ():
+            getattr(loaded, name).cache_clear()
+    advise = sys.modules.get("dicelab.farkle.advise")
+    if advise is not None:
+        advise.held_solutions_clear()
+
+
+@pytest.fixture(autouse=True, scope="module")
 def _release_penta_tables():
     """Drop Penta's decision tables (hundreds of MB) after each test module that built them."""
     yield

@@ -91,6 +91,8 @@ def legal_setasides(t: FarkleRules, roll: tuple[int, ...]) -> dict[tuple[int, ..
         p = best_partition(t, sub)
         if p is not None and p > 0:
             out[sub] = p
+    if not out and len(roll) == 6 and t.six_dice_nothing:
+        out[roll] = t.six_dice_nothing  # six dice that score nothing: all six, hot dice
     return out
 
 

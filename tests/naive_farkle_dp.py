@@ -33,6 +33,16 @@ def _combos(rules: str) -> list[tuple[tuple[int, ...], int]]:
         out.append((c(**{f"f{f}": 3}), 1000 if f == 1 else 100 * f))
     if rules == "basic":
         return out
+    if rules == "zilch":  # the online game Zilch: n of a kind doubles the triple per die
+        for k in (4, 5, 6):
+            for f in range(1, 7):
+                out.append((c(**{f"f{f}": k}), (1000 if f == 1 else 100 * f) * 2 ** (k - 3)))
+        out.append(((1, 1, 1, 1, 1, 1), 1500))
+        for a, b, cc in itertools.combinations(range(1, 7), 3):
+            out.append((c(**{f"f{a}": 2, f"f{b}": 2, f"f{cc}": 2}), 1500))
+        for a, b in itertools.permutations(range(1, 7), 2):
+            out.append((c(**{f"f{a}": 4, f"f{b}": 2}), 1500))
+        return out
     assert rules == "default"
     for k, pts in ((4, 1000), (5, 2000), (6, 3000)):
         for f in range(1, 7):
@@ -84,6 +94,8 @@ def options(rules: str, faces: tuple[int, ...], every: bool = False
         pts = setaside_points(rules, tuple(sub))
         if pts is not None and pts > 0:
             found.add((k, pts))
+    if not found and len(faces) == 6 and rules == "zilch":
+        found.add((6, 500))  # six dice that score nothing: 500, and all six count (hot dice)
     if every:
         return tuple(sorted(found))
     best: dict[int, int] = {}
@@ -101,23 +113,26 @@ def _next_dice(n: int, k: int) -> int:
 
 
 def max_ev_values(rules: str, cap: int, every: bool = False, min_bank: int = 0,
-                  must_roll: bool = False, far: int = 0, bust: float = 0.0
-                  ) -> dict[tuple[int, int], float]:
+                  must_roll: bool = False, far: int = 0, bust: float = 0.0,
+                  six_roll_on: bool = False) -> dict[tuple[int, int], float]:
     """Max expected final turn points at every state (tp, n) with 0 < tp < cap (banking
     forced at turn points >= cap), and at (0, 6), the turn's start (a forced roll).
     ``every``: choose among every distinct legal set-aside, not only the most points for
     each number of dice kept. ``min_bank``: no bank with fewer turn points (cap >= it).
     ``must_roll``: no bank with six dice to roll (after hot dice), at any turn points;
     six dice at ``far`` points or more are counted as worth 0 (a truncation). ``bust``:
-    what a lost turn is worth (0: nothing banked)."""
-    state, roll = max_ev_recursion(rules, cap, every, min_bank, must_roll, far, bust)
+    what a lost turn is worth (0: nothing banked). ``six_roll_on``: six dice may bank
+    but also roll on past the cap, up to ``far`` points (then they bank)."""
+    state, roll = max_ev_recursion(rules, cap, every, min_bank, must_roll, far, bust,
+                                   six_roll_on)
     out = {(tp, n): state(tp, n) for tp in range(50, cap, 50) for n in range(1, 7)}
     out[(0, 6)] = roll(0, 6)
     return out
 
 
 def max_ev_recursion(rules: str, cap: int, every: bool = False, min_bank: int = 0,
-                     must_roll: bool = False, far: int = 0, bust: float = 0.0):
+                     must_roll: bool = False, far: int = 0, bust: float = 0.0,
+                     six_roll_on: bool = False):
     """(state(tp, n), roll(tp, n)): the recursion of :func:`max_ev_values` (same
     arguments) at any turn points, a decision point's value and that of rolling ``n``
     dice there (a bust worth ``bust``), memoised and filled bottom-up."""
@@ -127,6 +142,8 @@ def max_ev_recursion(rules: str, cap: int, every: bool = False, min_bank: int = 
     def state(tp: int, n: int) -> float:
         if must_roll and n == 6:
             return 0.0 if tp >= far else roll(tp, n)
+        if six_roll_on and n == 6 and cap <= tp < far:
+            return max(float(tp), roll(tp, n))
         if tp >= cap:
             return float(tp)
         if tp < min_bank:
@@ -274,17 +291,18 @@ def max_ev_roll_value(rules: str, cap: int, states: dict[tuple[int, int], float]
 
 
 def max_ev_penalty_rate(rules: str, penalty: int, cap: int, sweeps: int = 200,
-                        must_roll: bool = False, far: int = 0) -> tuple[float, float, float]:
+                        must_roll: bool = False, far: int = 0, min_bank: int = 0,
+                        six_roll_on: bool = False) -> tuple[float, float, float]:
     """(g, h1, h2): the long-run points per turn of the best turn policy per run of lost
     turns s = 0, 1, 2 when the third lost turn in a row costs ``penalty``, by plain
     relative value iteration on ``g + h[s] = max E[banked] + P(bust) beta[s]``
     (``beta = h1, h2, -penalty``, ``h0 = 0``), every distinct set-aside tried.
-    ``must_roll``, ``far``: as in :func:`max_ev_values` (no bank with six dice to roll)."""
+    ``must_roll``, ``far``, ``min_bank``, ``six_roll_on``: as in :func:`max_ev_values`."""
     old = (0.0, 0.0, 0.0)
     for _ in range(sweeps):
         h1, h2 = old[1], old[2]
         e = [max_ev_values(rules, cap, every=True, bust=beta, must_roll=must_roll,
-                           far=far)[(0, 6)]
+                           far=far, min_bank=min_bank, six_roll_on=six_roll_on)[(0, 6)]
              for beta in (h1, h2, -penalty)]
         new = (e[0], e[1] - e[0], e[2] - e[0])
         if max(abs(x - y) for x, y in zip(new, old, strict=True)) < 1e-11:

@@ -17,7 +17,7 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.errors import UserError
-from dicelab.farkle import turn_dp
+from dicelab.farkle import solitaire
 from dicelab.farkle.advise import advise, legal_setasides
 from dicelab.farkle.rules import PRESETS, FarkleRules, load_rules
 
@@ -59,7 +59,7 @@ def test_options_are_every_set_aside_times_bank_or_roll_best_first():
 
 
 def test_solitaire_values_are_the_plain_python_max_ev():
-    sol = turn_dp.solve_max_ev(PRESETS["default"])
+    sol = solitaire.solve_max_ev(PRESETS["default"])
     states = nfd.max_ev_values("default", sol.cap, every=True)
 
     def roll_value(tp, n):
@@ -223,8 +223,22 @@ def test_advise_farkle_two_players_command(capsys):
     assert [o["value"] for o in d["options"]] == [o.value for o in direct.options]
 
 
+def test_runs_of_lost_turns_without_a_penalty_change_nothing_and_say_so(capsys):
+    argv = ["advise", "farkle", "--roll", "5,5,2", "--turn-points", "300", "--me", "400",
+            "--opp", "600", "--target", "1000", "--json"]
+    code, plain, err = run_cli(capsys, argv)
+    assert code == 0 and err == ""
+    code, out, err = run_cli(capsys, [*argv, "--my-farkles", "2", "--opp-farkles", "1"])
+    assert code == 0 and out == plain
+    assert err == "note: rules 'default' have no farkle penalty: turns lost in a row do " \
+                  "not change these values\n"
+
+
 @pytest.mark.parametrize("argv", [
     ["advise", "farkle", "--roll", "2,3,4,6,6,2"],
+    ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--my-farkles", "3"],
+    ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--opp-farkles", "1"],
+    ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--top", "-1"],
     ["advise", "farkle", "--roll", "1,x"],
     ["advise", "farkle", "--roll", "1,1,1,1,1,1,1"],
     ["advise", "farkle", "--roll", "1,5", "--turn-points", "75"],
@@ -266,7 +280,7 @@ def test_solitaire_values_under_the_penalty_are_the_plain_python_max_ev():
     import dataclasses
 
     rules = dataclasses.replace(PRESETS["basic"], name="basic-pen", farkle_penalty=500)
-    sol = turn_dp.solve_max_ev_penalty(rules)
+    sol = solitaire.solve_max_ev(rules)
     rng = np.random.default_rng(11)
     for s, beta in enumerate((sol.bias[1], sol.bias[2], -500.0)):
         cap = sol.streak[s].cap
@@ -329,8 +343,18 @@ def test_two_player_values_under_the_penalty_are_the_plain_python_value_iteratio
     with pytest.raises(UserError, match="turns lost in a row"):
         advise([1, 5], turn_points=100, me=0, opp=0, target=target, rules=rules,
                my_farkles=3)
-    with pytest.raises(UserError, match="only under a farkle penalty"):
-        advise([1, 5], turn_points=100, me=0, opp=0, target=400, my_farkles=1)
+    # without a penalty the runs of lost turns are facts no rule uses: the same values,
+    # and a note that says so
+    plain = advise([1, 5], turn_points=100, me=0, opp=0, target=400)
+    for s, r in ((1, 0), (0, 2), (2, 1)):
+        a = advise([1, 5], turn_points=100, me=0, opp=0, target=400, my_farkles=s,
+                   opp_farkles=r)
+        assert a.options == plain.options and "no farkle penalty" in a.note
+    assert plain.note is None
+    solo = advise([1, 5], turn_points=100, my_farkles=2)
+    assert solo.options == advise([1, 5], turn_points=100).options and solo.note
+    with pytest.raises(UserError, match="needs --me and --opp"):
+        advise([1, 5], turn_points=100, opp_farkles=1)
 
 
 def test_advise_farkle_command_under_facebook(capsys):
@@ -365,7 +389,7 @@ def test_solitaire_values_under_must_roll_are_the_plain_python_max_ev():
     the plain recursion followed to 16,000 points past the cap, hot dice and past the cap
     included; no option banks six dice."""
     rules = _must_roll(PRESETS["basic"])
-    sol = turn_dp.solve_max_ev(rules)
+    sol = solitaire.solve_max_ev(rules)
     _, roll_value = nfd.max_ev_recursion("basic", sol.cap, every=True, must_roll=True,
                                          far=sol.cap + 16_000)
     rng = np.random.default_rng(13)

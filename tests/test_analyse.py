@@ -17,7 +17,7 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.analyse import CLASS_NAMES, LOSS_CLASSES, analyse_games, analyse_logs, loss_class
-from dicelab.farkle import turn_dp
+from dicelab.farkle import solitaire
 from dicelab.farkle.advise import legal_setasides
 from dicelab.farkle.rules import PRESETS, FarkleRules, dice_after
 from dicelab.gamelog import new_game_header, parse_lines, write_games
@@ -200,7 +200,7 @@ def test_max_ev_loses_nothing_and_random_play_loses_what_the_naive_recursion_say
     played = _random_farkle(rules, 1, 1000, seed=8)
     res = analyse_games(_games(played))
     _check_split(res)
-    sol = turn_dp.solve_max_ev(rules)
+    sol = solitaire.solve_max_ev(rules)
     states = nfd.max_ev_values("default", sol.cap, every=True)
 
     def roll_value(tp, n):
@@ -382,3 +382,51 @@ def test_analyse_logs_reads_files(logs):
     res = analyse_logs([logs / "penta.jsonl", logs / "farkle.jsonl"])
     assert res.n_games == 4 and set(res.measure) == {"penta", "farkle"}
     _check_split(res)
+
+
+def test_one_file_of_both_games_names_each_games_count(logs, tmp_path, capsys):
+    both = tmp_path / "both.jsonl"
+    both.write_text((logs / "farkle.jsonl").read_text() + (logs / "penta.jsonl").read_text())
+    code, out, err = run_cli(capsys, ["analyse", str(both)])
+    assert code == 0, err
+    assert "farkle: 2 games, losses in" in out and "penta: 2 games, losses in" in out
+    assert "game(s)" not in out
+    res = analyse_logs([both])
+    assert (res.games_of("farkle"), res.games_of("penta"), res.n_games) == (2, 2, 4)
+
+
+def test_no_number_or_name_is_cut_at_any_terminal_width(logs, capsys, monkeypatch):
+    """Large totals under the turn measure, at 40 columns and at 200: every figure of the
+    summary appears whole."""
+    from dicelab.cli import render
+
+    res = analyse_logs([logs / "farkle.jsonl"], measure="turn")
+    figures = [f"{r[k]:,.2f}" for r in res.summary() for k in ("initial", "outcome",
+                                                                 "luck", "skill")]
+    assert any(abs(float(f.replace(",", ""))) >= 1000 for f in figures)
+    for width in (40, 200):
+        monkeypatch.setattr(render.console, "width", width)
+        code, out, err = run_cli(capsys, ["analyse", str(logs / "farkle.jsonl"),
+                                          "--measure", "turn"])
+        assert code == 0, err
+        assert "…" not in out
+        for f in figures:
+            assert f in out, (width, f)
+
+
+def test_the_value_trace_under_the_turn_measure_ends_at_the_points_banked(tmp_path):
+    from dicelab.analyse import TRACE_LABELS, player_label
+
+    played = play_games("farkle", ["ai", "threshold-300"], games=1, seed=3, target=2000)
+    res = analyse_games(_games(played), measure="turn")
+    _check_split(res)
+    for (_, _, seat), trace in res.traces.items():
+        row = res.players[res.players["seat"] == seat].iloc[0]
+        assert trace[-1] == pytest.approx(row["outcome"])  # banked, counted once
+    (fig,) = res.figures().values()
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == TRACE_LABELS["turn"] == "banked + expected turn score (points)"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["seat 0 (ai)", "seat 1 (threshold-300)"]
+    assert player_label("Computer (ai)", "ai") == "Computer (ai)"
+    assert player_label("You", "human") == "You"

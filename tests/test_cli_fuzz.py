@@ -1,11 +1,22 @@
 """Hundreds of bad or odd command lines: every one is one ``error:`` line on stderr, exit
-code 2, no traceback, and nothing written (not in the working directory, not at
-``--out``)."""
+code 2, no traceback, and nothing written or changed: not in the working directory, not in
+the table cache, not at an output path, and no existing file, symbolic link, pipe or
+device of a sandbox (nor /dev/null, /dev/full, /dev/zero) touched.
+
+The command lines run in-process through :func:`dicelab.cli.main.main` (the console
+script's own code, minus the interpreter start); a sample also runs as real processes.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
@@ -139,6 +150,104 @@ def _cases(tmp_rules) -> list[list[str]]:
     return cases
 
 
+#: Digits of other scripts that ``int()`` reads but no option takes.
+ODD_DIGITS = ["\uff11", "\u0661", "\u0967", "\u00b9", "\U0001d7d9"]
+HUGE = "9" * 5000
+BIG = str(2**63)
+
+
+def _bad_output_files(sb: Path, suffix: str) -> list[str]:
+    """Output file paths that must be refused before any work."""
+    return [f"/proc/x{suffix}", str(sb / "dir"), str(sb / "no" / "such" / f"x{suffix}"),
+            str(sb / "loop"), "", "x" * 300 + suffix, str(sb / "sock"),
+            str(sb / "existing.txt" / f"x{suffix}"), str(sb / "dangling-loop")]
+
+
+def _bad_out_dirs(sb: Path) -> list[str]:
+    return ["/proc/x", str(sb / "existing.txt"), str(sb / "loop"), "", "x" * 300,
+            str(sb / "fifo"), str(sb / "existing.txt" / "sub"), str(sb / "outdir"),
+            "/proc"]
+
+
+def _more_cases(sb: Path) -> list[list[str]]:
+    """Outputs that cannot be written, inputs that are not regular files, numbers in other
+    digits or too large, options without their partner, and their neighbours."""
+    good = str(sb / "good.jsonl")
+    cases: list[list[str]] = []
+    for f in _bad_output_files(sb, ".jsonl"):
+        cases += [["simulate", "-s", "threshold-300", "-n", "100", "--log", f],
+                  ["play", "farkle", "--log", f], ["play", "penta", "--log", f]]
+    for f in _bad_output_files(sb, ".png"):
+        cases += [["policy", "farkle", "max-ev", "--plot", f],
+                  ["solve", "penta", "--distribution", "--plot", f],
+                  ["analyse", good, "--plot", f]]
+    for d in _bad_out_dirs(sb):
+        cases += [["simulate", "-s", "threshold-300", "-n", "100", "--out", d],
+                  ["analyse", good, "--out", d], ["bust-risk", "-n", "100", "--out", d],
+                  ["solve", "penta", "--distribution", "--out", d],
+                  ["tournament", "threshold-300", "threshold-500", "-n", "100", "--out", d],
+                  ["experiment", "run", "threshold-sweep", "--out", d]]
+    bad_inputs = ["/dev/zero", "/dev/null", str(sb / "fifo"), str(sb / "dir"),
+                  str(sb / "loop"), str(sb / "sock"), str(sb / "missing.jsonl")]
+    for f in [*bad_inputs, *(str(sb / n) for n in ("nested.jsonl", "nested-header.jsonl",
+                                                    "long.jsonl", "binary.jsonl",
+                                                    "empty.jsonl", "existing.txt"))]:
+        cases += [["analyse", f], ["analyse", good, f]]
+    for f in [*bad_inputs, str(sb / "nested.toml"), str(sb / "binary.jsonl")]:
+        cases += [["simulate", "-s", "threshold-300", "-n", "100", "--rules", f],
+                  ["advise", "farkle", "--roll", "1,5,2,3,4,6", "--rules", f]]
+    for f in ("fifo.toml", "dir.toml", "nested.toml", "missing.toml", "loop.toml"):
+        cases += [["experiment", "run", str(sb / f)]]
+    for d in [*ODD_DIGITS, HUGE]:
+        cases += [["advise", "farkle", "--roll", f"{d},5,2,3,4,6"],
+                  ["advise", "penta", "--roll", f"{d},3,3,4,6"],
+                  ["policy", "penta", "--roll", "1,3,3,4,6", "--card", f"fours={d}"],
+                  ["simulate", "-s", f"threshold-{d}00", "-n", "100"],
+                  ["simulate", "-s", f"ai:base={d}50", "-n", "100"],
+                  ["cache", "prune", "--max-size", f"{d}GB", "--dry-run"],
+                  ["tune", "ai", "--against", "threshold-300", "--range", f"base={d}:400:50"],
+                  ["tournament", "ai", "max-ev", "--sprt", f"elo1={d}"],
+                  ["simulate", "-s", "ai", "-n", d], ["simulate", "-s", "ai", "--seed", d],
+                  ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--top", d]]
+    for v in (BIG, f"-{BIG}", "1e400", "nan", "inf", "-inf", "1e18", "1001", "x"):
+        cases += [["tournament", "ai", "max-ev", "--sprt", f"elo1={v}"],
+                  ["tournament", "ai", "max-ev", "--sprt", f"elo0={v}"]]
+    cases += [["tournament", "ai", "max-ev", "--sprt", "elo1=10,elo1=20"]]
+    for seats in (BIG, "100000", "0", "-1", HUGE):
+        cases += [["tournament", "ai", "max-ev", "--seats", seats, "-n", "100"],
+                  ["tournament", "optimal", "greedy", "--seats", seats, "-n", "100"]]
+    cases += [["tournament", "ai", "max-ev", "--seats", "8", "-n", "100"]]
+    for top in ("-1", f"-{BIG}", "x"):
+        cases += [["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--top", top],
+                  ["advise", "penta", "--roll", "1,3,3,4,6", "--top", top]]
+    for mp in (BIG, "99", "100001", "-5", HUGE):
+        cases += [["policy", "farkle", "max-ev", "--plot", "x.png", "--max-points", mp]]
+    for params in ("", ",", "base,,one-die", " ", "bogus"):
+        cases += [["tune", "ai", "--against", "threshold-300", "--params", params]]
+    for games in ("1", "5", "0", BIG):
+        cases += [["simulate", "-s", "threshold-300", "-n", "100", "--log-games", games]]
+    cases += [
+        ["policy", "farkle", "max-ev", "--max-points", "500"],
+        ["tournament", "threshold-300", "threshold-500", "-n", "100", "--out",
+         str(sb / "outfig")],  # a figure's name is a directory there
+        ["simulate", "-s", "threshold-1_000", "-n", "100"],  # a name has one spelling
+        ["cache", "prune", "--max-size", "1_000MB", "--dry-run"],
+        ["compare", "optimal-win", "max-ev", "--exact", "--target", "60000"],
+        ["simulate", "-s", "optimal-win", "--vs", "ai", "--target", "60000", "-n", "100"],
+        ["simulate", "-s", "threshold-300", "-n", "100", "--seed", "1", "--log", "/dev/full",
+         "--log-games", "1"],
+        ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--opp-farkles", "1"],
+        ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--my-farkles", "3"],
+        ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--my-farkles", "-1"],
+    ]
+    return cases
+
+
+#: Command groups with nothing after them: their help on stderr, exit 2 (a usage error).
+BARE_GROUPS = [[], ["solve"], ["experiment"], ["experiment", "run"], ["play"], ["advise"],
+               ["policy"]]
+
+
 @pytest.fixture(scope="module")
 def rules_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("bad-rules")
@@ -147,8 +256,61 @@ def rules_dir(tmp_path_factory):
     return d
 
 
-def test_there_are_at_least_300_cases(rules_dir):
-    assert len(_cases(rules_dir)) >= 300
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory):
+    """Existing files of every kind that a bad command line names, none of which it may
+    change."""
+    from dicelab.gamelog import write_games
+    from dicelab.logplay import play_games
+
+    sb = tmp_path_factory.mktemp("sandbox")
+    (sb / "existing.txt").write_text("keep me\n")
+    (sb / "dir").mkdir()
+    (sb / "dir.toml").mkdir()
+    (sb / "outdir").mkdir()
+    (sb / "outdir" / "manifest.json").mkdir()  # --out where a file must go is a directory
+    (sb / "outfig" / "ratings.png").mkdir(parents=True)
+    (sb / "link.jsonl").symlink_to("existing.txt")
+    (sb / "loop").symlink_to("loop")
+    (sb / "loop.toml").symlink_to("loop.toml")
+    (sb / "dangling-loop").symlink_to(sb / "loop" / "x")
+    os.mkfifo(sb / "fifo")
+    os.mkfifo(sb / "fifo.toml")
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(sb / "sock"))
+    (sb / "nested.jsonl").write_text("[" * 100_000 + "\n")
+    (sb / "nested-header.jsonl").write_text('{"dicelab_log": 1, "x": ' + "[" * 100_000 + "\n")
+    (sb / "nested.toml").write_text("a = " + "[" * 30_000 + "\n")
+    (sb / "long.jsonl").write_text('{"dicelab_log": 1, "x": "' + "x" * (5 << 20) + '"}\n')
+    (sb / "binary.jsonl").write_bytes(b"\xff\xfe\x00\x81" * 100)
+    (sb / "empty.jsonl").write_bytes(b"")
+    write_games(sb / "good.jsonl", play_games("farkle", ["threshold-300"], games=1, seed=1,
+                                              target=500))
+    return sb
+
+
+SYSTEM_NODES = [Path(p) for p in ("/dev/null", "/dev/full", "/dev/zero") if os.path.exists(p)]
+
+
+def _snapshot(sb: Path) -> dict:
+    """What must not change: every entry of the sandbox (identity, kind, size, time and
+    content of files, link targets), and the system's device nodes."""
+    out = {}
+    for p in [*sorted(sb.rglob("*")), *SYSTEM_NODES]:
+        st = os.lstat(p)
+        item = (st.st_ino, st.st_mode, st.st_rdev)
+        if stat.S_ISREG(st.st_mode):
+            item += (st.st_size, st.st_mtime_ns)
+            if st.st_size < 1 << 16:  # a write in place shows in the time; small ones hashed
+                item += (hashlib.sha256(p.read_bytes()).hexdigest(),)
+        elif stat.S_ISLNK(st.st_mode):
+            item += (os.readlink(p),)
+        out[str(p)] = item
+    return out
+
+
+def test_there_are_at_least_500_cases(rules_dir, sandbox):
+    assert len(_cases(rules_dir)) + len(_more_cases(sandbox)) >= 500
 
 
 @pytest.fixture
@@ -160,17 +322,23 @@ def workdir(tmp_path, monkeypatch):
     return d
 
 
-def _check_all(capsys, cases, workdir):
+def _check_all(capsys, cases, workdir, sandbox=None, cache=None):
     bad = []
+    before = None if sandbox is None else _snapshot(sandbox)
     for argv in cases:
         code, _, err = run_cli(capsys, argv)
         lines = err.splitlines()
+        written = os.listdir(workdir) + ([] if cache is None or not cache.exists()
+                                         else os.listdir(cache))
+        changed = sandbox is not None and _snapshot(sandbox) != before
         ok = (code == 2 and len(lines) == 1 and lines[0].startswith("error: ")
-              and "Traceback" not in err and os.listdir(workdir) == [])
+              and "Traceback" not in err and not written and not changed)
         if not ok:
-            bad.append((argv, code, err[-300:], os.listdir(workdir)))
+            bad.append((argv[:8], code, err[-300:], written, changed))
             for f in os.listdir(workdir):
                 os.remove(workdir / f)
+            if changed:
+                before = _snapshot(sandbox)
     assert not bad, "\n".join(map(str, bad[:20]))
 
 
@@ -180,8 +348,66 @@ def test_every_bad_input_is_one_error_line_and_exit_2(capsys, rules_dir, workdir
     _check_all(capsys, cases[part::4], workdir)
 
 
+@pytest.mark.parametrize("part", range(4))
+def test_bad_outputs_inputs_and_numbers_change_nothing(capsys, sandbox, workdir,
+                                                       _isolated_cache_dir, part):
+    _check_all(capsys, _more_cases(sandbox)[part::4], workdir, sandbox, _isolated_cache_dir)
+
+
+def test_a_game_whose_log_cannot_be_written_exits_2_and_leaves_the_device(
+        capsys, monkeypatch, sandbox, workdir):
+    import io
+
+    before = _snapshot(sandbox)
+    for game, ai in (("farkle", "ai"), ("penta", "greedy")):
+        monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+        code, out, err = run_cli(capsys, ["play", game, "--ai", ai, "--seed", "1", "--log",
+                                          "/dev/full"])
+        assert code == 2 and "you quit" in out
+        assert err == "error: --log /dev/full: cannot write (No space left on device)\n"
+    assert _snapshot(sandbox) == before and os.listdir(workdir) == []
+
+
+def test_a_command_group_alone_prints_its_help_on_stderr_and_exits_2(capsys):
+    for argv in BARE_GROUPS:
+        code, out, err = run_cli(capsys, argv)
+        assert code == 2 and out == "" and err.startswith("Usage: dicelab"), argv
+        assert "Commands:" in err and "Traceback" not in err
+
+
 def test_help_options(capsys):
     for argv in (["-h"], ["simulate", "-h"], ["solve", "farkle", "-h"], ["policy", "-h"],
                  ["compare", "--help"]):
         code, out, err = run_cli(capsys, argv)
         assert code == 0 and "Usage" in out and not err
+
+
+#: A sample of the cases run as real processes of the console script, all at once (the
+#: rest run in-process: the same code after the interpreter's start).
+PROCESS_SAMPLE = [
+    ["analyse", "/dev/zero"], ["analyse", "{sb}/fifo"],
+    ["simulate", "-s", "threshold-300", "-n", "100", "--log", "/dev/full", "--log-games", "1"],
+    ["tournament", "optimal", "greedy", "--seats", BIG],
+    ["solve", "penta", "--distribution", "--plot", "/proc/x.png"],
+]
+
+
+def test_a_sample_as_processes_of_the_console_script(sandbox, tmp_path):
+    exe = str(Path(sys.executable).with_name("dicelab"))
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    env = {**os.environ, "DICELAB_MEMORY_LIMIT": "16GB",
+           "DICELAB_CACHE_DIR": str(tmp_path / "cache")}
+    before = _snapshot(sandbox)
+    procs = [subprocess.Popen([exe, *(a.format(sb=sandbox) for a in argv)], cwd=cwd, env=env,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+             for argv in [*PROCESS_SAMPLE, ["experiment", "run"]]]
+    results = [(p.args[1:], *p.communicate(timeout=300), p.returncode) for p in procs]
+    for argv, out, err, code in results[:len(PROCESS_SAMPLE)]:
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, err)
+        assert err.startswith("error: "), (argv, err)
+    for argv, out, err, code in results[len(PROCESS_SAMPLE):]:
+        assert code == 2 and out == "" and err.startswith("Usage: dicelab"), (argv, err)
+    assert _snapshot(sandbox) == before
+    assert os.listdir(cwd) == [] and not (tmp_path / "cache").exists()

@@ -8,7 +8,7 @@ import pytest
 
 from dicelab.errors import UserError
 from dicelab.farkle.rules import PRESETS, load_rules
-from dicelab.farkle.two_player import solve_optimal_win
+from dicelab.farkle.solve import solve_optimal_win
 from dicelab.simulate import simulate
 
 

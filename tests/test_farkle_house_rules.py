@@ -19,8 +19,8 @@ from test_farkle_sim import naive_policy, naive_stats, random_table, run_script
 
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
-from dicelab.farkle import turn_dp
-from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle import solitaire
+from dicelab.farkle.exact import exact_pair
 from dicelab.farkle.rules import (
     NO_BANK,
     PRESETS,
@@ -175,7 +175,7 @@ def test_min_bank_makes_low_thresholds_play_the_minimum():
 def test_max_ev_with_a_minimum_to_bank_against_the_reference():
     rules = dataclasses.replace(PRESETS["basic"], min_bank=400)
     cap = 1000
-    sol = turn_dp.solve_max_ev(rules, cap=cap)
+    sol = solitaire.solve_max_ev(rules, cap=cap)
     ref = nd.max_ev_values("basic", cap, every=True, min_bank=400)
     for (tp, n), v in ref.items():
         assert sol.value[tp // 50, n] == pytest.approx(v, rel=1e-12), (tp, n)
@@ -185,15 +185,15 @@ def test_max_ev_with_a_minimum_to_bank_against_the_reference():
 
 def test_fastest_with_a_minimum_to_bank_against_the_reference():
     rules = dataclasses.replace(PRESETS["basic"], min_bank=300)
-    sol = turn_dp.solve_fastest(rules, 500)
+    sol = solitaire.solve_fastest(rules, 500)
     ref = nd.fastest_turns("basic", 500, every=True, min_bank=300)
-    np.testing.assert_allclose(sol.turns, ref, rtol=1e-9)
-    assert sol.turns[0] > turn_dp.solve_fastest(
-        dataclasses.replace(rules, min_bank=0), 500).turns[0]
+    np.testing.assert_allclose(sol.turns[0], ref, rtol=1e-9)
+    assert sol.expected_turns > solitaire.solve_fastest(
+        dataclasses.replace(rules, min_bank=0), 500).expected_turns
 
 
 def test_threshold_distribution_with_a_minimum_to_bank_against_the_reference():
-    got = turn_dp.threshold_distribution(MIN_BANK, 150)
+    got = solitaire.threshold_distribution(MIN_BANK, 150)
     ref = nf.threshold_turn_distribution(MIN_BANK, 150)
     assert got.p_bust == pytest.approx(ref[0], abs=1e-12)
     for x, p in ref.items():
@@ -204,7 +204,7 @@ def test_threshold_distribution_with_a_minimum_to_bank_against_the_reference():
 
 @pytest.mark.slow
 def test_simulation_agrees_with_the_exact_race_under_a_minimum_to_bank():
-    exact = turn_dp.evaluate_race(MIN_BANK, 3000, turn_dp.threshold_bank_table(200))[0]
+    exact = solitaire.race(MIN_BANK, 3000, solitaire.threshold_bank_table(200))[0, 0]
     s = simulate_farkle([parse_policy("threshold-200")], games=60_000, seed=21, target=3000,
                         rules=MIN_BANK).seat(0)
     assert abs(s.turns.mean - exact) < 4 * s.turns.se
@@ -217,7 +217,7 @@ BASIC_MUST_ROLL = dataclasses.replace(PRESETS["basic"], name="basic-must-roll",
 def test_max_ev_under_must_roll_against_the_reference():
     # six dice never bank, past the cap too: the reference recurses up to 17,000 points
     cap = 1000
-    sol = turn_dp.solve_max_ev(BASIC_MUST_ROLL, cap=cap)
+    sol = solitaire.solve_max_ev(BASIC_MUST_ROLL, cap=cap)
     ref = nd.max_ev_values("basic", cap, every=True, must_roll=True, far=cap + 16_000)
     for (tp, n), v in ref.items():
         assert sol.value[tp // 50, n] == pytest.approx(v, abs=1e-9), (tp, n)
@@ -225,9 +225,9 @@ def test_max_ev_under_must_roll_against_the_reference():
     assert not sol.bank[:, 6].any() and sol.bank[cap // 50:, 1:6].all()
     assert sol.distribution.expected_score == pytest.approx(sol.expected_score, abs=1e-9)
     # the proven cap: a hair below the standard rule, whose 6-dice bank is far out
-    full = turn_dp.solve_max_ev(MUST_ROLL)
-    plain = turn_dp.solve_max_ev(DEFAULT)
-    assert full.value_error < 1e-9 and full.distribution.p_unresolved < turn_dp.MUST_ROLL_ERR
+    full = solitaire.solve_max_ev(MUST_ROLL)
+    plain = solitaire.solve_max_ev(DEFAULT)
+    assert full.value_error < 1e-9 and full.distribution.p_unresolved < solitaire.CLIMB_ERR
     assert full.distribution.expected_score == pytest.approx(full.expected_score, abs=1e-9)
     assert 0 < plain.expected_score - full.expected_score < 1e-9
     assert full.bank_thresholds()[6] is None
@@ -235,47 +235,52 @@ def test_max_ev_under_must_roll_against_the_reference():
 
 @pytest.mark.slow
 def test_fastest_under_must_roll_against_the_reference():
-    sol = turn_dp.solve_fastest(BASIC_MUST_ROLL, 500)
+    sol = solitaire.solve_fastest(BASIC_MUST_ROLL, 500)
     ref = nd.fastest_turns("basic", 500, every=True, must_roll=True, far=5000)
-    np.testing.assert_allclose(sol.turns, ref, rtol=1e-11)
+    np.testing.assert_allclose(sol.turns[0], ref, rtol=1e-11)
     assert not sol.bank[:, :, 6].any()
     # replayed by the independent forward evaluation, the same race
-    race = turn_dp.evaluate_race(BASIC_MUST_ROLL, 500, sol.bank, -sol.value)
+    race = solitaire.race(BASIC_MUST_ROLL, 500, sol.bank[0], -sol.value[0])
     np.testing.assert_allclose(race, sol.turns, rtol=1e-11)
-    assert turn_dp.solve_fastest(MUST_ROLL, 1000).turns[0] > \
-        turn_dp.solve_fastest(DEFAULT, 1000).turns[0]
+    assert solitaire.solve_fastest(MUST_ROLL, 1000).expected_turns > \
+        solitaire.solve_fastest(DEFAULT, 1000).expected_turns
 
 
 @pytest.mark.parametrize("threshold", [100, 300, 1000])
 def test_threshold_distribution_under_must_roll_against_the_reference(threshold):
-    got = turn_dp.threshold_distribution(BASIC_MUST_ROLL, threshold)
+    got = solitaire.threshold_distribution(BASIC_MUST_ROLL, threshold)
     ref = nd.threshold_outcomes("basic", threshold, must_roll=True, far=threshold + 16_000)
     assert got.p_bust == pytest.approx(ref[0], abs=1e-14)
     for x, p in ref.items():
         if x:
             assert got.p_bank[x // 50] == pytest.approx(p, abs=1e-14), x
-    d = turn_dp.threshold_distribution(MUST_ROLL, threshold)
-    assert d.p_unresolved < turn_dp.MUST_ROLL_ERR
+    d = solitaire.threshold_distribution(MUST_ROLL, threshold)
+    assert d.p_unresolved < solitaire.CLIMB_ERR
     assert d.p_bust + d.p_bank.sum() + d.p_unresolved == pytest.approx(1.0, abs=1e-13)
 
 
 @pytest.mark.slow
 def test_simulation_agrees_with_the_exact_race_under_must_roll():
-    bank = turn_dp.threshold_bank_table(300)
-    exact = turn_dp.evaluate_race(MUST_ROLL, 3000, bank)[0]
+    bank = solitaire.threshold_bank_table(300)
+    exact = solitaire.race(MUST_ROLL, 3000, bank)[0, 0]
     s = simulate_farkle([parse_policy("threshold-300")], games=60_000, seed=23, target=3000,
                         rules=MUST_ROLL).seat(0)
     assert abs(s.turns.mean - exact) < 4 * s.turns.se
 
 
 @pytest.mark.parametrize("rules", [PENALTY, FACEBOOK])
-def test_turn_solvers_refuse_what_they_do_not_model(rules):
-    for solve in (turn_dp.solve_max_ev, lambda r: turn_dp.solve_fastest(r, 1000)):
-        with pytest.raises(UserError, match="house rule"):
-            solve(rules)
-    # one turn's result does not depend on the penalty, which acts between turns
+def test_turn_solvers_play_the_penalty_between_turns(rules):
+    # the one-player solvers read the penalty from the model: a policy per run of lost
+    # turns, and totals below zero
+    sol = solitaire.solve_max_ev(rules)
+    assert len(sol.streak) == 3 and sol.penalty == 500
+    fast = solitaire.solve_fastest(rules, 1000)
+    assert fast.turns.shape[0] == 3 and fast.floor_points == rules.penalty_floor() * 50
     free = dataclasses.replace(rules, farkle_penalty=0)
-    d, e = (turn_dp.threshold_distribution(r, 300) for r in (rules, free))
+    assert sol.rate < solitaire.solve_max_ev(free).rate
+    assert fast.expected_turns > solitaire.solve_fastest(free, 1000).expected_turns
+    # one turn's result does not depend on the penalty, which acts between turns
+    d, e = (solitaire.threshold_distribution(r, 300) for r in (rules, free))
     assert d.p_bust == e.p_bust and (d.p_bank == e.p_bank).all()
 
 
@@ -293,7 +298,7 @@ def test_cli_solves_fastest_under_must_roll_and_the_penalty(tmp_path, capsys):
     assert code == 0, err
     rules = load_rules(str(both))
     assert json.loads(out)["expected_turns"] == pytest.approx(
-        turn_dp.solve_fastest_penalty(rules, 1000).expected_turns, rel=1e-12)
+        solitaire.solve_fastest(rules, 1000).expected_turns, rel=1e-12)
 
 
 @pytest.mark.slow
@@ -302,12 +307,12 @@ def test_fastest_under_the_penalty_against_the_reference():
     iteration over every legal set-aside."""
     rules = dataclasses.replace(PRESETS["basic"], name="b-pen", min_bank=300,
                                 farkle_penalty=100)
-    sol = turn_dp.solve_fastest_penalty(rules, 500, floor_points=200)
+    sol = solitaire.solve_fastest(rules, 500, floor_points=200)
     ref = nd.fastest_turns_penalty("basic", 500, 100, 200, min_bank=300)
     assert sol.floor_points == 200 and sol.turns.shape == (3, 15)
     for (s, m), v in ref.items():
         assert sol.expected_turns_from(m, s) == pytest.approx(v, rel=1e-12), (s, m)
-    assert sol.expected_turns > turn_dp.solve_fastest(
+    assert sol.expected_turns > solitaire.solve_fastest(
         dataclasses.replace(rules, farkle_penalty=0), 500).expected_turns
 
 
@@ -317,13 +322,13 @@ def test_fastest_under_must_roll_and_the_penalty_against_the_reference():
     1,500 turn points."""
     rules = dataclasses.replace(PRESETS["basic"], name="b-pen-mr", hot_dice="must-roll",
                                 farkle_penalty=100)
-    sol = turn_dp.solve_fastest_penalty(rules, 300, floor_points=200)
+    sol = solitaire.solve_fastest(rules, 300, floor_points=200)
     ref = nd.fastest_turns_penalty("basic", 300, 100, 200, must_roll=True, far=1500)
     assert sol.turns.shape == (3, 11)
     for (s, m), v in ref.items():
         assert sol.expected_turns_from(m, s) == pytest.approx(v, rel=1e-12), (s, m)
     assert not sol.bank[..., 6].any()
-    may_bank = turn_dp.solve_fastest_penalty(dataclasses.replace(rules, hot_dice="may-bank"),
+    may_bank = solitaire.solve_fastest(dataclasses.replace(rules, hot_dice="may-bank"),
                                              300, floor_points=200)
     assert sol.expected_turns > may_bank.expected_turns
 
@@ -331,7 +336,7 @@ def test_fastest_under_must_roll_and_the_penalty_against_the_reference():
 @pytest.mark.slow
 def test_fastest_under_must_roll_and_the_penalty_simulated():
     rules = dataclasses.replace(FACEBOOK, name="facebook-must-roll", hot_dice="must-roll")
-    sol = turn_dp.solve_fastest_penalty(rules, 3000)
+    sol = solitaire.solve_fastest(rules, 3000)
     assert not sol.bank[..., 6].any()
     s = simulate_farkle([parse_policy("fastest")], games=40_000, seed=37, target=3000,
                         rules=rules).seat(0)
@@ -340,7 +345,7 @@ def test_fastest_under_must_roll_and_the_penalty_simulated():
 
 @pytest.mark.slow
 def test_fastest_under_facebook_simulated_and_shown(capsys):
-    sol = turn_dp.solve_fastest_penalty(FACEBOOK, 3000)
+    sol = solitaire.solve_fastest(FACEBOOK, 3000)
     th = sol.bank_thresholds(0, 2)
     assert all(th[n] <= sol.bank_thresholds(0, 0)[n] for n in range(1, 7))
     assert sol.expected_turns_from(0, 2) > sol.expected_turns_from(0, 0)
@@ -360,12 +365,27 @@ def test_advice_under_a_minimum_to_bank_offers_only_legal_banks():
 
     a = advise([1, 5, 2, 3, 4, 6], turn_points=0, rules=MIN_BANK)
     assert a.options and all(o.action == "roll" for o in a.options if o.points < 300)
-    sol = turn_dp.solve_max_ev(MIN_BANK)
+    sol = solitaire.solve_max_ev(MIN_BANK)
     best = max((o for o in a.options if o.action == "roll" and o.keep == (1,)),
                key=lambda o: o.value)
     assert best.value == pytest.approx(sol.roll_value[2, 5], rel=1e-12)
     # must-roll: a straight is hot dice, which roll on (no bank)
     hot = advise([1, 5, 2, 3, 4, 6], rules=MUST_ROLL)
     assert [(o.action, o.dice) for o in hot.options if len(o.keep) == 6] == [("roll", 6)]
-    with pytest.raises(UserError, match="min-bank"):
-        advise([1, 5, 2, 3, 4, 6], me=400, opp=1000, target=1000, rules=MIN_BANK)
+    # the last round under a minimum to bank: a bank needs 300 turn points even where
+    # fewer would beat the leader (the plain recursion over need, dice and turn points)
+    import naive_two_player as ntp
+
+    last = ntp.LastRound(MIN_BANK)
+    for me, opp, tp, roll in ((850, 1000, 0, [1, 5, 2, 3, 4, 6]), (900, 1000, 150, [5, 5, 2]),
+                              (600, 1000, 200, [1, 2, 3])):
+        a = advise(roll, turn_points=tp, me=me, opp=opp, target=1000, rules=MIN_BANK)
+        for o in a.options:
+            p = tp + o.points
+            if o.action == "bank":
+                assert p >= 300 and o.value == (1.0 if me + p > opp else 0.0 if
+                                                me + p < opp else 0.5)
+            else:
+                x = (opp - me - p) // 50
+                want = last.roll(x, o.dice, min(p // 50, last.f))[0]
+                assert o.value == pytest.approx(want, abs=1e-12), (me, opp, tp, o)

@@ -26,7 +26,7 @@ from dicelab.farkle.policies import seat_arrays
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import ENDINGS, PRESETS, FarkleRules, load_rules, set_asides
 from dicelab.farkle.simulate import simulate_farkle
-from dicelab.farkle.turn_dp import threshold_distribution
+from dicelab.farkle.solitaire import threshold_distribution
 from dicelab.registry import parse_policy
 from dicelab.seeding import chunk_bounds, chunk_states
 from dicelab.stats import ratio_estimate

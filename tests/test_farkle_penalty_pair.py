@@ -16,12 +16,10 @@ from cli_helpers import run_cli
 from test_head_to_head import assert_monte_carlo_agrees, naive_pair
 
 from dicelab import config
-from dicelab.farkle import turn_dp
-from dicelab.farkle.exact import policy_table
-from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle import solitaire
+from dicelab.farkle.exact import exact_pair, policy_table, solve_best_response, solve_optimal_win
 from dicelab.farkle.rules import PRESETS, load_rules
 from dicelab.farkle.simulate import simulate_farkle
-from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
 from dicelab.registry import parse_policy
 
 FACEBOOK = PRESETS["facebook"]
@@ -146,7 +144,7 @@ MUST_ROLL = dataclasses.replace(MUST_ROLL, name="must-roll", hot_dice="must-roll
 def _must_roll_turn(threshold: int) -> dict[int, float]:
     """threshold-T's turn under must-roll, by the forward pass (checked against the plain
     scorer in test_farkle_house_rules)."""
-    d = turn_dp.threshold_distribution(MUST_ROLL, threshold)
+    d = solitaire.threshold_distribution(MUST_ROLL, threshold)
     assert d.p_unresolved < 1e-12
     return {50 * g: float(p) for g, p in enumerate(d.p_bank) if p > 0} | {0: d.p_bust}
 
@@ -205,14 +203,13 @@ def naive_race(rules, threshold: int, target: int, floor: int) -> float:
 def test_threshold_race_with_the_penalty_matches_plain_value_iteration(monkeypatch):
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
     rules = SMALL[0][0]
-    d = turn_dp.threshold_distribution(rules, 350)
-    turns = turn_dp.race_with_penalty(rules, 2000, d)
+    turns = solitaire.race(rules, 2000, solitaire.threshold_bank_table(350))
     floor = rules.penalty_floor()
     assert turns[0, floor] == pytest.approx(naive_race(rules, 350, 2000, floor * 50),
                                             rel=1e-11)
-    free = turn_dp.evaluate_race(dataclasses.replace(rules, farkle_penalty=0), 2000,
-                                 turn_dp.threshold_bank_table(350))
-    assert turns[0, floor] > free[0] + 1e-3  # the penalty costs turns
+    free = solitaire.race(dataclasses.replace(rules, farkle_penalty=0), 2000,
+                          solitaire.threshold_bank_table(350))
+    assert turns[0, floor] > free[0, 0] + 1e-3  # the penalty costs turns
 
 
 @pytest.mark.slow

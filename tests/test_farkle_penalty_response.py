@@ -17,9 +17,8 @@ from cli_helpers import run_cli
 from test_head_to_head import assert_monte_carlo_agrees
 
 from dicelab import config
-from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.exact import exact_pair, solve_best_response, solve_optimal_win
 from dicelab.farkle.rules import PRESETS
-from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
 
 FACEBOOK = PRESETS["facebook"]
 #: facebook's table and banking with a small penalty: the plain reference stays small
@@ -42,7 +41,7 @@ def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch)
     np.testing.assert_allclose(br.opponent_streak_values, ref.opponent[0], rtol=0, atol=1e-10)
     assert br.p_win == pytest.approx(ref.win[0, 0, 4, 4], abs=1e-10)
     assert br.second_outcome[0] == pytest.approx(1 - ref.opponent[1, 0, 0, 4, 4], abs=1e-10)
-    assert br.state_outcome(-100, 50, 1, 2)[0] == pytest.approx(ref.win[1, 2, 2, 5],
+    assert br.outcome(-100, 50, 1, 2)[0] == pytest.approx(ref.win[1, 2, 2, 5],
                                                                 abs=1e-10)
     assert br.tolerance < 1e-9
 

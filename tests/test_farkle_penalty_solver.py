@@ -21,9 +21,10 @@ from cli_helpers import run_cli
 
 from dicelab import config
 from dicelab.errors import UserError
-from dicelab.farkle import penalty_game, turn_dp
-from dicelab.farkle.rules import PRESETS, load_rules, set_asides
-from dicelab.farkle.two_player import _last_round, _turn, solve_optimal_win
+from dicelab.farkle import solitaire
+from dicelab.farkle.engine import game
+from dicelab.farkle.rules import PRESETS, load_rules
+from dicelab.farkle.solve import solve_optimal_win
 
 #: facebook with hot dice must-roll: six dice never bank, past the cap they roll on
 FACEBOOK_MUST_ROLL = dataclasses.replace(PRESETS["facebook"], name="facebook-must-roll",
@@ -59,11 +60,12 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, f
     bank, roll = sol.turn_values(0, 0, 300)  # the turn of the state asked about
     assert 0.0 < bank < 1.0 and 0.0 < roll[6] < 1.0
     with pytest.raises(UserError, match="my total"):
-        sol.state_outcome(-1050, 0)
+        sol.outcome(-1050, 0)
     with pytest.raises(UserError, match="lost turns"):
-        sol.state_outcome(0, 0, 3, 0)
-    with pytest.raises(UserError, match="only under a farkle penalty"):
-        plain.state_outcome(0, 0)
+        sol.outcome(0, 0, 3, 0)
+    assert sol.outcome(0, 0, 2, 0) != sol.outcome(0, 0)
+    # without a penalty lost turns in a row change nothing: any count gets the one answer
+    assert plain.outcome(0, 0, 2, 1) == plain.outcome(0, 0)
 
 
 @pytest.mark.parametrize("solved", ["facebook_600", "small_must_roll_300"],
@@ -73,35 +75,30 @@ def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
     whose evaluation is the turn DP's value, at every state of a solve (under must-roll
     too, where six dice roll on past the cap and the last rows' guess ends the turn)."""
     sol = request.getfixturevalue(solved)
-    rules = sol.farkle_rules
-    sa = set_asides(rules)
+    m, g, seat, _ = sol.engine()
     vv = sol.streak_values
-    k, big_t = vv.shape[0], vv.shape[2]
-    tables = _last_round(sa, rules, big_t, 1e-10)
-    turn = _turn(sa, big_t, 1e-10, rules)
-    assert (turn.hot_rows > 0) == (rules.hot_dice == "must-roll")
-    n_groups = int(sa.arrays().class_start[7] - sa.arrays().class_start[1])
-    rows = big_t + tables.d_eps + turn.hot_rows + sa.max_points + 2
-    scratch = penalty_game._scratch(rows, n_groups)
+    _k, big_t = vv.shape[0], vv.shape[2]
+    sc = game.scratch(m, g.rows)
     worst = 0.0
-    step = 3 if big_t > 20 and turn.hot_rows else 1  # must-roll's turns are longer
-    pen = rules.farkle_penalty // 50
+    step = 3 if big_t > 20 and m.six_rows else 1  # must-roll's turns are longer
     for s, r, x, y in np.ndindex(vv.shape):
         if x % step or y % step:
             continue
-        c, bx, by = (r, s + 1, x) if s < k - 1 else (r, 0, max(x - pen, 0))
+        c, bx, by = game.lost_turn(m, s, r, x)
         beta = 1.0 - vv[c, bx, y, by]
-        value, top = penalty_game._turn_back(x, y, beta, turn, sa.arrays(), vv[r, 0],
-                                             tables.catch, scratch)
-        row, ends = np.zeros(big_t - 1 - x), np.zeros(4)
-        penalty_game._turn_ends(x, y, top, turn, sa.arrays(), tables.catch, scratch, row,
-                                ends)
+        value, _, _, _, rows = game.optimal_turn(m, g, seat, s, r, x, y, beta, sc, 0, False,
+                                                 sc.bounds)
+        lost = game.optimal_ends(m, g, sc, rows)
+        ends = sc.ends[:rows]
+        row = np.zeros(big_t - 1 - x)
+        n = min(rows - 1, big_t - 1 - x)
+        row[:n] = ends[1:n + 1]
+        past = ends[big_t - x:].sum()
         # no bank below 300 points
         assert row.min(initial=0.0) >= 0.0 and row[:5].max(initial=0.0) == 0.0
-        # first to bank: banking the target wins (ends[0] = ends[1], no ties)
-        assert ends[2] == 0.0 and ends[0] == ends[1]
-        assert row.sum() + ends[1] + ends[3] == pytest.approx(1.0, abs=1e-12)
-        evaluated = ends[0] + ends[3] * beta + row @ (1.0 - vv[r, 0, y, x + 1:])
+        assert row.sum() + past + lost == pytest.approx(1.0, abs=1e-12)
+        # first to bank: banking the target wins
+        evaluated = past + lost * beta + row @ (1.0 - vv[r, 0, y, x + 1:])
         worst = max(worst, abs(evaluated - value), abs(value - vv[s, r, x, y]))
     assert worst < 1e-10
 
@@ -182,9 +179,10 @@ def test_facebook_reproduces_the_published_first_player_win_of_53_487_percent(ca
     assert "P(win) 0.534870 (53.487%)" in out and "372,405,600 states" in out
 
 
-def test_default_rules_take_the_usual_solver():
+def test_default_rules_take_one_exact_sweep():
     sol = solve_optimal_win(load_rules("default"), 500, use_cache=False)
-    assert sol.streak_values is None and sol.sweeps == 0
+    assert sol.streak_values.shape[:2] == (1, 1) and sol.sweeps == 0
+    assert "sweeps" not in sol.to_dict()
 
 
 def test_cli_solves_facebook_and_reports_the_penalty_state(capsys, monkeypatch):
@@ -209,28 +207,30 @@ def test_max_ev_penalty_matches_plain_relative_value_iteration():
     value iteration) on the basic table with a 500 penalty, banking forced from 1,000."""
     rules = dataclasses.replace(load_rules("basic"), farkle_penalty=500)
     g, h1, h2 = naive_dp.max_ev_penalty_rate("basic", 500, 1000)
-    sol = turn_dp.solve_max_ev_penalty(rules, cap=1000)
+    sol = solitaire.solve_max_ev(rules, cap=1000)
     assert sol.rate == pytest.approx(g, abs=1e-9)
     np.testing.assert_allclose(sol.bias, [0.0, h1, h2], rtol=0, atol=1e-9)
     # the penalty costs: below the plain max-ev, and a run of lost turns is a liability
-    plain = turn_dp.solve_max_ev(dataclasses.replace(rules, farkle_penalty=0), cap=1000)
+    plain = solitaire.solve_max_ev(dataclasses.replace(rules, farkle_penalty=0), cap=1000)
     assert sol.rate < plain.expected_score - 1.0
     assert 0 > sol.bias[1] > sol.bias[2]
 
 
 def test_max_ev_penalty_under_facebook():
-    sol = turn_dp.solve_max_ev_penalty(PRESETS["facebook"])
+    sol = solitaire.solve_max_ev(PRESETS["facebook"])
     # the same policies evaluated from their exact turn distributions and the chain of
     # lost turns in a row give the same long-run rate
     assert sol.rate == pytest.approx(sol.rate_check, abs=1e-9)
     assert sol.stationary.sum() == pytest.approx(1.0, abs=1e-15)
-    th = sol.bank_thresholds()
+    th = {s: sol.bank_thresholds(s) for s in range(3)}
     for n in range(1, 7):  # with the penalty one loss away, bank no later than at 0
         assert th[2][n] <= th[0][n]
     assert th[2][5] < th[0][5]  # and strictly earlier somewhere
     assert all(t >= 300 for s in th.values() for t in s.values())  # the minimum to bank
-    with pytest.raises(UserError, match="no farkle penalty"):
-        turn_dp.solve_max_ev_penalty(load_rules("default"))
+    # without a penalty: one turn policy, and its rate is the expected turn score
+    plain = solitaire.solve_max_ev(load_rules("default"))
+    assert len(plain.streak) == 1
+    assert plain.rate == pytest.approx(plain.distribution.expected_score, rel=1e-14)
 
 
 def test_cli_max_ev_under_facebook(capsys):
@@ -238,7 +238,8 @@ def test_cli_max_ev_under_facebook(capsys):
                                       "facebook", "--json"])
     assert code == 0, err
     d = json.loads(out)
-    assert d["farkle_penalty"] == 500 and set(d["bank_thresholds"]) == {"0", "1", "2"}
+    assert d["farkle_penalty"] == 500
+    assert set(d["bank_thresholds_by_lost_turns"]) == {"0", "1", "2"}
     assert abs(d["points_per_turn"] - d["points_per_turn_check"]) < 1e-9
     code, out, _ = run_cli(capsys, ["solve", "farkle", "-p", "max-ev", "--rules", "facebook"])
     assert code == 0 and "long-run points per turn" in out and "E(banked)" in out
@@ -251,7 +252,7 @@ def test_max_ev_penalty_under_must_roll_matches_the_plain_reference():
     rules = dataclasses.replace(load_rules("basic"), name="basic-must-roll",
                                 hot_dice="must-roll", farkle_penalty=500)
     g, h1, h2 = naive_dp.max_ev_penalty_rate("basic", 500, 1000, must_roll=True, far=9000)
-    sol = turn_dp.solve_max_ev_penalty(rules, cap=1000)
+    sol = solitaire.solve_max_ev(rules, cap=1000)
     assert sol.rate == pytest.approx(g, abs=1e-9)
     np.testing.assert_allclose(sol.bias, [0.0, h1, h2], rtol=0, atol=1e-9)
     assert sol.value_error < 1e-9 and sol.to_dict()["value_error"] == sol.value_error
@@ -260,6 +261,6 @@ def test_max_ev_penalty_under_must_roll_matches_the_plain_reference():
         assert not st.bank[:, 6].any() and st.value_error < 1e-9
     # must-roll costs a little against may-bank, with the penalty too
     # past the cap six dice roll on rather than bank: the rule changes the rate
-    may_bank = turn_dp.solve_max_ev_penalty(dataclasses.replace(rules, hot_dice="may-bank"),
+    may_bank = solitaire.solve_max_ev(dataclasses.replace(rules, hot_dice="may-bank"),
                                             cap=1000)
     assert abs(may_bank.rate - sol.rate) > 1.0

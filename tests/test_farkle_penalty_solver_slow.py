@@ -14,10 +14,10 @@ import pytest
 from test_two_player import _small_table, naive_cap
 
 from dicelab import config
-from dicelab.farkle import turn_dp
+from dicelab.farkle import solitaire
 from dicelab.farkle.exact import max_ev_table
 from dicelab.farkle.rules import PRESETS
-from dicelab.farkle.two_player import solve_optimal_win
+from dicelab.farkle.solve import solve_optimal_win
 from dicelab.simulate import simulate
 
 #: facebook's table and banking with a small penalty and floor, so the reference stays fast
@@ -56,11 +56,11 @@ def test_penalty_matches_naive_value_iteration_at_every_state(tight, rules, targ
         np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-10)
     # the queries read the same arrays: 0 : 0, and a state below zero after a penalty
     assert sol.p_win == pytest.approx(ref.win[0, 0, floor, floor], abs=1e-10)
-    w, t, _ = sol.state_outcome(-100, 50, 1, 2)
+    w, t, _ = sol.outcome(-100, 50, 1, 2)
     assert (w, t) == pytest.approx((ref.win[1, 2, floor - 2, floor + 1],
                                     ref.tie[1, 2, floor - 2, floor + 1]), abs=1e-10)
     # the penalty matters: a player about to risk it is worse off than one who is not
-    assert sol.state_outcome(0, 0, 2, 0)[0] < sol.state_outcome(0, 0, 0, 0)[0] - 1e-3
+    assert sol.outcome(0, 0, 2, 0)[0] < sol.outcome(0, 0, 0, 0)[0] - 1e-3
 
 
 @pytest.mark.slow
@@ -91,7 +91,7 @@ def test_simulated_max_ev_under_facebook_earns_the_long_run_rate():
     (final total over turns, the penalties counted) estimate the long-run rate without
     bias: the game ends on a bank, where the count is 0 again (Dynkin's formula with the
     bias h, h[0] = 0)."""
-    sol = turn_dp.solve_max_ev_penalty(PRESETS["facebook"])
+    sol = solitaire.solve_max_ev(PRESETS["facebook"])
     table = max_ev_table(PRESETS["facebook"])
     assert table.streaks == 3 and table.value.shape[2:4] == (1, 1)
     for s, st in enumerate(sol.streak):

@@ -677,7 +677,7 @@ def test_a_turn_that_can_never_bust_is_capped(tmp_path):
 @pytest.mark.slow
 def test_exact_policies_played_by_the_kernel_match_their_solved_values():
     """The kernel plays the solvers' PolicyTables: simulated means agree with exact values."""
-    from dicelab.farkle.turn_dp import solve_fastest, solve_max_ev
+    from dicelab.farkle.solitaire import solve_fastest, solve_max_ev
 
     ev = solve_max_ev(DEFAULT).expected_score
     r = simulate_farkle(seats_of("max-ev"), games=40_000, seed=21).seat(0)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from cli_helpers import run_cli
 
-from dicelab.farkle import turn_dp
+from dicelab.farkle import solitaire
 from dicelab.farkle.rules import PRESETS, load_rules, set_asides
 from dicelab.plots import bust_risk_figure
 from dicelab.stats import Estimate
@@ -23,7 +23,7 @@ def test_solve_threshold_json_matches_library(capsys):
                        "--target", "2000")
     assert code == 0
     res = json.loads(out)
-    exact = turn_dp.threshold_distribution(PRESETS["default"], 300)
+    exact = solitaire.threshold_distribution(PRESETS["default"], 300)
     assert res["expected_turn_score"] == exact.expected_score
     assert res["p_bust"] == exact.p_bust
     assert sum(res["p_bank"].values()) + res["p_bust"] == pytest.approx(1.0, abs=1e-12)
@@ -35,7 +35,7 @@ def test_solve_max_ev_text_and_json(capsys):
     assert code == 0 and "banks from turn points" in out
     code, out, _ = run(capsys, "solve", "farkle", "--policy", "max-ev", "--json")
     res = json.loads(out)
-    assert res["expected_turn_score"] == turn_dp.solve_max_ev(PRESETS["default"]).expected_score
+    assert res["expected_turn_score"] == solitaire.solve_max_ev(PRESETS["default"]).expected_score
     assert set(res["bank_thresholds"]) == {"1", "2", "3", "4", "5", "6"}
 
 
@@ -45,13 +45,13 @@ def test_solve_fastest(capsys):
     assert code == 0
     res = json.loads(out)
     assert res["expected_turns"] == pytest.approx(
-        turn_dp.solve_fastest(PRESETS["default"], 1500).expected_turns, rel=1e-15)
+        solitaire.solve_fastest(PRESETS["default"], 1500).expected_turns, rel=1e-15)
     code, out, _ = run(capsys, "solve", "farkle", "--policy", "fastest", "--target", "1500")
     assert code == 0 and "loaded from cache" in out
 
 
 def test_solve_optimal_win_under_both_endings(capsys):
-    from dicelab.farkle.two_player import solve_optimal_win
+    from dicelab.farkle.solve import solve_optimal_win
 
     code, out, _ = run(capsys, "solve", "farkle", "--policy", "optimal-win", "--target", "500",
                        "--ending", "first-to-bank", "--json")
@@ -69,7 +69,7 @@ def test_solve_optimal_win_under_both_endings(capsys):
 
 def test_policy_optimal_win_follows_the_ending(capsys):
     from dicelab.cli.render import decision_text
-    from dicelab.farkle.two_player import solve_optimal_win
+    from dicelab.farkle.solve import solve_optimal_win
 
     for ending in ("last-round", "first-to-bank"):
         code, out, _ = run(capsys, "policy", "farkle", "optimal-win", "--target", "500",

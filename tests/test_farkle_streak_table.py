@@ -14,7 +14,7 @@ from test_farkle_sim import naive_policy, naive_stats, random_table, run_script
 
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
-from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.exact import exact_pair
 from dicelab.farkle.policies import seat_arrays
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import PENALTY_STREAK, PRESETS

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dicelab import cache, dice
 from dicelab.errors import UserError
-from dicelab.farkle import exact, turn_dp
+from dicelab.farkle import exact, solitaire
 from dicelab.farkle.rules import PRESETS, FarkleRules, load_rules, set_asides
 from dicelab.registry import parse_policy
 
@@ -38,7 +38,7 @@ def test_max_ev_with_low_cap_matches_naive(rules, cap):
     # forced to bank from the cap on, more turn points can be worse (a roll from just
     # below the cap is worth more than the cap), so a set-aside of fewer points with the
     # same dice left can pay: the solver sees every one (for caps 1000, not 300 or 2500)
-    got = turn_dp.solve_max_ev(PRESETS[rules], cap=cap).expected_score
+    got = solitaire.solve_max_ev(PRESETS[rules], cap=cap).expected_score
     every = naive.max_ev(rules, cap, every=True)
     assert got == pytest.approx(every, rel=1e-12)
     best_only = naive.max_ev(rules, cap)
@@ -56,7 +56,7 @@ def test_max_ev_is_unaffected_by_the_dominated_set_asides(rules):
     dominated = sum(len(ops) - len({d for _, d in ops})
                     for ops in (sa.options(r) for r in range(dice.N_MULTISETS)))
     assert dominated > 100  # the encoding does offer them
-    sol = turn_dp.solve_max_ev(PRESETS[rules])
+    sol = solitaire.solve_max_ev(PRESETS[rules])
     best = naive.max_ev_values(rules, sol.cap)
     every = naive.max_ev_values(rules, sol.cap, every=True)
     assert best == every  # the same floats: the extra options are never chosen
@@ -71,7 +71,7 @@ def test_max_ev_is_unaffected_by_the_dominated_set_asides(rules):
                                              ("default", 650), ("basic", 400)])
 def test_threshold_distribution_matches_naive(rules, threshold):
     want = naive.threshold_outcomes(rules, threshold)
-    got = turn_dp.threshold_distribution(PRESETS[rules], threshold)
+    got = solitaire.threshold_distribution(PRESETS[rules], threshold)
     assert got.p_bust == pytest.approx(want.pop(0), abs=1e-13)
     nz = {int(i) * 50: float(got.p_bank[i]) for i in np.nonzero(got.p_bank)[0]}
     assert nz.keys() == want.keys()
@@ -82,9 +82,9 @@ def test_threshold_distribution_matches_naive(rules, threshold):
 
 @pytest.mark.parametrize("rules,target", [("default", 300), ("default", 600), ("basic", 400)])
 def test_fastest_matches_naive(rules, target):
-    sol = turn_dp.solve_fastest(PRESETS[rules], target)
+    sol = solitaire.solve_fastest(PRESETS[rules], target)
     want = naive.fastest_turns(rules, target)
-    np.testing.assert_allclose(sol.turns, want, rtol=1e-11)
+    np.testing.assert_allclose(sol.turns[0], want, rtol=1e-11)
     # fewer points with the same dice left never help the race either
     assert naive.fastest_turns(rules, target, every=True) == want
 
@@ -98,7 +98,7 @@ def test_a_decision_table_is_played_as_the_plain_python_choice_says(rules, seed)
     bank = (rng.random((10, 7)) < 0.3).astype(np.uint8)
     bank[-1] = 1
     value = rng.integers(0, 3, size=(10, 7)).astype(np.float64)
-    got = turn_dp.evaluate_turn_policy(PRESETS[rules], bank, value)
+    got = solitaire.evaluate_turn_policy(PRESETS[rules], bank, value)
     want = naive.table_outcomes(rules, bank.tolist(), value.tolist())
     assert got.p_bust == pytest.approx(want.pop(0), abs=1e-13)
     nz = {int(i) * 50: float(got.p_bank[i]) for i in np.nonzero(got.p_bank)[0]}
@@ -112,8 +112,8 @@ def test_a_decision_table_is_played_as_the_plain_python_choice_says(rules, seed)
 
 @pytest.mark.parametrize("rules", ["default", "basic", "ones-300"])
 def test_max_ev_value_does_not_move_when_cap_is_raised(rules):
-    sol = turn_dp.solve_max_ev(PRESETS[rules])
-    big = turn_dp.solve_max_ev(PRESETS[rules], cap=2 * sol.cap)
+    sol = solitaire.solve_max_ev(PRESETS[rules])
+    big = solitaire.solve_max_ev(PRESETS[rules], cap=2 * sol.cap)
     assert big.expected_score == sol.expected_score
     rows = sol.cap // 50
     np.testing.assert_array_equal(big.value[:rows], sol.value[:rows])
@@ -124,8 +124,8 @@ def test_max_ev_value_does_not_move_when_cap_is_raised(rules):
 
 
 def test_cap_bound_is_an_upper_bound_on_gain():
-    sol = turn_dp.solve_max_ev(DEFAULT)
-    w = turn_dp.gain_bound(DEFAULT)
+    sol = solitaire.solve_max_ev(DEFAULT)
+    w = solitaire.gain_bound(DEFAULT)
     tps = np.arange(sol.value.shape[0])[:, None] * 50.0
     # V(tp, n) - tp <= W(n): the true gain never exceeds the bound used in the proof
     assert (sol.value[1:, 1:] - tps[1:] <= w[None, 1:] + 1e-9).all()
@@ -135,7 +135,7 @@ def test_cap_bound_is_an_upper_bound_on_gain():
 
 
 def test_max_ev_default_structure():
-    sol = turn_dp.solve_max_ev(DEFAULT)
+    sol = solitaire.solve_max_ev(DEFAULT)
     th = sol.bank_thresholds()
     assert sol.is_threshold_policy()
     # more dice left -> more risk worth taking, except 1 die (its hot dice are worth a lot)
@@ -145,10 +145,10 @@ def test_max_ev_default_structure():
 
 
 def test_threshold_sweep_best_and_gap():
-    sw = turn_dp.threshold_sweep(DEFAULT)
+    sw = solitaire.threshold_sweep(DEFAULT)
     assert sw.thresholds[0] == 50 and sw.thresholds[-1] == 2000
     assert sw.best_score == pytest.approx(
-        turn_dp.threshold_distribution(DEFAULT, sw.best_threshold).expected_score, rel=1e-15)
+        solitaire.threshold_distribution(DEFAULT, sw.best_threshold).expected_score, rel=1e-15)
     assert (sw.gap_to_max_ev() > 0).all()
     frame = sw.to_frame()
     assert len(frame) == 40 and frame["expected_turn_score"].idxmax() == int(
@@ -156,18 +156,19 @@ def test_threshold_sweep_best_and_gap():
 
 
 def test_fastest_decreases_in_total_and_zero_at_target():
-    sol = turn_dp.solve_fastest(DEFAULT, 5000)
-    assert sol.turns[-1] == 0.0
-    assert (np.diff(sol.turns) <= 1e-12).all()
+    sol = solitaire.solve_fastest(DEFAULT, 5000)
+    turns = sol.turns[0]
+    assert turns[-1] == 0.0
+    assert (np.diff(turns) <= 1e-12).all()
     assert (sol.newton_steps < 50).all()
-    assert 1.0 < sol.turns[-2] < 1.1  # 50 points short: any non-bust first roll ends it
+    assert 1.0 < turns[-2] < 1.1  # 50 points short: any non-bust first roll ends it
 
 
 def test_fastest_beats_every_threshold_race():
-    sol = turn_dp.solve_fastest(DEFAULT, 2000)
+    sol = solitaire.solve_fastest(DEFAULT, 2000)
     for t in (200, 300, 500, 1000):
-        race = turn_dp.evaluate_race(DEFAULT, 2000, turn_dp.threshold_bank_table(t))
-        assert sol.expected_turns <= race[0] + 1e-12
+        race = solitaire.race(DEFAULT, 2000, solitaire.threshold_bank_table(t))
+        assert sol.expected_turns <= race[0, 0] + 1e-12
 
 
 # --- the tables the simulation kernel plays -------------------------------------------
@@ -175,36 +176,36 @@ def test_fastest_beats_every_threshold_race():
 
 @pytest.mark.parametrize("rules", ["default", "ones-300"])
 def test_max_ev_table_plays_exactly_max_ev(rules):
-    sol = turn_dp.solve_max_ev(PRESETS[rules])
+    sol = solitaire.solve_max_ev(PRESETS[rules])
     table = exact.policy_table(parse_policy("max-ev"), PRESETS[rules], 10000, 3)
     assert table.value.dtype == np.float32 and table.value.shape[:2] == (1, 1)
     assert table.bank[0, 0, -1, 1:].all()
-    played = turn_dp.evaluate_turn_policy(PRESETS[rules], table.bank[0, 0], table.value[0, 0])
+    played = solitaire.evaluate_turn_policy(PRESETS[rules], table.bank[0, 0], table.value[0, 0])
     assert played.expected_score == pytest.approx(sol.expected_score, rel=1e-12)
 
 
 def test_fastest_table_plays_exactly_fastest():
     target = 3000
-    sol = exact.fastest_solution(DEFAULT, target)
+    sol = solitaire.fastest_solution(DEFAULT, target)
     table = exact.policy_table(parse_policy("fastest"), DEFAULT, target, 4)
     assert table.value.shape[:2] == (target // 50, 1)
     assert table.bank[:, 0, -1, 1:].all()
-    played = turn_dp.evaluate_race(DEFAULT, target, table.bank[:, 0], table.value[:, 0])
+    played = solitaire.race(DEFAULT, target, table.bank[:, 0], table.value[:, 0])
     np.testing.assert_allclose(played, sol.turns, rtol=1e-12)
     # value is minus the expected turns still needed
-    assert table.value[0, 0, 0, 6] == pytest.approx(-(sol.turns[0] - 1), rel=1e-6)
+    assert table.value[0, 0, 0, 6] == pytest.approx(-(sol.turns[0, 0] - 1), rel=1e-6)
 
 
 def test_fastest_cache_roundtrip_and_corrupt_rebuild():
-    a = exact.fastest_solution(BASIC, 1000)
-    b = exact.fastest_solution(BASIC, 1000)
+    a = solitaire.fastest_solution(BASIC, 1000)
+    b = solitaire.fastest_solution(BASIC, 1000)
     assert not a.from_cache and b.from_cache
     np.testing.assert_array_equal(a.turns, b.turns)
     np.testing.assert_array_equal(a.bank, b.bank)
     files = list(cache.cache_dir().glob("*.npz"))
     assert len(files) == 1
     files[0].write_bytes(files[0].read_bytes()[:200])
-    c = exact.fastest_solution(BASIC, 1000)
+    c = solitaire.fastest_solution(BASIC, 1000)
     assert not c.from_cache
     np.testing.assert_array_equal(a.turns, c.turns)
 
@@ -217,7 +218,7 @@ def test_policy_table_refusals():
     with pytest.raises(UserError, match="target"):
         exact.policy_table(parse_policy("fastest"), DEFAULT, 1234, 2)
     with pytest.raises(UserError, match="threshold"):
-        turn_dp.threshold_distribution(DEFAULT, 0)
+        solitaire.threshold_distribution(DEFAULT, 0)
 
 
 # --- properties (hypothesis) ----------------------------------------------------------
@@ -240,27 +241,27 @@ def scoring_tables(draw):
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table=scoring_tables(), threshold=st.integers(1, 40).map(lambda k: 50 * k))
 def test_properties_on_random_tables(table, threshold):
-    dist = turn_dp.threshold_distribution(table, threshold)
+    dist = solitaire.threshold_distribution(table, threshold)
     assert dist.p_bust + dist.p_bank.sum() == pytest.approx(1.0, abs=1e-12)
     assert (dist.p_bank[1:threshold // 50] == 0).all()  # never banks below T
-    sol = turn_dp.solve_max_ev(table)
+    sol = solitaire.solve_max_ev(table)
     assert sol.expected_score >= dist.expected_score - 1e-9
     # V(tp, n) non-decreasing in tp, and at least tp
     assert (np.diff(sol.value[1:, 1:], axis=0) >= -1e-9).all()
     tps = np.arange(1, sol.value.shape[0])[:, None] * 50.0
     assert (sol.value[1:, 1:] >= tps - 1e-9).all()
-    fast = turn_dp.solve_fastest(table, 1000)
-    assert (np.diff(fast.turns) <= 1e-12).all()
-    race = turn_dp.evaluate_race(table, 1000, turn_dp.threshold_bank_table(threshold))
-    assert fast.expected_turns <= race[0] + 1e-9
+    fast = solitaire.solve_fastest(table, 1000)
+    assert (np.diff(fast.turns[0]) <= 1e-12).all()
+    race = solitaire.race(table, 1000, solitaire.threshold_bank_table(threshold))
+    assert fast.expected_turns <= race[0, 0] + 1e-9
 
 
 @settings(max_examples=25, deadline=None)
 @given(threshold=st.integers(1, 80).map(lambda k: 50 * k), at=st.integers(1, 5000))
 def test_threshold_tail_is_a_distribution(threshold, at):
-    d = turn_dp.threshold_distribution(DEFAULT, threshold)
+    d = solitaire.threshold_distribution(DEFAULT, threshold)
     assert 0.0 <= d.p_at_least(at) <= d.p_at_least(max(at - 50, 1)) <= 1.0 - d.p_bust + 1e-12
-    assert d.expected_score <= turn_dp.solve_max_ev(DEFAULT).expected_score
+    assert d.expected_score <= solitaire.solve_max_ev(DEFAULT).expected_score
 
 
 def test_policy_table_optimal_win_two_seats():
@@ -275,7 +276,7 @@ def test_policy_table_optimal_win_two_seats():
 def test_solve_policy_gives_each_family_its_solution():
     import naive_farkle as nf
 
-    from dicelab.farkle.two_player import OptimalWinSolution
+    from dicelab.farkle.solve import OptimalWinSolution
 
     th = exact.solve_policy("threshold-300", "basic", 2000)
     assert isinstance(th, exact.ThresholdSolution) and th.target == 2000
@@ -285,12 +286,12 @@ def test_solve_policy_gives_each_family_its_solution():
     assert th.expected_turns_to_target == pytest.approx(
         nf.expected_turns_to_target(want, 2000), rel=1e-12)
     d = th.to_dict()
-    assert set(d["p_at_least"]) == {str(x) for x in turn_dp.TAIL_POINTS}
+    assert set(d["p_at_least"]) == {str(x) for x in solitaire.TAIL_POINTS}
     assert d["p_at_least"]["300"] == pytest.approx(1 - want[0], abs=1e-12)  # banks >= 300
     assert d["from_cache"] is False and d["target"] == 2000
 
     mev = exact.solve_policy("max-ev")
-    assert isinstance(mev, turn_dp.MaxEvSolution) and mev.from_cache is False
+    assert isinstance(mev, solitaire.MaxEvSolution) and mev.from_cache is False
     assert mev.elapsed_s == mev.solve_s > 0
     assert mev.distribution.expected_score == pytest.approx(mev.expected_score, rel=1e-12)
     assert mev.distribution.p_bust + mev.distribution.p_bank.sum() == pytest.approx(1, abs=1e-12)
@@ -300,7 +301,7 @@ def test_solve_policy_gives_each_family_its_solution():
 
     first = exact.solve_policy("fastest", "default", 1500)
     again = exact.solve_policy("fastest", "default", 1500)
-    assert isinstance(first, turn_dp.FastestSolution)
+    assert isinstance(first, solitaire.FastestSolution)
     assert not first.from_cache and again.from_cache and again.solve_s == first.solve_s
     np.testing.assert_array_equal(first.turns, again.turns)
     assert again.to_dict()["from_cache"] is True
@@ -334,7 +335,7 @@ def test_ai_thresholds_are_the_rule_of_rules_md(deficit, floor, base, step, per,
 
 def test_bank_table_of_every_family():
     from dicelab.farkle.policies import bank_table
-    from dicelab.farkle.two_player import solve_optimal_win
+    from dicelab.farkle.solve import solve_optimal_win
 
     bank, title = bank_table(parse_policy("threshold-300"), DEFAULT)
     assert bank[6, 1:].all() and not bank[5, 1:].any() and "threshold-300" in title
@@ -343,11 +344,11 @@ def test_bank_table_of_every_family():
     first = [int(np.nonzero(bank[:, n])[0][0]) * 50 for n in range(1, 7)]
     assert first == [400, 450, 500, 500, 500, 500] and "chase not shown" in title
     assert bank[-1, 1:].all()
-    mev = turn_dp.solve_max_ev(DEFAULT)
+    mev = solitaire.solve_max_ev(DEFAULT)
     np.testing.assert_array_equal(bank_table(parse_policy("max-ev"), DEFAULT)[0], mev.bank)
-    fast = exact.fastest_solution(DEFAULT, 1000)
+    fast = solitaire.fastest_solution(DEFAULT, 1000)
     got, title = bank_table(parse_policy("fastest"), DEFAULT, 1000, 500)
-    np.testing.assert_array_equal(got, fast.bank[10])
+    np.testing.assert_array_equal(got, fast.bank[0, 10])
     assert title == "fastest to 1000 at own total 500 (rules default)"
     ftb = load_rules("default", "first-to-bank")
     got, title = bank_table(parse_policy("optimal-win"), ftb, 500, 300, 450)

@@ -214,7 +214,7 @@ def test_malformed_json_another_game_another_rule_set(tmp_path):
     _refused(['{"seat": 0}'], "g.jsonl:1", "header")
     with pytest.raises(UserError, match="no game"):
         parse_lines([], "e.jsonl")
-    with pytest.raises(UserError, match="cannot read"):
+    with pytest.raises(UserError, match=r"missing\.jsonl: not found"):
         read_games(tmp_path / "missing.jsonl")
     with pytest.raises(UserError, match="directory"):
         read_games(tmp_path)
@@ -232,6 +232,45 @@ def test_write_games_refuses_an_illegal_game_and_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_turn_in_progress_is_a_stopped_games_last_line():
+    bank = {"seat": 0, "rolls": [[1, 1, 5, 2, 3, 4]], "keeps": [[1, 1]], "end": "bank"}
+    for stopped in ({"seat": 1, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": []},
+                    {"seat": 1, "rolls": [[1, 2, 3, 4, 6, 6], [5, 5, 2, 3, 4]],
+                     "keeps": [[1], [5, 5]]}):
+        (g,) = parse_lines(_lines(_farkle(), [bank, stopped]), "x")
+        assert g.in_progress == stopped and len(g.turns) == 1
+        assert g.totals == [200, 0] and not g.finished and g.winners == []
+        # nothing of that game after it: no turn, no result line
+        _refused(_lines(_farkle(), [bank, stopped, bank]), "g.jsonl:4",
+                 "a turn in progress is the game's last line")
+        _refused([*_lines(_farkle(), [bank, stopped]), json.dumps({"result": {}})],
+                 "g.jsonl:4", "a turn in progress is the game's last line")
+        # a new game may follow
+        two = parse_lines(_lines(_farkle(), [bank, stopped]) + _lines(_farkle(), [bank]), "x")
+        assert two[0].in_progress == stopped and two[1].in_progress is None
+    _refused(_lines(_farkle(), [{"seat": 0, "rolls": [[2, 3, 4, 6, 6, 2]], "keeps": []}]),
+             "field 'rolls[0]'", "scores nothing", "bust")
+    _refused(_lines(_farkle(), [{"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]],
+                                 "keeps": [[1], [1]]}]),
+             "field 'keeps'", "0 or 1 set-aside(s), not 2")
+    h = new_game_header("penta", "seed", ONE)
+    t = {"seat": 0, "rolls": [[6, 6, 2, 3, 1], [6, 6, 6, 4, 5]], "keeps": [[6, 6]]}
+    (g,) = parse_lines(_lines(h, [t]), "x")
+    assert g.in_progress == t and g.turns == [] and g.totals == [0]
+    _refused(_lines(h, [{**t, "keeps": []}]), "field 'keeps'", "one keep per reroll")
+    _refused(_lines(h, [t, {**t, "box": "chance"}]), "g.jsonl:3", "a turn in progress")
+
+
+def test_the_bulk_reader_reads_a_turn_in_progress_as_the_python_replay():
+    played = play_games("penta", ["greedy", "greedy"], games=6, seed=2)
+    header, events = played[-1]
+    stopped = {k: events[-1][k] for k in ("seat", "rolls", "keeps")}
+    played[-1] = (header, [*events[:-1], stopped])
+    recs = _read_both(format_games(played).splitlines())  # both readers, forced
+    assert recs[-1][-1] == stopped and not recs[-1][4]
+    assert all(r[-1] is None for r in recs[:-1])
+
+
 def test_simulate_log_is_reproduced_by_the_seed(tmp_path, capsys):
     args = ["simulate", "-s", "threshold-300", "--vs", "ai", "--target", "1000", "-n", "200",
             "--seed", "5", "--log-games", "4", "--json", "--log"]
@@ -246,6 +285,11 @@ def test_simulate_log_is_reproduced_by_the_seed(tmp_path, capsys):
                                     str(tmp_path / "c.jsonl")])
     assert code == 2 and err.startswith("error: --log-games") and err.count("\n") == 1
     assert not (tmp_path / "c.jsonl").exists()
+    code, _, err = run_cli(capsys, args[:-2])  # --log-games without --log
+    assert code == 2 and err == "error: --log-games needs --log FILE (the games are " \
+                                "written there)\n"
+    code, _, err = run_cli(capsys, [*args[:9], "--log", str(tmp_path / "d.jsonl")])
+    assert code == 0 and err == f"game log written to {tmp_path / 'd.jsonl'} (100 games)\n"
 
 
 # --- the bulk reader of Penta games agrees with the Python replay -----------------------------
@@ -263,7 +307,7 @@ def _read_both(lines, **kw):
             recs = gamelog._parse(data, "g.jsonl", kw.get("game"), kw.get("rules"),
                                   bulk=bulk)
             out.append([(r.index, r.line, r.rules_name, r.totals, r.finished, r.winners,
-                         r.seats, r.header, list(r.turns)) for r in recs])
+                         r.seats, r.header, list(r.turns), r.in_progress) for r in recs])
         except UserError as exc:
             out.append(str(exc))
     assert out[0] == out[1]

@@ -13,10 +13,9 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.compare import compare
-from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.exact import exact_pair, solve_best_response, solve_optimal_win
 from dicelab.farkle.rules import PRESETS, load_rules
 from dicelab.farkle.simulate import simulate_farkle
-from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
 from dicelab.registry import parse_policy
 from dicelab.simulate import simulate
 

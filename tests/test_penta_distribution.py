@@ -264,12 +264,14 @@ def test_exact_pair_from_the_two_distributions(dist):
     p = exact_pair("optimal", "greedy", "seed")
     a, b = dist("optimal", "seed").probability, dist("greedy", "seed").probability
     below_b = np.cumsum(b) - b
-    assert p.win == pytest.approx(float(a @ below_b), abs=1e-14)
-    assert p.tie == pytest.approx(float(a @ b), abs=1e-14)
-    assert p.win + p.tie + p.loss == pytest.approx(1.0, abs=1e-12)
+    assert p.first == p.second  # the seat does not matter in Penta
+    assert p.win_rate == pytest.approx(float(a @ below_b), abs=1e-14)
+    assert p.tie_rate == pytest.approx(float(a @ b), abs=1e-14)
+    assert p.win_rate + p.tie_rate + p.loss_rate == pytest.approx(1.0, abs=1e-12)
     assert p.verdict == "better"
     q = exact_pair("greedy", "optimal", "seed")
-    assert q.win == pytest.approx(p.loss, abs=1e-12) and q.tie == pytest.approx(p.tie)
+    assert q.win_rate == pytest.approx(p.loss_rate, abs=1e-12)
+    assert q.tie_rate == pytest.approx(p.tie_rate)
 
 
 @pytest.mark.slow
@@ -278,7 +280,7 @@ def test_monte_carlo_compare_agrees_within_4_se(dist):
     dist("optimal", "seed"), dist("greedy", "seed")
     exact = compare(["optimal", "greedy"], exact=True, rules="seed").pairs[0]
     mc = compare(["optimal", "greedy"], games=n, seed=17, rules="seed").pairs[0]
-    for got, p in ((mc.wins / n, exact.win), (mc.ties / n, exact.tie)):
+    for got, p in ((mc.wins / n, exact.win_rate), (mc.ties / n, exact.tie_rate)):
         assert abs(got - p) <= 4 * math.sqrt(p * (1 - p) / n)
     assert abs(mc.score - exact.score) <= 4 * mc.score_se
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dicelab import config, dice
+from dicelab.config import CROSS_MACHINE_RTOL
 from dicelab.penta import tables
 from dicelab.penta.policies import Scorecard, analyse_turn, choose, rank_options
 from dicelab.penta.rules import (
@@ -166,9 +167,10 @@ def test_exact_box_tie_goes_to_the_lowest_box_and_is_marked():
 
 @pytest.mark.parametrize("rules, optimum", [("seed", 254.48484588168247),
                                             ("hasbro", 254.5877287344957)])
-def test_optimum_is_bit_identical_to_the_solver_before_tie_handling(rules, optimum):
-    # the values of the build before TIE_EPS existed, to the last bit
-    assert solve(rules).values[0] == optimum
+def test_optimum_is_the_golden_value_within_the_cross_machine_tolerance(rules, optimum):
+    # the tie tolerance settles decisions only: the values are those of a solve without
+    # it, to the rounding another CPU's kernels may differ by
+    assert solve(rules).values[0] == pytest.approx(optimum, rel=CROSS_MACHINE_RTOL, abs=0)
 
 
 def test_tracking_decisions_does_not_change_the_values(seed_values):

@@ -321,6 +321,45 @@ def test_the_coach_says_why_when_the_solvers_refuse_the_rules(monkeypatch):
     assert g.totals == [100] and not [e for e in g.take_events() if e.kind == "cost"]
 
 
+MUST_ROLL = dataclasses.replace(load_rules("default"), name="must-roll", hot_dice="must-roll")
+
+
+@pytest.mark.parametrize(("rules", "humans", "seed"), [
+    ("default", 1, 224), ("basic", 1, 224), ("ones-300", 1, 224), ("facebook", 1, 224),
+    (MUST_ROLL, 1, 224), ("default", 2, 72), ("basic", 2, 166), ("ones-300", 2, 72),
+    ("facebook", 2, 72), (MUST_ROLL, 2, 166)])
+def test_the_coach_judges_every_decision_of_whole_games_with_lost_turns(rules, humans, seed):
+    """Whole games to 1,000 with the coach (two seats: P(win); three: expected points),
+    seeded so that humans and the computer lose turns: the coach ranks every decision
+    after them, under every preset and hot dice must roll (the runs of lost turns count
+    under the penalty and change nothing without it)."""
+    from dicelab.farkle.advise import legal_setasides
+    from dicelab.play import table_players
+
+    g = FarkleGame(table_players("farkle", humans, "ai"), rules=rules, target=1000,
+                   dice=SeededDice(seed), coach=True)
+    g.start()
+    unit = "win" if humans == 1 else "points"
+    assert g.coach_unit == unit and g.coach_note is None
+    decisions = 0
+    while g.phase != "over":
+        if g.phase == "computer":
+            g.step()
+        elif g.phase == "set-aside":
+            assert g.advice() is not None, g.coach_note
+            g.set_aside(max(legal_setasides(g.rules, g.roll),
+                            key=lambda kp: (len(kp[0]), kp[1]))[0])
+        else:
+            assert g.advice() is not None, g.coach_note
+            decisions += 1
+            g.bank() if g.turn_points >= 300 and g.can_bank() else g.roll_on()
+    events = g.take_events()
+    lost = [g.players[e.seat].human for e in events if e.kind == "bust"]
+    assert lost.count(True) >= 2 and lost.count(False) >= 1, lost
+    assert sum(e.kind == "cost" for e in events) == decisions > 0
+    assert g.coach_unit == unit and g.coach_note is None
+
+
 # --- Penta ---------------------------------------------------------------------------------
 
 
@@ -344,7 +383,7 @@ def test_keep_reroll_and_score():
     assert g.cards[0].scores[11] == 30 and g.round == 2
     assert g.turns[0] == {"seat": 0, "rolls": [[6, 6, 2, 3, 1], [6, 6, 6, 4, 5],
                                                [6, 6, 6, 6, 6]],
-                          "keeps": [[6, 6], [6, 6, 6]], "box": "Chance"}
+                          "keeps": [[6, 6], [6, 6, 6]], "box": "chance"}
     with pytest.raises(IllegalMove, match="there is no 6 among the dice"):
         g.keep([6])
 

@@ -9,6 +9,7 @@ replay the same game (to the end of the input), and bad options are one error li
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -79,6 +80,65 @@ def test_a_farkle_game_against_the_computer_with_the_coach_and_a_log(tmp_path):
     (rec,) = read_games(log)
     assert rec.finished and rec.seed == 5 and rec.target == 1000
     assert [s["policy"] for s in rec.seats] == ["human", "threshold-300"]
+
+
+#: A rules file with hot dice that must roll on (the one house rule no preset has).
+MUST_ROLL = 'name = "must-roll"\nbase = "default"\nhot-dice = "must-roll"\n'
+#: A seed whose game, played by the rule below against ai to 1,000, has at least two lost
+#: turns on each side under every preset (asserted).
+COACH_SEED = "224"
+
+
+@pytest.mark.parametrize("rules", ["default", "basic", "ones-300", "facebook", "must-roll"])
+def test_the_coach_judges_every_decision_of_a_whole_game_with_lost_turns(tmp_path, rules):
+    """A whole game with the coach under each preset and a must-roll file: both players
+    lose turns, and the coach still ranks every decision after them (the coach's runs of
+    lost turns are counted under a penalty and change nothing without one)."""
+    if rules == "must-roll":
+        (tmp_path / "must-roll.toml").write_text(MUST_ROLL)
+        rules = str(tmp_path / "must-roll.toml")
+    child = spawn("play", "farkle", "--ai", "ai", "--target", "1000", "--seed", COACH_SEED,
+                  "--coach", "--rules", rules)
+    table = load_rules(rules)
+    seen, decisions, asked, answer = "", 0, 0, None
+    new_turn = True
+    while True:
+        i = child.expect([SET_ASIDE, BANK_OR_ROLL, pexpect.EOF])
+        seen += child.before
+        if answer is not None:  # the last bank or roll was taken, or refused ("✗")
+            decisions += "✗" not in child.before
+            answer = None
+        if i == 2:
+            break
+        if "to play" in child.before:
+            new_turn = True
+        if i == 0:
+            roll = sorted(last_roll(child.before))
+            if new_turn:  # the coach's table at every turn of the human, busts or not
+                child.sendline("?")
+                child.expect(r"coach: P\(win\) \+ P\(tie\)/2, optimal-win play after")
+                child.expect(SET_ASIDE)
+                seen += child.before
+                asked += 1
+                new_turn = False
+            keep = max(legal_setasides(table, roll), key=lambda kp: (len(kp[0]), kp[1]))[0]
+            child.sendline(" ".join(map(str, keep)))
+        else:
+            tp = int(re.findall(r"turn points ([\d,]+)", child.before)[-1].replace(",", ""))
+            refused = "✗" in child.before
+            answer = "r" if tp < 300 or refused else "b"  # a refused bank: roll on
+            child.sendline(answer)
+    child.close()
+    assert child.exitstatus == 0 and "Game over" in seen
+    assert "the coach is off" not in seen and "Traceback" not in seen
+    turns = re.split(r"── ", seen)[1:]
+    lost = {who: sum(t.startswith(who) and "Turn lost!" in t for t in turns)
+            for who in ("You", "Computer")}
+    assert lost["You"] >= 2 and lost["Computer"] >= 2, lost
+    judged = len(re.findall(r"coach: (a best move|that cost)", seen))
+    assert decisions > 0 and judged == decisions
+    assert asked == sum(t.startswith("You") for t in turns)
+    assert re.search(r"coach: You lost [\d.]+ percentage points of P\(win\) in all", seen)
 
 
 def test_a_penta_game_to_the_end_with_refused_keystrokes(tmp_path):
@@ -157,6 +217,29 @@ def test_the_same_seed_and_keystrokes_replay_the_same_game(capsys, monkeypatch, 
         assert "end of input: the game stops here, unfinished" in out or "won with" in out
         logs.append(log.read_text())
     assert logs[0] == logs[1] and logs[0].count("\n") > 3
+
+
+def test_a_stopped_game_logs_its_turn_in_progress_and_penta_boxes_by_name(
+        capsys, monkeypatch, tmp_path):
+    from dicelab.gamelog import read_games
+    from dicelab.penta.rules import BOX_NAMES
+
+    log = tmp_path / "f.jsonl"
+    code, out, _ = run_with_input(capsys, monkeypatch,
+                                  ["play", "farkle", "--seed", "4", "--log", str(log)], ["q"])
+    (rec,) = read_games(log)
+    assert code == 0 and "(unfinished: 0 turns and the turn in progress)" in out
+    assert rec.turns == [] and rec.in_progress["seat"] == 0
+    assert len(rec.in_progress["rolls"]) == 1 and rec.in_progress["keeps"] == []
+    log = tmp_path / "p.jsonl"
+    code, out, _ = run_with_input(capsys, monkeypatch, ["play", "penta", "--ai", "none",
+                                                        "--seed", "4", "--log", str(log)],
+                                  ["", "", "", "", "0", "q"])
+    (rec,) = read_games(log)
+    assert code == 0 and "(unfinished: 2 turns and the turn in progress)" in out
+    boxes = [json.loads(line).get("box") for line in log.read_text().splitlines()[1:]]
+    assert boxes[:2] == [BOX_NAMES[t.box] for t in rec.turns] and boxes[2] is None
+    assert rec.in_progress["keeps"] == [[]] and len(rec.in_progress["rolls"]) == 2
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -11,7 +11,7 @@ from cli_helpers import run_cli
 from numba_threads import dicts_by_threads
 
 from dicelab.errors import UserError
-from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.exact import exact_pair
 from dicelab.sprt import SprtSpec, elo_score, sprt
 
 #: A 1-point difference: H0 even, H1 the policy scores 0.51.

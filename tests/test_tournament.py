@@ -13,7 +13,7 @@ from numba_threads import dicts_by_threads
 from tournament_checks import check_places
 
 from dicelab.farkle import kernels as K
-from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.exact import exact_pair
 from dicelab.farkle.simulate import simulate_farkle
 from dicelab.registry import parse_policy
 from dicelab.tournament import lineups, tournament

@@ -8,7 +8,7 @@ import json
 import pytest
 from cli_helpers import run_cli
 
-from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.exact import exact_pair
 from dicelab.tune import member, tune
 
 

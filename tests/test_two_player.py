@@ -15,9 +15,10 @@ from numba_threads import with_threads
 
 from dicelab import cache, config
 from dicelab.errors import UserError
-from dicelab.farkle import two_player
+from dicelab.farkle import solve
+from dicelab.farkle.engine.model import model
 from dicelab.farkle.rules import FarkleRules, load_rules
-from dicelab.farkle.two_player import solve_optimal_win
+from dicelab.farkle.solve import solve_optimal_win
 
 
 def _small_table(name: str, one: int = 100, five: int = 0, three_ones: int = 0,
@@ -96,9 +97,14 @@ def test_first_to_bank_matches_naive_value_iteration_at_every_state(rules, targe
     sol = solve_optimal_win(table, target, use_cache=False)
     assert sol.tolerance < 1e-12
     assert_matches_naive(sol, ref)
-    assert_states_match_naive(sol, ref)
+    # the table stops at the target's row (every row past it wins alike, so the kernel's
+    # clamping changes nothing); with a roll's rows more its states and choices are
+    # checked unclamped
+    assert sol.table_rows == target // 50 + 1
+    rows = target // 50 + model(table).max_points
+    assert_states_match_naive(sol, ref, table_rows=rows)
     assert_bank_decisions_match_naive(sol, ref)
-    assert assert_choices_match_naive(sol, ref) > 100
+    assert assert_choices_match_naive(sol, ref, table_rows=rows) > 100
     # with nothing to lose by reaching the target, more points never hurt here
     assert not fewer_points_wins(ref, target // 50)
     # no last round, so no ties, and no last-round table
@@ -135,7 +141,7 @@ def test_first_to_bank_is_a_different_game_and_a_different_cache_entry():
     # moving first is worth more when the other player gets no last turn
     assert ftb.p_win > last.p_win + last.p_tie / 2
     assert solve_optimal_win(load_rules("default", "first-to-bank"), 500).from_cache
-    key = two_player._cache_key
+    key = solve.cache_key
     assert key(load_rules("default"), 500, 1e-10) != key(
         load_rules("default", "first-to-bank"), 500, 1e-10)
     # the last round's states are counted only where there is a last round
@@ -187,10 +193,10 @@ def kernel_choices(table, i: int, opts) -> np.ndarray:
     return np.argmax(vals, axis=0)
 
 
-def assert_states_match_naive(sol, ref, rows: int | None = None):
+def assert_states_match_naive(sol, ref, rows: int | None = None, table_rows=None):
     """Every score pair, every decision point after a set-aside that the policy table holds
     unclamped (and below ``rows``): its value (float32) is the naive value of that state."""
-    pt = sol.policy_table()
+    pt = sol.policy_table(table_rows)
     rows = min(pt.value.shape[2] - 1, ref.states.shape[0] // 7, rows or ref.states.shape[0])
     naive_v = ref.states[:rows * 7, :, :, 0].reshape(rows, 7, *ref.value.shape)
     naive_v = np.moveaxis(naive_v, (0, 1), (2, 3))  # (t, t, rows, 7), as the table
@@ -198,11 +204,11 @@ def assert_states_match_naive(sol, ref, rows: int | None = None):
                                atol=1e-6)
 
 
-def assert_choices_match_naive(sol, ref, rows: int | None = None) -> int:
+def assert_choices_match_naive(sol, ref, rows: int | None = None, table_rows=None) -> int:
     """The policy table's set-aside is the naive optimum wherever that is clear (ahead by
     1e-6: the table holds float32) and the table is not clamped (and below ``rows``);
     returns the number of (state, roll) decisions checked."""
-    pt = sol.policy_table()
+    pt = sol.policy_table(table_rows)
     max_s = max(s for n in ref.rolls for _, o in ref.rolls[n] for s, _ in o)
     checked = 0
     below = min(pt.value.shape[2], ref.states.shape[0] // 7 - 1, rows or ref.states.shape[0])
@@ -432,24 +438,25 @@ def test_cache_round_trip_and_corrupt_rebuild(monkeypatch):
     assert first.elapsed_s >= first.solve_s and again.elapsed_s < first.solve_s
     assert np.array_equal(again.values, first.values)
     built = first.policy_table()  # cached on disk next to the solution
-    assert cache.cache_path(two_player._cache_key(table, 600, 1e-10) + "-policy-table").is_file()
+    key = solve.cache_key(table, 600, 1e-10)
+    assert cache.cache_path(key + "-policy-table").is_file()
     loaded = again.policy_table()
     assert np.array_equal(built.value, loaded.value) and np.array_equal(built.bank, loaded.bank)
     assert np.array_equal(built.last_bank, loaded.last_bank)
-    path = cache.cache_path(two_player._cache_key(table, 600, 1e-10))
+    path = cache.cache_path(key)
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
     rebuilt = solve_optimal_win(table, 600)
     assert not rebuilt.from_cache and np.array_equal(rebuilt.values, first.values)
-    monkeypatch.setattr(two_player, "FORMAT_VERSION", two_player.FORMAT_VERSION + 1)
+    monkeypatch.setattr(solve, "FORMAT_VERSION", solve.FORMAT_VERSION + 1)
     assert not solve_optimal_win(table, 600).from_cache  # a stale format is rebuilt
 
 
 def test_cache_key_follows_table_content_not_just_its_name():
     a = _small_table("mine", one=100)
     b = _small_table("mine", one=200)
-    assert two_player._cache_key(a, 500, 1e-10) != two_player._cache_key(b, 500, 1e-10)
+    assert solve.cache_key(a, 500, 1e-10) != solve.cache_key(b, 500, 1e-10)
 
 
 def test_progress_and_summary():
@@ -571,3 +578,25 @@ def test_must_roll_matches_naive_value_iteration_at_every_state(case):
     plain = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), target,
                               use_cache=False)
     assert np.abs(plain.values - sol.values).max() > 1e-4
+
+
+@pytest.mark.parametrize(("rules", "target", "policy"), [
+    ("default", 1000, "optimal-win"), ("default", 1500, "optimal-win:vs=ai"),
+    ("must-roll", 1000, "optimal-win"), ("first-to-bank", 1000, "optimal-win"),
+    *(pytest.param(*case, marks=pytest.mark.slow) for case in (  # penalty solves: slower
+        ("facebook", 500, "optimal-win"), ("facebook-last-round", 400, "optimal-win"),
+        ("facebook", 500, "optimal-win:vs=threshold-300")))])
+def test_the_policy_table_size_known_before_the_solve_is_a_lower_bound(rules, target, policy):
+    """What refuses an optimal-win table over the memory limit before its solve never
+    exceeds the table's size."""
+    from dicelab.farkle.exact import optimal_win_solution
+    from dicelab.registry import parse_policy
+
+    table = {"must-roll": dataclasses.replace(load_rules("default"), name="mr",
+                                              hot_dice="must-roll"),
+             "first-to-bank": load_rules("default", "first-to-bank"),
+             "facebook-last-round": load_rules("facebook", "last-round")}.get(rules)
+    table = load_rules(rules) if table is None else table
+    bound = solve.least_policy_table_bytes(table, target)
+    size = optimal_win_solution(parse_policy(policy), table, target).policy_table_bytes
+    assert 0 < bound <= size

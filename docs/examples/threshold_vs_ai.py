@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import argparse
 
-from dicelab.farkle.head_to_head import exact_pair
+from dicelab.farkle.exact import exact_pair
 
 
 def main() -> None:

@@ -57,6 +57,12 @@ JSON_ROWS = 10_000
 UNITS = {"score": "expected final score (points)",
          "turn": "expected turn score (points)",
          "win": "P(win) + P(tie)/2"}
+#: What a player's value trace (:meth:`AnalysisResult.figures`) shows, by measure: under
+#: ``turn`` the points banked so far plus the expected score of the turn in play (none
+#: between turns), ending at the points banked in all.
+TRACE_LABELS = {"score": "expected final score (points)",
+                "turn": "banked + expected turn score (points)",
+                "win": "P(win) + P(tie)/2"}
 _DECISION_COLUMNS = ["log", "game", "game_kind", "rules", "measure", "seat", "player",
                      "policy", "turn", "step", "roll", "rolls_left", "turn_points", "me",
                      "opp", "chosen", "best", "value_before", "value_best",
@@ -152,11 +158,30 @@ class AnalysisResult:
             if (lg, gm) == (log, game):
                 row = self.players[(self.players["log"] == lg) & (self.players["game"] == gm)
                                    & (self.players["seat"] == seat)].iloc[0]
-                series[f"seat {seat}: {row['player']} ({row['policy']})"] = tr
-        kind = self.players.iloc[0]["game_kind"]
-        measure = self.measure[kind]
-        return {"value.png": value_trace_figure(series, ylabel=UNITS[measure],
+                label = player_label(row["player"], row["policy"])
+                series[label if row["player"] == f"seat {seat}" else f"seat {seat}: {label}"] = tr
+                kind = row["game_kind"]
+        return {"value.png": value_trace_figure(series, ylabel=TRACE_LABELS[self.measure[kind]],
                                                 title=f"{log}, game {game}")}
+
+    def games_of(self, kind: str) -> int:
+        """How many games of ``kind`` (farkle or penta) were analysed."""
+        p = self.players
+        if p.empty:
+            return 0
+        return len(p[p["game_kind"] == kind][["log", "game"]].drop_duplicates())
+
+
+def player_label(name: str, policy: str) -> str:
+    """A player's name with its policy, once: ``"seat 1 (greedy)"``, ``"Computer (ai)"``
+    (a name the game already gave with its policy), ``"You"`` (a human).
+
+    >>> player_label("seat 1", "greedy"), player_label("Computer (ai)", "ai")
+    ('seat 1 (greedy)', 'Computer (ai)')
+    """
+    if policy == "human" or name.endswith(f"({policy})"):
+        return name
+    return f"{name} ({policy})"
 
 
 def value_trace_figure(series: dict[str, list[float]], *, ylabel: str, title: str):
@@ -551,9 +576,11 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: float, advise, rows: l
             tp += opt.points
             before = vc
             _trace(accs, s, before, banked[s], m)
-        if m == "turn":
+        if m == "turn":  # the turn is over: its points are banked (or lost), none in play
             banked[s] += t.points
-        _trace(accs, s, before, banked[s] if m == "turn" else 0.0, m)
+            _trace(accs, s, 0.0, banked[s], m)
+        else:
+            _trace(accs, s, before, 0.0, m)
         totals = list(t.totals)
         if trigger is None and t.end == "bank" and totals[s] >= target \
                 and rules.ending_code != FIRST_TO_BANK:

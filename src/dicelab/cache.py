@@ -42,7 +42,6 @@ import logging
 import os
 import re
 import sys
-import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Collection
@@ -55,6 +54,7 @@ from typing import BinaryIO
 import numpy as np
 
 from dicelab.errors import UserError
+from dicelab.files import write_output
 
 #: A cache format version: an int, or a string when it combines several facts.
 Version = int | str
@@ -62,7 +62,7 @@ Version = int | str
 _HEADER = "__header__"
 #: Bytes per read while loading: small enough to hash while the chunk is in the CPU cache.
 _CHUNK = 1 << 20
-#: Names of the temporary files :func:`store` writes (``tempfile.mkstemp``: 8 random chars).
+#: Names of the temporary files :func:`store` writes (:func:`dicelab.files.write_output`).
 _TMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 #: Temporary files younger than this (seconds) may be writes in progress: prune keeps them.
 TMP_GRACE_SECONDS = 3600.0
@@ -89,9 +89,13 @@ def cache_dir() -> Path:
     return Path(base) / "dicelab"
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*$", re.IGNORECASE | re.ASCII)
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
                "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+#: The largest size :func:`parse_size` accepts (bytes): 2**63 - 1, 9.2 EB.
+MAX_SIZE_BYTES = 2**63 - 1
 
 
 def parse_size(text: str, what: str = "SIZE") -> int:
@@ -109,7 +113,11 @@ def parse_size(text: str, what: str = "SIZE") -> int:
         raise UserError(f"{what}: {text!r} is not a size; give bytes (5000000) or a number "
                         "with a unit: kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB "
                         "(powers of 1024), e.g. 2GB or 1.5GiB")
-    return int(Decimal(m.group(1)) * unit)
+    n = int(Decimal(m.group(1)) * unit)
+    if n > MAX_SIZE_BYTES:
+        raise UserError(f"{what}: {text[:40]!r} is larger than the largest size taken "
+                        f"({MAX_SIZE_BYTES:,} bytes)")
+    return n
 
 
 def max_size() -> int | None:
@@ -300,15 +308,8 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray]) -> Path | N
     payload[_HEADER] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **payload)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    except OSError as exc:
+        write_output(path, lambda fh: np.savez(fh, **payload), "cache entry", in_place=False)
+    except (OSError, UserError) as exc:
         _warn_unusable(path.parent, exc)
         return None  # a cache that cannot be written only costs speed
     if limit is not None:
@@ -325,13 +326,13 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray]) -> Path | N
 _WARNED: set[str] = set()
 
 
-def _warn_unusable(directory: Path, exc: OSError) -> None:
+def _warn_unusable(directory: Path, exc: OSError | UserError) -> None:
     """Say once per process and directory that the cache cannot be written."""
     if str(directory) not in _WARNED:
         _WARNED.add(str(directory))
         log.warning("cache: %s cannot be written (%s); solved tables are not kept (set "
                     "$DICELAB_CACHE_DIR to a writable directory)", directory,
-                    exc.strerror or exc)
+                    getattr(exc, "strerror", None) or exc)
 
 
 def cached(key: str, version: Version, build: Callable[[], dict[str, np.ndarray]]

@@ -92,8 +92,7 @@ class Comparison:
 
     ``method``: ``"monte-carlo"`` (``pairs`` are :class:`PairResult`, with ``seed`` and
     ``games_per_pair``) or ``"exact"`` (``pairs`` are
-    :class:`dicelab.farkle.head_to_head.ExactPair` or
-    :class:`dicelab.penta.head_to_head.PentaExactPair`; no seed, no games)."""
+    :class:`dicelab.outcomes.ExactPair`; no seed, no games)."""
 
     game: str
     policies: list[str]
@@ -154,10 +153,11 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
             progress: Callable[[int, int], None] | None = None,
             client: Any = None, store: Any = None) -> Comparison:
     """Play every pair of ``policies`` against each other in ``games`` two-seat games, or
-    with ``exact`` evaluate every pair exactly (:mod:`dicelab.farkle.head_to_head`,
+    with ``exact`` evaluate every pair exactly (:func:`dicelab.farkle.exact.exact_pair`,
     :mod:`dicelab.penta.head_to_head`).
 
-    ``progress(done, total)`` counts games over all pairs (exact: pairs). ``client``: a
+    ``progress(done, total)`` counts games over all pairs (exact: steps of the pairs'
+    solves and evaluations). ``client``: a
     Dask client, as for :func:`dicelab.simulate.simulate`. ``store``: a
     :class:`dicelab.experiment_file.CellStore` keeping each finished pair (Monte Carlo),
     so that an interrupted run continues where it stopped.
@@ -218,20 +218,33 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
                       rules_data=rules_data)
 
 
+#: Progress steps of one exactly evaluated pair (a solve reports fractions of its share).
+_EXACT_STEPS = 1000
+
+
 def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
     if specs[0].game == "penta":
         return _exact_penta(specs, pairs, target, rules, ending, progress)
-    from dicelab.farkle.head_to_head import exact_pair
+    from dicelab.farkle.exact import check_policy_table, exact_pair
     from dicelab.farkle.rules import check_target, load_rules
 
     table = load_rules(rules, ending)
     target = check_target(target)
+    # every exact policy's table checked against the memory limit before any solve
+    for s in specs:
+        if s.family in ("max-ev", "fastest", "optimal-win"):
+            check_policy_table(s, table, target, 2)
     started = time.perf_counter()
     results = []
+    steps = _EXACT_STEPS * len(pairs)  # each pair's share: its solves, then its evaluation
     for i, (a, b) in enumerate(pairs):
-        results.append(exact_pair(a, b, rules=table, target=target))
+        def tick(fraction: float, base: int = i * _EXACT_STEPS) -> None:
+            if progress is not None:
+                progress(base + int(0.9 * _EXACT_STEPS * fraction), steps)
+
+        results.append(exact_pair(a, b, rules=table, target=target, progress=tick))
         if progress is not None:
-            progress(i + 1, len(pairs))
+            progress((i + 1) * _EXACT_STEPS, steps)
     return Comparison(game="farkle", policies=[s.name for s in specs], rules=table.name,
                       target=target, seed=None, games_per_pair=None, pairs=results,
                       elapsed_s=time.perf_counter() - started, rules_data=table.to_dict(),

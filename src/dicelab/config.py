@@ -67,6 +67,14 @@ PENTA_TIE_EPS = 1e-10
 PENTA_SOLVER_LANES = 8
 PENTA_SOLVER_BLOCK = 16
 
+# --- reproducibility ---------------------------------------------------------------------
+
+#: Floats of the exact solvers on another machine agree with this machine's within this
+#: relative tolerance (of the quantity's scale): the kernels are compiled for the host
+#: CPU, whose vector width and fused multiply-add change the rounding of sums. On one
+#: machine they are bit for bit; integers (Monte Carlo sums) are bit for bit everywhere.
+CROSS_MACHINE_RTOL = 1e-12
+
 # --- execution ---------------------------------------------------------------------------
 
 #: ``--dask local:N`` refuses more worker processes than this many per core.

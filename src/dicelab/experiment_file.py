@@ -33,7 +33,6 @@ import contextlib
 import json
 import re
 import shutil
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,12 +79,10 @@ def _typed(source: str, key: str, value, kind, what: str):
 
 def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
     """Check every field of an experiment file; ``UserError`` naming the first bad one."""
+    from dicelab.files import parse_toml
     from dicelab.registry import parse_policy
 
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{source}: malformed TOML ({exc})") from None
+    data = parse_toml(text, source)
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise UserError(f"{source}: unknown field(s) {', '.join(unknown)}; known: "
@@ -182,7 +179,7 @@ def read_experiment(path: Path | str) -> ExperimentSpec:
     from dicelab.farkle.rules import read_rules_file
 
     path = Path(path)
-    return parse_experiment(read_rules_file(path), source=str(path))
+    return parse_experiment(read_rules_file(path, "experiment file"), source=str(path))
 
 
 class CellStore:
@@ -205,11 +202,12 @@ class CellStore:
     def put(self, key: str, arrays: dict[str, np.ndarray]) -> None:
         import io
 
-        from dicelab.results import atomic_write_bytes
+        from dicelab.files import write_output
 
         buf = io.BytesIO()
         np.savez(buf, **arrays)
-        atomic_write_bytes(self.directory / f"{key}.npz", buf.getvalue())
+        write_output(self.directory / f"{key}.npz", buf.getvalue(), "experiment cell",
+                     in_place=False)
 
 
 def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path | None = None,
@@ -221,22 +219,25 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     the file has none (the one drawn), so it reproduces the files."""
     import dataclasses
 
-    from dicelab.results import check_out_dir, prepare_out_dir, save_run
+    from dicelab.results import RUN_FILES, check_out_dir, prepare_out_dir, save_run
     from dicelab.seeding import check_seed, fresh_seed
+    from dicelab.tournament import FIGURE_FILES
 
     spec = read_experiment(path)
     if seed is not None:
         spec = dataclasses.replace(spec, seed=check_seed(seed))
     base = Path.cwd() if base is None else Path(base)
-    where = check_out_dir(out if out is not None else base / "results" / spec.name)
+    figures = FIGURE_FILES if spec.kind == "tournament" else ()
+    where = check_out_dir(out if out is not None else base / "results" / spec.name,
+                          (*RUN_FILES, *figures))
     partial = base / "results" / ".partial" / f"{spec.name}-{spec.digest()[:12]}"
-    check_out_dir(partial)
+    check_out_dir(partial, ("state.json",))
     store = CellStore(partial)
     state = partial / "state.json"
     if spec.seed is not None:
         seed = spec.seed
-    elif state.is_file():
-        seed = int(json.loads(state.read_text())["seed"])
+    elif state.exists():
+        seed = _saved_seed(state)
     else:
         from dicelab.results import atomic_write_text
 
@@ -257,6 +258,20 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     with contextlib.suppress(OSError):
         partial.parent.rmdir()  # only if no other run is unfinished
     return result, where, files
+
+
+def _saved_seed(state: Path) -> int:
+    """The seed an unfinished run drew (its cells were played with it)."""
+    from dicelab.files import read_input
+
+    try:
+        seed = json.loads(read_input(state, f"the unfinished run's {state}", 4096))["seed"]
+        if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+            return seed
+    except (ValueError, TypeError, KeyError):
+        pass
+    raise UserError(f"{state}: the unfinished run's seed is unreadable; delete "
+                    f"{state.parent} to start the run again")
 
 
 def _run(spec: ExperimentSpec, seed: int, store: CellStore, progress):

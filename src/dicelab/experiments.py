@@ -152,21 +152,21 @@ def _threshold_sweep(options: dict[str, Any], progress: Progress, client: Any
                      ) -> ExperimentOutput:
     """Exact expected turn score, P(bust) and expected turns to the target of every
     threshold-T, against max-ev and fastest (no simulation, no seed)."""
-    from dicelab.farkle import turn_dp
+    from dicelab.farkle import solitaire
     from dicelab.farkle.rules import load_rules
 
     rules = load_rules(options["rules"])
     target = options["target"]
-    sweep = turn_dp.threshold_sweep(rules, SWEEP_THRESHOLDS)
+    sweep = solitaire.threshold_sweep(rules, SWEEP_THRESHOLDS)
     frame = sweep.to_frame()
     turns = []
     for t in sweep.thresholds:
-        bank = turn_dp.threshold_bank_table(int(t))
-        turns.append(float(turn_dp.evaluate_race(rules, target, bank)[0]))
+        bank = solitaire.threshold_bank_table(int(t))
+        turns.append(float(solitaire.race(rules, target, bank)[0, rules.penalty_floor()]))
         if progress is not None:
             progress(len(turns), len(sweep.thresholds))
     frame["expected_turns_to_target"] = turns
-    fastest = turn_dp.solve_fastest(rules, target)
+    fastest = solitaire.solve_fastest(rules, target)
     best_by_turns = int(frame.loc[frame["expected_turns_to_target"].idxmin(), "threshold"])
     summary = {**sweep.to_dict(), "fastest_expected_turns": fastest.expected_turns,
                "best_threshold_by_turns": best_by_turns}
@@ -179,11 +179,11 @@ def _head_to_head(options: dict[str, Any], progress: Progress, client: Any
     """ai, optimal-win, max-ev and the best threshold-T (by exact expected turn score),
     every pair head to head (:func:`dicelab.compare.compare`)."""
     from dicelab.compare import compare
-    from dicelab.farkle import turn_dp
+    from dicelab.farkle import solitaire
     from dicelab.farkle.rules import load_rules
     from dicelab.runner import executor_info
 
-    best = turn_dp.threshold_sweep(load_rules(options["rules"]), SWEEP_THRESHOLDS)
+    best = solitaire.threshold_sweep(load_rules(options["rules"]), SWEEP_THRESHOLDS)
     policies = ["ai", "optimal-win", "max-ev", f"threshold-{best.best_threshold}"]
     result = compare(policies, games=options["games"], seed=options["seed"],
                      target=options["target"], rules=options["rules"], progress=progress,
@@ -321,7 +321,7 @@ def run_experiment(name: str, options: Mapping[str, Any] | None = None, *,
     experiment = get_experiment(name)
     opts = resolve_options(experiment, options)
     where = Path(out) if out is not None else default_out(experiment, opts, base)
-    check_out_dir(where)
+    check_out_dir(where, files=("manifest.json",))
     command = command_line(experiment, opts, None if out is None else Path(out))
     with contextlib.ExitStack() as stack:
         if client is None and opts.get("dask") is not None:

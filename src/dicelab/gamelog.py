@@ -32,7 +32,7 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -49,6 +49,9 @@ FARKLE_ENDS = ("bank", "bust")
 #: The largest log file :func:`read_games` reads (bytes): 100,000 Penta games are about
 #: 130 MB.
 MAX_LOG_BYTES = 2 * 1024**3
+#: The longest line a log may have (characters): a turn's line holds its rolls, and
+#: ``simulate --log`` stops a turn at 10,000 rolls (about 400 kB).
+MAX_LINE_CHARS = 4 * 1024**2
 _HEADER_KEYS = {"dicelab_log", "game", "rules", "target", "ending", "seats", "first_seat",
                 "seed"}
 _FARKLE_TURN_KEYS = {"seat", "rolls", "keeps", "end"}
@@ -106,6 +109,9 @@ class GameRecord:
     with the highest total (only when finished). ``index`` counts games in the file from
     0, ``line`` is the header's line number. ``turns``: a list of :class:`FarkleTurn`,
     or a sequence of :class:`PentaTurn` (a :class:`PentaTurns` view when read in bulk).
+    ``in_progress``: the turn that was being played when the game stopped (its line has
+    no ``end`` / ``box``), as logged (``seat``, ``rolls``, ``keeps``), checked; None if
+    the log has none. It is not one of ``turns``: it changed no total.
     """
 
     path: str
@@ -124,6 +130,7 @@ class GameRecord:
     finished: bool = False
     winners: list[int] = field(default_factory=list)
     header: dict = field(default_factory=dict)
+    in_progress: dict | None = None
 
     @property
     def n_seats(self) -> int:
@@ -362,7 +369,9 @@ class _FarkleGame:
         self.penalty_streak = PENALTY_STREAK
         self.over = False
 
-    def turn(self, t: dict, w: _Where) -> FarkleTurn:
+    def turn(self, t: dict, w: _Where) -> FarkleTurn | None:
+        """The turn of line ``t``; None for a turn in progress (no ``end``: the game
+        stopped during it), which is checked and kept in ``rec.in_progress``."""
         from dicelab.farkle.rules import FIRST_TO_BANK, dice_after, setaside_points
 
         rules = self.rec.rules
@@ -378,17 +387,24 @@ class _FarkleGame:
         if seat != self.next_seat:
             raise w.error("seat", f"it is seat {self.next_seat}'s turn, not seat {seat}'s")
         end = t.get("end")
-        if end not in FARKLE_ENDS:
+        stopped = "end" not in t  # the turn in progress when the game stopped
+        if not stopped and end not in FARKLE_ENDS:
             raise w.error("end", f"'bank' or 'bust', not {end!r}")
         rolls, keeps = t.get("rolls"), t.get("keeps")
         if not isinstance(rolls, list) or not rolls:
             raise w.error("rolls", "a list of one or more rolls")
         if not isinstance(keeps, list):
             raise w.error("keeps", "a list of set-asides, one per scoring roll")
-        want = len(rolls) if end == "bank" else len(rolls) - 1
-        if len(keeps) != want:
-            raise w.error("keeps", f"a turn that ends in a {end} with {len(rolls)} roll(s) "
-                                   f"has {want} set-aside(s), not {len(keeps)}")
+        if stopped:
+            if len(keeps) not in (len(rolls) - 1, len(rolls)):
+                raise w.error("keeps", f"a turn in progress with {len(rolls)} roll(s) has "
+                                       f"{len(rolls) - 1} or {len(rolls)} set-aside(s), not "
+                                       f"{len(keeps)}")
+        else:
+            want = len(rolls) if end == "bank" else len(rolls) - 1
+            if len(keeps) != want:
+                raise w.error("keeps", f"a turn that ends in a {end} with {len(rolls)} "
+                                       f"roll(s) has {want} set-aside(s), not {len(keeps)}")
         n_dice, tp = dice.MAX_DICE, 0
         out_rolls, out_keeps = [], []
         for k, raw in enumerate(rolls):
@@ -409,12 +425,20 @@ class _FarkleGame:
                 out_keeps.append(keep)
                 tp += pts
                 n_dice = dice_after(len(roll), len(keep))
-            else:  # the bust roll
+            else:  # the bust roll, or the roll of a turn in progress
                 from dicelab.farkle.advise import legal_setasides
 
-                if legal_setasides(rules, sorted(roll)):
+                scores = bool(legal_setasides(rules, sorted(roll)))
+                if stopped and not scores:
+                    raise w.error(f"rolls[{k}]", f"{list(roll)} scores nothing, so the turn "
+                                                 "ended in a bust: \"end\": \"bust\"")
+                if not stopped and scores:
                     raise w.error(f"rolls[{k}]", f"{list(roll)} scores, so the turn is not "
                                                  "a bust: set something aside")
+        if stopped:
+            self.rec.in_progress = {"seat": seat, "rolls": [list(r) for r in out_rolls],
+                                    "keeps": [list(k) for k in out_keeps]}
+            return None
         if end == "bank" and not rules.can_bank(tp, n_dice):
             why = ("hot dice must be rolled" if rules.hot_dice == "must-roll" and n_dice == 6
                    and tp >= max(rules.min_bank, 50) else
@@ -497,9 +521,13 @@ class _PentaGame:
         self.next_seat = rec.first_seat
         self.over = False
 
-    def turn(self, t: dict, w: _Where) -> PentaTurn:
+    def turn(self, t: dict, w: _Where) -> PentaTurn | None:
+        """The turn of line ``t``; None for a turn in progress (no ``box``: the game
+        stopped during it), which is checked and kept in ``rec.in_progress``."""
         rank, subsets, ordinary, penta_face, base, c = _penta_tables()
-        if len(t) != 4 or set(t) != _PENTA_TURN_KEYS:
+        stopped = "box" not in t
+        if len(t) != 4 - stopped or set(t) != _PENTA_TURN_KEYS - ({"box"} if stopped
+                                                                    else set()):
             unknown = sorted(set(t) - _PENTA_TURN_KEYS)
             if unknown:
                 raise w.error(unknown[0], "not a Penta turn field (seat, rolls, keeps, box)")
@@ -541,6 +569,9 @@ class _PentaGame:
                                                  f"showing {raw}")
                 keep_ranks.append(kr)
                 prev_keep = kr
+        if stopped:
+            self.rec.in_progress = {"seat": seat, "rolls": rolls, "keeps": keeps}
+            return None
         name = t["box"]
         b = c.BOX_INDEX.get(name)
         if b is None:
@@ -671,11 +702,21 @@ def _parse(data: bytes, path: str, game: str | None, rules, *, bulk: bool | None
             lines = text.split("\n")
             if text.endswith("\n"):
                 lines.pop()
+            _check_line_lengths(np.fromiter(map(len, lines), np.int64, len(lines)), path)
             games = []
             _replay(_decoded(lines, path), path, wanted, games)
     if not games:
         raise UserError(f"{path}: no game in the log (a log starts with a header line)")
     return games
+
+
+def _check_line_lengths(lengths: np.ndarray, path: str) -> None:
+    """Refuse a log with a line longer than :data:`MAX_LINE_CHARS`, naming the first."""
+    over = np.flatnonzero(lengths > MAX_LINE_CHARS)
+    if len(over):
+        raise _Where(path, int(over[0]) + 1).error(
+            None, f"a line of {int(lengths[over[0]]):,} characters is longer than a log line "
+                  f"may be ({MAX_LINE_CHARS:,})")
 
 
 def _check_wanted(w: _Where, g: str, table, rname: str, wanted: tuple) -> None:
@@ -694,7 +735,7 @@ def _replay(items, path: str, wanted: tuple, games: list[GameRecord]) -> None:
     ``games``: the reference reader, which names the line and the field of any fault."""
     rec: GameRecord | None = None
     play: Any = None
-    closed = False
+    closed = False  # the game's last line was read: its result, or its turn in progress
     for lineno, obj in items:
         w = _Where(path, lineno)
         if not isinstance(obj, dict):
@@ -715,7 +756,9 @@ def _replay(items, path: str, wanted: tuple, games: list[GameRecord]) -> None:
             raise w.error("dicelab_log", "a log starts with a header line "
                                          '({"dicelab_log": 1, "game": ...})')
         if closed:
-            raise w.error(None, "a game's result line is its last: a new game starts with a "
+            what = ("a turn in progress" if rec.in_progress is not None
+                    else "a game's result line")
+            raise w.error(None, f"{what} is the game's last line: a new game starts with a "
                                 "header line")
         if "result" in obj:
             if len(obj) != 1:
@@ -724,7 +767,12 @@ def _replay(items, path: str, wanted: tuple, games: list[GameRecord]) -> None:
             _finish(rec, play.totals, play.over, obj["result"], w)
             closed = True
             continue
-        rec.turns.append(play.turn(obj, w))
+        turn = play.turn(obj, w)
+        if turn is None:  # the turn in progress: the game stopped there
+            _finish(rec, play.totals, False, None, None)
+            closed = True
+            continue
+        rec.turns.append(turn)
     if rec is not None and not closed:
         _finish(rec, play.totals, play.over, None, None)
 
@@ -835,6 +883,7 @@ class _BulkReader:
         self.data, self.path, self.wanted = data, path, wanted
         buf = np.frombuffer(data, dtype=np.uint8)
         starts, ends = gp.line_bounds(buf)
+        _check_line_lengths(ends - starts, path)  # bytes: at least the characters
         self.starts, self.ends = starts.tolist(), ends.tolist()
         kind, self.cols = gp.scan_lines(buf, starts, ends)
         self.n_lines = len(self.starts)
@@ -957,6 +1006,9 @@ def _decoded(lines: Iterable[str], path: str, first: int = 1):
             except json.JSONDecodeError as exc:
                 raise _Where(path, n).error(None, f"not valid JSON ({exc.msg}, column "
                                                   f"{exc.colno})") from None
+            except RecursionError:
+                raise _Where(path, n).error(None, "not valid JSON for a log (nested too "
+                                                  "deeply)") from None
 
     def flush():
         try:
@@ -1002,26 +1054,26 @@ def read_games(path, *, game: str | None = None, rules=None) -> list[GameRecord]
     naming the file, the line and the field for anything malformed or illegal, and for
     a file that cannot be read.
     """
+    from dicelab.files import read_input
+    from dicelab.resources import check_memory
+
     p = Path(path)
-    try:
+    with suppress(OSError):  # the reader names what is wrong with the file
         size = p.stat().st_size
         if size > MAX_LOG_BYTES:
             raise UserError(f"{p}: {size:,} bytes is larger than a log may be "
                             f"({MAX_LOG_BYTES:,})")
-        from dicelab.resources import check_memory
-
         check_memory(f"reading the log {p}", 20 * size)
-        data = p.read_bytes()
+    # a regular file only (not /dev/zero, a FIFO or a directory), and never more bytes
+    # than a log may have, whatever its size said
+    data = read_input(p, str(p), MAX_LOG_BYTES)
+    try:
         data.decode("utf-8")  # a text file, or UnicodeDecodeError
-        if b"\r" in data:  # the line ends a file read as text would see
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        return _parse(data, str(p), game, rules)
     except UnicodeDecodeError:
         raise UserError(f"{p}: not a text file (a log is UTF-8 JSON Lines)") from None
-    except IsADirectoryError:
-        raise UserError(f"{p}: is a directory, not a log file") from None
-    except OSError as exc:
-        raise UserError(f"{p}: cannot read the log ({exc.strerror or exc})") from None
+    if b"\r" in data:  # the line ends a file read as text would see
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return _parse(data, str(p), game, rules)
 
 
 # --- writing --------------------------------------------------------------------------------
@@ -1057,20 +1109,15 @@ def format_games(games: list[tuple[dict, list[dict]]]) -> str:
 
 def write_games(path, games: list[tuple[dict, list[dict]]]) -> None:
     """Write ``games`` (each a header from :func:`new_game_header` and its turn events) to
-    ``path`` as one log, atomically: a temporary file in the same directory, renamed
-    into place, so a reader never sees half a log. Every game is replayed first; an
-    illegal one is a ``UserError`` and nothing is written. A finished game gets its
-    result line."""
-    from dicelab.results import atomic_write_text
+    ``path`` as one log with :func:`dicelab.files.write_output`: a regular file through a
+    temporary file in the same directory, renamed into place, so a reader never sees half
+    a log; a character device or a pipe (``/dev/stdout``) in place. Every game is replayed
+    first; an illegal one is a ``UserError`` and nothing is written. A finished game gets
+    its result line."""
+    from dicelab.files import check_output, write_output
 
     text = format_games(games)
-    p = Path(path)
-    if p.parent and not p.parent.is_dir():
-        raise UserError(f"{p}: the directory {p.parent} does not exist")
-    try:
-        atomic_write_text(p, text)
-    except OSError as exc:
-        raise UserError(f"{p}: cannot write the log ({exc.strerror or exc})") from None
+    write_output(check_output(path, "--log"), text.encode("utf-8"), "--log")
 
 
 __all__ = ["FORMAT_VERSION", "FarkleTurn", "GameRecord", "PentaTurn", "PentaTurns",

@@ -32,6 +32,8 @@ LOG_STREAM = 2**31 - 1
 MAX_ROLLS = 10_000
 #: Most games a log may hold.
 MAX_LOG_GAMES = 1_000_000
+#: Games ``simulate --log`` writes without ``--log-games``.
+DEFAULT_LOG_GAMES = 100
 
 
 def _rngs(seed: int, games: int):
@@ -232,15 +234,11 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
 def check_log_path(path, games: int) -> None:
     """``UserError`` before a run if ``path`` cannot take the log or ``games`` is out of
     range."""
-    from pathlib import Path
+    from dicelab.files import check_output
 
     if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= MAX_LOG_GAMES:
         raise UserError(f"--log-games must be 1 to {MAX_LOG_GAMES:,}, not {games}")
-    p = Path(path)
-    if p.is_dir():
-        raise UserError(f"--log {p}: is a directory")
-    if not p.parent.is_dir():
-        raise UserError(f"--log {p}: the directory {p.parent} does not exist")
+    check_output(path, "--log")
 
 
 def simulation_log(path, strategy: str, vs: list[str] | None, *, games: int, seed: int,
@@ -255,4 +253,5 @@ def simulation_log(path, strategy: str, vs: list[str] | None, *, games: int, see
     write_games(path, played)
 
 
-__all__ = ["LOG_STREAM", "play_games", "simulation_log"]
+__all__ = ["DEFAULT_LOG_GAMES", "LOG_STREAM", "MAX_LOG_GAMES", "check_log_path", "play_games",
+           "simulation_log"]

@@ -2,7 +2,7 @@
 tournament matrices and ratings, score distributions.
 
 Every function returns a :class:`matplotlib.figure.Figure` built without ``pyplot``,
-so nothing leaks between calls; :func:`save_png` writes one atomically.
+so nothing leaks between calls; :func:`save_png` writes one (temporary file and rename).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from dicelab.results import atomic_write_bytes
+from dicelab.files import write_output
 
 ROLL_COLOR = "#4c72b0"
 BANK_COLOR = "#f2b447"
@@ -206,10 +206,9 @@ def score_distribution_figure(scores: np.ndarray, probability: np.ndarray, *, ti
     return fig
 
 
-def save_png(fig: Figure, path: Path | str, dpi: int = 120) -> Path:
-    """Write ``fig`` as PNG to ``path`` atomically (temp file + rename)."""
+def save_png(fig: Figure, path: Path | str, dpi: int = 120, option: str = "--plot") -> Path:
+    """Write ``fig`` as PNG to ``path`` (:func:`dicelab.files.write_output`: a regular file
+    through a temporary file and a rename)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
-    path = Path(path)
-    atomic_write_bytes(path, buf.getvalue())
-    return path
+    return write_output(Path(path), buf.getvalue(), option)

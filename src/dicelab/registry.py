@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from dicelab.errors import UserError
 from dicelab.farkle.rules import POINT_UNIT
+from dicelab.text import parse_int
 
 GAMES = ("farkle", "penta")
 
@@ -65,14 +66,17 @@ def _exact(game: str, family: str) -> Callable[[str], PolicySpec | None]:
     return parse
 
 
-_THRESHOLD = re.compile(r"threshold-(-?\d+)")
+_THRESHOLD = re.compile(r"threshold-(-?[0-9]+)")
 
 
 def _parse_threshold(text: str) -> PolicySpec | None:
     m = _THRESHOLD.fullmatch(text)
     if not m:
         return None
-    t = int(m.group(1))
+    try:
+        t = parse_int(m.group(1))
+    except ValueError:  # more digits than any threshold has
+        t = 0
     if t <= 0 or t % POINT_UNIT:
         raise UserError(f"policy '{text}': the threshold must be a positive multiple of "
                         f"{POINT_UNIT} (e.g. threshold-300)")
@@ -96,7 +100,7 @@ def _parse_ai(text: str) -> PolicySpec | None:
                 raise UserError(f"policy '{text}': {key} is given twice")
             given.add(key)
             try:
-                params[key] = int(value)
+                params[key] = parse_int(value.strip())
             except ValueError:
                 raise UserError(f"policy '{text}': {key} must be an integer") from None
         for key in ("base", "step", "two-dice", "one-die"):

@@ -43,9 +43,15 @@ def memory_limit() -> tuple[int | None, str]:
 
 
 def human_bytes(n: float) -> str:
-    """``1.5 GB``-style (powers of 1000)."""
+    """``1.5 GB``-style (powers of 1000); past the exabytes, a power of ten.
+
+    >>> human_bytes(999), human_bytes(1.5e9), human_bytes(2.0**80)
+    ('999 bytes', '1.5 GB', '1.2e+24 bytes')
+    """
+    if abs(n) >= 1e21:
+        return f"{n:.1e} bytes"
     for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1000 or unit == "PB":
+        if abs(n) < 1000:
             return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
         n /= 1000
     return f"{n:,.1f} EB"

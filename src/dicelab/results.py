@@ -1,7 +1,8 @@
 """Saving results so they can be reproduced: Parquet summary + ``manifest.json``.
 
-Files are written to a temporary name in the target directory and renamed into
-place, so an interrupted run never leaves a half-written file behind.
+Files are written by :func:`dicelab.files.write_output`: a regular file through a
+temporary name in its directory and a rename, so an interrupted run never leaves a
+half-written file behind, and never in place of a symbolic link or a device.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ import json
 import os
 import platform
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dicelab.errors import UserError
+from dicelab.files import check_name, check_output, write_output
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,64 +78,40 @@ def versions() -> dict[str, str]:
     }
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def atomic_write_text(path: Path, text: str, option: str = "--out") -> Path:
+    """Write ``text`` (UTF-8) with :func:`dicelab.files.write_output` (a regular file
+    through a temporary file and a rename)."""
+    return write_output(path, text.encode("utf-8"), option)
 
 
-def _publish(tmp: str, path: Path) -> None:
-    """Give a finished temporary file the permissions a new file gets (the user's umask,
-    not mkstemp's 0600) and rename it into place."""
-    os.chmod(tmp, 0o666 & ~_umask())
-    os.replace(tmp, path)
+def atomic_write_parquet(path: Path, frame: pd.DataFrame, option: str = "--out") -> Path:
+    import io
+
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return write_output(path, buf.getvalue(), option)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        _publish(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+#: The files :func:`save_run` writes into an output directory.
+RUN_FILES = ("summary.parquet", "manifest.json")
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_parquet(path: Path, frame: pd.DataFrame) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        _publish(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def check_out_dir(out: Path | str) -> Path:
+def check_out_dir(out: Path | str, files: tuple[str, ...] = RUN_FILES) -> Path:
     """Fail before any work is done if ``out`` could not become a writable directory
-    (it is created only once the run succeeded, by :func:`prepare_out_dir`)."""
+    (it is created only once the run succeeded, by :func:`prepare_out_dir`) or one of
+    the ``files`` to be written in it could not be written."""
     if str(out).strip() == "":
         raise UserError("--out needs a directory name")
-    out = Path(out)
-    for part in out.parts:
-        if len(os.fsencode(part)) > 255:
-            raise UserError(f"--out {out}: a name in it is longer than the file system "
-                            "allows (255 bytes)")
+    out = check_name(out, "--out")
     if out.exists():
         if not out.is_dir():
             raise UserError(f"--out {out}: exists and is not a directory")
         if not os.access(out, os.W_OK | os.X_OK):
             raise UserError(f"--out {out}: directory is not writable")
+        for name in files:
+            check_output(out / name, "--out")
+        if not files:
+            check_output(out / ".dicelab-check", "--out")
         return out
     # create the missing directories once to see that it can be done, then remove them
     missing = []
@@ -156,20 +133,13 @@ def check_out_dir(out: Path | str) -> Path:
 
 def check_png_path(path: Path | str, option: str = "--plot") -> Path:
     """Fail before any work is done if ``path`` cannot become a PNG file (its name must
-    end in .png and its directory must exist)."""
-    path = Path(path)
-    if path.suffix.lower() != ".png":
-        raise UserError(f"{option} {path}: the file name must end in .png")
-    if not path.parent.is_dir():
-        raise UserError(f"{option} {path}: directory {path.parent} does not exist")
-    if path.is_dir():
-        raise UserError(f"{option} {path}: is a directory")
-    return path
+    end in .png, and :func:`dicelab.files.check_output` must accept it)."""
+    return check_output(path, option, suffix=".png")
 
 
 def prepare_out_dir(out: Path) -> Path:
     """Create ``out`` (checked by :func:`check_out_dir` before the run)."""
-    out = check_out_dir(out)
+    out = check_out_dir(out, files=())
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -28,6 +28,7 @@ import numpy as np
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec
 from dicelab.stats import Estimate
+from dicelab.text import parse_decimal
 
 #: Games of one seating in one unit (a unit plays twice this many).
 UNIT_GAMES = 128
@@ -36,6 +37,10 @@ BATCH_UNITS = 32
 #: Units before the first judgement: the variance of the unit scores must be estimated
 #: from enough units, or the first few decide on noise.
 MIN_UNITS = 16
+
+
+#: The largest Elo difference a hypothesis may name (an expected score of 99.68%).
+MAX_ELO = 1000
 
 
 def elo_score(elo: float) -> float:
@@ -69,11 +74,15 @@ class SprtSpec:
             if key in values:
                 raise UserError(f"--sprt '{text}': {key} is given twice")
             try:
-                values[key] = float(value)
+                values[key] = parse_decimal(value.strip())
             except ValueError:
                 raise UserError(f"--sprt '{text}': {key} must be a number") from None
         spec = cls(**values)
-        if not (math.isfinite(spec.elo0) and math.isfinite(spec.elo1)) or spec.elo1 <= spec.elo0:
+        for name in ("elo0", "elo1"):
+            if not -MAX_ELO <= getattr(spec, name) <= MAX_ELO:
+                raise UserError(f"--sprt '{text}': {name} must be within -{MAX_ELO:,} to "
+                                f"{MAX_ELO:,} Elo (a score of 0.3% to 99.7%)")
+        if spec.elo1 <= spec.elo0:
             raise UserError(f"--sprt '{text}': elo1 must be above elo0")
         for name in ("alpha", "beta"):
             if not 0.0 < getattr(spec, name) < 0.5:

@@ -87,6 +87,34 @@ def lineups(n_policies: int, seats: int) -> list[tuple[int, tuple[int, ...]]]:
     return [(0, tuple((s + r) % n_policies for s in range(seats))) for r in range(n_policies)]
 
 
+#: The figures a tournament saves with ``--out`` (:meth:`Tournament.figures`).
+FIGURE_FILES = ("win-matrix.png", "ratings.png")
+
+
+def count_tables(n_policies: int, seats: int) -> int:
+    """``len(lineups(n_policies, seats))``, without listing them.
+
+    >>> count_tables(3, 2), count_tables(2, 3), count_tables(2, 2**63)
+    (6, 2, 2)
+    """
+    if n_policies >= seats:
+        return math.comb(n_policies, seats) * seats
+    return n_policies
+
+
+def _check_size(n_policies: int, seats: int, games: int) -> None:
+    """Refuse, before listing the tables, a tournament whose tables and per-chunk sums
+    would not fit in the memory limit."""
+    from dicelab.resources import check_memory
+    from dicelab.seeding import n_chunks
+
+    tables, chunks = count_tables(n_policies, seats), n_chunks(games)
+    per_table = 8 * seats + 64 + chunks * seats * (3 + seats) * 8  # lineup, outcomes
+    units = tables * chunks * n_policies * (4 + 3 * n_policies) * 8
+    check_memory(f"a tournament of {tables:,} tables of {seats:,} seats",
+                 tables * per_table + units)
+
+
 def _group_seed(seed: int, key: int) -> int:
     state = np.random.SeedSequence([seed, 7, key]).generate_state(1, np.uint64)[0]
     return int(state) >> 1
@@ -296,9 +324,9 @@ class Tournament:
         rating, ci = self.ratings()
         what = (f"{self.game.capitalize()} tournament, {self.seats} seats, "
                 f"{self.games_per_table:,} games per table, seed {self.seed}")
-        return {"win-matrix.png": win_matrix_figure(self.policies, *self.matrix(),
-                                                    title=what),
-                "ratings.png": ratings_figure(self.policies, rating, ci, title=what)}
+        matrix, ratings = FIGURE_FILES
+        return {matrix: win_matrix_figure(self.policies, *self.matrix(), title=what),
+                ratings: ratings_figure(self.policies, rating, ci, title=what)}
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "policies": self.policies, "seats": self.seats,
@@ -505,6 +533,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
     specs = _check(policies, seats, game)
     games = check_games(games)
     seed = check_seed(seed)
+    _check_size(len(specs), seats, games)
     tables_of = TABLE_GAMES[specs[0].game].make(rules, ending, target)
     plan = lineups(len(specs), seats)
     k = len(specs)

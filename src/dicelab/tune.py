@@ -7,7 +7,7 @@ noise-free objective suit it: it adapts its step sizes and the correlations betw
 parameters, and a seed makes it deterministic). The objective is a candidate's mean score
 ``P(win) + P(tie)/2`` over the field, both seatings:
 
-* **exact** (two-seat Farkle, the default there): :mod:`dicelab.farkle.head_to_head`
+* **exact** (two-seat Farkle, the default there): :mod:`dicelab.farkle.solve`
   evaluates every candidate exactly, the field's turn outcomes computed once; no noise,
   so no winner's curse: the re-evaluation is the same number;
 * **Monte Carlo** (``monte_carlo=True``): ``budget`` games per opponent and seating, every
@@ -31,6 +31,7 @@ import pandas as pd
 
 from dicelab.errors import UserError
 from dicelab.registry import AI_DEFAULTS, parse_policy
+from dicelab.text import parse_int
 
 #: Family -> parameter -> (low, high, step). ``ai``: the app's computer (RULES.md §3);
 #: ``threshold``: threshold-T.
@@ -122,7 +123,8 @@ def parse_range(text: str) -> tuple[str, tuple[int, int, int]]:
     name, sep, spec = text.partition("=")
     parts = spec.split(":")
     try:
-        lo, hi, step = (int(x) for x in parts) if len(parts) == 3 else (None, None, None)
+        lo, hi, step = (parse_int(x.strip()) for x in parts) if len(parts) == 3 \
+            else (None, None, None)
     except ValueError:
         lo = None
     if not sep or lo is None:
@@ -199,19 +201,20 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
 
 def _exact(opponents, rules, target, family, space):
     """Mean exact score against each opponent, the opponents' sides built once."""
-    from dicelab.farkle import head_to_head as H
+    from dicelab.farkle import fixed, solve
+    from dicelab.farkle.exact import resolve
 
-    resolved = [H.resolve(o, rules, target) for o in opponents]
+    resolved = [resolve(o, rules, target) for o in opponents]
     widest = {p: hi for p, (_lo, hi, _s) in space.items()}
-    probe = H.resolve(member(family, {**_defaults(family), **widest}), rules, target)
-    d_max = H.lead_rows([*resolved, probe], rules, target)
-    sides = [H.side_of(o, rules, target, d_max) for o in resolved]
+    probe = resolve(member(family, {**_defaults(family), **widest}), rules, target)
+    d_max = fixed.lead_rows([*resolved, probe], rules, target)
+    sides = [fixed.side_of(o, rules, target, d_max) for o in resolved]
 
     def score(name: str) -> dict[str, float]:
-        mine = H.side_of(H.resolve(name, rules, target), rules, target, d_max)
+        mine = fixed.side_of(resolve(name, rules, target), rules, target, d_max)
         out = {}
         for o, side in zip(opponents, sides, strict=True):
-            first, second = H.outcomes_of(H.play_sides(mine, side, rules, target))
+            first, second = solve.outcomes_of(solve.play_sides(mine, side, rules, target))
             out[o.name] = 0.5 * (first.score + second.score)
         return out
 

@@ -16,14 +16,16 @@ import typer
 from dicelab.errors import UserError
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-TopOpt = Annotated[int, typer.Option(help="Show this many options (0 = all).")]
+TopOpt = Annotated[int, typer.Option(min=0, help="Show this many options (0 = all).")]
 RollHelp = "The dice just rolled, e.g. {}."
 
 
 def parse_dice(text: str, what: str, sizes: range, example: str) -> list[int]:
     """Faces 1..6 separated by commas or spaces, as many as ``sizes`` allows."""
+    from dicelab.text import parse_int
+
     try:
-        faces = [int(x) for x in text.replace(" ", ",").split(",") if x]
+        faces = [parse_int(x) for x in text.replace(" ", ",").split(",") if x]
     except ValueError:
         faces = []
     if len(faces) not in sizes or not all(1 <= f <= 6 for f in faces):
@@ -88,24 +90,29 @@ def register(app, policy_app) -> None:
         ending: Annotated[str | None, typer.Option(
             help="Ending rule: last-round (the default) or first-to-bank.")] = None,
         my_farkles: Annotated[int, typer.Option(
-            "--my-farkles", help="Under a farkle penalty: your turns lost in a row (0-2).")] = 0,
+            "--my-farkles", help="Your turns lost in a row (0-2); they count under a "
+                                 "farkle penalty and change nothing under other rules.")] = 0,
         opp_farkles: Annotated[int, typer.Option(
-            "--opp-farkles", help="Under a farkle penalty: the opponent's turns lost in a row "
-                                  "(0-2).")] = 0,
+            "--opp-farkles", help="The opponent's turns lost in a row (0-2; with --me and "
+                                  "--opp), as --my-farkles.")] = 0,
         top: TopOpt = 12,
         json_out: JsonOpt = False,
     ) -> None:
         """Every legal set-aside of the roll, then bank or roll: its expected turn score
         (solitaire, max-ev play after) or its exact P(win) (with --me and --opp,
         optimal-win play after), and its loss against the best."""
+        from dicelab.cli.farkle_cmds import solving
         from dicelab.cli.render import show
         from dicelab.farkle.advise import advise
         from dicelab.results import to_json
 
         faces = parse_dice(roll, "--roll", range(1, 7), "1,1,5,2,3,4")
-        result = advise(faces, turn_points=turn_points, me=me, opp=opp, target=target,
-                        rules=rules, ending=ending, my_farkles=my_farkles,
-                        opp_farkles=opp_farkles)
+        with solving(not json_out) as progress:  # two players: optimal-win, the first time
+            result = advise(faces, turn_points=turn_points, me=me, opp=opp, target=target,
+                            rules=rules, ending=ending, my_farkles=my_farkles,
+                            opp_farkles=opp_farkles, progress=progress)
+        if result.note:
+            typer.echo(f"note: {result.note}", err=True)
         if top > 0:
             result = result.top(top)
         if json_out:

@@ -11,8 +11,6 @@ from typing import Annotated
 
 import typer
 
-from dicelab.errors import UserError
-
 
 def register(app: typer.Typer) -> None:
     @app.command("analyse")
@@ -40,24 +38,19 @@ def register(app: typer.Typer) -> None:
         from dicelab.cli.main import reproducing_command
         from dicelab.cli.render import show
         from dicelab.results import (
+            RUN_FILES,
             atomic_write_parquet,
             check_out_dir,
+            check_png_path,
             prepare_out_dir,
             save_run,
             to_json,
         )
 
-        out_dir = None if out is None else check_out_dir(out)
-        plot_path = None
-        if plot is not None:
-            from pathlib import Path
-
-            plot_path = Path(plot)
-            if plot_path.suffix.lower() != ".png":
-                raise UserError(f"--plot {plot}: the figure is a .png file")
-            if not plot_path.parent.is_dir():
-                raise UserError(f"--plot {plot}: the directory {plot_path.parent} does not "
-                                "exist")
+        # every output checked before the logs are read
+        out_dir = None if out is None else check_out_dir(out, ("decisions.parquet",
+                                                               *RUN_FILES))
+        plot_path = None if plot is None else check_png_path(plot)
         result = analyse_logs(logs, game=game, rules=rules, measure=measure)
         if out_dir is not None:
             prepare_out_dir(out_dir)

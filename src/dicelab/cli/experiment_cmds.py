@@ -9,7 +9,6 @@ option it does not have is a one-line error. Thin shells over
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -124,15 +123,16 @@ def _render_generic(run) -> None:
 RENDERERS = {"threshold-sweep": _render_sweep, "head-to-head": _render_comparison}
 
 
-def run_command(experiment: Experiment, given: dict[str, Any], out: Path | None,
+def run_command(experiment: Experiment, given: dict[str, Any], out: str | None,
                 json_out: bool) -> None:
     """Check the options, run with a progress bar, print tables or one JSON object."""
     from dicelab.cli import render
     from dicelab.experiments import resolve_options, run_experiment
-    from dicelab.results import to_json
+    from dicelab.results import check_out_dir, to_json
 
     # checked (and the seed drawn) before the progress bar starts
     options = resolve_options(experiment, given)
+    out = None if out is None else check_out_dir(out, ("manifest.json",))
     with render.progress_bar(enabled=not json_out, total=experiment.progress_total(options),
                              description=experiment.progress_unit) as advance:
         run = run_experiment(experiment.name, options, out=out, progress=advance)
@@ -157,7 +157,7 @@ def _command_for(experiment: Experiment):
                                                      typer.Option(*o.flags, help=o.help)])
               for o in experiment.options]
     params += [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                 annotation=Annotated[Path | None, typer.Option(
+                                 annotation=Annotated[str | None, typer.Option(
                                      "--out", help=f"Output directory. [default: "
                                                    f"{experiment.results_help} under the "
                                                    "current directory]")]),
@@ -192,7 +192,7 @@ def register(app: typer.Typer) -> None:
     @run_app.command(_FILE_COMMAND, hidden=True)
     def run_file(
         path: Annotated[str, typer.Argument(help="An experiment file (TOML).")],
-        out: Annotated[Path | None, typer.Option(
+        out: Annotated[str | None, typer.Option(
             "--out", help="Output directory. [default: results/<name>]")] = None,
         seed: Annotated[int | None, typer.Option(
             "--seed", help="Replaces the file's seed.")] = None,
@@ -202,12 +202,13 @@ def register(app: typer.Typer) -> None:
         continues where it stopped when run again."""
         from dicelab.cli import render
         from dicelab.experiment_file import read_experiment, run_experiment_file
-        from dicelab.results import to_json
+        from dicelab.results import check_out_dir, to_json
 
         spec = read_experiment(path)  # checked before the progress bar starts
+        where = None if out is None else check_out_dir(out)
         with render.progress_bar(enabled=not json_out, total=max(len(spec.policies), 1),
                                  description="cells") as advance:
-            result, where, files = run_experiment_file(path, out=out, seed=seed,
+            result, where, files = run_experiment_file(path, out=where, seed=seed,
                                                        progress=advance)
         if json_out:
             typer.echo(to_json({**result.to_dict(), "out": str(where),

@@ -7,7 +7,8 @@ the pictures from :mod:`dicelab.plots`, the text from :mod:`dicelab.cli.render`.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -21,6 +22,18 @@ RulesOpt = Annotated[str | None, typer.Option(
 EndingOpt = Annotated[str | None, typer.Option(
     help="Ending rule: last-round (the default) or first-to-bank; replaces the rules'.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+#: The highest top of a policy picture's turn-points axis (points).
+MAX_PICTURE_POINTS = 100_000
+
+
+@contextmanager
+def solving(enabled: bool) -> Iterator[Callable[[float], None] | None]:
+    """A progress bar for an exact solve (on a terminal, when ``enabled``): yields the
+    solver's ``progress(fraction)`` callback, or None."""
+    from dicelab.cli import render
+
+    with render.progress_bar(enabled=enabled, total=1000, description="solving") as advance:
+        yield None if advance is None else (lambda f: advance(int(1000 * f), 1000))
 
 
 def register(app, solve_app, policy_app) -> None:
@@ -69,12 +82,7 @@ def register(app, solve_app, policy_app) -> None:
         from dicelab.farkle.exact import solve_policy
         from dicelab.results import to_json
 
-        with render.progress_bar(enabled=not json_out, total=1000,
-                                 description="solving") as advance:
-            def progress(fraction: float) -> None:
-                if advance is not None:
-                    advance(int(1000 * fraction), 1000)
-
+        with solving(not json_out) as progress:
             sol = solve_policy(policy, rules, target, ending, progress=progress)
         if json_out:
             typer.echo(to_json(sol.to_dict()))
@@ -84,7 +92,7 @@ def register(app, solve_app, policy_app) -> None:
     @policy_app.command("farkle")
     def policy_farkle(
         name: Annotated[str, typer.Argument(help="A Farkle policy, e.g. max-ev, fastest.")],
-        plot: Annotated[Path | None, typer.Option(
+        plot: Annotated[str | None, typer.Option(
             help="Write a heat map of bank/roll to this PNG file.")] = None,
         target: Annotated[int | None, typer.Option(
             help=f"Target (fastest, optimal-win). [default: {DEFAULT_TARGET}]")] = None,
@@ -95,8 +103,9 @@ def register(app, solve_app, policy_app) -> None:
         rules: RulesOpt = None,
         ending: EndingOpt = None,
         max_points: Annotated[int | None, typer.Option(
-            "--max-points", help="Top of the picture's turn-points axis (--plot). "
-                                 "[default: from the policy's own thresholds]")] = None,
+            "--max-points", help="Top of the picture's turn-points axis (--plot), 100 to "
+                                 "100,000. [default: from the policy's own thresholds]")
+        ] = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Show a Farkle policy's bank/roll decisions by turn points and dice left."""
@@ -108,12 +117,22 @@ def register(app, solve_app, policy_app) -> None:
             from dicelab.results import check_png_path
 
             check_png_path(plot)
-        if max_points is not None and max_points < 100:
-            raise UserError(f"--max-points must be at least 100, not {max_points}")
-        bank, title = bank_table(parse_policy(name, "farkle"), load_rules(rules, ending),
-                                 target, me, opp)
+        if max_points is not None:
+            if plot is None:
+                raise UserError("--max-points sets the top of the picture: it needs --plot")
+            if not 100 <= max_points <= MAX_PICTURE_POINTS:
+                raise UserError(f"--max-points must be 100 to {MAX_PICTURE_POINTS:,}, not "
+                                f"{max_points}")
+        spec, table = parse_policy(name, "farkle"), load_rules(rules, ending)
+        if spec.family == "optimal-win":  # solved first (or loaded), with progress
+            from dicelab.farkle.exact import optimal_win_solution
+            from dicelab.farkle.rules import check_target
+
+            with solving(not json_out) as progress:
+                optimal_win_solution(spec, table, check_target(target), progress=progress)
+        bank, title = bank_table(spec, table, target, me, opp)
         if json_out:
-            from dicelab.farkle.turn_dp import bank_runs
+            from dicelab.farkle.solitaire import bank_runs
             from dicelab.results import to_json
 
             typer.echo(to_json({"policy": name, "title": title, "me": me, "opp": opp,
@@ -127,8 +146,5 @@ def register(app, solve_app, policy_app) -> None:
             return
         from dicelab.plots import policy_heatmap_figure, save_png
 
-        try:
-            save_png(policy_heatmap_figure(bank, title=title, max_points=max_points), plot)
-        except OSError as exc:
-            raise UserError(f"--plot {plot}: cannot write ({exc.strerror})") from None
+        save_png(policy_heatmap_figure(bank, title=title, max_points=max_points), plot)
         typer.echo(f"wrote {plot}")

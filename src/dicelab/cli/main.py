@@ -93,7 +93,8 @@ def reproducing_command(seed: int | None) -> list[str]:
 
 
 def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | None,
-               threads: int | None, check_names) -> None:
+               threads: int | None, check_names, unit: str = "games",
+               figures: tuple[str, ...] = ()) -> None:
     """Shared shell of the commands that play games: check, run (locally or on Dask) with a
     progress bar, then save (``--out``) and print (``--json`` or tables).
 
@@ -101,10 +102,10 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
     bad one fails before a cluster starts.
     """
     from dicelab.cli import render
-    from dicelab.results import check_out_dir, prepare_out_dir, save_run, to_json
+    from dicelab.results import RUN_FILES, check_out_dir, prepare_out_dir, save_run, to_json
 
-    # check --out before the (long) run; files are only written after it succeeded
-    out = None if out is None else check_out_dir(out)
+    # check --out and its files before the (long) run; they are written after it succeeded
+    out = None if out is None else check_out_dir(out, (*RUN_FILES, *figures))
     if threads is not None:
         if threads <= 0:
             raise UserError(f"--threads must be positive, not {threads}")
@@ -118,7 +119,8 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
 
             check_names()
             client = stack.enter_context(dask_client(dask))
-        with render.progress_bar(enabled=not json_out, total=total) as advance:
+        with render.progress_bar(enabled=not json_out, total=total,
+                                 description=unit) as advance:
             result = run(advance, client)
     if out is not None:
         prepare_out_dir(out)
@@ -159,18 +161,21 @@ def simulate(
         "--log", metavar="FILE", help="Also write --log-games games as a game log, played "
                                       "move by move from the same seed (docs/game-log.md).")
     ] = None,
-    log_games: Annotated[int, typer.Option(
-        "--log-games", help="Games in the --log file.")] = 100,
+    log_games: Annotated[int | None, typer.Option(
+        "--log-games", help="Games in the --log file. [default: 100]")] = None,
 ) -> None:
     """Simulate many games and report the statistics of each seat."""
+    from dicelab.logplay import DEFAULT_LOG_GAMES, check_log_path
     from dicelab.registry import parse_seats
     from dicelab.simulate import simulate as run
 
-    def go(progress, client):
-        if log is not None:
-            from dicelab.logplay import check_log_path
+    if log is None and log_games is not None:
+        raise UserError("--log-games needs --log FILE (the games are written there)")
+    if log is not None:
+        log_games = DEFAULT_LOG_GAMES if log_games is None else log_games
+        check_log_path(log, log_games)
 
-            check_log_path(log, log_games)
+    def go(progress, client):
         result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
                      rules=rules, ending=ending, first_seat=first, progress=progress,
                      client=client)
@@ -185,6 +190,9 @@ def simulate(
         go,
         total=games, json_out=json_out, out=out, dask=dask, threads=threads,
         check_names=lambda: parse_seats(strategy, vs, game))
+    if log is not None:
+        typer.echo(f"game log written to {log} ({log_games:,} game"
+                   f"{'' if log_games == 1 else 's'})", err=True)
 
 
 @app.command()
@@ -224,7 +232,7 @@ def compare(
                                      target=target, rules=rules, ending=ending, exact=exact,
                                      progress=progress, client=client),
         total=max(n_pairs, 1) * (1 if exact else games), json_out=json_out, out=out,
-        dask=dask, threads=threads,
+        dask=dask, threads=threads, unit="evaluating" if exact else "games",
         check_names=lambda: [parse_policy(p, game) for p in policies])
 
 
@@ -258,7 +266,7 @@ def tournament(
     """Every seat assignment of the policies, balanced: win rates, finishing places,
     pairwise verdicts (Holm) and ratings, each with its 95% interval."""
     from dicelab.registry import parse_policy
-    from dicelab.tournament import lineups
+    from dicelab.tournament import FIGURE_FILES, count_tables
     from dicelab.tournament import tournament as run
 
     if sprt is not None:
@@ -279,8 +287,8 @@ def tournament(
         lambda progress, client: run(policies, seats=seats, games=games, seed=seed,
                                      game=game, target=target, rules=rules, ending=ending,
                                      crn=crn, progress=progress, client=client),
-        total=len(lineups(max(len(policies), 1), max(seats, 1))) * max(games, 1),
-        json_out=json_out, out=out, dask=dask, threads=threads,
+        total=count_tables(len(policies), max(seats, 1)) * max(games, 1),
+        json_out=json_out, out=out, dask=dask, threads=threads, figures=FIGURE_FILES,
         check_names=lambda: [parse_policy(p, game) for p in policies])
 
 
@@ -313,7 +321,12 @@ def tune(
     from dicelab.tune import tune as run
 
     ranges = dict(parse_range(r) for r in range_ or [])
-    names = [p.strip() for p in params.split(",")] if params else None
+    names = None
+    if params is not None:
+        names = [p.strip() for p in params.split(",")]
+        if not all(names):
+            raise UserError(f"--params {params!r}: name the parameters to search, e.g. "
+                            "base,two-dice (leave --params out to search them all)")
     _run_games(
         lambda progress, client: run(family, against, params=names, ranges=ranges,
                                      trials=trials, monte_carlo=monte_carlo, budget=budget,
@@ -368,7 +381,9 @@ _INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: run the app, turning user errors into one line + exit 2."""
+    """Console-script entry point: run the app, turning user errors into one line + exit 2
+    (a command group with nothing after it, such as ``dicelab solve``: its help on stderr,
+    exit 2)."""
     _show_notices()
     _ARGV[:] = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -381,9 +396,9 @@ def main(argv: list[str] | None = None) -> None:
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except _cx.NoArgsIsHelpError as exc:
-        typer.echo(exc.ctx.get_help() if exc.ctx else "")
-        sys.exit(0)
+    except _cx.NoArgsIsHelpError as exc:  # a group with nothing after it: its help,
+        typer.echo(exc.format_message(), err=True)  # as the usage error it is
+        sys.exit(2)
     except _cx.UsageError as exc:
         typer.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(2)

@@ -6,7 +6,6 @@ Thin shells over :mod:`dicelab.penta.solver`, :mod:`dicelab.penta.distribution`,
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -79,7 +78,7 @@ def register(app, solve_app, policy_app) -> None:
         policy: Annotated[str | None, typer.Option(
             "--policy", "-p", help="With --distribution: optimal or greedy. "
                                    "[default: optimal]")] = None,
-        plot: Annotated[Path | None, typer.Option(
+        plot: Annotated[str | None, typer.Option(
             help="With --distribution: write a histogram to this PNG file.")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
                             ] = False,
@@ -120,7 +119,7 @@ def register(app, solve_app, policy_app) -> None:
         console.print(t)
 
 
-def _distribution(rs, policy: str | None, plot: Path | None, json_out: bool,
+def _distribution(rs, policy: str | None, plot: str | None, json_out: bool,
                   out: str | None) -> None:
     """``solve penta --distribution``: every input checked before the pass, files written
     (temp file + rename) only after it."""
@@ -133,7 +132,8 @@ def _distribution(rs, policy: str | None, plot: Path | None, json_out: bool,
     policy = "optimal" if policy is None else policy.strip().lower()
     if policy not in POLICIES:
         raise UserError(f"unknown Penta policy '{policy}'; valid: {', '.join(POLICIES)}")
-    where = None if out is None else check_out_dir(out)
+    where = None if out is None else check_out_dir(out, ("distribution.parquet",
+                                                         "manifest.json"))
     if plot is not None:
         check_png_path(plot)
     dist = score_distribution(policy, rs)
@@ -147,10 +147,7 @@ def _distribution(rs, policy: str | None, plot: Path | None, json_out: bool,
         fig = score_distribution_figure(dist.scores, dist.probability, title=title,
                                         mean=dist.mean,
                                         percentiles={q: dist.percentiles[q] for q in (5, 50, 95)})
-        try:
-            save_png(fig, plot)
-        except OSError as exc:
-            raise UserError(f"--plot {plot}: cannot write ({exc.strerror})") from None
+        save_png(fig, plot)
     if json_out:
         typer.echo(to_json(dist.to_dict()))
         return

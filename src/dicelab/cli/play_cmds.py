@@ -11,7 +11,6 @@ Ctrl-C exits 130 with one line and writes nothing.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,7 +18,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from dicelab.errors import UserError
 from dicelab.play import IllegalMove, SeededDice, parse_faces
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 100)
@@ -38,9 +36,29 @@ class _EndOfInput(Exception):
     """The player's input ended (Ctrl-D, or a closed pipe)."""
 
 
+#: The longest answer read (characters); a longer line is refused like a typo, and input
+#: with no line end within :data:`MAX_SKIP` characters (``< /dev/zero``) ends the game.
+MAX_ANSWER = 1000
+MAX_SKIP = 1 << 20
+
+
 def _ask(prompt: str) -> str:
     try:
-        return console.input(f"[bold]{prompt}[/]> ").strip()
+        if sys.stdin.isatty():  # a terminal's line is short, and editable
+            return console.input(f"[bold]{prompt}[/]> ").strip()
+        console.print(f"[bold]{prompt}[/]> ", end="")
+        line = sys.stdin.readline(MAX_ANSWER + 1)
+        if not line:
+            raise _EndOfInput
+        if len(line) <= MAX_ANSWER or line.endswith("\n"):
+            return line.strip()
+        skipped = 0  # the rest of a too long line, read in bounded pieces
+        while not line.endswith("\n"):
+            line = sys.stdin.readline(MAX_ANSWER)
+            skipped += len(line)
+            if not line or skipped > MAX_SKIP:
+                raise _EndOfInput
+        return f"{line[:20]}... (a line of more than {MAX_ANSWER:,} characters)"
     except EOFError:
         raise _EndOfInput from None
     except UnicodeDecodeError:  # bytes that are not text: refused like any other typo
@@ -65,16 +83,10 @@ def _check_log(path: str | None):
     """The game-log writer and the path, checked before the game starts."""
     if path is None:
         return None
-    try:
-        from dicelab import gamelog
-    except ImportError:
-        raise UserError("--log: this dicelab has no game-log writer (dicelab.gamelog)") \
-            from None
-    p = Path(path)
-    if p.is_dir():
-        raise UserError(f"--log {path}: is a directory")
-    if not p.parent.exists():
-        raise UserError(f"--log {path}: the directory {p.parent} does not exist")
+    from dicelab import gamelog
+    from dicelab.files import check_output
+
+    check_output(path, "--log")
     return gamelog
 
 
@@ -82,8 +94,12 @@ def _write_log(gamelog, path: str | None, header: dict | None, game) -> None:
     """Write the game (finished or not) to the log file, if one was asked for."""
     if gamelog is None or header is None:
         return
-    gamelog.write_games(path, [(header, game.turns)])
-    how = "" if game.phase == "over" else f" (unfinished: {len(game.turns)} turns)"
+    turns = game.log_turns()
+    gamelog.write_games(path, [(header, turns)])
+    stopped = len(turns) > len(game.turns)
+    how = "" if game.phase == "over" else (
+        f" (unfinished: {len(game.turns)} turns"
+        f"{' and the turn in progress' if stopped else ''})")
     console.print(f"game log written to {escape(str(path))}{how}")
 
 

@@ -170,7 +170,10 @@ def threshold_solution(sol) -> None:
 
 
 def max_ev_solution(sol) -> None:
-    """A :class:`dicelab.farkle.turn_dp.MaxEvSolution`."""
+    """A :class:`dicelab.farkle.solitaire.MaxEvSolution`."""
+    if len(sol.streak) > 1:
+        penalty_max_ev_solution(sol)
+        return
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy max-ev")
     _turn_lines(d)
@@ -183,7 +186,8 @@ def max_ev_solution(sol) -> None:
 
 
 def penalty_max_ev_solution(sol) -> None:
-    """A :class:`dicelab.farkle.turn_dp.PenaltyMaxEvSolution`."""
+    """A :class:`dicelab.farkle.solitaire.MaxEvSolution` under a farkle penalty: one
+    policy per run of lost turns."""
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy max-ev, farkle penalty "
                   f"{d['farkle_penalty']} (third lost turn in a row)")
@@ -193,8 +197,9 @@ def penalty_max_ev_solution(sol) -> None:
     for col in ("lost in a row", "share of turns", "P(bust)", "E(banked)", "bias",
                 "banks from turn points, by dice left"):
         table.add_column(col, justify="left" if col.startswith("banks") else "right")
-    for s, th in sol.bank_thresholds().items():
-        table.add_row(str(s), f"{d['stationary'][s]:.4%}", f"{d['p_bust'][s]:.4%}",
+    for s in range(len(sol.streak)):
+        th = sol.bank_thresholds(s)
+        table.add_row(str(s), f"{d['stationary'][s]:.4%}", f"{d['p_bust_by_lost_turns'][s]:.4%}",
                       f"{d['expected_banked'][s]:.2f}", f"{d['bias'][s]:.3f}",
                       _thresholds(th))
     console.print(table)
@@ -203,7 +208,7 @@ def penalty_max_ev_solution(sol) -> None:
 
 
 def fastest_solution(sol) -> None:
-    """A :class:`dicelab.farkle.turn_dp.FastestSolution`."""
+    """A :class:`dicelab.farkle.solitaire.FastestSolution`."""
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy fastest")
     console.print(f"  expected turns to reach {d['target']} from 0: {d['expected_turns']:.6f}")
@@ -220,7 +225,7 @@ def fastest_solution(sol) -> None:
 
 
 def optimal_win_solution(sol) -> None:
-    """A :class:`dicelab.farkle.two_player.OptimalWinSolution`."""
+    """A :class:`dicelab.farkle.solve.OptimalWinSolution`."""
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy {d['policy']}, ending {d['ending']}")
     if sol.opponent is None:
@@ -251,7 +256,7 @@ def optimal_win_solution(sol) -> None:
 def decision_text(bank: np.ndarray) -> str:
     """A Farkle bank table (P, 7) as text: runs of turn points with the same decisions
     (R = roll, B = bank, by dice left), up to the last row where the policy rolls."""
-    from dicelab.farkle.turn_dp import bank_runs
+    from dicelab.farkle.solitaire import bank_runs
 
     runs = bank_runs(bank)["runs"]
     spans = [f"{r['lo']}+" if r["hi"] is None else
@@ -342,7 +347,7 @@ def penta_exact_comparison(result) -> None:
                      ("score", "win", "tie", "loss"))
     for p in result.pairs:
         t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
-                  *(f"{x:.6f}" for x in (p.win, p.tie, p.loss)), p.verdict)
+                  *(f"{x:.6f}" for x in (p.win_rate, p.tie_rate, p.loss_rate)), p.verdict)
     console.print(t)
     _exact_ranking(result)
 
@@ -464,6 +469,25 @@ def penta_distribution(result) -> None:
     render_distribution(result, console)
 
 
+def print_whole(table: Table) -> None:
+    """Print ``table`` at the console's width, or wider if its numbers need it: the cells
+    of its ``no_wrap`` columns are never cut (other columns may wrap down to 10 cells; a
+    terminal narrower than that wraps the lines instead)."""
+    from rich.cells import cell_len
+
+    need = 1
+    for col in table.columns:
+        widest = max(cell_len(str(c)) for c in [col.header, *col.cells])
+        need += 3 + (widest if col.no_wrap else min(widest, 10))
+    if need <= console.width:
+        console.print(table)
+        return
+    from rich.segment import Segments
+
+    wide = console.options.update(width=need, max_width=need)
+    console.print(Segments(console.render(table, wide)), crop=False)
+
+
 def game_analysis(result) -> None:
     """A :class:`dicelab.analyse.AnalysisResult`: the costliest decisions, then one line
     per player (losses by class, luck and skill)."""
@@ -478,36 +502,46 @@ def game_analysis(result) -> None:
         t = Table(title=f"{kind}: the costliest decisions (loss in {UNITS[measure]}"
                         f"{', as %' if measure == 'win' else ''})")
         for col in ("game", "seat", "turn", "roll", "chosen", "best", "loss", "class"):
-            t.add_column(col, justify="right" if col in ("game", "seat", "turn", "loss")
-                         else "left")
+            number = col in ("game", "seat", "turn", "loss")
+            t.add_column(col, justify="right" if number else "left", no_wrap=number)
         for _, r in d.iterrows():
             t.add_row(str(r["game"]), str(r["seat"]), str(r["turn"]), r["roll"], r["chosen"],
                       r["best"], f"{scale * r['loss']:.{digits}f}", r["class"])
         if len(d):
-            console.print(t)
+            print_whole(t)
         bounds = ", ".join(f"{n} >= {scale * b:g}" for n, b in
                            zip(CLASS_NAMES, LOSS_CLASSES[measure], strict=True))
-        s = Table(title=f"{kind}: {result.n_games} game(s), values in {UNITS[measure]}"
-                        f"{' (as %)' if measure == 'win' else ''}",
-                  caption=f"classes ({unit}): {bounds}; outcome - initial = luck + skill"
-                          + (" + opponents" if measure == "win" else ""))
-        for col in ("player", "policy", "games", "decisions", "total loss", "mean loss",
-                    *CLASS_NAMES, "initial", "outcome", "luck", "skill"):
-            s.add_column(col, justify="left" if col in ("player", "policy") else "right")
-        if measure == "win":
-            s.add_column("opponents", justify="right")
-        for row in result.summary():
-            if row["game"] != kind:
-                continue
-            cells = [row["player"], row["policy"], str(row["games"]), str(row["decisions"]),
-                     f"{scale * row['total_loss']:.2f}", f"{scale * row['mean_loss']:.3f}",
-                     *(str(row[c]) for c in CLASS_NAMES),
-                     *(f"{scale * row[k]:.2f}" for k in ("initial", "outcome", "luck",
-                                                          "skill"))]
-            if measure == "win":
-                cells.append(f"{scale * row['opponents']:.2f}")
-            s.add_row(*cells)
-        console.print(s)
+        n = result.games_of(kind)
+        as_pct = " (as %)" if measure == "win" else ""
+        rows = [r for r in result.summary() if r["game"] == kind]
+        if not rows:
+            console.print(f"{kind}: no finished turn to review")
+            continue
+        losses = Table(title=f"{kind}: {n:,} game{'' if n == 1 else 's'}, losses in "
+                             f"{UNITS[measure]}{as_pct}",
+                       caption=f"classes ({unit}): {bounds}")
+        split = Table(title=f"{kind}: luck and skill, in {UNITS[measure]}{as_pct}",
+                      caption="outcome - initial = luck + skill"
+                              + (" + opponents" if measure == "win" else ""))
+        for t, cols in ((losses, ("games", "decisions", "total loss", "mean loss",
+                                  *CLASS_NAMES)),
+                        (split, ("initial", "outcome", "luck", "skill",
+                                 *(("opponents",) if measure == "win" else ())))):
+            t.add_column("player", no_wrap=True)
+            t.add_column("policy", no_wrap=True)
+            for col in cols:  # names and numbers are never cut: their columns do not shrink
+                t.add_column(col, justify="right", no_wrap=True)
+        for row in rows:
+            losses.add_row(row["player"], row["policy"], f"{row['games']:,}",
+                           f"{row['decisions']:,}", f"{scale * row['total_loss']:,.2f}",
+                           f"{scale * row['mean_loss']:,.3f}",
+                           *(f"{row[c]:,}" for c in CLASS_NAMES))
+            split.add_row(row["player"], row["policy"],
+                          *(f"{scale * row[k]:,.2f}" for k in ("initial", "outcome", "luck",
+                                                               "skill", "opponents")
+                            if k != "opponents" or measure == "win"))
+        print_whole(losses)
+        print_whole(split)
 
 
 #: Result type (module.qualname) -> renderer. Adding a result type = one entry here.
@@ -515,11 +549,9 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.simulate.FarkleResult": farkle_simulation,
     "dicelab.farkle.simulate.BustRiskResult": bust_risk,
     "dicelab.farkle.exact.ThresholdSolution": threshold_solution,
-    "dicelab.farkle.turn_dp.MaxEvSolution": max_ev_solution,
-    "dicelab.farkle.turn_dp.PenaltyMaxEvSolution": penalty_max_ev_solution,
-    "dicelab.farkle.turn_dp.FastestSolution": fastest_solution,
-    "dicelab.farkle.turn_dp.PenaltyFastestSolution": fastest_solution,
-    "dicelab.farkle.two_player.OptimalWinSolution": optimal_win_solution,
+    "dicelab.farkle.solitaire.MaxEvSolution": max_ev_solution,
+    "dicelab.farkle.solitaire.FastestSolution": fastest_solution,
+    "dicelab.farkle.solve.OptimalWinSolution": optimal_win_solution,
     "dicelab.compare.Comparison": comparison,
     "dicelab.tournament.Tournament": tournament,
     "dicelab.sprt.SprtRun": sprt_run,

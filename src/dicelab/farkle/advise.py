@@ -17,8 +17,8 @@ after hot dice). Options worth the same (within 1e-12) are ties and say so
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,14 +28,12 @@ from dicelab import dice
 from dicelab.errors import UserError
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
-    HOT_DICE,
     PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_target,
     dice_after,
     load_rules,
-    set_asides,
     setaside_points,
 )
 
@@ -78,6 +76,7 @@ class FarkleAdvice:
     unit: str  # what the values are
     options: list[FarkleOption]
     n_ties: int | None = None  # set by top(): the options cut off still count
+    note: str | None = None  # an input given that these rules do not use (say so)
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": "farkle", "roll": list(self.roll), "turn_points": self.turn_points,
@@ -127,12 +126,15 @@ def _check_roll(roll) -> list[int]:
 
 def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None = None,
            target: int | None = None, rules: str | FarkleRules | None = None,
-           ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0
-           ) -> FarkleAdvice:
+           ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0,
+           progress: Callable[[float], None] | None = None) -> FarkleAdvice:
     """Every option of the decision after ``roll`` (the dice just rolled) with
-    ``turn_points`` already set aside this turn (see the module docstring). Under a farkle
-    penalty, ``my_farkles`` / ``opp_farkles`` are the turns each player has lost in a row
-    (0 to 2; solitaire: mine only), and the totals may be below zero.
+    ``turn_points`` already set aside this turn (see the module docstring).
+    ``my_farkles`` / ``opp_farkles`` are the turns each player has lost in a row (0 to 2;
+    solitaire: mine only). They count under a farkle penalty (and the totals may then be
+    below zero); under rules without one they are accepted and change nothing, which
+    :attr:`FarkleAdvice.note` says. ``progress(fraction)``: through the ``optimal-win``
+    solve two-player advice needs the first time (then cached on disk).
 
     >>> a = advise([1, 5, 2, 3, 4, 6])   # a straight: all six, then roll six again
     >>> (a.options[0].keep, a.options[0].action, a.options[0].dice)
@@ -140,16 +142,11 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     """
     faces = _check_roll(roll)
     table = load_rules(rules, ending)
-    # max-ev and optimal-win model every house rule
-    table.require_solvable("advice", must_roll=True, penalty=True)
     t = check_target(target)
     for what, k in (("--my-farkles", my_farkles), ("--opp-farkles", opp_farkles)):
         if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < PENALTY_STREAK:
             raise UserError(f"{what} (turns lost in a row) must be in "
                             f"0..{PENALTY_STREAK - 1}, not {k}")
-        if k and not table.farkle_penalty:
-            raise UserError(f"{what}: turns lost in a row count only under a farkle "
-                            f"penalty, which rules '{table.name}' do not have")
     if isinstance(turn_points, bool) or not isinstance(turn_points, int) or turn_points < 0 \
             or turn_points % POINT_UNIT:
         raise UserError(f"--turn-points must be a non-negative multiple of {POINT_UNIT}, not "
@@ -159,14 +156,21 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         f"{dice.MAX_DICE} dice, not {len(faces)}")
     if (me is None) != (opp is None):
         raise UserError("give both --me and --opp (two players), or neither (solitaire)")
+    if me is None and opp_farkles:
+        raise UserError("--opp-farkles needs --me and --opp (two players)")
+    note = None
+    if (my_farkles or opp_farkles) and not table.farkle_penalty:
+        # a true fact of the position that no rule of this table uses: the values are
+        # those of 0 lost turns in a row
+        note = (f"rules '{table.name}' have no farkle penalty: turns lost in a row do not "
+                "change these values")
+        my_farkles = opp_farkles = 0
     options = legal_setasides(table, faces)
     if not options:
         raise UserError(f"the roll {','.join(map(str, faces))} scores nothing: the turn is "
                         "lost (Turn lost!)")
     n = len(faces)
     if me is None:
-        if opp_farkles:
-            raise UserError("--opp-farkles needs --me and --opp (two players)")
         mode, unit, value = "solitaire", "expected final turn score (points)", \
             _solitaire(table, my_farkles)
         if table.farkle_penalty:
@@ -184,13 +188,10 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         if last and table.ending_code == FIRST_TO_BANK:
             raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
                             "opponent reached the target")
-        if last:
-            table.require_solvable("advice in the last round", min_bank=False,
-                                   must_roll=True, penalty=True)
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
-        value = (_last_turn(table, t, me, opp) if last
-                 else _two_player(table, t, me, opp, my_farkles, opp_farkles))
+        value = (_last_turn(table, me, opp) if last
+                 else _two_player(table, t, me, opp, my_farkles, opp_farkles, progress))
     rows = []
     for keep, pts in options:
         tp = turn_points + pts
@@ -204,91 +205,59 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     out = [FarkleOption(keep, pts, action, d, v, 0.0 if best - v <= TIE else best - v,
                         best - v <= TIE) for keep, pts, action, d, v in rows]
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
-                        mode, "max-ev" if me is None else "optimal-win", unit, out)
+                        mode, "max-ev" if me is None else "optimal-win", unit, out,
+                        note=note)
 
 
-@functools.lru_cache(maxsize=8)
-def max_ev_solution(rules: FarkleRules, farkles: int = 0, cap: int | None = None):
-    """:func:`dicelab.farkle.turn_dp.solve_max_ev`, made once per process and rule set
-    (advice on many positions, as in a game analysis, reuses it); under a farkle penalty
-    the turn policy after ``farkles`` lost turns in a row
-    (:func:`~dicelab.farkle.turn_dp.solve_max_ev_penalty`). ``cap`` (points): banking
-    forced from there, at or above the proven cap (None: the proven cap)."""
-    from dicelab.farkle import turn_dp
+def max_ev_solution(rules: FarkleRules):
+    """:func:`dicelab.farkle.solitaire.solve_max_ev`, made once per process and rule set
+    (advice on many positions, as in a game analysis, reuses it)."""
+    from dicelab.farkle.solitaire import max_ev_capped
 
-    if rules.farkle_penalty:
-        return _max_ev_penalty(rules, cap).streak[farkles]
-    return turn_dp.solve_max_ev(rules, cap)
+    return max_ev_capped(rules)
 
 
-@functools.lru_cache(maxsize=4)
-def _max_ev_penalty(rules: FarkleRules, cap: int | None = None):
-    from dicelab.farkle import turn_dp
-
-    return turn_dp.solve_max_ev_penalty(rules, cap)
+#: The optimal-win solutions held in this process, (rules, target) -> solution, the most
+#: recently used last (at most two).
+_HELD: dict[tuple[FarkleRules, int], Any] = {}
 
 
-@functools.lru_cache(maxsize=2)
-def optimal_win_solution(rules: FarkleRules, target: int):
-    """:func:`dicelab.farkle.two_player.solve_optimal_win` (disk-cached), held once per
-    process, rule set and target."""
-    from dicelab.farkle.two_player import solve_optimal_win
-
-    return solve_optimal_win(rules, target)
+def held_solutions_clear() -> None:
+    """Forget the optimal-win solutions held in this process."""
+    _HELD.clear()
 
 
-#: Under must-roll, a solitaire cap above the proven one is rounded up to this (points).
-_CAP_STEP = 5000
+def optimal_win_solution(rules: FarkleRules, target: int,
+                         progress: Callable[[float], None] | None = None):
+    """:func:`dicelab.farkle.solve.solve_optimal_win` (disk-cached), held once per
+    process, rule set and target (the two most recent); ``progress(fraction)`` through a
+    solve."""
+    from dicelab.farkle.solve import solve_optimal_win
+
+    sol = _HELD.pop((rules, target), None)
+    if sol is None:
+        sol = solve_optimal_win(rules, target, progress=progress)
+    _HELD[(rules, target)] = sol
+    while len(_HELD) > 2:
+        _HELD.pop(next(iter(_HELD)))
+    return sol
 
 
 def _solitaire(rules: FarkleRules, farkles: int = 0):
     """tp -> (bank value, roll values by dice): max-ev's expected final turn score (under a
     farkle penalty, a lost turn counted as its long-run cost after ``farkles`` lost turns
     in a row)."""
-    sol = max_ev_solution(rules, farkles)
-    sa = set_asides(rules)
-    beta = _bust_value(rules, farkles)
+    sol = max_ev_solution(rules)
 
     def value(tp: int) -> tuple[float, np.ndarray]:
-        p = tp // POINT_UNIT
-        here = sol
-        if rules.hot_dice == "must-roll" and p + sa.max_points > sol.cap // POINT_UNIT:
-            # six dice past the cap roll on, so a roll's successors are read from a DP
-            # whose cap (any at or above the proven one: the same optimum) lies above
-            # them, where its error bound holds
-            need = (p + sa.max_points + 1) * POINT_UNIT
-            here = max_ev_solution(rules, farkles, -(-need // _CAP_STEP) * _CAP_STEP)
-        cap = here.cap // POINT_UNIT
-        roll = np.zeros(7)
-        for n in range(1, 7):
-            if p < cap:
-                roll[n] = here.roll_value[p, n]
-            else:  # every successor banks (proven): the roll's expectation directly
-                lo, hi = sa.class_start[n], sa.class_start[n + 1]
-                best = [sa.points[sa.option_start[c]:sa.option_start[c + 1]].max()
-                        for c in range(lo, hi)]
-                roll[n] = POINT_UNIT * float(np.dot(sa.class_prob[lo:hi],
-                                                    p + np.array(best))) \
-                    + float(sa.bust[n]) * beta
-        return float(tp), roll
+        return sol.turn_values(tp, farkles)
 
     return value
 
 
-def _bust_value(rules: FarkleRules, farkles: int) -> float:
-    """What max-ev's values count a lost turn as (points): 0, or under a farkle penalty
-    the long-run cost after ``farkles`` lost turns in a row (``beta[s]`` of
-    :class:`~dicelab.farkle.turn_dp.PenaltyMaxEvSolution`)."""
-    if not rules.farkle_penalty:
-        return 0.0
-    sol = _max_ev_penalty(rules)
-    return float(sol.bias[farkles + 1]) if farkles + 1 < len(sol.bias) \
-        else -float(rules.farkle_penalty)
-
-
 def _two_player(rules: FarkleRules, t: int, me: int, opp: int, my_farkles: int = 0,
-                opp_farkles: int = 0):
-    sol = optimal_win_solution(rules, t)
+                opp_farkles: int = 0, progress: Callable[[float], None] | None = None):
+    sol = optimal_win_solution(rules, t, progress)
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         return sol.turn_values(me, opp, tp, my_farkles, opp_farkles)
@@ -296,31 +265,37 @@ def _two_player(rules: FarkleRules, t: int, me: int, opp: int, my_farkles: int =
     return value
 
 
-def _last_turn(rules: FarkleRules, t: int, me: int, opp: int):
-    """The last turn: beat ``opp`` (bank wins above it, ties level with it)."""
-    from dicelab.farkle.two_player import _ahead6
+def _last_turn(rules: FarkleRules, me: int, opp: int):
+    """The last turn: beat ``opp``. One turn DP over the turn points from this turn's
+    start: a bank is worth 1 above ``opp``, 1/2 level with it and 0 below, where the rules
+    let the turn bank (so a minimum to bank is played as it is); past the lead every bank
+    wins, and six dice that may not bank roll on and win with ``model.ahead6``."""
+    from dicelab.farkle.engine import turn
+    from dicelab.farkle.engine.model import model
+    from dicelab.farkle.solitaire import work
 
-    sol = optimal_win_solution(rules, t)
-    lv = sol.last_round_tables().last.lv
-    sa = set_asides(rules)
-    ahead6 = _ahead6(sa, rules)  # ahead with six dice: 1, but under must-roll
+    m = model(rules)
+    lead = (opp - me) // POINT_UNIT
+    top = max(lead + 1, int(m.bank_floor[1]))
+    memo: dict[int, tuple] = {}
 
-    def point(x: int, n: int) -> float:  # a decision point needing x more units
-        if x < 0:
-            return ahead6 if n == HOT_DICE else 1.0
-        return float(lv[min(x, lv.shape[0] - 1), n])
+    def table(p: int):
+        rows = max(top, p + 1) + m.max_points
+        if rows not in memo:
+            i = np.arange(rows)
+            bankv = np.where(i > lead, 1.0, np.where(i == lead, 0.5, 0.0))
+            w = work(m, rows)
+            turn.turn_back(m, m.bank_floor, bankv, np.full(rows, m.ahead6), 0.0, 0.0, top,
+                           rows, w.v, w.bp, w.bk, w.choice)
+            memo.clear()
+            memo[rows] = w
+        return memo[rows]
 
     def value(tp: int) -> tuple[float, np.ndarray]:
-        x = (opp - me - tp) // POINT_UNIT
-        bank = 1.0 if x < 0 else (0.5 if x == 0 else 0.0)
+        p = tp // POINT_UNIT
+        w = table(p)
         roll = np.zeros(7)
-        for n in range(1, 7):
-            acc = 0.0
-            for c in range(sa.class_start[n], sa.class_start[n + 1]):
-                js = range(sa.option_start[c], sa.option_start[c + 1])
-                acc += sa.class_prob[c] * max(point(x - int(sa.points[j]), int(sa.dice[j]))
-                                              for j in js)
-            roll[n] = acc
-        return bank, roll
+        turn.roll_values(m, p, 0.0, w.v, w.choice, roll)
+        return (1.0 if p > lead else 0.5 if p == lead else 0.0), roll
 
     return value

@@ -1,62 +1,35 @@
-"""Exact Farkle policies as :class:`~dicelab.farkle.policy_table.PolicyTable` s.
+"""Exact Farkle answers for any policy by name (layer 2): the front of the solvers.
 
-:func:`policy_table` is the one entry point the simulation runner uses to play an exact
-policy: ``max-ev`` and ``fastest`` come from :mod:`dicelab.farkle.turn_dp`,
-``optimal-win`` from :mod:`dicelab.farkle.two_player`.
+* :func:`solve_policy`: what ``dicelab solve farkle`` computes for a policy;
+* :func:`policy_table`: the decision table through which the simulation kernel plays an
+  exact policy (``max-ev``, ``fastest``, ``optimal-win``, ``optimal-win:vs=P``);
+* :func:`resolve`: any policy as the game engine reads it (a ``threshold-T`` or ``ai``
+  spec, or the PolicyTable of an exact policy);
+* :func:`solve_best_response` and :func:`exact_pair`: the game engine's best response
+  and exact head to head, for policies given by name.
 
 Solutions are cached on disk (:func:`dicelab.cache.cached`) under
 :func:`dicelab.cache.entry_key`: the rules' content digest (a preset's name is not
-enough: a user's TOML file may reuse it), the target and :data:`FORMAT_VERSION`.
+enough: a user's TOML file may reuse it), the target and a format version.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dicelab import cache
+from dicelab import cache, config
+from dicelab.digest import text_digest
 from dicelab.errors import UserError
-from dicelab.farkle import turn_dp
+from dicelab.farkle import fixed, solitaire, solve
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target, load_rules, set_asides
+from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target, load_rules
+from dicelab.farkle.solve import OptimalWinSolution, solve_optimal_win
+from dicelab.outcomes import ExactPair
 from dicelab.registry import PolicySpec, parse_policy
-
-if TYPE_CHECKING:
-    from dicelab.farkle.two_player import OptimalWinSolution
-
-#: Bump when the solvers or the cached array layout change.
-FORMAT_VERSION = 2
-
-
-def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
-                     ) -> turn_dp.FastestSolution:
-    """:func:`turn_dp.solve_fastest`, cached on disk (a few seconds for large targets)."""
-    target = check_target(target)
-    if rules.farkle_penalty:  # a few seconds, not cached
-        return turn_dp.solve_fastest_penalty(rules, target)
-    if not use_cache:
-        return turn_dp.solve_fastest(rules, target)
-    key = cache.entry_key("farkle-fastest", rules.name, rules.digest(), t=target)
-    built: list[turn_dp.FastestSolution] = []
-
-    def build() -> dict[str, np.ndarray]:
-        sol = turn_dp.solve_fastest(rules, target)
-        built.append(sol)
-        return {"turns": sol.turns, "value": sol.value, "bank": sol.bank,
-                "newton_steps": sol.newton_steps,
-                "solve_s": np.array([sol.solve_s])}
-
-    t0 = time.perf_counter()
-    arrays, from_cache = cache.cached(key, FORMAT_VERSION, build)
-    if not from_cache:
-        return built[0]
-    return turn_dp.FastestSolution(rules.name, target, arrays["turns"], arrays["value"],
-                                   arrays["bank"], arrays["newton_steps"],
-                                   float(arrays["solve_s"][0]), time.perf_counter() - t0,
-                                   from_cache=True)
 
 
 def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
@@ -73,29 +46,17 @@ def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
 
 
 def max_ev_table(rules: FarkleRules) -> PolicyTable:
-    """PolicyTable of ``max-ev``: value = expected final turn points, shape (1, 1, P, 7);
-    under a farkle penalty one policy per own lost turns in a row (the opponent's count
-    does not matter), shape (3, 3, 1, 1, P, 7)."""
-    if rules.farkle_penalty:
-        return _max_ev_penalty_table(rules)
-    sol = turn_dp.solve_max_ev(rules)
-    if rules.hot_dice == "must-roll":  # six dice roll at every row: keep all it solved
-        p = sol.bank.shape[0]
-    else:
-        p = _rows_needed(sol.bank, set_asides(rules).max_points)
-    if p > sol.bank.shape[0]:  # cannot happen: the DP banks from its cap on
-        raise AssertionError("max-ev table needs more rows than solved")
-    value = sol.value[:p].astype(np.float32)[None, None]
-    bank = np.ascontiguousarray(sol.bank[:p])
-    return PolicyTable("max-ev", value, bank[None, None])
+    """PolicyTable of ``max-ev``: value = expected final turn points, one policy per own
+    lost turns in a row (the opponent's count and the totals do not matter), shape (S, S,
+    1, 1, P, 7)."""
+    from dicelab.farkle.engine.model import model
 
-
-def _max_ev_penalty_table(rules: FarkleRules) -> PolicyTable:
-    sol = turn_dp.solve_max_ev_penalty(rules)
-    if rules.hot_dice == "must-roll":  # six dice roll at every row: keep all it solved
+    sol = solitaire.solve_max_ev(rules)
+    m = model(rules)
+    if m.six_rows:  # six dice roll on at every row: keep all it solved
         p = sol.streak[0].bank.shape[0]
     else:
-        p = max(_rows_needed(st.bank, set_asides(rules).max_points) for st in sol.streak)
+        p = max(_rows_needed(st.bank, m.max_points) for st in sol.streak)
     value = np.stack([st.value[:p] for st in sol.streak]).astype(np.float32)
     bank = np.stack([st.bank[:p] for st in sol.streak])
     k = len(sol.streak)
@@ -105,25 +66,24 @@ def _max_ev_penalty_table(rules: FarkleRules) -> PolicyTable:
 
 
 def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
-    """PolicyTable of ``fastest`` for ``target``: value = minus expected turns still
-    needed, shape (target/50, 1, P, 7); under a farkle penalty (3, 3, T, 1, P, 7), one
-    policy per own lost turns in a row and totals from the floor below zero."""
-    sol = fastest_solution(rules, target)
-    p = min(_rows_needed(sol.bank, set_asides(rules).max_points), sol.bank.shape[-2])
+    """PolicyTable of ``fastest`` for ``target``: value = minus the expected turns still
+    needed, one policy per own lost turns in a row and own total (from the rules' floor
+    below zero), shape (S, S, U, 1, P, 7)."""
+    from dicelab.farkle.engine.model import model
+
+    sol = solitaire.fastest_solution(rules, target)
+    p = min(_rows_needed(sol.bank, model(rules).max_points), sol.bank.shape[-2])
     value = (-sol.value[..., :p, :]).astype(np.float32)
     bank = np.ascontiguousarray(sol.bank[..., :p, :])
-    if not isinstance(sol, turn_dp.PenaltyFastestSolution):
-        return PolicyTable("fastest", value[:, None], bank[:, None])
-    # under the penalty: one policy per own lost turns in a row, totals from the floor
     k = value.shape[0]
-    shape = (k, k, *value.shape[1:2], 1, p, 7)
+    shape = (k, k, value.shape[1], 1, p, 7)
     return PolicyTable("fastest", np.broadcast_to(value[:, None, :, None], shape).copy(),
                        np.broadcast_to(bank[:, None, :, None], shape).copy(),
                        floor=sol.floor_points // POINT_UNIT)
 
 
-def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
-                 ) -> PolicyTable:
+def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int,
+                 progress=None) -> PolicyTable:
     """The decision table through which the simulation kernel plays an exact policy.
 
     ``spec``: a parsed ``max-ev``, ``fastest`` or ``optimal-win``; ``target``: the
@@ -136,31 +96,120 @@ def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
     >>> t.value.shape[:2]
     (1, 1)
     """
-    if spec.game != "farkle":
-        raise UserError(f"policy '{spec.name}' is not a Farkle policy")
-    target = check_target(target)
+    target = check_policy_table(spec, rules, target, n_seats)
     if spec.family == "max-ev":
         return max_ev_table(rules)
     if spec.family == "fastest":
         return fastest_table(rules, target)
+    return optimal_win_solution(spec, rules, target, progress=progress).policy_table()
+
+
+def check_policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
+                       ) -> int:
+    """What :func:`policy_table` refuses, refused before any solve: another game's policy,
+    a policy without a table, ``optimal-win`` at other than two seats, and an
+    ``optimal-win`` table larger than the memory limit (from a lower bound of its size,
+    :func:`~dicelab.farkle.solve.least_policy_table_bytes`: an hour's solve must not end
+    in that refusal). Returns the checked target."""
+    from dicelab.resources import check_memory
+
+    if spec.game != "farkle":
+        raise UserError(f"policy '{spec.name}' is not a Farkle policy")
+    target = check_target(target)
+    if spec.family not in ("max-ev", "fastest", "optimal-win"):
+        raise UserError(f"policy '{spec.name}' has no exact decision table; exact tables "
+                        "exist for max-ev, fastest and optimal-win")
     if spec.family == "optimal-win":
         if n_seats != 2:
             raise UserError(f"optimal-win plays two-seat games only (this game has {n_seats} "
                             "seats); use max-ev, fastest, ai or threshold-T with more seats")
-        return optimal_win_solution(spec, rules, target).policy_table()
-    raise UserError(f"policy '{spec.name}' has no exact decision table; exact tables exist "
-                    "for max-ev, fastest and optimal-win")
+        # the factor of OptimalWinSolution.policy_table's own check
+        check_memory(f"the {spec.name} policy table to {target:,}",
+                     solve.least_policy_table_bytes(rules, target) * 1.5)
+    return target
+
+
+def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: int,
+            progress: Callable[[float], None] | None = None) -> PolicySpec | PolicyTable:
+    """A policy as the game engine reads it: a ``threshold-T`` or ``ai`` spec, or the
+    PolicyTable of an exact policy (solved or loaded from the cache; ``progress(fraction)``
+    through an ``optimal-win`` solve)."""
+    if isinstance(policy, PolicyTable):
+        return fixed.check_table(policy, rules)
+    spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
+    if spec.game != "farkle":
+        raise UserError(f"policy '{spec.name}' is a {spec.game} policy; exact head to head "
+                        "of Farkle takes Farkle policies")
+    if spec.family in ("threshold", "ai"):
+        return spec
+    return policy_table(spec, rules, target, 2, progress=progress)
+
+
+def solve_best_response(rules: FarkleRules, target: int, opponent, *,
+                        tol: float = config.OPTIMAL_WIN_TOL, use_cache: bool = True,
+                        progress: Callable[[float], None] | None = None
+                        ) -> OptimalWinSolution:
+    """The policy of maximum ``P(win) + 0.5 P(tie)`` against a fixed ``opponent``
+    (``optimal-win:vs=OPPONENT``): any Farkle policy (a name, a PolicySpec or a
+    PolicyTable). See :func:`dicelab.farkle.solve.solve_best_response`; cached on disk
+    for named opponents.
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> br = solve_best_response(PRESETS["default"], 1000, "threshold-300")
+    >>> br.policy, round(br.p_win + br.p_tie / 2, 4) > 0.6
+    ('optimal-win:vs=threshold-300', True)
+    """
+    target = check_target(target)
+    named = not isinstance(opponent, PolicyTable)
+    return solve.solve_best_response(rules, target, fixed.name_of(opponent),
+                                     lambda: resolve(opponent, rules, target), tol=tol,
+                                     use_cache=use_cache and named, progress=progress)
 
 
 def optimal_win_solution(spec: PolicySpec, rules: FarkleRules, target: int, progress=None
                          ) -> OptimalWinSolution:
     """``optimal-win`` (self-play) or ``optimal-win:vs=POLICY`` (a best response), solved
     or loaded from the cache."""
-    from dicelab.farkle.two_player import solve_best_response, solve_optimal_win
-
     if "vs" in spec.params:
         return solve_best_response(rules, target, spec.params["vs"], progress=progress)
     return solve_optimal_win(rules, target, progress=progress)
+
+
+def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpec | PolicyTable,
+               *, rules: str | FarkleRules | None = None, target: int | None = None,
+               ending: str | None = None, use_cache: bool = True,
+               progress: Callable[[float], None] | None = None) -> ExactPair:
+    """``policy`` against ``opponent`` in a two-seat Farkle game, exactly (both seats).
+
+    Named policies' evaluations are cached on disk (key: both names, the rules' content,
+    the target); a PolicyTable's are not. ``progress(fraction)``: through the solves of
+    exact policies, each its half (an evaluation from the cache needs none).
+
+    >>> p = exact_pair("threshold-300", "threshold-300", target=1000)
+    >>> p.verdict, round(p.first.score + p.second.score, 12)
+    ('tie', 1.0)
+    """
+    rules = load_rules(rules, ending)
+    target = check_target(target)
+    a, b = fixed.name_of(policy), fixed.name_of(opponent)
+    t0 = time.perf_counter()
+    named = not any(isinstance(p, PolicyTable) for p in (policy, opponent))
+    key = cache.entry_key("farkle-exact-pair", rules.name, rules.digest(), t=target,
+                          a=text_digest([a, b])[:12]) if use_cache and named else None
+
+    def half(k: int) -> Callable[[float], None] | None:
+        return None if progress is None else (lambda f: progress((k + f) / 2))
+
+    def build() -> dict[str, np.ndarray]:
+        return solve.evaluate(resolve(policy, rules, target, half(0)),
+                              resolve(opponent, rules, target, half(1)), rules, target)
+
+    arrays, from_cache = cache.cached(key, f"{solve.FORMAT_VERSION}:{a}:{b}", build) \
+        if key else (build(), False)
+    first, second = solve.outcomes_of(arrays)
+    return ExactPair("farkle", a, b, rules.name, first, second, time.perf_counter() - t0,
+                     from_cache, ending=rules.ending, target=target,
+                     tolerance=float(arrays["meta"][0]))
 
 
 @dataclass(frozen=True)
@@ -171,7 +220,7 @@ class ThresholdSolution:
     policy: str
     rules: str
     target: int
-    distribution: turn_dp.TurnDistribution
+    distribution: solitaire.TurnDistribution
     expected_turns_to_target: float
     elapsed_s: float
     from_cache = False
@@ -185,16 +234,15 @@ class ThresholdSolution:
 def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = None,
                  target: int | None = None, ending: str | None = None,
                  progress=None
-                 ) -> (ThresholdSolution | turn_dp.MaxEvSolution | turn_dp.PenaltyMaxEvSolution
-                       | turn_dp.FastestSolution
+                 ) -> (ThresholdSolution | solitaire.MaxEvSolution | solitaire.FastestSolution
                        | OptimalWinSolution):
     """What ``dicelab solve farkle`` computes: the exact answer for a Farkle policy.
 
-    ``threshold-T``: :class:`ThresholdSolution`; ``max-ev``: :class:`~dicelab.farkle.
-    turn_dp.MaxEvSolution` (under a farkle penalty :class:`~dicelab.farkle.turn_dp.
-    PenaltyMaxEvSolution`); ``fastest``: :class:`~dicelab.farkle.turn_dp.FastestSolution`
-    (cached); ``optimal-win``: :class:`~dicelab.farkle.two_player.OptimalWinSolution`
-    (cached; ``progress(fraction)`` is called as it solves).
+    ``threshold-T``: :class:`ThresholdSolution`; ``max-ev``:
+    :class:`~dicelab.farkle.solitaire.MaxEvSolution`; ``fastest``:
+    :class:`~dicelab.farkle.solitaire.FastestSolution` (cached); ``optimal-win``:
+    :class:`~dicelab.farkle.solve.OptimalWinSolution` (cached; ``progress(fraction)`` is
+    called as it solves).
 
     >>> solve_policy("threshold-300").expected_turns_to_target > 20
     True
@@ -204,20 +252,15 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     t = check_target(target)
     if spec.family == "threshold":
         t0 = time.perf_counter()
-        dist = turn_dp.threshold_distribution(rules, spec.params["threshold"])
-        if rules.farkle_penalty:  # the race's state has the lost turns in a row
-            turns = float(turn_dp.race_with_penalty(rules, t, dist)[0, rules.penalty_floor()])
-        else:
-            turns = float(turn_dp.evaluate_race(rules, t, turn_dp.threshold_bank_table(
-                spec.params["threshold"]))[0])
-        return ThresholdSolution(spec.name, rules.name, t, dist, turns,
+        dist = solitaire.threshold_distribution(rules, spec.params["threshold"])
+        turns = solitaire.race(rules, t, solitaire.threshold_bank_table(
+            spec.params["threshold"]))[0, rules.penalty_floor()]
+        return ThresholdSolution(spec.name, rules.name, t, dist, float(turns),
                                  time.perf_counter() - t0)
     if spec.family == "max-ev":
-        if rules.farkle_penalty:  # the average-reward problem: a policy per streak
-            return turn_dp.solve_max_ev_penalty(rules)
-        return turn_dp.solve_max_ev(rules)
+        return solitaire.solve_max_ev(rules)
     if spec.family == "fastest":
-        return fastest_solution(rules, t)
+        return solitaire.fastest_solution(rules, t)
     if spec.family == "optimal-win":
         return optimal_win_solution(spec, rules, t, progress=progress)
     raise UserError(f"{spec.name} has no exact turn analysis: its threshold depends on the "
@@ -225,5 +268,6 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
                     "threshold-300")
 
 
-__all__ = ["FORMAT_VERSION", "ThresholdSolution", "fastest_solution", "fastest_table",
-           "max_ev_table", "policy_table", "solve_policy"]
+__all__ = ["ThresholdSolution", "check_policy_table", "exact_pair", "fastest_table",
+           "max_ev_table", "optimal_win_solution", "policy_table", "resolve",
+           "solve_best_response", "solve_optimal_win", "solve_policy"]

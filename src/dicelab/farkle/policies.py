@@ -27,17 +27,13 @@ import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
+from dicelab.farkle.fixed import ai_params
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
-from dicelab.registry import AI_DEFAULTS, PolicySpec
+from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
 
 _EXACT_FAMILIES = ("max-ev", "fastest", "optimal-win")
-
-
-def ai_params(spec: PolicySpec) -> np.ndarray:
-    """An ``ai`` policy's parameters as a row of ``Seats.params`` (layout ``K.P_*``)."""
-    return np.array([spec.params[k] for k in AI_DEFAULTS], dtype=np.int64)
 
 
 def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, target: int
@@ -120,7 +116,7 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     The table is uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n``
     dice left (column 0 and row 0 unused), as :func:`dicelab.plots.policy_heatmap_figure`
     draws it; rows past the last are like the last row. The rules' minimum to bank and
-    hot-dice rule are applied (:func:`dicelab.farkle.turn_dp.legal_bank`).
+    hot-dice rule are applied (:func:`dicelab.farkle.solitaire.legal_bank`).
 
     >>> from dicelab.registry import parse_policy
     >>> from dicelab.farkle.rules import PRESETS
@@ -128,7 +124,7 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     >>> int(bank[6, 1]), int(bank[5, 1]), title
     (1, 0, 'threshold-300 (rules default)')
     """
-    from dicelab.farkle import exact, turn_dp
+    from dicelab.farkle import exact, solitaire
 
     t = check_target(target)
     for what, v in (("--me", my_total), ("--opp", opp_total)):
@@ -138,8 +134,8 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
                             f" (a score in a running game to {t}), not {v}")
     tag = f"rules {rules.name}"
     if spec.family == "threshold":
-        return (turn_dp.legal_bank(rules, turn_dp.threshold_bank_table(spec.params["threshold"])),
-                f"{spec.name} ({tag})")
+        bank = solitaire.threshold_bank_table(spec.params["threshold"])
+        return solitaire.legal_bank(rules, bank), f"{spec.name} ({tag})"
     if spec.family == "ai":
         thr = np.zeros(7, dtype=np.int64)
         K.ai_thresholds(ai_params(spec), max(opp_total - my_total, 0), 0, thr)
@@ -147,13 +143,13 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
         bank = np.zeros((rows, 7), dtype=np.uint8)
         for n in range(1, 7):
             bank[max(int(thr[n]), POINT_UNIT) // POINT_UNIT:, n] = 1
-        return turn_dp.legal_bank(rules, bank), (
+        return solitaire.legal_bank(rules, bank), (
             f"{spec.name} at {my_total} vs {opp_total} ({tag}; last-round chase "
                       "not shown)")
     if spec.family == "max-ev":
-        return turn_dp.solve_max_ev(rules).bank, f"max-ev ({tag})"
+        return solitaire.solve_max_ev(rules).bank, f"max-ev ({tag})"
     if spec.family == "fastest":
-        sol = exact.fastest_solution(rules, t)
+        sol = solitaire.fastest_solution(rules, t)
         return sol.bank_at(my_total), f"fastest to {t} at own total {my_total} ({tag})"
     if spec.family == "optimal-win":
         sol = exact.optimal_win_solution(spec, rules, t)

@@ -57,9 +57,9 @@ class PolicyTable:
     """Decision table of an exact Farkle policy (see the module docstring).
 
     ``value``: float32, shape (M, O, P, 7) or (S, S, M, O, P, 7) (index 0 of the last
-    axis unused); ``bank``: uint8, same shape; ``last_value``/``last_bank``: shape
-    (D, P, 7) or None; ``floor``: units of 50 below zero that row 0 of the M and O axes
-    stands for.
+    axis unused; a 6-D table with S = 1 is kept in the 4-D form); ``bank``: uint8, same
+    shape; ``last_value``/``last_bank``: shape (D, P, 7) or None; ``floor``: units of 50
+    below zero that row 0 of the M and O axes stands for.
     """
 
     name: str
@@ -70,6 +70,9 @@ class PolicyTable:
     floor: int = 0
 
     def __post_init__(self) -> None:
+        if self.value.ndim == 6 and self.value.shape[0] == 1:  # the 4-D form (S = 1)
+            object.__setattr__(self, "value", self.value[0, 0])
+            object.__setattr__(self, "bank", self.bank[0, 0])
         v = self.value
         if v.ndim not in (4, 6) or v.shape[-1] != 7 or min(v.shape) < 1:
             raise ValueError("value must have shape (M, O, P, 7) or (S, S, M, O, P, 7)")

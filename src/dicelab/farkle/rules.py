@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -125,6 +124,8 @@ class FarkleRules:
     this many turn points; 0 = any), ``hot_dice`` (:data:`HOT_DICE_RULES`), and
     ``farkle_penalty`` (points taken from the banked total at the
     :data:`PENALTY_STREAK`-th lost turn in a row; totals may then go below zero).
+    ``six_dice_nothing``: points for a roll of six dice in which nothing scores; all six
+    then count as scoring dice (hot dice). 0: such a roll loses the turn.
     """
 
     name: str
@@ -141,6 +142,7 @@ class FarkleRules:
     min_bank: int = 0
     hot_dice: str = "may-bank"
     farkle_penalty: int = 0
+    six_dice_nothing: int = 0
     source: str = field(default="preset", compare=False)
 
     def __post_init__(self) -> None:
@@ -153,7 +155,8 @@ class FarkleRules:
         if self.hot_dice not in HOT_DICE_RULES:
             raise UserError(f"rules '{self.name}': hot-dice must be one of "
                             f"{', '.join(HOT_DICE_RULES)}, not {self.hot_dice!r}")
-        for key, v in (("min-bank", self.min_bank), ("farkle-penalty", self.farkle_penalty)):
+        for key, v in (("min-bank", self.min_bank), ("farkle-penalty", self.farkle_penalty),
+                       ("six-dice-nothing", self.six_dice_nothing)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 0 or v % POINT_UNIT \
                     or v > MAX_ENTRY_POINTS:
                 raise UserError(f"rules '{self.name}': {key} must be a multiple of "
@@ -279,7 +282,8 @@ class FarkleRules:
         return text_digest(d)
 
 
-_HOUSE_DEFAULTS = {"min_bank": 0, "hot_dice": "may-bank", "farkle_penalty": 0}
+_HOUSE_DEFAULTS = {"min_bank": 0, "hot_dice": "may-bank", "farkle_penalty": 0,
+                   "six_dice_nothing": 0}
 
 PRESETS: dict[str, FarkleRules] = {
     "default": FarkleRules(
@@ -304,11 +308,20 @@ PRESETS: dict[str, FarkleRules] = {
         n_of_a_kind_mode="linear", n_of_a_kind=(0, 0, 0), straight=1500, three_pairs=750,
         four_and_pair_as_three_pairs=False, two_triplets=0, ending="first-to-bank",
         min_bank=300, hot_dice="may-bank", farkle_penalty=500),
+    "zilch": FarkleRules(
+        name="zilch",
+        description="Zilch (the online game, M. Busche's analysis): n of a kind doubles the "
+                    "triple per extra die, straight and three pairs 1500, six dice that "
+                    "score nothing 500 (hot dice), 300 to bank, three zilches in a row -500",
+        n_of_a_kind_mode="double", n_of_a_kind=(0, 0, 0), straight=1500, three_pairs=1500,
+        four_and_pair_as_three_pairs=True, two_triplets=0, min_bank=300,
+        farkle_penalty=500, six_dice_nothing=500),
 }
 
 _TOML_KEYS = {"name", "description", "base", "singles", "three-of-a-kind", "n-of-a-kind",
               "n-of-a-kind-mode", "straight", "three-pairs", "four-and-pair-as-three-pairs",
-              "two-triplets", "ending", "min-bank", "hot-dice", "farkle-penalty"}
+              "two-triplets", "ending", "min-bank", "hot-dice", "farkle-penalty",
+              "six-dice-nothing"}
 
 
 def _points(where: str, value) -> int:
@@ -347,31 +360,24 @@ def _choice(where: str, value, allowed) -> str:
 MAX_RULES_FILE_BYTES = 64 * 1024
 
 
-def read_rules_file(path: Path) -> str:
-    """A rules file's text (UTF-8, a byte-order mark allowed), read with a size limit."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_RULES_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise UserError(f"rules file '{path}' not found") from None
-    except OSError as exc:
-        raise UserError(f"rules file '{path}': cannot read ({exc.strerror})") from None
-    if len(data) > MAX_RULES_FILE_BYTES:
-        raise UserError(f"rules file '{path}': longer than {MAX_RULES_FILE_BYTES:,} bytes; "
-                        "a rules table is a few lines of TOML")
+def read_rules_file(path: Path, kind: str = "rules file") -> str:
+    """A rules file's text (UTF-8, a byte-order mark allowed), read with a size limit
+    (:func:`dicelab.files.read_input`: a regular file); ``kind`` names it in errors."""
+    from dicelab.files import read_input
+
+    data = read_input(path, f"{kind} '{path}'", MAX_RULES_FILE_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UserError(f"rules file '{path}': not UTF-8 text ({exc.reason} at byte "
+        raise UserError(f"{kind} '{path}': not UTF-8 text ({exc.reason} at byte "
                         f"{exc.start})") from None
 
 
 def parse_rules_toml(text: str, source: str = "<toml>") -> FarkleRules:
     """Parse a user's rules file; raises :class:`UserError` naming the bad field."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{source}: malformed TOML ({exc})") from None
+    from dicelab.files import parse_toml
+
+    data = parse_toml(text, source)
     unknown = set(data) - _TOML_KEYS
     if unknown:
         raise UserError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; "
@@ -410,7 +416,7 @@ def parse_rules_toml(text: str, source: str = "<toml>") -> FarkleRules:
         kw["ending"] = _choice(f"{source}: ending", data["ending"], tuple(ENDINGS))
     if "hot-dice" in data:
         kw["hot_dice"] = _choice(f"{source}: hot-dice", data["hot-dice"], HOT_DICE_RULES)
-    for key in ("min-bank", "farkle-penalty"):
+    for key in ("min-bank", "farkle-penalty", "six-dice-nothing"):
         if key in data:
             kw[key.replace("-", "_")] = _points(f"{source}: {key}", data[key])
     fields = {k: v for k, v in asdict(base).items() if k not in kw}
@@ -522,7 +528,9 @@ class SetAsides:
 
 def _best_partitions(rules: FarkleRules) -> np.ndarray:
     """Best-partition points of every multiset of 0..6 dice as a set-aside, -1 where some
-    die belongs to no combination; the empty multiset scores 0 (the recursion's base)."""
+    die belongs to no combination; the empty multiset scores 0 (the recursion's base).
+    Under ``six_dice_nothing``, six dice none of which belongs to a combination are that
+    many points as one set-aside (the rule applies to the whole roll of six)."""
     combos = rules.combinations()
     counts = [tuple(c) for c in dice.COUNTS.tolist()]
     best = [-1] * dice.N_MULTISETS
@@ -537,6 +545,10 @@ def _best_partitions(rules: FarkleRules) -> np.ndarray:
                 if rest >= 0:
                     top = max(top, pts + rest)
         best[r] = top
+    if rules.six_dice_nothing:
+        for r in range(int(dice.SIZE_OFFSET[dice.MAX_DICE]), dice.N_MULTISETS):
+            if all(best[s] <= 0 for s in dice.sub_multisets(r)):
+                best[r] = rules.six_dice_nothing
     return np.array(best, dtype=np.int64)
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from dicelab.outcomes import ExactPair, Outcome
 from dicelab.penta.distribution import score_distribution
 from dicelab.penta.rules import RuleSet, get_rules
-from dicelab.stats import exact_verdict
 
 
 def seat_outcomes(pmfs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -56,48 +56,14 @@ def seat_outcomes(pmfs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, n
     return alone, shared, share
 
 
-@dataclass(frozen=True)
-class PentaExactPair:
-    """Two Penta policies head to head, exactly: ``win``, ``tie`` of ``policy`` (who moves
-    first does not matter in Penta); ``score`` = P(win) + P(tie)/2."""
-
-    policy: str
-    opponent: str
-    rules: str
-    win: float
-    tie: float
-    elapsed_s: float
-    from_cache: bool
-    method: str = "exact"
-
-    @property
-    def loss(self) -> float:
-        return 1.0 - self.win - self.tie
-
-    @property
-    def score(self) -> float:
-        return self.win + 0.5 * self.tie
-
-    @property
-    def verdict(self) -> str:
-        """``better``, ``worse`` or ``tie`` (the score within 1e-9 of one half)."""
-        return exact_verdict(self.score)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"policy": self.policy, "opponent": self.opponent, "method": self.method,
-                "rules": self.rules, "win_rate": self.win, "tie_rate": self.tie,
-                "loss_rate": self.loss, "score": self.score, "verdict": self.verdict,
-                "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
-
-
 def _distributions(policies: Sequence[str], rs: RuleSet):
     return {p: score_distribution(p, rs) for p in dict.fromkeys(policies)}
 
 
-def exact_pair(policy: str, opponent: str, rules: str | RuleSet | None = None
-               ) -> PentaExactPair:
+def exact_pair(policy: str, opponent: str, rules: str | RuleSet | None = None) -> ExactPair:
     """``policy`` against ``opponent`` (``optimal`` or ``greedy``) in a two-seat Penta game,
-    exactly (both distributions are cached on disk).
+    exactly (both distributions are cached on disk). Who moves first does not matter in
+    Penta: the pair's ``first`` and ``second`` outcomes are the same.
 
     >>> p = exact_pair("optimal", "greedy", "seed")  # doctest: +SKIP
     >>> p.verdict  # doctest: +SKIP
@@ -107,8 +73,9 @@ def exact_pair(policy: str, opponent: str, rules: str | RuleSet | None = None
     t0 = time.perf_counter()
     dists = _distributions([policy, opponent], rs)
     alone, shared, _ = seat_outcomes([dists[policy].probability, dists[opponent].probability])
-    return PentaExactPair(policy, opponent, rs.name, float(alone[0]), float(shared[0]),
-                          time.perf_counter() - t0, all(d.from_cache for d in dists.values()))
+    outcome = Outcome(float(alone[0]), float(shared[0]))
+    return ExactPair("penta", policy, opponent, rs.name, outcome, outcome,
+                     time.perf_counter() - t0, all(d.from_cache for d in dists.values()))
 
 
 @dataclass(frozen=True)
@@ -146,7 +113,6 @@ def exact_seats(policies: Sequence[str], rules: str | RuleSet | None = None) -> 
 
 __all__ = [
     "ExactSeats",
-    "PentaExactPair",
     "exact_pair",
     "exact_seats",
     "seat_outcomes",

@@ -91,7 +91,7 @@ class Scorecard:
         for item in filter(None, (x.strip() for x in (text or "").split(","))):
             key, sep, value = item.partition("=")
             key = key.strip().lower().replace("_", "-")
-            if not sep or not re.fullmatch(r"\d+", value.strip()):
+            if not sep or not re.fullmatch(r"[0-9]{1,9}", value.strip()):
                 raise UserError(f"scorecard item '{item}': write box=points, e.g. fours=12")
             if key in seen:
                 raise UserError(f"scorecard: '{key}' is given twice")
@@ -100,7 +100,7 @@ class Scorecard:
             if key == "bonuses":
                 bonuses = pts
                 continue
-            if key.isdigit() and int(key) < N_BOXES:
+            if re.fullmatch(r"[0-9]+", key) and int(key) < N_BOXES:
                 b = int(key)
             elif key in BOX_NAMES:
                 b = BOX_NAMES.index(key)

@@ -64,6 +64,17 @@ class TurnGame:
     phase: str
     seat: int
     events: list
+    turns: list  # finished turns, in the game-log form
+    _record: dict  # the turn being played, in the game-log form without its ending
+
+    def log_turns(self) -> list[dict]:
+        """The turns for the game log: the finished ones, then the turn in progress if the
+        game stopped during one (its line has no ending: docs/game-log.md)."""
+        if self.phase == "over" or not getattr(self, "_record", None) \
+                or not self._record.get("rolls"):
+            return list(self.turns)
+        return [*self.turns, {k: v for k, v in self._record.items() if k in
+                              ("seat", "rolls", "keeps")}]
 
     def _expect(self, phase: str) -> None:
         if self.phase == "new":

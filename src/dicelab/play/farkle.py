@@ -141,8 +141,8 @@ class _Computer:
         return self._by_win_values(game)
 
     def _by_threshold(self, game: FarkleGame) -> tuple[tuple[int, ...], bool]:
+        from dicelab.farkle.fixed import ai_params
         from dicelab.farkle.kernels import ai_thresholds
-        from dicelab.farkle.policies import ai_params
 
         # all scoring dice: the most dice, then the most points
         keep, pts = max(legal_setasides(self.rules, game.roll),

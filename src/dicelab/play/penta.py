@@ -22,8 +22,9 @@ option is what a policy plays; the coach judges with ``optimal``: expected final
 Events (kinds): ``turn``, ``roll``, ``keep``, ``sacrifice``, ``score``, ``cost``,
 ``game-over``. Finished turns are in :attr:`turns` in the game-log form
 ``{"seat", "rolls", "keeps", "box"}``: each roll lists all five dice showing (the kept
-dice first), ``keeps`` has one entry fewer than ``rolls``, ``box`` is the box's title
-(:func:`box_title`).
+dice first), ``keeps`` has one entry fewer than ``rolls``, ``box`` is the box's
+canonical name (:data:`dicelab.penta.rules.BOX_NAMES`: ``large-straight``); the game
+shows it by its title (:func:`box_title`).
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def parse_box(text: str) -> int:
     key = " ".join(text.strip().lower().replace("-", " ").split())
     if not key:
         raise IllegalMove("type a box: its name or its number 1 to 13")
-    if key.isdigit():
-        if 1 <= int(key) <= N_BOXES:
+    if key.isascii() and key.isdigit():
+        if len(key) <= 2 and 1 <= int(key) <= N_BOXES:
             return int(key) - 1
         raise IllegalMove(f"box numbers are 1 to {N_BOXES}, not {key}")
     if key in BOX_ALIASES:
@@ -324,7 +325,7 @@ class PentaGame(TurnGame):
         new = Scorecard(tuple(scores), card.penta_bonuses + (1 if bonus else 0))
         upper_bonus = b < UPPER_BOXES and card.upper_sum < UPPER_TARGET <= new.upper_sum
         self.cards[self.seat] = new
-        self._record["box"] = box_title(b)
+        self._record["box"] = BOX_NAMES[b]
         self._emit("score", box=b, points=points, bonus=bonus, upper_bonus=upper_bonus,
                    total=new.total, penta=b == PENTA_BOX)
         if cost is not None:

@@ -1,0 +1,503 @@
+"""Two-player Farkle as one sweep over the players' states (layer 1).
+
+A state is a turn's start: the mover's lost turns in a row ``s`` and the other's ``r``,
+the mover's total index ``x`` and the other's ``y`` (index = total in units of 50 plus
+the model's ``floor``; ``U``, the target's index, ends the game or starts its last
+round). Its value is the mover's P(win) + P(tie)/2. Two seats play: seat A, *optimal*
+(its best turn against the values around it) or *fixed* (a policy whose turn endings
+are known), and seat B, fixed, or seat A itself (self-play). A state's turn either
+banks (the other moves next, at a larger sum of the totals; past the target the other
+plays its last turn, or under ``first-to-bank`` the mover wins) or is lost (the other
+moves next with the mover's count one higher, or after ``streak`` lost turns the
+mover's total lowered by the penalty).
+
+So the states are solved in *units*: the states of A at ``(x, y)`` and of B at ``(y,
+x)`` (every count), swept by decreasing ``x + y``, one sum's units in parallel. Within a
+unit a lost turn moves to a higher count sum, except the last lost turn of a streak:
+
+* **Exact** (``streak == 1``: nothing lowers a total). A unit is two states whose lost
+  turns lead to each other: ``X = f_A(1 - Y)``, ``Y = f_B(1 - X)``. With fixed turns
+  each ``f`` is a line in the lost turn's value (slope: the chance to lose), so each
+  optimal turn DP returns the line of its policy and the interval over which that
+  policy stays optimal (:func:`~dicelab.farkle.engine.turn.turn_back` with ``track``),
+  and the two lines are solved exactly (Newton's method on a piecewise-linear map,
+  i.e. policy iteration), stopping when the solution lies inside both intervals:
+  typically one or two turn DPs a state. One sweep solves the game.
+* **Iterated** (a penalty lowers a total). The states of a unit are visited in
+  decreasing order of their counts' sum, each once; the last lost turn of a streak
+  reads a lower sum from the sweep before (Gauss-Seidel). An optimal state's turn is
+  kept as how it ends (the chance to bank at each total below the target, and the
+  value, P(win) and P(tie) of its banks past it, and of losing it), so that with the
+  turns fixed a sweep is a dot product per state: *improvement* sweeps solve every
+  optimal turn and keep it; *evaluation* sweeps re-evaluate the kept turns. The caller
+  alternates them (policy iteration).
+
+The outcome split (P(win), P(tie)) is carried by the same formulas from every state's
+turn ending; an optimal turn's ending is its final table followed forwards
+(:func:`~dicelab.farkle.engine.turn.turn_ends`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from dicelab.farkle.engine import turn
+from dicelab.farkle.engine.model import CLIMB_ERR
+from dicelab.farkle.rules import HOT_DICE
+
+#: Per sum of the totals: float64 rounding of one unit's solve (added to the bound).
+ROUNDING = 2.0**-50
+
+
+class Game(NamedTuple):
+    """What every state of one solve shares (with the :class:`~.model.Model`, which the
+    kernels take beside it: a tuple in a tuple does not reach a parallel loop)."""
+
+    u: int  # the target's index
+    eps: float  # the turn-points cap's tolerance
+    self_play: bool  # seat B is seat A
+    a_optimal: bool  # seat A plays its best turn (else its fixed turns)
+    rows: int  # rows of a turn DP's scratch
+    newton: int  # Newton steps of an exact unit before plain fixed-point steps
+    fixed_point: int  # the most fixed-point steps
+
+
+class Seat(NamedTuple):
+    """One seat: its values as the mover (K, K, U, U), its last turn when the other banks
+    the target (``c_*[count, own index, lead]``; ``c_cap``: the largest value at that lead
+    or beyond), and its fixed turns (``normal[s, r, x, y]``: the slice played there,
+    ``dist[slice, g]``: P(bank a gain of g units), ``bust[slice]``)."""
+
+    v: np.ndarray
+    w: np.ndarray
+    t: np.ndarray
+    c_val: np.ndarray
+    c_win: np.ndarray
+    c_tie: np.ndarray
+    c_cap: np.ndarray
+    bust: np.ndarray
+    dist: np.ndarray
+    normal: np.ndarray
+
+
+class Kept(NamedTuple):
+    """Seat A's optimal turns as they end (the iterated mode): ``dist`` rows of P(bank at
+    index m), m = x + 1 .. U - 1, of state (s, r, x, y) at ``((s K + r) U + y) offs[U] +
+    offs[x]``; ``ends[s, r, x, y]`` = (value, P(win), P(tie) of banks past the target,
+    P(lost turn))."""
+
+    dist: np.ndarray
+    offs: np.ndarray
+    ends: np.ndarray
+
+
+class Info(NamedTuple):
+    """Per unit ``[x, y]``: the cap's error, the fixed point's error, the largest chance
+    to lose a turn, turn DPs (exact mode); the largest change, turn-DP states, the gap
+    between a turn DP and its ending's evaluation (iterated mode)."""
+
+    cap_err: np.ndarray
+    fp_err: np.ndarray
+    bust: np.ndarray
+    dps: np.ndarray
+    change: np.ndarray
+    states: np.ndarray
+    gap: np.ndarray
+
+
+class Scratch(NamedTuple):
+    """A turn DP's tables and its forward pass (see :mod:`~dicelab.farkle.engine.turn`)."""
+
+    v: np.ndarray
+    bp: np.ndarray
+    bk: np.ndarray
+    choice: np.ndarray
+    reach: np.ndarray
+    bankv: np.ndarray
+    edge: np.ndarray
+    ends: np.ndarray
+    bounds: np.ndarray
+
+
+@njit(cache=True)
+def scratch(m, rows):
+    """Fresh :class:`Scratch` over ``rows`` rows."""
+    return Scratch(np.empty(rows * 7), np.empty(rows * 7), np.empty(rows * 7, dtype=np.uint8),
+                   np.empty(rows * m.class_prob.size, dtype=np.int32), np.empty(rows * 7),
+                   np.empty(rows), np.empty(rows), np.empty(rows), np.empty(2))
+
+
+@njit(inline="always")
+def lost_turn(m, s, r, x):
+    """Where a lost turn of the mover (counts ``s`` mine, ``r`` the other's, my index
+    ``x``) leads, as the other's state: (its count, mine, my index)."""
+    if s < m.streak - 1:
+        return r, s + 1, x
+    return r, 0, max(x - m.penalty, 0)
+
+
+@njit(inline="always")
+def bank_value(m, g, other, r, y, mi):
+    """(value, P(win), P(tie)) for the mover of banking at index ``mi`` against the other
+    at ``y`` with count ``r``: the other moves next (my count back to 0), or plays its
+    last turn past the target (a win at once under first-to-bank)."""
+    if mi < g.u:
+        ov = other.v[r, 0, y, mi]
+        ow = other.w[r, 0, y, mi]
+        ot = other.t[r, 0, y, mi]
+        return 1.0 - ov, 1.0 - ow - ot, ot
+    if m.first_to_bank:
+        return 1.0, 1.0, 0.0
+    d = min(mi - y, other.c_val.shape[2] - 1)
+    cw = other.c_win[r, y, d]
+    ct = other.c_tie[r, y, d]
+    return 1.0 - other.c_val[r, y, d], 1.0 - cw - ct, ct
+
+
+@njit(inline="always")
+def banks(m, g, d, x, y, r, other, split, lo):
+    """The bank part of a turn ending ``d`` (``d[k]``: P(bank a gain of ``lo + k``), at
+    index ``x + lo + k``) against the other at ``y`` with count ``r``: (value, P(win),
+    P(tie))."""
+    v = 0.0
+    w = 0.0
+    t = 0.0
+    for k in range(d.size):
+        p = d[k]
+        if p == 0.0:
+            continue
+        bv, bw, bt = bank_value(m, g, other, r, y, x + lo + k)
+        v += p * bv
+        if split:
+            w += p * bw
+            t += p * bt
+    return v, w, t
+
+
+@njit(inline="always")
+def lost_value(m, g, other, s, r, x, y):
+    """(value, P(win), P(tie)) for the mover of losing the turn."""
+    c, bs, bx = lost_turn(m, s, r, x)
+    ov = other.v[c, bs, y, bx]
+    ot = other.t[c, bs, y, bx]
+    return 1.0 - ov, 1.0 - other.w[c, bs, y, bx] - ot, ot
+
+
+@njit(inline="always")
+def cap_row(m, g, other, r, x, y, beta):
+    """The turn's cap from ``(x, y)``: rows ``>= top`` bank for sure where the rules allow
+    (six dice rolling on excepted). Rolling gains at most ``c - bust_min (1 - beta)`` over
+    banking at a lead whose catch-up value (or any larger lead's) is ``c``: every roll
+    loses with at least the smallest chance, every other outcome is worth at most 1. So
+    from the first lead with ``c <= bust_min (1 - beta)`` on, banking is exact; where that
+    is further than the tolerance cap (``c <= eps``) the turn is cut there, costing at
+    most ``c``. Returns (top, c, cap error): 0 for the exact cap, valid while
+    ``c <= bust_min (1 - beta')``."""
+    margin = m.bust_min * (1.0 - beta)
+    thr = max(margin, g.eps)
+    d = max(g.u - y, 1)
+    while other.c_cap[r, y, d] > thr:
+        d += 1
+    c = other.c_cap[r, y, d]
+    top = max(y + d - x, m.bank_floor[1])
+    return top, c, 0.0 if c <= margin else c
+
+
+@njit(cache=True)
+def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track, bounds):
+    """The optimal turn of the mover at state (s, r, x, y) with a lost turn worth ``beta``:
+    its table in ``sc`` over at least ``fill_to`` rows. Returns (value, slope, top, cap
+    error, rows); with ``track`` ``bounds`` is the interval of ``beta`` over which the
+    policy stays optimal (its value then a line of the slope), the cap's validity
+    included."""
+    top, c, cap_err = cap_row(m, g, other, r, x, y, beta)
+    if m.six_rows > 0:
+        # six dice climb past the rows held with a chance of at most CLIMB_ERR (their value
+        # there a guess in [0, 1]), and leads past the catch tables are read at their edge
+        cap_err += CLIMB_ERR + other.c_cap[r, y, other.c_cap.shape[2] - 1]
+    rows = max(top + m.six_rows + m.max_points, fill_to)
+    bust6 = m.bust[HOT_DICE]
+    for i in range(rows):
+        sc.bankv[i] = bank_value(m, g, other, r, y, x + i)[0]
+        sc.edge[i] = m.six_bank * sc.bankv[i] + bust6 * beta
+    if track:
+        bounds[0] = max(0.0, beta - turn.WINDOW)
+        bounds[1] = min(1.0, beta + turn.WINDOW)
+        if cap_err == 0.0 and c > 0.0:  # the cap is exact while c <= bust_min (1 - beta')
+            bounds[1] = min(bounds[1], 1.0 - c / m.bust_min)
+    if track:
+        value, slope = turn.turn_back_tracked(m, m.bank_floor, sc.bankv, sc.edge, bust6, beta,
+                                              top, rows, sc.v, sc.bp, sc.bk, sc.choice, bounds)
+    else:
+        value, slope = turn.turn_back(m, m.bank_floor, sc.bankv, sc.edge, bust6, beta, top,
+                                      rows, sc.v, sc.bp, sc.bk, sc.choice)
+    return value, slope, top, cap_err, rows
+
+
+@njit(cache=True)
+def optimal_ends(m, g, sc, rows):
+    """The turn in ``sc`` (over ``rows`` rows) followed forwards: ``sc.ends[i]`` = P(bank
+    at row i); returns P(lost turn)."""
+    out = sc.ends[:rows]
+    out[:] = 0.0
+    return turn.turn_ends(m, sc.bk, rows, sc.choice, rows, True, sc.reach, out)[0]
+
+
+@njit(inline="always")
+def _guess(v, x, y, u):
+    """A start for the fixed point of (x, y) from solved states further along."""
+    if x + 1 < u and y + 1 < u:
+        return min(1.0, max(0.0, v[0, 0, x + 1, y] + v[0, 0, x, y + 1] - v[0, 0, x + 1, y + 1]))
+    if y + 1 < u:
+        return v[0, 0, x, y + 1]
+    if x + 1 < u:
+        return v[0, 0, x + 1, y]
+    return 0.5
+
+
+@njit(inline="always")
+def cycle_outcomes(win_a, tie_a, bust_a, win_b, tie_b, bust_b):
+    """P(win) and P(tie) of the mover at each state of a unit from what it reaches through
+    banks and its chance to lose the turn, which hands the turn to the other state: a
+    2 x 2 linear system. Returns (first's win, tie, second's win, tie)."""
+    det = 1.0 - bust_a * bust_b
+    ta = (tie_a + bust_a * tie_b) / det
+    tb = tie_b + bust_b * ta
+    wa = (win_a + bust_a * (1.0 - tb - win_b) - bust_a * bust_b * (1.0 - ta)) / det
+    wb = win_b + bust_b * (1.0 - wa - ta)
+    return wa, ta, wb, tb
+
+
+@njit(cache=True)
+def unit_exact(m, g, A, B, x, y, sa, sb, info):
+    """Solve the unit of A at (x, y) and B at (y, x) (no penalty: one count), writing
+    both states' values, P(win) and P(tie), and the unit's :class:`Info`."""
+    u = g.u
+    one = g.self_play and x == y  # one state whose lost turn leads to itself
+    b_optimal = g.self_play
+    # fixed turns are lines known at once: (bank part, chance to lose)
+    c1 = q1 = c2 = q2 = 0.0
+    if not g.a_optimal:
+        sl = A.normal[0, 0, x, y]
+        c1 = banks(m, g, A.dist[sl, 1:], x, y, 0, B, False, 1)[0]
+        q1 = A.bust[sl]
+    if not b_optimal:
+        sl = B.normal[0, 0, y, x]
+        c2 = banks(m, g, B.dist[sl, 1:], y, x, 0, A, False, 1)[0]
+        q2 = B.bust[sl]
+    xv = _guess(A.v, x, y, u) if g.a_optimal else c1 / (1.0 + q1) if one else 0.5
+    yv = (xv if one else _guess(A.v, y, x, u)) if b_optimal else c2 + q2 * (1.0 - xv)
+    b1 = sa.bounds
+    b2 = sb.bounds
+    err = 1.0
+    dps = 0
+    rows1 = rows2 = 0
+    cap1 = cap2 = 0.0
+    lo1, hi1, lo2, hi2 = -np.inf, np.inf, -np.inf, np.inf
+    for it in range(g.newton + g.fixed_point):
+        if g.a_optimal:
+            val, q1, _, cap1, rows1 = optimal_turn(m, g, B, 0, 0, x, y, 1.0 - yv, sa, 0, True, b1)
+            c1 = val - q1 * (1.0 - yv)
+            lo1, hi1 = b1[0], b1[1]
+            dps += 1
+        if b_optimal and not one:
+            val, q2, _, cap2, rows2 = optimal_turn(m, g, A, 0, 0, y, x, 1.0 - xv, sb, 0, True, b2)
+            c2 = val - q2 * (1.0 - xv)
+            lo2, hi2 = b2[0], b2[1]
+            dps += 1
+        if one:
+            c2, q2, lo2, hi2 = c1, q1, lo1, hi1
+        if it < g.newton:
+            if one:
+                xn = (c1 + q1) / (1.0 + q1)
+                yn = xn
+            else:
+                xn = (c1 + q1 - q1 * (c2 + q2)) / (1.0 - q1 * q2)
+                yn = c2 + q2 * (1.0 - xn)
+            # both policies still optimal at the solution: it is exact (rounding aside)
+            if lo1 <= 1.0 - yn <= hi1 and lo2 <= 1.0 - xn <= hi2:
+                xv = xn
+                yv = yn
+                err = 0.0
+                break
+        else:  # a safeguard against cycling: plain fixed-point steps (a contraction)
+            xn = c1 + q1 * (1.0 - yv)
+            yn = xn if one else c2 + q2 * (1.0 - xv)
+        step = max(abs(xn - xv), abs(yn - yv))
+        xv = xn
+        yv = yn
+        if it >= g.newton and step <= 1e-15:
+            err = step / (1.0 - max(q1, q2))
+            break
+    # the outcome split: every state's turn ending, then the unit's 2 x 2 system
+    if g.a_optimal:
+        q1 = optimal_ends(m, g, sa, rows1)
+        _, w1, t1 = banks(m, g, sa.ends[:rows1], x, y, 0, B, True, 0)
+    else:
+        sl = A.normal[0, 0, x, y]
+        _, w1, t1 = banks(m, g, A.dist[sl, 1:], x, y, 0, B, True, 1)
+    if one:
+        w2, t2 = w1, t1
+    elif b_optimal:
+        q2 = optimal_ends(m, g, sb, rows2)
+        _, w2, t2 = banks(m, g, sb.ends[:rows2], y, x, 0, A, True, 0)
+    else:
+        sl = B.normal[0, 0, y, x]
+        _, w2, t2 = banks(m, g, B.dist[sl, 1:], y, x, 0, A, True, 1)
+    wa, ta, wb, tb = cycle_outcomes(w1, t1, q1, w2, t2, q2)
+    A.v[0, 0, x, y] = xv
+    A.w[0, 0, x, y] = wa
+    A.t[0, 0, x, y] = ta
+    if not one:
+        B.v[0, 0, y, x] = yv
+        B.w[0, 0, y, x] = wb
+        B.t[0, 0, y, x] = tb
+    info.cap_err[x, y] = max(cap1, cap2)
+    info.fp_err[x, y] = err
+    info.bust[x, y] = max(q1, q2)
+    info.dps[x, y] = dps
+
+
+@njit(inline="always")
+def _row_at(m, kept, g, s, r, x, y):
+    k = m.streak
+    base = ((s * k + r) * g.u + y) * kept.offs[g.u] + kept.offs[x]
+    return kept.dist[base:base + g.u - 1 - x]
+
+
+@njit(cache=True)
+def unit_chain(m, g, A, B, kept, x, y, sc, improve, split, info):
+    """One Gauss-Seidel pass over the unit of A at (x, y) and B at (y, x), every count, in
+    decreasing order of the counts' sum (the iterated mode). ``improve``: solve seat A's
+    optimal turns and keep them (else evaluate the kept ones); ``split``: carry P(win)
+    and P(tie) too. Writes the states and the unit's change (and with ``improve`` its
+    turn-DP states and the largest gap between a DP and its ending's evaluation)."""
+    k = m.streak
+    u = g.u
+    moved = 0.0
+    n_states = 0
+    worst = 0.0
+    for total in range(2 * (k - 1), -1, -1):
+        for i in range(max(0, total - (k - 1)), min(k - 1, total) + 1):
+            j = total - i
+            for side in range(2):
+                if side == 0:
+                    mx, my = x, y
+                    me, other = A, B
+                    optimal = g.a_optimal
+                else:
+                    if g.self_play and x == y:
+                        break
+                    mx, my = y, x
+                    me, other = B, A
+                    optimal = g.self_play
+                lv, lw, lt = lost_value(m, g, other, i, j, mx, my)
+                if optimal:
+                    row = _row_at(m, kept, g, i, j, mx, my)
+                    e = kept.ends[i, j, mx, my]
+                    if improve:
+                        val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0,
+                                                            False, sc.bounds)
+                        q = optimal_ends(m, g, sc, rows)
+                        n = u - 1 - mx
+                        for kk in range(n):
+                            row[kk] = sc.ends[kk + 1] if kk + 1 < rows else 0.0
+                        pv, pw, pt = banks(m, g, sc.ends[u - mx:rows], mx, my, j, other, True,
+                                           u - mx)
+                        e[0] = pv
+                        e[1] = pw
+                        e[2] = pt
+                        e[3] = q
+                        n_states += (top - 1) * 6 + 1
+                    bv, bw, bt = banks(m, g, row, mx, my, j, other, split, 1)
+                    v = e[0] + bv + e[3] * lv
+                    if improve:
+                        worst = max(worst, abs(v - val))
+                    w = e[1] + bw + e[3] * lw
+                    t = e[2] + bt + e[3] * lt
+                else:
+                    sl = me.normal[i, j, mx, my]
+                    q = me.bust[sl]
+                    bv, bw, bt = banks(m, g, me.dist[sl, 1:], mx, my, j, other, split, 1)
+                    v = bv + q * lv
+                    w = bw + q * lw
+                    t = bt + q * lt
+                moved = max(moved, abs(v - me.v[i, j, mx, my]))
+                me.v[i, j, mx, my] = v
+                if split:
+                    moved = max(moved, abs(w - me.w[i, j, mx, my]),
+                                abs(t - me.t[i, j, mx, my]))
+                    me.w[i, j, mx, my] = w
+                    me.t[i, j, mx, my] = t
+    info.change[x, y] = moved
+    if improve:
+        info.states[x, y] = n_states
+        info.gap[x, y] = worst
+
+
+@njit(parallel=True, cache=True)
+def sweep_diagonal(diag, m, g, A, B, kept, exact, improve, split, info):
+    """Every unit with ``x + y == diag`` (in parallel): :func:`unit_exact` or
+    :func:`unit_chain`. Under self-play a unit stands for both orders of its totals."""
+    u = g.u
+    lo = (diag + 1) // 2 if g.self_play else max(0, diag - (u - 1))
+    hi = min(diag, u - 1)
+    for q in prange(hi - lo + 1):
+        x = lo + np.int64(q)  # a parallel loop's index may be unsigned
+        y = diag - x
+        sa = scratch(m, g.rows if (g.a_optimal and (exact or improve)) else 1)
+        if exact:
+            sb = scratch(m, g.rows if g.self_play else 1)
+            unit_exact(m, g, A, B, x, y, sa, sb, info)
+        else:
+            unit_chain(m, g, A, B, kept, x, y, sa, improve, split, info)
+
+
+@njit(parallel=True, cache=True)
+def tops(m, g, A, B, out):
+    """``out[s, r, x, y]``: the cap row of seat A's optimal turn at every state, against
+    the values and last turns around it (rows from it on bank)."""
+    k = m.streak
+    u = g.u
+    for q in prange(u):
+        x = np.int64(q)  # a parallel loop's index may be unsigned
+        for s in range(k):
+            for r in range(k):
+                for y in range(u):
+                    c, bs, bx = lost_turn(m, s, r, x)
+                    out[s, r, x, y] = cap_row(m, g, B, r, x, y, 1.0 - B.v[c, bs, y, bx])[0]
+
+
+@njit(parallel=True, cache=True)
+def fill_table(m, g, A, B, value_out, bank_out, top_out):
+    """Seat A's policy table: at every state ``(s, r, x, y)`` its optimal turn's values
+    (float32) and bank decisions over rows ``0 .. P - 1`` (row 0 and column 0 zero), and
+    the turn's cap row (a table is valid where every cap lies ``six_rows + max_points``
+    rows below P)."""
+    k = m.streak
+    u = g.u
+    n_p = value_out.shape[4]
+    for q in prange(u):
+        x = np.int64(q)  # a parallel loop's index may be unsigned
+        sc = scratch(m, max(g.rows, n_p + m.six_rows + m.max_points))
+        for s in range(k):
+            for r in range(k):
+                for y in range(u):
+                    c, bs, bx = lost_turn(m, s, r, x)
+                    top = optimal_turn(m, g, B, s, r, x, y, 1.0 - B.v[c, bs, y, bx], sc, n_p,
+                                       False, sc.bounds)[2]
+                    top_out[s, r, x, y] = top
+                    vo = value_out[s, r, x, y]
+                    bo = bank_out[s, r, x, y]
+                    for n in range(7):
+                        vo[0, n] = 0.0
+                        bo[0, n] = 0
+                    for i in range(1, n_p):
+                        vo[i, 0] = 0.0
+                        bo[i, 0] = 0
+                        for n in range(1, 7):
+                            vo[i, n] = np.float32(sc.v[i * 7 + n])
+                            bo[i, n] = sc.bk[i * 7 + n]

@@ -1,0 +1,328 @@
+"""Fixed Farkle policies as the game engine reads them: turn slices and their endings.
+
+Every policy dicelab plays (``threshold-T``, ``ai`` with any parameters, or the
+:class:`~dicelab.farkle.policy_table.PolicyTable` of an exact policy) is turned into
+*turn slices*: the (bank, value) tables through which the simulation kernel plays it at
+each game state (its lost turns in a row, the other's, its total, the other's; in the
+last round, its total and the leader's lead). Each slice's turn has an exact ending
+(P(lost turn), P(bank a gain of g) for every g), from the forward pass of
+:mod:`dicelab.farkle.engine.turn`. The slices are the policies as the kernel plays them
+-- the same set-aside choice (the first strict maximum of the float32 value, in the
+model's option order), the same clamping of table rows, the same ``ai`` rule
+(:func:`dicelab.farkle.kernels.ai_thresholds`) -- so Monte Carlo runs converge to what
+the engine computes from them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from dicelab.errors import UserError
+from dicelab.farkle import kernels as K
+from dicelab.farkle.engine import turn
+from dicelab.farkle.engine.model import model
+from dicelab.farkle.policy_table import PolicyTable
+from dicelab.farkle.rules import POINT_UNIT, FarkleRules
+from dicelab.farkle.solitaire import legal_bank
+from dicelab.registry import AI_DEFAULTS, PolicySpec, parse_policy
+from dicelab.resources import check_memory
+
+#: The most rows (turn points, units of 50) a turn slice may have: a policy that keeps
+#: rolling far beyond that (``threshold-1000000``) is refused before anything is built.
+MAX_SLICE_ROWS = 4096
+
+
+class Grid(NamedTuple):
+    """The game states a policy is read at: total indices ``0 .. u - 1`` (index = total in
+    units plus ``floor``), ``streak`` lost-turn counts, last-round leads below ``d``."""
+
+    u: int
+    floor: int
+    streak: int
+    d: int
+
+    @property
+    def totals(self) -> np.ndarray:
+        """Each index's total (units): ``index - floor``."""
+        return np.arange(self.u) - self.floor
+
+    @property
+    def normal_shape(self) -> tuple[int, int, int, int]:
+        return self.streak, self.streak, self.u, self.u
+
+    @property
+    def last_shape(self) -> tuple[int, int, int]:
+        return self.streak, self.u, self.d
+
+
+def grid_of(rules: FarkleRules, target: int, d: int) -> Grid:
+    """The states of a game to ``target`` under ``rules``: totals down to the rules'
+    floor, their lost-turn counts, last-round leads below ``d`` units."""
+    m = model(rules)
+    return Grid(target // POINT_UNIT + m.floor, m.floor, m.streak, d)
+
+
+class Slices(NamedTuple):
+    """A policy as turn slices: ``bank[s]`` (uint8, (P, 7)) and ``value[s]`` (float32,
+    (P, 7); unused with ``keep_all``) are slice ``s``; ``normal[s, r, x, y]``: the slice at
+    its count, the other's, its index, the other's; ``last[s, x, d]``: the slice of a last
+    turn at index ``x`` that must beat a lead of ``d`` units."""
+
+    bank: np.ndarray
+    value: np.ndarray
+    keep_all: bool
+    normal: np.ndarray
+    last: np.ndarray
+
+
+class Side(NamedTuple):
+    """One fixed policy's side of the game: its turns' exact endings, and its last turn
+    against every lead."""
+
+    bust: np.ndarray  # (S,)
+    dist: np.ndarray  # (S, G): P(bank a gain of g units)
+    normal: np.ndarray  # (K, K, U, U): the slice at (its count, the other's, its index, ...)
+    catch_win: np.ndarray  # (K, U, D): P(its last turn beats a lead of d) from index x
+    catch_tie: np.ndarray  # (K, U, D): P(it ends level)
+
+
+def ai_params(spec: PolicySpec) -> np.ndarray:
+    """An ``ai`` policy's parameters as the kernels read them (layout ``kernels.P_*``)."""
+    return np.array([spec.params[k] for k in AI_DEFAULTS], dtype=np.int64)
+
+
+def _threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
+    """Bank table (rows, 7): bank at turn points p (units) with n dice left iff
+    p * 50 >= thr_n[n]; the last row banks with every n."""
+    p = np.arange(rows)[:, None] * POINT_UNIT
+    bank = np.zeros((rows, 7), dtype=np.uint8)
+    bank[:, 1:] = p >= thr_n[None, 1:]
+    bank[-1, 1:] = 1
+    return bank
+
+
+def _rows_for(points: int) -> int:
+    rows = points // POINT_UNIT + 2
+    if rows > MAX_SLICE_ROWS:
+        raise UserError(f"a policy that banks only from {points:,} turn points on cannot be "
+                        f"evaluated exactly (at most {(MAX_SLICE_ROWS - 2) * POINT_UNIT:,})")
+    return rows
+
+
+def _keep_all_slices(tables: list[np.ndarray], normal: np.ndarray, last: np.ndarray
+                     ) -> Slices:
+    rows = max(b.shape[0] for b in tables)
+    bank = np.ones((len(tables), rows, 7), dtype=np.uint8)
+    bank[:, :, 0] = 0
+    for s, b in enumerate(tables):
+        bank[s, :b.shape[0]] = b
+    return Slices(bank, np.zeros((1, 1, 7), np.float32), True,
+                  np.ascontiguousarray(normal, dtype=np.int64),
+                  np.ascontiguousarray(last, dtype=np.int64))
+
+
+def _threshold_slices(spec: PolicySpec, grid: Grid) -> Slices:
+    thr = np.full(7, spec.params["threshold"], dtype=np.int64)
+    bank = _threshold_bank(thr, _rows_for(int(thr.max())))
+    return _keep_all_slices([bank], np.zeros(grid.normal_shape, np.int64),
+                            np.zeros(grid.last_shape, np.int64))
+
+
+def _ai_slices(spec: PolicySpec, grid: Grid) -> Slices:
+    """``ai``: one slice per threshold level (deficit steps) and, with ``chase``, per
+    last-round lead (the bank floor that beats the leader)."""
+    params = ai_params(spec)
+    keys: dict[tuple[int, ...], int] = {}
+    tables: list[np.ndarray] = []
+
+    def slice_of(deficit_units: int, floor: int) -> int:
+        thr = np.zeros(7, dtype=np.int64)
+        K.ai_thresholds(params, deficit_units * POINT_UNIT, floor, thr)
+        key = tuple(int(x) for x in thr[1:])
+        if key not in keys:
+            keys[key] = len(tables)
+            tables.append(_threshold_bank(thr, _rows_for(int(thr[1:].max()))))
+        return keys[key]
+
+    tot = grid.totals
+    d = np.maximum(tot[None, :] - tot[:, None], 0)  # opponent minus own
+    levels = {int(x): slice_of(int(x), 0) for x in np.unique(d)}
+    normal = np.vectorize(levels.get, otypes=[np.int64])(d)
+    chase = params[K.P_CHASE] != 0
+    lead = np.array([slice_of(k, k * POINT_UNIT + 1 if chase else 0) for k in range(grid.d)],
+                    dtype=np.int64)
+    return _keep_all_slices(tables, np.broadcast_to(normal, grid.normal_shape),
+                            np.broadcast_to(lead, grid.last_shape))
+
+
+def check_table(pt: PolicyTable, rules: FarkleRules) -> PolicyTable:
+    """``pt``, if the engine can play it under ``rules``: a table with lost-turn axes or
+    totals below zero only where lost turns in a row matter."""
+    if (pt.streaks != 1 or pt.floor != 0) and model(rules).streak == 1:
+        raise UserError(f"policy table '{pt.name}' plays the farkle penalty (lost-turn axes "
+                        f"or totals below zero), which rules '{rules.name}' do not have")
+    return pt
+
+
+def _table_slices(pt: PolicyTable, grid: Grid) -> Slices:
+    """A :class:`PolicyTable`, slice by slice, with the kernel's index clamping (totals
+    and lost-turn counts clamped to the table's axes; in the last round the leader's count
+    is 0)."""
+    s_dim, m_dim, o_dim, rows = pt.dims
+    values = [pt.value.reshape(-1, rows, 7)]
+    banks = [pt.bank.reshape(-1, rows, 7)]
+    tot = grid.totals
+    own = np.clip(tot + pt.floor, 0, m_dim - 1)
+    opp = np.clip(tot + pt.floor, 0, o_dim - 1)
+    cnt = np.minimum(np.arange(grid.streak), s_dim - 1)
+    pair = (cnt[:, None] * s_dim + cnt[None, :])[:, :, None, None]
+    normal = (pair * m_dim + own[None, None, :, None]) * o_dim + opp[None, None, None, :]
+    lead = np.arange(grid.d)[None, None, :]
+    if pt.last_value is not None:
+        last = s_dim * s_dim * m_dim * o_dim + np.minimum(lead, pt.last_value.shape[0] - 1)
+        last = np.broadcast_to(last, grid.last_shape)
+        values.append(pt.last_value)
+        banks.append(pt.last_bank)
+    else:  # the normal table, at the leader's total (its count 0)
+        leader = np.clip(tot[None, :, None] + lead + pt.floor, 0, o_dim - 1)
+        last = ((cnt[:, None, None] * s_dim) * m_dim + own[None, :, None]) * o_dim + leader
+    return Slices(_joined(banks, np.uint8), _joined(values, np.float32), False,
+                  np.ascontiguousarray(np.broadcast_to(normal, grid.normal_shape),
+                                       dtype=np.int64),
+                  np.ascontiguousarray(np.broadcast_to(last, grid.last_shape),
+                                       dtype=np.int64))
+
+
+def _joined(parts: list[np.ndarray], dtype) -> np.ndarray:
+    """The parts as one contiguous array; a single contiguous part is not copied (a policy
+    table can take gigabytes)."""
+    return np.ascontiguousarray(parts[0] if len(parts) == 1 else np.concatenate(parts),
+                                dtype=dtype)
+
+
+def name_of(policy: str | PolicySpec | PolicyTable) -> str:
+    if isinstance(policy, PolicyTable | PolicySpec):
+        return policy.name
+    return parse_policy(policy, "farkle").name
+
+
+def normal_rows(policy: PolicySpec | PolicyTable) -> int:
+    """Rows of the policy's turns outside the last round (how far one turn can bank)."""
+    if isinstance(policy, PolicyTable):
+        return policy.dims[3]
+    if policy.family == "threshold":
+        return _rows_for(policy.params["threshold"])
+    p = policy.params
+    return _rows_for(p["base"] + p["step"] * p["max-steps"])
+
+
+def _slice_bytes(policy: PolicySpec | PolicyTable, grid: Grid, max_s: int) -> int:
+    """Bytes of a policy's slices and their turn endings (an upper estimate)."""
+    if isinstance(policy, PolicyTable):
+        s_dim, m_dim, o_dim, rows = policy.dims
+        n = s_dim * s_dim * m_dim * o_dim + (
+            0 if policy.last_value is None else policy.last_value.shape[0])
+    else:
+        n = grid.d + 8 if policy.family == "ai" else 1
+        rows = normal_rows(policy) + grid.d
+    return (n * rows * 7 * 5 + n * (rows + max_s + 2) * 16
+            + (math.prod(grid.normal_shape) + 3 * math.prod(grid.last_shape)) * 8)
+
+
+def policy_slices(policy: PolicySpec | PolicyTable, grid: Grid) -> Slices:
+    """The turn slices of a resolved policy (:func:`resolve`) at the states of ``grid``."""
+    if isinstance(policy, PolicyTable):
+        return _table_slices(policy, grid)
+    if policy.family == "threshold":
+        return _threshold_slices(policy, grid)
+    return _ai_slices(policy, grid)
+
+
+def _plays_as_is(rules: FarkleRules, bank: np.ndarray) -> bool:
+    """Whether a bank table (..., P, 7) already banks only where the rules allow it and
+    reaches the row from which every dice count may bank (read without a copy)."""
+    rows = bank.shape[-2]
+    if rows < rules.min_bank // POINT_UNIT + 1:
+        return False
+    for n in range(1, 7):
+        below = min(rows, -(-rules.bank_floor[n] // POINT_UNIT))
+        if below and bank[..., :below, n].any():
+            return False
+    return True
+
+
+def legal_slices(slices: Slices, rules: FarkleRules) -> Slices:
+    """The slices as the kernel plays them under the rules' bank floor: it banks only
+    where a slice banks *and* the turn points reach ``bank_floor[n]`` (a threshold or
+    ``ai`` seat at ``max(threshold, floor)``). Rows are added (copies of the last: the
+    kernel's clamping) up to the first row where every dice count may bank."""
+    if _plays_as_is(rules, slices.bank):
+        return slices
+    bank = legal_bank(rules, slices.bank)
+    value = slices.value
+    if not slices.keep_all and value.shape[-2] < bank.shape[-2]:
+        extra = np.repeat(value[..., -1:, :], bank.shape[-2] - value.shape[-2], axis=-2)
+        value = np.ascontiguousarray(np.concatenate([value, extra], axis=-2))
+    return slices._replace(bank=bank, value=value)
+
+
+def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
+    """Every slice's exact turn ending, and the policy's last turn against every lead the
+    slices cover (what the game needs)."""
+    slices = legal_slices(slices, rules)
+    m = model(rules)
+    n_slices, rows = slices.bank.shape[:2]
+    dist = np.zeros((n_slices, rows + m.max_points + 1 + m.six_rows))
+    bust = np.zeros(n_slices)
+    left = np.zeros(n_slices)
+    turn.slices_ends(m, slices.bank, slices.value, slices.keep_all, bust, left, dist)
+    if m.first_to_bank:  # no last round: no last turn to catch up with
+        zero = np.zeros(slices.last.shape)
+        return Side(bust, dist, slices.normal, zero, zero.copy())
+    width = dist.shape[1]
+    tail = np.zeros((n_slices, width + 1))
+    tail[:, :-1] = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
+    d = np.arange(slices.last.shape[-1])
+    catch_win = np.where(d + 1 <= width, tail[slices.last, np.minimum(d + 1, width)], 0.0)
+    catch_tie = np.where(d < width, dist[slices.last, np.minimum(d, width - 1)], 0.0)
+    return Side(bust, dist, slices.normal, catch_win, catch_tie)
+
+
+def lead_rows(policies, rules: FarkleRules, target: int) -> int:
+    """How many last-round leads (units) an evaluation of these resolved policies must
+    cover: from the lowest total (the floor) to the target, plus one turn's gain of any
+    of them (with the rows of six dice rolling on)."""
+    m = model(rules)
+    return (target // POINT_UNIT + m.floor + max(normal_rows(p) for p in policies)
+            + m.max_points + 2 + m.six_rows)
+
+
+def side_of(policy: PolicySpec | PolicyTable, rules: FarkleRules, target: int, d: int
+            ) -> Side:
+    """One resolved policy's :class:`Side` over leads below ``d`` (its memory checked
+    first)."""
+    grid = grid_of(rules, target, d)
+    check_memory(f"the exact evaluation to {target:,}",
+                 _slice_bytes(policy, grid, model(rules).max_points))
+    return turn_outcomes(policy_slices(policy, grid), rules)
+
+
+__all__ = [
+    "MAX_SLICE_ROWS",
+    "Grid",
+    "Side",
+    "Slices",
+    "ai_params",
+    "check_table",
+    "grid_of",
+    "lead_rows",
+    "legal_slices",
+    "name_of",
+    "normal_rows",
+    "policy_slices",
+    "side_of",
+    "turn_outcomes",
+]

@@ -1,0 +1,929 @@
+"""One-player uses of the Farkle turn (layer 2): ``max-ev``, ``fastest``, fixed turns.
+
+Every function here is one turn of :mod:`dicelab.farkle.engine.turn` put to a
+different question:
+
+* :func:`evaluate_turn_policy` / :func:`threshold_distribution`: the exact distribution
+  of a turn's result (P(lost turn), P(bank = x) for every x) under a policy of the turn
+  points and dice left alone (``threshold-T`` is the bank table ``tp >= T`` with "set
+  aside all scoring dice");
+* :func:`solve_max_ev`: the turn policy of the most points per turn in the long run:
+  one turn DP whose bank is worth its points and whose lost turn is worth 0; under a
+  penalty for lost turns in a row, one policy per number of turns lost in a row before
+  this one, from the average-reward equations;
+* :func:`solve_fastest`: the fewest expected turns to reach a target from every total
+  (and every number of lost turns in a row), a turn DP per state whose bank is worth
+  the turns still needed from the total it reaches;
+* :func:`race`: the expected turns of a fixed turn policy to reach a target;
+* :func:`threshold_sweep`: ``threshold-T`` for a range of T beside ``max-ev``.
+
+A turn's row is its turn points in units of 50 (:data:`~dicelab.farkle.rules.
+POINT_UNIT`); every solver that maximises looks at every distinct legal set-aside of a
+roll. Results are in points.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from dicelab import cache
+from dicelab.config import FASTEST_TOL
+from dicelab.errors import UserError
+from dicelab.farkle.engine import turn
+from dicelab.farkle.engine.model import (
+    CLIMB_ERR,
+    Model,
+    gain_bound,
+    max_ev_cap,
+    model,
+)
+from dicelab.farkle.rules import (
+    HOT_DICE,
+    NO_BANK,
+    POINT_UNIT,
+    FarkleRules,
+    check_points,
+    check_target,
+)
+from dicelab.resources import check_memory
+
+#: Bump when a cached solitaire solution's arrays change.
+FORMAT_VERSION = 3
+#: Turn totals whose tail probability P(bank >= x) every turn summary reports.
+TAIL_POINTS = (300, 500, 1000, 2000, 3000)
+
+
+class Work(NamedTuple):
+    """A turn table's scratch over ``rows`` rows (:func:`dicelab.farkle.engine.turn.
+    turn_back`): values, slopes, bank decisions, chosen options, forward mass."""
+
+    v: np.ndarray
+    bp: np.ndarray
+    bk: np.ndarray
+    choice: np.ndarray
+    reach: np.ndarray
+
+
+def work(m: Model, rows: int) -> Work:
+    """Fresh :class:`Work` rows."""
+    return Work(np.zeros(rows * 7), np.zeros(rows * 7), np.zeros(rows * 7, dtype=np.uint8),
+                np.zeros(rows * m.class_prob.size, dtype=np.int32), np.zeros(rows * 7))
+
+
+# ---------------------------------------------------------------------------------
+# A fixed turn
+
+
+@dataclass(frozen=True)
+class TurnDistribution:
+    """Exact distribution of one turn's result under a fixed policy.
+
+    ``p_bank[i]``: probability of banking exactly ``i * 50`` points (index 0 is 0: a turn
+    never banks 0); ``p_bust``: probability of losing the turn; ``p_unresolved``: six dice
+    rolling on past the rows computed (at most :data:`~dicelab.farkle.engine.model.
+    CLIMB_ERR`; 0 where six dice bank like the rest).
+    """
+
+    policy: str
+    rules: str
+    p_bust: float
+    p_bank: np.ndarray
+    p_unresolved: float = 0.0
+
+    @property
+    def expected_score(self) -> float:
+        """Expected points banked by the turn (a lost turn counts 0)."""
+        return float(np.dot(self.p_bank, np.arange(self.p_bank.size))) * POINT_UNIT
+
+    @property
+    def sd(self) -> float:
+        """Standard deviation of the points banked (a lost turn counts 0)."""
+        x = np.arange(self.p_bank.size) * float(POINT_UNIT)
+        mean = float(np.dot(self.p_bank, x))
+        return math.sqrt(max(float(np.dot(self.p_bank, x * x)) - mean * mean, 0.0))
+
+    def p_at_least(self, points: int) -> float:
+        """P(bank >= points), for points > 0 (a lost turn banks nothing)."""
+        i = max(-(-int(points) // POINT_UNIT), 1)
+        if i >= self.p_bank.size:
+            return 0.0
+        # a running sum from the top keeps the tail monotone in ``points`` exactly
+        return float(np.cumsum(self.p_bank[::-1])[::-1][i])
+
+    def to_dict(self) -> dict:
+        nz = np.nonzero(self.p_bank)[0]
+        return {"policy": self.policy, "rules": self.rules,
+                "expected_turn_score": self.expected_score, "sd": self.sd,
+                "p_bust": self.p_bust,
+                "p_at_least": {str(x): self.p_at_least(x) for x in TAIL_POINTS},
+                "p_bank": {int(i) * POINT_UNIT: float(self.p_bank[i]) for i in nz}}
+
+
+def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
+    """A bank table (..., P, 7) as the rules let it play: no bank below the minimum to
+    bank (rows added up to that row, copies of the last, so the last row still banks)."""
+    floor = np.array(rules.bank_floor)
+    rows = max(bank.shape[-2], rules.min_bank // POINT_UNIT + 1)
+    out = np.concatenate([bank, np.repeat(bank[..., -1:, :], rows - bank.shape[-2], axis=-2)],
+                         axis=-2)
+    out[..., np.arange(rows)[:, None] * POINT_UNIT < floor[None, :]] = 0
+    return np.ascontiguousarray(out, dtype=np.uint8)
+
+
+def fixed_choice(m: Model, value: np.ndarray | None) -> np.ndarray:
+    """A fixed policy's set-aside choice by row and roll class (rows of ``value``, the
+    last standing for every row past it): "set aside all scoring dice" (one row) when
+    ``value`` is None, else the first strict maximum of ``value`` (P, 7)."""
+    nc = m.class_prob.size
+    if value is None:
+        return np.ascontiguousarray(m.keep_all, dtype=np.int32)
+    value = np.ascontiguousarray(value, dtype=np.float64)
+    choice = np.zeros(value.shape[0] * nc, dtype=np.int32)
+    turn.decide(m, value, choice)
+    return choice
+
+
+def fixed_turn_ends(m: Model, bank: np.ndarray, value: np.ndarray | None, rows: int
+                    ) -> tuple[float, np.ndarray, float]:
+    """(P(lost turn), P(bank at row i) for i < ``rows``, P(still rolling past them)) of a
+    fixed turn policy: bank decisions ``bank`` (P, 7), set-asides by ``value`` (see
+    :func:`fixed_choice`), both read at their last row past it."""
+    choice = fixed_choice(m, value)
+    nc = m.class_prob.size
+    out = np.zeros(rows)
+    lost, left = turn.turn_ends(m, np.ascontiguousarray(bank, dtype=np.uint8).ravel(),
+                                bank.shape[0], choice, choice.size // nc, False,
+                                np.zeros(rows * 7), out)
+    return lost, out, left
+
+
+def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
+                         value: np.ndarray | None = None, *, name: str = "policy"
+                         ) -> TurnDistribution:
+    """Exact result distribution of a turn policy that depends only on (tp, n).
+
+    ``bank``: (P, 7) array, nonzero = bank at turn points p*50 with n dice to roll; rows
+    are clamped at P - 1, whose row must bank for every n the rules let bank. Set-asides:
+    with ``value`` None, all scoring dice (the threshold rule); else ``value`` (P, 7),
+    higher is better, chooses among the legal options exactly as the simulation kernel
+    does (ties to more points, then more dice). The farkle penalty acts between turns,
+    so one turn's result does not depend on it.
+
+    >>> import numpy as np
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> b = np.zeros((7, 7), np.uint8); b[6:] = 1     # threshold-300
+    >>> round(evaluate_turn_policy(PRESETS["default"], b).expected_score, 1) > 0
+    True
+    """
+    m = model(rules)
+    bank = np.ascontiguousarray(bank, dtype=np.uint8)
+    if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
+        raise ValueError("bank must have shape (P, 7) with P >= 2")
+    if not bank[-1, 1:][np.array(rules.bank_floor[1:]) < NO_BANK].all():
+        raise ValueError("the last row of bank must bank with every number of dice the "
+                         "rules let bank")
+    bank = legal_bank(rules, bank)
+    if value is not None:
+        value = np.asarray(value, dtype=np.float64)
+        if value.shape[1:] != bank.shape[1:] or value.shape[0] > bank.shape[0]:
+            raise ValueError("value must have the shape of bank")
+    rows = bank.shape[0] + m.max_points + 1 + m.six_rows
+    lost, dist, left = fixed_turn_ends(m, bank, value, rows)
+    return TurnDistribution(name, rules.name, float(lost), dist, float(left))
+
+
+def threshold_bank_table(threshold: int) -> np.ndarray:
+    """Bank table (T/50 + 1, 7) of ``threshold-T``: bank as soon as tp >= T."""
+    t = check_points("threshold", threshold) // POINT_UNIT
+    bank = np.zeros((t + 1, 7), dtype=np.uint8)
+    bank[t:, 1:] = 1
+    return bank
+
+
+def threshold_distribution(rules: FarkleRules, threshold: int) -> TurnDistribution:
+    """Exact turn distribution of ``threshold-T`` (set aside all scoring dice).
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> d = threshold_distribution(PRESETS["default"], 300)
+    >>> round(float(d.p_bust), 4), bool(abs(d.p_bust + d.p_bank.sum() - 1) < 1e-12)
+    (0.1958, True)
+    """
+    return evaluate_turn_policy(rules, threshold_bank_table(threshold),
+                                name=f"threshold-{int(threshold)}")
+
+
+def bank_runs(bank: np.ndarray) -> dict:
+    """A bank table (P, 7) as data: per dice left, the first turn points at which it banks
+    (``None``: never), and the runs of turn points with the same decisions (``lo``, ``hi``
+    in points, ``hi`` None for the last run; ``bank`` per dice left 1..6).
+
+    >>> bank_runs(threshold_bank_table(300))["bank_from"]["1"]
+    300
+    """
+    rolls = np.nonzero((bank[1:, 1:] == 0).any(axis=1))[0]
+    top = min(int(rolls[-1]) + 2 if rolls.size else 1, bank.shape[0] - 1)
+    runs = []
+    start = 1
+    for p in range(2, top + 2):
+        if p <= top and np.array_equal(bank[p, 1:], bank[start, 1:]):
+            continue
+        runs.append({"lo": start * POINT_UNIT, "hi": None if p > top else (p - 1) * POINT_UNIT,
+                     "bank": [bool(bank[start, n]) for n in range(1, 7)]})
+        start = p
+    return {"bank_from": {str(n): t for n, t in bank_thresholds(bank).items()},
+            "runs": runs}
+
+
+def bank_thresholds(bank: np.ndarray, lo: int = 1) -> dict[int, int | None]:
+    """Smallest turn points (in points) at which ``bank[p, n]`` is 1, per n = 1..6."""
+    out: dict[int, int | None] = {}
+    for n in range(1, 7):
+        idx = np.nonzero(bank[lo:, n])[0]
+        out[n] = int(idx[0] + lo) * POINT_UNIT if idx.size else None
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# max-ev
+
+
+@dataclass(frozen=True)
+class TurnPolicy:
+    """One turn policy of ``max-ev``: ``value[p, n]``/``bank[p, n]`` (shape (P, 7), p in
+    units of 50, column 0 unused): the expected final turn points (points, a lost turn
+    counted as the solution's ``lost`` value) at state (p*50, n) and the decision there;
+    row 0 is the start of a turn (a forced roll). ``roll_value[p, n]``: the value of
+    rolling (-1 from ``cap`` on, where banking is proven at least as good, but six dice
+    rolling on); ``value_error``: a bound on the error of every value below the cap
+    (0 but where six dice roll on past it, see :func:`solve_max_ev`); ``exact_rows``: the
+    rows whose decisions are exact (past them six dice rolling on meet the table's edge)."""
+
+    rules: str
+    cap: int
+    value: np.ndarray
+    bank: np.ndarray
+    roll_value: np.ndarray
+    distribution: TurnDistribution = field(repr=False)
+    value_error: float = 0.0
+    exact_rows: int = 0
+
+    @property
+    def expected_score(self) -> float:
+        """The value of a turn's start (points)."""
+        return float(self.value[0, 6])
+
+    def bank_thresholds(self) -> dict[int, int | None]:
+        """Smallest turn points at which the policy banks, for n = 1..6 dice left."""
+        return bank_thresholds(self.bank[:self.exact_rows or None])
+
+    def is_threshold_policy(self) -> bool:
+        """True if, for every n, it banks at every turn total from its threshold up."""
+        for n, t in self.bank_thresholds().items():
+            if t is not None and not self.bank[t // POINT_UNIT:, n].all():
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class MaxEvSolution:
+    """``max-ev``: the turn policy of the most points per turn in the long run.
+
+    Without a penalty for lost turns in a row there is one turn policy, of maximum
+    expected turn score. Under a penalty (``streak`` lost turns in a row cost points)
+    there is one per number ``s`` of turns lost in a row before this one, from the
+    average-reward equations ``g + h[s] = max over turn policies of E[points banked] +
+    P(lost) beta[s]`` with ``beta[s] = h[s + 1]`` for ``s < streak - 1``, ``beta[last] =
+    -penalty`` and ``h[0] = 0``.
+
+    ``rate``: g, points per turn in the long run (without a penalty: the expected turn
+    score); ``bias``: h (points); ``streak[s]``: the :class:`TurnPolicy` at ``s``, its
+    values counting a lost turn as ``beta[s]``; ``stationary``: the long-run share of
+    turns started at each ``s``; ``rate_check``: the rate recomputed from the policies'
+    exact turn distributions (an independent evaluation); ``value_error``: a bound on the
+    error of ``rate`` and ``bias`` (0 but where six dice roll on past the cap).
+    """
+
+    rules: str
+    penalty: int
+    rate: float
+    bias: np.ndarray
+    streak: tuple[TurnPolicy, ...]
+    stationary: np.ndarray
+    rate_check: float
+    iterations: int
+    solve_s: float
+    value_error: float = 0.0
+    farkle_rules: FarkleRules | None = field(default=None, repr=False)
+    from_cache = False
+
+    @property
+    def elapsed_s(self) -> float:
+        """Time to obtain the solution (max-ev is never cached: its solve time)."""
+        return self.solve_s
+
+    @property
+    def expected_score(self) -> float:
+        """Points per turn in the long run (the expected turn score without a penalty)."""
+        return self.rate
+
+    @property
+    def cap(self) -> int:
+        return self.streak[0].cap
+
+    @property
+    def value(self) -> np.ndarray:
+        """The policy after no lost turn in a row (see :class:`TurnPolicy`)."""
+        return self.streak[0].value
+
+    @property
+    def bank(self) -> np.ndarray:
+        return self.streak[0].bank
+
+    @property
+    def roll_value(self) -> np.ndarray:
+        return self.streak[0].roll_value
+
+    @property
+    def distribution(self) -> TurnDistribution:
+        return self.streak[0].distribution
+
+    def bank_thresholds(self, lost_in_a_row: int = 0) -> dict[int, int | None]:
+        """Smallest turn points at which max-ev banks, for n = 1..6 dice left."""
+        return self.streak[lost_in_a_row].bank_thresholds()
+
+    def is_threshold_policy(self) -> bool:
+        return all(p.is_threshold_policy() for p in self.streak)
+
+    def lost_value(self, lost_in_a_row: int = 0) -> float:
+        """What the values of policy ``s`` count a lost turn as (points): ``beta[s]``."""
+        s = lost_in_a_row
+        return float(self.bias[s + 1]) if s + 1 < len(self.bias) else -float(self.penalty)
+
+    def turn_values(self, turn_points: int, lost_in_a_row: int = 0
+                    ) -> tuple[float, np.ndarray]:
+        """(value of banking, value of rolling ``n`` dice for n = 1..6) with ``turn_points``
+        set aside, after ``lost_in_a_row`` lost turns (a count past the penalty's streak,
+        or any count without a penalty, plays as the last one): the policy's expected
+        final turn score, a lost turn counted as :meth:`lost_value`.
+
+        From the cap on every roll with fewer than six dice is followed by a bank (proven),
+        so a roll's value is its expectation directly; where six dice roll on past the
+        cap, the values are read from a solve whose cap lies above the roll's successors
+        (any cap at or above the proven one gives the same optimum, within its error
+        bound)."""
+        s = min(max(int(lost_in_a_row), 0), len(self.streak) - 1)
+        policy = self.streak[s]
+        p = int(turn_points) // POINT_UNIT
+        m = model(self.farkle_rules)
+        beta = self.lost_value(s)
+        if p < policy.cap // POINT_UNIT:
+            return float(turn_points), policy.roll_value[p].copy()
+        if m.six_rows:
+            need = (p + m.max_points + 1) * POINT_UNIT
+            higher = max_ev_capped(self.farkle_rules, -(-need // _CAP_STEP) * _CAP_STEP)
+            return higher.turn_values(turn_points, s)
+        roll = np.zeros(7)
+        for n in range(1, 7):
+            lo, hi = m.class_start[n], m.class_start[n + 1]
+            best = [m.points[m.option_start[c]:m.option_start[c + 1]].max() for c in range(lo, hi)]
+            roll[n] = POINT_UNIT * float(np.dot(m.class_prob[lo:hi], p + np.array(best))) \
+                + float(m.bust[n]) * beta
+        return float(turn_points), roll
+
+    def to_dict(self) -> dict:
+        first = self.streak[0]
+        d = first.distribution
+        out = {"policy": "max-ev", "rules": self.rules,
+               "expected_turn_score": self.expected_score, "cap": first.cap,
+               "sd": d.sd, "p_bust": d.p_bust,
+               "p_at_least": {str(x): d.p_at_least(x) for x in TAIL_POINTS},
+               "bank_thresholds": {str(n): t for n, t in first.bank_thresholds().items()},
+               "threshold_policy": self.is_threshold_policy(),
+               "value_error": self.value_error,
+               "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
+               "from_cache": self.from_cache}
+        if len(self.streak) > 1:
+            out.update({
+                "farkle_penalty": self.penalty, "points_per_turn": self.rate,
+                "points_per_turn_check": self.rate_check,
+                "bias": [float(x) for x in self.bias],
+                "stationary": [float(x) for x in self.stationary],
+                "p_bust_by_lost_turns": [float(p.distribution.p_bust) for p in self.streak],
+                "expected_banked": [float(p.distribution.expected_score) for p in self.streak],
+                "bank_thresholds_by_lost_turns": {
+                    str(s): {str(n): t for n, t in p.bank_thresholds().items()}
+                    for s, p in enumerate(self.streak)},
+                "iterations": self.iterations})
+        return out
+
+
+def _max_ev_turn(m: Model, rows: int, cap_units: int, beta: float, edge: np.ndarray
+                 ) -> tuple[float, Work]:
+    """One max-ev turn DP in units: a bank worth its turn points, a lost turn ``beta``."""
+    w = work(m, rows)
+    bankv = np.arange(rows, dtype=np.float64)
+    value, _ = turn.turn_back(m, m.bank_floor, bankv, edge, 0.0, beta, cap_units, rows, w.v,
+                              w.bp, w.bk, w.choice)
+    return value, w
+
+
+def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
+                   w6: float) -> TurnPolicy:
+    """The turn policy with a lost turn worth ``beta`` (points) and its error bound: where
+    six dice roll on past the cap, a roll leaving the table is bracketed by the lost
+    turn's value and the bank plus W(6) (:func:`gain_bound`); the lower run is the
+    solution and the largest gap below the cap between the runs its error bound."""
+    c = cap // POINT_UNIT
+    rows = c + m.six_rows + m.max_points + 1
+    b = beta / POINT_UNIT
+    _, w = _max_ev_turn(m, rows, c, b, np.full(rows, b))
+    error = 0.0
+    if m.six_rows:
+        _, hi = _max_ev_turn(m, rows, c, b, np.arange(rows) + w6 / POINT_UNIT)
+        error = float(np.abs(hi.v[:(c + 1) * 7] - w.v[:(c + 1) * 7]).max()) * POINT_UNIT
+    value = w.v.reshape(rows, 7) * POINT_UNIT
+    bank = w.bk.reshape(rows, 7).copy()
+    roll = np.full((rows, 7), -1.0)
+    roll[:, 0] = 0.0
+    out = np.zeros(7)
+    for p in range(rows - m.max_points):
+        if p < c or m.six_rows:
+            turn.roll_values(m, p, b, w.v, w.choice, out)
+            roll[p, 1:] = out[1:] * POINT_UNIT
+            if p >= c:  # proven to bank with fewer than six dice
+                roll[p, 1:HOT_DICE] = -1.0
+    dist = _policy_distribution(rules, m, w, rows)
+    return TurnPolicy(rules.name, cap, value, bank, roll, dist, value_error=error,
+                      exact_rows=rows - m.max_points)
+
+
+def _policy_distribution(rules: FarkleRules, m: Model, w: Work, rows: int
+                         ) -> TurnDistribution:
+    out = np.zeros(rows)
+    nc = m.class_prob.size
+    lost, left = turn.turn_ends(m, w.bk, rows, w.choice, w.choice.size // nc, True,
+                                np.zeros(rows * 7), out)
+    return TurnDistribution("max-ev", rules.name, float(lost), out, float(left))
+
+
+def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
+                 max_iterations: int = 1000) -> MaxEvSolution:
+    """The turn policy of the most points per turn (``max-ev``; see :class:`MaxEvSolution`).
+
+    ``cap`` (points): the DP banks at every turn total >= cap (six dice rolling on
+    excepted). ``None`` uses the proven cap of :func:`max_ev_cap`, which makes the result
+    exact; a smaller cap gives the best policy among those forced to bank from ``cap``
+    on. A minimum to bank is honoured: below it the turn must roll.
+
+    Under a penalty, each turn DP has a lost turn worth ``beta`` (the proven cap still
+    holds: a lost turn worth less only makes banking better). ``g`` is the only unknown
+    once ``beta[last] = -penalty`` is fixed: ``g -> E_0(h_1(g))`` with ``h_s = E_s(h_{s+1})
+    - g`` contracts (its slope is at most the chance of losing the first turns in a row),
+    and is iterated until ``g`` moves by less than ``tol`` points.
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> round(solve_max_ev(PRESETS["default"]).expected_score, 4)
+    601.5587
+    """
+    m = model(rules)
+    cap = max_ev_cap(rules) if cap is None else max(check_points("cap", cap), rules.min_bank)
+    t0 = time.perf_counter()
+    w6 = float(gain_bound(rules)[HOT_DICE])
+    c = cap // POINT_UNIT
+    rows = c + m.six_rows + m.max_points + 1
+
+    def turn_value(beta: float) -> float:
+        """The turn's value in points with a lost turn worth ``beta`` points."""
+        if beta > 0:
+            raise UserError("a lost turn cannot be worth more than banking nothing")
+        b = beta / POINT_UNIT
+        return _max_ev_turn(m, rows, c, b, np.full(rows, b))[0] * POINT_UNIT
+
+    k, pen = m.streak, float(rules.farkle_penalty)
+    iterations = 0
+    if k == 1:
+        g = turn_value(-pen)
+        betas = [-pen]
+    else:
+        last = turn_value(-pen)
+        g = turn_value(0.0)  # a start: the turn without the penalty
+        moved = np.inf
+        while moved >= tol:
+            if iterations == max_iterations:
+                raise UserError(f"max-ev with the farkle penalty did not settle in "
+                                f"{max_iterations} iterations")
+            iterations += 1
+            h = last - g
+            for _ in range(k - 2):
+                h = turn_value(h) - g
+            g_new = turn_value(h)
+            moved, g = abs(g_new - g), g_new
+        hs = [last - g]
+        for _ in range(k - 2):
+            hs.insert(0, turn_value(hs[0]) - g)
+        betas = [*hs, -pen]
+    streak = tuple(_max_ev_policy(rules, m, cap, beta, w6) for beta in betas)
+    # the same policies evaluated from their exact turn distributions: the chain of lost
+    # turns in a row (a bank returns to 0, a loss moves on, the last to 0)
+    q = np.array([p.distribution.p_bust for p in streak])
+    share = np.cumprod(np.concatenate([[1.0], q[:-1]]))
+    share /= share.sum()
+    rate = sum(share[s] * (p.distribution.expected_score - (pen * q[s] if s == k - 1 else 0))
+               for s, p in enumerate(streak))
+    # each turn value is off by at most eps, moving with its lost turn's value at the slope
+    # P(lost): g's map is off by eps (1 + q0 + q0 q1 + ...) and contracts by its slope
+    # and each h[s] = E_s(h[s + 1]) - g adds its own eps, q[s] times the next one's, and g's
+    eps = max(p.value_error for p in streak)
+    chain = np.cumprod(np.concatenate([[1.0], q[:-1]]))
+    e_g = eps * float(chain.sum()) / (1.0 - float(chain[1:].sum())) if k > 1 else eps
+    errors = [e_g]
+    e_h = eps + e_g
+    for s in range(k - 1, 0, -1):
+        errors.append(e_h)
+        e_h = eps + q[s - 1] * e_h + e_g if s > 1 else e_h
+    bias = np.array([0.0, *betas[:-1]])
+    return MaxEvSolution(rules.name, rules.farkle_penalty, float(g), bias, streak, share,
+                         float(rate), iterations, time.perf_counter() - t0,
+                         value_error=float(max(errors)), farkle_rules=rules)
+
+
+#: Where six dice roll on past the cap, advice from a higher cap rounds it up to this.
+_CAP_STEP = 5000
+
+
+@functools.lru_cache(maxsize=8)
+def max_ev_capped(rules: FarkleRules, cap: int | None = None) -> MaxEvSolution:
+    """:func:`solve_max_ev`, made once per process, rule set and cap (advice on many
+    positions, as in a game analysis, reuses it)."""
+    return solve_max_ev(rules, cap)
+
+
+# ---------------------------------------------------------------------------------
+# fastest
+
+
+@dataclass(frozen=True)
+class FastestSolution:
+    """The solitaire policy of fewest expected turns to reach ``target``.
+
+    States are a turn's start at a total (from ``floor_points`` below zero, where a
+    penalty for lost turns in a row can push it) after ``s`` turns lost in a row (one
+    count, 0, without such a penalty). Arrays are indexed ``[s, total // 50 + floor]``:
+    ``turns`` (S, U + 1), the expected turns to reach the target (0 at the target,
+    index U); ``value``/``bank`` (S, U, P, 7): the expected turns still needed after a
+    set-aside at (turn points p*50, n dice) of a turn started there (row 0: the forced
+    first roll; the turn being played not counted) and the decision (1 = bank);
+    ``newton_steps``: per state the turn DPs its Newton steps took (without a penalty),
+    else each sweep's largest relative change.
+    """
+
+    rules: str
+    target: int
+    turns: np.ndarray
+    value: np.ndarray
+    bank: np.ndarray
+    newton_steps: np.ndarray
+    solve_s: float
+    elapsed_s: float
+    from_cache: bool = False
+    farkle_penalty: int = 0
+    floor_points: int = 0
+
+    def _index(self, total: int) -> int:
+        if isinstance(total, bool) or not isinstance(total, int | np.integer) \
+                or not -self.floor_points <= total < self.target or total % POINT_UNIT:
+            raise UserError(f"total must be a multiple of {POINT_UNIT} in "
+                            f"{-self.floor_points}..{self.target - 50}, not {total!r}")
+        return (int(total) + self.floor_points) // POINT_UNIT
+
+    def _streak(self, lost_in_a_row: int) -> int:
+        k = self.turns.shape[0]
+        if isinstance(lost_in_a_row, bool) or not isinstance(lost_in_a_row, int | np.integer) \
+                or not 0 <= lost_in_a_row < k:
+            raise UserError(f"lost turns in a row must be in 0..{k - 1}, not {lost_in_a_row!r}")
+        return int(lost_in_a_row)
+
+    def expected_turns_from(self, total: int, lost_in_a_row: int = 0) -> float:
+        """Expected turns to reach the target from ``total`` after ``lost_in_a_row``
+        lost turns."""
+        return float(self.turns[self._streak(lost_in_a_row), self._index(total)])
+
+    @property
+    def expected_turns(self) -> float:
+        """Expected turns to reach the target from 0."""
+        return self.expected_turns_from(0)
+
+    def bank_at(self, total: int, lost_in_a_row: int = 0) -> np.ndarray:
+        """The bank decisions (P, 7) of a turn started at ``total``."""
+        return self.bank[self._streak(lost_in_a_row), self._index(total)]
+
+    def bank_thresholds(self, total: int, lost_in_a_row: int = 0) -> dict[int, int | None]:
+        """Smallest turn points at which ``fastest`` banks at ``total``, per n."""
+        return bank_thresholds(self.bank_at(total, lost_in_a_row))
+
+    def to_dict(self) -> dict:
+        half = self.target // 2 // POINT_UNIT * POINT_UNIT
+        totals = [t for t in (0, half, self.target - 1000, self.target - 500)
+                  if 0 <= t < self.target]
+        out = {"policy": "fastest", "rules": self.rules, "target": self.target,
+               "expected_turns": self.expected_turns,
+               "bank_thresholds": {str(t): {str(n): v for n, v in
+                                            self.bank_thresholds(t).items()}
+                                   for t in dict.fromkeys(totals)},
+               "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
+               "from_cache": self.from_cache}
+        if self.turns.shape[0] > 1:
+            out.update({"farkle_penalty": self.farkle_penalty,
+                        "floor_points": self.floor_points,
+                        "sweeps": int(self.newton_steps.size),
+                        "bank_thresholds_by_lost_turns": {
+                            str(k): {str(n): v for n, v in self.bank_thresholds(0, k).items()}
+                            for k in range(self.turns.shape[0])}})
+        return out
+
+
+def _fastest_state(m: Model, turns: np.ndarray, u: int, big: int, beta: float | None,
+                   w: Work, p_rows: int, value_out: np.ndarray, bank_out: np.ndarray,
+                   tol: float) -> tuple[float, int]:
+    """The fewest expected turns from index ``u`` (``turns[0, :]``: from each index at no
+    lost turn, solved above ``u``) when a lost turn costs ``beta`` turns more (``None``:
+    the state itself, a self-loop solved by Newton steps on the turn's line). Fills the
+    state's rows of ``value_out``/``bank_out``; returns (expected turns, turn DPs).
+
+    The turn maximises minus the turns still needed: a bank at row ``i`` is worth
+    ``-turns[u + i]`` (0 once it reaches the target), a lost turn ``-beta``; six dice that
+    roll on past the target row roll until fewer dice bank the finish, which costs
+    ``six_finish * beta`` exactly."""
+    reach = max(big - u, int(m.bank_floor[1]))  # banking from here reaches the target
+    rows = reach + m.max_points
+    bankv = -turns[0, np.minimum(u + np.arange(rows), big)]
+    x = turns[0, min(u + 1, big)] + 1.0 if beta is None else beta
+    edge = np.empty(rows)
+    bounds = np.zeros(2)
+    dps = 0
+    while True:
+        dps += 1
+        b = -x
+        edge[:] = m.six_finish * b
+        value, slope = turn.turn_back_tracked(m, m.bank_floor, bankv, edge, m.six_finish, b,
+                                              reach, rows, w.v, w.bp, w.bk, w.choice, bounds)
+        if beta is not None:
+            x = 1.0 - value
+            final = b
+            break
+        if slope >= 1.0:
+            raise UserError("a turn that always loses never reaches the target")
+        x_new = (1.0 - (value - slope * b)) / (1.0 - slope)  # value = a + slope * beta
+        done = abs(x_new - x) <= tol * x_new or (dps > 1 and x_new >= x) or dps >= 200
+        x = x_new
+        if done:
+            final = -x
+            break
+    # the last policy's values at the fixed point: each state's line in the lost turn's value
+    v = (w.v[:rows * 7] + w.bp[:rows * 7] * (final - b)).reshape(rows, 7)
+    value_out[:rows] = -v
+    bank_out[:rows] = w.bk[:rows * 7].reshape(rows, 7)
+    value_out[rows:] = 0.0  # past the rows computed every state banks the finish,
+    bank_out[rows:] = 1  # but six dice that may not bank
+    if m.bank_floor[HOT_DICE] >= rows:
+        value_out[rows:, HOT_DICE] = m.six_finish * x
+        bank_out[rows:, HOT_DICE] = 0
+    value_out[:, 0] = 0.0
+    bank_out[:, 0] = 0
+    return x, dps
+
+
+def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FASTEST_TOL,
+                  sweep_tol: float = 1e-13, max_sweeps: int = 500,
+                  floor_points: int | None = None) -> FastestSolution:
+    """The solitaire policy of fewest expected turns to reach ``target`` (``fastest``).
+
+    Totals are solved from the top down. Without a penalty for lost turns in a row a
+    lost turn leaves the total where it is: the turn's value is a line in its own
+    expected turns ``x``, and ``x = 1 + A + B x`` is solved by Newton steps on the optimal
+    turn (1-D policy iteration), which end in finitely many steps at the exact fixed
+    point (``tol`` guards against rounding). Under a penalty, the states at a total are
+    solved after ``s = streak - 1, ..., 0`` lost turns in a row, each lost turn reading the
+    next count (solved just before) and the last the total the penalty leads to, from
+    the sweep before (Gauss-Seidel), until no expected number of turns moves by more than
+    ``sweep_tol`` (relative); the start is the game without the penalty. Totals go down to
+    ``floor_points`` below zero (default :meth:`FarkleRules.penalty_floor`).
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> sol = solve_fastest(PRESETS["default"], 1000)
+    >>> 1 < sol.expected_turns < 10
+    True
+    """
+    m = model(rules)
+    target = check_target(target)
+    k = m.streak
+    floor = rules.penalty_floor(floor_points)
+    big = target // POINT_UNIT + floor
+    p_rows = max(big, int(m.bank_floor[1])) + m.max_points + 1
+    check_memory(f"fastest to {target:,} (its value and bank tables)",
+                 k * big * p_rows * 7 * 9)
+    t0 = time.perf_counter()
+    turns = np.zeros((k, big + 1))
+    value = np.zeros((k, big, p_rows, 7))
+    bank = np.zeros((k, big, p_rows, 7), dtype=np.uint8)
+    w = work(m, p_rows + m.max_points + 1)
+    if k == 1:
+        steps = np.zeros(big, dtype=np.int64)
+        for u in range(big - 1, -1, -1):
+            turns[0, u], steps[u] = _fastest_state(m, turns, u, big, None, w, p_rows,
+                                                   value[0, u], bank[0, u], tol)
+    else:
+        start = solve_fastest(dataclasses.replace(rules, farkle_penalty=0),
+                              big * POINT_UNIT, tol=tol)
+        turns[:] = start.turns[0]
+        changes: list[float] = []
+        pen = m.penalty
+        while not changes or changes[-1] > sweep_tol:
+            if len(changes) >= max_sweeps:
+                raise UserError(f"fastest with the farkle penalty did not settle in "
+                                f"{max_sweeps} sweeps (last change {changes[-1]:.1e})")
+            worst = 0.0
+            for u in range(big - 1, -1, -1):
+                for s in range(k - 1, -1, -1):
+                    beta = turns[s + 1, u] if s < k - 1 else turns[0, max(u - pen, 0)]
+                    x, _ = _fastest_state(m, turns, u, big, beta, w, p_rows, value[s, u],
+                                          bank[s, u], tol)
+                    worst = max(worst, abs(x - turns[s, u]) / x)
+                    turns[s, u] = x
+            changes.append(worst)
+        steps = np.array(changes)
+    secs = time.perf_counter() - t0
+    return FastestSolution(rules.name, target, turns, value, bank, steps, secs, secs,
+                           farkle_penalty=rules.farkle_penalty,
+                           floor_points=floor * POINT_UNIT)
+
+
+def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
+                     ) -> FastestSolution:
+    """:func:`solve_fastest`, cached on disk (a few seconds for large targets)."""
+    target = check_target(target)
+    if not use_cache:
+        return solve_fastest(rules, target)
+    key = cache.entry_key("farkle-fastest", rules.name, rules.digest(), t=target)
+    built: list[FastestSolution] = []
+
+    def build() -> dict[str, np.ndarray]:
+        sol = solve_fastest(rules, target)
+        built.append(sol)
+        return {"turns": sol.turns, "value": sol.value, "bank": sol.bank,
+                "newton_steps": sol.newton_steps, "solve_s": np.array([sol.solve_s])}
+
+    t0 = time.perf_counter()
+    arrays, from_cache = cache.cached(key, FORMAT_VERSION, build)
+    if not from_cache:
+        return built[0]
+    return FastestSolution(rules.name, target, arrays["turns"], arrays["value"],
+                           arrays["bank"], arrays["newton_steps"],
+                           float(arrays["solve_s"][0]), time.perf_counter() - t0,
+                           from_cache=True, farkle_penalty=rules.farkle_penalty,
+                           floor_points=rules.penalty_floor() * POINT_UNIT)
+
+
+# ---------------------------------------------------------------------------------
+# Races and sweeps of fixed turns
+
+
+def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | None = None,
+         tol: float = 1e-13, max_sweeps: int = 200) -> np.ndarray:
+    """Expected turns to reach ``target`` solitaire under a fixed turn policy.
+
+    ``bank`` (and ``value``, as in :func:`evaluate_turn_policy`): (P, 7), one turn policy
+    at every total, or (U, P, 7) per total index (``U = target / 50 + floor`` with the
+    rules' penalty floor, row ``u`` played at total ``(u - floor) * 50``). Returns
+    ``turns`` (S, U + 1): from index ``u`` after ``s`` lost turns in a row (S: the rules'
+    streak, 1 without a penalty); ``turns[:, U] = 0``. With ``B(u) = 1 + sum_g P(bank g)
+    E(u + g, 0)`` and ``q(u)`` = P(lost): ``E(u, s) = B + q E(u, s + 1)`` and ``E(u, last) =
+    B + q E(u - penalty, 0)``; going down from the target every term is known but the
+    last. Without a penalty it is ``E(u, 0)`` itself (``E = B / (1 - q)``, exact); with one,
+    it is read from the sweep before (Gauss-Seidel) until no value moves by more than
+    ``tol`` (relative). Each total's turn distribution comes from the forward pass: an
+    evaluation independent of :func:`solve_fastest`'s backward one.
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> e = race(PRESETS["default"], 1000, threshold_bank_table(300))
+    >>> round(float(e[0, 0]), 3)  # expected turns from 0 when banking at 300 or more
+    2.837
+    """
+    m = model(rules)
+    t = check_target(target) // POINT_UNIT
+    floor = rules.penalty_floor()
+    big = t + floor
+    check_memory(f"the race to {target:,}", 8 * (big + 1) * 2 * m.streak)
+    bank = np.asarray(bank)
+    same = bank.ndim == 2
+    if not same and (bank.ndim != 3 or bank.shape[0] != big):
+        raise ValueError(f"bank must have shape ({big}, P, 7) or (P, 7)")
+    dists: dict[int, TurnDistribution] = {}
+
+    def dist(u: int) -> TurnDistribution:
+        key = 0 if same else u
+        if key not in dists:
+            dists[key] = evaluate_turn_policy(
+                rules, bank if same else bank[u],
+                None if value is None else (value if same else value[u]))
+        return dists[key]
+
+    k, pen = m.streak, m.penalty
+    turns = np.zeros((k, big + 1))
+    for _ in range(max_sweeps if pen else 1):
+        moved = 0.0
+        for u in range(big - 1, -1, -1):
+            d = dist(u)
+            q = float(d.p_bust)
+            if q >= 1.0:
+                turns[:, u] = np.inf
+                continue
+            after = turns[0, np.minimum(u + np.arange(1, d.p_bank.size), big)]
+            b = 1.0 + float(np.dot(d.p_bank[1:], after))
+            if pen:
+                e = b + q * turns[0, max(u - pen, 0)]
+                col = [e]
+                for _s in range(k - 1):
+                    e = b + q * e
+                    col.insert(0, e)
+            else:  # a lost turn stays here: E = B + q E
+                col = [b / (1.0 - q)] * k
+            moved = max(moved, abs(col[0] - turns[0, u]) / col[0])
+            turns[:, u] = col
+        if moved <= tol:
+            return turns
+    if pen:
+        raise UserError(f"the race with the farkle penalty did not settle in {max_sweeps} "
+                        "sweeps")
+    return turns
+
+
+@dataclass(frozen=True)
+class ThresholdSweep:
+    """Exact expected turn score of ``threshold-T`` for each T in ``thresholds``."""
+
+    rules: str
+    thresholds: np.ndarray  # int64, points
+    expected_score: np.ndarray  # float64, points
+    p_bust: np.ndarray  # float64
+    max_ev: float
+
+    @property
+    def best_threshold(self) -> int:
+        """The T of highest expected turn score (the smallest one if several tie)."""
+        return int(self.thresholds[int(np.argmax(self.expected_score))])
+
+    @property
+    def best_score(self) -> float:
+        return float(self.expected_score.max())
+
+    def gap_to_max_ev(self) -> np.ndarray:
+        """max-ev's expected turn score minus each threshold's (points, >= 0)."""
+        return self.max_ev - self.expected_score
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame({"threshold": self.thresholds,
+                             "expected_turn_score": self.expected_score,
+                             "p_bust": self.p_bust,
+                             "gap_to_max_ev": self.gap_to_max_ev()})
+
+    def to_dict(self) -> dict:
+        return {"rules": self.rules, "best_threshold": self.best_threshold,
+                "best_expected_turn_score": self.best_score, "max_ev": self.max_ev,
+                "gap_of_best_to_max_ev": self.max_ev - self.best_score}
+
+
+def threshold_sweep(rules: FarkleRules, thresholds=range(50, 2001, 50)) -> ThresholdSweep:
+    """Exact expected turn score of every ``threshold-T`` in ``thresholds`` (points).
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> sw = threshold_sweep(PRESETS["default"], range(50, 1001, 50))
+    >>> sw.best_score <= sw.max_ev
+    True
+    """
+    ts = np.array([check_points("threshold", int(t)) for t in thresholds], dtype=np.int64)
+    if ts.size == 0:
+        raise UserError("threshold sweep needs at least one threshold")
+    scores = np.empty(ts.size)
+    busts = np.empty(ts.size)
+    for i, t in enumerate(ts):
+        d = threshold_distribution(rules, int(t))
+        scores[i] = d.expected_score
+        busts[i] = d.p_bust
+    free = dataclasses.replace(rules, farkle_penalty=0)  # one turn's score: no penalty
+    return ThresholdSweep(rules.name, ts, scores, busts, solve_max_ev(free).expected_score)
+
+
+__all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSweep",
+           "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
+           "evaluate_turn_policy", "fastest_solution", "legal_bank", "race", "solve_fastest",
+           "solve_max_ev", "threshold_bank_table", "threshold_distribution", "threshold_sweep"]

@@ -1,0 +1,967 @@
+"""Two-player Farkle solved exactly (layer 2): ``optimal-win``, best responses, exact pairs.
+
+All three are the game sweep of :mod:`dicelab.farkle.engine.game` with different seats:
+
+* :func:`solve_optimal_win`: seat A optimal, seat B = seat A (self-play);
+* :func:`solve_best_response`: seat A optimal, seat B a fixed policy
+  (``optimal-win:vs=POLICY``);
+* :func:`exact_pair`: both seats fixed policies (exact head to head).
+
+Where no rule lowers a total the sweep is exact in one pass; under a penalty for lost
+turns in a row it is iterated: policy iteration for an optimal seat, plain sweeps for two
+fixed ones (see the engine's docstring). The game (RULES.md §2): players alternate turns;
+reaching the target by banking triggers the last round (the other player plays one more
+turn and must beat the leader), or under ``first-to-bank`` wins at once; equal final
+totals tie; a player maximises P(win) + P(tie)/2.
+
+Error bound (``tolerance``), exact sweep: an error ``E`` in the states already solved moves
+a unit by at most ``E`` (banks weigh ``1 - B``, the unit's own lost-turn cycle ``B <
+1``); a turn-points cap adds at most its catch-up value; a unit solved inside both
+stability intervals is exact up to float rounding (``ROUNDING`` per sum of the totals;
+the fallback fixed-point steps, never needed in practice, add their last step /
+(1 - B)). Iterated sweeps: after the last improvement sweep, whose largest change is
+``d``, the solution is the last policy's own value; the policy-iteration bound ``2 d rho /
+(1 - rho)`` (``rho``: the observed contraction of the evaluation sweeps), plus the last
+evaluation's change and the largest gap between a turn DP and the evaluation of its
+ending (rounding), is reported: an estimate from the observed contraction, not a proof;
+the tests compare with a plain value iteration. Where six dice roll on past the caps, a
+climb past the rows held (chance at most ``CLIMB_ERR``) and leads past the catch-up
+tables are added.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from dicelab import cache, config
+from dicelab.digest import text_digest
+from dicelab.errors import UserError
+from dicelab.farkle import fixed
+from dicelab.farkle.engine import game, turn
+from dicelab.farkle.engine.model import CLIMB_ERR, NO_BANK_UNITS, Model, model
+from dicelab.farkle.policy_table import PolicyTable
+from dicelab.farkle.rules import (
+    HOT_DICE,
+    PENALTY_STREAK,
+    POINT_UNIT,
+    FarkleRules,
+    check_target,
+)
+from dicelab.outcomes import Outcome
+from dicelab.registry import PolicySpec
+from dicelab.resources import check_memory
+
+#: Version of the cached solves' arrays.
+FORMAT_VERSION = 4
+#: Policy evaluation stops when no value moves by more than this share of the sweep
+#: tolerance.
+EVAL_MARGIN = 1e-2
+_LAST_ROUND_CLAMP = 1e-6  # catch-up chance beyond the policy table's largest deficit
+_MAX_LAST_ROUND = 20_000  # units of 50: a table whose turns run on longer is refused
+
+
+# ---------------------------------------------------------------------------------
+# The optimal last turn
+
+
+class LastRound(NamedTuple):
+    """The last round's values: ``lv/lw/lt[x, n]`` value / P(win) / P(tie) at a decision
+    point needing ``x`` more (units) with ``n`` dice; ``s/sw/st[x]`` the same for a whole
+    turn needing more than ``x``. Under ``first-to-bank`` there is no last round: all 0."""
+
+    lv: np.ndarray
+    lw: np.ndarray
+    lt: np.ndarray
+    s: np.ndarray
+    sw: np.ndarray
+    st: np.ndarray
+
+
+class Tables(NamedTuple):
+    """The last round of one solve: ``last``; ``d_eps``, the first lead whose catch-up
+    value is at most the cap tolerance (and at least the minimum to bank), so every
+    turn's cap lies below ``U + d_eps``; ``reach[p, n]`` (rows below the minimum to bank,
+    where a turn must roll): the chance to reach it from ``p`` with ``n`` dice, what a last
+    turn against a lead below the minimum plays for."""
+
+    last: LastRound
+    d_eps: int
+    reach: np.ndarray
+
+
+def _need_floor(m: Model) -> np.ndarray:
+    """Bank floors of a need-based last turn: any winning or tying bank is allowed (its
+    turn points exceed a lead at or above the minimum to bank), six dice excepted where
+    they may not bank."""
+    floor = np.zeros(7, dtype=np.int64)
+    floor[HOT_DICE] = NO_BANK_UNITS if m.bank_floor[HOT_DICE] >= NO_BANK_UNITS else 0
+    return floor
+
+
+def last_round(m: Model, x_max: int) -> LastRound:
+    """The last turn needing ``x = 0 .. x_max - 1`` more (units): one turn DP whose row
+    ``i`` needs ``x = x_max - 1 - i``, a bank ahead worth 1 (six dice that may not bank
+    roll on and win with ``m.ahead6``), level worth 1/2, behind 0; P(win) and P(tie) of
+    its decisions from the same table."""
+    top = x_max
+    rows = top + m.max_points
+    i = np.arange(rows)
+    w = game.scratch(m, rows)
+    bankv = np.where(i >= top, 1.0, np.where(i == top - 1, 0.5, 0.0))
+    edge = np.full(rows, m.ahead6)
+    floor = _need_floor(m)
+    turn.turn_back(m, floor, bankv, edge, 0.0, 0.0, top, rows, w.v, w.bp, w.bk, w.choice)
+    win, tie = np.zeros(rows * 7), np.zeros(rows * 7)
+    turn.turn_eval(m, w.bk, w.choice, (i >= top).astype(np.float64), edge, 0.0, rows, win)
+    turn.turn_eval(m, w.bk, w.choice, (i == top - 1).astype(np.float64), np.zeros(rows), 0.0,
+                   rows, tie)
+    s, sw, st = np.zeros(x_max), np.zeros(x_max), np.zeros(x_max)
+    roll = np.zeros(7)
+    for x in range(x_max):
+        row = top - 1 - x
+        turn.roll_values(m, row, 0.0, w.v, w.choice, roll)
+        s[x] = roll[HOT_DICE]
+        sw[x] = turn.follow(m, row, HOT_DICE, 0.0, win, w.choice)
+        st[x] = turn.follow(m, row, HOT_DICE, 0.0, tie, w.choice)
+    by_need = slice(top - 1, None, -1)  # rows top - 1 .. 0: needs 0 .. x_max - 1
+    lv, lw, lt = (a.reshape(rows, 7)[by_need].copy() for a in (w.v, win, tie))
+    return LastRound(lv, lw, lt, s, sw, st)
+
+
+def reach_bank(m: Model) -> np.ndarray:
+    """``out[p, n]`` for ``p`` below the minimum to bank (units): the chance that a turn
+    there reaches it (where it may bank) before it is lost, every set-aside chosen for
+    that; row 0, 6 dice: a whole turn. Six dice from there on are worth ``m.ahead6``."""
+    f = int(m.bank_floor[1])
+    rows = f + m.max_points
+    w = game.scratch(m, rows)
+    bankv = (np.arange(rows) >= f).astype(np.float64)
+    turn.turn_back(m, m.bank_floor, bankv, np.full(rows, m.ahead6), 0.0, 0.0, f, rows, w.v,
+                   w.bp, w.bk, w.choice)
+    return w.v.reshape(rows, 7)[:f].copy()
+
+
+def tables(rules: FarkleRules, u: int, eps: float) -> Tables:
+    """The last round's tables of a solve over ``u`` indices with cap tolerance ``eps``,
+    long enough that the catch-up value falls to ``eps`` well inside them."""
+    m = model(rules)
+    max_s = m.max_points
+    x_max = 2 * u + 8 * max_s + 64
+    f = int(m.bank_floor[1])
+    reach = reach_bank(m)
+    while True:
+        if m.first_to_bank:  # no last round: banking the target wins
+            zeros = (np.zeros((x_max, 7)),) * 3 + (np.zeros(x_max),) * 3
+            return Tables(LastRound(*zeros), f, reach)
+        last = last_round(m, x_max)
+        if f > 1:
+            # a lead d below the minimum to bank f: any allowed bank (>= f > d) wins, so the
+            # turn plays to reach f (no tie). From d >= f on every bank that wins or ties is
+            # allowed, and the need-based tables are exact as they are.
+            last.s[:f], last.sw[:f], last.st[:f] = reach[0, HOT_DICE], reach[0, HOT_DICE], 0.0
+        below = np.nonzero(last.s <= eps)[0]
+        # every turn DP may look up to 2 U + max points past the eps point
+        if below.size and below[0] + 2 * u + 2 * max_s + 2 < x_max:
+            return Tables(last, max(int(below[0]), f), reach)
+        if x_max > 2 * u + 8 * max_s + 64 + _MAX_LAST_ROUND:
+            raise UserError("this scoring table lets a turn go on almost forever (the chance "
+                            "to score 1,000,000 points in one turn is above the tolerance); "
+                            "optimal-win needs a table where turns end")
+        x_max *= 2
+
+
+# ---------------------------------------------------------------------------------
+# Seats
+
+
+def _cap(value: np.ndarray) -> np.ndarray:
+    """The largest value at each lead or any larger one (along the last axis)."""
+    return np.ascontiguousarray(np.maximum.accumulate(value[..., ::-1], axis=-1)[..., ::-1])
+
+
+def _values(m: Model, u: int, start: float | np.ndarray = 0.0) -> tuple[np.ndarray, ...]:
+    shape = (m.streak, m.streak, u, u)
+    v = np.empty(shape)
+    v[:] = start
+    return v, np.zeros(shape), np.zeros(shape)
+
+
+def optimal_seat(m: Model, u: int, last: LastRound, start=0.5) -> game.Seat:
+    """Seat A optimal: its values, and its optimal last turn at every count and total."""
+    shape = (m.streak, u, last.s.size)
+    catch = [np.ascontiguousarray(np.broadcast_to(a, shape)) for a in (last.s, last.sw,
+                                                                      last.st)]
+    none = np.zeros(1), np.zeros((1, 1)), np.zeros((1, 1, 1, 1), dtype=np.int64)
+    return game.Seat(*_values(m, u, start), *catch, _cap(catch[0]), *none)
+
+
+def fixed_seat(m: Model, u: int, side: fixed.Side, start=0.0) -> game.Seat:
+    """A fixed seat: its values, its last turns and its turns' endings."""
+    def own(a: np.ndarray, dtype=np.float64) -> np.ndarray:  # one array type for the kernels
+        return np.require(a, dtype=dtype, requirements=["C", "W"])
+
+    c_val = own(side.catch_win + 0.5 * side.catch_tie)
+    return game.Seat(*_values(m, u, start), c_val, own(side.catch_win), own(side.catch_tie),
+                     _cap(c_val), own(side.bust), own(side.dist), own(side.normal, np.int64))
+
+
+# ---------------------------------------------------------------------------------
+# The sweeps
+
+
+class Sweeps(NamedTuple):
+    """What a solve reports besides the values: the error bound, turn DPs, improvement
+    sweeps (0: one exact sweep), turn-DP states of the last improvement sweep, evaluation
+    sweeps."""
+
+    bound: float
+    turn_dps: int
+    sweeps: int
+    states: int
+    evaluations: int
+
+
+def _game(rules: FarkleRules, u: int, tol: float, d_eps: int, self_play: bool,
+          a_optimal: bool) -> game.Game:
+    m = model(rules)
+    return game.Game(u, tol, self_play, a_optimal,
+                     u + d_eps + m.six_rows + m.max_points + 2,
+                     config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
+
+
+def _info(u: int) -> game.Info:
+    return game.Info(np.zeros((u, u)), np.zeros((u, u)), np.zeros((u, u)),
+                     np.zeros((u, u), dtype=np.int64), np.zeros((u, u)),
+                     np.zeros((u, u), dtype=np.int64), np.zeros((u, u)))
+
+
+def _no_kept() -> game.Kept:
+    return game.Kept(np.zeros(1), np.zeros(2, dtype=np.int64), np.zeros((1, 1, 1, 1, 4)))
+
+
+def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat,
+                 progress: Callable[[float], None] | None) -> Sweeps:
+    """One pass over the sums of the totals, from the largest down: every unit solved."""
+    u = g.u
+    info = _info(u)
+    kept = _no_kept()
+    bound = 0.0
+    for diag in range(2 * u - 2, -1, -1):
+        game.sweep_diagonal(diag, m, g, a, b, kept, True, False, False, info)
+        x = np.arange(max(0, diag - (u - 1)), min(diag, u - 1) + 1)
+        y = diag - x
+        bound = max(bound, float(info.cap_err[x, y].max())) + float(info.fp_err[x, y].max())
+        if g.a_optimal:  # a unit solved by Newton steps, to float rounding
+            bound += game.ROUNDING
+        if progress is not None:
+            progress(1.0 - diag / max(2 * u - 2, 1))
+    return Sweeps(bound, int(info.dps.sum()), 0, 0, 0)
+
+
+def _contraction(changes: list[float]) -> float:
+    """The observed contraction of the evaluation sweeps (their last ratio)."""
+    if len(changes) < 2 or changes[-2] <= 0.0:
+        return 0.0
+    return min(changes[-1] / changes[-2], 0.99)
+
+
+def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
+                     progress: Callable[[float], None] | None,
+                     sweep_tol: float | None = None, max_sweeps: int | None = None) -> Sweeps:
+    """Policy iteration (an optimal seat A) or plain sweeps (two fixed seats) until no
+    value moves by more than the sweep tolerance; the last sweeps carry P(win) and
+    P(tie)."""
+    u = g.u
+    k = m.streak
+    sweep_tol = config.PENALTY_SWEEP_TOL if sweep_tol is None else sweep_tol
+    max_sweeps = config.PENALTY_MAX_SWEEPS if max_sweeps is None else max_sweeps
+    info = _info(u)
+    if g.a_optimal:
+        offs = np.zeros(u + 1, dtype=np.int64)
+        offs[1:] = np.cumsum(u - 1 - np.arange(u))
+        kept = game.Kept(np.zeros(k * k * u * int(offs[-1])), offs, np.zeros((k, k, u, u, 4)))
+    else:
+        kept = _no_kept()
+
+    def sweep(improve: bool, split: bool) -> float:
+        for diag in range(2 * u - 2, -1, -1):
+            game.sweep_diagonal(diag, m, g, a, b, kept, False, improve, split, info)
+        return float(info.change.max())
+
+    def evaluate(split: bool, margin: float) -> list[float]:
+        changes: list[float] = []
+        while len(changes) < max_sweeps:
+            changes.append(sweep(False, split))
+            if changes[-1] <= sweep_tol * margin:
+                return changes
+        raise UserError(f"{what}: the values did not settle in {max_sweeps} sweeps (last "
+                        f"change {changes[-1]:.2e})")
+
+    improve: list[float] = []
+    rho, n_eval = 0.0, 0
+    while g.a_optimal:
+        improve.append(sweep(True, False))
+        if progress is not None:
+            progress(0.95 * len(improve) / (len(improve) + 2))  # not known ahead
+        if improve[-1] <= sweep_tol:
+            break
+        if len(improve) >= max_sweeps:
+            raise UserError(f"{what}: the policy did not settle in {max_sweeps} sweeps (last "
+                            f"change {improve[-1]:.2e})")
+        changes = evaluate(False, EVAL_MARGIN)
+        n_eval += len(changes)
+        rho = max(rho, _contraction(changes))
+    # the last policy's own values, with the outcome split (no ties under first-to-bank:
+    # P(win) is the value)
+    if m.first_to_bank:
+        final = evaluate(False, EVAL_MARGIN if g.a_optimal else 1.0)
+        for seat in (a, b):
+            seat.w[:] = seat.v
+            seat.t[:] = 0.0
+    else:
+        final = evaluate(True, EVAL_MARGIN if g.a_optimal else 1.0)
+    n_eval += len(final)
+    rho = max(rho, _contraction(final))
+    if progress is not None:
+        progress(1.0)
+    if g.a_optimal:
+        bound = (2.0 * improve[-1] + final[-1]) * rho / (1.0 - rho) + float(info.gap.max())
+    else:
+        bound = final[-1] * rho / (1.0 - rho) + final[-1]
+    if g.a_optimal and m.six_rows:  # A's turns climb past their rows, read catches at edges
+        bound += (CLIMB_ERR + float(b.c_cap[..., -1].max())) / (1.0 - rho)
+    return Sweeps(bound, len(improve) * k * k * u * u, len(improve), int(info.states.sum()),
+                  n_eval)
+
+
+def _sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
+            progress: Callable[[float], None] | None) -> Sweeps:
+    if m.streak == 1:
+        return _exact_sweep(m, g, a, b, progress)
+    return _iterated_sweeps(m, g, a, b, what, progress)
+
+
+# ---------------------------------------------------------------------------------
+# The solved game
+
+
+@dataclass(frozen=True)
+class OptimalWinSolution:
+    """The solved two-player game: values of every state and the optimal policy, of
+    self-play ``optimal-win`` or of a best response (``opponent``: the fixed policy it
+    answers).
+
+    States are (my lost turns in a row, the other's, my total index, the other's), each
+    total indexed from ``floor_points`` below zero (without a penalty for lost turns in a
+    row: one count, no floor). ``streak_values``/``streak_win``/``streak_tie`` (K, K, U,
+    U): this policy's P(win) + P(tie)/2, P(win), P(tie) as the player to move;
+    ``values``/``win_probability``/``tie_probability`` the same at no lost turns and
+    totals from 0, (t, t) (``values[a, b]``: my total ``a * 50``, the other's ``b * 50``);
+    ``opponent_*``: the opponent's as the player to move (self-play: the same).
+
+    Scalars: ``target`` (points), ``rules`` (name), ``tolerance`` (bound on the value
+    error), ``cap_tolerance`` (the ``tol`` asked for), ``states`` (turn-DP states),
+    ``solve_s`` (the original solve, also when loaded from the cache), ``elapsed_s`` (this
+    call), ``p_win/p_tie/p_loss`` (first player from 0 : 0), ``fair_head_start`` (points
+    for the second player that make the first player's value closest to 0.5),
+    ``turn_dps``, ``sweeps`` (policy-improvement sweeps; 0: one exact sweep),
+    ``table_rows`` (rows P of :meth:`policy_table`).
+
+    Example::
+
+        sol = solve_optimal_win(load_rules("default"), 10_000)
+        sol.p_win, sol.win_value(9000, 8500), sol.bank_decisions(0, 0)[6]  # 300 points
+    """
+
+    target: int
+    rules: str
+    tolerance: float
+    cap_tolerance: float
+    states: int
+    solve_s: float
+    elapsed_s: float
+    from_cache: bool
+    memory_bytes: int
+    p_win: float
+    p_tie: float
+    p_loss: float
+    fair_head_start: int
+    fair_head_start_value: float
+    turn_dps: int
+    sweeps: int
+    table_rows: int
+    floor_points: int
+    farkle_rules: FarkleRules = field(repr=False)
+    streak_values: np.ndarray = field(repr=False)
+    streak_win: np.ndarray = field(repr=False)
+    streak_tie: np.ndarray = field(repr=False)
+    last_round_values: np.ndarray = field(repr=False)  # S[d]: a last turn needing > d
+    opponent: str | None = None
+    opponent_streak_values: np.ndarray | None = field(default=None, repr=False)
+    opponent_streak_win: np.ndarray | None = field(default=None, repr=False)
+    opponent_streak_tie: np.ndarray | None = field(default=None, repr=False)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, rules: FarkleRules, target: int, tol: float, arrays: dict[str, np.ndarray],
+           tab: Tables, from_cache: bool, t0: float, opponent: str | None, key: str | None,
+           opponent_policy=None) -> OptimalWinSolution:
+        m = model(rules)
+        bound, turn_dps, sweeps, states, _evaluations = (float(x) for x in arrays["meta"])
+        if not sweeps:  # one exact sweep: every state's turn DP, and the last round's
+            top = arrays["top"]
+            n_last = 0 if m.first_to_bank else tab.last.s.size * 6
+            states = float((np.maximum(top, 1).sum() - top.size) * 6 + top.size + n_last)
+        f = m.floor
+        at_zero = np.ascontiguousarray(arrays["v"][0, 0, f:, f:])
+        h = int(np.argmin(np.abs(at_zero[0, :] - 0.5)))  # first (smallest) of equals
+        win, tie = float(arrays["w"][0, 0, f, f]), float(arrays["t"][0, 0, f, f])
+        theirs = {} if opponent is None else {
+            "opponent": opponent, "opponent_streak_values": arrays["ov"],
+            "opponent_streak_win": arrays["ow"], "opponent_streak_tie": arrays["ot"]}
+        sol = cls(target=target, rules=rules.name, tolerance=bound, cap_tolerance=tol,
+                  states=int(states), solve_s=float(arrays["seconds"][0]),
+                  elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
+                  memory_bytes=int(sum(a.nbytes for a in arrays.values())),
+                  p_win=win, p_tie=tie, p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
+                  fair_head_start_value=float(at_zero[0, h]), turn_dps=int(turn_dps),
+                  sweeps=int(sweeps), table_rows=_table_rows(m, arrays["top"], tab, tol),
+                  floor_points=f * POINT_UNIT, farkle_rules=rules,
+                  streak_values=arrays["v"], streak_win=arrays["w"], streak_tie=arrays["t"],
+                  last_round_values=tab.last.s, **theirs)
+        sol._memo["tables"] = tab
+        sol._memo["opponent_policy"] = opponent_policy
+        if key is not None:
+            sol._memo["cache_key"] = key
+        return sol
+
+    @property
+    def policy(self) -> str:
+        """The policy's name: ``optimal-win`` or ``optimal-win:vs=<opponent>``."""
+        return "optimal-win" if self.opponent is None else f"optimal-win:vs={self.opponent}"
+
+    def _at_zero(self, x: np.ndarray) -> np.ndarray:
+        f = self.floor_points // POINT_UNIT
+        return x[0, 0, f:, f:]
+
+    @property
+    def values(self) -> np.ndarray:
+        """(t, t): P(win) + P(tie)/2 of the player to move at totals ``(a * 50, b * 50)``,
+        no lost turns."""
+        return self._at_zero(self.streak_values)
+
+    @property
+    def win_probability(self) -> np.ndarray:
+        return self._at_zero(self.streak_win)
+
+    @property
+    def tie_probability(self) -> np.ndarray:
+        return self._at_zero(self.streak_tie)
+
+    @property
+    def opponent_values(self) -> np.ndarray:
+        return self._at_zero(self._theirs()[0])
+
+    @property
+    def opponent_win(self) -> np.ndarray:
+        return self._at_zero(self._theirs()[1])
+
+    @property
+    def opponent_tie(self) -> np.ndarray:
+        return self._at_zero(self._theirs()[2])
+
+    def _theirs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.opponent is None:
+            return self.streak_values, self.streak_win, self.streak_tie
+        return self.opponent_streak_values, self.opponent_streak_win, self.opponent_streak_tie
+
+    @property
+    def second_outcome(self) -> tuple[float, float, float]:
+        """(P(win), P(tie), P(loss)) of this policy when the other player moves first."""
+        f = self.floor_points // POINT_UNIT
+        _, ow, ot = self._theirs()
+        w, t = float(ow[0, 0, f, f]), float(ot[0, 0, f, f])
+        return 1.0 - w - t, t, w
+
+    # -- queries ----------------------------------------------------------------------
+
+    def _state(self, my_total: int, opp_total: int, my_farkles: int = 0,
+               opp_farkles: int = 0) -> tuple[int, int, int, int]:
+        """The index ``(s, r, x, y)`` of a state, checked."""
+        floor = self.floor_points // POINT_UNIT
+        idx = []
+        for what, points in (("my total", my_total), ("opponent total", opp_total)):
+            if isinstance(points, bool) or not isinstance(points, int | np.integer) \
+                    or not -self.floor_points <= points < self.target or points % POINT_UNIT:
+                raise UserError(f"{what} must be a multiple of {POINT_UNIT} in "
+                                f"{-self.floor_points}..{self.target - 50} (a game still "
+                                f"running), not {points!r}")
+            idx.append(int(points) // POINT_UNIT + floor)
+        for what, n in (("my farkles", my_farkles), ("opponent farkles", opp_farkles)):
+            if isinstance(n, bool) or not isinstance(n, int | np.integer) \
+                    or not 0 <= n < PENALTY_STREAK:
+                raise UserError(f"{what} (lost turns in a row) must be in "
+                                f"0..{PENALTY_STREAK - 1}, not {n!r}")
+        # a count matters only under a penalty for lost turns in a row (else one count)
+        k = self.streak_values.shape[0]
+        return min(int(my_farkles), k - 1), min(int(opp_farkles), k - 1), idx[0], idx[1]
+
+    def win_value(self, my_total: int, opp_total: int, my_farkles: int = 0,
+                  opp_farkles: int = 0) -> float:
+        """P(win) + 0.5 P(tie) for the player about to start a turn (totals in points,
+        down to ``-floor_points``; lost turns in a row of each player)."""
+        return float(self.streak_values[self._state(my_total, opp_total, my_farkles,
+                                                    opp_farkles)])
+
+    def outcome(self, my_total: int, opp_total: int, my_farkles: int = 0,
+                opp_farkles: int = 0) -> tuple[float, float, float]:
+        """(P(win), P(tie), P(loss)) for the player about to start a turn."""
+        at = self._state(my_total, opp_total, my_farkles, opp_farkles)
+        w, t = float(self.streak_win[at]), float(self.streak_tie[at])
+        return w, t, 1.0 - w - t
+
+    def last_round_value(self, deficit: int) -> float:
+        """P(win) + 0.5 P(tie) of a last turn that must beat a lead of ``deficit`` points."""
+        if isinstance(deficit, bool) or not isinstance(deficit, int | np.integer) \
+                or deficit <= 0 or deficit % POINT_UNIT:
+            raise UserError(f"deficit must be a positive multiple of {POINT_UNIT}, "
+                            f"not {deficit!r}")
+        d = int(deficit) // POINT_UNIT
+        return float(self.last_round_values[d]) if d < self.last_round_values.size else 0.0
+
+    def last_round_tables(self) -> Tables:
+        """The last round's tables of this solve."""
+        return self._memo["tables"]
+
+    def engine(self) -> tuple[Model, game.Game, game.Seat, game.Seat]:
+        """The game as the engine reads it: (the model, the game, this policy's seat, the
+        other's)."""
+        kept = self._memo.get("engine")
+        if kept is not None:
+            return kept
+        rules, tol = self.farkle_rules, self.cap_tolerance
+        m = model(rules)
+        u = self.streak_values.shape[2]
+        tab = self.last_round_tables()
+        a = optimal_seat(m, u, tab.last)
+        a.v[:], a.w[:], a.t[:] = self.streak_values, self.streak_win, self.streak_tie
+        d_eps = tab.d_eps
+        if self.opponent is None:
+            b = a
+        else:
+            side, d_eps = opponent_side(rules, self.target, tol,
+                                        self._memo["opponent_policy"]())
+            d_eps = max(d_eps, tab.d_eps)
+            b = fixed_seat(m, u, side)
+            b.v[:], b.w[:], b.t[:] = self._theirs()
+        kept = m, _game(rules, u, tol, d_eps, self.opponent is None, True), a, b
+        self._memo["engine"] = kept
+        return kept
+
+    def _turn(self, state: tuple[int, int, int, int], fill_to: int):
+        """The optimal turn at ``state``: (scratch, lost turn's value, top, rows)."""
+        m, g, _a, b = self.engine()
+        s, r, x, y = state
+        c, bs, bx = game.lost_turn(m, s, r, x)
+        beta = 1.0 - b.v[c, bs, y, bx]
+        sc = game.scratch(m, max(g.rows, fill_to + m.six_rows + m.max_points))
+        _, _, top, _, rows = game.optimal_turn(m, g, b, s, r, x, y, beta, sc, fill_to, False,
+                                               sc.bounds)
+        return sc, beta, top, rows
+
+    def bank_decisions(self, my_total: int, opp_total: int, my_farkles: int = 0,
+                       opp_farkles: int = 0) -> np.ndarray:
+        """uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n`` dice left
+        (n = 1..6; column 0 and row 0, the turn start, are 0). ``P = table_rows``."""
+        n_p = self.table_rows
+        sc, *_ = self._turn(self._state(my_total, opp_total, my_farkles, opp_farkles), n_p)
+        bank = sc.bk[:n_p * 7].reshape(n_p, 7).copy()
+        bank[0] = 0
+        return bank
+
+    def turn_values(self, my_total: int, opp_total: int, turn_points: int,
+                    my_farkles: int = 0, opp_farkles: int = 0) -> tuple[float, np.ndarray]:
+        """(value of banking, value of rolling ``n`` dice for n = 1..6): this policy's
+        P(win) + P(tie)/2 at a decision point of a turn started at (my, opp) totals, with
+        ``turn_points`` (points) set aside so far (index 0 of the roll values unused)."""
+        if isinstance(turn_points, bool) or not isinstance(turn_points, int | np.integer) \
+                or turn_points < POINT_UNIT or turn_points % POINT_UNIT:
+            raise UserError(f"turn points must be a positive multiple of {POINT_UNIT}, not "
+                            f"{turn_points!r}")
+        i = int(turn_points) // POINT_UNIT
+        m = model(self.farkle_rules)
+        state = self._state(my_total, opp_total, my_farkles, opp_farkles)
+        sc, beta, _, _ = self._turn(state, i + m.max_points + m.six_rows + 2)
+        roll = np.zeros(7)
+        turn.roll_values(m, i, beta, sc.v, sc.choice, roll)
+        return float(sc.bankv[i]), roll
+
+    def policy_table(self, rows: int | None = None) -> PolicyTable:
+        """The policy as a :class:`PolicyTable` for the simulation kernel.
+
+        ``value/bank``: shape (K, K, U, U, P, 7) (``P = table_rows``), totals indexed from
+        ``floor_points`` below zero; ``last_value/last_bank``: shape (D, P, 7) with ``D = P
+        - max points of a roll`` (deficits from ``(D - 1) * 50`` on are played as ``(D - 1)
+        * 50``; the chance to catch up from there is ``last_round_values[D - 1]``). Built on
+        first call (one turn DP per state), kept in memory and, if the solve used the
+        cache, cached on disk next to the solution (see ``policy_table_bytes``). With
+        ``rows`` (at least ``table_rows``), a table of that many rows, built afresh: it plays
+        the same, and fewer of its lookups are clamped.
+        """
+        if rows is not None:
+            return self._table(self._build_table(max(rows, self.table_rows)))
+        table = self._memo.get("table")
+        if table is not None:
+            return table
+        check_memory(f"the {self.policy} policy table to {self.target:,}",
+                     self.policy_table_bytes * 1.5)
+        key = self._memo.get("cache_key")
+        if key is None:
+            arrays = self._build_table(self.table_rows)
+        else:
+            arrays, _ = cache.cached(f"{key}-policy-table", FORMAT_VERSION,
+                                     lambda: self._build_table(self.table_rows))
+        table = self._table(arrays)
+        self._memo["table"] = table
+        return table
+
+    def _table(self, arrays: dict[str, np.ndarray]) -> PolicyTable:
+        last = (arrays["last_value"], arrays["last_bank"]) if "last_value" in arrays \
+            else (None, None)
+        return PolicyTable(self.policy, arrays["value"], arrays["bank"], *last,
+                           floor=self.floor_points // POINT_UNIT)
+
+    def _build_table(self, n_p: int) -> dict[str, np.ndarray]:
+        m, g, a, b = self.engine()
+        top = np.zeros(a.v.shape, dtype=np.int64)
+        while True:
+            value = np.empty((*a.v.shape, n_p, 7), dtype=np.float32)
+            bank = np.empty(value.shape, dtype=np.uint8)
+            game.fill_table(m, g, a, b, value, bank, top)
+            # the solve's last pass ran at a bust value one tiny step away from this one,
+            # so a cap can in principle sit one row lower: then widen and refill
+            if m.first_to_bank or top.max() + m.six_rows + m.max_points <= n_p:
+                break
+            n_p = int(top.max()) + m.six_rows + m.max_points
+        arrays = {"value": value, "bank": bank}
+        if m.first_to_bank:
+            return arrays  # no last round to play
+        return {**arrays, **self._last_round_table(n_p)}
+
+    def _last_round_table(self, n_p: int) -> dict[str, np.ndarray]:
+        """The last round's table (``last_value``/``last_bank``, (D, P, 7))."""
+        m = model(self.farkle_rules)
+        tab = self.last_round_tables()
+        last = tab.last
+        d_rows = n_p - m.max_points
+        x = np.arange(d_rows)[:, None] - np.arange(n_p)[None, :]  # need left, (D, P)
+        lv_pad = np.ones((d_rows, n_p, 7))
+        lb = np.zeros((d_rows, n_p, 7), dtype=np.uint8)
+        inside = x >= 0
+        lv_pad[inside] = last.lv[x[inside]]
+        lb[~inside] = 1
+        if m.bank_floor[HOT_DICE] >= NO_BANK_UNITS:  # ahead with six dice: roll on
+            lv_pad[:, :, HOT_DICE][~inside] = m.ahead6
+            lb[:, :, HOT_DICE] = 0
+        tie_bank = (x == 0)[:, :, None] & (last.lw[0][None, None, :] == 0.0) \
+            & (last.lt[0][None, None, :] == 1.0)
+        lb[tie_bank] = 1
+        f = tab.reach.shape[0]
+        if f > 1:  # a lead below the minimum to bank: play to reach it (see tables())
+            below = min(f, d_rows)
+            lv_pad[:below, :f] = tab.reach[None, :, :]
+            lb[:below, :f] = 0
+        lv_pad[:, :, 0] = 0.0
+        lb[:, :, 0] = 0
+        return {"last_value": lv_pad.astype(np.float32), "last_bank": lb}
+
+    @property
+    def policy_table_bytes(self) -> int:
+        """Size of :meth:`policy_table` (value float32 + bank uint8, both tables)."""
+        m = model(self.farkle_rules)
+        d_rows = 0 if m.first_to_bank else self.table_rows - m.max_points
+        return (self.streak_values.size + d_rows) * self.table_rows * 7 * 5
+
+    def to_dict(self) -> dict:
+        """JSON-able summary (all scalar fields)."""
+        second = self.second_outcome
+        out = {"game": "farkle", "policy": self.policy, "target": self.target,
+               "rules": self.rules, "ending": self.farkle_rules.ending,
+               "tolerance": self.tolerance, "states": self.states,
+               "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
+               "from_cache": self.from_cache,
+               "memory_bytes": self.memory_bytes, "p_win": self.p_win, "p_tie": self.p_tie,
+               "p_loss": self.p_loss, "second_p_win": second[0], "second_p_tie": second[1],
+               "second_p_loss": second[2], "fair_head_start": self.fair_head_start,
+               "fair_head_start_value": self.fair_head_start_value,
+               "turn_dps": self.turn_dps, "table_rows": self.table_rows,
+               "policy_table_bytes": self.policy_table_bytes}
+        if self.streak_values.shape[0] > 1:
+            out.update({"farkle_penalty": self.farkle_rules.farkle_penalty,
+                        "floor_points": self.floor_points, "sweeps": self.sweeps})
+        return out
+
+
+def _table_rows(m: Model, top: np.ndarray, tab: Tables, tol: float) -> int:
+    """Rows P of the policy table. Past every rolling state plus one roll, and enough
+    last-round deficits D = P - max points that a larger lead is caught up with a chance of
+    at most 1e-6 (the table plays such a lead as D - 1). Under ``first-to-bank`` every row
+    from ``U - x`` on reaches the target and wins, with the same value at every row, so
+    rows up to the target's index ``U`` are enough: the kernel plays any more as row U."""
+    if m.first_to_bank:
+        return top.shape[2] + 1
+    d_small = int(np.nonzero(tab.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
+    return max(int(top.max()) + m.six_rows, d_small + 1) + m.max_points
+
+
+@functools.lru_cache(maxsize=8)
+def least_policy_table_bytes(rules: FarkleRules, target: int,
+                             tol: float = config.OPTIMAL_WIN_TOL) -> int:
+    """A lower bound of :attr:`OptimalWinSolution.policy_table_bytes` (self-play or a best
+    response), known before the solve: every state (both players' lost turns in a row,
+    totals from the floor), and the rows of :func:`_table_rows` that do not depend on the
+    solve (under ``first-to-bank`` all of them; else the last round's deficits and one
+    roll). Held once per process, rule set and target."""
+    target, tol = _check(rules, target, tol)
+    m = model(rules)
+    u = target // POINT_UNIT + m.floor
+    if m.first_to_bank:
+        rows, d_rows = u + 1, 0
+    else:
+        tab = tables(rules, u, tol)
+        d_small = int(np.nonzero(tab.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
+        rows = max(m.six_rows, d_small + 1) + m.max_points
+        d_rows = rows - m.max_points
+    return (m.streak * m.streak * u * u + d_rows) * rows * 7 * 5
+
+
+# ---------------------------------------------------------------------------------
+# optimal-win and best responses
+
+
+def _check(rules: FarkleRules, target, tol) -> tuple[int, float]:
+    target = check_target(target)
+    if not (isinstance(tol, float | int) and 0.0 < tol < 1e-2):
+        raise UserError(f"tolerance must be a number in (0, 0.01), not {tol!r}")
+    return target, float(tol)
+
+
+def solve_bytes(m: Model, u: int, optimal: bool, both: bool) -> int:
+    """Memory of a solve over ``u`` indices: each seat's values (value, P(win), P(tie)), the
+    kept turn endings of an optimal seat under a penalty, the per-unit diagnostics."""
+    n = m.streak * m.streak * u * u
+    seats = 2 if both else 1
+    kept = n * (4 + (u - 1) // 2) if optimal and m.streak > 1 else 0
+    return 8 * (seats * 3 * n + kept + 7 * u * u)
+
+
+def _solved(key: str | None, version: str, build, progress) -> tuple[dict, bool]:
+    def timed() -> dict[str, np.ndarray]:
+        start = time.perf_counter()
+        arrays = build()
+        arrays["seconds"] = np.array([time.perf_counter() - start])
+        return arrays
+
+    arrays, from_cache = cache.cached(key, version, timed) if key else (timed(), False)
+    if progress is not None and from_cache:
+        progress(1.0)
+    return arrays, from_cache
+
+
+def cache_key(rules: FarkleRules, target: int, tol: float, opponent: str | None = None
+              ) -> str:
+    """The table cache's key of a solve: self-play, or the best response to ``opponent``
+    (the rules' content, the target, the tolerances, the floor)."""
+    kind, more = ("farkle-optimal-win", {}) if opponent is None else \
+        ("farkle-best-response", {"vs": text_digest(opponent)[:12]})
+    return cache.entry_key(kind, rules.name, rules.digest(), t=target, tol=f"{tol:.3g}",
+                           floor=rules.penalty_floor(),
+                           sweep_tol=f"{config.PENALTY_SWEEP_TOL:.3g}", **more)
+
+
+def _arrays(m: Model, g: game.Game, a: game.Seat, b: game.Seat, s: Sweeps
+            ) -> dict[str, np.ndarray]:
+    """What a solve keeps: the seats' values, the cap rows of A's turns, ``meta``."""
+    top = np.zeros(a.v.shape, dtype=np.int64)
+    game.tops(m, g, a, b, top)
+    out = {"v": a.v, "w": a.w, "t": a.t, "top": top,
+           "meta": np.array([s.bound, s.turn_dps, s.sweeps, s.states, s.evaluations],
+                            dtype=np.float64)}
+    if b is not a:
+        out.update({"ov": b.v, "ow": b.w, "ot": b.t})
+    return out
+
+
+def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OPTIMAL_WIN_TOL,
+                      use_cache: bool = True,
+                      progress: Callable[[float], None] | None = None) -> OptimalWinSolution:
+    """Solve two-player Farkle for ``P(win) + 0.5 P(tie)`` under ``rules`` and ``target``
+    (self-play ``optimal-win``).
+
+    ``target``: positive multiple of 50 (points). ``tol``: the turn-points cap (banking
+    from there on costs at most ``tol``); the achieved error bound is
+    ``solution.tolerance``. The solution is cached on disk (key: the rules' content
+    digest, target, tolerance, format version); a corrupt or stale entry is rebuilt.
+    ``progress(fraction_done)`` is called as the solve goes.
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> sol = solve_optimal_win(PRESETS["default"], 1000)
+    >>> round(sol.p_win + sol.p_tie / 2, 4), sol.fair_head_start
+    (0.5767, 300)
+    """
+    target, tol = _check(rules, target, tol)
+    m = model(rules)
+    u = target // POINT_UNIT + m.floor
+    check_memory(f"optimal-win to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
+                 solve_bytes(m, u, True, False))
+    tab = tables(rules, u, tol)
+
+    def build() -> dict[str, np.ndarray]:
+        start = 0.5 if m.streak == 1 else _start_values(rules, u, tol)
+        a = optimal_seat(m, u, tab.last, start)
+        if m.streak > 1:
+            a.w[:] = a.v
+        g = _game(rules, u, tol, tab.d_eps, True, True)
+        return _arrays(m, g, a, a, _sweeps(m, g, a, a, "optimal-win with the farkle penalty",
+                                           progress))
+
+    key = cache_key(rules, target, tol) if use_cache else None
+    t0 = time.perf_counter()
+    arrays, from_cache = _solved(key, str(FORMAT_VERSION), build, progress)
+    return OptimalWinSolution.of(rules, target, tol, arrays, tab, from_cache, t0, None, key)
+
+
+def _start_values(rules: FarkleRules, u: int, tol: float) -> np.ndarray:
+    """A start for the penalty's sweeps: the same game without the penalty, solved over
+    the whole index range (index ``i`` of a game to ``u`` is total ``i - floor`` of the
+    game to ``t``), for every pair of counts."""
+    free = dataclasses.replace(rules, farkle_penalty=0)
+    sol = solve_optimal_win(free, u * POINT_UNIT, tol=tol, use_cache=False)
+    return sol.streak_values[0, 0]
+
+
+def opponent_side(rules: FarkleRules, target: int, tol: float, opponent) -> tuple[
+        fixed.Side, int]:
+    """The fixed opponent's side, over enough last-round leads that its catch-up value
+    falls to ``tol`` inside them at every count and total; and the first lead from which
+    it does (a best response's caps lie below it)."""
+    m = model(rules)
+    u = target // POINT_UNIT + m.floor
+    x_max = max(2 * u + 8 * m.max_points + 64, fixed.lead_rows([opponent], rules, target))
+    while True:
+        side = fixed.side_of(opponent, rules, target, x_max)
+        if m.first_to_bank:
+            return side, int(m.bank_floor[1])
+        cap = _cap(side.catch_win + 0.5 * side.catch_tie)
+        below = cap <= tol
+        if below[..., -1].all():
+            return side, int(np.argmax(below, axis=-1).max())
+        if x_max > 2 * u + 8 * m.max_points + 64 + _MAX_LAST_ROUND:
+            raise UserError("the opponent's last turn goes on almost forever; its best "
+                            "response cannot be solved")
+        x_max *= 2
+
+
+def solve_best_response(rules: FarkleRules, target: int, name: str,
+                        opponent: Callable[[], PolicySpec | PolicyTable], *,
+                        tol: float = config.OPTIMAL_WIN_TOL, use_cache: bool = True,
+                        progress: Callable[[float], None] | None = None
+                        ) -> OptimalWinSolution:
+    """The policy of maximum ``P(win) + 0.5 P(tie)`` against the fixed policy ``name``
+    (``optimal-win:vs=NAME``); ``opponent()`` gives it as the engine reads it (a
+    ``threshold-T`` or ``ai`` spec, or a PolicyTable), called only when it is needed
+    (:func:`dicelab.farkle.exact.solve_best_response` takes any policy by name).
+
+    The solution's values are this policy's, as the player to move; ``opponent_values``
+    the opponent's; ``p_win``/``p_tie`` from 0 : 0 moving first, ``second_outcome``
+    moving second. Exact up to ``tolerance``, like :func:`solve_optimal_win`; cached on
+    disk when ``use_cache`` (a PolicyTable's name is not unique: the caller decides).
+    """
+    target, tol = _check(rules, target, tol)
+    m = model(rules)
+    u = target // POINT_UNIT + m.floor
+    check_memory(f"a best response to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
+                 solve_bytes(m, u, True, True))
+    tab = tables(rules, u, tol)
+
+    def build() -> dict[str, np.ndarray]:
+        side, d_eps = opponent_side(rules, target, tol, opponent())
+        a = optimal_seat(m, u, tab.last)
+        b = fixed_seat(m, u, side, 0.5)
+        g = _game(rules, u, tol, max(d_eps, tab.d_eps), False, True)
+        return _arrays(m, g, a, b, _sweeps(m, g, a, b,
+                                           "a best response with the farkle penalty",
+                                           progress))
+
+    key = cache_key(rules, target, tol, name) if use_cache else None
+    t0 = time.perf_counter()
+    arrays, from_cache = _solved(key, f"{FORMAT_VERSION}:{name}", build, progress)
+    return OptimalWinSolution.of(rules, target, tol, arrays, tab, from_cache, t0, name, key,
+                                 opponent_policy=opponent)
+
+
+# ---------------------------------------------------------------------------------
+# Exact pairs
+
+
+def play_sides(side_a: fixed.Side, side_b: fixed.Side, rules: FarkleRules, target: int
+               ) -> dict[str, np.ndarray]:
+    """Two fixed seats' values at every state: ``a_win[a, b]``, ``a_tie[a, b]`` (A to move
+    with A at ``a``, B at ``b`` units, no lost turns) and ``b_win[b, a]``, ``b_tie[b, a]``
+    (B to move), and ``meta`` = (error bound, sweeps)."""
+    m = model(rules)
+    u = target // POINT_UNIT + m.floor
+    a, b = fixed_seat(m, u, side_a), fixed_seat(m, u, side_b)
+    g = _game(rules, u, 0.0, 0, False, False)
+    s = _sweeps(m, g, a, b, "the exact evaluation under the farkle penalty", None)
+    f = m.floor
+
+    def at_zero(x: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(x[0, 0, f:, f:])
+
+    return {"a_win": at_zero(a.w), "a_tie": at_zero(a.t), "b_win": at_zero(b.w),
+            "b_tie": at_zero(b.t), "meta": np.array([s.bound, s.evaluations])}
+
+
+def outcomes_of(values: dict[str, np.ndarray]) -> tuple[Outcome, Outcome]:
+    """(A's outcome moving first, A's outcome moving second) from :func:`play_sides`."""
+    first = Outcome(float(values["a_win"][0, 0]), float(values["a_tie"][0, 0]))
+    b_first = Outcome(float(values["b_win"][0, 0]), float(values["b_tie"][0, 0]))
+    return first, Outcome(b_first.loss, b_first.tie)
+
+
+def evaluate(policy_a: PolicySpec | PolicyTable, policy_b: PolicySpec | PolicyTable,
+             rules: FarkleRules, target: int) -> dict[str, np.ndarray]:
+    """:func:`play_sides` of two policies as the engine reads them (``threshold-T`` or
+    ``ai`` specs, or PolicyTables)."""
+    d = fixed.lead_rows([policy_a, policy_b], rules, target)
+    return play_sides(*(fixed.side_of(p, rules, target, d) for p in (policy_a, policy_b)),
+                      rules, target)
+
+
+__all__ = [
+    "FORMAT_VERSION",
+    "LastRound",
+    "OptimalWinSolution",
+    "Tables",
+    "cache_key",
+    "evaluate",
+    "fixed_seat",
+    "last_round",
+    "least_policy_table_bytes",
+    "opponent_side",
+    "optimal_seat",
+    "outcomes_of",
+    "play_sides",
+    "reach_bank",
+    "solve_best_response",
+    "solve_optimal_win",
+    "tables",
+]

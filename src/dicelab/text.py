@@ -1,0 +1,49 @@
+"""Numbers as a user types them: ASCII digits.
+
+Python's ``int()`` and ``float()`` also read other scripts' digits (``"３００"``, full
+width), and ``re``'s ``\\d`` matches every script's digits; no option takes those. Like
+the command line's integer options, an integer may group its digits with ``_``
+(``1_000_000``) and have spaces around it.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: The most digits read (Python refuses to convert more than 4,300; no option needs 30).
+MAX_DIGITS = 30
+_INT = re.compile(r"[+-]?[0-9](_?[0-9])*")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def parse_int(text: str) -> int:
+    """An integer in ASCII digits (at most :data:`MAX_DIGITS`, ``_`` between them
+    allowed) with an optional sign; ``ValueError`` otherwise.
+
+    >>> parse_int("-300"), parse_int(" +5 "), parse_int("1_000")
+    (-300, 5, 1000)
+    >>> parse_int("３００")
+    Traceback (most recent call last):
+    ...
+    ValueError: not an integer in ASCII digits: '３００'
+    """
+    body = text.strip()
+    if not _INT.fullmatch(body) or sum(c.isdigit() for c in body) > MAX_DIGITS:
+        raise ValueError(f"not an integer in ASCII digits: {text!r}")
+    return int(body)
+
+
+def parse_decimal(text: str) -> float:
+    """A finite decimal number in ASCII (``1.5``, ``-2e3``); ``ValueError`` otherwise
+    (``nan``, ``inf``, other scripts' digits).
+
+    >>> parse_decimal("0.05"), parse_decimal("1e1")
+    (0.05, 10.0)
+    """
+    body = text.strip()
+    if not _DECIMAL.fullmatch(body) or len(body) > 2 * MAX_DIGITS:
+        raise ValueError(f"not a decimal number in ASCII digits: {text!r}")
+    return float(body)
+
+
+__all__ = ["MAX_DIGITS", "parse_decimal", "parse_int"]

@@ -1,0 +1,168 @@
+"""The one writer of every output and the reader of the files a user names
+(:mod:`dicelab.files`): a rename only ever replaces a regular file, a symbolic link is
+written through, devices and pipes are written in place or refused, and every failure is
+one ``UserError``."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from dicelab.errors import UserError
+from dicelab.files import check_output, read_input, write_output
+
+
+def _node(path) -> tuple:
+    """What must not change about a file system node: its identity, kind, mode and link
+    target."""
+    st = os.lstat(path)
+    link = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
+    return st.st_dev, st.st_ino, st.st_mode, st.st_rdev, link
+
+
+def test_a_new_file_and_a_replaced_one_keep_the_mode_and_leave_no_temporary(tmp_path):
+    f = tmp_path / "out.txt"
+    write_output(f, b"one", "--log")
+    assert f.read_bytes() == b"one"
+    os.chmod(f, 0o640)
+    write_output(f, lambda fh: fh.write(b"two"), "--log")
+    assert f.read_bytes() == b"two" and stat.S_IMODE(f.stat().st_mode) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["out.txt"]
+
+
+def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path):
+    target = tmp_path / "real.jsonl"
+    target.write_text("old")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to("real.jsonl")
+    chain = tmp_path / "chain.jsonl"
+    chain.symlink_to(link)
+    before = _node(link), _node(chain)
+    write_output(chain, b"new", "--log")
+    assert (_node(link), _node(chain)) == before and target.read_text() == "new"
+    dangling = tmp_path / "dangling.png"
+    dangling.symlink_to(tmp_path / "made.png")
+    check_output(dangling, "--plot", suffix=".png")
+    write_output(dangling, b"png", "--plot")
+    assert dangling.is_symlink() and (tmp_path / "made.png").read_bytes() == b"png"
+
+
+def test_devices_are_written_in_place_and_never_replaced():
+    for dev in ("/dev/null", "/dev/full"):
+        if not os.path.exists(dev):
+            pytest.skip(f"no {dev}")
+    before = _node("/dev/null"), _node("/dev/full")
+    check_output("/dev/null", "--log")
+    write_output("/dev/null", b"x" * 100_000, "--log")
+    check_output("/dev/full", "--log")  # writable; the write itself fails
+    with pytest.raises(UserError, match=r"--log /dev/full: cannot write \(No space left"):
+        write_output("/dev/full", b"x", "--log")
+    with pytest.raises(UserError, match="No space left"):
+        write_output("/dev/full", lambda fh: fh.write(b"x"), "--log")
+    assert (_node("/dev/null"), _node("/dev/full")) == before
+
+
+def test_a_fifo_is_written_in_place(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    before = _node(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_output(fifo, b"through the pipe", "--log")
+    reader.join(10)
+    assert got == [b"through the pipe"] and _node(fifo) == before
+
+
+def test_directories_sockets_and_missing_directories_are_refused(tmp_path):
+    with pytest.raises(UserError, match="is a directory"):
+        write_output(tmp_path, b"x", "--log")
+    with pytest.raises(UserError, match="is a directory"):
+        check_output(tmp_path, "--log")
+    sock_path = tmp_path / "s"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(sock_path))
+        before = _node(sock_path)
+        for call in (lambda: check_output(sock_path, "--log"),
+                     lambda: write_output(sock_path, b"x", "--log")):
+            with pytest.raises(UserError, match="is a socket"):
+                call()
+        assert _node(sock_path) == before
+    with pytest.raises(UserError, match="does not exist"):
+        check_output(tmp_path / "no" / "x.png", "--plot")
+    with pytest.raises(UserError, match=r"must end in \.png"):
+        check_output(tmp_path / "x.jpg", "--plot", suffix=".png")
+    with pytest.raises(UserError, match="needs a file name"):
+        check_output("", "--log")
+    with pytest.raises(UserError, match="longer than the file system allows"):
+        check_output(tmp_path / ("x" * 300), "--log")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(UserError, match="symbolic links"):
+        check_output(loop, "--log")
+
+
+def test_a_cache_entry_is_never_written_into_a_device(tmp_path):
+    fifo = tmp_path / "entry.npz"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError, match="regular files here"):
+        write_output(fifo, b"x", "cache entry", in_place=False)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_a_read_only_file_or_directory_is_refused_before_any_work(tmp_path):
+    f = tmp_path / "ro.jsonl"
+    f.write_text("keep")
+    f.chmod(0o444)
+    with pytest.raises(UserError, match="not writable"):
+        check_output(f, "--log")
+    d = tmp_path / "ro"
+    d.mkdir()
+    d.chmod(0o555)
+    try:
+        with pytest.raises(UserError, match="cannot create a file"):
+            check_output(d / "x.png", "--plot")
+    finally:
+        d.chmod(0o755)
+
+
+def test_proc_cannot_take_a_file_and_says_so_before_any_work():
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc")
+    with pytest.raises(UserError, match="cannot create a file in /proc"):
+        check_output("/proc/x.png", "--plot")
+
+
+def test_standard_output_is_written_after_what_was_printed(tmp_path):
+    out = tmp_path / "out.txt"
+    code = ("import sys; from dicelab.files import write_output; print('first', flush=True);"
+            "write_output('/dev/stdout', b'second\\n', '--log'); print('third')")
+    with open(out, "w") as fh:
+        subprocess.run([sys.executable, "-c", code], stdout=fh, check=True)
+    assert out.read_text() == "first\nsecond\nthird\n"
+
+
+def test_read_input_takes_regular_files_only_and_at_most_the_limit(tmp_path):
+    f = tmp_path / "rules.toml"
+    f.write_bytes(b"x" * 10)
+    assert read_input(f, "rules file", 10) == b"x" * 10
+    with pytest.raises(UserError, match="rules file: longer than 9 bytes"):
+        read_input(f, "rules file", 9)
+    with pytest.raises(UserError, match="rules file: not found"):
+        read_input(tmp_path / "missing", "rules file", 10)
+    with pytest.raises(UserError, match="is a directory"):
+        read_input(tmp_path, "rules file", 10)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: the open must not wait for one
+    with pytest.raises(UserError, match=r"is a pipe \(FIFO\), not a regular file"):
+        read_input(fifo, "rules file", 10)
+    if os.path.exists("/dev/zero"):
+        with pytest.raises(UserError, match="is a character device, not a regular file"):
+            read_input(Path("/dev/zero"), "/dev/zero", 10)
