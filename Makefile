@@ -3,8 +3,8 @@
 #   make test       set up .venv and run the whole test suite, what CI runs (.ci/run): ruff,
 #                   every pytest test, the docstring examples of src/dicelab, the notebooks
 #   make test-fast  the edit-test loop: ruff, the pytest tests not marked slow, the
-#                   docstring examples (8-10 minutes on 2 cores with the compiled kernels
-#                   in .venv/jit-cache, 12-13 compiling them)
+#                   docstring examples (compiled kernels kept in .venv/jit-cache; editing
+#                   a module that defines no kernel keeps them)
 # Test runs write nothing into the user's cache directory (~/.cache/dicelab): the pytest
 # tests get a fresh table cache each (tests/conftest.py), the doctests and notebooks a
 # temporary one (WITH_TEMP_CACHE), and compiled kernels stay in .venv/jit-cache.
@@ -12,7 +12,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# numba's compiled kernels for test runs, one directory per source hash (see dicelab/__init__.py)
+# numba's compiled kernels for test runs, one directory per hash of the kernel sources (see
+# dicelab/__init__.py)
 TEST_JIT_CACHE := $(abspath $(VENV))/jit-cache
 # pytest worker processes (pytest-xdist): one per core; whole test files go to one worker,
 # so a module's shared tables are built once
@@ -67,7 +68,7 @@ notebooks: $(STAMP)
 # Deletes numba's compiled kernels: those of test runs, those of dicelab's user cache
 # (numba/ in it, or $DICELAB_JIT_CACHE_DIR) and in-tree copies (__pycache__, numba's default
 # when NUMBA_CACHE_DIR is unusable). Never needed for correctness: dicelab keys its kernel
-# cache by a hash of its source, so a changed source compiles afresh.
+# cache by a hash of the kernel sources, so a changed kernel source compiles afresh.
 clean-jit:
 	find src -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
 	rm -rf $(TEST_JIT_CACHE)

@@ -1,19 +1,21 @@
 """Speed of game analysis (``dicelab analyse``): one 13-turn Penta game once the tables
 are loaded, and a log of 100,000 Penta games read, replayed and analysed.
 
-    python benchmarks/analyse_speed.py [--games 100000] [--repeats 3]
+    python benchmarks/analyse_speed.py [--games 100000] [--repeats 3] [--json]
 
 The games are played by a random player (random keeps, a random open box) so every
 decision is analysed; ``--distinct`` different games (10,000) are repeated to fill the
 big log (repeats share the analysis kernel's work only within a block of turns of the
 same state, so they cost almost as much as new games). Times are wall-clock medians of
 the repeats, with the process's CPU time beside them (less sensitive to other work on a
-shared machine). docs/design/analysis-speed.md has the figures.
+shared machine). ``--json`` prints one JSON list of rows for ``benchmarks/run_all.py``
+(the figures of docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import tempfile
@@ -64,7 +66,10 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=100_000)
     ap.add_argument("--distinct", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
+    say = (lambda *_: None) if args.json else print
+    rows = []
     scratch = Path(tempfile.mkdtemp(prefix="dicelab-analyse-bench-"))
     os.environ.setdefault("DICELAB_CACHE_DIR", str(scratch / "cache"))
     try:
@@ -75,7 +80,7 @@ def main() -> None:
 
         t0 = time.perf_counter()
         solve(None)
-        print(f"tables (solve or load): {time.perf_counter() - t0:.2f} s")
+        say(f"tables (solve or load): {time.perf_counter() - t0:.2f} s")
         games = []
         for h, ev in random_games(args.distinct * 6 // 5 + 10, seed=1):
             try:  # drop the few games the forced joker makes illegal
@@ -90,11 +95,16 @@ def main() -> None:
         for _ in range(20):  # compile, and touch the value table's pages this game reads
             analyse_games(one)
         wall, cpu = _timed(lambda: analyse_games(one), 50)
-        print(f"one 13-turn game analysed: median {1e3 * wall:.2f} ms (CPU {1e3 * cpu:.2f} ms), "
-              "tables loaded")
+        say(f"one 13-turn game analysed: median {1e3 * wall:.2f} ms (CPU {1e3 * cpu:.2f} ms), "
+            "tables loaded")
+        rows.append({"what": "Penta analysis: one 13-turn game, tables loaded (median of 50)",
+                     "figure": f"{1e3 * wall:.2f} ms, {1e3 * cpu:.2f} ms CPU"})
         wall, cpu = _timed(lambda: analyse_games(parse_lines(one_lines)), 50)
-        print(f"one 13-turn game read and analysed: median {1e3 * wall:.2f} ms "
-              f"(CPU {1e3 * cpu:.2f} ms)")
+        say(f"one 13-turn game read and analysed: median {1e3 * wall:.2f} ms "
+            f"(CPU {1e3 * cpu:.2f} ms)")
+        rows.append({"what": "Penta analysis: one 13-turn game read from its lines and "
+                             "analysed (median of 50)",
+                     "figure": f"{1e3 * wall:.2f} ms, {1e3 * cpu:.2f} ms CPU"})
         block = format_games(games)
         path = scratch / "games.jsonl"
         with open(path, "w") as fh:
@@ -102,21 +112,28 @@ def main() -> None:
             for _ in range(reps):
                 fh.write(block)
         n_games = reps * len(games)
-        print(f"log: {n_games:,} games, {path.stat().st_size / 1e6:.0f} MB")
-        rows = []
+        say(f"log: {n_games:,} games, {path.stat().st_size / 1e6:.0f} MB")
+        runs = []
         for _ in range(args.repeats):
             t0, c0 = time.perf_counter(), time.process_time()
             recs = read_games(path)
             t1 = time.perf_counter()
             res = analyse_games(recs)
             t2, c2 = time.perf_counter(), time.process_time()
-            rows.append((t1 - t0, t2 - t1, t2 - t0, c2 - c0))
+            runs.append((t1 - t0, t2 - t1, t2 - t0, c2 - c0))
             n_decisions = len(res.decisions)
             del recs, res
-        read, analysed, total, cpu = np.median(np.array(rows), axis=0)
-        print(f"{n_games:,} games ({n_decisions:,} decisions), median of "
-              f"{args.repeats}: read and replayed {read:.1f} s, analysed {analysed:.1f} s, "
-              f"total {total:.1f} s (CPU {cpu:.1f} s)")
+        read, analysed, total, cpu = np.median(np.array(runs), axis=0)
+        say(f"{n_games:,} games ({n_decisions:,} decisions), median of "
+            f"{args.repeats}: read and replayed {read:.1f} s, analysed {analysed:.1f} s, "
+            f"total {total:.1f} s (CPU {cpu:.1f} s)")
+        rows.append({"what": f"Penta analysis: {n_games:,} random games ({n_decisions:,} "
+                             f"decisions), read and replayed / analysed / total (median of "
+                             f"{args.repeats})",
+                     "figure": f"{read:.1f} s / {analysed:.1f} s / {total:.1f} s, "
+                               f"{cpu:.1f} s CPU"})
+        if args.json:
+            print(json.dumps(rows))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

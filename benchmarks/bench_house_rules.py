@@ -9,8 +9,9 @@ and that head to head under the ``facebook`` preset (the farkle penalty) to ``--
 (the farkle penalty; once, with its peak memory), checked against the published first
 player's 53.487% at 10,000 (M. Busche's analysis of Facebook Farkle); with
 ``--facebook-response P`` instead the best response to ``P`` (``optimal-win:vs=P``).
-The cache is bypassed. Run it from two checkouts to compare them (no slowdown of the
-default rules): ``PYTHONPATH=OTHER/src .venv/bin/python benchmarks/bench_house_rules.py``.
+``--head-to-head``: only the exact head-to-head jobs. The cache is bypassed. Run it from
+two checkouts to compare them (no slowdown of the default rules):
+``PYTHONPATH=OTHER/src .venv/bin/python benchmarks/bench_house_rules.py``.
 
     .venv/bin/python benchmarks/bench_house_rules.py
     .venv/bin/python benchmarks/bench_house_rules.py --two-player-target 5000 --json
@@ -18,7 +19,8 @@ default rules): ``PYTHONPATH=OTHER/src .venv/bin/python benchmarks/bench_house_r
         --facebook-target 10000
     .venv/bin/python benchmarks/bench_house_rules.py --facebook-only --json  # make bench
     .venv/bin/python benchmarks/bench_house_rules.py --facebook-only \
-        --facebook-response threshold-300
+        --facebook-response threshold-300 --json  # make bench
+    .venv/bin/python benchmarks/bench_house_rules.py --head-to-head --repeat 1 --json  # make bench
 
 ``--json`` prints one JSON list of ``{"what", "figure", "command"}`` rows (the table of
 ``benchmarks/run_all.py``).
@@ -58,6 +60,8 @@ def main() -> None:
                     help="only the facebook solve (to --facebook-target, default 10000)")
     ap.add_argument("--facebook-response", default=None, metavar="POLICY",
                     help="the facebook solve is the best response to POLICY instead")
+    ap.add_argument("--head-to-head", action="store_true",
+                    help="only the exact head to head of ai against threshold-300")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
@@ -89,6 +93,8 @@ def main() -> None:
                 jobs[f"exact ai vs threshold-300 {args.target} (facebook)"] = lambda: exact_pair(
                     "ai", "threshold-300", rules=PRESETS["facebook"], target=args.target,
                     use_cache=False)
+            if args.head_to_head:
+                jobs = {job: fn for job, fn in jobs.items() if job.startswith("exact ")}
             for job, fn in jobs.items():
                 fn()  # compile or load the kernels
                 rows.append({"rules": name, "job": job, "seconds": _best(fn, args.repeat)})
@@ -127,6 +133,14 @@ def _table_row(r: dict, args) -> dict:
                 "command": "python benchmarks/bench_house_rules.py --facebook-only" + (
                     f" --facebook-response {args.facebook_response}"
                     if args.facebook_response else "")}
+    if r["job"].startswith("exact "):  # "exact A vs B TARGET" or "... TARGET (facebook)"
+        words = r["job"].split()
+        rules = "facebook (farkle penalty)" if words[-1] == "(facebook)" else r["rules"]
+        return {"what": f"Farkle exact head to head {' '.join(words[1:4])}, rules {rules}, "
+                        f"target {int(words[4]):,} (kernels compiled)",
+                "figure": f"{r['seconds']:.3f} s",
+                "command": "python benchmarks/bench_house_rules.py" + (
+                    " --head-to-head" if args.head_to_head else "")}
     return {"what": f"Farkle {r['job']}, rules {r['rules']}",
             "figure": f"{r['seconds']:.3f} s",
             "command": "python benchmarks/bench_house_rules.py"}

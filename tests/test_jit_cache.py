@@ -1,9 +1,10 @@
-"""numba's kernel cache is keyed by a hash of dicelab's source (dicelab/__init__.py).
+"""numba's kernel cache is keyed by a hash of the kernel sources (dicelab/__init__.py).
 
 numba checks only the source file of the function it compiled; a kernel that inlined a
 changed function of another module would be loaded stale from its cache. The subprocess
-tests import a copy of the package (its real ``__init__.py`` beside two small modules:
-a kernel and the helper it inlines) and edit the helper between runs.
+tests import a copy of the package (its real ``__init__.py`` beside small modules: a
+kernel, the helper it inlines and a module that defines no kernel) and edit them between
+runs.
 """
 
 from __future__ import annotations
@@ -53,14 +54,29 @@ REPORT = textwrap.dedent("""\
 """)
 
 
+#: A module that defines no kernel (like the command line): it uses the kernel, and numba
+#: only inside a function.
+FRONT = """\
+from dicelab._probe_kernel import score
+
+
+def show():
+    import numba
+
+    return f"{{score()}} (numba {{numba.__version__}}){note}"
+"""
+
+
 @pytest.fixture
 def package_copy(tmp_path):
-    """A package ``dicelab`` of dicelab's ``__init__.py``, a helper and a kernel using it."""
+    """A package ``dicelab`` of dicelab's ``__init__.py``, a helper, a kernel using it and
+    a module using the kernel."""
     pkg = tmp_path / "src" / "dicelab"
     pkg.mkdir(parents=True)
     shutil.copy(Path(dicelab.__file__), pkg / "__init__.py")
     (pkg / "_probe_helper.py").write_text(HELPER.format(value=1))
     (pkg / "_probe_kernel.py").write_text(KERNEL)
+    (pkg / "_probe_front.py").write_text(FRONT.format(note=""))
     return pkg
 
 
@@ -102,6 +118,11 @@ def test_a_changed_inlined_helper_is_recompiled_not_served_stale(package_copy, t
     back = _run(package_copy, DICELAB_JIT_CACHE_DIR=str(root), **inherited)
     assert (back["value"], back["cache_hits"], back["jit_dir"]) == (11, 1, first["jit_dir"])
 
+    # a module that defines no kernel: editing it keeps the compiled kernels
+    (package_copy / "_probe_front.py").write_text(FRONT.format(note=" edited"))
+    front = _run(package_copy, DICELAB_JIT_CACHE_DIR=str(root), **inherited)
+    assert (front["value"], front["cache_hits"], front["jit_dir"]) == (11, 1, first["jit_dir"])
+
 
 @pytest.mark.slow
 def test_a_numba_cache_dir_set_by_the_user_is_left_alone(package_copy, tmp_path):
@@ -128,18 +149,78 @@ def test_kernels_of_this_process_are_cached_in_the_source_hash_directory(tmp_pat
     assert Path(f._cache._cache_path).parent == Path(dicelab._JIT_CACHE_DIR)
 
 
-def test_the_source_hash_covers_every_module_and_nothing_else(tmp_path):
+def _write(pkg: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(textwrap.dedent(text))
+
+
+def test_the_kernel_sources_are_the_kernel_modules_and_what_they_import(tmp_path):
     pkg = tmp_path / "pkg"
-    (pkg / "sub" / "__pycache__").mkdir(parents=True)
-    (pkg / "a.py").write_text("A = 1\n")
-    (pkg / "sub" / "b.py").write_text("B = 1\n")
-    before = dicelab._source_hash(str(pkg))
+    _write(pkg, {
+        "__init__.py": "",
+        "kern.py": """\
+            import numpy as np
+            from numba import njit
+
+            from pkg.helpers import (
+                double,
+                half,
+            )
+            from pkg import consts, \\
+                deep
+            """,
+        "helpers.py": "import pkg.tables\n\ndef double(x):\n    return 2 * x\n",
+        "tables.py": "from .sub.base import B\n",
+        "sub/__init__.py": "",
+        "sub/base.py": "B = 1\n",
+        "consts.py": "C = 1\n",
+        "deep.py": "def f():\n    from pkg.lazy import L\n    return L\n",
+        "lazy.py": "L = 1\n",
+        "other_kernel.py": "import numba\n",
+        "cli/__init__.py": "",
+        "cli/render.py": ("from pkg.kern import double\n\n"
+                          "def threads():\n    import numba\n    return numba.config\n"),
+        "unused.py": "X = 1\n",
+    })
     (pkg / "notes.txt").write_text("not source")
-    (pkg / "sub" / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"\0")
-    assert dicelab._source_hash(str(pkg)) == before
-    (pkg / "sub" / "b.py").write_text("B = 2\n")
-    assert dicelab._source_hash(str(pkg)) != before
+    (pkg / "sub" / "__pycache__").mkdir()
+    (pkg / "sub" / "__pycache__" / "base.cpython-311.pyc").write_bytes(b"\0")
+    assert list(dicelab.kernel_sources(str(pkg))) == [
+        "pkg", "pkg.consts", "pkg.deep", "pkg.helpers", "pkg.kern", "pkg.lazy",
+        "pkg.other_kernel", "pkg.sub", "pkg.sub.base", "pkg.tables"]
+    before = dicelab._kernel_source_hash(str(pkg))
     assert dicelab._is_hash_name(before)
+    for rel in ("cli/render.py", "unused.py", "notes.txt", "sub/__pycache__/x.pyc"):
+        (pkg / rel).write_text("# edited\n")
+        assert dicelab._kernel_source_hash(str(pkg)) == before, rel
+    for rel in ("sub/base.py", "lazy.py", "kern.py", "__init__.py"):
+        (pkg / rel).write_text((pkg / rel).read_text() + "# edited\n")
+        after = dicelab._kernel_source_hash(str(pkg))
+        assert after != before, rel
+        before = after
+
+
+def test_dicelab_kernels_are_keyed_on_every_kernel_module_and_not_on_the_command_line(
+        tmp_path):
+    src = Path(dicelab.__file__).parent
+    pkg = tmp_path / "dicelab"
+    shutil.copytree(src, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    sources = dicelab.kernel_sources(str(pkg))
+    modules = {".".join(("dicelab", *p.relative_to(pkg).with_suffix("").parts))
+               .removesuffix(".__init__"): p.read_text() for p in pkg.rglob("*.py")}
+    kernels = {m for m, text in modules.items() if "@njit" in text or "njit(" in text}
+    assert kernels and kernels <= sources.keys()
+    # what the kernels read: the constants, the dice tables, the random numbers, the rules
+    assert {"dicelab.config", "dicelab.dice", "dicelab.rng", "dicelab.penta.rules",
+            "dicelab.farkle.rules"} <= sources.keys()
+    assert not any(m.startswith("dicelab.cli") for m in sources)
+    before = dicelab._kernel_source_hash(str(pkg))
+    for rel in ("cli/render.py", "cli/main.py", "experiments.py", "plots.py"):
+        (pkg / rel).write_text((pkg / rel).read_text() + '"""A docstring edited."""\n')
+        assert dicelab._kernel_source_hash(str(pkg)) == before, rel
+    (pkg / "config.py").write_text((pkg / "config.py").read_text() + "# edited\n")
+    assert dicelab._kernel_source_hash(str(pkg)) != before
 
 
 def test_only_the_most_recently_used_hash_directories_are_kept(tmp_path):

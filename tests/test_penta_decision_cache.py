@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dicelab import cache, config
-from dicelab.penta import policies
+from dicelab.penta import policies, solver
 from dicelab.penta.policies import POLICIES, decision_tables, decisions_cache_key
 from dicelab.penta.rules import get_rules
 
@@ -55,6 +55,27 @@ def test_loaded_optimal_block_is_bit_identical_to_a_fresh_build():
     assert loaded is not built and loaded.from_cache == {"optimal": True}
     assert_same(loaded.decisions[p], expected)
     assert not loaded.built[POLICIES.index("greedy")]  # only what was asked for
+    policies.release_decision_tables()
+
+
+@pytest.mark.slow
+def test_an_optimal_block_built_by_the_solve_equals_one_built_from_the_values(monkeypatch):
+    # values neither memoised nor cached: one sweep of the solver gives them and the block
+    rs = get_rules("no-bonus")
+    p = POLICIES.index("optimal")
+    solver._MEMO.pop(solver.cache_key(rs), None)
+    block_file("optimal", "no-bonus").unlink(missing_ok=True)
+    with monkeypatch.context() as m:
+        m.setattr(policies, "_build_block", None)  # not the separate build
+        swept = fresh("optimal", "no-bonus")
+    assert swept.from_cache == {"optimal": False} and not solver.solve(rs).from_cache
+    values = solver.solve(rs).values
+    np.testing.assert_array_equal(values.view(np.int64), solver.solve_values(rs).view(np.int64))
+    built = np.empty_like(swept.decisions[p])
+    policies._build_block(values, rs, swept.slot, built)
+    assert_same(swept.decisions[p], built)
+    # and the block was stored: it loads
+    assert fresh("optimal", "no-bonus").from_cache == {"optimal": True}
     policies.release_decision_tables()
 
 

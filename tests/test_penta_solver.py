@@ -11,7 +11,17 @@ from numba_threads import with_threads
 
 from dicelab import cache, config
 from dicelab.penta import solver
-from dicelab.penta.rules import RULE_SETS, get_rules, state_fifty, state_index, state_mask, state_up
+from dicelab.penta.rules import (
+    N_BOXES,
+    N_STATES,
+    RULE_SETS,
+    get_rules,
+    state_fifty,
+    state_index,
+    state_mask,
+    state_up,
+)
+from dicelab.penta.tables import N_ROLLS
 
 
 @pytest.mark.parametrize("rules, published", [("hasbro", 254.58772873),
@@ -174,3 +184,27 @@ def test_lane_solver_equals_the_scalar_widget_bit_for_bit():
                 v = state_value(V, rs.params, TABLES, state_mask(s), state_up(s),
                                 state_fifty(s), W, track, config.PENTA_TIE_EPS)
                 assert v == V[s]
+
+
+def test_one_sweep_gives_the_values_and_decisions_of_a_solve_and_a_build():
+    # the last three layers: values alone, then decisions from them (how a values solve and
+    # a decision build go), against the one tracked sweep that writes both
+    rs = get_rules("hasbro")
+    layers = (N_BOXES - 1, N_BOXES - 2, N_BOXES - 3)
+    groups = solver.layer_groups()
+    V = np.full(N_STATES, np.nan)
+    V[solver.layer_states()[N_BOXES]] = 0.0
+    swept_values = V.copy()
+    states = np.concatenate([solver.layer_states()[n] for n in layers])
+    slot = np.full(N_STATES, -1, dtype=np.int32)
+    slot[states] = np.arange(states.size)
+    built = np.zeros((states.size, N_ROLLS), dtype=np.uint16)
+    swept = np.ones_like(built)
+    for n in layers:
+        solver.solve_layer(V, groups[n], rs)
+        solver.solve_layer(V, groups[n], rs, solver.DecisionSink(slot, built))
+        solver.solve_layer(swept_values, groups[n], rs,
+                           solver.DecisionSink(slot, swept, swept_values))
+    assert np.isfinite(V[states]).all()
+    np.testing.assert_array_equal(swept_values.view(np.int64), V.view(np.int64))  # bits
+    np.testing.assert_array_equal(swept, built)

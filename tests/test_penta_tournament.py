@@ -164,7 +164,7 @@ def test_sequential_tests_of_penta_pairs(capsys):
     """optimal is far stronger than greedy (about 170 Elo): decided for H1 at the first
     judgement; a policy against itself with common dice: every unit even, H0 at once;
     with independent dice, over 40 seeds: H1 (a false alarm) about as rarely as alpha
-    says (expected 2 of 40; 20 of 20 seeds accepted H0 when this was written)."""
+    says (expected 2 of 40: at most 5 allowed, and at least 30 decided H0)."""
     spec = SprtSpec(0.0, 10.0, 0.05, 0.05)
     r = sprt("optimal", "greedy", spec, seed=1)
     assert r.decision == "H1" and r.game == "penta" and r.games == MIN_UNITS * 2 * UNIT_GAMES

@@ -4,16 +4,22 @@ Compiled kernels. numba's on-disk cache (``cache=True``) checks only the source 
 the function it compiled, so a kernel that inlined a function (or froze a constant) from
 another module would be loaded stale after that module changed. Importing dicelab, before
 any kernel module, therefore points numba's cache (``NUMBA_CACHE_DIR``) at a directory
-named by a hash of the package's source -- every ``.py`` file under ``dicelab/`` -- so a
-changed source compiles afresh and an earlier source finds its kernels again. The
-directories live in ``$DICELAB_JIT_CACHE_DIR`` if set, else in ``numba/`` of dicelab's
-user cache directory (``~/.cache/dicelab/numba`` on Linux); the :data:`_JIT_KEEP` most
-recently used are kept, older ones deleted. A ``NUMBA_CACHE_DIR`` set by the user is
-left alone, and with it numba's own (file by file) staleness check.
-Cost per import: 1.5 ms (hashing 0.4 MB of source)."""
+named by a hash of the *kernel sources* (:func:`kernel_sources`): every module that
+imports numba at its top level (the modules that define kernels), and every dicelab
+module those import, directly or through others (where the helpers and constants a
+kernel compiles in come from). A changed kernel source compiles afresh and an earlier
+one finds its kernels again; editing any other module (the command line, rendering,
+experiments) keeps the compiled kernels. The directories live in
+``$DICELAB_JIT_CACHE_DIR`` if set, else in ``numba/`` of dicelab's user cache directory
+(``~/.cache/dicelab/numba`` on Linux); the :data:`_JIT_KEEP` most recently used are kept,
+older ones deleted. A ``NUMBA_CACHE_DIR`` set by the user is left alone, and with it
+numba's own (file by file) staleness check. What finding and hashing the kernel sources
+costs per import is a row of docs/benchmarks.md (``benchmarks/bench_first_run.py``).
+"""
 
 import hashlib
 import os
+import re
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
@@ -24,12 +30,12 @@ except PackageNotFoundError:  # running from a source tree without installation
 
 __all__ = ["__version__"]
 
-#: Environment variable: the directory holding the per-source-hash kernel caches.
+#: Environment variable: the directory holding the per-kernel-source-hash kernel caches.
 JIT_CACHE_ENV = "DICELAB_JIT_CACHE_DIR"
 #: The ``NUMBA_CACHE_DIR`` dicelab chose, in the environment so a child process (a Dask
 #: worker, a notebook kernel) tells it from a user's setting and keys it by its own source.
 _JIT_CHOSEN_ENV = "DICELAB_CHOSEN_NUMBA_CACHE_DIR"
-#: Source-hash directories kept (most recently used first): the current source, and a
+#: Kernel-source-hash directories kept (most recently used first): the current source, and a
 #: couple of others for switching branches or checkouts. One holds ~10 MB of kernels.
 _JIT_KEEP = 3
 _HASH_CHARS = 16
@@ -50,25 +56,92 @@ def _user_cache_dir() -> str:
 
 
 def _jit_cache_root() -> str:
-    """The directory of the per-source-hash kernel caches."""
+    """The directory of the per-kernel-source-hash kernel caches."""
     return os.environ.get(JIT_CACHE_ENV) or os.path.join(_user_cache_dir(), "numba")
 
 
-def _source_hash(package_dir: str) -> str:
-    """Hash of every ``.py`` file under ``package_dir``: relative paths and contents, in a
-    fixed order."""
-    h = hashlib.sha256()  # hardware-accelerated: 3x faster here than blake2b
-    skip = len(package_dir) + 1
+#: A module that defines kernels imports numba at its top level (its decorators run at
+#: import): a line that starts so.
+_NUMBA_IMPORT = re.compile(rb"\n(?:import|from)[ \t]+numba\b")
+#: Imports of the package's own modules, anywhere in a file (a line of its own, after a
+#: newline): ``import pkg.a.b`` (group 1), ``from pkg.a import x, y`` or
+#: ``from .a import (x, y)`` (groups 2 and 3, the names across parentheses or backslash
+#: continuations). ``{pkg}``: the package's name.
+_IMPORT = (rb"\n[ \t]*(?:import[ \t]+({pkg}(?:\.\w+)*)"
+           rb"|from[ \t]+({pkg}(?:\.\w+)*|\.+\w*(?:\.\w+)*)[ \t]+import[ \t]+"
+           rb"(\([^)]*\)|(?:[^\n\\]|\\[\s\S])*))")
+
+
+def _modules(package_dir: str) -> dict[str, bytes]:
+    """Every ``.py`` file under ``package_dir`` by module name (``pkg.sub.mod``; a
+    package's ``__init__.py`` as ``pkg.sub``), its contents."""
+    pkg = os.path.basename(os.path.normpath(package_dir))
+    skip = len(package_dir.rstrip(os.sep)) + 1
+    out = {}
     for dirpath, dirnames, filenames in os.walk(package_dir):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in filenames:
             if name.endswith(".py"):
                 path = os.path.join(dirpath, name)
+                parts = [pkg, *path[skip:-3].split(os.sep)]
+                if parts[-1] == "__init__":
+                    parts.pop()
                 with open(path, "rb") as f:
-                    data = f.read()
-                rel = path[skip:].replace(os.sep, "/").encode()
-                h.update(len(rel).to_bytes(4, "little") + rel)
-                h.update(len(data).to_bytes(8, "little") + data)
+                    out[".".join(parts)] = b"\n" + f.read()  # every line after a newline
+    return out
+
+
+def _imported(module: str, source: bytes, modules: dict[str, bytes], packages: set[str]
+              ) -> set[str]:
+    """The modules of ``modules`` that ``source`` (of ``module``) imports, with their
+    parent packages (which run first). ``packages``: the names that are packages."""
+    pattern = _IMPORT.replace(b"{pkg}", re.escape(module.split(".")[0].encode()))
+    found = set()
+    for m in re.finditer(pattern, source):
+        if m.group(1):
+            found.add(m.group(1).decode())
+            continue
+        base = m.group(2).decode()
+        if base.startswith("."):  # relative: from the module's own package up
+            dots = len(base) - len(base.lstrip("."))
+            anchor = module.split(".")
+            anchor = anchor[:len(anchor) - dots + (module in packages)]
+            base = ".".join(anchor + ([base[dots:]] if base[dots:] else []))
+        found.add(base)
+        for name in re.split(rb"[\s,()\\]+", m.group(3)):
+            sub = f"{base}.{name.decode()}" if name and name != b"as" else ""
+            if sub in modules:  # ``from pkg import submodule``
+                found.add(sub)
+    out = set()
+    for name in found:
+        parts = name.split(".")
+        out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return out & modules.keys()
+
+
+def kernel_sources(package_dir: str) -> dict[str, bytes]:
+    """The modules the kernels are built from, by module name: every module under
+    ``package_dir`` that imports numba at its top level, and every module of the package
+    those import (at any depth, wherever the import statement is)."""
+    modules = _modules(package_dir)
+    packages = {m.rsplit(".", 1)[0] for m in modules if "." in m}
+    todo = [m for m, src in modules.items() if b"numba" in src and _NUMBA_IMPORT.search(src)]
+    seen: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(_imported(m, modules[m], modules, packages) - seen)
+    return {m: modules[m] for m in sorted(seen)}
+
+
+def _kernel_source_hash(package_dir: str) -> str:
+    """Hash of :func:`kernel_sources`: module names and contents, in a fixed order."""
+    h = hashlib.sha256()  # hardware-accelerated: 3x faster here than blake2b
+    for name, data in kernel_sources(package_dir).items():
+        rel = name.encode()
+        h.update(len(rel).to_bytes(4, "little") + rel)
+        h.update(len(data).to_bytes(8, "little") + data)
     return h.hexdigest()[:_HASH_CHARS]
 
 
@@ -77,7 +150,7 @@ def _is_hash_name(name: str) -> bool:
 
 
 def _prune_jit_dirs(root: str, keep: int = _JIT_KEEP) -> None:
-    """Delete the source-hash directories of ``root`` beyond the ``keep`` most recently
+    """Delete the kernel-source-hash directories of ``root`` beyond the ``keep`` most recently
     used (directory mtime, set on every import). Another process still running an older
     source only loses its cached kernels: numba recreates the directory when it saves."""
     try:
@@ -95,13 +168,15 @@ def _prune_jit_dirs(root: str, keep: int = _JIT_KEEP) -> None:
 
 
 def _use_source_keyed_jit_cache() -> str | None:
-    """Point numba's cache at this source's directory; return it (``None``: left alone)."""
+    """Point numba's cache at the directory of these kernel sources; return it (``None``:
+    left alone)."""
     chosen = os.environ.get("NUMBA_CACHE_DIR")
     if chosen and chosen != os.environ.get(_JIT_CHOSEN_ENV):
         return None  # the user's choice
     root = _jit_cache_root()
     try:
-        directory = os.path.join(root, _source_hash(os.path.dirname(os.path.abspath(__file__))))
+        directory = os.path.join(root, _kernel_source_hash(os.path.dirname(
+            os.path.abspath(__file__))))
         os.makedirs(directory, exist_ok=True)
         os.utime(directory)  # last use, for _prune_jit_dirs
     except OSError:  # unreadable source or unwritable cache: numba's default locations

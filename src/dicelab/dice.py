@@ -101,17 +101,25 @@ SEQ_OFFSET = np.array([sum(FACES**k for k in range(n)) for n in range(MAX_DICE +
 POW6 = np.array([FACES**n for n in range(MAX_DICE + 1)], dtype=np.int64)
 
 
+#: ``KEY[rank]``: the count vector of multiset ``rank`` as one number, ``sum(counts[f] *
+#: 7**f)`` (a count is at most 6): the key of a union is the sum of the keys.
+KEY = COUNTS @ (7 ** np.arange(FACES + 1, dtype=np.int64))
+_KEY_ORDER = np.argsort(KEY)
+
+
+def rank_of_keys(keys: np.ndarray) -> np.ndarray:
+    """Ranks of the multisets with these :data:`KEY` values (int64 array; every key must
+    be one of a multiset of 0..6 dice)."""
+    return _KEY_ORDER[np.searchsorted(KEY, keys, sorter=_KEY_ORDER)]
+
+
 def _seq_to_rank() -> np.ndarray:
     out = np.empty(int(SEQ_OFFSET[-1]), dtype=np.int16)
     for n in range(MAX_DICE + 1):
-        base = int(SEQ_OFFSET[n])
-        for u in range(FACES**n):
-            c = [0] * (FACES + 1)
-            x = u
-            for _ in range(n):
-                c[x % FACES + 1] += 1
-                x //= FACES
-            out[base + u] = _RANK_OF[tuple(c)]
+        u = np.arange(FACES**n, dtype=np.int64)
+        faces = (u[:, None] // POW6[:n]) % FACES + 1  # the base-6 digits, as faces
+        keys = (7 ** faces).sum(axis=1)
+        out[SEQ_OFFSET[n]:SEQ_OFFSET[n + 1]] = rank_of_keys(keys)
     return out
 
 

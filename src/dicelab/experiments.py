@@ -24,13 +24,14 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: ``progress(done, total)``, as for :func:`dicelab.simulate.simulate`.
 Progress = Callable[[int, int], None] | None

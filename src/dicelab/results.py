@@ -13,12 +13,13 @@ import os
 import platform
 import sys
 from pathlib import Path
-from typing import Any, Protocol
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dicelab.errors import UserError
 from dicelab.files import check_name, check_output, write_output
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class SimulationResult(Protocol):
@@ -63,6 +64,7 @@ def frame_row(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 def versions() -> dict[str, str]:
     import numba
     import numpy
+    import pandas as pd
 
     import dicelab
 

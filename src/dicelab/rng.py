@@ -4,7 +4,9 @@ Each fixed-size chunk of games owns one generator state (four uint64 words) deri
 from ``SeedSequence(seed, spawn_key=(chunk,))`` (see :mod:`dicelab.seeding`), so a
 chunk's random stream never depends on which thread or worker runs it.
 
-The kernels here are small ``@njit`` functions meant to be inlined into game loops:
+The kernels here are small ``@njit`` functions for game loops: the generator step
+(``xoshiro_step``, ``below_s``) is compiled once and inlined by LLVM, the wrappers around
+it are inlined where they are called:
 
 * ``xoshiro_step`` / ``below_s``: the same on a state held in four scalars (for loops
   that keep it in registers);
@@ -33,7 +35,7 @@ def _rotl(x, k):
     return (x << uint64(k)) | (x >> uint64(64 - k))
 
 
-@njit(inline="always")
+@njit
 def xoshiro_step(s0, s1, s2, s3):
     """One xoshiro256** step on a state held in four uint64 scalars.
 
@@ -51,7 +53,7 @@ def xoshiro_step(s0, s1, s2, s3):
     return result, s0, s1, s2, s3
 
 
-@njit(inline="always")
+@njit
 def below_s(s0, s1, s2, s3, n):
     """Unbiased uniform integer in ``[0, n)``, ``1 <= n < 2**32``, on a scalar state.
 

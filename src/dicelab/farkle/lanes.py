@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types, uint64
+from numba import njit, types, uint64
 from numba.extending import intrinsic
 
 from dicelab.config import FARKLE_LANES, FARKLE_SOLO_LANES, MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.dice import MAX_DICE, POW6, SEQ_OFFSET, SEQ_TO_RANK
 from dicelab.farkle import kernels as K
 from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, POINT_UNIT, SetAsides
+from dicelab.parallel import run_blocks
 from dicelab.rng import below_s
 
 #: Packed counters: 9 bits per dice count n = 1..6 (field n - 1). At most one is added
@@ -121,12 +122,15 @@ for _j in range(36):
     _LANE_OF_BIT[(1 << _j) % 37] = _j
 
 
-@njit(inline="always")
 def lanes_for(n_seats):
     """The lane count (and column width) for ``n_seats`` seats: more lanes hide more
     latency, but with several seats the vector loop grows (the choice is
     :data:`dicelab.config.FARKLE_SOLO_LANES` and ``FARKLE_LANES``)."""
     return FARKLE_SOLO_LANES if n_seats == 1 else FARKLE_LANES
+
+
+#: :func:`lanes_for` in the kernels (Python callers need no compiled copy).
+_lanes_for = njit(inline="always")(lanes_for)
 
 
 @njit(inline="always")
@@ -214,7 +218,7 @@ def nonzero_bits8(typingctx, arr, start):
     return sig, codegen
 
 
-@njit(inline="always")
+@njit
 def _vec(S, w, lo, hi, thr_t, target50, at_once):
     """The vector loop: lanes ``lo .. hi - 1`` play the roll drawn for them, branch-free
     (see the module's docstring); returns their flag bits for the scalar step (bit j:
@@ -308,7 +312,7 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
     s1 = st[1]
     s2 = st[2]
     s3 = st[3]
-    w = lanes_for(n_seats)  # a compile-time constant, like n_seats
+    w = _lanes_for(n_seats)  # a compile-time constant, like n_seats
     h = w // 2  # the lanes of the first half
     uh = uint64(h)
     uw = uint64(w)
@@ -363,7 +367,7 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
                 u, s0, s1, s2, s3 = below_s(s0, s1, s2, s3, bound)
                 S[_col(_CODE, w) + j] = out[bound + uint64(u)]
         if passes > 0:
-            flagged |= _vec(S, w, h, w, thr_t, target50, at_once)
+            flagged |= _vec(S, w, h, np.int64(w), thr_t, target50, at_once)
         if n_lanes == w:
             for j in range(uh, uw):
                 sh = uint64(S[_col(_DICE, w) + j])
@@ -380,7 +384,7 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
         passes += 1
         if passes == flush_at:
             flush_at += _FLUSH_PASSES
-            _flush_all(S, w, 0, n_lanes, n_seats, active, stats, fl)
+            _flush_all(S, w, np.int64(0), n_lanes, n_seats, active, stats, fl)
         # ---- the scalar step for the lanes flagged in the last pass, in lane order. It
         # comes after the draws (which need nothing from it: a lane whose turn ended rolls
         # 6 dice), so the vector stores it reads have long reached the cache.
@@ -460,7 +464,8 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
                 first[j] = s
                 _start_game(S, w, j, s, thr, max_turns)
             else:
-                _flush_all(S, w, j, j + 1, n_seats, active, stats, fl)  # its last counts
+                _flush_all(S, w, np.int64(j), np.int64(j) + 1, n_seats, active, stats,
+                           fl)  # its last counts
                 active[j] = False
                 S[_col(_TURNS, w) + j] = 1
                 S[_col(_TRIG, w) + j] = -1
@@ -468,12 +473,13 @@ def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
         if live == 0:
             break
         # ---- the vector loop of the first half
-        flagged |= _vec(S, w, 0, h, thr_t, target50, at_once)
+        flagged |= _vec(S, w, np.int64(0), h, thr_t, target50, at_once)
 
 
-@njit(cache=True, parallel=True)
-def _run_chunks(states, bounds, game, thr_t, out, lanes, stats, hist, counters):
-    for c in prange(states.shape[0]):
+@njit(cache=True, nogil=True)
+def _run_chunks(lo, hi, states, bounds, game, thr_t, out, lanes, stats, hist, counters):
+    """Chunks ``lo .. hi - 1`` (see :func:`run_chunks`)."""
+    for c in range(lo, hi):
         _chunk(states[c].copy(), bounds[c], bounds[c + 1] - bounds[c], game, thr_t, out,
                lanes, K.Tally(stats[c], hist[c], counters[c]))
 
@@ -496,4 +502,5 @@ def run_chunks(states, bounds, game, thr, out, lanes, stats, hist, counters):
                          "from 50 to MAX_THRESHOLD")
     if not 1 <= lanes <= lanes_for(n_seats):
         raise ValueError(f"lanes kernel: 1 to {lanes_for(n_seats)} lanes for {n_seats} seat(s)")
-    _run_chunks(states, bounds, game, thr_t, out, lanes, stats, hist, counters)
+    run_blocks(_run_chunks, states.shape[0], states, bounds, game, thr_t, out, lanes, stats,
+               hist, counters)

@@ -531,16 +531,17 @@ def _best_partitions(rules: FarkleRules) -> np.ndarray:
     die belongs to no combination; the empty multiset scores 0 (the recursion's base).
     Under ``six_dice_nothing``, six dice none of which belongs to a combination are that
     many points as one set-aside (the rule applies to the whole roll of six)."""
-    combos = [(np.array(v, dtype=np.int64), pts) for v, pts in rules.combinations()]
-    best = np.full(dice.N_MULTISETS, -1, dtype=np.int64)
+    combos = rules.combinations()
+    counts = [tuple(c) for c in dice.COUNTS.tolist()]
+    best = [-1] * dice.N_MULTISETS
     best[0] = 0
     # ranks are ordered by size, so every proper sub-multiset is done before its multiset
     for r in range(1, dice.N_MULTISETS):
-        c = dice.COUNTS[r]
+        c = counts[r]
         top = -1
         for v, pts in combos:
-            if np.all(v <= c):
-                rest = best[dice.rank_of_counts(c - v)]
+            if all(a <= b for a, b in zip(v, c, strict=True)):
+                rest = best[dice.rank_of_counts([b - a for a, b in zip(v, c, strict=True)])]
                 if rest >= 0:
                     top = max(top, pts + rest)
         best[r] = top
@@ -548,7 +549,7 @@ def _best_partitions(rules: FarkleRules) -> np.ndarray:
         for r in range(int(dice.SIZE_OFFSET[dice.MAX_DICE]), dice.N_MULTISETS):
             if all(best[s] <= 0 for s in dice.sub_multisets(r)):
                 best[r] = rules.six_dice_nothing
-    return best
+    return np.array(best, dtype=np.int64)
 
 
 @functools.lru_cache(maxsize=64)

@@ -22,10 +22,9 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dicelab import config
 from dicelab.config import CHUNK_GAMES, DEFAULT_GAMES, HIST_HEADROOM
@@ -56,6 +55,9 @@ from dicelab.stats import (
     percentiles_from_histogram,
     ratio_estimate,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 #: Names of the game kernels, as recorded in results and manifests.
@@ -222,6 +224,8 @@ class FarkleResult:
         }
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         """One row per seat: the run's keys and the seat's statistics, flattened."""
         run = {"game": self.game, "games": self.games, "seed": self.seed,
                "rules": self.rules.name, "ending": self.rules.ending, "target": self.target}
@@ -491,6 +495,8 @@ class BustRiskResult:
         return Proportion(self.busts[n], self.rolls)
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         """One row per number of dice: exact and simulated bust risk."""
         return pd.DataFrame([{"rules": self.rules.name, "seed": self.seed, **frame_row(r)}
                              for r in self.to_dict()["bust_risk"]])

@@ -74,7 +74,8 @@ class Work(NamedTuple):
 def work(m: Model, rows: int) -> Work:
     """Fresh :class:`Work` rows."""
     return Work(np.zeros(rows * 7), np.zeros(rows * 7), np.zeros(rows * 7, dtype=np.uint8),
-                np.zeros(rows * m.class_prob.size, dtype=np.int32), np.zeros(rows * 7))
+                np.zeros(rows * m.class_prob.size, dtype=np.int32),
+                np.zeros((rows + m.max_points + 1) * 7))
 
 
 # ---------------------------------------------------------------------------------
@@ -160,7 +161,7 @@ def fixed_turn_ends(m: Model, bank: np.ndarray, value: np.ndarray | None, rows: 
     out = np.zeros(rows)
     lost, left = turn.turn_ends(m, np.ascontiguousarray(bank, dtype=np.uint8).ravel(),
                                 bank.shape[0], choice, choice.size // nc, False,
-                                np.zeros(rows * 7), out)
+                                np.zeros((rows + m.max_points + 1) * 7), out)
     return lost, out, left
 
 
@@ -469,7 +470,7 @@ def _policy_distribution(rules: FarkleRules, m: Model, w: Work, rows: int
     out = np.zeros(rows)
     nc = m.class_prob.size
     lost, left = turn.turn_ends(m, w.bk, rows, w.choice, w.choice.size // nc, True,
-                                np.zeros(rows * 7), out)
+                                np.zeros((rows + m.max_points + 1) * 7), out)
     return TurnDistribution("max-ev", rules.name, float(lost), out, float(left))
 
 

@@ -42,7 +42,14 @@ from dicelab.penta.rules import (
     state_index,
 )
 from dicelab.penta.scoring import BOX_VALUES, TABLES, apply_box, roll_box_scores
-from dicelab.penta.solver import DecisionSink, layer_groups, layer_states, solve, solve_layer
+from dicelab.penta.solver import (
+    DecisionSink,
+    layer_groups,
+    layer_states,
+    solve,
+    solve_layer,
+    solve_with_decisions,
+)
 from dicelab.penta.tables import (
     BOX_SHIFT,
     KEEP1_SHIFT,
@@ -387,6 +394,12 @@ def decisions_cache_key(policy: str, rules: RuleSet) -> str:
     return disk_cache.entry_key(f"penta-decisions-{policy}", rules.name, rules.digest)
 
 
+def decision_block_stored(policy: str, rules: RuleSet) -> bool:
+    """Whether the disk cache has a file for ``policy``'s decision block under ``rules``
+    (a hint, read without loading it: :func:`decision_tables` still checks the entry)."""
+    return disk_cache.cache_path(decisions_cache_key(policy, rules)).is_file()
+
+
 def _decisions_version(values: np.ndarray, eps: float) -> str:
     # What a block depends on besides the code and the rules (which are in its key): the
     # format, the tie tolerance and the value table (so a re-solved or edited V never
@@ -419,11 +432,12 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
     The table always has a row block per policy of ``POLICIES`` (``decisions[p]`` for
     ``POLICIES[p]``); blocks are made on demand and memoised for the last rule set used.
     An unmade block costs no memory (its pages are never touched). Each block is loaded
-    from the disk cache (:mod:`dicelab.cache`, key :func:`decisions_cache_key`, 270 MB,
-    about 0.8 s with the values and the integrity check) when an intact entry for the same
-    rules, tie tolerance and values is there, else built (2.4-2.7 s on two cores; 3.4-3.8 s
-    with the values and the store) and stored. Building and storing 270 MB per policy is
-    why the example is not run as a doctest.
+    from the disk cache (:mod:`dicelab.cache`, key :func:`decisions_cache_key`, 270 MB)
+    when an intact entry for the same rules, tie tolerance and values is there, else built
+    and stored; when ``optimal``'s values are not solved yet either, one sweep of the
+    solver solves them and builds the block (:func:`~dicelab.penta.solver.
+    solve_with_decisions`). docs/benchmarks.md has the times of both ways. Building and
+    storing 270 MB per policy is why the example is not run as a doctest.
 
     >>> dt = decision_tables("optimal", "seed")  # doctest: +SKIP
     >>> dt.from_cache["optimal"], round(dt.elapsed_s["optimal"], 1)  # doctest: +SKIP
@@ -450,14 +464,23 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
         if tables.built[p]:
             continue
         t0 = time.perf_counter()
-        values = policy_values(name, rs)
         block = tables.decisions[p]
+        built = False
+        if name == "optimal":
+            # values not solved yet: one sweep solves them and builds the block
+            sol, built = solve_with_decisions(rs, DecisionSink(tables.slot, block))
+            values = sol.values
+        else:
+            values = policy_values(name, rs)
         key = decisions_cache_key(name, rs)
         version = _decisions_version(values, config.PENTA_TIE_EPS)
-        # read straight into the block: no second 270 MB buffer, no copy
-        loaded = disk_cache.load(key, version, out={"decisions": block}) is not None
+        loaded = False
+        if not built:
+            # read straight into the block: no second 270 MB buffer, no copy
+            loaded = disk_cache.load(key, version, out={"decisions": block}) is not None
+            if not loaded:
+                _build_block(values, rs, tables.slot, block)
         if not loaded:
-            _build_block(values, rs, tables.slot, block)
             disk_cache.store(key, version, {"decisions": block})
         tables.built[p] = True
         tables.elapsed_s[name] = time.perf_counter() - t0
@@ -466,6 +489,7 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
 
 
 __all__ = ["POLICIES", "DecisionTables", "Option", "Scorecard", "TurnAnalysis", "all_states",
-           "analyse_turn", "choose", "decision_tables", "decisions_cache_key",
+           "analyse_turn", "choose", "decision_block_stored", "decision_tables",
+           "decisions_cache_key",
            "decisions_version", "rank_options",
            "release_decision_tables"]

@@ -60,8 +60,7 @@ from dicelab.penta.tables import (
 )
 
 
-@njit(cache=True)
-def _score_box(counts, box):
+def _score_box(counts: list[int], box: int) -> int:
     """Ordinary score of ``box`` for five dice with ``counts[f]`` dice showing ``f``."""
     total = 0
     most = 0
@@ -100,17 +99,11 @@ def _score_box(counts, box):
     return PENTA_POINTS if most == N_DICE else 0
 
 
-@njit(cache=True)
-def _ordinary_table(roll_counts, out):
-    for b in range(N_BOXES):
-        for r in range(roll_counts.shape[0]):
-            out[b, r] = _score_box(roll_counts[r], b)
-
-
 def _ordinary() -> np.ndarray:
-    out = np.empty((N_BOXES, N_ROLLS), dtype=np.int64)
-    _ordinary_table(ROLL_COUNTS, out)
-    return out
+    """:data:`ORDINARY`, computed once at import (in Python: no kernel to compile)."""
+    rolls = ROLL_COUNTS.tolist()
+    return np.array([[_score_box(counts, b) for counts in rolls] for b in range(N_BOXES)],
+                    dtype=np.int64)
 
 
 #: ``ORDINARY[b, r]``: ordinary score of box ``b`` for roll ``r`` (int64 (13, 252)).
@@ -136,7 +129,7 @@ def _joker_value(b, total):
 #: an ordinary score too).
 BOX_VALUES: tuple[frozenset[int], ...] = tuple(
     frozenset(int(x) for x in ORDINARY[b])
-    | (frozenset(int(_joker_value(b, N_DICE * f)) for f in range(1, FACES + 1))
+    | (frozenset(int(_joker_value.py_func(b, N_DICE * f)) for f in range(1, FACES + 1))
        if UPPER_BOXES <= b < PENTA_BOX else frozenset())
     for b in range(N_BOXES))
 

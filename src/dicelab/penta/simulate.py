@@ -24,16 +24,22 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numba
 import numpy as np
-import pandas as pd
-from numba import njit, prange
+from numba import njit
 
 from dicelab import config, dice, seeding
 from dicelab.errors import UserError
-from dicelab.penta.policies import POLICIES, DecisionTables, all_states, decision_tables
+from dicelab.parallel import in_background, run_blocks
+from dicelab.penta.policies import (
+    POLICIES,
+    DecisionTables,
+    all_states,
+    decision_block_stored,
+    decision_tables,
+)
 from dicelab.penta.rules import (
     BOX_NAMES,
     FACES,
@@ -48,6 +54,7 @@ from dicelab.penta.rules import (
     state_index,
 )
 from dicelab.penta.scoring import BOX_VALUES, TABLES, apply_box, roll_box_scores
+from dicelab.penta.solver import compile_kernel as compile_solver_kernel
 from dicelab.penta.solver import solve
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROLL_BASE
 from dicelab.registry import PolicySpec, parse_policy
@@ -69,6 +76,9 @@ from dicelab.stats import (
     mean_estimate,
     percentiles_from_histogram,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Histogram bins of TOTAL: 0..MAX_TOTAL, the highest TOTAL there is (1575): every box at
 #: its most, the upper bonus, and a Penta bonus in each turn after the first Penta.
@@ -239,7 +249,7 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
         # script reader inside the generator's loops cost 40% of the simulation's speed
         if scripted:
             for g in range(G):
-                roll[g] = _scripted_roll(src, first + g, N_DICE) - ROLL_BASE
+                roll[g] = _scripted_roll(src, first + g, np.int64(N_DICE)) - ROLL_BASE
         elif per_turn:
             for g in range(G):
                 keyed[g, 0], keyed[g, 1], keyed[g, 2], keyed[g, 3] = keyed_state(
@@ -341,12 +351,13 @@ def _play_chunk(src, pol, rp, T, W, tl, j):
                         tl.beat[j, s, q] += 1
 
 
-@njit(cache=True, parallel=True)
-def _simulate_chunks(states, bounds, first, pol, rp, T, tl, streams):
-    """Chunks ``first .. first + len(states) - 1`` on their generators (``streams``: the
-    layout, see the module docstring); chunk ``j`` writes only row ``j`` of ``tl``."""
+@njit(cache=True, nogil=True)
+def _simulate_chunks(lo, hi, states, bounds, first, pol, rp, T, tl, streams):
+    """Chunks ``first + lo .. first + hi - 1`` on their generators ``states[j]``
+    (``streams``: the layout, see the module docstring); chunk ``first + j`` writes only row
+    ``j`` of ``tl``."""
     S = pol.seat_policy.shape[0]
-    for j in prange(states.shape[0]):
+    for j in range(lo, hi):
         no_script = np.zeros(0, dtype=np.int64)
         src = DiceSource(states[j].copy(), no_script, np.zeros(1, dtype=np.int64), no_script,
                          no_script, streams)
@@ -357,7 +368,7 @@ def _simulate_chunks(states, bounds, first, pol, rp, T, tl, streams):
 @njit(cache=True)
 def _run_scripted(src, pol, rp, T, W, tl):
     """All scripted games as one chunk (row 0 of ``tl``); TOTALs stay in ``W.totals``."""
-    _play_chunk(src, pol, rp, T, W, tl, 0)
+    _play_chunk(src, pol, rp, T, W, tl, np.int64(0))
 
 
 # --- results ------------------------------------------------------------------------------
@@ -514,6 +525,8 @@ class PentaResult:
         return d
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         """One row per seat: the seat's summary flattened by :func:`dicelab.results.frame_row`."""
         return pd.DataFrame([{"game": self.game, "rules": self.rules, "games": self.games,
                               "seed": self.seed, **frame_row(self.seat(s).to_dict())}
@@ -577,10 +590,29 @@ class PentaPlan(LazyArrays):
                           self.chunk_games)
 
     def prepare(self) -> None:
-        """The decision tables, and the kernel compiled (or loaded), before the clock."""
-        pol, rp = self.kernel_arrays()
-        _simulate_chunks(np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol, rp,
-                         TABLES, new_tallies(0, len(self.seats)), self.streams)
+        """The decision tables, and the game kernel compiled (or loaded), before the clock.
+
+        When a decision block has to be built, the game kernel compiles on a thread of its
+        own while the solver's kernel (compiled first: numba compiles one function at a
+        time) builds the tables, so a first run takes the longer of the two, not both."""
+        rs = get_rules(self.rules)
+        if all(decision_block_stored(f, rs) for f in self.families):
+            self.kernel_arrays()
+            self._compile()
+            return
+        compile_solver_kernel(decisions=True)
+        join = in_background(self._compile)
+        self.kernel_arrays()  # (interrupted or failed: not waiting for the compile)
+        join()
+
+    def _compile(self) -> None:
+        """Compile (or load) the game kernel, on no chunks: empty arrays of the types it
+        plays from (:class:`SeatPolicies`, as made by :func:`_seat_policies`)."""
+        pol = SeatPolicies(np.zeros(0, dtype=np.int32), np.zeros((0, 0, N_ROLLS), np.uint16),
+                           np.zeros(len(self.seats), dtype=np.int64))
+        _simulate_chunks(0, 0, np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol,
+                         get_rules(self.rules).params, TABLES, new_tallies(0, len(self.seats)),
+                         self.streams)
 
     def empty(self) -> dict[str, np.ndarray]:
         return _sum_chunks(new_tallies(0, len(self.seats)))
@@ -588,9 +620,9 @@ class PentaPlan(LazyArrays):
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
         pol, rp = self.kernel_arrays()
         tl = new_tallies(stop - first, len(self.seats))
-        _simulate_chunks(seeding.chunk_states(self.seed, first, stop),
-                         seeding.chunk_bounds(self.games, first, stop, self.chunk_games), 0,
-                         pol, rp, TABLES, tl, self.streams)
+        run_blocks(_simulate_chunks, stop - first, seeding.chunk_states(self.seed, first, stop),
+                   seeding.chunk_bounds(self.games, first, stop, self.chunk_games), 0, pol, rp,
+                   TABLES, tl, self.streams)
         out = _sum_chunks(tl)
         if self.per_chunk:
             out.update({PER_CHUNK + name: getattr(tl, name) for name in CHUNK_TALLIES})

@@ -3,11 +3,11 @@
 ``solve("hasbro").expected_score`` is the optimal expected final score. States are
 (filled boxes, upper total capped at 63, Penta box holds 50) -- see
 :func:`dicelab.penta.rules.state_index` for the index and :mod:`dicelab.penta.widget`
-for the per-turn computation. Layers are solved from 12 filled boxes down to 0,
-``prange`` over fixed blocks (``config.PENTA_SOLVER_BLOCK`` groups) of the states of one
-layer (each block writes only its own states, so the result does not depend on the
-number of threads); states that differ only in the upper total are solved
-``config.PENTA_SOLVER_LANES`` at a time in vector lanes
+for the per-turn computation. Layers are solved from 12 filled boxes down to 0, in
+fixed blocks (``config.PENTA_SOLVER_BLOCK`` groups) of the states of one layer shared out
+to the threads by :func:`dicelab.parallel.run_blocks` (each block writes only its own
+states, so the result does not depend on the number of threads); states that differ only
+in the upper total are solved ``config.PENTA_SOLVER_LANES`` at a time in vector lanes
 (:func:`dicelab.penta.widget.final_values_lanes`). Unreachable states (an upper total
 the filled upper boxes cannot make; ``fifty`` with the Penta box open) are skipped and
 hold NaN.
@@ -25,10 +25,11 @@ from functools import cache
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from dicelab import cache as disk_cache
 from dicelab import config
+from dicelab.parallel import run_blocks
 from dicelab.penta.rules import (
     FACES,
     N_BOXES,
@@ -68,11 +69,18 @@ class Layer(NamedTuple):
     counts: np.ndarray  # int64 (groups,)
 
 
+#: No values to write (:class:`DecisionSink`).
+_NO_VALUES = np.zeros(0)
+
+
 class DecisionSink(NamedTuple):
-    """Where the decision kernel writes: ``decisions[slot[s], r]`` for state ``s``."""
+    """Where the decision kernel writes: ``decisions[slot[s], r]`` for state ``s`` and, if
+    ``values`` is not empty, the state's value ``values[s]`` (float64 (N_STATES,)): the
+    tracked widget computes the values it decides on, so one sweep can give both."""
 
     slot: np.ndarray  # int32 (N_STATES,), -1 = no row
     decisions: np.ndarray  # uint16 (rows, 252)
+    values: np.ndarray = _NO_VALUES
 
 
 #: A sink with no rows: the layer's values are solved, not its decisions.
@@ -93,15 +101,14 @@ def _reachable_uppers() -> list[np.ndarray]:
 
 @cache
 def layer_states() -> tuple[np.ndarray, ...]:
-    """``layer_states()[n]``: int64 indices of the reachable states with ``n`` filled boxes."""
-    index = state_index.py_func  # the same formula, on numpy arrays
-    ups = _reachable_uppers()
-    layers: list[list[np.ndarray]] = [[] for _ in range(N_BOXES + 1)]
-    for mask in range(1 << N_BOXES):
-        n = bin(mask).count("1")
-        for fifty in (0, 1) if (mask >> PENTA_BOX) & 1 else (0,):
-            layers[n].append(index(mask, ups[mask & ((1 << UPPER_BOXES) - 1)], fifty))
-    return tuple(np.sort(np.concatenate(layer)) for layer in layers)
+    """``layer_states()[n]``: int64 indices of the reachable states with ``n`` filled boxes,
+    in increasing order (the states of :func:`layer_groups`)."""
+    lanes = np.arange(config.PENTA_SOLVER_LANES)
+    out = []
+    for layer in layer_groups():
+        states = layer.heads[:, None] | state_index.py_func(0, layer.ups, 0)
+        out.append(np.sort(states[lanes < layer.counts[:, None]]))
+    return tuple(out)
 
 
 def n_reachable_states() -> int:
@@ -110,42 +117,44 @@ def n_reachable_states() -> int:
 
 @cache
 def layer_groups() -> tuple[Layer, ...]:
-    """Per number of filled boxes: its :class:`Layer`. Every reachable state is in exactly
-    one group."""
+    """Per number of filled boxes: its :class:`Layer`, the groups in increasing order of
+    filled boxes, then Penta flag, then upper total. Every reachable state is in exactly one
+    group."""
     lanes = config.PENTA_SOLVER_LANES
-    ups_of = _reachable_uppers()
-    out = []
-    for n in range(N_BOXES + 1):
-        heads, ups, counts = [], [], []
-        for mask in range(1 << N_BOXES):
-            if bin(mask).count("1") != n:
-                continue
-            u = ups_of[mask & ((1 << UPPER_BOXES) - 1)]
-            for fifty in (0, 1) if (mask >> PENTA_BOX) & 1 else (0,):
-                for i in range(0, u.size, lanes):
-                    part = u[i:i + lanes]
-                    heads.append(state_index.py_func(mask, 0, fifty))
-                    ups.append(np.concatenate([part, np.full(lanes - part.size, part[-1])]))
-                    counts.append(part.size)
-        out.append(Layer(np.array(heads, dtype=np.int64), np.array(ups, dtype=np.int64),
-                         np.array(counts, dtype=np.int64)))
-    return tuple(out)
+    # the groups of upper totals each set of filled upper boxes can make (padded by
+    # repeating the last), as rows of one table
+    chunk_ups, chunk_counts, chunks_of = [], [], []
+    for u in _reachable_uppers():
+        rows = []
+        for i in range(0, u.size, lanes):
+            part = u[i:i + lanes]
+            rows.append(len(chunk_ups))
+            chunk_ups.append(np.concatenate([part, np.full(lanes - part.size, part[-1])]))
+            chunk_counts.append(part.size)
+        chunks_of.append(rows)
+    ups_table = np.array(chunk_ups, dtype=np.int64)
+    counts_table = np.array(chunk_counts, dtype=np.int64)
+    heads: list[list[int]] = [[] for _ in range(N_BOXES + 1)]
+    rows_of: list[list[int]] = [[] for _ in range(N_BOXES + 1)]
+    for mask in range(1 << N_BOXES):
+        n = bin(mask).count("1")
+        rows = chunks_of[mask & ((1 << UPPER_BOXES) - 1)]
+        for fifty in (0, 1) if (mask >> PENTA_BOX) & 1 else (0,):
+            heads[n] += [state_index.py_func(mask, 0, fifty)] * len(rows)
+            rows_of[n] += rows
+    return tuple(Layer(np.array(h, dtype=np.int64), ups_table[r], counts_table[r])
+                 for h, r in zip(heads, rows_of, strict=True))
 
 
-@njit(cache=True)
-def _layer_block(bi, V, layer, rp, T, out, track, eps):
-    """Block ``bi`` of a layer (see :func:`solve_layer`): with ``track`` its decisions into
-    ``out``, else its values into ``V`` (``eps``, the tie tolerance, only matters to
-    decisions).
-
-    A function of its own, called from the ``prange`` loops: inlined into a parallel loop
-    body, its writes through ``out`` (arrays held in a NamedTuple) would be lost (numba
-    issues #7135, #10338).
-    """
+@njit(inline="always")
+def _layer_blocks(lo, hi, V, layer, rp, T, out, track, eps):
+    """Blocks ``lo .. hi - 1`` of a layer (see :func:`solve_layer`): with ``track`` their
+    decisions (and values, if ``out.values`` is not empty) into ``out``, else their values
+    into ``V`` (``eps``, the tie tolerance, only matters to decisions)."""
     W = new_lane_scratch(track)
     heads, ups, counts = layer.heads, layer.ups, layer.counts
     block = config.PENTA_SOLVER_BLOCK
-    for g in range(bi * block, min(heads.shape[0], (bi + 1) * block)):
+    for g in range(lo * block, min(heads.shape[0], hi * block)):
         head = heads[g]
         final_values_lanes(V, rp, T, state_mask(head), state_fifty(head), ups[g], W, track,
                            eps)
@@ -159,7 +168,8 @@ def _layer_block(bi, V, layer, rp, T, out, track, eps):
                         T.keep_pos[r, W.arg2[ROLL_BASE + r, la]]
                         | (T.keep_pos[r, W.arg1[ROLL_BASE + r, la]] << KEEP1_SHIFT)
                         | (W.box[r, la] << BOX_SHIFT))
-        else:
+        dst = out.values if track else V
+        if dst.shape[0] > 0:
             total = W.total
             for la in range(config.PENTA_SOLVER_LANES):
                 total[la] = 0.0
@@ -168,21 +178,32 @@ def _layer_block(bi, V, layer, rp, T, out, track, eps):
                 for la in range(config.PENTA_SOLVER_LANES):
                     total[la] += p * W.r1[r, la]
             for la in range(counts[g]):
-                V[head | state_index(0, ups[g, la], 0)] = total[la]
+                dst[head | state_index(0, ups[g, la], 0)] = total[la]
 
 
-@njit(cache=True, parallel=True)
-def _values_layer(V, layer, rp, T, no_decisions):
-    block = config.PENTA_SOLVER_BLOCK
-    for bi in prange((layer.heads.shape[0] + block - 1) // block):
-        _layer_block(bi, V, layer, rp, T, no_decisions, False, 0.0)
+@njit(cache=True, nogil=True)
+def _values_blocks(lo, hi, V, layer, rp, T, out):
+    _layer_blocks(lo, hi, V, layer, rp, T, out, False, 0.0)
 
 
-@njit(cache=True, parallel=True)
-def _decisions_layer(V, layer, rp, T, out, eps):
-    block = config.PENTA_SOLVER_BLOCK
-    for bi in prange((layer.heads.shape[0] + block - 1) // block):
-        _layer_block(bi, V, layer, rp, T, out, True, eps)
+@njit(cache=True, nogil=True)
+def _decisions_blocks(lo, hi, V, layer, rp, T, out, eps):
+    _layer_blocks(lo, hi, V, layer, rp, T, out, True, eps)
+
+
+def compile_kernel(decisions: bool) -> None:
+    """Compile (or load from numba's cache) the solver's kernel that solves values
+    (``decisions`` False) or decisions, on no work."""
+    empty = Layer(np.zeros(0, dtype=np.int64),
+                  np.zeros((0, config.PENTA_SOLVER_LANES), dtype=np.int64),
+                  np.zeros(0, dtype=np.int64))
+    V = np.zeros(0)
+    rp = get_rules(None).params
+    if decisions:
+        sink = DecisionSink(np.zeros(0, dtype=np.int32), np.zeros((0, N_ROLLS), np.uint16), V)
+        _decisions_blocks(0, 0, V, empty, rp, TABLES, sink, 0.0)
+    else:
+        _values_blocks(0, 0, V, empty, rp, TABLES, _NO_DECISIONS)
 
 
 def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
@@ -192,25 +213,33 @@ def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
     Without ``out`` it writes the groups' values into ``V``. With a :class:`DecisionSink`
     (the layers after it solved) it tracks the argmax instead and writes, for each state
     ``s`` and roll ``r``, the packed decision ``out.decisions[out.slot[s], r]``
-    (``KEEP_BITS`` layout of :mod:`dicelab.penta.tables`): the same widget, so the
-    decisions are those of exactly the values solved. Options within ``eps`` points
-    (default ``config.PENTA_TIE_EPS``) of the best are ties, settled by the fixed order of
-    :mod:`dicelab.penta.widget` (the values never depend on ``eps``).
+    (``KEEP_BITS`` layout of :mod:`dicelab.penta.tables`), and the values into
+    ``out.values`` if that is not empty (bit for bit those of the untracked widget): the
+    same widget, so the decisions are those of exactly the values solved. Options within
+    ``eps`` points (default ``config.PENTA_TIE_EPS``) of the best are ties, settled by the
+    fixed order of :mod:`dicelab.penta.widget` (the values never depend on ``eps``).
     """
+    n_blocks = -(-layer.heads.shape[0] // config.PENTA_SOLVER_BLOCK)
     if out is None:
-        _values_layer(V, layer, rules.params, TABLES, _NO_DECISIONS)
+        run_blocks(_values_blocks, n_blocks, V, layer, rules.params, TABLES, _NO_DECISIONS)
     else:
         tol = config.PENTA_TIE_EPS if eps is None else eps
-        _decisions_layer(V, layer, rules.params, TABLES, out, float(tol))
+        run_blocks(_decisions_blocks, n_blocks, V, layer, rules.params, TABLES, out,
+                   float(tol))
 
 
-def solve_values(rules: RuleSet) -> np.ndarray:
-    """Compute the value table of ``rules`` (no cache): float64[N_STATES], NaN = unreachable."""
+def solve_values(rules: RuleSet, decisions: DecisionSink | None = None) -> np.ndarray:
+    """Compute the value table of ``rules`` (no cache): float64[N_STATES], NaN = unreachable.
+
+    With ``decisions`` the same sweep also writes every state's decisions there (the
+    tracked widget of :func:`solve_layer`, which computes the same values): one sweep and
+    one kernel instead of a solve and then a decision build."""
     V = np.full(N_STATES, np.nan)
     V[layer_states()[N_BOXES]] = 0.0
     groups = layer_groups()
+    sink = None if decisions is None else decisions._replace(values=V)
     for n in range(N_BOXES - 1, -1, -1):
-        solve_layer(V, groups[n], rules)
+        solve_layer(V, groups[n], rules, sink)
     return V
 
 
@@ -257,9 +286,10 @@ def cache_key(rules: RuleSet) -> str:
 _MEMO: dict[str, PentaSolution] = {}
 
 
-def _solve_entry(rules: RuleSet) -> dict[str, np.ndarray]:
+def _solve_entry(rules: RuleSet, decisions: DecisionSink | None = None
+                 ) -> dict[str, np.ndarray]:
     t0 = time.perf_counter()
-    values = solve_values(rules)
+    values = solve_values(rules, decisions)
     return {"values": values, "solve_s": np.array(time.perf_counter() - t0)}
 
 
@@ -273,29 +303,43 @@ def solve(rules: str | RuleSet | None = None, use_cache: bool = True) -> PentaSo
     """Solve Penta exactly under ``rules`` (a name or :class:`RuleSet`; default ``seed``).
 
     Loads the value table from the disk cache when it is there and intact, else
-    solves (one to two seconds on two cores) and stores it. Memoised per process (by the
-    rules' content).
+    solves (see docs/benchmarks.md for how long) and stores it. Memoised per process (by
+    the rules' content).
 
     >>> sol = solve("no-bonus", use_cache=False)
     >>> round(sol.expected_score, 5), sol.from_cache, sol.solve_s > 0
     (245.87077, False, True)
     """
+    return _solve(rules, use_cache, None)[0]
+
+
+def solve_with_decisions(rules: str | RuleSet | None, decisions: DecisionSink
+                         ) -> tuple[PentaSolution, bool]:
+    """:func:`solve`, with the cache; if the values have to be computed (neither memoised
+    nor cached), the sweep that computes them also writes every state's decisions into
+    ``decisions`` (see :func:`solve_values`). Returns the solution and whether it did."""
+    return _solve(rules, True, decisions)
+
+
+def _solve(rules: str | RuleSet | None, use_cache: bool, decisions: DecisionSink | None
+           ) -> tuple[PentaSolution, bool]:
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     key = cache_key(rs)
     if use_cache and key in _MEMO:
-        return _MEMO[key]
+        return _MEMO[key], False
     t0 = time.perf_counter()
     if use_cache:
-        arrays, from_cache = disk_cache.cached(key, FORMAT_VERSION, lambda: _solve_entry(rs))
+        arrays, from_cache = disk_cache.cached(key, FORMAT_VERSION,
+                                               lambda: _solve_entry(rs, decisions))
         if not _intact(arrays):
             # a well-formed file with the wrong content: rebuild rather than trust it
-            arrays = _solve_entry(rs)
+            arrays = _solve_entry(rs, decisions)
             disk_cache.store(key, FORMAT_VERSION, arrays)
             from_cache = False
     else:
-        arrays, from_cache = _solve_entry(rs), False
+        arrays, from_cache = _solve_entry(rs, decisions), False
     sol = PentaSolution(rs, arrays["values"], time.perf_counter() - t0, from_cache,
                         float(arrays["solve_s"]))
     if use_cache:
         _MEMO[key] = sol
-    return sol
+    return sol, not from_cache

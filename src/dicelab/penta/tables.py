@@ -37,24 +37,23 @@ KEEP_SIZE = dice.SIZE[:N_KEEPS].copy()
 
 
 def _build():
+    keys = dice.KEY[:N_KEEPS]
+    size = dice.SIZE[:N_KEEPS]
+    die = 7 ** np.arange(FACES + 1, dtype=np.int64)  # the key of one die showing f
     add = np.full((N_KEEPS, FACES + 1), -1, dtype=np.int64)
     sub = np.full((N_KEEPS, FACES + 1), -1, dtype=np.int64)
-    for k in range(N_KEEPS):
-        c = dice.COUNTS[k]
-        for f in range(1, FACES + 1):
-            if dice.SIZE[k] < N_DICE:
-                cc = c.copy()
-                cc[f] += 1
-                add[k, f] = dice.rank_of_counts(cc)
-            if c[f] > 0:
-                cc = c.copy()
-                cc[f] -= 1
-                sub[k, f] = dice.rank_of_counts(cc)
+    for f in range(1, FACES + 1):
+        small = size < N_DICE
+        add[small, f] = dice.rank_of_keys(keys[small] + die[f])
+        has = dice.COUNTS[:N_KEEPS, f] > 0
+        sub[has, f] = dice.rank_of_keys(keys[has] - die[f])
     union = np.full((N_KEEPS, N_KEEPS), -1, dtype=np.int16)
-    for k in range(N_KEEPS):
-        for d in range(N_KEEPS):
-            if dice.SIZE[k] + dice.SIZE[d] == N_DICE:
-                union[k, d] = dice.add_ranks(k, d) - ROLL_BASE
+    offset = dice.SIZE_OFFSET
+    for n in range(N_DICE + 1):  # keeps of n dice and rolls of N_DICE - n
+        ks = np.arange(offset[n], offset[n + 1])
+        ds = np.arange(offset[N_DICE - n], offset[N_DICE - n + 1])
+        union[np.ix_(ks, ds)] = dice.rank_of_keys(keys[ks][:, None] + keys[ds][None, :]
+                                                  ) - ROLL_BASE
     subsets = np.full((N_ROLLS, MAX_SUBSETS), -1, dtype=np.int16)
     n_subsets = np.zeros(N_ROLLS, dtype=np.int64)
     for r in range(N_ROLLS):

@@ -151,7 +151,7 @@ def _visit(e3, box, bv, r, v, b, track, eps):
         bv[r] = v
 
 
-@njit(inline="always")
+@njit
 def _visit_box(V, T, mask, up, fifty, b, W, track, eps):
     """Offer every roll's value in open box ``b`` to :func:`_visit`."""
     nm = mask | (1 << b)
@@ -341,12 +341,12 @@ def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
         bv[r, la] = v if better else bv[r, la]
 
 
-@njit(inline="always")
+@njit
 def _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand, base,
                      track, eps):
     """:func:`_visit_box` for the upper totals ``ups[l]``. It takes arrays, not their
-    groups: inlined once per open box and group, every array of a group handed to it would
-    cost a reference-count update there."""
+    groups: called once per open box and group, a group handed to it would cost a
+    reference-count update per array and call."""
     nm = mask | (1 << b)
     if b < UPPER_BOXES:
         face = b + 1

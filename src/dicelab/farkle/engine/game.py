@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 
 from dicelab.farkle.engine import turn
 from dicelab.farkle.engine.model import CLIMB_ERR
@@ -126,8 +126,9 @@ class Scratch(NamedTuple):
 def scratch(m, rows):
     """Fresh :class:`Scratch` over ``rows`` rows."""
     return Scratch(np.empty(rows * 7), np.empty(rows * 7), np.empty(rows * 7, dtype=np.uint8),
-                   np.empty(rows * m.class_prob.size, dtype=np.int32), np.empty(rows * 7),
-                   np.empty(rows), np.empty(rows), np.empty(rows), np.empty(2))
+                   np.empty(rows * m.class_prob.size, dtype=np.int32),
+                   np.empty((rows + m.max_points + 1) * 7), np.empty(rows), np.empty(rows),
+                   np.empty(rows), np.empty(2))
 
 
 @njit(inline="always")
@@ -161,19 +162,32 @@ def bank_value(m, g, other, r, y, mi):
 def banks(m, g, d, x, y, r, other, split, lo):
     """The bank part of a turn ending ``d`` (``d[k]``: P(bank a gain of ``lo + k``), at
     index ``x + lo + k``) against the other at ``y`` with count ``r``: (value, P(win),
-    P(tie))."""
+    P(tie)) (:func:`bank_value` of each bank; the banks below the target are a dot
+    product with the other's values, without a branch)."""
     v = 0.0
     w = 0.0
     t = 0.0
-    for k in range(d.size):
+    n = d.size
+    base = x + lo
+    below = min(n, max(g.u - base, 0))
+    ov = other.v[r, 0, y]
+    for k in range(uint64(below)):
+        v += d[k] * (1.0 - ov[uint64(base) + k])
+    if split:
+        ow = other.w[r, 0, y]
+        ot = other.t[r, 0, y]
+        for k in range(uint64(below)):
+            q = uint64(base) + k
+            w += d[k] * (1.0 - ow[q] - ot[q])
+            t += d[k] * ot[q]
+    for k in range(below, n):  # past the target: the other's last turn
         p = d[k]
         if p == 0.0:
             continue
-        bv, bw, bt = bank_value(m, g, other, r, y, x + lo + k)
+        bv, bw, bt = bank_value(m, g, other, r, y, base + k)
         v += p * bv
-        if split:
-            w += p * bw
-            t += p * bt
+        w += p * bw
+        t += p * bt
     return v, w, t
 
 
@@ -220,9 +234,15 @@ def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track, bounds):
         cap_err += CLIMB_ERR + other.c_cap[r, y, other.c_cap.shape[2] - 1]
     rows = max(top + m.six_rows + m.max_points, fill_to)
     bust6 = m.bust[HOT_DICE]
-    for i in range(rows):
+    below = min(rows, max(g.u - x, 0))
+    ov = other.v[r, 0, y]
+    for i in range(uint64(below)):
+        sc.bankv[i] = 1.0 - ov[uint64(x) + i]
+    for i in range(below, rows):
         sc.bankv[i] = bank_value(m, g, other, r, y, x + i)[0]
-        sc.edge[i] = m.six_bank * sc.bankv[i] + bust6 * beta
+    if m.six_rows > 0:
+        for i in range(rows):
+            sc.edge[i] = m.six_bank * sc.bankv[i] + bust6 * beta
     if track:
         bounds[0] = max(0.0, beta - turn.WINDOW)
         bounds[1] = min(1.0, beta + turn.WINDOW)
@@ -369,6 +389,53 @@ def _row_at(m, kept, g, s, r, x, y):
 
 
 @njit(cache=True)
+def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split):
+    """One state of :func:`unit_chain`: the mover ``me`` at ``(i, j, mx, my)``. Writes its
+    value (and with ``split`` P(win), P(tie)); returns (its change, its turn-DP states,
+    the gap between its turn DP and its ending's evaluation)."""
+    u = g.u
+    lv, lw, lt = lost_value(m, g, other, i, j, mx, my)
+    n_states = 0
+    worst = 0.0
+    if optimal:
+        row = _row_at(m, kept, g, i, j, mx, my)
+        e = kept.ends[i, j, mx, my]
+        val = 0.0
+        if improve:
+            val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False,
+                                                sc.bounds)
+            q = optimal_ends(m, g, sc, rows)
+            for kk in range(u - 1 - mx):
+                row[kk] = sc.ends[kk + 1] if kk + 1 < rows else 0.0
+            pv, pw, pt = banks(m, g, sc.ends[u - mx:rows], mx, my, j, other, True, u - mx)
+            e[0] = pv
+            e[1] = pw
+            e[2] = pt
+            e[3] = q
+            n_states = (top - 1) * 6 + 1
+        bv, bw, bt = banks(m, g, row, mx, my, j, other, split, 1)
+        v = e[0] + bv + e[3] * lv
+        if improve:
+            worst = abs(v - val)
+        w = e[1] + bw + e[3] * lw
+        t = e[2] + bt + e[3] * lt
+    else:
+        sl = me.normal[i, j, mx, my]
+        q = me.bust[sl]
+        bv, bw, bt = banks(m, g, me.dist[sl, 1:], mx, my, j, other, split, 1)
+        v = bv + q * lv
+        w = bw + q * lw
+        t = bt + q * lt
+    moved = abs(v - me.v[i, j, mx, my])
+    me.v[i, j, mx, my] = v
+    if split:
+        moved = max(moved, abs(w - me.w[i, j, mx, my]), abs(t - me.t[i, j, mx, my]))
+        me.w[i, j, mx, my] = w
+        me.t[i, j, mx, my] = t
+    return moved, n_states, worst
+
+
+@njit(cache=True)
 def unit_chain(m, g, A, B, kept, x, y, sc, improve, split, info):
     """One Gauss-Seidel pass over the unit of A at (x, y) and B at (y, x), every count, in
     decreasing order of the counts' sum (the iterated mode). ``improve``: solve seat A's
@@ -376,62 +443,20 @@ def unit_chain(m, g, A, B, kept, x, y, sc, improve, split, info):
     and P(tie) too. Writes the states and the unit's change (and with ``improve`` its
     turn-DP states and the largest gap between a DP and its ending's evaluation)."""
     k = m.streak
-    u = g.u
     moved = 0.0
     n_states = 0
     worst = 0.0
+    both = not (g.self_play and x == y)
     for total in range(2 * (k - 1), -1, -1):
         for i in range(max(0, total - (k - 1)), min(k - 1, total) + 1):
             j = total - i
-            for side in range(2):
-                if side == 0:
-                    mx, my = x, y
-                    me, other = A, B
-                    optimal = g.a_optimal
-                else:
-                    if g.self_play and x == y:
-                        break
-                    mx, my = y, x
-                    me, other = B, A
-                    optimal = g.self_play
-                lv, lw, lt = lost_value(m, g, other, i, j, mx, my)
-                if optimal:
-                    row = _row_at(m, kept, g, i, j, mx, my)
-                    e = kept.ends[i, j, mx, my]
-                    if improve:
-                        val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0,
-                                                            False, sc.bounds)
-                        q = optimal_ends(m, g, sc, rows)
-                        n = u - 1 - mx
-                        for kk in range(n):
-                            row[kk] = sc.ends[kk + 1] if kk + 1 < rows else 0.0
-                        pv, pw, pt = banks(m, g, sc.ends[u - mx:rows], mx, my, j, other, True,
-                                           u - mx)
-                        e[0] = pv
-                        e[1] = pw
-                        e[2] = pt
-                        e[3] = q
-                        n_states += (top - 1) * 6 + 1
-                    bv, bw, bt = banks(m, g, row, mx, my, j, other, split, 1)
-                    v = e[0] + bv + e[3] * lv
-                    if improve:
-                        worst = max(worst, abs(v - val))
-                    w = e[1] + bw + e[3] * lw
-                    t = e[2] + bt + e[3] * lt
-                else:
-                    sl = me.normal[i, j, mx, my]
-                    q = me.bust[sl]
-                    bv, bw, bt = banks(m, g, me.dist[sl, 1:], mx, my, j, other, split, 1)
-                    v = bv + q * lv
-                    w = bw + q * lw
-                    t = bt + q * lt
-                moved = max(moved, abs(v - me.v[i, j, mx, my]))
-                me.v[i, j, mx, my] = v
-                if split:
-                    moved = max(moved, abs(w - me.w[i, j, mx, my]),
-                                abs(t - me.t[i, j, mx, my]))
-                    me.w[i, j, mx, my] = w
-                    me.t[i, j, mx, my] = t
+            d, n, w = chain_state(m, g, A, B, kept, i, j, x, y, g.a_optimal, sc, improve,
+                                  split)
+            moved, n_states, worst = max(moved, d), n_states + n, max(worst, w)
+            if both:
+                d, n, w = chain_state(m, g, B, A, kept, i, j, y, x, g.self_play, sc, improve,
+                                      split)
+                moved, n_states, worst = max(moved, d), n_states + n, max(worst, w)
     info.change[x, y] = moved
     if improve:
         info.states[x, y] = n_states
@@ -454,6 +479,24 @@ def sweep_diagonal(diag, m, g, A, B, kept, exact, improve, split, info):
             unit_exact(m, g, A, B, x, y, sa, sb, info)
         else:
             unit_chain(m, g, A, B, kept, x, y, sa, improve, split, info)
+
+
+@njit(cache=True)
+def sweep_serial(m, g, A, B, kept, exact, split, info):
+    """A whole sweep without a turn DP, every sum of the totals from the largest down, on
+    one thread: re-evaluating kept turns, or two fixed seats. (A sum's work is too small
+    to share: launching a parallel loop per sum cost 50 times the work on a busy
+    machine, measured.) Returns the largest change."""
+    u = g.u
+    sa = scratch(m, 1)
+    for diag in range(2 * u - 2, -1, -1):
+        lo = (diag + 1) // 2 if g.self_play else max(0, diag - (u - 1))
+        for x in range(lo, min(diag, u - 1) + 1):
+            if exact:
+                unit_exact(m, g, A, B, x, diag - x, sa, sa, info)
+            else:
+                unit_chain(m, g, A, B, kept, x, diag - x, sa, False, split, info)
+    return info.change.max()
 
 
 @njit(parallel=True, cache=True)

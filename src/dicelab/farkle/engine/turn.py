@@ -178,18 +178,21 @@ def turn_ends(m, bk, bk_rows, choice, choice_rows, guess, reach, out):
     past row L - 1)). With ``guess`` (a :func:`turn_back` table over L rows), six dice at
     a row where a roll would leave the table end as that table's edge guess does: a bank
     there with the chance ``m.six_bank``, a lost turn with ``m.bust[6]``, the rest
-    unresolved. ``reach``: scratch of at least L * 7."""
-    cs, cp = m.class_start, m.class_prob
+    unresolved. ``reach``: scratch of at least (L + max points + 1) * 7, so that a roll
+    from any row lands in it (what lands past row L - 1 is still rolling)."""
+    cs, cp, of = m.class_start, m.class_prob, m.oflat
     nc = cp.size
     rows = out.size
-    for k in range(rows * 7):
+    size = (rows + m.max_points + 1) * 7
+    for k in range(size):
         reach[k] = 0.0
     reach[HOT_DICE] = 1.0
     lost = 0.0
     left = 0.0
     for i in range(rows):
         ib = min(i, bk_rows - 1) * 7
-        ic = min(i, choice_rows - 1) * nc
+        ic = uint64(min(i, choice_rows - 1) * nc)
+        base = uint64(i * 7)
         for n in range(1, 7):
             r = reach[i * 7 + n]
             if r == 0.0:
@@ -203,13 +206,10 @@ def turn_ends(m, bk, bk_rows, choice, choice_rows, guess, reach, out):
                 left += r * (1.0 - m.six_bank - m.bust[HOT_DICE])
                 continue
             lost += r * m.bust[n]
-            for c in range(cs[n], cs[n + 1]):
-                j = choice[ic + c]
-                q = i + m.points[j]
-                if q < rows:
-                    reach[q * 7 + m.dice[j]] += r * cp[c]
-                else:
-                    left += r * cp[c]
+            for c in range(uint64(cs[n]), uint64(cs[n + 1])):
+                reach[base + uint64(of[choice[ic + c]])] += r * cp[c]
+    for k in range(rows * 7, size):
+        left += reach[k]
     return lost, left
 
 
@@ -294,6 +294,6 @@ def slices_ends(m, bank, value, keep_all, out_bust, out_left, out_dist):
             decide(m, value[s], choice)
             c_rows = p_rows
         lost, left = turn_ends(m, bank[s].ravel(), p_rows, choice, c_rows, False,
-                               np.zeros(rows * 7), out_dist[s])
+                               np.empty((rows + m.max_points + 1) * 7), out_dist[s])
         out_bust[s] = lost
         out_left[s] = left

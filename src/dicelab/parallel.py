@@ -1,0 +1,109 @@
+"""Independent blocks of work on this process's threads (layer 1).
+
+``run_blocks(kernel, n, *args)`` calls ``kernel(lo, hi, *args)`` on contiguous ranges
+``lo .. hi - 1`` that together cover blocks ``0 .. n - 1``, one range per thread, the
+calling thread taking the first. The kernels are plain ``@njit(nogil=True)`` functions
+that loop over their range: the threads run them at once, outside the GIL.
+
+This is what numba's ``parallel=True`` and ``prange`` would do, without their cost at
+compile time: a ``prange`` loop types its body twice (once in the function, once in the
+generated parallel function, with an unsigned index) and lowers a parallel function of
+its own, which took seconds on a first run. The ranges are those of numba's default
+static schedule (equal shares in order). Every block must write only its own outputs, so
+results never depend on the number of threads.
+
+The number of threads is numba's for the calling thread (:func:`numba.get_num_threads`:
+``NUMBA_NUM_THREADS``, or what :func:`numba.set_num_threads` set, e.g. ``--threads``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            import numba
+
+            _POOL = ThreadPoolExecutor(max(1, numba.config.NUMBA_NUM_THREADS - 1),
+                                       thread_name_prefix="dicelab-kernel")
+        return _POOL
+
+
+def block_ranges(n: int, parts: int) -> list[tuple[int, int]]:
+    """``parts`` (at most ``n``) contiguous ranges covering ``0 .. n - 1`` in order, their
+    sizes differing by at most one (the larger first).
+
+    >>> block_ranges(10, 3)
+    [(0, 4), (4, 7), (7, 10)]
+    >>> block_ranges(2, 4), block_ranges(0, 2)
+    ([(0, 1), (1, 2)], [])
+    """
+    parts = max(1, min(parts, n))
+    q, r = divmod(n, parts)
+    out, lo = [], 0
+    for i in range(parts if n > 0 else 0):
+        hi = lo + q + (i < r)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def threads() -> int:
+    """The threads :func:`run_blocks` uses from the calling thread."""
+    import numba
+
+    return int(numba.get_num_threads())
+
+
+def run_blocks(kernel: Callable[..., Any], n: int, *args: Any) -> None:
+    """``kernel(lo, hi, *args)`` over blocks ``0 .. n - 1``, one range per thread (see the
+    module docstring). With no blocks the kernel is called once on the empty range, which
+    compiles it (or loads it from numba's cache): a call on no work warms a kernel up. An
+    exception of any range is raised here, after every range ended."""
+    ranges = block_ranges(n, threads())
+    if len(ranges) <= 1:
+        kernel(0, n, *args)
+        return
+    pool = _pool()
+    futures = [pool.submit(kernel, lo, hi, *args) for lo, hi in ranges[1:]]
+    try:
+        kernel(*ranges[0], *args)
+    finally:
+        for f in futures:
+            f.exception()  # wait for every range, also when this one failed
+    for f in futures:
+        f.result()
+
+
+def in_background(fn: Callable[[], Any]) -> Callable[[], None]:
+    """Start ``fn()`` on a thread of its own; returns ``join()``, which waits for it and
+    raises its exception, if any. For work that overlaps other work of this process, such
+    as compiling a kernel while other (nogil) kernels run: numba compiles one function at
+    a time, but a compile runs beside kernels that hold no GIL. The thread is a daemon: an
+    interrupted command does not wait for it."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            fn()
+        except BaseException as exc:  # handed to join()
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="dicelab-background", daemon=True)
+    thread.start()
+
+    def join() -> None:
+        thread.join()
+        if failure:
+            raise failure[0]
+
+    return join
