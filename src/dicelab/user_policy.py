@@ -14,7 +14,12 @@ What ``NAME`` may be, for Farkle:
 * a plain or numba-compiled function of ``(my, opp, turn_points, dice_left)`` and
   keyword parameters with number defaults: made a bank rule with the defaults of
   :func:`~dicelab.farkle.policy.bank_rule`;
-* a :class:`dicelab.farkle.policy_table.PolicyTable`.
+* a :class:`dicelab.farkle.policy_table.PolicyTable`;
+* a policy that decides move by move: an object with a ``name`` and ``decide(state) ->
+  Move`` (:class:`dicelab.farkle.policy.Policy`), a class of such objects (made with no
+  arguments), or a function of the decision state alone. The referee plays it
+  (:mod:`dicelab.farkle.referee`): simulations run in Python, and the exact tools,
+  which need a table, refuse it.
 
 Errors (a missing file or name, a function with the wrong signature, the user's module
 raising as it is imported) are :class:`dicelab.errors.UserError`, the user's own
@@ -78,16 +83,51 @@ def load(text: str, game: str | None = None) -> Loaded:
 def as_policy(obj, name: str = "policy"):
     """A user's object as a dicelab policy (see the module docstring), or the refusal
     that says what it should be."""
+    import inspect
+
     from dicelab.farkle.policy import BankRule, bank_rule
     from dicelab.farkle.policy_table import PolicyTable
 
     if isinstance(obj, BankRule | PolicyTable):
         return obj
+    if isinstance(obj, type) and callable(getattr(obj, "decide", None)):
+        try:  # a policy class: its instance with the defaults
+            obj = obj()
+        except Exception as exc:
+            raise user_code_error(exc, f"making a {name} failed") from None
+    if callable(getattr(obj, "decide", None)):
+        if not isinstance(getattr(obj, "name", None), str):
+            return DecideFunction(obj.decide, name)
+        return obj
+    if callable(obj) and _takes_one_argument(obj, inspect):
+        return DecideFunction(obj, name)
     if callable(obj):
         return bank_rule(obj)
     raise UserError(f"'{name}' is a {type(obj).__name__}; a Farkle policy is a bank rule "
                     "(a function of my, opp, turn_points, dice_left, or one decorated with "
-                    "dicelab.farkle.policy.bank_rule) or a PolicyTable")
+                    "dicelab.farkle.policy.bank_rule), a function of the decision state, "
+                    "an object with decide(state), or a PolicyTable")
+
+
+class DecideFunction:
+    """A function ``decide(state) -> Move`` as a policy named ``name`` (played move by
+    move by the referee: :mod:`dicelab.farkle.referee`)."""
+
+    def __init__(self, decide, name: str) -> None:
+        self.decide = decide
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"DecideFunction({self.name!r})"
+
+
+def _takes_one_argument(function, inspect) -> bool:
+    """Whether ``function`` takes exactly one argument (the decision state)."""
+    try:
+        ps = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return len(ps) == 1 and ps[0].kind in (ps[0].POSITIONAL_ONLY, ps[0].POSITIONAL_OR_KEYWORD)
 
 
 def _with_params(policy, text: str, whole: str):
@@ -140,4 +180,4 @@ def _import(src: str):
         raise user_code_error(exc, f"importing {src} failed") from None
 
 
-__all__ = ["Loaded", "as_policy", "load", "looks_like_reference"]
+__all__ = ["DecideFunction", "Loaded", "as_policy", "load", "looks_like_reference"]

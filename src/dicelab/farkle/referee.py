@@ -19,7 +19,9 @@ among equals), the same caps (a turn stops after ``MAX_TURN_ROLLS`` rolls, a gam
 policy play the same games on the same faces (the tests check it for every built-in).
 
 Dice come from any object with ``roll(n) -> faces`` (:class:`GeneratorDice`: a seeded
-numpy generator; ``dicelab.play.ScriptedDice``: faces in order). What happens is kept
+numpy generator; ``dicelab.play.ScriptedDice``: faces in order); one with a
+``begin_turn(place, turn)`` method is told as each turn starts (the seat's place in the
+turn order from the first seat, and its turns so far: a stream per turn). What happens is kept
 for game logs: :attr:`Referee.turns` holds each finished turn as ``{"seat", "rolls",
 "keeps", "end"}`` (``end``: ``"bank"`` or ``"bust"``), and with ``record=True``
 :attr:`Referee.events` holds ``(kind, seat, data)`` tuples (kinds ``turn``, ``roll``,
@@ -99,6 +101,7 @@ class Referee:
         self.first_seat = first_seat
         self.record = record
         self._book = roll_book(rules)
+        self._turn_hook = getattr(dice, "begin_turn", None)  # a stream per turn
         self._floor = rules.bank_floor
         self._first_to_bank = rules.ending_code == FIRST_TO_BANK
         self.totals = [0] * n_seats
@@ -263,6 +266,8 @@ class Referee:
         self.turn_points = 0
         self.dice_left = HOT_DICE
         self.turn_rolls = 0
+        if self._turn_hook is not None:  # (place in the turn order, the seat's turns so far)
+            self._turn_hook((self.seat - self.first_seat) % self.n, self.n_turns[self.seat])
         self.n_turns[self.seat] += 1
         self._record = {"seat": self.seat, "rolls": [], "keeps": []}
         if self.record:

@@ -31,6 +31,7 @@ from dicelab.config import CHUNK_GAMES, DEFAULT_GAMES, HIST_HEADROOM
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle import lanes
+from dicelab.farkle.builtin import as_policy, tabulable
 from dicelab.farkle.policies import seat_arrays
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
@@ -42,7 +43,7 @@ from dicelab.farkle.rules import (
     load_rules,
     set_asides,
 )
-from dicelab.registry import PolicySpec
+from dicelab.registry import PolicySpec, parse_policy
 from dicelab.resources import check_memory
 from dicelab.results import frame_row
 from dicelab.runner import PER_CHUNK, LazyArrays, executor_info, plan_token, run_plan
@@ -62,6 +63,8 @@ if TYPE_CHECKING:
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)
 #: Names of the game kernels, as recorded in results and manifests.
 GENERAL_KERNEL = "general"
+#: The referee in Python (:mod:`dicelab.farkle.pysim`): seats that decide move by move.
+REFEREE_KERNEL = "referee"
 
 
 def lanes_kernel(n_seats: int) -> str:
@@ -439,17 +442,14 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
     >>> r.seat(0).mean_final_score.n
     1000
     """
-    check_seats(len(seats))
-    games = check_games(games)
-    target = check_target(target)
-    rules = load_rules(rules, ending)
-    if first_seat is not None and not 0 <= first_seat < len(seats):
-        raise UserError(f"--first must be a seat number 0..{len(seats) - 1}, not {first_seat}")
-    seed_given = seed is not None
-    seed = check_seed(seed)
-    for seat in seats:
-        if isinstance(seat, PolicySpec) and seat.game != "farkle":
-            raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
+    games, seed, seed_given, target, rules = _checked(seats, games, seed, target, rules,
+                                                      ending, first_seat)
+    if not all(tabulable(s) for s in seats):  # a policy that decides move by move
+        if client is not None:
+            raise UserError("--dask: a policy that decides move by move (no table) plays in "
+                            "this process only")
+        return _referee_run(seats, rules, target, seed, seed_given, games, first_seat,
+                            progress, per_chunk, streams)
     plan = FarklePlan(tuple(seats), rules, target, seed, games,
                       None if first_seat is None else int(first_seat), per_chunk=per_chunk,
                       streams=streams)
@@ -474,6 +474,64 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
                         counters=counters, elapsed_s=elapsed, threads=numba.get_num_threads(),
                         seed_given=seed_given, setup_s=t1 - t0, kernel=plan.kernel,
                         chunk_stats=acc.get(PER_CHUNK + "stats"), **executor_info(client))
+
+
+def _checked(seats, games, seed, target, rules, ending, first_seat):
+    """A simulation's arguments checked: (games, seed, seed given, target, rules)."""
+    check_seats(len(seats))
+    games = check_games(games)
+    target = check_target(target)
+    rules = load_rules(rules, ending)
+    if first_seat is not None and not 0 <= first_seat < len(seats):
+        raise UserError(f"--first must be a seat number 0..{len(seats) - 1}, not {first_seat}")
+    for seat in seats:
+        if isinstance(seat, PolicySpec) and seat.game != "farkle":
+            raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
+    return games, check_seed(seed), seed is not None, target, rules
+
+
+def simulate_python(seats: list, *, games: int = DEFAULT_GAMES, seed: int | None = None,
+                    target: int | None = None, rules: str | FarkleRules | None = None,
+                    ending: str | None = None, first_seat: int | None = None,
+                    progress: Callable[[int, int], None] | None = None,
+                    per_chunk: bool = False, streams: int = K.STREAM_PER_CHUNK
+                    ) -> FarkleResult:
+    """Simulate as :func:`simulate_farkle` does, every seat played by the referee in
+    Python (:mod:`dicelab.farkle.pysim`): what :func:`simulate_farkle` does when a seat
+    only decides move by move. ``seats``: names, PolicySpecs, PolicyTables or policy
+    objects (``decide(state) -> Move``); ``result.kernel`` is ``"referee"``.
+
+    >>> from dicelab.registry import parse_policy
+    >>> r = simulate_python(["threshold-300"], games=20, seed=1, target=1000)
+    >>> r.games, r.kernel, r.seat(0).mean_final_score.n
+    (20, 'referee', 20)
+    """
+    seats = [parse_policy(s, "farkle") if isinstance(s, str) else s for s in seats]
+    games, seed, seed_given, target, rules = _checked(seats, games, seed, target, rules,
+                                                      ending, first_seat)
+    return _referee_run(seats, rules, target, seed, seed_given, games, first_seat, progress,
+                        per_chunk, streams)
+
+
+def _referee_run(seats, rules, target, seed, seed_given, games, first_seat, progress,
+                 per_chunk, streams) -> FarkleResult:
+    from dicelab.farkle.pysim import play_python
+
+    n_bins = (target + HIST_HEADROOM) // POINT_UNIT + 1
+    check_memory(f"a simulation to {target:,} (its histograms of final totals)",
+                 len(seats) * n_bins * 8 * 3)
+    t0 = time.perf_counter()
+    policies = [as_policy(s, rules, target, len(seats)) for s in seats]
+    t1 = time.perf_counter()
+    acc = play_python(policies, rules, target, seed, games, n_bins, first_seat=first_seat,
+                      streams=streams, per_chunk=per_chunk, progress=progress)
+    return FarkleResult(seats=[s.name for s in seats],
+                        seat_params=[_seat_params(x) for x in seats],
+                        rules=rules, target=target, seed=seed, games=games,
+                        first_seat=first_seat, stats=acc["stats"], hist=acc["hist"],
+                        counters=acc["counters"], elapsed_s=time.perf_counter() - t1,
+                        threads=1, seed_given=seed_given, setup_s=t1 - t0,
+                        kernel=REFEREE_KERNEL, chunk_stats=acc.get("chunk_stats"))
 
 
 @dataclass
