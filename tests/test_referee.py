@@ -229,3 +229,58 @@ def test_as_policy_takes_names_specs_tables_and_objects():
         as_policy(42, DEFAULT, 1000)
     with pytest.raises(UserError, match="penta policy"):
         as_policy(parse_policy("greedy"), DEFAULT, 1000)
+
+
+# --- the referee at the table: play farkle -----------------------------------------------------
+
+POLICY_FILE = '''
+from dicelab.farkle.policy import Move, all_scoring
+
+def steady(state):
+    o = all_scoring(state)
+    return Move(o.keep, state.turn_points + o.points >= 300 and state.can_bank(o))
+
+def cheat(state):
+    return Move(state.roll, True)
+'''
+
+
+def test_a_users_policy_is_the_computer_opponent_and_plays_as_its_copy_does(tmp_path):
+    from dicelab.play import Player
+    from dicelab.play.farkle import FarkleGame
+
+    f = tmp_path / "mine.py"
+    f.write_text(POLICY_FILE)
+    user = parse_policy(f"{f}:steady", "farkle")
+    assert user.family == "user" and not tabulable(user)
+    rnd = random.Random(3)
+    for game in range(4):
+        faces = [rnd.randint(1, 6) for _ in range(6000)]
+        g = FarkleGame([Player("me", user), Player("ai", parse_policy("ai"))], target=2000,
+                       dice=ScriptedDice(faces), first_seat=game % 2)
+        g.start()
+        while g.phase != "over":
+            g.step()
+        # the user's copy of threshold-300 plays as the kernel's threshold-300
+        totals, used, _ = kernel_game([parse_policy("threshold-300"), parse_policy("ai")],
+                                      faces, 2000, DEFAULT, game % 2)
+        assert (g.totals, g.dice.pos) == (totals, used)
+        assert [e.kind for e in g.take_events()][-1] == "game-over"
+
+
+def test_play_farkle_with_a_users_policy_at_the_terminal(tmp_path, capsys, monkeypatch):
+    import io
+
+    from cli_helpers import run_cli
+
+    f = tmp_path / "mine.py"
+    f.write_text(POLICY_FILE)
+    keys = ["1", "5", "r", "b", "1 1 1", "5 5 5", "b"] * 60
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{x}\n" for x in keys)))
+    code, out, err = run_cli(capsys, ["play", "farkle", "--ai", f"{f}:steady", "--seed", "3",
+                                      "--target", "1000"])
+    assert code == 0 and err == "" and "Computer (" in out and "mine.py:steady" in out
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{x}\n" for x in keys)))
+    code, out, err = run_cli(capsys, ["play", "farkle", "--ai", f"{f}:cheat", "--seed", "3",
+                                      "--target", "1000", "--humans", "1"])
+    assert code == 2 and err.startswith("error: policy") and "cheat" in err

@@ -20,8 +20,9 @@ Every one banks only where the rules allow it.
 ...           PRESETS["default"])
 >>> as_policy("threshold-400", PRESETS["default"], 10_000).decide(s)
 Move(keep=(1, 5), bank=True)
->>> as_policy("ai", PRESETS["default"], 10_000).decide(s)
-Move(keep=(1, 5), bank=False)
+>>> ai = as_policy("ai", PRESETS["default"], 10_000)
+>>> ai.decide(s), ai.decide(s._replace(totals=(1200, 5000)))  # 3,800 behind: 600 to bank
+(Move(keep=(1, 5), bank=True), Move(keep=(1, 5), bank=False))
 """
 
 from __future__ import annotations

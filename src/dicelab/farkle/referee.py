@@ -126,6 +126,7 @@ class Referee:
         self.busts_by_dice = [[0] * 7 for _ in range(n_seats)]
         self._turns_played = 0
         self._record: dict = {}
+        self._view: tuple = ((), (), False)
         self._options: tuple[tuple[SetAside, ...], dict] = ((), {})
 
     # -- what the referee knows
@@ -138,8 +139,9 @@ class Referee:
 
     def state(self) -> State:
         """The decision the current seat faces (phase ``"decide"``)."""
-        return State(self.sorted_roll, self.turn_points, self.seat, tuple(self.totals),
-                     tuple(self.lost), self.trigger is not None, self.target, self.rules)
+        totals, lost, last_round = self._view  # fixed through a turn
+        return State(self.sorted_roll, self.turn_points, self.seat, totals, lost, last_round,
+                     self.target, self.rules)
 
     def options(self) -> tuple[SetAside, ...]:
         """Every legal set-aside of the roll (phase ``"decide"``), most points first."""
@@ -148,6 +150,12 @@ class Referee:
     def can_bank(self) -> bool:
         """Whether the turn may bank now (phase ``"bank-or-roll"``)."""
         return self.turn_points >= self._floor[self.dice_left]
+
+    @property
+    def turn_record(self) -> dict:
+        """The turn in progress in the game-log form: its seat, rolls and keeps so far
+        (no ending yet); empty before and after the game."""
+        return {} if self.phase in ("new", "over") else self._record
 
     def winners(self) -> list[int]:
         """The seats with the highest total (after the game)."""
@@ -178,14 +186,17 @@ class Referee:
     def check(self, move, state: State | None = None, policy=None) -> Move:
         """``move`` as a :class:`~dicelab.farkle.policy.Move` if the rules allow it now,
         else a :class:`~dicelab.errors.UserError` naming the state and the move."""
+        by_keep = self._options[1]
         try:
             keep, bank = move
-            key = tuple(sorted(int(f) for f in keep))
+            option = by_keep.get(keep) if type(keep) is tuple else None
+            key = keep if option is not None else tuple(sorted(int(f) for f in keep))
         except (TypeError, ValueError):
-            key, bank = None, None
-        option = self._options[1].get(key) if key is not None else None
+            key, bank, option = None, None, None
+        if option is None and key is not None:
+            option = by_keep.get(key)
         why = None
-        if key is None or not isinstance(bank, bool | np.bool_):
+        if key is None or not (bank is True or bank is False or isinstance(bank, np.bool_)):
             why = "a move is Move(keep=dice to set aside, bank=True or False)"
         elif option is None:
             why = f"{list(key)} is not a legal set-aside of this roll"
@@ -211,15 +222,19 @@ class Referee:
         """Set these dice of the roll aside (``UserError`` if they are no legal
         set-aside)."""
         self._expect("decide")
-        key = tuple(sorted(keep))
-        option = self._options[1].get(key)
+        by_keep = self._options[1]
+        option = by_keep.get(keep) if type(keep) is tuple else None
         if option is None:
-            raise UserError(f"{list(key)} is not a legal set-aside of the roll {self.roll}")
+            key = tuple(sorted(int(f) for f in keep))
+            option = by_keep.get(key)
+            if option is None:
+                raise UserError(f"{list(key)} is not a legal set-aside of the roll "
+                                f"{self.roll}")
         seat = self.seat
         self.turn_points += option.points
         self.dice_left = option.dice_left
         self._record["keeps"].append(list(keep))
-        hot = len(key) == len(self.sorted_roll)
+        hot = option.dice_left == HOT_DICE  # every die of the roll set aside
         self.n_hot[seat] += hot
         if self.record:
             self._emit("set-aside", dice=list(keep), points=option.points,
@@ -266,6 +281,7 @@ class Referee:
         self.turn_points = 0
         self.dice_left = HOT_DICE
         self.turn_rolls = 0
+        self._view = (tuple(self.totals), tuple(self.lost), self.trigger is not None)
         if self._turn_hook is not None:  # (place in the turn order, the seat's turns so far)
             self._turn_hook((self.seat - self.first_seat) % self.n, self.n_turns[self.seat])
         self.n_turns[self.seat] += 1

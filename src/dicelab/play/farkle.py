@@ -16,37 +16,32 @@ What happens is appended to :attr:`events` (kinds: ``turn``, ``roll``, ``bust``,
 ``{"seat", "rolls", "keeps", "end"}`` (``keeps`` has one entry per roll on a bank, one
 fewer on a bust).
 
-The computer plays as the simulation kernels do: ``threshold-T`` and ``ai`` set aside all
-scoring dice and bank by :func:`dicelab.farkle.kernels.ai_thresholds` (RULES.md §3);
-``max-ev`` and ``fastest`` play their decision tables
-(:func:`dicelab.farkle.exact.policy_table`); ``optimal-win`` and ``optimal-win:vs=P``
-play their exact turn values (:meth:`OptimalWinSolution.turn_values`; the last round:
-:func:`dicelab.farkle.advise.advise`). With ``coach=True`` every human decision is
-judged by :func:`~dicelab.farkle.advise.advise`: with two seats in P(win) + P(tie)/2
-(optimal-win values), otherwise in expected turn points (max-ev values).
+The rules are the referee's (:class:`dicelab.farkle.referee.Referee`: the game keeps no
+sequencing of its own). The computer is any Farkle policy, a user's too
+(``--ai my_policies.py:cautious``), as a :class:`~dicelab.farkle.policy.Policy`
+(:func:`dicelab.farkle.builtin.as_policy`): it plays as the simulation kernels play the
+same name, and its moves are checked as every policy's are. With ``coach=True`` every
+human decision is judged by :func:`~dicelab.farkle.advise.advise`: with two seats in
+P(win) + P(tie)/2 (optimal-win values), otherwise in expected turn points (max-ev
+values).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from dicelab import dice as dice_ranks
 from dicelab.errors import UserError
 from dicelab.farkle.advise import TIE, FarkleAdvice, advise, legal_setasides
+from dicelab.farkle.builtin import as_policy
+from dicelab.farkle.referee import Referee
 from dicelab.farkle.rules import (
-    FIRST_TO_BANK,
     HOT_DICE,
-    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_seats,
     check_target,
     dice_after,
-    dice_kept,
     load_rules,
-    set_asides,
     setaside_points,
 )
 from dicelab.play import (
@@ -106,105 +101,11 @@ class Advice:
 # --- the computer ----------------------------------------------------------------------
 
 
-class _Computer:
-    """A computer seat's decisions: ``decide(game)`` -> (dice to set aside, bank?)."""
-
-    def __init__(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int):
-        self.spec, self.rules, self.target, self.n_seats = spec, rules, target, n_seats
-        if spec.family == "optimal-win" and n_seats != 2:
-            raise UserError(f"{spec.name} plays two-seat games only (this game has "
-                            f"{n_seats} seats): play with one human, or choose another --ai")
-        self._table = None
-        self._solution = None
-
-    def prepare(self) -> None:
-        """Solve or load what the policy needs (exact policies), before the game."""
-        fam = self.spec.family
-        # under the farkle penalty optimal-win plays its policy table (by runs of lost
-        # turns), as the simulator does: its turn values by state are not available
-        if fam in ("max-ev", "fastest") or (fam == "optimal-win" and self.rules.farkle_penalty):
-            from dicelab.farkle.exact import policy_table
-
-            self._table = policy_table(self.spec, self.rules, self.target, self.n_seats)
-        elif fam == "optimal-win":
-            from dicelab.farkle.exact import optimal_win_solution
-
-            self._solution = optimal_win_solution(self.spec, self.rules, self.target)
-
-    def decide(self, game: FarkleGame) -> tuple[tuple[int, ...], bool]:
-        if self.spec.family in ("threshold", "ai"):
-            return self._by_threshold(game)
-        if self._table is None and self._solution is None:
-            self.prepare()
-        if self._table is not None:
-            return self._by_table(game)
-        return self._by_win_values(game)
-
-    def _by_threshold(self, game: FarkleGame) -> tuple[tuple[int, ...], bool]:
-        from dicelab.farkle.fixed import ai_params
-        from dicelab.farkle.kernels import ai_thresholds
-
-        # all scoring dice: the most dice, then the most points
-        keep, pts = max(legal_setasides(self.rules, game.roll),
-                        key=lambda kp: (len(kp[0]), kp[1]))
-        thr = np.zeros(7, dtype=np.int64)
-        me, best = game.totals[game.seat], game.best_opponent_total()
-        if self.spec.family == "ai":
-            floor = 0
-            if game.last_round and self.spec.params["chase"]:
-                floor = best - me + 1  # a banked total must beat the leader
-            ai_thresholds(ai_params(self.spec), max(best - me, 0), floor, thr)
-        else:
-            thr[:] = self.spec.params["threshold"]
-        tp = game.turn_points + pts
-        left = dice_after(len(game.roll), len(keep))
-        return keep, bool(tp >= thr[left] and self.rules.can_bank(tp, left))
-
-    def _by_table(self, game: FarkleGame) -> tuple[tuple[int, ...], bool]:
-        # as the kernel plays a PolicyTable (dicelab.farkle.policy_table)
-        pt, n = self._table, len(game.roll)
-        me, best = game.totals[game.seat], game.best_opponent_total()
-        p_dim = pt.dims[3]
-        if game.last_round and pt.last_value is not None:
-            d = min(max((best - me) // POINT_UNIT, 0), pt.last_value.shape[0] - 1)
-            value, bank = pt.last_value[d], pt.last_bank[d]
-        else:  # the lost-turn counts of 6-D tables: this seat's, the best opponent's
-            opp = game.best_opponent_seat()
-            value, bank = pt.normal(game.streaks[game.seat],
-                                    0 if opp is None else game.streaks[opp], me, best)
-        sa = set_asides(self.rules)
-        best_v, choice = -np.inf, None
-        for pts, left in sa.options(dice_ranks.rank_of_dice(game.roll)):  # model order
-            tp = game.turn_points + pts
-            p = min(tp // POINT_UNIT, p_dim - 1)
-            v = float(value[p, left])
-            if v > best_v:
-                best_v, choice = v, (pts, left, tp, bool(bank[p, left]))
-        pts, left, tp, banks = choice
-        kept = dice_kept(n, left)
-        keep = next(k for k, p in legal_setasides(self.rules, game.roll)
-                    if p == pts and len(k) == kept)
-        return keep, banks and self.rules.can_bank(tp, left)
-
-    def _by_win_values(self, game: FarkleGame) -> tuple[tuple[int, ...], bool]:
-        me, opp = game.totals[game.seat], game.best_opponent_total()
-        if game.last_round or self.spec.name == "optimal-win":
-            options = _legal_options(game, advise(
-                game.roll, turn_points=game.turn_points, me=me, opp=opp, target=self.target,
-                rules=self.rules))
-        else:
-            options = []
-            for keep, pts in legal_setasides(self.rules, game.roll):
-                tp = game.turn_points + pts
-                left = dice_after(len(game.roll), len(keep))
-                bank_v, roll_v = self._solution.turn_values(me, opp, tp)
-                if self.rules.can_bank(tp, left):
-                    options.append((float(bank_v), pts, left, 1, keep, "bank"))
-                options.append((float(roll_v[left]), pts, left, 0, keep, "roll"))
-            options.sort(key=lambda o: (-o[0], -o[1], -o[2], -o[3]))
-            options = [Choice(o[4], o[1], o[5], o[2], o[0], 0.0) for o in options]
-        top = options[0]
-        return top.keep, top.action == "bank"
+def check_computer(spec: PolicySpec, n_seats: int) -> None:
+    """What a computer seat refuses before the game: ``optimal-win`` away from two seats."""
+    if spec.family == "optimal-win" and n_seats != 2:
+        raise UserError(f"{spec.name} plays two-seat games only (this game has "
+                        f"{n_seats} seats): play with one human, or choose another --ai")
 
 
 def _legal_options(game: FarkleGame, adv: FarkleAdvice) -> list[Choice]:
@@ -244,25 +145,56 @@ class FarkleGame(TurnGame):
             raise UserError(f"the first seat must be 0 to {n - 1}, not {first_seat}")
         self.first_seat = first_seat
         self.dice = dice
-        self.computers = {s: _Computer(p.policy, self.rules, self.target, n)
-                          for s, p in enumerate(self.players) if not p.human}
-        self.totals = [0] * n
-        self.streaks = [0] * n
+        for p in self.players:
+            if not p.human:
+                check_computer(p.policy, n)
+        self.computers: dict = {}  # seat -> its Policy (start() makes them)
+        self.referee = Referee(n, rules=self.rules, target=self.target, dice=dice,
+                               first_seat=first_seat, record=True)
         self.losses = [0.0] * n  # the coach's sum of losses per seat
         self.events: list[Event] = []
-        self.turns: list[dict] = []
-        self.seat = first_seat
-        self.trigger: int | None = None
         self.phase = "new"
-        self.roll: list[int] = []
-        self.turn_points = 0
-        self._dice_left = HOT_DICE
         self.coach_unit: str | None = None
         self.coach_note: str | None = None
         self._coach = coach
         self._advice: Advice | None = None
         self._kept: tuple[int, ...] = ()
-        self._record: dict = {}
+        self._seen = 0  # the referee's events already passed on
+
+    # -- the table, as the referee keeps it
+
+    @property
+    def seat(self) -> int:
+        return self.referee.seat
+
+    @property
+    def totals(self) -> list[int]:
+        return self.referee.totals
+
+    @property
+    def streaks(self) -> list[int]:
+        """Lost turns in a row, by seat."""
+        return self.referee.lost
+
+    @property
+    def trigger(self) -> int | None:
+        return self.referee.trigger
+
+    @property
+    def roll(self) -> list[int]:
+        return self.referee.roll
+
+    @property
+    def turn_points(self) -> int:
+        return self.referee.turn_points
+
+    @property
+    def turns(self) -> list[dict]:
+        return self.referee.turns
+
+    @property
+    def _record(self) -> dict:
+        return self.referee.turn_record
 
     # -- set-up
 
@@ -270,11 +202,13 @@ class FarkleGame(TurnGame):
         """Solve or load the tables the computer and the coach need (exact policies can
         take seconds the first time), check that the coach can judge under these rules,
         then deal the first roll."""
-        for c in self.computers.values():
-            c.prepare()
+        n = len(self.players)
+        self.computers = {s: as_policy(p.policy, self.rules, self.target, n)
+                          for s, p in enumerate(self.players) if not p.human}
         if self._coach:
             self._prepare_coach()
-        self._begin_turn()
+        self.referee.start()
+        self._sync()
 
     def _prepare_coach(self) -> None:
         probe = [1, 2, 3, 4, 6, 6]  # any scoring roll forces the solve
@@ -308,12 +242,12 @@ class FarkleGame(TurnGame):
     @property
     def dice_left(self) -> int:
         """Dice the current turn would roll next (6 after hot dice)."""
-        return self._dice_left
+        return self.referee.dice_left
 
     @property
     def last_round(self) -> bool:
         """True in the last round (some seat banked the target, ``last-round`` ending)."""
-        return self.trigger is not None
+        return self.referee.last_round
 
     @property
     def winners(self) -> list[int]:
@@ -335,14 +269,13 @@ class FarkleGame(TurnGame):
         return legal_setasides(self.rules, self.roll)
 
     def can_bank(self) -> bool:
-        return self.phase == "bank-or-roll" and self.rules.can_bank(self.turn_points,
-                                                                    self._dice_left)
+        return self.phase == "bank-or-roll" and self.referee.can_bank()
 
     def bank_refusal(self) -> str | None:
         """Why banking is not allowed now (None: it is)."""
-        if self.rules.can_bank(self.turn_points, self._dice_left):
+        if self.referee.can_bank():
             return None
-        if self._dice_left == HOT_DICE and self.rules.hot_dice == "must-roll":
+        if self.dice_left == HOT_DICE and self.rules.hot_dice == "must-roll":
             return "after hot dice you must roll on (house rule: hot dice must roll)"
         return (f"you need at least {max(self.rules.min_bank, POINT_UNIT):,} turn points to "
                 f"bank (house rule), you have {self.turn_points:,}")
@@ -385,8 +318,9 @@ class FarkleGame(TurnGame):
             raise IllegalMove(reason)
         if self._coach:
             self.advice()  # judged against the position before the dice go aside
-        self._apply_setaside(tuple(faces))
-        self.phase = "bank-or-roll"
+        self._kept = tuple(faces)
+        self.referee.set_aside(faces)
+        self._sync()
 
     def setaside_refusal(self, faces: list[int]) -> str | None:
         """Why these dice cannot be set aside from the roll (None: they can)."""
@@ -414,64 +348,37 @@ class FarkleGame(TurnGame):
         if reason:
             raise IllegalMove(reason)
         self._judge("bank")
-        self._bank()
+        self.referee.bank()
+        self._sync()
 
     def roll_on(self) -> None:
         """Roll the dice left (a human's decision)."""
         self._expect("bank-or-roll")
         self._judge("roll")
-        self._roll()
+        self.referee.roll_on()
+        self._sync()
 
     def step(self) -> None:
         """Play the computer's next decision (set-aside, then bank or roll)."""
         self._expect("computer")
-        keep, banks = self.computers[self.seat].decide(self)
-        self._apply_setaside(keep)
-        if banks:
-            self._bank()
-        else:
-            self._roll()
+        self.referee.move(self.referee.ask(self.computers[self.seat]))
+        self._sync()
 
-    # -- the rules
+    # -- the referee's events
 
-    def _begin_turn(self) -> None:
-        self.turn_points = 0
-        self._dice_left = HOT_DICE
-        self._record = {"seat": self.seat, "rolls": [], "keeps": []}
-        self._emit("turn", totals=list(self.totals), last_round=self.last_round)
-        self._roll()
-
-    def _roll(self) -> None:
-        self.roll = self.dice.roll(self._dice_left)
-        self._advice = None
-        self._record["rolls"].append(list(self.roll))
-        self._emit("roll", dice=list(self.roll), turn_points=self.turn_points)
-        if not self.legal_setasides():
-            self._emit("bust", message=TURN_LOST, lost=self.turn_points)
-            self.turn_points = 0
-            self.streaks[self.seat] += 1
-            if self.streaks[self.seat] == PENALTY_STREAK:
-                self.streaks[self.seat] = 0
-                if self.rules.farkle_penalty:
-                    self.totals[self.seat] -= self.rules.farkle_penalty
-                    self._emit("penalty", points=self.rules.farkle_penalty,
-                               total=self.totals[self.seat])
-            self._record["end"] = "bust"
-            self._end_turn()
-            return
-        self.phase = "set-aside" if self.player.human else "computer"
-
-    def _apply_setaside(self, keep: tuple[int, ...]) -> None:
-        pts = setaside_points(self.rules, keep)
-        rolled = len(self.roll)
-        self._kept = keep
-        self.turn_points += pts
-        self._dice_left = dice_after(rolled, len(keep))
-        self._record["keeps"].append(list(keep))
-        self._emit("set-aside", dice=list(keep), points=pts, turn_points=self.turn_points,
-                   dice_left=self._dice_left)
-        if len(keep) == rolled:
-            self._emit("hot-dice", message=HOT_DICE_MESSAGE)
+    def _sync(self) -> None:
+        """Pass on what the referee did (its events, as :class:`~dicelab.play.Event`
+        with the game's messages) and wait for the next decision."""
+        ref = self.referee
+        for kind, seat, data in ref.events[self._seen:]:
+            if kind in _MESSAGES:
+                data = {"message": _MESSAGES[kind], **data}
+            if kind in ("roll", "turn", "game-over"):
+                self._advice = None  # a new position
+            self.events.append(Event(kind, seat, data))
+        self._seen = len(ref.events)
+        self.phase = {"decide": "set-aside" if self.player.human else "computer",
+                      "bank-or-roll": "bank-or-roll"}.get(ref.phase, ref.phase)
 
     def _judge(self, action: str) -> None:
         adv = self.advice()
@@ -485,31 +392,6 @@ class FarkleGame(TurnGame):
         self._emit("cost", unit=adv.unit, loss=mine.loss, value=mine.value,
                    best=(best.keep, best.action, best.dice), best_value=best.value)
 
-    def _bank(self) -> None:
-        self.totals[self.seat] += self.turn_points
-        self.streaks[self.seat] = 0
-        self._emit("bank", points=self.turn_points, total=self.totals[self.seat])
-        self._record["end"] = "bank"
-        self._end_turn()
 
-    def _end_turn(self) -> None:
-        self.turns.append(self._record)
-        self._record = {}
-        self._advice = None
-        n = len(self.players)
-        if self.trigger is None and self.totals[self.seat] >= self.target:
-            self.trigger = self.seat
-            if self.rules.ending_code == FIRST_TO_BANK:
-                return self._game_over()
-            if n > 1:
-                self._emit("last-round", message=LAST_ROUND_MESSAGE)
-        self.seat = (self.seat + 1) % n
-        if self.seat == self.trigger:
-            return self._game_over()
-        self._begin_turn()
-
-    def _game_over(self) -> None:
-        self.phase = "over"
-        self.roll = []
-        self.events.append(Event("game-over", None, {"totals": list(self.totals),
-                                                     "winners": winners(self.totals)}))
+_MESSAGES = {"bust": TURN_LOST, "hot-dice": HOT_DICE_MESSAGE,
+             "last-round": LAST_ROUND_MESSAGE}
