@@ -284,3 +284,25 @@ def test_play_farkle_with_a_users_policy_at_the_terminal(tmp_path, capsys, monke
     code, out, err = run_cli(capsys, ["play", "farkle", "--ai", f"{f}:cheat", "--seed", "3",
                                       "--target", "1000", "--humans", "1"])
     assert code == 2 and err.startswith("error: policy") and "cheat" in err
+
+
+def test_simulate_log_of_a_users_policy_then_analyse(tmp_path, capsys):
+    import json
+
+    from cli_helpers import run_cli
+
+    from dicelab.gamelog import read_games
+
+    f = tmp_path / "mine.py"
+    f.write_text(POLICY_FILE)
+    log = tmp_path / "games.jsonl"
+    code, _, err = run_cli(capsys, ["simulate", "-s", f"{f}:steady", "--vs", "fastest", "-n",
+                                    "200", "--seed", "2", "--target", "1000", "--log",
+                                    str(log), "--log-games", "4"])
+    assert code == 0, err
+    games = read_games(log)  # the log replays to its results
+    assert len(games) == 4 and games[0].seats[0]["policy"].endswith("mine.py:steady")
+    code, out, err = run_cli(capsys, ["analyse", str(log), "--json"])
+    assert code == 0, err
+    players = json.loads(out)["players"]
+    assert [p["policy"] for p in players][1] == "fastest" and players[0]["decisions"] > 0

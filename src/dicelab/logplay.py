@@ -9,9 +9,9 @@ every run with seed S; they are not the first N games of the kernels' statistics
 play other dice.
 
 Policies: Penta ``optimal`` and ``greedy`` (the widget's decisions, ties as the decision
-tables settle them); Farkle ``threshold-T``, ``ai`` (with parameters), ``max-ev``
-(solitaire values of :func:`dicelab.farkle.advise.advise`) and ``optimal-win`` (two
-seats). ``fastest`` and best responses are not driven here.
+tables settle them); every Farkle policy, a user's too, played by the referee
+(:mod:`dicelab.farkle.referee`) as the simulation kernels play it
+(:func:`dicelab.farkle.builtin.as_policy`).
 
 >>> games = play_games("penta", ["greedy"], games=1, seed=3)
 >>> len(games[0][1]), games[0][0]["seed"]
@@ -27,9 +27,6 @@ from dicelab.gamelog import new_game_header, write_games
 
 #: The spawn key of the log's dice stream (the kernels' chunks use keys 0, 1, ...).
 LOG_STREAM = 2**31 - 1
-#: Most rolls in one Farkle turn (a policy that never banks under a table where every
-#: roll scores is cut off: its turn is logged as far as it went and banks).
-MAX_ROLLS = 10_000
 #: Most games a log may hold.
 MAX_LOG_GAMES = 1_000_000
 #: Games ``simulate --log`` writes without ``--log-games``.
@@ -94,99 +91,26 @@ def _penta_game(values: list[np.ndarray], rules, rng) -> list[dict]:
 # --- Farkle --------------------------------------------------------------------------------
 
 
-class _FarkleSeat:
-    """One seat's decisions: (keep, bank?) for a scoring roll."""
+class _SortedDice:
+    """A log's dice: each roll drawn from the game's generator, its faces sorted."""
 
-    def __init__(self, spec, rules, target: int, n_seats: int):
-        self.spec, self.rules, self.target = spec, rules, target
-        fam = spec.family
-        if fam == "optimal-win" and (n_seats != 2 or spec.params.get("vs")):
-            raise UserError(f"--log: {spec.name} is played in logs only as the two-seat "
-                            "optimum (optimal-win, two seats)")
-        if fam not in ("threshold", "ai", "max-ev", "optimal-win"):
-            raise UserError(f"--log: {spec.name} is not played by the log driver (it plays "
-                            "threshold-T, ai, max-ev, optimal-win, optimal, greedy)")
+    def __init__(self, rng) -> None:
+        self.rng = rng
 
-    def decide(self, roll, tp, me, others, last_round):
-        from dicelab.farkle.advise import advise, legal_setasides
-        from dicelab.farkle.rules import dice_after
-
-        fam, rules = self.spec.family, self.rules
-        if fam in ("max-ev", "optimal-win"):
-            if fam == "max-ev":
-                a = advise(roll, turn_points=tp, rules=rules)
-            else:
-                a = advise(roll, turn_points=tp, me=me, opp=others[0], target=self.target,
-                           rules=rules)
-            o = a.options[0]
-            return list(o.keep), o.action == "bank"
-        opts = legal_setasides(rules, roll)
-        keep, pts = max(opts, key=lambda kp: (len(kp[0]), kp[1]))
-        total_tp = tp + pts
-        left = dice_after(len(roll), len(keep))
-        if fam == "threshold":
-            threshold = self.spec.params["threshold"] if "threshold" in self.spec.params \
-                else int(self.spec.name.split("-")[1])
-            bank = total_tp >= threshold
-        else:
-            p = self.spec.params
-            best = max(others) if others else me
-            deficit = max(0, best - me)
-            threshold = p["base"] + p["step"] * min(p["max-steps"], deficit // p["per"])
-            if left == 2:
-                threshold -= p["two-dice"]
-            elif left == 1:
-                threshold -= p["one-die"]
-            bank = total_tp >= threshold
-            if bank and last_round and p["chase"] and others and me + total_tp <= best:
-                bank = False
-        return list(keep), bank and rules.can_bank(total_tp, left)
+    def roll(self, n: int) -> list[int]:
+        return sorted(int(x) for x in self.rng.integers(1, 7, n))
 
 
-def _farkle_game(seats: list[_FarkleSeat], rules, target: int, first: int, rng) -> list[dict]:
-    from dicelab.farkle.advise import legal_setasides
-    from dicelab.farkle.rules import FIRST_TO_BANK, PENALTY_STREAK, dice_after, setaside_points
+def _farkle_game(policies: list, rules, target: int, first: int, rng) -> list[dict]:
+    """One game played by the referee: its turns in the game-log form."""
+    from dicelab.farkle.referee import Referee, play_game
 
-    n = len(seats)
-    totals, streak = [0] * n, [0] * n
-    seat, trigger = first, None
-    events = []
-    for _ in range(5_000 * n):  # the kernels' cap on rounds
-        others = [totals[i] for i in range(n) if i != seat]
-        n_dice, tp, rolls, keeps, end = 6, 0, [], [], "bust"
-        for _ in range(MAX_ROLLS):
-            roll = sorted(int(x) for x in rng.integers(1, 7, n_dice))
-            rolls.append(roll)
-            if not legal_setasides(rules, roll):
-                break
-            keep, bank = seats[seat].decide(roll, tp, totals[seat], others,
-                                            trigger is not None)
-            keeps.append(keep)
-            tp += setaside_points(rules, keep)
-            n_dice = dice_after(n_dice, len(keep))
-            if bank:
-                end = "bank"
-                break
-        else:
-            raise UserError(f"--log: a turn of {seats[seat].spec.name} ran past {MAX_ROLLS} "
-                            "rolls")
-        events.append({"seat": seat, "rolls": rolls, "keeps": keeps, "end": end})
-        if end == "bank":
-            totals[seat] += tp
-            streak[seat] = 0
-        else:
-            streak[seat] += 1
-            if streak[seat] == PENALTY_STREAK:
-                totals[seat] -= rules.farkle_penalty
-                streak[seat] = 0
-        if end == "bank" and totals[seat] >= target and trigger is None:
-            if n == 1 or rules.ending_code == FIRST_TO_BANK:
-                return events
-            trigger = seat
-        seat = (seat + 1) % n
-        if trigger is not None and seat == trigger:
-            return events
-    return events
+    ref = play_game(Referee(len(policies), rules=rules, target=target, dice=_SortedDice(rng),
+                            first_seat=first), policies)
+    if ref.capped:
+        raise UserError(f"--log: a game of {', '.join(p.name for p in policies)} ran past "
+                        "the simulation's caps (a turn of a million rolls, or 5,000 rounds)")
+    return ref.turns
 
 
 # --- entry points ----------------------------------------------------------------------------
@@ -220,8 +144,10 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
 
     table = load_rules(rules, ending)
     t = check_target(target)
-    seats = [_FarkleSeat(s, table, t, len(specs)) for s in specs]
+    from dicelab.farkle.builtin import as_policy
+
     n = len(specs)
+    seats = [as_policy(s, table, t, n) for s in specs]
     if first_seat is not None and not 0 <= first_seat < n:
         raise UserError(f"--first must be a seat 0..{n - 1}, not {first_seat}")
     for i, rng in enumerate(_rngs(seed, games)):
