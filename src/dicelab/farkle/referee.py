@@ -175,7 +175,9 @@ class Referee:
         """The current seat's ``policy`` decides the current state: its move, checked
         (a :class:`~dicelab.errors.UserError` naming the state and the move if the rules
         do not allow it, or with the policy's own traceback if it raises)."""
-        state = self.state()
+        totals, lost, last_round = self._view
+        state = State(self.sorted_roll, self.turn_points, self.seat, totals, lost, last_round,
+                      self.target, self.rules)
         try:
             move = policy.decide(state)
         except Exception as exc:  # the policy's code: its own frames and the state
@@ -292,7 +294,9 @@ class Referee:
 
     def _roll(self) -> None:
         seat, n = self.seat, self.dice_left
-        faces = list(self.dice.roll(n))
+        faces = self.dice.roll(n)
+        if type(faces) is not list:
+            faces = [int(f) for f in faces]
         self.roll = faces
         self.sorted_roll = roll = tuple(sorted(faces))
         self.turn_rolls += 1
@@ -301,7 +305,7 @@ class Referee:
         self._record["rolls"].append(faces)
         if self.record:
             self._emit("roll", dice=list(faces), turn_points=self.turn_points)
-        found = self._options = _lookup(self._book, self.rules, roll)
+        found = self._options = self._book.get(roll) or _lookup(self._book, self.rules, roll)
         if found[0]:
             self.phase = "decide"
             return
