@@ -251,7 +251,7 @@ def policy_slices(policy, grid: Grid, rules: FarkleRules) -> Slices:
     """The turn slices of a resolved policy (:func:`dicelab.farkle.exact.resolve`) at the
     states of ``grid``."""
     if _tabulated(policy):
-        return policy.slices(grid, rules)
+        return Slices(*policy.slices(grid, rules))
     if isinstance(policy, PolicyTable):
         return _table_slices(policy, grid)
     if policy.family == "threshold":
