@@ -126,7 +126,7 @@ def as_policy(policy, rules: FarkleRules, target: int, n_seats: int = 2) -> Poli
 
 def tabulable(policy) -> bool:
     """Whether the simulation kernels can play this seat (a built-in name, a
-    ``PolicyTable``, or an object with a ``table(rules, target)`` method); a policy that
+    ``PolicyTable``, or an object with a ``table`` method); a policy that
     only decides move by move is played by the referee
     (:func:`dicelab.farkle.pysim.simulate_python`)."""
     if isinstance(policy, PolicySpec):
