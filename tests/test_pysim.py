@@ -11,17 +11,16 @@ import textwrap
 import numpy as np
 import pytest
 from cli_helpers import run_cli
+from test_farkle_sim import run_script
 
-from dicelab import config
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle.builtin import as_policy
 from dicelab.farkle.exact import exact_pair
-from dicelab.farkle.policies import seat_arrays
 from dicelab.farkle.policy import Move, all_scoring
 from dicelab.farkle.pysim import tally_game
 from dicelab.farkle.referee import Referee, play_game
-from dicelab.farkle.rules import ENDINGS, PRESETS, set_asides
+from dicelab.farkle.rules import PRESETS
 from dicelab.farkle.simulate import simulate_farkle, simulate_python
 from dicelab.play import ScriptedDice
 from dicelab.registry import parse_policy
@@ -51,27 +50,22 @@ def test_referee_games_are_tallied_as_the_kernel_tallies_them(names, rules):
     target, n_games = 1500, 12
     faces = [random.Random(rules).randint(1, 6) for _ in range(60_000)]
     specs = [parse_policy(p) for p in names]
-    n, bins = len(specs), (target + config.HIST_HEADROOM) // 50 + 1
-    game = K.Game(n, -1, target, ENDINGS[table.ending], K.STREAM_PER_CHUNK,
-                  table.farkle_penalty)
-    kernel = K.Tally(np.zeros((n, K.N_STATS), np.int64), np.zeros((n, bins), np.int64),
-                     np.zeros(K.N_CHUNK_COUNTERS, np.int64))
-    used = K.run_scripted(np.asarray(faces, np.int64), n_games, game,
-                          seat_arrays(specs, table, target), set_asides(table).arrays(),
-                          kernel, np.zeros((0, n), np.int64))
-    assert kernel.counters[K.C_SCRIPT_ERRORS] == 0
-    mine = K.Tally(np.zeros_like(kernel.stats), np.zeros_like(kernel.hist),
-                   np.zeros_like(kernel.counters))
+    kernel = run_script(specs, faces, target, n_games=n_games, first_seat=-1, table=table,
+                        ending=table.ending)
+    assert kernel["counters"][K.C_SCRIPT_ERRORS] == 0
+    n = len(specs)
+    mine = K.Tally(np.zeros_like(kernel["stats"]), np.zeros_like(kernel["hist"]),
+                   np.zeros_like(kernel["counters"]))
     dice = ScriptedDice(faces)
     policies = [as_policy(s, table, target, n) for s in specs]
     for i in range(n_games):  # the first seat rotates with the game
         ref = play_game(Referee(n, rules=table, target=target, dice=dice, first_seat=i % n),
                         policies)
         tally_game(ref, mine.stats, mine.hist, mine.counters)
-    assert dice.pos == used
-    assert mine.stats.tolist() == kernel.stats.tolist()
-    assert mine.hist.tolist() == kernel.hist.tolist()
-    assert mine.counters.tolist() == kernel.counters.tolist()
+    assert dice.pos == kernel["used"]
+    assert mine.stats.tolist() == kernel["stats"].tolist()
+    assert mine.hist.tolist() == kernel["hist"].tolist()
+    assert mine.counters.tolist() == kernel["counters"].tolist()
 
 
 def test_a_seed_gives_the_same_run_and_chunks_sum_to_it():

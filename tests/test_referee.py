@@ -10,17 +10,17 @@ import random
 
 import numpy as np
 import pytest
+from test_farkle_sim import run_script
 
-from dicelab import config
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle import referee as referee_module
 from dicelab.farkle.builtin import TablePolicy, as_policy, tabulable
 from dicelab.farkle.exact import exact_pair
-from dicelab.farkle.policies import seat_arrays, tabulate
+from dicelab.farkle.policies import tabulate
 from dicelab.farkle.policy import Move, bank_rule
 from dicelab.farkle.referee import GeneratorDice, Referee, play_game
-from dicelab.farkle.rules import ENDINGS, PRESETS, load_rules, set_asides
+from dicelab.farkle.rules import ENDINGS, PRESETS, load_rules
 from dicelab.play import ScriptedDice
 from dicelab.registry import parse_policy
 
@@ -31,21 +31,12 @@ MUST_ROLL = load_rules("default").__class__(name="must-roll", min_bank=200,
 
 def kernel_game(seats, faces, target, rules, first=0):
     """The kernel's game on scripted faces: (totals, faces used, per-seat statistics)."""
-    arrays = seat_arrays(seats, rules, target)
-    n = len(seats)
-    game = K.Game(n, first, target, ENDINGS[rules.ending], K.STREAM_PER_CHUNK,
-                  rules.farkle_penalty)
-    tally = K.Tally(np.zeros((n, K.N_STATS), np.int64),
-                    np.zeros((n, (target + config.HIST_HEADROOM) // 50 + 1), np.int64),
-                    np.zeros(K.N_CHUNK_COUNTERS, np.int64))
-    totals = np.zeros((1, n), np.int64)
-    used = K.run_scripted(np.asarray(faces, np.int64), 1, game, arrays,
-                          set_asides(rules).arrays(), tally, totals)
-    assert tally.counters[K.C_SCRIPT_ERRORS] == 0
-    st = tally.stats
+    rec = run_script(seats, faces, target, first_seat=first, table=rules, ending=rules.ending)
+    assert rec["counters"][K.C_SCRIPT_ERRORS] == 0
+    st = rec["stats"]
     counts = [[int(st[s, c]) for c in (K.ST_TURNS, K.ST_ROLLS, K.ST_BUST_TURNS, K.ST_HOT_DICE,
-                                       K.ST_TRIGGERS)] for s in range(n)]
-    return totals[0].tolist(), int(used), counts
+                                       K.ST_TRIGGERS)] for s in range(len(seats))]
+    return rec["totals"][0].tolist(), rec["used"], counts
 
 
 def referee_game(policies, faces, target, rules, first=0):
