@@ -297,3 +297,31 @@ def test_simulate_log_of_a_users_policy_then_analyse(tmp_path, capsys):
     assert code == 0, err
     players = json.loads(out)["players"]
     assert [p["policy"] for p in players][1] == "fastest" and players[0]["decisions"] > 0
+
+
+@pytest.mark.parametrize(("names", "rules", "ending"), [
+    (["ai", "threshold-300"], "facebook", None),  # first to bank, the penalty, 300 to bank
+    (["threshold-250", "ai", "threshold-400"], "zilch", None),
+    (["ai", "threshold-350"], "default", "first-to-bank"),
+    (["threshold-200", "ai"], "must-roll", None),
+])
+def test_a_referee_games_log_replays_to_the_kernels_totals(names, rules, ending):
+    import json
+
+    from dicelab.gamelog import new_game_header, parse_lines
+
+    table = MUST_ROLL if rules == "must-roll" else load_rules(rules, ending)
+    specs = [parse_policy(p) for p in names]
+    policies = [as_policy(s, table, 1500, len(specs)) for s in specs]
+    seats = [{"name": f"seat {i}", "policy": s.name} for i, s in enumerate(specs)]
+    rnd = random.Random(rules)
+    for game in range(4):
+        faces = [rnd.randint(1, 6) for _ in range(8000)]
+        first = game % len(names)
+        ref = play_game(Referee(len(names), rules=table, target=1500,
+                                dice=ScriptedDice(faces), first_seat=first), policies)
+        header = new_game_header("farkle", table, seats, target=1500, ending=table.ending,
+                                 first_seat=first)
+        rec = parse_lines([json.dumps(x) for x in [header, *ref.turns]])[0]
+        assert rec.finished and rec.totals == kernel_game(specs, faces, 1500, table,
+                                                          first)[0]

@@ -354,27 +354,44 @@ def _contains(big: Iterable[int], small: Iterable[int]) -> bool:
     return True
 
 
+class _LogDice:
+    """The dice of a log: each roll as the log has it, handed to the referee in turn."""
+
+    def __init__(self) -> None:
+        self.next: list[int] = []
+
+    def roll(self, n: int) -> list[int]:
+        return self.next
+
+
 class _FarkleGame:
-    """Replays one Farkle game turn by turn."""
+    """Replays one Farkle game turn by turn: the log's form checked here, its rules
+    applied by the referee (:class:`dicelab.farkle.referee.Referee`)."""
 
     def __init__(self, rec: GameRecord):
-        from dicelab.farkle.rules import PENALTY_STREAK
+        from dicelab.farkle.referee import Referee
 
         self.rec = rec
         self.n = rec.n_seats
-        self.totals = [0] * self.n
-        self.streak = [0] * self.n
-        self.next_seat = rec.first_seat
-        self.trigger: int | None = None
-        self.penalty_streak = PENALTY_STREAK
-        self.over = False
+        self.dice = _LogDice()
+        self.ref = Referee(self.n, rules=rec.rules, target=rec.target, dice=self.dice,
+                           first_seat=rec.first_seat, hold=True)
+
+    @property
+    def totals(self) -> list[int]:
+        return self.ref.totals
+
+    @property
+    def over(self) -> bool:
+        return self.ref.phase == "over"
 
     def turn(self, t: dict, w: _Where) -> FarkleTurn | None:
         """The turn of line ``t``; None for a turn in progress (no ``end``: the game
         stopped during it), which is checked and kept in ``rec.in_progress``."""
-        from dicelab.farkle.rules import FIRST_TO_BANK, dice_after, setaside_points
+        from dicelab.farkle.advise import legal_setasides
+        from dicelab.farkle.rules import dice_after, setaside_points
 
-        rules = self.rec.rules
+        rules, ref = self.rec.rules, self.ref
         unknown = sorted(set(t) - _FARKLE_TURN_KEYS)
         if unknown:
             raise w.error(unknown[0], "not a Farkle turn field (seat, rolls, keeps, end)")
@@ -384,8 +401,8 @@ class _FarkleGame:
         if self.over:
             raise w.error("seat", "the game is over: no turn comes after its end (a new "
                                   "game starts with a header line)")
-        if seat != self.next_seat:
-            raise w.error("seat", f"it is seat {self.next_seat}'s turn, not seat {seat}'s")
+        if seat != ref.seat:
+            raise w.error("seat", f"it is seat {ref.seat}'s turn, not seat {seat}'s")
         end = t.get("end")
         stopped = "end" not in t  # the turn in progress when the game stopped
         if not stopped and end not in FARKLE_ENDS:
@@ -426,8 +443,6 @@ class _FarkleGame:
                 tp += pts
                 n_dice = dice_after(len(roll), len(keep))
             else:  # the bust roll, or the roll of a turn in progress
-                from dicelab.farkle.advise import legal_setasides
-
                 scores = bool(legal_setasides(rules, sorted(roll)))
                 if stopped and not scores:
                     raise w.error(f"rolls[{k}]", f"{list(roll)} scores nothing, so the turn "
@@ -444,27 +459,21 @@ class _FarkleGame:
                    and tp >= max(rules.min_bank, 50) else
                    f"the rules' minimum to bank is {rules.min_bank}")
             raise w.error("end", f"cannot bank {tp} turn points here: {why}")
-        if end == "bank":
-            self.totals[seat] += tp
-            self.streak[seat] = 0
-            points = tp
-        else:
-            points = 0
-            self.streak[seat] += 1
-            if self.streak[seat] == self.penalty_streak:
-                self.totals[seat] -= rules.farkle_penalty
-                self.streak[seat] = 0
-        self.next_seat = (seat + 1) % self.n
-        target = self.rec.target
-        if end == "bank" and self.totals[seat] >= target and self.trigger is None:
-            if self.n == 1 or rules.ending_code == FIRST_TO_BANK:
-                self.over = True
+        # the turn, checked: the referee plays it
+        for k, roll in enumerate(out_rolls):
+            self.dice.next = list(roll)
+            if k > 0:
+                ref.roll_on()
+            elif ref.phase == "new":
+                ref.start()
             else:
-                self.trigger = seat
-        if self.trigger is not None and self.next_seat == self.trigger:
-            self.over = True
-        return FarkleTurn(seat, tuple(out_rolls), tuple(out_keeps), end, points,
-                          tuple(self.totals), w.line)
+                ref.begin_turn()
+            if k < len(out_keeps):
+                ref.set_aside(out_keeps[k])
+        if end == "bank":
+            ref.bank()
+        return FarkleTurn(seat, tuple(out_rolls), tuple(out_keeps), end,
+                          tp if end == "bank" else 0, tuple(ref.totals), w.line)
 
 
 def _penta_tables():

@@ -93,13 +93,16 @@ class Referee:
     ``first_seat``, to ``target`` points under ``rules`` (its ending included), on
     ``dice``. :meth:`start` deals the first roll; then :attr:`phase` is ``"decide"``
     (a scoring roll waits for a :class:`~dicelab.farkle.policy.Move`, or for
-    :meth:`set_aside`), ``"bank-or-roll"`` (after :meth:`set_aside`) or ``"over"``."""
+    :meth:`set_aside`), ``"bank-or-roll"`` (after :meth:`set_aside`) or ``"over"``.
+    With ``hold=True`` a turn's first roll waits for :meth:`begin_turn` (phase
+    ``"turn"``): a log's reader knows the dice only when it reads the turn."""
 
     def __init__(self, n_seats: int, *, rules: FarkleRules, target: int, dice,
-                 first_seat: int = 0, record: bool = False) -> None:
+                 first_seat: int = 0, record: bool = False, hold: bool = False) -> None:
         self.rules, self.target, self.dice, self.n = rules, target, dice, n_seats
         self.first_seat = first_seat
         self.record = record
+        self.hold = hold
         self._book = roll_book(rules)
         self._turn_hook = getattr(dice, "begin_turn", None)  # a stream per turn
         self._floor = rules.bank_floor
@@ -155,7 +158,7 @@ class Referee:
     def turn_record(self) -> dict:
         """The turn in progress in the game-log form: its seat, rolls and keeps so far
         (no ending yet); empty before and after the game."""
-        return {} if self.phase in ("new", "over") else self._record
+        return {} if self.phase in ("new", "turn", "over") else self._record
 
     def winners(self) -> list[int]:
         """The seats with the highest total (after the game)."""
@@ -170,6 +173,11 @@ class Referee:
             raise RuntimeError("the game has started")
         self._begin_turn()
         return self
+
+    def begin_turn(self) -> None:
+        """Deal the next turn's first roll (phase ``"turn"``, with ``hold=True``)."""
+        self._expect("turn")
+        self._begin_turn()
 
     def ask(self, policy) -> Move:
         """The current seat's ``policy`` decides the current state: its move, checked
@@ -342,6 +350,9 @@ class Referee:
         if self._turns_played >= MAX_ROUNDS * self.n:  # the kernel's cap on a game
             self.capped = True
             return self._game_over()
+        if self.hold:
+            self.phase = "turn"
+            return
         self._begin_turn()
 
     def _game_over(self) -> None:
