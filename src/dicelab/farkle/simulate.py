@@ -276,7 +276,9 @@ def kernel_for(seats: Sequence[PolicySpec | PolicyTable],
                streams: int = K.STREAM_PER_CHUNK, rules: FarkleRules | None = None) -> str:
     """The game kernel that plays these seats: the one place this choice is made.
 
-    :func:`lanes_kernel` when every seat is a ``threshold-T`` policy with ``T`` at most
+    :data:`REFEREE_KERNEL` when a seat only decides move by move (no table:
+    :func:`dicelab.farkle.builtin.tabulable`); else :func:`lanes_kernel` when every seat
+    is a ``threshold-T`` policy with ``T`` at most
     :data:`dicelab.farkle.lanes.MAX_THRESHOLD` (52,428,750), else :data:`GENERAL_KERNEL`
     (``ai`` seats, exact-policy tables, higher thresholds, a stream per turn: see
     :data:`dicelab.farkle.kernels.STREAM_PER_TURN`, or ``rules`` with house rules of
@@ -289,6 +291,8 @@ def kernel_for(seats: Sequence[PolicySpec | PolicyTable],
     >>> kernel_for([parse_policy("threshold-300"), parse_policy("threshold-500")])
     'lanes-16'
     """
+    if not all(tabulable(s) for s in seats):
+        return REFEREE_KERNEL
     lanes_ok = streams == K.STREAM_PER_CHUNK and (rules is None or rules.standard_banking) \
         and all(isinstance(s, PolicySpec) and s.family == "threshold"
                 and s.params["threshold"] <= lanes.MAX_THRESHOLD for s in seats)
@@ -434,8 +438,9 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
     results as a local run); ``per_chunk``: keep each chunk's statistics too
     (``result.chunk_stats``); ``streams``: the random-stream layout (one per turn for
     common random numbers: :data:`dicelab.farkle.kernels.STREAM_PER_TURN`).
-    All-threshold seats are played by the lanes kernel, any other mix by the general one
-    (:func:`kernel_for`; ``result.kernel``).
+    All-threshold seats are played by the lanes kernel, seats that decide move by move
+    (no table) by the referee in Python (:func:`simulate_python`), any other mix by the
+    general kernel (:func:`kernel_for`; ``result.kernel``).
 
     >>> from dicelab.registry import parse_policy
     >>> r = simulate_farkle([parse_policy("threshold-300")], games=1000, seed=1)
@@ -444,7 +449,7 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
     """
     games, seed, seed_given, target, rules = _checked(seats, games, seed, target, rules,
                                                       ending, first_seat)
-    if not all(tabulable(s) for s in seats):  # a policy that decides move by move
+    if kernel_for(seats) == REFEREE_KERNEL:  # a policy that decides move by move
         if client is not None:
             raise UserError("--dask: a policy that decides move by move (no table) plays in "
                             "this process only")
