@@ -21,7 +21,7 @@ from dicelab.farkle.rules import PENALTY_STREAK, PRESETS
 from dicelab.farkle.simulate import simulate_farkle
 from dicelab.play import Player, ScriptedDice
 from dicelab.play.farkle import FarkleGame
-from dicelab.registry import parse_policy
+from dicelab.registry import PolicySpec, parse_policy
 
 FACEBOOK = PRESETS["facebook"]  # min bank 300, penalty 500, first to bank
 DEFAULT = PRESETS["default"]
@@ -261,12 +261,10 @@ def test_play_engine_plays_a_streak_table_as_the_kernel():
     for k, seed in enumerate((21, 22, 23)):
         faces = faces_of(seed, 20_000)
         policies = [pt, "threshold-1000"] if k % 2 == 0 else ["ai", pt]
-        players = [Player(f"p{i}", parse_policy("max-ev" if p is pt else p, "farkle"))
+        players = [Player(f"p{i}", PolicySpec("farkle", "user", "streak-table", {}, policy=p)
+                          if p is pt else parse_policy(p, "farkle"))
                    for i, p in enumerate(policies)]
         g = FarkleGame(players, rules=FACEBOOK, target=1000, dice=ScriptedDice(faces))
-        s = policies.index(pt)
-        g.computers[s].prepare = lambda: None  # the table instead of max-ev's
-        g.computers[s]._table = pt
         g.start()
         while g.phase != "over":
             g.step()

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from test_farkle_sim import run_script
 
+from dicelab import config
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle import referee as referee_module
@@ -325,3 +326,12 @@ def test_a_referee_games_log_replays_to_the_kernels_totals(names, rules, ending)
         rec = parse_lines([json.dumps(x) for x in [header, *ref.turns]])[0]
         assert rec.finished and rec.totals == kernel_game(specs, faces, 1500, table,
                                                           first)[0]
+
+
+def test_turns_lost_on_their_first_roll_follow_each_other_without_end():
+    # 10,000 turns in a row that score nothing: the game reaches the kernel's cap on
+    # rounds (a loop, never a recursion)
+    faces = [2, 3, 4, 6, 2, 3] * 10_000
+    p = as_policy("threshold-300", DEFAULT, 1000)
+    ref = play_game(Referee(2, rules=DEFAULT, target=1000, dice=ScriptedDice(faces)), [p, p])
+    assert ref.capped and ref.totals == [0, 0] and len(ref.turns) == config.MAX_ROUNDS * 2

@@ -172,6 +172,7 @@ class Referee:
         if self.phase != "new":
             raise RuntimeError("the game has started")
         self._begin_turn()
+        self._advance()
         return self
 
     def begin_turn(self) -> None:
@@ -267,6 +268,7 @@ class Referee:
             self._emit("bank", points=self.turn_points, total=self.totals[seat])
         self._record["end"] = "bank"
         self._end_turn()
+        self._advance()
 
     def roll_on(self) -> None:
         """Roll the dice left."""
@@ -277,6 +279,7 @@ class Referee:
             self.turns.append(self._record)
             return self._game_over()
         self._roll()
+        self._advance()
 
     # -- the rules
 
@@ -350,10 +353,13 @@ class Referee:
         if self._turns_played >= MAX_ROUNDS * self.n:  # the kernel's cap on a game
             self.capped = True
             return self._game_over()
-        if self.hold:
-            self.phase = "turn"
-            return
-        self._begin_turn()
+        self.phase = "turn"  # the next seat's turn: _advance deals it (unless held)
+
+    def _advance(self) -> None:
+        """Deal turns until one waits for a decision or the game ends (a loop, not a
+        recursion: turns lost on their first roll can follow each other for long)."""
+        while self.phase == "turn" and not self.hold:
+            self._begin_turn()
 
     def _game_over(self) -> None:
         self.phase = "over"
