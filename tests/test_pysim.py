@@ -138,3 +138,28 @@ def test_cli_simulates_a_policy_file_that_decides_move_by_move(tmp_path, capsys)
                                       "--target", "1000"])
     assert code == 2 and "ZeroDivisionError" in err and "mine.py" in err and \
         "in broken" in err
+
+
+def test_a_plan_of_referee_seats_runs_as_simulate_python_and_in_a_sequential_test(capsys,
+                                                                                 tmp_path):
+    from dicelab.farkle.simulate import FarklePlan
+    from dicelab.runner import PER_CHUNK, run_plan
+
+    seats = (AiByHand(), parse_policy("threshold-300"))
+    plan = FarklePlan(seats, DEFAULT, 1000, 9, 20_000, per_chunk=True,
+                      streams=K.STREAM_PER_TURN, chunk_games=4096)
+    acc = run_plan(plan)
+    alone = simulate_python(list(seats), games=20_000, seed=9, target=1000,
+                            streams=K.STREAM_PER_TURN, per_chunk=True)
+    assert plan.kernel == "referee" and acc["stats"].tolist() == alone.stats.tolist()
+    assert acc[PER_CHUNK + "stats"].shape[0] == 5  # chunks of 4,096 games
+    f = tmp_path / "mine.py"
+    f.write_text("from dicelab.farkle.policy import Move, all_scoring\n"
+                 "def greedy(state):\n"
+                 "    o = all_scoring(state)\n"
+                 "    return Move(o.keep, state.turn_points + o.points >= 1000 and "
+                 "state.can_bank(o))\n")
+    code, out, err = run_cli(capsys, ["tournament", f"{f}:greedy", "ai", "--sprt", "-n",
+                                      "20000", "--seed", "1", "--target", "1000", "--json"])
+    assert code == 0, err
+    assert "mine.py:greedy" in out

@@ -53,35 +53,40 @@ class TurnDice:
 def play_python(policies: list, rules: FarkleRules, target: int, seed: int, games: int,
                 n_bins: int, *, first_seat: int | None = None,
                 streams: int = K.STREAM_PER_CHUNK, per_chunk: bool = False,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, np.ndarray]:
-    """``games`` referee games of ``policies`` (one Policy per seat), tallied: ``stats``,
-    ``hist`` (``n_bins`` bins of 50 points), ``counters``, and with ``per_chunk``
-    ``chunk_stats`` (chunks, seats, N_STATS)."""
+                progress: Callable[[int, int], None] | None = None,
+                chunks: tuple[int, int] | None = None, chunk_games: int = CHUNK_GAMES
+                ) -> dict[str, np.ndarray]:
+    """The referee games of ``policies`` (one Policy per seat) in chunks ``chunks =
+    (first, stop)`` of a run of ``games`` (default: all), tallied: ``stats``, ``hist``
+    (``n_bins`` bins of 50 points), ``counters``, and with ``per_chunk`` ``chunk_stats``
+    (chunks, seats, N_STATS)."""
     s_n = len(policies)
     stats = np.zeros((s_n, K.N_STATS), dtype=np.int64)
     hist = np.zeros((s_n, n_bins), dtype=np.int64)
     counters = np.zeros(K.N_CHUNK_COUNTERS, dtype=np.int64)
-    chunks = n_chunks(games)
-    chunk_stats = np.zeros((chunks if per_chunk else 0, s_n, K.N_STATS), dtype=np.int64)
-    bounds = chunk_bounds(games, 0, chunks, CHUNK_GAMES)
+    first_chunk, stop = chunks or (0, n_chunks(games, chunk_games))
+    chunk_stats = np.zeros((stop - first_chunk if per_chunk else 0, s_n, K.N_STATS),
+                           dtype=np.int64)
+    bounds = chunk_bounds(games, first_chunk, stop, chunk_games)
+    total = int(bounds[-1] - bounds[0])
     per_turn = streams == K.STREAM_PER_TURN
     done = 0
-    for c in range(chunks):
+    for c in range(first_chunk, stop):
         before = stats.copy() if per_chunk else None
         dice = GeneratorDice(np.random.default_rng(np.random.SeedSequence(seed,
                                                                           spawn_key=(c,))))
-        for i in range(int(bounds[c]), int(bounds[c + 1])):
+        for i in range(int(bounds[c - first_chunk]), int(bounds[c - first_chunk + 1])):
             first = first_seat if first_seat is not None else i % s_n
             ref = Referee(s_n, rules=rules, target=target, first_seat=first,
                           dice=TurnDice(seed, i) if per_turn else dice)
             tally_game(play_game(ref, policies), stats, hist, counters)
             done += 1
             if progress is not None and done % PROGRESS_GAMES == 0:
-                progress(done, games)
+                progress(done, total)
         if per_chunk:
-            chunk_stats[c] = stats - before
+            chunk_stats[c - first_chunk] = stats - before
     if progress is not None and done % PROGRESS_GAMES:
-        progress(done, games)
+        progress(done, total)
     out = {"stats": stats, "hist": hist, "counters": counters}
     if per_chunk:
         out["chunk_stats"] = chunk_stats

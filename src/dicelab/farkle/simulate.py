@@ -374,8 +374,12 @@ class FarklePlan(LazyArrays):
                       self.target, self.rules.ending_code, self.streams,
                       self.rules.farkle_penalty)
 
-    def built(self) -> _Built:
-        """The kernel arrays and the kernel's choice, built once per plan object."""
+    def built(self) -> _Built | list:
+        """The kernel arrays and the kernel's choice, built once per plan object (for
+        the referee: the seats' Policy objects)."""
+        if self.kernel == REFEREE_KERNEL:
+            return self._lazy(lambda: [as_policy(s, self.rules, self.target, len(self.seats))
+                                       for s in self.seats])
         return self._lazy(lambda: _build(self.kernel,
                                          seat_arrays(list(self.seats), self.rules, self.target),
                                          self.rules))
@@ -397,7 +401,9 @@ class FarklePlan(LazyArrays):
                           self.chunk_games)
 
     def prepare(self) -> None:
-        self.built().warm_up(self.game)
+        built = self.built()
+        if self.kernel != REFEREE_KERNEL:
+            built.warm_up(self.game)
 
     def empty(self) -> dict[str, np.ndarray]:
         s = len(self.seats)
@@ -407,6 +413,16 @@ class FarklePlan(LazyArrays):
 
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
         built = self.built()
+        if self.kernel == REFEREE_KERNEL:  # seats that decide move by move
+            from dicelab.farkle.pysim import play_python
+
+            acc = play_python(built, self.rules, self.target, self.seed, self.games,
+                              self.n_bins, first_seat=self.first_seat, streams=self.streams,
+                              per_chunk=self.per_chunk, chunks=(first, stop),
+                              chunk_games=self.chunk_games)
+            if self.per_chunk:
+                acc[PER_CHUNK + "stats"] = acc.pop("chunk_stats")
+            return acc
         s, m = len(self.seats), stop - first
         b_stats = np.zeros((m, s, K.N_STATS), dtype=np.int64)
         b_hist = np.zeros((m, s, self.n_bins), dtype=np.int64)
