@@ -25,6 +25,8 @@ under ``optimal`` solitaire play), not a win probability.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from dicelab import dice
@@ -175,7 +177,7 @@ def penta_env(seats: int = 2, rules=None, yardstick: bool = False,
 class FarkleAECEnv(_TurnTakingEnv):
     """Farkle at 2 to 7 seats (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"], "name": "dicelab_farkle_v0",
+    metadata: ClassVar[dict] = {"render_modes": ["ansi"], "name": "dicelab_farkle_v0",
                 "is_parallelizable": False, "render_fps": 1}
     _unit = "expected reward: P(win) - P(loss) (optimal-win)"
 
@@ -294,7 +296,7 @@ class FarkleAECEnv(_TurnTakingEnv):
 class PentaAECEnv(_TurnTakingEnv):
     """Penta at 2 or more seats (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"], "name": "dicelab_penta_v0",
+    metadata: ClassVar[dict] = {"render_modes": ["ansi"], "name": "dicelab_penta_v0",
                 "is_parallelizable": False, "render_fps": 1}
     _unit = "expected points still to come on the own card (optimal)"
 

@@ -25,6 +25,8 @@ expected turns still to play (this one included) for the solitaire game. After a
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from dicelab import dice
@@ -123,7 +125,7 @@ def check_rules(rules, ending) -> FarkleRules:
 class _FarkleEnv(gym.Env):
     """One Farkle turn at a time: the roll, the turn points, the mask (shared)."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: ClassVar[dict] = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(self, rules, ending, yardstick, render_mode, n_extra: int, low: int = 0):
         self.rules = check_rules(rules, ending)
@@ -215,7 +217,10 @@ class FarkleTurnEnv(_FarkleEnv):
                  yardstick: bool = False, render_mode: str | None = None):
         super().__init__(rules, ending, yardstick, render_mode, 0)
         if self.yardstick:
-            self.rules.require_solvable("the FarkleTurn yardstick (max-ev)", must_roll=True)
+            if self.rules.farkle_penalty:
+                raise UserError(f"rules '{self.rules.name}' have a farkle-penalty, which one "
+                                "turn cannot count: the FarkleTurn yardstick refuses them "
+                                "(FarkleSolo's counts it)")
             from dicelab.farkle.advise import max_ev_solution
 
             self._solution = max_ev_solution(self.rules)
@@ -337,18 +342,22 @@ def fastest_values(sol, rules: FarkleRules, total: int, lost_in_a_row: int):
         lost = float(turns[0, max(u - m.penalty, 0)])
     v = sol.value[s, u]
     rows = v.shape[0]
+    starts = m.option_start[:-1]
+    memo: dict[int, tuple[float, np.ndarray]] = {}
 
     def value(tp: int) -> tuple[float, np.ndarray]:
+        if tp in memo:
+            return memo[tp]
         p = tp // POINT_UNIT
         bank = -(1.0 + (float(turns[0, u + p]) if u + p < big else 0.0))
+        after = v[np.minimum(p + m.points, rows - 1), m.dice]  # each option's turns to come
+        best = np.minimum.reduceat(after, starts)  # the best option of each roll class
         roll = np.zeros(7)
         for n in range(1, HOT_DICE + 1):
-            r = float(m.bust[n]) * lost
-            for c in range(int(m.class_start[n]), int(m.class_start[n + 1])):
-                js = range(int(m.option_start[c]), int(m.option_start[c + 1]))
-                r += float(m.class_prob[c]) * min(
-                    float(v[min(p + int(m.points[j]), rows - 1), int(m.dice[j])]) for j in js)
-            roll[n] = -(1.0 + r)
-        return bank, roll
+            lo, hi = int(m.class_start[n]), int(m.class_start[n + 1])
+            roll[n] = -(1.0 + float(m.bust[n]) * lost
+                        + float(np.dot(m.class_prob[lo:hi], best[lo:hi])))
+        memo[tp] = (bank, roll)
+        return memo[tp]
 
     return value

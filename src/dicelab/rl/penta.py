@@ -22,6 +22,8 @@ expected return still to come after action ``a`` with optimal play from then on 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from dicelab.errors import UserError
@@ -156,7 +158,7 @@ class PentaCard:
 class PentaSoloEnv(gym.Env):
     """Penta solitaire: 13 turns, one box each (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: ClassVar[dict] = {"render_modes": ["ansi"], "render_fps": 1}
     _unit = "expected points still to come (optimal)"
 
     def __init__(self, rules: str | RuleSet | None = None, yardstick: bool = False,
