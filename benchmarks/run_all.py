@@ -44,6 +44,7 @@ SCRIPTS = [
     ("bench_tournament.py", []),
     ("analyse_speed.py", []),
     ("bench_first_run.py", []),
+    ("bench_rl.py", []),
 ]
 
 
