@@ -122,3 +122,72 @@ def test_the_same_seed_gives_the_same_games_whatever_the_batch_around_them():
     again, _ = batch.reset(seed=5)
     fresh, _ = FarkleBatch(16, target=1000, seed=5).reset()
     assert (again["observation"] == fresh["observation"]).all()
+
+
+# --- the tabular agent and its exact judge -----------------------------------------------
+
+
+def test_the_exact_judge_scores_threshold_300_and_max_ev_exactly():
+    from dicelab.farkle.advise import max_ev_solution
+    from dicelab.rl.farkle import FarkleTurnEnv
+    from dicelab.rl.tabular import turn_policy_score
+
+    rules = load_rules("default")
+    env = FarkleTurnEnv(yardstick=True)
+    acts, sa = env.actions, env.actions.sa
+    sol = max_ev_solution(rules)
+    rows = sol.cap // 50 + 1
+    best = np.zeros((rows, sa.n_classes), dtype=np.int64)
+    threshold = np.zeros_like(best)
+    value = env._value()
+    for n in range(1, 7):
+        for c in range(int(sa.class_start[n]), int(sa.class_start[n + 1])):
+            rank = int(np.flatnonzero(sa.roll_class == c)[0])
+            k = int(sa.keep_all[c] - sa.option_start[c])
+            for row in range(rows):
+                mask = acts.mask(rank, row * 50)
+                best[row, c] = int(np.argmax(acts.values(rank, row * 50, mask, value)))
+                threshold[row, c] = 2 * k + int(row * 50 + sa.points[sa.keep_all[c]] * 50 >= 300)
+    score, unfinished = turn_policy_score(rules, best)
+    assert score == pytest.approx(sol.expected_score, rel=1e-12)
+    assert unfinished == 0.0
+    score, _ = turn_policy_score(rules, threshold)
+    assert score == pytest.approx(threshold_distribution(rules, 300).expected_score, rel=1e-12)
+
+
+def test_a_tiny_training_run_learns_and_is_reproducible():
+    from dicelab.rl.tabular import train_turn
+
+    a = train_turn(games=64, steps=200, seed=3, evaluations=2)
+    b = train_turn(games=64, steps=200, seed=3, evaluations=2)
+    assert (a.q == b.q).all()
+    assert list(a.curve.steps) == [100, 200]
+    assert (a.curve.gap > 0).all() and (a.curve.exact_score > 0).all()
+    assert a.final_gap == pytest.approx(a.optimum - a.final_score)
+    for kw, message in (({"games": 0}, "games"), ({"alpha_min": 0.0}, "alpha_min"),
+                        ({"rules": "facebook"}, "farkle-penalty")):
+        with pytest.raises(UserError, match=message):
+            train_turn(**kw)
+
+
+def test_the_training_script_saves_a_curve_and_a_manifest(tmp_path, capsys):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "rl_turn_qlearning.py"
+    spec = importlib.util.spec_from_file_location("rl_turn_qlearning", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out = tmp_path / "run"
+    assert script.main(["--games", "32", "--steps", "50", "--evaluations", "1",
+                        "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["summary"]["final_gap"] == pytest.approx(summary["final_gap"])
+    assert manifest["command"][:2] == ["python", "experiments/rl_turn_qlearning.py"]
+    assert (out / "summary.parquet").exists()
+    bad = tmp_path / "bad"
+    assert script.main(["--rules", "nope", "--out", str(bad)]) == 2
+    assert "error: unknown Farkle rules" in capsys.readouterr().err
+    assert not bad.exists()
