@@ -119,7 +119,8 @@ def test_illegal_actions_and_finished_episodes_are_errors(make):
     rng = np.random.default_rng(0)
     done = False
     while not done:
-        obs, _, done, _, _ = env.step(random_legal(obs, rng))
+        obs, _, done, _, info = env.step(random_legal(obs, rng))
+    assert obs["action_mask"].sum() == 0 and info["action_mask"].sum() == 0
     with pytest.raises(gym.error.ResetNeeded):
         env.step(0)
 
@@ -177,6 +178,11 @@ def test_the_action_spaces_sample_is_a_legal_move():
         _, _, done, _, _ = env.step(env.action_space.sample())
         if done:
             env.reset()
+    table = farkle_env(3, target=1000)
+    table.reset(seed=0)
+    for agent in table.agent_iter(2000):
+        _, _, term, trunc, _ = table.last()
+        table.step(None if term or trunc else table.action_space(agent).sample())
 
 
 def test_a_random_masked_agent_never_moves_illegally_quick():

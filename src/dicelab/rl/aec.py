@@ -44,6 +44,7 @@ from dicelab.rl.common import (
     check_action,
     check_flag,
     loss_of,
+    masked_discrete,
     masked_space,
     require_gymnasium,
     yardstick_info,
@@ -89,7 +90,9 @@ class _TurnTakingEnv(AECEnv):
         self._n_actions = n_actions
         self.observation_spaces = {a: masked_space(n_obs, n_actions, low)
                                    for a in self.possible_agents}
-        self.action_spaces = {a: gym.spaces.Discrete(n_actions) for a in self.possible_agents}
+        self.action_spaces = {a: masked_discrete(n_actions, lambda a=a: self.observe(a)
+                                                 ["action_mask"])
+                              for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self._seat = 0
         self._stick: dict | None = None

@@ -160,13 +160,14 @@ class _FarkleEnv(gym.Env):
         self._rank = self.actions.roll(self.np_random, HOT_DICE)
 
     def _obs(self) -> dict:
-        self._mask = self.actions.mask(self._rank, self._tp)
+        self._mask = np.zeros(self.actions.n_actions, dtype=np.int8) if self._done \
+            else self.actions.mask(self._rank, self._tp)
         return {"observation": self.actions.observation(self._rank, self._tp, self._extra()),
                 "action_mask": self._mask.copy()}
 
     def _info(self, **more) -> dict:
         info = {"action_mask": self._mask.copy(),
-                "options": self.actions.option_list(self._rank), **more}
+                "options": [] if self._done else self.actions.option_list(self._rank), **more}
         self._stick = None
         if self.yardstick and not self._done:
             self._stick = yardstick_info(
