@@ -191,3 +191,90 @@ def test_the_training_script_saves_a_curve_and_a_manifest(tmp_path, capsys):
     assert script.main(["--rules", "nope", "--out", str(bad)]) == 2
     assert "error: unknown Farkle rules" in capsys.readouterr().err
     assert not bad.exists()
+
+
+# --- Penta -------------------------------------------------------------------------------
+
+
+def _card_of(rules, o):
+    from dicelab.rl.penta import PentaCard
+
+    card = PentaCard(rules)
+    card.scores = [None if x < 0 else int(x) for x in o[:13]]
+    card.bonuses = int(o[13])
+    card.faces = o[14:19].tolist()
+    card.rolls_left = int(o[19])
+    return card
+
+
+@pytest.mark.parametrize("rules", ["seed", "hasbro", "free-joker", "no-bonus"])
+def test_penta_batch_masks_and_observations_are_the_single_game_encoding(rules):
+    from dicelab.penta.rules import get_rules
+    from dicelab.rl.batch import PentaBatch
+
+    rs = get_rules(rules)
+    batch = PentaBatch(64, rules=rules, seed=1)
+    obs, _ = batch.reset()
+    rng = np.random.default_rng(1)
+    acc = np.zeros(64)
+    finished = 0
+    for _ in range(300):
+        for i in range(64):
+            o = obs["observation"][i]
+            card = _card_of(rs, o)
+            assert (card.observation() == o).all()
+            assert (card.mask() == obs["action_mask"][i]).all()
+        # mostly boxes, so that games finish; every kind of keep still comes up
+        m = obs["action_mask"] * np.where(np.arange(45) >= 32, 4.0, 1.0)
+        obs, reward, done, _, info = batch.step(np.argmax(m * rng.random(m.shape), axis=1))
+        acc += reward
+        assert (info["final_obs"][done, -1] == acc[done]).all()  # the return is the score
+        finished += int(done.sum())
+        acc[done] = 0.0
+    assert finished > 64
+
+
+def _reroll_then_first_box(mask: np.ndarray, rolls_left) -> np.ndarray:
+    first_box = 32 + np.argmax(mask[..., 32:], axis=-1)
+    return np.where(np.asarray(rolls_left) > 0, 0, first_box)
+
+
+def test_penta_batch_plays_a_fixed_policy_as_the_single_game_env_does():
+    from dicelab.rl.batch import PentaBatch
+    from dicelab.rl.penta import PentaSoloEnv
+
+    batch = PentaBatch(1024, seed=2)
+    obs, _ = batch.reset()
+    scores: list[float] = []
+    while len(scores) < 3000:
+        a = _reroll_then_first_box(obs["action_mask"], obs["observation"][:, 19])
+        obs, _, done, _, info = batch.step(a)
+        scores.extend(info["final_obs"][done, -1].tolist())
+    env = PentaSoloEnv()
+    single: list[float] = []
+    for g in range(600):
+        obs, _ = env.reset(seed=g)
+        done, total = False, 0.0
+        while not done:
+            a = int(_reroll_then_first_box(obs["action_mask"], obs["observation"][19]))
+            obs, r, done, _, _ = env.step(a)
+            total += r
+        single.append(total)
+    x, y = np.array(scores), np.array(single)
+    se = math.sqrt(x.var() / x.size + y.var() / y.size)
+    assert abs(x.mean() - y.mean()) < 4 * se
+
+
+def test_penta_batch_refuses_illegal_actions_and_replays_a_seed():
+    from dicelab.rl.batch import PentaBatch
+
+    batch = PentaBatch(4, seed=3)
+    obs, _ = batch.reset()
+    before = obs["observation"].copy()
+    with pytest.raises(IllegalActionError, match="game 0"):
+        batch.step(np.full(4, 31))  # keeping all five is no keep
+    assert (batch._obs == before).all()
+    with pytest.raises(UserError, match="unknown Penta rule set"):
+        PentaBatch(4, rules="yahtzee")
+    again, _ = PentaBatch(4, seed=3).reset()
+    assert (again["observation"] == before).all()

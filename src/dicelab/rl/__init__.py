@@ -13,7 +13,7 @@ target=5000)``; ``gymnasium.make("dicelab.rl:dicelab/FarkleSolo-v0")`` imports i
 
 PettingZoo AEC environments: :func:`dicelab.rl.aec.farkle_env` (2 to 7 seats) and
 :func:`dicelab.rl.aec.penta_env` (2 or more seats). Many games at once, in compiled code:
-:class:`dicelab.rl.batch.FarkleBatch`. See docs/rl.md.
+:class:`dicelab.rl.batch.FarkleBatch` and :class:`dicelab.rl.batch.PentaBatch`. See docs/rl.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Many Farkle games stepped at once in compiled code: arrays in, arrays out (layer 3).
+"""Many games stepped at once in compiled code: arrays in, arrays out (layer 3).
 
 :class:`FarkleBatch` is a Gymnasium vector environment (``gymnasium.vector.VectorEnv``,
 autoreset in the same step) of ``games`` copies of :class:`~dicelab.rl.farkle.
@@ -22,6 +22,8 @@ raises :class:`~dicelab.rl.common.IllegalActionError` before any game moves.
 Every game has its own xoshiro256** generator from ``SeedSequence(seed)``: the same seed
 gives the same games. The generators differ from the single-game environments' (NumPy's),
 so a game here and there with the same seed are different games of the same law.
+
+:class:`PentaBatch` does the same for :class:`~dicelab.rl.penta.PentaSoloEnv`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ import numpy as np
 from dicelab import dice
 from dicelab.errors import UserError
 from dicelab.farkle.rules import PENALTY_STREAK, check_target
+from dicelab.penta.rules import N_BOXES
+from dicelab.penta.scoring import TABLES
 from dicelab.rl import kernels
 from dicelab.rl.common import IllegalActionError, masked_space, require_gymnasium
 from dicelab.rl.farkle import TURN_OBS, FarkleActions, check_rules
@@ -42,6 +46,20 @@ MODES = ("solo", "turn")
 MAX_GAMES = 10_000_000
 
 
+def _check_games(games) -> int:
+    if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= MAX_GAMES:
+        raise UserError(f"games must be an integer from 1 to {MAX_GAMES:,}, not {games!r}")
+    return games
+
+
+def _check_actions(actions, games: int) -> np.ndarray:
+    acts = np.asarray(actions)
+    if acts.shape != (games,) or not np.issubdtype(acts.dtype, np.integer):
+        raise IllegalActionError(f"actions must be {games} integers, not an array of shape "
+                                 f"{acts.shape} and type {acts.dtype}")
+    return np.ascontiguousarray(acts, dtype=np.int64)
+
+
 class FarkleBatch(gym.vector.VectorEnv):
     """``games`` Farkle games stepped together (see the module docstring)."""
 
@@ -49,8 +67,7 @@ class FarkleBatch(gym.vector.VectorEnv):
 
     def __init__(self, games: int, rules=None, target: int | None = None,
                  ending: str | None = None, mode: str = "solo", seed=None):
-        if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= MAX_GAMES:
-            raise UserError(f"games must be an integer from 1 to {MAX_GAMES:,}, not {games!r}")
+        games = _check_games(games)
         if mode not in MODES:
             raise UserError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.rules = check_rules(rules, ending)
@@ -101,11 +118,7 @@ class FarkleBatch(gym.vector.VectorEnv):
     def step(self, actions):
         if not self._started:
             raise gym.error.ResetNeeded("call reset() before step()")
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
-            raise IllegalActionError(f"actions must be {self.num_envs} integers, not an array "
-                                     f"of shape {acts.shape} and type {acts.dtype}")
-        acts = np.ascontiguousarray(acts, dtype=np.int64)
+        acts = _check_actions(actions, self.num_envs)
         bad = kernels.step_games(acts, self._solo, self.target, self._rank, self._tp,
                                  self._total, self._lost, self._turns, self._rng, dice.COUNTS,
                                  *self._model, self._penalty, PENALTY_STREAK, self._reward,
@@ -131,3 +144,68 @@ class FarkleBatch(gym.vector.VectorEnv):
                                  self._keep_all, points, dice_left, bank_floor,
                                  int(threshold), out)
         return out
+
+
+class PentaBatch(gym.vector.VectorEnv):
+    """``games`` Penta solitaire games stepped together: :class:`~dicelab.rl.penta.
+    PentaSoloEnv`'s actions, masks, observations and rewards, one numba kernel, a finished
+    game started again in the same step (``info["final_obs"]``); an illegal action in any
+    game raises :class:`~dicelab.rl.common.IllegalActionError` before any game moves."""
+
+    metadata = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}  # noqa: RUF012
+
+    def __init__(self, games: int, rules=None, seed=None):
+        from dicelab.rl.penta import N_ACTIONS, N_OBS, check_penta_rules
+
+        self.num_envs = _check_games(games)
+        self.rules = check_penta_rules(rules)
+        self.single_observation_space = masked_space(N_OBS, N_ACTIONS, low=-1)
+        self.single_action_space = gym.spaces.Discrete(N_ACTIONS)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space,
+                                                              games)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, games)
+        z = np.zeros(games, dtype=np.int64)
+        (self._r, self._left, self._card, self._up, self._fifty, self._bonuses,
+         self._total) = (z.copy() for _ in range(7))
+        self._scores = np.full((games, N_BOXES), -1, dtype=np.int64)
+        self._boxsc = np.full((games, N_BOXES), -1, dtype=np.int64)
+        self._bonus = z.copy()
+        self._tables = (self.rules.params, TABLES, *kernels.penta_roll_tables())
+        self._reward = np.zeros(games)
+        self._done = np.zeros(games, dtype=np.bool_)
+        self._obs = np.zeros((games, N_OBS), dtype=np.int64)
+        self._final = np.zeros((games, N_OBS), dtype=np.int64)
+        self._mask = np.zeros((games, N_ACTIONS), dtype=np.int8)
+        self._rng = kernels.new_rng_states(seed, games)
+        self._started = False
+
+    def _state(self) -> tuple:
+        return (*self._tables, self._rng, self._r, self._left, self._card, self._up,
+                self._fifty, self._bonuses, self._total, self._scores, self._boxsc,
+                self._bonus)
+
+    def _out(self) -> dict:
+        return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}
+
+    def reset(self, *, seed=None, options=None):
+        """Start every game; a ``seed`` replaces the generators (``SeedSequence(seed)``)."""
+        if seed is not None:
+            self._rng = kernels.new_rng_states(seed, self.num_envs)
+        kernels.penta_reset(*self._state(), self._obs, self._mask)
+        self._started = True
+        return self._out(), {"action_mask": self._mask.copy()}
+
+    def step(self, actions):
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        acts = _check_actions(actions, self.num_envs)
+        bad = kernels.penta_step(acts, *self._state(), self._reward, self._done, self._final,
+                                 self._obs, self._mask)
+        if bad >= 0:
+            legal = np.flatnonzero(self._mask[bad]).tolist()
+            raise IllegalActionError(f"game {bad}: action {int(acts[bad])} is illegal; legal "
+                                     f"actions: {legal}")
+        info = {"final_obs": self._final.copy(), "_final_obs": self._done.copy(),
+                "action_mask": self._mask.copy()}
+        return (self._out(), self._reward.copy(), self._done.copy(),
+                np.zeros(self.num_envs, dtype=np.bool_), info)

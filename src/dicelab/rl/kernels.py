@@ -1,12 +1,12 @@
-"""Compiled kernels of the batched Farkle environment (layer 1: rules arrays in, game
-arrays out). :mod:`dicelab.rl.batch` wraps them; the encoding of actions and
-observations is :mod:`dicelab.rl.farkle`'s.
+"""Compiled kernels of the batched environments (layer 1: rules arrays in, game arrays
+out). :mod:`dicelab.rl.batch` wraps them; the encodings of actions and observations are
+:mod:`dicelab.rl.farkle`'s and :mod:`dicelab.rl.penta`'s.
 
-State of game ``i``: ``rank[i]`` the roll in front of the player (a global multiset rank
-that scores), ``tp[i]`` the turn points set aside before it, ``total[i]`` the banked
-total, ``lost[i]`` the turns lost in a row, ``turns[i]`` the turns played, and one
-xoshiro256** generator per game (``rng[i]``), so a game's dice do not depend on the
-others. Points are in points; the model's option points in units of 50.
+Farkle game ``i``: ``rank[i]``, the roll in front of the player (a global multiset rank
+that scores); ``tp[i]``, the turn points set aside before it; ``total[i]``, the banked
+total; ``lost[i]``, the turns lost in a row; ``turns[i]``, the turns played. Points are
+in points, the model's option points in units of 50. Every game of either kind has its
+own xoshiro256** generator (``rng[i]``), so a game's dice do not depend on the others.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from dicelab.penta.scoring import apply_box, roll_box_scores
+from dicelab.penta.tables import N_ROLLS, ROLL_BASE, roll_dice_of
 from dicelab.rng import roll_dice_at
 
 UNIT = 50
@@ -167,3 +169,120 @@ def new_rng_states(seed, games: int) -> np.ndarray:
 
     children = np.random.SeedSequence(seed).spawn(games)
     return np.array([state_from_seedsequence(c) for c in children], dtype=np.uint64)
+
+
+# --- Penta ---------------------------------------------------------------------------------
+# State of game i: ``r[i]`` the roll (a local roll index, dicelab.penta.tables),
+# ``left[i]`` the rerolls left, ``card[i]`` the filled boxes (bits), ``up[i]`` the capped
+# upper total, ``fifty[i]``, ``bonuses[i]``, ``total[i]``, ``scores[i, b]`` (-1 open), and
+# what the roll in front of it scores: ``boxsc[i, b]`` in each box (-1: not allowed) and
+# the Penta bonus ``bonus[i]``. Actions: 0..31 keep the sorted roll's dice at the set
+# bits, 32 + b score box b. ``faces[r]``: roll r's sorted faces; ``keeps[r]``: the bits of
+# its keep actions (one per multiset, all five excluded).
+
+P_KEEPS = 32
+P_BOXES = 13
+P_FULL = (1 << P_BOXES) - 1
+P_DICE = 5
+
+
+def canonical_keep(faces: list[int], keep: int) -> bool:
+    """Whether position mask ``keep`` of the sorted ``faces`` keeps the leftmost of equal
+    faces (one action per multiset kept)."""
+    return all(not (keep >> i) & 1 or (keep >> (i - 1)) & 1
+               for i in range(1, P_DICE) if faces[i] == faces[i - 1])
+
+
+def penta_roll_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(faces (252, 5), keeps (252,)) of every Penta roll (see above)."""
+    faces = np.array([roll_dice_of(r) for r in range(N_ROLLS)], dtype=np.int64)
+    keeps = np.array([sum(1 << k for k in range(P_KEEPS - 1) if canonical_keep(f.tolist(), k))
+                      for f in faces], dtype=np.int64)
+    return faces, keeps
+
+
+@njit(cache=True)
+def _penta_observe(i, rp, T, faces, keeps, r, left, card, fifty, bonuses, total, scores,
+                   boxsc, bonus, obs, mask):
+    """Observation and mask of game ``i`` (and what its roll scores in each box)."""
+    ri = r[i]
+    for b in range(P_BOXES):
+        obs[i, b] = scores[i, b]
+    obs[i, P_BOXES] = bonuses[i]
+    for k in range(P_DICE):
+        obs[i, P_BOXES + 1 + k] = faces[ri, k]
+    obs[i, P_BOXES + 1 + P_DICE] = left[i]
+    obs[i, P_BOXES + 2 + P_DICE] = total[i]
+    bits = keeps[ri] if left[i] > 0 else 0
+    for k in range(P_KEEPS):
+        mask[i, k] = (bits >> k) & 1
+    bonus[i] = roll_box_scores(rp, T, card[i], fifty[i], ri, boxsc[i])
+    for b in range(P_BOXES):
+        mask[i, P_KEEPS + b] = 1 if boxsc[i, b] >= 0 else 0
+
+
+@njit(cache=True)
+def _penta_new_game(i, rng, r, left, card, up, fifty, bonuses, total, scores):
+    card[i] = 0
+    up[i] = 0
+    fifty[i] = 0
+    bonuses[i] = 0
+    total[i] = 0
+    scores[i, :] = -1
+    r[i] = roll_dice_at(rng, i, P_DICE) - ROLL_BASE
+    left[i] = 2
+
+
+@njit(cache=True)
+def penta_reset(rp, T, faces, keeps, rng, r, left, card, up, fifty, bonuses, total, scores,
+                boxsc, bonus, obs, mask):
+    for i in range(r.size):
+        _penta_new_game(i, rng, r, left, card, up, fifty, bonuses, total, scores)
+        _penta_observe(i, rp, T, faces, keeps, r, left, card, fifty, bonuses, total, scores,
+                       boxsc, bonus, obs, mask)
+
+
+@njit(cache=True)
+def penta_step(actions, rp, T, faces, keeps, rng, r, left, card, up, fifty, bonuses, total,
+               scores, boxsc, bonus, reward, done, final_obs, obs, mask):
+    """One action per game, a finished game started again at once; returns -1, or the
+    first game whose action is illegal (then no game has moved)."""
+    g = r.size
+    for i in range(g):
+        a = actions[i]
+        if a < 0 or a >= P_KEEPS + P_BOXES or mask[i, a] == 0:
+            return i
+    for i in range(g):
+        a = actions[i]
+        reward[i] = 0.0
+        done[i] = False
+        if a < P_KEEPS:
+            keep = 0
+            n = 0
+            for k in range(P_DICE):
+                if (a >> k) & 1:
+                    keep = T.add[keep, faces[r[i], k]]
+                    n += 1
+            rolled = roll_dice_at(rng, i, P_DICE - n)
+            r[i] = T.union[keep, rolled]
+            left[i] -= 1
+        else:
+            b = a - P_KEEPS
+            pts, up[i], fifty[i] = apply_box(up[i], fifty[i], b, boxsc[i, b])
+            scores[i, b] = boxsc[i, b]
+            card[i] |= 1 << b
+            if bonus[i] > 0:
+                bonuses[i] += 1
+            reward[i] = pts + bonus[i]
+            total[i] += pts + bonus[i]
+            if card[i] == P_FULL:
+                done[i] = True
+                _penta_observe(i, rp, T, faces, keeps, r, left, card, fifty, bonuses, total,
+                               scores, boxsc, bonus, final_obs, mask)
+                _penta_new_game(i, rng, r, left, card, up, fifty, bonuses, total, scores)
+            else:
+                r[i] = roll_dice_at(rng, i, P_DICE) - ROLL_BASE
+                left[i] = 2
+        _penta_observe(i, rp, T, faces, keeps, r, left, card, fifty, bonuses, total, scores,
+                       boxsc, bonus, obs, mask)
+    return -1

@@ -40,12 +40,14 @@ from dicelab.rl.common import (
     require_gymnasium,
     yardstick_info,
 )
+from dicelab.rl.kernels import P_BOXES, P_KEEPS, canonical_keep
 
 gym = require_gymnasium()
 
 #: Keep actions (position masks of the sorted roll), then one action per box.
-N_KEEPS = 1 << N_DICE
+N_KEEPS = P_KEEPS
 N_ACTIONS = N_KEEPS + N_BOXES
+assert N_KEEPS == 1 << N_DICE and P_BOXES == N_BOXES
 ALL_KEPT = N_KEEPS - 1
 #: Observation entries.
 N_OBS = N_BOXES + 1 + N_DICE + 2
@@ -59,13 +61,6 @@ def check_penta_rules(rules) -> RuleSet:
     if rules is not None and not isinstance(rules, str):
         raise UserError(f"Penta rules must be a rule set name, not {rules!r}")
     return get_rules(rules)
-
-
-def canonical_keep(faces: list[int], keep: int) -> bool:
-    """Whether position mask ``keep`` of the sorted ``faces`` keeps the leftmost of equal
-    faces (one action per multiset kept)."""
-    return all(not (keep >> i) & 1 or (keep >> (i - 1)) & 1
-               for i in range(1, N_DICE) if faces[i] == faces[i - 1])
 
 
 def keep_action(faces: list[int], kept: tuple[int, ...]) -> int:
