@@ -141,6 +141,9 @@ def test_illegal_actions_and_finished_episodes_are_errors(make):
     (lambda: farkle_env(3, yardstick=True), "two seats"),
     (lambda: penta_env(1), "seats"),
     (lambda: farkle_env(2, rules="tomato.toml"), "tomato.toml"),
+    (lambda: farkle_env(2, opponent="threshold-300"), "yardstick=True"),
+    (lambda: farkle_env(2, yardstick=True, opponent="threshold-310"), "threshold"),
+    (lambda: farkle_env(2, yardstick=True, opponent=3), "opponent"),
 ])
 def test_bad_constructor_arguments_are_one_user_error(make, message):
     with pytest.raises(UserError, match=message):
@@ -402,3 +405,22 @@ def test_two_seat_yardstick_along_play_has_a_loss_for_each_move():
         moves += 1
         assert env.infos[agent]["loss"] >= 0.0
     assert moves > 0
+
+
+def test_two_seat_yardstick_against_a_fixed_policy_is_the_best_response():
+    from dicelab.farkle.exact import solve_best_response
+
+    target = 1000
+    env = farkle_env(2, target=target, yardstick=True, opponent="threshold-300")
+    env.reset(seed=12)
+    sol = solve_best_response(env.rules, target, "threshold-300")
+
+    def values_of(acts, r):
+        env._rank, env._tp, env._seat = r, 0, 0
+        env._totals, env._lost = [0, 0], [0, 0]
+        return (env._values() + 1.0) / 2.0
+
+    w2, t2, _ = sol.second_outcome  # after a lost first turn the opponent moves first
+    mean = _first_roll_mean(values_of, w2 + t2 / 2, env.rules)
+    assert mean == pytest.approx(sol.win_value(0, 0), abs=1e-9)
+    assert "vs=threshold-300" in env.infos[env.agent_selection]["yardstick"]["unit"]

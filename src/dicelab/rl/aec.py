@@ -16,7 +16,10 @@ bank the target wins at once. With two seats, ``yardstick=True`` puts into
 ``infos[agent]["yardstick"]`` each legal action's exact expected reward, P(win) −
 P(loss), with both seats playing ``optimal-win`` from then on (the values of
 ``dicelab advise farkle --me --opp``, as 2 (P(win) + P(tie)/2) − 1; totals below the
-solver's floor under a farkle penalty are read at the floor).
+solver's floor under a farkle penalty are read at the floor). With ``opponent="POLICY"``
+(any Farkle policy name, e.g. ``threshold-300`` or ``ai``) the values are the mover's
+best response (``optimal-win:vs=POLICY``) with the other seat playing ``POLICY`` from
+then on: the win probability against that policy.
 
 **Penta.** Every seat plays its own card, one turn each in turn order, 13 rounds.
 ``yardstick=True``: the values of the seat's own card (expected points still to come
@@ -166,9 +169,9 @@ class _TurnTakingEnv(AECEnv):
 
 def farkle_env(seats: int = 2, rules=None, target: int | None = None,
                ending: str | None = None, yardstick: bool = False,
-               render_mode: str | None = None) -> FarkleAECEnv:
+               render_mode: str | None = None, opponent: str = "optimal-win") -> FarkleAECEnv:
     """A Farkle table of ``seats`` (2 to 7) as a PettingZoo AEC environment."""
-    return FarkleAECEnv(seats, rules, target, ending, yardstick, render_mode)
+    return FarkleAECEnv(seats, rules, target, ending, yardstick, render_mode, opponent)
 
 
 def penta_env(seats: int = 2, rules=None, yardstick: bool = False,
@@ -185,13 +188,27 @@ class FarkleAECEnv(_TurnTakingEnv):
     _unit = "expected reward: P(win) - P(loss) (optimal-win)"
 
     def __init__(self, seats=2, rules=None, target=None, ending=None, yardstick=False,
-                 render_mode=None):
+                 render_mode=None, opponent: str = "optimal-win"):
         seats = _check_seats(seats, 2, MAX_SEATS)
         self.rules = check_rules(rules, ending)
         self.target = check_target(target)
         self.yardstick = check_flag("yardstick", yardstick)
         if self.yardstick and seats != 2:
             raise UserError(f"the Farkle yardstick (optimal-win) is for two seats, not {seats}")
+        if not isinstance(opponent, str):
+            raise UserError(f"opponent must be a Farkle policy name, not {opponent!r}")
+        self.opponent = opponent
+        self._unit = ("expected reward: P(win) - P(loss) ("
+                      + ("optimal-win" if opponent == "optimal-win"
+                         else f"optimal-win:vs={opponent}") + ")")
+        self._response = None
+        if opponent != "optimal-win":
+            if not self.yardstick:
+                raise UserError("opponent names whom the yardstick plays against: it needs "
+                                "yardstick=True")
+            from dicelab.farkle.exact import solve_best_response
+
+            self._response = solve_best_response(self.rules, self.target, opponent)
         self.actions = FarkleActions(self.rules)
         super().__init__(seats, TURN_OBS + 3 + 2 * (seats - 1), self.actions.n_actions,
                          render_mode, low=-OBS_HIGH)
@@ -272,17 +289,23 @@ class FarkleAECEnv(_TurnTakingEnv):
             self._begin_turn()
 
     def _values(self) -> np.ndarray:
-        from dicelab.farkle.advise import advise
-
         s = self._seat
         o = 1 - s
         low = -self.rules.penalty_floor() * POINT_UNIT
         penalty = bool(self.rules.farkle_penalty)
+        me, opp = max(self._totals[s], low), max(self._totals[o], low)
+        mine, theirs = (self._lost[s], self._lost[o]) if penalty else (0, 0)
+        if self._response is not None and opp < self.target:
+            sol = self._response
+            return 2.0 * self.actions.values(
+                self._rank, self._tp, self._mask_of(s),
+                lambda tp: sol.turn_values(me, opp, tp, mine, theirs)) - 1.0
+        # self-play optimal-win, or a last turn (whoever the other seat was): advise's values
+        from dicelab.farkle.advise import advise
+
         faces = dice.dice_of_rank(self._rank)
-        adv = advise(faces, turn_points=self._tp, me=max(self._totals[s], low),
-                     opp=max(self._totals[o], low), target=self.target, rules=self.rules,
-                     my_farkles=self._lost[s] if penalty else 0,
-                     opp_farkles=self._lost[o] if penalty else 0)
+        adv = advise(faces, turn_points=self._tp, me=me, opp=opp, target=self.target,
+                     rules=self.rules, my_farkles=mine, opp_farkles=theirs)
         index = {opt: k for k, opt in enumerate(self.actions.option_list(self._rank))}
         out = np.full(self.actions.n_actions, -np.inf)
         n = len(faces)
