@@ -3,6 +3,7 @@ its rollouts of a fixed policy against the exact values, errors, seeding."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -139,7 +140,7 @@ def test_the_exact_judge_scores_threshold_300_and_max_ev_exactly():
     rows = sol.cap // 50 + 1
     best = np.zeros((rows, sa.n_classes), dtype=np.int64)
     threshold = np.zeros_like(best)
-    value = env._value()
+    value = functools.lru_cache(maxsize=None)(env._value())
     for n in range(1, 7):
         for c in range(int(sa.class_start[n]), int(sa.class_start[n + 1])):
             rank = int(np.flatnonzero(sa.roll_class == c)[0])
@@ -155,19 +156,54 @@ def test_the_exact_judge_scores_threshold_300_and_max_ev_exactly():
     assert score == pytest.approx(threshold_distribution(rules, 300).expected_score, rel=1e-12)
 
 
-def test_a_tiny_training_run_learns_and_is_reproducible():
-    from dicelab.rl.tabular import train_turn
+def test_the_exact_judge_of_a_solitaire_policy_gives_fastests_turns():
+    from dicelab.farkle.solitaire import fastest_solution
+    from dicelab.rl.farkle import FarkleActions, fastest_values
+    from dicelab.rl.tabular import solo_policy_turns
 
-    a = train_turn(games=64, steps=200, seed=3, evaluations=2)
-    b = train_turn(games=64, steps=200, seed=3, evaluations=2)
+    rules, target = load_rules("default"), 500
+    sol = fastest_solution(rules, target)
+    acts = FarkleActions(rules)
+    sa = acts.sa
+    big = target // 50
+    rows = big + 1
+    choose = np.zeros((big, rows, sa.n_classes), dtype=np.int64)
+    firsts = [int(np.flatnonzero(sa.roll_class == c)[0]) for c in range(sa.n_classes)]
+    for u in range(big):
+        value = fastest_values(sol, rules, u * 50, 0)
+        for c, rank in enumerate(firsts):
+            for row in range(rows):
+                mask = acts.mask(rank, row * 50)
+                choose[u, row, c] = int(np.argmax(acts.values(rank, row * 50, mask, value)))
+    turns, unfinished = solo_policy_turns(rules, target, choose)
+    assert turns == pytest.approx(sol.expected_turns_to_target, rel=1e-10)
+    assert unfinished == 0.0
+    # threshold-300 at every total: race()'s expected turns
+    thr = np.zeros_like(choose)
+    for c in range(sa.n_classes):
+        k = int(sa.keep_all[c] - sa.option_start[c])
+        for row in range(rows):
+            thr[:, row, c] = 2 * k + int((row + sa.points[sa.keep_all[c]]) * 50 >= 300)
+    turns, _ = solo_policy_turns(rules, target, thr)
+    assert turns == pytest.approx(race(rules, target, threshold_bank_table(300))[0, 0],
+                                  rel=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["turn", "solo"])
+def test_a_tiny_training_run_learns_and_is_reproducible(kind):
+    from dicelab.rl.tabular import train_solo, train_turn
+
+    train = train_turn if kind == "turn" else train_solo
+    a = train(games=64, steps=200, seed=3, evaluations=2)
+    b = train(games=64, steps=200, seed=3, evaluations=2)
     assert (a.q == b.q).all()
     assert list(a.curve.steps) == [100, 200]
-    assert (a.curve.gap > 0).all() and (a.curve.exact_score > 0).all()
-    assert a.final_gap == pytest.approx(a.optimum - a.final_score)
+    assert (a.curve.gap > 0).all() and (a.curve.exact > 0).all()
+    assert a.final_gap == pytest.approx(abs(a.optimum - a.final))
     for kw, message in (({"games": 0}, "games"), ({"alpha_min": 0.0}, "alpha_min"),
                         ({"rules": "facebook"}, "farkle-penalty")):
         with pytest.raises(UserError, match=message):
-            train_turn(**kw)
+            train(**kw)
 
 
 def test_the_training_script_saves_a_curve_and_a_manifest(tmp_path, capsys):
@@ -175,18 +211,20 @@ def test_the_training_script_saves_a_curve_and_a_manifest(tmp_path, capsys):
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "experiments" / "rl_turn_qlearning.py"
-    spec = importlib.util.spec_from_file_location("rl_turn_qlearning", path)
+    path = Path(__file__).resolve().parents[1] / "experiments" / "rl_qlearning.py"
+    spec = importlib.util.spec_from_file_location("rl_qlearning", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    out = tmp_path / "run"
-    assert script.main(["--games", "32", "--steps", "50", "--evaluations", "1",
-                        "--out", str(out), "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["summary"]["final_gap"] == pytest.approx(summary["final_gap"])
-    assert manifest["command"][:2] == ["python", "experiments/rl_turn_qlearning.py"]
-    assert (out / "summary.parquet").exists()
+    for kind in ("turn", "solo"):
+        out = tmp_path / kind
+        assert script.main(["--kind", kind, "--target", "500", "--games", "32", "--steps",
+                            "50", "--evaluations", "1", "--out", str(out), "--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["summary"]["final_gap"] == pytest.approx(summary["final_gap"])
+        assert manifest["command"][:4] == ["python", "experiments/rl_qlearning.py", "--kind",
+                                           kind]
+        assert (out / "summary.parquet").exists()
     bad = tmp_path / "bad"
     assert script.main(["--rules", "nope", "--out", str(bad)]) == 2
     assert "error: unknown Farkle rules" in capsys.readouterr().err

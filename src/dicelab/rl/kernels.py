@@ -286,3 +286,42 @@ def penta_step(actions, rp, T, faces, keeps, rng, r, left, card, up, fifty, bonu
         _penta_observe(i, rp, T, faces, keeps, r, left, card, fifty, bonuses, total, scores,
                        boxsc, bonus, obs, mask)
     return -1
+
+
+@njit(cache=True)
+def turn_outcomes(choose, class_start, class_prob, option_start, points, dice_left, bust,
+                  bank_floor, max_rows, bank, mass):
+    """One turn under the policy ``choose[row, class]`` (rows past its last play the
+    last), followed forwards over ``max_rows`` rows of turn points: ``bank[g]`` gets the
+    probability to bank ``g`` rows, ``mass`` (max_rows + 1, 7) the probability to roll
+    ``n`` dice at each row. Returns (P(lost), P(still rolling past max_rows), -1), or
+    (0, 0, the class) where the policy's action is illegal."""
+    last = choose.shape[0] - 1
+    mass[:] = 0.0
+    bank[:] = 0.0
+    mass[0, SIX] = 1.0
+    lost = 0.0
+    for row in range(max_rows):
+        for n in range(1, SIX + 1):
+            m = mass[row, n]
+            if m == 0.0:
+                continue
+            lost += m * bust[n]
+            for c in range(class_start[n], class_start[n + 1]):
+                a = choose[min(row, last), c]
+                k = a // 2
+                if a < 0 or k >= option_start[c + 1] - option_start[c]:
+                    return 0.0, 0.0, c
+                j = option_start[c] + k
+                to = row + points[j]
+                p = m * class_prob[c]
+                if a % 2 == 1:
+                    if to * UNIT < bank_floor[dice_left[j]]:
+                        return 0.0, 0.0, c
+                    bank[to] += p
+                else:
+                    mass[min(to, max_rows), dice_left[j]] += p
+    unfinished = 0.0
+    for n in range(SIX + 1):
+        unfinished += mass[max_rows, n]
+    return lost, unfinished, -1
