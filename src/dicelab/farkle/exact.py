@@ -134,15 +134,39 @@ def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: 
     """A policy as the game engine reads it: a ``threshold-T`` or ``ai`` spec, or the
     PolicyTable of an exact policy (solved or loaded from the cache; ``progress(fraction)``
     through an ``optimal-win`` solve)."""
+    if isinstance(policy, str):
+        policy = parse_policy(policy, "farkle")
+    if isinstance(policy, PolicySpec) and policy.family == "user":
+        policy = policy.policy
     if isinstance(policy, PolicyTable):
         return fixed.check_table(policy, rules)
-    spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
+    if not isinstance(policy, PolicySpec):
+        return _tabulable(policy)
+    spec = policy
     if spec.game != "farkle":
         raise UserError(f"policy '{spec.name}' is a {spec.game} policy; exact head to head "
                         "of Farkle takes Farkle policies")
     if spec.family in ("threshold", "ai"):
         return spec
     return policy_table(spec, rules, target, 2, progress=progress)
+
+
+def _named(policy) -> bool:
+    """Whether a policy is a built-in one named by its name (whose evaluations are
+    cached; a user's policy is code that may change under the same name)."""
+    if isinstance(policy, str):
+        policy = parse_policy(policy, "farkle")
+    return isinstance(policy, PolicySpec) and policy.family != "user"
+
+
+def _tabulable(policy):
+    """A policy object the engine can read (a bank rule), or the refusal that says why
+    not."""
+    if hasattr(policy, "slices") and hasattr(policy, "normal_rows"):
+        return policy
+    raise UserError(f"policy '{getattr(policy, 'name', policy)}' cannot be answered exactly: "
+                    "the exact solvers read a policy written as a bank rule "
+                    "(dicelab.farkle.policy.bank_rule) or a policy table; simulate it instead")
 
 
 def solve_best_response(rules: FarkleRules, target: int, opponent, *,
@@ -193,7 +217,7 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     target = check_target(target)
     a, b = fixed.name_of(policy), fixed.name_of(opponent)
     t0 = time.perf_counter()
-    named = not any(isinstance(p, PolicyTable) for p in (policy, opponent))
+    named = all(_named(p) for p in (policy, opponent))
     key = cache.entry_key("farkle-exact-pair", rules.name, rules.digest(), t=target,
                           a=text_digest([a, b])[:12]) if use_cache and named else None
 

@@ -34,7 +34,12 @@ totals may be negative under the farkle penalty, and ``//`` is floor division):
 * last round, when this seat did not trigger it and must beat the leader, if the
   policy has a last-round table: ``last_value[d, p, n']`` of shape (D, P, 7) with
   ``d = min(max((leader_total - my_total) // 50, 0), D - 1)`` (no streak axes and
-  no floor in either form); without one (``None``) the normal table is used.
+  no floor in either form); without one (``None``) the normal table is used, at the
+  leader's total. A table's ``last_round`` can change its banks there (it then has no
+  last-round table; set-asides still follow its normal table at the leader's total):
+  ``"chase"`` banks exactly when its total would beat the leader's; ``"rule-to-beat"``
+  banks when its table banks and its total would beat the leader's (as ``ai`` with
+  ``chase=1``). Tabulated bank rules use them (:class:`dicelab.farkle.policy.BankRule`).
 
 ``value`` is "higher is better" (for ``fastest``, minus the expected number of
 turns); its scale is the policy's own. The solver must size ``P`` so that clamping
@@ -51,6 +56,9 @@ import numpy as np
 
 from dicelab.farkle.rules import POINT_UNIT
 
+#: How a table banks in the last round (see the module docstring).
+LAST_ROUND_RULES = ("rule", "rule-to-beat", "chase")
+
 
 @dataclass(frozen=True)
 class PolicyTable:
@@ -59,7 +67,8 @@ class PolicyTable:
     ``value``: float32, shape (M, O, P, 7) or (S, S, M, O, P, 7) (index 0 of the last
     axis unused; a 6-D table with S = 1 is kept in the 4-D form); ``bank``: uint8, same
     shape; ``last_value``/``last_bank``: shape (D, P, 7) or None; ``floor``: units of 50
-    below zero that row 0 of the M and O axes stands for.
+    below zero that row 0 of the M and O axes stands for; ``last_round``: ``"rule"`` (the
+    tables decide), ``"chase"`` or ``"rule-to-beat"`` (see the module docstring).
     """
 
     name: str
@@ -68,6 +77,7 @@ class PolicyTable:
     last_value: np.ndarray | None = None
     last_bank: np.ndarray | None = None
     floor: int = 0
+    last_round: str = "rule"
 
     def __post_init__(self) -> None:
         if self.value.ndim == 6 and self.value.shape[0] == 1:  # the 4-D form (S = 1)
@@ -84,6 +94,10 @@ class PolicyTable:
         if isinstance(self.floor, bool) or not isinstance(self.floor, int | np.integer) \
                 or self.floor < 0:
             raise ValueError(f"floor must be an integer >= 0, not {self.floor!r}")
+        if self.last_round not in LAST_ROUND_RULES:
+            raise ValueError(f"last_round is one of {LAST_ROUND_RULES}, not {self.last_round!r}")
+        if self.last_round != "rule" and self.last_value is not None:
+            raise ValueError("a table that chases in the last round has no last-round table")
         if (self.last_value is None) != (self.last_bank is None):
             raise ValueError("last_value and last_bank go together")
         if self.last_value is not None:
