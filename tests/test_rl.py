@@ -424,3 +424,40 @@ def test_two_seat_yardstick_against_a_fixed_policy_is_the_best_response():
     mean = _first_roll_mean(values_of, w2 + t2 / 2, env.rules)
     assert mean == pytest.approx(sol.win_value(0, 0), abs=1e-9)
     assert "vs=threshold-300" in env.infos[env.agent_selection]["yardstick"]["unit"]
+
+
+def test_turn_yardstick_under_house_rules_of_banking_is_max_evs(tmp_path):
+    f = tmp_path / "house.toml"
+    f.write_text('base = "default"\nmin-bank = 350\nhot-dice = "must-roll"\n')
+    env = FarkleTurnEnv(rules=str(f), yardstick=True)
+    value = env._value()
+    mean = _first_roll_mean(lambda a, r: a.values(r, 0, a.mask(r, 0), value), 0.0, env.rules)
+    assert mean == pytest.approx(max_ev_solution(env.rules).expected_score, rel=1e-11)
+    obs, info = env.reset(seed=13)
+    rng = np.random.default_rng(13)
+    for _ in range(500):  # no bank below 350, none with six dice after hot dice
+        stick = info["yardstick"]["values"]
+        assert (np.isfinite(stick) == obs["action_mask"].astype(bool)).all()
+        obs, _, done, _, info = env.step(random_legal(obs, rng))
+        if done:
+            obs, info = env.reset()
+
+
+def test_penta_table_yardstick_is_the_movers_own_card():
+    env = penta_env(2, yardstick=True)
+    env.reset(seed=14)
+    rng = np.random.default_rng(14)
+    moves = 0
+    for agent in env.agent_iter():
+        obs, _, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        stick = info["yardstick"]["values"]
+        assert (np.isfinite(stick) == obs["action_mask"].astype(bool)).all()
+        card = env._cards[env.possible_agents.index(agent)]
+        assert stick == pytest.approx(card.values(card.mask()))
+        env.step(random_legal(obs, rng))
+        assert env.infos[agent]["loss"] >= 0.0
+        moves += 1
+    assert moves >= 26
