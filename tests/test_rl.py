@@ -387,10 +387,11 @@ def test_two_seat_yardstick_best_first_roll_is_optimal_wins_value(rules, ending)
     assert mean == pytest.approx(x, abs=1e-9)
 
 
-def test_two_seat_yardstick_along_play_has_a_loss_for_each_move():
-    env = farkle_env(2, target=1000, yardstick=True)
-    env.reset(seed=11)
-    rng = np.random.default_rng(11)
+def _yardstick_play(env, seed: int, check) -> int:
+    """Random legal play of an AEC env with the yardstick on; ``check(agent, obs, values)``
+    at every decision; every move's loss is at least 0. Returns the moves made."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
     moves = 0
     for agent in env.agent_iter():
         obs, _, term, trunc, info = env.last()
@@ -399,12 +400,19 @@ def test_two_seat_yardstick_along_play_has_a_loss_for_each_move():
             continue
         stick = info["yardstick"]["values"]
         assert (np.isfinite(stick) == obs["action_mask"].astype(bool)).all()
-        assert ((stick[np.isfinite(stick)] >= -1.0 - 1e-12)
-                & (stick[np.isfinite(stick)] <= 1.0 + 1e-12)).all()
+        check(agent, obs, stick)
         env.step(random_legal(obs, rng))
-        moves += 1
         assert env.infos[agent]["loss"] >= 0.0
-    assert moves > 0
+        moves += 1
+    return moves
+
+
+def test_two_seat_yardstick_along_play_has_a_loss_for_each_move():
+    def check(agent, obs, stick):
+        legal = stick[np.isfinite(stick)]
+        assert ((legal >= -1.0 - 1e-12) & (legal <= 1.0 + 1e-12)).all()
+
+    assert _yardstick_play(farkle_env(2, target=1000, yardstick=True), 11, check) > 0
 
 
 def test_two_seat_yardstick_against_a_fixed_policy_is_the_best_response():
@@ -445,19 +453,9 @@ def test_turn_yardstick_under_house_rules_of_banking_is_max_evs(tmp_path):
 
 def test_penta_table_yardstick_is_the_movers_own_card():
     env = penta_env(2, yardstick=True)
-    env.reset(seed=14)
-    rng = np.random.default_rng(14)
-    moves = 0
-    for agent in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        stick = info["yardstick"]["values"]
-        assert (np.isfinite(stick) == obs["action_mask"].astype(bool)).all()
+
+    def check(agent, obs, stick):
         card = env._cards[env.possible_agents.index(agent)]
         assert stick == pytest.approx(card.values(card.mask()))
-        env.step(random_legal(obs, rng))
-        assert env.infos[agent]["loss"] >= 0.0
-        moves += 1
-    assert moves >= 26
+
+    assert _yardstick_play(env, 14, check) >= 26

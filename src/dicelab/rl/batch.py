@@ -52,18 +52,63 @@ def _check_games(games) -> int:
     return games
 
 
-def _check_actions(actions, games: int) -> np.ndarray:
-    acts = np.asarray(actions)
-    if acts.shape != (games,) or not np.issubdtype(acts.dtype, np.integer):
-        raise IllegalActionError(f"actions must be {games} integers, not an array of shape "
-                                 f"{acts.shape} and type {acts.dtype}")
-    return np.ascontiguousarray(acts, dtype=np.int64)
-
-
-class FarkleBatch(gym.vector.VectorEnv):
-    """``games`` Farkle games stepped together (see the module docstring)."""
+class _Batch(gym.vector.VectorEnv):
+    """What both batches share: spaces, output buffers, seeding, the checks of a step.
+    A subclass runs its kernels in ``_reset_games()`` and ``_step_games(actions) -> bad
+    game or -1``, and adds its own entries to the infos (``_infos()``)."""
 
     metadata = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}  # noqa: RUF012
+
+    def _buffers(self, games: int, n_obs: int, n_actions: int, low: int, seed) -> None:
+        self.num_envs = games
+        self.single_observation_space = masked_space(n_obs, n_actions, low=low)
+        self.single_action_space = gym.spaces.Discrete(n_actions)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space,
+                                                              games)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, games)
+        self._reward = np.zeros(games)
+        self._done = np.zeros(games, dtype=np.bool_)
+        self._obs = np.zeros((games, n_obs), dtype=np.int64)
+        self._final = np.zeros((games, n_obs), dtype=np.int64)
+        self._mask = np.zeros((games, n_actions), dtype=np.int8)
+        self._rng = kernels.new_rng_states(seed, games)
+        self._started = False
+
+    def _infos(self) -> dict:
+        return {}
+
+    def _out(self) -> dict:
+        return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}
+
+    def reset(self, *, seed=None, options=None):
+        """Start every game; a ``seed`` replaces the generators (``SeedSequence(seed)``)."""
+        if seed is not None:
+            self._rng = kernels.new_rng_states(seed, self.num_envs)
+        self._reset_games()
+        self._started = True
+        return self._out(), {**self._infos(), "action_mask": self._mask.copy()}
+
+    def step(self, actions):
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise IllegalActionError(f"actions must be {self.num_envs} integers, not an array "
+                                     f"of shape {acts.shape} and type {acts.dtype}")
+        acts = np.ascontiguousarray(acts, dtype=np.int64)
+        bad = self._step_games(acts)
+        if bad >= 0:
+            legal = np.flatnonzero(self._mask[bad]).tolist()
+            raise IllegalActionError(f"game {bad}: action {int(acts[bad])} is illegal; legal "
+                                     f"actions: {legal}")
+        info = {"final_obs": self._final.copy(), "_final_obs": self._done.copy(),
+                **self._infos(), "action_mask": self._mask.copy()}
+        return (self._out(), self._reward.copy(), self._done.copy(),
+                np.zeros(self.num_envs, dtype=np.bool_), info)
+
+
+class FarkleBatch(_Batch):
+    """``games`` Farkle games stepped together (see the module docstring)."""
 
     def __init__(self, games: int, rules=None, target: int | None = None,
                  ending: str | None = None, mode: str = "solo", seed=None):
@@ -73,66 +118,34 @@ class FarkleBatch(gym.vector.VectorEnv):
         self.rules = check_rules(rules, ending)
         self.target = check_target(target)
         self.mode = mode
-        self.num_envs = games
         self.actions = FarkleActions(self.rules)
         sa = self.actions.sa
         self._model = (np.ascontiguousarray(sa.roll_class), np.ascontiguousarray(sa.option_start),
                        np.ascontiguousarray(sa.points), np.ascontiguousarray(sa.dice),
                        np.ascontiguousarray(sa.bank_floor))
         self._keep_all = np.ascontiguousarray(sa.keep_all)
-        solo = mode == "solo"
-        self._solo = solo
-        n_obs = TURN_OBS + (2 if solo else 0)
-        a = self.actions.n_actions
-        self.single_observation_space = masked_space(n_obs, a, low=-2**40 if solo else 0)
-        self.single_action_space = gym.spaces.Discrete(a)
-        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space,
-                                                              games)
-        self.action_space = gym.vector.utils.batch_space(self.single_action_space, games)
+        self._solo = mode == "solo"
+        self._buffers(games, TURN_OBS + (2 if self._solo else 0), self.actions.n_actions,
+                      -2**40 if self._solo else 0, seed)
         z = np.zeros(games, dtype=np.int64)
         self._rank, self._tp, self._total, self._lost, self._turns = (z.copy() for _ in range(5))
         self._start_lost = z.copy()
-        self._reward = np.zeros(games)
-        self._done = np.zeros(games, dtype=np.bool_)
-        self._obs = np.zeros((games, n_obs), dtype=np.int64)
-        self._final = np.zeros((games, n_obs), dtype=np.int64)
-        self._mask = np.zeros((games, a), dtype=np.int8)
-        self._rng = kernels.new_rng_states(seed, games)
         self._penalty = int(self.rules.farkle_penalty)
-        self._started = False
 
-    def _out(self) -> dict:
-        return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}
+    def _infos(self) -> dict:
+        return {"lost_turns_at_start": self._start_lost.copy()}
 
-    def reset(self, *, seed=None, options=None):
-        """Start every game; a ``seed`` replaces the generators (``SeedSequence(seed)``)."""
-        if seed is not None:
-            self._rng = kernels.new_rng_states(seed, self.num_envs)
+    def _reset_games(self) -> None:
         kernels.reset_games(self._solo, self._rank, self._tp, self._total, self._lost,
                             self._turns, self._rng, self._start_lost, dice.COUNTS,
                             *self._model, self._penalty, PENALTY_STREAK, self._obs, self._mask)
-        self._started = True
-        return self._out(), {"lost_turns_at_start": self._start_lost.copy(),
-                             "action_mask": self._mask.copy()}
 
-    def step(self, actions):
-        if not self._started:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        acts = _check_actions(actions, self.num_envs)
-        bad = kernels.step_games(acts, self._solo, self.target, self._rank, self._tp,
-                                 self._total, self._lost, self._turns, self._rng, dice.COUNTS,
-                                 *self._model, self._penalty, PENALTY_STREAK, self._reward,
-                                 self._done, self._start_lost, self._final, self._obs,
-                                 self._mask)
-        if bad >= 0:
-            legal = np.flatnonzero(self._mask[bad]).tolist()
-            raise IllegalActionError(f"game {bad}: action {int(acts[bad])} is illegal; legal "
-                                     f"actions: {legal}")
-        info = {"final_obs": self._final.copy(), "_final_obs": self._done.copy(),
-                "lost_turns_at_start": self._start_lost.copy(),
-                "action_mask": self._mask.copy()}
-        return (self._out(), self._reward.copy(), self._done.copy(),
-                np.zeros(self.num_envs, dtype=np.bool_), info)
+    def _step_games(self, acts: np.ndarray) -> int:
+        return kernels.step_games(acts, self._solo, self.target, self._rank, self._tp,
+                                  self._total, self._lost, self._turns, self._rng, dice.COUNTS,
+                                  *self._model, self._penalty, PENALTY_STREAK, self._reward,
+                                  self._done, self._start_lost, self._final, self._obs,
+                                  self._mask)
 
     def threshold_actions(self, threshold: int) -> np.ndarray:
         """Each game's action under ``threshold-T``: set aside every scoring die, bank
@@ -146,24 +159,18 @@ class FarkleBatch(gym.vector.VectorEnv):
         return out
 
 
-class PentaBatch(gym.vector.VectorEnv):
+class PentaBatch(_Batch):
     """``games`` Penta solitaire games stepped together: :class:`~dicelab.rl.penta.
     PentaSoloEnv`'s actions, masks, observations and rewards, one numba kernel, a finished
     game started again in the same step (``info["final_obs"]``); an illegal action in any
     game raises :class:`~dicelab.rl.common.IllegalActionError` before any game moves."""
 
-    metadata = {"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}  # noqa: RUF012
-
     def __init__(self, games: int, rules=None, seed=None):
         from dicelab.rl.penta import N_ACTIONS, N_OBS, check_penta_rules
 
-        self.num_envs = _check_games(games)
+        games = _check_games(games)
         self.rules = check_penta_rules(rules)
-        self.single_observation_space = masked_space(N_OBS, N_ACTIONS, low=-1)
-        self.single_action_space = gym.spaces.Discrete(N_ACTIONS)
-        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space,
-                                                              games)
-        self.action_space = gym.vector.utils.batch_space(self.single_action_space, games)
+        self._buffers(games, N_OBS, N_ACTIONS, -1, seed)
         z = np.zeros(games, dtype=np.int64)
         (self._r, self._left, self._card, self._up, self._fifty, self._bonuses,
          self._total) = (z.copy() for _ in range(7))
@@ -171,41 +178,15 @@ class PentaBatch(gym.vector.VectorEnv):
         self._boxsc = np.full((games, N_BOXES), -1, dtype=np.int64)
         self._bonus = z.copy()
         self._tables = (self.rules.params, TABLES, *kernels.penta_roll_tables())
-        self._reward = np.zeros(games)
-        self._done = np.zeros(games, dtype=np.bool_)
-        self._obs = np.zeros((games, N_OBS), dtype=np.int64)
-        self._final = np.zeros((games, N_OBS), dtype=np.int64)
-        self._mask = np.zeros((games, N_ACTIONS), dtype=np.int8)
-        self._rng = kernels.new_rng_states(seed, games)
-        self._started = False
 
     def _state(self) -> tuple:
         return (*self._tables, self._rng, self._r, self._left, self._card, self._up,
                 self._fifty, self._bonuses, self._total, self._scores, self._boxsc,
                 self._bonus)
 
-    def _out(self) -> dict:
-        return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}
-
-    def reset(self, *, seed=None, options=None):
-        """Start every game; a ``seed`` replaces the generators (``SeedSequence(seed)``)."""
-        if seed is not None:
-            self._rng = kernels.new_rng_states(seed, self.num_envs)
+    def _reset_games(self) -> None:
         kernels.penta_reset(*self._state(), self._obs, self._mask)
-        self._started = True
-        return self._out(), {"action_mask": self._mask.copy()}
 
-    def step(self, actions):
-        if not self._started:
-            raise gym.error.ResetNeeded("call reset() before step()")
-        acts = _check_actions(actions, self.num_envs)
-        bad = kernels.penta_step(acts, *self._state(), self._reward, self._done, self._final,
-                                 self._obs, self._mask)
-        if bad >= 0:
-            legal = np.flatnonzero(self._mask[bad]).tolist()
-            raise IllegalActionError(f"game {bad}: action {int(acts[bad])} is illegal; legal "
-                                     f"actions: {legal}")
-        info = {"final_obs": self._final.copy(), "_final_obs": self._done.copy(),
-                "action_mask": self._mask.copy()}
-        return (self._out(), self._reward.copy(), self._done.copy(),
-                np.zeros(self.num_envs, dtype=np.bool_), info)
+    def _step_games(self, acts: np.ndarray) -> int:
+        return kernels.penta_step(acts, *self._state(), self._reward, self._done, self._final,
+                                  self._obs, self._mask)
