@@ -6,6 +6,7 @@ against plain value iteration; every bad policy file or name gets one honest err
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import textwrap
 
 import naive_farkle as nf
@@ -17,6 +18,7 @@ from cli_helpers import run_cli
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle.exact import exact_pair, solve_best_response
+from dicelab.farkle.policies import tabulate
 from dicelab.farkle.policy import BankRule, Move, State, bank_rule
 from dicelab.farkle.rules import POINT_UNIT, PRESETS
 from dicelab.farkle.simulate import simulate_farkle
@@ -99,7 +101,7 @@ def test_a_bank_rule_decides_as_its_table_says(last_round):
         return tp >= base + (200 if opp - my > 500 else 0) - (50 if n <= 2 else 0)
 
     target = 2000
-    table = behind.table(DEFAULT, target)
+    table = tabulate(behind, DEFAULT, target)
     rng = np.random.default_rng(5)
     roll = (1, 5, 2, 3, 4, 6)
     for _ in range(3000):
@@ -223,3 +225,83 @@ def test_a_policy_from_an_importable_module(tmp_path, monkeypatch, capsys):
                                       "--json"])
     assert code == 0, err
     assert "mypolicies:steady:base=350" in out
+
+
+def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tmp_path):
+    """threshold-300 written by a user: its points per turn and turns to the target
+    against the plain-Python turn distribution; its scores against the exact pairs; the
+    best response takes at least what optimal-win takes; the report's files."""
+    import json
+
+    target = 1000
+    out = tmp_path / "card"
+    code, stdout, err = run_cli(capsys, ["evaluate", f"{EXAMPLES}:threshold_300", "--target",
+                                         str(target), "--json", "--out", str(out)])
+    assert code == 0, err
+    card = json.loads(stdout)
+    dist = nf.threshold_turn_distribution(DEFAULT, 300)
+    assert card["points_per_turn"] == pytest.approx(sum(g * p for g, p in dist.items()),
+                                                    rel=1e-12)
+    assert card["turns_to_target"] == pytest.approx(
+        nf.expected_turns_to_target(dist, target), rel=1e-9)
+    vs_ai = exact_pair("threshold-300", "ai", target=target)
+    assert card["vs_ai"]["score"] == pytest.approx(vs_ai.score, abs=1e-12)
+    assert card["exploitability"] >= card["optimal_win_take"] - 1e-12 > 0
+    assert card["bank_from"] == {str(n): 300 for n in range(1, 7)}
+    worst = card["worst_decisions"]
+    assert worst and all(a["loss"] >= b["loss"] > 0 for a, b in itertools.pairwise(worst))
+    assert {p.name for p in out.iterdir()} == {"summary.parquet", "manifest.json",
+                                               "banks.png"}
+
+
+def test_evaluate_refuses_before_any_work(capsys, tmp_path):
+    for argv, says in (
+            (["evaluate", "optimal"], "penta policy"),
+            (["evaluate", "threshold-300", "--plot", str(tmp_path / "no" / "x.png")],
+             "--plot"),
+            (["evaluate", "threshold-300", "--plot", str(tmp_path / "x.txt")], ".png"),
+            (["evaluate", f"{EXAMPLES}:nothing"], "has no 'nothing'"),
+            (["evaluate", "threshold-300", "--target", "75"], "multiple of 50")):
+        code, _, err = run_cli(capsys, argv)
+        assert code == 2 and err.startswith("error: ") and says in err, (argv, err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tune_searches_a_user_family_and_finds_the_exact_best(capsys):
+    import json
+
+    family = f"{EXAMPLES}:practical"
+    code, stdout, err = run_cli(capsys, ["tune", family, "--against", "ai", "--params",
+                                         "base,dice", "--range", "base=250:350:50",
+                                         "--range", "dice=3:4:1", "--target", "1000",
+                                         "--seed", "1", "--json"])
+    assert code == 0, err
+    result = json.loads(stdout)
+    assert result["proven_best"] and result["evaluated"] == 6
+    scores = {(b, d): exact_pair(f"{family}:base={b},dice={d}", "ai", target=1000).score
+              for b in (250, 300, 350) for d in (3, 4)}
+    (b, d), best = max(scores.items(), key=lambda kv: kv[1])
+    assert result["best_score"] == pytest.approx(best, abs=1e-12)
+    assert result["best"].endswith(f"practical:base={b},dice={d}") or \
+        abs(scores[(b, d)] - result["best_score"]) < 1e-12
+
+
+def test_a_user_family_without_a_space_is_refused(capsys):
+    code, _, err = run_cli(capsys, ["tune", f"{EXAMPLES}:cautious", "--against", "ai"])
+    assert code == 2 and "no parameter space" in err
+
+
+def test_tournament_and_compare_take_user_policies(capsys):
+    import json
+
+    code, stdout, err = run_cli(capsys, ["tournament", f"{EXAMPLES}:cautious", "ai",
+                                         "threshold-300", "--games", "2000", "--seed", "4",
+                                         "--target", "2000", "--json"])
+    assert code == 0, err
+    assert any("cautious" in p for p in json.loads(stdout)["policies"])
+    code, stdout, err = run_cli(capsys, ["compare", f"{EXAMPLES}:cautious:big=800", "ai",
+                                         "--exact", "--target", "1000", "--json"])
+    assert code == 0, err
+    pair = json.loads(stdout)["pairs"][0]
+    ref = exact_pair(parse_policy(f"{EXAMPLES}:cautious:big=800"), "ai", target=1000)
+    assert pair["first"]["win_rate"] == pytest.approx(ref.first.win, abs=1e-12)

@@ -27,7 +27,7 @@ import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
-from dicelab.farkle.fixed import ai_params
+from dicelab.farkle.fixed import ai_params, lead_rows
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
 from dicelab.registry import PolicySpec
@@ -38,7 +38,7 @@ _EXACT_FAMILIES = ("max-ev", "fastest", "optimal-win")
 
 def tabulate(policy, rules: FarkleRules, target: int) -> PolicyTable:
     """A policy object as the simulation kernel plays it: a :class:`PolicyTable` as it
-    is, a tabulable policy (one with a ``table(rules, target)`` method, such as a
+    is, a tabulable policy (one with a ``table(rules, target, leads)`` method, such as a
     :class:`dicelab.farkle.policy.BankRule`) as its table."""
     if isinstance(policy, PolicyTable):
         return policy
@@ -46,7 +46,7 @@ def tabulate(policy, rules: FarkleRules, target: int) -> PolicyTable:
         raise TypeError(f"a seat is a PolicySpec or a PolicyTable or a policy object, not "
                         f"{type(policy)}")
     if callable(getattr(policy, "table", None)):
-        return policy.table(rules, target)
+        return policy.table(rules, target, lead_rows([policy], rules, target))
     raise UserError(f"policy '{getattr(policy, 'name', policy)}' decides move by move and "
                     "cannot be tabulated for the simulation kernels")
 
@@ -105,6 +105,7 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
         meta[s, K.T_OFFSET] = offset
         meta[s, K.T_S], meta[s, K.T_M], meta[s, K.T_O], meta[s, K.T_P] = pt.dims
         meta[s, K.T_FLOOR] = pt.floor
+        meta[s, K.T_KEEP_ALL] = int(pt.keep_all)
         values.append(np.ascontiguousarray(pt.value, dtype=np.float32).ravel())
         banks.append(np.ascontiguousarray(pt.bank, dtype=np.uint8).ravel())
         offset += pt.value.size

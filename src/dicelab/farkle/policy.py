@@ -206,7 +206,7 @@ def _max_ev_streak(state: State) -> int:
 @functools.lru_cache(maxsize=8)
 def _max_ev_values(rules: FarkleRules) -> np.ndarray:
     """``max-ev``'s set-aside values (S, P, 7), one table per own lost turns in a row."""
-    from dicelab.farkle.exact import max_ev_table
+    from dicelab.farkle.solitaire import max_ev_table
 
     t = max_ev_table(rules)
     s = t.streaks
@@ -344,24 +344,27 @@ class BankRule:
         u = target // POINT_UNIT + model(rules).floor
         return _rows_used(self._game_grid(rules, target, 0)[:, :u])
 
-    def table(self, rules: FarkleRules, target: int) -> PolicyTable:
+    def table(self, rules: FarkleRules, target: int, leads: int) -> PolicyTable:
         """The rule as the simulation kernel plays it: a 4-D (or, with ``max-ev``
         set-asides under the penalty, 6-D) :class:`PolicyTable` over the game's totals,
-        the opponent's axis running on past the target for the last round's leader."""
+        the opponent's axis running on ``leads`` units past the target for the last
+        round's leader (:func:`dicelab.farkle.fixed.lead_rows`; past them it reads the
+        last)."""
         from dicelab.farkle.engine.model import model
-        from dicelab.farkle.fixed import lead_rows
 
-        bank = self._game_grid(rules, target, lead_rows([self], rules, target))
+        bank = self._game_grid(rules, target, leads)
         rows = _rows_used(bank if self.last_round != "chase"
                           else bank[:, :bank.shape[0]])
         values = self._values(rules, rows)
         s = values.shape[0]
         shape = (s, s, *bank.shape[:2], rows, 7)
         check_memory(f"the policy table of {self.name}", math.prod(shape) * 5)
-        value = np.ascontiguousarray(np.broadcast_to(values[:, None, None, None], shape))
+        value = np.zeros(shape, np.float32) if self.setaside == "all-scoring" else \
+            np.ascontiguousarray(np.broadcast_to(values[:, None, None, None], shape))
         bank6 = np.ascontiguousarray(np.broadcast_to(bank[None, None, :, :, :rows], shape))
         return PolicyTable(self.name, value, bank6, floor=model(rules).floor,
-                           last_round=self.last_round)
+                           last_round=self.last_round,
+                           keep_all=self.setaside == "all-scoring")
 
     def _values(self, rules: FarkleRules, rows: int) -> np.ndarray:
         """(S, rows, 7) set-aside values: the all-scoring order (more dice set aside
@@ -376,11 +379,9 @@ class BankRule:
         idx = np.minimum(np.arange(rows), mev.shape[1] - 1)
         return np.ascontiguousarray(mev[:, idx])
 
-    def slices(self, grid, rules: FarkleRules):
-        """The rule as the game engine reads a fixed policy (:class:`~dicelab.farkle.
-        fixed.Slices`) at the states of ``grid``."""
-        from dicelab.farkle.fixed import Slices
-
+    def slices(self, grid, rules: FarkleRules) -> tuple:
+        """The rule as the game engine reads a fixed policy at the states of ``grid``: the
+        fields of a :class:`dicelab.farkle.fixed.Slices`."""
         u, d = grid.u, grid.d
         bank = self._game_grid(rules, (u - grid.floor) * POINT_UNIT, d)
         chase = self.last_round != "rule"
@@ -415,7 +416,7 @@ class BankRule:
         last = (k[:, None, None] * n_banks + len(normal_rows)
                 + last_ids.reshape(u, d)[None])
         keep_all = self.setaside == "all-scoring"
-        return Slices(np.ascontiguousarray(np.concatenate([tables] * s_v)),
+        return (np.ascontiguousarray(np.concatenate([tables] * s_v)),
                       np.zeros((1, 1, 7), np.float32) if keep_all
                       else np.ascontiguousarray(np.repeat(values, n_banks, axis=0),
                                                 dtype=np.float32),
