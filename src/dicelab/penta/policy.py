@@ -39,16 +39,25 @@ policy's own traceback frames.
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 from dicelab import dice
 from dicelab.errors import UserError, user_code_error
-from dicelab.penta.policies import POLICIES, Scorecard, decision_tables
+from dicelab.penta.policies import (
+    POLICIES,
+    DecisionTables,
+    Scorecard,
+    TurnAnalysis,
+    analyse_turn,
+    decision_tables,
+    policy_values,
+)
 from dicelab.penta.rules import BOX_NAMES, N_DICE, RuleSet, get_rules
 from dicelab.penta.scoring import box_scores
-from dicelab.penta.tables import roll_index
+from dicelab.penta.tables import ROLL_BASE, roll_index
 
 #: A policy's answer, as :func:`ask` returns it: the dice to keep, or a box name.
 Answer = tuple[int, ...] | str
@@ -177,12 +186,22 @@ class TablePolicy:
             raise UserError(f"unknown Penta policy '{name}'; valid: {', '.join(POLICIES)}")
         self.name = name
         self.params: dict = {}
+        # the tables of the last rule set asked (weakly: releasing them frees them)
+        self._last: tuple[RuleSet, weakref.ref] | None = None
 
     def __repr__(self) -> str:
         return f"TablePolicy({self.name!r})"
 
+    def tables(self, rules: RuleSet) -> DecisionTables:
+        """The decision tables this policy reads under ``rules``."""
+        tables = self._last[1]() if self._last and self._last[0] is rules else None
+        if tables is None:
+            tables = decision_tables(self.name, rules)
+            self._last = (rules, weakref.ref(tables))
+        return tables
+
     def decide(self, state: State) -> Answer:
-        tables = decision_tables(self.name, state.rules)
+        tables = self.tables(state.rules)
         p = tables.policies.index(self.name)
         i = int(tables.slot[state.card.state])
         r = roll_index(state.roll)
@@ -190,6 +209,41 @@ class TablePolicy:
             return BOX_NAMES[tables.box(p, i, r)]
         keep = tables.keep2(p, i, r) if state.rolls_left == 2 else tables.keep1(p, i, r)
         return tuple(dice.dice_of_rank(keep))
+
+
+class WidgetPolicy:
+    """dicelab's ``optimal`` or ``greedy`` decided turn by turn by the one-turn widget
+    (:func:`dicelab.penta.policies.analyse_turn`): the same choices as
+    :class:`TablePolicy` without the 270 MB tables, at a widget's cost per turn (what the
+    game logs of a few games play)."""
+
+    game = "penta"
+
+    def __init__(self, name: str) -> None:
+        if name not in POLICIES:
+            raise UserError(f"unknown Penta policy '{name}'; valid: {', '.join(POLICIES)}")
+        self.name = name
+        self.params: dict = {}
+        self._turn: tuple[tuple, TurnAnalysis] | None = None
+
+    def __repr__(self) -> str:
+        return f"WidgetPolicy({self.name!r})"
+
+    def turn(self, card: Scorecard, rules: RuleSet) -> TurnAnalysis:
+        """The widget of ``card``'s state under ``rules`` (the last one kept)."""
+        key = (rules, card.mask, card.up, card.fifty)
+        if self._turn is None or self._turn[0] != key:
+            self._turn = (key, analyse_turn(policy_values(self.name, rules), rules,
+                                            *key[1:]))
+        return self._turn[1]
+
+    def decide(self, state: State) -> Answer:
+        t = self.turn(state.card, state.rules)
+        r = roll_index(state.roll)
+        if state.rolls_left == 0:
+            return BOX_NAMES[int(t.box[r])]
+        keep = (t.play2 if state.rolls_left == 2 else t.play1)[ROLL_BASE + r]
+        return tuple(dice.dice_of_rank(int(keep)))
 
 
 #: dicelab's Penta policies as policy objects, by name.
@@ -248,5 +302,6 @@ three-of-a-kind, four-of-a-kind, full-house, small-straight, large-straight, cha
     return keep
 
 
-__all__ = ["BUILT_IN", "Answer", "FunctionPolicy", "Policy", "State", "TablePolicy", "ask",
+__all__ = ["BUILT_IN", "Answer", "FunctionPolicy", "Policy", "State", "TablePolicy",
+           "WidgetPolicy", "ask",
            "card_text", "greedy", "optimal", "penta_policy", "points_of", "positional_arity"]
