@@ -147,15 +147,16 @@ def _farkle_game(seats: list[_FarkleSeat], rules, target: int, first: int, rng) 
 
 def play_games(game: str, policies: list[str], *, games: int, seed: int,
                target: int | None = None, rules=None, ending: str | None = None,
-               first_seat: int | None = None) -> list[tuple[dict, list[dict]]]:
-    """``games`` games of ``policies`` (one per seat) as (header, turn events) pairs, ready
-    for :func:`dicelab.gamelog.write_games`. Farkle's starting seat rotates with the game
-    index unless ``first_seat`` is given."""
-    from dicelab.registry import parse_policy
+               first_seat: int | None = None, progress=None) -> list[tuple[dict, list[dict]]]:
+    """``games`` games of ``policies`` (one per seat: names or PolicySpecs) as (header,
+    turn events) pairs, ready for :func:`dicelab.gamelog.write_games`. Farkle's starting
+    seat rotates with the game index unless ``first_seat`` is given. Penta:
+    ``progress(done, games)`` after each game."""
+    from dicelab.registry import PolicySpec, parse_policy
 
     if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= MAX_LOG_GAMES:
         raise UserError(f"--log-games must be 1 to {MAX_LOG_GAMES:,}, not {games}")
-    specs = [parse_policy(p, game) for p in policies]
+    specs = [p if isinstance(p, PolicySpec) else parse_policy(p, game) for p in policies]
     names = [{"name": f"seat {i}", "policy": s.name} for i, s in enumerate(specs)]
     out = []
     if game == "penta":
@@ -169,6 +170,8 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
             header = new_game_header("penta", rs, names, seed=seed)
             header["first_seat"] = 0
             out.append((header, play_game(policies, rs, rng)))
+            if progress is not None:
+                progress(len(out), games)
         return out
     from dicelab.farkle.rules import check_target, load_rules
 
