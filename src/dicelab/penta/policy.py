@@ -175,9 +175,8 @@ def penta_policy(function: Callable | None = None, *, name: str | None = None):
     return make if function is None else make(function)
 
 
-class TablePolicy:
-    """dicelab's ``optimal`` or ``greedy``, read from the decision tables (the choices
-    the simulation kernel makes, ties settled alike)."""
+class BuiltInPolicy:
+    """dicelab's ``optimal`` or ``greedy`` (``name``), as a policy object."""
 
     game = "penta"
 
@@ -186,11 +185,19 @@ class TablePolicy:
             raise UserError(f"unknown Penta policy '{name}'; valid: {', '.join(POLICIES)}")
         self.name = name
         self.params: dict = {}
-        # the tables of the last rule set asked (weakly: releasing them frees them)
-        self._last: tuple[RuleSet, weakref.ref] | None = None
 
     def __repr__(self) -> str:
-        return f"TablePolicy({self.name!r})"
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class TablePolicy(BuiltInPolicy):
+    """dicelab's ``optimal`` or ``greedy``, read from the decision tables (the choices
+    the simulation kernel makes, ties settled alike)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        # the tables of the last rule set asked (weakly: releasing them frees them)
+        self._last: tuple[RuleSet, weakref.ref] | None = None
 
     def tables(self, rules: RuleSet) -> DecisionTables:
         """The decision tables this policy reads under ``rules``."""
@@ -211,23 +218,15 @@ class TablePolicy:
         return tuple(dice.dice_of_rank(keep))
 
 
-class WidgetPolicy:
+class WidgetPolicy(BuiltInPolicy):
     """dicelab's ``optimal`` or ``greedy`` decided turn by turn by the one-turn widget
     (:func:`dicelab.penta.policies.analyse_turn`): the same choices as
     :class:`TablePolicy` without the 270 MB tables, at a widget's cost per turn (what the
     game logs of a few games play)."""
 
-    game = "penta"
-
     def __init__(self, name: str) -> None:
-        if name not in POLICIES:
-            raise UserError(f"unknown Penta policy '{name}'; valid: {', '.join(POLICIES)}")
-        self.name = name
-        self.params: dict = {}
+        super().__init__(name)
         self._turn: tuple[tuple, TurnAnalysis] | None = None
-
-    def __repr__(self) -> str:
-        return f"WidgetPolicy({self.name!r})"
 
     def turn(self, card: Scorecard, rules: RuleSet) -> TurnAnalysis:
         """The widget of ``card``'s state under ``rules`` (the last one kept)."""
@@ -302,6 +301,6 @@ three-of-a-kind, four-of-a-kind, full-house, small-straight, large-straight, cha
     return keep
 
 
-__all__ = ["BUILT_IN", "Answer", "FunctionPolicy", "Policy", "State", "TablePolicy",
-           "WidgetPolicy", "ask",
-           "card_text", "greedy", "optimal", "penta_policy", "points_of", "positional_arity"]
+__all__ = ["BUILT_IN", "Answer", "BuiltInPolicy", "FunctionPolicy", "Policy", "State",
+           "TablePolicy", "WidgetPolicy", "ask", "card_text", "greedy", "optimal",
+           "penta_policy", "points_of", "positional_arity"]
