@@ -252,3 +252,28 @@ def test_a_users_copy_of_greedy_has_greedys_exact_mean_within_its_interval(copie
     assert abs(e.mean_final_score.mean - exact.mean_final_score.mean) < 4 * \
         e.mean_final_score.se
     assert e.total_loss.mean > 0 and exact.total_loss.mean > 0
+
+
+def _play_to_the_end(computer) -> list[int]:
+    from dicelab.play import Player, SeededDice
+    from dicelab.play.penta import PentaGame
+
+    g = PentaGame([Player("you"), Player("c", computer)], dice=SeededDice(3))
+    g.start()
+    while g.phase != "over":
+        if g.phase == "computer":
+            g.step()
+        elif g.phase == "keep" and g.rolls_left == 2:
+            g.keep(g.roll[:2])
+        else:
+            g.score(g.default_box())
+    return g.totals
+
+
+def test_play_takes_a_users_policy_as_the_computer(copies, tmp_path):
+    copy = parse_policy(f"{copies}:greedy_copy", "penta")
+    # the computer's total (the human's default boxes are optimal's beside a user's policy)
+    assert _play_to_the_end(copy)[1] == _play_to_the_end(parse_policy("greedy"))[1]
+    (tmp_path / "bad.py").write_text("def p(card, roll, rolls_left):\n    return [9]\n")
+    with pytest.raises(UserError, match="not all in the roll"):
+        _play_to_the_end(parse_policy(f"{tmp_path}/bad.py:p", "penta"))

@@ -99,9 +99,9 @@ def as_policy(obj, name: str = "policy"):
         if arity == 3:
             return FunctionPolicy(obj, name)
         if arity is not None and arity != 4:
-            raise UserError(f"'{name}' takes {arity} positional parameters: a Penta policy "
-                            "takes (card, roll, rolls_left), a Farkle bank rule (my, opp, "
-                            "turn_points, dice_left)")
+            raise UserError(f"'{name}' takes {arity} positional parameters: a Farkle bank "
+                            "rule must take (my, opp, turn_points, dice_left), a Penta "
+                            "policy (card, roll, rolls_left)")
         return bank_rule(obj)
     raise UserError(f"'{name}' is a {type(obj).__name__}; a Farkle policy is a bank rule "
                     "(a function of my, opp, turn_points, dice_left, or one decorated with "
