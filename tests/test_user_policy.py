@@ -247,7 +247,7 @@ def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tm
     vs_ai = exact_pair("threshold-300", "ai", target=target)
     assert card["vs_ai"]["score"] == pytest.approx(vs_ai.score, abs=1e-12)
     assert card["exploitability"] >= card["optimal_win_take"] - 1e-12 > 0
-    assert card["bank_from"]["policy"] == {str(n): 300 for n in range(1, 7)}
+    assert card["bank_from"] == {str(n): 300 for n in range(1, 7)}
     worst = card["worst_decisions"]
     assert worst and all(a["loss"] >= b["loss"] > 0 for a, b in itertools.pairwise(worst))
     assert {p.name for p in out.iterdir()} == {"summary.parquet", "manifest.json",

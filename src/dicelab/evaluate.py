@@ -97,8 +97,8 @@ class FarkleEvaluation:
             "best_response_score": self.best_response_score,
             "optimal_win_take": self.optimal_win_take,
             "points_per_turn": self.points_per_turn, "turns_to_target": self.turns_to_target,
-            "bank_from": {"policy": _bank_from(self.banks),
-                          "optimal-win": _bank_from(self.optimal_banks)},
+            "bank_from": _bank_from(self.banks),
+            "optimal_bank_from": _bank_from(self.optimal_banks),
             "worst_decisions": [vars(d) for d in self.worst],
             "elapsed_s": self.elapsed_s,
         }

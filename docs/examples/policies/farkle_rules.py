@@ -9,16 +9,15 @@ Try them:
 from dicelab.farkle.policy import bank_rule
 
 
-@bank_rule(space={"base": range(200, 601, 50), "dice": range(1, 7),
-                  "behind": range(0, 3001, 250)})
-def practical(my, opp, turn_points, dice_left, *, base=350, dice=3, behind=1000):
-    """Three numbers to remember: bank at `base`, but keep rolling with `dice` or more
-    dice left, or while more than `behind` points down and the turn would not catch up."""
-    if turn_points < base:
-        return False
-    if dice_left >= dice and turn_points < 2 * base:
-        return False
-    return not (opp - my > behind and my + turn_points < opp)
+@bank_rule(space={"base": range(200, 601, 50), "dice": range(3, 7),
+                  "behind": range(4, 21, 2)})
+def practical(my, opp, turn_points, dice_left, *, base=300, dice=4, behind=6):
+    """Three numbers to remember: bank from `base` points, plus a point for every `behind`
+    points the turn started behind; with `dice` or more dice left, from twice that."""
+    need = base + max(opp - my, 0) // behind
+    if dice_left >= dice:
+        need *= 2
+    return turn_points >= need
 
 
 @bank_rule

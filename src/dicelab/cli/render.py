@@ -649,7 +649,7 @@ def farkle_evaluation(e) -> None:
     b.add_column("policy")
     for n in range(1, 7):
         b.add_column(str(n), justify="right")
-    for who, row in d["bank_from"].items():
+    for who, row in ((e.policy, d["bank_from"]), ("optimal-win", d["optimal_bank_from"])):
         b.add_row(who, *("never" if row[n] is None else f"{row[n]:,}" for n in range(1, 7)))
     console.print(b)
     w = Table(title="its costliest decisions (each valued under optimal play after it)",

@@ -192,7 +192,7 @@ def _table_slices(pt: PolicyTable, grid: Grid) -> Slices:
     else:  # the normal table, at the leader's total (its count 0)
         leader = np.clip(tot[None, :, None] + lead + pt.floor, 0, o_dim - 1)
         last = ((cnt[:, None, None] * s_dim) * m_dim + own[None, :, None]) * o_dim + leader
-    return Slices(_joined(banks, np.uint8), _joined(values, np.float32), False,
+    return Slices(_joined(banks, np.uint8), _joined(values, np.float32), pt.keep_all,
                   np.ascontiguousarray(np.broadcast_to(normal, grid.normal_shape),
                                        dtype=np.int64),
                   np.ascontiguousarray(np.broadcast_to(last, grid.last_shape),

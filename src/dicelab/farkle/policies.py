@@ -105,6 +105,7 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
         meta[s, K.T_OFFSET] = offset
         meta[s, K.T_S], meta[s, K.T_M], meta[s, K.T_O], meta[s, K.T_P] = pt.dims
         meta[s, K.T_FLOOR] = pt.floor
+        meta[s, K.T_KEEP_ALL] = int(pt.keep_all)
         values.append(np.ascontiguousarray(pt.value, dtype=np.float32).ravel())
         banks.append(np.ascontiguousarray(pt.bank, dtype=np.uint8).ravel())
         offset += pt.value.size

@@ -359,10 +359,12 @@ class BankRule:
         s = values.shape[0]
         shape = (s, s, *bank.shape[:2], rows, 7)
         check_memory(f"the policy table of {self.name}", math.prod(shape) * 5)
-        value = np.ascontiguousarray(np.broadcast_to(values[:, None, None, None], shape))
+        value = np.zeros(shape, np.float32) if self.setaside == "all-scoring" else \
+            np.ascontiguousarray(np.broadcast_to(values[:, None, None, None], shape))
         bank6 = np.ascontiguousarray(np.broadcast_to(bank[None, None, :, :, :rows], shape))
         return PolicyTable(self.name, value, bank6, floor=model(rules).floor,
-                           last_round=self.last_round)
+                           last_round=self.last_round,
+                           keep_all=self.setaside == "all-scoring")
 
     def _values(self, rules: FarkleRules, rows: int) -> np.ndarray:
         """(S, rows, 7) set-aside values: the all-scoring order (more dice set aside

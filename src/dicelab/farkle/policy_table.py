@@ -8,6 +8,8 @@ decision points of a turn. The kernel plays it like this, after every scoring ro
    left), the turn would continue with ``tp' = tp + points`` and ``n'`` dice (6 after hot
    dice). The kernel picks the option whose state has the highest ``value``; ties go to
    more points ``tp'``, then to more dice ``n'`` (the encoding's order).
+   A table with ``keep_all`` skips this step: it sets aside all scoring dice, as
+   ``threshold-T`` does.
 2. **Bank or roll.** At that state, ``bank == 1`` means bank ``tp'``, else roll ``n'``.
 
 State index, with totals and points in units of 50 (all are multiples of 50; banked
@@ -68,7 +70,9 @@ class PolicyTable:
     axis unused; a 6-D table with S = 1 is kept in the 4-D form); ``bank``: uint8, same
     shape; ``last_value``/``last_bank``: shape (D, P, 7) or None; ``floor``: units of 50
     below zero that row 0 of the M and O axes stands for; ``last_round``: ``"rule"`` (the
-    tables decide), ``"chase"`` or ``"rule-to-beat"`` (see the module docstring).
+    tables decide), ``"chase"`` or ``"rule-to-beat"`` (see the module docstring);
+    ``keep_all``: it sets aside all scoring dice (the most dice, then the most points, as
+    ``threshold-T`` does) whatever ``value`` says, then ``bank`` decides.
     """
 
     name: str
@@ -78,6 +82,7 @@ class PolicyTable:
     last_bank: np.ndarray | None = None
     floor: int = 0
     last_round: str = "rule"
+    keep_all: bool = False
 
     def __post_init__(self) -> None:
         if self.value.ndim == 6 and self.value.shape[0] == 1:  # the 4-D form (S = 1)
