@@ -228,7 +228,7 @@ def test_the_report_card_of_optimal_loses_nothing():
     assert all(c.per_game.mean == 0.0 and c.decisions > 0 for c in e.losses.values())
     assert e.total_loss.mean == 0.0
     d = e.to_dict()
-    assert d["exact"] and d["loss"]["box"]["decisions"] == 20 * 13
+    assert d["mean_exact"] and d["loss_by_decision"]["box"]["decisions"] == 20 * 13
 
 
 def test_a_users_report_card_adds_up(capsys, tmp_path):

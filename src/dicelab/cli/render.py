@@ -674,13 +674,14 @@ def penta_evaluation(e) -> None:
                   f"{F.number(e.optimum, 4)}: {F.number(e.gap, 2)} below it")
     t = Table(title=f"what it loses against optimal, by decision ({e.analysed_games:,} games "
                     f"played move by move, seed {e.seed})", show_header=True)
-    for col in ("decision", "decisions", "loss per decision", "loss per game"):
-        t.add_column(col, justify="left" if col == "decision" else "right")
+    for col in ("decision class", "decisions", "loss per decision", "loss per game"):
+        t.add_column(col, justify="left" if col == "decision class" else "right")
     for cls, loss in e.losses.items():
         t.add_row(cls, F.count(loss.decisions), F.number(loss.per_decision, 3),
                   F.estimate(loss.per_game.mean, loss.per_game.ci95, F.number, 2))
     tl = e.total_loss
-    t.add_row("all", F.count(sum(c.decisions for c in e.losses.values())), "",
+    n = sum(c.decisions for c in e.losses.values())
+    t.add_row("all", F.count(n), F.number(tl.mean * e.analysed_games / n if n else None, 3),
               F.estimate(tl.mean, tl.ci95, F.number, 2))
     console.print(t)
     console.print("loss: the expected final score a decision gives up against the best "

@@ -84,11 +84,12 @@ class PentaEvaluation:
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "penta-evaluation", "game": "penta", "policy": self.policy,
-            "rules": self.rules, "exact": self.exact, "games": self.games, "seed": self.seed,
+            "rules": self.rules, "mean_exact": self.exact, "games": self.games,
+            "seed": self.seed,
             **fields("mean_final_score", self.mean_final_score),
             "final_score_sd": self.final_score_sd, "optimum": self.optimum,
             "below_optimum": self.gap, "analysed_games": self.analysed_games,
-            "loss": {cls: loss.to_dict() for cls, loss in self.losses.items()},
+            "loss_by_decision": {cls: loss.to_dict() for cls, loss in self.losses.items()},
             **fields("total_loss_per_game", self.total_loss),
             "elapsed_s": self.elapsed_s,
         }
@@ -110,7 +111,7 @@ class PentaEvaluation:
 
     def manifest(self) -> dict[str, Any]:
         return {"kind": "penta-evaluation", "game": "penta", "policy": self.policy,
-                "rules": self.rules, "exact": self.exact, "games": self.games,
+                "rules": self.rules, "mean_exact": self.exact, "games": self.games,
                 "seed": self.seed, "seed_given": self.seed_given,
                 "analysed_games": self.analysed_games}
 
