@@ -85,7 +85,6 @@ def as_policy(obj, name: str = "policy"):
     that says what it should be."""
     from dicelab.farkle.policy import BankRule, bank_rule
     from dicelab.farkle.policy_table import PolicyTable
-    from dicelab.penta.policy import FunctionPolicy, positional_arity
 
     if isinstance(obj, BankRule | PolicyTable):
         return obj
@@ -95,14 +94,19 @@ def as_policy(obj, name: str = "policy"):
             raise UserError(f"'{name}' says game = 'penta' but has no name and decide(state)")
         return obj
     if callable(obj):
-        arity = positional_arity(obj)
-        if arity == 3:
-            return FunctionPolicy(obj, name)
-        if arity is not None and arity != 4:
+        try:
+            return bank_rule(obj)
+        except UserError:  # not a bank rule: a Penta function? (Penta imported only then)
+            from dicelab.penta.policy import FunctionPolicy, positional_arity
+
+            arity = positional_arity(obj)
+            if arity == 3:
+                return FunctionPolicy(obj, name)
+            if arity in (4, None):
+                raise
             raise UserError(f"'{name}' takes {arity} positional parameters: a Farkle bank "
                             "rule must take (my, opp, turn_points, dice_left), a Penta "
-                            "policy (card, roll, rolls_left)")
-        return bank_rule(obj)
+                            "policy (card, roll, rolls_left)") from None
     raise UserError(f"'{name}' is a {type(obj).__name__}; a Farkle policy is a bank rule "
                     "(a function of my, opp, turn_points, dice_left, or one decorated with "
                     "dicelab.farkle.policy.bank_rule) or a PolicyTable; a Penta policy a "
