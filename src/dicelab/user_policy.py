@@ -21,6 +21,11 @@ What ``NAME`` may be, for Farkle:
   (:mod:`dicelab.farkle.referee`): simulations run in Python, and the exact tools,
   which need a table, refuse it.
 
+For Penta (:mod:`dicelab.penta.policy`):
+
+* an object with ``game = "penta"``, a ``name`` and ``decide(state)``;
+* a plain function of ``(card, roll, rolls_left)`` (three positional parameters).
+
 Errors (a missing file or name, a function with the wrong signature, the user's module
 raising as it is imported) are :class:`dicelab.errors.UserError`, the user's own
 traceback frames included.
@@ -95,18 +100,37 @@ def as_policy(obj, name: str = "policy"):
             obj = obj()
         except Exception as exc:
             raise user_code_error(exc, f"making a {name} failed") from None
-    if callable(getattr(obj, "decide", None)):
+    if getattr(obj, "game", None) == "penta":
+        if not callable(getattr(obj, "decide", None)) or not isinstance(
+                getattr(obj, "name", None), str):
+            raise UserError(f"'{name}' says game = 'penta' but has no name and decide(state)")
+        return obj
+    if callable(getattr(obj, "decide", None)):  # a Farkle policy that decides move by move
         if not isinstance(getattr(obj, "name", None), str):
             return DecideFunction(obj.decide, name)
         return obj
     if callable(obj) and _takes_one_argument(obj, inspect):
         return DecideFunction(obj, name)
     if callable(obj):
-        return bank_rule(obj)
+        try:
+            return bank_rule(obj)
+        except UserError:  # not a bank rule: a Penta function? (Penta imported only then)
+            from dicelab.penta.policy import FunctionPolicy, positional_arity
+
+            arity = positional_arity(obj)
+            if arity == 3:
+                return FunctionPolicy(obj, name)
+            if arity in (4, None):
+                raise
+            raise UserError(f"'{name}' takes {arity} positional parameters: a Farkle bank "
+                            "rule must take (my, opp, turn_points, dice_left), a Penta "
+                            "policy (card, roll, rolls_left)") from None
     raise UserError(f"'{name}' is a {type(obj).__name__}; a Farkle policy is a bank rule "
                     "(a function of my, opp, turn_points, dice_left, or one decorated with "
                     "dicelab.farkle.policy.bank_rule), a function of the decision state, "
-                    "an object with decide(state), or a PolicyTable")
+                    "an object with decide(state), or a PolicyTable; a Penta policy a "
+                    "function of (card, roll, rolls_left) or an object with game = 'penta' "
+                    "and decide(state)")
 
 
 class DecideFunction:
