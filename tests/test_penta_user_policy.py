@@ -277,3 +277,9 @@ def test_play_takes_a_users_policy_as_the_computer(copies, tmp_path):
     (tmp_path / "bad.py").write_text("def p(card, roll, rolls_left):\n    return [9]\n")
     with pytest.raises(UserError, match="not all in the roll"):
         _play_to_the_end(parse_policy(f"{tmp_path}/bad.py:p", "penta"))
+
+
+def test_exact_head_to_head_of_a_user_penta_policy_is_refused_with_the_reason(capsys):
+    code, _, err = run_cli(capsys, ["compare", f"{EXAMPLES}:chase_penta", "greedy",
+                                    "--exact"])
+    assert code == 2 and err.startswith("error: ") and "leave out --exact" in err, err

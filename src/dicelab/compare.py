@@ -260,6 +260,11 @@ def _exact_penta(specs, pairs, target, rules, ending, progress) -> Comparison:
     from dicelab.penta.head_to_head import exact_pair
     from dicelab.penta.rules import get_rules
 
+    for s in specs:
+        if s.family == "user":
+            raise UserError(f"policy '{s.name}' is played move by move: Penta's exact head "
+                            "to head reads the exact score distributions of optimal and "
+                            "greedy; compare it by simulation (leave out --exact)")
     rs = get_rules(rules)
     started = time.perf_counter()
     results = []
