@@ -264,6 +264,76 @@ def load(key: str, version: Version, out: dict[str, np.ndarray] | None = None
     return arrays
 
 
+def load_mapped(key: str, version: Version, mapped: Collection[str]
+                ) -> dict[str, np.ndarray] | None:
+    """As :func:`load`, but the arrays named in ``mapped`` are memory-mapped from the file
+    (read-only :class:`numpy.memmap`; their pages are read when touched) instead of read.
+
+    Every checksum is still verified, a mapped array's through its mapping (one pass over
+    its bytes, which leaves them in the page cache for what follows). ``None`` if the
+    entry is missing, damaged or stale, or a mapped member cannot be mapped (stored
+    compressed, Fortran order).
+    """
+    path = cache_path(key)
+    if not path.is_file():
+        return None
+    try:
+        fh, _ = _open_unstamped(path)
+    except OSError:
+        return None
+    with fh:
+        try:
+            with zipfile.ZipFile(fh) as zf:
+                header = _read_header(zf)
+                if header.get("key") != key or header.get("version") != version:
+                    return None
+                arrays = {}
+                for name, want in header["digests"].items():
+                    if name in mapped:
+                        arr = _map_member(zf, fh, path, f"{name}.npy")
+                        h = _hasher(arr.dtype, arr.shape)
+                        flat = arr.reshape(-1)
+                        step = max(1, _CHUNK // max(1, arr.dtype.itemsize))
+                        for i in range(0, flat.size, step):
+                            h.update(_bytes_of(np.ascontiguousarray(flat[i:i + step])))
+                        got = h.hexdigest()
+                    else:
+                        arr, got = _read_member(zf, f"{name}.npy", None)
+                    if got != want:
+                        return None
+                    arrays[name] = arr
+        except Exception:  # any damage at all means: rebuild
+            return None
+        _set_times(fh, path, time.time_ns(), os.fstat(fh.fileno()).st_mtime_ns)
+    return arrays
+
+
+def _map_member(zf: zipfile.ZipFile, fh: BinaryIO, path: Path, name: str) -> np.ndarray:
+    """A stored (uncompressed) ``.npy`` member of an open ``.npz``, memory-mapped."""
+    info = zf.getinfo(name)
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise _NotPlain
+    fh.seek(info.header_offset)
+    local = fh.read(30)
+    if local[:4] != b"PK\x03\x04":
+        raise ValueError("not a zip member")
+    start = (info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+             + int.from_bytes(local[28:30], "little"))
+    fh.seek(start)
+    read_header = _HEADER_READERS.get(np.lib.format.read_magic(fh))
+    if read_header is None:
+        raise _NotPlain
+    shape, fortran, dtype = read_header(fh)
+    if fortran or dtype.hasobject:
+        raise _NotPlain
+    offset = fh.tell()
+    if offset - start + int(np.prod(shape)) * dtype.itemsize != info.file_size:
+        raise ValueError("member size does not match its array")
+    if int(np.prod(shape)) == 0:
+        return np.zeros(shape, dtype)
+    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=tuple(shape))
+
+
 def _read_entry(fh: BinaryIO, key: str, version: Version,
                 out: dict[str, np.ndarray] | None) -> dict[str, np.ndarray] | None:
     try:

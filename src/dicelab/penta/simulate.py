@@ -45,15 +45,13 @@ from dicelab.penta.rules import (
     FACES,
     N_BOXES,
     N_DICE,
-    PENTA_BONUS,
     PENTA_BOX,
     REROLLS,
-    UPPER_BONUS,
     RuleParams,
     get_rules,
     state_index,
 )
-from dicelab.penta.scoring import BOX_VALUES, TABLES, apply_box, roll_box_scores
+from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
 from dicelab.penta.solver import compile_kernel as compile_solver_kernel
 from dicelab.penta.solver import solve
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROLL_BASE
@@ -79,9 +77,7 @@ from dicelab.stats import (
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Histogram bins of TOTAL: 0..MAX_TOTAL, the highest TOTAL there is (1575): every box at
-#: its most, the upper bonus, and a Penta bonus in each turn after the first Penta.
-MAX_TOTAL = (sum(max(v) for v in BOX_VALUES) + UPPER_BONUS + (N_BOXES - 1) * PENTA_BONUS)
+#: Histogram bins of TOTAL: 0..MAX_TOTAL (:data:`dicelab.penta.scoring.MAX_TOTAL`).
 
 
 class SeatPolicies(NamedTuple):
