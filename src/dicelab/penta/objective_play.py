@@ -1,0 +1,467 @@
+"""Playing an objective's policy: decisions on demand and the exact distribution of the final
+score (layer 2).
+
+The policies of :mod:`dicelab.penta.objectives` (named ``optimal:OBJECTIVE``, e.g.
+``optimal:at-least:300``) and ``penta-win`` (:mod:`dicelab.penta.penta_win`) decide from
+value tables that depend on more than the card (the score so far; the opponents' cards),
+so they are not tabulated per (state, roll) as ``optimal`` is. At the start of each turn
+:func:`seat_decisions` runs the candidate widget for the player's state and fills one row
+of decisions (the 252 rolls, packed as in :class:`~dicelab.penta.policies.DecisionTables`),
+which the simulation kernel then plays like a table's row. Ties under the objective are
+settled by ``optimal``'s values (:func:`dicelab.penta.widget.decide_lane`): where the
+objective is settled (a target reached or out of reach) the policy plays ``optimal``.
+
+:func:`objective_distribution` computes the exact distribution of such a policy's final
+TOTAL by a forward pass over (state, TOTAL so far), the decisions of every pair with a
+probability above 0 made as the simulator makes them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from dicelab import config
+from dicelab.parallel import run_blocks
+from dicelab.penta.distribution import (
+    MAX_OUTCOMES,
+    N_CODES,
+    N_EVENTS,
+    outcome_step,
+    turn_outcomes,
+)
+from dicelab.penta.objectives import (
+    ObjectiveSolution,
+    score_bounds,
+)
+from dicelab.penta.policies import Scorecard, decision_tables
+from dicelab.penta.rules import (
+    FACES,
+    N_BOXES,
+    N_STATES,
+    PENTA_BOX,
+    RuleSet,
+    state_fifty,
+    state_index,
+    state_mask,
+    state_up,
+)
+from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
+from dicelab.penta.solver import layer_states, solve
+from dicelab.penta.tables import N_KEEPS, N_ROLLS
+from dicelab.penta.widget import (
+    RowTable,
+    decide_lanes,
+    fill_row_cands,
+    fill_state_cands,
+    new_cand_scratch,
+    new_turn_scratch,
+    state_value,
+    turn_from_cands,
+)
+from dicelab.resources import check_memory
+
+#: Kinds of :class:`OnlineSeat`: values per state, values per (state, need), penta-win.
+SEAT_STATE, SEAT_ROWS, SEAT_WIN = 1, 2, 3
+#: Objectives' ties are relative (their values are not points): options within this share
+#: of the best value's magnitude are tied (the values are maxima and sums of terms of one
+#: sign, so their rounding is relative, about 1e-15).
+TIE_REL = 1e-12
+#: A need far below every row: every candidate reads the value below the rows.
+_SETTLED = -(1 << 40)
+#: Bump when the forward pass or the decisions change.
+FORMAT_VERSION = 1
+
+
+def _empty_rows() -> RowTable:
+    z = np.zeros(N_STATES, dtype=np.int64)
+    return RowTable(np.zeros(2), z, z, z)
+
+
+class OnlineSeat(NamedTuple):
+    """What the kernels decide a seat's turns from (one type for every kind, unused fields
+    small): ``kind`` (``SEAT_STATE``, ``SEAT_ROWS``, ``SEAT_WIN``); ``V``/``mult`` a value
+    per state and a utility's factors (``SEAT_STATE``); ``R`` the rows and ``start`` the
+    need of TOTAL 0 (``SEAT_ROWS``: need = start - TOTAL so far); ``SEAT_WIN``: ``R`` the
+    at-least table of every target, ``H`` ``optimal``'s distribution of the points to come
+    per state (need = points), ``opponents`` the seats it plays against (seat numbers)."""
+
+    kind: int
+    V: np.ndarray
+    mult: np.ndarray
+    R: RowTable
+    start: int
+    H: RowTable
+    opponents: np.ndarray
+
+
+def online_seat(solution: ObjectiveSolution) -> OnlineSeat:
+    """The :class:`OnlineSeat` of a solved objective (not ``mean``: ``optimal`` is a table)."""
+    none = np.zeros(0)
+    if solution.rows is not None:
+        return OnlineSeat(SEAT_ROWS, none, none, solution.rows, int(solution.start),
+                          _empty_rows(), np.zeros(0, dtype=np.int64))
+    if solution.objective.kind == "mean":
+        raise ValueError("optimal plays from its decision table")
+    return OnlineSeat(SEAT_STATE, solution.values, solution.mult, _empty_rows(), 0,
+                      _empty_rows(), np.zeros(0, dtype=np.int64))
+
+
+class WinScratch(NamedTuple):
+    """penta-win's work arrays: ``u[m]`` the win share of a final TOTAL ``m``, ``du[m] =
+    u[m] - u[m - 1]``, ``poly`` the tie polynomial, ``pmf``/``below`` an opponent's."""
+
+    u: np.ndarray
+    du: np.ndarray
+    poly: np.ndarray
+    nxt: np.ndarray
+    pmf: np.ndarray
+    below: np.ndarray
+
+
+@njit(cache=True)
+def new_win_scratch(seats):
+    n = MAX_TOTAL + 2
+    return WinScratch(np.zeros(n), np.zeros(n), np.zeros((seats + 1, n)),
+                      np.zeros((seats + 1, n)), np.zeros((seats, n)), np.zeros((seats, n)))
+
+
+@njit(cache=True)
+def win_share(H, opp_states, opp_totals, n_opp, S):
+    """``S.u[m]``: the expected win share of a final TOTAL ``m`` against opponents in states
+    ``opp_states[q]`` with ``opp_totals[q]`` so far, each finishing as ``optimal`` does
+    (``H``); a top shared by ``k + 1`` counts ``1 / (k + 1)``. ``S.du`` its steps. Returns
+    the range [lo, hi] of TOTALs where ``du`` may be non-zero."""
+    n = MAX_TOTAL + 2
+    lo, hi = n, 0
+    for q in range(n_opp):
+        s = opp_states[q]
+        x = opp_totals[q]
+        o = H.off[s] + 1
+        w = H.width[s]
+        acc = 0.0
+        for m in range(n):
+            k = m - x
+            p = H.F[o + k] if 0 <= k < w else 0.0
+            S.pmf[q, m] = p
+            S.below[q, m] = acc
+            acc += p
+        lo = min(lo, x)
+        hi = max(hi, x + w)
+    for m in range(n):
+        S.poly[0, m] = 1.0
+        for k in range(1, n_opp + 1):
+            S.poly[k, m] = 0.0
+    for q in range(n_opp):
+        for m in range(n):
+            b = S.below[q, m]
+            p = S.pmf[q, m]
+            for k in range(q + 1, 0, -1):
+                S.poly[k, m] = S.poly[k, m] * b + S.poly[k - 1, m] * p
+            S.poly[0, m] *= b
+    prev = 0.0
+    for m in range(n):
+        v = 0.0
+        for k in range(n_opp + 1):
+            v += S.poly[k, m] / (k + 1)
+        S.u[m] = v
+        S.du[m] = v - prev
+        prev = v
+    return lo, min(hi + 1, n - 1)
+
+
+@njit(inline="always")
+def _win_value(G, S, s2, x2, lo, hi):
+    """u(x2) plus the clairvoyant continuation: sum over needs d of du[x2 + d] G[s2, d]."""
+    n = S.u.shape[0]
+    v = S.u[min(x2, n - 1)]
+    o = G.off[s2] + 1
+    d_lo = max(1, lo - x2)
+    d_hi = min(G.width[s2], hi - x2)
+    for d in range(d_lo, d_hi + 1):
+        v += S.du[x2 + d] * G.F[o + d - 1]
+    return v
+
+
+@njit(cache=True)
+def fill_win_cands(G, rp, T, mask, up, fifty, x, S, lo, hi, X):
+    """penta-win's candidates (lane 0): the win share after each entry, the rest of the game
+    valued as if the opponents' final TOTALs were known (the table of every target ``G``)."""
+    cv, jv = X.cv, X.jv
+    for b in range(N_BOXES):
+        if (mask >> b) & 1:
+            continue
+        nm = mask | (1 << b)
+        for c in range(T.n_classes[b]):
+            pts, nu, nf = apply_box(up, fifty, b, T.class_score[b, c])
+            v = _win_value(G, S, state_index(nm, nu, nf), x + pts, lo, hi)
+            for la in range(config.PENTA_SOLVER_LANES):
+                cv[b, c, la] = v
+    if (mask >> PENTA_BOX) & 1:
+        scores = X.lanes.scores
+        for f in range(1, FACES + 1):
+            bonus = roll_box_scores(rp, T, mask, fifty, T.penta_roll[f], scores)
+            for b in range(N_BOXES):
+                v = -np.inf
+                if scores[b] >= 0:
+                    pts, nu, nf = apply_box(up, fifty, b, scores[b])
+                    v = _win_value(G, S, state_index(mask | (1 << b), nu, nf),
+                                   x + pts + bonus, lo, hi)
+                for la in range(config.PENTA_SOLVER_LANES):
+                    jv[f, b, la] = v
+
+
+@njit(cache=True)
+def seat_turn(seat, Vmean, rp, T, mask, up, fifty, x, opp_states, opp_totals, X, Mw, S):
+    """Prepare one turn of an online seat in state (``mask``, ``up``, ``fifty``) with ``x``
+    points so far (and, ``SEAT_WIN``, its opponents' states and points): afterwards
+    :func:`~dicelab.penta.widget.decide_roll` (lane 0, :data:`TIE_REL`) gives each
+    decision of the turn."""
+    if seat.kind == SEAT_STATE:
+        ups = np.full(config.PENTA_SOLVER_LANES, up, dtype=np.int64)
+        fill_state_cands(seat.V, seat.mult, rp, T, mask, fifty, ups, X)
+    elif seat.kind == SEAT_ROWS:
+        fill_row_cands(seat.R, rp, T, mask, up, fifty, seat.start - x, X)
+    else:
+        lo, hi = win_share(seat.H, opp_states, opp_totals, opp_states.shape[0], S)
+        fill_win_cands(seat.R, rp, T, mask, up, fifty, x, S, lo, hi, X)
+    turn_from_cands(T, mask, X, True)
+    state_value(Vmean, rp, T, mask, up, fifty, Mw, False, 0.0)
+
+
+# --- the exact distribution of an objective's policy -----------------------------------------
+# The forward pass of :mod:`dicelab.penta.distribution`, over (state, TOTAL so far): the
+# probability of each pair, layer by layer. A state's TOTALs so far lie within its
+# :func:`~dicelab.penta.objectives.score_bounds`, and its vector covers those. Work items:
+# a group of up to 8 consecutive needs of one state's row (their decisions differ), or a
+# state's *settled* TOTALs (below or above its row: every option reads the same value, so
+# ``optimal`` decides, one set of decisions for them all), or, for an objective on states,
+# the whole state. Items' turn outcomes are computed in parallel blocks, then pushed to the
+# next layer in the items' order on one thread (the sums never depend on the threads).
+
+
+class _Items(NamedTuple):
+    state: np.ndarray  # int64: position in the layer
+    c0: np.ndarray  # int64: first need of a group; _SETTLED: a range of TOTALs
+    x_lo: np.ndarray  # int64: the range of TOTALs an item's lane 0 applies to
+    x_hi: np.ndarray
+
+
+@njit(cache=True, nogil=True)
+def _item_outcomes(lo, hi, seat, Vmean, ref_slot, ref_dec, rp, T, states, items, first,
+                   out_code, out_p, out_n, out_differ, illegal, rel):
+    """Items ``first + lo .. first + hi - 1``: each lane's turn outcomes (lane 0 only for a
+    range item) into row ``item - first`` of the outputs."""
+    X = new_cand_scratch()
+    Mw = new_turn_scratch()
+    rows = np.empty((config.PENTA_SOLVER_LANES, N_ROLLS), dtype=np.uint16)
+    mass = np.empty(N_ROLLS)
+    Q = np.empty(N_KEEPS)
+    dense = np.zeros(N_CODES)
+    scores = np.empty(N_BOXES, dtype=np.int64)
+    ups = np.empty(config.PENTA_SOLVER_LANES, dtype=np.int64)
+    last = -1
+    for it in range(first + lo, first + hi):
+        i = it - first
+        s = states[items.state[it]]
+        mask, up, fifty = state_mask(s), state_up(s), state_fifty(s)
+        if s != last:
+            state_value(Vmean, rp, T, mask, up, fifty, Mw, False, 0.0)
+            last = s
+        c0 = items.c0[it]
+        lanes = 1
+        if seat.kind == SEAT_STATE:
+            for la in range(config.PENTA_SOLVER_LANES):
+                ups[la] = up
+            fill_state_cands(seat.V, seat.mult, rp, T, mask, fifty, ups, X)
+        else:
+            fill_row_cands(seat.R, rp, T, mask, up, fifty, c0, X)
+            if c0 != _SETTLED:
+                lanes = min(config.PENTA_SOLVER_LANES, items.x_hi[it] - items.x_lo[it] + 1)
+        turn_from_cands(T, mask, X, True)
+        ref = ref_dec[ref_slot[s]]
+        for la in range(config.PENTA_SOLVER_LANES):
+            out_n[i, la] = 0
+        decide_lanes(rp, T, Vmean, mask, up, fifty, X, lanes, Mw, rel, config.PENTA_TIE_EPS,
+                     rows)
+        for la in range(lanes):
+            bad, differ = turn_outcomes(rows[la], ref, rp, T, mask, fifty, mass, Q, dense,
+                                        scores)
+            illegal[i] += bad
+            out_differ[i, la] = differ
+            m = 0
+            for c in range(N_CODES):
+                if dense[c] != 0.0:
+                    if m < MAX_OUTCOMES:
+                        out_code[i, la, m] = c
+                        out_p[i, la, m] = dense[c]
+                    m += 1
+                    dense[c] = 0.0
+            out_n[i, la] = m
+
+
+@njit(cache=True)
+def _push(rp, states, items, first, n_items, out_code, out_p, out_n, out_differ, xlo, off, F,
+          xlo_next, off_next, F_next, events, differ):
+    """Move the probability of each item's TOTALs so far through its lanes' outcomes."""
+    for it in range(first, first + n_items):
+        i = it - first
+        s = states[items.state[it]]
+        base = off[items.state[it]] - xlo[items.state[it]]
+        settled = items.c0[it] == _SETTLED
+        for la in range(config.PENTA_SOLVER_LANES):
+            if out_n[i, la] == 0:
+                continue
+            if settled:
+                xa, xb = items.x_lo[it], items.x_hi[it]
+            else:  # lane la: need c0 + la, i.e. TOTAL x_hi - la
+                xa = xb = items.x_hi[it] - la
+            for x in range(xa, xb + 1):
+                w = F[base + x]
+                if w == 0.0:
+                    continue
+                differ[0] += w * out_differ[i, la]
+                for o in range(out_n[i, la]):
+                    j, gain, b, sc, upper, fif, bonus = outcome_step(rp, s, out_code[i, la, o])
+                    p = w * out_p[i, la, o]
+                    F_next[off_next[j] - xlo_next[j] + x + gain] += p
+                    events[b] += p * sc
+                    events[N_BOXES] += p * upper
+                    events[N_BOXES + 1] += p * fif
+                    events[N_BOXES + 2] += p * bonus
+
+
+@njit(cache=True)
+def _make_items(states, xlo, xhi, off, F, rlo, rhi, start, by_state, out_state, out_c0, out_lo,
+                out_hi):
+    """The items of a layer (see above): for each state with probability, its settled
+    TOTALs (or all of them, ``by_state``) as range items, its row's TOTALs in groups."""
+    n = 0
+    L = config.PENTA_SOLVER_LANES
+    for i in range(states.shape[0]):
+        a, b = xlo[i], xhi[i]
+        o = off[i] - a
+        # TOTALs with probability
+        first, last = b + 1, a - 1
+        for x in range(a, b + 1):
+            if F[o + x] != 0.0:
+                first = min(first, x)
+                last = x
+        if first > last:
+            continue
+        if by_state:
+            out_state[n], out_c0[n], out_lo[n], out_hi[n] = i, _SETTLED, first, last
+            n += 1
+            continue
+        # row needs rlo..rhi <=> TOTALs start - rhi .. start - rlo
+        r_a = max(first, start - rhi[i])
+        r_b = min(last, start - rlo[i])
+        if r_a > r_b:  # nothing in the row: all settled
+            out_state[n], out_c0[n], out_lo[n], out_hi[n] = i, _SETTLED, first, last
+            n += 1
+            continue
+        if first < r_a:
+            out_state[n], out_c0[n], out_lo[n], out_hi[n] = i, _SETTLED, first, r_a - 1
+            n += 1
+        if r_b < last:
+            out_state[n], out_c0[n], out_lo[n], out_hi[n] = i, _SETTLED, r_b + 1, last
+            n += 1
+        x = r_b  # groups from the highest TOTAL (lowest need) down
+        while x >= r_a:
+            g_lo = max(r_a, x - L + 1)
+            has = False
+            for y in range(g_lo, x + 1):
+                if F[o + y] != 0.0:
+                    has = True
+            if has:
+                out_state[n], out_c0[n], out_lo[n], out_hi[n] = i, start - x, g_lo, x
+                n += 1
+            x = g_lo - 1
+    return n
+
+
+def _layer_vectors(bounds, states: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    xlo = bounds.xmin[states]
+    xhi = bounds.xmax[states]
+    width = xhi - xlo + 1
+    off = (np.cumsum(width) - width).astype(np.int64)
+    return xlo.astype(np.int64), off, width
+
+
+#: Items per batch of the forward pass (their outcome buffers: about 10 kB per item).
+_BATCH = 4096
+
+
+def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
+            rel: float = TIE_REL) -> dict[str, np.ndarray]:
+    """The forward pass of an objective's policy from ``card`` (default: empty):
+    ``probability`` (P(TOTAL = s)), ``events`` (of the turns still to play), ``differ``
+    (expected decisions per game that differ from ``optimal``'s table), ``peak_bytes``.
+    ``rel``: the objective's tie tolerance (that of the simulator by default). ``ValueError``
+    if no game reaches ``card`` (its TOTAL outside its state's bounds)."""
+    card = Scorecard() if card is None else card
+    rp = rules.params
+    bounds = score_bounds(rules)
+    Vmean = solve(rules).values
+    ref = decision_tables("optimal", rules)
+    ref_dec = ref.decisions[ref.policies.index("optimal")]
+    layers = layer_states()
+    by_state = seat.kind == SEAT_STATE
+    events = np.zeros(N_EVENTS)
+    differ = np.zeros(1)
+    n0 = bin(card.mask).count("1")
+    states = layers[n0]
+    xlo, off, width = _layer_vectors(bounds, states)
+    F = np.zeros(int(width.sum()))
+    i0 = int(np.searchsorted(states, card.state))
+    if (i0 >= states.size or states[i0] != card.state
+            or not xlo[i0] <= card.total < xlo[i0] + width[i0]):
+        raise ValueError(f"no game reaches this card with TOTAL {card.total}")
+    F[off[i0] + card.total - xlo[i0]] = 1.0
+    peak = 0
+    lanes = config.PENTA_SOLVER_LANES
+    for n in range(n0, N_BOXES):
+        nxt = layers[n + 1]
+        xlo_n, off_n, width_n = _layer_vectors(bounds, nxt)
+        pos = np.full(N_STATES, -1, dtype=np.int64)
+        pos[nxt] = np.arange(nxt.size)
+        held = 8 * (F.size + int(width_n.sum())) + _BATCH * lanes * MAX_OUTCOMES * 12
+        check_memory("the exact score distribution of an objective's policy", held + 4e8)
+        peak = max(peak, held)
+        # next-layer vectors indexed by state: scatter offsets over N_STATES
+        off_s = np.zeros(N_STATES, dtype=np.int64)
+        xlo_s = np.zeros(N_STATES, dtype=np.int64)
+        off_s[nxt], xlo_s[nxt] = off_n, xlo_n
+        F_next = np.zeros(int(width_n.sum()))
+        rlo = seat.R.lo[states]
+        rhi = rlo + seat.R.width[states] - 1
+        cap = int(width.sum()) // lanes + 4 * states.size + 8
+        it_state = np.empty(cap, dtype=np.int64)
+        it_c0 = np.empty(cap, dtype=np.int64)
+        it_lo = np.empty(cap, dtype=np.int64)
+        it_hi = np.empty(cap, dtype=np.int64)
+        n_items = _make_items(states, xlo, xlo + width - 1, off, F, rlo, rhi, seat.start,
+                              by_state, it_state, it_c0, it_lo, it_hi)
+        items = _Items(it_state[:n_items], it_c0[:n_items], it_lo[:n_items], it_hi[:n_items])
+        out_code = np.zeros((_BATCH, lanes, MAX_OUTCOMES), dtype=np.int16)
+        out_p = np.zeros((_BATCH, lanes, MAX_OUTCOMES))
+        out_n = np.zeros((_BATCH, lanes), dtype=np.int64)
+        out_differ = np.zeros((_BATCH, lanes))
+        illegal = np.zeros(_BATCH, dtype=np.int64)
+        for first in range(0, n_items, _BATCH):
+            k = min(_BATCH, n_items - first)
+            run_blocks(_item_outcomes, k, seat, Vmean, ref.slot, ref_dec, rp, TABLES, states,
+                       items, first, out_code, out_p, out_n, out_differ, illegal, float(rel))
+            if illegal.any():
+                raise RuntimeError("an objective's decisions chose a box the rules forbid: a bug")
+            _push(rp, states, items, first, k, out_code, out_p, out_n, out_differ, xlo, off, F,
+                  xlo_s, off_s, F_next, events, differ)
+        states, xlo, off, width, F = nxt, xlo_n, off_n, width_n, F_next
+    probability = np.zeros(MAX_TOTAL + 1)
+    for i in range(states.size):
+        probability[xlo[i]:xlo[i] + width[i]] += F[off[i]:off[i] + width[i]]
+    return {"probability": probability, "events": events, "differ": differ[0],
+            "peak_bytes": np.array(peak)}
+

@@ -1,0 +1,210 @@
+"""Penta objectives beyond the mean, solved exactly: every objective against the plain-Python
+recursion of tests/naive_penta_objectives.py on late cards (the same solver kernels on the
+last layers only), the forward pass of an objective's policy, parsing and bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from naive_penta import BOXES
+from naive_penta_objectives import objective_value
+
+from dicelab.errors import UserError
+from dicelab.penta.objective_play import SEAT_ROWS, OnlineSeat, forward, online_seat
+from dicelab.penta.objectives import (
+    at_least_rows,
+    new_row_table,
+    opponent_share,
+    parse_objective,
+    row_lookup,
+    score_bounds,
+    solve_objective,
+    utility_rows,
+)
+from dicelab.penta.policies import Scorecard
+from dicelab.penta.rules import N_BOXES, N_STATES, get_rules, state_index
+from dicelab.penta.scoring import MAX_TOTAL
+from dicelab.penta.solver import layer_states, solve, solve_rows, solve_state_objective
+
+#: The solver runs on the layers with at least this many boxes filled (three turns left).
+FIRST_LAYER = 10
+
+
+def _late(spec):
+    """``spec`` with rows only for states of :data:`FIRST_LAYER` filled boxes or more."""
+    keep = np.zeros(N_STATES, dtype=bool)
+    for n in range(FIRST_LAYER, N_BOXES + 1):
+        keep[layer_states()[n]] = True
+    return dataclasses.replace(spec, width=np.where(keep, spec.width, 0))
+
+
+def _late_rows(spec):
+    R = new_row_table(_late(spec), "a test table")
+    solve_rows(R, get_rules("seed"), layers=range(N_BOXES - 1, FIRST_LAYER - 1, -1))
+    return R
+
+
+@pytest.fixture(scope="module")
+def every_target():
+    """P(points to come >= d) for every late state and need (the table of every target)."""
+    return _late_rows(at_least_rows(score_bounds("seed"), None))
+
+
+def _filled(open_boxes, **scores):
+    filled = {b: 0 for b in BOXES if b not in open_boxes}
+    filled.update({k.replace("_", "-"): v for k, v in scores.items()})
+    return filled
+
+
+def _state(filled: dict[str, int]) -> int:
+    mask = sum(1 << BOXES.index(b) for b in filled)
+    up = min(63, sum(v for b, v in filled.items() if b in BOXES[:6]))
+    return int(state_index(mask, up, int(filled.get("penta") == 50)))
+
+
+def _card(filled: dict[str, int], bonuses: int = 0) -> Scorecard:
+    return Scorecard(tuple(filled.get(b) for b in BOXES), bonuses)
+
+
+#: Two boxes open: the Penta box filled with 50 (jokers, bonuses), the upper bonus in reach.
+TWO_OPEN = _filled(("fours", "chance"), penta=50, sixes=24, fives=20)
+#: Two boxes open: a straight and an upper box, the Penta box scratched.
+TWO_OPEN_B = _filled(("threes", "large-straight"), penta=0, sixes=30, fives=20, fours=8,
+                     chance=12)
+
+
+@pytest.mark.parametrize("filled, x, target", [
+    (TWO_OPEN, 150, 150), (TWO_OPEN, 150, 170), (TWO_OPEN, 150, 180), (TWO_OPEN, 150, 200),
+    (TWO_OPEN, 150, 260), (TWO_OPEN_B, 93, 140), (TWO_OPEN_B, 93, 160),
+])
+def test_at_least_matches_the_recursion(every_target, filled, x, target):
+    want = objective_value("seed", filled, x, lambda t: float(t >= target))
+    assert row_lookup(every_target, _state(filled), target - x) == pytest.approx(want, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_at_least_matches_the_recursion_three_turns_out(every_target):
+    filled = _filled(("fours", "chance", "full-house"), penta=50, sixes=24, fives=20)
+    want = objective_value("seed", filled, 150, lambda t: float(t >= 220))
+    assert row_lookup(every_target, _state(filled), 70) == pytest.approx(want, abs=1e-9)
+
+
+def test_at_least_of_one_target_is_the_table_of_every_target(every_target):
+    """The rows of one T hold the same numbers as the table of every target, over the
+    needs the TOTALs so far leave."""
+    R = _late_rows(at_least_rows(score_bounds("seed"), 250))
+    s = _state(TWO_OPEN)
+    for x in range(120, 200, 7):
+        assert row_lookup(R, s, 250 - x) == row_lookup(every_target, s, 250 - x)
+
+
+def test_at_least_zero_is_one():
+    sol = solve_objective("at-least:0", "seed")
+    assert sol.value == 1.0
+    assert sol.n_values == 0  # every need is met from the start: no row to solve
+
+
+def test_mean_is_the_solver():
+    V = np.full(N_STATES, np.nan)
+    V[layer_states()[N_BOXES]] = 0.0
+    solve_state_objective(V, get_rules("seed"), np.zeros(0))
+    want = solve("seed").values
+    reach = np.isfinite(want)
+    np.testing.assert_allclose(V[reach], want[reach], rtol=0, atol=1e-9)
+    assert solve_objective("mean", "seed").value == pytest.approx(254.48484588168, abs=1e-8)
+
+
+@pytest.mark.parametrize("theta", [0.02, -0.03])
+def test_utility_matches_the_recursion(theta):
+    sol = solve_objective(f"utility:theta={theta}", "seed")
+    for filled in (TWO_OPEN, TWO_OPEN_B):
+        want = objective_value("seed", filled, 0,
+                               lambda t: math.copysign(1.0, theta) * math.exp(theta * t))
+        assert sol.values[_state(filled)] == pytest.approx(want, rel=1e-12)
+    # risk-seeking play's certainty equivalent lies above the mean, risk-averse below
+    assert (sol.value > 254.48) == (theta > 0)
+
+
+def test_beat_rows_match_the_recursion():
+    """A win share against players whose TOTAL is spread over 160..239 (the rows of
+    ``beat:N`` from any distribution)."""
+    pmf = np.zeros(MAX_TOTAL + 1)
+    pmf[160:240] = np.linspace(1, 3, 80)
+    pmf /= pmf.sum()
+    u = opponent_share(pmf, 2)
+    spec, x_sat = utility_rows(score_bounds("seed"), u)
+    assert x_sat == 240
+    R = _late_rows(spec)
+    for filled, x in ((TWO_OPEN, 150), (TWO_OPEN, 130), (TWO_OPEN_B, 93)):
+        want = objective_value("seed", filled, x, lambda t: float(u[min(t, MAX_TOTAL)]))
+        assert row_lookup(R, _state(filled), x_sat - x) == pytest.approx(want, abs=1e-9)
+
+
+def test_opponent_share_counts_ties_by_the_players_sharing_the_top():
+    pmf = np.array([0.2, 0.3, 0.5])
+    u = opponent_share(pmf, 2)
+    # TOTAL 1 against two players: both below (0.04), one level (2 x 0.2 x 0.3 / 2), both
+    # level (0.09 / 3)
+    assert u[1] == pytest.approx(0.04 + 0.06 + 0.03, abs=1e-15)
+    assert float(pmf @ opponent_share(pmf, 1)) == pytest.approx(0.5, abs=1e-15)
+
+
+def test_forward_pass_of_an_at_least_policy(every_target):
+    """From a late card the policy's exact distribution gives P(final >= T) = the optimum,
+    and the policy plays differently from optimal."""
+    for filled, need in ((TWO_OPEN, 50), (TWO_OPEN_B, 47)):
+        card = _card(filled)
+        x = card.total
+        target = x + need
+        seat = OnlineSeat(SEAT_ROWS, np.zeros(0), np.zeros(0), every_target, target,
+                          every_target, np.zeros(0, dtype=np.int64))
+        out = forward(seat, get_rules("seed"), card)
+        p = out["probability"]
+        assert p.sum() == pytest.approx(1.0, abs=1e-12)
+        want = row_lookup(every_target, _state(filled), target - x)
+        assert p[target:].sum() == pytest.approx(want, abs=1e-12)
+        assert out["differ"] > 0.0
+
+
+def test_forward_pass_of_a_utility_policy():
+    theta = 0.02
+    sol = solve_objective(f"utility:theta={theta}", "seed")
+    card = _card(TWO_OPEN)
+    out = forward(online_seat(sol), get_rules("seed"), card)
+    p = out["probability"]
+    gain = np.arange(MAX_TOTAL + 1) - card.total
+    got = float((p * np.exp(theta * gain))[p > 0].sum())
+    assert got == pytest.approx(sol.values[_state(TWO_OPEN)], rel=1e-12)
+
+
+def test_forward_refuses_a_card_no_game_reaches(every_target):
+    seat = OnlineSeat(SEAT_ROWS, np.zeros(0), np.zeros(0), every_target, 200, every_target,
+                      np.zeros(0, dtype=np.int64))
+    with pytest.raises(ValueError, match="no game reaches"):
+        forward(seat, get_rules("seed"), _card(_filled(("fours", "chance")), bonuses=5))
+
+
+@pytest.mark.parametrize("text, name", [
+    ("mean", "mean"), (" At-Least:300 ", "at-least:300"), ("at-least:0", "at-least:0"),
+    (f"at-least:{MAX_TOTAL}", f"at-least:{MAX_TOTAL}"), ("utility:theta=0.01",
+                                                         "utility:theta=0.01"),
+    ("utility:theta=-0.4", "utility:theta=-0.4"), ("beat:1", "beat:1"), ("beat:100", "beat:100"),
+])
+def test_objectives_parse(text, name):
+    assert parse_objective(text).name == name
+
+
+@pytest.mark.parametrize("text, message", [
+    ("median", "unknown objective"), ("mean:1", "unknown objective"), ("", "unknown"),
+    ("at-least", "unknown objective"), ("at-least:", "integer"), ("at-least:x", "integer"),
+    ("at-least:-1", "possible final score"), (f"at-least:{MAX_TOTAL + 1}", "possible final"),
+    ("at-least:3.5", "integer"), ("utility:theta=0", "use mean"), ("utility:0.1", "theta=X"),
+    ("utility:theta=0.41", "at most"), ("utility:theta=nan", "number"),
+    ("utility:theta=", "number"), ("beat:0", "1 to"), ("beat:101", "1 to"), ("beat:x", "integer"),
+])
+def test_bad_objectives_are_user_errors(text, message):
+    with pytest.raises(UserError, match=message):
+        parse_objective(text)
