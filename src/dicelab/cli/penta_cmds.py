@@ -80,26 +80,50 @@ def register(app, solve_app, policy_app) -> None:
                                    "[default: optimal]")] = None,
         plot: Annotated[str | None, typer.Option(
             help="With --distribution: write a histogram to this PNG file.")] = None,
+        objective: Annotated[str | None, typer.Option(
+            help="Maximise E[u(final score)] instead: mean, at-least:T (P(score >= T)), "
+                 "utility:theta=X (exponential utility), beat:N (the win share against N "
+                 "optimal players). Reports the optimum, the exact distribution of the "
+                 "score under that policy and how it differs from optimal.")] = None,
+        table: Annotated[bool, typer.Option(
+            "--table", help="Build (or load) the table of P(final >= T) for every state "
+                            "and every T (about 2.3 GB on disk, memory-mapped); it then "
+                            "answers every at-least objective and penta-win.")] = False,
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
                             ] = False,
         out: Annotated[str | None, typer.Option(
-            metavar="DIR", help="With --distribution: save distribution.parquet (score, "
-                                "probability) and manifest.json in this directory.")] = None,
+            metavar="DIR", help="With --distribution or --objective: save "
+                                "distribution.parquet (score, probability) and "
+                                "manifest.json in this directory.")] = None,
     ) -> None:
         """Optimal expected final score of Penta solitaire (exact, cached on disk); with
-        --distribution the exact distribution of a policy's final score."""
+        --distribution the exact distribution of a policy's final score; with --objective
+        the best play for another goal, exactly."""
         from dicelab.cli.render import console
         from dicelab.penta.rules import get_rules
         from dicelab.results import to_json
 
         rs = get_rules(rules)
+        if table:
+            given = [f for f, v in (("--objective", objective), ("--policy", policy),
+                                    ("--plot", plot), ("--out", out)) if v is not None]
+            if given or distribution:
+                raise UserError(f"--table: not with {', '.join(given) or '--distribution'}")
+            _table(rs, json_out)
+            return
+        if objective is not None:
+            if distribution or policy is not None:
+                raise UserError("--objective: not with --distribution or --policy (it "
+                                "reports its policy's distribution)")
+            _objective(rs, objective, plot, json_out, out)
+            return
         if distribution:
             _distribution(rs, policy, plot, json_out, out)
             return
         given = [f for f, v in (("--policy", policy), ("--plot", plot), ("--out", out))
                  if v is not None]
         if given:
-            raise UserError(f"{', '.join(given)}: only with --distribution")
+            raise UserError(f"{', '.join(given)}: only with --distribution or --objective")
         from dicelab.penta.solver import solve
 
         sol = solve(rs)
@@ -157,6 +181,120 @@ def _distribution(rs, policy: str | None, plot: str | None, json_out: bool,
                    err=True)
     if plot is not None:
         typer.echo(f"wrote {plot}", err=True)
+
+
+def _progress(json_out: bool):
+    """A one-line progress report on stderr for a long solve (none under --json)."""
+    import sys
+
+    if json_out or not sys.stderr.isatty():
+        return None
+    state = {"last": -1}
+
+    def report(done: int, total: int) -> None:
+        pct = int(100 * done / max(1, total))
+        if pct != state["last"]:
+            state["last"] = pct
+            typer.echo(f"\rsolving: {pct}% of the rows", err=True, nl=pct == 100)
+    return report
+
+
+def _objective(rs, text: str, plot: str | None, json_out: bool, out: str | None) -> None:
+    """``solve penta --objective``: the objective and every path checked before the solve."""
+    from dicelab.cli import render
+    from dicelab.cli.main import reproducing_command
+    from dicelab.penta.objective_play import objective_report
+    from dicelab.penta.objectives import parse_objective
+    from dicelab.results import check_out_dir, check_png_path, save_run, to_json
+
+    obj = parse_objective(text)
+    where = None if out is None else check_out_dir(out, ("distribution.parquet",
+                                                         "manifest.json"))
+    if plot is not None:
+        check_png_path(plot)
+    report = objective_report(obj, rs, progress=_progress(json_out))
+    dist = report.policy
+    if where is not None:
+        save_run(where, dist, command=reproducing_command(None), name="distribution")
+    if plot is not None:
+        from dicelab.plots import save_png, score_distribution_figure
+
+        title = (f"Penta, rules '{rs.name}', policy {dist.policy}: exact distribution of "
+                 f"the final score (mean {dist.mean:.4f}, SD {dist.sd:.4f})")
+        fig = score_distribution_figure(dist.scores, dist.probability, title=title,
+                                        mean=dist.mean,
+                                        percentiles={q: dist.percentiles[q] for q in (5, 50, 95)})
+        save_png(fig, plot)
+    if json_out:
+        typer.echo(to_json(report.to_dict()))
+        return
+    render.show(report)
+    if where is not None:
+        typer.echo(f"saved {where / 'distribution.parquet'} and {where / 'manifest.json'}",
+                   err=True)
+    if plot is not None:
+        typer.echo(f"wrote {plot}", err=True)
+
+
+def _table(rs, json_out: bool) -> None:
+    """``solve penta --table``: the table of every target, built or loaded."""
+    from dicelab.cli.render import console
+    from dicelab.penta.objectives import at_least_table
+    from dicelab.resources import human_bytes
+    from dicelab.results import to_json
+
+    table = at_least_table(rs, progress=_progress(json_out))
+    d = table.to_dict()
+    if json_out:
+        typer.echo(to_json(d))
+        return
+    best = table.best
+    t = Table(title=f"Penta, rules '{rs.name}': P(final >= T) under the best play for T, "
+                    "every state and T")
+    t.add_column("T")
+    t.add_column("most P(final >= T)", justify="right")
+    for target in (100, 150, 200, 250, 300, 350, 400, 500, 600, 800, 1000):
+        t.add_row(f"{target}", f"{best[target]:.10f}")
+    console.print(t)
+    console.print(f"{table.n_values:,} values, {human_bytes(table.nbytes)}; "
+                  + ("memory-mapped from the cache, built originally in "
+                     if table.from_cache else "built in ") + f"{table.solve_s:.1f} s")
+
+
+def render_objective(report, console: Console) -> None:
+    """Rich tables of an :class:`~dicelab.penta.objective_play.ObjectiveReport`."""
+    sol, dist, base = report.solution, report.policy, report.optimal
+    obj = report.objective
+    t = Table(title=f"Penta, rules '{sol.rules.name}': objective {obj.name} ({obj.unit})",
+              caption=("loaded from the disk cache; the solve took " if sol.from_cache
+                       else "solved in ") + f"{sol.solve_s:.2f} s; the distribution "
+                      + ("loaded" if dist.from_cache else "computed")
+                      + f" ({dist.compute_s:.2f} s)")
+    t.add_column("quantity")
+    t.add_column(f"policy {dist.policy}", justify="right")
+    t.add_column("policy optimal", justify="right")
+    fmt = (lambda x: f"{x:.10f}") if obj.kind in ("at-least", "beat") else (lambda x: f"{x:.6f}")
+    t.add_row(obj.unit, fmt(sol.value), fmt(report.optimal_value))
+    if obj.kind == "utility":
+        t.add_row("expected utility", f"{sol.raw_value:.6e}", "")
+    t.add_row("decisions per game differing from optimal",
+              f"{dist.differ_from_optimal:.4f}", "0")
+    t.add_row("mean TOTAL", f"{dist.mean:.6f}", f"{base.mean:.6f}")
+    t.add_row("standard deviation", f"{dist.sd:.4f}", f"{base.sd:.4f}")
+    for q in dist.percentiles:
+        t.add_row(f"percentile {q}", f"{dist.percentiles[q]:.0f}", f"{base.percentiles[q]:.0f}")
+    for target in (200, 250, 300, 350, 400):
+        t.add_row(f"P(TOTAL >= {target})", f"{dist.p_at_least(target):.6f}",
+                  f"{base.p_at_least(target):.6f}")
+    t.add_row("P(upper bonus)", f"{100 * dist.p_upper_bonus:.4f}%",
+              f"{100 * base.p_upper_bonus:.4f}%")
+    t.add_row("P(Penta box = 50)", f"{100 * dist.p_penta_fifty:.4f}%",
+              f"{100 * base.p_penta_fifty:.4f}%")
+    t.add_row("mean Penta bonuses", f"{dist.mean_penta_bonuses:.6f}",
+              f"{base.mean_penta_bonuses:.6f}")
+    for name, m, mb in zip(BOX_NAMES, dist.box_means, base.box_means, strict=True):
+        t.add_row(f"mean {name}", f"{m:.4f}", f"{mb:.4f}")
+    console.print(t)
 
 
 def render_distribution(dist, console: Console) -> None:

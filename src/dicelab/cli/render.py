@@ -469,6 +469,13 @@ def penta_distribution(result) -> None:
     render_distribution(result, console)
 
 
+def penta_objective(result) -> None:
+    """A :class:`dicelab.penta.objective_play.ObjectiveReport`."""
+    from dicelab.cli.penta_cmds import render_objective
+
+    render_objective(result, console)
+
+
 def print_whole(table: Table) -> None:
     """Print ``table`` at the console's width, or wider if its numbers need it: the cells
     of its ``no_wrap`` columns are never cut (other columns may wrap down to 10 cells; a
@@ -558,6 +565,7 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.tune.TuneResult": tune_result,
     "dicelab.penta.simulate.PentaResult": penta_simulation,
     "dicelab.penta.distribution.ScoreDistribution": penta_distribution,
+    "dicelab.penta.objective_play.ObjectiveReport": penta_objective,
     "dicelab.farkle.advise.FarkleAdvice": farkle_advice,
     "dicelab.analyse.AnalysisResult": game_analysis,
 }

@@ -18,23 +18,35 @@ probability above 0 made as the simulator makes them.
 
 from __future__ import annotations
 
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
+from dicelab import cache as disk_cache
 from dicelab import config
 from dicelab.parallel import run_blocks
 from dicelab.penta.distribution import (
     MAX_OUTCOMES,
     N_CODES,
     N_EVENTS,
+    ScoreDistribution,
+    distribution_from,
     outcome_step,
+    score_distribution,
     turn_outcomes,
 )
 from dicelab.penta.objectives import (
+    Objective,
     ObjectiveSolution,
+    objective_of,
+    parse_objective,
     score_bounds,
+    solve_objective,
 )
 from dicelab.penta.policies import Scorecard, decision_tables
 from dicelab.penta.rules import (
@@ -43,6 +55,7 @@ from dicelab.penta.rules import (
     N_STATES,
     PENTA_BOX,
     RuleSet,
+    get_rules,
     state_fifty,
     state_index,
     state_mask,
@@ -465,3 +478,74 @@ def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
     return {"probability": probability, "events": events, "differ": differ[0],
             "peak_bytes": np.array(peak)}
 
+
+
+def _distribution_entry(solution: ObjectiveSolution) -> dict[str, np.ndarray]:
+    t0 = time.perf_counter()
+    arrays = forward(online_seat(solution), solution.rules)
+    arrays["differ"] = np.array(arrays["differ"])
+    arrays["compute_s"] = np.array(time.perf_counter() - t0)
+    return arrays
+
+
+def objective_distribution(objective: str | Objective, rules: str | RuleSet | None = None,
+                           use_cache: bool = True,
+                           progress: Callable[[int, int], None] | None = None
+                           ) -> ScoreDistribution:
+    """The exact distribution of the final TOTAL under ``objective``'s policy (policy name
+    ``optimal:OBJECTIVE``; ``mean``: ``optimal``'s own) from an empty card, with the
+    expected number of its decisions per game that differ from ``optimal``'s. Solves the
+    objective first if needed (``progress`` follows that); cached on disk."""
+    obj = objective if isinstance(objective, Objective) else parse_objective(objective)
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    t0 = time.perf_counter()
+    if obj.kind == "mean":
+        dist = score_distribution("optimal", rs, use_cache=use_cache)
+        return dataclasses.replace(dist, differ_from_optimal=0.0)
+    solution = solve_objective(obj, rs, use_cache=use_cache, progress=progress)
+    key = disk_cache.entry_key("penta-objective-distribution", rs.name, rs.digest,
+                               objective=obj.name)
+    version = f"{FORMAT_VERSION}"
+    if use_cache:
+        arrays, from_cache = disk_cache.cached(key, version,
+                                               lambda: _distribution_entry(solution))
+    else:
+        arrays, from_cache = _distribution_entry(solution), False
+    return distribution_from(f"optimal:{obj.name}", rs, arrays, from_cache, t0)
+
+
+@dataclass(frozen=True)
+class ObjectiveReport:
+    """An objective solved, beside ``optimal``: the solution (its optimum), the exact
+    distribution of the final TOTAL under its policy and under ``optimal``, and the
+    objective's value of ``optimal``'s play (:attr:`optimal_value`)."""
+
+    solution: ObjectiveSolution
+    policy: ScoreDistribution
+    optimal: ScoreDistribution
+    optimal_value: float
+
+    @property
+    def objective(self) -> Objective:
+        return self.solution.objective
+
+    def to_dict(self) -> dict:
+        d = self.solution.to_dict()
+        d.update({
+            "value_of_optimal": self.optimal_value,
+            "gain_over_optimal": self.solution.value - self.optimal_value,
+            "decisions_differing_from_optimal": self.policy.differ_from_optimal,
+            "distribution": self.policy.to_dict(),
+            "optimal_distribution": self.optimal.to_dict()})
+        return d
+
+
+def objective_report(objective: str | Objective, rules: str | RuleSet | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> ObjectiveReport:
+    """Solve ``objective`` and compare its policy with ``optimal`` (both exactly)."""
+    obj = objective if isinstance(objective, Objective) else parse_objective(objective)
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    solution = solve_objective(obj, rs, progress=progress)
+    policy = objective_distribution(obj, rs)
+    base = score_distribution("optimal", rs)
+    return ObjectiveReport(solution, policy, base, objective_of(obj, rs, base.probability))

@@ -467,6 +467,31 @@ def opponent_share(pmf: np.ndarray, n: int) -> np.ndarray:
     return u
 
 
+def score_utility(objective: Objective, rules: RuleSet) -> np.ndarray:
+    """``u[m]``: the objective's function of the final TOTAL ``m`` = 0..MAX_TOTAL."""
+    m = np.arange(MAX_TOTAL + 1, dtype=np.float64)
+    if objective.kind == "mean":
+        return m
+    if objective.kind == "at-least":
+        return (m >= objective.target).astype(np.float64)
+    if objective.kind == "utility":
+        return math.copysign(1.0, objective.theta) * np.exp(objective.theta * m)
+    return beat_share(rules, objective.opponents)
+
+
+def objective_of(objective: Objective, rules: RuleSet, probability: np.ndarray) -> float:
+    """The objective's value (in :attr:`Objective.unit`) of a final-TOTAL distribution
+    ``probability`` (P(TOTAL = m), m = 0..MAX_TOTAL): ``E[u(TOTAL)]``, for ``utility`` its
+    certainty equivalent."""
+    p = np.asarray(probability, dtype=np.float64)
+    u = score_utility(objective, rules)
+    nz = p > 0
+    e = float(p[nz] @ u[nz])
+    if objective.kind == "utility":
+        return math.log(math.copysign(1.0, objective.theta) * e) / objective.theta
+    return e
+
+
 def solve_objective(objective: str | Objective, rules: str | RuleSet | None = None,
                     use_cache: bool = True,
                     progress: Callable[[int, int], None] | None = None) -> ObjectiveSolution:
@@ -644,7 +669,7 @@ def release_tables() -> None:
 
 __all__ = ["BEAT_MAX", "KINDS", "THETA_MAX", "AtLeastTable", "Objective", "ObjectiveSolution",
            "RowSpec", "ScoreBounds", "at_least_rows", "at_least_table", "at_least_table_bytes",
-           "at_least_table_key", "beat_share", "new_row_table", "opponent_share",
+           "at_least_table_key", "beat_share", "new_row_table", "objective_of", "opponent_share",
            "parse_objective", "release_tables", "row_lookup", "row_offsets", "score_bounds",
-           "solve_objective",
+           "score_utility", "solve_objective",
            "start_values", "tie_rows", "utility_mult", "utility_rows"]
