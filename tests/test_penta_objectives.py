@@ -5,10 +5,12 @@ last layers only), the forward pass of an objective's policy, parsing and bad in
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 from naive_penta import BOXES
 from naive_penta_objectives import objective_value
 
@@ -208,3 +210,80 @@ def test_objectives_parse(text, name):
 def test_bad_objectives_are_user_errors(text, message):
     with pytest.raises(UserError, match=message):
         parse_objective(text)
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["solve", "penta", "--objective", "median"], "unknown objective 'median'"),
+    (["solve", "penta", "--objective", "at-least:1576"], "possible final score"),
+    (["solve", "penta", "--objective", "at-least:-5"], "possible final score"),
+    (["solve", "penta", "--objective", "beat:0"], "1 to 100"),
+    (["solve", "penta", "--objective", "utility:theta=2"], "at most"),
+    (["solve", "penta", "--objective", "mean", "--distribution"], "not with --distribution"),
+    (["solve", "penta", "--objective", "mean", "--policy", "greedy"], "not with"),
+    (["solve", "penta", "--objective", "mean", "--out", "{tmp}/file"], "not a directory"),
+    (["solve", "penta", "--objective", "mean", "--plot", "{tmp}/x.jpg"], "must end in .png"),
+    (["solve", "penta", "--table", "--objective", "mean"], "--table: not with --objective"),
+    (["solve", "penta", "--table", "--distribution"], "--table: not with --distribution"),
+    (["solve", "penta", "--objective", "at-least:300", "--rules", "bogus"], "unknown Penta rule"),
+])
+def test_bad_input_is_one_line_exit_2_nothing_written(capsys, tmp_path, argv, needle):
+    (tmp_path / "file").write_text("")
+    before = sorted(tmp_path.rglob("*"))
+    code, _, err = run_cli(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("argv, what", [
+    (["solve", "penta", "--objective", "at-least:300"], "at-least:300 table"),
+    (["solve", "penta", "--objective", "beat:2"], "beat:2 table"),
+    (["solve", "penta", "--table"], "every target"),
+])
+def test_a_table_too_large_is_refused_before_allocating(capsys, monkeypatch, tmp_path, argv,
+                                                        what):
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "20MB")
+    if "beat:2" in argv:  # beat:N reads optimal's distribution first: give it a small one
+        import dicelab.penta.objectives as objectives
+
+        monkeypatch.setattr(objectives, "beat_share",
+                            lambda rules, n: opponent_share(np.full(MAX_TOTAL + 1,
+                                                                    1 / (MAX_TOTAL + 1)), n))
+    code, _, err = run_cli(capsys, [*argv, "--out", str(tmp_path / "o")]
+                           if "--table" not in argv else argv)
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert what in err and "more than the limit of 20.0 MB" in err, err
+    assert not (tmp_path / "o").exists()
+    from dicelab.cache import cache_dir
+    assert not list(cache_dir().glob("penta-at-least*")) and not list(
+        cache_dir().glob("penta-beat*"))
+
+
+@pytest.mark.slow
+def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_path):
+    theta = 0.02
+    code, stdout, err = run_cli(capsys, ["solve", "penta", "--objective",
+                                         f"utility:theta={theta}", "--json",
+                                         "--out", str(tmp_path / "o")])
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert d["objective"] == f"utility:theta={theta}"
+    dist = d["distribution"]
+    lo, hi = dist["support"]
+    p = np.zeros(MAX_TOTAL + 1)
+    p[lo:hi + 1] = dist["probability"]
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    # the policy's distribution has the optimum's certainty equivalent, above optimal's
+    ce = math.log(float(p @ np.exp(theta * np.arange(MAX_TOTAL + 1)))) / theta
+    assert ce == pytest.approx(d["value"], abs=1e-9)
+    assert d["value"] > d["value_of_optimal"] and d["decisions_differing_from_optimal"] > 0
+    assert d["optimal_distribution"]["mean"] == pytest.approx(254.48484588168, abs=1e-8)
+    assert (tmp_path / "o" / "distribution.parquet").exists()
+    code, stdout, err = run_cli(capsys, ["solve", "penta", "--objective",
+                                         f"utility:theta={theta}"])
+    assert code == 0, err
+    assert "certainty equivalent" in stdout and "differing from optimal" in stdout
