@@ -29,7 +29,8 @@ from numba import njit
 
 from dicelab import cache as disk_cache
 from dicelab import config
-from dicelab.parallel import run_blocks
+from dicelab.errors import UserError
+from dicelab.parallel import run_blocks, threads
 from dicelab.penta.distribution import (
     MAX_OUTCOMES,
     N_CODES,
@@ -43,8 +44,13 @@ from dicelab.penta.distribution import (
 from dicelab.penta.objectives import (
     Objective,
     ObjectiveSolution,
+    RowSpec,
+    at_least_table,
+    cached_rows,
+    new_row_table,
     objective_of,
     parse_objective,
+    rows_of,
     score_bounds,
     solve_objective,
 )
@@ -62,7 +68,7 @@ from dicelab.penta.rules import (
     state_up,
 )
 from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
-from dicelab.penta.solver import layer_states, solve
+from dicelab.penta.solver import layer_states, row_blocks, solve
 from dicelab.penta.tables import N_KEEPS, N_ROLLS
 from dicelab.penta.widget import (
     RowTable,
@@ -76,8 +82,12 @@ from dicelab.penta.widget import (
 )
 from dicelab.resources import check_memory
 
-#: Kinds of :class:`OnlineSeat`: values per state, values per (state, need), penta-win.
-SEAT_STATE, SEAT_ROWS, SEAT_WIN = 1, 2, 3
+#: Kinds of :class:`OnlineSeat`: a seat that plays from decision tables (not online),
+#: values per state, values per (state, need), penta-win.
+SEAT_TABLE, SEAT_STATE, SEAT_ROWS, SEAT_WIN = 0, 1, 2, 3
+#: The most seats at a table with a penta-win seat (its win share sums over the others'
+#: tie patterns; it plays against seats that are not penta-win).
+WIN_MAX_SEATS = 8
 #: Objectives' ties are relative (their values are not points): options within this share
 #: of the best value's magnitude are tied (the values are maxima and sums of terms of one
 #: sign, so their rounding is relative, about 1e-15).
@@ -88,9 +98,32 @@ _SETTLED = -(1 << 40)
 FORMAT_VERSION = 1
 
 
+def _frozen(a: np.ndarray, dtype) -> np.ndarray:
+    """A read-only plain-array view of ``a`` (every seat's arrays of one numba type, a
+    memory-mapped table's included)."""
+    v = np.asarray(a, dtype=dtype).view()
+    v.flags.writeable = False
+    return v
+
+
+def _frozen_rows(R: RowTable) -> RowTable:
+    return RowTable(_frozen(R.F, np.float64), _frozen(R.off, np.int64),
+                    _frozen(R.lo, np.int64), _frozen(R.width, np.int64))
+
+
 def _empty_rows() -> RowTable:
     z = np.zeros(N_STATES, dtype=np.int64)
-    return RowTable(np.zeros(2), z, z, z)
+    return _frozen_rows(RowTable(np.zeros(2), z, z, z))
+
+
+def _seat(kind: int, V=None, mult=None, R=None, start: int = 0, H=None,
+          opponents=None) -> OnlineSeat:
+    none = np.zeros(0)
+    return OnlineSeat(kind, _frozen(none if V is None else V, np.float64),
+                      _frozen(none if mult is None else mult, np.float64),
+                      _empty_rows() if R is None else _frozen_rows(R), int(start),
+                      _empty_rows() if H is None else _frozen_rows(H),
+                      _frozen(np.zeros(0) if opponents is None else opponents, np.int64))
 
 
 class OnlineSeat(NamedTuple):
@@ -112,14 +145,29 @@ class OnlineSeat(NamedTuple):
 
 def online_seat(solution: ObjectiveSolution) -> OnlineSeat:
     """The :class:`OnlineSeat` of a solved objective (not ``mean``: ``optimal`` is a table)."""
-    none = np.zeros(0)
     if solution.rows is not None:
-        return OnlineSeat(SEAT_ROWS, none, none, solution.rows, int(solution.start),
-                          _empty_rows(), np.zeros(0, dtype=np.int64))
+        return _seat(SEAT_ROWS, R=solution.rows, start=solution.start)
     if solution.objective.kind == "mean":
         raise ValueError("optimal plays from its decision table")
-    return OnlineSeat(SEAT_STATE, solution.values, solution.mult, _empty_rows(), 0,
-                      _empty_rows(), np.zeros(0, dtype=np.int64))
+    return _seat(SEAT_STATE, V=solution.values, mult=solution.mult)
+
+
+def table_seat() -> OnlineSeat:
+    """The :class:`OnlineSeat` of a seat that plays from decision tables."""
+    return _seat(SEAT_TABLE)
+
+
+def win_seat(rules: RuleSet, seat: int, seats: int,
+             progress: Callable[[int, int], None] | None = None) -> OnlineSeat:
+    """penta-win's :class:`OnlineSeat` at seat ``seat`` of a table of ``seats``: the
+    table of every target (:func:`~dicelab.penta.objectives.at_least_table`, built if it
+    is not in the cache) and ``optimal``'s distribution of the points to come."""
+    if not 2 <= seats <= WIN_MAX_SEATS:
+        raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
+                        f"{seats}")
+    table = at_least_table(rules, progress=progress)
+    return _seat(SEAT_WIN, R=table.rows, H=points_to_come(rules),
+                 opponents=np.array([q for q in range(seats) if q != seat]))
 
 
 class WinScratch(NamedTuple):
@@ -549,3 +597,73 @@ def objective_report(objective: str | Objective, rules: str | RuleSet | None = N
     policy = objective_distribution(obj, rs)
     base = score_distribution("optimal", rs)
     return ObjectiveReport(solution, policy, base, objective_of(obj, rs, base.probability))
+
+
+# --- optimal's distribution of the points to come, from every state --------------------------
+# penta-win values a final TOTAL by its win share against opponents who play ``optimal``
+# from the cards they hold; that needs P(points still to come = k) for every state:
+# :func:`points_to_come`, a :class:`RowTable` whose row of state ``s`` holds k = 0 ..
+# most[s]. Backwards from the full card (row [1]): a state's row is the sum over its turn's
+# outcomes (``optimal``'s decisions) of the next state's row shifted by the points gained.
+
+
+@njit(cache=True, nogil=True)
+def _points_blocks(lo, hi, H, states, bounds, slot, dec, rp, T):
+    mass = np.empty(N_ROLLS)
+    Q = np.empty(N_KEEPS)
+    dense = np.zeros(N_CODES)
+    scores = np.empty(N_BOXES, dtype=np.int64)
+    no_row = np.zeros(0, dtype=np.uint16)
+    for i in range(bounds[lo], bounds[hi]):
+        s = states[i]
+        o, w = H.off[s] + 1, H.width[s]
+        for k in range(w):
+            H.F[o + k] = 0.0
+        turn_outcomes(dec[slot[s]], no_row, rp, T, state_mask(s), state_fifty(s), mass, Q,
+                      dense, scores)
+        for c in range(N_CODES):
+            p = dense[c]
+            if p == 0.0:
+                continue
+            dense[c] = 0.0
+            j, gain, _, _, _, _, _ = outcome_step(rp, s, c)
+            oj, wj = H.off[j] + 1, H.width[j]
+            for k in range(wj):
+                H.F[o + gain + k] += p * H.F[oj + k]
+
+
+def _points_entry(rules: RuleSet) -> dict[str, np.ndarray]:
+    t0 = time.perf_counter()
+    bounds = score_bounds(rules)
+    reach = bounds.xmax >= 0
+    spec = RowSpec(np.zeros(N_STATES, dtype=np.int64),
+                   np.where(reach, bounds.most + 1, 0).astype(np.int64), 0.0, 0.0,
+                   final=lambda d: np.where(d == 0, 1.0, 0.0))
+    H = new_row_table(spec, f"optimal's distribution of the points to come (rules "
+                            f"'{rules.name}')")
+    ref = decision_tables("optimal", rules)
+    dec = ref.decisions[ref.policies.index("optimal")]
+    layers = layer_states()
+    for n in range(N_BOXES - 1, -1, -1):
+        states = layers[n]
+        blocks = row_blocks(H.width[states], 64 * max(1, threads()))
+        run_blocks(_points_blocks, blocks.size - 1, H, states, blocks, ref.slot, dec,
+                   rules.params, TABLES)
+    return {"F": H.F, "lo": H.lo, "width": H.width,
+            "solve_s": np.array(time.perf_counter() - t0)}
+
+
+_POINTS: dict[str, RowTable] = {}
+
+
+def points_to_come(rules: str | RuleSet | None = None) -> RowTable:
+    """``optimal``'s distribution of the points still to come from every state: row ``s``
+    of the :class:`RowTable` holds P(points = k), k = 0 .. most[s] (about 2.3 GB, cached on
+    disk and memory-mapped; refused before allocating if it does not fit the memory
+    limit)."""
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    if rs.digest not in _POINTS:
+        key = disk_cache.entry_key("penta-points-to-come-optimal", rs.name, rs.digest)
+        arrays, _ = cached_rows(key, f"{FORMAT_VERSION}", lambda: _points_entry(rs))
+        _POINTS[rs.digest] = rows_of(arrays)
+    return _POINTS[rs.digest]

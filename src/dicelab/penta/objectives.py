@@ -432,14 +432,17 @@ def _row_entry(spec: RowSpec, rs: RuleSet, what: str,
     return {"F": R.F, "lo": R.lo, "width": R.width, "solve_s": np.array(time.perf_counter() - t0)}
 
 
-def _rows_of(arrays: dict[str, np.ndarray]) -> RowTable:
+def rows_of(arrays: dict[str, np.ndarray]) -> RowTable:
+    """The :class:`RowTable` of a stored row table (``F``, ``lo``, ``width``)."""
     width = np.asarray(arrays["width"], dtype=np.int64)
     return RowTable(arrays["F"], row_offsets(width), np.asarray(arrays["lo"], dtype=np.int64),
                     width)
 
 
-def _cached_rows(key: str, version: str, build: Callable[[], dict[str, np.ndarray]]
+def cached_rows(key: str, version: str, build: Callable[[], dict[str, np.ndarray]]
                  ) -> tuple[dict[str, np.ndarray], bool]:
+    """A row table's arrays from the cache (``F`` memory-mapped), else built and stored;
+    and whether they came from the cache."""
     arrays = disk_cache.load_mapped(key, version, {"F"})
     if arrays is not None and {"F", "lo", "width", "solve_s"} <= arrays.keys():
         return arrays, True
@@ -552,12 +555,12 @@ def _solve_at_least(obj: Objective, rs: RuleSet, use_cache: bool,
     spec = at_least_rows(bounds, obj.target)
     what = f"the Penta at-least:{obj.target} table"
     if use_cache:
-        arrays, from_cache = _cached_rows(
+        arrays, from_cache = cached_rows(
             _key("at-least", rs, t=obj.target), f"{FORMAT_VERSION}",
             lambda: _row_entry(spec, rs, what, progress))
     else:
         arrays, from_cache = _row_entry(spec, rs, what, progress), False
-    R = _rows_of(arrays)
+    R = rows_of(arrays)
     return ObjectiveSolution(obj, rs, row_lookup(R, 0, obj.target), time.perf_counter() - t0,
                              float(arrays["solve_s"]), from_cache, rows=R, start=obj.target,
                              table="one target", n_values=spec.n_values, nbytes=spec.nbytes)
@@ -579,10 +582,10 @@ def _solve_beat(obj: Objective, rs: RuleSet, use_cache: bool,
     version = f"{FORMAT_VERSION}:u={disk_cache.digest(u)[:16]}"
     build = lambda: _row_entry(spec, rs, what, progress)  # noqa: E731
     if use_cache:
-        arrays, from_cache = _cached_rows(_key("beat", rs, n=obj.opponents), version, build)
+        arrays, from_cache = cached_rows(_key("beat", rs, n=obj.opponents), version, build)
     else:
         arrays, from_cache = build(), False
-    R = _rows_of(arrays)
+    R = rows_of(arrays)
     return ObjectiveSolution(obj, rs, row_lookup(R, 0, x_sat), time.perf_counter() - t0,
                              float(arrays["solve_s"]), from_cache, rows=R, start=x_sat,
                              n_values=spec.n_values, nbytes=spec.nbytes,
@@ -655,7 +658,7 @@ def at_least_table(rules: str | RuleSet | None = None, build: bool = True,
         what = f"the Penta at-least table of every target (rules '{rs.name}')"
         arrays = _row_entry(spec, rs, what, progress)
         disk_cache.store(key, version, arrays)
-    table = AtLeastTable(rs, _rows_of(arrays), float(arrays["solve_s"]),
+    table = AtLeastTable(rs, rows_of(arrays), float(arrays["solve_s"]),
                          time.perf_counter() - t0, from_cache, spec.n_values, spec.nbytes)
     _TABLES[rs.digest] = table
     return table
@@ -669,7 +672,7 @@ def release_tables() -> None:
 
 __all__ = ["BEAT_MAX", "KINDS", "THETA_MAX", "AtLeastTable", "Objective", "ObjectiveSolution",
            "RowSpec", "ScoreBounds", "at_least_rows", "at_least_table", "at_least_table_bytes",
-           "at_least_table_key", "beat_share", "new_row_table", "objective_of", "opponent_share",
-           "parse_objective", "release_tables", "row_lookup", "row_offsets", "score_bounds",
-           "score_utility", "solve_objective",
-           "start_values", "tie_rows", "utility_mult", "utility_rows"]
+           "at_least_table_key", "beat_share", "cached_rows", "new_row_table", "objective_of",
+           "opponent_share", "parse_objective", "release_tables", "row_lookup", "row_offsets",
+           "rows_of", "score_bounds", "score_utility", "solve_objective", "start_values",
+           "tie_rows", "utility_mult", "utility_rows"]
