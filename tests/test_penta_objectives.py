@@ -15,7 +15,17 @@ from naive_penta import BOXES
 from naive_penta_objectives import objective_value
 
 from dicelab.errors import UserError
-from dicelab.penta.objective_play import SEAT_ROWS, OnlineSeat, forward, online_seat
+from dicelab.penta.distribution import score_distribution
+from dicelab.penta.objective_play import (
+    SEAT_ROWS,
+    OnlineSeat,
+    forward,
+    new_win_scratch,
+    online_seat,
+    points_rows,
+    solve_points,
+    win_share,
+)
 from dicelab.penta.objectives import (
     at_least_rows,
     new_row_table,
@@ -24,6 +34,7 @@ from dicelab.penta.objectives import (
     row_lookup,
     score_bounds,
     solve_objective,
+    start_values,
     utility_rows,
 )
 from dicelab.penta.policies import Scorecard
@@ -287,3 +298,51 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
                                          f"utility:theta={theta}"])
     assert code == 0, err
     assert "certainty equivalent" in stdout and "differing from optimal" in stdout
+
+
+# --- penta-win's parts ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def late_points():
+    """optimal's distribution of the points to come, for the late states."""
+    rs = get_rules("seed")
+    H = new_row_table(_late(points_rows(rs)), "a test table")
+    solve_points(H, rs, layers=range(N_BOXES - 1, FIRST_LAYER - 1, -1))
+    return H
+
+
+@pytest.mark.parametrize("filled", [TWO_OPEN, TWO_OPEN_B,
+                                    _filled(("fours", "chance", "full-house"), penta=50,
+                                            sixes=24, fives=20)])
+def test_points_to_come_is_optimal_exact_distribution(late_points, filled):
+    card = _card(filled)
+    want = score_distribution("optimal", "seed", card=card).probability[card.total:]
+    s = _state(filled)
+    got = start_values(late_points, s)[1:-1]
+    assert got.size == score_bounds("seed").most[s] + 1
+    np.testing.assert_allclose(got, want[:got.size], rtol=0, atol=1e-12)
+    assert want[got.size:].sum() == 0.0
+
+
+def test_win_share_is_the_share_against_the_opponents_exact_scores(late_points):
+    """The win share penta-win values a final TOTAL by, against two opponents on late
+    cards: the tie-aware share of dicelab.penta.objectives.opponent_share."""
+    cards = [_card(TWO_OPEN), _card(TWO_OPEN_B)]
+    states = np.array([c.state for c in cards], dtype=np.int64)
+    totals = np.array([c.total for c in cards], dtype=np.int64)
+    S = new_win_scratch(2)
+    win_share(late_points, states, totals, 2, S)
+    pmfs = [score_distribution("optimal", "seed", card=c).probability for c in cards]
+    # two independent opponents with different distributions: the share by enumeration
+    m = np.arange(MAX_TOTAL + 1)
+    want = np.zeros(MAX_TOTAL + 1)
+    for a in np.flatnonzero(pmfs[0]):
+        for b in np.flatnonzero(pmfs[1]):
+            top = max(a, b)
+            share = np.where(m > top, 1.0, 0.0) + np.where(m == top, 1.0 / (1 + (a == b) + 1),
+                                                           0.0)
+            want += pmfs[0][a] * pmfs[1][b] * share
+    np.testing.assert_allclose(S.u[:MAX_TOTAL + 1], want, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.cumsum(S.du)[:MAX_TOTAL + 1], S.u[:MAX_TOTAL + 1],
+                               atol=1e-12)

@@ -632,23 +632,33 @@ def _points_blocks(lo, hi, H, states, bounds, slot, dec, rp, T):
                 H.F[o + gain + k] += p * H.F[oj + k]
 
 
-def _points_entry(rules: RuleSet) -> dict[str, np.ndarray]:
-    t0 = time.perf_counter()
+def points_rows(rules: RuleSet) -> RowSpec:
+    """The rows of :func:`points_to_come`: k = 0 .. most[s] points for each state."""
     bounds = score_bounds(rules)
     reach = bounds.xmax >= 0
-    spec = RowSpec(np.zeros(N_STATES, dtype=np.int64),
+    return RowSpec(np.zeros(N_STATES, dtype=np.int64),
                    np.where(reach, bounds.most + 1, 0).astype(np.int64), 0.0, 0.0,
                    final=lambda d: np.where(d == 0, 1.0, 0.0))
-    H = new_row_table(spec, f"optimal's distribution of the points to come (rules "
-                            f"'{rules.name}')")
+
+
+def solve_points(H: RowTable, rules: RuleSet, layers: range | None = None) -> None:
+    """Fill :class:`RowTable` ``H`` of :func:`points_rows` (the full card's rows set)
+    layer by layer from 12 filled boxes down to 0 (or ``layers``)."""
     ref = decision_tables("optimal", rules)
     dec = ref.decisions[ref.policies.index("optimal")]
-    layers = layer_states()
-    for n in range(N_BOXES - 1, -1, -1):
-        states = layers[n]
+    states_of = layer_states()
+    for n in range(N_BOXES - 1, -1, -1) if layers is None else layers:
+        states = states_of[n]
         blocks = row_blocks(H.width[states], 64 * max(1, threads()))
         run_blocks(_points_blocks, blocks.size - 1, H, states, blocks, ref.slot, dec,
                    rules.params, TABLES)
+
+
+def _points_entry(rules: RuleSet) -> dict[str, np.ndarray]:
+    t0 = time.perf_counter()
+    H = new_row_table(points_rows(rules), "optimal's distribution of the points to come "
+                                          f"(rules '{rules.name}')")
+    solve_points(H, rules)
     return {"F": H.F, "lo": H.lo, "width": H.width,
             "solve_s": np.array(time.perf_counter() - t0)}
 
