@@ -19,6 +19,7 @@ probability above 0 made as the simulator makes them.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from dicelab import cache as disk_cache
-from dicelab import config
+from dicelab import config, dice
 from dicelab.errors import UserError
 from dicelab.parallel import run_blocks, threads
 from dicelab.penta.distribution import (
@@ -54,10 +55,12 @@ from dicelab.penta.objectives import (
     score_bounds,
     solve_objective,
 )
-from dicelab.penta.policies import Scorecard, decision_tables
+from dicelab.penta.policies import Option, Scorecard, check_turn, decision_tables
 from dicelab.penta.rules import (
+    BOX_NAMES,
     FACES,
     N_BOXES,
+    N_DICE,
     N_STATES,
     PENTA_BOX,
     RuleSet,
@@ -69,10 +72,12 @@ from dicelab.penta.rules import (
 )
 from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
 from dicelab.penta.solver import layer_states, row_blocks, solve
-from dicelab.penta.tables import N_KEEPS, N_ROLLS
+from dicelab.penta.tables import KEEP_SIZE, N_KEEPS, N_ROLLS, SUBSETS
 from dicelab.penta.widget import (
+    KEEP_PREFERENCE,
     RowTable,
     decide_lanes,
+    decide_roll,
     fill_row_cands,
     fill_state_cands,
     new_cand_scratch,
@@ -677,3 +682,85 @@ def points_to_come(rules: str | RuleSet | None = None) -> RowTable:
         arrays, _ = cached_rows(key, f"{FORMAT_VERSION}", lambda: _points_entry(rs))
         _POINTS[rs.digest] = rows_of(arrays)
     return _POINTS[rs.digest]
+
+
+# --- advice: every option of a decision under an objective -----------------------------------
+
+
+@njit(cache=True)
+def _prepare_turn(seat, Vmean, rp, T, mask, up, fifty, x, X, Mw):
+    """:func:`seat_turn` of a seat without opponents (its turn's values left in ``X``)."""
+    none = np.zeros(0, dtype=np.int64)
+    seat_turn(seat, Vmean, rp, T, mask, up, fifty, x, none, none, X, Mw, new_win_scratch(1))
+
+
+@njit(cache=True)
+def _decide(rp, T, V, mask, up, fifty, X, Mw, r, left):
+    return decide_roll(rp, T, V, mask, up, fifty, X, 0, Mw, TIE_REL, config.PENTA_TIE_EPS,
+                       r, left)
+
+
+def rank_objective_options(card: Scorecard, roll, rolls_left: int,
+                           objective: str | Objective, rules: str | RuleSet | None = None
+                           ) -> list[Option]:
+    """Every option for ``roll`` (five faces) with ``rolls_left`` rerolls, ranked by
+    ``objective`` (``optimal:OBJECTIVE``'s valuation, not ``mean``: see
+    :func:`dicelab.penta.policies.rank_options`): ``expected_final`` holds the option's
+    value in :attr:`Objective.unit` (``utility``: the certainty equivalent of the final
+    TOTAL), ``loss`` its distance to the best. The first option is the one the policy
+    plays; options within :data:`TIE_REL` of the best are tied."""
+    obj = objective if isinstance(objective, Objective) else parse_objective(objective)
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    r = check_turn(card, roll, rolls_left)
+    seat = online_seat(solve_objective(obj, rs))
+    V = solve(rs).values
+    X, Mw = new_cand_scratch(), new_turn_scratch()
+    rp = rs.params
+    _prepare_turn(seat, V, rp, TABLES, card.mask, card.up, card.fifty, card.total, X, Mw)
+
+    def unit(v: float) -> float:
+        if obj.kind == "utility":
+            return card.total + math.log(math.copysign(1.0, obj.theta) * v) / obj.theta
+        return float(v)
+
+    scores = np.empty(N_BOXES, dtype=np.int64)
+    bonus = roll_box_scores(rp, TABLES, card.mask, card.fifty, r, scores)
+    joker = TABLES.penta_face[r] != 0 and (card.mask >> PENTA_BOX) & 1
+    raw = []  # (value, tie order, kind, keep, box, points)
+    for b in range(N_BOXES):
+        if scores[b] < 0:
+            continue
+        v = (X.jv[TABLES.penta_face[r], b, 0] if joker
+             else X.cv[b, TABLES.box_class[b, r], 0])
+        pts, _, _ = apply_box(card.up, card.fifty, b, int(scores[b]))
+        raw.append((float(v), b - N_BOXES, "box", None, BOX_NAMES[b], int(pts) + bonus))
+    box = int(_decide(rp, TABLES, V, card.mask, card.up, card.fifty, X, Mw, r, 0))
+    played = ("box", BOX_NAMES[box])
+    if rolls_left > 0:
+        E = X.lanes.E if rolls_left == 2 else X.E1
+        for k in SUBSETS[r]:
+            if k < 0 or KEEP_SIZE[k] == N_DICE:
+                continue
+            raw.append((float(E[k, 0]), int(KEEP_PREFERENCE[k]), "keep",
+                        tuple(dice.dice_of_rank(int(k))), None, None))
+        pos = int(_decide(rp, TABLES, V, card.mask, card.up, card.fifty, X, Mw, r,
+                          rolls_left))
+        kept = int(SUBSETS[r, pos])
+        if KEEP_SIZE[kept] < N_DICE:
+            played = ("keep", tuple(dice.dice_of_rank(kept)))
+    best = max(t[0] for t in raw)
+    thr = best - TIE_REL * abs(best)
+
+    def order(t):
+        tied = t[0] >= thr
+        is_played = (t[2], t[3] if t[2] == "keep" else t[4]) == played
+        return (not is_played, not tied, t[1] if tied else -t[0])
+
+    raw.sort(key=order)
+    out: list[Option] = []
+    top = unit(best)
+    for val, _, kind, keep, box_name, pts in raw:
+        tied = val >= thr
+        out.append(Option(kind, keep, box_name, pts, unit(val), 0.0 if tied else top - unit(val),
+                          tied, not out))
+    return out
