@@ -23,6 +23,7 @@ from dicelab.penta.objective_play import (
     new_win_scratch,
     online_seat,
     points_rows,
+    rank_objective_options,
     solve_points,
     win_share,
 )
@@ -346,3 +347,44 @@ def test_win_share_is_the_share_against_the_opponents_exact_scores(late_points):
     np.testing.assert_allclose(S.u[:MAX_TOTAL + 1], want, rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.cumsum(S.du)[:MAX_TOTAL + 1], S.u[:MAX_TOTAL + 1],
                                atol=1e-12)
+
+
+# --- advice ---------------------------------------------------------------------------------
+
+
+def test_advice_under_an_objective_values_each_box_by_the_recursion():
+    theta = 0.02
+    card = _card(TWO_OPEN)
+    opts = rank_objective_options(card, [4, 4, 4, 4, 1], 0, f"utility:theta={theta}", "seed")
+    assert {o.box for o in opts} == {"fours", "chance"} and opts[0].played
+    for o in opts:
+        after = dict(TWO_OPEN)
+        after[o.box] = 16 if o.box == "fours" else 17
+        rest = objective_value("seed", after, 0, lambda t: math.exp(theta * t))
+        want = card.total + o.points + math.log(rest) / theta
+        assert o.expected_final == pytest.approx(want, abs=1e-9)
+    assert opts[0].expected_final == max(o.expected_final for o in opts)
+    assert opts[1].loss == pytest.approx(opts[0].expected_final - opts[1].expected_final)
+
+
+def test_advice_command_under_an_objective(capsys):
+    code, stdout, err = run_cli(capsys, ["advise", "penta", "--roll", "6,6,6,2,1",
+                                         "--objective", "utility:theta=-0.01", "--json",
+                                         "--top", "0"])
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert d["policy"] == "optimal:utility:theta=-0.01"
+    assert d["unit"].startswith("certainty equivalent")
+    values = [o["value"] for o in d["options"]]
+    assert d["options"][0]["played"] and values[0] == max(values)
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--objective", "utility:theta=0.01", "-s", "greedy"], "leave out --strategy"),
+    (["--objective", "mode"], "unknown objective"),
+    (["-s", "penta-win"], "use --objective"),
+])
+def test_advice_bad_input(capsys, argv, needle):
+    code, _, err = run_cli(capsys, ["advise", "penta", "--roll", "6,6,6,2,1", *argv])
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
