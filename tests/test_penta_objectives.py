@@ -21,6 +21,7 @@ from dicelab.penta.objective_play import (
     OnlineSeat,
     forward,
     new_win_scratch,
+    objective_distribution,
     online_seat,
     points_rows,
     rank_objective_options,
@@ -41,7 +42,9 @@ from dicelab.penta.objectives import (
 from dicelab.penta.policies import Scorecard
 from dicelab.penta.rules import N_BOXES, N_STATES, get_rules, state_index
 from dicelab.penta.scoring import MAX_TOTAL
+from dicelab.penta.simulate import simulate_penta
 from dicelab.penta.solver import layer_states, solve, solve_rows, solve_state_objective
+from dicelab.rng import STREAM_PER_TURN
 
 #: The solver runs on the layers with at least this many boxes filled (three turns left).
 FIRST_LAYER = 10
@@ -388,3 +391,45 @@ def test_advice_bad_input(capsys, argv, needle):
     code, _, err = run_cli(capsys, ["advise", "penta", "--roll", "6,6,6,2,1", *argv])
     assert code == 2
     assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
+
+
+# --- objective policies in the simulator --------------------------------------------------
+
+
+def test_a_settled_objective_plays_optimal_game_for_game():
+    """at-least:0 is met from the start: every option is tied, so the policy plays as
+    optimal does (ties go to optimal's values, then the fixed order) -- the same games on
+    the same dice, decision for decision, through the simulator's online seats."""
+    crn = {"games": 3000, "seed": 11, "streams": STREAM_PER_TURN}
+    online = simulate_penta(["optimal:at-least:0", "greedy"], **crn)
+    table = simulate_penta(["optimal", "greedy"], **crn)
+    np.testing.assert_array_equal(online.hist, table.hist)
+    np.testing.assert_array_equal(online.box_sum, table.box_sum)
+    assert online.seats[0] == "optimal:at-least:0"
+
+
+@pytest.mark.slow
+def test_simulated_objective_policy_agrees_with_its_exact_distribution():
+    theta = 0.02
+    dist = objective_distribution(f"utility:theta={theta}", "seed")
+    res = simulate_penta([f"optimal:utility:theta={theta}"], games=20_000, seed=5)
+    seat = res.seat(0)
+    assert abs(seat.final_score.mean - dist.mean) < 4 * seat.final_score.se
+    n = res.games
+    for target in (250, 300, 400):
+        p = dist.p_at_least(target)
+        got = res.hist[0, target:].sum() / n
+        assert abs(got - p) < 4 * math.sqrt(p * (1 - p) / n), target
+    # decisions differ from optimal: the policy is not optimal's
+    assert dist.differ_from_optimal > 0.5
+
+
+@pytest.mark.parametrize(("seats", "needle"), [
+    (["penta-win"], "2 to 8 seats"),
+    (["penta-win"] + ["optimal"] * 8, "2 to 8 seats"),
+    (["penta-win", "penta-win"], "one penta-win seat per table"),
+    (["optimal:at-least:2000"], "possible final score"),
+])
+def test_bad_seats_are_user_errors(seats, needle):
+    with pytest.raises(UserError, match=needle):
+        simulate_penta(seats, games=10, seed=1)
