@@ -106,7 +106,7 @@ def main() -> None:
             for _ in range(3):
                 r = simulate_penta([pol], games=args.games, seed=1)
                 best = r.games_per_s if best is None else max(best, r.games_per_s)
-            score = r.seat(0).final_score
+            score = r.seat(0).mean_final_score
             say(f"simulate {pol:8s} ({th} thread{'s' if th > 1 else ''}): {best:,.0f} games/s "
                 f"({args.games:,} games, best of 3); mean {score.mean:.4f} +- {score.se:.4f}")
             rows.append({"what": f"Penta {pol} solitaire ({th} thread{'s' if th > 1 else ''})",

@@ -1,4 +1,5 @@
-"""Games a sequential test needs to decide a 1-point difference, against a fixed test.
+"""Games a sequential test needs to decide a 1-point difference, against a fixed test; how
+far past its bound it stops; what one look costs.
 
     .venv/bin/python benchmarks/bench_sprt.py [--seeds 20] [--json]
 
@@ -8,7 +9,12 @@ ai ai:two-dice=0 --exact``), and ``ai:max-steps=3`` against ``ai`` is even (0.50
 pair where H1 holds, one where H0 does. A fixed-size test with independent games needs
 ``((z_0.95 + z_0.95) * sd / 0.01)^2`` games, ``sd`` the per-game standard deviation of
 the score; the sequential test's average games are measured over ``--seeds`` runs, with
-common random numbers and without. Target: at most a third of the fixed test's games.
+common random numbers and without, beside the LLR at the decision over the bound (1 =
+stopped exactly at it). Target: at most a third of the fixed test's games, and an LLR
+within a few tenths of the bound.
+
+A look is one unit (``UNIT_GAMES`` games with each seating): seeding its two chunks,
+playing them, and judging. Each part is timed on its own (the best of 5 repeats).
 """
 
 from __future__ import annotations
@@ -16,11 +22,49 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import time
 
 import numpy as np
 from scipy.stats import norm
 
-from dicelab.sprt import SprtSpec, sprt
+from dicelab.registry import parse_policy
+from dicelab.seeding import chunk_states
+from dicelab.sprt import UNIT_GAMES, Judge, SprtSpec, sprt
+from dicelab.tournament import FarkleTables
+
+COMMAND = "python benchmarks/bench_sprt.py"
+
+
+def _best(f, repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def look_cost() -> dict[str, float]:
+    """Microseconds per unit: judging one unit, seeding its two chunks, playing them."""
+    units = 20_000
+    xs = np.random.default_rng(1).normal(0.5, 0.05, units)
+
+    def judge():
+        j = Judge(SprtSpec(0.0, 1e-9))  # never decides: every unit is judged
+        for x in xs:
+            j.add(float(x))
+
+    tables = FarkleTables.make(None, None, None)
+    seats = [parse_policy("ai"), parse_policy("ai:two-dice=0")]
+    plans = [tables.plan(s, games=units * UNIT_GAMES, seed=1, crn=True,
+                         chunk_games=UNIT_GAMES) for s in (seats, seats[::-1])]
+    n = 2_000
+    for p in plans:
+        p.run_range(0, 1)  # compile and build the tables first
+    play_and_seed = _best(lambda: [p.run_range(0, n) for p in plans]) / n
+    seed = _best(lambda: [chunk_states(1, 0, n) for _ in plans]) / n
+    return {"judge": _best(judge) / units * 1e6, "seed": seed * 1e6,
+            "play": (play_and_seed - seed) * 1e6}
 
 
 def main() -> None:
@@ -37,12 +81,26 @@ def main() -> None:
             res = [sprt(a, b, spec, seed=s, crn=crn) for s in range(args.seeds)]
             games = np.mean([r.games for r in res])
             right = sum(r.decision == truth for r in res)
+            finite = [abs(r.llr) / spec.bounds[1] for r in res if math.isfinite(r.llr)]
             rows.append({
                 "what": f"SPRT {a} vs {b} ({truth} true), 1-point difference, "
                         f"{'common' if crn else 'independent'} dice",
                 "figure": f"{games:,.0f} games on average ({games / fixed:.0%} of a fixed "
-                          f"test's {fixed:,}); {right} of {args.seeds} decisions right",
-                "command": "python benchmarks/bench_sprt.py"})
+                          f"test's {fixed:,}); {right} of {args.seeds} decisions right; "
+                          + (f"LLR at the decision {np.mean(finite):.2f}x the bound"
+                             if finite else "every unit even (no variance): H0 at the first "
+                             "look")
+                          + ("" if len(finite) in (0, len(res)) else
+                             f" ({len(res) - len(finite)} runs with every unit even)"),
+                "command": COMMAND})
+    cost = look_cost()
+    rows.append({
+        "what": f"SPRT, one look (a unit of {UNIT_GAMES} games with each seating, ai vs "
+                "ai:two-dice=0, common dice)",
+        "figure": f"judging {cost['judge']:.1f} us, seeding its two chunks "
+                  f"{cost['seed']:.1f} us, playing its {2 * UNIT_GAMES} games "
+                  f"{cost['play']:.1f} us",
+        "command": COMMAND})
     if args.json:
         print(json.dumps(rows))
     else:

@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     peer.simulate(args.games, seed=1)
     peer_gps = args.games / (time.perf_counter() - t0)
-    mean = r.seat(0).final_score.mean
+    mean = r.seat(0).mean_final_score.mean
     print(f"optimal games/s  dicelab      {ours_gps:12,.0f}  (mean {mean:.3f})")
     print(f"optimal games/s  yatzy-solver {peer_gps:12,.0f}")
     print(f"                 ratio        {ours_gps / peer_gps:12,.0f}x")

@@ -69,13 +69,13 @@ def test_optimal_penta_loses_nothing_greedy_loses_what_rank_options_says():
                 row = next(rows)
                 left = 2 - j
                 opts = rank_options(sc, roll, left, "seed", "optimal")
-                assert row.value_best == pytest.approx(opts[0].expected_final, abs=1e-9)
+                assert row.value_best == pytest.approx(opts[0].expected_final_score, abs=1e-9)
                 if j < len(e["keeps"]):
                     want = next(o for o in opts if o.kind == "keep"
                                 and o.keep == tuple(sorted(e["keeps"][j])))
                 else:
                     want = next(o for o in opts if o.kind == "box" and o.box == e["box"])
-                assert row.value_chosen == pytest.approx(want.expected_final, abs=1e-9)
+                assert row.value_chosen == pytest.approx(want.expected_final_score, abs=1e-9)
                 assert row.loss == pytest.approx(want.loss, abs=1e-9)
                 checked += 1
             scores, bonus = npn.allowed_scores("seed", card, e["rolls"][-1])

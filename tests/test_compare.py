@@ -46,7 +46,7 @@ def test_mean_scores_are_complementary_and_verdicts_follow_the_interval():
     ms = c.mean_scores()
     assert sum(ms.values()) == pytest.approx(1.5)  # three pairings, one point each
     for p in c.pairs:
-        lo, hi = p.score_ci
+        lo, hi = p.score_ci95
         assert p.verdict == ("tie" if lo <= 0.5 <= hi else "better" if lo > 0.5 else "worse")
     # banking only at 2000 loses clearly to both
     assert [p.verdict for p in c.pairs if p.opponent == "threshold-2000"] == ["better"] * 2
@@ -60,7 +60,7 @@ def test_penta_pairs_and_frame():
     assert p.verdict == "better" and p.score > 0.65
     frame = c.to_frame()
     assert list(frame["policy"]) == ["optimal"]
-    assert frame.loc[0, "score_lo"] < frame.loc[0, "score"] < frame.loc[0, "score_hi"]
+    assert frame.loc[0, "score_ci95_lo"] < frame.loc[0, "score"] < frame.loc[0, "score_ci95_hi"]
 
 
 @pytest.mark.parametrize(("policies", "message"), [
@@ -78,9 +78,9 @@ def test_cli_json_table_and_out(capsys, tmp_path):
     main(["compare", "threshold-300", "threshold-1000", "-n", "20000", "--seed", "5",
           "--json"])
     d = json.loads(capsys.readouterr().out)
-    assert d["games_per_pair"] == 20000 and d["seed"] == 5 and d["target"] == 10000
+    assert d["games_per_table"] == 20000 and d["seed"] == 5 and d["target"] == 10000
     (pair,) = d["pairs"]
-    assert pair["verdict"] == "better" and pair["score_ci"][0] > 0.5
+    assert pair["verdict"] == "better" and pair["score_ci95"][0] > 0.5
     main(["compare", "threshold-300", "threshold-1000", "-n", "20000", "--seed", "5",
           "--out", str(tmp_path / "cmp")])
     out = capsys.readouterr().out

@@ -70,9 +70,10 @@ def test_threshold_sweep_matches_turn_dp_and_its_command_reproduces_it(capsys, t
     s = manifest["summary"]
     assert manifest["experiment"] == "threshold-sweep" and manifest["exact"] is True
     assert manifest["rules"]["name"] == "default" and manifest["target"] == 1000
-    assert s["best_threshold"] == 250 and s["max_ev"] == pytest.approx(601.5586536614982)
+    assert s["best_threshold"] == 250
+    assert s["max_ev_expected_turn_score"] == pytest.approx(601.5586536614982)
     # fastest is the optimum over all solitaire policies, thresholds included
-    assert s["fastest_expected_turns"] <= min(turns) + 1e-12
+    assert s["fastest_expected_turns_to_target"] <= min(turns) + 1e-12
     assert s["best_threshold_by_turns"] == int(expected["threshold"][int(np.argmin(turns))])
     assert printed["summary"] == s and printed["out"] == str(out)
     assert len(printed["table"]) == len(frame)
@@ -103,7 +104,7 @@ def test_head_to_head_is_reproducible_and_equals_compare(capsys, tmp_path, monke
     assert first["summary"]["pairs"] == direct.to_dict()["pairs"]
     manifest = _manifest(tmp_path / "a")
     assert manifest["experiment"] == "head-to-head" and manifest["seed"] == 7
-    assert manifest["policies"] == H2H_POLICIES and manifest["games_per_pair"] == 400
+    assert manifest["policies"] == H2H_POLICIES and manifest["games_per_table"] == 400
     assert manifest["pair_seeds"] == {f"{p.policy} vs {p.opponent}": p.seed
                                       for p in direct.pairs}
     assert manifest["executor"] == "local"

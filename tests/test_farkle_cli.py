@@ -36,10 +36,10 @@ def test_simulate_json_solitaire():
     assert d["games"] == 20000 and d["seed"] == 1 and d["target"] == 10000
     assert d["rules"] == "default"
     (s,) = d["seats"]
-    for key in ("strategy", "wins", "ties", "win_rate", "win_rate_ci", "mean_final_score",
+    for key in ("policy", "wins", "ties", "win_rate", "win_rate_ci95", "mean_final_score",
                 "mean_turns", "points_per_turn", "bust_rate_per_turn"):
         assert key in s
-    assert 400 < s["points_per_turn"] < 600 and s["mean_turns_ci"][0] < s["mean_turns"]
+    assert 400 < s["points_per_turn"] < 600 and s["mean_turns_ci95"][0] < s["mean_turns"]
 
 
 def test_simulate_json_is_reproducible_and_multi_seat():
@@ -47,7 +47,7 @@ def test_simulate_json_is_reproducible_and_multi_seat():
             "9000", "--seed", "77", "--target", "5000", "--rules", "ones-300", "--json"]
     a = json.loads(run_ok(args).stdout)
     b = json.loads(run_ok([*args, "--threads", "1"]).stdout)
-    assert [s["strategy"] for s in a["seats"]] == ["threshold-300", "ai", "threshold-500"]
+    assert [s["policy"] for s in a["seats"]] == ["threshold-300", "ai", "threshold-500"]
     strip = ("elapsed_s", "games_per_s", "setup_s", "threads")
     assert {k: v for k, v in a.items() if k not in strip} == \
         {k: v for k, v in b.items() if k not in strip}
@@ -60,12 +60,12 @@ def test_simulate_json_is_reproducible_and_multi_seat():
 def test_simulate_table_report():
     res = run_ok(["simulate", "-s", "threshold-300", "--vs", "ai", "-n", "10000", "--seed", "3"])
     out = res.stdout
-    for text in ("games/s", "win rate", "ties", "mean final score", "points per turn",
+    for text in ("games/s", "win rate", "tie rate", "mean final score", "points per turn",
                  "bust rate per roll", "bust rate per turn", "final score p50", "seed"):
         assert text in out, text
     assert "general" in out  # the kernel that played an ai seat
     solo = run_ok(["simulate", "-s", "threshold-300", "-n", "5000", "--seed", "3"]).stdout
-    assert "mean turns to target" in solo and "win rate" not in solo
+    assert "mean turns" in solo and "win rate" not in solo
     assert "lanes-32" in solo
 
 
@@ -75,7 +75,7 @@ def test_simulate_out_dir(tmp_path):
                   "--out", str(out), "--json"])
     d = json.loads(res.stdout)
     frame = pd.read_parquet(out / "summary.parquet")
-    assert frame["strategy"].tolist() == ["ai", "threshold-300"]
+    assert frame["policy"].tolist() == ["ai", "threshold-300"]
     assert frame["wins"].tolist() == [s["wins"] for s in d["seats"]]
     m = json.loads((out / "manifest.json").read_text())
     assert m["seed"] == 4 and m["games"] == 5000 and m["target"] == 10000
@@ -96,12 +96,12 @@ def test_default_simulate_is_a_million_solitaire_games_to_10000(capsys):
 
 def test_bust_risk_table_and_json():
     out = run_ok(["bust-risk", "--seed", "1", "-n", "50000"]).stdout
-    for pct in ("66.67%", "44.44%", "27.78%", "15.74%", "7.72%", "2.31%"):
+    for pct in ("66.667%", "44.444%", "27.778%", "15.741%", "7.716%", "2.315%"):
         assert pct in out
     d = json.loads(run_ok(["bust-risk", "--rules", "basic", "--games", "20000", "--seed", "2",
                            "--json"]).stdout)
     assert d["rules"] == "basic" and d["seed"] == 2 and len(d["bust_risk"]) == 6
-    assert d["bust_risk"][0]["exact"] == pytest.approx(2 / 3)
+    assert d["bust_risk"][0]["p_bust"] == pytest.approx(2 / 3)
     assert d["bust_risk"][0]["rolls"] == 20000
 
 
@@ -147,7 +147,7 @@ def test_first_to_bank_from_the_option_and_from_a_rules_file(tmp_path, capsys):
 def test_capped_games_are_reported_on_stderr(capsys):
     main(["simulate", "-s", "threshold-1000000", "-n", "2", "--seed", "1", "--target", "50"])
     out = capsys.readouterr()
-    assert "warning" not in out.out and "mean turns to target" in out.out
+    assert "warning" not in out.out and "mean turns" in out.out
     assert "warning:" in out.err and "2 games hit the safety cap" in out.err
     main(["simulate", "-s", "threshold-1000000", "-n", "2", "--seed", "1", "--target", "50",
           "--json"])

@@ -188,8 +188,8 @@ def test_fastest_with_a_minimum_to_bank_against_the_reference():
     sol = solitaire.solve_fastest(rules, 500)
     ref = nd.fastest_turns("basic", 500, every=True, min_bank=300)
     np.testing.assert_allclose(sol.turns[0], ref, rtol=1e-9)
-    assert sol.expected_turns > solitaire.solve_fastest(
-        dataclasses.replace(rules, min_bank=0), 500).expected_turns
+    assert sol.expected_turns_to_target > solitaire.solve_fastest(
+        dataclasses.replace(rules, min_bank=0), 500).expected_turns_to_target
 
 
 def test_threshold_distribution_with_a_minimum_to_bank_against_the_reference():
@@ -207,7 +207,7 @@ def test_simulation_agrees_with_the_exact_race_under_a_minimum_to_bank():
     exact = solitaire.race(MIN_BANK, 3000, solitaire.threshold_bank_table(200))[0, 0]
     s = simulate_farkle([parse_policy("threshold-200")], games=60_000, seed=21, target=3000,
                         rules=MIN_BANK).seat(0)
-    assert abs(s.turns.mean - exact) < 4 * s.turns.se
+    assert abs(s.mean_turns.mean - exact) < 4 * s.mean_turns.se
 
 
 BASIC_MUST_ROLL = dataclasses.replace(PRESETS["basic"], name="basic-must-roll",
@@ -238,12 +238,12 @@ def test_fastest_under_must_roll_against_the_reference():
     sol = solitaire.solve_fastest(BASIC_MUST_ROLL, 500)
     ref = nd.fastest_turns("basic", 500, every=True, must_roll=True, far=5000)
     np.testing.assert_allclose(sol.turns[0], ref, rtol=1e-11)
-    assert not sol.bank[:, :, 6].any()
+    assert not sol.bank[..., 6].any()
     # replayed by the independent forward evaluation, the same race
     race = solitaire.race(BASIC_MUST_ROLL, 500, sol.bank[0], -sol.value[0])
     np.testing.assert_allclose(race, sol.turns, rtol=1e-11)
-    assert solitaire.solve_fastest(MUST_ROLL, 1000).expected_turns > \
-        solitaire.solve_fastest(DEFAULT, 1000).expected_turns
+    assert solitaire.solve_fastest(MUST_ROLL, 1000).expected_turns_to_target > \
+        solitaire.solve_fastest(DEFAULT, 1000).expected_turns_to_target
 
 
 @pytest.mark.parametrize("threshold", [100, 300, 1000])
@@ -266,7 +266,7 @@ def test_simulation_agrees_with_the_exact_race_under_must_roll():
     exact = solitaire.race(MUST_ROLL, 3000, bank)[0, 0]
     s = simulate_farkle([parse_policy("threshold-300")], games=60_000, seed=23, target=3000,
                         rules=MUST_ROLL).seat(0)
-    assert abs(s.turns.mean - exact) < 4 * s.turns.se
+    assert abs(s.mean_turns.mean - exact) < 4 * s.mean_turns.se
 
 
 @pytest.mark.parametrize("rules", [PENALTY, FACEBOOK])
@@ -279,7 +279,8 @@ def test_turn_solvers_play_the_penalty_between_turns(rules):
     assert fast.turns.shape[0] == 3 and fast.floor_points == rules.penalty_floor() * 50
     free = dataclasses.replace(rules, farkle_penalty=0)
     assert sol.rate < solitaire.solve_max_ev(free).rate
-    assert fast.expected_turns > solitaire.solve_fastest(free, 1000).expected_turns
+    assert fast.expected_turns_to_target > \
+        solitaire.solve_fastest(free, 1000).expected_turns_to_target
     # one turn's result does not depend on the penalty, which acts between turns
     d, e = (solitaire.threshold_distribution(r, 300) for r in (rules, free))
     assert d.p_bust == e.p_bust and (d.p_bank == e.p_bank).all()
@@ -298,8 +299,8 @@ def test_cli_solves_fastest_under_must_roll_and_the_penalty(tmp_path, capsys):
                                       str(both), "--target", "1000", "--json"])
     assert code == 0, err
     rules = load_rules(str(both))
-    assert json.loads(out)["expected_turns"] == pytest.approx(
-        solitaire.solve_fastest(rules, 1000).expected_turns, rel=1e-12)
+    assert json.loads(out)["expected_turns_to_target"] == pytest.approx(
+        solitaire.solve_fastest(rules, 1000).expected_turns_to_target, rel=1e-12)
 
 
 @pytest.mark.slow
@@ -313,8 +314,8 @@ def test_fastest_under_the_penalty_against_the_reference():
     assert sol.floor_points == 200 and sol.turns.shape == (3, 15)
     for (s, m), v in ref.items():
         assert sol.expected_turns_from(m, s) == pytest.approx(v, rel=1e-12), (s, m)
-    assert sol.expected_turns > solitaire.solve_fastest(
-        dataclasses.replace(rules, farkle_penalty=0), 500).expected_turns
+    assert sol.expected_turns_to_target > solitaire.solve_fastest(
+        dataclasses.replace(rules, farkle_penalty=0), 500).expected_turns_to_target
 
 
 def test_fastest_under_must_roll_and_the_penalty_against_the_reference():
@@ -331,7 +332,7 @@ def test_fastest_under_must_roll_and_the_penalty_against_the_reference():
     assert not sol.bank[..., 6].any()
     may_bank = solitaire.solve_fastest(dataclasses.replace(rules, hot_dice="may-bank"),
                                              300, floor_points=200)
-    assert sol.expected_turns > may_bank.expected_turns
+    assert sol.expected_turns_to_target > may_bank.expected_turns_to_target
 
 
 @pytest.mark.slow
@@ -341,7 +342,7 @@ def test_fastest_under_must_roll_and_the_penalty_simulated():
     assert not sol.bank[..., 6].any()
     s = simulate_farkle([parse_policy("fastest")], games=40_000, seed=37, target=3000,
                         rules=rules).seat(0)
-    assert abs(s.turns.mean - sol.expected_turns) < 4 * s.turns.se
+    assert abs(s.mean_turns.mean - sol.expected_turns_to_target) < 4 * s.mean_turns.se
 
 
 @pytest.mark.slow
@@ -354,11 +355,11 @@ def test_fastest_under_facebook_simulated_and_shown(capsys):
         sol.expected_turns_from(-2050)
     s = simulate_farkle([parse_policy("fastest")], games=40_000, seed=29, target=3000,
                         rules=FACEBOOK).seat(0)
-    assert abs(s.turns.mean - sol.expected_turns) < 4 * s.turns.se
+    assert abs(s.mean_turns.mean - sol.expected_turns_to_target) < 4 * s.mean_turns.se
     code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "fastest", "--rules",
                                       "facebook", "--target", "3000"])
     assert code == 0, err
-    assert f"{sol.expected_turns:.6f}" in out and "farkle penalty 500" in out
+    assert f"{sol.expected_turns_to_target:.6f}" in out and "farkle penalty 500" in out
 
 
 def test_advice_under_a_minimum_to_bank_offers_only_legal_banks():

@@ -220,7 +220,7 @@ def test_threshold_race_with_the_penalty_matches_monte_carlo(capsys):
     exact = json.loads(out)["expected_turns_to_target"]
     s = simulate_farkle([parse_policy("threshold-300")], games=40_000, seed=11, target=3000,
                         rules=FACEBOOK).seat(0)
-    assert abs(s.turns.mean - exact) <= 4 * s.turns.se, (s.turns.mean, exact, s.turns.se)
+    assert abs(s.mean_turns.mean - exact) <= 4 * s.mean_turns.se, (s.mean_turns, exact)
 
 
 def test_the_tuner_scores_exactly_under_the_penalty(capsys):
@@ -262,8 +262,8 @@ def test_optimal_win_under_must_roll_and_the_penalty_plays_its_value(tmp_path, c
     pair = d["pairs"][0]
     assert d["method"] == "exact" and pair["tolerance"] < 1e-9
     assert pair["policy"] == "optimal-win" and pair["score"] > 0.5
-    assert pair["first"]["win"] >= ow.p_win - 1e-9
-    assert pair["second"]["win"] >= 1 - ow.p_win - 1e-9
+    assert pair["first"]["win_rate"] >= ow.p_win - 1e-9
+    assert pair["second"]["win_rate"] >= 1 - ow.p_win - 1e-9
     may_bank = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), target)
     assert abs(may_bank.p_win - ow.p_win) > 1e-4
     # the simulator plays the policy tables to the exact score (within 4 standard errors)

@@ -359,7 +359,7 @@ def test_table_reproducing_threshold_is_bit_identical(monkeypatch):
     b = simulate_farkle([*seats_of("ai"), threshold_table(450)], games=20_000, seed=6,
                         target=5000)
     np.testing.assert_array_equal(a.stats, b.stats)
-    assert b.to_dict()["seats"][1]["strategy"] == "table-threshold-450"
+    assert b.to_dict()["seats"][1]["policy"] == "table-threshold-450"
 
 
 def test_last_round_table_is_used_only_in_the_last_round():
@@ -398,7 +398,7 @@ def test_solitaire_estimates_agree_with_exact_values(rules, threshold, target, s
     s = r.seat(0)
     assert abs(s.points_per_turn.mean - ppt) < 4 * s.points_per_turn.se
     assert abs(s.bust_rate_per_turn.mean - dist[0]) < 4 * s.bust_rate_per_turn.se
-    assert abs(s.turns.mean - turns) < 4 * s.turns.se
+    assert abs(s.mean_turns.mean - turns) < 4 * s.mean_turns.se
     assert s.win_rate.p == 1.0 and r.capped_games == 0
     assert s.percentiles[1] >= target
     exact_bust = set_asides(table).bust
@@ -412,9 +412,9 @@ def test_solitaire_estimates_agree_with_exact_values(rules, threshold, target, s
 def test_bust_risk_simulation_agrees_with_exact():
     r = simulate_bust_frequencies("default", rolls=300_000, seed=3).to_dict()
     for row in r["bust_risk"]:
-        se = np.sqrt(row["exact"] * (1 - row["exact"]) / row["rolls"])
-        assert abs(row["simulated"] - row["exact"]) < 4 * se
-        assert row["ci95"][0] < row["simulated"] < row["ci95"][1]
+        se = np.sqrt(row["p_bust"] * (1 - row["p_bust"]) / row["rolls"])
+        assert abs(row["bust_rate"] - row["p_bust"]) < 4 * se
+        assert row["bust_rate_ci95"][0] < row["bust_rate"] < row["bust_rate_ci95"][1]
 
 
 def test_two_seat_symmetry_with_rotating_start():
@@ -554,19 +554,19 @@ def test_typed_seat_summary_is_what_the_dict_reports():
         assert seat.wins + seat.ties + seat.losses == r.games
         assert (sd["wins"], sd["ties"], sd["losses"]) == (seat.wins, seat.ties, seat.losses)
         assert seat.win_rate.count == seat.wins and seat.win_rate.n == r.games
-        assert sd["win_rate"] == seat.win_rate.p and sd["win_rate_ci"] == list(
+        assert sd["win_rate"] == seat.win_rate.p and sd["win_rate_ci95"] == list(
             seat.win_rate.ci95)
-        assert sd["mean_final_score"] == seat.final_score.mean == r.stats[
+        assert sd["mean_final_score"] == seat.mean_final_score.mean == r.stats[
             s, K.ST_SCORE] / r.games
-        assert sd["mean_turns_se"] == seat.turns.se and seat.turns.n == r.games
+        assert sd["mean_turns_se"] == seat.mean_turns.se and seat.mean_turns.n == r.games
         assert seat.rolls == r.stats[s, K.ST_ROLLS] == sum(
             b.n for b in seat.bust_by_dice.values())
         assert seat.bust_rate_per_roll.mean == pytest.approx(
             sum(b.count for b in seat.bust_by_dice.values()) / seat.rolls, rel=1e-12)
         assert sd["bust_rate_by_dice"]["6"]["busts"] == seat.bust_by_dice[6].count
-        assert seat.hot_dice == sd["hot_dice"] and seat.strategy == sd["strategy"]
-        lo, hi = seat.final_score.ci95
-        assert lo < seat.final_score.mean < hi
+        assert seat.hot_dice == sd["hot_dice"] and seat.policy == sd["policy"]
+        lo, hi = seat.mean_final_score.ci95
+        assert lo < seat.mean_final_score.mean < hi
         assert list(seat.percentiles) == list(fsim.PERCENTILES)
         assert list(seat.percentiles.values()) == sorted(seat.percentiles.values())
         assert seat.histogram_top == (5000 + config.HIST_HEADROOM) // 50 * 50
@@ -584,19 +584,20 @@ def test_result_dict_frame_and_manifest():
     assert d["seed"] == 9 and d["seed_given"] is True and d["rules"] == "basic"
     assert d["target"] == 5000 and d["ending"] == "first-to-bank" and d["setup_s"] >= 0
     for s in d["seats"]:
-        for key in ("strategy", "wins", "ties", "losses", "win_rate", "win_rate_ci",
+        for key in ("policy", "wins", "ties", "losses", "win_rate", "win_rate_ci95",
                     "mean_final_score", "mean_turns", "points_per_turn", "bust_rate_per_turn",
                     "bust_rate_per_roll", "bust_rate_by_dice", "final_score_percentiles"):
             assert key in s
-        lo, hi = s["win_rate_ci"]
+        lo, hi = s["win_rate_ci95"]
         assert lo <= s["win_rate"] <= hi
     assert d["seats"][1]["params"]["base"] == 300
     f = r.to_frame()
-    assert len(f) == 2 and f["strategy"].tolist() == ["threshold-300", "ai"]
+    assert len(f) == 2 and f["policy"].tolist() == ["threshold-300", "ai"]
     assert (f["ending"] == "first-to-bank").all() and (f["target"] == 5000).all()
     # intervals become <stat>_lo / <stat>_hi, nested summaries <key>_<subkey>
-    for stat in ("win_rate", "mean_final_score", "points_per_turn", "bust_rate_by_dice_1"):
-        assert (f[f"{stat}_lo"] <= f[f"{stat}_hi"]).all()
+    for stat in ("win_rate", "mean_final_score", "points_per_turn",
+                 "bust_rate_by_dice_1_bust_rate"):
+        assert (f[f"{stat}_ci95_lo"] <= f[f"{stat}_ci95_hi"]).all()
     assert f["bust_rate_by_dice_6_busts"].tolist() == [
         s["bust_rate_by_dice"]["6"]["busts"] for s in d["seats"]]
     assert f["final_score_percentiles_50"].tolist() == [
@@ -682,6 +683,6 @@ def test_exact_policies_played_by_the_kernel_match_their_solved_values():
     ev = solve_max_ev(DEFAULT).expected_score
     r = simulate_farkle(seats_of("max-ev"), games=40_000, seed=21).seat(0)
     assert abs(r.points_per_turn.mean - ev) < 4 * r.points_per_turn.se
-    turns = solve_fastest(DEFAULT, 5000).expected_turns
+    turns = solve_fastest(DEFAULT, 5000).expected_turns_to_target
     r = simulate_farkle(seats_of("fastest"), games=40_000, seed=22, target=5000).seat(0)
-    assert abs(r.turns.mean - turns) < 4 * r.turns.se
+    assert abs(r.mean_turns.mean - turns) < 4 * r.mean_turns.se

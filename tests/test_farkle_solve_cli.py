@@ -44,8 +44,8 @@ def test_solve_fastest(capsys):
                        "--json")
     assert code == 0
     res = json.loads(out)
-    assert res["expected_turns"] == pytest.approx(
-        solitaire.solve_fastest(PRESETS["default"], 1500).expected_turns, rel=1e-15)
+    assert res["expected_turns_to_target"] == pytest.approx(
+        solitaire.solve_fastest(PRESETS["default"], 1500).expected_turns_to_target, rel=1e-15)
     code, out, _ = run(capsys, "solve", "farkle", "--policy", "fastest", "--target", "1500")
     assert code == 0 and "loaded from cache" in out
 

@@ -163,7 +163,7 @@ def test_cli_exact_json_table_and_out(capsys, tmp_path):
     d = json.loads(out)
     assert d["method"] == "exact" and d["seed"] is None
     pair = d["pairs"][0]
-    assert pair["first"]["win"] + pair["first"]["tie"] + pair["first"]["loss"] == \
+    assert pair["first"]["win_rate"] + pair["first"]["tie_rate"] + pair["first"]["loss_rate"] == \
         pytest.approx(1.0, abs=1e-12)
     code, out, err = run_cli(capsys, ["compare", "ai", "threshold-350", "--exact",
                                       "--target", "1000", "--out", str(tmp_path / "x")])

@@ -86,7 +86,7 @@ def test_damaged_blocks_are_rebuilt():
     path = block_file("greedy", "seed")
     rs = get_rules("seed")
     key = decisions_cache_key("greedy", rs)
-    version = policies._decisions_version(policies._policy_values("greedy", rs),
+    version = policies._decisions_version(policies.policy_values("greedy", rs),
                                           config.PENTA_TIE_EPS)
     assert cache.load(key, version) is not None
     data = bytearray(path.read_bytes())

@@ -216,14 +216,15 @@ def test_simulation_agrees_within_4_se(dist, policy):
     n = 400_000
     sim = simulate_penta([policy], games=n, seed=20261201, rules="seed").seat(0)
     var, m4 = _moments(d)
-    assert abs(sim.final_score.mean - d.mean) <= 4 * math.sqrt(var / n)
-    assert abs(sim.sd - d.sd) <= 4 * math.sqrt((m4 - var * var) / (4 * var * n))
+    assert abs(sim.mean_final_score.mean - d.mean) <= 4 * math.sqrt(var / n)
+    assert abs(sim.final_score_sd - d.sd) <= 4 * math.sqrt((m4 - var * var) / (4 * var * n))
     for got, p in ((sim.p_upper_bonus.p, d.p_upper_bonus),
                    (sim.p_penta_fifty.p, d.p_penta_fifty)):
         assert abs(got - p) <= 4 * math.sqrt(p * (1 - p) / n)
     # Penta bonuses per game: SE from the simulation's own spread
-    assert abs(sim.penta_bonuses.mean - d.mean_penta_bonuses) <= 4 * sim.penta_bonuses.se
-    for name, box in sim.boxes.items():
+    assert abs(sim.mean_penta_bonuses.mean - d.mean_penta_bonuses) <= \
+        4 * sim.mean_penta_bonuses.se
+    for name, box in sim.mean_box_scores.items():
         assert abs(box.mean - d.box_means[BOX_NAMES.index(name)]) <= 4 * box.se + 1e-12
 
 
@@ -298,7 +299,7 @@ def test_three_seats_agree_with_a_simulation_within_4_se(dist):
         seat = sim.seat(s)
         for got, p in ((seat.win_rate.p, ex.win[s]), (seat.tie_rate.p, ex.tie[s])):
             assert abs(got - p) <= 4 * math.sqrt(p * (1 - p) / n)
-    assert abs(sim.ties / n - ex.p_tie) <= 4 * math.sqrt(ex.p_tie * (1 - ex.p_tie) / n)
+    assert abs(sim.ties / n - ex.tie_rate) <= 4 * math.sqrt(ex.tie_rate * (1 - ex.tie_rate) / n)
 
 
 # --- the CLI --------------------------------------------------------------------------------
@@ -313,17 +314,17 @@ def test_cli_distribution_json_plot_and_out(dist, capsys, tmp_path):
     assert code == 0, err
     d = json.loads(stdout)
     assert d["policy"] == "greedy" and d["rules"] == "seed"
-    assert d["mean_final_score"] == pytest.approx(ref.mean, abs=1e-9)
+    assert d["expected_final_score"] == pytest.approx(ref.mean, abs=1e-9)
     assert sum(d["probability"]) == pytest.approx(1.0, abs=1e-12)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     frame = pd.read_parquet(out / "distribution.parquet")
-    assert list(frame.columns) == ["score", "probability"]
+    assert list(frame.columns) == ["final_score", "probability"]
     assert frame["probability"].sum() == pytest.approx(1.0, abs=1e-12)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["experiment"] == "score-distribution" and manifest["policy"] == "greedy"
     code, stdout, err = run_cli(capsys, ["solve", "penta", "--distribution", "-p", "greedy"])
     assert code == 0, err
-    assert "standard deviation" in stdout and "percentile 90" in stdout
+    assert "final score SD" in stdout and "final score p90" in stdout
 
 
 def test_cli_compare_exact_penta(dist, capsys, tmp_path):

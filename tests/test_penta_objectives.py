@@ -365,9 +365,10 @@ def test_advice_under_an_objective_values_each_box_by_the_recursion():
         after[o.box] = 16 if o.box == "fours" else 17
         rest = objective_value("seed", after, 0, lambda t: math.exp(theta * t))
         want = card.total + o.points + math.log(rest) / theta
-        assert o.expected_final == pytest.approx(want, abs=1e-9)
-    assert opts[0].expected_final == max(o.expected_final for o in opts)
-    assert opts[1].loss == pytest.approx(opts[0].expected_final - opts[1].expected_final)
+        assert o.expected_final_score == pytest.approx(want, abs=1e-9)
+    assert opts[0].expected_final_score == max(o.expected_final_score for o in opts)
+    best, second = opts[0].expected_final_score, opts[1].expected_final_score
+    assert opts[1].loss == pytest.approx(best - second)
 
 
 def test_advice_command_under_an_objective(capsys):

@@ -26,7 +26,7 @@ def test_best_option_of_every_first_roll_averages_to_the_optimum():
     for r in range(tables.N_ROLLS):
         opts = rank_options(Scorecard(), tables.roll_dice_of(r), 2, "seed")
         assert opts[0].loss == 0.0 and all(o.loss >= 0 for o in opts)
-        total += tables.ROLL_PROB[r] * opts[0].expected_final
+        total += tables.ROLL_PROB[r] * opts[0].expected_final_score
     assert total == pytest.approx(V0, abs=1e-9)
 
 
@@ -88,7 +88,7 @@ def test_decision_tables_agree_with_rank_options():
             else:
                 chosen = next(o for o in opts if o.kind == "keep"
                               and o.keep == tuple(dice.dice_of_rank(keep)))
-                assert chosen.expected_final == pytest.approx(opts[0].expected_final,
+                assert chosen.expected_final_score == pytest.approx(opts[0].expected_final_score,
                                                               abs=1e-9)
         final = rank_options(card, roll, 0, "seed")
         box = dt.box(0, i, int(r))

@@ -171,13 +171,13 @@ def test_bad_scripts_are_user_errors(seats, scripts, needle):
 def test_optimal_mean_agrees_with_exact_value():
     r = simulate_penta(["optimal"], games=300_000, seed=12345, rules="seed")
     seat = r.seat(0)
-    e = seat.final_score
+    e = seat.mean_final_score
     exact = solve("seed").expected_score
     assert abs(e.mean - exact) < 4 * e.se
     assert 0.05 < e.se < 0.2
-    assert 55 < seat.sd < 65
+    assert 55 < seat.final_score_sd < 65
     _identities(r, 0)
-    assert seat.exact_mean == exact == r.to_dict()["seats"][0]["exact_mean"]
+    assert seat.expected_final_score == exact == r.to_dict()["seats"][0]["expected_final_score"]
     assert 0.6 < seat.p_upper_bonus.p < 0.75
     assert 0.25 < seat.p_penta_fifty.p < 0.45
     # one seat: no duel statistics
@@ -188,7 +188,7 @@ def test_optimal_mean_agrees_with_exact_value():
 def test_hasbro_optimal_agrees_and_never_breaks_the_joker_rules():
     # the kernel raises if a table ever picks a box the rules forbid
     r = simulate_penta(["optimal"], games=150_000, seed=99, rules="hasbro")
-    e = r.seat(0).final_score
+    e = r.seat(0).mean_final_score
     assert abs(e.mean - solve("hasbro").expected_score) < 4 * e.se
     _identities(r, 0)
 
@@ -227,23 +227,26 @@ def test_result_fields_dict_and_frame_agree():
     r = simulate_penta(["greedy", "greedy"], games=20_000, seed=11, rules="no-bonus")
     assert r.games_per_s == r.games / r.elapsed_s and r.threads >= 1 and r.setup_s >= 0
     seat = r.seat(1)
-    assert isinstance(seat.final_score, Estimate) and isinstance(seat.p_upper_bonus, Proportion)
-    assert sum(b.mean for b in seat.boxes.values()) + 35 * seat.p_upper_bonus.p \
-        == pytest.approx(seat.final_score.mean, abs=1e-9)  # no-bonus: no Penta bonuses
-    assert seat.penta_bonuses.mean == 0 and seat.percentiles[50] <= seat.percentiles[95]
+    assert isinstance(seat.mean_final_score, Estimate)
+    assert isinstance(seat.p_upper_bonus, Proportion)
+    assert sum(b.mean for b in seat.mean_box_scores.values()) + 35 * seat.p_upper_bonus.p \
+        == pytest.approx(seat.mean_final_score.mean, abs=1e-9)  # no-bonus: no Penta bonuses
+    assert seat.mean_penta_bonuses.mean == 0 and seat.percentiles[50] <= seat.percentiles[95]
     d = r.to_dict()
-    assert d["seats"][1] == seat.to_dict() and d["ties"] == r.p_tie.to_dict()
-    assert d["seats"][1]["p_upper_bonus"] == {"p": seat.p_upper_bonus.p,
-                                              "ci95": list(seat.p_upper_bonus.ci95),
-                                              "count": seat.p_upper_bonus.count}
+    assert d["seats"][1] == seat.to_dict()
+    assert (d["ties"], d["tie_rate"], d["tie_rate_ci95"]) == \
+        (r.tie_rate.count, r.tie_rate.p, list(r.tie_rate.ci95))
+    assert (d["seats"][1]["p_upper_bonus"], d["seats"][1]["p_upper_bonus_ci95"]) == \
+        (seat.p_upper_bonus.p, list(seat.p_upper_bonus.ci95))
     frame = r.to_frame()
     row = frame.iloc[1]
-    assert list(frame["seat"]) == [0, 1] and row["strategy"] == "greedy"
-    assert row["mean_final_score"] == seat.final_score.mean
-    assert (row["mean_final_score_lo"], row["mean_final_score_hi"]) == seat.final_score.ci95
-    assert (row["win_rate_lo"], row["win_rate_hi"]) == seat.win_rate.ci95
-    assert row["p_upper_bonus_p"] == seat.p_upper_bonus.p
-    assert row["boxes_chance_mean"] == seat.boxes["chance"].mean
+    assert list(frame["seat"]) == [0, 1] and row["policy"] == "greedy"
+    assert row["mean_final_score"] == seat.mean_final_score.mean
+    assert (row["mean_final_score_ci95_lo"], row["mean_final_score_ci95_hi"]) == \
+        seat.mean_final_score.ci95
+    assert (row["win_rate_ci95_lo"], row["win_rate_ci95_hi"]) == seat.win_rate.ci95
+    assert row["p_upper_bonus"] == seat.p_upper_bonus.p
+    assert row["mean_box_scores_chance"] == seat.mean_box_scores["chance"].mean
     assert row["final_score_percentiles_50"] == seat.percentiles[50]
     m = r.manifest()
     assert m["threads"] == r.threads and m["chunk_games"] > 0 and m["seed_given"] is True
@@ -279,16 +282,16 @@ def test_cli_simulate_json_without_game(capsys):
           "--seed", "5", "--json"])
     d = json.loads(capsys.readouterr().out)
     assert d["game"] == "penta" and d["games"] == 20000 and d["seed"] == 5
-    assert [s["strategy"] for s in d["seats"]] == ["optimal", "greedy"]
+    assert [s["policy"] for s in d["seats"]] == ["optimal", "greedy"]
     assert set(d["seats"][0]["final_score_percentiles"]) == {"1", "5", "25", "50", "75", "95",
                                                             "99"}
     seat = d["seats"][0]
-    lo, hi = seat["win_rate_ci"]
+    lo, hi = seat["win_rate_ci95"]
     assert lo <= seat["win_rate"] <= hi and "ties" in d
     assert seat["wins"] + seat["ties"] + seat["losses"] == 20000
     # the keys shared with Farkle's report
     assert {"elapsed_s", "games_per_s", "rules", "seed", "games"} <= set(d)
-    assert {"mean_final_score", "mean_final_score_ci", "tie_rate_ci"} <= set(seat)
+    assert {"mean_final_score", "mean_final_score_ci95", "tie_rate_ci95"} <= set(seat)
 
 
 @pytest.mark.slow
@@ -296,7 +299,7 @@ def test_cli_simulate_table_and_out(capsys, tmp_path):
     main(["simulate", "-s", "greedy", "--games", "10000", "--seed", "1", "--rules",
           "no-bonus", "--out", str(tmp_path / "run")])
     out = capsys.readouterr().out
-    assert "mean TOTAL" in out and "P(upper bonus)" in out and "set-up" in out
+    assert "mean final score" in out and "P(upper bonus)" in out and "set-up" in out
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["rules"] == "no-bonus"
     assert [p["name"] for p in manifest["policies"]] == ["greedy"]
@@ -327,13 +330,13 @@ def test_cli_solve_json_and_corrupt_cache_rebuilds(capsys, tmp_path):
     solver._MEMO.clear()
     main(["solve", "penta", "--rules", "no-bonus", "--json"])
     d = json.loads(capsys.readouterr().out)
-    assert d["expected_score"] == pytest.approx(245.87077, abs=1e-5)
+    assert d["expected_final_score"] == pytest.approx(245.87077, abs=1e-5)
     assert d["states"] == 536_448 and d["elapsed_s"] > 0 and d["solve_s"] > 0
     cache.cache_path(solver.cache_key(get_rules("no-bonus"))).write_bytes(b"garbage")
     solver._MEMO.clear()
     main(["solve", "penta", "--rules", "no-bonus", "--json"])
     d2 = json.loads(capsys.readouterr().out)
-    assert d2["expected_score"] == d["expected_score"] and d2["from_cache"] is False
+    assert d2["expected_final_score"] == d["expected_final_score"] and d2["from_cache"] is False
     solver._MEMO.clear()
     main(["solve", "penta", "--rules", "no-bonus"])
     assert "from cache; the solve took" in capsys.readouterr().out

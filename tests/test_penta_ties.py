@@ -111,7 +111,7 @@ def test_exact_keep_tie_is_played_in_the_documented_order_and_marked():
         assert opts[0].played and not opts[1].played
         assert opts[0].tie_with_best and opts[1].tie_with_best
         assert opts[0].loss == opts[1].loss == 0.0
-        assert abs(opts[0].expected_final - opts[1].expected_final) <= TIE_EPS
+        assert abs(opts[0].expected_final_score - opts[1].expected_final_score) <= TIE_EPS
         assert not any(o.tie_with_best for o in opts[2:]) and opts[2].loss > 0.1
         assert choose("optimal", card, [1, 1, 2, 2, 6], rolls_left, "seed").keep == (2, 2)
     assert KEEP_PREFERENCE[dice.rank_of_dice([2, 2])] < KEEP_PREFERENCE[dice.rank_of_dice([1, 1])]
@@ -139,7 +139,7 @@ def test_tie_decided_against_the_rounding_is_the_documented_one():
     opts = rank_options(card, [1, 2, 3, 4, 6], 2, "seed")
     tied = [o.keep for o in opts if o.tie_with_best]
     assert tied == [(6,), (4,), (3,), (2,), (1,), ()]
-    values = [o.expected_final for o in opts[:6]]
+    values = [o.expected_final_score for o in opts[:6]]
     assert max(values) - min(values) <= TIE_EPS and opts[0].played
     # the keeps' own values (without the card's total added, which rounds the noise away)
     rs = get_rules("seed")

@@ -58,7 +58,7 @@ def test_every_policy_sits_in_every_seat_equally_often(seats):
     t = tournament(["optimal", "greedy"], seats=seats, games=8192, seed=1)
     assert t.game == "penta" and t.target is None
     for s in range(seats):
-        counts = Counter(table["seats"][s] for table in t.tables)
+        counts = Counter(table["policies"][s] for table in t.tables)
         assert set(counts) == {"optimal", "greedy"} and len(set(counts.values())) == 1
     games = {s.policy: s.games for s in t.standings()}
     assert games["optimal"] == games["greedy"]
@@ -69,15 +69,15 @@ def test_pair_score_agrees_with_compare_and_optimal_wins():
     t = tournament(["optimal", "greedy"], games=150_000, seed=2)
     c = compare(["optimal", "greedy"], games=200_000, seed=12)
     p, q = t.pairs()[0], c.pairs[0]
-    se_c = (q.score_ci[1] - q.score_ci[0]) / (2 * 1.96)
+    se_c = (q.score_ci95[1] - q.score_ci95[0]) / (2 * 1.96)
     assert abs(p.score.mean - q.score) <= 4 * math.hypot(p.score.se, se_c), (p, q)
     assert p.verdict == "better" and p.p_holm < 1e-6
     first = t.standings()[0]
     assert first.policy == "optimal" and first.rank == 1
-    assert first.rating > 0 and first.rating_ci[0] > 0
+    assert first.rating > 0 and first.rating_ci95[0] > 0
     # two seats: the place is 2 unless the policy won or shared the top
     for s in t.standings():
-        assert s.place.mean == pytest.approx(2 - s.win_rate.mean - s.tie_rate.mean)
+        assert s.mean_place.mean == pytest.approx(2 - s.win_rate.mean - s.tie_rate.mean)
 
 
 def test_common_dice_give_more_than_a_game_per_game():
@@ -103,13 +103,13 @@ def test_identical_policies_are_even_and_get_no_verdict():
     p = t.pairs()[0]
     assert abs(p.score.mean - 0.5) <= 4 * p.score.se and p.verdict == "tie"
     for s in t.standings():
-        lo, hi = s.rating_ci
+        lo, hi = s.rating_ci95
         assert lo <= 0 <= hi, s
 
 
 def test_full_tables_have_places():
     t = tournament(["optimal", "greedy", COPY], seats=3, games=20_000, seed=8)
-    places = {s.policy: s.place.mean for s in t.standings()}
+    places = {s.policy: s.mean_place.mean for s in t.standings()}
     assert 1 < places["optimal"] < places["greedy"] < 3
     assert places["optimal"] == pytest.approx(places["optimal-copy"], abs=0.02)
     check_places(t, 3)

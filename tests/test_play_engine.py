@@ -455,7 +455,7 @@ def test_the_default_box_is_the_computers_choice():
 def test_penta_coach_costs_expected_final_points():
     g = penta([6, 6, 2, 3, 1] + [1] * 300, coach=True)
     ref = rank_options(Scorecard(), [6, 6, 2, 3, 1], 2, "seed", "optimal")
-    assert [o.expected_final for o in g.advice()] == [o.expected_final for o in ref]
+    assert [o.expected_final_score for o in g.advice()] == [o.expected_final_score for o in ref]
     g.keep([1])
     cost = next(e.data for e in g.take_events() if e.kind == "cost")
     mine = next(o for o in ref if o.kind == "keep" and o.keep == (1,))

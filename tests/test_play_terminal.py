@@ -116,7 +116,7 @@ def test_the_coach_judges_every_decision_of_a_whole_game_with_lost_turns(tmp_pat
             roll = sorted(last_roll(child.before))
             if new_turn:  # the coach's table at every turn of the human, busts or not
                 child.sendline("?")
-                child.expect(r"coach: P\(win\) \+ P\(tie\)/2, optimal-win play after")
+                child.expect(r"coach: P\(win\) \+ ½P\(tie\), optimal-win play after")
                 child.expect(SET_ASIDE)
                 seen += child.before
                 asked += 1
@@ -138,7 +138,8 @@ def test_the_coach_judges_every_decision_of_a_whole_game_with_lost_turns(tmp_pat
     judged = len(re.findall(r"coach: (a best move|that cost)", seen))
     assert decisions > 0 and judged == decisions
     assert asked == sum(t.startswith("You") for t in turns)
-    assert re.search(r"coach: You lost [\d.]+ percentage points of P\(win\) in all", seen)
+    assert re.search(r"coach: You lost [\d.]+ percentage points of P\(win\) \+ ½P\(tie\) "
+                     r"in all", seen)
 
 
 def test_a_penta_game_to_the_end_with_refused_keystrokes(tmp_path):

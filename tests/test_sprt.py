@@ -12,7 +12,7 @@ from numba_threads import dicts_by_threads
 
 from dicelab.errors import UserError
 from dicelab.farkle.exact import exact_pair
-from dicelab.sprt import SprtSpec, elo_score, sprt
+from dicelab.sprt import MIN_UNITS, UNIT_GAMES, Judge, SprtSpec, elo_score, sprt
 
 #: A 1-point difference: H0 even, H1 the policy scores 0.51.
 ONE_POINT = SprtSpec(0.0, 400 * math.log10(0.51 / 0.49), 0.05, 0.05)
@@ -71,7 +71,64 @@ def test_cli_sprt_json(capsys):
                                       "elo0=0,elo1=7", "--seed", "1", "--json"])
     assert code == 0, err
     d = json.loads(out)
-    assert d["pairs"][0]["decision"] == "H1" and d["pairs"][0]["games"] % 256 == 0
+    assert d["pairs"][0]["decision"] == "H1" and d["pairs"][0]["games"] % (2 * UNIT_GAMES) == 0
+    pair = d["pairs"][0]
+    assert pair["expected_games_h1"] < pair["fixed_games"]
+
+
+@pytest.mark.parametrize("where", ["end", "before the policies", "before an option"])
+def test_a_bare_sprt_means_the_documented_defaults(capsys, where):
+    argv = {"end": ["tournament", BETTER, WORSE, "--seed", "1", "--sprt"],
+            "before the policies": ["tournament", "--sprt", BETTER, WORSE, "--seed", "1"],
+            "before an option": ["tournament", BETTER, WORSE, "--sprt", "--seed", "1"]}[where]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["sprt"] == SprtSpec().to_dict() == {"elo0": 0, "elo1": 10, "alpha": 0.05,
+                                                 "beta": 0.05}
+    assert d["policies"] == [BETTER, WORSE]
+
+
+def test_the_running_judge_is_the_batch_formula():
+    """Unit by unit, the running LLR equals the formula on the units so far."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    units = rng.normal(0.51, 0.03, 1000)
+    judge = Judge(ONE_POINT)
+    for n, x in enumerate(units, 1):
+        judge.add(float(x))
+        if n >= MIN_UNITS:
+            want = ONE_POINT.llr(n, float(units[:n].mean()), float(units[:n].var(ddof=1)))
+            assert judge.llr == pytest.approx(want, rel=1e-12)
+        if judge.decision != "undecided":
+            break
+    assert judge.decision == "H1"
+
+
+def test_looks_are_frequent_enough_that_the_overshoot_is_small():
+    """A pair far apart (about 90 Elo) is decided within a few looks of the first, and
+    its LLR lands near the bound, not several times past it."""
+    spec = SprtSpec(0, 20)
+    runs = [sprt("threshold-300", "threshold-1000", spec, seed=s, target=2000, crn=crn)
+            for s in range(4) for crn in (True, False)]
+    assert all(r.decision == "H1" for r in runs)
+    assert all(r.games <= 4 * MIN_UNITS * 2 * UNIT_GAMES for r in runs)
+    assert sum(r.llr for r in runs) / len(runs) <= 1.5 * spec.bounds[1]
+
+
+def test_the_expected_games_and_the_fixed_test():
+    """Wald's average sample number and the fixed test's size, from the measured unit
+    variance: with alpha = beta = 0.05 the sequential test needs about half."""
+    r = sprt(BETTER, WORSE, ONE_POINT, seed=1, crn=False)
+    h0, h1 = r.expected_games
+    assert h0 == pytest.approx(h1) and 0.4 < h1 / r.fixed_games < 0.6
+    from scipy.stats import norm
+
+    delta = 0.51 - 0.5
+    z = 2 * norm.ppf(0.95)
+    assert r.fixed_games == pytest.approx((z / delta) ** 2 * r.unit_var * 2 * UNIT_GAMES,
+                                          abs=2 * UNIT_GAMES)
 
 
 @pytest.mark.parametrize(("argv", "needle"), [

@@ -78,7 +78,7 @@ def test_identical_policies_are_ties_and_ratings_cover_zero():
     t = tournament(SAME, games=20_000, seed=8, target=2000)
     assert all(p.verdict == "tie" for p in t.pairs())
     for s in t.standings():
-        lo, hi = s.rating_ci
+        lo, hi = s.rating_ci95
         assert lo <= 0 <= hi, s
 
 
@@ -94,9 +94,23 @@ def test_a_clearly_better_policy_ranks_first_with_every_verdict():
 def test_full_tables_have_places_and_ratings():
     t = tournament(["ai", "threshold-300", "max-ev", "threshold-1000"], seats=3,
                    games=10_000, seed=4, target=2000)
-    places = {s.policy: s.place.mean for s in t.standings()}
+    places = {s.policy: s.mean_place.mean for s in t.standings()}
     assert 1 < places["max-ev"] < places["threshold-1000"] < 3
     check_places(t, 3)
+
+
+def test_standings_are_ranked_by_win_rate_even_where_the_rating_disagrees():
+    """At tables of three, ai wins more tables than threshold-300 but finishes behind it
+    more often: its rating is lower. The standings follow the win rate, and the table
+    says what the rating measures."""
+    t = tournament(["ai", "max-ev", "threshold-300"], seats=3, games=10_000, seed=1)
+    standing = {s.policy: s for s in t.standings()}
+    ai, t300 = standing["ai"], standing["threshold-300"]
+    assert ai.win_rate.mean > t300.win_rate.mean and ai.rating < t300.rating
+    assert ai.rank < t300.rank
+    rates = [s.win_rate.mean for s in t.standings()]
+    assert rates == sorted(rates, reverse=True)
+    assert [s.rank for s in t.standings()] == [1, 2, 3]
 
 
 def test_same_seed_same_tournament_whatever_the_threads():

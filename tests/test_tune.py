@@ -1,5 +1,6 @@
-"""The tuner: it finds the best member of a family (checked against a full scan),
-reproducibly, with both objectives; bad input."""
+"""The tuner: a small space is enumerated and its exact winner is the best member
+(checked against a full scan); a large one is searched, and says so; reproducibly, with
+both objectives; bad input."""
 
 from __future__ import annotations
 
@@ -9,48 +10,90 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.farkle.exact import exact_pair
-from dicelab.tune import member, tune
+from dicelab.tune import member, space_size, tune
 
 
-def test_a_small_space_is_searched_to_its_best_member():
+def test_a_small_space_is_enumerated_and_its_winner_is_the_best_member():
     """Every threshold-T, T = 100..800, against ai at 2,000: the scan's best is the
-    tuner's (the space has 15 members; 40 trials cover it)."""
+    tuner's, with 3 trials (the space has 15 members: all are evaluated)."""
     scan = {t: exact_pair(f"threshold-{t}", "ai", target=2000).score
             for t in range(100, 801, 50)}
-    r = tune("threshold", ["ai"], ranges={"threshold": (100, 800, 50)}, trials=40, seed=3,
+    r = tune("threshold", ["ai"], ranges={"threshold": (100, 800, 50)}, trials=3, seed=3,
              target=2000)
     best = max(scan, key=scan.get)
+    assert (r.search, r.members, r.evaluated, r.trials, r.proven_best) == \
+        ("enumerated", 15, 15, None, True)
     assert r.best == f"threshold-{best}"
     assert r.best_score == pytest.approx(scan[best], abs=1e-12)
-    assert r.rechecked_score == r.best_score  # exact: no winner's curse
+    assert r.rechecked_score == r.best_score and r.rechecked_score_se == 0.0  # no winner's curse
+    assert sorted(r.candidates["policy"]) == sorted(f"threshold-{t}" for t in scan)
+    assert (r.candidates["score_se"] == 0.0).all()
+
+
+def test_the_readme_example_finds_the_exact_optimum():
+    """``tune threshold --against ai --target 3000 --trials 10``: threshold-250 at
+    0.446043, the best of the 40 thresholds (a search of 10 trials found threshold-300)."""
+    r = tune("threshold", ["ai"], trials=10, seed=1, target=3000)
+    assert r.evaluated == r.members == 40 and r.proven_best
+    assert r.best == "threshold-250"
+    assert r.best_score == pytest.approx(0.446043, abs=5e-7)
+
+
+def test_a_large_space_is_searched_and_says_what_it_covered():
+    r = tune("ai", ["threshold-300"], params=["base", "two-dice"], trials=6, seed=5,
+             target=1500)
+    assert r.members == space_size(r.ranges) == 19 * 9
+    assert r.search == "cma-es" and r.trials == 6 and not r.proven_best
+    assert 1 <= r.evaluated <= 6 and r.candidates["policy"].is_unique
+    assert r.best_score == r.candidates["score"].max()
+
+
+def test_ties_with_the_best_are_listed():
+    """With no step to rise by (step=0), ai's max-steps changes nothing: its four members
+    are one policy, and all tie."""
+    r = tune("ai", ["threshold-300"], params=["step", "max-steps"],
+             ranges={"step": (0, 0, 50), "max-steps": (0, 3, 1)}, seed=1, target=1000)
+    assert r.evaluated == 4 and len(r.tied_members) == 3 and r.best not in r.tied_members
 
 
 def test_the_search_is_reproducible():
     runs = [tune("ai", ["threshold-300"], params=["base", "two-dice"], trials=8, seed=5,
-                 target=1500).trials for _ in range(2)]
+                 target=1500).candidates for _ in range(2)]
     assert runs[0].equals(runs[1])
 
 
-def test_monte_carlo_objective_shares_the_dice_and_rechecks_on_fresh_ones():
+def test_monte_carlo_candidates_carry_standard_errors_and_the_winner_is_rechecked():
     r = tune("ai", ["threshold-300"], params=["base"], ranges={"base": (200, 400, 50)},
-             trials=4, monte_carlo=True, budget=20_000, seed=2, target=1500)
-    assert r.method == "monte-carlo"
+             monte_carlo=True, budget=50_000, seed=2, target=1500)
+    assert r.method == "monte-carlo" and r.search == "enumerated" and not r.proven_best
+    assert (r.candidates["score_se"] > 0).all() and r.best_score_se > 0
     exact = exact_pair(r.best, "threshold-300", target=1500).score
-    assert abs(r.rechecked_score - exact) <= 4 * r.rechecked_se
+    assert abs(r.rechecked_score - exact) <= 4 * r.rechecked_score_se
+    # every candidate's estimate is within its own error of the exact score
+    for name, score, se in r.candidates[["policy", "score", "score_se"]].itertuples(
+            index=False):
+        assert abs(score - exact_pair(name, "threshold-300", target=1500).score) <= 4 * se
 
 
 def test_member_names_are_the_registry_names():
     assert member("ai", {"base": 300}) == "ai"  # the defaults are not spelled out
 
 
-def test_cli_json_and_out(capsys, tmp_path):
+def test_cli_reports_the_coverage(capsys, tmp_path):
     code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--trials", "6",
                                       "--range", "threshold=200:500:50", "--target", "1500",
                                       "--seed", "1", "--json", "--out", str(tmp_path / "t")])
     assert code == 0, err
     d = json.loads(out)
-    assert d["best"].startswith("threshold-") and d["trials"] == 6
+    assert d["best"].startswith("threshold-") and d["evaluated"] == d["members"] == 7
+    assert d["search"] == "enumerated" and d["proven_best"] is True
     assert (tmp_path / "t" / "summary.parquet").exists()
+    code, out, err = run_cli(capsys, ["tune", "ai", "--params", "base,two-dice", "--against",
+                                      "threshold-300", "--trials", "4", "--target", "1000",
+                                      "--seed", "1"])
+    assert code == 0, err
+    assert "of 171 members evaluated; the best found is not proven best" in out
+    assert "best found: ai" in out
 
 
 @pytest.mark.parametrize(("argv", "needle"), [

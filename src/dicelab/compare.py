@@ -31,7 +31,7 @@ from dicelab.registry import parse_policy
 from dicelab.results import frame_row
 from dicelab.runner import executor_info
 from dicelab.seeding import check_games, check_seed
-from dicelab.stats import Z95, wilson_interval
+from dicelab.stats import Z95, Proportion, fields
 
 
 def pair_seed(seed: int, index: int) -> int:
@@ -66,13 +66,13 @@ class PairResult:
         return math.sqrt(max(second_moment - self.score**2, 0.0) / self.games)
 
     @property
-    def score_ci(self) -> tuple[float, float]:
+    def score_ci95(self) -> tuple[float, float]:
         return (self.score - Z95 * self.score_se, self.score + Z95 * self.score_se)
 
     @property
     def verdict(self) -> str:
         """``better``, ``worse`` or ``tie`` (the 95% interval of the score contains 1/2)."""
-        lo, hi = self.score_ci
+        lo, hi = self.score_ci95
         if lo <= 0.5 <= hi:
             return "tie"
         return "better" if lo > 0.5 else "worse"
@@ -80,10 +80,11 @@ class PairResult:
     def to_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "opponent": self.opponent, "games": self.games,
                 "wins": self.wins, "ties": self.ties, "losses": self.losses,
-                "win_rate": self.wins / self.games,
-                "win_rate_ci": list(wilson_interval(self.wins, self.games)),
+                **fields("win_rate", Proportion(self.wins, self.games)),
+                **fields("tie_rate", Proportion(self.ties, self.games)),
                 "score": self.score, "score_se": self.score_se,
-                "score_ci": list(self.score_ci), "verdict": self.verdict, "seed": self.seed}
+                "score_ci95": list(self.score_ci95), "verdict": self.verdict,
+                "seed": self.seed}
 
 
 @dataclass
@@ -91,15 +92,15 @@ class Comparison:
     """All pairings of a comparison; implements :class:`dicelab.results.SimulationResult`.
 
     ``method``: ``"monte-carlo"`` (``pairs`` are :class:`PairResult`, with ``seed`` and
-    ``games_per_pair``) or ``"exact"`` (``pairs`` are
-    :class:`dicelab.outcomes.ExactPair`; no seed, no games)."""
+    ``games_per_table``: each pair is one two-seat table, whose starting seat rotates) or
+    ``"exact"`` (``pairs`` are :class:`dicelab.outcomes.ExactPair`; no seed, no games)."""
 
     game: str
     policies: list[str]
     rules: str
     target: int | None
     seed: int | None
-    games_per_pair: int | None
+    games_per_table: int | None
     pairs: list
     elapsed_s: float
     rules_data: Any = field(default=None, repr=False)
@@ -122,7 +123,7 @@ class Comparison:
         return {"game": self.game, "method": self.method, "policies": self.policies,
                 "rules": self.rules, "ending": self.ending, "target": self.target,
                 "seed": self.seed,
-                "games_per_pair": self.games_per_pair, "elapsed_s": self.elapsed_s,
+                "games_per_table": self.games_per_table, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers,
                 "pairs": [p.to_dict() for p in self.pairs],
                 "mean_score": self.mean_scores()}
@@ -142,7 +143,7 @@ class Comparison:
                 "ending": self.ending, "policies": self.policies,
                 "rules": self.rules_data if self.rules_data is not None else self.rules,
                 "target": self.target, "seed": self.seed,
-                "games_per_pair": self.games_per_pair, **seeds,
+                "games_per_table": self.games_per_table, **seeds,
                 "elapsed_s": self.elapsed_s, "executor": self.executor,
                 "workers": self.workers}
 
@@ -212,7 +213,7 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
     ending_used = (rules_data or {}).get("ending") if specs[0].game == "farkle" else None
     return Comparison(game=specs[0].game, policies=names, rules=str(rules_name),
                       ending=ending_used, target=target_used, seed=int(seed),
-                      games_per_pair=games,
+                      games_per_table=games,
                       pairs=results, elapsed_s=time.perf_counter() - started,
                       **executor_info(client),
                       rules_data=rules_data)
@@ -246,7 +247,7 @@ def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
         if progress is not None:
             progress((i + 1) * _EXACT_STEPS, steps)
     return Comparison(game="farkle", policies=[s.name for s in specs], rules=table.name,
-                      target=target, seed=None, games_per_pair=None, pairs=results,
+                      target=target, seed=None, games_per_table=None, pairs=results,
                       elapsed_s=time.perf_counter() - started, rules_data=table.to_dict(),
                       method="exact", ending=table.ending)
 
@@ -267,6 +268,6 @@ def _exact_penta(specs, pairs, target, rules, ending, progress) -> Comparison:
         if progress is not None:
             progress(i + 1, len(pairs))
     return Comparison(game="penta", policies=[s.name for s in specs], rules=rs.name,
-                      target=None, seed=None, games_per_pair=None, pairs=results,
+                      target=None, seed=None, games_per_table=None, pairs=results,
                       elapsed_s=time.perf_counter() - started, rules_data=rs.name,
                       method="exact")

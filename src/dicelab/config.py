@@ -67,6 +67,14 @@ PENTA_TIE_EPS = 1e-10
 PENTA_SOLVER_LANES = 8
 PENTA_SOLVER_BLOCK = 16
 
+# --- tuning -------------------------------------------------------------------------------
+
+#: ``dicelab tune`` evaluates every member of a space of at most this many members (or of
+#: at most ``--trials``), whatever ``--trials`` says: every one-parameter range fits (the
+#: widest, ``threshold``, has 40 members), and 40 exact evaluations at a target of 3,000
+#: take about 2 s. Larger spaces are searched, and the best found is not proven best.
+TUNE_ENUMERATE_MEMBERS = 50
+
 # --- reproducibility ---------------------------------------------------------------------
 
 #: Floats of the exact solvers on another machine agree with this machine's within this

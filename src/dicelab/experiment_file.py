@@ -153,7 +153,7 @@ def _check_values(spec: ExperimentSpec) -> None:
     """The values, with the library's own checks (each error names its field); rules,
     ending and target are checked as the policies' game takes them."""
     from dicelab.seeding import check_games, check_seed
-    from dicelab.tournament import TABLE_GAMES, _check
+    from dicelab.tournament import TABLE_GAMES, check_policies
 
     src = spec.source
 
@@ -163,7 +163,7 @@ def _check_values(spec: ExperimentSpec) -> None:
         except UserError as exc:
             raise UserError(f"{src}: {key}: {exc}") from None
 
-    specs = named("policies", lambda: _check(list(spec.policies),
+    specs = named("policies", lambda: check_policies(list(spec.policies),
                                              spec.seats if spec.kind == "tournament" else 2,
                                              None))
     named("games", lambda: check_games(spec.games, "games"))

@@ -68,7 +68,8 @@ RULES = Option("rules", ("--rules",), str, "default",
                "Farkle scoring preset (default, basic, ones-300) or TOML file.")
 TARGET = Option("target", ("--target",), int, DEFAULT_TARGET,
                 f"Farkle target score, a positive multiple of {POINT_UNIT}.")
-GAMES = Option("games", ("--games", "-n"), int, DEFAULT_GAMES, "Games per pair of policies.")
+GAMES = Option("games", ("--games", "-n"), int, DEFAULT_GAMES,
+               "Games per pair of policies (one two-seat table each).")
 SEED = Option("seed", ("--seed",), int, None,
               "Seed; default: a fresh seed, recorded in the manifest's command.")
 DASK = Option("dask", ("--dask",), str, None,
@@ -168,7 +169,8 @@ def _threshold_sweep(options: dict[str, Any], progress: Progress, client: Any
     frame["expected_turns_to_target"] = turns
     fastest = solitaire.solve_fastest(rules, target)
     best_by_turns = int(frame.loc[frame["expected_turns_to_target"].idxmin(), "threshold"])
-    summary = {**sweep.to_dict(), "fastest_expected_turns": fastest.expected_turns,
+    summary = {**sweep.to_dict(),
+               "fastest_expected_turns_to_target": fastest.expected_turns_to_target,
                "best_threshold_by_turns": best_by_turns}
     return ExperimentOutput("sweep", frame, {"rules": rules.to_dict(), "target": target,
                                              "exact": True, "summary": summary}, sweep)

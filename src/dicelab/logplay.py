@@ -206,11 +206,11 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
     names = [{"name": f"seat {i}", "policy": s.name} for i, s in enumerate(specs)]
     out = []
     if game == "penta":
-        from dicelab.penta.policies import _policy_values
+        from dicelab.penta.policies import policy_values
         from dicelab.penta.rules import get_rules
 
         rs = get_rules(rules)
-        values = [_policy_values(s.family, rs) for s in specs]
+        values = [policy_values(s.family, rs) for s in specs]
         for rng in _rngs(seed, games):
             header = new_game_header("penta", rs, names, seed=seed)
             header["first_seat"] = 0

@@ -32,7 +32,8 @@ class Outcome:
         return self.win + 0.5 * self.tie
 
     def to_dict(self) -> dict[str, float]:
-        return {"win": self.win, "tie": self.tie, "loss": self.loss, "score": self.score}
+        return {"win_rate": self.win, "tie_rate": self.tie, "loss_rate": self.loss,
+                "score": self.score}
 
 
 @dataclass(frozen=True)

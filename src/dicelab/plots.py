@@ -148,12 +148,13 @@ def win_matrix_figure(policies: list[str], score: np.ndarray, lo: np.ndarray, hi
 
 def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, title: str
                    ) -> Figure:
-    """Ratings (Elo scale) with their 95% intervals, best on top.
+    """Ratings (Elo scale) with their 95% intervals, best on top. A rating measures how
+    often a policy finishes ahead of another (not how often it wins a table).
 
     >>> import numpy as np
     >>> ratings_figure(["a", "b"], np.array([10.0, -10.0]),
     ...                np.array([[5.0, 15.0], [-15.0, -5.0]]), title="t").axes[0].get_xlabel()
-    'rating (Elo scale, mean 0; 95% interval)'
+    'rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI)'
     """
     order = np.argsort(rating)
     fig = Figure(figsize=(6, 0.45 * len(policies) + 1.5), layout="constrained")
@@ -165,7 +166,7 @@ def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, t
                 capsize=3)
     ax.set_yticks(y, [policies[i] for i in order])
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set_xlabel("rating (Elo scale, mean 0; 95% interval)")
+    ax.set_xlabel("rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI)")
     ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=10)
     return fig
 

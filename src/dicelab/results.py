@@ -40,12 +40,13 @@ class SimulationResult(Protocol):
 def frame_row(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """One flat Parquet row from a JSON summary, the same way for both games.
 
-    Nested dicts become ``<key>_<subkey>`` columns; an interval ``X_ci: [lo, hi]`` (or
-    ``ci95`` inside ``X``) becomes ``X_lo`` and ``X_hi``; other lists are dropped
-    (a row holds scalars only).
+    Nested dicts become ``<key>_<subkey>`` columns; a 95% interval ``X_ci95: [lo, hi]``
+    becomes ``X_ci95_lo`` and ``X_ci95_hi``; other lists are dropped (a row holds scalars
+    only).
 
-    >>> frame_row({"win_rate": 0.5, "win_rate_ci": [0.4, 0.6], "boxes": {"ones": {"mean": 2}}})
-    {'win_rate': 0.5, 'win_rate_lo': 0.4, 'win_rate_hi': 0.6, 'boxes_ones_mean': 2}
+    >>> frame_row({"win_rate": 0.5, "win_rate_ci95": [0.4, 0.6],
+    ...            "mean_box_scores": {"ones": 2.1}})
+    {'win_rate': 0.5, 'win_rate_ci95_lo': 0.4, 'win_rate_ci95_hi': 0.6, 'mean_box_scores_ones': 2.1}
     """
     row: dict[str, Any] = {}
     for key, value in summary.items():
@@ -53,9 +54,8 @@ def frame_row(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         if isinstance(value, dict):
             row.update(frame_row(value, f"{name}_"))
         elif isinstance(value, list | tuple):
-            if len(value) == 2 and (key.endswith("_ci") or key == "ci95"):
-                stem = name[:-3] if key.endswith("_ci") else name[:-len("_ci95")]
-                row[f"{stem}_lo"], row[f"{stem}_hi"] = value
+            if len(value) == 2 and key.endswith("_ci95"):
+                row[f"{name}_lo"], row[f"{name}_hi"] = value
         else:
             row[name] = value
     return row

@@ -18,7 +18,7 @@ from dicelab.errors import UserError
 from dicelab.rng import state_from_seedsequence
 
 __all__ = ["CHUNK_GAMES", "check_games", "check_seed", "chunk_bounds", "chunk_states",
-           "fresh_seed", "n_chunks"]
+           "fresh_seed", "group_seed", "n_chunks"]
 
 
 def fresh_seed() -> int:
@@ -34,6 +34,13 @@ def check_seed(seed: int | None) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise UserError(f"--seed must be a non-negative integer, not {seed}")
     return int(seed)
+
+
+def group_seed(seed: int, key: int) -> int:
+    """The seed (63-bit) of part ``key`` of a run seeded with ``seed``: a tournament's
+    group or table, a sequential test's pair, a tuning run's opponent."""
+    state = np.random.SeedSequence([seed, 7, key]).generate_state(1, np.uint64)[0]
+    return int(state) >> 1
 
 
 def check_games(games, what: str = "--games", unit: str = "games") -> int:

@@ -14,6 +14,12 @@ log-likelihood ratio is ``n (s1 - s0) (2 x - s0 - s1) / (2 v)`` with ``s = 1 / (
 10^(-elo / 400))``; H1 is accepted at ``log((1 - beta) / alpha)``, H0 at
 ``log(beta / (1 - alpha))``. The units are computed in batches but judged one by one, in
 order, so the decision and the games used depend only on the seed.
+
+A unit is small (:data:`UNIT_GAMES` games with each seating) and the test looks after
+every unit from the :data:`MIN_UNITS`-th on, with running sums (:class:`Judge`), so it
+stops close to the bound it crosses rather than far past it. Each result also gives the
+games the test needs on average under H0 and H1 (Wald's approximation) and the games of
+a fixed-size test with the same error rates, both from the measured unit variance.
 """
 
 from __future__ import annotations
@@ -23,20 +29,20 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec
-from dicelab.stats import Estimate
+from dicelab.stats import Estimate, fields
 from dicelab.text import parse_decimal
 
-#: Games of one seating in one unit (a unit plays twice this many).
-UNIT_GAMES = 128
-#: Units computed per kernel call (all judged in order).
-BATCH_UNITS = 32
-#: Units before the first judgement: the variance of the unit scores must be estimated
-#: from enough units, or the first few decide on noise.
+#: Games of one seating in one unit (a unit plays twice this many, and the test looks
+#: after every unit). Part of what a seed means: the unit is the chunk of the games'
+#: seeding.
+UNIT_GAMES = 8
+#: Units before the first look: the variance of the unit scores must be estimated from
+#: enough units, or the first few decide on noise.
 MIN_UNITS = 16
+#: The most units computed per kernel call (all judged in order).
+MAX_BATCH_UNITS = 1024
 
 
 #: The largest Elo difference a hypothesis may name (an expected score of 99.68%).
@@ -102,14 +108,52 @@ class SprtSpec:
             return math.copysign(math.inf, drift) if drift else 0.0
         return n * drift / (2 * var)
 
+    def expected_units(self, var: float) -> tuple[float, float]:
+        """Wald's approximation of the units the test needs on average when H0 holds and
+        when H1 holds, for units of score variance ``var``: the expected LLR at a bound
+        over its drift per unit (``(s1 - s0)^2 / (2 var)``, down under H0, up under H1).
+
+        >>> [round(u) for u in SprtSpec(0, 10).expected_units(0.01)]
+        [256, 256]
+        """
+        lo, hi = self.bounds
+        drift = (elo_score(self.elo1) - elo_score(self.elo0)) ** 2 / (2 * var)
+        return ((self.alpha * hi + (1 - self.alpha) * lo) / -drift,
+                ((1 - self.beta) * hi + self.beta * lo) / drift)
+
+    def fixed_units(self, var: float) -> float:
+        """Units a test of a fixed size with the same error rates needs: the one-sided
+        z test of s0 against s1, ``((z_(1-alpha) + z_(1-beta)) sd / (s1 - s0))^2``.
+
+        >>> round(SprtSpec(0, 10).fixed_units(0.01))
+        523
+        """
+        from scipy.stats import norm
+
+        z = norm.ppf(1 - self.alpha) + norm.ppf(1 - self.beta)
+        return (z * math.sqrt(var) / (elo_score(self.elo1) - elo_score(self.elo0))) ** 2
+
     def to_dict(self) -> dict[str, float]:
         return {"elo0": self.elo0, "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta}
+
+    @property
+    def text(self) -> str:
+        """The spec as ``--sprt`` takes it.
+
+        >>> SprtSpec().text
+        'elo0=0,elo1=10,alpha=0.05,beta=0.05'
+        """
+        return ",".join(f"{k}={v:g}" for k, v in self.to_dict().items())
 
 
 @dataclass(frozen=True)
 class SprtResult:
     """A finished sequential test: ``decision`` is ``"H1"`` (the policy is the stronger
-    by ``elo1``), ``"H0"`` or ``"undecided"`` (``max_games`` reached)."""
+    by ``elo1``), ``"H0"`` or ``"undecided"`` (``max_games`` reached).
+
+    ``unit_var``: the variance of the unit scores it measured, from which the games the
+    test needs on average (:attr:`expected_games`, Wald) and the games of a fixed-size
+    test with the same error rates (:attr:`fixed_games`) follow."""
 
     policy: str
     opponent: str
@@ -119,18 +163,72 @@ class SprtResult:
     units: int
     games: int
     score: Estimate
+    unit_var: float
     crn: bool
     seed: int
     elapsed_s: float
     game: str = "farkle"
 
+    @property
+    def expected_games(self) -> tuple[float, float]:
+        """Games the test needs on average under H0 and under H1 (NaN if the units did not
+        vary)."""
+        if not self.unit_var > 0:
+            return (math.nan, math.nan)
+        h0, h1 = self.spec.expected_units(self.unit_var)
+        return (h0 * 2 * UNIT_GAMES, h1 * 2 * UNIT_GAMES)
+
+    @property
+    def fixed_games(self) -> float:
+        """Games a fixed-size test with the same error rates needs (same units)."""
+        if not self.unit_var > 0:
+            return math.nan
+        return math.ceil(self.spec.fixed_units(self.unit_var)) * 2 * UNIT_GAMES
+
     def to_dict(self) -> dict[str, Any]:
+        h0, h1 = self.expected_games
         return {"game": self.game, "policy": self.policy, "opponent": self.opponent,
                 "sprt": self.spec.to_dict(),
-                "decision": self.decision, "llr": self.llr, "bounds": list(self.spec.bounds),
-                "units": self.units, "games": self.games, "score": self.score.mean,
-                "score_se": self.score.se, "crn": self.crn, "seed": self.seed,
-                "elapsed_s": self.elapsed_s}
+                "decision": self.decision, "llr": self.llr,
+                "llr_bounds": list(self.spec.bounds),
+                "units_played": self.units, "games": self.games, "expected_games_h0": h0,
+                "expected_games_h1": h1, "fixed_games": self.fixed_games,
+                **fields("score", self.score), "crn": self.crn,
+                "seed": self.seed, "elapsed_s": self.elapsed_s}
+
+
+class Judge:
+    """The running test: units are added one by one, in order (:meth:`add`), and the
+    log-likelihood ratio is updated from running sums (Welford's mean and variance), so a
+    look costs the same at the ten-thousandth unit as at the first."""
+
+    def __init__(self, spec: SprtSpec):
+        self.spec = spec
+        self.lo, self.hi = spec.bounds
+        self.n = 0
+        self.mean = 0.0
+        self._m2 = 0.0
+        self.llr = 0.0
+        self.decision = "undecided"
+
+    @property
+    def var(self) -> float:
+        """The sample variance of the unit scores (NaN below two units)."""
+        return self._m2 / (self.n - 1) if self.n > 1 else math.nan
+
+    def add(self, x: float) -> str:
+        """Add one unit's score; returns the decision (``H0``, ``H1`` or ``undecided``)."""
+        self.n += 1
+        d = x - self.mean
+        self.mean += d / self.n
+        self._m2 += d * (x - self.mean)
+        if self.n >= MIN_UNITS:
+            self.llr = self.spec.llr(self.n, self.mean, self.var)
+            if self.llr >= self.hi:
+                self.decision = "H1"
+            elif self.llr <= self.lo:
+                self.decision = "H0"
+        return self.decision
 
 
 def sprt(policy: str | PolicySpec, opponent: str | PolicySpec, spec: SprtSpec, *,
@@ -143,51 +241,40 @@ def sprt(policy: str | PolicySpec, opponent: str | PolicySpec, spec: SprtSpec, *
 
     >>> r = sprt("threshold-300", "threshold-1000", SprtSpec(0, 20), seed=1, target=2000)
     >>> r.decision, r.games
-    ('H1', 4096)
+    ('H1', 256)
     """
-    from dicelab.seeding import check_games, check_seed
-    from dicelab.tournament import O_TIES, O_WINS, TABLE_GAMES, _check, _group_seed
+    from dicelab.seeding import check_games, check_seed, group_seed
+    from dicelab.tournament import O_TIES, O_WINS, TABLE_GAMES, check_policies
 
-    a, b = _check([policy, opponent], 2, game)
+    a, b = check_policies([policy, opponent], 2, game)
     max_games = check_games(max_games)
     seed = check_seed(seed)
     tables = TABLE_GAMES[a.game].make(rules, ending, target)
     n_units = max(1, max_games // (2 * UNIT_GAMES))
-    seeds = (_group_seed(seed, 0), _group_seed(seed, 0 if crn else 1))
+    seeds = (group_seed(seed, 0), group_seed(seed, 0 if crn else 1))
     plans = [tables.plan(list(seats), games=n_units * UNIT_GAMES, seed=s, crn=crn,
                          chunk_games=UNIT_GAMES)
              for seats, s in (((a, b), seeds[0]), ((b, a), seeds[1]))]
-    lo_bound, hi_bound = spec.bounds
+    judge = Judge(spec)
     started = time.perf_counter()
-    scores: list[float] = []
-    llr = 0.0
-    decision = "undecided"
-    for first in range(0, n_units, BATCH_UNITS):
-        stop = min(first + BATCH_UNITS, n_units)
-        per = [tables.outcomes(p.run_range(first, stop)) for p in plans]
+    first = 0
+    while first < n_units and judge.decision == "undecided":
+        # a batch of units (computed together), judged one by one; a batch a quarter of
+        # the units so far wastes little past the decision
+        stop = min(n_units, first + min(MAX_BATCH_UNITS, max(MIN_UNITS, first // 4)))
+        ab, ba = (tables.outcomes(p.run_range(first, stop)) for p in plans)
+        x = (ab[:, 0, O_WINS] + 0.5 * ab[:, 0, O_TIES]
+             + ba[:, 1, O_WINS] + 0.5 * ba[:, 1, O_TIES]) / (2 * UNIT_GAMES)
         for u in range(stop - first):
-            ab, ba = per[0][u], per[1][u]
-            x = (ab[0, O_WINS] + 0.5 * ab[0, O_TIES]
-                 + ba[1, O_WINS] + 0.5 * ba[1, O_TIES]) / (2 * UNIT_GAMES)
-            scores.append(float(x))
-            n = len(scores)
-            mean = float(np.mean(scores))
-            var = float(np.var(scores, ddof=1)) if n > 1 else 0.0
-            llr = spec.llr(n, mean, var) if n >= MIN_UNITS else 0.0
-            if llr >= hi_bound:
-                decision = "H1"
-            elif llr <= lo_bound:
-                decision = "H0"
-            if decision != "undecided":
+            if judge.add(float(x[u])) != "undecided":
                 break
-        if decision != "undecided":
-            break
-    n = len(scores)
-    arr = np.array(scores)
-    score = Estimate(float(arr.mean()), float(arr.std(ddof=1) / math.sqrt(n)) if n > 1
-                     else math.nan, n * 2 * UNIT_GAMES, df=n - 1 if n > 1 else None)
-    return SprtResult(a.name, b.name, spec, decision, float(llr), n, n * 2 * UNIT_GAMES, score,
-                      crn, seed, time.perf_counter() - started, a.game)
+        first = stop
+    n = judge.n
+    score = Estimate(judge.mean, math.sqrt(judge.var / n) if n > 1 else math.nan,
+                     n * 2 * UNIT_GAMES, df=n - 1 if n > 1 else None)
+    return SprtResult(a.name, b.name, spec, judge.decision, float(judge.llr), n,
+                      n * 2 * UNIT_GAMES, score, judge.var, crn, seed,
+                      time.perf_counter() - started, a.game)
 
 
 @dataclass
@@ -236,17 +323,17 @@ def sprt_pairs(policies: list[str], spec: SprtSpec, *, max_games: int = 10_000_0
     ``seed`` and the pair's index)."""
     import itertools
 
-    from dicelab.seeding import check_seed
-    from dicelab.tournament import TABLE_GAMES, _check, _group_seed
+    from dicelab.seeding import check_seed, group_seed
+    from dicelab.tournament import TABLE_GAMES, check_policies
 
-    specs = _check(policies, 2, game)
+    specs = check_policies(policies, 2, game)
     seed = check_seed(seed)
     tables = TABLE_GAMES[specs[0].game].make(rules, ending, target)
     started = time.perf_counter()
     pairs = list(itertools.combinations(specs, 2))
     out = []
     for i, (a, b) in enumerate(pairs):
-        out.append(sprt(a, b, spec, max_games=max_games, seed=_group_seed(seed, 1000 + i),
+        out.append(sprt(a, b, spec, max_games=max_games, seed=group_seed(seed, 1000 + i),
                         target=tables.target, rules=tables.rules, crn=crn))
         if progress is not None:
             progress(i + 1, len(pairs))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -77,6 +78,18 @@ class Proportion:
         return {"p": self.p, "ci95": list(self.ci95), "count": self.count}
 
 
+def fields(name: str, e: Estimate | Proportion) -> dict[str, Any]:
+    """An estimate as the fields of a JSON summary, the same way everywhere: ``name`` (the
+    mean or proportion), ``name_se`` and ``name_ci95`` (``[lo, hi]``; a Parquet row has
+    ``name_ci95_lo`` and ``name_ci95_hi``, see :func:`dicelab.results.frame_row`).
+
+    >>> sorted(fields("win_rate", Proportion(1, 2)))
+    ['win_rate', 'win_rate_ci95', 'win_rate_se']
+    """
+    value = e.p if isinstance(e, Proportion) else e.mean
+    return {name: value, f"{name}_se": e.se, f"{name}_ci95": list(e.ci95)}
+
+
 def mean_estimate(total: float, total_sq: float, n: int) -> Estimate:
     """Sample mean and its standard error from ``sum x``, ``sum x**2`` and ``n``."""
     if n <= 0:
@@ -110,6 +123,38 @@ def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
     resid_sq = num_sq - 2 * r * cross + r * r * den_sq
     var = max(resid_sq / (n - 1), 0.0) / (n * xbar * xbar)
     return Estimate(r, math.sqrt(var), n)
+
+
+def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None) -> Estimate:
+    """sum(num) / sum(den) over the independent units where ``den > 0`` (chunks of games,
+    say), with its delta-method SE and a t interval on the units' degrees of freedom.
+
+    ``strata``: the group of each unit. When the groups are fixed by the design (every
+    policy of a tournament meets every other), their differences are no uncertainty: the
+    residuals are centred within each group (the stratified estimator's variance).
+
+    >>> e = unit_ratio(np.array([3.0, 5.0, 4.0]), np.array([8.0, 8.0, 8.0]))
+    >>> e.mean, round(e.se, 4), e.df
+    (0.5, 0.0722, 2)
+    """
+    used = den > 0
+    num, den = num[used], den[used]
+    groups = np.zeros(num.size, dtype=np.int64) if strata is None else strata[used]
+    d = float(den.sum())
+    if d == 0:
+        return Estimate(math.nan, math.nan, 0)
+    r = float(num.sum()) / d
+    resid = num - r * den
+    var = 0.0
+    df = 0
+    for g in np.unique(groups):
+        e = resid[groups == g]
+        if e.size > 1:
+            var += float(((e - e.mean()) ** 2).sum()) * e.size / (e.size - 1)
+            df += e.size - 1
+    if df == 0:
+        return Estimate(r, math.nan, int(d))
+    return Estimate(r, math.sqrt(var) / d, int(d), df=df)
 
 
 def proportion_estimate(successes: float, n: int) -> Estimate:

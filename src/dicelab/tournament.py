@@ -41,7 +41,9 @@ win rates, finishing places, pairwise verdicts and ratings, each with its uncert
   ilsr_pairwise_dense`, on the Elo scale (400 log10 of the strength ratio), with 95%
   intervals from a bootstrap over the units within each group (reproducible from the
   seed). Per-policy rates are stratified the same way: the groups are the design, not
-  a sample.
+  a sample. A rating measures how often a policy finishes ahead of another, not how
+  often it wins its table; at three or more seats the two can disagree, and the
+  standings are ranked by the win rate.
 """
 
 from __future__ import annotations
@@ -59,8 +61,8 @@ import pandas as pd
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec, parse_policy
-from dicelab.seeding import check_games, check_seed
-from dicelab.stats import Estimate
+from dicelab.seeding import check_games, check_seed, group_seed
+from dicelab.stats import Estimate, fields, unit_ratio
 
 #: Bootstrap resamples of the units for the rating intervals.
 RATING_BOOTSTRAP = 200
@@ -115,11 +117,6 @@ def _check_size(n_policies: int, seats: int, games: int) -> None:
                  tables * per_table + units)
 
 
-def _group_seed(seed: int, key: int) -> int:
-    state = np.random.SeedSequence([seed, 7, key]).generate_state(1, np.uint64)[0]
-    return int(state) >> 1
-
-
 @dataclass(frozen=True)
 class PolicyStanding:
     """One policy over the whole tournament."""
@@ -128,18 +125,15 @@ class PolicyStanding:
     games: int  # seat-games it played
     win_rate: Estimate  # won alone
     tie_rate: Estimate  # shared the top
-    place: Estimate  # mean finishing place (1 = first; level seats share the best place)
-    rating: float  # Elo scale, mean 0
-    rating_ci: tuple[float, float]
-    rank: int  # by rating, 1 = best
+    mean_place: Estimate  # mean finishing place (1 = first; level seats share the best place)
+    rating: float  # Elo scale, mean 0: how often it finishes ahead of another policy
+    rating_ci95: tuple[float, float]
+    rank: int  # by win rate (then tie rate), 1 = best
 
     def to_dict(self) -> dict[str, Any]:
-        def est(name, e):
-            return {name: e.mean, f"{name}_se": e.se, f"{name}_ci": list(e.ci95)}
-
-        return {"policy": self.policy, "games": self.games, **est("win_rate", self.win_rate),
-                **est("tie_rate", self.tie_rate), **est("mean_place", self.place),
-                "rating": self.rating, "rating_ci": list(self.rating_ci), "rank": self.rank}
+        return {"policy": self.policy, "games": self.games, **fields("win_rate", self.win_rate),
+                **fields("tie_rate", self.tie_rate), **fields("mean_place", self.mean_place),
+                "rating": self.rating, "rating_ci95": list(self.rating_ci95), "rank": self.rank}
 
 
 @dataclass(frozen=True)
@@ -166,36 +160,9 @@ class PairVerdict:
     def to_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "opponent": self.opponent, "games": self.games,
                 "ahead": self.ahead, "behind": self.behind, "score": self.score.mean,
-                "score_se": self.score.se, "score_ci": list(self.score.ci95),
+                "score_se": self.score.se, "score_ci95": list(self.score.ci95),
                 "p_value": self.p_value, "p_holm": self.p_holm, "verdict": self.verdict,
                 "effective_games_per_game": self.effective_games_per_game}
-
-
-def _ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None) -> Estimate:
-    """sum(num) / sum(den) over the independent units where ``den > 0``, with its
-    delta-method SE and a t interval on the units' degrees of freedom.
-
-    ``strata``: the group of each unit. The groups are fixed by the design (every policy
-    meets every other), so their differences are no uncertainty: the residuals are
-    centred within each group (the stratified estimator's variance)."""
-    used = den > 0
-    num, den = num[used], den[used]
-    groups = np.zeros(num.size, dtype=np.int64) if strata is None else strata[used]
-    d = float(den.sum())
-    if d == 0:
-        return Estimate(math.nan, math.nan, 0)
-    r = float(num.sum()) / d
-    resid = num - r * den
-    var = 0.0
-    df = 0
-    for g in np.unique(groups):
-        e = resid[groups == g]
-        if e.size > 1:
-            var += float(((e - e.mean()) ** 2).sum()) * e.size / (e.size - 1)
-            df += e.size - 1
-    if df == 0:
-        return Estimate(r, math.nan, int(d))
-    return Estimate(r, math.sqrt(var) / d, int(d), df=df)
 
 
 @dataclass
@@ -205,7 +172,7 @@ class Tournament:
 
     game: str
     policies: list[str]
-    seats: int
+    seats_per_table: int
     games_per_table: int
     seed: int
     crn: bool
@@ -239,7 +206,7 @@ class Tournament:
             num = ahead + 0.5 * level
             if common.sum() == 0:
                 continue
-            score = _ratio(num, common)
+            score = unit_ratio(num, common)
             if not score.se > 0:  # no variation at all: exactly even, or not even
                 p = 1.0 if score.mean == 0.5 else 0.0
             else:
@@ -289,22 +256,23 @@ class Tournament:
         return point, ci
 
     def standings(self) -> list[PolicyStanding]:
-        """Every policy, best rating first."""
+        """Every policy, ranked by its win rate (the share of its tables it won alone),
+        then its tie rate, then its rating: what a table is played for. The rating
+        measures something else, how often a policy finishes ahead of each other one, and
+        at three or more seats it can order the policies differently (a policy that wins
+        more tables but also finishes last more often rates lower)."""
         rating, ci = self.ratings()
-        order = np.argsort(-rating, kind="stable")
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(1, len(order) + 1)
-        out = []
+        rows = []
         for p, name in enumerate(self.policies):
             u = self.units[:, p, :]
             games = u[:, self._GAMES]
-            place = _ratio(u[:, self._AHEAD], games, self.strata)
-            out.append(PolicyStanding(
-                name, int(games.sum()), _ratio(u[:, self._WINS], games, self.strata),
-                _ratio(u[:, self._TIES], games, self.strata),
-                Estimate(1.0 + place.mean, place.se, place.n), float(rating[p]),
-                (float(ci[p, 0]), float(ci[p, 1])), int(rank[p])))
-        return sorted(out, key=lambda s: s.rank)
+            place = unit_ratio(u[:, self._AHEAD], games, self.strata)
+            rows.append((name, int(games.sum()), unit_ratio(u[:, self._WINS], games, self.strata),
+                         unit_ratio(u[:, self._TIES], games, self.strata),
+                         Estimate(1.0 + place.mean, place.se, place.n), float(rating[p]),
+                         (float(ci[p, 0]), float(ci[p, 1]))))
+        rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -r[5]))
+        return [PolicyStanding(*r, rank) for rank, r in enumerate(rows, 1)]
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(score, lo, hi), each (policies, policies): row i's score against column j with
@@ -322,14 +290,15 @@ class Tournament:
         from dicelab.plots import ratings_figure, win_matrix_figure
 
         rating, ci = self.ratings()
-        what = (f"{self.game.capitalize()} tournament, {self.seats} seats, "
+        what = (f"{self.game.capitalize()} tournament, {self.seats_per_table} seats, "
                 f"{self.games_per_table:,} games per table, seed {self.seed}")
         matrix, ratings = FIGURE_FILES
         return {matrix: win_matrix_figure(self.policies, *self.matrix(), title=what),
                 ratings: ratings_figure(self.policies, rating, ci, title=what)}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"game": self.game, "policies": self.policies, "seats": self.seats,
+        return {"game": self.game, "policies": self.policies,
+                "seats_per_table": self.seats_per_table,
                 "games_per_table": self.games_per_table, "seed": self.seed, "crn": self.crn,
                 "rules": getattr(self.rules, "name", self.rules), "target": self.target,
                 "tables": self.tables, "elapsed_s": self.elapsed_s,
@@ -349,7 +318,8 @@ class Tournament:
         rules = self.rules.to_dict() if hasattr(self.rules, "to_dict") \
             else getattr(self.rules, "name", self.rules)
         return {"game": self.game, "experiment": "tournament", "policies": self.policies,
-                "seats": self.seats, "games_per_table": self.games_per_table,
+                "seats_per_table": self.seats_per_table,
+                "games_per_table": self.games_per_table,
                 "seed": self.seed, "crn": self.crn, "rules": rules, "target": self.target,
                 "tables": self.tables, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers}
@@ -530,7 +500,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
     """
     from dicelab.runner import executor_info
 
-    specs = _check(policies, seats, game)
+    specs = check_policies(policies, seats, game)
     games = check_games(games)
     seed = check_seed(seed)
     _check_size(len(specs), seats, games)
@@ -543,7 +513,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
     per_table_units: list[np.ndarray] = []
     tables = []
     for t, (g, lineup) in enumerate(plan):
-        s = _group_seed(seed, g if crn else t)
+        s = group_seed(seed, g if crn else t)
 
         def tick(d: int, _n: int, base: int = done) -> None:
             if progress is not None:
@@ -557,7 +527,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
             if store is not None:
                 store.put(f"table-{t}", cell)
         done += games
-        tables.append({"group": g, "seats": [specs[i].name for i in lineup], "seed": s})
+        tables.append({"group": g, "policies": [specs[i].name for i in lineup], "seed": s})
         per_table_units.append(cell["outcomes"])
     units, pair_units, cells = _units(plan, per_table_units, k, crn, games)
     strata = np.arange(units.shape[0]) // per_table_units[0].shape[0]
@@ -566,7 +536,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
                       strata, time.perf_counter() - started, **executor_info(client))
 
 
-def _check(policies: list[str | PolicySpec], seats: int, game: str | None
+def check_policies(policies: list[str | PolicySpec], seats: int, game: str | None
            ) -> list[PolicySpec]:
     if len(policies) < 2:
         raise UserError("a tournament needs at least two policies, e.g. dicelab tournament "

@@ -1,19 +1,29 @@
-"""Tuning a policy family: search its integer parameters for the member that scores best
+"""Tuning a policy family: find the member of its integer parameters that scores best
 against a field of policies (layer 2).
 
-``tune("ai", ["optimal-win"], params=["base", "two-dice", "one-die"], trials=60, seed=1)``
-searches with :mod:`optuna`'s CMA-ES sampler (a few correlated integer parameters and a
-noise-free objective suit it: it adapts its step sizes and the correlations between the
-parameters, and a seed makes it deterministic). The objective is a candidate's mean score
-``P(win) + P(tie)/2`` over the field, both seatings:
+``tune("ai", ["optimal-win"], params=["base", "two-dice", "one-die"], trials=60, seed=1)``.
+A member's score is its mean ``P(win) + P(tie)/2`` over the field, both seatings:
 
-* **exact** (two-seat Farkle, the default there): :mod:`dicelab.farkle.solve`
-  evaluates every candidate exactly, the field's turn outcomes computed once; no noise,
-  so no winner's curse: the re-evaluation is the same number;
+* **exact** (two-seat Farkle, the default): :mod:`dicelab.farkle.solve` evaluates every
+  candidate exactly, the field's turn outcomes computed once; no noise, so no winner's
+  curse: the re-evaluation is the same number;
 * **Monte Carlo** (``monte_carlo=True``): ``budget`` games per opponent and seating, every
   candidate on the *same* dice (a stream per turn with one seed: common random numbers
-  across candidates, so their differences are not luck); the winner is then re-played on
-  fresh seeds, and both numbers are reported, so the winner's curse is visible.
+  across candidates, so their differences are not luck); each candidate's score carries
+  its standard error, from the independent chunks of games (each chunk pairs the two
+  seatings' games on the same dice). The winner is re-played on fresh seeds, and both
+  numbers are reported, so the winner's curse is visible.
+
+How the space is covered:
+
+* a space of at most ``max(trials, config.TUNE_ENUMERATE_MEMBERS)`` members is
+  **enumerated**: every member is evaluated, so the exact winner is the proven best of
+  the family (members tied with it are listed);
+* a larger space is **searched** with :mod:`optuna`'s CMA-ES sampler (a few correlated
+  integer parameters and a noise-free objective suit it: it adapts its step sizes and the
+  correlations between the parameters, and a seed makes it deterministic; TPE for a
+  single parameter) for ``trials`` trials. The result says how many members it evaluated
+  out of how many, and its best is the best found, not proven best.
 
 Families and their parameter ranges are data (:data:`FAMILIES`); ``ranges`` narrows or
 widens them (``{"base": (200, 600, 50)}``).
@@ -21,16 +31,20 @@ widens them (``{"base": (200, 600, 50)}``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from dicelab import config
 from dicelab.errors import UserError
 from dicelab.registry import AI_DEFAULTS, parse_policy
+from dicelab.stats import TIE_TOLERANCE, Estimate, unit_ratio
 from dicelab.text import parse_int
 
 #: Family -> parameter -> (low, high, step). ``ai``: the app's computer (RULES.md §3);
@@ -54,9 +68,24 @@ def member(family: str, values: dict[str, int]) -> str:
     return parse_policy("ai:" + ",".join(f"{k}={v}" for k, v in values.items())).name
 
 
+#: How the space was covered: every member, or a search by optuna's sampler.
+ENUMERATED, CMA_ES, TPE = "enumerated", "cma-es", "tpe"
+
+
 @dataclass(frozen=True)
 class TuneResult:
-    """The search's trials and its winner."""
+    """The candidates evaluated and the winner.
+
+    ``candidates``: one row per distinct member evaluated, in the order evaluated
+    (parameters, ``policy``, ``score``, ``score_se``: 0 when exact); ``members``: the
+    size of the space; ``search``: :data:`ENUMERATED`, :data:`CMA_ES` or :data:`TPE`
+    (``trials``: the search's trials, None when enumerated); ``best_score``,
+    ``best_score_se``: the winner's score in the search; ``rechecked_score``,
+    ``rechecked_score_se``: re-evaluated (exact: the same; Monte Carlo: on fresh dice);
+    ``per_opponent``: the winner's re-evaluated score against each policy of the field,
+    with its SE; ``tied_members``: other members whose exact score equals the best's
+    (within :data:`dicelab.stats.TIE_TOLERANCE`).
+    """
 
     family: str
     field: list[str]
@@ -66,29 +95,60 @@ class TuneResult:
     seed: int
     target: int
     rules: Any
-    trials: pd.DataFrame  # one row per trial: parameters, policy, score
+    candidates: pd.DataFrame
+    members: int
+    search: str
+    trials: int | None
     best: str
-    best_score: float  # the search's value of the winner
-    rechecked_score: float  # re-evaluated (exact: the same; Monte Carlo: fresh seeds)
-    rechecked_se: float
-    per_opponent: dict[str, float]
+    best_score: float
+    best_score_se: float
+    rechecked_score: float
+    rechecked_score_se: float
+    per_opponent: dict[str, Estimate]
+    tied_members: list[str]
     elapsed_s: float
     game: str = "farkle"
+
+    @property
+    def evaluated(self) -> int:
+        """Distinct members evaluated."""
+        return len(self.candidates)
+
+    @property
+    def proven_best(self) -> bool:
+        """Whether the winner is the best member of the space: every member evaluated,
+        exactly."""
+        return self.search == ENUMERATED and self.method == "exact"
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "family": self.family, "field": self.field,
                 "params": self.params, "ranges": {k: list(v) for k, v in self.ranges.items()},
                 "method": self.method, "seed": self.seed, "target": self.target,
-                "rules": self.rules.name, "trials": len(self.trials), "best": self.best,
-                "best_score": self.best_score, "rechecked_score": self.rechecked_score,
-                "rechecked_se": self.rechecked_se, "per_opponent": self.per_opponent,
+                "rules": self.rules.name, "search": self.search, "members": self.members,
+                "evaluated": self.evaluated, "trials": self.trials,
+                "proven_best": self.proven_best, "best": self.best,
+                "best_score": self.best_score, "best_score_se": self.best_score_se,
+                "tied_members": self.tied_members,
+                "rechecked_score": self.rechecked_score,
+                "rechecked_score_se": self.rechecked_score_se,
+                "per_opponent": {k: {"score": e.mean, "score_se": e.se}
+                                 for k, e in self.per_opponent.items()},
                 "elapsed_s": self.elapsed_s}
 
     def to_frame(self) -> pd.DataFrame:
-        return self.trials
+        return self.candidates
 
     def manifest(self) -> dict[str, Any]:
         return {**self.to_dict(), "experiment": "tune", "rules": self.rules.to_dict()}
+
+
+def space_size(space: dict[str, tuple[int, int, int]]) -> int:
+    """Members of a space of parameter ranges (low, high, step).
+
+    >>> space_size({"base": (100, 1000, 50), "chase": (0, 1, 1)})
+    38
+    """
+    return math.prod((hi - lo) // step + 1 for lo, hi, step in space.values())
 
 
 def _ranges(family: str, params: list[str] | None,
@@ -137,15 +197,14 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
          monte_carlo: bool = False, budget: int = 100_000, seed: int | None = None,
          target: int | None = None, rules: str | None = None, ending: str | None = None,
          progress=None) -> TuneResult:
-    """Search ``family`` for the member of best mean score against ``field`` (two seats,
-    both seatings); see the module docstring.
+    """Find the member of ``family`` of best mean score against ``field`` (two seats,
+    both seatings): every member of a small space, else ``trials`` trials of a search;
+    see the module docstring.
 
-    >>> r = tune("threshold", ["threshold-300"], trials=12, seed=1, target=1000)
-    >>> r.method, r.best_score >= 0.5, r.best_score == r.rechecked_score
-    ('exact', True, True)
+    >>> r = tune("threshold", ["threshold-300"], seed=1, target=1000)
+    >>> r.search, r.evaluated, r.members, r.proven_best, r.best_score >= 0.5
+    ('enumerated', 40, 40, True, True)
     """
-    import optuna
-
     from dicelab.farkle.rules import check_target, load_rules
     from dicelab.seeding import check_games, check_seed
 
@@ -159,48 +218,80 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     seed = check_seed(seed)
     table = load_rules(rules, ending)
     target = check_target(target)
+    started = time.perf_counter()
+    members = space_size(space)
     score_of = (_monte_carlo(opponents, table, target, budget, seed) if monte_carlo
                 else _exact(opponents, table, target, family, space))
-    started = time.perf_counter()
-    seen: dict[str, float] = {}
     rows: list[dict[str, Any]] = []
+    seen: dict[str, float] = {}
+    calls = [0]
 
-    def objective(trial: optuna.Trial) -> float:
-        values = {p: trial.suggest_int(p, lo, hi, step=step) for p, (lo, hi, step)
-                  in space.items()}
+    def evaluate(values: dict[str, int], total: int) -> float:
         name = member(family, values)
         if name not in seen:
-            seen[name] = float(np.mean(list(score_of(name).values())))
-        rows.append({**values, "policy": name, "score": seen[name]})
+            e = _field_mean(score_of(name))
+            seen[name] = e.mean
+            rows.append({**values, "policy": name, "score": e.mean, "score_se": e.se})
+        calls[0] += 1
         if progress is not None:
-            progress(len(rows), trials)
+            progress(calls[0], total)
         return seen[name]
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = (optuna.samplers.CmaEsSampler(seed=seed % 2**32) if len(space) > 1
-               else optuna.samplers.TPESampler(seed=seed % 2**32))
-    study = optuna.create_study(direction="maximize", sampler=sampler)
-    study.optimize(objective, n_trials=trials)
+    enumerate_all = members <= max(trials, config.TUNE_ENUMERATE_MEMBERS)
+    if enumerate_all:
+        search, n_trials = ENUMERATED, None
+        axes = [range(lo, hi + 1, step) for lo, hi, step in space.values()]
+        for combo in itertools.product(*axes):
+            evaluate(dict(zip(space, combo, strict=True)), members)
+    else:
+        search, n_trials = (CMA_ES if len(space) > 1 else TPE), trials
+        _search(space, trials, seed, search, evaluate)
     frame = pd.DataFrame(rows)
     best_row = frame.loc[frame["score"].idxmax()]
     best = str(best_row["policy"])
+    ties = [] if monte_carlo else [
+        str(p) for p, v in zip(frame["policy"], frame["score"], strict=True)
+        if p != best and abs(v - best_row["score"]) <= TIE_TOLERANCE]
     if monte_carlo:  # fresh dice for the winner: the search's value is optimistic
-        check = _monte_carlo(opponents, table, target, budget, seed ^ 0x5EED, with_se=True)
-        per = check(best)
-        re_score = float(np.mean([v[0] for v in per.values()]))
-        re_se = float(math.sqrt(sum(v[1] ** 2 for v in per.values())) / len(per))
-        per_opp = {k: v[0] for k, v in per.items()}
+        per_opp = _monte_carlo(opponents, table, target, budget, seed ^ 0x5EED)(best)
     else:
         per_opp = score_of(best)
-        re_score, re_se = float(np.mean(list(per_opp.values()))), 0.0
+    recheck = _field_mean(per_opp)
     return TuneResult(family, [o.name for o in opponents], list(space), space,
                       "monte-carlo" if monte_carlo else "exact", seed, target, table, frame,
-                      best, float(best_row["score"]), re_score, re_se, per_opp,
+                      members, search, n_trials, best, float(best_row["score"]),
+                      float(best_row["score_se"]), recheck.mean, recheck.se, per_opp, ties,
                       time.perf_counter() - started)
 
 
+def _search(space: dict[str, tuple[int, int, int]], trials: int, seed: int, sampler: str,
+            evaluate: Callable[[dict[str, int], int], float]) -> None:
+    """``trials`` trials of optuna's ``sampler`` (:data:`CMA_ES` or :data:`TPE`),
+    maximizing ``evaluate``."""
+    import optuna
+
+    def objective(trial: optuna.Trial) -> float:
+        return evaluate({p: trial.suggest_int(p, lo, hi, step=step)
+                         for p, (lo, hi, step) in space.items()}, trials)
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    chosen = (optuna.samplers.CmaEsSampler(seed=seed % 2**32) if sampler == CMA_ES
+              else optuna.samplers.TPESampler(seed=seed % 2**32))
+    study = optuna.create_study(direction="maximize", sampler=chosen)
+    study.optimize(objective, n_trials=trials)
+
+
+def _field_mean(per: dict[str, Estimate]) -> Estimate:
+    """The mean score over the field (the opponents' runs are independent)."""
+    k = len(per)
+    mean = float(np.mean([e.mean for e in per.values()]))
+    se = math.sqrt(sum(e.se ** 2 for e in per.values())) / k
+    dfs = [e.df for e in per.values() if e.df is not None]
+    return Estimate(mean, se, sum(e.n for e in per.values()), df=min(dfs) if dfs else None)
+
+
 def _exact(opponents, rules, target, family, space):
-    """Mean exact score against each opponent, the opponents' sides built once."""
+    """Exact score against each opponent (SE 0), the opponents' sides built once."""
     from dicelab.farkle import fixed, solve
     from dicelab.farkle.exact import resolve
 
@@ -210,12 +301,12 @@ def _exact(opponents, rules, target, family, space):
     d_max = fixed.lead_rows([*resolved, probe], rules, target)
     sides = [fixed.side_of(o, rules, target, d_max) for o in resolved]
 
-    def score(name: str) -> dict[str, float]:
+    def score(name: str) -> dict[str, Estimate]:
         mine = fixed.side_of(resolve(name, rules, target), rules, target, d_max)
         out = {}
         for o, side in zip(opponents, sides, strict=True):
             first, second = solve.outcomes_of(solve.play_sides(mine, side, rules, target))
-            out[o.name] = 0.5 * (first.score + second.score)
+            out[o.name] = Estimate(0.5 * (first.score + second.score), 0.0, 0)
         return out
 
     return score
@@ -225,26 +316,29 @@ def _defaults(family: str) -> dict[str, int]:
     return dict(AI_DEFAULTS) if family == "ai" else {"threshold": 300}
 
 
-def _monte_carlo(opponents, rules, target, budget, seed, with_se: bool = False):
-    """Mean score over both seatings against each opponent, ``budget`` games each, every
-    candidate on the same dice (a stream per turn, one seed per opponent)."""
+def _monte_carlo(opponents, rules, target, budget, seed):
+    """Score over both seatings against each opponent, ``budget`` games each, every
+    candidate on the same dice (a stream per turn, one seed per opponent), with its SE
+    over the chunks of games (a chunk of one seating and the same chunk of the other share
+    their dice: they are one unit)."""
     from dicelab.farkle import kernels as K
     from dicelab.farkle.simulate import simulate_farkle
-    from dicelab.tournament import _group_seed
+    from dicelab.seeding import chunk_bounds, group_seed
 
-    def score(name: str) -> dict[str, Any]:
+    games = np.diff(chunk_bounds(budget)).astype(float)
+
+    def score(name: str) -> dict[str, Estimate]:
         me = parse_policy(name, "farkle")
         out = {}
         for i, o in enumerate(opponents):
-            s = _group_seed(seed, 2000 + i)
-            ab = simulate_farkle([me, o], games=budget, seed=s, target=target, rules=rules,
-                                 streams=K.STREAM_PER_TURN)
-            ba = simulate_farkle([o, me], games=budget, seed=s, target=target, rules=rules,
-                                 streams=K.STREAM_PER_TURN)
-            mean = (ab.stats[0, K.ST_WINS] + ab.stats[0, K.ST_TIES] / 2
-                    + ba.stats[1, K.ST_WINS] + ba.stats[1, K.ST_TIES] / 2) / (2 * budget)
-            se = 0.5 / math.sqrt(2 * budget)  # at most: the dice are shared, not luck-free
-            out[o.name] = (float(mean), se) if with_se else float(mean)
+            s = group_seed(seed, 2000 + i)
+            ab, ba = (simulate_farkle(seats, games=budget, seed=s, target=target,
+                                      rules=rules, streams=K.STREAM_PER_TURN,
+                                      per_chunk=True).chunk_stats
+                      for seats in ([me, o], [o, me]))
+            num = (ab[:, 0, K.ST_WINS] + 0.5 * ab[:, 0, K.ST_TIES]
+                   + ba[:, 1, K.ST_WINS] + 0.5 * ba[:, 1, K.ST_TIES])
+            out[o.name] = unit_ratio(num.astype(float), 2 * games)
         return out
 
     return score

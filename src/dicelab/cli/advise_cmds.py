@@ -40,6 +40,7 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
                  top: int, json_out: bool, objective: str | None = None) -> None:
     """Rank every Penta option (keep dice or fill a box) by its expected final score, or
     by ``objective``'s value."""
+    from dicelab.cli import formats as F
     from dicelab.cli.render import advice_table
     from dicelab.penta.objectives import parse_objective
     from dicelab.penta.policies import Scorecard, rank_options
@@ -74,19 +75,19 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
         for o in shown:
             d = o.to_dict()
             if obj is not None and obj.kind != "mean":
-                d["value"] = d.pop("expected_final")
+                d["value"] = d.pop("expected_final_score")
             options.append(d)
         typer.echo(to_json({"game": "penta", "rules": rs.name, "policy": name,
                             "unit": unit, "card_total": sc.total,
                             "roll": faces, "rolls_left": rolls_left,
                             "tied_with_best": ties, "options": options}))
         return
-    rows = [(f"keep {' '.join(map(str, o.keep)) or 'nothing'}" if o.kind == "keep"
-             else f"score {o.box} ({o.points})", o.expected_final, o.loss, o.tie_with_best)
+    rows = [(f"keep {F.dice(o.keep) or 'nothing'}" if o.kind == "keep"
+             else f"score {o.box} ({o.points})", o.expected_final_score, o.loss,
+             o.tie_with_best)
             for o in shown]
-    advice_table(f"Penta {name} ({rs.name}): roll {roll}, {rolls_left} rerolls left, "
-                 f"card total {sc.total}", "expected final" if unit == "expected final score"
-                 else unit, rows, ties, digits=digits,
+    advice_table(f"Penta {name} ({rs.name}): roll {F.dice(faces)}, {rolls_left} rerolls "
+                 f"left, card total {F.count(sc.total)}", unit, rows, ties, F.number, digits,
                  tie_order="ties go to optimal's choice, then the lowest box, then the "
                            "largest keep" if obj is not None and obj.kind != "mean"
                  else "ties go to the lowest box, then the largest keep")
@@ -124,7 +125,7 @@ def register(app, policy_app) -> None:
         json_out: JsonOpt = False,
     ) -> None:
         """Every legal set-aside of the roll, then bank or roll: its expected turn score
-        (solitaire, max-ev play after) or its exact P(win) (with --me and --opp,
+        (solitaire, max-ev play after) or its exact P(win) + ½P(tie) (with --me and --opp,
         optimal-win play after), and its loss against the best."""
         from dicelab.cli.farkle_cmds import solving
         from dicelab.cli.render import show

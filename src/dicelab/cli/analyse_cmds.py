@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         """Review logged games move by move: the option chosen, the best option and the
         loss at every decision; per player the losses and the luck/skill split."""
         from dicelab.analyse import analyse_logs
-        from dicelab.cli.main import reproducing_command
+        from dicelab.cli.invocation import reproducing_command
         from dicelab.cli.render import show
         from dicelab.results import (
             RUN_FILES,

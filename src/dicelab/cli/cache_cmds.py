@@ -18,11 +18,13 @@ YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confir
 
 
 def _mb(n: int) -> str:
-    return f"{n / 1e6:,.1f} MB"
+    from dicelab.cli.formats import size
+
+    return size(n)
 
 
 def _local_time(ts: float | None) -> str:
-    return "?" if ts is None else datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+    return "n/a" if ts is None else datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
 def _file_table(files):

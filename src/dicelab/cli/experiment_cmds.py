@@ -78,26 +78,30 @@ def list_experiments(json_out: bool) -> None:
 def _render_sweep(run) -> None:
     from rich.table import Table
 
+    from dicelab.cli import formats as F
     from dicelab.cli.render import console
 
     s = run.output.summary
     target = run.options["target"]
     t = Table(title=f"Farkle threshold-T, rules {s['rules']}: exact, per turn and to reach "
-                    f"{target:,}")
-    for col in ("T", "points/turn", "P(bust)", "gap to max-ev", "turns to target"):
-        t.add_column(col, justify="right", no_wrap=True)
-    best = {s["best_threshold"], s["best_threshold_by_turns"]}
+                    f"{F.count(target)}")
+    for col in ("threshold", "expected turn score", "P(bust)", "gap to max-ev",
+                "expected turns to target", "best"):
+        t.add_column(col, justify="left" if col == "best" else "right", no_wrap=True)
     for row in run.output.table.itertuples(index=False):
-        mark = " *" if int(row.threshold) in best else ""
-        t.add_row(f"{int(row.threshold)}{mark}", f"{row.expected_turn_score:.4f}",
-                  f"{row.p_bust:.4f}", f"{row.gap_to_max_ev:.4f}",
-                  f"{row.expected_turns_to_target:.4f}")
+        best = [what for what, key in (("by turn score", "best_threshold"),
+                                       ("by turns", "best_threshold_by_turns"))
+                if int(row.threshold) == s[key]]
+        t.add_row(F.count(row.threshold), F.number(row.expected_turn_score, 4),
+                  F.percent(row.p_bust, 4), F.number(row.gap_to_max_ev, 4),
+                  F.number(row.expected_turns_to_target, 4), ", ".join(best))
     console.print(t)
-    console.print(f"best threshold {s['best_threshold']} ({s['best_expected_turn_score']:.4f} "
-                  f"points/turn), max-ev {s['max_ev']:.4f} (gap "
-                  f"{s['gap_of_best_to_max_ev']:.4f}); to reach {target:,}: best threshold "
-                  f"{s['best_threshold_by_turns']}, fastest {s['fastest_expected_turns']:.4f} "
-                  "turns")
+    console.print(f"best threshold {s['best_threshold']} "
+                  f"({F.number(s['best_expected_turn_score'], 4)} points per turn), max-ev "
+                  f"{F.number(s['max_ev_expected_turn_score'], 4)} (gap "
+                  f"{F.number(s['gap_of_best_to_max_ev'], 4)}); to reach {F.count(target)}: "
+                  f"best threshold {s['best_threshold_by_turns']}, fastest "
+                  f"{F.number(s['fastest_expected_turns_to_target'], 4)} turns")
 
 
 def _render_comparison(run) -> None:

@@ -53,7 +53,7 @@ def register(app, solve_app, policy_app) -> None:
     ) -> None:
         """Exact bust probability for 1..6 dice beside a simulated estimate."""
         from dicelab.cli import render
-        from dicelab.cli.main import reproducing_command
+        from dicelab.cli.invocation import reproducing_command
         from dicelab.farkle.simulate import simulate_bust_frequencies
         from dicelab.results import check_out_dir, save_run, to_json
 

@@ -19,7 +19,8 @@ except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx
 
 import dicelab
-from dicelab.config import DEFAULT_GAMES
+from dicelab.cli.invocation import ARGV, reproducing_command
+from dicelab.config import DEFAULT_GAMES, TUNE_ENUMERATE_MEMBERS
 from dicelab.errors import UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
 
@@ -79,17 +80,32 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 OutOpt = Annotated[str | None, typer.Option(
     metavar="DIR", help="Save summary.parquet and manifest.json in this directory.")]
 
-#: The command line of this process (``main``'s argv): what manifests record.
-_ARGV: list[str] = []
+#: What a bare ``--sprt`` stands for (:class:`dicelab.sprt.SprtSpec`'s defaults).
+SPRT_DEFAULTS = "elo0=0,elo1=10,alpha=0.05,beta=0.05"
 
 
-def reproducing_command(seed: int | None) -> list[str]:
-    """``dicelab ...`` as typed, with the seed the run used spelled out when it was drawn."""
-    argv = list(_ARGV)
-    given = any(a == "--seed" or a.startswith("--seed=") for a in argv)
-    if seed is not None and not given:
-        argv += ["--seed", str(seed)]
-    return ["dicelab", *argv]
+def _fill_bare_sprt(argv: list[str]) -> list[str]:
+    """``--sprt`` with no spec after it (the last word, or followed by an option or a
+    policy name: a spec has an ``=`` and no ``:``) gets :data:`SPRT_DEFAULTS`.
+
+    >>> _fill_bare_sprt(["tournament", "ai", "max-ev", "--sprt"])[-1]
+    'elo0=0,elo1=10,alpha=0.05,beta=0.05'
+    >>> _fill_bare_sprt(["tournament", "--sprt", "ai:base=300", "ai"])[2]
+    'elo0=0,elo1=10,alpha=0.05,beta=0.05'
+    >>> _fill_bare_sprt(["tournament", "ai", "max-ev", "--sprt", "elo1=5"])[-1]
+    'elo1=5'
+    """
+    out: list[str] = []
+    for i, word in enumerate(argv):
+        out.append(word)
+        if word == "--sprt":
+            after = argv[i + 1] if i + 1 < len(argv) else None
+            if after is None or after.startswith("-") or "=" not in after or ":" in after:
+                out.append(SPRT_DEFAULTS)
+        if word == "--":
+            out += argv[i + 1:]
+            break
+    return out
 
 
 def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | None,
@@ -201,7 +217,8 @@ def compare(
         help="Two or more policies of one game, e.g. ai max-ev threshold-250.")],
     game: GameOpt = None,
     games: Annotated[int | None, typer.Option(
-        "--games", "-n", help=f"Games per pair. [default: {DEFAULT_GAMES}]")] = None,
+        "--games", "-n", help=f"Games per pair (one two-seat table each). "
+                              f"[default: {DEFAULT_GAMES}]")] = None,
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
@@ -254,9 +271,10 @@ def tournament(
         "--crn/--no-crn", help="Common random numbers: the tables of a group play the same "
                                "dice with the seats rotated.")] = True,
     sprt: Annotated[str | None, typer.Option(
-        "--sprt", metavar="SPEC",
+        "--sprt", metavar="[SPEC]",
         help="Sequential test of every pair instead of a fixed number of games, e.g. "
-             "elo0=0,elo1=10,alpha=0.05,beta=0.05; --games is then the most per pair.")
+             "elo1=5,alpha=0.01; what is left out, or a bare --sprt, takes the defaults "
+             f"{SPRT_DEFAULTS}; --games is then the most per pair.")
     ] = None,
     threads: ThreadsOpt = None,
     dask: DaskOpt = None,
@@ -303,7 +321,9 @@ def tune(
     range_: Annotated[list[str] | None, typer.Option(
         "--range", metavar="NAME=LOW:HIGH:STEP",
         help="Narrow a parameter's range, e.g. base=200:600:50 (repeatable).")] = None,
-    trials: Annotated[int, typer.Option(help="Candidates to evaluate.")] = 60,
+    trials: Annotated[int, typer.Option(
+        help="Trials of the search of a large space. A space of at most max(trials, "
+             f"{TUNE_ENUMERATE_MEMBERS}) members is evaluated whole (every member).")] = 60,
     monte_carlo: Annotated[bool, typer.Option(
         "--monte-carlo", help="Simulate instead of the exact evaluation (common dice across "
                               "candidates; the winner re-played on fresh seeds).")] = False,
@@ -316,7 +336,8 @@ def tune(
     json_out: JsonOpt = False,
     out: OutOpt = None,
 ) -> None:
-    """Search a policy family for the member with the best score against a field."""
+    """Find the member of a policy family with the best score against a field: every
+    member of a small space, a search of a large one."""
     from dicelab.tune import parse_range
     from dicelab.tune import tune as run
 
@@ -385,10 +406,10 @@ def main(argv: list[str] | None = None) -> None:
     (a command group with nothing after it, such as ``dicelab solve``: its help on stderr,
     exit 2)."""
     _show_notices()
-    _ARGV[:] = sys.argv[1:] if argv is None else list(argv)
+    ARGV[:] = _fill_bare_sprt(sys.argv[1:] if argv is None else list(argv))
     try:
         # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
-        code = app(args=argv, prog_name="dicelab", standalone_mode=False)
+        code = app(args=list(ARGV), prog_name="dicelab", standalone_mode=False)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             if code == _INTERRUPTED:
                 typer.echo("interrupted", err=True)

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from dicelab.cli import formats as F
 from dicelab.play import IllegalMove, SeededDice, parse_faces
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 100)
@@ -76,7 +77,7 @@ def _verb(who: str, verb: str) -> str:
 
 
 def _dice(faces) -> str:
-    return " ".join(map(str, faces))
+    return F.dice(faces)
 
 
 def _check_log(path: str | None):
@@ -125,12 +126,12 @@ def _run(play) -> None:
 
 
 def _farkle_value(unit: str, v: float) -> str:
-    return f"{100 * v:.2f}% P(win)" if unit == "win" else f"{v:,.1f} points"
+    return f"{F.percent(v)} P(win) + ½P(tie)" if unit == "win" else f"{F.number(v, 1)} points"
 
 
 def _farkle_cost(unit: str, loss: float) -> str:
-    return (f"{100 * loss:.2f} percentage points of P(win)" if unit == "win"
-            else f"{loss:,.1f} expected points")
+    return (f"{F.number(100 * loss)} percentage points of P(win) + ½P(tie)" if unit == "win"
+            else f"{F.number(loss, 1)} expected points")
 
 
 def _farkle_choice(keep, action: str, dice: int) -> str:
@@ -140,18 +141,19 @@ def _farkle_choice(keep, action: str, dice: int) -> str:
 
 def _farkle_advice_table(game, advice, top: int = 8) -> None:
     unit = advice.unit
-    what = ("P(win) + P(tie)/2, optimal-win play after" if unit == "win"
+    what = ("P(win) + ½P(tie), optimal-win play after" if unit == "win"
             else "expected turn score, max-ev play after")
     console.print(f"  coach: {what}")
     table = Table()
     table.add_column("option")
-    table.add_column("value", justify="right")
+    table.add_column("P(win) + ½P(tie)" if unit == "win" else "expected turn score",
+                     justify="right")
     table.add_column("loss", justify="right")
     for o in advice.options[:top]:
-        loss = "best" if o.loss == 0 else (f"{100 * o.loss:.2f}%" if unit == "win"
-                                            else f"{o.loss:,.1f}")
-        table.add_row(_farkle_choice(o.keep, o.action, o.dice), _farkle_value(unit, o.value),
-                      loss)
+        loss = "best" if o.loss == 0 else (F.percent(o.loss) if unit == "win"
+                                            else F.number(o.loss, 1))
+        table.add_row(_farkle_choice(o.keep, o.action, o.dice),
+                      F.percent(o.value) if unit == "win" else F.number(o.value, 1), loss)
     console.print(table)
     if len(advice.options) > top:
         console.print(f"  ({len(advice.options) - top} more options)")
@@ -331,11 +333,11 @@ def _penta_advice_table(options, top: int = 8) -> None:
     console.print("  coach: expected final score, optimal play after")
     table = Table()
     table.add_column("option")
-    table.add_column("expected final", justify="right")
+    table.add_column("expected final score", justify="right")
     table.add_column("loss", justify="right")
     for o in options[:top]:
-        table.add_row(_penta_option(o), f"{o.expected_final:.2f}",
-                      "best" if o.loss == 0 else f"{o.loss:.2f}")
+        table.add_row(_penta_option(o), F.number(o.expected_final_score),
+                      "best" if o.loss == 0 else F.number(o.loss))
     console.print(table)
 
 

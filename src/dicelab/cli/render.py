@@ -26,6 +26,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from dicelab.cli import formats as F
+from dicelab.penta.rules import BOX_NAMES
+
 # piped or captured output has no terminal width: use a wide page rather than rich's 80
 # columns, so tables of several seats stay one line per statistic
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -59,24 +62,18 @@ def show(result: Any) -> None:
     render(result)
 
 
-# --- formatting ---------------------------------------------------------------------------
+# --- formatting (one format per kind of number: dicelab.cli.formats) -------------------
 
-
-def _pct(x: float | None, digits: int = 2) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{digits}f}%"
-
-
-def _num(x: float | None, digits: int = 2) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{x:,.{digits}f}"
-
-
-def _ci(lo_hi, fmt=_num, digits: int = 2) -> str:
-    lo, hi = lo_hi
-    return f"[{fmt(lo, digits)}, {fmt(hi, digits)}]"
+_pct, _num, _ci = F.percent, F.number, F.interval
 
 
 def _how(from_cache: bool) -> str:
     return "loaded from cache, solved originally in" if from_cache else "solved in"
+
+
+def _where(d: dict) -> str:
+    return (f"a Dask cluster of {d['workers']} worker(s)" if d["executor"] == "dask"
+            else f"{d['threads']} thread(s)")
 
 
 # --- Farkle -------------------------------------------------------------------------------
@@ -88,46 +85,45 @@ def farkle_simulation(result) -> None:
     seats = [result.seat(s) for s in range(len(result.seats))]
     multi = len(seats) > 1
     head = Table(title="Farkle simulation", show_header=False, box=None)
-    head.add_row("games", f"{d['games']:,}")
+    head.add_row("games", F.count(d["games"]))
     head.add_row("seed", str(d["seed"]))
     head.add_row("rules", d["rules"])
-    head.add_row("target", f"{d['target']:,}")
+    head.add_row("target", F.count(d["target"]))
     if multi:
         head.add_row("ending", d["ending"])
         head.add_row("first seat", "rotates" if d["first_seat"] is None
                      else str(d["first_seat"]))
-    where = (f"a Dask cluster of {d['workers']} worker(s)" if d["executor"] == "dask"
-             else f"{d['threads']} thread(s)")
-    head.add_row("elapsed", f"{d['elapsed_s']:.2f} s on {where}")
-    head.add_row("games/s", f"{d['games_per_s']:,.0f}")
+    head.add_row("elapsed", f"{F.seconds(d['elapsed_s'])} on {_where(d)}")
+    head.add_row("games/s", F.count(round(d["games_per_s"])))
     head.add_row("kernel", d["kernel"])
     console.print(head)
 
-    t = Table(title="per seat (95% intervals)")
+    t = Table(title="per seat (95% CI)")
     t.add_column("statistic")
     for s in seats:
-        t.add_column(f"seat {s.seat}: {s.strategy}", justify="right")
+        t.add_column(f"seat {s.seat}: {s.policy}", justify="right")
 
     def row(label, cell):
         t.add_row(label, *[cell(s) for s in seats])
 
     def est(e, digits, fmt=_num):
-        return f"{fmt(e.mean, digits)} {_ci(e.ci95, fmt, digits)}"
+        return F.estimate(e.p if hasattr(e, "p") else e.mean, e.ci95, fmt, digits)
 
     if multi:
-        row("win rate", lambda s: f"{_pct(s.win_rate.p)} {_ci(s.win_rate.ci95, _pct)}")
-        row("ties", lambda s: f"{s.ties:,} ({_pct(s.tie_rate.p)})")
-        row("mean final score", lambda s: est(s.final_score, 1))
-    row("mean turns" + ("" if multi else " to target"), lambda s: est(s.turns, 3))
+        row("win rate", lambda s: est(s.win_rate, 2, _pct))
+        row("tie rate", lambda s: est(s.tie_rate, 2, _pct))
+        row("mean place", lambda s: est(s.mean_place, 3))
+        row("mean final score", lambda s: est(s.mean_final_score, 1))
+    row("mean turns", lambda s: est(s.mean_turns, 3))
     row("points per turn", lambda s: est(s.points_per_turn, 1))
     row("bust rate per roll", lambda s: est(s.bust_rate_per_roll, 2, _pct))
     row("bust rate per turn", lambda s: est(s.bust_rate_per_turn, 2, _pct))
     for n in range(1, 7):
-        row(f"  bust rate, {n} {'die' if n == 1 else 'dice'}",
-            lambda s, n=n: f"{_pct(s.bust_by_dice[n].p)} {_ci(s.bust_by_dice[n].ci95, _pct)}")
+        row(f"bust rate, {n} {'die' if n == 1 else 'dice'}",
+            lambda s, n=n: est(s.bust_by_dice[n], 2, _pct))
     for q in (1, 5, 25, 50, 75, 95, 99):
         row(f"final score p{q}", lambda s, q=q: ("≥" if s.percentiles[q] >= s.histogram_top
-                                                 else "") + f"{s.percentiles[q]:,.0f}")
+                                                 else "") + F.count(s.percentiles[q]))
     console.print(t)
     if result.capped_games:
         err_console.print(f"[bold yellow]warning:[/] {result.capped_games:,} games hit the "
@@ -139,12 +135,14 @@ def bust_risk(result) -> None:
     """A :class:`dicelab.farkle.simulate.BustRiskResult`."""
     d = result.to_dict()
     t = Table(title=f"Farkle bust risk, rules '{d['rules']}' "
-                    f"({d['rolls_per_dice_count']:,} simulated rolls per row, seed {d['seed']})")
-    for col in ("dice", "exact", "simulated", "95% interval"):
+                    f"({F.count(d['rolls_per_dice_count'])} simulated rolls per row, "
+                    f"seed {d['seed']})",
+              caption="P(bust): exact; bust rate: simulated, with its 95% CI")
+    for col in ("dice", "P(bust)", "bust rate"):
         t.add_column(col, justify="right")
     for r in d["bust_risk"]:
-        t.add_row(str(r["dice"]), _pct(r["exact"]), _pct(r["simulated"], 3),
-                  _ci(r["ci95"], _pct, 3))
+        t.add_row(F.count(r["dice"]), _pct(r["p_bust"], 3),
+                  F.estimate(r["bust_rate"], r["bust_rate_ci95"], _pct, 3))
     console.print(t)
 
 
@@ -153,11 +151,11 @@ def _thresholds(th: dict) -> str:
 
 
 def _turn_lines(d: dict) -> None:
-    console.print(f"  expected turn score   {d['expected_turn_score']:.6f} points "
-                  f"(SD {d['sd']:.2f}), exact")
-    console.print(f"  P(bust)               {d['p_bust']:.6%}")
+    console.print(f"  {'expected turn score':<22}{_num(d['expected_turn_score'], 6)} points "
+                  f"(SD {_num(d['turn_score_sd'])}), exact")
+    console.print(f"  {'P(bust)':<22}{_pct(d['p_bust'], 4)}")
     for x, p in d["p_at_least"].items():
-        console.print(f"  P(bank >= {x:>5})      {p:.6%}")
+        console.print(f"  {f'P(bank >= {int(x):>5,})':<22}{_pct(p, 4)}")
 
 
 def threshold_solution(sol) -> None:
@@ -165,8 +163,8 @@ def threshold_solution(sol) -> None:
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy {d['policy']}")
     _turn_lines(d)
-    console.print(f"  expected turns to reach {d['target']} solitaire: "
-                  f"{d['expected_turns_to_target']:.6f}")
+    console.print(f"  expected turns to target ({F.count(d['target'])}, solitaire): "
+                  f"{_num(d['expected_turns_to_target'], 6)}")
 
 
 def max_ev_solution(sol) -> None:
@@ -181,8 +179,8 @@ def max_ev_solution(sol) -> None:
                   + _thresholds(sol.bank_thresholds()))
     if not d["threshold_policy"]:
         console.print("  (not a pure threshold per n: see dicelab policy farkle max-ev)")
-    console.print(f"  turn points capped at {d['cap']} (banking proven at least as good "
-                  f"above); solved in {d['solve_s']:.3f} s")
+    console.print(f"  turn points capped at {F.count(d['cap'])} (banking proven at least as "
+                  f"good above); solved in {F.seconds(d['solve_s'])}")
 
 
 def penalty_max_ev_solution(sol) -> None:
@@ -191,27 +189,29 @@ def penalty_max_ev_solution(sol) -> None:
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy max-ev, farkle penalty "
                   f"{d['farkle_penalty']} (third lost turn in a row)")
-    console.print(f"  long-run points per turn {d['points_per_turn']:.6f}, exact "
+    console.print(f"  long-run points per turn {_num(d['points_per_turn'], 6)}, exact "
                   f"(the penalty counted)")
     table = Table(title="one banking rule per run of lost turns")
-    for col in ("lost in a row", "share of turns", "P(bust)", "E(banked)", "bias",
+    for col in ("lost in a row", "share of turns", "P(bust)", "expected banked", "bias",
                 "banks from turn points, by dice left"):
         table.add_column(col, justify="left" if col.startswith("banks") else "right")
     for s in range(len(sol.streak)):
         th = sol.bank_thresholds(s)
-        table.add_row(str(s), f"{d['stationary'][s]:.4%}", f"{d['p_bust_by_lost_turns'][s]:.4%}",
-                      f"{d['expected_banked'][s]:.2f}", f"{d['bias'][s]:.3f}",
+        table.add_row(F.count(s), _pct(d["stationary"][s], 4),
+                      _pct(d["p_bust_by_lost_turns"][s], 4),
+                      _num(d["expected_banked"][s]), _num(d["bias"][s], 3),
                       _thresholds(th))
     console.print(table)
     console.print(f"  average-reward equations solved in {d['iterations']} iterations, "
-                  f"{d['solve_s']:.2f} s")
+                  f"{F.seconds(d['solve_s'])}")
 
 
 def fastest_solution(sol) -> None:
     """A :class:`dicelab.farkle.solitaire.FastestSolution`."""
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy fastest")
-    console.print(f"  expected turns to reach {d['target']} from 0: {d['expected_turns']:.6f}")
+    console.print(f"  expected turns to target ({F.count(d['target'])}, from 0): "
+                  f"{_num(d['expected_turns_to_target'], 6)}")
     console.print("  banks from turn points, by dice left, at own total:")
     for total, th in d["bank_thresholds"].items():
         console.print(f"    {int(total):>6}: " + _thresholds(th))
@@ -221,7 +221,7 @@ def fastest_solution(sol) -> None:
         for k, th in d["bank_thresholds_by_lost_turns"].items():
             console.print(f"    {k:>6}: " + _thresholds(th))
         console.print(f"  {d['sweeps']} sweeps")
-    console.print(f"  {_how(d['from_cache'])} {d['solve_s']:.2f} s")
+    console.print(f"  {_how(d['from_cache'])} {F.seconds(d['solve_s'])}")
 
 
 def optimal_win_solution(sol) -> None:
@@ -229,18 +229,19 @@ def optimal_win_solution(sol) -> None:
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy {d['policy']}, ending {d['ending']}")
     if sol.opponent is None:
-        console.print(f"  target {d['target']}, optimal play by both players, first player:")
+        console.print(f"  target {F.count(d['target'])}, optimal play by both players, "
+                      "first player:")
     else:
-        console.print(f"  target {d['target']}, the best response to {sol.opponent}, "
-                      "moving first:")
-    console.print(f"  P(win) {d['p_win']:.6f} ({d['p_win']:.3%})  P(tie) {d['p_tie']:.6f}  "
-                  f"P(loss) {d['p_loss']:.6f}")
+        console.print(f"  target {F.count(d['target'])}, the best response to "
+                      f"{sol.opponent}, moving first:")
+    console.print(f"  P(win) {_pct(d['p_win'], 4)}  P(tie) {_pct(d['p_tie'], 4)}  "
+                  f"P(loss) {_pct(d['p_loss'], 4)}")
     if sol.opponent is not None:
-        console.print(f"  moving second: P(win) {d['second_p_win']:.6f}  P(tie) "
-                      f"{d['second_p_tie']:.6f}  P(loss) {d['second_p_loss']:.6f}")
-    console.print(f"  fairest head start for the second player: {d['fair_head_start']} "
-                  f"points (first player's P(win) + P(tie)/2 = "
-                  f"{d['fair_head_start_value']:.6f})")
+        console.print(f"  moving second: P(win) {_pct(d['second_p_win'], 4)}  P(tie) "
+                      f"{_pct(d['second_p_tie'], 4)}  P(loss) {_pct(d['second_p_loss'], 4)}")
+    console.print(f"  fairest head start for the second player: "
+                  f"{F.count(d['fair_head_start'])} points (first player's P(win) + "
+                  f"½P(tie) = {_pct(d['fair_head_start_value'], 4)})")
     if "farkle_penalty" in d:
         console.print(f"  farkle penalty {d['farkle_penalty']}: totals down to "
                       f"-{d['floor_points']:,}, lost turns in a row; {d['sweeps']} policy "
@@ -248,9 +249,9 @@ def optimal_win_solution(sol) -> None:
         error = f"value error about {d['tolerance']:.1e} (from the sweeps' contraction)"
     else:
         error = f"value error <= {d['tolerance']:.1e}"
-    console.print(f"  {d['states']:,} states, {error}, "
-                  f"{d['memory_bytes'] / 2**20:.1f} MiB; {_how(d['from_cache'])} "
-                  f"{d['solve_s']:.1f} s")
+    console.print(f"  {F.count(d['states'])} states, {error}, "
+                  f"{F.size(d['memory_bytes'])}; {_how(d['from_cache'])} "
+                  f"{F.seconds(d['solve_s'])}")
 
 
 def decision_text(bank: np.ndarray) -> str:
@@ -288,20 +289,19 @@ def comparison(result) -> None:
     """A :class:`dicelab.compare.Comparison`: one row per pair, then a ranking."""
     if result.method == "exact":
         return exact_comparison(result)
-    where = f", target {result.target:,}" if result.target else ""
+    where = f", target {F.count(result.target)}" if result.target else ""
     where += f", ending {result.ending}" if result.ending else ""
     t = _pairs_table(f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
-                     f"{result.games_per_pair:,} games per pair, seed {result.seed}",
-                     "score = P(win) + P(tie)/2 of the policy; tie = its 95% CI contains 0.5",
-                     ("score", "95% CI", "wins", "ties"))
+                     f"{F.count(result.games_per_table)} games per table (one table per "
+                     f"pair), seed {result.seed}",
+                     "score = P(win) + ½P(tie) of the policy, with its 95% CI; tie = the CI "
+                     "contains 50%",
+                     ("score", "win rate", "tie rate"))
     for p in result.pairs:
-        lo, hi = p.score_ci
-        t.add_row(p.policy, p.opponent, f"{p.score:.4f}", f"{lo:.4f}-{hi:.4f}",
-                  f"{p.wins / p.games:.2%}", f"{p.ties / p.games:.2%}", p.verdict)
+        t.add_row(p.policy, p.opponent, F.estimate(p.score, p.score_ci95, _pct),
+                  _pct(p.wins / p.games), _pct(p.ties / p.games), p.verdict)
     console.print(t)
-    ranking = sorted(result.mean_scores().items(), key=lambda kv: -kv[1])
-    console.print("mean score over its pairings: "
-                  + ", ".join(f"{name} {score:.4f}" for name, score in ranking))
+    _ranking(result, 2)
 
 
 def exact_comparison(result) -> None:
@@ -311,18 +311,18 @@ def exact_comparison(result) -> None:
         return penta_exact_comparison(result)
     ending = result.pairs[0].ending if result.pairs else ""
     t = _pairs_table(f"Farkle head to head, exact: rules {result.rules}, ending {ending}, "
-                     f"target {result.target:,}",
-                     "score = P(win) + P(tie)/2 of the policy, the mean of its two seats; "
+                     f"target {F.count(result.target)}",
+                     "score = P(win) + ½P(tie) of the policy, the mean of its two seats; "
                      "1st / 2nd: the policy moves first / second; exact, no sampling"
                      + _iteration_note(result.pairs),
-                     ("score", "1st win", "1st tie", "2nd win", "2nd tie"))
+                     ("score", "1st win rate", "1st tie rate", "2nd win rate", "2nd tie rate"))
     for p in result.pairs:
-        t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
-                  *(f"{x:.6f}" for x in (p.first.win, p.first.tie, p.second.win,
+        t.add_row(p.policy, p.opponent, _pct(p.score, 7),
+                  *(_pct(x, 4) for x in (p.first.win, p.first.tie, p.second.win,
                                          p.second.tie)),
                   p.verdict)
     console.print(t)
-    _exact_ranking(result)
+    _ranking(result, 7)
 
 
 def _iteration_note(pairs) -> str:
@@ -331,99 +331,133 @@ def _iteration_note(pairs) -> str:
     return f"; iterated (the farkle penalty) to within {tol:.0e}" if tol > 0.0 else ""
 
 
-def _exact_ranking(result) -> None:
+def _ranking(result, digits: int) -> None:
     ranking = sorted(result.mean_scores().items(), key=lambda kv: -kv[1])
     console.print("mean score over its pairings: "
-                  + ", ".join(f"{name} {score:.6f}" for name, score in ranking)
-                  + f"  ({result.elapsed_s:.1f} s)")
+                  + ", ".join(f"{name} {_pct(score, digits)}" for name, score in ranking)
+                  + f"  ({F.seconds(result.elapsed_s)})")
 
 
 def penta_exact_comparison(result) -> None:
     """An exact Penta :class:`dicelab.compare.Comparison`: each pair's P(win), P(tie),
     P(loss) from the two exact score distributions (the order of play does not matter)."""
     t = _pairs_table(f"Penta head to head, exact: rules {result.rules}",
-                     "score = P(win) + P(tie)/2 of the policy; tie = a shared TOTAL; exact "
-                     "(from the two score distributions), no sampling",
-                     ("score", "win", "tie", "loss"))
+                     "score = P(win) + ½P(tie) of the policy; tie = a shared final score; "
+                     "exact (from the two score distributions), no sampling",
+                     ("score", "win rate", "tie rate", "loss rate"))
     for p in result.pairs:
-        t.add_row(p.policy, p.opponent, f"{p.score:.9f}",
-                  *(f"{x:.6f}" for x in (p.win_rate, p.tie_rate, p.loss_rate)), p.verdict)
+        t.add_row(p.policy, p.opponent, _pct(p.score, 7),
+                  *(_pct(x, 4) for x in (p.win_rate, p.tie_rate, p.loss_rate)), p.verdict)
     console.print(t)
-    _exact_ranking(result)
+    _ranking(result, 7)
 
 
 def tournament(result) -> None:
-    """A :class:`dicelab.tournament.Tournament`: standings, then every pair's verdict."""
+    """A :class:`dicelab.tournament.Tournament`: standings (ranked by win rate), then every
+    pair's verdict."""
     t = Table(title=f"{result.game.capitalize()} tournament: {len(result.policies)} policies, "
-                    f"{result.seats} seats, {len(result.tables)} tables of "
-                    f"{result.games_per_table:,} games, seed {result.seed}"
+                    f"{result.seats_per_table} seats, {len(result.tables)} tables of "
+                    f"{F.count(result.games_per_table)} games, seed {result.seed}"
                     + (", common random numbers" if result.crn else ""),
-              caption="rating: Bradley-Terry on every pairwise finish, Elo scale, bootstrap "
-                      "95% interval; place: mean finishing place (1 = first)")
-    for col in ("rank", "policy", "rating", "95% CI", "win rate", "95% CI", "place", "95% CI"):
+              caption="ranked by win rate (tables won alone); tie rate: tables where it "
+                      "shared the top; mean place: 1 = first; rating: how often it finishes "
+                      "ahead of another policy (Bradley-Terry on every pairwise finish, Elo "
+                      "scale, bootstrap CI), which at 3 or more seats can order the policies "
+                      "differently from the win rate; 95% CIs in brackets")
+    for col in ("rank", "policy", "win rate", "tie rate", "mean place", "rating"):
         t.add_column(col, justify="left" if col == "policy" else "right", no_wrap=True)
     for s in result.standings():
-        t.add_row(str(s.rank), s.policy, f"{s.rating:.1f}",
-                  f"{s.rating_ci[0]:.1f}..{s.rating_ci[1]:.1f}", _pct(s.win_rate.mean),
-                  _ci(s.win_rate.ci95, _pct), f"{s.place.mean:.3f}",
-                  _ci(s.place.ci95, _num, 3))
+        t.add_row(F.count(s.rank), s.policy, F.estimate(s.win_rate.mean, s.win_rate.ci95, _pct),
+                  _pct(s.tie_rate.mean), F.estimate(s.mean_place.mean, s.mean_place.ci95,
+                                                    _num, 3),
+                  F.estimate(s.rating, s.rating_ci95, _num, 1))
     console.print(t)
     p = Table(title="pairs: the first policy's share of finishing ahead (level = half)",
-              caption="verdict: Holm-corrected two-sided test of an even score at 5%; "
-                      "effective games per game: the variance with independent dice over "
-                      "the variance with the common dice")
-    for col in ("policy", "vs", "score", "95% CI", "p (Holm)", "verdict", "eff. games/game"):
+              caption="score with its 95% CI; verdict: Holm-corrected two-sided test of an "
+                      "even score at 5%; effective games per game: the variance with "
+                      "independent dice over the variance with the common dice")
+    for col in ("policy", "vs", "score", "p (Holm)", "verdict", "eff. games/game"):
         p.add_column(col, justify="right" if col not in ("policy", "vs", "verdict")
-                     else "left", no_wrap=True)
+                     else "left", no_wrap=col != "eff. games/game")
     for v in result.pairs():
-        p.add_row(v.policy, v.opponent, f"{v.score.mean:.4f}",
-                  f"{v.score.ci95[0]:.4f}-{v.score.ci95[1]:.4f}", f"{v.p_holm:.2g}",
-                  v.verdict, f"{v.effective_games_per_game:.2f}")
+        p.add_row(v.policy, v.opponent, F.estimate(v.score.mean, v.score.ci95, _pct),
+                  F.p_value(v.p_holm), v.verdict, _num(v.effective_games_per_game))
     console.print(p)
 
 
 def sprt_run(result) -> None:
-    """A :class:`dicelab.sprt.SprtRun`: every pair's sequential decision."""
+    """A :class:`dicelab.sprt.SprtRun`: every pair's sequential decision, beside the games
+    the test needs on average and those of a fixed-size test."""
     s = result.spec
     t = Table(title=f"{result.game.capitalize()} SPRT: H0 elo {s.elo0:g} vs H1 elo "
-                    f"{s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g}, seed {result.seed}"
+                    f"{s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g} (LLR bounds "
+                    f"{_ci(s.bounds)}), seed {result.seed}"
                     + (", common random numbers" if result.crn else ""),
               caption="H1: the policy is the stronger by elo1; H0: by elo0; games: played "
-                      "until the decision")
-    for col in ("policy", "vs", "decision", "games", "score", "LLR"):
+                      "until the decision; score with its 95% CI; expected if H0 / if H1: "
+                      "the test's average games "
+                      "when that hypothesis holds (Wald); fixed test: the games of a "
+                      "fixed-size test with the same error rates; both from this pair's "
+                      "measured variance")
+    for col in ("policy", "vs", "decision", "games", "score", "LLR", "expected if H0",
+                "expected if H1", "fixed test"):
         t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right",
-                     no_wrap=True)
-    lo, hi = s.bounds
+                     no_wrap=col in ("policy", "vs", "score"))
     for p in result.pairs:
-        t.add_row(p.policy, p.opponent, p.decision, f"{p.games:,}", f"{p.score.mean:.4f}",
-                  f"{p.llr:.2f} [{lo:.2f}, {hi:.2f}]")
+        h0, h1 = p.expected_games
+        t.add_row(p.policy, p.opponent, p.decision, F.count(p.games),
+                  F.estimate(p.score.mean, p.score.ci95, _pct), _num(p.llr), F.count(_round(h0)),
+                  F.count(_round(h1)), F.count(_round(p.fixed_games)))
     console.print(t)
+
+
+def _round(x: float) -> float:
+    return x if math.isnan(x) else round(x)
 
 
 def tune_result(result) -> None:
-    """A :class:`dicelab.tune.TuneResult`: the winner, then the best trials."""
+    """A :class:`dicelab.tune.TuneResult`: how the space was covered, the winner, then
+    the best candidates."""
+    mc = result.method != "exact"
     console.print(f"tuned {result.family} ({', '.join(result.params)}) against "
-                  f"{', '.join(result.field)}: {len(result.trials)} trials, {result.method}, "
-                  f"target {result.target:,}, seed {result.seed}")
-    console.print(f"  best: {result.best}, score {result.best_score:.6f}"
-                  + ("" if result.method == "exact" else
-                     f" in the search; on fresh dice {result.rechecked_score:.6f} "
-                     f"(SE {result.rechecked_se:.6f})"))
-    for name, score in result.per_opponent.items():
-        console.print(f"    against {name}: {score:.6f}")
-    t = Table(title="the best distinct candidates")
-    for col in (*result.params, "score"):
+                  f"{', '.join(result.field)}: {result.method}, target "
+                  f"{F.count(result.target)}, seed {result.seed}")
+    if result.search == "enumerated":
+        console.print(f"  every member evaluated: {F.count(result.evaluated)} of "
+                      f"{F.count(result.members)}")
+    else:
+        console.print(f"  searched ({result.search}, {F.count(result.trials)} trials): "
+                      f"{F.count(result.evaluated)} of {F.count(result.members)} members "
+                      "evaluated; the best found is not proven best")
+    se = f" (SE {_pct(result.best_score_se, 4)})" if mc else ""
+    console.print(f"  {'best' if result.proven_best else 'best found'}: {result.best}, "
+                  f"score {_pct(result.best_score, 4)}{se}"
+                  + (", the best of the family" if result.proven_best else "")
+                  + (f" in the search; on fresh dice {_pct(result.rechecked_score, 4)} "
+                     f"(SE {_pct(result.rechecked_score_se, 4)})" if mc else ""))
+    if result.tied_members:
+        console.print(f"  tied with it: {', '.join(result.tied_members)}")
+    for name, e in result.per_opponent.items():
+        console.print(f"    against {name}: {_pct(e.mean, 4)}"
+                      + (f" (SE {_pct(e.se, 4)})" if mc else ""))
+    t = Table(title="the best candidates")
+    for col in (*result.params, "score", *(("SE",) if mc else ())):
         t.add_column(col, justify="right")
-    top = result.trials.drop_duplicates("policy").nlargest(8, "score")
-    for values, score in zip(top[result.params].to_numpy(), top["score"], strict=True):
-        t.add_row(*(str(int(v)) for v in values), f"{score:.6f}")
+    top = result.candidates.nlargest(8, "score")
+    for values, score, score_se in zip(top[result.params].to_numpy(), top["score"],
+                                       top["score_se"], strict=True):
+        t.add_row(*(F.count(v) for v in values), _pct(score, 4),
+                  *((_pct(score_se, 4),) if mc else ()))
     console.print(t)
+    console.print("score: mean P(win) + ½P(tie) over the field, both seatings"
+                  + ("; SE: its standard error" if mc else ", exact"))
 
 
-def advice_table(title: str, value_name: str, rows, ties: int, digits: int,
-                 tie_order: str) -> None:
+def advice_table(title: str, value_name: str, rows, ties: int, fmt: Callable[..., str],
+                 digits: int, tie_order: str) -> None:
     """The options of one decision, best first: ``rows`` of (option, value, loss,
-    tied with the best); ``ties`` how many options are worth the best."""
+    tied with the best), the value and the loss in ``fmt``; ``ties`` how many options are
+    worth the best."""
     t = Table(title=title, caption="#1 is the best" + (
         f"; {ties} options tie with the best (equal up to rounding; {tie_order})"
         if ties > 1 else ""))
@@ -432,48 +466,131 @@ def advice_table(title: str, value_name: str, rows, ties: int, digits: int,
     t.add_column(value_name, justify="right")
     t.add_column("loss", justify="right")
     for i, (what, value, loss, tie) in enumerate(rows, 1):
-        t.add_row(str(i), what, f"{value:.{digits}f}",
-                  "tie" if tie and ties > 1 else f"{loss:.{digits}f}")
+        t.add_row(F.count(i), what, fmt(value, digits),
+                  "tie" if tie and ties > 1 else fmt(loss, digits))
     console.print(t)
 
 
 def farkle_advice(advice) -> None:
     """A :class:`dicelab.farkle.advise.FarkleAdvice`."""
     a = advice
-    where = ("solitaire" if a.me is None else
-             f"me {a.me:,}, opponent {a.opp:,}, target {a.target:,}, {a.ending}")
-    rows = [(f"set aside {' '.join(map(str, o.keep))} ({o.points}), "
-             + ("bank" if o.action == "bank" else f"roll {o.dice}"),
-             100 * o.value if a.me is not None else o.value,
-             100 * o.loss if a.me is not None else o.loss, o.tie_with_best)
+    two = a.me is not None
+    where = ("solitaire" if not two else
+             f"me {F.count(a.me)}, opponent {F.count(a.opp)}, target {F.count(a.target)}, "
+             f"{a.ending}")
+    rows = [(f"set aside {F.dice(o.keep)} ({F.count(o.points)}), "
+             + ("bank" if o.action == "bank" else f"roll {o.dice}"), o.value, o.loss,
+             o.tie_with_best)
             for o in a.options]
-    advice_table(f"Farkle ({a.rules}, {where}): roll {' '.join(map(str, a.roll))} with "
-                 f"{a.turn_points} turn points; {a.policy} play after",
-                 "P(win) + ½P(tie), %" if a.me is not None else "expected turn score", rows,
-                 a.ties,
-                 digits=4 if a.me is not None else 2,
+    advice_table(f"Farkle ({a.rules}, {where}): roll {F.dice(a.roll)} with "
+                 f"{F.count(a.turn_points)} turn points; {a.policy} play after",
+                 "P(win) + ½P(tie)" if two else "expected turn score", rows, a.ties,
+                 _pct if two else _num, 4 if two else 2,
                  tie_order="more points first, then bank before roll")
 
 
 def penta_simulation(result) -> None:
-    """A :class:`dicelab.penta.simulate.PentaResult`."""
-    from dicelab.cli.penta_cmds import render_simulation
+    """Rich tables of a :class:`PentaResult`: one column per seat."""
+    seats = [result.seat(s) for s in range(len(result.seats))]
+    title = (f"Penta, rules '{result.rules}': {F.count(result.games)} games, "
+             f"seed {result.seed}, {F.count(round(result.games_per_s))} games/s"
+             + (f" on a Dask cluster of {result.workers} worker(s)"
+                if result.executor == "dask" else ""))
+    t = Table(title=title, caption=(
+        f"95% CI in brackets; simulation {F.seconds(result.elapsed_s)}; set-up "
+        f"{F.seconds(result.setup_s)} (solve or load the values, build or load the decision "
+        "tables: see `dicelab cache`)"))
+    t.add_column("statistic")
+    for s in seats:
+        t.add_column(f"seat {s.seat}: {s.policy}", justify="right")
 
-    render_simulation(result, console)
+    def row(label, f):
+        t.add_row(label, *[f(s) for s in seats])
+
+    if len(seats) > 1:
+        row("win rate", lambda s: F.estimate(s.win_rate.p, s.win_rate.ci95, F.percent))
+        row("tie rate", lambda s: F.estimate(s.tie_rate.p, s.tie_rate.ci95, F.percent))
+    row("mean final score", lambda s: F.estimate(s.mean_final_score.mean,
+                                                 s.mean_final_score.ci95, F.number, 3))
+    if any(s.expected_final_score is not None for s in seats):
+        row("expected final score (exact)",
+            lambda s: F.number(s.expected_final_score, 4))
+    row("final score SD", lambda s: F.number(s.final_score_sd))
+    for q in (1, 5, 25, 50, 75, 95, 99):
+        row(f"final score p{q}", lambda s, q=q: F.count(s.percentiles[q]))
+    row("P(upper bonus)", lambda s: F.estimate(s.p_upper_bonus.p, s.p_upper_bonus.ci95,
+                                               F.percent))
+    row("P(Penta box = 50)", lambda s: F.estimate(s.p_penta_fifty.p, s.p_penta_fifty.ci95,
+                                                  F.percent))
+    row("mean Penta bonuses", lambda s: F.estimate(s.mean_penta_bonuses.mean,
+                                                   s.mean_penta_bonuses.ci95, F.number, 4))
+    for name in seats[0].mean_box_scores:
+        row(f"mean {name}", lambda s, n=name: F.number(s.mean_box_scores[n].mean, 3))
+    console.print(t)
+    if len(seats) > 1:
+        tie = result.tie_rate
+        console.print(f"tie rate (the highest final score shared): "
+                      f"{F.estimate(tie.p, tie.ci95, F.percent)}, {F.count(tie.count)} games")
 
 
-def penta_distribution(result) -> None:
-    """A :class:`dicelab.penta.distribution.ScoreDistribution`."""
-    from dicelab.cli.penta_cmds import render_distribution
+def penta_distribution(dist) -> None:
+    """A rich table of a :class:`~dicelab.penta.distribution.ScoreDistribution`."""
+    t = Table(title=f"Penta, rules '{dist.rules.name}', policy {dist.policy}: exact "
+                    "distribution of the final score",
+              caption=("loaded from the disk cache; the pass took " if dist.from_cache
+                       else "computed in ") + f"{F.seconds(dist.compute_s)} (see `dicelab "
+                                              "cache`)")
+    t.add_column("statistic")
+    t.add_column("exact", justify="right")
+    t.add_row("expected final score", F.number(dist.mean, 6))
+    t.add_row("final score SD", F.number(dist.sd, 4))
+    for q, v in dist.percentiles.items():
+        t.add_row(f"final score p{q}", F.count(v))
+    t.add_row("final score range", F.interval(dist.support, F.count))
+    t.add_row("P(upper bonus)", F.percent(dist.p_upper_bonus, 4))
+    t.add_row("P(Penta box = 50)", F.percent(dist.p_penta_fifty, 4))
+    t.add_row("expected Penta bonuses", F.number(dist.mean_penta_bonuses, 6))
+    for name, m in zip(BOX_NAMES, dist.box_means, strict=True):
+        t.add_row(f"expected {name}", F.number(m, 4))
+    console.print(t)
 
-    render_distribution(result, console)
 
-
-def penta_objective(result) -> None:
-    """A :class:`dicelab.penta.objective_play.ObjectiveReport`."""
-    from dicelab.cli.penta_cmds import render_objective
-
-    render_objective(result, console)
+def penta_objective(report) -> None:
+    """A :class:`dicelab.penta.objective_play.ObjectiveReport`: the objective's policy
+    beside ``optimal``."""
+    sol, dist, base = report.solution, report.policy, report.optimal
+    obj = report.objective
+    t = Table(title=f"Penta, rules '{sol.rules.name}': objective {obj.name} ({obj.unit})",
+              caption=("loaded from the disk cache; the solve took " if sol.from_cache
+                       else "solved in ") + F.seconds(sol.solve_s) + "; the distribution "
+                      + ("loaded" if dist.from_cache else "computed")
+                      + f" ({F.seconds(dist.compute_s)})")
+    t.add_column("quantity")
+    t.add_column(f"policy {dist.policy}", justify="right")
+    t.add_column("policy optimal", justify="right")
+    digits = 10 if obj.kind in ("at-least", "beat") else 6
+    t.add_row(obj.unit, F.number(sol.value, digits), F.number(report.optimal_value, digits))
+    if obj.kind == "utility":
+        t.add_row("expected utility", f"{sol.raw_value:.6e}", "")
+    t.add_row("decisions per game differing from optimal",
+              F.number(dist.differ_from_optimal, 4), "0")
+    t.add_row("expected final score", F.number(dist.mean, 6), F.number(base.mean, 6))
+    t.add_row("final score SD", F.number(dist.sd, 4), F.number(base.sd, 4))
+    for q in dist.percentiles:
+        t.add_row(f"final score p{q}", F.count(dist.percentiles[q]),
+                  F.count(base.percentiles[q]))
+    for target in (200, 250, 300, 350, 400):
+        t.add_row(f"P(final score >= {target})", F.number(dist.p_at_least(target), 6),
+                  F.number(base.p_at_least(target), 6))
+    t.add_row("P(upper bonus)", F.percent(dist.p_upper_bonus, 4),
+              F.percent(base.p_upper_bonus, 4))
+    t.add_row("P(Penta box = 50)", F.percent(dist.p_penta_fifty, 4),
+              F.percent(base.p_penta_fifty, 4))
+    t.add_row("expected Penta bonuses", F.number(dist.mean_penta_bonuses, 6),
+              F.number(base.mean_penta_bonuses, 6))
+    for name, m, mb in zip(BOX_NAMES, dist.box_means, base.box_means, strict=True):
+        t.add_row(f"expected {name}", F.number(m, 4), F.number(mb, 4))
+    console.print(t)
 
 
 def print_whole(table: Table) -> None:

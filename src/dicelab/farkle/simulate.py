@@ -50,6 +50,7 @@ from dicelab.seeding import check_games, check_seed, chunk_bounds, chunk_states,
 from dicelab.stats import (
     Estimate,
     Proportion,
+    fields,
     mean_estimate,
     percentiles_from_histogram,
     ratio_estimate,
@@ -72,23 +73,23 @@ def lanes_kernel(n_seats: int) -> str:
 class FarkleSeat:
     """One seat's statistics over a simulation, each with its uncertainty.
 
-    ``final_score``, ``turns``: per-game means; ``points_per_turn``,
+    ``mean_final_score``, ``mean_turns``: per-game means; ``points_per_turn``,
     ``bust_rate_per_turn``, ``bust_rate_per_roll``: ratios of per-game sums (games are the
     independent units); ``bust_by_dice[n]``: busts among rolls of ``n`` dice;
     ``percentiles``: exact, from the histogram of final totals (a value equal to
-    ``histogram_top`` means "at least").
+    ``histogram_top`` means "at least"); ``mean_place``: the mean finishing place.
     """
 
     seat: int
-    strategy: str
+    policy: str
     params: dict[str, Any]
     wins: int
     ties: int
     losses: int
     win_rate: Proportion
     tie_rate: Proportion
-    final_score: Estimate
-    turns: Estimate
+    mean_final_score: Estimate
+    mean_turns: Estimate
     points_per_turn: Estimate
     bust_rate_per_turn: Estimate
     bust_rate_per_roll: Estimate
@@ -98,30 +99,26 @@ class FarkleSeat:
     triggered_last_round: int
     percentiles: dict[int, float]
     histogram_top: float
-    place: Estimate  # finishing place, 1 = first (tied seats share the best place)
+    mean_place: Estimate  # finishing place, 1 = first (tied seats share the best place)
 
     def to_dict(self) -> dict[str, Any]:
-        def est(name: str, e: Estimate) -> dict[str, Any]:
-            return {name: e.mean, f"{name}_se": e.se, f"{name}_ci": list(e.ci95)}
-
         return {
-            "seat": self.seat, "strategy": self.strategy, "params": self.params,
+            "seat": self.seat, "policy": self.policy, "params": self.params,
             "wins": self.wins, "ties": self.ties, "losses": self.losses,
-            "win_rate": self.win_rate.p, "win_rate_ci": list(self.win_rate.ci95),
-            "tie_rate": self.tie_rate.p, "tie_rate_ci": list(self.tie_rate.ci95),
-            **est("mean_final_score", self.final_score),
-            **est("mean_turns", self.turns),
-            **est("points_per_turn", self.points_per_turn),
-            **est("bust_rate_per_turn", self.bust_rate_per_turn),
-            **est("bust_rate_per_roll", self.bust_rate_per_roll),
-            "bust_rate_by_dice": {str(n): {"rolls": b.n, "busts": b.count, "rate": b.p,
-                                           "ci95": list(b.ci95)}
+            **fields("win_rate", self.win_rate), **fields("tie_rate", self.tie_rate),
+            **fields("mean_final_score", self.mean_final_score),
+            **fields("mean_turns", self.mean_turns),
+            **fields("points_per_turn", self.points_per_turn),
+            **fields("bust_rate_per_turn", self.bust_rate_per_turn),
+            **fields("bust_rate_per_roll", self.bust_rate_per_roll),
+            "bust_rate_by_dice": {str(n): {"rolls": b.n, "busts": b.count,
+                                           **fields("bust_rate", b)}
                                   for n, b in self.bust_by_dice.items()},
             "rolls": self.rolls, "hot_dice": self.hot_dice,
             "triggered_last_round": self.triggered_last_round,
             "final_score_percentiles": {str(q): v for q, v in self.percentiles.items()},
             "final_score_histogram_top": self.histogram_top,
-            **est("mean_place", self.place),
+            **fields("mean_place", self.mean_place),
         }
 
 
@@ -183,11 +180,11 @@ class FarkleResult:
         busts_n = self.stats[s, K.ST_BUSTS_N:K.ST_BUSTS_N + 6]
         values = np.arange(self.hist.shape[1], dtype=np.int64) * POINT_UNIT
         return FarkleSeat(
-            seat=s, strategy=self.seats[s], params=self.seat_params[s],
+            seat=s, policy=self.seats[s], params=self.seat_params[s],
             wins=wins, ties=ties, losses=n - wins - ties,
             win_rate=Proportion(wins, n), tie_rate=Proportion(ties, n),
-            final_score=mean_estimate(st[K.ST_SCORE], st[K.ST_SCORE_SQ], n),
-            turns=mean_estimate(st[K.ST_TURNS], st[K.ST_TURNS_SQ], n),
+            mean_final_score=mean_estimate(st[K.ST_SCORE], st[K.ST_SCORE_SQ], n),
+            mean_turns=mean_estimate(st[K.ST_TURNS], st[K.ST_TURNS_SQ], n),
             points_per_turn=ratio_estimate(st[K.ST_SCORE], st[K.ST_SCORE_SQ], st[K.ST_TURNS],
                                            st[K.ST_TURNS_SQ], st[K.ST_SCORE_TURNS], n),
             bust_rate_per_turn=ratio_estimate(st[K.ST_BUST_TURNS], st[K.ST_BUST_TURNS_SQ],
@@ -203,7 +200,7 @@ class FarkleResult:
             triggered_last_round=int(self.stats[s, K.ST_TRIGGERS]),
             percentiles=percentiles_from_histogram(self.hist[s], values, PERCENTILES),
             histogram_top=float(values[-1]),
-            place=_place(st[K.ST_AHEAD], st[K.ST_AHEAD_SQ], n))
+            mean_place=_place(st[K.ST_AHEAD], st[K.ST_AHEAD_SQ], n))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -437,7 +434,7 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
 
     >>> from dicelab.registry import parse_policy
     >>> r = simulate_farkle([parse_policy("threshold-300")], games=1000, seed=1)
-    >>> r.seat(0).final_score.n
+    >>> r.seat(0).mean_final_score.n
     1000
     """
     check_seats(len(seats))
@@ -481,18 +478,20 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
 
 @dataclass
 class BustRiskResult:
-    """Exact and simulated bust probabilities for 1..6 dice."""
+    """Exact and simulated bust probabilities for 1..6 dice: ``p_bust[n]`` exact,
+    :meth:`bust_rate` simulated (``busts[n]`` of ``rolls`` rolls)."""
 
     rules: FarkleRules
     seed: int
     rolls: int
-    exact: dict[int, float]
+    p_bust: dict[int, float]
     busts: dict[int, int]
     elapsed_s: float
 
     game = "farkle"
 
-    def simulated(self, n: int) -> Proportion:
+    def bust_rate(self, n: int) -> Proportion:
+        """The simulated share of busting rolls of ``n`` dice."""
         return Proportion(self.busts[n], self.rolls)
 
     def to_frame(self) -> pd.DataFrame:
@@ -510,10 +509,9 @@ class BustRiskResult:
     def to_dict(self) -> dict[str, Any]:
         rows = []
         for n in range(1, 7):
-            e = self.simulated(n)
-            rows.append({"dice": n, "exact": self.exact[n], "simulated": e.p,
-                         "se": e.se, "ci95": list(e.ci95), "busts": e.count,
-                         "rolls": self.rolls})
+            e = self.bust_rate(n)
+            rows.append({"dice": n, "p_bust": self.p_bust[n], **fields("bust_rate", e),
+                         "busts": e.count, "rolls": self.rolls})
         return {"rules": self.rules.name, "seed": self.seed, "rolls_per_dice_count": self.rolls,
                 "elapsed_s": self.elapsed_s, "bust_risk": rows}
 
@@ -523,7 +521,7 @@ def simulate_bust_frequencies(rules: str | FarkleRules | None = None, *, rolls: 
     """Roll 1..6 dice ``rolls`` times each and count busts, beside the exact bust risk.
 
     >>> r = simulate_bust_frequencies(rolls=10_000, seed=1)
-    >>> round(r.exact[6], 4)
+    >>> round(r.p_bust[6], 4)
     0.0231
     """
     rolls = check_games(rolls, unit="rolls")
@@ -543,5 +541,5 @@ def simulate_bust_frequencies(rules: str | FarkleRules | None = None, *, rolls: 
         total += out.sum(axis=0)
     elapsed = time.perf_counter() - t0
     return BustRiskResult(rules=rules, seed=seed, rolls=rolls,
-                          exact={n: float(sa.bust[n]) for n in range(1, 7)},
+                          p_bust={n: float(sa.bust[n]) for n in range(1, 7)},
                           busts={n: int(total[n]) for n in range(1, 7)}, elapsed_s=elapsed)

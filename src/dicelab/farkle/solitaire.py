@@ -121,7 +121,7 @@ class TurnDistribution:
     def to_dict(self) -> dict:
         nz = np.nonzero(self.p_bank)[0]
         return {"policy": self.policy, "rules": self.rules,
-                "expected_turn_score": self.expected_score, "sd": self.sd,
+                "expected_turn_score": self.expected_score, "turn_score_sd": self.sd,
                 "p_bust": self.p_bust,
                 "p_at_least": {str(x): self.p_at_least(x) for x in TAIL_POINTS},
                 "p_bank": {int(i) * POINT_UNIT: float(self.p_bank[i]) for i in nz}}
@@ -403,7 +403,7 @@ class MaxEvSolution:
         d = first.distribution
         out = {"policy": "max-ev", "rules": self.rules,
                "expected_turn_score": self.expected_score, "cap": first.cap,
-               "sd": d.sd, "p_bust": d.p_bust,
+               "turn_score_sd": d.sd, "p_bust": d.p_bust,
                "p_at_least": {str(x): d.p_at_least(x) for x in TAIL_POINTS},
                "bank_thresholds": {str(n): t for n, t in first.bank_thresholds().items()},
                "threshold_policy": self.is_threshold_policy(),
@@ -617,7 +617,7 @@ class FastestSolution:
         return float(self.turns[self._streak(lost_in_a_row), self._index(total)])
 
     @property
-    def expected_turns(self) -> float:
+    def expected_turns_to_target(self) -> float:
         """Expected turns to reach the target from 0."""
         return self.expected_turns_from(0)
 
@@ -634,7 +634,7 @@ class FastestSolution:
         totals = [t for t in (0, half, self.target - 1000, self.target - 500)
                   if 0 <= t < self.target]
         out = {"policy": "fastest", "rules": self.rules, "target": self.target,
-               "expected_turns": self.expected_turns,
+               "expected_turns_to_target": self.expected_turns_to_target,
                "bank_thresholds": {str(t): {str(n): v for n, v in
                                             self.bank_thresholds(t).items()}
                                    for t in dict.fromkeys(totals)},
@@ -719,7 +719,7 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> sol = solve_fastest(PRESETS["default"], 1000)
-    >>> 1 < sol.expected_turns < 10
+    >>> 1 < sol.expected_turns_to_target < 10
     True
     """
     m = model(rules)
@@ -899,7 +899,8 @@ class ThresholdSweep:
 
     def to_dict(self) -> dict:
         return {"rules": self.rules, "best_threshold": self.best_threshold,
-                "best_expected_turn_score": self.best_score, "max_ev": self.max_ev,
+                "best_expected_turn_score": self.best_score,
+                "max_ev_expected_turn_score": self.max_ev,
                 "gap_of_best_to_max_ev": self.max_ev - self.best_score}
 
 

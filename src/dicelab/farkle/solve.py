@@ -829,7 +829,7 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
     tab = tables(rules, u, tol)
 
     def build() -> dict[str, np.ndarray]:
-        start = 0.5 if m.streak == 1 else _start_values(rules, u, tol)
+        start = 0.5 if m.streak == 1 else _start_values(rules, u, tol)[0]
         a = optimal_seat(m, u, tab.last, start)
         if m.streak > 1:
             a.w[:] = a.v
@@ -843,13 +843,24 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
     return OptimalWinSolution.of(rules, target, tol, arrays, tab, from_cache, t0, None, key)
 
 
-def _start_values(rules: FarkleRules, u: int, tol: float) -> np.ndarray:
-    """A start for the penalty's sweeps: the same game without the penalty, solved over
-    the whole index range (index ``i`` of a game to ``u`` is total ``i - floor`` of the
-    game to ``t``), for every pair of counts."""
+def _start_values(rules: FarkleRules, u: int, tol: float, opponent=None
+                  ) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """A start for the penalty's sweeps (A's values, B's): the same game without the
+    penalty, solved over the whole index range (index ``i`` of a game to ``u`` is total ``i
+    - floor`` of the game to ``t``: only the distances between the totals and to the
+    target matter), for every pair of counts; against a fixed ``opponent`` its best
+    response there, when the opponent plays the same without the penalty (a threshold or
+    ``ai``, whose turns read no run of lost turns: 4 improvement sweeps instead of 6 under
+    ``facebook`` against ``threshold-300``), else one half."""
     free = dataclasses.replace(rules, farkle_penalty=0)
-    sol = solve_optimal_win(free, u * POINT_UNIT, tol=tol, use_cache=False)
-    return sol.streak_values[0, 0]
+    if opponent is None:
+        v = solve_optimal_win(free, u * POINT_UNIT, tol=tol, use_cache=False).streak_values
+        return v[0, 0], v[0, 0]
+    if not isinstance(opponent, PolicySpec):
+        return 0.5, 0.5
+    sol = solve_best_response(free, u * POINT_UNIT, opponent.name, lambda: opponent, tol=tol,
+                              use_cache=False)
+    return sol.streak_values[0, 0], sol.opponent_streak_values[0, 0]
 
 
 def opponent_side(rules: FarkleRules, target: int, tol: float, opponent) -> tuple[
@@ -897,9 +908,11 @@ def solve_best_response(rules: FarkleRules, target: int, name: str,
     tab = tables(rules, u, tol)
 
     def build() -> dict[str, np.ndarray]:
-        side, d_eps = opponent_side(rules, target, tol, opponent())
-        a = optimal_seat(m, u, tab.last)
-        b = fixed_seat(m, u, side, 0.5)
+        opp = opponent()
+        side, d_eps = opponent_side(rules, target, tol, opp)
+        mine, theirs = (0.5, 0.5) if m.streak == 1 else _start_values(rules, u, tol, opp)
+        a = optimal_seat(m, u, tab.last, mine)
+        b = fixed_seat(m, u, side, theirs)
         g = _game(rules, u, tol, max(d_eps, tab.d_eps), False, True)
         return _arrays(m, g, a, b, _sweeps(m, g, a, b,
                                            "a best response with the farkle penalty",

@@ -413,11 +413,12 @@ class ScoreDistribution:
         lo, hi = self.support
         return {"game": "penta", "method": "exact", "policy": self.policy,
                 "rules": self.rules.name, "card": _card_text(self.card),
-                "mean_final_score": self.mean, "sd": self.sd,
+                "expected_final_score": self.mean, "final_score_sd": self.sd,
                 "final_score_percentiles": {str(q): v for q, v in self.percentiles.items()},
                 "p_upper_bonus": self.p_upper_bonus, "p_penta_fifty": self.p_penta_fifty,
-                "penta_bonuses": self.mean_penta_bonuses,
-                "boxes": {n: float(m) for n, m in zip(BOX_NAMES, self.box_means, strict=True)},
+                "expected_penta_bonuses": self.mean_penta_bonuses,
+                "expected_box_scores": {n: float(m) for n, m in zip(BOX_NAMES, self.box_means,
+                                                                     strict=True)},
                 "support": [lo, hi], "probability": self.probability[lo:hi + 1].tolist(),
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache,
                 "compute_s": self.compute_s, "peak_bytes": self.peak_bytes,
@@ -429,9 +430,10 @@ class ScoreDistribution:
         return float(self.probability[max(0, target):].sum())
 
     def to_frame(self) -> pd.DataFrame:
-        """(score, probability) for every TOTAL from the lowest to the highest possible."""
+        """(final_score, probability) for every TOTAL from the lowest to the highest
+        possible."""
         lo, hi = self.support
-        return pd.DataFrame({"score": np.arange(lo, hi + 1, dtype=np.int64),
+        return pd.DataFrame({"final_score": np.arange(lo, hi + 1, dtype=np.int64),
                              "probability": self.probability[lo:hi + 1]})
 
     def manifest(self) -> dict[str, Any]:

@@ -82,7 +82,7 @@ def exact_pair(policy: str, opponent: str, rules: str | RuleSet | None = None) -
 class ExactSeats:
     """Every seat's exact outcome in a Penta game of ``len(policies)`` seats:
     ``win[i]`` (alone), ``tie[i]`` (shares the highest TOTAL), ``share[i]`` (expected win
-    share: a top shared by k seats counts 1/k); ``p_tie``: P(the top is shared)."""
+    share: a top shared by k seats counts 1/k); ``tie_rate``: P(the top is shared)."""
 
     policies: tuple[str, ...]
     rules: str
@@ -91,15 +91,15 @@ class ExactSeats:
     share: np.ndarray
 
     @property
-    def p_tie(self) -> float:
+    def tie_rate(self) -> float:
         return float(1.0 - self.win.sum())
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": "penta", "method": "exact", "rules": self.rules,
-                "seats": [{"seat": i, "strategy": p, "win_rate": float(self.win[i]),
+                "seats": [{"seat": i, "policy": p, "win_rate": float(self.win[i]),
                            "tie_rate": float(self.tie[i]), "win_share": float(self.share[i])}
                           for i, p in enumerate(self.policies)],
-                "p_tie": self.p_tie}
+                "tie_rate": self.tie_rate}
 
 
 def exact_seats(policies: Sequence[str], rules: str | RuleSet | None = None) -> ExactSeats:

@@ -705,7 +705,7 @@ def rank_objective_options(card: Scorecard, roll, rolls_left: int,
                            ) -> list[Option]:
     """Every option for ``roll`` (five faces) with ``rolls_left`` rerolls, ranked by
     ``objective`` (``optimal:OBJECTIVE``'s valuation, not ``mean``: see
-    :func:`dicelab.penta.policies.rank_options`): ``expected_final`` holds the option's
+    :func:`dicelab.penta.policies.rank_options`): ``expected_final_score`` holds the option's
     value in :attr:`Objective.unit` (``utility``: the certainty equivalent of the final
     TOTAL), ``loss`` its distance to the best. The first option is the one the policy
     plays; options within :data:`TIE_REL` of the best are tied."""

@@ -198,7 +198,9 @@ def analyse_turn(values: np.ndarray, rules: RuleSet, mask: int, up: int, fifty: 
     return TurnAnalysis(float(value), W.e3, W.box, W.E1, W.E2, W.arg1, W.arg2, values)
 
 
-def _policy_values(policy: str, rules: RuleSet) -> np.ndarray:
+def policy_values(policy: str, rules: RuleSet) -> np.ndarray:
+    """The values a Penta policy plays by, per state: ``optimal``'s expected future score,
+    or zeros for ``greedy`` (the most points this turn)."""
     if policy == "optimal":
         return solve(rules).values
     if policy == "greedy":
@@ -222,7 +224,7 @@ def check_turn(card: Scorecard, roll, rolls_left: int) -> int:
 class Option:
     """One option of a decision: keep some dice (reroll the rest) or score a box now.
 
-    ``expected_final`` is the expected final TOTAL of the game (card so far included)
+    ``expected_final_score`` is the expected final TOTAL of the game (card so far included)
     under the policy's valuation; ``loss`` = best option's minus this one's, 0.0 for an
     option tied with the best. ``tie_with_best``: within ``config.PENTA_TIE_EPS`` points of
     the best
@@ -234,7 +236,7 @@ class Option:
     keep: tuple[int, ...] | None
     box: str | None
     points: int | None
-    expected_final: float
+    expected_final_score: float
     loss: float
     tie_with_best: bool = False
     played: bool = False
@@ -242,7 +244,7 @@ class Option:
     def to_dict(self) -> dict:
         return {"kind": self.kind, "keep": list(self.keep) if self.keep is not None else None,
                 "box": self.box, "points": self.points,
-                "expected_final": self.expected_final, "loss": self.loss,
+                "expected_final_score": self.expected_final_score, "loss": self.loss,
                 "tie_with_best": self.tie_with_best, "played": self.played}
 
 
@@ -251,7 +253,7 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
     """Every option for ``roll`` (five faces) with ``rolls_left`` rerolls, best first.
 
     Options are each box the roll may go in now, and (with rerolls left) each proper
-    sub-multiset of the roll to keep. ``expected_final`` is under ``policy``'s values
+    sub-multiset of the roll to keep. ``expected_final_score`` is under ``policy``'s values
     (``optimal``: the exact expected final score with optimal play from then on;
     ``greedy``: the card total + this turn's expected immediate points).
 
@@ -261,12 +263,12 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
     lower box numbers first, larger keeps first -- then the rest by value.
 
     >>> opts = rank_options(Scorecard(), [6, 6, 6, 2, 1], 2, "seed", "greedy")
-    >>> opts[0].keep, opts[0].played, round(opts[0].expected_final, 2)
+    >>> opts[0].keep, opts[0].played, round(opts[0].expected_final_score, 2)
     ((6, 6, 6), True, 28.12)
     """
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     r = check_turn(card, roll, rolls_left)
-    values = _policy_values(policy, rs)
+    values = policy_values(policy, rs)
     base = card.total
     scores = np.empty(N_BOXES, dtype=np.int64)
     bonus = roll_box_scores(rs.params, TABLES, card.mask, card.fifty, r, scores)
@@ -410,7 +412,7 @@ def _decisions_version(values: np.ndarray, eps: float) -> str:
 def decisions_version(policy: str, rules: RuleSet) -> str:
     """The version ``policy``'s decision block under ``rules`` is cached under: a table
     derived from the decisions (e.g. a score distribution) is valid for this version only."""
-    return _decisions_version(_policy_values(policy, rules), config.PENTA_TIE_EPS)
+    return _decisions_version(policy_values(policy, rules), config.PENTA_TIE_EPS)
 
 
 def release_decision_tables() -> None:
@@ -470,7 +472,7 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
             sol, built = solve_with_decisions(rs, DecisionSink(tables.slot, block))
             values = sol.values
         else:
-            values = _policy_values(name, rs)
+            values = policy_values(name, rs)
         key = decisions_cache_key(name, rs)
         version = _decisions_version(values, config.PENTA_TIE_EPS)
         loaded = False

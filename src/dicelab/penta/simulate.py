@@ -84,6 +84,7 @@ from dicelab.runner import PER_CHUNK, LazyArrays, executor_info, plan_token, run
 from dicelab.stats import (
     Estimate,
     Proportion,
+    fields,
     mean_estimate,
     percentiles_from_histogram,
 )
@@ -490,51 +491,50 @@ def _run_scripted(src, pol, rp, T, W, tl):
 class PentaSeat:
     """What one seat's games estimate: attributes for code, :meth:`to_dict` for JSON.
 
-    ``final_score``: mean TOTAL; ``sd``: its standard deviation; ``percentiles[q]``: the
-    lower empirical ``q``-th percentile of TOTAL; ``p_upper_bonus``/``p_penta_fifty``:
-    games with the upper bonus / 50 in the Penta box; ``penta_bonuses``: Penta bonuses per
-    game; ``boxes[name]``: mean score of each box. With several seats: ``wins`` (alone),
-    ``ties`` (a shared highest TOTAL), ``losses``, ``win_rate``, ``tie_rate`` (else None).
-    ``exact_mean``: the solver's optimal value, for an ``optimal`` seat.
+    ``mean_final_score``: mean TOTAL; ``final_score_sd``: its standard deviation;
+    ``percentiles[q]``: the lower empirical ``q``-th percentile of TOTAL;
+    ``p_upper_bonus``/``p_penta_fifty``: games with the upper bonus / 50 in the Penta box;
+    ``mean_penta_bonuses``: Penta bonuses per game; ``mean_box_scores[name]``: mean score of
+    each box. With several seats: ``wins`` (alone), ``ties`` (a shared highest TOTAL),
+    ``losses``, ``win_rate``, ``tie_rate`` (else None). ``expected_final_score``: the
+    solver's optimal value, for an ``optimal`` seat.
     """
 
     seat: int
-    strategy: str
-    final_score: Estimate
-    sd: float
+    policy: str
+    mean_final_score: Estimate
+    final_score_sd: float
     percentiles: dict[int, float]
     p_upper_bonus: Proportion
     p_penta_fifty: Proportion
-    penta_bonuses: Estimate
-    boxes: dict[str, Estimate]
+    mean_penta_bonuses: Estimate
+    mean_box_scores: dict[str, Estimate]
     wins: int | None = None
     ties: int | None = None
     losses: int | None = None
     win_rate: Proportion | None = None
     tie_rate: Proportion | None = None
-    exact_mean: float | None = None
+    expected_final_score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        e = self.final_score
         out: dict[str, Any] = {
             "seat": self.seat,
-            "strategy": self.strategy,
-            "mean_final_score": e.mean,
-            "mean_final_score_se": e.se,
-            "mean_final_score_ci": list(e.ci95),
-            "sd": self.sd,
+            "policy": self.policy,
+            **fields("mean_final_score", self.mean_final_score),
+            "final_score_sd": self.final_score_sd,
             "final_score_percentiles": {str(q): v for q, v in self.percentiles.items()},
-            "p_upper_bonus": self.p_upper_bonus.to_dict(),
-            "p_penta_fifty": self.p_penta_fifty.to_dict(),
-            "penta_bonuses": self.penta_bonuses.to_dict(),
-            "boxes": {name: {"mean": b.mean, "se": b.se} for name, b in self.boxes.items()},
+            **fields("p_upper_bonus", self.p_upper_bonus),
+            **fields("p_penta_fifty", self.p_penta_fifty),
+            **fields("mean_penta_bonuses", self.mean_penta_bonuses),
+            "mean_box_scores": {name: b.mean for name, b in self.mean_box_scores.items()},
+            "mean_box_scores_se": {name: b.se for name, b in self.mean_box_scores.items()},
         }
         if self.win_rate is not None and self.tie_rate is not None:
             out.update({"wins": self.wins, "ties": self.ties, "losses": self.losses,
-                        "win_rate": self.win_rate.p, "win_rate_ci": list(self.win_rate.ci95),
-                        "tie_rate": self.tie_rate.p, "tie_rate_ci": list(self.tie_rate.ci95)})
-        if self.exact_mean is not None:
-            out["exact_mean"] = self.exact_mean
+                        **fields("win_rate", self.win_rate),
+                        **fields("tie_rate", self.tie_rate)})
+        if self.expected_final_score is not None:
+            out["expected_final_score"] = self.expected_final_score
         return out
 
 
@@ -590,7 +590,7 @@ class PentaResult:
         return self.games / self.elapsed_s if self.elapsed_s > 0 else float("nan")
 
     @property
-    def p_tie(self) -> Proportion:
+    def tie_rate(self) -> Proportion:
         """Games whose highest TOTAL was shared (meaningful with several seats)."""
         return Proportion(int(self.ties), self.games)
 
@@ -610,12 +610,13 @@ class PentaResult:
                     "win_rate": Proportion(wins, n), "tie_rate": Proportion(tied, n)}
         exact = self.exact_optimum if self.seats[s] == "optimal" else None
         return PentaSeat(
-            seat=s, strategy=self.seats[s], final_score=score, sd=sd,
+            seat=s, policy=self.seats[s], mean_final_score=score, final_score_sd=sd,
             percentiles=percentiles_from_histogram(self.hist[s], values),
             p_upper_bonus=Proportion(int(self.upper_bonus[s]), n),
             p_penta_fifty=Proportion(int(self.fifty[s]), n),
-            penta_bonuses=mean_estimate(int(self.bonus_sum[s]), int(self.bonus_sq[s]), n),
-            boxes=boxes, exact_mean=exact, **duel)
+            mean_penta_bonuses=mean_estimate(int(self.bonus_sum[s]), int(self.bonus_sq[s]),
+                                             n),
+            mean_box_scores=boxes, expected_final_score=exact, **duel)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -633,7 +634,7 @@ class PentaResult:
             "workers": self.workers,
         }
         if len(self.seats) > 1:
-            d["ties"] = self.p_tie.to_dict()
+            d.update({"ties": self.tie_rate.count, **fields("tie_rate", self.tie_rate)})
         return d
 
     def to_frame(self) -> pd.DataFrame:
@@ -814,7 +815,7 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     cache per policy.
 
     >>> r = simulate_penta(["optimal"], games=100_000, seed=1)  # doctest: +SKIP
-    >>> r.seat(0).final_score.mean  # doctest: +SKIP
+    >>> r.seat(0).mean_final_score.mean  # doctest: +SKIP
     254.4...
     """
     games = seeding.check_games(games)

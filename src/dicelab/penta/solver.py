@@ -359,7 +359,7 @@ class PentaSolution:
 
     def to_dict(self) -> dict:
         return {"game": "penta", "rules": self.rules.name,
-                "expected_score": self.expected_score, "states": self.n_states,
+                "expected_final_score": self.expected_score, "states": self.n_states,
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache,
                 "solve_s": self.solve_s, "published_optimum": self.rules.published_optimum}
 

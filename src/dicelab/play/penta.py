@@ -312,9 +312,9 @@ class PentaGame(TurnGame):
                     and (o.keep if kind == "keep" else o.box) == what)
         self.losses[self.seat] += mine.loss
         best = opts[0]
-        return {"loss": mine.loss, "value": mine.expected_final,
+        return {"loss": mine.loss, "value": mine.expected_final_score,
                 "best": (best.kind, best.keep if best.kind == "keep" else best.box),
-                "best_value": best.expected_final}
+                "best_value": best.expected_final_score}
 
     def _score(self, b: int, cost: dict | None = None) -> None:
         card = self.card

@@ -1,0 +1,113 @@
+"""How numbers print on a terminal: one format per kind of number, as docs/glossary.md
+lists them. Every table and line of the CLI formats through these.
+
+* **count**: an integer with thousands separators, ``1,234`` (games, states, points of a
+  total or a target);
+* **number**: a decimal with thousands separators, ``10,234.57`` (means, scores in
+  points, turns, ratings);
+* **percent**: a probability, a rate or a score P(win) + ½P(tie), ``53.79%`` (JSON keeps
+  the fraction, 0.5379);
+* **interval**: a 95% confidence interval, ``[53.58%, 54.01%]``, each end in the format of
+  its value; **estimate**: a value and its interval in one cell, ``53.79% [53.58%, 54.01%]``;
+* **p-value**: two significant digits, ``0.00047``, ``7.3e-05``;
+* **seconds** ``1.23 s``, **size** ``12.3 MB``;
+* **dice**: faces separated by spaces, ``1 1 5 2 3 4``, for both games;
+* a number that is not there (NaN, None) is ``n/a``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+#: What a missing number prints as.
+MISSING = "n/a"
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def count(n, digits: int = 0) -> str:
+    """``1,234`` (``digits`` is ignored: a count has none, so that every format takes the
+    same arguments).
+
+    >>> count(1234), count(None)
+    ('1,234', 'n/a')
+    """
+    return MISSING if _missing(n) else f"{int(n):,}"
+
+
+def number(x, digits: int = 2) -> str:
+    """``1,234.57``.
+
+    >>> number(1234.567), number(-0.5, 3)
+    ('1,234.57', '-0.500')
+    """
+    return MISSING if _missing(x) else f"{x:,.{digits}f}"
+
+
+def percent(x, digits: int = 2) -> str:
+    """A fraction as a percent: ``53.79%``.
+
+    >>> percent(0.53794), percent(0.446043205, 4)
+    ('53.79%', '44.6043%')
+    """
+    return MISSING if _missing(x) else f"{100 * x:.{digits}f}%"
+
+
+def interval(lo_hi: Iterable[float], fmt: Callable[..., str] = number, digits: int = 2
+             ) -> str:
+    """``[lo, hi]``, both in ``fmt``.
+
+    >>> interval((0.5358, 0.5401), percent)
+    '[53.58%, 54.01%]'
+    """
+    lo, hi = lo_hi
+    return f"[{fmt(lo, digits)}, {fmt(hi, digits)}]"
+
+
+def estimate(value: float, lo_hi: Iterable[float], fmt: Callable[..., str] = number,
+             digits: int = 2) -> str:
+    """A value and its 95% interval: ``53.79% [53.58%, 54.01%]``.
+
+    >>> estimate(10234.5, (10230.0, 10239.0), number, 1)
+    '10,234.5 [10,230.0, 10,239.0]'
+    """
+    return f"{fmt(value, digits)} {interval(lo_hi, fmt, digits)}"
+
+
+def p_value(p: float) -> str:
+    """A p-value, to two significant digits: ``0.00047``, ``7.3e-05``.
+
+    >>> p_value(0.000473), p_value(7.3e-05), p_value(1.0)
+    ('0.00047', '7.3e-05', '1')
+    """
+    return MISSING if _missing(p) else f"{p:.2g}"
+
+
+def seconds(s: float) -> str:
+    """``1.23 s``.
+
+    >>> seconds(1.234)
+    '1.23 s'
+    """
+    return MISSING if _missing(s) else f"{s:,.2f} s"
+
+
+def size(n: int) -> str:
+    """Bytes in megabytes (powers of 1000): ``12.3 MB``.
+
+    >>> size(12_345_678)
+    '12.3 MB'
+    """
+    return f"{n / 1e6:,.1f} MB"
+
+
+def dice(faces: Iterable[int]) -> str:
+    """Faces separated by spaces, the same for Farkle and Penta.
+
+    >>> dice([6, 6, 6, 2, 1])
+    '6 6 6 2 1'
+    """
+    return " ".join(str(int(f)) for f in faces)

@@ -1,0 +1,22 @@
+"""The command line of this process: what manifests record as the command that
+reproduces a run. :func:`dicelab.cli.main.main` sets it; the commands read it (a module of
+its own, so that the commands need not import the app that registers them)."""
+
+from __future__ import annotations
+
+#: The command line of this process (``main``'s argv, bare options filled in).
+ARGV: list[str] = []
+
+
+def reproducing_command(seed: int | None) -> list[str]:
+    """``dicelab ...`` as typed, with the seed the run used spelled out when it was drawn.
+
+    >>> ARGV[:] = ["simulate", "-s", "ai"]
+    >>> reproducing_command(7)
+    ['dicelab', 'simulate', '-s', 'ai', '--seed', '7']
+    """
+    argv = list(ARGV)
+    given = any(a == "--seed" or a.startswith("--seed=") for a in argv)
+    if seed is not None and not given:
+        argv += ["--seed", str(seed)]
+    return ["dicelab", *argv]
