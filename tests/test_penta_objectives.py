@@ -434,3 +434,24 @@ def test_simulated_objective_policy_agrees_with_its_exact_distribution():
 def test_bad_seats_are_user_errors(seats, needle):
     with pytest.raises(UserError, match=needle):
         simulate_penta(seats, games=10, seed=1)
+
+
+def test_a_cached_table_is_memory_mapped_and_checked():
+    """Row tables are stored as cache entries and memory-mapped back, read-only, after
+    their checksum is verified; a damaged entry is not trusted."""
+    from dicelab import cache
+
+    F = np.linspace(0.0, 1.0, 100_003)
+    cache.store("penta-test-rows", "1", {"F": F, "lo": np.arange(5)})
+    got = cache.load_mapped("penta-test-rows", "1", {"F"})
+    assert isinstance(got["F"], np.memmap) and not got["F"].flags.writeable
+    np.testing.assert_array_equal(got["F"], F)
+    np.testing.assert_array_equal(got["lo"], np.arange(5))
+    assert cache.load_mapped("penta-test-rows", "2", {"F"}) is None
+    path = cache.cache_path("penta-test-rows")
+    raw = bytearray(path.read_bytes())
+    at = raw.find(F[50_000].tobytes())
+    raw[at] ^= 1
+    del got
+    path.write_bytes(bytes(raw))
+    assert cache.load_mapped("penta-test-rows", "1", {"F"}) is None

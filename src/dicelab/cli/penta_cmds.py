@@ -94,44 +94,59 @@ def register(app, solve_app, policy_app) -> None:
         console.print(t)
 
 
-def _distribution(rs, policy: str | None, plot: str | None, json_out: bool,
-                  out: str | None) -> None:
-    """``solve penta --distribution``: every input checked before the pass, files written
-    (temp file + rename) only after it."""
-    from dicelab.cli import render
-    from dicelab.cli.invocation import reproducing_command
-    from dicelab.penta.distribution import score_distribution
-    from dicelab.penta.policies import POLICIES
-    from dicelab.results import check_out_dir, check_png_path, save_run, to_json
+def _check_outputs(plot: str | None, out: str | None):
+    """The directory of ``--out`` (or None) and the ``--plot`` path, checked before work."""
+    from dicelab.results import check_out_dir, check_png_path
 
-    policy = "optimal" if policy is None else policy.strip().lower()
-    if policy not in POLICIES:
-        raise UserError(f"unknown Penta policy '{policy}'; valid: {', '.join(POLICIES)}")
     where = None if out is None else check_out_dir(out, ("distribution.parquet",
                                                          "manifest.json"))
     if plot is not None:
         check_png_path(plot)
-    dist = score_distribution(policy, rs)
+    return where
+
+
+def _show_distribution(rs, dist, shown, where, plot: str | None, json_out: bool) -> None:
+    """Write ``dist`` (a ScoreDistribution) to ``where`` and ``plot``, then print ``shown``
+    (its JSON, or its table)."""
+    from dicelab.cli import render
+    from dicelab.cli.invocation import reproducing_command
+    from dicelab.results import save_run, to_json
+
     if where is not None:
         save_run(where, dist, command=reproducing_command(None), name="distribution")
     if plot is not None:
         from dicelab.plots import save_png, score_distribution_figure
 
-        title = (f"Penta, rules '{rs.name}', policy {policy}: exact distribution of the "
-                 f"final score (mean {dist.mean:.4f}, SD {dist.sd:.4f})")
+        title = (f"Penta, rules '{rs.name}', policy {dist.policy}: exact distribution of "
+                 f"the final score (mean {dist.mean:.4f}, SD {dist.sd:.4f})")
         fig = score_distribution_figure(dist.scores, dist.probability, title=title,
                                         mean=dist.mean,
                                         percentiles={q: dist.percentiles[q] for q in (5, 50, 95)})
         save_png(fig, plot)
     if json_out:
-        typer.echo(to_json(dist.to_dict()))
+        typer.echo(to_json(shown.to_dict()))
         return
-    render.show(dist)
+    render.show(shown)
     if where is not None:
         typer.echo(f"saved {where / 'distribution.parquet'} and {where / 'manifest.json'}",
                    err=True)
     if plot is not None:
         typer.echo(f"wrote {plot}", err=True)
+
+
+def _distribution(rs, policy: str | None, plot: str | None, json_out: bool,
+                  out: str | None) -> None:
+    """``solve penta --distribution``: every input checked before the pass, files written
+    (temp file + rename) only after it."""
+    from dicelab.penta.distribution import score_distribution
+    from dicelab.penta.policies import POLICIES
+
+    policy = "optimal" if policy is None else policy.strip().lower()
+    if policy not in POLICIES:
+        raise UserError(f"unknown Penta policy '{policy}'; valid: {', '.join(POLICIES)}")
+    where = _check_outputs(plot, out)
+    dist = score_distribution(policy, rs)
+    _show_distribution(rs, dist, dist, where, plot, json_out)
 
 
 def _progress(json_out: bool):
@@ -152,39 +167,13 @@ def _progress(json_out: bool):
 
 def _objective(rs, text: str, plot: str | None, json_out: bool, out: str | None) -> None:
     """``solve penta --objective``: the objective and every path checked before the solve."""
-    from dicelab.cli import render
-    from dicelab.cli.main import reproducing_command
     from dicelab.penta.objective_play import objective_report
     from dicelab.penta.objectives import parse_objective
-    from dicelab.results import check_out_dir, check_png_path, save_run, to_json
 
     obj = parse_objective(text)
-    where = None if out is None else check_out_dir(out, ("distribution.parquet",
-                                                         "manifest.json"))
-    if plot is not None:
-        check_png_path(plot)
+    where = _check_outputs(plot, out)
     report = objective_report(obj, rs, progress=_progress(json_out))
-    dist = report.policy
-    if where is not None:
-        save_run(where, dist, command=reproducing_command(None), name="distribution")
-    if plot is not None:
-        from dicelab.plots import save_png, score_distribution_figure
-
-        title = (f"Penta, rules '{rs.name}', policy {dist.policy}: exact distribution of "
-                 f"the final score (mean {dist.mean:.4f}, SD {dist.sd:.4f})")
-        fig = score_distribution_figure(dist.scores, dist.probability, title=title,
-                                        mean=dist.mean,
-                                        percentiles={q: dist.percentiles[q] for q in (5, 50, 95)})
-        save_png(fig, plot)
-    if json_out:
-        typer.echo(to_json(report.to_dict()))
-        return
-    render.show(report)
-    if where is not None:
-        typer.echo(f"saved {where / 'distribution.parquet'} and {where / 'manifest.json'}",
-                   err=True)
-    if plot is not None:
-        typer.echo(f"wrote {plot}", err=True)
+    _show_distribution(rs, report.policy, report, where, plot, json_out)
 
 
 def _table(rs, json_out: bool) -> None:
