@@ -455,3 +455,42 @@ def test_a_cached_table_is_memory_mapped_and_checked():
     del got
     path.write_bytes(bytes(raw))
     assert cache.load_mapped("penta-test-rows", "1", {"F"}) is None
+
+
+def test_penta_win_measurement_pairs_each_seat_with_optimal_on_the_same_dice(monkeypatch):
+    """measure_penta_win's plan and arithmetic, on stand-in simulations: penta-win at every
+    seat, every table on one seed with a stream per turn, the gain as the paired
+    difference per chunk with its interval over the chunks."""
+    import dicelab.penta.simulate as sim
+    from dicelab import seeding
+    from dicelab.penta.penta_win import measure_penta_win
+
+    games = 3 * seeding.CHUNK_GAMES
+    n = np.diff(seeding.chunk_bounds(games))
+    calls = []
+    rng = np.random.default_rng(0)
+
+    class Fake:
+        def __init__(self, names):
+            self.games, self.elapsed_s = games, 2.0
+            wins = rng.integers(0, n[:, None] // 2, size=(n.size, len(names)))
+            tied = rng.integers(0, 50, size=(n.size, len(names)))
+            self.chunk_tallies = {"wins": wins, "tied": tied}
+
+    def fake(names, games, seed, rules, per_chunk, streams, progress=None):
+        assert per_chunk and streams == STREAM_PER_TURN and seed == 7
+        calls.append(list(names))
+        return Fake(names)
+
+    monkeypatch.setattr(sim, "simulate_penta", fake)
+    m = measure_penta_win(seats=2, games=games, seed=7, ceiling=False)
+    assert calls == [["optimal", "optimal"], ["penta-win", "optimal"],
+                     ["optimal", "penta-win"]]
+    assert m.ceiling is None and m.share_of_gap is None
+    assert m.games_per_s == pytest.approx(2 * games / 4.0)
+    # equal chunk weights but the last: the mean paired difference is the difference of
+    # the seats' mean scores, averaged over the seats
+    assert m.gain == pytest.approx(np.mean(m.win_scores) - np.mean(m.optimal_scores),
+                                   abs=1e-12)
+    lo, hi = m.gain_ci95
+    assert lo < m.gain < hi and m.gain_se > 0
