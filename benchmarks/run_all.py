@@ -45,6 +45,8 @@ SCRIPTS = [
     ("bench_tournament.py", []),
     ("analyse_speed.py", []),
     ("bench_first_run.py", []),
+    ("bench_engine.py", []),
+    ("bench_user_policy.py", []),
 ]
 
 

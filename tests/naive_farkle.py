@@ -158,6 +158,12 @@ def threshold_turn_distribution(t: FarkleRules, threshold: int,
     hot dice must-roll a turn's chain of hot dice has no end: it is followed up to
     ``chain_to`` turn points, what still rolls there counted as a bust (each hot dice adds
     at least 300 points, so that many hot dice in a row: a chance far below 1e-12)."""
+    return rule_turn_distribution(t, lambda tp, n: tp >= threshold, chain_to)
+
+
+def rule_turn_distribution(t: FarkleRules, bank, chain_to: int = 8000) -> dict[int, float]:
+    """As :func:`threshold_turn_distribution`, for a turn that sets aside all scoring
+    dice and banks where ``bank(turn_points, dice_left)`` (and the rules allow)."""
     dists = {n: roll_distribution(n) for n in range(1, 7)}
     scored = {n: {r: all_scoring(t, r) for r in dists[n]} for n in range(1, 7)}
 
@@ -171,7 +177,7 @@ def threshold_turn_distribution(t: FarkleRules, threshold: int,
                 continue
             tp2 = tp + pts
             n2 = n - k or 6
-            if tp2 >= threshold and may_bank(t, tp2, n2):
+            if bank(tp2, n2) and may_bank(t, tp2, n2):
                 out[tp2] += p
             elif tp2 >= chain_to:
                 out[0] += p

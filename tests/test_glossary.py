@@ -216,6 +216,7 @@ FARKLE_COMMANDS = [
      "1", "--target", "1000"],
     ["tournament", "ai", "threshold-300", "--sprt", "--seed", "1", "--target", "1000"],
     ["tune", "threshold", "--against", "ai", "--target", "1000", "--seed", "1"],
+    ["evaluate", "threshold-300", "--target", "1000"],
     ["tune", "ai", "--params", "base,two-dice", "--against", "threshold-300", "--target",
      "1000", "--trials", "3", "--seed", "1", "--monte-carlo", "--budget", "3000"],
     ["bust-risk", "-n", "3000", "--seed", "1"],

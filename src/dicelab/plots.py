@@ -40,21 +40,44 @@ def policy_heatmap_figure(bank: np.ndarray, *, title: str, point_unit: int = 50,
     >>> policy_heatmap_figure(b, title="threshold-300").axes[0].get_xlabel()
     'dice left to roll'
     """
+    fig = Figure(figsize=(5.5, 6.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    _draw_banks(fig.add_subplot(), bank, title, point_unit, max_points)
+    return fig
+
+
+def banks_side_by_side_figure(banks: list[np.ndarray], titles: list[str], *,
+                              point_unit: int = 50) -> Figure:
+    """Several policies' bank/roll decisions in one turn state, side by side on one
+    turn-points scale (each panel as :func:`policy_heatmap_figure` draws it)."""
+    top = max(_top_row(np.asarray(b), point_unit) for b in banks)
+    fig = Figure(figsize=(4.2 * len(banks), 6.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    for i, (bank, title) in enumerate(zip(banks, titles, strict=True)):
+        _draw_banks(fig.add_subplot(1, len(banks), i + 1), bank, title, point_unit,
+                    top * point_unit)
+    return fig
+
+
+def _first_banks(bank: np.ndarray) -> list[int | None]:
+    return [int(np.argmax(bank[1:, n] != 0)) + 1 if (bank[1:, n] != 0).any() else None
+            for n in range(1, 7)]
+
+
+def _top_row(bank: np.ndarray, point_unit: int) -> int:
+    known = sorted(f for f in _first_banks(bank) if f is not None) or [bank.shape[0]]
+    return max(2 * known[min(3, len(known) - 1)], 1000 // point_unit)
+
+
+def _draw_banks(ax, bank, title: str, point_unit: int, max_points: int | None) -> None:
     bank = np.asarray(bank)
     if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
         raise ValueError("bank must have shape (P, 7), P >= 2")
-    first = [int(np.argmax(bank[1:, n] != 0)) + 1 if (bank[1:, n] != 0).any() else None
-             for n in range(1, 7)]
-    if max_points is None:
-        known = sorted(f for f in first if f is not None) or [bank.shape[0]]
-        top = max(2 * known[min(3, len(known) - 1)], 1000 // point_unit)
-    else:
-        top = max(int(max_points) // point_unit, 2)
+    first = _first_banks(bank)
+    top = _top_row(bank, point_unit) if max_points is None \
+        else max(int(max_points) // point_unit, 2)
     rows = np.minimum(np.arange(1, top + 1), bank.shape[0] - 1)
     grid = (bank[rows, 1:] != 0).astype(float)
-    fig = Figure(figsize=(5.5, 6.5), layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
     ax.imshow(grid, origin="lower", aspect="auto", interpolation="nearest",
               cmap=ListedColormap([ROLL_COLOR, BANK_COLOR]), vmin=0, vmax=1,
               extent=(0.5, 6.5, point_unit, (top + 1) * point_unit))
@@ -70,7 +93,6 @@ def policy_heatmap_figure(bank: np.ndarray, *, title: str, point_unit: int = 50,
     ax.legend(handles=[Patch(color=ROLL_COLOR, label="roll"),
                        Patch(color=BANK_COLOR, label="bank")],
               loc="upper left", framealpha=0.9)
-    return fig
 
 
 def bust_risk_figure(exact: dict[int, float], simulated: dict | None = None) -> Figure:

@@ -7,7 +7,8 @@ and, without it, the error says so.
 
 Farkle: ``threshold-T`` (T a positive multiple of 50), ``ai`` (optionally with
 parameters, ``ai:base=350,two-dice=0``), ``max-ev``, ``fastest``, ``optimal-win``.
-Penta: ``optimal``, ``greedy``, ``optimal:OBJECTIVE``, ``penta-win``.
+Penta: ``optimal``, ``greedy``, ``optimal:OBJECTIVE``, ``penta-win``. A user's policy:
+``FILE.py:NAME[:key=value,...]`` or ``package.module:NAME[...]`` (:mod:`dicelab.user_policy`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from dicelab import user_policy
 from dicelab.errors import UserError
 from dicelab.farkle.rules import POINT_UNIT
 from dicelab.text import parse_int
@@ -46,6 +49,8 @@ class PolicySpec:
     family: str
     name: str
     params: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+    #: a user's policy object (family ``"user"``: :mod:`dicelab.user_policy`)
+    policy: Any = field(default=None, compare=False, hash=False, repr=False)
 
     def __str__(self) -> str:
         return self.name
@@ -190,6 +195,9 @@ def parse_policy(text: str, game: str | None = None) -> PolicySpec:
         spec = fam.parse(text)
         if spec is not None:
             matches.append(spec)
+    if not matches and user_policy.looks_like_reference(text):
+        found = user_policy.load(text, game)
+        return PolicySpec(found.game, "user", found.name, found.params, policy=found.policy)
     if not matches:
         raise UserError(f"unknown policy '{text}'; valid policies are {valid_names()}")
     if game is not None:

@@ -25,8 +25,9 @@ How the space is covered:
   single parameter) for ``trials`` trials. The result says how many members it evaluated
   out of how many, and its best is the best found, not proven best.
 
-Families and their parameter ranges are data (:data:`FAMILIES`); ``ranges`` narrows or
-widens them (``{"base": (200, 600, 50)}``).
+Families and their parameter ranges are data (:data:`FAMILIES`); a user's bank rule is a
+family too, its ranges its ``space`` (:func:`family_space`). ``ranges`` narrows or widens
+them (``{"base": (200, 600, 50)}``).
 """
 
 from __future__ import annotations
@@ -58,14 +59,51 @@ FAMILIES: dict[str, dict[str, tuple[int, int, int]]] = {
 
 
 def member(family: str, values: dict[str, int]) -> str:
-    """The policy name of a family member.
+    """The policy name of a family member (a user's family: ``FILE.py:NAME`` with the
+    parameters after it).
 
     >>> member("ai", {"base": 350, "one-die": 50}), member("threshold", {"threshold": 400})
     ('ai:base=350,one-die=50', 'threshold-400')
     """
     if family == "threshold":
         return f"threshold-{values['threshold']}"
-    return parse_policy("ai:" + ",".join(f"{k}={v}" for k, v in values.items())).name
+    params = ",".join(f"{k}={v}" for k, v in values.items())
+    if family in FAMILIES:
+        return parse_policy(f"{family}:{params}").name
+    return f"{family}:{params}" if params else family
+
+
+def family_space(family: str) -> dict[str, tuple[int, int, int]]:
+    """A family's parameters and their ranges (low, high, step): a built-in family's
+    (:data:`FAMILIES`), or a user's bank rule's ``space`` (its values as ranges, or
+    ``(low, high, step)``)."""
+    if family in FAMILIES:
+        return FAMILIES[family]
+    from dicelab import user_policy
+
+    if not user_policy.looks_like_reference(family):
+        raise UserError(f"unknown family '{family}' to tune; valid: {', '.join(FAMILIES)}, "
+                        "or your own bank rule (FILE.py:NAME) with a space")
+    spec = parse_policy(family, "farkle")
+    space = getattr(spec.policy, "space", None)
+    if not space:
+        raise UserError(f"policy '{family}' has no parameter space to tune: give its bank "
+                        "rule one, bank_rule(space={'base': range(200, 601, 50)})")
+    out = {}
+    for name, values in space.items():
+        if isinstance(values, range) and len(values) and values.step > 0:
+            out[name] = (values.start, values[-1], values.step)
+        elif isinstance(values, tuple) and len(values) == 3 \
+                and all(isinstance(v, int) for v in values) and values[2] > 0 \
+                and values[1] >= values[0] and (values[1] - values[0]) % values[2] == 0:
+            out[name] = values
+        else:
+            raise UserError(f"policy '{family}': the space of {name!r} must be a range or "
+                            f"(low, high, step), not {values!r}")
+        if name not in spec.params:
+            raise UserError(f"policy '{family}': its space names {name!r}, which is not "
+                            f"one of its parameters ({', '.join(spec.params) or 'none'})")
+    return out
 
 
 #: How the space was covered: every member, or a search by optuna's sampler.
@@ -153,9 +191,7 @@ def space_size(space: dict[str, tuple[int, int, int]]) -> int:
 
 def _ranges(family: str, params: list[str] | None,
             ranges: dict[str, tuple[int, int, int]] | None) -> dict[str, tuple[int, int, int]]:
-    if family not in FAMILIES:
-        raise UserError(f"unknown family '{family}' to tune; valid: {', '.join(FAMILIES)}")
-    known = FAMILIES[family]
+    known = family_space(family)
     chosen = params if params else list(known)
     for p in chosen:
         if p not in known:
@@ -313,7 +349,9 @@ def _exact(opponents, rules, target, family, space):
 
 
 def _defaults(family: str) -> dict[str, int]:
-    return dict(AI_DEFAULTS) if family == "ai" else {"threshold": 300}
+    if family in FAMILIES:
+        return dict(AI_DEFAULTS) if family == "ai" else {"threshold": 300}
+    return dict(parse_policy(family, "farkle").params)
 
 
 def _monte_carlo(opponents, rules, target, budget, seed):

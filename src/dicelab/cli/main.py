@@ -254,6 +254,44 @@ def compare(
 
 
 @app.command()
+def evaluate(
+    policy: Annotated[str, typer.Argument(
+        help="A Farkle policy: a built-in name or your own, e.g. my_policies.py:cautious.")],
+    target: TargetOpt = None,
+    rules: RulesOpt = None,
+    ending: EndingOpt = None,
+    plot: Annotated[str | None, typer.Option(
+        metavar="FILE.png", help="Draw where it banks beside optimal-win.")] = None,
+    json_out: JsonOpt = False,
+    out: Annotated[str | None, typer.Option(
+        metavar="DIR", help="Save summary.parquet, manifest.json and banks.png in this "
+                            "directory.")] = None,
+) -> None:
+    """A Farkle policy's report card, exactly: its score against optimal-win and ai in each
+    seat, what the best response takes from it, points per turn, turns to the target,
+    where it banks, and its costliest decisions."""
+    from dicelab.evaluate import evaluate_farkle
+    from dicelab.farkle.rules import load_rules
+    from dicelab.registry import parse_policy
+    from dicelab.results import check_png_path
+
+    table = load_rules(rules, ending)
+    plot_path = None if plot is None else check_png_path(plot)
+
+    def run(progress, client):
+        result = evaluate_farkle(policy, rules=table, target=target, progress=progress)
+        if plot_path is not None:
+            from dicelab.plots import save_png
+
+            save_png(result.figures()["banks.png"], plot_path)
+        return result
+
+    _run_games(run, total=6, json_out=json_out, out=out, dask=None, threads=None,
+               unit="evaluating", check_names=lambda: parse_policy(policy, "farkle"),
+               figures=("banks.png",))
+
+
+@app.command()
 def tournament(
     policies: Annotated[list[str], typer.Argument(
         help="Two or more policies of one game, e.g. ai max-ev threshold-300, or optimal "
@@ -312,7 +350,9 @@ def tournament(
 
 @app.command()
 def tune(
-    family: Annotated[str, typer.Argument(help="The family to search: ai or threshold.")],
+    family: Annotated[str, typer.Argument(
+        help="The family to search: ai, threshold, or your own bank rule with a space "
+             "(FILE.py:NAME).")],
     against: Annotated[list[str], typer.Option(
         "--against", help="A policy of the field (repeatable); the score is the mean over "
                           "the field, both seatings.")],

@@ -668,6 +668,39 @@ def game_analysis(result) -> None:
         print_whole(split)
 
 
+def farkle_evaluation(e) -> None:
+    d = e.to_dict()
+    console.print(f"[bold]{e.policy}[/bold]: Farkle report card, exact: rules {e.rules.name}, "
+                  f"ending {e.rules.ending}, target {e.target:,}")
+    t = Table(show_header=True)
+    for col in ("against", "score", "moving first", "moving second"):
+        t.add_column(col, justify="left" if col == "against" else "right")
+    for who, pair in (("optimal-win", e.vs_optimal_win), ("ai", e.vs_ai)):
+        t.add_row(who, _pct(pair.score), _pct(pair.first.score), _pct(pair.second.score))
+    console.print(t)
+    console.print(f"exploitability {_pct(e.exploitability)}: the best response to it scores "
+                  f"{_pct(e.best_response_score)} against it (seats averaged); optimal-win "
+                  f"takes {_pct(e.optimal_win_take)}")
+    console.print(f"points per turn from the start {e.points_per_turn:,.1f}; turns to "
+                  f"{e.target:,} alone {e.turns_to_target:,.2f}")
+    b = Table(title="banks from (turn points) at 0 : 0, by dice left", show_header=True)
+    b.add_column("policy")
+    for n in range(1, 7):
+        b.add_column(str(n), justify="right")
+    for who, row in ((e.policy, d["bank_from"]), ("optimal-win", d["optimal_bank_from"])):
+        b.add_row(who, *("never" if row[n] is None else f"{row[n]:,}" for n in range(1, 7)))
+    console.print(b)
+    w = Table(title="its costliest decisions (each valued under optimal play after it)",
+              show_header=True)
+    for col in ("my total", "opponent", "turn points", "dice left", "it", "loss"):
+        w.add_column(col, justify="right")
+    for dec in e.worst:
+        w.add_row(f"{dec.my:,}", f"{dec.opp:,}", f"{dec.turn_points:,}", str(dec.dice),
+                  "banks" if dec.banks else "rolls", _pct(dec.loss))
+    console.print(w if e.worst else "no decision examined loses win probability")
+    console.print(f"score = P(win) + ½P(tie); evaluated in {e.elapsed_s:,.1f} s")
+
+
 #: Result type (module.qualname) -> renderer. Adding a result type = one entry here.
 RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.simulate.FarkleResult": farkle_simulation,
@@ -685,4 +718,5 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.penta.objective_play.ObjectiveReport": penta_objective,
     "dicelab.farkle.advise.FarkleAdvice": farkle_advice,
     "dicelab.analyse.AnalysisResult": game_analysis,
+    "dicelab.evaluate.FarkleEvaluation": farkle_evaluation,
 }

@@ -26,60 +26,11 @@ from dicelab.digest import text_digest
 from dicelab.errors import UserError
 from dicelab.farkle import fixed, solitaire, solve
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target, load_rules
+from dicelab.farkle.rules import FarkleRules, check_target, load_rules
+from dicelab.farkle.solitaire import fastest_table, max_ev_table
 from dicelab.farkle.solve import OptimalWinSolution, solve_optimal_win
 from dicelab.outcomes import ExactPair
 from dicelab.registry import PolicySpec, parse_policy
-
-
-def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
-    """Rows P so that clamping p at P - 1 never changes a decision (PolicyTable contract).
-
-    ``bank``: (..., P, 7). Every state where the policy still rolls is below row
-    ``last_roll + 1``; one roll adds at most ``max_roll_units``.
-    """
-    rolls = bank[..., 1:, 1:] == 0
-    other_axes = tuple(i for i in range(rolls.ndim) if i != rolls.ndim - 2)
-    rows = np.nonzero(rolls.any(axis=other_axes))[0]
-    last_roll = int(rows[-1]) + 1 if rows.size else 0  # row i of `rolls` is p = i + 1
-    return last_roll + max_roll_units + 1
-
-
-def max_ev_table(rules: FarkleRules) -> PolicyTable:
-    """PolicyTable of ``max-ev``: value = expected final turn points, one policy per own
-    lost turns in a row (the opponent's count and the totals do not matter), shape (S, S,
-    1, 1, P, 7)."""
-    from dicelab.farkle.engine.model import model
-
-    sol = solitaire.solve_max_ev(rules)
-    m = model(rules)
-    if m.six_rows:  # six dice roll on at every row: keep all it solved
-        p = sol.streak[0].bank.shape[0]
-    else:
-        p = max(_rows_needed(st.bank, m.max_points) for st in sol.streak)
-    value = np.stack([st.value[:p] for st in sol.streak]).astype(np.float32)
-    bank = np.stack([st.bank[:p] for st in sol.streak])
-    k = len(sol.streak)
-    shape = (k, k, 1, 1, p, 7)
-    return PolicyTable("max-ev", np.broadcast_to(value[:, None, None, None], shape).copy(),
-                       np.broadcast_to(bank[:, None, None, None], shape).copy())
-
-
-def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
-    """PolicyTable of ``fastest`` for ``target``: value = minus the expected turns still
-    needed, one policy per own lost turns in a row and own total (from the rules' floor
-    below zero), shape (S, S, U, 1, P, 7)."""
-    from dicelab.farkle.engine.model import model
-
-    sol = solitaire.fastest_solution(rules, target)
-    p = min(_rows_needed(sol.bank, model(rules).max_points), sol.bank.shape[-2])
-    value = (-sol.value[..., :p, :]).astype(np.float32)
-    bank = np.ascontiguousarray(sol.bank[..., :p, :])
-    k = value.shape[0]
-    shape = (k, k, value.shape[1], 1, p, 7)
-    return PolicyTable("fastest", np.broadcast_to(value[:, None, :, None], shape).copy(),
-                       np.broadcast_to(bank[:, None, :, None], shape).copy(),
-                       floor=sol.floor_points // POINT_UNIT)
 
 
 def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int,
@@ -134,9 +85,15 @@ def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: 
     """A policy as the game engine reads it: a ``threshold-T`` or ``ai`` spec, or the
     PolicyTable of an exact policy (solved or loaded from the cache; ``progress(fraction)``
     through an ``optimal-win`` solve)."""
+    if isinstance(policy, str):
+        policy = parse_policy(policy, "farkle")
+    if isinstance(policy, PolicySpec) and policy.family == "user":
+        policy = policy.policy
     if isinstance(policy, PolicyTable):
         return fixed.check_table(policy, rules)
-    spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
+    if not isinstance(policy, PolicySpec):
+        return _tabulable(policy)
+    spec = policy
     if spec.game != "farkle":
         raise UserError(f"policy '{spec.name}' is a {spec.game} policy; exact head to head "
                         "of Farkle takes Farkle policies")
@@ -145,14 +102,32 @@ def resolve(policy: str | PolicySpec | PolicyTable, rules: FarkleRules, target: 
     return policy_table(spec, rules, target, 2, progress=progress)
 
 
+def _named(policy) -> bool:
+    """Whether a policy is a built-in one named by its name (whose evaluations are
+    cached; a user's policy is code that may change under the same name)."""
+    if isinstance(policy, str):
+        policy = parse_policy(policy, "farkle")
+    return isinstance(policy, PolicySpec) and policy.family != "user"
+
+
+def _tabulable(policy):
+    """A policy object the engine can read (a bank rule), or the refusal that says why
+    not."""
+    if hasattr(policy, "slices") and hasattr(policy, "normal_rows"):
+        return policy
+    raise UserError(f"policy '{getattr(policy, 'name', policy)}' cannot be answered exactly: "
+                    "the exact solvers read a policy written as a bank rule "
+                    "(dicelab.farkle.policy.bank_rule) or a policy table; simulate it instead")
+
+
 def solve_best_response(rules: FarkleRules, target: int, opponent, *,
                         tol: float = config.OPTIMAL_WIN_TOL, use_cache: bool = True,
                         progress: Callable[[float], None] | None = None
                         ) -> OptimalWinSolution:
     """The policy of maximum ``P(win) + 0.5 P(tie)`` against a fixed ``opponent``
     (``optimal-win:vs=OPPONENT``): any Farkle policy (a name, a PolicySpec or a
-    PolicyTable). See :func:`dicelab.farkle.solve.solve_best_response`; cached on disk
-    for named opponents.
+    PolicyTable, or a user's policy). See :func:`dicelab.farkle.solve.solve_best_response`;
+    cached on disk for built-in opponents.
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> br = solve_best_response(PRESETS["default"], 1000, "threshold-300")
@@ -160,10 +135,10 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
     ('optimal-win:vs=threshold-300', True)
     """
     target = check_target(target)
-    named = not isinstance(opponent, PolicyTable)
     return solve.solve_best_response(rules, target, fixed.name_of(opponent),
                                      lambda: resolve(opponent, rules, target), tol=tol,
-                                     use_cache=use_cache and named, progress=progress)
+                                     use_cache=use_cache and _named(opponent),
+                                     progress=progress)
 
 
 def optimal_win_solution(spec: PolicySpec, rules: FarkleRules, target: int, progress=None
@@ -193,7 +168,7 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     target = check_target(target)
     a, b = fixed.name_of(policy), fixed.name_of(opponent)
     t0 = time.perf_counter()
-    named = not any(isinstance(p, PolicyTable) for p in (policy, opponent))
+    named = all(_named(p) for p in (policy, opponent))
     key = cache.entry_key("farkle-exact-pair", rules.name, rules.digest(), t=target,
                           a=text_digest([a, b])[:12]) if use_cache and named else None
 

@@ -171,6 +171,9 @@ def _table_slices(pt: PolicyTable, grid: Grid) -> Slices:
     """A :class:`PolicyTable`, slice by slice, with the kernel's index clamping (totals
     and lost-turn counts clamped to the table's axes; in the last round the leader's count
     is 0)."""
+    if pt.last_round != "rule":
+        raise UserError(f"policy table '{pt.name}' chases in the last round: evaluate the "
+                        "bank rule it was made of, which the engine reads directly")
     s_dim, m_dim, o_dim, rows = pt.dims
     values = [pt.value.reshape(-1, rows, 7)]
     banks = [pt.bank.reshape(-1, rows, 7)]
@@ -189,7 +192,7 @@ def _table_slices(pt: PolicyTable, grid: Grid) -> Slices:
     else:  # the normal table, at the leader's total (its count 0)
         leader = np.clip(tot[None, :, None] + lead + pt.floor, 0, o_dim - 1)
         last = ((cnt[:, None, None] * s_dim) * m_dim + own[None, :, None]) * o_dim + leader
-    return Slices(_joined(banks, np.uint8), _joined(values, np.float32), False,
+    return Slices(_joined(banks, np.uint8), _joined(values, np.float32), pt.keep_all,
                   np.ascontiguousarray(np.broadcast_to(normal, grid.normal_shape),
                                        dtype=np.int64),
                   np.ascontiguousarray(np.broadcast_to(last, grid.last_shape),
@@ -203,25 +206,37 @@ def _joined(parts: list[np.ndarray], dtype) -> np.ndarray:
                                 dtype=dtype)
 
 
-def name_of(policy: str | PolicySpec | PolicyTable) -> str:
-    if isinstance(policy, PolicyTable | PolicySpec):
-        return policy.name
-    return parse_policy(policy, "farkle").name
+def name_of(policy) -> str:
+    """A policy's name: a name as typed (parsed), or the object's own."""
+    if isinstance(policy, str):
+        return parse_policy(policy, "farkle").name
+    return policy.name
 
 
-def normal_rows(policy: PolicySpec | PolicyTable) -> int:
+def _tabulated(policy) -> bool:
+    """Whether the engine reads this policy through its own ``slices`` method (a
+    :class:`dicelab.farkle.policy.BankRule`)."""
+    return hasattr(policy, "slices") and hasattr(policy, "normal_rows")
+
+
+def normal_rows(policy, rules: FarkleRules | None = None, target: int | None = None) -> int:
     """Rows of the policy's turns outside the last round (how far one turn can bank)."""
     if isinstance(policy, PolicyTable):
         return policy.dims[3]
+    if _tabulated(policy):
+        return policy.normal_rows(rules, target)
     if policy.family == "threshold":
         return _rows_for(policy.params["threshold"])
     p = policy.params
     return _rows_for(p["base"] + p["step"] * p["max-steps"])
 
 
-def _slice_bytes(policy: PolicySpec | PolicyTable, grid: Grid, max_s: int) -> int:
+def _slice_bytes(policy, grid: Grid, max_s: int) -> int:
     """Bytes of a policy's slices and their turn endings (an upper estimate)."""
-    if isinstance(policy, PolicyTable):
+    if _tabulated(policy):  # its bank at every state, then at most one slice per state
+        rows = grid.u + grid.d + 2
+        n = grid.u * grid.u + grid.d
+    elif isinstance(policy, PolicyTable):
         s_dim, m_dim, o_dim, rows = policy.dims
         n = s_dim * s_dim * m_dim * o_dim + (
             0 if policy.last_value is None else policy.last_value.shape[0])
@@ -232,8 +247,11 @@ def _slice_bytes(policy: PolicySpec | PolicyTable, grid: Grid, max_s: int) -> in
             + (math.prod(grid.normal_shape) + 3 * math.prod(grid.last_shape)) * 8)
 
 
-def policy_slices(policy: PolicySpec | PolicyTable, grid: Grid) -> Slices:
-    """The turn slices of a resolved policy (:func:`resolve`) at the states of ``grid``."""
+def policy_slices(policy, grid: Grid, rules: FarkleRules) -> Slices:
+    """The turn slices of a resolved policy (:func:`dicelab.farkle.exact.resolve`) at the
+    states of ``grid``."""
+    if _tabulated(policy):
+        return Slices(*policy.slices(grid, rules))
     if isinstance(policy, PolicyTable):
         return _table_slices(policy, grid)
     if policy.family == "threshold":
@@ -296,18 +314,18 @@ def lead_rows(policies, rules: FarkleRules, target: int) -> int:
     cover: from the lowest total (the floor) to the target, plus one turn's gain of any
     of them (with the rows of six dice rolling on)."""
     m = model(rules)
-    return (target // POINT_UNIT + m.floor + max(normal_rows(p) for p in policies)
+    return (target // POINT_UNIT + m.floor
+            + max(normal_rows(p, rules, target) for p in policies)
             + m.max_points + 2 + m.six_rows)
 
 
-def side_of(policy: PolicySpec | PolicyTable, rules: FarkleRules, target: int, d: int
-            ) -> Side:
+def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
     """One resolved policy's :class:`Side` over leads below ``d`` (its memory checked
     first)."""
     grid = grid_of(rules, target, d)
     check_memory(f"the exact evaluation to {target:,}",
                  _slice_bytes(policy, grid, model(rules).max_points))
-    return turn_outcomes(policy_slices(policy, grid), rules)
+    return turn_outcomes(policy_slices(policy, grid, rules), rules)
 
 
 __all__ = [

@@ -64,11 +64,17 @@ T_OFFSET = 0
 T_M = 1
 T_O = 2
 T_P = 3
-T_LAST_OFFSET = 4  # -1: no last-round table
+T_LAST_OFFSET = 4  # -1: no last-round table; CHASE, CHASE_RULE: none (see below)
 T_D = 5
 T_S = 6  # lost-turn axes (1: a 4-D table)
 T_FLOOR = 7  # units of 50 below zero of row 0 of the M and O axes
-N_TABLE_META = 8
+T_KEEP_ALL = 8  # 1: sets aside all scoring dice (its values unused), then its bank decides
+N_TABLE_META = 9
+#: ``table_meta[s, T_LAST_OFFSET]`` of a table that, in the last round, banks exactly when
+#: its total would beat the leader's (``CHASE``), or when its table banks too
+#: (``CHASE_RULE``, read at the leader's total).
+CHASE = -2
+CHASE_RULE = -3
 
 #: Per-seat statistic columns (int64, summed over games).
 ST_WINS = 0
@@ -268,8 +274,13 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
             kind = kinds[seat]
             t_base = np.int64(0)
             p_dim = np.int64(1)
+            chase_from = np.int64(-1)  # >= 0: bank only from these turn points on
+            chase_only = False  # and there whatever the table says
             if kind == TABLE:
                 p_dim = table_meta[seat, T_P]
+                if last_round and table_meta[seat, T_LAST_OFFSET] <= CHASE:
+                    chase_from = max(best_opp - my_total + 1, 0)
+                    chase_only = table_meta[seat, T_LAST_OFFSET] == CHASE
                 if last_round and table_meta[seat, T_LAST_OFFSET] >= 0:
                     d = min(max((best_opp - my_total) // POINT_UNIT, 0),
                             table_meta[seat, T_D] - 1)
@@ -317,29 +328,42 @@ def _run_chunk(state, script, cursor, first_game, n_games, game, seats, rolls, t
                 n_rolls += 1
                 packed += np.int64(1) << (10 * (n - 1))
                 if kind == TABLE:
-                    c = roll_class[r]
-                    if c < 0:
-                        busted = True
-                        break
-                    # the option whose state has the highest value; options come in the
-                    # model's order (more points, then more dice), so the first wins ties
-                    best_v = -np.inf
-                    best_idx = np.int64(-1)
-                    tp_best = tp
-                    n_best = n
-                    for j in range(option_start[c], option_start[c + 1]):
-                        tp2 = tp + POINT_UNIT * opt_points[j]
-                        idx = t_base + min(tp2 // POINT_UNIT, p_dim - 1) * 7 + opt_dice[j]
-                        v = np.float64(table_value[uint64(idx)])
-                        if v > best_v:
-                            best_v = v
-                            best_idx = idx
-                            tp_best = tp2
-                            n_best = opt_dice[j]
-                    tp = tp_best
-                    n = n_best
+                    if table_meta[seat, T_KEEP_ALL] != 0:  # all scoring dice
+                        j = roll_keep_all[r]
+                        if j < 0:
+                            busted = True
+                            break
+                        tp += POINT_UNIT * opt_points[j]
+                        n = opt_dice[j]
+                        best_idx = t_base + min(tp // POINT_UNIT, p_dim - 1) * 7 + n
+                    else:
+                        c = roll_class[r]
+                        if c < 0:
+                            busted = True
+                            break
+                        # the option whose state has the highest value; options come in the
+                        # model's order (more points, then more dice), so the first wins ties
+                        best_v = -np.inf
+                        best_idx = np.int64(-1)
+                        tp_best = tp
+                        n_best = n
+                        for j in range(option_start[c], option_start[c + 1]):
+                            tp2 = tp + POINT_UNIT * opt_points[j]
+                            idx = t_base + min(tp2 // POINT_UNIT, p_dim - 1) * 7 + opt_dice[j]
+                            v = np.float64(table_value[uint64(idx)])
+                            if v > best_v:
+                                best_v = v
+                                best_idx = idx
+                                tp_best = tp2
+                                n_best = opt_dice[j]
+                        tp = tp_best
+                        n = n_best
                     hot += n == HOT_DICE  # 6 dice to roll only after hot dice
-                    if table_bank[uint64(best_idx)] != 0 and tp >= bank_floor[uint64(n)]:
+                    if chase_from >= 0:
+                        if tp >= chase_from and tp >= bank_floor[uint64(n)] and (
+                                chase_only or table_bank[uint64(best_idx)] != 0):
+                            break
+                    elif table_bank[uint64(best_idx)] != 0 and tp >= bank_floor[uint64(n)]:
                         break
                 else:
                     j = roll_keep_all[r]

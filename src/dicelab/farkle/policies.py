@@ -27,13 +27,28 @@ import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
-from dicelab.farkle.fixed import ai_params
+from dicelab.farkle.fixed import ai_params, lead_rows
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
 from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
 
 _EXACT_FAMILIES = ("max-ev", "fastest", "optimal-win")
+
+
+def tabulate(policy, rules: FarkleRules, target: int) -> PolicyTable:
+    """A policy object as the simulation kernel plays it: a :class:`PolicyTable` as it
+    is, a tabulable policy (one with a ``table(rules, target, leads)`` method, such as a
+    :class:`dicelab.farkle.policy.BankRule`) as its table."""
+    if isinstance(policy, PolicyTable):
+        return policy
+    if isinstance(policy, str) or not hasattr(policy, "name"):
+        raise TypeError(f"a seat is a PolicySpec or a PolicyTable or a policy object, not "
+                        f"{type(policy)}")
+    if callable(getattr(policy, "table", None)):
+        return policy.table(rules, target, lead_rows([policy], rules, target))
+    raise UserError(f"policy '{getattr(policy, 'name', policy)}' decides move by move and "
+                    "cannot be tabulated for the simulation kernels")
 
 
 def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, target: int
@@ -75,23 +90,27 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
                 kinds[s] = K.AI
                 params[s] = ai_params(seat)
                 continue
-            if seat.family not in _EXACT_FAMILIES:
+            if seat.family == "user":
+                pt = tabulate(seat.policy, rules, target)
+            elif seat.family not in _EXACT_FAMILIES:
                 raise UserError(f"policy '{seat.name}' cannot play Farkle")
-            from dicelab.farkle.exact import policy_table
+            else:
+                from dicelab.farkle.exact import policy_table
 
-            pt = policy_table(seat, rules, target, n)
+                pt = policy_table(seat, rules, target, n)
             placed[seat] = s
-        elif isinstance(seat, PolicyTable):
-            pt = seat
         else:
-            raise TypeError(f"a seat is a PolicySpec or a PolicyTable, not {type(seat)}")
+            pt = tabulate(seat, rules, target)
         kinds[s] = K.TABLE
         meta[s, K.T_OFFSET] = offset
         meta[s, K.T_S], meta[s, K.T_M], meta[s, K.T_O], meta[s, K.T_P] = pt.dims
         meta[s, K.T_FLOOR] = pt.floor
+        meta[s, K.T_KEEP_ALL] = int(pt.keep_all)
         values.append(np.ascontiguousarray(pt.value, dtype=np.float32).ravel())
         banks.append(np.ascontiguousarray(pt.bank, dtype=np.uint8).ravel())
         offset += pt.value.size
+        if pt.last_round != "rule":
+            meta[s, K.T_LAST_OFFSET] = K.CHASE if pt.last_round == "chase" else K.CHASE_RULE
         if pt.last_value is not None:
             meta[s, K.T_LAST_OFFSET] = offset
             meta[s, K.T_D] = pt.last_value.shape[0]

@@ -8,6 +8,8 @@ decision points of a turn. The kernel plays it like this, after every scoring ro
    left), the turn would continue with ``tp' = tp + points`` and ``n'`` dice (6 after hot
    dice). The kernel picks the option whose state has the highest ``value``; ties go to
    more points ``tp'``, then to more dice ``n'`` (the encoding's order).
+   A table with ``keep_all`` skips this step: it sets aside all scoring dice, as
+   ``threshold-T`` does.
 2. **Bank or roll.** At that state, ``bank == 1`` means bank ``tp'``, else roll ``n'``.
 
 State index, with totals and points in units of 50 (all are multiples of 50; banked
@@ -34,7 +36,12 @@ totals may be negative under the farkle penalty, and ``//`` is floor division):
 * last round, when this seat did not trigger it and must beat the leader, if the
   policy has a last-round table: ``last_value[d, p, n']`` of shape (D, P, 7) with
   ``d = min(max((leader_total - my_total) // 50, 0), D - 1)`` (no streak axes and
-  no floor in either form); without one (``None``) the normal table is used.
+  no floor in either form); without one (``None``) the normal table is used, at the
+  leader's total. A table's ``last_round`` can change its banks there (it then has no
+  last-round table; set-asides still follow its normal table at the leader's total):
+  ``"chase"`` banks exactly when its total would beat the leader's; ``"rule-to-beat"``
+  banks when its table banks and its total would beat the leader's (as ``ai`` with
+  ``chase=1``). Tabulated bank rules use them (:class:`dicelab.farkle.policy.BankRule`).
 
 ``value`` is "higher is better" (for ``fastest``, minus the expected number of
 turns); its scale is the policy's own. The solver must size ``P`` so that clamping
@@ -51,6 +58,9 @@ import numpy as np
 
 from dicelab.farkle.rules import POINT_UNIT
 
+#: How a table banks in the last round (see the module docstring).
+LAST_ROUND_RULES = ("rule", "rule-to-beat", "chase")
+
 
 @dataclass(frozen=True)
 class PolicyTable:
@@ -59,7 +69,10 @@ class PolicyTable:
     ``value``: float32, shape (M, O, P, 7) or (S, S, M, O, P, 7) (index 0 of the last
     axis unused; a 6-D table with S = 1 is kept in the 4-D form); ``bank``: uint8, same
     shape; ``last_value``/``last_bank``: shape (D, P, 7) or None; ``floor``: units of 50
-    below zero that row 0 of the M and O axes stands for.
+    below zero that row 0 of the M and O axes stands for; ``last_round``: ``"rule"`` (the
+    tables decide), ``"chase"`` or ``"rule-to-beat"`` (see the module docstring);
+    ``keep_all``: it sets aside all scoring dice (the most dice, then the most points, as
+    ``threshold-T`` does) whatever ``value`` says, then ``bank`` decides.
     """
 
     name: str
@@ -68,6 +81,8 @@ class PolicyTable:
     last_value: np.ndarray | None = None
     last_bank: np.ndarray | None = None
     floor: int = 0
+    last_round: str = "rule"
+    keep_all: bool = False
 
     def __post_init__(self) -> None:
         if self.value.ndim == 6 and self.value.shape[0] == 1:  # the 4-D form (S = 1)
@@ -84,6 +99,10 @@ class PolicyTable:
         if isinstance(self.floor, bool) or not isinstance(self.floor, int | np.integer) \
                 or self.floor < 0:
             raise ValueError(f"floor must be an integer >= 0, not {self.floor!r}")
+        if self.last_round not in LAST_ROUND_RULES:
+            raise ValueError(f"last_round is one of {LAST_ROUND_RULES}, not {self.last_round!r}")
+        if self.last_round != "rule" and self.last_value is not None:
+            raise ValueError("a table that chases in the last round has no last-round table")
         if (self.last_value is None) != (self.last_bank is None):
             raise ValueError("last_value and last_bank go together")
         if self.last_value is not None:

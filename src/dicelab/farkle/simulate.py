@@ -261,10 +261,12 @@ def _place(ahead: float, ahead_sq: float, n: int) -> Estimate:
     return Estimate(1.0 + e.mean, e.se, e.n)
 
 
-def _seat_params(seat: PolicySpec | PolicyTable) -> dict[str, Any]:
+def _seat_params(seat) -> dict[str, Any]:
     if isinstance(seat, PolicySpec):
         return {"family": seat.family, **seat.params}
-    return {"family": "table"}
+    if isinstance(seat, PolicyTable):
+        return {"family": "table"}
+    return {"family": "user", **getattr(seat, "params", {})}
 
 
 def kernel_for(seats: Sequence[PolicySpec | PolicyTable],
@@ -377,7 +379,7 @@ class FarklePlan(LazyArrays):
         return kernel_for(self.seats, self.streams, self.rules)
 
     def token(self) -> str:
-        if all(isinstance(s, PolicySpec) for s in self.seats):
+        if all(isinstance(s, PolicySpec) and s.family != "user" for s in self.seats):
             seats: tuple = tuple(s.name for s in self.seats)
         else:  # tables are not worth hashing: name the run uniquely instead
             import uuid
@@ -446,8 +448,6 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
     seed_given = seed is not None
     seed = check_seed(seed)
     for seat in seats:
-        if not isinstance(seat, PolicySpec | PolicyTable):
-            raise TypeError(f"a seat is a PolicySpec or a PolicyTable, not {type(seat)}")
         if isinstance(seat, PolicySpec) and seat.game != "farkle":
             raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
     plan = FarklePlan(tuple(seats), rules, target, seed, games,

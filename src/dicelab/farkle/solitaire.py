@@ -44,6 +44,7 @@ from dicelab.farkle.engine.model import (
     max_ev_cap,
     model,
 )
+from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     HOT_DICE,
     NO_BANK,
@@ -925,7 +926,57 @@ def threshold_sweep(rules: FarkleRules, thresholds=range(50, 2001, 50)) -> Thres
     return ThresholdSweep(rules.name, ts, scores, busts, solve_max_ev(free).expected_score)
 
 
+# --- the solitaire policies as the simulation kernel plays them ------------------------
+
+
+def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
+    """Rows P so that clamping p at P - 1 never changes a decision (PolicyTable contract).
+
+    ``bank``: (..., P, 7). Every state where the policy still rolls is below row
+    ``last_roll + 1``; one roll adds at most ``max_roll_units``.
+    """
+    rolls = bank[..., 1:, 1:] == 0
+    other_axes = tuple(i for i in range(rolls.ndim) if i != rolls.ndim - 2)
+    rows = np.nonzero(rolls.any(axis=other_axes))[0]
+    last_roll = int(rows[-1]) + 1 if rows.size else 0  # row i of `rolls` is p = i + 1
+    return last_roll + max_roll_units + 1
+
+
+def max_ev_table(rules: FarkleRules) -> PolicyTable:
+    """PolicyTable of ``max-ev``: value = expected final turn points, one policy per own
+    lost turns in a row (the opponent's count and the totals do not matter), shape (S, S,
+    1, 1, P, 7)."""
+    sol = solve_max_ev(rules)
+    m = model(rules)
+    if m.six_rows:  # six dice roll on at every row: keep all it solved
+        p = sol.streak[0].bank.shape[0]
+    else:
+        p = max(_rows_needed(st.bank, m.max_points) for st in sol.streak)
+    value = np.stack([st.value[:p] for st in sol.streak]).astype(np.float32)
+    bank = np.stack([st.bank[:p] for st in sol.streak])
+    k = len(sol.streak)
+    shape = (k, k, 1, 1, p, 7)
+    return PolicyTable("max-ev", np.broadcast_to(value[:, None, None, None], shape).copy(),
+                       np.broadcast_to(bank[:, None, None, None], shape).copy())
+
+
+def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
+    """PolicyTable of ``fastest`` for ``target``: value = minus the expected turns still
+    needed, one policy per own lost turns in a row and own total (from the rules' floor
+    below zero), shape (S, S, U, 1, P, 7)."""
+    sol = fastest_solution(rules, target)
+    p = min(_rows_needed(sol.bank, model(rules).max_points), sol.bank.shape[-2])
+    value = (-sol.value[..., :p, :]).astype(np.float32)
+    bank = np.ascontiguousarray(sol.bank[..., :p, :])
+    k = value.shape[0]
+    shape = (k, k, value.shape[1], 1, p, 7)
+    return PolicyTable("fastest", np.broadcast_to(value[:, None, :, None], shape).copy(),
+                       np.broadcast_to(bank[:, None, :, None], shape).copy(),
+                       floor=sol.floor_points // POINT_UNIT)
+
+
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSweep",
            "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
-           "evaluate_turn_policy", "fastest_solution", "legal_bank", "race", "solve_fastest",
+           "evaluate_turn_policy", "fastest_solution", "fastest_table", "legal_bank",
+           "max_ev_table", "race", "solve_fastest",
            "solve_max_ev", "threshold_bank_table", "threshold_distribution", "threshold_sweep"]

@@ -1,0 +1,143 @@
+"""Policies users write, named on the command line (layer 2).
+
+A policy in a Python file or an importable module is named ``FILE.py:NAME`` or
+``package.module:NAME``, with parameters after a second colon as for ``ai``:
+``my_policies.py:cautious:big=800,base=300``. :func:`load` imports the file (a policy
+file is code that runs, as a test file is) and takes ``NAME`` from it; the registry
+(:func:`dicelab.registry.parse_policy`) makes it a ``PolicySpec`` of family ``"user"``
+holding the policy object, so every tool that takes a policy name takes it.
+
+What ``NAME`` may be, for Farkle:
+
+* a :class:`dicelab.farkle.policy.BankRule` (a function decorated with
+  :func:`~dicelab.farkle.policy.bank_rule`);
+* a plain or numba-compiled function of ``(my, opp, turn_points, dice_left)`` and
+  keyword parameters with number defaults: made a bank rule with the defaults of
+  :func:`~dicelab.farkle.policy.bank_rule`;
+* a :class:`dicelab.farkle.policy_table.PolicyTable`.
+
+Errors (a missing file or name, a function with the wrong signature, the user's module
+raising as it is imported) are :class:`dicelab.errors.UserError`, the user's own
+traceback frames included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from dicelab.errors import UserError, user_code_error
+
+#: ``SOURCE:NAME[:PARAMS]``: a ``.py`` file (any path) or a dotted module name.
+_REFERENCE = re.compile(
+    r"^(?P<src>[^:]+\.py|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?P<obj>[A-Za-z_]\w*)"
+    r"(?::(?P<params>.*))?$")
+
+
+def looks_like_reference(text: str) -> bool:
+    """Whether ``text`` names a user's policy (``FILE.py:NAME`` or ``module:NAME``)."""
+    return _REFERENCE.match(text.strip()) is not None
+
+
+class Loaded(NamedTuple):
+    """A user's policy, loaded: its game, the name it goes by, its parameters."""
+
+    game: str
+    name: str
+    params: dict
+    policy: Any
+
+
+def load(text: str, game: str | None = None) -> Loaded:
+    """The user's policy ``text`` names."""
+    m = _REFERENCE.match(text.strip())
+    if m is None:
+        raise UserError(f"'{text}' does not name a policy: write FILE.py:NAME or "
+                        "package.module:NAME, then optionally :key=value,...")
+    src, obj_name, params = m["src"], m["obj"], m["params"]
+    module = _import(src)
+    if not hasattr(module, obj_name):
+        found = sorted(n for n in vars(module) if not n.startswith("_"))
+        raise UserError(f"{src} has no '{obj_name}' (it defines: "
+                        f"{', '.join(found[:12]) or 'nothing public'})")
+    policy = as_policy(getattr(module, obj_name), obj_name)
+    if params:
+        policy = _with_params(policy, params, text)
+    policy_game = getattr(policy, "game", "farkle")
+    if game is not None and game != policy_game:
+        raise UserError(f"policy '{text}' is a {policy_game} policy, not {game}")
+    name = f"{src}:{policy.name}"
+    return Loaded(policy_game, name, dict(getattr(policy, "params", {})), policy)
+
+
+def as_policy(obj, name: str = "policy"):
+    """A user's object as a dicelab policy (see the module docstring), or the refusal
+    that says what it should be."""
+    from dicelab.farkle.policy import BankRule, bank_rule
+    from dicelab.farkle.policy_table import PolicyTable
+
+    if isinstance(obj, BankRule | PolicyTable):
+        return obj
+    if callable(obj):
+        return bank_rule(obj)
+    raise UserError(f"'{name}' is a {type(obj).__name__}; a Farkle policy is a bank rule "
+                    "(a function of my, opp, turn_points, dice_left, or one decorated with "
+                    "dicelab.farkle.policy.bank_rule) or a PolicyTable")
+
+
+def _with_params(policy, text: str, whole: str):
+    if not hasattr(policy, "with_params"):
+        raise UserError(f"policy '{whole}' takes no parameters")
+    given: dict[str, str] = {}
+    for item in filter(None, (i.strip() for i in text.split(","))):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not value.strip():
+            raise UserError(f"policy '{whole}': parameters are key=value, not '{item}'")
+        if key in given:
+            raise UserError(f"policy '{whole}': {key} is given twice")
+        given[key] = value.strip()
+    if not given:
+        raise UserError(f"policy '{whole}': nothing after the last ':'")
+    return policy.with_params(**given)
+
+
+def _import(src: str):
+    """The module ``src`` names: a file, loaded under a name of its own (its path's
+    hash), or an importable module."""
+    try:
+        if src.endswith(".py"):
+            path = Path(src).expanduser()
+            if not path.is_file():
+                raise UserError(f"policy file {src} does not exist" if not path.exists()
+                                else f"policy file {src} is not a regular file")
+            key = "dicelab_user_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+            if key in sys.modules:
+                return sys.modules[key]
+            spec = importlib.util.spec_from_file_location(key, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[key] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[key]
+                raise
+            return module
+        return importlib.import_module(src)
+    except UserError:
+        raise
+    except ModuleNotFoundError as exc:
+        if exc.name and src.startswith(exc.name):
+            raise UserError(f"no module named '{src}' (a policy in a file is named "
+                            "FILE.py:NAME)") from None
+        raise user_code_error(exc, f"importing {src} failed") from None
+    except (Exception, SystemExit) as exc:  # the user's module: its own frames
+        raise user_code_error(exc, f"importing {src} failed") from None
+
+
+__all__ = ["Loaded", "as_policy", "load", "looks_like_reference"]

@@ -1,0 +1,307 @@
+"""Policies users write (dicelab.farkle.policy, dicelab.user_policy): a copy of a built-in
+policy plays and scores as the built-in does, bit for bit and exactly; a bank rule's own
+decisions (the referee's) are what its tables say; the best response to a user's rule
+against plain value iteration; every bad policy file or name gets one honest error."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import textwrap
+
+import naive_farkle as nf
+import naive_two_player as naive
+import numpy as np
+import pytest
+from cli_helpers import run_cli
+
+from dicelab.errors import UserError
+from dicelab.farkle import kernels as K
+from dicelab.farkle.exact import exact_pair, solve_best_response
+from dicelab.farkle.policies import tabulate
+from dicelab.farkle.policy import BankRule, Move, State, bank_rule
+from dicelab.farkle.rules import POINT_UNIT, PRESETS
+from dicelab.farkle.simulate import simulate_farkle
+from dicelab.registry import parse_policy
+
+DEFAULT = PRESETS["default"]
+FACEBOOK = PRESETS["facebook"]
+EXAMPLES = "docs/examples/policies/farkle_rules.py"
+
+
+@bank_rule(last_round="rule")
+def t300(my, opp, tp, n):
+    return tp >= 300
+
+
+@bank_rule
+def ai_copy(my, opp, tp, n, *, base=300, step=100, per=1000, max_steps=5, two=50, one=100):
+    thr = base + step * min(max_steps, max(opp - my, 0) // per)
+    if n == 2:
+        thr -= two
+    elif n == 1:
+        thr -= one
+    return tp >= thr
+
+
+def _numbers(pair) -> list[float]:
+    return [pair.first.win, pair.first.tie, pair.second.win, pair.second.tie]
+
+
+@pytest.mark.parametrize(("rules", "target"), [(DEFAULT, 1000), (FACEBOOK, 400)],
+                         ids=["default", "facebook"])
+def test_copies_of_built_in_policies_have_their_exact_values(rules, target):
+    for copy, built_in in ((t300, "threshold-300"), (ai_copy, "ai")):
+        for other in ("ai", "max-ev"):
+            mine = exact_pair(copy, other, rules=rules, target=target, use_cache=False)
+            theirs = exact_pair(built_in, other, rules=rules, target=target, use_cache=False)
+            # the same numbers; under the penalty the engine may add a turn's endings in
+            # another order (other padding rows): a difference in the last bits at most
+            np.testing.assert_allclose(_numbers(mine), _numbers(theirs), rtol=1e-13, atol=0,
+                                       err_msg=str((copy, other)))
+            if rules is DEFAULT:
+                assert mine.first == theirs.first and mine.second == theirs.second
+
+
+@pytest.mark.parametrize("rules", [DEFAULT, FACEBOOK], ids=["default", "facebook"])
+def test_copies_of_built_in_policies_play_the_same_games_bit_for_bit(rules):
+    """The general kernel plays both (a seat that is not a threshold, or a random
+    stream per turn: all-threshold seats otherwise go to the lanes kernel, another
+    random-stream layout)."""
+    runs = [([t300, "ai"], ["threshold-300", "ai"], K.STREAM_PER_CHUNK),
+            ([ai_copy, t300], ["ai", "threshold-300"], K.STREAM_PER_CHUNK),
+            ([t300], ["threshold-300"], K.STREAM_PER_TURN)]
+    for mine, theirs, streams in runs:
+        a = simulate_farkle([parse_policy(p) if isinstance(p, str) else p for p in mine],
+                            games=4000, seed=11, target=2000, rules=rules, streams=streams)
+        b = simulate_farkle([parse_policy(p) for p in theirs], games=4000, seed=11,
+                            target=2000, rules=rules, streams=streams)
+        assert a.kernel == b.kernel == "general"
+        np.testing.assert_array_equal(a.stats, b.stats)
+        np.testing.assert_array_equal(a.hist, b.hist)
+
+
+def _kernel_bank(rule: BankRule, table, s: State, tp: int, n: int) -> bool:
+    """What the simulation kernel banks with this table (policy_table's docstring)."""
+    leader = s.opp_total
+    _, bank = table.normal(0, 0, s.my_total, leader)
+    says = bank[min(tp // POINT_UNIT, bank.shape[0] - 1), n] != 0
+    if s.last_round and table.last_round != "rule":
+        beats = s.my_total + tp > leader
+        says = beats if table.last_round == "chase" else says and beats
+    return bool(says and s.rules.can_bank(tp, n))
+
+
+@pytest.mark.parametrize("last_round", ["rule-to-beat", "rule", "chase"])
+def test_a_bank_rule_decides_as_its_table_says(last_round):
+    """The referee's answer (decide) against the table the kernel plays, at random
+    states of both rounds, the opponent's total past the target in the last round."""
+    @bank_rule(last_round=last_round)
+    def behind(my, opp, tp, n, *, base=300):
+        return tp >= base + (200 if opp - my > 500 else 0) - (50 if n <= 2 else 0)
+
+    target = 2000
+    table = tabulate(behind, DEFAULT, target)
+    rng = np.random.default_rng(5)
+    roll = (1, 5, 2, 3, 4, 6)
+    for _ in range(3000):
+        last = bool(rng.integers(2))
+        my = int(rng.integers(0, target // 50)) * 50
+        opp = int(rng.integers(target // 50, 3 * target // 50) if last
+                  else rng.integers(0, target // 50)) * 50
+        tp = int(rng.integers(0, 60)) * 50
+        s = State(roll, tp, 0, (my, opp), (0, 0), last, target, DEFAULT)
+        move = behind.decide(s)
+        option = next(o for o in s.options() if o.keep == move.keep)
+        assert option == max(s.options(), key=lambda o: (len(o.keep), o.points))
+        assert move.bank == _kernel_bank(behind, table, s, tp + option.points,
+                                         option.dice_left), (s, move)
+
+
+def test_best_response_to_a_user_rule_matches_plain_value_iteration():
+    """A rule that banks by the dice left, under first-to-bank: the engine's best
+    response against value iteration over every state and every legal set-aside; no
+    other policy does better against the rule, in either seat."""
+    rules = dataclasses.replace(DEFAULT, name="default-ftb", ending="first-to-bank")
+    target = 1000
+
+    @bank_rule
+    def by_dice(my, opp, tp, n, *, low=250, high=600):
+        return tp >= (high if n >= 3 else low)
+
+    ref = naive.solve(rules, target, None, opponent=nf.rule_turn_distribution(
+        rules, lambda tp, n: tp >= target or tp >= (600 if n >= 3 else 250)))
+    br = solve_best_response(rules, target, by_dice, use_cache=False)
+    np.testing.assert_allclose(br.values, ref.value, rtol=0, atol=1e-9)
+    assert br.p_win == pytest.approx(ref.win[0, 0], abs=1e-9)
+    played = exact_pair(br.policy_table(), by_dice, rules=rules, target=target,
+                        use_cache=False)
+    for other in ("optimal-win", "ai", "max-ev", "threshold-350", t300):
+        q = exact_pair(other, by_dice, rules=rules, target=target)
+        assert q.first.score <= played.first.score + 1e-9, other
+        assert q.second.score <= played.second.score + 1e-9, other
+
+
+def test_monte_carlo_of_a_user_rule_agrees_with_its_exact_score():
+    spec = parse_policy(f"{EXAMPLES}:cautious:big=800")
+    exact = exact_pair(spec, "ai", target=1500, use_cache=False)
+    res = simulate_farkle([spec, parse_policy("ai")], games=40_000, seed=3, target=1500)
+    s = res.seat(0)
+    score = (s.wins + 0.5 * s.ties) / res.games
+    se = np.sqrt(max((s.wins + 0.25 * s.ties) / res.games - score**2, 0.0) / res.games)
+    assert abs(score - exact.score) <= 4 * se, (score, exact.score, se)
+
+
+def test_parameters_by_name_and_their_errors():
+    spec = parse_policy(f"{EXAMPLES}:cautious:big=800,base=300")
+    assert spec.family == "user" and spec.params == {"base": 300, "big": 800}
+    assert spec.name.endswith("cautious:base=300,big=800")
+    for bad, says in ((":cautious:bog=1", "unknown parameter 'bog'"),
+                      (":cautious:big=1.5", "not an integer"),
+                      (":cautious:big=", "key=value"),
+                      (":cautious:big=1,big=2", "given twice"),
+                      (":threshold_300:x=1", "unknown parameter"),
+                      (":nothing", "has no 'nothing'")):
+        with pytest.raises(UserError, match=says):
+            parse_policy(EXAMPLES + bad)
+
+
+def test_plain_functions_are_bank_rules_and_the_referee_allows_only_legal_banks():
+    def plain(my, opp, tp, n):
+        return True
+
+    rule = BankRule(plain)
+    s = State((1, 1, 1, 2, 3, 4), 0, 0, (0, 0), (0, 0), False, 1000,
+              PRESETS["facebook"])  # facebook: no bank below 500... if it has a minimum
+    move = rule.decide(s)
+    assert move == Move((1, 1, 1), s.rules.can_bank(1000, 3))
+
+
+BAD_FILES = {
+    "wrong_signature.py": ("def rule(my, opp):\n    return True\n",
+                           "rule", "must take (my, opp, turn_points, dice_left)"),
+    "raises_on_import.py": ("import math\nx = 1 / 0\n", "rule", "ZeroDivisionError"),
+    "raises_in_rule.py": ("def rule(my, opp, tp, n):\n    return {}['x']\n", "rule",
+                          "KeyError"),
+    "not_bool.py": ("def rule(my, opp, tp, n):\n    return 'yes'\n", "rule",
+                    "must return True or False"),
+    "not_a_policy.py": ("rule = 42\n", "rule", "is a int"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
+    text, obj, says = BAD_FILES[name]
+    path = tmp_path / name
+    path.write_text(text)
+    out = tmp_path / "out.json"
+    code, _, err = run_cli(capsys, ["simulate", "-s", f"{path}:{obj}", "--games", "100",
+                                         "--json", "--out", str(out)])
+    assert code == 2, err
+    assert err.startswith("error: ") and says in err, err
+    assert "Traceback" not in err and not out.exists()
+    if name in ("raises_on_import.py", "raises_in_rule.py"):  # the user's own frames
+        assert f"{path}:" in err and "dicelab/" not in err.split("\n", 1)[1]
+
+
+@pytest.mark.parametrize(("ref", "says"), [
+    ("no_such_file.py:rule", "does not exist"),
+    ("no_such_module_xyz:rule", "no module named 'no_such_module_xyz'"),
+    ("dicelab.registry:GAMES", "is a tuple"),
+])
+def test_a_missing_policy_is_one_error(capsys, ref, says):
+    code, _, err = run_cli(capsys, ["simulate", "-s", ref, "--games", "100"])
+    assert code == 2 and err.startswith("error: ") and says in err, err
+
+
+def test_a_policy_from_an_importable_module(tmp_path, monkeypatch, capsys):
+    (tmp_path / "mypolicies.py").write_text(textwrap.dedent("""
+        def steady(my, opp, turn_points, dice_left, base=400):
+            return turn_points >= base
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = run_cli(capsys, ["simulate", "-s", "mypolicies:steady:base=350",
+                                      "--games", "2000", "--seed", "1", "--target", "2000",
+                                      "--json"])
+    assert code == 0, err
+    assert "mypolicies:steady:base=350" in out
+
+
+def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tmp_path):
+    """threshold-300 written by a user: its points per turn and turns to the target
+    against the plain-Python turn distribution; its scores against the exact pairs; the
+    best response takes at least what optimal-win takes; the report's files."""
+    import json
+
+    target = 1000
+    out = tmp_path / "card"
+    code, stdout, err = run_cli(capsys, ["evaluate", f"{EXAMPLES}:threshold_300", "--target",
+                                         str(target), "--json", "--out", str(out)])
+    assert code == 0, err
+    card = json.loads(stdout)
+    dist = nf.threshold_turn_distribution(DEFAULT, 300)
+    assert card["points_per_turn"] == pytest.approx(sum(g * p for g, p in dist.items()),
+                                                    rel=1e-12)
+    assert card["turns_to_target"] == pytest.approx(
+        nf.expected_turns_to_target(dist, target), rel=1e-9)
+    vs_ai = exact_pair("threshold-300", "ai", target=target)
+    assert card["vs_ai"]["score"] == pytest.approx(vs_ai.score, abs=1e-12)
+    assert card["exploitability"] >= card["optimal_win_take"] - 1e-12 > 0
+    assert card["bank_from"] == {str(n): 300 for n in range(1, 7)}
+    worst = card["worst_decisions"]
+    assert worst and all(a["loss"] >= b["loss"] > 0 for a, b in itertools.pairwise(worst))
+    assert {p.name for p in out.iterdir()} == {"summary.parquet", "manifest.json",
+                                               "banks.png"}
+
+
+def test_evaluate_refuses_before_any_work(capsys, tmp_path):
+    for argv, says in (
+            (["evaluate", "optimal"], "penta policy"),
+            (["evaluate", "threshold-300", "--plot", str(tmp_path / "no" / "x.png")],
+             "--plot"),
+            (["evaluate", "threshold-300", "--plot", str(tmp_path / "x.txt")], ".png"),
+            (["evaluate", f"{EXAMPLES}:nothing"], "has no 'nothing'"),
+            (["evaluate", "threshold-300", "--target", "75"], "multiple of 50")):
+        code, _, err = run_cli(capsys, argv)
+        assert code == 2 and err.startswith("error: ") and says in err, (argv, err)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tune_searches_a_user_family_and_finds_the_exact_best(capsys):
+    import json
+
+    family = f"{EXAMPLES}:practical"
+    code, stdout, err = run_cli(capsys, ["tune", family, "--against", "ai", "--params",
+                                         "base,dice", "--range", "base=250:350:50",
+                                         "--range", "dice=3:4:1", "--target", "1000",
+                                         "--seed", "1", "--json"])
+    assert code == 0, err
+    result = json.loads(stdout)
+    assert result["proven_best"] and result["evaluated"] == 6
+    scores = {(b, d): exact_pair(f"{family}:base={b},dice={d}", "ai", target=1000).score
+              for b in (250, 300, 350) for d in (3, 4)}
+    (b, d), best = max(scores.items(), key=lambda kv: kv[1])
+    assert result["best_score"] == pytest.approx(best, abs=1e-12)
+    assert result["best"].endswith(f"practical:base={b},dice={d}") or \
+        abs(scores[(b, d)] - result["best_score"]) < 1e-12
+
+
+def test_a_user_family_without_a_space_is_refused(capsys):
+    code, _, err = run_cli(capsys, ["tune", f"{EXAMPLES}:cautious", "--against", "ai"])
+    assert code == 2 and "no parameter space" in err
+
+
+def test_tournament_and_compare_take_user_policies(capsys):
+    import json
+
+    code, stdout, err = run_cli(capsys, ["tournament", f"{EXAMPLES}:cautious", "ai",
+                                         "threshold-300", "--games", "2000", "--seed", "4",
+                                         "--target", "2000", "--json"])
+    assert code == 0, err
+    assert any("cautious" in p for p in json.loads(stdout)["policies"])
+    code, stdout, err = run_cli(capsys, ["compare", f"{EXAMPLES}:cautious:big=800", "ai",
+                                         "--exact", "--target", "1000", "--json"])
+    assert code == 0, err
+    pair = json.loads(stdout)["pairs"][0]
+    ref = exact_pair(parse_policy(f"{EXAMPLES}:cautious:big=800"), "ai", target=1000)
+    assert pair["first"]["win_rate"] == pytest.approx(ref.first.win, abs=1e-12)
