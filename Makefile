@@ -32,7 +32,7 @@ WITH_TEMP_CACHE = tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/dicelab-test-cache.XXXXXX")
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,dask]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,dask,rl]"
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -47,6 +47,7 @@ SCRIPTS = [
     ("bench_first_run.py", []),
     ("bench_engine.py", []),
     ("bench_user_policy.py", []),
+    ("bench_rl.py", []),
 ]
 
 

@@ -36,7 +36,8 @@ DECISION_FILES = "penta-decisions-*.npz"
 SHARES_DECISION_BLOCKS = {"test_compare", "test_distributed", "test_glossary",
                           "test_penta_decision_cache", "test_penta_objectives",
                           "test_penta_distribution", "test_penta_policies",
-                          "test_penta_simulate", "test_penta_tournament"}
+                          "test_penta_simulate", "test_penta_tournament",
+                          "test_penta_user_policy"}
 
 
 @pytest.fixture(scope="session")

@@ -273,7 +273,10 @@ def test_penta_reports_follow_the_glossary(capsys, printed, tmp_path):
                  ["compare", "optimal", "greedy", "--exact"],
                  ["tournament", "optimal", "greedy", "--seats", "3", "-n", "3000",
                   "--seed", "1"],
-                 ["tournament", "optimal", "greedy", "--sprt", "--seed", "1"]):
+                 ["tournament", "optimal", "greedy", "--sprt", "--seed", "1"],
+                 ["evaluate", "greedy", "-n", "20", "--seed", "1"],
+                 ["evaluate", "docs/examples/policies/penta_rules.py:most_points", "-n", "20",
+                  "--seed", "1"]):
         _run_both(capsys, printed, argv)
     log = tmp_path / "p.jsonl"
     code, _, err = run_cli(capsys, ["simulate", "-s", "greedy", "-n", "10", "--seed", "1",

@@ -40,10 +40,12 @@ from dicelab.penta.objectives import (
     utility_rows,
 )
 from dicelab.penta.policies import Scorecard
+from dicelab.penta.policy import BUILT_IN
 from dicelab.penta.rules import N_BOXES, N_STATES, get_rules, state_index
 from dicelab.penta.scoring import MAX_TOTAL
 from dicelab.penta.simulate import simulate_penta
 from dicelab.penta.solver import layer_states, solve, solve_rows, solve_state_objective
+from dicelab.registry import PolicySpec
 from dicelab.rng import STREAM_PER_TURN
 
 #: The solver runs on the layers with at least this many boxes filled (three turns left).
@@ -415,7 +417,7 @@ def test_simulated_objective_policy_agrees_with_its_exact_distribution():
     dist = objective_distribution(f"utility:theta={theta}", "seed")
     res = simulate_penta([f"optimal:utility:theta={theta}"], games=20_000, seed=5)
     seat = res.seat(0)
-    assert abs(seat.final_score.mean - dist.mean) < 4 * seat.final_score.se
+    assert abs(seat.mean_final_score.mean - dist.mean) < 4 * seat.mean_final_score.se
     n = res.games
     for target in (250, 300, 400):
         p = dist.p_at_least(target)
@@ -494,3 +496,9 @@ def test_penta_win_measurement_pairs_each_seat_with_optimal_on_the_same_dice(mon
                                    abs=1e-12)
     lo, hi = m.gain_ci95
     assert lo < m.gain < hi and m.gain_se > 0
+
+
+def test_objective_seats_and_a_users_policy_do_not_share_a_table():
+    user = PolicySpec("penta", "user", "greedy-object", policy=BUILT_IN["greedy"])
+    with pytest.raises(UserError, match="not at a table with a user's Penta policy"):
+        simulate_penta([user, "optimal:at-least:300"], games=10, seed=1)

@@ -256,7 +256,8 @@ def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tm
 
 def test_evaluate_refuses_before_any_work(capsys, tmp_path):
     for argv, says in (
-            (["evaluate", "optimal"], "penta policy"),
+            (["evaluate", "optimal", "--target", "5000"], "Farkle only"),
+            (["evaluate", "threshold-300", "--games", "10"], "leave out --games"),
             (["evaluate", "threshold-300", "--plot", str(tmp_path / "no" / "x.png")],
              "--plot"),
             (["evaluate", "threshold-300", "--plot", str(tmp_path / "x.txt")], ".png"),

@@ -13,6 +13,9 @@ tables settle them); Farkle ``threshold-T``, ``ai`` (with parameters), ``max-ev`
 (solitaire values of :func:`dicelab.farkle.advise.advise`) and ``optimal-win`` (two
 seats). ``fastest`` and best responses are not driven here.
 
+Penta games, a user's policy's too, are played by the referee
+(:func:`dicelab.penta.referee.play_game`).
+
 >>> games = play_games("penta", ["greedy"], games=1, seed=3)
 >>> len(games[0][1]), games[0][0]["seed"]
 (13, 3)
@@ -39,56 +42,6 @@ DEFAULT_LOG_GAMES = 100
 def _rngs(seed: int, games: int):
     root = np.random.SeedSequence(seed, spawn_key=(LOG_STREAM,))
     return [np.random.default_rng(s) for s in root.spawn(games)]
-
-
-# --- Penta ---------------------------------------------------------------------------------
-
-
-def _penta_game(values: list[np.ndarray], rules, rng) -> list[dict]:
-    from dicelab import dice
-    from dicelab.penta.policies import analyse_turn
-    from dicelab.penta.rules import (
-        BOX_NAMES,
-        N_BOXES,
-        N_DICE,
-        PENTA_BOX,
-        PENTA_POINTS,
-        UPPER_BOXES,
-        UPPER_TARGET,
-    )
-    from dicelab.penta.scoring import box_scores
-    from dicelab.penta.tables import KEEP_SIZE, ROLL_BASE, roll_index
-
-    n = len(values)
-    cards = [[0, 0, 0] for _ in range(n)]  # mask, upper total, fifty
-    events = []
-    for _ in range(N_BOXES):
-        for seat in range(n):
-            mask, upper, fifty = cards[seat]
-            up = min(UPPER_TARGET, upper)
-            turn = analyse_turn(values[seat], rules, mask, up, fifty)
-            roll = sorted(int(x) for x in rng.integers(1, 7, N_DICE))
-            rolls, keeps = [roll], []
-            for left in (2, 1):
-                r = roll_index(roll)
-                k = int((turn.play2 if left == 2 else turn.play1)[ROLL_BASE + r])
-                if KEEP_SIZE[k] == N_DICE:
-                    break
-                keep = dice.dice_of_rank(k)
-                keeps.append(keep)
-                roll = sorted(keep + [int(x) for x in rng.integers(1, 7, N_DICE - len(keep))])
-                rolls.append(roll)
-            r = roll_index(roll)
-            b = int(turn.box[r])
-            scores, _ = box_scores(rules, mask, fifty, r)
-            sc = int(scores[b])
-            if b < UPPER_BOXES:
-                upper += sc
-            if b == PENTA_BOX:
-                fifty = int(sc == PENTA_POINTS)
-            cards[seat] = [mask | (1 << b), upper, fifty]
-            events.append({"seat": seat, "rolls": rolls, "keeps": keeps, "box": BOX_NAMES[b]})
-    return events
 
 
 # --- Farkle --------------------------------------------------------------------------------
@@ -194,27 +147,31 @@ def _farkle_game(seats: list[_FarkleSeat], rules, target: int, first: int, rng) 
 
 def play_games(game: str, policies: list[str], *, games: int, seed: int,
                target: int | None = None, rules=None, ending: str | None = None,
-               first_seat: int | None = None) -> list[tuple[dict, list[dict]]]:
-    """``games`` games of ``policies`` (one per seat) as (header, turn events) pairs, ready
-    for :func:`dicelab.gamelog.write_games`. Farkle's starting seat rotates with the game
-    index unless ``first_seat`` is given."""
-    from dicelab.registry import parse_policy
+               first_seat: int | None = None, progress=None) -> list[tuple[dict, list[dict]]]:
+    """``games`` games of ``policies`` (one per seat: names or PolicySpecs) as (header,
+    turn events) pairs, ready for :func:`dicelab.gamelog.write_games`. Farkle's starting
+    seat rotates with the game index unless ``first_seat`` is given. Penta:
+    ``progress(done, games)`` after each game."""
+    from dicelab.registry import PolicySpec, parse_policy
 
     if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= MAX_LOG_GAMES:
         raise UserError(f"--log-games must be 1 to {MAX_LOG_GAMES:,}, not {games}")
-    specs = [parse_policy(p, game) for p in policies]
+    specs = [p if isinstance(p, PolicySpec) else parse_policy(p, game) for p in policies]
     names = [{"name": f"seat {i}", "policy": s.name} for i, s in enumerate(specs)]
     out = []
     if game == "penta":
-        from dicelab.penta.policies import policy_values
+        from dicelab.penta.policy import WidgetPolicy
+        from dicelab.penta.referee import play_game
         from dicelab.penta.rules import get_rules
 
         rs = get_rules(rules)
-        values = [policy_values(s.family, rs) for s in specs]
+        policies = [s.policy if s.family == "user" else WidgetPolicy(s.family) for s in specs]
         for rng in _rngs(seed, games):
             header = new_game_header("penta", rs, names, seed=seed)
             header["first_seat"] = 0
-            out.append((header, _penta_game(values, rs, rng)))
+            out.append((header, play_game(policies, rs, rng)))
+            if progress is not None:
+                progress(len(out), games)
         return out
     from dicelab.farkle.rules import check_target, load_rules
 

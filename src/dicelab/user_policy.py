@@ -16,6 +16,11 @@ What ``NAME`` may be, for Farkle:
   :func:`~dicelab.farkle.policy.bank_rule`;
 * a :class:`dicelab.farkle.policy_table.PolicyTable`.
 
+For Penta (:mod:`dicelab.penta.policy`):
+
+* an object with ``game = "penta"``, a ``name`` and ``decide(state)``;
+* a plain function of ``(card, roll, rolls_left)`` (three positional parameters).
+
 Errors (a missing file or name, a function with the wrong signature, the user's module
 raising as it is imported) are :class:`dicelab.errors.UserError`, the user's own
 traceback frames included.
@@ -83,11 +88,30 @@ def as_policy(obj, name: str = "policy"):
 
     if isinstance(obj, BankRule | PolicyTable):
         return obj
+    if getattr(obj, "game", None) == "penta":
+        if not callable(getattr(obj, "decide", None)) or not isinstance(
+                getattr(obj, "name", None), str):
+            raise UserError(f"'{name}' says game = 'penta' but has no name and decide(state)")
+        return obj
     if callable(obj):
-        return bank_rule(obj)
+        try:
+            return bank_rule(obj)
+        except UserError:  # not a bank rule: a Penta function? (Penta imported only then)
+            from dicelab.penta.policy import FunctionPolicy, positional_arity
+
+            arity = positional_arity(obj)
+            if arity == 3:
+                return FunctionPolicy(obj, name)
+            if arity in (4, None):
+                raise
+            raise UserError(f"'{name}' takes {arity} positional parameters: a Farkle bank "
+                            "rule must take (my, opp, turn_points, dice_left), a Penta "
+                            "policy (card, roll, rolls_left)") from None
     raise UserError(f"'{name}' is a {type(obj).__name__}; a Farkle policy is a bank rule "
                     "(a function of my, opp, turn_points, dice_left, or one decorated with "
-                    "dicelab.farkle.policy.bank_rule) or a PolicyTable")
+                    "dicelab.farkle.policy.bank_rule) or a PolicyTable; a Penta policy a "
+                    "function of (card, roll, rolls_left) or an object with game = 'penta' "
+                    "and decide(state)")
 
 
 def _with_params(policy, text: str, whole: str):

@@ -256,30 +256,47 @@ def compare(
 @app.command()
 def evaluate(
     policy: Annotated[str, typer.Argument(
-        help="A Farkle policy: a built-in name or your own, e.g. my_policies.py:cautious.")],
+        help="A policy: a built-in name or your own, e.g. my_policies.py:cautious.")],
+    game: GameOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
     ending: EndingOpt = None,
+    games: Annotated[int | None, typer.Option(
+        "--games", "-n", help="Penta: games simulated, and games played move by move to "
+                              "find its losses. [default: 2000]")] = None,
+    seed: SeedOpt = None,
     plot: Annotated[str | None, typer.Option(
-        metavar="FILE.png", help="Draw where it banks beside optimal-win.")] = None,
+        metavar="FILE.png", help="Farkle: draw where it banks beside optimal-win.")] = None,
     json_out: JsonOpt = False,
     out: Annotated[str | None, typer.Option(
-        metavar="DIR", help="Save summary.parquet, manifest.json and banks.png in this "
-                            "directory.")] = None,
+        metavar="DIR", help="Save summary.parquet, manifest.json (and Farkle's banks.png) in "
+                            "this directory.")] = None,
 ) -> None:
-    """A Farkle policy's report card, exactly: its score against optimal-win and ai in each
+    """A policy's report card. Farkle, exactly: its score against optimal-win and ai in each
     seat, what the best response takes from it, points per turn, turns to the target,
-    where it banks, and its costliest decisions."""
+    where it banks, and its costliest decisions. Penta: the mean and SD of its final score
+    (exact for optimal and greedy, else simulated) and what it loses against optimal at
+    each kind of decision."""
+    from dicelab.registry import parse_policy
+
+    spec = parse_policy(policy, game)
+    if spec.game == "penta":
+        _evaluate_penta(spec, rules=rules, games=games, seed=seed, json_out=json_out, out=out,
+                        farkle_only={"--target": target, "--ending": ending, "--plot": plot})
+        return
+    given = [f for f, v in (("--games", games), ("--seed", seed)) if v is not None]
+    if given:
+        raise UserError(f"a Farkle report card is exact: leave out {', '.join(given)}")
+
     from dicelab.evaluate import evaluate_farkle
     from dicelab.farkle.rules import load_rules
-    from dicelab.registry import parse_policy
     from dicelab.results import check_png_path
 
     table = load_rules(rules, ending)
     plot_path = None if plot is None else check_png_path(plot)
 
     def run(progress, client):
-        result = evaluate_farkle(policy, rules=table, target=target, progress=progress)
+        result = evaluate_farkle(spec, rules=table, target=target, progress=progress)
         if plot_path is not None:
             from dicelab.plots import save_png
 
@@ -287,8 +304,23 @@ def evaluate(
         return result
 
     _run_games(run, total=6, json_out=json_out, out=out, dask=None, threads=None,
-               unit="evaluating", check_names=lambda: parse_policy(policy, "farkle"),
-               figures=("banks.png",))
+               unit="evaluating", check_names=lambda: spec, figures=("banks.png",))
+
+
+def _evaluate_penta(spec, *, rules, games, seed, json_out, out, farkle_only) -> None:
+    """``dicelab evaluate`` of a Penta policy (:func:`dicelab.penta.evaluate.evaluate_penta`)."""
+    from dicelab.penta.evaluate import DEFAULT_EVALUATE_GAMES, evaluate_penta
+    from dicelab.penta.rules import get_rules
+
+    given = [f for f, v in farkle_only.items() if v is not None]
+    if given:
+        raise UserError(f"{', '.join(given)}: Farkle only; {spec.name} is a Penta policy")
+    rs = get_rules(rules)
+    games = DEFAULT_EVALUATE_GAMES if games is None else games
+    _run_games(lambda progress, client: evaluate_penta(spec, games, seed, progress,
+                                                       rules=rs.name),
+               total=games if spec.family != "user" else 2 * games, json_out=json_out,
+               out=out, dask=None, threads=None, check_names=lambda: spec)
 
 
 @app.command()

@@ -701,6 +701,32 @@ def farkle_evaluation(e) -> None:
     console.print(f"score = P(win) + ½P(tie); evaluated in {e.elapsed_s:,.1f} s")
 
 
+def penta_evaluation(e) -> None:
+    """A :class:`~dicelab.penta.evaluate.PentaEvaluation` (a Penta report card)."""
+    how = "exact" if e.exact else f"{e.games:,} games simulated, seed {e.seed}"
+    console.print(f"[bold]{e.policy}[/bold]: Penta report card, rules {e.rules} ({how})")
+    m = e.mean_final_score
+    console.print("mean final score " + (F.number(m.mean, 4) if e.exact else
+                                         F.estimate(m.mean, m.ci95, F.number, 2))
+                  + f", SD {F.number(e.final_score_sd, 2)}; optimal "
+                  f"{F.number(e.optimum, 4)}: {F.number(e.gap, 2)} below it")
+    t = Table(title=f"what it loses against optimal, by decision ({e.analysed_games:,} games "
+                    f"played move by move, seed {e.seed})", show_header=True)
+    for col in ("decision class", "decisions", "loss per decision", "loss per game"):
+        t.add_column(col, justify="left" if col == "decision class" else "right")
+    for cls, loss in e.losses.items():
+        t.add_row(cls, F.count(loss.decisions), F.number(loss.per_decision, 3),
+                  F.estimate(loss.per_game.mean, loss.per_game.ci95, F.number, 2))
+    tl = e.total_loss
+    n = sum(c.decisions for c in e.losses.values())
+    t.add_row("all", F.count(n), F.number(tl.mean * e.analysed_games / n if n else None, 3),
+              F.estimate(tl.mean, tl.ci95, F.number, 2))
+    console.print(t)
+    console.print("loss: the expected final score a decision gives up against the best "
+                  "option, with optimal play after it; 95% intervals in brackets; "
+                  f"evaluated in {e.elapsed_s:,.1f} s")
+
+
 #: Result type (module.qualname) -> renderer. Adding a result type = one entry here.
 RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.simulate.FarkleResult": farkle_simulation,
@@ -719,4 +745,5 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.advise.FarkleAdvice": farkle_advice,
     "dicelab.analyse.AnalysisResult": game_analysis,
     "dicelab.evaluate.FarkleEvaluation": farkle_evaluation,
+    "dicelab.penta.evaluate.PentaEvaluation": penta_evaluation,
 }

@@ -778,7 +778,7 @@ def _specs(seats: Sequence[PolicySpec | str]) -> list[PolicySpec]:
         raise UserError("give at least one seat policy")
     specs = [s if isinstance(s, PolicySpec) else parse_policy(s, "penta") for s in seats]
     for spec in specs:
-        if spec.game != "penta" or spec.family not in POLICIES + ONLINE_FAMILIES:
+        if spec.game != "penta" or spec.family not in (*POLICIES, "user", *ONLINE_FAMILIES):
             raise UserError(f"policy '{spec.name}' is not a Penta policy; valid: "
                             f"{valid_names('penta')}")
     wins = sum(spec.family == "penta-win" for spec in specs)
@@ -827,6 +827,9 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     seed = seeding.check_seed(seed)
     if streams not in (STREAM_PER_CHUNK, STREAM_PER_TURN):
         raise ValueError(f"unknown stream layout {streams}")
+    if any(s.family == "user" for s in specs):
+        return _simulate_by_referee(specs, rs, games, int(seed), seed_given, progress,
+                                    streams, client, per_chunk)
     plan = PentaPlan(tuple(specs), rs.name, int(seed), games,
                      batch_chunks=config.BATCH_CHUNKS, per_chunk=per_chunk, streams=streams)
     t0 = time.perf_counter()
@@ -849,6 +852,40 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
         exact_optimum=exact, beat=acc["beat"],
         chunk_tallies={name: acc[PER_CHUNK + name] for name in CHUNK_TALLIES}
         if per_chunk else None, **executor_info(client))
+
+
+# --- seats of users' policies: the Python referee --------------------------------------------
+
+
+def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, seed_given: bool,
+                         progress, streams: int, client, per_chunk: bool) -> PentaResult:
+    """A run with a user's policy in some seat: every seat played by the Python referee
+    (:mod:`dicelab.penta.referee`) on the kernel's chunks and dice, so the built-in seats
+    play and score as in the kernel."""
+    from dicelab.penta.policy import BUILT_IN
+    from dicelab.penta.referee import play_chunks
+
+    if client is not None:
+        raise UserError("--dask: a user's Penta policy is played in this process only")
+    online = [s.name for s in specs if s.family in ONLINE_FAMILIES]
+    if online:
+        raise UserError(f"{', '.join(online)}: not at a table with a user's Penta policy "
+                        "(its referee seats optimal, greedy and users' policies)")
+    if per_chunk:
+        raise UserError("a user's Penta policy is simulated seat by seat, without the "
+                        "per-chunk books of tournaments and sequential tests")
+    t0 = time.perf_counter()
+    policies = [s.policy if s.family == "user" else BUILT_IN[s.family] for s in specs]
+    acc = play_chunks(policies, rs, seed, games, max_total=MAX_TOTAL, streams=streams,
+                      progress=progress)
+    exact = solve(rs).expected_score if any(s.family == "optimal" for s in specs) else None
+    return PentaResult(
+        seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=seed,
+        seed_given=seed_given, hist=acc["hist"], box_sum=acc["box_sum"],
+        box_sq=acc["box_sq"], upper_bonus=acc["upper_bonus"], fifty=acc["fifty"],
+        bonus_sum=acc["bonus_sum"], bonus_sq=acc["bonus_sq"], wins=acc["wins"],
+        tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=time.perf_counter() - t0,
+        setup_s=0.0, threads=1, table_bytes=0, exact_optimum=exact, beat=acc["beat"])
 
 
 # --- scripted dice ------------------------------------------------------------------------

@@ -132,6 +132,8 @@ class PentaGame(TurnGame):
         self.first_seat = first_seat
         #: whose choice the default box is: the computer's policy, else optimal's
         self.choice_policy = computers[0].policy.family if computers else DEFAULT_CHOICE_POLICY
+        if self.choice_policy == "user":  # a user's policy has no ranking: optimal's
+            self.choice_policy = DEFAULT_CHOICE_POLICY
         self.dice = dice
         self.cards = [Scorecard() for _ in self.players]
         self.losses = [0.0] * len(self.players)
@@ -260,6 +262,9 @@ class PentaGame(TurnGame):
     def step(self) -> None:
         """Play the computer's next decision (keep and reroll, or a box)."""
         self._expect("computer")
+        if self.player.policy.family == "user":
+            self._user_step(self.player.policy.policy)
+            return
         top = self._options(self.player.policy.family, self.card, self.roll,
                             self.rolls_left)[0]
         if top.kind == "keep":
@@ -267,6 +272,21 @@ class PentaGame(TurnGame):
         else:
             self._enter_box()
             self._score(BOX_NAMES.index(top.box))
+
+    def _user_step(self, policy) -> None:
+        """A user's policy's decision (:func:`dicelab.penta.policy.ask` checks it):
+        keeping all five dice ends the rolling and asks for the box."""
+        from dicelab.penta.policy import State, ask
+
+        roll = tuple(sorted(self.roll))
+        answer = ask(policy, State(self.card, roll, self.rolls_left, self.rules)) \
+            if self.rolls_left else None
+        if isinstance(answer, tuple) and len(answer) < N_DICE:
+            self._reroll(list(answer))
+            return
+        box = ask(policy, State(self.card, roll, 0, self.rules))
+        self._enter_box()
+        self._score(BOX_NAMES.index(box))
 
     # -- the rules
 

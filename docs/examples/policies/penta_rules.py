@@ -1,0 +1,32 @@
+"""Penta policies, a few lines each: name one on the command line as
+``docs/examples/policies/penta_rules.py:NAME`` (docs/policies.md).
+
+A Penta policy is a function of (card, roll, rolls_left): with rolls left it returns the
+dice to keep (all five to stop rolling), with none the box to fill.
+"""
+
+from dicelab.penta.policy import points_of
+
+UPPER = ("ones", "twos", "threes", "fours", "fives", "sixes")
+
+
+def most_points(card, roll, rolls_left):
+    """Never reroll; put the roll where it scores the most now."""
+    if rolls_left:
+        return roll
+    points = points_of(card, roll)
+    return max(points, key=points.get)
+
+
+def chase_penta(card, roll, rolls_left):
+    """Keep the most common face (the higher on a tie) and reroll the rest, chasing a
+    Penta; then the upper box of that face if open, else the box with the most points."""
+    face = max(set(roll), key=lambda f: (roll.count(f), f))
+    if rolls_left:
+        return [d for d in roll if d == face]
+    points = points_of(card, roll)
+    if "penta" in points and points["penta"] == 50:
+        return "penta"
+    if UPPER[face - 1] in points:
+        return UPPER[face - 1]
+    return max(points, key=points.get)

@@ -1,0 +1,205 @@
+"""A Penta policy's report card (``dicelab evaluate`` for Penta; layer 2).
+
+:func:`evaluate_penta` answers where a Penta policy stands:
+
+* the mean and SD of its final TOTAL: exact for ``optimal`` and ``greedy`` (their score
+  distributions, :func:`dicelab.penta.distribution.score_distribution`), simulated
+  with a 95% interval for any other policy (:func:`dicelab.penta.simulate.simulate_penta`,
+  the referee's games);
+* what it loses against ``optimal`` per class of decision -- the first keep, the second
+  keep, the box -- from the analysis (:mod:`dicelab.analyse`) of games it plays move by
+  move (the game-log driver, :func:`dicelab.logplay.play_games`, on the seed's log
+  stream). A decision's loss is the expected final score it gives up against the best
+  option, valued with optimal play after it; the losses of a game add up, on average, to
+  what the policy scores below the optimum (``optimum - mean``), which the report shows
+  beside them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dicelab import seeding
+from dicelab.errors import UserError
+from dicelab.penta.policies import POLICIES
+from dicelab.penta.rules import get_rules
+from dicelab.registry import PolicySpec, parse_policy
+from dicelab.stats import Estimate, fields, mean_estimate
+
+#: The decision classes of a turn, in order.
+DECISION_CLASSES = ("first keep", "second keep", "box")
+#: Games a report card plays when not told.
+DEFAULT_EVALUATE_GAMES = 2_000
+
+
+@dataclass(frozen=True)
+class ClassLoss:
+    """What a policy loses against ``optimal`` at one class of decision: ``decisions``
+    made in ``games`` games, their mean loss (points of expected final score), and the
+    loss per game with its standard error (``per_game``)."""
+
+    decisions: int
+    per_decision: float | None  # None: no decision of this class
+    per_game: Estimate
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"decisions": self.decisions, "loss_per_decision": self.per_decision,
+                **fields("loss_per_game", self.per_game)}
+
+
+@dataclass(frozen=True)
+class PentaEvaluation:
+    """A Penta policy's report card (the module docstring).
+
+    ``mean_final_score``: exact (``se`` 0) when ``exact``, else the simulation's estimate
+    over ``games`` games; ``final_score_sd`` its SD; ``optimum``: the optimal expected final
+    score; ``losses[cls]`` for each of :data:`DECISION_CLASSES`, from ``analysed_games``
+    games; ``seed``: the simulation's and the analysed games' seed."""
+
+    policy: str
+    rules: str
+    exact: bool
+    games: int | None
+    seed: int
+    seed_given: bool
+    mean_final_score: Estimate
+    final_score_sd: float
+    optimum: float
+    analysed_games: int
+    losses: dict[str, ClassLoss]
+    total_loss: Estimate  # loss per game, all decisions
+    elapsed_s: float
+    game: str = "penta"
+
+    @property
+    def gap(self) -> float:
+        """The optimum minus its mean final score."""
+        return self.optimum - self.mean_final_score.mean
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "penta-evaluation", "game": "penta", "policy": self.policy,
+            "rules": self.rules, "mean_exact": self.exact, "games": self.games,
+            "seed": self.seed,
+            **fields("mean_final_score", self.mean_final_score),
+            "final_score_sd": self.final_score_sd, "optimum": self.optimum,
+            "below_optimum": self.gap, "analysed_games": self.analysed_games,
+            "loss_by_decision": {cls: loss.to_dict() for cls, loss in self.losses.items()},
+            **fields("total_loss_per_game", self.total_loss),
+            "elapsed_s": self.elapsed_s,
+        }
+
+    def to_frame(self):
+        import pandas as pd
+
+        rows: list[tuple[str, float]] = [
+            ("mean final score", self.mean_final_score.mean),
+            ("mean final score se", self.mean_final_score.se),
+            ("final score sd", self.final_score_sd),
+            ("optimum", self.optimum), ("below optimum", self.gap)]
+        for cls, loss in self.losses.items():
+            rows += [(f"loss per game, {cls}", loss.per_game.mean),
+                     (f"loss per game se, {cls}", loss.per_game.se),
+                     (f"loss per decision, {cls}", loss.per_decision)]
+        rows.append(("loss per game, all decisions", self.total_loss.mean))
+        return pd.DataFrame(rows, columns=["measure", "value"])
+
+    def manifest(self) -> dict[str, Any]:
+        return {"kind": "penta-evaluation", "game": "penta", "policy": self.policy,
+                "rules": self.rules, "mean_exact": self.exact, "games": self.games,
+                "seed": self.seed, "seed_given": self.seed_given,
+                "analysed_games": self.analysed_games}
+
+
+def _spec(policy) -> PolicySpec:
+    if isinstance(policy, str):
+        return parse_policy(policy, "penta")
+    if isinstance(policy, PolicySpec):
+        if policy.game != "penta":
+            raise UserError(f"policy '{policy.name}' is a {policy.game} policy, not penta")
+        return policy
+    if getattr(policy, "game", None) == "penta" and callable(getattr(policy, "decide", None)):
+        name = str(getattr(policy, "name", "policy"))
+        return PolicySpec("penta", "user", name, dict(getattr(policy, "params", {})),
+                          policy=policy)
+    raise UserError(f"{policy!r} is not a Penta policy (a name, or an object with "
+                    "game = 'penta' and decide(state))")
+
+
+def class_losses(decisions, games: int) -> tuple[dict[str, ClassLoss], Estimate]:
+    """Each decision class's losses, and all decisions', of the decisions frame of
+    :func:`dicelab.analyse.analyse_games` (one seat, ``games`` games)."""
+    chosen = decisions["chosen"].astype(str)
+    is_box = chosen.str.startswith("box ").to_numpy()
+    step = decisions["step"].to_numpy()
+    cls = np.where(is_box, 2, np.minimum(step, 2) - 1)
+    game = decisions["game"].to_numpy()
+    loss = decisions["loss"].to_numpy(dtype=float)
+    out = {}
+    total = np.zeros(games)
+    for k, name in enumerate(DECISION_CLASSES):
+        mine = cls == k
+        per_game = np.bincount(game[mine], weights=loss[mine], minlength=games)[:games]
+        total += per_game
+        n = int(mine.sum())
+        out[name] = ClassLoss(n, float(loss[mine].mean()) if n else None,
+                              mean_estimate(float(per_game.sum()),
+                                            float((per_game ** 2).sum()), games))
+    return out, mean_estimate(float(total.sum()), float((total ** 2).sum()), games)
+
+
+def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None = None,
+                   progress: Callable[[int, int], None] | None = None, *,
+                   rules: str | None = None) -> PentaEvaluation:
+    """The report card of ``policy`` (a name, a PolicySpec or a Penta policy object) under
+    ``rules``: the final score over ``games`` simulated games (exact for the built-ins)
+    and the losses of ``games`` games played move by move, both from ``seed``.
+    ``progress(done, total)`` counts games."""
+    from dicelab.analyse import analyse_games
+    from dicelab.gamelog import format_games, parse_lines
+    from dicelab.logplay import MAX_LOG_GAMES, play_games
+    from dicelab.penta.solver import solve
+
+    spec = _spec(policy)
+    rs = get_rules(rules)
+    games = seeding.check_games(games)
+    if games > MAX_LOG_GAMES:
+        raise UserError(f"--games: a report card plays at most {MAX_LOG_GAMES:,} games "
+                        "move by move")
+    seed_given = seed is not None
+    seed = seeding.check_seed(seed)
+    exact = spec.family in POLICIES
+    total_steps = games if exact else 2 * games
+    t0 = time.perf_counter()
+    if exact:
+        from dicelab.penta.distribution import score_distribution
+
+        dist = score_distribution(spec.family, rs)
+        mean, sd = Estimate(dist.mean, 0.0, 0), dist.sd
+        done = 0
+    else:
+        from dicelab.penta.simulate import simulate_penta
+
+        sim = simulate_penta([spec], games=games, seed=seed, rules=rs.name,
+                             progress=None if progress is None else
+                             lambda d, _t: progress(d, total_steps))
+        mean, sd = sim.seat(0).mean_final_score, sim.seat(0).final_score_sd
+        done = games
+    played = play_games("penta", [spec], games=games, seed=seed, rules=rs.name,
+                        progress=None if progress is None else
+                        lambda d, _t: progress(done + d, total_steps))
+    records = parse_lines(format_games(played).splitlines(), "<report card>", game="penta")
+    analysis = analyse_games(records, logs=["<report card>"])
+    losses, total = class_losses(analysis.decisions, games)
+    return PentaEvaluation(spec.name, rs.name, exact, None if exact else games, seed,
+                           seed_given, mean, sd, float(solve(rs).expected_score), games,
+                           losses, total, time.perf_counter() - t0)
+
+
+__all__ = ["DECISION_CLASSES", "DEFAULT_EVALUATE_GAMES", "ClassLoss", "PentaEvaluation",
+           "class_losses", "evaluate_penta"]

@@ -1,0 +1,373 @@
+"""PettingZoo AEC environments: Farkle at 2 to 7 seats, Penta at 2 or more (layer 3).
+
+Agents are ``player_0`` .. ``player_{n-1}``, in turn order; ``player_0`` moves first.
+Actions, masks and observations of the agent to move are those of the single-agent
+environments (:mod:`dicelab.rl.farkle`, :mod:`dicelab.rl.penta`); an agent not to move
+sees an all-zero mask. Each observation ends with the other seats' totals, in turn order
+after the observer. The mask is also in ``infos[agent]["action_mask"]``.
+
+**Rewards** come at the end of the game: +1 for the one seat with the highest total, -1
+for the others; seats tied for the highest total get 0 (a tie is never broken).
+
+**Farkle.** Turns and rolls as in :class:`~dicelab.rl.farkle.FarkleSoloEnv`; a roll
+that scores nothing passes the turn at once. ``last-round``: the first seat to bank the
+target triggers one last turn for every other seat; ``first-to-bank``: the first seat to
+bank the target wins at once. With two seats, ``yardstick=True`` puts into
+``infos[agent]["yardstick"]`` each legal action's exact expected reward, P(win) −
+P(loss), with both seats playing ``optimal-win`` from then on (the values of
+``dicelab advise farkle --me --opp``, as 2 (P(win) + P(tie)/2) − 1; totals below the
+solver's floor under a farkle penalty are read at the floor). With ``opponent="POLICY"``
+(any Farkle policy name, e.g. ``threshold-300`` or ``ai``) the values are the mover's
+best response (``optimal-win:vs=POLICY``) with the other seat playing ``POLICY`` from
+then on: the win probability against that policy.
+
+**Penta.** Every seat plays its own card, one turn each in turn order, 13 rounds.
+``yardstick=True``: the values of the seat's own card (expected points still to come
+under ``optimal`` solitaire play), not a win probability.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from dicelab import dice
+from dicelab.errors import UserError
+from dicelab.farkle.rules import (
+    HOT_DICE,
+    MAX_SEATS,
+    PENALTY_STREAK,
+    POINT_UNIT,
+    check_target,
+    dice_after,
+)
+from dicelab.rl.common import (
+    OBS_HIGH,
+    check_action,
+    check_flag,
+    loss_of,
+    masked_discrete,
+    masked_space,
+    require_gymnasium,
+    yardstick_info,
+)
+from dicelab.rl.farkle import TURN_OBS, FarkleActions, check_rules
+from dicelab.rl.penta import N_ACTIONS as PENTA_ACTIONS
+from dicelab.rl.penta import N_DICE, N_KEEPS, N_OBS, ROLL_AT, PentaCard, check_penta_rules
+
+gym = require_gymnasium()
+
+try:
+    from pettingzoo import AECEnv
+except ImportError:  # pragma: no cover - the rl extra is installed by make setup
+    raise UserError("dicelab.rl.aec needs pettingzoo: pip install 'dicelab[rl]'") from None
+
+
+def _check_seats(seats, low: int, high: int | None) -> int:
+    if isinstance(seats, bool) or not isinstance(seats, int) or seats < low \
+            or (high is not None and seats > high):
+        top = f"to {high}" if high is not None else "or more"
+        raise UserError(f"seats must be an integer {low} {top}, not {seats!r}")
+    return seats
+
+
+def outcome_rewards(totals) -> list[float]:
+    """+1 for the one highest total, -1 for the rest; 0 for seats tied at the top."""
+    best = max(totals)
+    top = [i for i, t in enumerate(totals) if t == best]
+    return [(1.0 if len(top) == 1 else 0.0) if t == best else -1.0 for t in totals]
+
+
+class _TurnTakingEnv(AECEnv):
+    """The AEC bookkeeping both games share."""
+
+    def __init__(self, seats: int, n_obs: int, n_actions: int, render_mode, low: int):
+        super().__init__()
+        if render_mode not in (None, "ansi"):
+            raise UserError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+        self.render_mode = render_mode
+        self.seats = seats
+        self.possible_agents = [f"player_{i}" for i in range(seats)]
+        self.agents = self.possible_agents[:]
+        self._n_actions = n_actions
+        self.observation_spaces = {a: masked_space(n_obs, n_actions, low)
+                                   for a in self.possible_agents}
+        self.action_spaces = {a: masked_discrete(n_actions, lambda a=a: self.observe(a)
+                                                 ["action_mask"])
+                              for a in self.possible_agents}
+        self._rng = np.random.default_rng()
+        self._seat = 0
+        self._stick: dict | None = None
+        self._over = True
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    def _start(self, seed) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._over = False
+
+    def observe(self, agent):
+        seat = self.possible_agents.index(agent)
+        mask = self._mask_of(seat) if (seat == self._seat and not self._over) \
+            else np.zeros(self._n_actions, dtype=np.int8)
+        return {"observation": self._observation(seat), "action_mask": mask}
+
+    def _publish(self, loss: float | None = None, actor: int | None = None) -> None:
+        """Infos after a move: every agent's mask, the mover's yardstick, the loss."""
+        for i, a in enumerate(self.agents):
+            mask = self._mask_of(i) if (i == self._seat and not self._over) \
+                else np.zeros(self._n_actions, dtype=np.int8)
+            self.infos[a] = {"action_mask": mask}
+        if loss is not None and actor is not None:
+            self.infos[self.possible_agents[actor]]["loss"] = loss
+        self._stick = None
+        if self._yardstick_on() and not self._over:
+            self._stick = yardstick_info(self._values(), self._unit)
+            self.infos[self.agent_selection]["yardstick"] = self._stick
+
+    def _yardstick_on(self) -> bool:
+        return False
+
+    def _finish(self, totals) -> None:
+        self._over = True
+        for a, r in zip(self.agents, outcome_rewards(totals), strict=True):
+            self.rewards[a] = r
+        self.terminations = dict.fromkeys(self.agents, True)
+        self._accumulate_rewards()
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        a = check_action(action, self._mask_of(self._seat))
+        self._cumulative_rewards[agent] = 0.0
+        loss = loss_of(self._stick, a)
+        actor = self._seat
+        self._play(a)
+        self.agent_selection = self.possible_agents[self._seat]
+        self._publish(loss, actor)
+
+    def render(self):
+        return self._describe() if self.render_mode == "ansi" else None
+
+    def close(self):
+        pass
+
+
+def farkle_env(seats: int = 2, rules=None, target: int | None = None,
+               ending: str | None = None, yardstick: bool = False,
+               render_mode: str | None = None, opponent: str = "optimal-win") -> FarkleAECEnv:
+    """A Farkle table of ``seats`` (2 to 7) as a PettingZoo AEC environment."""
+    return FarkleAECEnv(seats, rules, target, ending, yardstick, render_mode, opponent)
+
+
+def penta_env(seats: int = 2, rules=None, yardstick: bool = False,
+              render_mode: str | None = None) -> PentaAECEnv:
+    """A Penta table of ``seats`` (2 or more) as a PettingZoo AEC environment."""
+    return PentaAECEnv(seats, rules, yardstick, render_mode)
+
+
+class FarkleAECEnv(_TurnTakingEnv):
+    """Farkle at 2 to 7 seats (see the module docstring)."""
+
+    metadata: ClassVar[dict] = {"render_modes": ["ansi"], "name": "dicelab_farkle_v0",
+                "is_parallelizable": False, "render_fps": 1}
+    _unit = "expected reward: P(win) - P(loss) (optimal-win)"
+
+    def __init__(self, seats=2, rules=None, target=None, ending=None, yardstick=False,
+                 render_mode=None, opponent: str = "optimal-win"):
+        seats = _check_seats(seats, 2, MAX_SEATS)
+        self.rules = check_rules(rules, ending)
+        self.target = check_target(target)
+        self.yardstick = check_flag("yardstick", yardstick)
+        if self.yardstick and seats != 2:
+            raise UserError(f"the Farkle yardstick (optimal-win) is for two seats, not {seats}")
+        if not isinstance(opponent, str):
+            raise UserError(f"opponent must be a Farkle policy name, not {opponent!r}")
+        self.opponent = opponent
+        self._unit = ("expected reward: P(win) - P(loss) ("
+                      + ("optimal-win" if opponent == "optimal-win"
+                         else f"optimal-win:vs={opponent}") + ")")
+        self._response = None
+        if opponent != "optimal-win":
+            if not self.yardstick:
+                raise UserError("opponent names whom the yardstick plays against: it needs "
+                                "yardstick=True")
+            from dicelab.farkle.exact import solve_best_response
+
+            self._response = solve_best_response(self.rules, self.target, opponent)
+        self.actions = FarkleActions(self.rules)
+        super().__init__(seats, TURN_OBS + 3 + 2 * (seats - 1), self.actions.n_actions,
+                         render_mode, low=-OBS_HIGH)
+        self._totals = [0] * seats
+        self._lost = [0] * seats
+        self._tp = 0
+        self._rank = -1
+        self._last_round_left = -1  # turns still to play in the last round (-1: not yet)
+
+    def _yardstick_on(self):
+        return self.yardstick
+
+    def _mask_of(self, seat):
+        return self.actions.mask(self._rank, self._tp)
+
+    def _observation(self, seat):
+        mine = seat == self._seat and not self._over
+        others = [(seat + k) % self.seats for k in range(1, self.seats)]
+        turn = self.actions.observation(self._rank, self._tp) if mine \
+            else np.zeros(TURN_OBS, dtype=np.int64)
+        return np.array([*turn, self._totals[seat], self._lost[seat],
+                         int(self._last_round_left >= 0),
+                         *(self._totals[o] for o in others), *(self._lost[o] for o in others)],
+                        dtype=np.int64)
+
+    def reset(self, seed=None, options=None):
+        self._start(seed)
+        self._totals = [0] * self.seats
+        self._lost = [0] * self.seats
+        self._last_round_left = -1
+        self._seat = 0
+        self._begin_turn()
+        self.agent_selection = self.possible_agents[self._seat]
+        self._publish()
+
+    def _begin_turn(self) -> None:
+        """Roll six dice for the seat to move; a roll that scores nothing loses the turn
+        and passes it on, until a seat has a decision or the game ends."""
+        while not self._over:
+            self._tp = 0
+            self._rank = self.actions.roll(self._rng, HOT_DICE)
+            if self.actions.options(self._rank):
+                return
+            self._end_turn(None)
+
+    def _end_turn(self, banked: int | None) -> None:
+        s = self._seat
+        if banked is None:
+            self._lost[s] += 1
+            if self.rules.farkle_penalty and self._lost[s] == PENALTY_STREAK:
+                self._totals[s] -= self.rules.farkle_penalty
+                self._lost[s] = 0
+        else:
+            self._totals[s] += banked
+            self._lost[s] = 0
+        if self._last_round_left >= 0:
+            self._last_round_left -= 1
+            if self._last_round_left == 0:
+                self._finish(self._totals)
+                return
+        elif banked is not None and self._totals[s] >= self.target:
+            if self.rules.ending == "first-to-bank":
+                self._finish(self._totals)
+                return
+            self._last_round_left = self.seats - 1
+        self._seat = (s + 1) % self.seats
+
+    def _play(self, a: int) -> None:
+        pts, left, bank = self.actions.decode(self._rank, a)
+        self._tp += pts
+        if bank:
+            self._end_turn(self._tp)
+            self._begin_turn()
+            return
+        self._rank = self.actions.roll(self._rng, left)
+        if not self.actions.options(self._rank):
+            self._end_turn(None)
+            self._begin_turn()
+
+    def _values(self) -> np.ndarray:
+        s = self._seat
+        o = 1 - s
+        low = -self.rules.penalty_floor() * POINT_UNIT
+        penalty = bool(self.rules.farkle_penalty)
+        me, opp = max(self._totals[s], low), max(self._totals[o], low)
+        mine, theirs = (self._lost[s], self._lost[o]) if penalty else (0, 0)
+        if self._response is not None and opp < self.target:
+            sol = self._response
+            return 2.0 * self.actions.values(
+                self._rank, self._tp, self._mask_of(s),
+                lambda tp: sol.turn_values(me, opp, tp, mine, theirs)) - 1.0
+        # self-play optimal-win, or a last turn (whoever the other seat was): advise's values
+        from dicelab.farkle.advise import advise
+
+        faces = dice.dice_of_rank(self._rank)
+        adv = advise(faces, turn_points=self._tp, me=me, opp=opp, target=self.target,
+                     rules=self.rules, my_farkles=mine, opp_farkles=theirs)
+        index = {opt: k for k, opt in enumerate(self.actions.option_list(self._rank))}
+        out = np.full(self.actions.n_actions, -np.inf)
+        n = len(faces)
+        for opt in adv.options:
+            k = index[(opt.points, dice_after(n, len(opt.keep)))]
+            out[2 * k + (opt.action == "bank")] = 2.0 * opt.value - 1.0
+        return out
+
+    def _describe(self):
+        return (f"seat {self._seat} roll {dice.dice_of_rank(self._rank)} turn points "
+                f"{self._tp} totals {self._totals}")
+
+
+class PentaAECEnv(_TurnTakingEnv):
+    """Penta at 2 or more seats (see the module docstring)."""
+
+    metadata: ClassVar[dict] = {"render_modes": ["ansi"], "name": "dicelab_penta_v0",
+                "is_parallelizable": False, "render_fps": 1}
+    _unit = "expected points still to come on the own card (optimal)"
+
+    def __init__(self, seats=2, rules=None, yardstick=False, render_mode=None):
+        seats = _check_seats(seats, 2, None)
+        self.rules = check_penta_rules(rules)
+        self.yardstick = check_flag("yardstick", yardstick)
+        super().__init__(seats, N_OBS + seats - 1, PENTA_ACTIONS, render_mode, low=-1)
+        self._cards = [PentaCard(self.rules) for _ in range(seats)]
+
+    def _yardstick_on(self):
+        return self.yardstick
+
+    def _mask_of(self, seat):
+        return self._cards[seat].mask()
+
+    def _observation(self, seat):
+        others = [(seat + k) % self.seats for k in range(1, self.seats)]
+        own = self._cards[seat].observation()
+        if seat != self._seat or self._over:  # no roll in front of this seat
+            own[ROLL_AT:ROLL_AT + N_DICE + 1] = 0  # faces and rerolls left
+        return np.array([*own, *(self._cards[o].card.total for o in others)], dtype=np.int64)
+
+    def reset(self, seed=None, options=None):
+        self._start(seed)
+        self._cards = [PentaCard(self.rules) for _ in range(self.seats)]
+        self._seat = 0
+        self._cards[0].new_turn(self._rng)
+        self.agent_selection = self.possible_agents[0]
+        self._publish()
+
+    def _play(self, a: int) -> None:
+        card = self._cards[self._seat]
+        card.play(a, self._rng)
+        if a < N_KEEPS:
+            return
+        if all(c.full for c in self._cards):
+            self._finish([c.card.total for c in self._cards])
+            return
+        self._seat = (self._seat + 1) % self.seats
+        self._cards[self._seat].new_turn(self._rng)
+
+    def _values(self) -> np.ndarray:
+        card = self._cards[self._seat]
+        return card.values(card.mask())
+
+    def _describe(self):
+        return f"seat {self._seat}: {self._cards[self._seat].describe()}"

@@ -1,0 +1,85 @@
+"""What every dicelab environment shares: the error of an illegal action, the masked
+observation, constructor checks and the yardstick's record (layer 3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dicelab.errors import UserError
+
+#: The most an observation entry may be (totals and turn points in points): far above any
+#: game the kernels can play, so every reachable observation lies inside its space.
+OBS_HIGH = 2**40
+
+
+class IllegalActionError(ValueError):
+    """An action the mask forbids (or no action from the space): never repaired."""
+
+
+def require_gymnasium():
+    """The gymnasium module, or one clear error naming the extra that installs it."""
+    try:
+        import gymnasium
+    except ImportError:  # pragma: no cover - the rl extra is installed by make setup
+        raise UserError("dicelab.rl needs gymnasium: pip install 'dicelab[rl]'") from None
+    return gymnasium
+
+
+def masked_space(n_obs: int, n_actions: int, low: int = -OBS_HIGH):
+    """The observation space ``{"observation": int64[n_obs], "action_mask": int8[n]}``
+    (PettingZoo's convention for masked actions)."""
+    spaces = require_gymnasium().spaces
+    return spaces.Dict({
+        "observation": spaces.Box(low=low, high=OBS_HIGH, shape=(n_obs,), dtype=np.int64),
+        "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8)})
+
+
+def masked_discrete(n: int, mask_of):
+    """``Discrete(n)`` whose ``sample()`` without a mask draws a legal action of the
+    current decision (``mask_of()``, the environment's mask): a random agent, and
+    Gymnasium's checker, then play legal moves. ``contains`` is Discrete's: any action in
+    range belongs to the space, and ``step`` refuses an illegal one."""
+    spaces = require_gymnasium().spaces
+
+    class MaskedDiscrete(spaces.Discrete):
+        def sample(self, mask=None, probability=None):
+            if mask is None and probability is None:
+                mask = mask_of()
+            return super().sample(mask=mask, probability=probability)
+
+    return MaskedDiscrete(n)
+
+
+def check_action(action, mask: np.ndarray) -> int:
+    """``action`` as an int if the mask allows it; :class:`IllegalActionError` otherwise."""
+    try:
+        a = int(action)
+    except (TypeError, ValueError):
+        raise IllegalActionError(f"an action is an integer, not {action!r}") from None
+    if isinstance(action, bool) or a != action or not 0 <= a < mask.size:
+        raise IllegalActionError(f"action {action!r} is not in 0..{mask.size - 1}")
+    if not mask[a]:
+        legal = np.flatnonzero(mask).tolist()
+        raise IllegalActionError(f"action {a} is illegal here; legal actions: {legal}")
+    return a
+
+
+def check_flag(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise UserError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
+def yardstick_info(values: np.ndarray, unit: str) -> dict:
+    """The yardstick of one decision: ``values[a]`` the exact value of action ``a`` (NaN
+    where illegal), the best value, and the unit."""
+    return {"values": values, "best": float(values.max()), "unit": unit}
+
+
+def loss_of(yardstick: dict | None, action: int) -> float | None:
+    """The loss of ``action`` against the best (0 for a best action; ties within 1e-12)."""
+    if yardstick is None:
+        return None
+    loss = yardstick["best"] - float(yardstick["values"][action])
+    return 0.0 if loss <= 1e-12 else loss

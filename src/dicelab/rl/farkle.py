@@ -1,0 +1,364 @@
+"""Gymnasium environments of Farkle: one turn, and a solitaire game to a target (layer 3).
+
+**Actions.** A roll of ``n`` dice allows the options of its class in the rules model
+(:func:`dicelab.farkle.rules.set_asides`): every distinct legal set-aside as (points,
+dice left to roll), most points first, then most dice left (distinct subsets of the
+dice with the same points and dice left are one option: they lead to the same game).
+Action ``2 k + b`` sets aside option ``k`` of the roll, then banks (``b = 1``) or rolls
+the dice left (``b = 0``; six after hot dice). :data:`FarkleActions.n_actions` is twice
+the most options any roll has (30 under the presets). The mask allows exactly the legal
+ones: ``k`` below the roll's option count, and a bank only where the rules allow it (a
+minimum to bank, hot dice that must roll on). ``info["options"]`` lists the roll's
+options as (points, dice left).
+
+**Observation** (int64): the roll's face counts (faces 1..6), the dice rolled, the turn
+points set aside before this roll; :class:`FarkleSoloEnv` adds the banked total and the
+turns lost in a row.
+
+**The yardstick** (``yardstick=True``): ``info["yardstick"]["values"][a]`` is the exact
+expected return from this decision on (the sum of the rewards still to come, this step's
+included) if action ``a`` is taken and the game is then played optimally (-inf for
+an illegal action): ``max-ev``'s expected turn points for a turn, minus ``fastest``'s
+expected turns still to play (this one included) for the solitaire game. After a step,
+``info["loss"]`` is the best value minus the value of the action taken.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from dicelab import dice
+from dicelab.errors import UserError
+from dicelab.farkle.rules import (
+    HOT_DICE,
+    PENALTY_STREAK,
+    POINT_UNIT,
+    FarkleRules,
+    check_target,
+    load_rules,
+    set_asides,
+)
+from dicelab.rl.common import (
+    check_action,
+    check_flag,
+    loss_of,
+    masked_discrete,
+    masked_space,
+    require_gymnasium,
+    yardstick_info,
+)
+
+gym = require_gymnasium()
+
+#: Observation entries of a turn: face counts 1..6, dice rolled, turn points.
+TURN_OBS = 8
+
+
+class FarkleActions:
+    """The action encoding of a rule set (see the module docstring)."""
+
+    def __init__(self, rules: FarkleRules):
+        self.rules = rules
+        self.sa = set_asides(rules)
+        self.max_options = int(np.diff(self.sa.option_start).max())
+        self.n_actions = 2 * self.max_options
+
+    def roll(self, rng: np.random.Generator, n: int) -> int:
+        """A roll of ``n`` dice from ``rng``: its global multiset rank."""
+        return dice.rank_of_dice(sorted(rng.integers(1, dice.FACES + 1, size=n).tolist()))
+
+    def options(self, rank: int) -> range:
+        """The model's option indices of roll ``rank`` (empty for a roll that scores nothing)."""
+        c = int(self.sa.roll_class[rank])
+        if c < 0:
+            return range(0)
+        return range(int(self.sa.option_start[c]), int(self.sa.option_start[c + 1]))
+
+    def option_list(self, rank: int) -> list[tuple[int, int]]:
+        """(points, dice left) of every option of roll ``rank``, in action order."""
+        return [(int(self.sa.points[j]) * POINT_UNIT, int(self.sa.dice[j]))
+                for j in self.options(rank)]
+
+    def mask(self, rank: int, turn_points: int) -> np.ndarray:
+        """The legal actions (int8) after roll ``rank`` with ``turn_points`` set aside."""
+        m = np.zeros(self.n_actions, dtype=np.int8)
+        for k, j in enumerate(self.options(rank)):
+            m[2 * k] = 1
+            left = int(self.sa.dice[j])
+            m[2 * k + 1] = self.rules.can_bank(turn_points + int(self.sa.points[j]) * POINT_UNIT,
+                                               left)
+        return m
+
+    def decode(self, rank: int, action: int) -> tuple[int, int, bool]:
+        """(points added, dice left, bank?) of a legal ``action`` after roll ``rank``."""
+        j = self.options(rank)[action // 2]
+        return int(self.sa.points[j]) * POINT_UNIT, int(self.sa.dice[j]), bool(action % 2)
+
+    def values(self, rank: int, turn_points: int, mask: np.ndarray, value) -> np.ndarray:
+        """Each legal action's value from ``value(tp) -> (bank value, roll values by
+        dice)`` at the turn points after its set-aside; -inf where illegal."""
+        out = np.full(self.n_actions, -np.inf)
+        for k, j in enumerate(self.options(rank)):
+            tp = turn_points + int(self.sa.points[j]) * POINT_UNIT
+            bank, roll = value(tp)
+            out[2 * k] = roll[int(self.sa.dice[j])]
+            if mask[2 * k + 1]:
+                out[2 * k + 1] = bank
+        return out
+
+    def observation(self, rank: int, turn_points: int, extra=()) -> np.ndarray:
+        counts = dice.COUNTS[rank]
+        return np.array([*counts[1:], int(counts.sum()), turn_points, *extra], dtype=np.int64)
+
+
+def check_rules(rules, ending) -> FarkleRules:
+    """Farkle rules as on the command line: a preset name, a TOML file, or rules; an
+    ending name overrides the table's."""
+    if rules is not None and not isinstance(rules, str | FarkleRules):
+        raise UserError(f"rules must be a preset name, a .toml path or FarkleRules, not "
+                        f"{rules!r}")
+    return load_rules(rules, ending)
+
+
+class _FarkleEnv(gym.Env):
+    """One Farkle turn at a time: the roll, the turn points, the mask (shared)."""
+
+    metadata: ClassVar[dict] = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(self, rules, ending, yardstick, render_mode, n_extra: int, low: int = 0):
+        self.rules = check_rules(rules, ending)
+        self.yardstick = check_flag("yardstick", yardstick)
+        if render_mode not in (None, "ansi"):
+            raise UserError(f"render_mode must be None or 'ansi', not {render_mode!r}")
+        self.render_mode = render_mode
+        self.actions = FarkleActions(self.rules)
+        self.action_space = masked_discrete(self.actions.n_actions, lambda: self._mask)
+        self.observation_space = masked_space(TURN_OBS + n_extra, self.actions.n_actions, low)
+        self._rank = -1
+        self._tp = 0
+        self._done = True
+        self._mask = np.zeros(self.actions.n_actions, dtype=np.int8)
+        self._stick: dict | None = None
+
+    # -- subclasses: what a turn's end means, the extra observation, the exact values
+    def _extra(self) -> tuple:
+        return ()
+
+    def _value(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _turn_over(self, banked: int | None) -> tuple[float, bool]:  # pragma: no cover
+        raise NotImplementedError
+
+    # -- the shared turn
+    def _new_turn(self) -> None:
+        """Roll six dice at a turn's start (a roll that scores nothing is played by the
+        subclass: the turn is lost)."""
+        self._tp = 0
+        self._rank = self.actions.roll(self.np_random, HOT_DICE)
+
+    def _obs(self) -> dict:
+        self._mask = np.zeros(self.actions.n_actions, dtype=np.int8) if self._done \
+            else self.actions.mask(self._rank, self._tp)
+        return {"observation": self.actions.observation(self._rank, self._tp, self._extra()),
+                "action_mask": self._mask.copy()}
+
+    def _info(self, **more) -> dict:
+        info = {"action_mask": self._mask.copy(),
+                "options": [] if self._done else self.actions.option_list(self._rank), **more}
+        self._stick = None
+        if self.yardstick and not self._done:
+            self._stick = yardstick_info(
+                self.actions.values(self._rank, self._tp, self._mask, self._value()),
+                self._unit)
+            info["yardstick"] = self._stick
+        return info
+
+    def step(self, action):
+        if self._done:
+            raise gym.error.ResetNeeded("the episode is over: call reset() first")
+        a = check_action(action, self._mask)
+        loss = loss_of(self._stick, a)
+        pts, left, bank = self.actions.decode(self._rank, a)
+        self._tp += pts
+        reward, terminated = 0.0, False
+        if bank:
+            reward, terminated = self._turn_over(self._tp)
+        else:
+            self._rank = self.actions.roll(self.np_random, left)
+            if not self.actions.options(self._rank):
+                reward, terminated = self._turn_over(None)
+        self._done = terminated
+        obs = self._obs()
+        more = {} if loss is None else {"loss": loss}
+        return obs, reward, terminated, False, self._info(**more)
+
+    def render(self):
+        if self.render_mode != "ansi":
+            return None
+        faces = dice.dice_of_rank(self._rank)
+        return f"roll {faces} turn points {self._tp} {self._extra()}"
+
+
+class FarkleTurnEnv(_FarkleEnv):
+    """One Farkle turn; the reward is the turn's banked points (0 if the turn is lost).
+
+    A turn whose first roll scores nothing has no decision, so ``reset`` plays it as lost
+    and rolls a new turn; ``info["skipped_turns"]`` counts such turns (the mean turn score
+    is the sum of the returns over the episodes plus the skipped turns). With
+    ``yardstick=True`` the values are ``max-ev``'s expected final turn points (rules with a
+    farkle penalty are refused: a turn alone cannot count the penalty).
+    """
+
+    _unit = "expected turn points (max-ev)"
+
+    def __init__(self, rules: str | FarkleRules | None = None, ending: str | None = None,
+                 yardstick: bool = False, render_mode: str | None = None):
+        super().__init__(rules, ending, yardstick, render_mode, 0)
+        if self.yardstick:
+            if self.rules.farkle_penalty:
+                raise UserError(f"rules '{self.rules.name}' have a farkle-penalty, which one "
+                                "turn cannot count: the FarkleTurn yardstick refuses them "
+                                "(FarkleSolo's counts it)")
+            from dicelab.farkle.advise import max_ev_solution
+
+            self._solution = max_ev_solution(self.rules)
+
+    def _value(self):
+        return lambda tp: self._solution.turn_values(tp, 0)
+
+    def _turn_over(self, banked):
+        return float(banked or 0), True
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        skipped = 0
+        self._new_turn()
+        while not self.actions.options(self._rank):
+            skipped += 1
+            self._new_turn()
+        self._done = False
+        obs = self._obs()
+        return obs, self._info(skipped_turns=skipped)
+
+
+class FarkleSoloEnv(_FarkleEnv):
+    """A solitaire Farkle game: turns until the banked total reaches ``target``; the
+    reward is -1 at the end of every turn (banked or lost), so the return is minus the
+    number of turns. A roll of six dice that scores nothing at a turn's start is a lost
+    turn (-1) and the next turn's roll follows at once. Under a farkle penalty the
+    :data:`~dicelab.farkle.rules.PENALTY_STREAK`-th lost turn in a row costs the penalty
+    (the total may go below zero, as in the simulation). With ``yardstick=True`` the
+    values are minus ``fastest``'s expected turns still to play, this one included
+    (totals below the solver's floor are read at the floor).
+    """
+
+    _unit = "minus the expected turns still to play (fastest)"
+
+    def __init__(self, rules: str | FarkleRules | None = None, target: int | None = None,
+                 ending: str | None = None, yardstick: bool = False,
+                 render_mode: str | None = None):
+        super().__init__(rules, ending, yardstick, render_mode, 2, low=-2**40)
+        self.target = check_target(target)
+        self._total = 0
+        self._lost = 0
+        self.turns = 0
+        if self.yardstick:
+            from dicelab.farkle.solitaire import fastest_solution
+
+            self._solution = fastest_solution(self.rules, self.target)
+
+    def _extra(self):
+        return (self._total, self._lost)
+
+    def _turn_over(self, banked):
+        self.turns += 1
+        if banked is None:
+            self._lost += 1
+            if self.rules.farkle_penalty and self._lost == PENALTY_STREAK:
+                self._total -= self.rules.farkle_penalty
+                self._lost = 0
+        else:
+            self._total += banked
+            self._lost = 0
+        if self._total >= self.target:
+            return -1.0, True
+        return -1.0 + self._start_turns(), False
+
+    def _start_turns(self) -> float:
+        """Start the next turn: six dice until a roll scores (each that does not is a lost
+        turn, -1); returns the reward of those lost turns."""
+        reward = 0.0
+        self._new_turn()
+        while not self.actions.options(self._rank):
+            reward -= 1.0
+            self.turns += 1
+            self._lost += 1
+            if self.rules.farkle_penalty and self._lost == PENALTY_STREAK:
+                self._total -= self.rules.farkle_penalty
+                self._lost = 0
+            self._new_turn()
+        return reward
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self._total = 0
+        self._lost = 0
+        self.turns = 0
+        lost = self._start_turns()
+        self._done = False
+        obs = self._obs()
+        return obs, self._info(lost_turns_at_start=int(-lost))
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        info["turns"] = self.turns
+        return obs, reward, terminated, truncated, info
+
+    def _value(self):
+        return fastest_values(self._solution, self.rules, self._total, self._lost)
+
+
+def fastest_values(sol, rules: FarkleRules, total: int, lost_in_a_row: int):
+    """``tp -> (bank value, roll values by dice)`` of a ``fastest`` turn started at
+    ``total`` after ``lost_in_a_row`` lost turns: minus the expected turns still to play,
+    this turn included, from the solution's value table (each roll's options read at the
+    rows they reach, the best taken, a lost turn leading where the game goes)."""
+    from dicelab.farkle.engine.model import model
+
+    m = model(rules)
+    floor = sol.floor_points // POINT_UNIT
+    big = sol.target // POINT_UNIT + floor
+    u = min(max(total // POINT_UNIT + floor, 0), big - 1)
+    k = sol.turns.shape[0]
+    s = min(lost_in_a_row, k - 1)
+    turns = sol.turns
+    if k == 1:
+        lost = float(turns[0, u])
+    elif s < k - 1:
+        lost = float(turns[s + 1, u])
+    else:
+        lost = float(turns[0, max(u - m.penalty, 0)])
+    v = sol.value[s, u]
+    rows = v.shape[0]
+    starts = m.option_start[:-1]
+    memo: dict[int, tuple[float, np.ndarray]] = {}
+
+    def value(tp: int) -> tuple[float, np.ndarray]:
+        if tp in memo:
+            return memo[tp]
+        p = tp // POINT_UNIT
+        bank = -(1.0 + (float(turns[0, u + p]) if u + p < big else 0.0))
+        after = v[np.minimum(p + m.points, rows - 1), m.dice]  # each option's turns to come
+        best = np.minimum.reduceat(after, starts)  # the best option of each roll class
+        roll = np.zeros(7)
+        for n in range(1, HOT_DICE + 1):
+            lo, hi = int(m.class_start[n]), int(m.class_start[n + 1])
+            roll[n] = -(1.0 + float(m.bust[n]) * lost
+                        + float(np.dot(m.class_prob[lo:hi], best[lo:hi])))
+        memo[tp] = (bank, roll)
+        return memo[tp]
+
+    return value

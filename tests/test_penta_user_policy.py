@@ -1,0 +1,279 @@
+"""Penta policies users write (dicelab.penta.policy, the referee, dicelab.user_policy): a
+copy of a built-in policy plays the kernel's games bit for bit; every illegal answer and
+every exception in a policy is one honest error; seeds reproduce; a log of a user's
+games is analysed against optimal; the report card."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+from cli_helpers import run_cli
+
+from dicelab.errors import UserError
+from dicelab.penta.evaluate import DECISION_CLASSES, evaluate_penta
+from dicelab.penta.policies import Scorecard
+from dicelab.penta.policy import BUILT_IN, FunctionPolicy, State, ask, penta_policy, points_of
+from dicelab.penta.rules import get_rules
+from dicelab.penta.simulate import simulate_penta
+from dicelab.penta.solver import solve
+from dicelab.registry import PolicySpec, parse_policy
+from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
+
+EXAMPLES = "docs/examples/policies/penta_rules.py"
+SEED = get_rules("seed")
+
+#: A user's copy of the built-ins, written from the public widget: each turn's choices
+#: of analyse_turn under the policy's values (greedy: zeros; optimal: the solved values).
+COPY = textwrap.dedent("""
+    from dicelab import dice
+    from dicelab.penta.policies import analyse_turn, policy_values
+    from dicelab.penta.rules import BOX_NAMES, get_rules
+    from dicelab.penta.tables import ROLL_BASE, roll_index
+
+    def _decide(values_of, card, roll, rolls_left):
+        rules = get_rules("seed")
+        t = analyse_turn(policy_values(values_of, rules), rules, card.mask, card.up,
+                         card.fifty)
+        r = roll_index(roll)
+        if rolls_left == 0:
+            return BOX_NAMES[int(t.box[r])]
+        keep = (t.play2 if rolls_left == 2 else t.play1)[ROLL_BASE + r]
+        return dice.dice_of_rank(int(keep))
+
+    def greedy_copy(card, roll, rolls_left):
+        return _decide("greedy", card, roll, rolls_left)
+
+    class OptimalCopy:
+        game = "penta"
+        name = "optimal-copy"
+
+        def decide(self, state):
+            return _decide("optimal", state.card, state.roll, state.rolls_left)
+
+    optimal_copy = OptimalCopy()
+""")
+
+
+@pytest.fixture
+def copies(tmp_path):
+    path = tmp_path / "copies.py"
+    path.write_text(COPY)
+    return path
+
+
+BOOKS = ("hist", "box_sum", "box_sq", "upper_bonus", "fifty", "bonus_sum", "bonus_sq", "wins",
+         "tied", "beat")
+
+
+@pytest.mark.parametrize("streams", [STREAM_PER_CHUNK, STREAM_PER_TURN])
+def test_copies_of_the_built_ins_play_the_kernels_games_bit_for_bit(copies, streams):
+    seats = [parse_policy(f"{copies}:greedy_copy", "penta"),
+             parse_policy(f"{copies}:optimal_copy", "penta")]
+    assert [s.family for s in seats] == ["user", "user"]
+    mine = simulate_penta(seats, games=150, seed=31, streams=streams)
+    kernel = simulate_penta(["greedy", "optimal"], games=150, seed=31, streams=streams)
+    for name in BOOKS:
+        assert np.array_equal(getattr(mine, name), getattr(kernel, name)), name
+    assert mine.ties == kernel.ties
+    assert mine.seat(0).mean_final_score == kernel.seat(0).mean_final_score
+
+
+def test_the_built_in_policy_objects_read_the_kernels_tables():
+    copy = PolicySpec("penta", "user", "greedy-object", policy=BUILT_IN["greedy"])
+    a = simulate_penta([copy], games=200, seed=8)
+    b = simulate_penta(["greedy"], games=200, seed=8)
+    assert np.array_equal(a.hist, b.hist) and np.array_equal(a.box_sum, b.box_sum)
+
+
+def test_seeds_reproduce_and_progress_reaches_the_total():
+    spec = parse_policy(f"{EXAMPLES}:chase_penta", "penta")
+    seen = []
+    a = simulate_penta([spec, "greedy"], games=120, seed=5,
+                       progress=lambda d, t: seen.append((d, t)))
+    b = simulate_penta([spec, "greedy"], games=120, seed=5)
+    c = simulate_penta([spec, "greedy"], games=120, seed=6)
+    assert np.array_equal(a.hist, b.hist) and np.array_equal(a.beat, b.beat)
+    assert not np.array_equal(a.hist, c.hist)
+    assert seen[-1] == (120, 120) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert a.hist.sum() == 240 and a.wins.sum() + a.ties == 120
+
+
+def test_the_examples_score_as_their_rules_say():
+    # most_points never rerolls: every turn is one roll and one box
+    r = simulate_penta([parse_policy(f"{EXAMPLES}:most_points", "penta")], games=300, seed=2)
+    s = r.seat(0)
+    assert 60 < s.mean_final_score.mean < 160, s.mean_final_score
+    chase = simulate_penta([parse_policy(f"{EXAMPLES}:chase_penta", "penta")], games=300,
+                           seed=2).seat(0)
+    # chasing five of a kind fills the Penta box with 50 far more often than one roll
+    assert chase.p_penta_fifty.p > 3 * s.p_penta_fifty.p
+
+
+def test_ask_checks_every_answer():
+    card = Scorecard.parse("sixes=18,chance=20")
+    state = State(card, (1, 2, 2, 5, 6), 2, SEED)
+
+    def answering(answer):
+        return penta_policy(lambda card, roll, left: answer, name="p")
+
+    assert ask(answering([2, 5, 2]), state) == (2, 2, 5)
+    assert ask(answering(np.array([6])), state) == (6,)
+    assert ask(answering("twos"), state._replace(rolls_left=0)) == "twos"
+    for answer, rolls_left, says in [
+        ([3], 2, "not all in the roll"),
+        ([2, 2, 2], 1, "not all in the roll"),
+        ("chance", 2, "with rolls left, answer the dice to keep"),
+        (None, 2, "a sequence of faces"),
+        ([2.5], 2, "a sequence of faces"),
+        ([2, 2], 0, "with no roll left, answer the box"),
+        ("sixes", 0, "sixes is filled"),
+        ("yahtzee", 0, "no such box"),
+    ]:
+        with pytest.raises(UserError) as err:
+            ask(answering(answer), state._replace(rolls_left=rolls_left))
+        msg = str(err.value)
+        assert says in msg and "policy p answered" in msg, msg
+        assert "card 'sixes=18,chance=20'" in msg and "roll 1 2 2 5 6" in msg, msg
+
+
+def test_a_joker_goes_only_where_the_rules_allow():
+    # seed rules, Penta box 50, upper box of the face open: the joker must go there
+    card = Scorecard.parse("penta=50")
+    state = State(card, (4, 4, 4, 4, 4), 0, SEED)
+    assert list(points_of(card, state.roll)) == ["fours"] and state.penta_bonus() == 100
+    with pytest.raises(UserError, match="the rules put this roll in fours, not chance"):
+        ask(penta_policy(lambda c, r, left: "chance", name="p"), state)
+
+
+def test_what_loads_as_a_penta_policy(tmp_path):
+    (tmp_path / "p.py").write_text(textwrap.dedent("""
+        def three(card, roll, rolls_left):
+            return roll if rolls_left else "chance"
+        def four(my, opp, turn_points, dice_left):
+            return turn_points >= 300
+        def two(card, roll):
+            return roll
+        class Obj:
+            game = "penta"
+            name = "obj"
+            def decide(self, state):
+                return "chance"
+        obj = Obj()
+    """))
+    three = parse_policy(f"{tmp_path}/p.py:three")
+    assert (three.game, three.family) == ("penta", "user")
+    assert isinstance(three.policy, FunctionPolicy)
+    assert parse_policy(f"{tmp_path}/p.py:obj", "penta").policy.name == "obj"
+    assert parse_policy(f"{tmp_path}/p.py:four").game == "farkle"
+    with pytest.raises(UserError, match="is a farkle policy, not penta"):
+        parse_policy(f"{tmp_path}/p.py:four", "penta")
+    with pytest.raises(UserError, match="takes 2 positional parameters"):
+        parse_policy(f"{tmp_path}/p.py:two")
+
+
+BAD = {
+    "keeps_a_seven": ("def p(card, roll, rolls_left):\n    return [7] if rolls_left else "
+                      "'chance'\n", "not all in the roll"),
+    "filled_box": ("def p(card, roll, rolls_left):\n    return roll if rolls_left else "
+                   "'chance'\n", "chance is filled"),
+    "box_too_early": ("def p(card, roll, rolls_left):\n    return 'chance'\n",
+                      "with rolls left, answer the dice to keep"),
+    "raises": ("def p(card, roll, rolls_left):\n    return {}[roll]\n", "KeyError"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+@pytest.mark.parametrize("command", ["simulate", "evaluate"])
+def test_illegal_answers_and_raising_code_are_one_error_and_exit_2(tmp_path, capsys, name,
+                                                                  command):
+    text, says = BAD[name]
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    out = tmp_path / "out"
+    argv = (["simulate", "-s", f"{path}:p", "--vs", "optimal"] if command == "simulate"
+            else ["evaluate", f"{path}:p", "--seed", "1"])
+    code, stdout, err = run_cli(capsys, [*argv, "--games", "20", "--json", "--out", str(out)])
+    assert code == 2, err
+    assert err.startswith("error: ") and says in err and "Traceback" not in err, err
+    assert "policy p" in err and "roll " in err and "rolls left" in err, err
+    assert not out.exists() and stdout == ""
+    if name == "raises":  # the user's own frames, not dicelab's
+        frames = err.split("\n", 1)[1]
+        assert f"{path}:2 in p" in frames and "dicelab/" not in frames, err
+    else:
+        assert err.count("\n") == 1, err
+
+
+def test_a_log_of_a_users_games_is_analysed_against_optimal(tmp_path, capsys):
+    log = tmp_path / "games.jsonl"
+    code, _, err = run_cli(capsys, ["simulate", "-s", f"{EXAMPLES}:chase_penta", "--vs",
+                                    "optimal", "--games", "30", "--seed", "4", "--log",
+                                    str(log), "--log-games", "5", "--json"])
+    assert code == 0, err
+    code, out, err = run_cli(capsys, ["analyse", str(log), "--json"])
+    assert code == 0, err
+    players = {p["policy"]: p for p in json.loads(out)["players"]}
+    assert players["optimal"]["total_loss"] == 0.0
+    mine = players[f"{EXAMPLES}:chase_penta"]
+    assert mine["decisions"] > 5 * 13 and mine["total_loss"] > 10
+
+
+def test_the_report_card_of_optimal_loses_nothing():
+    e = evaluate_penta("optimal", games=20, seed=3)
+    assert e.exact and e.mean_final_score.mean == pytest.approx(solve(SEED).expected_score)
+    assert set(e.losses) == set(DECISION_CLASSES)
+    assert all(c.per_game.mean == 0.0 and c.decisions > 0 for c in e.losses.values())
+    assert e.total_loss.mean == 0.0
+    d = e.to_dict()
+    assert d["mean_exact"] and d["loss_by_decision"]["box"]["decisions"] == 20 * 13
+
+
+def test_a_users_report_card_adds_up(capsys, tmp_path):
+    e = evaluate_penta(parse_policy(f"{EXAMPLES}:chase_penta", "penta"), games=150, seed=9)
+    assert not e.exact and e.games == 150 and e.analysed_games == 150
+    # a game's losses add up, on average, to what it scores below the optimum
+    se = np.hypot(e.total_loss.se, e.mean_final_score.se)
+    assert abs(e.total_loss.mean - e.gap) < 4 * se, (e.total_loss, e.gap)
+    assert e.losses["box"].decisions == 150 * 13
+    assert sum(c.per_game.mean for c in e.losses.values()) == pytest.approx(e.total_loss.mean)
+    again = evaluate_penta(f"{EXAMPLES}:chase_penta", games=150, seed=9)
+    assert again.to_dict() | {"elapsed_s": 0} == e.to_dict() | {"elapsed_s": 0}
+    frame = e.to_frame()
+    assert frame.set_index("measure").loc["optimum", "value"] == e.optimum
+    assert e.manifest()["seed"] == 9
+
+
+def test_a_users_copy_of_greedy_has_greedys_exact_mean_within_its_interval(copies):
+    e = evaluate_penta(f"{copies}:greedy_copy", games=200, seed=12)
+    exact = evaluate_penta("greedy", games=5, seed=12)
+    assert abs(e.mean_final_score.mean - exact.mean_final_score.mean) < 4 * \
+        e.mean_final_score.se
+    assert e.total_loss.mean > 0 and exact.total_loss.mean > 0
+
+
+def _play_to_the_end(computer) -> list[int]:
+    from dicelab.play import Player, SeededDice
+    from dicelab.play.penta import PentaGame
+
+    g = PentaGame([Player("you"), Player("c", computer)], dice=SeededDice(3))
+    g.start()
+    while g.phase != "over":
+        if g.phase == "computer":
+            g.step()
+        elif g.phase == "keep" and g.rolls_left == 2:
+            g.keep(g.roll[:2])
+        else:
+            g.score(g.default_box())
+    return g.totals
+
+
+def test_play_takes_a_users_policy_as_the_computer(copies, tmp_path):
+    copy = parse_policy(f"{copies}:greedy_copy", "penta")
+    # the computer's total (the human's default boxes are optimal's beside a user's policy)
+    assert _play_to_the_end(copy)[1] == _play_to_the_end(parse_policy("greedy"))[1]
+    (tmp_path / "bad.py").write_text("def p(card, roll, rolls_left):\n    return [9]\n")
+    with pytest.raises(UserError, match="not all in the roll"):
+        _play_to_the_end(parse_policy(f"{tmp_path}/bad.py:p", "penta"))

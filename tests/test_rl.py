@@ -1,0 +1,461 @@
+"""The reinforcement-learning environments: the ecosystem's checkers, masks that are
+exactly the legal moves, errors, seeding, and the yardstick against dicelab's solvers."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from pettingzoo.test import api_test
+
+import dicelab.rl  # noqa: F401  (registers the ids)
+from dicelab import dice
+from dicelab.errors import UserError
+from dicelab.farkle.advise import advise, max_ev_solution
+from dicelab.farkle.rules import HOT_DICE, PRESETS, dice_after, load_rules
+from dicelab.farkle.solitaire import fastest_solution
+from dicelab.farkle.solve import solve_optimal_win
+from dicelab.penta.rules import RULE_SETS
+from dicelab.penta.solver import solve as solve_penta
+from dicelab.rl import ENV_IDS, IllegalActionError
+from dicelab.rl.aec import farkle_env, outcome_rewards, penta_env
+from dicelab.rl.farkle import FarkleActions, FarkleSoloEnv, FarkleTurnEnv, fastest_values
+from dicelab.rl.penta import N_KEEPS, PentaCard, PentaSoloEnv
+
+SIX = range(int(dice.SIZE_OFFSET[HOT_DICE]), int(dice.SIZE_OFFSET[HOT_DICE + 1]))
+
+
+def random_legal(obs, rng) -> int:
+    return int(rng.choice(np.flatnonzero(obs["action_mask"])))
+
+
+# --- the checkers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rules", list(PRESETS))
+@pytest.mark.parametrize("env_id", ["dicelab/FarkleTurn-v0", "dicelab/FarkleSolo-v0"])
+def test_farkle_envs_pass_gymnasiums_checker(env_id, rules):
+    kw = {"target": 1000} if "Solo" in env_id else {}
+    check_env(gym.make(env_id, rules=rules, **kw).unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("rules", list(RULE_SETS))
+def test_penta_env_passes_gymnasiums_checker(rules):
+    check_env(gym.make("dicelab/PentaSolo-v0", rules=rules).unwrapped, skip_render_check=True)
+
+
+def test_every_registered_id_makes_its_env():
+    for env_id in ENV_IDS:
+        env = gym.make(env_id)
+        obs, info = env.reset(seed=0)
+        assert env.observation_space.contains(obs)
+        assert (info["action_mask"] == obs["action_mask"]).all()
+
+
+@pytest.mark.parametrize("seats", range(2, 8))
+def test_farkle_aec_passes_pettingzoos_api_test(seats):
+    api_test(farkle_env(seats, target=1000), num_cycles=300)
+
+
+@pytest.mark.parametrize("rules", ["basic", "ones-300", "facebook", "zilch"])
+@pytest.mark.parametrize("ending", ["last-round", "first-to-bank"])
+def test_farkle_aec_passes_the_api_test_under_every_preset(rules, ending):
+    api_test(farkle_env(2, rules=rules, target=1000, ending=ending), num_cycles=300)
+
+
+@pytest.mark.parametrize(("seats", "rules"), [(2, "seed"), (3, "hasbro"), (2, "free-joker"),
+                                              (4, "no-bonus")])
+def test_penta_aec_passes_pettingzoos_api_test(seats, rules):
+    api_test(penta_env(seats, rules=rules), num_cycles=300)
+
+
+# --- masks, errors, seeding --------------------------------------------------------------
+
+
+def test_farkle_mask_is_every_option_of_the_roll_times_bank_or_roll():
+    for rules in PRESETS.values():
+        acts = FarkleActions(rules)
+        for r in SIX:
+            faces = dice.dice_of_rank(r)
+            legal = {(p, dice_after(6, len(keep))) for keep, p in
+                     _legal(rules, faces)}
+            assert set(acts.option_list(r)) == legal
+            mask = acts.mask(r, 0)
+            for k, (p, left) in enumerate(acts.option_list(r)):
+                assert mask[2 * k] == 1
+                assert mask[2 * k + 1] == rules.can_bank(p, left)
+            assert mask[2 * len(legal):].sum() == 0
+
+
+def _legal(rules, faces):
+    from dicelab.farkle.advise import legal_setasides
+
+    return legal_setasides(rules, faces)
+
+
+def test_penta_mask_is_one_action_per_keep_and_every_allowed_box():
+    card = PentaCard(RULE_SETS["seed"])
+    card.faces = [2, 2, 2, 5, 6]
+    mask = card.mask()
+    # distinct sub-multisets of {2,2,2,5,6} but all five: 4 * 2 * 2 - 1
+    assert mask[:N_KEEPS].sum() == 15
+    assert mask[N_KEEPS:].sum() == 13
+    card.rolls_left = 0
+    assert card.mask()[:N_KEEPS].sum() == 0
+
+
+@pytest.mark.parametrize("make", [lambda: FarkleTurnEnv(), lambda: FarkleSoloEnv(target=500),
+                                  lambda: PentaSoloEnv()])
+def test_illegal_actions_and_finished_episodes_are_errors(make):
+    env = make()
+    obs, _ = env.reset(seed=1)
+    illegal = np.flatnonzero(obs["action_mask"] == 0)
+    with pytest.raises(IllegalActionError, match="illegal"):
+        env.step(int(illegal[0]))
+    for bad in (-1, env.action_space.n, 1.5, "0", None):
+        with pytest.raises(IllegalActionError):
+            env.step(bad)
+    rng = np.random.default_rng(0)
+    done = False
+    while not done:
+        obs, _, done, _, info = env.step(random_legal(obs, rng))
+    assert obs["action_mask"].sum() == 0 and info["action_mask"].sum() == 0
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step(0)
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: FarkleTurnEnv(rules="nope"), "unknown Farkle rules"),
+    (lambda: FarkleTurnEnv(rules=3), "rules must be"),
+    (lambda: FarkleSoloEnv(target=1010), "--target"),
+    (lambda: FarkleSoloEnv(target=0), "--target"),
+    (lambda: FarkleSoloEnv(ending="sudden"), "--ending"),
+    (lambda: FarkleTurnEnv(yardstick=1), "yardstick"),
+    (lambda: FarkleTurnEnv(rules="facebook", yardstick=True), "farkle-penalty"),
+    (lambda: FarkleTurnEnv(render_mode="human"), "render_mode"),
+    (lambda: PentaSoloEnv(rules="yahtzee"), "unknown Penta rule set"),
+    (lambda: farkle_env(1), "seats"),
+    (lambda: farkle_env(8), "seats"),
+    (lambda: farkle_env(True), "seats"),
+    (lambda: farkle_env(3, yardstick=True), "two seats"),
+    (lambda: penta_env(1), "seats"),
+    (lambda: farkle_env(2, rules="tomato.toml"), "tomato.toml"),
+    (lambda: farkle_env(2, opponent="threshold-300"), "yardstick=True"),
+    (lambda: farkle_env(2, yardstick=True, opponent="threshold-310"), "threshold"),
+    (lambda: farkle_env(2, yardstick=True, opponent=3), "opponent"),
+])
+def test_bad_constructor_arguments_are_one_user_error(make, message):
+    with pytest.raises(UserError, match=message):
+        make()
+
+
+def test_rules_file_and_ending_are_read_as_on_the_command_line(tmp_path):
+    f = tmp_path / "house.toml"
+    f.write_text('base = "default"\nmin-bank = 500\n')
+    env = FarkleSoloEnv(rules=str(f), target=1000, ending="first-to-bank")
+    assert env.rules == load_rules(str(f), "first-to-bank")
+    assert env.rules.min_bank == 500
+
+
+def test_reset_with_a_seed_replays_the_same_episode():
+    def episode(env, seed):
+        obs, _ = env.reset(seed=seed)
+        out = [obs["observation"].tolist()]
+        done = False
+        while not done:
+            obs, r, done, _, _ = env.step(int(np.flatnonzero(obs["action_mask"])[-1]))
+            out.append((obs["observation"].tolist(), r))
+        return out
+
+    for make in (lambda: FarkleSoloEnv(target=1500), PentaSoloEnv):
+        assert episode(make(), 7) == episode(make(), 7)
+        assert episode(make(), 7) != episode(make(), 8)
+
+
+def test_the_action_spaces_sample_is_a_legal_move():
+    env = FarkleSoloEnv(target=1000)
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(2000):
+        _, _, done, _, _ = env.step(env.action_space.sample())
+        if done:
+            env.reset()
+    table = farkle_env(3, target=1000)
+    table.reset(seed=0)
+    for agent in table.agent_iter(2000):
+        _, _, term, trunc, _ = table.last()
+        table.step(None if term or trunc else table.action_space(agent).sample())
+
+
+def test_a_random_masked_agent_never_moves_illegally_quick():
+    _random_play(5_000)
+
+
+@pytest.mark.slow
+def test_a_random_masked_agent_never_moves_illegally_in_100000_steps():
+    _random_play(100_000)
+
+
+def _random_play(steps: int) -> None:
+    rng = np.random.default_rng(1)
+    envs = [FarkleTurnEnv(), FarkleSoloEnv(target=2000, rules="facebook"),
+            FarkleSoloEnv(target=2000, rules="zilch"), PentaSoloEnv(rules="hasbro")]
+    for env in envs:
+        obs, _ = env.reset(seed=2)
+        for _ in range(steps):
+            obs, _, done, _, info = env.step(random_legal(obs, rng))
+            assert (info["action_mask"] == obs["action_mask"]).all()
+            if done:
+                obs, _ = env.reset()
+    for env in (farkle_env(4, rules="facebook", target=2000), penta_env(3)):
+        env.reset(seed=3)
+        n = 0
+        while n < steps:
+            for _agent in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
+                env.step(None if term or trunc else random_legal(obs, rng))
+                n += 1
+            env.reset()
+
+
+def test_solitaire_returns_are_minus_the_turns_and_the_final_score():
+    env = FarkleSoloEnv(target=1000)
+    obs, info = env.reset(seed=4)
+    total, done = -info["lost_turns_at_start"], False
+    rng = np.random.default_rng(4)
+    while not done:
+        obs, r, done, _, info = env.step(random_legal(obs, rng))
+        total += r
+    assert total == -info["turns"]
+    assert obs["observation"][8] >= 1000
+    env = PentaSoloEnv()
+    obs, _ = env.reset(seed=4)
+    score, done = 0.0, False
+    while not done:
+        obs, r, done, _, _ = env.step(random_legal(obs, rng))
+        score += r
+    assert score == obs["observation"][-1]
+
+
+def test_aec_rewards_follow_the_totals():
+    assert outcome_rewards([300, 500, 100]) == [-1.0, 1.0, -1.0]
+    assert outcome_rewards([500, 500, 100]) == [0.0, 0.0, -1.0]
+    for ending in ("last-round", "first-to-bank"):
+        env = farkle_env(3, target=1000, ending=ending)
+        rng = np.random.default_rng(5)
+        for seed in range(5):
+            env.reset(seed=seed)
+            final = {}
+            for agent in env.agent_iter():
+                obs, reward, term, trunc, _ = env.last()
+                if term:
+                    final[agent] = reward
+                env.step(None if term or trunc else random_legal(obs, rng))
+            totals = env._totals
+            assert [final[a] for a in env.possible_agents] == outcome_rewards(totals)
+            assert max(totals) >= 1000
+            if ending == "first-to-bank":
+                assert sorted(totals)[-2] < 1000
+
+
+# --- the yardstick against the solvers ---------------------------------------------------
+
+
+def _first_roll_mean(values_of, bust_value: float, rules) -> float:
+    """E over the first roll of six dice of the best action's value (a roll that scores
+    nothing is worth ``bust_value``)."""
+    acts = FarkleActions(rules)
+    mean = 0.0
+    for r in SIX:
+        if acts.options(r):
+            mean += float(dice.PROB[r]) * float(values_of(acts, r).max())
+        else:
+            mean += float(dice.PROB[r]) * bust_value
+    return mean
+
+
+@pytest.mark.parametrize("rules", ["default", "basic", "ones-300"])
+def test_turn_yardstick_best_first_roll_is_max_evs_expected_turn_score(rules):
+    env = FarkleTurnEnv(rules=rules, yardstick=True)
+    value = env._value()
+    mean = _first_roll_mean(lambda a, r: a.values(r, 0, a.mask(r, 0), value), 0.0, env.rules)
+    assert mean == pytest.approx(max_ev_solution(env.rules).expected_score, rel=1e-11)
+
+
+def test_turn_yardstick_agrees_with_advise_along_play():
+    env = FarkleTurnEnv(yardstick=True)
+    rng = np.random.default_rng(6)
+    obs, info = env.reset(seed=6)
+    checked = 0
+    for _ in range(300):
+        faces = dice.dice_of_rank(env._rank)
+        adv = advise(faces, turn_points=env._tp)
+        stick = info["yardstick"]["values"]
+        opts = env.actions.option_list(env._rank)
+        for o in adv.options:
+            k = opts.index((o.points, dice_after(len(faces), len(o.keep))))
+            assert stick[2 * k + (o.action == "bank")] == pytest.approx(o.value, abs=1e-9)
+            checked += 1
+        assert info["yardstick"]["best"] == pytest.approx(adv.options[0].value, abs=1e-9)
+        a = random_legal(obs, rng)
+        obs, _, done, _, info_next = env.step(a)
+        assert info_next["loss"] == pytest.approx(info["yardstick"]["best"] - stick[a],
+                                                  abs=1e-12)
+        assert info_next["loss"] >= 0.0
+        obs, info = env.reset() if done else (obs, info_next)
+    assert checked > 500
+
+
+@pytest.mark.parametrize(("rules", "target"), [("default", 1000), ("basic", 1500),
+                                               ("facebook", 1000), ("zilch", 1000)])
+def test_solo_yardstick_best_first_roll_is_fastests_expected_turns(rules, target):
+    table = load_rules(rules)
+    sol = fastest_solution(table, target)
+    k = sol.turns.shape[0]
+    from dicelab.farkle.engine.model import model
+
+    m = model(table)
+    floor = sol.floor_points // 50
+    for total in (0, 300, target - 500, target - 50):
+        for s in range(k):
+            u = total // 50 + floor
+            if k == 1:
+                lost = sol.turns[0, u]
+            elif s < k - 1:
+                lost = sol.turns[s + 1, u]
+            else:
+                lost = sol.turns[0, max(u - m.penalty, 0)]
+            value = fastest_values(sol, table, total, s)
+            mean = _first_roll_mean(lambda a, r, v=value: a.values(r, 0, a.mask(r, 0), v),
+                                    -(1.0 + lost), table)
+            assert mean == pytest.approx(-sol.expected_turns_from(total, s), rel=1e-9)
+
+
+def test_solo_yardstick_is_in_the_env_and_a_best_action_loses_nothing():
+    env = FarkleSoloEnv(target=1500, yardstick=True)
+    _, info = env.reset(seed=8)
+    done = False
+    while not done:
+        a = int(np.argmax(info["yardstick"]["values"]))
+        _obs, _, done, _, info = env.step(a)
+        assert info["loss"] == 0.0
+
+
+def test_penta_yardstick_best_first_roll_is_the_optimal_expected_score():
+    rs = RULE_SETS["seed"]
+    card = PentaCard(rs)
+    mean = 0.0
+    for r in range(int(dice.SIZE_OFFSET[5]), int(dice.SIZE_OFFSET[6])):
+        card.faces = dice.dice_of_rank(r)
+        mean += float(dice.PROB[r]) * float(card.values(card.mask()).max())
+    assert mean == pytest.approx(solve_penta(rs).expected_score, rel=1e-12)
+
+
+def test_penta_yardstick_loss_along_play():
+    env = PentaSoloEnv(yardstick=True)
+    obs, info = env.reset(seed=9)
+    rng = np.random.default_rng(9)
+    done = False
+    while not done:
+        stick = info["yardstick"]
+        assert (np.isfinite(stick["values"]) == obs["action_mask"].astype(bool)).all()
+        a = random_legal(obs, rng)
+        obs, _, done, _, info = env.step(a)
+        assert info["loss"] == pytest.approx(max(stick["best"] - stick["values"][a], 0.0)
+                                             if stick["best"] - stick["values"][a] > 1e-12
+                                             else 0.0)
+
+
+@pytest.mark.parametrize(("rules", "ending"), [("default", "last-round"),
+                                               ("default", "first-to-bank"),
+                                               ("facebook", None)])
+def test_two_seat_yardstick_best_first_roll_is_optimal_wins_value(rules, ending):
+    target = 1000
+    env = farkle_env(2, rules=rules, target=target, ending=ending, yardstick=True)
+    env.reset(seed=10)
+    sol = solve_optimal_win(env.rules, target)
+    x = sol.win_value(0, 0)
+
+    def values_of(acts, r):
+        env._rank, env._tp, env._seat = r, 0, 0
+        env._totals, env._lost = [0, 0], [0, 0]
+        return (env._values() + 1.0) / 2.0
+
+    lost_value = 1.0 - sol.win_value(0, 0, 0, 1 if env.rules.farkle_penalty else 0)
+    mean = _first_roll_mean(values_of, lost_value, env.rules)
+    assert mean == pytest.approx(x, abs=1e-9)
+
+
+def _yardstick_play(env, seed: int, check) -> int:
+    """Random legal play of an AEC env with the yardstick on; ``check(agent, obs, values)``
+    at every decision; every move's loss is at least 0. Returns the moves made."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    moves = 0
+    for agent in env.agent_iter():
+        obs, _, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        stick = info["yardstick"]["values"]
+        assert (np.isfinite(stick) == obs["action_mask"].astype(bool)).all()
+        check(agent, obs, stick)
+        env.step(random_legal(obs, rng))
+        assert env.infos[agent]["loss"] >= 0.0
+        moves += 1
+    return moves
+
+
+def test_two_seat_yardstick_along_play_has_a_loss_for_each_move():
+    def check(agent, obs, stick):
+        legal = stick[np.isfinite(stick)]
+        assert ((legal >= -1.0 - 1e-12) & (legal <= 1.0 + 1e-12)).all()
+
+    assert _yardstick_play(farkle_env(2, target=1000, yardstick=True), 11, check) > 0
+
+
+def test_two_seat_yardstick_against_a_fixed_policy_is_the_best_response():
+    from dicelab.farkle.exact import solve_best_response
+
+    target = 1000
+    env = farkle_env(2, target=target, yardstick=True, opponent="threshold-300")
+    env.reset(seed=12)
+    sol = solve_best_response(env.rules, target, "threshold-300")
+
+    def values_of(acts, r):
+        env._rank, env._tp, env._seat = r, 0, 0
+        env._totals, env._lost = [0, 0], [0, 0]
+        return (env._values() + 1.0) / 2.0
+
+    w2, t2, _ = sol.second_outcome  # after a lost first turn the opponent moves first
+    mean = _first_roll_mean(values_of, w2 + t2 / 2, env.rules)
+    assert mean == pytest.approx(sol.win_value(0, 0), abs=1e-9)
+    assert "vs=threshold-300" in env.infos[env.agent_selection]["yardstick"]["unit"]
+
+
+def test_turn_yardstick_under_house_rules_of_banking_is_max_evs(tmp_path):
+    f = tmp_path / "house.toml"
+    f.write_text('base = "default"\nmin-bank = 350\nhot-dice = "must-roll"\n')
+    env = FarkleTurnEnv(rules=str(f), yardstick=True)
+    value = env._value()
+    mean = _first_roll_mean(lambda a, r: a.values(r, 0, a.mask(r, 0), value), 0.0, env.rules)
+    assert mean == pytest.approx(max_ev_solution(env.rules).expected_score, rel=1e-11)
+    obs, info = env.reset(seed=13)
+    rng = np.random.default_rng(13)
+    for _ in range(500):  # no bank below 350, none with six dice after hot dice
+        stick = info["yardstick"]["values"]
+        assert (np.isfinite(stick) == obs["action_mask"].astype(bool)).all()
+        obs, _, done, _, info = env.step(random_legal(obs, rng))
+        if done:
+            obs, info = env.reset()
+
+
+def test_penta_table_yardstick_is_the_movers_own_card():
+    env = penta_env(2, yardstick=True)
+
+    def check(agent, obs, stick):
+        card = env._cards[env.possible_agents.index(agent)]
+        assert stick == pytest.approx(card.values(card.mask()))
+
+    assert _yardstick_play(env, 14, check) >= 26
