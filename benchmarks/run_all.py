@@ -40,6 +40,7 @@ SCRIPTS = [
     ("bench_house_rules.py", ["--facebook-only", "--facebook-response", "threshold-300"]),
     ("bench_penta.py", []),
     ("bench_penta_distribution.py", []),
+    ("bench_penta_objectives.py", []),
     ("bench_sprt.py", []),
     ("bench_tournament.py", []),
     ("analyse_speed.py", []),

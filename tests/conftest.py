@@ -34,7 +34,7 @@ DECISION_FILES = "penta-decisions-*.npz"
 #: the blocks already built in this session. (A module that counts the files of its cache
 #: directory, or edits a cache file in place, must not be listed.)
 SHARES_DECISION_BLOCKS = {"test_compare", "test_distributed", "test_glossary",
-                          "test_penta_decision_cache",
+                          "test_penta_decision_cache", "test_penta_objectives",
                           "test_penta_distribution", "test_penta_policies",
                           "test_penta_simulate", "test_penta_tournament",
                           "test_penta_user_policy"}

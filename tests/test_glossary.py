@@ -285,3 +285,13 @@ def test_penta_reports_follow_the_glossary(capsys, printed, tmp_path):
     code, out, err = run_cli(capsys, ["analyse", str(log), "--json"])
     assert code == 0, err
     check_keys(json.loads(out), "analyse (penta)")
+
+
+def test_penta_objective_advice_follows_the_glossary(capsys, printed):
+    _run_both(capsys, printed, ["advise", "penta", "--roll", "6,6,6,2,1", "--objective",
+                                "utility:theta=0.01"])
+
+
+@pytest.mark.slow
+def test_penta_objective_report_follows_the_glossary(capsys, printed):
+    _run_both(capsys, printed, ["solve", "penta", "--objective", "utility:theta=0.02"])

@@ -240,15 +240,18 @@ def _read_member(zf: zipfile.ZipFile, name: str, out: np.ndarray | None
     return arr, h.hexdigest()
 
 
-def load(key: str, version: Version, out: dict[str, np.ndarray] | None = None
-         ) -> dict[str, np.ndarray] | None:
+def load(key: str, version: Version, out: dict[str, np.ndarray] | None = None,
+         mapped: Collection[str] = ()) -> dict[str, np.ndarray] | None:
     """The cached arrays for ``key`` if present and intact, else ``None``.
 
     ``out`` maps array names to C-contiguous buffers to read those arrays into (their
     shape and dtype must be the stored ones, else the entry counts as missing); the
     returned dict then holds those very buffers. If ``None`` is returned, the buffers
-    may have been partly overwritten. A successful load records the entry's last use
-    (its access time), which :func:`prune` goes by.
+    may have been partly overwritten. The arrays named in ``mapped`` are memory-mapped
+    from the file instead (read-only :class:`numpy.memmap`, their pages read when
+    touched; their checksum is verified through the mapping, which leaves them in the
+    page cache). A successful load records the entry's last use (its access time),
+    which :func:`prune` goes by.
     """
     path = cache_path(key)
     if not path.is_file():
@@ -258,14 +261,58 @@ def load(key: str, version: Version, out: dict[str, np.ndarray] | None = None
     except OSError:
         return None
     with fh:
-        arrays = _read_entry(fh, key, version, out)
+        arrays = _read_entry(fh, path, key, version, out, mapped)
         if arrays is not None:
             _set_times(fh, path, time.time_ns(), os.fstat(fh.fileno()).st_mtime_ns)
     return arrays
 
 
-def _read_entry(fh: BinaryIO, key: str, version: Version,
-                out: dict[str, np.ndarray] | None) -> dict[str, np.ndarray] | None:
+def load_mapped(key: str, version: Version, mapped: Collection[str]
+                ) -> dict[str, np.ndarray] | None:
+    """:func:`load` with the arrays named in ``mapped`` memory-mapped; ``None`` also if a
+    mapped member cannot be mapped (stored compressed, Fortran order)."""
+    return load(key, version, mapped=mapped)
+
+
+def _mapped_digest(arr: np.ndarray) -> str:
+    """:func:`digest` of an array read through its mapping a chunk at a time."""
+    h = _hasher(arr.dtype, arr.shape)
+    flat = arr.reshape(-1)
+    step = max(1, _CHUNK // max(1, arr.dtype.itemsize))
+    for i in range(0, flat.size, step):
+        h.update(_bytes_of(np.ascontiguousarray(flat[i:i + step])))
+    return h.hexdigest()
+
+
+def _map_member(zf: zipfile.ZipFile, fh: BinaryIO, path: Path, name: str) -> np.ndarray:
+    """A stored (uncompressed) ``.npy`` member of an open ``.npz``, memory-mapped."""
+    info = zf.getinfo(name)
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise _NotPlain
+    fh.seek(info.header_offset)
+    local = fh.read(30)
+    if local[:4] != b"PK\x03\x04":
+        raise ValueError("not a zip member")
+    start = (info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+             + int.from_bytes(local[28:30], "little"))
+    fh.seek(start)
+    read_header = _HEADER_READERS.get(np.lib.format.read_magic(fh))
+    if read_header is None:
+        raise _NotPlain
+    shape, fortran, dtype = read_header(fh)
+    if fortran or dtype.hasobject:
+        raise _NotPlain
+    offset = fh.tell()
+    if offset - start + int(np.prod(shape)) * dtype.itemsize != info.file_size:
+        raise ValueError("member size does not match its array")
+    if int(np.prod(shape)) == 0:
+        return np.zeros(shape, dtype)
+    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=tuple(shape))
+
+
+def _read_entry(fh: BinaryIO, path: Path, key: str, version: Version,
+                out: dict[str, np.ndarray] | None, mapped: Collection[str] = ()
+                ) -> dict[str, np.ndarray] | None:
     try:
         with zipfile.ZipFile(fh) as zf:
             header = _read_header(zf)
@@ -274,6 +321,12 @@ def _read_entry(fh: BinaryIO, key: str, version: Version,
             arrays = {}
             for name, want in header["digests"].items():
                 target = (out or {}).get(name)
+                if name in mapped:
+                    arr = _map_member(zf, fh, path, f"{name}.npy")
+                    if _mapped_digest(arr) != want:
+                        return None
+                    arrays[name] = arr
+                    continue
                 try:
                     arr, got = _read_member(zf, f"{name}.npy", target)
                 except _NotPlain:  # numpy's general reader, then a copy into the target

@@ -7,8 +7,8 @@ and, without it, the error says so.
 
 Farkle: ``threshold-T`` (T a positive multiple of 50), ``ai`` (optionally with
 parameters, ``ai:base=350,two-dice=0``), ``max-ev``, ``fastest``, ``optimal-win``.
-Penta: ``optimal``, ``greedy``. A user's policy: ``FILE.py:NAME[:key=value,...]`` or
-``package.module:NAME[...]`` (:mod:`dicelab.user_policy`).
+Penta: ``optimal``, ``greedy``, ``optimal:OBJECTIVE``, ``penta-win``. A user's policy:
+``FILE.py:NAME[:key=value,...]`` or ``package.module:NAME[...]`` (:mod:`dicelab.user_policy`).
 """
 
 from __future__ import annotations
@@ -140,6 +140,22 @@ def _parse_optimal_win(text: str) -> PolicySpec | None:
                       {"vs": opponent.name})
 
 
+def _parse_penta_objective(text: str) -> PolicySpec | None:
+    """``optimal:OBJECTIVE``: Penta's best play for an objective on the final score
+    (:func:`dicelab.penta.objectives.parse_objective`); ``optimal:mean`` is ``optimal``."""
+    if not text.lower().startswith("optimal:"):
+        return None
+    from dicelab.penta.objectives import parse_objective
+
+    try:
+        obj = parse_objective(text[len("optimal:"):])
+    except UserError as exc:
+        raise UserError(f"policy '{text}': {exc}") from None
+    if obj.kind == "mean":
+        return PolicySpec("penta", "optimal", "optimal")
+    return PolicySpec("penta", "objective", f"optimal:{obj.name}", {"objective": obj.name})
+
+
 _FAMILIES: list[_Family] = [
     _Family("farkle", "threshold", "threshold-T (T a positive multiple of 50)", _parse_threshold),
     _Family("farkle", "ai", "ai[:key=value,...]", _parse_ai),
@@ -148,6 +164,9 @@ _FAMILIES: list[_Family] = [
     _Family("farkle", "optimal-win", "optimal-win[:vs=POLICY]", _parse_optimal_win),
     _Family("penta", "optimal", "optimal", _exact("penta", "optimal")),
     _Family("penta", "greedy", "greedy", _exact("penta", "greedy")),
+    _Family("penta", "objective", "optimal:OBJECTIVE (mean, at-least:T, utility:theta=X, "
+                                  "beat:N)", _parse_penta_objective),
+    _Family("penta", "penta-win", "penta-win", _exact("penta", "penta-win")),
 ]
 
 

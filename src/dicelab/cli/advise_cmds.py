@@ -37,36 +37,60 @@ def parse_dice(text: str, what: str, sizes: range, example: str) -> list[int]:
 
 
 def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: str | None,
-                 top: int, json_out: bool) -> None:
-    """Rank every Penta option (keep dice or fill a box) by its expected final score."""
+                 top: int, json_out: bool, objective: str | None = None) -> None:
+    """Rank every Penta option (keep dice or fill a box) by its expected final score, or
+    by ``objective``'s value."""
     from dicelab.cli import formats as F
     from dicelab.cli.render import advice_table
+    from dicelab.penta.objectives import parse_objective
     from dicelab.penta.policies import Scorecard, rank_options
     from dicelab.penta.rules import get_rules
     from dicelab.registry import parse_policy
     from dicelab.results import to_json
 
     spec = parse_policy(strategy, "penta")
+    obj = None if objective is None else parse_objective(objective)
+    if obj is not None and spec.name != "optimal":
+        raise UserError("--objective ranks by that objective's best play: leave out "
+                        "--strategy")
+    if spec.family not in ("optimal", "greedy"):
+        raise UserError(f"advise penta: --strategy is optimal or greedy; for "
+                        f"{spec.name} use --objective")
     rs = get_rules(rules)
     sc = Scorecard.parse(card)
     faces = parse_dice(roll, "--roll", range(5, 6), "1,3,3,4,6")
-    opts = rank_options(sc, faces, rolls_left, rs, spec.family)
+    if obj is None or obj.kind == "mean":
+        opts = rank_options(sc, faces, rolls_left, rs, spec.family)
+        unit, name, digits = "expected final score", spec.name, 4
+    else:
+        from dicelab.penta.objective_play import rank_objective_options
+
+        opts = rank_objective_options(sc, faces, rolls_left, obj, rs)
+        unit, name = obj.unit, f"optimal:{obj.name}"
+        digits = 4 if obj.kind == "utility" else 8
     ties = sum(o.tie_with_best for o in opts)
     shown = opts if top <= 0 else opts[:top]
     if json_out:
-        typer.echo(to_json({"game": "penta", "rules": rs.name, "policy": spec.name,
-                            "unit": "expected final score", "card_total": sc.total,
+        options = []
+        for o in shown:
+            d = o.to_dict()
+            if obj is not None and obj.kind != "mean":
+                d["value"] = d.pop("expected_final_score")
+            options.append(d)
+        typer.echo(to_json({"game": "penta", "rules": rs.name, "policy": name,
+                            "unit": unit, "card_total": sc.total,
                             "roll": faces, "rolls_left": rolls_left,
-                            "tied_with_best": ties,
-                            "options": [o.to_dict() for o in shown]}))
+                            "tied_with_best": ties, "options": options}))
         return
     rows = [(f"keep {F.dice(o.keep) or 'nothing'}" if o.kind == "keep"
              else f"score {o.box} ({o.points})", o.expected_final_score, o.loss,
              o.tie_with_best)
             for o in shown]
-    advice_table(f"Penta {spec.name} ({rs.name}): roll {F.dice(faces)}, {rolls_left} rerolls "
-                 f"left, card total {F.count(sc.total)}", "expected final score", rows, ties,
-                 F.number, 4, tie_order="ties go to the lowest box, then the largest keep")
+    advice_table(f"Penta {name} ({rs.name}): roll {F.dice(faces)}, {rolls_left} rerolls "
+                 f"left, card total {F.count(sc.total)}", unit, rows, ties, F.number, digits,
+                 tie_order="ties go to optimal's choice, then the lowest box, then the "
+                           "largest keep" if obj is not None and obj.kind != "mean"
+                 else "ties go to the lowest box, then the largest keep")
 
 
 def register(app, policy_app) -> None:
@@ -135,9 +159,13 @@ def register(app, policy_app) -> None:
             "--strategy", "-s", help="optimal or greedy.")] = "optimal",
         rules: Annotated[str | None, typer.Option(
             help="Rule set: seed, hasbro, free-joker, no-bonus. [default: seed]")] = None,
+        objective: Annotated[str | None, typer.Option(
+            help="Rank by an objective's best play instead: mean, at-least:T, "
+                 "utility:theta=X, beat:N (as solve penta --objective).")] = None,
         top: TopOpt = 10,
         json_out: JsonOpt = False,
     ) -> None:
-        """Every option (keep dice or fill a box) with its expected final score and its
-        loss against the best (``policy penta`` is the same command)."""
-        penta_advice(roll, card, rolls_left, strategy, rules, top, json_out)
+        """Every option (keep dice or fill a box) with its expected final score (or its
+        value under --objective) and its loss against the best (``policy penta`` is the
+        same command)."""
+        penta_advice(roll, card, rolls_left, strategy, rules, top, json_out, objective)

@@ -555,6 +555,44 @@ def penta_distribution(dist) -> None:
     console.print(t)
 
 
+def penta_objective(report) -> None:
+    """A :class:`dicelab.penta.objective_play.ObjectiveReport`: the objective's policy
+    beside ``optimal``."""
+    sol, dist, base = report.solution, report.policy, report.optimal
+    obj = report.objective
+    t = Table(title=f"Penta, rules '{sol.rules.name}': objective {obj.name} ({obj.unit})",
+              caption=("loaded from the disk cache; the solve took " if sol.from_cache
+                       else "solved in ") + F.seconds(sol.solve_s) + "; the distribution "
+                      + ("loaded" if dist.from_cache else "computed")
+                      + f" ({F.seconds(dist.compute_s)})")
+    t.add_column("quantity")
+    t.add_column(f"policy {dist.policy}", justify="right")
+    t.add_column("policy optimal", justify="right")
+    digits = 10 if obj.kind in ("at-least", "beat") else 6
+    t.add_row(obj.unit, F.number(sol.value, digits), F.number(report.optimal_value, digits))
+    if obj.kind == "utility":
+        t.add_row("expected utility", f"{sol.raw_value:.6e}", "")
+    t.add_row("decisions per game differing from optimal",
+              F.number(dist.differ_from_optimal, 4), "0")
+    t.add_row("expected final score", F.number(dist.mean, 6), F.number(base.mean, 6))
+    t.add_row("final score SD", F.number(dist.sd, 4), F.number(base.sd, 4))
+    for q in dist.percentiles:
+        t.add_row(f"final score p{q}", F.count(dist.percentiles[q]),
+                  F.count(base.percentiles[q]))
+    for target in (200, 250, 300, 350, 400):
+        t.add_row(f"P(final score >= {target})", F.number(dist.p_at_least(target), 6),
+                  F.number(base.p_at_least(target), 6))
+    t.add_row("P(upper bonus)", F.percent(dist.p_upper_bonus, 4),
+              F.percent(base.p_upper_bonus, 4))
+    t.add_row("P(Penta box = 50)", F.percent(dist.p_penta_fifty, 4),
+              F.percent(base.p_penta_fifty, 4))
+    t.add_row("expected Penta bonuses", F.number(dist.mean_penta_bonuses, 6),
+              F.number(base.mean_penta_bonuses, 6))
+    for name, m, mb in zip(BOX_NAMES, dist.box_means, base.box_means, strict=True):
+        t.add_row(f"expected {name}", F.number(m, 4), F.number(mb, 4))
+    console.print(t)
+
+
 def print_whole(table: Table) -> None:
     """Print ``table`` at the console's width, or wider if its numbers need it: the cells
     of its ``no_wrap`` columns are never cut (other columns may wrap down to 10 cells; a
@@ -703,6 +741,7 @@ RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.tune.TuneResult": tune_result,
     "dicelab.penta.simulate.PentaResult": penta_simulation,
     "dicelab.penta.distribution.ScoreDistribution": penta_distribution,
+    "dicelab.penta.objective_play.ObjectiveReport": penta_objective,
     "dicelab.farkle.advise.FarkleAdvice": farkle_advice,
     "dicelab.analyse.AnalysisResult": game_analysis,
     "dicelab.evaluate.FarkleEvaluation": farkle_evaluation,

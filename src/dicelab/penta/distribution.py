@@ -63,8 +63,7 @@ from dicelab.penta.rules import (
     state_mask,
     state_up,
 )
-from dicelab.penta.scoring import TABLES, apply_box, roll_box_scores
-from dicelab.penta.simulate import MAX_TOTAL
+from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
 from dicelab.penta.tables import (
     BOX_SHIFT,
     KEEP1_SHIFT,
@@ -84,14 +83,16 @@ PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
 #: Outcome codes: ``box << 7 | score << 1 | bonus`` (a box score is at most 50).
 _SCORE_SHIFT = 1
 _BOX_SHIFT = 7
-_N_CODES = N_BOXES << _BOX_SHIFT
+N_CODES = N_BOXES << _BOX_SHIFT
 #: Distinct (box, score, bonus) outcomes of one turn at most: 6 x 6 upper scores, 27 of
 #: three / four of a kind, 26 of chance, 2 each of the other four boxes; +6 Pentas with a
 #: bonus.
 MAX_OUTCOMES = 6 * 6 + 27 + 27 + 26 + 4 * 2 + FACES
 #: Events booked per state: each box's score, the upper bonus, the 50, the Penta bonus.
-_N_EVENTS = N_BOXES + 3
+N_EVENTS = N_BOXES + 3
 _SIXTH = 1.0 / FACES
+#: No decision row to compare with (:func:`turn_outcomes`).
+_NO_ROW = np.zeros(0, dtype=np.uint16)
 assert all(KEEP_SIZE[k] <= KEEP_SIZE[k + 1] for k in range(N_KEEPS - 1)), \
     "keeps must be ranked by size (the forward pass pushes mass upwards in rank order)"
 
@@ -100,10 +101,13 @@ assert all(KEEP_SIZE[k] <= KEEP_SIZE[k + 1] for k in range(N_KEEPS - 1)), \
 
 
 @njit(cache=True)
-def _turn(dec_row, rp, T, mask, fifty, mass, Q, dense, scores):
+def turn_outcomes(dec_row, ref_row, rp, T, mask, fifty, mass, Q, dense, scores):
     """Add the probability of each outcome code of one turn (decisions ``dec_row``, one
-    uint16 per roll) to ``dense``; returns the number of final rolls whose box the rules
-    forbid (0 unless a table is wrong)."""
+    uint16 per roll) to ``dense``. Returns (the number of final rolls whose box the rules
+    forbid: 0 unless a table is wrong; the expected number of the turn's decisions that
+    differ from ``ref_row``'s, 0.0 if ``ref_row`` is empty)."""
+    compare = ref_row.shape[0] > 0
+    differ = 0.0
     for r in range(N_ROLLS):
         mass[r] = T.roll_prob[r]
     for stage in range(REROLLS):
@@ -111,7 +115,10 @@ def _turn(dec_row, rp, T, mask, fifty, mass, Q, dense, scores):
         for k in range(N_KEEPS):
             Q[k] = 0.0
         for r in range(N_ROLLS):
-            Q[T.subsets[r, (dec_row[r] >> shift) & KEEP_BITS]] += mass[r]
+            pos = (dec_row[r] >> shift) & KEEP_BITS
+            Q[T.subsets[r, pos]] += mass[r]
+            if compare and pos != (ref_row[r] >> shift) & KEEP_BITS:
+                differ += mass[r]
         for k in range(ROLL_BASE):  # by size: a keep's mass is complete when it is moved
             q = Q[k]
             if q != 0.0:
@@ -125,6 +132,8 @@ def _turn(dec_row, rp, T, mask, fifty, mass, Q, dense, scores):
         if mass[r] == 0.0:
             continue
         b = np.int64(dec_row[r] >> BOX_SHIFT)
+        if compare and b != ref_row[r] >> BOX_SHIFT:
+            differ += mass[r]
         # scored as the simulator scores it (simulate._play_seat)
         if T.penta_face[r] != 0 and (mask >> PENTA_BOX) & 1:
             bonus = roll_box_scores(rp, T, mask, fifty, r, scores)
@@ -136,7 +145,7 @@ def _turn(dec_row, rp, T, mask, fifty, mass, Q, dense, scores):
             illegal += 1
             continue
         dense[(b << _BOX_SHIFT) | (sc << _SCORE_SHIFT) | (1 if bonus > 0 else 0)] += mass[r]
-    return illegal
+    return illegal, differ
 
 
 @njit(cache=True, parallel=True)
@@ -148,14 +157,14 @@ def _outcomes(states, slot, decisions, rp, T, out_code, out_p, out_n, illegal):
     for bi in prange((n + block - 1) // block):
         mass = np.empty(N_ROLLS)
         Q = np.empty(N_KEEPS)
-        dense = np.zeros(_N_CODES)
+        dense = np.zeros(N_CODES)
         scores = np.empty(N_BOXES, dtype=np.int64)
         for i in range(bi * block, min(n, (bi + 1) * block)):
             s = states[i]
-            illegal[i] = _turn(decisions[slot[s]], rp, T, state_mask(s), state_fifty(s), mass,
-                               Q, dense, scores)
+            illegal[i] = turn_outcomes(decisions[slot[s]], _NO_ROW, rp, T, state_mask(s),
+                                       state_fifty(s), mass, Q, dense, scores)[0]
             m = 0
-            for c in range(_N_CODES):
+            for c in range(N_CODES):
                 if dense[c] != 0.0:
                     if m < out_code.shape[1]:
                         out_code[i, m] = c
@@ -166,7 +175,7 @@ def _outcomes(states, slot, decisions, rp, T, out_code, out_p, out_n, illegal):
 
 
 @njit(inline="always")
-def _step(rp, s, code):
+def outcome_step(rp, s, code):
     """(next state, TOTAL gained, points written, upper bonus earned, 50 written, bonus)
     of outcome ``code`` in state ``s``."""
     b = code >> _BOX_SHIFT
@@ -188,7 +197,7 @@ def _next_states(states, F, off, width, rp, out_code, out_p, out_n, mark, events
         for x in range(width[i]):
             w += F[off[i] + x]
         for o in range(out_n[i]):
-            j, _, b, sc, upper, fifty, bonus = _step(rp, states[i], out_code[i, o])
+            j, _, b, sc, upper, fifty, bonus = outcome_step(rp, states[i], out_code[i, o])
             mark[j] = 1
             p = w * out_p[i, o]
             events[b] += p * sc
@@ -203,7 +212,7 @@ def _ranges(states, lo, width, rp, out_code, out_n, tpos, t_lo, t_hi, t_count):
     and the number of contributions it receives."""
     for i in range(states.shape[0]):
         for o in range(out_n[i]):
-            j, gain, _, _, _, _, _ = _step(rp, states[i], out_code[i, o])
+            j, gain, _, _, _, _, _ = outcome_step(rp, states[i], out_code[i, o])
             t = tpos[j]
             t_lo[t] = min(t_lo[t], lo[i] + gain)
             t_hi[t] = max(t_hi[t], lo[i] + width[i] - 1 + gain)
@@ -219,7 +228,7 @@ def _contributions(states, lo, rp, out_code, out_p, out_n, tpos, t_lo, seg_ptr, 
     fill = seg_ptr[:-1].copy()
     for i in range(states.shape[0]):
         for o in range(out_n[i]):
-            j, gain, _, _, _, _, _ = _step(rp, states[i], out_code[i, o])
+            j, gain, _, _, _, _, _ = outcome_step(rp, states[i], out_code[i, o])
             t = tpos[j]
             q = fill[t]
             seg_src[q] = i
@@ -284,7 +293,7 @@ def propagate(slot: np.ndarray, decisions: np.ndarray, rules: RuleSet,
     card = Scorecard() if card is None else card
     rp = rules.params
     layer = _start_layer(card)
-    events = np.zeros(_N_EVENTS)
+    events = np.zeros(N_EVENTS)
     mark = np.zeros(slot.shape[0], dtype=np.uint8)
     tpos = np.full(slot.shape[0], -1, dtype=np.int64)
     peak = 0
@@ -367,6 +376,9 @@ class ScoreDistribution:
     card: Scorecard = field(default_factory=Scorecard)
     game: str = "penta"
     seed: None = None  # what the commands' manifests read: nothing is random here
+    #: an objective's policy: the expected number of its decisions per game (a keep with
+    #: two or one rerolls left, a box) that differ from ``optimal``'s
+    differ_from_optimal: float | None = None
 
     @property
     def scores(self) -> np.ndarray:
@@ -409,7 +421,13 @@ class ScoreDistribution:
                                                                      strict=True)},
                 "support": [lo, hi], "probability": self.probability[lo:hi + 1].tolist(),
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache,
-                "compute_s": self.compute_s, "peak_bytes": self.peak_bytes}
+                "compute_s": self.compute_s, "peak_bytes": self.peak_bytes,
+                **({} if self.differ_from_optimal is None
+                   else {"decisions_differing_from_optimal": self.differ_from_optimal})}
+
+    def p_at_least(self, target: int) -> float:
+        """P(TOTAL >= ``target``)."""
+        return float(self.probability[max(0, target):].sum())
 
     def to_frame(self) -> pd.DataFrame:
         """(final_score, probability) for every TOTAL from the lowest to the highest
@@ -444,7 +462,7 @@ def _entry(policy: str, rs: RuleSet, card: Scorecard) -> dict[str, np.ndarray]:
 def _intact(arrays: dict[str, np.ndarray]) -> bool:
     p, ev = arrays.get("probability"), arrays.get("events")
     return (p is not None and p.shape == (MAX_TOTAL + 1,) and ev is not None
-            and ev.shape == (_N_EVENTS,) and abs(float(p.sum()) - 1.0) < 1e-9
+            and ev.shape == (N_EVENTS,) and abs(float(p.sum()) - 1.0) < 1e-9
             and "compute_s" in arrays and "peak_bytes" in arrays)
 
 
@@ -486,8 +504,19 @@ def score_distribution(policy: str = "optimal", rules: str | RuleSet | None = No
             from_cache = False
     else:
         arrays, from_cache = _entry(policy, rs, card), False
+    return distribution_from(policy, rs, arrays, from_cache, t0, card)
+
+
+def distribution_from(policy: str, rs: RuleSet, arrays: dict[str, np.ndarray],
+                      from_cache: bool, t0: float, card: Scorecard | None = None
+                      ) -> ScoreDistribution:
+    """A :class:`ScoreDistribution` from the arrays of a forward pass (those of
+    :func:`propagate`, and optionally ``differ``: the expected decisions per game that
+    differ from ``optimal``'s); ``t0``: when the call began."""
+    card = Scorecard() if card is None else card
     ev = arrays["events"]
     filled = np.array([0 if s is None else s for s in card.scores], dtype=np.float64)
+    differ = arrays.get("differ")
     return ScoreDistribution(
         policy=policy, rules=rs, probability=arrays["probability"],
         box_means=filled + ev[:N_BOXES],
@@ -496,8 +525,9 @@ def score_distribution(policy: str = "optimal", rules: str | RuleSet | None = No
         mean_penta_bonuses=float(ev[N_BOXES + 2]) + card.penta_bonuses,
         elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
         compute_s=float(arrays["compute_s"]), peak_bytes=int(arrays["peak_bytes"]),
-        card=card)
+        card=card, differ_from_optimal=None if differ is None else float(differ))
 
 
-__all__ = ["MAX_OUTCOMES", "PERCENTILES", "ScoreDistribution", "cache_key", "propagate",
-           "score_distribution"]
+__all__ = ["MAX_OUTCOMES", "N_CODES", "N_EVENTS", "PERCENTILES", "ScoreDistribution",
+           "cache_key", "distribution_from", "outcome_step", "propagate", "score_distribution",
+           "turn_outcomes"]

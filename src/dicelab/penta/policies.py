@@ -208,7 +208,8 @@ def policy_values(policy: str, rules: RuleSet) -> np.ndarray:
     raise UserError(f"unknown Penta policy '{policy}'; valid: {', '.join(POLICIES)}")
 
 
-def _check_turn(card: Scorecard, roll, rolls_left: int) -> int:
+def check_turn(card: Scorecard, roll, rolls_left: int) -> int:
+    """The roll's index; ``UserError`` for a full card, a bad roll or rolls left."""
     if card.mask == FULL_CARD:
         raise UserError("the scorecard is full: no decision left")
     if rolls_left not in range(REROLLS + 1):
@@ -266,7 +267,7 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
     ((6, 6, 6), True, 28.12)
     """
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
-    r = _check_turn(card, roll, rolls_left)
+    r = check_turn(card, roll, rolls_left)
     values = policy_values(policy, rs)
     base = card.total
     scores = np.empty(N_BOXES, dtype=np.int64)
@@ -489,7 +490,7 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
 
 
 __all__ = ["POLICIES", "DecisionTables", "Option", "Scorecard", "TurnAnalysis", "all_states",
-           "analyse_turn", "choose", "decision_block_stored", "decision_tables",
+           "analyse_turn", "check_turn", "choose", "decision_block_stored", "decision_tables",
            "decisions_cache_key",
            "decisions_version", "rank_options",
            "release_decision_tables"]

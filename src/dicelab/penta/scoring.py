@@ -35,6 +35,7 @@ from dicelab.penta.rules import (
     N_BOXES,
     N_DICE,
     ORDER_FORCED,
+    PENTA_BONUS,
     PENTA_BOX,
     PENTA_POINTS,
     SMALL_STRAIGHT,
@@ -50,6 +51,7 @@ from dicelab.penta.tables import (
     KEEP_POS,
     KEEP_SIZE,
     N_ROLLS,
+    N_SUBSETS,
     PENTA_ROLL,
     ROLL_COUNTS,
     ROLL_PROB,
@@ -113,6 +115,28 @@ PENTA_FACE = np.zeros(N_ROLLS, dtype=np.int64)
 PENTA_FACE[PENTA_ROLL[1:]] = np.arange(1, FACES + 1)
 
 
+def _score_classes() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:data:`BOX_CLASS`, :data:`CLASS_SCORE`, :data:`N_CLASSES`: the distinct ordinary
+    scores of each box, in increasing order (an upper box's class is the number of dice
+    showing its face)."""
+    n = np.array([len(np.unique(ORDINARY[b])) for b in range(N_BOXES)], dtype=np.int64)
+    cls = np.zeros((N_BOXES, N_ROLLS), dtype=np.int64)
+    score = np.full((N_BOXES, int(n.max())), -1, dtype=np.int64)
+    for b in range(N_BOXES):
+        values, cls[b] = np.unique(ORDINARY[b], return_inverse=True)
+        score[b, :values.size] = values
+    return cls, score, n
+
+
+#: ``BOX_CLASS[b, r]``: the class of roll ``r``'s ordinary score in box ``b`` (an index
+#: into ``CLASS_SCORE[b]``); ``CLASS_SCORE[b, c]``: the score of class ``c`` (-1 past
+#: ``N_CLASSES[b]``). A turn's value of box ``b`` depends on the roll only through its
+#: class, so a kernel values each class once and each roll by a lookup.
+BOX_CLASS, CLASS_SCORE, N_CLASSES = _score_classes()
+#: The most classes of one box (27: Three of a kind, 0 or 5..30).
+MAX_CLASSES = int(N_CLASSES.max())
+
+
 @njit(inline="always")
 def _joker_value(b, total):
     if b == FULL_HOUSE:
@@ -133,6 +157,9 @@ BOX_VALUES: tuple[frozenset[int], ...] = tuple(
        if UPPER_BOXES <= b < PENTA_BOX else frozenset())
     for b in range(N_BOXES))
 
+#: The highest TOTAL there is (1575): every box at its most, the upper bonus, and a Penta
+#: bonus in each turn after the first Penta.
+MAX_TOTAL = (sum(max(v) for v in BOX_VALUES) + UPPER_BONUS + (N_BOXES - 1) * PENTA_BONUS)
 
 class TurnTables(NamedTuple):
     """The static tables of a turn (see :mod:`dicelab.penta.tables`), one kernel argument."""
@@ -160,10 +187,18 @@ class TurnTables(NamedTuple):
     union: np.ndarray
     #: uint16 (252, 462): position of a keep in ``subsets[r]``
     keep_pos: np.ndarray
+    #: int64 (13, 252), (13, 27), (13,): :data:`BOX_CLASS`, :data:`CLASS_SCORE`,
+    #: :data:`N_CLASSES`
+    box_class: np.ndarray
+    class_score: np.ndarray
+    n_classes: np.ndarray
+    #: int64 (252,): the number of keeps within each roll (``SUBSETS`` row lengths)
+    n_subsets: np.ndarray
 
 
 TABLES = TurnTables(ORDINARY, PENTA_FACE, PENTA_ROLL, ROLL_COUNTS, ROLL_PROB, ADD, SUB_PTR,
-                    SUB_IDX, SUBSETS, KEEP_SIZE, UNION, KEEP_POS)
+                    SUB_IDX, SUBSETS, KEEP_SIZE, UNION, KEEP_POS, BOX_CLASS, CLASS_SCORE,
+                    N_CLASSES, N_SUBSETS)
 
 
 @njit(inline="always")

@@ -33,6 +33,18 @@ from numba import njit
 from dicelab import config, dice, seeding
 from dicelab.errors import UserError
 from dicelab.parallel import in_background, run_blocks
+from dicelab.penta.objective_play import (
+    SEAT_WIN,
+    TIE_REL,
+    WIN_MAX_SEATS,
+    OnlineSeat,
+    new_win_scratch,
+    online_seat,
+    seat_turn,
+    table_seat,
+    win_seat,
+)
+from dicelab.penta.objectives import solve_objective
 from dicelab.penta.policies import (
     POLICIES,
     DecisionTables,
@@ -45,19 +57,19 @@ from dicelab.penta.rules import (
     FACES,
     N_BOXES,
     N_DICE,
-    PENTA_BONUS,
     PENTA_BOX,
     REROLLS,
-    UPPER_BONUS,
     RuleParams,
+    RuleSet,
     get_rules,
     state_index,
 )
-from dicelab.penta.scoring import BOX_VALUES, TABLES, apply_box, roll_box_scores
+from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
 from dicelab.penta.solver import compile_kernel as compile_solver_kernel
 from dicelab.penta.solver import solve
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROLL_BASE
-from dicelab.registry import PolicySpec, parse_policy
+from dicelab.penta.widget import decide_roll, new_cand_scratch, new_turn_scratch
+from dicelab.registry import PolicySpec, parse_policy, valid_names
 from dicelab.resources import check_memory
 from dicelab.results import frame_row
 from dicelab.rng import (
@@ -80,18 +92,20 @@ from dicelab.stats import (
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Histogram bins of TOTAL: 0..MAX_TOTAL, the highest TOTAL there is (1575): every box at
-#: its most, the upper bonus, and a Penta bonus in each turn after the first Penta.
-MAX_TOTAL = (sum(max(v) for v in BOX_VALUES) + UPPER_BONUS + (N_BOXES - 1) * PENTA_BONUS)
+#: Histogram bins of TOTAL: 0..MAX_TOTAL (:data:`dicelab.penta.scoring.MAX_TOTAL`).
 
 
 class SeatPolicies(NamedTuple):
     """What the seats play: ``decisions[seat_policy[s], slot[state], r]`` (see
-    :class:`~dicelab.penta.policies.DecisionTables`)."""
+    :class:`~dicelab.penta.policies.DecisionTables`), or, for a seat whose ``online[s]``
+    has a kind (:class:`~dicelab.penta.objective_play.OnlineSeat`), decisions taken turn
+    by turn from its value tables, ties settled by ``optimal``'s values ``mean_values``."""
 
     slot: np.ndarray  # int32 (N_STATES,)
     decisions: np.ndarray  # uint16 (policies, rows, 252)
     seat_policy: np.ndarray  # int64 (seats,)
+    online: tuple  # OnlineSeat per seat (kind 0: plays from the tables)
+    mean_values: np.ndarray  # float64 (N_STATES,) or empty (no online seat)
 
 
 class DiceSource(NamedTuple):
@@ -180,6 +194,8 @@ class Lockstep(NamedTuple):
     totals: np.ndarray  # int64 (seats, games)
     scores: np.ndarray  # int64 (13,)
     keyed: np.ndarray  # uint64 (games, 4)
+    trace_state: np.ndarray  # int64 (seats, 14, games): the state after each turn
+    trace_total: np.ndarray  # int64 (seats, 14, games): the TOTAL after each turn
 
 
 @njit(cache=True)
@@ -188,7 +204,9 @@ def _new_lockstep(seats, games):
                     np.empty(games, dtype=np.int64), np.empty(games, dtype=np.int64),
                     np.empty(games, dtype=np.int64), np.empty(games, dtype=np.int64),
                     np.empty(games, dtype=np.int64), np.empty((seats, games), dtype=np.int64),
-                    np.empty(N_BOXES, dtype=np.int64), np.empty((games, 4), dtype=np.uint64))
+                    np.empty(N_BOXES, dtype=np.int64), np.empty((games, 4), dtype=np.uint64),
+                    np.zeros((seats, N_BOXES + 1, games), dtype=np.int64),
+                    np.zeros((seats, N_BOXES + 1, games), dtype=np.int64))
 
 
 @njit(cache=True)
@@ -201,6 +219,18 @@ def _scripted_roll(src, i, n):
         return np.int64(dice.SIZE_OFFSET[n])
     src.cursor[i] = pos + n
     return faces_rank(src.faces, pos, n)
+
+
+@njit(inline="always")
+def _box_score(rp, T, ordinary, penta_face, m, f, r, b, scores):
+    """(score, Penta bonus) of writing final roll ``r`` into box ``b`` of a card with
+    filled boxes ``m`` and 50 flag ``f``; score -1 if the rules forbid the box."""
+    if penta_face[r] != 0 and (m >> PENTA_BOX) & 1:
+        # a Penta with the Penta box filled: the rule set's joker and bonus
+        bonus = roll_box_scores(rp, T, m, f, r, scores)
+        return scores[b], bonus
+    # any other roll scores ordinarily (as roll_box_scores gives it)
+    return (-1 if (m >> b) & 1 else ordinary[b, r]), 0
 
 
 @njit(cache=True)
@@ -218,6 +248,7 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
     G = W.mask.shape[0]
     p = pol.seat_policy[s]
     slot, dec = pol.slot, pol.decisions
+    trace_state, trace_total = W.trace_state[s], W.trace_total[s]
     ordinary, penta_face = T.ordinary, T.penta_face
     subsets, keep_size, union = T.subsets, T.keep_size, T.union
     mask, up, fifty, roll, row, kk, nbonus = (W.mask, W.up, W.fifty, W.roll, W.row, W.keep,
@@ -285,14 +316,7 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
             b = kk[g]
             m = mask[g]
             f = fifty[g]
-            if penta_face[r] != 0 and (m >> PENTA_BOX) & 1:
-                # a Penta with the Penta box filled: the rule set's joker and bonus
-                bonus = roll_box_scores(rp, T, m, f, r, scores)
-                sc = scores[b]
-            else:
-                # any other roll scores ordinarily (as roll_box_scores gives it)
-                bonus = 0
-                sc = -1 if (m >> b) & 1 else ordinary[b, r]
+            sc, bonus = _box_score(rp, T, ordinary, penta_face, m, f, r, b, scores)
             if sc < 0:
                 illegal += 1  # a decision the rules forbid: the wrapper raises
                 sc = 0
@@ -306,6 +330,8 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
             totals[g] += pts + bonus
             box_sum[b] += sc
             box_sq[b] += sc * sc
+            trace_state[turn + 1, g] = state_index(mask[g], nu, nf)
+            trace_total[turn + 1, g] = totals[g]
     bonus_sum = 0
     bonus_sq = 0
     for g in range(G):
@@ -318,14 +344,101 @@ def _play_seat(src, pol, rp, T, W, tl, j, s):
     tl.bonus_sq[j, s] += bonus_sq
 
 
+@njit(inline="always")
+def _draw(src, W, g, i, n, scripted, per_turn):
+    """Global rank of ``n`` dice for game ``g`` (script ``i``) from the chunk's source."""
+    if scripted:
+        return _scripted_roll(src, i, np.int64(n))
+    if per_turn:
+        return roll_dice_at(W.keyed, g, n)
+    return roll_dice(src.state, n)
+
+
+@njit(cache=True)
+def _play_seat_online(src, pol, rp, T, W, tl, j, s):
+    """Seat ``s``'s games of chunk ``j`` for a seat that decides turn by turn
+    (:func:`~dicelab.penta.objective_play.seat_turn`), one game after another; books as
+    :func:`_play_seat`. penta-win reads its opponents' cards from ``W.trace_*``: a seat
+    before it has played one more turn than it when it starts a turn."""
+    seat = pol.online[s]
+    G = W.mask.shape[0]
+    S = pol.seat_policy.shape[0]
+    X = new_cand_scratch()
+    Mw = new_turn_scratch()
+    Sw = new_win_scratch(max(1, S - 1))
+    n_opp = seat.opponents.shape[0]
+    opp_states = np.zeros(n_opp, dtype=np.int64)
+    opp_totals = np.zeros(n_opp, dtype=np.int64)
+    scores = W.scores
+    scripted = src.faces.shape[0] > 0
+    per_turn = src.streams == STREAM_PER_TURN
+    key0, key1 = src.state[0], src.state[1]
+    eps = config.PENTA_TIE_EPS
+    upper = 0
+    fifties = 0
+    illegal = 0
+    for g in range(G):
+        mask = up = fifty = total = nbonus = 0
+        for turn in range(N_BOXES):
+            for q in range(n_opp):
+                o = seat.opponents[q]
+                done = turn + 1 if o < s else turn
+                opp_states[q] = W.trace_state[o, done, g]
+                opp_totals[q] = W.trace_total[o, done, g]
+            seat_turn(seat, pol.mean_values, rp, T, mask, up, fifty, total, opp_states,
+                      opp_totals, X, Mw, Sw)
+            if per_turn:
+                (W.keyed[g, 0], W.keyed[g, 1], W.keyed[g, 2],
+                 W.keyed[g, 3]) = keyed_state(key0, key1, g, s, turn)
+            r = _draw(src, W, g, s * G + g, N_DICE, scripted, per_turn) - ROLL_BASE
+            for left in range(REROLLS, 0, -1):
+                pos = decide_roll(rp, T, pol.mean_values, mask, up, fifty, X, 0, Mw, TIE_REL,
+                                  eps, r, left)
+                k = T.subsets[r, pos]
+                n = N_DICE - T.keep_size[k]
+                if n > 0:
+                    r = T.union[k, _draw(src, W, g, s * G + g, n, scripted, per_turn)]
+            b = decide_roll(rp, T, pol.mean_values, mask, up, fifty, X, 0, Mw, TIE_REL, eps,
+                            r, 0)
+            sc, bonus = _box_score(rp, T, T.ordinary, T.penta_face, mask, fifty, r, b, scores)
+            if sc < 0:
+                illegal += 1
+                sc = 0
+            pts, nu, nf = apply_box(up, fifty, b, sc)
+            upper += pts > sc
+            fifties += nf > fifty
+            nbonus += bonus > 0
+            up, fifty, mask = nu, nf, mask | (1 << b)
+            total += pts + bonus
+            tl.box_sum[j, s, b] += sc
+            tl.box_sq[j, s, b] += sc * sc
+            W.trace_state[s, turn + 1, g] = state_index(mask, up, fifty)
+            W.trace_total[s, turn + 1, g] = total
+        W.totals[s, g] = total
+        tl.bonus_sum[j, s] += nbonus
+        tl.bonus_sq[j, s] += nbonus * nbonus
+    tl.upper_bonus[j, s] += upper
+    tl.fifty[j, s] += fifties
+    tl.illegal[j, s] += illegal
+
+
 @njit(cache=True)
 def _play_chunk(src, pol, rp, T, W, tl, j):
     """Every seat's games of chunk ``j``, then who won each game (row ``j`` of ``tl``)."""
     S = pol.seat_policy.shape[0]
     G = W.mask.shape[0]
     totals = W.totals
+    # seats that play from tables, then objectives' seats, then penta-win's, which read
+    # the others' cards turn by turn (each seat's dice are its own, whatever the order)
+    for phase in range(3):
+        for s in range(S):
+            kind = pol.online[s].kind
+            if (phase == 0) == (kind == 0) and (phase == 2) == (kind == SEAT_WIN):
+                if kind == 0:
+                    _play_seat(src, pol, rp, T, W, tl, j, s)
+                else:
+                    _play_seat_online(src, pol, rp, T, W, tl, j, s)
     for s in range(S):
-        _play_seat(src, pol, rp, T, W, tl, j, s)
         for g in range(G):
             tl.hist[j, s, min(totals[s, g], MAX_TOTAL)] += 1
     if S > 1:
@@ -544,10 +657,31 @@ class PentaResult:
 # --- running ------------------------------------------------------------------------------
 
 
-def _seat_policies(tables: DecisionTables, seats: Sequence[PolicySpec]) -> SeatPolicies:
+#: Penta policy families that decide turn by turn (not from decision tables).
+ONLINE_FAMILIES = ("objective", "penta-win")
+
+
+def _online_seat(spec: PolicySpec, seat: int, seats: int, rules: RuleSet) -> OnlineSeat:
+    if spec.family == "objective":
+        return online_seat(solve_objective(spec.params["objective"], rules))
+    if spec.family == "penta-win":
+        return win_seat(rules, seat, seats)
+    return table_seat()
+
+
+def _seat_policies(tables: DecisionTables, seats: Sequence[PolicySpec],
+                   rules: RuleSet) -> SeatPolicies:
+    online = tuple(_online_seat(spec, s, len(seats), rules) for s, spec in enumerate(seats))
+    mean = (solve(rules).values if any(spec.family in ONLINE_FAMILIES for spec in seats)
+            else np.zeros(0))
     return SeatPolicies(tables.slot, tables.decisions,
-                        np.array([tables.policies.index(s.family) for s in seats],
-                                 dtype=np.int64))
+                        np.array([tables.policies.index(s.family) if s.family in POLICIES
+                                  else 0 for s in seats], dtype=np.int64), online, mean)
+
+
+def _table_families(seats: Sequence[PolicySpec]) -> tuple[str, ...]:
+    """The families of ``seats`` that play from decision tables."""
+    return tuple(dict.fromkeys(s.family for s in seats if s.family in POLICIES))
 
 
 @dataclass(frozen=True, eq=False)
@@ -575,13 +709,15 @@ class PentaPlan(LazyArrays):
 
     @property
     def families(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(s.family for s in self.seats))
+        """The seats' families that play from decision tables."""
+        return _table_families(self.seats)
 
     def kernel_arrays(self) -> tuple[SeatPolicies, RuleParams]:
         """What the kernel plays from: the seats' decision blocks and the rule set."""
         def build() -> tuple[SeatPolicies, RuleParams]:
             rs = get_rules(self.rules)
-            return _seat_policies(decision_tables(self.families, rs), self.seats), rs.params
+            return (_seat_policies(decision_tables(self.families, rs), self.seats, rs),
+                    rs.params)
         return self._lazy(build)
 
     def token(self) -> str:
@@ -609,7 +745,8 @@ class PentaPlan(LazyArrays):
         """Compile (or load) the game kernel, on no chunks: empty arrays of the types it
         plays from (:class:`SeatPolicies`, as made by :func:`_seat_policies`)."""
         pol = SeatPolicies(np.zeros(0, dtype=np.int32), np.zeros((0, 0, N_ROLLS), np.uint16),
-                           np.zeros(len(self.seats), dtype=np.int64))
+                           np.zeros(len(self.seats), dtype=np.int64),
+                           tuple(table_seat() for _ in self.seats), np.zeros(0))
         _simulate_chunks(0, 0, np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol,
                          get_rules(self.rules).params, TABLES, new_tallies(0, len(self.seats)),
                          self.streams)
@@ -641,9 +778,16 @@ def _specs(seats: Sequence[PolicySpec | str]) -> list[PolicySpec]:
         raise UserError("give at least one seat policy")
     specs = [s if isinstance(s, PolicySpec) else parse_policy(s, "penta") for s in seats]
     for spec in specs:
-        if spec.game != "penta" or spec.family not in (*POLICIES, "user"):
+        if spec.game != "penta" or spec.family not in (*POLICIES, "user", *ONLINE_FAMILIES):
             raise UserError(f"policy '{spec.name}' is not a Penta policy; valid: "
-                            f"{', '.join(POLICIES)}")
+                            f"{valid_names('penta')}")
+    wins = sum(spec.family == "penta-win" for spec in specs)
+    if wins and not 2 <= len(specs) <= WIN_MAX_SEATS:
+        raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
+                        f"{len(specs)}")
+    if wins > 1:
+        raise UserError("penta-win plays against seats that are not penta-win: one "
+                        "penta-win seat per table")
     return specs
 
 
@@ -723,6 +867,10 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
 
     if client is not None:
         raise UserError("--dask: a user's Penta policy is played in this process only")
+    online = [s.name for s in specs if s.family in ONLINE_FAMILIES]
+    if online:
+        raise UserError(f"{', '.join(online)}: not at a table with a user's Penta policy "
+                        "(its referee seats optimal, greedy and users' policies)")
     if per_chunk:
         raise UserError("a user's Penta policy is simulated seat by seat, without the "
                         "per-chunk books of tournaments and sequential tests")
@@ -795,8 +943,7 @@ def play_scripted(seats: Sequence[PolicySpec | str], scripts: Sequence[Sequence[
         faces = np.zeros(1, dtype=np.int64)
     src = DiceSource(np.zeros(4, dtype=np.uint64), faces, bounds, bounds[:-1].copy(),
                      np.zeros(len(rows), dtype=np.int64), STREAM_PER_CHUNK)
-    pol = _seat_policies(decision_tables(tuple(dict.fromkeys(s.family for s in specs)), rs),
-                         specs)
+    pol = _seat_policies(decision_tables(_table_families(specs), rs), specs, rs)
     W = _new_lockstep(len(specs), n_games)
     tl = new_tallies(1, len(specs))
     _run_scripted(src, pol, rs.params, TABLES, W, tl)

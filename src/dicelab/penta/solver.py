@@ -20,6 +20,7 @@ with the time the solve took; a damaged or stale file is rebuilt, never trusted.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
@@ -29,7 +30,7 @@ from numba import njit
 
 from dicelab import cache as disk_cache
 from dicelab import config
-from dicelab.parallel import run_blocks
+from dicelab.parallel import run_blocks, threads
 from dicelab.penta.rules import (
     FACES,
     N_BOXES,
@@ -43,13 +44,20 @@ from dicelab.penta.rules import (
     state_fifty,
     state_index,
     state_mask,
+    state_up,
 )
 from dicelab.penta.scoring import TABLES
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, N_ROLLS, ROLL_BASE
 from dicelab.penta.widget import (
+    RowTable,
+    fill_row_cands,
+    fill_state_cands,
     final_values_lanes,
+    lane_totals,
+    new_cand_scratch,
     new_lane_scratch,
     reroll_stage_lanes,
+    turn_from_cands,
 )
 
 #: Version of the cached value format; bump when the state layout or rules change.
@@ -170,15 +178,9 @@ def _layer_blocks(lo, hi, V, layer, rp, T, out, track, eps):
                         | (W.box[r, la] << BOX_SHIFT))
         dst = out.values if track else V
         if dst.shape[0] > 0:
-            total = W.total
-            for la in range(config.PENTA_SOLVER_LANES):
-                total[la] = 0.0
-            for r in range(N_ROLLS):
-                p = T.roll_prob[r]
-                for la in range(config.PENTA_SOLVER_LANES):
-                    total[la] += p * W.r1[r, la]
+            lane_totals(T, W)
             for la in range(counts[g]):
-                dst[head | state_index(0, ups[g, la], 0)] = total[la]
+                dst[head | state_index(0, ups[g, la], 0)] = W.total[la]
 
 
 @njit(cache=True, nogil=True)
@@ -189,6 +191,94 @@ def _values_blocks(lo, hi, V, layer, rp, T, out):
 @njit(cache=True, nogil=True)
 def _decisions_blocks(lo, hi, V, layer, rp, T, out, eps):
     _layer_blocks(lo, hi, V, layer, rp, T, out, True, eps)
+
+
+# --- objectives beyond the expected score: the same layers, candidate values ------------------
+# An objective fills the widget's candidate values (:mod:`dicelab.penta.widget`); the layers,
+# their order and the blocks on threads are those above. A state objective (a value per
+# state: expected points, exponential utility) solves the groups of :func:`layer_groups`; a
+# row objective (a value per state and *need*, see :class:`~dicelab.penta.widget.RowTable`)
+# solves each state's row, ``config.PENTA_SOLVER_LANES`` consecutive needs at a time.
+
+
+@njit(cache=True, nogil=True)
+def _state_objective_blocks(lo, hi, V, mult, layer, rp, T):
+    X = new_cand_scratch()
+    W = X.lanes
+    heads, ups, counts = layer.heads, layer.ups, layer.counts
+    block = config.PENTA_SOLVER_BLOCK
+    for g in range(lo * block, min(heads.shape[0], hi * block)):
+        head = heads[g]
+        mask = state_mask(head)
+        fill_state_cands(V, mult, rp, T, mask, state_fifty(head), ups[g], X)
+        turn_from_cands(T, mask, X, False)
+        for la in range(counts[g]):
+            V[head | state_index(0, ups[g, la], 0)] = W.total[la]
+
+
+def solve_state_objective(V: np.ndarray, rules: RuleSet, mult: np.ndarray) -> None:
+    """Fill ``V`` (float64[N_STATES], the full-card states' values set) layer by layer with
+    the candidate widget: ``mult`` empty, expected points (the same values as
+    :func:`solve_values`, by another path); else ``V[s] = max E[mult[points to come]]``
+    with ``mult[g] = exp(theta g)`` times the full card's value."""
+    groups = layer_groups()
+    for n in range(N_BOXES - 1, -1, -1):
+        layer = groups[n]
+        n_blocks = -(-layer.heads.shape[0] // config.PENTA_SOLVER_BLOCK)
+        run_blocks(_state_objective_blocks, n_blocks, V, mult, layer, rules.params, TABLES)
+
+
+@njit(cache=True, nogil=True)
+def _row_blocks(lo, hi, R, states, bounds, rp, T):
+    """The rows of ``states[bounds[lo]:bounds[hi]]`` (one layer) from the next layers'."""
+    X = new_cand_scratch()
+    W = X.lanes
+    lanes = config.PENTA_SOLVER_LANES
+    for i in range(bounds[lo], bounds[hi]):
+        s = states[i]
+        mask, up, fifty = state_mask(s), state_up(s), state_fifty(s)
+        c_lo = R.lo[s]
+        width = R.width[s]
+        base = R.off[s] + 1 - c_lo
+        for c0 in range(c_lo, c_lo + width, lanes):
+            fill_row_cands(R, rp, T, mask, up, fifty, c0, X)
+            turn_from_cands(T, mask, X, False)
+            for la in range(min(lanes, c_lo + width - c0)):
+                R.F[base + c0 + la] = W.total[la]
+
+
+def row_blocks(widths: np.ndarray, parts: int) -> np.ndarray:
+    """Bounds of ``parts`` (at most) blocks of consecutive rows of about equal work (the
+    sum of the ``widths``, rounded up to whole lane groups): ``bounds[b]:bounds[b + 1]``.
+
+    >>> row_blocks(np.array([8, 8, 8, 8, 0, 16]), 3).tolist()
+    [0, 2, 4, 6]
+    """
+    lanes = config.PENTA_SOLVER_LANES
+    work = np.cumsum(-(-widths // lanes) + 1)  # +1: a row costs something even if empty
+    if widths.size == 0:
+        return np.zeros(1, dtype=np.int64)
+    cuts = np.searchsorted(work, work[-1] * np.arange(1, parts) / parts, side="right")
+    return np.unique(np.concatenate([[0], cuts, [widths.size]])).astype(np.int64)
+
+
+def solve_rows(R: RowTable, rules: RuleSet, layers: range | None = None,
+               progress: Callable[[int, int], None] | None = None) -> None:
+    """Fill the rows of :class:`RowTable` ``R`` (sentinels and the full card's rows set),
+    layers of 12 filled boxes down to 0 (or ``layers``), each in blocks of rows on the
+    threads. ``progress(done, total)`` counts the rows' lanes."""
+    states_of = layer_states()
+    order = range(N_BOXES - 1, -1, -1) if layers is None else layers
+    total = int(sum(R.width[states_of[n]].sum() for n in order))
+    done = 0
+    for n in order:
+        states = states_of[n]
+        widths = R.width[states]
+        bounds = row_blocks(widths, 64 * max(1, threads()))
+        run_blocks(_row_blocks, bounds.size - 1, R, states, bounds, rules.params, TABLES)
+        done += int(widths.sum())
+        if progress is not None:
+            progress(done, total)
 
 
 def compile_kernel(decisions: bool) -> None:

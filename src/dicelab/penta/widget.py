@@ -55,8 +55,8 @@ from dicelab.penta.rules import (
     UPPER_BOXES,
     state_index,
 )
-from dicelab.penta.scoring import apply_box, roll_box_scores
-from dicelab.penta.tables import KEEP_SIZE, N_KEEPS, N_ROLLS, ROLL_BASE
+from dicelab.penta.scoring import MAX_CLASSES, apply_box, roll_box_scores
+from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_SIZE, N_KEEPS, N_ROLLS, ROLL_BASE
 
 _N_SMALL = ROLL_BASE  # keeps of 0..4 dice are ranks 0..ROLL_BASE-1
 _SIXTH = 1.0 / FACES
@@ -465,3 +465,324 @@ def reroll_stage_lanes(vals, T, W, arg, track, out, eps):
     for r in range(N_ROLLS):
         for la in range(config.PENTA_SOLVER_LANES):
             out[r, la] = M[ROLL_BASE + r, la]
+
+
+# --- the widget from candidate values: any objective ---------------------------------------
+# A box's value in a turn depends on the roll only through the class of its score
+# (:data:`dicelab.penta.scoring.BOX_CLASS`), so an objective is given to the widget as
+# candidate values: ``cv[b, c, l]``, the value (under the objective) of writing a score of
+# class ``c`` into open box ``b`` in lane ``l``, and ``jv[f, b, l]`` that of a Penta of face
+# ``f`` in box ``b`` while the Penta box is filled (the joker and bonus rules: any score;
+# -inf where the rules forbid the box). Filling them is the objective's part (:func:`
+# fill_state_cands`, :func:`fill_row_cands`, and the policies that fill their own); the
+# rest of the turn -- the best box per roll, the two reroll stages, the value -- is shared.
+# Decisions are taken on demand (:func:`decide_lane`), not tracked through the stages.
+
+
+class RowTable(NamedTuple):
+    """A value table over (state, coordinate) pairs: state ``s`` holds coordinates
+    ``lo[s] .. lo[s] + width[s] - 1`` at ``F[off[s] + 1 ...]``, between two sentinels:
+    ``F[off[s]]``, the value of every coordinate below the row, and ``F[off[s] + 1 +
+    width[s]]``, of every coordinate above it (:func:`row_value`). The coordinate is a
+    *need*: writing ``g`` points moves coordinate ``c`` to ``c - g`` in the next state."""
+
+    F: np.ndarray  # float64
+    off: np.ndarray  # int64 (N_STATES,), -1: no row
+    lo: np.ndarray  # int64 (N_STATES,)
+    width: np.ndarray  # int64 (N_STATES,)
+
+
+@njit(inline="always")
+def row_value(R, s, c):
+    """The value of coordinate ``c`` of state ``s`` in :class:`RowTable` ``R`` (a sentinel
+    outside the row)."""
+    i = c - R.lo[s]
+    w = R.width[s]
+    i = -1 if i < -1 else (w if i > w else i)
+    return R.F[R.off[s] + 1 + i]
+
+
+class CandScratch(NamedTuple):
+    """Work arrays of the candidate widget: ``lanes`` (a :class:`LaneScratch`, untracked,
+    where the turn's values are left), ``cv`` (13, MAX_CLASSES, L) and ``jv`` (7, 13, L)
+    the candidate values (see the comment above), ``E1``/``M1`` (462, L) the keep values
+    with one reroll left and the best within each multiset (``lanes.E``/``lanes.M`` hold
+    those with two left after :func:`turn_from_cands`)."""
+
+    lanes: LaneScratch
+    cv: np.ndarray
+    jv: np.ndarray
+    E1: np.ndarray
+    M1: np.ndarray
+
+
+@njit(cache=True)
+def new_cand_scratch():
+    """A fresh :class:`CandScratch`."""
+    L = config.PENTA_SOLVER_LANES
+    return CandScratch(new_lane_scratch(False), np.empty((N_BOXES, MAX_CLASSES, L)),
+                       np.full((FACES + 1, N_BOXES, L), -np.inf), np.empty((N_KEEPS, L)),
+                       np.empty((N_KEEPS, L)))
+
+
+@njit(cache=True)
+def final_values_cands(T, mask, X):
+    """``X.lanes.e3[r, l]``: the best candidate value of final roll ``r`` over the open
+    boxes (a Penta with the Penta box filled: over ``X.jv``)."""
+    e3, cv = X.lanes.e3, X.cv
+    for r in range(N_ROLLS):
+        for la in range(config.PENTA_SOLVER_LANES):
+            e3[r, la] = -np.inf
+    for b in range(N_BOXES):
+        if (mask >> b) & 1:
+            continue
+        cls = T.box_class[b]
+        for r in range(N_ROLLS):
+            c = cls[r]
+            for la in range(config.PENTA_SOLVER_LANES):
+                e3[r, la] = max(e3[r, la], cv[b, c, la])
+    if (mask >> PENTA_BOX) & 1:
+        for f in range(1, FACES + 1):
+            r = T.penta_roll[f]
+            for la in range(config.PENTA_SOLVER_LANES):
+                m = -np.inf
+                for b in range(N_BOXES):
+                    m = max(m, X.jv[f, b, la])
+                e3[r, la] = m
+
+
+@njit(inline="always")
+def lane_totals(T, W):
+    """``W.total[l] = sum_r P(r) W.r1[r, l]``: the value of the turn's start."""
+    total = W.total
+    for la in range(config.PENTA_SOLVER_LANES):
+        total[la] = 0.0
+    for r in range(N_ROLLS):
+        p = T.roll_prob[r]
+        for la in range(config.PENTA_SOLVER_LANES):
+            total[la] += p * W.r1[r, la]
+
+
+@njit(cache=True)
+def turn_from_cands(T, mask, X, keep_e1):
+    """The turn from filled candidates: ``X.lanes.total[l]`` its value; with ``keep_e1``
+    also ``X.E1`` (keeps, one reroll left) and ``X.lanes.E`` (two left) for
+    :func:`decide_lane`."""
+    W = X.lanes
+    final_values_cands(T, mask, X)
+    reroll_stage_lanes(W.e3, T, W, W.arg1, False, W.r2, 0.0)
+    if keep_e1:
+        X.E1[:, :] = W.E
+        X.M1[:, :] = W.M
+    reroll_stage_lanes(W.r2, T, W, W.arg2, False, W.r1, 0.0)
+    lane_totals(T, W)
+
+
+@njit(cache=True)
+def fill_state_cands(V, mult, rp, T, mask, fifty, ups, X):
+    """Candidates of the states (``mask``, ``ups[l]``, ``fifty``) from a value table over
+    states: ``g + V[next]`` (``mult`` empty: expected points) or ``mult[g] * V[next]``
+    (``mult[g] = exp(theta g)``: exponential utility), ``g`` the points the entry gains."""
+    add = mult.shape[0] == 0
+    cv, jv = X.cv, X.jv
+    for b in range(N_BOXES):
+        if (mask >> b) & 1:
+            continue
+        nm = mask | (1 << b)
+        for c in range(T.n_classes[b]):
+            sc = T.class_score[b, c]
+            for la in range(config.PENTA_SOLVER_LANES):
+                pts, nu, nf = apply_box(ups[la], fifty, b, sc)
+                v = V[state_index(nm, nu, nf)]
+                cv[b, c, la] = pts + v if add else mult[pts] * v
+    if (mask >> PENTA_BOX) & 1:
+        scores = X.lanes.scores
+        for f in range(1, FACES + 1):
+            bonus = roll_box_scores(rp, T, mask, fifty, T.penta_roll[f], scores)
+            for b in range(N_BOXES):
+                for la in range(config.PENTA_SOLVER_LANES):
+                    if scores[b] < 0:
+                        jv[f, b, la] = -np.inf
+                        continue
+                    pts, nu, nf = apply_box(ups[la], fifty, b, scores[b])
+                    v = V[state_index(mask | (1 << b), nu, nf)]
+                    jv[f, b, la] = (pts + bonus) + v if add else mult[pts + bonus] * v
+
+
+@njit(cache=True)
+def fill_row_cands(R, rp, T, mask, up, fifty, c0, X):
+    """Candidates of the coordinates ``c0 + l`` of state (``mask``, ``up``, ``fifty``) from
+    a :class:`RowTable`: writing ``g`` points leads to coordinate ``c - g`` of the next
+    state."""
+    cv, jv = X.cv, X.jv
+    for b in range(N_BOXES):
+        if (mask >> b) & 1:
+            continue
+        nm = mask | (1 << b)
+        for c in range(T.n_classes[b]):
+            pts, nu, nf = apply_box(up, fifty, b, T.class_score[b, c])
+            s2 = state_index(nm, nu, nf)
+            for la in range(config.PENTA_SOLVER_LANES):
+                cv[b, c, la] = row_value(R, s2, c0 + la - pts)
+    if (mask >> PENTA_BOX) & 1:
+        scores = X.lanes.scores
+        for f in range(1, FACES + 1):
+            bonus = roll_box_scores(rp, T, mask, fifty, T.penta_roll[f], scores)
+            for b in range(N_BOXES):
+                if scores[b] < 0:
+                    for la in range(config.PENTA_SOLVER_LANES):
+                        jv[f, b, la] = -np.inf
+                    continue
+                pts, nu, nf = apply_box(up, fifty, b, scores[b])
+                s2 = state_index(mask | (1 << b), nu, nf)
+                for la in range(config.PENTA_SOLVER_LANES):
+                    jv[f, b, la] = row_value(R, s2, c0 + la - (pts + bonus))
+
+
+# On-demand decisions of an objective. Options whose objective values are within ``rel``
+# times the best's magnitude of the best are *tied* (probabilities and utilities are not
+# in points, so the tolerance is relative); among tied options the one ``optimal`` values
+# most is played (the mean widget of the same state, ties there within ``eps`` points),
+# then the fixed order of the module docstring. So where the objective no longer tells
+# options apart -- a target already reached or out of reach -- the policy plays as
+# ``optimal`` does, and otherwise it is the objective's best.
+
+
+@njit(inline="always")
+def _pick_keep(E, m, la, Em, subsets, n, rel, eps):
+    """The position in ``subsets`` of the keep played (objective values ``E[k, la]``, their
+    best ``m``; ``optimal``'s values ``Em[k]``)."""
+    thr = m - rel * abs(m)
+    count = 0
+    best = 0
+    for j in range(n):
+        if E[subsets[j], la] >= thr:
+            count += 1
+            best = j
+    if count == 1:
+        return best
+    mm = -np.inf
+    for j in range(n):
+        k = subsets[j]
+        if E[k, la] >= thr:
+            mm = max(mm, Em[k])
+    thr2 = mm - eps
+    bp = N_KEEPS
+    for j in range(n):
+        k = subsets[j]
+        if E[k, la] >= thr and Em[k] >= thr2 and KEEP_PREFERENCE[k] < bp:
+            best = j
+            bp = KEEP_PREFERENCE[k]
+    return best
+
+
+@njit(inline="always")
+def _pick_box(T, V, mask, up, fifty, r, vals, scores, joker, bonus, m, rel, eps):
+    """The box played for roll ``r`` among boxes with objective values ``vals[b]`` (-inf:
+    not allowed; ``m`` their best): the lowest of those tied with the best and valued most
+    by ``optimal``."""
+    thr = m - rel * abs(m)
+    count = 0
+    box = 0
+    for b in range(N_BOXES):
+        if vals[b] >= thr:
+            count += 1
+            if count == 1:
+                box = b
+    if count == 1:
+        return box
+    mm = -np.inf
+    for b in range(N_BOXES):
+        if vals[b] >= thr:
+            sc = scores[b] if joker else T.ordinary[b, r]
+            pts, nu, nf = apply_box(up, fifty, b, sc)
+            vals[N_BOXES + b] = (pts + bonus) + V[state_index(mask | (1 << b), nu, nf)]
+            mm = max(mm, vals[N_BOXES + b])
+    for b in range(N_BOXES - 1, -1, -1):
+        if vals[b] >= thr and vals[N_BOXES + b] >= mm - eps:
+            box = b
+    return box
+
+
+@njit(inline="always")
+def _box_values(T, X, mask, r, la, scores, joker, vals):
+    """``vals[b]``: the objective's value of box ``b`` for final roll ``r`` in lane ``la``
+    (-inf: not allowed); returns the best."""
+    m = -np.inf
+    face = T.penta_face[r]
+    for b in range(N_BOXES):
+        if joker:
+            v = X.jv[face, b, la] if scores[b] >= 0 else -np.inf
+        else:
+            v = -np.inf if (mask >> b) & 1 else X.cv[b, T.box_class[b, r], la]
+        vals[b] = v
+        m = max(m, v)
+    return m
+
+
+@njit(cache=True)
+def decide_roll(rp, T, V, mask, up, fifty, X, la, Mw, rel, eps, r, left):
+    """One decision of lane ``la`` (as :func:`decide_lane`): with ``left`` rerolls left the
+    keep played from roll ``r`` (its position in ``SUBSETS[r]``), with none the box."""
+    if left == 2:
+        return _pick_keep(X.lanes.E, X.lanes.M[ROLL_BASE + r, la], la, Mw.E2, T.subsets[r],
+                          T.n_subsets[r], rel, eps)
+    if left == 1:
+        return _pick_keep(X.E1, X.M1[ROLL_BASE + r, la], la, Mw.E1, T.subsets[r],
+                          T.n_subsets[r], rel, eps)
+    scores = Mw.scores
+    joker = T.penta_face[r] != 0 and ((mask >> PENTA_BOX) & 1) == 1
+    bonus = roll_box_scores(rp, T, mask, fifty, r, scores) if joker else 0
+    vals = Mw.A  # scratch (462,): the boxes' objective values, then optimal's
+    m = _box_values(T, X, mask, r, la, scores, joker, vals)
+    return _pick_box(T, V, mask, up, fifty, r, vals, scores, joker, bonus, m, rel, eps)
+
+
+@njit(cache=True)
+def decide_lanes(rp, T, V, mask, up, fifty, X, lanes, Mw, rel, eps, out):
+    """The packed decisions (:mod:`dicelab.penta.tables` layout) of lanes ``0 .. lanes - 1``
+    for every roll into ``out[l]`` (uint16 (L, 252)), after :func:`turn_from_cands`
+    (``keep_e1``) on state (``mask``, ``up``, ``fifty``); ``Mw`` is the mean widget of that
+    state (:class:`TurnScratch` after :func:`state_value` on the ``optimal`` values ``V``),
+    which breaks the objective's ties (see the comment above). The lanes' keeps are
+    compared side by side; a lane with tied keeps is settled alone."""
+    L = config.PENTA_SOLVER_LANES
+    E2, E1, M2, M1 = X.lanes.E, X.E1, X.lanes.M, X.M1
+    scores = Mw.scores
+    vals = Mw.A  # scratch, as in decide_roll
+    thr = np.empty(L)
+    cnt = np.empty(L, dtype=np.int64)
+    best = np.empty(L, dtype=np.int64)
+    penta_filled = ((mask >> PENTA_BOX) & 1) == 1
+    for r in range(N_ROLLS):
+        sub = T.subsets[r]
+        n = T.n_subsets[r]
+        for stage in range(2):
+            E = E2 if stage == 0 else E1
+            M = M2 if stage == 0 else M1
+            for la in range(L):
+                m = M[ROLL_BASE + r, la]
+                thr[la] = m - rel * abs(m)
+                cnt[la] = 0
+                best[la] = 0
+            for j in range(n):
+                k = sub[j]
+                for la in range(L):
+                    hit = E[k, la] >= thr[la]
+                    cnt[la] += hit
+                    best[la] = j if hit else best[la]
+            for la in range(lanes):
+                pos = best[la]
+                if cnt[la] > 1:
+                    pos = _pick_keep(E, M[ROLL_BASE + r, la], la, Mw.E2 if stage == 0
+                                     else Mw.E1, sub, n, rel, eps)
+                if stage == 0:
+                    out[la, r] = pos
+                else:
+                    out[la, r] |= pos << KEEP1_SHIFT
+        joker = T.penta_face[r] != 0 and penta_filled
+        bonus = roll_box_scores(rp, T, mask, fifty, r, scores) if joker else 0
+        for la in range(lanes):
+            m = _box_values(T, X, mask, r, la, scores, joker, vals)
+            box = _pick_box(T, V, mask, up, fifty, r, vals, scores, joker, bonus, m, rel, eps)
+            out[la, r] |= box << BOX_SHIFT

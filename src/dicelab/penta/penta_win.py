@@ -1,0 +1,177 @@
+"""penta-win against ``optimal``: the measurement with common random numbers, and the
+clairvoyant ceiling, exactly (layer 2).
+
+``penta-win`` (:mod:`dicelab.penta.objective_play`) maximises, at every decision, its
+chance of finishing above the other seats, who are taken to play ``optimal`` from the
+cards they hold. :func:`measure_penta_win` seats it at every position of a table whose
+other seats play ``optimal`` and plays each table beside a table of ``optimal`` players on
+the same seed with a stream per (game, seat, turn): every seat rolls the same dice in both,
+the opponents play the same games, and a game's difference is due to penta-win's
+decisions alone. The score of a seat is P(alone on top) + 1/2 P(shared top); the gain is
+the paired difference per chunk of games, with a 95% interval over the chunks
+(Student's t: a run of 20,000 games has three chunks of 8,192).
+
+The *clairvoyant* player knows the opponent's final TOTAL ``m`` before it starts and
+plays the best policy for ``1[F > m] + 1/2 1[F = m]``: with ``optimal``'s exact
+distribution ``p``, its share is ``sum_m p(m) W(m)``, ``W`` the row of the empty card in
+the two-threshold table (:func:`~dicelab.penta.objectives.tie_rows`, :func:`tie_table`).
+That is the ceiling of any two-seat player against ``optimal``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dicelab import cache as disk_cache
+from dicelab import seeding
+from dicelab.penta.distribution import score_distribution
+from dicelab.penta.objectives import (
+    FORMAT_VERSION,
+    cached_rows,
+    new_row_table,
+    rows_of,
+    score_bounds,
+    start_values,
+    tie_rows,
+)
+from dicelab.penta.rules import RuleSet, get_rules
+from dicelab.penta.solver import solve_rows
+from dicelab.penta.widget import RowTable
+from dicelab.rng import STREAM_PER_TURN
+from dicelab.stats import Estimate
+
+_TIES: dict[str, RowTable] = {}
+
+
+def tie_table(rules: str | RuleSet | None = None,
+              progress: Callable[[int, int], None] | None = None) -> RowTable:
+    """The most ``E[(1[F >= d] + 1[F >= d + 1]) / 2]`` (``F`` the points to come) for every
+    state and need ``d >= 0``: the clairvoyant's table (about 2.3 GB, cached on disk and
+    memory-mapped; refused before allocating if it does not fit the memory limit)."""
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    if rs.digest not in _TIES:
+        spec = tie_rows(score_bounds(rs))
+
+        def build() -> dict[str, np.ndarray]:
+            t0 = time.perf_counter()
+            R = new_row_table(spec, f"the Penta clairvoyant table (rules '{rs.name}')")
+            solve_rows(R, rs, progress=progress)
+            return {"F": R.F, "lo": R.lo, "width": R.width,
+                    "solve_s": np.array(time.perf_counter() - t0)}
+
+        key = disk_cache.entry_key("penta-tie-table", rs.name, rs.digest)
+        arrays, _ = cached_rows(key, f"{FORMAT_VERSION}", build)
+        _TIES[rs.digest] = rows_of(arrays)
+    return _TIES[rs.digest]
+
+
+def clairvoyant_ceiling(rules: str | RuleSet | None = None,
+                        progress: Callable[[int, int], None] | None = None) -> float:
+    """P(win) + 1/2 P(tie) of the clairvoyant two-seat player against ``optimal``
+    (exact)."""
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    p = score_distribution("optimal", rs).probability
+    row = start_values(tie_table(rs, progress), 0)[1:]  # needs 0 .. most (then 0.0)
+    w = np.zeros(p.size)
+    n = min(p.size, row.size)
+    w[:n] = row[:n]
+    return float(p @ w)
+
+
+@dataclass(frozen=True)
+class WinMeasurement:
+    """penta-win against ``seats - 1`` ``optimal`` players, at every seat, with common
+    random numbers (see the module docstring). Per seat position: penta-win's score and
+    ``optimal``'s in the same seat of the all-``optimal`` table; ``gain``: their mean
+    paired difference over the positions, ``gain_ci95`` its 95% interval (Student's t
+    over the ``chunks`` of games, the independent units)."""
+
+    rules: str
+    seats: int
+    games: int
+    seed: int
+    win_scores: tuple[float, ...]
+    optimal_scores: tuple[float, ...]
+    gain: float
+    gain_se: float
+    chunks: int
+    elapsed_s: float
+    games_per_s: float
+    ceiling: float | None = None
+
+    @property
+    def gain_ci95(self) -> tuple[float, float]:
+        return Estimate(self.gain, self.gain_se, self.games, df=self.chunks - 1).ci95
+
+    @property
+    def share_of_gap(self) -> float | None:
+        """The gain as a share of the gap between a fair share and the ceiling."""
+        if self.ceiling is None:
+            return None
+        return self.gain / (self.ceiling - 1.0 / self.seats)
+
+    def to_dict(self) -> dict:
+        return {"game": "penta", "rules": self.rules, "seats": self.seats,
+                "games_per_position": self.games, "seed": self.seed,
+                "penta_win_scores": list(self.win_scores),
+                "optimal_scores": list(self.optimal_scores),
+                "fair_share": 1.0 / self.seats, "gain": self.gain, "gain_se": self.gain_se,
+                "gain_ci95": list(self.gain_ci95), "chunks": self.chunks,
+                "penta_win_score": 1.0 / self.seats + self.gain,
+                "clairvoyant_ceiling": self.ceiling,
+                "share_of_gap": self.share_of_gap, "elapsed_s": self.elapsed_s,
+                "penta_win_games_per_s": self.games_per_s}
+
+
+def _chunk_scores(res, seat: int) -> np.ndarray:
+    """Per chunk: the seat's P(alone on top) + 1/2 P(shared top) (chunks, )."""
+    ct = res.chunk_tallies
+    n = np.diff(seeding.chunk_bounds(res.games))
+    return (ct["wins"][:, seat] + 0.5 * ct["tied"][:, seat]) / n
+
+
+def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None = None,
+                      rules: str | None = None, ceiling: bool = True,
+                      progress: Callable[[int, int], None] | None = None
+                      ) -> WinMeasurement:
+    """Measure penta-win against ``optimal`` at every seat of tables of ``seats`` (see the
+    module docstring); ``ceiling``: with the clairvoyant ceiling (two seats only; its
+    table is solved once, then cached)."""
+    from dicelab.penta.simulate import simulate_penta
+
+    rs = get_rules(rules)
+    seed = seeding.check_seed(seed)
+    games = seeding.check_games(games)
+    base = simulate_penta(["optimal"] * seats, games=games, seed=seed, rules=rs.name,
+                          per_chunk=True, streams=STREAM_PER_TURN)
+    n = np.diff(seeding.chunk_bounds(games)).astype(np.float64)
+    diffs = np.zeros(n.size)
+    win_scores, opt_scores = [], []
+    elapsed = 0.0
+    for p in range(seats):
+        names = ["optimal"] * seats
+        names[p] = "penta-win"
+        res = simulate_penta(names, games=games, seed=seed, rules=rs.name, per_chunk=True,
+                             streams=STREAM_PER_TURN, progress=progress)
+        elapsed += res.elapsed_s
+        w, o = _chunk_scores(res, p), _chunk_scores(base, p)
+        win_scores.append(float((w * n).sum() / games))
+        opt_scores.append(float((o * n).sum() / games))
+        diffs += (w - o) / seats
+    weights = n / games
+    gain = float((weights * diffs).sum())
+    c = n.size
+    se = (math.sqrt(c / (c - 1) * float((weights ** 2 * (diffs - gain) ** 2).sum()))
+          if c > 1 else float("nan"))
+    top = clairvoyant_ceiling(rs) if ceiling and seats == 2 else None
+    return WinMeasurement(rs.name, seats, games, int(seed), tuple(win_scores),
+                          tuple(opt_scores), gain, se, c, elapsed, seats * games / elapsed,
+                          top)
+
+
+__all__ = ["WinMeasurement", "clairvoyant_ceiling", "measure_penta_win", "tie_table"]

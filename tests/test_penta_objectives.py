@@ -1,0 +1,504 @@
+"""Penta objectives beyond the mean, solved exactly: every objective against the plain-Python
+recursion of tests/naive_penta_objectives.py on late cards (the same solver kernels on the
+last layers only), the forward pass of an objective's policy, parsing and bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+from cli_helpers import run_cli
+from naive_penta import BOXES
+from naive_penta_objectives import objective_value
+
+from dicelab.errors import UserError
+from dicelab.penta.distribution import score_distribution
+from dicelab.penta.objective_play import (
+    SEAT_ROWS,
+    OnlineSeat,
+    forward,
+    new_win_scratch,
+    objective_distribution,
+    online_seat,
+    points_rows,
+    rank_objective_options,
+    solve_points,
+    win_share,
+)
+from dicelab.penta.objectives import (
+    at_least_rows,
+    new_row_table,
+    opponent_share,
+    parse_objective,
+    row_lookup,
+    score_bounds,
+    solve_objective,
+    start_values,
+    utility_rows,
+)
+from dicelab.penta.policies import Scorecard
+from dicelab.penta.policy import BUILT_IN
+from dicelab.penta.rules import N_BOXES, N_STATES, get_rules, state_index
+from dicelab.penta.scoring import MAX_TOTAL
+from dicelab.penta.simulate import simulate_penta
+from dicelab.penta.solver import layer_states, solve, solve_rows, solve_state_objective
+from dicelab.registry import PolicySpec
+from dicelab.rng import STREAM_PER_TURN
+
+#: The solver runs on the layers with at least this many boxes filled (three turns left).
+FIRST_LAYER = 10
+
+
+def _late(spec):
+    """``spec`` with rows only for states of :data:`FIRST_LAYER` filled boxes or more."""
+    keep = np.zeros(N_STATES, dtype=bool)
+    for n in range(FIRST_LAYER, N_BOXES + 1):
+        keep[layer_states()[n]] = True
+    return dataclasses.replace(spec, width=np.where(keep, spec.width, 0))
+
+
+def _late_rows(spec):
+    R = new_row_table(_late(spec), "a test table")
+    solve_rows(R, get_rules("seed"), layers=range(N_BOXES - 1, FIRST_LAYER - 1, -1))
+    return R
+
+
+@pytest.fixture(scope="module")
+def every_target():
+    """P(points to come >= d) for every late state and need (the table of every target)."""
+    return _late_rows(at_least_rows(score_bounds("seed"), None))
+
+
+def _filled(open_boxes, **scores):
+    filled = {b: 0 for b in BOXES if b not in open_boxes}
+    filled.update({k.replace("_", "-"): v for k, v in scores.items()})
+    return filled
+
+
+def _state(filled: dict[str, int]) -> int:
+    mask = sum(1 << BOXES.index(b) for b in filled)
+    up = min(63, sum(v for b, v in filled.items() if b in BOXES[:6]))
+    return int(state_index(mask, up, int(filled.get("penta") == 50)))
+
+
+def _card(filled: dict[str, int], bonuses: int = 0) -> Scorecard:
+    return Scorecard(tuple(filled.get(b) for b in BOXES), bonuses)
+
+
+#: Two boxes open: the Penta box filled with 50 (jokers, bonuses), the upper bonus in reach.
+TWO_OPEN = _filled(("fours", "chance"), penta=50, sixes=24, fives=20)
+#: Two boxes open: a straight and an upper box, the Penta box scratched.
+TWO_OPEN_B = _filled(("threes", "large-straight"), penta=0, sixes=30, fives=20, fours=8,
+                     chance=12)
+
+
+@pytest.mark.parametrize("filled, x, target", [
+    (TWO_OPEN, 150, 150), (TWO_OPEN, 150, 170), (TWO_OPEN, 150, 180), (TWO_OPEN, 150, 200),
+    (TWO_OPEN, 150, 260), (TWO_OPEN_B, 93, 140), (TWO_OPEN_B, 93, 160),
+])
+def test_at_least_matches_the_recursion(every_target, filled, x, target):
+    want = objective_value("seed", filled, x, lambda t: float(t >= target))
+    assert row_lookup(every_target, _state(filled), target - x) == pytest.approx(want, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_at_least_matches_the_recursion_three_turns_out(every_target):
+    filled = _filled(("fours", "chance", "full-house"), penta=50, sixes=24, fives=20)
+    want = objective_value("seed", filled, 150, lambda t: float(t >= 220))
+    assert row_lookup(every_target, _state(filled), 70) == pytest.approx(want, abs=1e-9)
+
+
+def test_at_least_of_one_target_is_the_table_of_every_target(every_target):
+    """The rows of one T hold the same numbers as the table of every target, over the
+    needs the TOTALs so far leave."""
+    R = _late_rows(at_least_rows(score_bounds("seed"), 250))
+    s = _state(TWO_OPEN)
+    for x in range(120, 200, 7):
+        assert row_lookup(R, s, 250 - x) == row_lookup(every_target, s, 250 - x)
+
+
+def test_at_least_zero_is_one():
+    sol = solve_objective("at-least:0", "seed")
+    assert sol.value == 1.0
+    assert sol.n_values == 0  # every need is met from the start: no row to solve
+
+
+def test_mean_is_the_solver():
+    V = np.full(N_STATES, np.nan)
+    V[layer_states()[N_BOXES]] = 0.0
+    solve_state_objective(V, get_rules("seed"), np.zeros(0))
+    want = solve("seed").values
+    reach = np.isfinite(want)
+    np.testing.assert_allclose(V[reach], want[reach], rtol=0, atol=1e-9)
+    assert solve_objective("mean", "seed").value == pytest.approx(254.48484588168, abs=1e-8)
+
+
+@pytest.mark.parametrize("theta", [0.02, -0.03])
+def test_utility_matches_the_recursion(theta):
+    sol = solve_objective(f"utility:theta={theta}", "seed")
+    for filled in (TWO_OPEN, TWO_OPEN_B):
+        want = objective_value("seed", filled, 0,
+                               lambda t: math.copysign(1.0, theta) * math.exp(theta * t))
+        assert sol.values[_state(filled)] == pytest.approx(want, rel=1e-12)
+    # risk-seeking play's certainty equivalent lies above the mean, risk-averse below
+    assert (sol.value > 254.48) == (theta > 0)
+
+
+def test_beat_rows_match_the_recursion():
+    """A win share against players whose TOTAL is spread over 160..239 (the rows of
+    ``beat:N`` from any distribution)."""
+    pmf = np.zeros(MAX_TOTAL + 1)
+    pmf[160:240] = np.linspace(1, 3, 80)
+    pmf /= pmf.sum()
+    u = opponent_share(pmf, 2)
+    spec, x_sat = utility_rows(score_bounds("seed"), u)
+    assert x_sat == 240
+    R = _late_rows(spec)
+    for filled, x in ((TWO_OPEN, 150), (TWO_OPEN, 130), (TWO_OPEN_B, 93)):
+        want = objective_value("seed", filled, x, lambda t: float(u[min(t, MAX_TOTAL)]))
+        assert row_lookup(R, _state(filled), x_sat - x) == pytest.approx(want, abs=1e-9)
+
+
+def test_opponent_share_counts_ties_by_the_players_sharing_the_top():
+    pmf = np.array([0.2, 0.3, 0.5])
+    u = opponent_share(pmf, 2)
+    # TOTAL 1 against two players: both below (0.04), one level (2 x 0.2 x 0.3 / 2), both
+    # level (0.09 / 3)
+    assert u[1] == pytest.approx(0.04 + 0.06 + 0.03, abs=1e-15)
+    assert float(pmf @ opponent_share(pmf, 1)) == pytest.approx(0.5, abs=1e-15)
+
+
+def test_forward_pass_of_an_at_least_policy(every_target):
+    """From a late card the policy's exact distribution gives P(final >= T) = the optimum,
+    and the policy plays differently from optimal."""
+    for filled, need in ((TWO_OPEN, 50), (TWO_OPEN_B, 47)):
+        card = _card(filled)
+        x = card.total
+        target = x + need
+        seat = OnlineSeat(SEAT_ROWS, np.zeros(0), np.zeros(0), every_target, target,
+                          every_target, np.zeros(0, dtype=np.int64))
+        out = forward(seat, get_rules("seed"), card)
+        p = out["probability"]
+        assert p.sum() == pytest.approx(1.0, abs=1e-12)
+        want = row_lookup(every_target, _state(filled), target - x)
+        assert p[target:].sum() == pytest.approx(want, abs=1e-12)
+        assert out["differ"] > 0.0
+
+
+def test_forward_pass_of_a_utility_policy():
+    theta = 0.02
+    sol = solve_objective(f"utility:theta={theta}", "seed")
+    card = _card(TWO_OPEN)
+    out = forward(online_seat(sol), get_rules("seed"), card)
+    p = out["probability"]
+    gain = np.arange(MAX_TOTAL + 1) - card.total
+    got = float((p * np.exp(theta * gain))[p > 0].sum())
+    assert got == pytest.approx(sol.values[_state(TWO_OPEN)], rel=1e-12)
+
+
+def test_forward_refuses_a_card_no_game_reaches(every_target):
+    seat = OnlineSeat(SEAT_ROWS, np.zeros(0), np.zeros(0), every_target, 200, every_target,
+                      np.zeros(0, dtype=np.int64))
+    with pytest.raises(ValueError, match="no game reaches"):
+        forward(seat, get_rules("seed"), _card(_filled(("fours", "chance")), bonuses=5))
+
+
+@pytest.mark.parametrize("text, name", [
+    ("mean", "mean"), (" At-Least:300 ", "at-least:300"), ("at-least:0", "at-least:0"),
+    (f"at-least:{MAX_TOTAL}", f"at-least:{MAX_TOTAL}"), ("utility:theta=0.01",
+                                                         "utility:theta=0.01"),
+    ("utility:theta=-0.4", "utility:theta=-0.4"), ("beat:1", "beat:1"), ("beat:100", "beat:100"),
+])
+def test_objectives_parse(text, name):
+    assert parse_objective(text).name == name
+
+
+@pytest.mark.parametrize("text, message", [
+    ("median", "unknown objective"), ("mean:1", "unknown objective"), ("", "unknown"),
+    ("at-least", "unknown objective"), ("at-least:", "integer"), ("at-least:x", "integer"),
+    ("at-least:-1", "possible final score"), (f"at-least:{MAX_TOTAL + 1}", "possible final"),
+    ("at-least:3.5", "integer"), ("utility:theta=0", "use mean"), ("utility:0.1", "theta=X"),
+    ("utility:theta=0.41", "at most"), ("utility:theta=nan", "number"),
+    ("utility:theta=", "number"), ("beat:0", "1 to"), ("beat:101", "1 to"), ("beat:x", "integer"),
+])
+def test_bad_objectives_are_user_errors(text, message):
+    with pytest.raises(UserError, match=message):
+        parse_objective(text)
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["solve", "penta", "--objective", "median"], "unknown objective 'median'"),
+    (["solve", "penta", "--objective", "at-least:1576"], "possible final score"),
+    (["solve", "penta", "--objective", "at-least:-5"], "possible final score"),
+    (["solve", "penta", "--objective", "beat:0"], "1 to 100"),
+    (["solve", "penta", "--objective", "utility:theta=2"], "at most"),
+    (["solve", "penta", "--objective", "mean", "--distribution"], "not with --distribution"),
+    (["solve", "penta", "--objective", "mean", "--policy", "greedy"], "not with"),
+    (["solve", "penta", "--objective", "mean", "--out", "{tmp}/file"], "not a directory"),
+    (["solve", "penta", "--objective", "mean", "--plot", "{tmp}/x.jpg"], "must end in .png"),
+    (["solve", "penta", "--table", "--objective", "mean"], "--table: not with --objective"),
+    (["solve", "penta", "--table", "--distribution"], "--table: not with --distribution"),
+    (["solve", "penta", "--objective", "at-least:300", "--rules", "bogus"], "unknown Penta rule"),
+])
+def test_bad_input_is_one_line_exit_2_nothing_written(capsys, tmp_path, argv, needle):
+    (tmp_path / "file").write_text("")
+    before = sorted(tmp_path.rglob("*"))
+    code, _, err = run_cli(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("argv, what", [
+    (["solve", "penta", "--objective", "at-least:300"], "at-least:300 table"),
+    (["solve", "penta", "--objective", "beat:2"], "beat:2 table"),
+    (["solve", "penta", "--table"], "every target"),
+])
+def test_a_table_too_large_is_refused_before_allocating(capsys, monkeypatch, tmp_path, argv,
+                                                        what):
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "20MB")
+    if "beat:2" in argv:  # beat:N reads optimal's distribution first: give it a small one
+        import dicelab.penta.objectives as objectives
+
+        monkeypatch.setattr(objectives, "beat_share",
+                            lambda rules, n: opponent_share(np.full(MAX_TOTAL + 1,
+                                                                    1 / (MAX_TOTAL + 1)), n))
+    code, _, err = run_cli(capsys, [*argv, "--out", str(tmp_path / "o")]
+                           if "--table" not in argv else argv)
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert what in err and "more than the limit of 20.0 MB" in err, err
+    assert not (tmp_path / "o").exists()
+    from dicelab.cache import cache_dir
+    assert not list(cache_dir().glob("penta-at-least*")) and not list(
+        cache_dir().glob("penta-beat*"))
+
+
+@pytest.mark.slow
+def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_path):
+    theta = 0.02
+    code, stdout, err = run_cli(capsys, ["solve", "penta", "--objective",
+                                         f"utility:theta={theta}", "--json",
+                                         "--out", str(tmp_path / "o")])
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert d["objective"] == f"utility:theta={theta}"
+    dist = d["distribution"]
+    lo, hi = dist["support"]
+    p = np.zeros(MAX_TOTAL + 1)
+    p[lo:hi + 1] = dist["probability"]
+    assert p.sum() == pytest.approx(1.0, abs=1e-12)
+    # the policy's distribution has the optimum's certainty equivalent, above optimal's
+    ce = math.log(float(p @ np.exp(theta * np.arange(MAX_TOTAL + 1)))) / theta
+    assert ce == pytest.approx(d["value"], abs=1e-9)
+    assert d["value"] > d["value_of_optimal"] and d["decisions_differing_from_optimal"] > 0
+    assert d["optimal_distribution"]["mean"] == pytest.approx(254.48484588168, abs=1e-8)
+    assert (tmp_path / "o" / "distribution.parquet").exists()
+    code, stdout, err = run_cli(capsys, ["solve", "penta", "--objective",
+                                         f"utility:theta={theta}"])
+    assert code == 0, err
+    assert "certainty equivalent" in stdout and "differing from optimal" in stdout
+
+
+# --- penta-win's parts ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def late_points():
+    """optimal's distribution of the points to come, for the late states."""
+    rs = get_rules("seed")
+    H = new_row_table(_late(points_rows(rs)), "a test table")
+    solve_points(H, rs, layers=range(N_BOXES - 1, FIRST_LAYER - 1, -1))
+    return H
+
+
+@pytest.mark.parametrize("filled", [TWO_OPEN, TWO_OPEN_B,
+                                    _filled(("fours", "chance", "full-house"), penta=50,
+                                            sixes=24, fives=20)])
+def test_points_to_come_is_optimal_exact_distribution(late_points, filled):
+    card = _card(filled)
+    want = score_distribution("optimal", "seed", card=card).probability[card.total:]
+    s = _state(filled)
+    got = start_values(late_points, s)[1:-1]
+    assert got.size == score_bounds("seed").most[s] + 1
+    np.testing.assert_allclose(got, want[:got.size], rtol=0, atol=1e-12)
+    assert want[got.size:].sum() == 0.0
+
+
+def test_win_share_is_the_share_against_the_opponents_exact_scores(late_points):
+    """The win share penta-win values a final TOTAL by, against two opponents on late
+    cards: the tie-aware share of dicelab.penta.objectives.opponent_share."""
+    cards = [_card(TWO_OPEN), _card(TWO_OPEN_B)]
+    states = np.array([c.state for c in cards], dtype=np.int64)
+    totals = np.array([c.total for c in cards], dtype=np.int64)
+    S = new_win_scratch(2)
+    win_share(late_points, states, totals, 2, S)
+    pmfs = [score_distribution("optimal", "seed", card=c).probability for c in cards]
+    # two independent opponents with different distributions: the share by enumeration
+    m = np.arange(MAX_TOTAL + 1)
+    want = np.zeros(MAX_TOTAL + 1)
+    for a in np.flatnonzero(pmfs[0]):
+        for b in np.flatnonzero(pmfs[1]):
+            top = max(a, b)
+            share = np.where(m > top, 1.0, 0.0) + np.where(m == top, 1.0 / (1 + (a == b) + 1),
+                                                           0.0)
+            want += pmfs[0][a] * pmfs[1][b] * share
+    np.testing.assert_allclose(S.u[:MAX_TOTAL + 1], want, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.cumsum(S.du)[:MAX_TOTAL + 1], S.u[:MAX_TOTAL + 1],
+                               atol=1e-12)
+
+
+# --- advice ---------------------------------------------------------------------------------
+
+
+def test_advice_under_an_objective_values_each_box_by_the_recursion():
+    theta = 0.02
+    card = _card(TWO_OPEN)
+    opts = rank_objective_options(card, [4, 4, 4, 4, 1], 0, f"utility:theta={theta}", "seed")
+    assert {o.box for o in opts} == {"fours", "chance"} and opts[0].played
+    for o in opts:
+        after = dict(TWO_OPEN)
+        after[o.box] = 16 if o.box == "fours" else 17
+        rest = objective_value("seed", after, 0, lambda t: math.exp(theta * t))
+        want = card.total + o.points + math.log(rest) / theta
+        assert o.expected_final_score == pytest.approx(want, abs=1e-9)
+    assert opts[0].expected_final_score == max(o.expected_final_score for o in opts)
+    best, second = opts[0].expected_final_score, opts[1].expected_final_score
+    assert opts[1].loss == pytest.approx(best - second)
+
+
+def test_advice_command_under_an_objective(capsys):
+    code, stdout, err = run_cli(capsys, ["advise", "penta", "--roll", "6,6,6,2,1",
+                                         "--objective", "utility:theta=-0.01", "--json",
+                                         "--top", "0"])
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert d["policy"] == "optimal:utility:theta=-0.01"
+    assert d["unit"].startswith("certainty equivalent")
+    values = [o["value"] for o in d["options"]]
+    assert d["options"][0]["played"] and values[0] == max(values)
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["--objective", "utility:theta=0.01", "-s", "greedy"], "leave out --strategy"),
+    (["--objective", "mode"], "unknown objective"),
+    (["-s", "penta-win"], "use --objective"),
+])
+def test_advice_bad_input(capsys, argv, needle):
+    code, _, err = run_cli(capsys, ["advise", "penta", "--roll", "6,6,6,2,1", *argv])
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
+
+
+# --- objective policies in the simulator --------------------------------------------------
+
+
+def test_a_settled_objective_plays_optimal_game_for_game():
+    """at-least:0 is met from the start: every option is tied, so the policy plays as
+    optimal does (ties go to optimal's values, then the fixed order) -- the same games on
+    the same dice, decision for decision, through the simulator's online seats."""
+    crn = {"games": 3000, "seed": 11, "streams": STREAM_PER_TURN}
+    online = simulate_penta(["optimal:at-least:0", "greedy"], **crn)
+    table = simulate_penta(["optimal", "greedy"], **crn)
+    np.testing.assert_array_equal(online.hist, table.hist)
+    np.testing.assert_array_equal(online.box_sum, table.box_sum)
+    assert online.seats[0] == "optimal:at-least:0"
+
+
+@pytest.mark.slow
+def test_simulated_objective_policy_agrees_with_its_exact_distribution():
+    theta = 0.02
+    dist = objective_distribution(f"utility:theta={theta}", "seed")
+    res = simulate_penta([f"optimal:utility:theta={theta}"], games=20_000, seed=5)
+    seat = res.seat(0)
+    assert abs(seat.mean_final_score.mean - dist.mean) < 4 * seat.mean_final_score.se
+    n = res.games
+    for target in (250, 300, 400):
+        p = dist.p_at_least(target)
+        got = res.hist[0, target:].sum() / n
+        assert abs(got - p) < 4 * math.sqrt(p * (1 - p) / n), target
+    # decisions differ from optimal: the policy is not optimal's
+    assert dist.differ_from_optimal > 0.5
+
+
+@pytest.mark.parametrize(("seats", "needle"), [
+    (["penta-win"], "2 to 8 seats"),
+    (["penta-win"] + ["optimal"] * 8, "2 to 8 seats"),
+    (["penta-win", "penta-win"], "one penta-win seat per table"),
+    (["optimal:at-least:2000"], "possible final score"),
+])
+def test_bad_seats_are_user_errors(seats, needle):
+    with pytest.raises(UserError, match=needle):
+        simulate_penta(seats, games=10, seed=1)
+
+
+def test_a_cached_table_is_memory_mapped_and_checked():
+    """Row tables are stored as cache entries and memory-mapped back, read-only, after
+    their checksum is verified; a damaged entry is not trusted."""
+    from dicelab import cache
+
+    F = np.linspace(0.0, 1.0, 100_003)
+    cache.store("penta-test-rows", "1", {"F": F, "lo": np.arange(5)})
+    got = cache.load_mapped("penta-test-rows", "1", {"F"})
+    assert isinstance(got["F"], np.memmap) and not got["F"].flags.writeable
+    np.testing.assert_array_equal(got["F"], F)
+    np.testing.assert_array_equal(got["lo"], np.arange(5))
+    assert cache.load_mapped("penta-test-rows", "2", {"F"}) is None
+    path = cache.cache_path("penta-test-rows")
+    raw = bytearray(path.read_bytes())
+    at = raw.find(F[50_000].tobytes())
+    raw[at] ^= 1
+    del got
+    path.write_bytes(bytes(raw))
+    assert cache.load_mapped("penta-test-rows", "1", {"F"}) is None
+
+
+def test_penta_win_measurement_pairs_each_seat_with_optimal_on_the_same_dice(monkeypatch):
+    """measure_penta_win's plan and arithmetic, on stand-in simulations: penta-win at every
+    seat, every table on one seed with a stream per turn, the gain as the paired
+    difference per chunk with its interval over the chunks."""
+    import dicelab.penta.simulate as sim
+    from dicelab import seeding
+    from dicelab.penta.penta_win import measure_penta_win
+
+    games = 3 * seeding.CHUNK_GAMES
+    n = np.diff(seeding.chunk_bounds(games))
+    calls = []
+    rng = np.random.default_rng(0)
+
+    class Fake:
+        def __init__(self, names):
+            self.games, self.elapsed_s = games, 2.0
+            wins = rng.integers(0, n[:, None] // 2, size=(n.size, len(names)))
+            tied = rng.integers(0, 50, size=(n.size, len(names)))
+            self.chunk_tallies = {"wins": wins, "tied": tied}
+
+    def fake(names, games, seed, rules, per_chunk, streams, progress=None):
+        assert per_chunk and streams == STREAM_PER_TURN and seed == 7
+        calls.append(list(names))
+        return Fake(names)
+
+    monkeypatch.setattr(sim, "simulate_penta", fake)
+    m = measure_penta_win(seats=2, games=games, seed=7, ceiling=False)
+    assert calls == [["optimal", "optimal"], ["penta-win", "optimal"],
+                     ["optimal", "penta-win"]]
+    assert m.ceiling is None and m.share_of_gap is None
+    assert m.games_per_s == pytest.approx(2 * games / 4.0)
+    # equal chunk weights but the last: the mean paired difference is the difference of
+    # the seats' mean scores, averaged over the seats
+    assert m.gain == pytest.approx(np.mean(m.win_scores) - np.mean(m.optimal_scores),
+                                   abs=1e-12)
+    lo, hi = m.gain_ci95
+    assert lo < m.gain < hi and m.gain_se > 0
+
+
+def test_objective_seats_and_a_users_policy_do_not_share_a_table():
+    user = PolicySpec("penta", "user", "greedy-object", policy=BUILT_IN["greedy"])
+    with pytest.raises(UserError, match="not at a table with a user's Penta policy"):
+        simulate_penta([user, "optimal:at-least:300"], games=10, seed=1)
