@@ -298,7 +298,8 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
     ce = math.log(float(p @ np.exp(theta * np.arange(MAX_TOTAL + 1)))) / theta
     assert ce == pytest.approx(d["value"], abs=1e-9)
     assert d["value"] > d["value_of_optimal"] and d["decisions_differing_from_optimal"] > 0
-    assert d["optimal_distribution"]["expected_final_score"] == pytest.approx(254.48484588168, abs=1e-8)
+    assert d["optimal_distribution"]["expected_final_score"] == pytest.approx(254.48484588168,
+                                                                              abs=1e-8)
     assert (tmp_path / "o" / "distribution.parquet").exists()
     code, stdout, err = run_cli(capsys, ["solve", "penta", "--objective",
                                          f"utility:theta={theta}"])

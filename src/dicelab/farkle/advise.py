@@ -17,7 +17,6 @@ after hot dice). Options worth the same (within 1e-12) are ties and say so
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,7 @@ import numpy as np
 
 from dicelab import dice
 from dicelab.errors import UserError
+from dicelab.farkle import policy
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
     PENALTY_STREAK,
@@ -34,7 +34,6 @@ from dicelab.farkle.rules import (
     check_target,
     dice_after,
     load_rules,
-    setaside_points,
 )
 
 #: Options whose values differ by at most this are ties.
@@ -105,15 +104,7 @@ def legal_setasides(rules: FarkleRules, roll: list[int]) -> list[tuple[tuple[int
     >>> legal_setasides(PRESETS["default"], [1, 2, 3, 4, 6, 6])
     [((1,), 100)]
     """
-    out = {}
-    faces = sorted(roll)
-    for k in range(1, len(faces) + 1):
-        for sub in itertools.combinations(faces, k):
-            if sub not in out:
-                p = setaside_points(rules, sub)
-                if p is not None:
-                    out[sub] = p
-    return sorted(out.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))
+    return [(o.keep, o.points) for o in policy.options(rules, tuple(roll))]
 
 
 def _check_roll(roll) -> list[int]:
