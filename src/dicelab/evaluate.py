@@ -172,9 +172,10 @@ def evaluate_farkle(policy, *, rules: FarkleRules, target: int | None = None,
     second = br.second_outcome
     br_score = 0.5 * (br.p_win + 0.5 * br.p_tie + second[0] + 0.5 * second[1])
     step()
-    per_turn, turns, banks = _solitaire(resolved, rules, target)
+    read = _slices(resolved, rules, target)  # once: the solitaire and the decisions
+    per_turn, turns, banks = _solitaire(read, rules)
     step()
-    worst = costliest_decisions(resolved, optimal, rules, target)
+    worst = _costliest(read, optimal, rules, target, WORST_DECISIONS)
     step()
     return FarkleEvaluation(name, rules, target, vs_ow, vs_ai, br_score, per_turn, turns,
                             banks, optimal.bank_decisions(0, 0), worst,
@@ -189,12 +190,12 @@ def _slices(resolved, rules: FarkleRules, target: int) -> tuple[fixed.Slices, fi
     return slices, fixed.turn_outcomes(slices, rules), grid
 
 
-def _solitaire(resolved, rules: FarkleRules, target: int
+def _solitaire(read: tuple[fixed.Slices, fixed.Side, fixed.Grid], rules: FarkleRules
                ) -> tuple[float, float, np.ndarray]:
     """(expected points of a turn from 0 : 0, expected turns to the target alone -- the
     opponent's total staying 0 -- and the bank table at the start)."""
     m = model(rules)
-    slices, side, grid = _slices(resolved, rules, target)
+    slices, side, grid = read
     u, k, zero = grid.u, grid.streak, grid.floor
     start = side.normal[0, 0, zero, zero]
     gains = np.arange(side.dist.shape[1])
@@ -221,7 +222,11 @@ def costliest_decisions(resolved, optimal, rules: FarkleRules, target: int,
     """The policy's bank-or-roll decisions that give up the most P(win) + ½P(tie) against
     ``optimal`` play from there on, at totals on a grid of :data:`DECISION_STEPS` steps,
     every turn points its table covers and every dice count, no lost turns in a row."""
-    slices, _, grid = _slices(resolved, rules, target)
+    return _costliest(_slices(resolved, rules, target), optimal, rules, target, count)
+
+
+def _costliest(read, optimal, rules: FarkleRules, target: int, count: int) -> list[Decision]:
+    slices, _, grid = read
     step = max(target // DECISION_STEPS // POINT_UNIT * POINT_UNIT, POINT_UNIT)
     totals = range(0, target, step)
     found: list[Decision] = []
