@@ -218,17 +218,50 @@ def test_the_training_script_saves_a_curve_and_a_manifest(tmp_path, capsys):
     for kind in ("turn", "solo"):
         out = tmp_path / kind
         assert script.main(["--kind", kind, "--target", "500", "--games", "32", "--steps",
-                            "50", "--evaluations", "1", "--out", str(out), "--json"]) == 0
+                            "50", "--evaluations", "1", "--duel", "100", "--out", str(out),
+                            "--json"]) == 0
         summary = json.loads(capsys.readouterr().out)
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["summary"]["final_gap"] == pytest.approx(summary["final_gap"])
         assert manifest["command"][:4] == ["python", "experiments/rl_qlearning.py", "--kind",
                                            kind]
         assert (out / "summary.parquet").exists()
-    bad = tmp_path / "bad"
-    assert script.main(["--rules", "nope", "--out", str(bad)]) == 2
-    assert "error: unknown Farkle rules" in capsys.readouterr().err
-    assert not bad.exists()
+        assert ("duel" in summary) == (kind == "solo")
+    duel = summary["duel"]
+    assert duel["games_per_seat"] == 100 and duel["opponent"] == "optimal-win"
+    assert 0 <= duel["agent_seats_averaged_ci95"][0] <= duel["agent_seats_averaged"] <= 1
+    for argv, message in ((["--rules", "nope"], "unknown Farkle rules"),
+                          (["--kind", "solo", "--duel", "-1"], "--duel"),
+                          (["--kind", "solo", "--opponent", "nope"], "unknown policy")):
+        bad = tmp_path / "bad"
+        assert script.main([*argv, "--out", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1
+        assert not bad.exists()
+
+
+def test_a_solitaire_agent_plays_as_a_policy_what_its_exact_judge_scores():
+    """The trained agent, wrapped as a dicelab policy and played move by move by the
+    referee, takes the turns to the target that the exact judge of its greedy table
+    gives (within 4 SE); its duel's exact reference is ``fastest``'s pair value."""
+    import dataclasses
+
+    from dicelab.farkle.exact import exact_pair
+    from dicelab.farkle.simulate import simulate_python
+    from dicelab.rl.policy import as_policy
+    from dicelab.rl.tabular import duel, train_solo
+
+    t = train_solo(games=64, steps=300, seed=5, evaluations=1, target=500)
+    agent = as_policy(t.agent(), encoding="solo")
+    played = simulate_python([agent], games=3000, seed=5, target=500).seat(0).mean_turns
+    assert abs(played.mean - t.final) < 4 * played.se
+    d = duel(t, games=200, seed=5)
+    ref = exact_pair("fastest", "optimal-win", rules=t.rules, target=500)
+    assert d.reference_first == pytest.approx(ref.first.win + ref.first.tie / 2)
+    assert d.reference_second == pytest.approx(ref.second.win + ref.second.tie / 2)
+    assert d.first.n == d.second.n == 200
+    with pytest.raises(UserError, match="solitaire agent"):
+        duel(dataclasses.replace(t, kind="turn"))
 
 
 # --- Penta -------------------------------------------------------------------------------

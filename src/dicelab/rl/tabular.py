@@ -21,7 +21,9 @@ which ``fastest``'s is the optimum of.
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +36,7 @@ from dicelab.farkle.rules import HOT_DICE, POINT_UNIT, FarkleRules, check_target
 from dicelab.rl import kernels
 from dicelab.rl.batch import FarkleBatch
 from dicelab.rl.farkle import FarkleActions, check_rules
+from dicelab.stats import Estimate, fields, mean_estimate
 
 #: Turn points (rows of 50) a policy's exact evaluation follows; what is still rolling
 #: past them is reported as ``unfinished``.
@@ -132,6 +135,8 @@ class Training:
     curve: pd.DataFrame
     q: np.ndarray = field(repr=False)
     elapsed_s: float = 0.0
+    #: the solitaire agent against a two-seat opponent (:func:`duel`), once played
+    duel: Duel | None = None
 
     @property
     def measure(self) -> str:
@@ -161,10 +166,33 @@ class Training:
                 "optimum": self.optimum, "optimal_policy": "max-ev" if self.kind == "turn"
                 else "fastest", "final_exact": self.final, "final_gap": self.final_gap,
                 "final_unfinished": float(self.curve["unfinished"].iloc[-1]),
-                "transitions": int(self.curve["transitions"].iloc[-1])}
+                "transitions": int(self.curve["transitions"].iloc[-1]),
+                **({} if self.duel is None else {"duel": self.duel.to_dict()})}
 
     def to_frame(self) -> pd.DataFrame:
         return self.curve
+
+    def agent(self) -> Callable[[dict], int]:
+        """The greedy policy as a function from the environment's observation to its
+        action (:class:`~dicelab.rl.farkle.FarkleTurnEnv`'s for ``kind`` ``"turn"``,
+        :class:`~dicelab.rl.farkle.FarkleSoloEnv`'s for ``"solo"``): what
+        :func:`dicelab.rl.policy.as_policy` makes a dicelab policy of, with that
+        encoding."""
+        acts = FarkleActions(self.rules)
+        rows = self.rows
+        if self.kind == "turn":
+            choose = greedy_table(acts, self.q)[None]
+        else:
+            choose = np.stack([greedy_table(acts, q_u) for q_u in self.q])
+
+        def act(obs: dict) -> int:
+            o = np.asarray(obs["observation"])[None]
+            total = 0 if self.kind == "turn" else min(int(o[0, 8]) // POINT_UNIT,
+                                                      choose.shape[0] - 1)
+            row = min(int(o[0, 7]) // POINT_UNIT, rows - 1)
+            return int(choose[total, row, roll_classes(acts, o)[0]])
+
+        return act
 
 
 def _check_training(rules, games, steps, rows, evaluations, alpha_min, epsilon,
@@ -288,3 +316,72 @@ def train_solo(rules=None, *, target: int = 1000, games: int = 256, steps: int =
     return Training("solo", table, target, games, steps, rows, seed, alpha_min,
                     tuple(epsilon), optimum, pd.DataFrame(curve), q,
                     time.perf_counter() - t0)
+
+
+@dataclass(frozen=True)
+class Duel:
+    """A solitaire agent (:func:`train_solo`) against ``opponent`` in two seats: ``games``
+    games with the agent moving first and ``games`` with it moving second, on common dice
+    (the k-th turn of the game's first mover draws the same dice in both runs). Each is
+    the agent's P(win) + P(tie)/2 with its standard error. Beside them, exactly, the same
+    for ``reference``, the optimal solitaire policy the agent learns towards."""
+
+    opponent: str
+    target: int
+    games: int
+    seed: int
+    first: Estimate
+    second: Estimate
+    reference: str
+    reference_first: float
+    reference_second: float
+
+    @property
+    def seats_averaged(self) -> Estimate:
+        """The two seats' mean; its SE treats the runs as independent, which the common
+        dice (negatively correlated across the swapped seats) make conservative."""
+        return Estimate((self.first.mean + self.second.mean) / 2,
+                        math.hypot(self.first.se, self.second.se) / 2, 2 * self.games)
+
+    @property
+    def reference_averaged(self) -> float:
+        return (self.reference_first + self.reference_second) / 2
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"opponent": self.opponent, "target": self.target,
+                "games_per_seat": self.games, "seed": self.seed,
+                **fields("agent_first", self.first), **fields("agent_second", self.second),
+                **fields("agent_seats_averaged", self.seats_averaged),
+                "reference": self.reference, "reference_first": self.reference_first,
+                "reference_second": self.reference_second,
+                "reference_seats_averaged": self.reference_averaged}
+
+
+def duel(training: Training, *, opponent: str = "optimal-win", games: int = 20_000,
+         seed: int = 0, progress: Callable[[int, int], None] | None = None) -> Duel:
+    """Play ``training``'s greedy solitaire agent against ``opponent`` in both seats
+    (the referee plays it move by move, :func:`dicelab.farkle.simulate.simulate_python`)
+    and solve ``fastest`` against the same opponent exactly (:class:`Duel`)."""
+    if training.kind != "solo":
+        raise UserError("a duel needs a solitaire agent (train_solo): a turn agent does "
+                        "not know its total")
+    from dicelab.farkle import kernels as K
+    from dicelab.farkle.exact import exact_pair
+    from dicelab.farkle.simulate import simulate_python
+    from dicelab.rl.policy import as_policy
+
+    agent = as_policy(training.agent(), name="q-learning", encoding="solo")
+    seats = []
+    for first in (0, 1):
+        def tick(done: int, _total: int, base: int = first * games) -> None:
+            if progress is not None:
+                progress(base + done, 2 * games)
+
+        res = simulate_python([agent, opponent], games=games, seed=seed,
+                              target=training.target, rules=training.rules,
+                              first_seat=first, progress=tick, streams=K.STREAM_PER_TURN)
+        s = res.seat(0)
+        seats.append(mean_estimate(s.wins + s.ties / 2, s.wins + s.ties / 4, games))
+    ref = exact_pair("fastest", opponent, rules=training.rules, target=training.target)
+    return Duel(opponent, training.target, games, seed, seats[0], seats[1], "fastest",
+                ref.first.win + ref.first.tie / 2, ref.second.win + ref.second.tie / 2)
