@@ -252,7 +252,7 @@ def test_aec_rewards_follow_the_totals():
                 if term:
                     final[agent] = reward
                 env.step(None if term or trunc else random_legal(obs, rng))
-            totals = env._totals
+            totals = env.totals
             assert [final[a] for a in env.possible_agents] == outcome_rewards(totals)
             assert max(totals) >= 1000
             if ending == "first-to-bank":
@@ -378,9 +378,7 @@ def test_two_seat_yardstick_best_first_roll_is_optimal_wins_value(rules, ending)
     x = sol.win_value(0, 0)
 
     def values_of(acts, r):
-        env._rank, env._tp, env._seat = r, 0, 0
-        env._totals, env._lost = [0, 0], [0, 0]
-        return (env._values() + 1.0) / 2.0
+        return (env.action_values(r, 0, (0, 0), (0, 0)) + 1.0) / 2.0
 
     lost_value = 1.0 - sol.win_value(0, 0, 0, 1 if env.rules.farkle_penalty else 0)
     mean = _first_roll_mean(values_of, lost_value, env.rules)
@@ -424,9 +422,7 @@ def test_two_seat_yardstick_against_a_fixed_policy_is_the_best_response():
     sol = solve_best_response(env.rules, target, "threshold-300")
 
     def values_of(acts, r):
-        env._rank, env._tp, env._seat = r, 0, 0
-        env._totals, env._lost = [0, 0], [0, 0]
-        return (env._values() + 1.0) / 2.0
+        return (env.action_values(r, 0, (0, 0), (0, 0)) + 1.0) / 2.0
 
     w2, t2, _ = sol.second_outcome  # after a lost first turn the opponent moves first
     mean = _first_roll_mean(values_of, w2 + t2 / 2, env.rules)

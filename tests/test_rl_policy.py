@@ -32,8 +32,8 @@ def test_an_agent_is_a_policy_whose_moves_are_legal():
             env.step(None)
             continue
         seat = env.possible_agents.index(agent)
-        state = State(tuple(dice.dice_of_rank(env._rank)), env._tp, seat, tuple(env._totals),
-                      tuple(env._lost), env._last_round_left >= 0, env.target, env.rules)
+        state = env.decision_state()
+        assert state.seat == seat and state.target == env.target
         built = observation(state, "table")
         assert (built["observation"] == obs["observation"]).all()
         assert (built["action_mask"] == obs["action_mask"]).all()
@@ -48,8 +48,7 @@ def test_the_solo_encoding_is_the_solitaire_envs_and_the_action_becomes_its_move
     obs, info = env.reset(seed=2)
     rng = np.random.default_rng(2)
     for _ in range(300):
-        state = State(tuple(dice.dice_of_rank(env._rank)), env._tp, 0, (env._total,),
-                      (env._lost,), False, env.target, env.rules)
+        state = env.decision_state()
         assert (observation(state, "solo")["observation"] == obs["observation"]).all()
         a = int(rng.choice(np.flatnonzero(obs["action_mask"])))
         move = as_policy(lambda o, a=a: a, encoding="solo").decide(state)

@@ -34,10 +34,9 @@ import numpy as np
 
 from dicelab import dice
 from dicelab.errors import UserError
+from dicelab.farkle.policy import State
 from dicelab.farkle.rules import (
-    HOT_DICE,
     MAX_SEATS,
-    PENALTY_STREAK,
     POINT_UNIT,
     check_target,
     dice_after,
@@ -52,7 +51,14 @@ from dicelab.rl.common import (
     require_gymnasium,
     yardstick_info,
 )
-from dicelab.rl.farkle import TURN_OBS, FarkleActions, check_rules
+from dicelab.rl.farkle import (
+    TURN_OBS,
+    FarkleActions,
+    check_rules,
+    new_referee,
+    play_action,
+    roll_rank,
+)
 from dicelab.rl.penta import N_ACTIONS as PENTA_ACTIONS
 from dicelab.rl.penta import N_DICE, N_KEEPS, N_OBS, ROLL_AT, PentaCard, check_penta_rules
 
@@ -212,101 +218,84 @@ class FarkleAECEnv(_TurnTakingEnv):
         self.actions = FarkleActions(self.rules)
         super().__init__(seats, TURN_OBS + 3 + 2 * (seats - 1), self.actions.n_actions,
                          render_mode, low=-OBS_HIGH)
-        self._totals = [0] * seats
-        self._lost = [0] * seats
-        self._tp = 0
-        self._rank = -1
-        self._last_round_left = -1  # turns still to play in the last round (-1: not yet)
+        self._ref = None
+
+    @property
+    def totals(self) -> list[int]:
+        """The seats' banked totals (after ``reset``)."""
+        return list(self._ref.totals)
+
+    def decision_state(self) -> State:
+        """The decision the seat to move faces, as a dicelab policy sees it
+        (:class:`~dicelab.farkle.policy.State`)."""
+        return self._ref.state()
 
     def _yardstick_on(self):
         return self.yardstick
 
     def _mask_of(self, seat):
-        return self.actions.mask(self._rank, self._tp)
+        return self.actions.mask(roll_rank(self._ref), self._ref.turn_points)
 
     def _observation(self, seat):
+        ref = self._ref
         mine = seat == self._seat and not self._over
         others = [(seat + k) % self.seats for k in range(1, self.seats)]
-        turn = self.actions.observation(self._rank, self._tp) if mine \
+        turn = self.actions.observation(roll_rank(ref), ref.turn_points) if mine \
             else np.zeros(TURN_OBS, dtype=np.int64)
-        return np.array([*turn, self._totals[seat], self._lost[seat],
-                         int(self._last_round_left >= 0),
-                         *(self._totals[o] for o in others), *(self._lost[o] for o in others)],
+        return np.array([*turn, ref.totals[seat], ref.lost[seat], int(ref.last_round),
+                         *(ref.totals[o] for o in others), *(ref.lost[o] for o in others)],
                         dtype=np.int64)
 
     def reset(self, seed=None, options=None):
         self._start(seed)
-        self._totals = [0] * self.seats
-        self._lost = [0] * self.seats
-        self._last_round_left = -1
-        self._seat = 0
-        self._begin_turn()
-        self.agent_selection = self.possible_agents[self._seat]
+        self._ref = new_referee(self.rules, self.seats, self.target, self._rng)
+        self._after_move()
         self._publish()
 
-    def _begin_turn(self) -> None:
-        """Roll six dice for the seat to move; a roll that scores nothing loses the turn
-        and passes it on, until a seat has a decision or the game ends."""
-        while not self._over:
-            self._tp = 0
-            self._rank = self.actions.roll(self._rng, HOT_DICE)
-            if self.actions.options(self._rank):
-                return
-            self._end_turn(None)
-
-    def _end_turn(self, banked: int | None) -> None:
-        s = self._seat
-        if banked is None:
-            self._lost[s] += 1
-            if self.rules.farkle_penalty and self._lost[s] == PENALTY_STREAK:
-                self._totals[s] -= self.rules.farkle_penalty
-                self._lost[s] = 0
-        else:
-            self._totals[s] += banked
-            self._lost[s] = 0
-        if self._last_round_left >= 0:
-            self._last_round_left -= 1
-            if self._last_round_left == 0:
-                self._finish(self._totals)
-                return
-        elif banked is not None and self._totals[s] >= self.target:
-            if self.rules.ending == "first-to-bank":
-                self._finish(self._totals)
-                return
-            self._last_round_left = self.seats - 1
-        self._seat = (s + 1) % self.seats
+    def _after_move(self) -> None:
+        """The seat to move next, or the game's end (a game the simulation would cap is
+        truncated: no rewards)."""
+        ref = self._ref
+        if ref.phase == "over":
+            if ref.capped:
+                self._over = True
+                self.truncations = dict.fromkeys(self.agents, True)
+            else:
+                self._finish(ref.totals)
+        self._seat = ref.seat
+        self.agent_selection = self.possible_agents[self._seat]
 
     def _play(self, a: int) -> None:
-        pts, left, bank = self.actions.decode(self._rank, a)
-        self._tp += pts
-        if bank:
-            self._end_turn(self._tp)
-            self._begin_turn()
-            return
-        self._rank = self.actions.roll(self._rng, left)
-        if not self.actions.options(self._rank):
-            self._end_turn(None)
-            self._begin_turn()
+        play_action(self.actions, self._ref, a)
+        self._after_move()
 
     def _values(self) -> np.ndarray:
-        s = self._seat
-        o = 1 - s
+        ref = self._ref
+        s, o = self._seat, 1 - self._seat
+        return self.action_values(roll_rank(ref), ref.turn_points, (ref.totals[s], ref.totals[o]),
+                                  (ref.lost[s], ref.lost[o]))
+
+    def action_values(self, rank: int, tp: int, totals: tuple[int, int],
+                      lost: tuple[int, int]) -> np.ndarray:
+        """The yardstick's value of each action (-inf: illegal) of the seat to move after
+        roll ``rank`` with ``tp`` turn points, ``totals`` and ``lost`` (turns lost in a
+        row) being (the mover's, the other's)."""
         low = -self.rules.penalty_floor() * POINT_UNIT
         penalty = bool(self.rules.farkle_penalty)
-        me, opp = max(self._totals[s], low), max(self._totals[o], low)
-        mine, theirs = (self._lost[s], self._lost[o]) if penalty else (0, 0)
+        me, opp = max(totals[0], low), max(totals[1], low)
+        mine, theirs = lost if penalty else (0, 0)
+        mask = self.actions.mask(rank, tp)
         if self._response is not None and opp < self.target:
             sol = self._response
             return 2.0 * self.actions.values(
-                self._rank, self._tp, self._mask_of(s),
-                lambda tp: sol.turn_values(me, opp, tp, mine, theirs)) - 1.0
+                rank, tp, mask, lambda tp: sol.turn_values(me, opp, tp, mine, theirs)) - 1.0
         # self-play optimal-win, or a last turn (whoever the other seat was): advise's values
         from dicelab.farkle.advise import advise
 
-        faces = dice.dice_of_rank(self._rank)
-        adv = advise(faces, turn_points=self._tp, me=me, opp=opp, target=self.target,
+        faces = dice.dice_of_rank(rank)
+        adv = advise(faces, turn_points=tp, me=me, opp=opp, target=self.target,
                      rules=self.rules, my_farkles=mine, opp_farkles=theirs)
-        index = {opt: k for k, opt in enumerate(self.actions.option_list(self._rank))}
+        index = {opt: k for k, opt in enumerate(self.actions.option_list(rank))}
         out = np.full(self.actions.n_actions, -np.inf)
         n = len(faces)
         for opt in adv.options:
@@ -315,8 +304,9 @@ class FarkleAECEnv(_TurnTakingEnv):
         return out
 
     def _describe(self):
-        return (f"seat {self._seat} roll {dice.dice_of_rank(self._rank)} turn points "
-                f"{self._tp} totals {self._totals}")
+        ref = self._ref
+        return (f"seat {self._seat} roll {list(ref.sorted_roll)} turn points "
+                f"{ref.turn_points} totals {ref.totals}")
 
 
 class PentaAECEnv(_TurnTakingEnv):

@@ -31,9 +31,10 @@ import numpy as np
 
 from dicelab import dice
 from dicelab.errors import UserError
+from dicelab.farkle.policy import State
+from dicelab.farkle.referee import GeneratorDice, Referee
 from dicelab.farkle.rules import (
     HOT_DICE,
-    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_target,
@@ -122,8 +123,39 @@ def check_rules(rules, ending) -> FarkleRules:
     return load_rules(rules, ending)
 
 
+#: FarkleTurn's referee plays one turn of a game no total can end.
+_NO_TARGET = 2**62
+
+
+def new_referee(rules: FarkleRules, seats: int, target: int, rng: np.random.Generator,
+                hold: bool = False) -> Referee:
+    """A started :class:`~dicelab.farkle.referee.Referee` rolling from ``rng``: the game
+    the environments play (``hold``: a finished turn waits for ``begin_turn``)."""
+    return Referee(seats, rules=rules, target=target, dice=GeneratorDice(rng),
+                   hold=hold).start()
+
+
+def roll_rank(ref: Referee) -> int:
+    """The global multiset rank of the referee's current roll."""
+    return dice.rank_of_dice(ref.sorted_roll)
+
+
+def play_action(actions: FarkleActions, ref: Referee, action: int) -> None:
+    """Play a legal ``action`` on the referee: set aside its option of the roll (the first
+    set-aside with its points and dice left: they lead to the same game), then bank or
+    roll on."""
+    points, left, bank = actions.decode(roll_rank(ref), action)
+    option = next(o for o in ref.options() if (o.points, o.dice_left) == (points, left))
+    ref.set_aside(option.keep)
+    if bank:
+        ref.bank()
+    else:
+        ref.roll_on()
+
+
 class _FarkleEnv(gym.Env):
-    """One Farkle turn at a time: the roll, the turn points, the mask (shared)."""
+    """A single-seat Farkle game on the referee, a decision at a time: the roll, the turn
+    points, the mask (shared)."""
 
     metadata: ClassVar[dict] = {"render_modes": ["ansi"], "render_fps": 1}
 
@@ -136,28 +168,35 @@ class _FarkleEnv(gym.Env):
         self.actions = FarkleActions(self.rules)
         self.action_space = masked_discrete(self.actions.n_actions, lambda: self._mask)
         self.observation_space = masked_space(TURN_OBS + n_extra, self.actions.n_actions, low)
+        self._ref: Referee | None = None
         self._rank = -1
         self._tp = 0
         self._done = True
         self._mask = np.zeros(self.actions.n_actions, dtype=np.int8)
         self._stick: dict | None = None
 
-    # -- subclasses: what a turn's end means, the extra observation, the exact values
+    # -- subclasses: the extra observation, the exact values, what a step is worth
     def _extra(self) -> tuple:
         return ()
 
     def _value(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _turn_over(self, banked: int | None) -> tuple[float, bool]:  # pragma: no cover
+    def _outcome(self) -> tuple[float, bool, bool]:  # pragma: no cover - abstract
+        """(reward, terminated, truncated) of the step just played on the referee."""
         raise NotImplementedError
 
-    # -- the shared turn
-    def _new_turn(self) -> None:
-        """Roll six dice at a turn's start (a roll that scores nothing is played by the
-        subclass: the turn is lost)."""
-        self._tp = 0
-        self._rank = self.actions.roll(self.np_random, HOT_DICE)
+    def decision_state(self) -> State:
+        """The decision the agent faces, as a dicelab policy sees it
+        (:class:`~dicelab.farkle.policy.State`)."""
+        return self._ref.state()
+
+    # -- the shared decision
+    def _read(self) -> None:
+        """The referee's roll and turn points, when a decision waits."""
+        if self._ref.phase == "decide":
+            self._rank = roll_rank(self._ref)
+            self._tp = self._ref.turn_points
 
     def _obs(self) -> dict:
         self._mask = np.zeros(self.actions.n_actions, dtype=np.int8) if self._done \
@@ -181,19 +220,13 @@ class _FarkleEnv(gym.Env):
             raise gym.error.ResetNeeded("the episode is over: call reset() first")
         a = check_action(action, self._mask)
         loss = loss_of(self._stick, a)
-        pts, left, bank = self.actions.decode(self._rank, a)
-        self._tp += pts
-        reward, terminated = 0.0, False
-        if bank:
-            reward, terminated = self._turn_over(self._tp)
-        else:
-            self._rank = self.actions.roll(self.np_random, left)
-            if not self.actions.options(self._rank):
-                reward, terminated = self._turn_over(None)
-        self._done = terminated
+        play_action(self.actions, self._ref, a)
+        reward, terminated, truncated = self._outcome()
+        self._done = terminated or truncated
+        self._read()
         obs = self._obs()
         more = {} if loss is None else {"loss": loss}
-        return obs, reward, terminated, False, self._info(**more)
+        return obs, reward, terminated, truncated, self._info(**more)
 
     def render(self):
         if self.render_mode != "ansi":
@@ -229,17 +262,25 @@ class FarkleTurnEnv(_FarkleEnv):
     def _value(self):
         return lambda tp: self._solution.turn_values(tp, 0)
 
-    def _turn_over(self, banked):
-        return float(banked or 0), True
+    def _outcome(self):
+        ref = self._ref
+        if ref.phase == "over":  # capped: the turn rolled MAX_TURN_ROLLS times
+            return 0.0, False, True
+        if ref.phase != "turn":
+            return 0.0, False, False
+        banked = ref.turns[-1]["end"] == "bank"
+        return (float(ref.totals[0] - self._before) if banked else 0.0), True, False
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
+        self._ref = ref = new_referee(self.rules, 1, _NO_TARGET, self.np_random, hold=True)
         skipped = 0
-        self._new_turn()
-        while not self.actions.options(self._rank):
+        while ref.phase == "turn":  # the first roll scored nothing
             skipped += 1
-            self._new_turn()
+            ref.begin_turn()
+        self._before = ref.totals[0]  # a skipped turn may have cost a farkle penalty
         self._done = False
+        self._read()
         obs = self._obs()
         return obs, self._info(skipped_turns=skipped)
 
@@ -250,8 +291,11 @@ class FarkleSoloEnv(_FarkleEnv):
     number of turns. A roll of six dice that scores nothing at a turn's start is a lost
     turn (-1) and the next turn's roll follows at once. Under a farkle penalty the
     :data:`~dicelab.farkle.rules.PENALTY_STREAK`-th lost turn in a row costs the penalty
-    (the total may go below zero, as in the simulation). With ``yardstick=True`` the
-    values are minus ``fastest``'s expected turns still to play, this one included
+    (the total may go below zero, as in the simulation); the turns lost in a row count
+    from 0 to ``PENALTY_STREAK - 1``, as the referee keeps them. A game the simulation
+    would cap (:data:`~dicelab.config.MAX_ROUNDS` turns, or a turn of
+    :data:`~dicelab.config.MAX_TURN_ROLLS` rolls) is truncated. With ``yardstick=True``
+    the values are minus ``fastest``'s expected turns still to play, this one included
     (totals below the solver's floor are read at the floor).
     """
 
@@ -262,8 +306,6 @@ class FarkleSoloEnv(_FarkleEnv):
                  render_mode: str | None = None):
         super().__init__(rules, ending, yardstick, render_mode, 2, low=-2**40)
         self.target = check_target(target)
-        self._total = 0
-        self._lost = 0
         self.turns = 0
         if self.yardstick:
             from dicelab.farkle.solitaire import fastest_solution
@@ -271,46 +313,24 @@ class FarkleSoloEnv(_FarkleEnv):
             self._solution = fastest_solution(self.rules, self.target)
 
     def _extra(self):
-        return (self._total, self._lost)
+        ref = self._ref
+        return (0, 0) if ref is None else (ref.totals[0], ref.lost[0])
 
-    def _turn_over(self, banked):
-        self.turns += 1
-        if banked is None:
-            self._lost += 1
-            if self.rules.farkle_penalty and self._lost == PENALTY_STREAK:
-                self._total -= self.rules.farkle_penalty
-                self._lost = 0
-        else:
-            self._total += banked
-            self._lost = 0
-        if self._total >= self.target:
-            return -1.0, True
-        return -1.0 + self._start_turns(), False
-
-    def _start_turns(self) -> float:
-        """Start the next turn: six dice until a roll scores (each that does not is a lost
-        turn, -1); returns the reward of those lost turns."""
-        reward = 0.0
-        self._new_turn()
-        while not self.actions.options(self._rank):
-            reward -= 1.0
-            self.turns += 1
-            self._lost += 1
-            if self.rules.farkle_penalty and self._lost == PENALTY_STREAK:
-                self._total -= self.rules.farkle_penalty
-                self._lost = 0
-            self._new_turn()
-        return reward
+    def _outcome(self):
+        ref = self._ref
+        finished = len(ref.turns) - self.turns
+        self.turns = len(ref.turns)
+        over = ref.phase == "over"
+        return -float(finished), over and not ref.capped, over and ref.capped
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
-        self._total = 0
-        self._lost = 0
-        self.turns = 0
-        lost = self._start_turns()
+        self._ref = ref = new_referee(self.rules, 1, self.target, self.np_random)
+        self.turns = len(ref.turns)  # turns lost on their first roll
         self._done = False
+        self._read()
         obs = self._obs()
-        return obs, self._info(lost_turns_at_start=int(-lost))
+        return obs, self._info(lost_turns_at_start=self.turns)
 
     def step(self, action):
         obs, reward, terminated, truncated, info = super().step(action)
@@ -318,7 +338,8 @@ class FarkleSoloEnv(_FarkleEnv):
         return obs, reward, terminated, truncated, info
 
     def _value(self):
-        return fastest_values(self._solution, self.rules, self._total, self._lost)
+        ref = self._ref
+        return fastest_values(self._solution, self.rules, ref.totals[0], ref.lost[0])
 
 
 def fastest_values(sol, rules: FarkleRules, total: int, lost_in_a_row: int):

@@ -26,8 +26,10 @@ TURN_OBS = 8
 
 @njit(cache=True)
 def _lose_turn(i, total, lost, penalty, streak):
+    """A lost turn, as the referee counts it: the ``streak``-th in a row costs the
+    penalty (if any) and starts the count again."""
     lost[i] += 1
-    if penalty > 0 and lost[i] == streak:
+    if lost[i] == streak:
         total[i] -= penalty
         lost[i] = 0
 
