@@ -28,6 +28,7 @@ import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.penta.policies import Scorecard, rank_options
+from dicelab.penta.referee import fill
 from dicelab.penta.rules import BOX_NAMES, FULL_CARD, N_BOXES, N_DICE, REROLLS, RuleSet, get_rules
 from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import roll_index
@@ -125,13 +126,10 @@ class PentaCard:
             self.faces = sorted(kept + fresh)
             self.rolls_left -= 1
             return 0
-        b = action - N_KEEPS
-        scores, bonus = self.box_scores()
-        before = self.card.total
-        self.scores[b] = int(scores[b])
-        if bonus:
-            self.bonuses += 1
-        return self.card.total - before
+        before = self.card
+        after = fill(before, BOX_NAMES[action - N_KEEPS], self.faces, self.rules)
+        self.scores, self.bonuses = list(after.scores), after.penta_bonuses
+        return after.total - before.total
 
     def values(self, mask: np.ndarray) -> np.ndarray:
         """The exact expected return still to come of every legal action (``optimal``)."""
