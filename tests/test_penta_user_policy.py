@@ -17,10 +17,11 @@ from dicelab.penta.evaluate import DECISION_CLASSES, evaluate_penta
 from dicelab.penta.policies import Scorecard
 from dicelab.penta.policy import BUILT_IN, FunctionPolicy, State, ask, penta_policy, points_of
 from dicelab.penta.rules import get_rules
-from dicelab.penta.simulate import simulate_penta
+from dicelab.penta.simulate import CHUNK_TALLIES, PentaPlan, RefereePlan, simulate_penta
 from dicelab.penta.solver import solve
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
+from dicelab.runner import PER_CHUNK
 
 EXAMPLES = "docs/examples/policies/penta_rules.py"
 SEED = get_rules("seed")
@@ -73,12 +74,24 @@ def test_copies_of_the_built_ins_play_the_kernels_games_bit_for_bit(copies, stre
     seats = [parse_policy(f"{copies}:greedy_copy", "penta"),
              parse_policy(f"{copies}:optimal_copy", "penta")]
     assert [s.family for s in seats] == ["user", "user"]
-    mine = simulate_penta(seats, games=150, seed=31, streams=streams)
-    kernel = simulate_penta(["greedy", "optimal"], games=150, seed=31, streams=streams)
+    mine = simulate_penta(seats, games=150, seed=31, streams=streams, per_chunk=True)
+    kernel = simulate_penta(["greedy", "optimal"], games=150, seed=31, streams=streams,
+                            per_chunk=True)
     for name in BOOKS:
         assert np.array_equal(getattr(mine, name), getattr(kernel, name)), name
     assert mine.ties == kernel.ties
     assert mine.seat(0).mean_final_score == kernel.seat(0).mean_final_score
+    for name, books in kernel.chunk_tallies.items():  # what tournaments read
+        assert np.array_equal(mine.chunk_tallies[name], books), name
+    # a sequential test's units, a range at a time: the referee's plan plays the kernel's
+    built = [parse_policy("greedy", "penta"), parse_policy("optimal", "penta")]
+    ref = RefereePlan(tuple(seats), "seed", 31, 40, streams=streams, chunk_games=8)
+    ker = PentaPlan(tuple(built), "seed", 31, 40, per_chunk=True, streams=streams,
+                    chunk_games=8)
+    a, b = ref.run_range(1, 4), ker.run_range(1, 4)
+    for name in CHUNK_TALLIES:
+        assert a[PER_CHUNK + name].shape[0] == 3
+        assert np.array_equal(a[PER_CHUNK + name], b[PER_CHUNK + name]), name
 
 
 def test_the_built_in_policy_objects_read_the_kernels_tables():
@@ -283,3 +296,18 @@ def test_exact_head_to_head_of_a_user_penta_policy_is_refused_with_the_reason(ca
     code, _, err = run_cli(capsys, ["compare", f"{EXAMPLES}:chase_penta", "greedy",
                                     "--exact"])
     assert code == 2 and err.startswith("error: ") and "leave out --exact" in err, err
+
+
+def test_a_users_penta_policy_plays_a_tournament_and_a_sequential_test(capsys, tmp_path):
+    out = tmp_path / "t"
+    code, _, err = run_cli(capsys, ["tournament", f"{EXAMPLES}:chase_penta", "greedy",
+                                    "-n", "64", "--seed", "2", "--out", str(out)])
+    assert code == 0, err
+    assert (out / "manifest.json").exists()
+    code, text, err = run_cli(capsys, ["tournament", f"{EXAMPLES}:chase_penta", "greedy",
+                                       "--sprt", "elo1=400", "-n", "4096", "--seed", "2",
+                                       "--json"])
+    assert code == 0, err
+    decision = json.loads(text)
+    assert decision["pairs"][0]["decision"] == "H0"  # far weaker than greedy
+

@@ -453,12 +453,15 @@ class PentaTables:
         return self._columns(res.chunk_tallies)
 
     def plan(self, seats, *, games, seed, crn, chunk_games):
-        from dicelab.penta.simulate import PentaPlan
+        from dicelab.penta.simulate import PentaPlan, RefereePlan
         from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
 
+        streams = STREAM_PER_TURN if crn else STREAM_PER_CHUNK
+        if any(s.family == "user" for s in seats):  # played by the Python referee
+            return RefereePlan(tuple(seats), self.rules.name, seed, games, streams=streams,
+                               chunk_games=chunk_games)
         return PentaPlan(tuple(seats), self.rules.name, seed, games, per_chunk=True,
-                         streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK,
-                         chunk_games=chunk_games)
+                         streams=streams, chunk_games=chunk_games)
 
     def outcomes(self, acc) -> np.ndarray:
         from dicelab.penta.simulate import CHUNK_TALLIES, check_legal

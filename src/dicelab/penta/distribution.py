@@ -45,6 +45,8 @@ from dicelab.errors import UserError
 from dicelab.penta.policies import (
     POLICIES,
     Scorecard,
+    all_states,
+    build_decision_block,
     decision_tables,
     decisions_version,
 )
@@ -53,6 +55,7 @@ from dicelab.penta.rules import (
     FACES,
     FULL_CARD,
     N_BOXES,
+    N_STATES,
     PENTA_BOX,
     REROLLS,
     UPPER_TARGET,
@@ -505,6 +508,26 @@ def score_distribution(policy: str = "optimal", rules: str | RuleSet | None = No
     else:
         arrays, from_cache = _entry(policy, rs, card), False
     return distribution_from(policy, rs, arrays, from_cache, t0, card)
+
+
+def values_distribution(values: np.ndarray, rules: str | RuleSet | None = None,
+                        name: str = "values") -> ScoreDistribution:
+    """The exact distribution of the final TOTAL of the policy that plays the one-turn
+    widget under ``values`` (float64, one per state index: the points still to come, as
+    estimated by whoever made them), i.e. decides as ``optimal`` does with other values.
+    Its decision block (270 MB) is built for the call and dropped; nothing is cached."""
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    if values.shape != (N_STATES,):
+        raise UserError(f"values has one entry per Penta state index ({N_STATES:,}), not "
+                        f"shape {values.shape}")
+    t0 = time.perf_counter()
+    states, slot = all_states()
+    check_memory("the decision block of a Penta policy's values", states.size * N_ROLLS * 2)
+    block = np.empty((states.size, N_ROLLS), dtype=np.uint16)
+    build_decision_block(np.ascontiguousarray(values, dtype=np.float64), rs, slot, block)
+    arrays = propagate(slot, block, rs)
+    arrays["compute_s"] = np.array(time.perf_counter() - t0)
+    return distribution_from(name, rs, arrays, False, t0)
 
 
 def distribution_from(policy: str, rs: RuleSet, arrays: dict[str, np.ndarray],

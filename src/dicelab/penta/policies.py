@@ -420,7 +420,11 @@ def release_decision_tables() -> None:
     _TABLES_MEMO.clear()
 
 
-def _build_block(values: np.ndarray, rs: RuleSet, slot: np.ndarray, out: np.ndarray) -> None:
+def build_decision_block(values: np.ndarray, rs: RuleSet, slot: np.ndarray, out: np.ndarray
+                         ) -> None:
+    """Write into ``out[slot[s], r]`` the decisions of the widget under ``values`` (any
+    per-state estimate of the points to come: ``optimal``'s, zeros, a learned one) for
+    every reachable state ``s`` and roll ``r`` (``values`` is read, not changed)."""
     sink = DecisionSink(slot, out)
     for layer in layer_groups()[:N_BOXES]:
         solve_layer(values, layer, rs, sink)
@@ -480,7 +484,7 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
             # read straight into the block: no second 270 MB buffer, no copy
             loaded = disk_cache.load(key, version, out={"decisions": block}) is not None
             if not loaded:
-                _build_block(values, rs, tables.slot, block)
+                build_decision_block(values, rs, tables.slot, block)
         if not loaded:
             disk_cache.store(key, version, {"decisions": block})
         tables.built[p] = True
@@ -490,7 +494,6 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
 
 
 __all__ = ["POLICIES", "DecisionTables", "Option", "Scorecard", "TurnAnalysis", "all_states",
-           "analyse_turn", "check_turn", "choose", "decision_block_stored", "decision_tables",
-           "decisions_cache_key",
-           "decisions_version", "rank_options",
-           "release_decision_tables"]
+           "analyse_turn", "build_decision_block", "check_turn", "choose",
+           "decision_block_stored", "decision_tables", "decisions_cache_key",
+           "decisions_version", "rank_options", "release_decision_tables"]

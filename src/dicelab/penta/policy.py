@@ -44,6 +44,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
+import numpy as np
+
 from dicelab import dice
 from dicelab.errors import UserError, user_code_error
 from dicelab.penta.policies import (
@@ -228,12 +230,15 @@ class WidgetPolicy(BuiltInPolicy):
         super().__init__(name)
         self._turn: tuple[tuple, TurnAnalysis] | None = None
 
+    def values(self, rules: RuleSet) -> np.ndarray:
+        """The per-state values the widget decides by."""
+        return policy_values(self.name, rules)
+
     def turn(self, card: Scorecard, rules: RuleSet) -> TurnAnalysis:
         """The widget of ``card``'s state under ``rules`` (the last one kept)."""
         key = (rules, card.mask, card.up, card.fifty)
         if self._turn is None or self._turn[0] != key:
-            self._turn = (key, analyse_turn(policy_values(self.name, rules), rules,
-                                            *key[1:]))
+            self._turn = (key, analyse_turn(self.values(rules), rules, *key[1:]))
         return self._turn[1]
 
     def decide(self, state: State) -> Answer:
@@ -243,6 +248,24 @@ class WidgetPolicy(BuiltInPolicy):
             return BOX_NAMES[int(t.box[r])]
         keep = (t.play2 if state.rolls_left == 2 else t.play1)[ROLL_BASE + r]
         return tuple(dice.dice_of_rank(int(keep)))
+
+
+class ValuesPolicy(WidgetPolicy):
+    """The widget under given ``values`` (float64, one per state index: an estimate of the
+    points still to come, e.g. a learned one): it decides as ``optimal`` does, by other
+    values. :func:`dicelab.penta.distribution.values_distribution` gives its exact final
+    TOTAL."""
+
+    def __init__(self, name: str, values: np.ndarray) -> None:
+        if not isinstance(name, str) or not name:
+            raise UserError(f"a policy's name is a non-empty string, not {name!r}")
+        self.name = name
+        self.params: dict = {}
+        self._values = values
+        self._turn = None
+
+    def values(self, rules: RuleSet) -> np.ndarray:
+        return self._values
 
 
 #: dicelab's Penta policies as policy objects, by name.
@@ -302,5 +325,5 @@ three-of-a-kind, four-of-a-kind, full-house, small-straight, large-straight, cha
 
 
 __all__ = ["BUILT_IN", "Answer", "BuiltInPolicy", "FunctionPolicy", "Policy", "State",
-           "TablePolicy", "WidgetPolicy", "ask", "card_text", "greedy", "optimal",
+           "TablePolicy", "ValuesPolicy", "WidgetPolicy", "ask", "card_text", "greedy", "optimal",
            "penta_policy", "points_of", "positional_arity"]

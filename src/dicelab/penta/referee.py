@@ -151,14 +151,24 @@ def _play_seat(policy: Policy, rules: RuleSet, state: np.ndarray, n_games: int, 
 
 def play_chunks(policies: Sequence[Policy], rules: RuleSet, seed: int, games: int, *,
                 max_total: int, streams: int,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, np.ndarray]:
+                progress: Callable[[int, int], None] | None = None,
+                per_chunk: bool = False, first: int = 0, stop: int | None = None,
+                chunk_games: int = seeding.CHUNK_GAMES) -> dict[str, np.ndarray]:
     """Every seat's ``games`` games, chunk by chunk as the kernel plays them: the books
     the kernel keeps (the fields of :class:`dicelab.penta.simulate.Tallies` summed over
     chunks, ``ties`` an array of one), TOTALs over ``max_total`` in its last bin.
-    ``progress(done, games)`` after every seat's turn of a chunk."""
+    ``progress(done, games)`` after every seat's turn of a chunk. ``per_chunk``: also
+    ``chunk_wins``, ``chunk_tied`` (chunks, seats) and ``chunk_beat`` (chunks, seats,
+    seats), each chunk's own, as the kernel's per-chunk books keep them. ``first``,
+    ``stop``, ``chunk_games``: only chunks ``first .. stop - 1`` of that size (a sequential
+    test's units): the games a plan's ``run_range`` plays."""
     S = len(policies)
-    bounds = seeding.chunk_bounds(games)
-    states = seeding.chunk_states(seed, 0, bounds.size - 1)
+    bounds = seeding.chunk_bounds(games, first, stop, chunk_games)
+    chunks = bounds.size - 1 if per_chunk else 0
+    chunk = {"wins": np.zeros((chunks, S), dtype=np.int64),
+             "tied": np.zeros((chunks, S), dtype=np.int64),
+             "beat": np.zeros((chunks, S, S), dtype=np.int64)}
+    states = seeding.chunk_states(seed, first, first + bounds.size - 1)
     hist = np.zeros((S, max_total + 1), dtype=np.int64)
     box_sum = np.zeros((S, N_BOXES), dtype=np.int64)
     box_sq = np.zeros((S, N_BOXES), dtype=np.int64)
@@ -191,12 +201,19 @@ def play_chunks(policies: Sequence[Policy], rules: RuleSet, seed: int, games: in
             best = totals.max(axis=0)
             top = totals == best
             shared = top.sum(axis=0) > 1
-            per_seat["wins"] += (top & ~shared).sum(axis=1)
-            per_seat["tied"] += (top & shared).sum(axis=1)
+            won, tied = (top & ~shared).sum(axis=1), (top & shared).sum(axis=1)
+            ahead = (totals[:, None, :] > totals[None, :, :]).sum(axis=2)
+            per_seat["wins"] += won
+            per_seat["tied"] += tied
             ties += int(shared.sum())
-            beat += (totals[:, None, :] > totals[None, :, :]).sum(axis=2)
-    return {"hist": hist, "box_sum": box_sum, "box_sq": box_sq, **per_seat,
-            "ties": np.array([ties], dtype=np.int64), "beat": beat}
+            beat += ahead
+            if per_chunk:
+                chunk["wins"][j], chunk["tied"][j], chunk["beat"][j] = won, tied, ahead
+    out = {"hist": hist, "box_sum": box_sum, "box_sq": box_sq, **per_seat,
+           "ties": np.array([ties], dtype=np.int64), "beat": beat}
+    if per_chunk:
+        out.update({f"chunk_{name}": a for name, a in chunk.items()})
+    return out
 
 
 __all__ = ["Turn", "fill", "play_chunks", "play_game", "turn"]

@@ -871,13 +871,10 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
     if online:
         raise UserError(f"{', '.join(online)}: not at a table with a user's Penta policy "
                         "(its referee seats optimal, greedy and users' policies)")
-    if per_chunk:
-        raise UserError("a user's Penta policy is simulated seat by seat, without the "
-                        "per-chunk books of tournaments and sequential tests")
     t0 = time.perf_counter()
     policies = [s.policy if s.family == "user" else BUILT_IN[s.family] for s in specs]
     acc = play_chunks(policies, rs, seed, games, max_total=MAX_TOTAL, streams=streams,
-                      progress=progress)
+                      progress=progress, per_chunk=per_chunk)
     exact = solve(rs).expected_score if any(s.family == "optimal" for s in specs) else None
     return PentaResult(
         seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=seed,
@@ -885,7 +882,34 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
         box_sq=acc["box_sq"], upper_bonus=acc["upper_bonus"], fifty=acc["fifty"],
         bonus_sum=acc["bonus_sum"], bonus_sq=acc["bonus_sq"], wins=acc["wins"],
         tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=time.perf_counter() - t0,
-        setup_s=0.0, threads=1, table_bytes=0, exact_optimum=exact, beat=acc["beat"])
+        setup_s=0.0, threads=1, table_bytes=0, exact_optimum=exact, beat=acc["beat"],
+        chunk_tallies={name: acc[f"chunk_{name}"] for name in CHUNK_TALLIES}
+        if per_chunk else None)
+
+
+@dataclass(frozen=True)
+class RefereePlan:
+    """A sequential test's games with a user's Penta policy at the table: the chunks of
+    ``chunk_games`` a :class:`PentaPlan` would play, played by the Python referee range by
+    range (:meth:`run_range`, accumulators as :class:`PentaPlan`'s with ``per_chunk``)."""
+
+    seats: tuple[PolicySpec, ...]
+    rules: str
+    seed: int
+    games: int
+    streams: int = STREAM_PER_CHUNK
+    chunk_games: int = config.CHUNK_GAMES
+
+    def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
+        from dicelab.penta.policy import BUILT_IN
+        from dicelab.penta.referee import play_chunks
+
+        policies = [s.policy if s.family == "user" else BUILT_IN[s.family] for s in self.seats]
+        acc = play_chunks(policies, get_rules(self.rules), self.seed, self.games,
+                          max_total=MAX_TOTAL, streams=self.streams, per_chunk=True,
+                          first=first, stop=stop, chunk_games=self.chunk_games)
+        acc.update({PER_CHUNK + name: acc.pop(f"chunk_{name}") for name in CHUNK_TALLIES})
+        return acc
 
 
 # --- scripted dice ------------------------------------------------------------------------
