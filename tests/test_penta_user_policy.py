@@ -311,3 +311,22 @@ def test_a_users_penta_policy_plays_a_tournament_and_a_sequential_test(capsys, t
     decision = json.loads(text)
     assert decision["pairs"][0]["decision"] == "H0"  # far weaker than greedy
 
+
+def test_a_penta_policys_number_keywords_are_its_parameters():
+    base = parse_policy(f"{EXAMPLES}:keep_high", "penta")
+    four = parse_policy(f"{EXAMPLES}:keep_high:high=4", "penta")
+    assert base.policy.params == {"high": 5} and four.policy.params == {"high": 4}
+    assert four.name.endswith("keep_high:high=4") and base.name.endswith("keep_high")
+    card, rules = Scorecard(), get_rules("seed")
+    roll = (1, 4, 4, 5, 6)
+    assert ask(base.policy, State(card, roll, 2, rules)) == (5, 6)
+    assert ask(four.policy, State(card, roll, 2, rules)) == (4, 4, 5, 6)
+    assert four.policy.with_params(high=6).params == {"high": 6}
+    for text, message in ((":keep_high:high=x", "'x' is not an integer"),
+                          (":keep_high:high=4.5", "is not an integer"),
+                          (":keep_high:nope=1", "unknown parameter 'nope'"),
+                          (":most_points:high=2", "parameters: none"),
+                          (":keep_high:high", "key=value")):
+        with pytest.raises(UserError, match=message):
+            parse_policy(f"{EXAMPLES}{text}", "penta")
+

@@ -8,6 +8,7 @@ the command line's integer options, an integer may group its digits with ``_``
 
 from __future__ import annotations
 
+import math
 import re
 
 #: The most digits read (Python refuses to convert more than 4,300; no option needs 30).
@@ -46,4 +47,24 @@ def parse_decimal(text: str) -> float:
     return float(body)
 
 
-__all__ = ["MAX_DIGITS", "parse_decimal", "parse_int"]
+def as_number_like(default: int | float, value) -> int | float:
+    """``value`` (a number, or its text) as a number of ``default``'s type: an integer for
+    an ``int`` default, a finite number for a ``float`` one; ``ValueError`` otherwise.
+
+    >>> as_number_like(300, "350"), as_number_like(0.5, "1e-1"), as_number_like(2.0, 3)
+    (350, 0.1, 3.0)
+    """
+    kind = float if isinstance(default, float) else int
+    wrong = ValueError(f"{value!r} is not {'an integer' if kind is int else 'a number'}")
+    if isinstance(value, str):
+        try:
+            value = parse_decimal(value) if kind is float else parse_int(value)
+        except ValueError:
+            raise wrong from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+            value) or (kind is int and not float(value).is_integer()):
+        raise wrong
+    return kind(value)
+
+
+__all__ = ["MAX_DIGITS", "as_number_like", "parse_decimal", "parse_int"]

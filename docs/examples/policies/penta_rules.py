@@ -30,3 +30,12 @@ def chase_penta(card, roll, rolls_left):
     if UPPER[face - 1] in points:
         return UPPER[face - 1]
     return max(points, key=points.get)
+
+
+def keep_high(card, roll, rolls_left, high=5):
+    """Keep the dice showing ``high`` or more and reroll the rest; then the box with the
+    most points. A parameter: ``penta_rules.py:keep_high:high=4``."""
+    if rolls_left:
+        return [d for d in roll if d >= high]
+    points = points_of(card, roll)
+    return max(points, key=points.get)

@@ -62,7 +62,7 @@ from dicelab.errors import UserError, user_code_error
 from dicelab.farkle.policy_table import LAST_ROUND_RULES, PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, dice_after, set_asides
 from dicelab.resources import check_memory
-from dicelab.text import parse_int
+from dicelab.text import as_number_like
 
 #: The set-aside rules a :class:`BankRule` may name.
 SETASIDE_RULES = ("all-scoring", "max-ev")
@@ -477,18 +477,10 @@ def _param(defaults: dict, key: str, value):
     if key not in defaults:
         known = ", ".join(defaults) or "none"
         raise UserError(f"unknown parameter {key!r} (this rule's parameters: {known})")
-    kind = type(defaults[key])
-    wrong = UserError(f"parameter {key}: {value!r} is not "
-                      f"{'an integer' if kind is int else 'a number'}")
-    if isinstance(value, str):
-        try:
-            value = float(value) if kind is float else parse_int(value)
-        except ValueError:
-            raise wrong from None
-    if isinstance(value, bool) or not isinstance(value, int | float) or (
-            kind is int and not float(value).is_integer()) or not math.isfinite(value):
-        raise wrong
-    return kind(value)
+    try:
+        return as_number_like(defaults[key], value)
+    except ValueError as exc:
+        raise UserError(f"parameter {key}: {exc}") from None
 
 
 def _as_bool(answer, name: str, args) -> bool:

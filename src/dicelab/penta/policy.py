@@ -60,6 +60,7 @@ from dicelab.penta.policies import (
 from dicelab.penta.rules import BOX_NAMES, N_DICE, RuleSet, get_rules
 from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import ROLL_BASE, roll_index
+from dicelab.text import as_number_like
 
 #: A policy's answer, as :func:`ask` returns it: the dice to keep, or a box name.
 Answer = tuple[int, ...] | str
@@ -132,22 +133,52 @@ def card_text(card: Scorecard) -> str:
 
 
 class FunctionPolicy:
-    """A policy of a plain function ``decide(card, roll, rolls_left)`` (see
+    """A policy of a plain function ``decide(card, roll, rolls_left, **params)`` (see
     :func:`penta_policy`): ``card`` a :class:`Scorecard`, ``roll`` a tuple of five sorted
-    faces."""
+    faces. Keyword parameters with a number as their default are the policy's
+    parameters (``FILE.py:NAME:key=value`` on the command line, :meth:`with_params`)."""
 
     game = "penta"
 
-    def __init__(self, function: Callable, name: str | None = None) -> None:
+    def __init__(self, function: Callable, name: str | None = None,
+                 params: dict | None = None) -> None:
         self.function = function
-        self.name = name or getattr(function, "__name__", "penta-policy")
-        self.params: dict = {}
+        self.base_name = name or getattr(function, "__name__", "penta-policy")
+        self.defaults = number_defaults(function)
+        self.params = dict(self.defaults)
+        for key, value in (params or {}).items():
+            if key not in self.defaults:
+                known = ", ".join(self.defaults) or "none"
+                raise UserError(f"unknown parameter {key!r} (this policy's parameters: "
+                                f"{known})")
+            try:
+                self.params[key] = as_number_like(self.defaults[key], value)
+            except ValueError as exc:
+                raise UserError(f"parameter {key}: {exc}") from None
+        changed = [f"{k}={v}" for k, v in self.params.items() if v != self.defaults[k]]
+        self.name = self.base_name + (":" + ",".join(changed) if changed else "")
 
     def __repr__(self) -> str:
         return f"FunctionPolicy({self.name!r})"
 
+    def with_params(self, **params) -> FunctionPolicy:
+        """The same policy with other parameters (the defaults for those not given)."""
+        return FunctionPolicy(self.function, self.base_name, {**self.params, **params})
+
     def decide(self, state: State):
-        return self.function(state.card, state.roll, state.rolls_left)
+        return self.function(state.card, state.roll, state.rolls_left, **self.params)
+
+
+def number_defaults(function: Callable) -> dict:
+    """The parameters of ``function`` after its three positional ones that have a number
+    (not a bool) as their default."""
+    try:
+        sig = inspect.signature(getattr(function, "py_func", function))
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in list(sig.parameters.values())[3:]
+            if p.default is not p.empty and isinstance(p.default, int | float)
+            and not isinstance(p.default, bool)}
 
 
 def positional_arity(function: Callable) -> int | None:
