@@ -69,7 +69,13 @@ from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
 from dicelab.penta.solver import compile_kernel as compile_solver_kernel
 from dicelab.penta.solver import solve
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROLL_BASE
-from dicelab.penta.widget import decide_roll, new_cand_scratch, new_turn_scratch
+from dicelab.penta.widget import (
+    decide_roll,
+    keep_tied,
+    new_cand_scratch,
+    new_turn_scratch,
+    state_value,
+)
 from dicelab.registry import PolicySpec, parse_policy, valid_names
 from dicelab.resources import check_memory
 from dicelab.results import frame_row
@@ -387,13 +393,16 @@ def _play_seat_online(src, pol, rp, T, W, tl, j, s):
                 done = turn + 1 if o < s else turn
                 opp_states[q] = W.trace_state[o, done, g]
                 opp_totals[q] = W.trace_total[o, done, g]
-            seat_turn(seat, pol.mean_values, rp, T, mask, up, fifty, total, opp_states,
-                      opp_totals, X, Mw, Sw)
+            seat_turn(seat, rp, T, mask, up, fifty, total, opp_states, opp_totals, X, Sw)
+            mean_ready = False  # optimal's widget of the state: computed when a keep is tied
             if per_turn:
                 (W.keyed[g, 0], W.keyed[g, 1], W.keyed[g, 2],
                  W.keyed[g, 3]) = keyed_state(key0, key1, g, s, turn)
             r = _draw(src, W, g, s * G + g, N_DICE, scripted, per_turn) - ROLL_BASE
             for left in range(REROLLS, 0, -1):
+                if not mean_ready and keep_tied(T, X, 0, TIE_REL, r, left):
+                    state_value(pol.mean_values, rp, T, mask, up, fifty, Mw, False, 0.0)
+                    mean_ready = True
                 pos = decide_roll(rp, T, pol.mean_values, mask, up, fifty, X, 0, Mw, TIE_REL,
                                   eps, r, left)
                 k = T.subsets[r, pos]
