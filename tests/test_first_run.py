@@ -58,18 +58,18 @@ def _compiled(tmp_path, *argv: str) -> dict[str, int]:
     (("solve", "penta"),
      {"dicelab.penta.solver", "dicelab.penta.widget", "dicelab.penta.scoring"},
      {"dicelab.penta.solver._decisions_blocks"}),
-    # the values come from the decision build's sweep: the values kernel is not compiled.
-    # The chunk kernel also plays objective and penta-win seats, so compiling it compiles
-    # their turn (objective_play)
+    # the values come from the decision build's sweep: the values kernel is not compiled;
+    # a table of seats that play from decision tables does not compile the turn of the
+    # seats that decide turn by turn (objectives', penta-win)
     (("simulate", "-s", "optimal", "-n", "20000", "--seed", "1"),
      {"dicelab.penta.solver", "dicelab.penta.widget", "dicelab.penta.scoring",
-      "dicelab.penta.simulate", "dicelab.penta.objective_play", "dicelab.rng"},
-     {"dicelab.penta.solver._values_blocks"}),
+      "dicelab.penta.simulate", "dicelab.rng"},
+     {"dicelab.penta.solver._values_blocks", "dicelab.penta.simulate._play_seat_online",
+      "dicelab.penta.simulate._play_chunk_online"}),
 ])
 def test_a_first_run_compiles_what_it_needs_once(tmp_path, argv, modules, absent):
     compiled = _compiled(tmp_path, *argv)
     assert compiled, "nothing compiled: the caches were not empty"
     assert {name.rpartition(".")[0] for name in compiled} <= modules, compiled
     assert not absent & compiled.keys()
-    if "optimal" not in argv:  # Penta's chunk kernel now compiles two signatures: open
-        assert {name: n for name, n in compiled.items() if n != 1} == {}
+    assert {name: n for name, n in compiled.items() if n != 1} == {}

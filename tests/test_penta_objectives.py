@@ -355,6 +355,46 @@ def test_win_share_is_the_share_against_the_opponents_exact_scores(late_points):
                                atol=1e-12)
 
 
+def test_penta_win_reads_optimal_keep_values_only_for_tied_keeps(every_target, late_points):
+    """penta-win's turn on a late card against a late opponent: a keep decision reads
+    optimal's widget of the state only where keep_tied finds options tied under the
+    objective (the simulator computes that widget only then), and a box decision never:
+    with the widget's values garbage every other decision is the same."""
+    from dicelab.config import PENTA_TIE_EPS
+    from dicelab.penta.objective_play import SEAT_WIN, TIE_REL, seat_turn
+    from dicelab.penta.scoring import TABLES
+    from dicelab.penta.widget import (
+        decide_roll,
+        keep_tied,
+        new_cand_scratch,
+        new_turn_scratch,
+        state_value,
+    )
+
+    rs = get_rules("seed")
+    none = np.zeros(0)
+    seat = OnlineSeat(SEAT_WIN, none, none, every_target, 0, late_points, np.array([1]))
+    me, opp = _card(TWO_OPEN), _card(TWO_OPEN_B)
+    X = new_cand_scratch()
+    seat_turn(seat, rs.params, TABLES, me.mask, me.up, me.fifty, me.total,
+              np.array([opp.state]), np.array([opp.total]), X, new_win_scratch(1))
+    V = solve(rs).values
+    real, junk = new_turn_scratch(), new_turn_scratch()
+    state_value(V, rs.params, TABLES, me.mask, me.up, me.fifty, real, False, 0.0)
+    rng = np.random.default_rng(3)
+    for a in junk:
+        a[...] = rng.integers(-9, 9, a.shape) if a.dtype.kind == "i" else rng.normal(size=a.shape)
+    untied = 0
+    for r in range(252):
+        for left in (0, 1, 2):
+            got = [decide_roll(rs.params, TABLES, V, me.mask, me.up, me.fifty, X, 0, Mw,
+                               TIE_REL, PENTA_TIE_EPS, r, left) for Mw in (real, junk)]
+            if left == 0 or not keep_tied(TABLES, X, 0, TIE_REL, r, left):
+                assert got[0] == got[1], (r, left)
+                untied += left > 0
+    assert untied > 100
+
+
 # --- advice ---------------------------------------------------------------------------------
 
 

@@ -280,11 +280,12 @@ def fill_win_cands(G, rp, T, mask, up, fifty, x, S, lo, hi, X):
 
 
 @njit(cache=True)
-def seat_turn(seat, Vmean, rp, T, mask, up, fifty, x, opp_states, opp_totals, X, Mw, S):
+def seat_turn(seat, rp, T, mask, up, fifty, x, opp_states, opp_totals, X, S):
     """Prepare one turn of an online seat in state (``mask``, ``up``, ``fifty``) with ``x``
     points so far (and, ``SEAT_WIN``, its opponents' states and points): afterwards
     :func:`~dicelab.penta.widget.decide_roll` (lane 0, :data:`TIE_REL`) gives each
-    decision of the turn."""
+    decision of the turn, once ``optimal``'s widget of the state is there for a keep whose
+    options are tied (:func:`~dicelab.penta.widget.keep_tied`)."""
     if seat.kind == SEAT_STATE:
         ups = np.full(config.PENTA_SOLVER_LANES, up, dtype=np.int64)
         fill_state_cands(seat.V, seat.mult, rp, T, mask, fifty, ups, X)
@@ -294,7 +295,6 @@ def seat_turn(seat, Vmean, rp, T, mask, up, fifty, x, opp_states, opp_totals, X,
         lo, hi = win_share(seat.H, opp_states, opp_totals, opp_states.shape[0], S)
         fill_win_cands(seat.R, rp, T, mask, up, fifty, x, S, lo, hi, X)
     turn_from_cands(T, mask, X, True)
-    state_value(Vmean, rp, T, mask, up, fifty, Mw, False, 0.0)
 
 
 # --- the exact distribution of an objective's policy -----------------------------------------
@@ -689,9 +689,11 @@ def points_to_come(rules: str | RuleSet | None = None) -> RowTable:
 
 @njit(cache=True)
 def _prepare_turn(seat, Vmean, rp, T, mask, up, fifty, x, X, Mw):
-    """:func:`seat_turn` of a seat without opponents (its turn's values left in ``X``)."""
+    """:func:`seat_turn` of a seat without opponents (its turn's values left in ``X``) and
+    ``optimal``'s widget of the state (``Mw``)."""
     none = np.zeros(0, dtype=np.int64)
-    seat_turn(seat, Vmean, rp, T, mask, up, fifty, x, none, none, X, Mw, new_win_scratch(1))
+    seat_turn(seat, rp, T, mask, up, fifty, x, none, none, X, new_win_scratch(1))
+    state_value(Vmean, rp, T, mask, up, fifty, Mw, False, 0.0)
 
 
 @njit(cache=True)

@@ -11,8 +11,9 @@ seat's luck to each policy in turn (common random numbers for tournaments). With
 chunk the games advance in lockstep, turn by turn and roll by roll, so that the table
 lookups of different games overlap in memory.
 
-:func:`play_scripted` plays the same kernel (:func:`_play_chunk`) on given dice, one
-script of faces per seat and game, for checks against a reference.
+:func:`play_scripted` plays the same kernels (:func:`_play_chunk`; with a seat that decides
+turn by turn :func:`_play_chunk_online`) on given dice, one script of faces per seat and
+game, for checks against a reference.
 
 Everything is accumulated in integers (histograms of TOTAL, per-box sums and sums
 of squares, counts: a :class:`Tallies`) and merged exactly; :class:`PentaResult` turns
@@ -68,7 +69,13 @@ from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
 from dicelab.penta.solver import compile_kernel as compile_solver_kernel
 from dicelab.penta.solver import solve
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, KEEP_BITS, N_ROLLS, ROLL_BASE
-from dicelab.penta.widget import decide_roll, new_cand_scratch, new_turn_scratch
+from dicelab.penta.widget import (
+    decide_roll,
+    keep_tied,
+    new_cand_scratch,
+    new_turn_scratch,
+    state_value,
+)
 from dicelab.registry import PolicySpec, parse_policy, valid_names
 from dicelab.resources import check_memory
 from dicelab.results import frame_row
@@ -378,20 +385,24 @@ def _play_seat_online(src, pol, rp, T, W, tl, j, s):
     fifties = 0
     illegal = 0
     for g in range(G):
-        mask = up = fifty = total = nbonus = 0
+        # int64, not literal 0s: numba would type (and compile) the calls for those too
+        mask = up = fifty = total = nbonus = np.int64(0)
         for turn in range(N_BOXES):
             for q in range(n_opp):
                 o = seat.opponents[q]
                 done = turn + 1 if o < s else turn
                 opp_states[q] = W.trace_state[o, done, g]
                 opp_totals[q] = W.trace_total[o, done, g]
-            seat_turn(seat, pol.mean_values, rp, T, mask, up, fifty, total, opp_states,
-                      opp_totals, X, Mw, Sw)
+            seat_turn(seat, rp, T, mask, up, fifty, total, opp_states, opp_totals, X, Sw)
+            mean_ready = False  # optimal's widget of the state: computed when a keep is tied
             if per_turn:
                 (W.keyed[g, 0], W.keyed[g, 1], W.keyed[g, 2],
                  W.keyed[g, 3]) = keyed_state(key0, key1, g, s, turn)
             r = _draw(src, W, g, s * G + g, N_DICE, scripted, per_turn) - ROLL_BASE
             for left in range(REROLLS, 0, -1):
+                if not mean_ready and keep_tied(T, X, 0, TIE_REL, r, left):
+                    state_value(pol.mean_values, rp, T, mask, up, fifty, Mw, False, 0.0)
+                    mean_ready = True
                 pos = decide_roll(rp, T, pol.mean_values, mask, up, fifty, X, 0, Mw, TIE_REL,
                                   eps, r, left)
                 k = T.subsets[r, pos]
@@ -399,7 +410,7 @@ def _play_seat_online(src, pol, rp, T, W, tl, j, s):
                 if n > 0:
                     r = T.union[k, _draw(src, W, g, s * G + g, n, scripted, per_turn)]
             b = decide_roll(rp, T, pol.mean_values, mask, up, fifty, X, 0, Mw, TIE_REL, eps,
-                            r, 0)
+                            r, np.int64(0))  # the rerolls' signature (left: int64)
             sc, bonus = _box_score(rp, T, T.ordinary, T.penta_face, mask, fifty, r, b, scores)
             if sc < 0:
                 illegal += 1
@@ -423,21 +434,12 @@ def _play_seat_online(src, pol, rp, T, W, tl, j, s):
 
 
 @njit(cache=True)
-def _play_chunk(src, pol, rp, T, W, tl, j):
-    """Every seat's games of chunk ``j``, then who won each game (row ``j`` of ``tl``)."""
-    S = pol.seat_policy.shape[0]
-    G = W.mask.shape[0]
+def _book_games(W, tl, j):
+    """Row ``j`` of ``tl``: each seat's TOTALs (``W.totals``) into its histogram, then who won
+    each game."""
+    S = W.totals.shape[0]
+    G = W.totals.shape[1]
     totals = W.totals
-    # seats that play from tables, then objectives' seats, then penta-win's, which read
-    # the others' cards turn by turn (each seat's dice are its own, whatever the order)
-    for phase in range(3):
-        for s in range(S):
-            kind = pol.online[s].kind
-            if (phase == 0) == (kind == 0) and (phase == 2) == (kind == SEAT_WIN):
-                if kind == 0:
-                    _play_seat(src, pol, rp, T, W, tl, j, s)
-                else:
-                    _play_seat_online(src, pol, rp, T, W, tl, j, s)
     for s in range(S):
         for g in range(G):
             tl.hist[j, s, min(totals[s, g], MAX_TOTAL)] += 1
@@ -464,24 +466,58 @@ def _play_chunk(src, pol, rp, T, W, tl, j):
                         tl.beat[j, s, q] += 1
 
 
-@njit(cache=True, nogil=True)
-def _simulate_chunks(lo, hi, states, bounds, first, pol, rp, T, tl, streams):
-    """Chunks ``first + lo .. first + hi - 1`` on their generators ``states[j]``
-    (``streams``: the layout, see the module docstring); chunk ``first + j`` writes only row
-    ``j`` of ``tl``."""
-    S = pol.seat_policy.shape[0]
-    for j in range(lo, hi):
-        no_script = np.zeros(0, dtype=np.int64)
-        src = DiceSource(states[j].copy(), no_script, np.zeros(1, dtype=np.int64), no_script,
-                         no_script, streams)
-        W = _new_lockstep(S, bounds[first + j + 1] - bounds[first + j])
-        _play_chunk(src, pol, rp, T, W, tl, j)
+@njit(cache=True)
+def _play_chunk(src, pol, rp, T, W, tl, j):
+    """Every seat's games of chunk ``j``, every seat playing from decision tables, then who
+    won each game (row ``j`` of ``tl``). Tables with an online seat play
+    :func:`_play_chunk_online`: this kernel does not compile their turn."""
+    for s in range(pol.seat_policy.shape[0]):
+        _play_seat(src, pol, rp, T, W, tl, j, s)
+    _book_games(W, tl, j)
 
 
 @njit(cache=True)
-def _run_scripted(src, pol, rp, T, W, tl):
-    """All scripted games as one chunk (row 0 of ``tl``); TOTALs stay in ``W.totals``."""
-    _play_chunk(src, pol, rp, T, W, tl, np.int64(0))
+def _play_chunk_online(src, pol, rp, T, W, tl, j):
+    """:func:`_play_chunk` for a table with online seats (objectives', penta-win)."""
+    S = pol.seat_policy.shape[0]
+    # seats that play from tables, then objectives' seats, then penta-win's, which read
+    # the others' cards turn by turn (each seat's dice are its own, whatever the order)
+    for phase in range(3):
+        for s in range(S):
+            kind = pol.online[s].kind
+            if (phase == 0) == (kind == 0) and (phase == 2) == (kind == SEAT_WIN):
+                if kind == 0:
+                    _play_seat(src, pol, rp, T, W, tl, j, s)
+                else:
+                    _play_seat_online(src, pol, rp, T, W, tl, j, s)
+    _book_games(W, tl, j)
+
+
+@njit(cache=True)
+def _chunk_start(states, bounds, first, j, seats, streams):
+    """The dice source and the lockstep arrays of chunk ``first + j``."""
+    no_script = np.zeros(0, dtype=np.int64)
+    src = DiceSource(states[j].copy(), no_script, np.zeros(1, dtype=np.int64), no_script,
+                     no_script, streams)
+    return src, _new_lockstep(seats, bounds[first + j + 1] - bounds[first + j])
+
+
+@njit(cache=True, nogil=True)
+def _simulate_chunks(lo, hi, states, bounds, first, pol, rp, T, tl, streams):
+    """Chunks ``first + lo .. first + hi - 1`` on their generators ``states[j]``
+    (``streams``: the layout, see the module docstring), every seat playing from decision
+    tables; chunk ``first + j`` writes only row ``j`` of ``tl``."""
+    for j in range(lo, hi):
+        src, W = _chunk_start(states, bounds, first, j, pol.seat_policy.shape[0], streams)
+        _play_chunk(src, pol, rp, T, W, tl, j)
+
+
+@njit(cache=True, nogil=True)
+def _simulate_chunks_online(lo, hi, states, bounds, first, pol, rp, T, tl, streams):
+    """:func:`_simulate_chunks` for a table with online seats."""
+    for j in range(lo, hi):
+        src, W = _chunk_start(states, bounds, first, j, pol.seat_policy.shape[0], streams)
+        _play_chunk_online(src, pol, rp, T, W, tl, j)
 
 
 # --- results ------------------------------------------------------------------------------
@@ -661,6 +697,11 @@ class PentaResult:
 ONLINE_FAMILIES = ("objective", "penta-win")
 
 
+def _has_online(seats: Sequence[PolicySpec]) -> bool:
+    """Whether a seat of ``seats`` decides turn by turn (see :data:`ONLINE_FAMILIES`)."""
+    return any(spec.family in ONLINE_FAMILIES for spec in seats)
+
+
 def _online_seat(spec: PolicySpec, seat: int, seats: int, rules: RuleSet) -> OnlineSeat:
     if spec.family == "objective":
         return online_seat(solve_objective(spec.params["objective"], rules))
@@ -672,8 +713,7 @@ def _online_seat(spec: PolicySpec, seat: int, seats: int, rules: RuleSet) -> Onl
 def _seat_policies(tables: DecisionTables, seats: Sequence[PolicySpec],
                    rules: RuleSet) -> SeatPolicies:
     online = tuple(_online_seat(spec, s, len(seats), rules) for s, spec in enumerate(seats))
-    mean = (solve(rules).values if any(spec.family in ONLINE_FAMILIES for spec in seats)
-            else np.zeros(0))
+    mean = solve(rules).values if _has_online(seats) else np.zeros(0)
     return SeatPolicies(tables.slot, tables.decisions,
                         np.array([tables.policies.index(s.family) if s.family in POLICIES
                                   else 0 for s in seats], dtype=np.int64), online, mean)
@@ -747,9 +787,14 @@ class PentaPlan(LazyArrays):
         pol = SeatPolicies(np.zeros(0, dtype=np.int32), np.zeros((0, 0, N_ROLLS), np.uint16),
                            np.zeros(len(self.seats), dtype=np.int64),
                            tuple(table_seat() for _ in self.seats), np.zeros(0))
-        _simulate_chunks(0, 0, np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol,
-                         get_rules(self.rules).params, TABLES, new_tallies(0, len(self.seats)),
-                         self.streams)
+        self._kernel()(0, 0, np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol,
+                       get_rules(self.rules).params, TABLES, new_tallies(0, len(self.seats)),
+                       self.streams)
+
+    def _kernel(self):
+        """The chunks' kernel: :func:`_simulate_chunks_online` if a seat decides turn by
+        turn, else :func:`_simulate_chunks` (which does not compile the online seats' turn)."""
+        return _simulate_chunks_online if _has_online(self.seats) else _simulate_chunks
 
     def empty(self) -> dict[str, np.ndarray]:
         return _sum_chunks(new_tallies(0, len(self.seats)))
@@ -757,7 +802,7 @@ class PentaPlan(LazyArrays):
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
         pol, rp = self.kernel_arrays()
         tl = new_tallies(stop - first, len(self.seats))
-        run_blocks(_simulate_chunks, stop - first, seeding.chunk_states(self.seed, first, stop),
+        run_blocks(self._kernel(), stop - first, seeding.chunk_states(self.seed, first, stop),
                    seeding.chunk_bounds(self.games, first, stop, self.chunk_games), 0, pol, rp,
                    TABLES, tl, self.streams)
         out = _sum_chunks(tl)
@@ -970,7 +1015,9 @@ def play_scripted(seats: Sequence[PolicySpec | str], scripts: Sequence[Sequence[
     pol = _seat_policies(decision_tables(_table_families(specs), rs), specs, rs)
     W = _new_lockstep(len(specs), n_games)
     tl = new_tallies(1, len(specs))
-    _run_scripted(src, pol, rs.params, TABLES, W, tl)
+    # all the games as one chunk (row 0 of ``tl``); TOTALs stay in ``W.totals``
+    play = _play_chunk_online if _has_online(specs) else _play_chunk
+    play(src, pol, rs.params, TABLES, W, tl, 0)
     acc = _sum_chunks(tl)
     check_legal(acc["illegal"])
     shape = (len(specs), n_games)

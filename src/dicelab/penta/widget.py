@@ -649,9 +649,9 @@ def fill_row_cands(R, rp, T, mask, up, fifty, c0, X):
 
 
 @njit(inline="always")
-def _pick_keep(E, m, la, Em, subsets, n, rel, eps):
-    """The position in ``subsets`` of the keep played (objective values ``E[k, la]``, their
-    best ``m``; ``optimal``'s values ``Em[k]``)."""
+def _keeps_at_best(E, m, la, subsets, n, rel):
+    """(how many keeps in ``subsets`` are tied with the best ``m`` under the objective
+    (values ``E[k, la]``), the position of the last of them)."""
     thr = m - rel * abs(m)
     count = 0
     best = 0
@@ -659,8 +659,17 @@ def _pick_keep(E, m, la, Em, subsets, n, rel, eps):
         if E[subsets[j], la] >= thr:
             count += 1
             best = j
+    return count, best
+
+
+@njit(inline="always")
+def _pick_keep(E, m, la, Em, subsets, n, rel, eps):
+    """The position in ``subsets`` of the keep played (objective values ``E[k, la]``, their
+    best ``m``; ``optimal``'s values ``Em[k]``)."""
+    count, best = _keeps_at_best(E, m, la, subsets, n, rel)
     if count == 1:
         return best
+    thr = m - rel * abs(m)
     mm = -np.inf
     for j in range(n):
         k = subsets[j]
@@ -721,9 +730,21 @@ def _box_values(T, X, mask, r, la, scores, joker, vals):
 
 
 @njit(cache=True)
+def keep_tied(T, X, la, rel, r, left):
+    """Whether the keep decision of lane ``la`` for roll ``r`` with ``left`` (1 or 2) rerolls
+    left has options tied under the objective: only then does :func:`decide_roll` read
+    ``optimal``'s keep values (``Mw``, :func:`state_value`); its box decisions never do."""
+    E, M = (X.lanes.E, X.lanes.M) if left == 2 else (X.E1, X.M1)
+    count, _ = _keeps_at_best(E, M[ROLL_BASE + r, la], la, T.subsets[r], T.n_subsets[r], rel)
+    return count > 1
+
+
+@njit(cache=True)
 def decide_roll(rp, T, V, mask, up, fifty, X, la, Mw, rel, eps, r, left):
     """One decision of lane ``la`` (as :func:`decide_lane`): with ``left`` rerolls left the
-    keep played from roll ``r`` (its position in ``SUBSETS[r]``), with none the box."""
+    keep played from roll ``r`` (its position in ``SUBSETS[r]``), with none the box.
+    ``Mw``: ``optimal``'s widget of the state (:func:`state_value` on ``V``), read for a keep
+    only if :func:`keep_tied`; else its arrays are scratch."""
     if left == 2:
         return _pick_keep(X.lanes.E, X.lanes.M[ROLL_BASE + r, la], la, Mw.E2, T.subsets[r],
                           T.n_subsets[r], rel, eps)
