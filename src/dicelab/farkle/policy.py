@@ -379,6 +379,11 @@ class BankRule:
         idx = np.minimum(np.arange(rows), mev.shape[1] - 1)
         return np.ascontiguousarray(mev[:, idx])
 
+    def slice_extent(self, grid) -> tuple[int, int]:
+        """(slices, rows) at most: its bank at every state, then at most one slice per
+        state (the engine's memory check, :class:`dicelab.farkle.fixed.FixedPolicy`)."""
+        return grid.u * grid.u + grid.d, grid.u + grid.d + 2
+
     def slices(self, grid, rules: FarkleRules) -> tuple:
         """The rule as the game engine reads a fixed policy at the states of ``grid``: the
         fields of a :class:`dicelab.farkle.fixed.Slices`."""
