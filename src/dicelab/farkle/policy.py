@@ -174,7 +174,12 @@ def options(rules: FarkleRules, roll: tuple[int, ...]) -> tuple[SetAside, ...]:
 def all_scoring(state: State) -> SetAside:
     """Set aside all scoring dice: the most dice, and among those the most points (what
     ``threshold-T`` and ``ai`` do)."""
-    return max(state.options(), key=lambda o: (len(o.keep), o.points))
+    return _all_scoring(state.rules, state.roll)
+
+
+@functools.lru_cache(maxsize=4096)
+def _all_scoring(rules: FarkleRules, roll: tuple[int, ...]) -> SetAside:
+    return max(options(rules, roll), key=lambda o: (len(o.keep), o.points))
 
 
 def by_value(state: State, value: np.ndarray) -> SetAside:
