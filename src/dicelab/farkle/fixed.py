@@ -254,10 +254,14 @@ def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
         zero = np.zeros(slices.last.shape)
         return Side(bust, dist, slices.normal, zero, zero.copy())
     width = dist.shape[1]
-    tail = np.zeros((n_slices, width + 1))
-    tail[:, :-1] = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
+    # P(bank at least g) of the slices a last turn plays (a table's normal slices, often
+    # tens of thousands, play none)
+    used, at = np.unique(slices.last, return_inverse=True)
+    tail = np.zeros((len(used), width + 1))
+    tail[:, :-1] = np.cumsum(dist[used, ::-1], axis=1)[:, ::-1]
     d = np.arange(slices.last.shape[-1])
-    catch_win = np.where(d + 1 <= width, tail[slices.last, np.minimum(d + 1, width)], 0.0)
+    catch_win = np.where(d + 1 <= width,
+                         tail[at.reshape(slices.last.shape), np.minimum(d + 1, width)], 0.0)
     catch_tie = np.where(d < width, dist[slices.last, np.minimum(d, width - 1)], 0.0)
     return Side(bust, dist, slices.normal, catch_win, catch_tie)
 

@@ -512,8 +512,8 @@ def _as_bool(answer, name: str, args) -> bool:
 def _rows_used(bank: np.ndarray) -> int:
     """Rows to the second from which every row banks with every dice count (as
     ``threshold-T`` has them: its slices are the same arrays)."""
-    rolls = (bank[..., 1:] == 0).any(axis=-1)
-    rows = np.nonzero(rolls.reshape(-1, bank.shape[-2]).any(axis=0))[0]
+    lowest = bank.min(axis=tuple(range(bank.ndim - 2)))  # (R, 7): 0 where some state rolls
+    rows = np.nonzero((lowest[:, 1:] == 0).any(axis=-1))[0]
     return min(int(rows[-1]) + 3 if rows.size else 2, bank.shape[-2])
 
 
