@@ -301,3 +301,25 @@ def test_check_seats_and_points():
     for v in (25, 0, -50, 1.0, False):
         with pytest.raises(UserError, match="multiple of 50"):
             check_points("cap", v)
+
+
+def test_a_rule_set_pickled_in_one_process_keys_memos_in_another(tmp_path):
+    """A rule set's hash is kept once computed, but not pickled: strings hash differently
+    in another process, where the unpickled rules must still find the equal preset."""
+    import pickle
+    import subprocess
+    import sys
+
+    rules = PRESETS["facebook"]
+    hash(rules)  # computed and kept
+    path = tmp_path / "rules.pkl"
+    path.write_bytes(pickle.dumps(rules))
+    code = ("import pickle, sys\nfrom dicelab.farkle.rules import PRESETS\n"
+            f"r = pickle.loads(open({str(path)!r}, 'rb').read())\n"
+            "assert {PRESETS['facebook']: 1}.get(r) == 1 and r.bank_floor == "
+            "PRESETS['facebook'].bank_floor\n")
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ,
+                                                                  "PYTHONHASHSEED": seed},
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr

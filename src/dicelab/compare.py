@@ -226,15 +226,16 @@ _EXACT_STEPS = 1000
 def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
     if specs[0].game == "penta":
         return _exact_penta(specs, pairs, target, rules, ending, progress)
-    from dicelab.farkle.exact import check_policy_table, exact_pair
+    from dicelab.farkle.builtin import family_of
+    from dicelab.farkle.exact import exact_pair
     from dicelab.farkle.rules import check_target, load_rules
 
     table = load_rules(rules, ending)
     target = check_target(target)
-    # every exact policy's table checked against the memory limit before any solve
+    # every policy's refusals (an exact policy's table against the memory limit) before
+    # any solve
     for s in specs:
-        if s.family in ("max-ev", "fastest", "optimal-win"):
-            check_policy_table(s, table, target, 2)
+        family_of(s).check(s, table, target, 2)
     started = time.perf_counter()
     results = []
     steps = _EXACT_STEPS * len(pairs)  # each pair's share: its solves, then its evaluation

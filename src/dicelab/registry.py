@@ -6,7 +6,10 @@ but the registry is written for names shared by both games: then ``game=`` decid
 and, without it, the error says so.
 
 Farkle: ``threshold-T`` (T a positive multiple of 50), ``ai`` (optionally with
-parameters, ``ai:base=350,two-dice=0``), ``max-ev``, ``fastest``, ``optimal-win``.
+parameters, ``ai:base=350,two-dice=0``), ``max-ev``, ``fastest``, ``optimal-win``. What
+each Farkle family *does* (its policy object for the kernels, the engine and the
+referee; its tuning space; its refusals) is its :class:`dicelab.farkle.builtin.Family`,
+the one place a family's name is branched on.
 Penta: ``optimal``, ``greedy``, ``optimal:OBJECTIVE``, ``penta-win``. A user's policy:
 ``FILE.py:NAME[:key=value,...]`` or ``package.module:NAME[...]`` (:mod:`dicelab.user_policy`).
 """
@@ -168,6 +171,16 @@ _FAMILIES: list[_Family] = [
                                   "beat:N)", _parse_penta_objective),
     _Family("penta", "penta-win", "penta-win", _exact("penta", "penta-win")),
 ]
+
+
+def family_names(game: str) -> tuple[str, ...]:
+    """The families this registry parses for one game (a user's policy, family
+    ``"user"``, besides).
+
+    >>> family_names("farkle")
+    ('threshold', 'ai', 'max-ev', 'fastest', 'optimal-win')
+    """
+    return tuple(f.family for f in _FAMILIES if f.game == game)
 
 
 def valid_names(game: str | None = None) -> str:

@@ -382,8 +382,11 @@ class FarkleTables:
 
         if not 2 <= seats <= MAX_SEATS:
             raise UserError(f"--seats must be 2 to {MAX_SEATS} for Farkle, not {seats}")
-        if any(s.family == "optimal-win" for s in specs) and seats != 2:
-            raise UserError("optimal-win plays two-seat games only; use --seats 2")
+        from dicelab.farkle.builtin import family_of
+
+        for s in specs:
+            if family_of(s).two_seats and seats != 2:
+                raise UserError(f"{s.name} plays two-seat games only; use --seats 2")
 
     def play(self, seats, *, games, seed, crn, progress, client) -> np.ndarray:
         from dicelab.farkle import kernels as K

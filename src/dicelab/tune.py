@@ -25,9 +25,10 @@ How the space is covered:
   single parameter) for ``trials`` trials. The result says how many members it evaluated
   out of how many, and its best is the best found, not proven best.
 
-Families and their parameter ranges are data (:data:`FAMILIES`); a user's bank rule is a
-family too, its ranges its ``space`` (:func:`family_space`). ``ranges`` narrows or widens
-them (``{"base": (200, 600, 50)}``).
+A family's parameters and their ranges are its family's
+(:meth:`dicelab.farkle.builtin.Family.space`: ``ai``'s and ``threshold``'s are data
+there; a user's bank rule's are its ``space``: :func:`family_space`). ``ranges``
+narrows them (``{"base": (200, 600, 50)}``).
 """
 
 from __future__ import annotations
@@ -44,18 +45,10 @@ import pandas as pd
 
 from dicelab import config
 from dicelab.errors import UserError
-from dicelab.registry import AI_DEFAULTS, parse_policy
+from dicelab.farkle.builtin import family_named
+from dicelab.registry import parse_policy
 from dicelab.stats import TIE_TOLERANCE, Estimate, unit_ratio
 from dicelab.text import parse_int
-
-#: Family -> parameter -> (low, high, step). ``ai``: the app's computer (RULES.md §3);
-#: ``threshold``: threshold-T.
-FAMILIES: dict[str, dict[str, tuple[int, int, int]]] = {
-    "ai": {"base": (100, 1000, 50), "step": (0, 500, 50), "per": (250, 5000, 250),
-           "max-steps": (0, 10, 1), "two-dice": (0, 400, 50), "one-die": (0, 500, 50),
-           "chase": (0, 1, 1)},
-    "threshold": {"threshold": (50, 2000, 50)},
-}
 
 
 def member(family: str, values: dict[str, int]) -> str:
@@ -65,45 +58,14 @@ def member(family: str, values: dict[str, int]) -> str:
     >>> member("ai", {"base": 350, "one-die": 50}), member("threshold", {"threshold": 400})
     ('ai:base=350,one-die=50', 'threshold-400')
     """
-    if family == "threshold":
-        return f"threshold-{values['threshold']}"
-    params = ",".join(f"{k}={v}" for k, v in values.items())
-    if family in FAMILIES:
-        return parse_policy(f"{family}:{params}").name
-    return f"{family}:{params}" if params else family
+    return family_named(family)[0].member(family, values)
 
 
 def family_space(family: str) -> dict[str, tuple[int, int, int]]:
-    """A family's parameters and their ranges (low, high, step): a built-in family's
-    (:data:`FAMILIES`), or a user's bank rule's ``space`` (its values as ranges, or
-    ``(low, high, step)``)."""
-    if family in FAMILIES:
-        return FAMILIES[family]
-    from dicelab import user_policy
-
-    if not user_policy.looks_like_reference(family):
-        raise UserError(f"unknown family '{family}' to tune; valid: {', '.join(FAMILIES)}, "
-                        "or your own bank rule (FILE.py:NAME) with a space")
-    spec = parse_policy(family, "farkle")
-    space = getattr(spec.policy, "space", None)
-    if not space:
-        raise UserError(f"policy '{family}' has no parameter space to tune: give its bank "
-                        "rule one, bank_rule(space={'base': range(200, 601, 50)})")
-    out = {}
-    for name, values in space.items():
-        if isinstance(values, range) and len(values) and values.step > 0:
-            out[name] = (values.start, values[-1], values.step)
-        elif isinstance(values, tuple) and len(values) == 3 \
-                and all(isinstance(v, int) for v in values) and values[2] > 0 \
-                and values[1] >= values[0] and (values[1] - values[0]) % values[2] == 0:
-            out[name] = values
-        else:
-            raise UserError(f"policy '{family}': the space of {name!r} must be a range or "
-                            f"(low, high, step), not {values!r}")
-        if name not in spec.params:
-            raise UserError(f"policy '{family}': its space names {name!r}, which is not "
-                            f"one of its parameters ({', '.join(spec.params) or 'none'})")
-    return out
+    """A family's parameters and their ranges (low, high, step): a built-in family's,
+    or a user's bank rule's ``space`` (its values as ranges, or ``(low, high, step)``)."""
+    fam, start = family_named(family)
+    return fam.space(start)
 
 
 #: How the space was covered: every member, or a search by optuna's sampler.
@@ -244,6 +206,7 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     from dicelab.farkle.rules import check_target, load_rules
     from dicelab.seeding import check_games, check_seed
 
+    fam, start = family_named(family)
     space = _ranges(family, params, ranges)
     if not field:
         raise UserError("tune needs a field to play against: --against POLICY")
@@ -257,13 +220,14 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     started = time.perf_counter()
     members = space_size(space)
     score_of = (_monte_carlo(opponents, table, target, budget, seed) if monte_carlo
-                else _exact(opponents, table, target, family, space))
+                else _exact(opponents, table, target,
+                            fam.member(family, {**start.params, **_widest(space)})))
     rows: list[dict[str, Any]] = []
     seen: dict[str, float] = {}
     calls = [0]
 
     def evaluate(values: dict[str, int], total: int) -> float:
-        name = member(family, values)
+        name = fam.member(family, values)
         if name not in seen:
             e = _field_mean(score_of(name))
             seen[name] = e.mean
@@ -326,14 +290,19 @@ def _field_mean(per: dict[str, Estimate]) -> Estimate:
     return Estimate(mean, se, sum(e.n for e in per.values()), df=min(dfs) if dfs else None)
 
 
-def _exact(opponents, rules, target, family, space):
-    """Exact score against each opponent (SE 0), the opponents' sides built once."""
+def _widest(space: dict[str, tuple[int, int, int]]) -> dict[str, int]:
+    """Each parameter at the top of its range (the member whose turns run longest)."""
+    return {p: hi for p, (_lo, hi, _s) in space.items()}
+
+
+def _exact(opponents, rules, target, widest: str):
+    """Exact score against each opponent (SE 0), the opponents' sides built once, over
+    the last-round leads the ``widest`` member needs."""
     from dicelab.farkle import fixed, solve
     from dicelab.farkle.exact import resolve
 
     resolved = [resolve(o, rules, target) for o in opponents]
-    widest = {p: hi for p, (_lo, hi, _s) in space.items()}
-    probe = resolve(member(family, {**_defaults(family), **widest}), rules, target)
+    probe = resolve(widest, rules, target)
     d_max = fixed.lead_rows([*resolved, probe], rules, target)
     sides = [fixed.side_of(o, rules, target, d_max) for o in resolved]
 
@@ -346,12 +315,6 @@ def _exact(opponents, rules, target, family, space):
         return out
 
     return score
-
-
-def _defaults(family: str) -> dict[str, int]:
-    if family in FAMILIES:
-        return dict(AI_DEFAULTS) if family == "ai" else {"threshold": 300}
-    return dict(parse_policy(family, "farkle").params)
 
 
 def _monte_carlo(opponents, rules, target, budget, seed):

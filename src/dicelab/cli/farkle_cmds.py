@@ -109,6 +109,7 @@ def register(app, solve_app, policy_app) -> None:
         json_out: JsonOpt = False,
     ) -> None:
         """Show a Farkle policy's bank/roll decisions by turn points and dice left."""
+        from dicelab.farkle.builtin import family_of
         from dicelab.farkle.policies import bank_table
         from dicelab.farkle.rules import load_rules
         from dicelab.registry import parse_policy
@@ -124,13 +125,9 @@ def register(app, solve_app, policy_app) -> None:
                 raise UserError(f"--max-points must be 100 to {MAX_PICTURE_POINTS:,}, not "
                                 f"{max_points}")
         spec, table = parse_policy(name, "farkle"), load_rules(rules, ending)
-        if spec.family == "optimal-win":  # solved first (or loaded), with progress
-            from dicelab.farkle.exact import optimal_win_solution
-            from dicelab.farkle.rules import check_target
-
-            with solving(not json_out) as progress:
-                optimal_win_solution(spec, table, check_target(target), progress=progress)
-        bank, title = bank_table(spec, table, target, me, opp)
+        # an exact policy is solved (or loaded) first, with progress
+        with solving(not json_out and family_of(spec).solved) as progress:
+            bank, title = bank_table(spec, table, target, me, opp, progress)
         if json_out:
             from dicelab.farkle.solitaire import bank_runs
             from dicelab.results import to_json

@@ -270,6 +270,7 @@ def _farkle_loop(game) -> None:
 def play_farkle(humans: int, ai: str, target: int | None, rules: str | None,
                 ending: str | None, seed: int | None, coach: bool, log: str | None) -> None:
     """Set up a Farkle game, play it at the terminal, write its log."""
+    from dicelab.farkle.builtin import family_of
     from dicelab.play.farkle import FarkleGame, table_players
 
     gamelog = _check_log(log)
@@ -288,8 +289,7 @@ def play_farkle(humans: int, ai: str, target: int | None, rules: str | None,
     console.print(f"[bold]Farkle[/] · target {game.target:,} · rules {escape(r.name)} ({r.ending}"
                   f"{', ' + ', '.join(house) if house else ''}) · seed {dice.seed}")
     console.print("Players: " + ", ".join(p.name for p in players))
-    if coach or any(p.policy.family in ("max-ev", "fastest", "optimal-win")
-                    for p in players if not p.human):
+    if coach or any(family_of(p.policy).solved for p in players if not p.human):
         console.print("(loading or solving the exact tables: the first time takes a while)")
     header = None if gamelog is None else gamelog.new_game_header(
         "farkle", r, _seats(players), target=game.target, ending=r.ending, seed=dice.seed,

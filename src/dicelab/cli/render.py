@@ -159,7 +159,7 @@ def _turn_lines(d: dict) -> None:
 
 
 def threshold_solution(sol) -> None:
-    """A :class:`dicelab.farkle.exact.ThresholdSolution`."""
+    """A :class:`dicelab.farkle.solitaire.ThresholdSolution`."""
     d = sol.to_dict()
     console.print(f"Farkle, rules '{d['rules']}', policy {d['policy']}")
     _turn_lines(d)
@@ -731,7 +731,7 @@ def penta_evaluation(e) -> None:
 RENDERERS: dict[str, Callable[[Any], None]] = {
     "dicelab.farkle.simulate.FarkleResult": farkle_simulation,
     "dicelab.farkle.simulate.BustRiskResult": bust_risk,
-    "dicelab.farkle.exact.ThresholdSolution": threshold_solution,
+    "dicelab.farkle.solitaire.ThresholdSolution": threshold_solution,
     "dicelab.farkle.solitaire.MaxEvSolution": max_ev_solution,
     "dicelab.farkle.solitaire.FastestSolution": fastest_solution,
     "dicelab.farkle.solve.OptimalWinSolution": optimal_win_solution,

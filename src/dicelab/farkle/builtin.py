@@ -1,7 +1,27 @@
-"""dicelab's own Farkle policies as :class:`~dicelab.farkle.policy.Policy` objects
-(layer 2), and :func:`as_policy`, the one way from any policy name or object to one.
+"""dicelab's own Farkle policies (layer 2): every Farkle family of the registry as one
+object, and :func:`as_policy`, the one way from any policy name or object to a policy.
 
-Each plays as the simulation kernel plays the same name (:mod:`dicelab.farkle.kernels`):
+**Families.** The registry (:mod:`dicelab.registry`) parses a name into a
+:class:`~dicelab.registry.PolicySpec` (its family and parameters). Everything a tool
+asks of a Farkle policy it asks the spec's :class:`Family` (:func:`family_of`): one
+object per family in :data:`FAMILIES` (``threshold``, ``ai``, ``max-ev``, ``fastest``,
+``optimal-win``), and :data:`USER` for a policy a user wrote. No other module branches
+on a family's name. A family gives
+
+* the policy itself (:meth:`Family.policy`): an object that the referee plays
+  (``decide``), the simulation kernels play (``kernel_seat``: kernel codes or a
+  :class:`~dicelab.farkle.policy_table.PolicyTable`) and the game engine reads as a fixed
+  player (``slices``, ``normal_rows``, ``slice_extent``: :class:`dicelab.farkle.fixed.
+  FixedPolicy`); an exact family solves (or loads) its table here;
+* what it refuses before any work (:meth:`Family.check`: ``optimal-win`` away from two
+  seats, a table larger than the memory), whether it is ``solved``, whether its name
+  identifies it (``named``: cache keys), the threshold the lanes kernel plays;
+* its tuning space and members (:meth:`Family.space`, :meth:`Family.member`);
+* its bank picture (:meth:`Family.bank_table`) and its own exact analysis
+  (:meth:`Family.solve`, ``dicelab solve farkle``).
+
+**Policies.** Each plays as the simulation kernel plays the same name
+(:mod:`dicelab.farkle.kernels`):
 
 * :class:`ThresholdPolicy` (``threshold-T``): set aside all scoring dice
   (:func:`~dicelab.farkle.policy.all_scoring`), bank once the turn points reach ``T``;
@@ -23,23 +43,59 @@ Move(keep=(1, 5), bank=True)
 >>> ai = as_policy("ai", PRESETS["default"], 10_000)
 >>> ai.decide(s), ai.decide(s._replace(totals=(1200, 5000)))  # 3,800 behind: 600 to bank
 (Move(keep=(1, 5), bank=True), Move(keep=(1, 5), bank=False))
+>>> family_of(parse_policy("optimal-win")).solved, family_of(parse_policy("ai")).space()["base"]
+(True, (100, 1000, 50))
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from dicelab import config
 from dicelab.errors import UserError
+from dicelab.farkle import fixed, solve
+from dicelab.farkle import kernels as K
 from dicelab.farkle.kernels import P_CHASE, ai_thresholds
 from dicelab.farkle.policy import Move, Policy, State, all_scoring, by_value
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import POINT_UNIT, FarkleRules
-from dicelab.registry import PolicySpec, parse_policy
+from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
+from dicelab.farkle.solitaire import (
+    fastest_solution,
+    fastest_table,
+    legal_bank,
+    max_ev_table,
+    solve_max_ev,
+    threshold_bank_table,
+    threshold_solution,
+)
+from dicelab.registry import AI_DEFAULTS, PolicySpec, parse_policy
+from dicelab.resources import check_memory
 
 #: The ai rule as plain Python: the kernel's own function, not a copy of it.
 _ai_thresholds = ai_thresholds.py_func
 
+Progress = Callable[[float], None] | None
+
+
+class KernelCode(NamedTuple):
+    """A seat the simulation kernels play by a rule of their own, not a table: its kind
+    (``kernels.THRESHOLD``, ``kernels.AI``) and its row of ``Seats.params``."""
+
+    kind: int
+    params: np.ndarray
+
+
+# -- the policies ------------------------------------------------------------------------
+
 
 class ThresholdPolicy:
     """``threshold-T``: all scoring dice, bank from ``T`` turn points on."""
+
+    #: it plays the same under rules without the farkle penalty (it reads no lost turns)
+    same_without_penalty = True
 
     def __init__(self, threshold: int, name: str | None = None) -> None:
         self.threshold = int(threshold)
@@ -50,10 +106,34 @@ class ThresholdPolicy:
         return Move(o.keep, state.turn_points + o.points >= self.threshold
                     and state.can_bank(o))
 
+    def kernel_seat(self, rules: FarkleRules, target: int) -> KernelCode:
+        params = np.zeros(K.N_PARAMS, dtype=np.int64)
+        params[K.P_THRESHOLD] = self.threshold
+        return KernelCode(K.THRESHOLD, params)
+
+    def normal_rows(self, rules: FarkleRules | None = None, target: int | None = None) -> int:
+        return fixed.rows_for(self.threshold)
+
+    def slice_extent(self, grid: fixed.Grid) -> tuple[int, int]:
+        return 1, self.normal_rows() + grid.d
+
+    def slices(self, grid: fixed.Grid, rules: FarkleRules) -> fixed.Slices:
+        thr = np.full(7, self.threshold, dtype=np.int64)
+        bank = fixed.threshold_bank(thr, fixed.rows_for(int(thr.max())))
+        return fixed.keep_all_slices([bank], np.zeros(grid.normal_shape, np.int64),
+                                     np.zeros(grid.last_shape, np.int64))
+
+
+def ai_params(spec: PolicySpec) -> np.ndarray:
+    """An ``ai`` policy's parameters as the kernels read them (layout ``kernels.P_*``)."""
+    return np.array([spec.params[k] for k in AI_DEFAULTS], dtype=np.int64)
+
 
 class AiPolicy:
     """``ai`` with its parameters (``params``: one row of the kernel's ``Seats.params``,
-    :func:`dicelab.farkle.fixed.ai_params`)."""
+    :func:`ai_params`)."""
+
+    same_without_penalty = True
 
     def __init__(self, params, name: str = "ai") -> None:
         self.params = tuple(int(p) for p in params)
@@ -68,10 +148,53 @@ class AiPolicy:
         tp = state.turn_points + o.points
         return Move(o.keep, tp >= self._out[o.dice_left] and state.can_bank(o))
 
+    def kernel_seat(self, rules: FarkleRules, target: int) -> KernelCode:
+        return KernelCode(K.AI, np.array(self.params, dtype=np.int64))
+
+    def normal_rows(self, rules: FarkleRules | None = None, target: int | None = None) -> int:
+        p = self.params
+        return fixed.rows_for(p[K.P_BASE] + p[K.P_STEP] * p[K.P_MAX_STEPS])
+
+    def slice_extent(self, grid: fixed.Grid) -> tuple[int, int]:
+        return grid.d + 8, self.normal_rows() + grid.d
+
+    def thresholds(self, deficit: int, floor: int = 0) -> np.ndarray:
+        """Its bank thresholds by dice left (int64, 7) at a deficit (points) and a bank
+        floor (the last round's total to beat)."""
+        thr = np.zeros(7, dtype=np.int64)
+        ai_thresholds(np.array(self.params, dtype=np.int64), deficit, floor, thr)
+        return thr
+
+    def slices(self, grid: fixed.Grid, rules: FarkleRules) -> fixed.Slices:
+        """One slice per threshold level (deficit steps) and, with ``chase``, per
+        last-round lead (the bank floor that beats the leader)."""
+        keys: dict[tuple[int, ...], int] = {}
+        tables: list[np.ndarray] = []
+
+        def slice_of(deficit_units: int, floor: int) -> int:
+            thr = self.thresholds(deficit_units * POINT_UNIT, floor)
+            key = tuple(int(x) for x in thr[1:])
+            if key not in keys:
+                keys[key] = len(tables)
+                tables.append(fixed.threshold_bank(thr, fixed.rows_for(int(thr[1:].max()))))
+            return keys[key]
+
+        tot = grid.totals
+        d = np.maximum(tot[None, :] - tot[:, None], 0)  # opponent minus own
+        levels = {int(x): slice_of(int(x), 0) for x in np.unique(d)}
+        normal = np.vectorize(levels.get, otypes=[np.int64])(d)
+        chase = self.params[P_CHASE] != 0
+        lead = np.array([slice_of(k, k * POINT_UNIT + 1 if chase else 0)
+                         for k in range(grid.d)], dtype=np.int64)
+        return fixed.keep_all_slices(tables, np.broadcast_to(normal, grid.normal_shape),
+                                     np.broadcast_to(lead, grid.last_shape))
+
 
 class TablePolicy:
     """A :class:`~dicelab.farkle.policy_table.PolicyTable` played as the kernel plays it
     (the table's docstring)."""
+
+    same_without_penalty = False
 
     def __init__(self, table: PolicyTable, name: str | None = None) -> None:
         self.table = table
@@ -93,29 +216,306 @@ class TablePolicy:
             banks = me + tp > best and (pt.last_round == "chase" or banks)
         return Move(o.keep, banks and state.can_bank(o))
 
+    def kernel_seat(self, rules: FarkleRules, target: int) -> PolicyTable:
+        return self.table
 
-def as_policy(policy, rules: FarkleRules, target: int, n_seats: int = 2) -> Policy:
+    def normal_rows(self, rules: FarkleRules | None = None, target: int | None = None) -> int:
+        return self.table.dims[3]
+
+    def slice_extent(self, grid: fixed.Grid) -> tuple[int, int]:
+        s_dim, m_dim, o_dim, rows = self.table.dims
+        last = 0 if self.table.last_value is None else self.table.last_value.shape[0]
+        return s_dim * s_dim * m_dim * o_dim + last, rows
+
+    def slices(self, grid: fixed.Grid, rules: FarkleRules) -> fixed.Slices:
+        return fixed.table_slices(self.table, grid, rules)
+
+
+# -- the families ------------------------------------------------------------------------
+
+
+class Family:
+    """A Farkle policy family of the registry, as every tool asks for it (the module
+    docstring). Subclasses answer for one family."""
+
+    #: the registry's family name
+    name = ""
+    #: its decisions come from an exact solve (solved here, or loaded from the cache)
+    solved = False
+    #: it plays two-seat games only
+    two_seats = False
+    #: its name identifies it (evaluations cached under it); a user's code may change
+    named = True
+
+    def check(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int) -> int:
+        """What it refuses in a game of ``n_seats`` to ``target``, refused before any
+        solve; returns the checked target."""
+        target = check_target(target)
+        if self.two_seats and n_seats != 2:
+            raise UserError(f"{spec.name} plays two-seat games only (this game has "
+                            f"{n_seats} seats); use max-ev, fastest, ai or threshold-T "
+                            "with more seats")
+        return target
+
+    def policy(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int = 2,
+               progress: Progress = None):
+        """The policy (see the module docstring) in a game of ``n_seats`` to ``target``."""
+        raise NotImplementedError
+
+    def tabulable(self, spec: PolicySpec) -> bool:
+        """Whether the simulation kernels can play it (else the referee does)."""
+        return True
+
+    def lanes_threshold(self, spec: PolicySpec) -> int | None:
+        """The threshold the lanes kernel plays it by, if it can."""
+        return None
+
+    def space(self, spec: PolicySpec | None = None) -> dict[str, tuple[int, int, int]]:
+        """Its parameters and their ranges (low, high, step) for ``tune``; none: not a
+        family to tune."""
+        return {}
+
+    def default(self, ref: str) -> PolicySpec:
+        """The member ``tune`` starts from (``ref``: the family as typed)."""
+        return parse_policy(ref, "farkle")
+
+    def member(self, ref: str, values: dict[str, int]) -> str:
+        """The policy name of the member with these parameters."""
+        params = ",".join(f"{k}={v}" for k, v in values.items())
+        return f"{ref}:{params}" if params else ref
+
+    def bank_table(self, spec: PolicySpec, rules: FarkleRules, target: int, me: int,
+                   opp: int, progress: Progress = None) -> tuple[np.ndarray, str]:
+        """(bank table, title) at the totals ``me``, ``opp``: see
+        :func:`dicelab.farkle.policies.bank_table`."""
+        raise UserError(f"policy '{spec.name}' has no bank picture: it is drawn for "
+                        "dicelab's own policies")
+
+    def solve(self, spec: PolicySpec, rules: FarkleRules, target: int,
+              progress: Progress = None):
+        """Its own exact analysis (``dicelab solve farkle``)."""
+        raise UserError(f"{spec.name} has no exact turn analysis: its threshold depends on "
+                        "the game state; simulate it, e.g. dicelab simulate -s ai --vs "
+                        "threshold-300, or evaluate it: dicelab evaluate")
+
+
+def _tag(rules: FarkleRules) -> str:
+    return f"rules {rules.name}"
+
+
+class Threshold(Family):
+    name = "threshold"
+
+    def policy(self, spec, rules, target, n_seats=2, progress=None):
+        return ThresholdPolicy(spec.params["threshold"], spec.name)
+
+    def lanes_threshold(self, spec):
+        return spec.params["threshold"]
+
+    def space(self, spec=None):
+        return {"threshold": (50, 2000, 50)}
+
+    def default(self, ref):
+        return parse_policy("threshold-300")
+
+    def member(self, ref, values):
+        return f"threshold-{values['threshold']}"
+
+    def bank_table(self, spec, rules, target, me, opp, progress=None):
+        bank = threshold_bank_table(spec.params["threshold"])
+        return legal_bank(rules, bank), f"{spec.name} ({_tag(rules)})"
+
+    def solve(self, spec, rules, target, progress=None):
+        return threshold_solution(rules, spec.params["threshold"], target, spec.name)
+
+
+class Ai(Family):
+    name = "ai"
+
+    def policy(self, spec, rules, target, n_seats=2, progress=None):
+        return AiPolicy(ai_params(spec).tolist(), spec.name)
+
+    def space(self, spec=None):
+        return {"base": (100, 1000, 50), "step": (0, 500, 50), "per": (250, 5000, 250),
+                "max-steps": (0, 10, 1), "two-dice": (0, 400, 50), "one-die": (0, 500, 50),
+                "chase": (0, 1, 1)}
+
+    def default(self, ref):
+        return parse_policy("ai")
+
+    def member(self, ref, values):
+        return parse_policy("ai:" + ",".join(f"{k}={v}" for k, v in values.items())).name
+
+    def bank_table(self, spec, rules, target, me, opp, progress=None):
+        thr = self.policy(spec, rules, target).thresholds(max(opp - me, 0))
+        rows = int(thr[1:].max()) // POINT_UNIT + 2
+        bank = np.zeros((rows, 7), dtype=np.uint8)
+        for n in range(1, 7):
+            bank[max(int(thr[n]), POINT_UNIT) // POINT_UNIT:, n] = 1
+        return legal_bank(rules, bank), (f"{spec.name} at {me} vs {opp} ({_tag(rules)}; "
+                                         "last-round chase not shown)")
+
+
+class Exact(Family):
+    """A family whose policy is an exact solve's decision table."""
+
+    solved = True
+
+    def table(self, spec: PolicySpec, rules: FarkleRules, target: int,
+              progress: Progress = None) -> PolicyTable:
+        """The decision table through which the simulation kernel plays it."""
+        raise NotImplementedError
+
+    def policy(self, spec, rules, target, n_seats=2, progress=None):
+        target = self.check(spec, rules, target, n_seats)
+        return TablePolicy(self.table(spec, rules, target, progress), spec.name)
+
+
+class MaxEv(Exact):
+    name = "max-ev"
+
+    def table(self, spec, rules, target, progress=None):
+        return max_ev_table(rules)
+
+    def bank_table(self, spec, rules, target, me, opp, progress=None):
+        return solve_max_ev(rules).bank, f"max-ev ({_tag(rules)})"
+
+    def solve(self, spec, rules, target, progress=None):
+        return solve_max_ev(rules)
+
+
+class Fastest(Exact):
+    name = "fastest"
+
+    def table(self, spec, rules, target, progress=None):
+        return fastest_table(rules, target)
+
+    def bank_table(self, spec, rules, target, me, opp, progress=None):
+        sol = fastest_solution(rules, target)
+        return sol.bank_at(me), f"fastest to {target} at own total {me} ({_tag(rules)})"
+
+    def solve(self, spec, rules, target, progress=None):
+        return fastest_solution(rules, target)
+
+
+class OptimalWin(Exact):
+    """``optimal-win`` (self-play) and ``optimal-win:vs=POLICY`` (a best response)."""
+
+    name = "optimal-win"
+    two_seats = True
+
+    def check(self, spec, rules, target, n_seats):
+        target = super().check(spec, rules, target, n_seats)
+        # the factor of OptimalWinSolution.policy_table's own check: an hour's solve
+        # must not end in that refusal
+        check_memory(f"the {spec.name} policy table to {target:,}",
+                     solve.least_policy_table_bytes(rules, target) * 1.5)
+        return target
+
+    def solution(self, spec: PolicySpec, rules: FarkleRules, target: int,
+                 progress: Progress = None) -> solve.OptimalWinSolution:
+        """Its solution, solved or loaded from the cache."""
+        if "vs" in spec.params:
+            return best_response(rules, target, spec.params["vs"], progress=progress)
+        return solve.solve_optimal_win(rules, target, progress=progress)
+
+    def table(self, spec, rules, target, progress=None):
+        return self.solution(spec, rules, target, progress).policy_table()
+
+    def bank_table(self, spec, rules, target, me, opp, progress=None):
+        sol = self.solution(spec, rules, target, progress)
+        return sol.bank_decisions(me, opp), f"{spec.name} to {target} at {me} vs {opp} " \
+                                            f"({_tag(rules)})"
+
+    def solve(self, spec, rules, target, progress=None):
+        return self.solution(spec, rules, target, progress)
+
+
+class User(Family):
+    """A user's policy (:mod:`dicelab.user_policy`): the spec holds its object."""
+
+    name = "user"
+    named = False
+
+    def policy(self, spec, rules, target, n_seats=2, progress=None):
+        return as_policy(spec.policy, rules, target, n_seats)
+
+    def tabulable(self, spec):
+        return _tabulable(spec.policy)
+
+    def space(self, spec=None):
+        if spec is None:
+            return {}
+        out = {}
+        for name, values in (getattr(spec.policy, "space", None) or {}).items():
+            if isinstance(values, range) and len(values) and values.step > 0:
+                out[name] = (values.start, values[-1], values.step)
+            elif isinstance(values, tuple) and len(values) == 3 \
+                    and all(isinstance(v, int) for v in values) and values[2] > 0 \
+                    and values[1] >= values[0] and (values[1] - values[0]) % values[2] == 0:
+                out[name] = values
+            else:
+                raise UserError(f"policy '{spec.name}': the space of {name!r} must be a "
+                                f"range or (low, high, step), not {values!r}")
+            if name not in spec.params:
+                raise UserError(f"policy '{spec.name}': its space names {name!r}, which is "
+                                f"not one of its parameters ({', '.join(spec.params) or 'none'})")
+        return out
+
+    def solve(self, spec, rules, target, progress=None):
+        raise UserError(f"{spec.name} is your own policy: dicelab solve farkle analyses "
+                        "dicelab's policies; evaluate yours exactly with dicelab evaluate")
+
+
+#: The registry's Farkle families by name, and a user's policies (``"user"``).
+FAMILIES: dict[str, Family] = {f.name: f for f in (Threshold(), Ai(), MaxEv(), Fastest(),
+                                                   OptimalWin(), User())}
+USER = FAMILIES["user"]
+
+
+def family_of(spec: PolicySpec) -> Family:
+    """The :class:`Family` of a parsed Farkle policy (another game's is refused)."""
+    if spec.game != "farkle":
+        raise UserError(f"policy '{spec.name}' is a {spec.game} policy, not farkle")
+    try:
+        return FAMILIES[spec.family]
+    except KeyError:
+        raise UserError(f"policy '{spec.name}' cannot play Farkle") from None
+
+
+def family_named(ref: str) -> tuple[Family, PolicySpec]:
+    """The family ``tune`` searches when it is named ``ref`` (``ai``, ``threshold``, or
+    a user's policy, ``FILE.py:NAME``) and the member it starts from."""
+    fam = FAMILIES.get(ref)
+    if fam is not None and fam.space():
+        return fam, fam.default(ref)
+    from dicelab import user_policy
+
+    tunable = ", ".join(f.name for f in FAMILIES.values() if f.space())
+    if fam is not None or not user_policy.looks_like_reference(ref):
+        raise UserError(f"unknown family '{ref}' to tune; valid: {tunable}, or your own "
+                        "bank rule (FILE.py:NAME) with a space")
+    spec = parse_policy(ref, "farkle")
+    if not family_of(spec).space(spec):
+        raise UserError(f"policy '{ref}' has no parameter space to tune: give its bank "
+                        "rule one, bank_rule(space={'base': range(200, 601, 50)})")
+    return family_of(spec), spec
+
+
+# -- any policy --------------------------------------------------------------------------
+
+
+def as_policy(policy, rules: FarkleRules, target: int, n_seats: int = 2,
+              progress: Progress = None) -> Policy:
     """The :class:`~dicelab.farkle.policy.Policy` that plays ``policy`` in a game of
     ``n_seats`` to ``target`` under ``rules``: a name (``"ai:base=350"``), a
     ``PolicySpec`` (a user's too: its object), a ``PolicyTable``, or an object with
-    ``decide`` (as it is). Exact policies are solved or loaded from the cache here."""
+    ``decide`` (as it is). Exact policies are solved or loaded from the cache here
+    (``progress(fraction)`` through a solve)."""
     if isinstance(policy, str):
         policy = parse_policy(policy, "farkle")
     if isinstance(policy, PolicySpec):
-        if policy.game != "farkle":
-            raise UserError(f"policy '{policy.name}' is a {policy.game} policy, not farkle")
-        fam = policy.family
-        if fam == "threshold":
-            return ThresholdPolicy(policy.params["threshold"], policy.name)
-        if fam == "ai":
-            from dicelab.farkle.fixed import ai_params
-
-            return AiPolicy(ai_params(policy).tolist(), policy.name)
-        if fam == "user":
-            return as_policy(policy.policy, rules, target, n_seats)
-        from dicelab.farkle.exact import policy_table
-
-        return TablePolicy(policy_table(policy, rules, target, n_seats), policy.name)
+        return family_of(policy).policy(policy, rules, target, n_seats, progress)
     if isinstance(policy, PolicyTable):
         return TablePolicy(policy)
     if callable(getattr(policy, "decide", None)) and hasattr(policy, "name"):
@@ -124,14 +524,59 @@ def as_policy(policy, rules: FarkleRules, target: int, n_seats: int = 2) -> Poli
                     "or an object with a name and decide(state) -> Move")
 
 
+def _tabulable(policy) -> bool:
+    return isinstance(policy, PolicyTable) or callable(getattr(policy, "table", None))
+
+
 def tabulable(policy) -> bool:
     """Whether the simulation kernels can play this seat (a built-in name, a
     ``PolicyTable``, or an object with a ``table`` method); a policy that
     only decides move by move is played by the referee
     (:func:`dicelab.farkle.pysim.simulate_python`)."""
     if isinstance(policy, PolicySpec):
-        return policy.family != "user" or tabulable(policy.policy)
-    return isinstance(policy, PolicyTable) or callable(getattr(policy, "table", None))
+        return family_of(policy).tabulable(policy)
+    return _tabulable(policy)
 
 
-__all__ = ["AiPolicy", "TablePolicy", "ThresholdPolicy", "as_policy", "tabulable"]
+def named(policy) -> bool:
+    """Whether a policy is named by its name alone: a built-in name (whose evaluations
+    are cached), not a user's policy (code that may change under the same name) or an
+    object."""
+    if isinstance(policy, str):
+        policy = parse_policy(policy, "farkle")
+    return isinstance(policy, PolicySpec) and family_of(policy).named
+
+
+def resolve(policy, rules: FarkleRules, target: int, progress: Progress = None
+            ) -> fixed.FixedPolicy:
+    """A policy as the game engine reads it (:class:`dicelab.farkle.fixed.FixedPolicy`):
+    its policy object, exact ones solved or loaded from the cache (``progress(fraction)``
+    through an ``optimal-win`` solve). A policy that only decides move by move is
+    refused here."""
+    if isinstance(policy, PolicySpec) and policy.game != "farkle":
+        raise UserError(f"policy '{policy.name}' is a {policy.game} policy; exact head to "
+                        "head of Farkle takes Farkle policies")
+    out = as_policy(policy, rules, target, 2, progress)
+    if not callable(getattr(out, "slices", None)):
+        raise UserError(f"policy '{getattr(out, 'name', out)}' cannot be answered exactly: "
+                        "the exact solvers read a policy written as a bank rule "
+                        "(dicelab.farkle.policy.bank_rule) or a policy table; simulate it "
+                        "instead")
+    return out
+
+
+def best_response(rules: FarkleRules, target: int, opponent, *,
+                  tol: float = config.OPTIMAL_WIN_TOL, use_cache: bool = True,
+                  progress: Progress = None) -> solve.OptimalWinSolution:
+    """The best response to any Farkle policy (a name, a spec, a table, a user's
+    policy): :func:`dicelab.farkle.exact.solve_best_response`."""
+    target = check_target(target)
+    return solve.solve_best_response(rules, target, fixed.name_of(opponent),
+                                     lambda: resolve(opponent, rules, target), tol=tol,
+                                     use_cache=use_cache and named(opponent),
+                                     progress=progress)
+
+
+__all__ = ["FAMILIES", "USER", "AiPolicy", "Family", "KernelCode", "TablePolicy",
+           "ThresholdPolicy", "ai_params", "as_policy", "best_response", "family_named",
+           "family_of", "named", "resolve", "tabulable"]

@@ -1,33 +1,37 @@
 """Fixed Farkle policies as the game engine reads them: turn slices and their endings.
 
-Every policy dicelab plays (``threshold-T``, ``ai`` with any parameters, or the
-:class:`~dicelab.farkle.policy_table.PolicyTable` of an exact policy) is turned into
-*turn slices*: the (bank, value) tables through which the simulation kernel plays it at
-each game state (its lost turns in a row, the other's, its total, the other's; in the
-last round, its total and the leader's lead). Each slice's turn has an exact ending
+Every policy the engine reads as a fixed player is turned into *turn slices*: the
+(bank, value) tables through which the simulation kernel plays it at each game state
+(its lost turns in a row, the other's, its total, the other's; in the last round, its
+total and the leader's lead). Each slice's turn has an exact ending
 (P(lost turn), P(bank a gain of g) for every g), from the forward pass of
 :mod:`dicelab.farkle.engine.turn`. The slices are the policies as the kernel plays them
 -- the same set-aside choice (the first strict maximum of the float32 value, in the
 model's option order), the same clamping of table rows, the same ``ai`` rule
 (:func:`dicelab.farkle.kernels.ai_thresholds`) -- so Monte Carlo runs converge to what
 the engine computes from them.
+
+A policy the engine reads is a :class:`FixedPolicy`: an object that gives its own
+slices. dicelab's policies are such objects (:mod:`dicelab.farkle.builtin`: a
+``threshold-T``, ``ai``, a policy table; the registry's families make them), and so is a
+user's bank rule (:class:`dicelab.farkle.policy.BankRule`). This module builds the
+pieces they share and never asks which policy it holds.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from dicelab.errors import UserError
-from dicelab.farkle import kernels as K
 from dicelab.farkle.engine import turn
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules
 from dicelab.farkle.solitaire import legal_bank
-from dicelab.registry import AI_DEFAULTS, PolicySpec, parse_policy
+from dicelab.registry import parse_policy
 from dicelab.resources import check_memory
 
 #: The most rows (turn points, units of 50) a turn slice may have: a policy that keeps
@@ -89,12 +93,22 @@ class Side(NamedTuple):
     catch_tie: np.ndarray  # (K, U, D): P(it ends level)
 
 
-def ai_params(spec: PolicySpec) -> np.ndarray:
-    """An ``ai`` policy's parameters as the kernels read them (layout ``kernels.P_*``)."""
-    return np.array([spec.params[k] for k in AI_DEFAULTS], dtype=np.int64)
+class FixedPolicy(Protocol):
+    """A policy as the engine reads it: its turn slices at the states of a grid."""
+
+    name: str
+
+    def normal_rows(self, rules: FarkleRules, target: int) -> int:
+        """Rows (turn points, units of 50) of its turns outside the last round."""
+
+    def slice_extent(self, grid: Grid) -> tuple[int, int]:
+        """(slices, rows) at most, for the memory check before they are built."""
+
+    def slices(self, grid: Grid, rules: FarkleRules) -> tuple:
+        """The fields of its :class:`Slices` at the states of ``grid``."""
 
 
-def _threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
+def threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
     """Bank table (rows, 7): bank at turn points p (units) with n dice left iff
     p * 50 >= thr_n[n]; the last row banks with every n."""
     p = np.arange(rows)[:, None] * POINT_UNIT
@@ -104,7 +118,7 @@ def _threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
     return bank
 
 
-def _rows_for(points: int) -> int:
+def rows_for(points: int) -> int:
     rows = points // POINT_UNIT + 2
     if rows > MAX_SLICE_ROWS:
         raise UserError(f"a policy that banks only from {points:,} turn points on cannot be "
@@ -112,7 +126,7 @@ def _rows_for(points: int) -> int:
     return rows
 
 
-def _keep_all_slices(tables: list[np.ndarray], normal: np.ndarray, last: np.ndarray
+def keep_all_slices(tables: list[np.ndarray], normal: np.ndarray, last: np.ndarray
                      ) -> Slices:
     rows = max(b.shape[0] for b in tables)
     bank = np.ones((len(tables), rows, 7), dtype=np.uint8)
@@ -124,40 +138,6 @@ def _keep_all_slices(tables: list[np.ndarray], normal: np.ndarray, last: np.ndar
                   np.ascontiguousarray(last, dtype=np.int64))
 
 
-def _threshold_slices(spec: PolicySpec, grid: Grid) -> Slices:
-    thr = np.full(7, spec.params["threshold"], dtype=np.int64)
-    bank = _threshold_bank(thr, _rows_for(int(thr.max())))
-    return _keep_all_slices([bank], np.zeros(grid.normal_shape, np.int64),
-                            np.zeros(grid.last_shape, np.int64))
-
-
-def _ai_slices(spec: PolicySpec, grid: Grid) -> Slices:
-    """``ai``: one slice per threshold level (deficit steps) and, with ``chase``, per
-    last-round lead (the bank floor that beats the leader)."""
-    params = ai_params(spec)
-    keys: dict[tuple[int, ...], int] = {}
-    tables: list[np.ndarray] = []
-
-    def slice_of(deficit_units: int, floor: int) -> int:
-        thr = np.zeros(7, dtype=np.int64)
-        K.ai_thresholds(params, deficit_units * POINT_UNIT, floor, thr)
-        key = tuple(int(x) for x in thr[1:])
-        if key not in keys:
-            keys[key] = len(tables)
-            tables.append(_threshold_bank(thr, _rows_for(int(thr[1:].max()))))
-        return keys[key]
-
-    tot = grid.totals
-    d = np.maximum(tot[None, :] - tot[:, None], 0)  # opponent minus own
-    levels = {int(x): slice_of(int(x), 0) for x in np.unique(d)}
-    normal = np.vectorize(levels.get, otypes=[np.int64])(d)
-    chase = params[K.P_CHASE] != 0
-    lead = np.array([slice_of(k, k * POINT_UNIT + 1 if chase else 0) for k in range(grid.d)],
-                    dtype=np.int64)
-    return _keep_all_slices(tables, np.broadcast_to(normal, grid.normal_shape),
-                            np.broadcast_to(lead, grid.last_shape))
-
-
 def check_table(pt: PolicyTable, rules: FarkleRules) -> PolicyTable:
     """``pt``, if the engine can play it under ``rules``: a table with lost-turn axes or
     totals below zero only where lost turns in a row matter."""
@@ -167,10 +147,11 @@ def check_table(pt: PolicyTable, rules: FarkleRules) -> PolicyTable:
     return pt
 
 
-def _table_slices(pt: PolicyTable, grid: Grid) -> Slices:
+def table_slices(pt: PolicyTable, grid: Grid, rules: FarkleRules) -> Slices:
     """A :class:`PolicyTable`, slice by slice, with the kernel's index clamping (totals
     and lost-turn counts clamped to the table's axes; in the last round the leader's count
-    is 0)."""
+    is 0), once :func:`check_table` takes it under ``rules``."""
+    check_table(pt, rules)
     if pt.last_round != "rule":
         raise UserError(f"policy table '{pt.name}' chases in the last round: evaluate the "
                         "bank rule it was made of, which the engine reads directly")
@@ -213,50 +194,22 @@ def name_of(policy) -> str:
     return policy.name
 
 
-def _tabulated(policy) -> bool:
-    """Whether the engine reads this policy through its own ``slices`` method (a
-    :class:`dicelab.farkle.policy.BankRule`)."""
-    return hasattr(policy, "slices") and hasattr(policy, "normal_rows")
-
-
-def normal_rows(policy, rules: FarkleRules | None = None, target: int | None = None) -> int:
+def normal_rows(policy: FixedPolicy, rules: FarkleRules, target: int) -> int:
     """Rows of the policy's turns outside the last round (how far one turn can bank)."""
-    if isinstance(policy, PolicyTable):
-        return policy.dims[3]
-    if _tabulated(policy):
-        return policy.normal_rows(rules, target)
-    if policy.family == "threshold":
-        return _rows_for(policy.params["threshold"])
-    p = policy.params
-    return _rows_for(p["base"] + p["step"] * p["max-steps"])
+    return policy.normal_rows(rules, target)
 
 
-def _slice_bytes(policy, grid: Grid, max_s: int) -> int:
+def _slice_bytes(policy: FixedPolicy, grid: Grid, max_s: int) -> int:
     """Bytes of a policy's slices and their turn endings (an upper estimate)."""
-    if _tabulated(policy):  # its bank at every state, then at most one slice per state
-        rows = grid.u + grid.d + 2
-        n = grid.u * grid.u + grid.d
-    elif isinstance(policy, PolicyTable):
-        s_dim, m_dim, o_dim, rows = policy.dims
-        n = s_dim * s_dim * m_dim * o_dim + (
-            0 if policy.last_value is None else policy.last_value.shape[0])
-    else:
-        n = grid.d + 8 if policy.family == "ai" else 1
-        rows = normal_rows(policy) + grid.d
+    n, rows = policy.slice_extent(grid)
     return (n * rows * 7 * 5 + n * (rows + max_s + 2) * 16
             + (math.prod(grid.normal_shape) + 3 * math.prod(grid.last_shape)) * 8)
 
 
-def policy_slices(policy, grid: Grid, rules: FarkleRules) -> Slices:
-    """The turn slices of a resolved policy (:func:`dicelab.farkle.exact.resolve`) at the
-    states of ``grid``."""
-    if _tabulated(policy):
-        return Slices(*policy.slices(grid, rules))
-    if isinstance(policy, PolicyTable):
-        return _table_slices(policy, grid)
-    if policy.family == "threshold":
-        return _threshold_slices(policy, grid)
-    return _ai_slices(policy, grid)
+def policy_slices(policy: FixedPolicy, grid: Grid, rules: FarkleRules) -> Slices:
+    """The turn slices of a policy as the engine reads it
+    (:func:`dicelab.farkle.exact.resolve`) at the states of ``grid``."""
+    return Slices(*policy.slices(grid, rules))
 
 
 def _plays_as_is(rules: FarkleRules, bank: np.ndarray) -> bool:
@@ -301,10 +254,14 @@ def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
         zero = np.zeros(slices.last.shape)
         return Side(bust, dist, slices.normal, zero, zero.copy())
     width = dist.shape[1]
-    tail = np.zeros((n_slices, width + 1))
-    tail[:, :-1] = np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
+    # P(bank at least g) of the slices a last turn plays (a table's normal slices, often
+    # tens of thousands, play none)
+    used, at = np.unique(slices.last, return_inverse=True)
+    tail = np.zeros((len(used), width + 1))
+    tail[:, :-1] = np.cumsum(dist[used, ::-1], axis=1)[:, ::-1]
     d = np.arange(slices.last.shape[-1])
-    catch_win = np.where(d + 1 <= width, tail[slices.last, np.minimum(d + 1, width)], 0.0)
+    catch_win = np.where(d + 1 <= width,
+                         tail[at.reshape(slices.last.shape), np.minimum(d + 1, width)], 0.0)
     catch_tie = np.where(d < width, dist[slices.last, np.minimum(d, width - 1)], 0.0)
     return Side(bust, dist, slices.normal, catch_win, catch_tie)
 
@@ -330,17 +287,21 @@ def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
 
 __all__ = [
     "MAX_SLICE_ROWS",
+    "FixedPolicy",
     "Grid",
     "Side",
     "Slices",
-    "ai_params",
     "check_table",
     "grid_of",
+    "keep_all_slices",
     "lead_rows",
     "legal_slices",
     "name_of",
     "normal_rows",
     "policy_slices",
+    "rows_for",
     "side_of",
+    "table_slices",
+    "threshold_bank",
     "turn_outcomes",
 ]

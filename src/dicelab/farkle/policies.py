@@ -27,13 +27,12 @@ import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
-from dicelab.farkle.fixed import ai_params, lead_rows
+from dicelab.farkle.builtin import KernelCode, as_policy, family_of
+from dicelab.farkle.fixed import lead_rows
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
 from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
-
-_EXACT_FAMILIES = ("max-ev", "fastest", "optimal-win")
 
 
 def tabulate(policy, rules: FarkleRules, target: int) -> PolicyTable:
@@ -42,6 +41,10 @@ def tabulate(policy, rules: FarkleRules, target: int) -> PolicyTable:
     :class:`dicelab.farkle.policy.BankRule`) as its table."""
     if isinstance(policy, PolicyTable):
         return policy
+    if callable(getattr(policy, "kernel_seat", None)):
+        seat = policy.kernel_seat(rules, target)
+        if isinstance(seat, PolicyTable):
+            return seat
     if isinstance(policy, str) or not hasattr(policy, "name"):
         raise TypeError(f"a seat is a PolicySpec or a PolicyTable or a policy object, not "
                         f"{type(policy)}")
@@ -79,28 +82,15 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
         if isinstance(seat, PolicySpec) and seat in placed:
             kinds[s], meta[s] = K.TABLE, meta[placed[seat]]
             continue
+        policy = as_policy(seat, rules, target, n) if isinstance(seat, PolicySpec) else seat
+        code = policy.kernel_seat(rules, target) \
+            if callable(getattr(policy, "kernel_seat", None)) else None
+        if isinstance(code, KernelCode):  # played by a rule of the kernel's own
+            kinds[s], params[s] = code
+            continue
+        pt = tabulate(policy, rules, target)
         if isinstance(seat, PolicySpec):
-            if seat.game != "farkle":
-                raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
-            if seat.family == "threshold":
-                kinds[s] = K.THRESHOLD
-                params[s, K.P_THRESHOLD] = seat.params["threshold"]
-                continue
-            if seat.family == "ai":
-                kinds[s] = K.AI
-                params[s] = ai_params(seat)
-                continue
-            if seat.family == "user":
-                pt = tabulate(seat.policy, rules, target)
-            elif seat.family not in _EXACT_FAMILIES:
-                raise UserError(f"policy '{seat.name}' cannot play Farkle")
-            else:
-                from dicelab.farkle.exact import policy_table
-
-                pt = policy_table(seat, rules, target, n)
             placed[seat] = s
-        else:
-            pt = tabulate(seat, rules, target)
         kinds[s] = K.TABLE
         meta[s, K.T_OFFSET] = offset
         meta[s, K.T_S], meta[s, K.T_M], meta[s, K.T_O], meta[s, K.T_P] = pt.dims
@@ -129,13 +119,16 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
 
 
 def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
-               my_total: int = 0, opp_total: int = 0) -> tuple[np.ndarray, str]:
+               my_total: int = 0, opp_total: int = 0, progress=None
+               ) -> tuple[np.ndarray, str]:
     """(bank table, title): a Farkle policy's bank decisions at the given game scores.
 
     The table is uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n``
     dice left (column 0 and row 0 unused), as :func:`dicelab.plots.policy_heatmap_figure`
     draws it; rows past the last are like the last row. The rules' minimum to bank and
-    hot-dice rule are applied (:func:`dicelab.farkle.solitaire.legal_bank`).
+    hot-dice rule are applied (:func:`dicelab.farkle.solitaire.legal_bank`). An exact
+    policy is solved or loaded from the cache (``progress(fraction)`` through a solve),
+    after the totals are checked.
 
     >>> from dicelab.registry import parse_policy
     >>> from dicelab.farkle.rules import PRESETS
@@ -143,35 +136,10 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     >>> int(bank[6, 1]), int(bank[5, 1]), title
     (1, 0, 'threshold-300 (rules default)')
     """
-    from dicelab.farkle import exact, solitaire
-
     t = check_target(target)
     for what, v in (("--me", my_total), ("--opp", opp_total)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or not 0 <= v < t \
                 or v % POINT_UNIT:
             raise UserError(f"{what} must be a multiple of {POINT_UNIT} in 0..{t - POINT_UNIT}"
                             f" (a score in a running game to {t}), not {v}")
-    tag = f"rules {rules.name}"
-    if spec.family == "threshold":
-        bank = solitaire.threshold_bank_table(spec.params["threshold"])
-        return solitaire.legal_bank(rules, bank), f"{spec.name} ({tag})"
-    if spec.family == "ai":
-        thr = np.zeros(7, dtype=np.int64)
-        K.ai_thresholds(ai_params(spec), max(opp_total - my_total, 0), 0, thr)
-        rows = int(thr[1:].max()) // POINT_UNIT + 2
-        bank = np.zeros((rows, 7), dtype=np.uint8)
-        for n in range(1, 7):
-            bank[max(int(thr[n]), POINT_UNIT) // POINT_UNIT:, n] = 1
-        return solitaire.legal_bank(rules, bank), (
-            f"{spec.name} at {my_total} vs {opp_total} ({tag}; last-round chase "
-                      "not shown)")
-    if spec.family == "max-ev":
-        return solitaire.solve_max_ev(rules).bank, f"max-ev ({tag})"
-    if spec.family == "fastest":
-        sol = solitaire.fastest_solution(rules, t)
-        return sol.bank_at(my_total), f"fastest to {t} at own total {my_total} ({tag})"
-    if spec.family == "optimal-win":
-        sol = exact.optimal_win_solution(spec, rules, t)
-        return (sol.bank_decisions(my_total, opp_total),
-                f"{spec.name} to {t} at {my_total} vs {opp_total} ({tag})")
-    raise UserError(f"policy '{spec.name}' is not a Farkle policy")
+    return family_of(spec).bank_table(spec, rules, t, my_total, opp_total, progress)

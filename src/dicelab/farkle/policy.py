@@ -174,7 +174,12 @@ def options(rules: FarkleRules, roll: tuple[int, ...]) -> tuple[SetAside, ...]:
 def all_scoring(state: State) -> SetAside:
     """Set aside all scoring dice: the most dice, and among those the most points (what
     ``threshold-T`` and ``ai`` do)."""
-    return max(state.options(), key=lambda o: (len(o.keep), o.points))
+    return _all_scoring(state.rules, state.roll)
+
+
+@functools.lru_cache(maxsize=4096)
+def _all_scoring(rules: FarkleRules, roll: tuple[int, ...]) -> SetAside:
+    return max(options(rules, roll), key=lambda o: (len(o.keep), o.points))
 
 
 def by_value(state: State, value: np.ndarray) -> SetAside:
@@ -379,6 +384,11 @@ class BankRule:
         idx = np.minimum(np.arange(rows), mev.shape[1] - 1)
         return np.ascontiguousarray(mev[:, idx])
 
+    def slice_extent(self, grid) -> tuple[int, int]:
+        """(slices, rows) at most: its bank at every state, then at most one slice per
+        state (the engine's memory check, :class:`dicelab.farkle.fixed.FixedPolicy`)."""
+        return grid.u * grid.u + grid.d, grid.u + grid.d + 2
+
     def slices(self, grid, rules: FarkleRules) -> tuple:
         """The rule as the game engine reads a fixed policy at the states of ``grid``: the
         fields of a :class:`dicelab.farkle.fixed.Slices`."""
@@ -494,8 +504,8 @@ def _as_bool(answer, name: str, args) -> bool:
 def _rows_used(bank: np.ndarray) -> int:
     """Rows to the second from which every row banks with every dice count (as
     ``threshold-T`` has them: its slices are the same arrays)."""
-    rolls = (bank[..., 1:] == 0).any(axis=-1)
-    rows = np.nonzero(rolls.reshape(-1, bank.shape[-2]).any(axis=0))[0]
+    lowest = bank.min(axis=tuple(range(bank.ndim - 2)))  # (R, 7): 0 where some state rolls
+    rows = np.nonzero((lowest[:, 1:] == 0).any(axis=-1))[0]
     return min(int(rows[-1]) + 3 if rows.size else 2, bank.shape[-2])
 
 

@@ -131,6 +131,7 @@ class Referee:
         self._record: dict = {}
         self._view: tuple = ((), (), False)
         self._options: tuple[tuple[SetAside, ...], dict] = ((), {})
+        self._checked: SetAside | None = None  # the option of the move check() passed
 
     # -- what the referee knows
 
@@ -198,6 +199,13 @@ class Referee:
         """``move`` as a :class:`~dicelab.farkle.policy.Move` if the rules allow it now,
         else a :class:`~dicelab.errors.UserError` naming the state and the move."""
         by_keep = self._options[1]
+        if type(move) is Move and type(move.keep) is tuple \
+                and (move.bank is True or move.bank is False):  # the common case, fast
+            option = by_keep.get(move.keep)
+            if option is not None and (not move.bank or self.turn_points + option.points
+                                       >= self._floor[option.dice_left]):
+                self._checked = option
+                return move
         try:
             keep, bank = move
             option = by_keep.get(keep) if type(keep) is tuple else None
@@ -219,6 +227,7 @@ class Referee:
             state = state or self.state()
             raise UserError(f"policy {_name(policy)} answered {move!r} at {describe(state)}: "
                             f"{why}")
+        self._checked = option
         return Move(key, bool(bank))
 
     def move(self, move: Move) -> None:
@@ -241,6 +250,10 @@ class Referee:
             if option is None:
                 raise UserError(f"{list(key)} is not a legal set-aside of the roll "
                                 f"{self.roll}")
+        self._set_aside(option, keep)
+        return option
+
+    def _set_aside(self, option: SetAside, keep) -> None:
         seat = self.seat
         self.turn_points += option.points
         self.dice_left = option.dice_left
@@ -253,7 +266,6 @@ class Referee:
             if hot:
                 self._emit("hot-dice")
         self.phase = "bank-or-roll"
-        return option
 
     def bank(self) -> None:
         """Bank the turn points (``UserError`` where the rules do not allow it)."""
@@ -261,6 +273,9 @@ class Referee:
         if not self.can_bank():
             raise UserError(f"the rules do not allow banking {self.turn_points} turn points "
                             f"with {self.dice_left} dice to roll")
+        self._bank()
+
+    def _bank(self) -> None:
         seat = self.seat
         self.totals[seat] += self.turn_points
         self.lost[seat] = 0
@@ -273,6 +288,9 @@ class Referee:
     def roll_on(self) -> None:
         """Roll the dice left."""
         self._expect("bank-or-roll")
+        self._roll_on()
+
+    def _roll_on(self) -> None:
         if self.turn_rolls >= MAX_TURN_ROLLS:  # the kernel's cap on a turn
             self.capped = True
             self._record["end"] = "capped"
@@ -375,7 +393,13 @@ def play_game(referee: Referee, policies) -> Referee:
     if referee.phase == "new":
         referee.start()
     while referee.phase == "decide":
-        referee.move(referee.ask(policies[referee.seat]))
+        move = referee.ask(policies[referee.seat])
+        # as Referee.move, without checking again what ask checked
+        referee._set_aside(referee._checked, move.keep)
+        if move.bank:
+            referee._bank()
+        else:
+            referee._roll_on()
     return referee
 
 

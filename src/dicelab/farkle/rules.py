@@ -145,6 +145,20 @@ class FarkleRules:
     six_dice_nothing: int = 0
     source: str = field(default="preset", compare=False)
 
+    def __hash__(self) -> int:
+        """The fields' hash, computed once per object: a rule set keys many memos (the
+        referee asks them at every decision)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)
+                           if f.compare))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        """Pickled without its hash (a string's hash differs from process to process)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
     def __post_init__(self) -> None:
         if self.ending not in ENDINGS:
             raise UserError(f"rules '{self.name}': ending must be one of "
@@ -162,7 +176,7 @@ class FarkleRules:
                 raise UserError(f"rules '{self.name}': {key} must be a multiple of "
                                 f"{POINT_UNIT} from 0 to {MAX_ENTRY_POINTS:,}, not {v!r}")
 
-    @property
+    @functools.cached_property
     def bank_floor(self) -> tuple[int, ...]:
         """The fewest turn points a turn may bank with, by dice left to roll ``n`` (index
         0 unused; :data:`NO_BANK` where banking is not allowed): ``min_bank`` (at least 50),

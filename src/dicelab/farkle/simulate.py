@@ -31,7 +31,7 @@ from dicelab.config import CHUNK_GAMES, DEFAULT_GAMES, HIST_HEADROOM
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle import lanes
-from dicelab.farkle.builtin import as_policy, tabulable
+from dicelab.farkle.builtin import as_policy, family_of, named, tabulable
 from dicelab.farkle.policies import seat_arrays
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
@@ -294,9 +294,14 @@ def kernel_for(seats: Sequence[PolicySpec | PolicyTable],
     if not all(tabulable(s) for s in seats):
         return REFEREE_KERNEL
     lanes_ok = streams == K.STREAM_PER_CHUNK and (rules is None or rules.standard_banking) \
-        and all(isinstance(s, PolicySpec) and s.family == "threshold"
-                and s.params["threshold"] <= lanes.MAX_THRESHOLD for s in seats)
+        and all(_lanes_threshold(s) <= lanes.MAX_THRESHOLD for s in seats)
     return lanes_kernel(len(seats)) if seats and lanes_ok else GENERAL_KERNEL
+
+
+def _lanes_threshold(seat) -> float:
+    """The threshold the lanes kernel would play a seat by (its family's), or infinity."""
+    t = family_of(seat).lanes_threshold(seat) if isinstance(seat, PolicySpec) else None
+    return math.inf if t is None else t
 
 
 @dataclass(frozen=True)
@@ -390,7 +395,7 @@ class FarklePlan(LazyArrays):
         return kernel_for(self.seats, self.streams, self.rules)
 
     def token(self) -> str:
-        if all(isinstance(s, PolicySpec) and s.family != "user" for s in self.seats):
+        if all(named(s) for s in self.seats):
             seats: tuple = tuple(s.name for s in self.seats)
         else:  # tables are not worth hashing: name the run uniquely instead
             import uuid

@@ -868,6 +868,40 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
 
 
 @dataclass(frozen=True)
+class ThresholdSolution:
+    """``threshold-T`` exactly: one turn's result distribution, and the expected turns to
+    reach ``target`` solitaire."""
+
+    policy: str
+    rules: str
+    target: int
+    distribution: TurnDistribution
+    expected_turns_to_target: float
+    elapsed_s: float
+    from_cache = False
+
+    def to_dict(self) -> dict:
+        return {**self.distribution.to_dict(), "target": self.target,
+                "expected_turns_to_target": self.expected_turns_to_target,
+                "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
+
+
+def threshold_solution(rules: FarkleRules, threshold: int, target: int,
+                       name: str | None = None) -> ThresholdSolution:
+    """``threshold-T``'s turn distribution and its expected turns to ``target`` alone.
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> threshold_solution(PRESETS["default"], 300, 10_000).expected_turns_to_target > 20
+    True
+    """
+    t0 = time.perf_counter()
+    dist = threshold_distribution(rules, threshold)
+    turns = race(rules, target, threshold_bank_table(threshold))[0, rules.penalty_floor()]
+    return ThresholdSolution(name or f"threshold-{threshold}", rules.name, target, dist,
+                             float(turns), time.perf_counter() - t0)
+
+
+@dataclass(frozen=True)
 class ThresholdSweep:
     """Exact expected turn score of ``threshold-T`` for each T in ``thresholds``."""
 
@@ -975,8 +1009,10 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
                        floor=sol.floor_points // POINT_UNIT)
 
 
-__all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSweep",
+__all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
+           "ThresholdSweep",
            "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "legal_bank",
            "max_ev_table", "race", "solve_fastest",
-           "solve_max_ev", "threshold_bank_table", "threshold_distribution", "threshold_sweep"]
+           "solve_max_ev", "threshold_bank_table", "threshold_distribution", "threshold_solution",
+           "threshold_sweep"]

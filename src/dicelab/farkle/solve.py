@@ -55,7 +55,6 @@ from dicelab.farkle.rules import (
     check_target,
 )
 from dicelab.outcomes import Outcome
-from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
 
 #: Version of the cached solves' arrays.
@@ -856,7 +855,7 @@ def _start_values(rules: FarkleRules, u: int, tol: float, opponent=None
     if opponent is None:
         v = solve_optimal_win(free, u * POINT_UNIT, tol=tol, use_cache=False).streak_values
         return v[0, 0], v[0, 0]
-    if not isinstance(opponent, PolicySpec):
+    if not getattr(opponent, "same_without_penalty", False):
         return 0.5, 0.5
     sol = solve_best_response(free, u * POINT_UNIT, opponent.name, lambda: opponent, tol=tol,
                               use_cache=False)
@@ -886,13 +885,13 @@ def opponent_side(rules: FarkleRules, target: int, tol: float, opponent) -> tupl
 
 
 def solve_best_response(rules: FarkleRules, target: int, name: str,
-                        opponent: Callable[[], PolicySpec | PolicyTable], *,
+                        opponent: Callable[[], fixed.FixedPolicy], *,
                         tol: float = config.OPTIMAL_WIN_TOL, use_cache: bool = True,
                         progress: Callable[[float], None] | None = None
                         ) -> OptimalWinSolution:
     """The policy of maximum ``P(win) + 0.5 P(tie)`` against the fixed policy ``name``
     (``optimal-win:vs=NAME``); ``opponent()`` gives it as the engine reads it (a
-    ``threshold-T`` or ``ai`` spec, or a PolicyTable), called only when it is needed
+    :class:`~dicelab.farkle.fixed.FixedPolicy`), called only when it is needed
     (:func:`dicelab.farkle.exact.solve_best_response` takes any policy by name).
 
     The solution's values are this policy's, as the player to move; ``opponent_values``
@@ -955,10 +954,10 @@ def outcomes_of(values: dict[str, np.ndarray]) -> tuple[Outcome, Outcome]:
     return first, Outcome(b_first.loss, b_first.tie)
 
 
-def evaluate(policy_a: PolicySpec | PolicyTable, policy_b: PolicySpec | PolicyTable,
+def evaluate(policy_a: fixed.FixedPolicy, policy_b: fixed.FixedPolicy,
              rules: FarkleRules, target: int) -> dict[str, np.ndarray]:
-    """:func:`play_sides` of two policies as the engine reads them (``threshold-T`` or
-    ``ai`` specs, or PolicyTables)."""
+    """:func:`play_sides` of two policies as the engine reads them
+    (:class:`~dicelab.farkle.fixed.FixedPolicy`)."""
     d = fixed.lead_rows([policy_a, policy_b], rules, target)
     return play_sides(*(fixed.side_of(p, rules, target, d) for p in (policy_a, policy_b)),
                       rules, target)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from dicelab.errors import UserError
 from dicelab.farkle.advise import TIE, FarkleAdvice, advise, legal_setasides
-from dicelab.farkle.builtin import as_policy
+from dicelab.farkle.builtin import as_policy, family_of
 from dicelab.farkle.referee import Referee
 from dicelab.farkle.rules import (
     HOT_DICE,
@@ -103,7 +103,7 @@ class Advice:
 
 def check_computer(spec: PolicySpec, n_seats: int) -> None:
     """What a computer seat refuses before the game: ``optimal-win`` away from two seats."""
-    if spec.family == "optimal-win" and n_seats != 2:
+    if family_of(spec).two_seats and n_seats != 2:
         raise UserError(f"{spec.name} plays two-seat games only (this game has "
                         f"{n_seats} seats): play with one human, or choose another --ai")
 
