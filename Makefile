@@ -7,7 +7,7 @@
 #                   a module that defines no kernel keeps them)
 # Test runs write nothing into the user's cache directory (~/.cache/dicelab): the pytest
 # tests get a fresh table cache each (tests/conftest.py), the doctests and notebooks a
-# temporary one (WITH_TEMP_CACHE), and compiled kernels stay in .venv/jit-cache.
+# temporary one (WITH_TEMP_CACHE), and compiled kernels (and bytecode) stay in .venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -18,8 +18,10 @@ TEST_JIT_CACHE := $(abspath $(VENV))/jit-cache
 # pytest worker processes (pytest-xdist): one per core; whole test files go to one worker,
 # so a module's shared tables are built once
 TEST_WORKERS ?= auto
-# --durations: the slowest tests are printed by every run, so that creep shows in CI logs
+# --durations: the slowest tests are printed by every run, so that creep shows in CI logs.
+# nbmake's plugin (it imports Jupyter) is loaded only by the run that executes notebooks.
 PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15
+NO_NB := -p no:nbmake
 
 # Prefix for a recipe line: runs the rest of the line with DICELAB_CACHE_DIR set to a new
 # temporary directory, deleted when the line ends (also on failure or Ctrl-C).
@@ -41,17 +43,21 @@ run: $(STAMP)
 	$(BIN)/dicelab simulate --strategy threshold-300
 
 test test-fast: export DICELAB_JIT_CACHE_DIR = $(TEST_JIT_CACHE)
+# Python's bytecode of test runs (with pytest's assertion rewriting, most of a worker's
+# start-up) is kept in .venv/pycache, also where the environment says not to write any
+test test-fast: export PYTHONDONTWRITEBYTECODE =
+test test-fast: export PYTHONPYCACHEPREFIX = $(abspath $(VENV))/pycache
 
+# One pytest run each: the tests, the docstring examples and the notebooks share the
+# workers (one start-up, and no worker idles while the other finishes a run). The pytest
+# tests set their own table cache (tests/conftest.py); the rest use the temporary one.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(PYTEST)
-	$(WITH_TEMP_CACHE) $(PYTEST) --doctest-modules src/dicelab
-	$(WITH_TEMP_CACHE) $(PYTEST) --nbmake notebooks
+	$(WITH_TEMP_CACHE) $(PYTEST) tests --doctest-modules src/dicelab --nbmake notebooks
 
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(PYTEST) -m "not slow"
-	$(WITH_TEMP_CACHE) $(PYTEST) --doctest-modules src/dicelab
+	$(WITH_TEMP_CACHE) $(PYTEST) $(NO_NB) -m "not slow" tests --doctest-modules src/dicelab
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -113,7 +113,8 @@ def test_the_floor_does_not_move_the_value(monkeypatch):
     assert values[0].second.win == pytest.approx(values[1].second.win, abs=1e-10)
 
 
-def test_optimal_win_self_play_is_the_solved_value():
+def test_optimal_win_self_play_is_the_solved_value(monkeypatch):
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
     ow = solve_optimal_win(FACEBOOK, 600)
     table = policy_table(parse_policy("optimal-win"), FACEBOOK, 600, 2)
     p = exact_pair(table, table, rules=FACEBOOK, target=600)
@@ -223,17 +224,19 @@ def test_threshold_race_with_the_penalty_matches_monte_carlo(capsys):
     assert abs(s.mean_turns.mean - exact) <= 4 * s.mean_turns.se, (s.mean_turns, exact)
 
 
-def test_the_tuner_scores_exactly_under_the_penalty(capsys):
+def test_the_tuner_scores_exactly_under_the_penalty(capsys, monkeypatch):
     """``dicelab tune`` (its exact objective) under facebook: its best member's score is
-    that member's exact head to head against the field."""
+    that member's exact head to head against the field (totals down to two penalties
+    below zero, the smallest floor)."""
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
     code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--rules",
-                                      "facebook", "--target", "1500", "--range",
+                                      "facebook", "--target", "1000", "--range",
                                       "threshold=300:600:50", "--trials", "7", "--seed",
                                       "1", "--json"])
     assert code == 0, err
     d = json.loads(out)
     assert d["method"] == "exact" and d["rules"] == "facebook"
-    exact = exact_pair(d["best"], "ai", rules=FACEBOOK, target=1500)
+    exact = exact_pair(d["best"], "ai", rules=FACEBOOK, target=1000)
     assert d["best_score"] == pytest.approx(exact.score, abs=1e-12)
 
 
