@@ -62,6 +62,9 @@ FORMAT_VERSION = 4
 #: Policy evaluation stops when no value moves by more than this share of the sweep
 #: tolerance.
 EVAL_MARGIN = 1e-2
+#: ... or, before another improvement sweep, by this share of the square of the last
+#: improvement's change (modified policy iteration), if that is more.
+EVAL_SHARE = 1e-3
 _LAST_ROUND_CLAMP = 1e-6  # catch-up chance beyond the policy table's largest deficit
 _MAX_LAST_ROUND = 20_000  # units of 50: a table whose turns run on longer is refused
 
@@ -319,7 +322,10 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: s
         if len(improve) >= max_sweeps:
             raise UserError(f"{what}: the policy did not settle in {max_sweeps} sweeps (last "
                             f"change {improve[-1]:.2e})")
-        changes = evaluate(False, EVAL_MARGIN)
+        # modified policy iteration: while the policy still changes much, the next
+        # improvement moves the values by about the square of this one's change, and
+        # evaluating much further than that is wasted
+        changes = evaluate(False, max(EVAL_MARGIN, EVAL_SHARE * improve[-1] ** 2 / sweep_tol))
         n_eval += len(changes)
         rho = max(rho, _contraction(changes))
     # the last policy's own values, with the outcome split (no ties under first-to-bank:
@@ -803,6 +809,18 @@ def _arrays(m: Model, g: game.Game, a: game.Seat, b: game.Seat, s: Sweeps
     return out
 
 
+def _prepare(rules: FarkleRules, target, tol, what: str, both: bool
+             ) -> tuple[int, float, Model, int, Tables]:
+    """A solve's checked target and tolerance, model, indices and last-round tables, its
+    memory checked first (``both``: two seats' values)."""
+    target, tol = _check(rules, target, tol)
+    m = model(rules)
+    u = target // POINT_UNIT + m.floor
+    check_memory(f"{what} to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
+                 solve_bytes(m, u, True, both))
+    return target, tol, m, u, tables(rules, u, tol)
+
+
 def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OPTIMAL_WIN_TOL,
                       use_cache: bool = True,
                       progress: Callable[[float], None] | None = None) -> OptimalWinSolution:
@@ -820,12 +838,7 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
     >>> round(sol.p_win + sol.p_tie / 2, 4), sol.fair_head_start
     (0.5767, 300)
     """
-    target, tol = _check(rules, target, tol)
-    m = model(rules)
-    u = target // POINT_UNIT + m.floor
-    check_memory(f"optimal-win to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
-                 solve_bytes(m, u, True, False))
-    tab = tables(rules, u, tol)
+    target, tol, m, u, tab = _prepare(rules, target, tol, "optimal-win", False)
 
     def build() -> dict[str, np.ndarray]:
         start = 0.5 if m.streak == 1 else _start_values(rules, u, tol)[0]
@@ -899,12 +912,7 @@ def solve_best_response(rules: FarkleRules, target: int, name: str,
     moving second. Exact up to ``tolerance``, like :func:`solve_optimal_win`; cached on
     disk when ``use_cache`` (a PolicyTable's name is not unique: the caller decides).
     """
-    target, tol = _check(rules, target, tol)
-    m = model(rules)
-    u = target // POINT_UNIT + m.floor
-    check_memory(f"a best response to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
-                 solve_bytes(m, u, True, True))
-    tab = tables(rules, u, tol)
+    target, tol, m, u, tab = _prepare(rules, target, tol, "a best response", True)
 
     def build() -> dict[str, np.ndarray]:
         opp = opponent()
