@@ -66,13 +66,13 @@ def test_an_optimal_block_built_by_the_solve_equals_one_built_from_the_values(mo
     solver._MEMO.pop(solver.cache_key(rs), None)
     block_file("optimal", "no-bonus").unlink(missing_ok=True)
     with monkeypatch.context() as m:
-        m.setattr(policies, "_build_block", None)  # not the separate build
+        m.setattr(policies, "build_decision_block", None)  # not the separate build
         swept = fresh("optimal", "no-bonus")
     assert swept.from_cache == {"optimal": False} and not solver.solve(rs).from_cache
     values = solver.solve(rs).values
     np.testing.assert_array_equal(values.view(np.int64), solver.solve_values(rs).view(np.int64))
     built = np.empty_like(swept.decisions[p])
-    policies._build_block(values, rs, swept.slot, built)
+    policies.build_decision_block(values, rs, swept.slot, built)
     assert_same(swept.decisions[p], built)
     # and the block was stored: it loads
     assert fresh("optimal", "no-bonus").from_cache == {"optimal": True}
