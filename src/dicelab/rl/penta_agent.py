@@ -33,18 +33,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dicelab import dice
 from dicelab.errors import UserError
+from dicelab.penta import referee
 from dicelab.penta.distribution import ScoreDistribution, values_distribution
-from dicelab.penta.policies import Scorecard, analyse_turn
+from dicelab.penta.policies import Scorecard
 from dicelab.penta.policy import ValuesPolicy
-from dicelab.penta.referee import fill
 from dicelab.penta.rules import (
-    BOX_NAMES,
     FULL_CARD,
     MASK_SHIFT,
     N_BOXES,
-    N_DICE,
     N_STATES,
     UP_SHIFT,
     UPPER_BOXES,
@@ -52,7 +49,6 @@ from dicelab.penta.rules import (
     RuleSet,
     state_index,
 )
-from dicelab.penta.tables import roll_index
 from dicelab.rl.penta import check_penta_rules
 from dicelab.stats import mean_estimate
 
@@ -112,24 +108,16 @@ def values_of(weights: np.ndarray) -> np.ndarray:
 
 def play_game(values: np.ndarray, rules: RuleSet, rng: np.random.Generator
               ) -> tuple[np.ndarray, np.ndarray]:
-    """One game by the widget under ``values``: (each turn's starting state index, the
-    points the game scored from that turn on)."""
+    """One game by the widget under ``values``, played by the Penta referee: (each turn's
+    starting state index, the points the game scored from that turn on)."""
     card = Scorecard()
     states = np.empty(N_BOXES, dtype=np.int64)
     totals = np.empty(N_BOXES, dtype=np.int64)
-    for t in range(N_BOXES):
+    for t, turn in enumerate(referee.play_game([ValuesPolicy("rl-penta", values)], rules,
+                                               rng)):
         states[t] = state_index(card.mask, card.up, card.fifty)
         totals[t] = card.total
-        turn = analyse_turn(values, rules, card.mask, card.up, card.fifty)
-        faces = sorted(rng.integers(1, 7, N_DICE).tolist())
-        for play in (turn.play2, turn.play1):
-            r = dice.rank_of_dice(faces)
-            keep = int(play[r])
-            if keep == r:  # keeping all five: score now
-                break
-            kept = dice.dice_of_rank(keep)
-            faces = sorted([*kept, *rng.integers(1, 7, N_DICE - len(kept)).tolist()])
-        card = fill(card, BOX_NAMES[int(turn.box[roll_index(faces)])], faces, rules)
+        card = referee.fill(card, turn["box"], turn["rolls"][-1], rules)
     return states, card.total - totals
 
 
