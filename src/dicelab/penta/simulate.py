@@ -902,12 +902,18 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
 # --- seats of users' policies: the Python referee --------------------------------------------
 
 
+def referee_policies(specs) -> list:
+    """The policy objects the referee asks for ``specs``: a user's own, or a built-in's."""
+    from dicelab.penta.policy import BUILT_IN
+
+    return [s.policy if s.family == "user" else BUILT_IN[s.family] for s in specs]
+
+
 def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, seed_given: bool,
                          progress, streams: int, client, per_chunk: bool) -> PentaResult:
     """A run with a user's policy in some seat: every seat played by the Python referee
     (:mod:`dicelab.penta.referee`) on the kernel's chunks and dice, so the built-in seats
     play and score as in the kernel."""
-    from dicelab.penta.policy import BUILT_IN
     from dicelab.penta.referee import play_chunks
 
     if client is not None:
@@ -917,7 +923,7 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
         raise UserError(f"{', '.join(online)}: not at a table with a user's Penta policy "
                         "(its referee seats optimal, greedy and users' policies)")
     t0 = time.perf_counter()
-    policies = [s.policy if s.family == "user" else BUILT_IN[s.family] for s in specs]
+    policies = referee_policies(specs)
     acc = play_chunks(policies, rs, seed, games, max_total=MAX_TOTAL, streams=streams,
                       progress=progress, per_chunk=per_chunk)
     exact = solve(rs).expected_score if any(s.family == "optimal" for s in specs) else None
@@ -946,12 +952,10 @@ class RefereePlan:
     chunk_games: int = config.CHUNK_GAMES
 
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
-        from dicelab.penta.policy import BUILT_IN
         from dicelab.penta.referee import play_chunks
 
-        policies = [s.policy if s.family == "user" else BUILT_IN[s.family] for s in self.seats]
-        acc = play_chunks(policies, get_rules(self.rules), self.seed, self.games,
-                          max_total=MAX_TOTAL, streams=self.streams, per_chunk=True,
+        acc = play_chunks(referee_policies(self.seats), get_rules(self.rules), self.seed,
+                          self.games, max_total=MAX_TOTAL, streams=self.streams, per_chunk=True,
                           first=first, stop=stop, chunk_games=self.chunk_games)
         acc.update({PER_CHUNK + name: acc.pop(f"chunk_{name}") for name in CHUNK_TALLIES})
         return acc
