@@ -162,8 +162,11 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         "lost (Turn lost!)")
     n = len(faces)
     if me is None:
-        mode, unit, value = "solitaire", "expected final turn score (points)", \
-            _solitaire(table, my_farkles)
+        sol = max_ev_solution(table)
+        mode, unit = "solitaire", "expected final turn score (points)"
+
+        def value(tp: int) -> tuple[float, np.ndarray]:
+            return sol.turn_values(tp, my_farkles)
         if table.farkle_penalty:
             unit = "expected final turn score (points; a lost turn at its long-run cost)"
     else:
@@ -181,8 +184,13 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                             "opponent reached the target")
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
-        value = (_last_turn(table, me, opp) if last
-                 else _two_player(table, t, me, opp, my_farkles, opp_farkles, progress))
+        if last:
+            value = _last_turn(table, me, opp)
+        else:
+            two = optimal_win_solution(table, t, progress)
+
+            def value(tp: int) -> tuple[float, np.ndarray]:
+                return two.turn_values(me, opp, tp, my_farkles, opp_farkles)
     rows = []
     for keep, pts in options:
         tp = turn_points + pts
@@ -234,28 +242,6 @@ def optimal_win_solution(rules: FarkleRules, target: int,
     return sol
 
 
-def _solitaire(rules: FarkleRules, farkles: int = 0):
-    """tp -> (bank value, roll values by dice): max-ev's expected final turn score (under a
-    farkle penalty, a lost turn counted as its long-run cost after ``farkles`` lost turns
-    in a row)."""
-    sol = max_ev_solution(rules)
-
-    def value(tp: int) -> tuple[float, np.ndarray]:
-        return sol.turn_values(tp, farkles)
-
-    return value
-
-
-def _two_player(rules: FarkleRules, t: int, me: int, opp: int, my_farkles: int = 0,
-                opp_farkles: int = 0, progress: Callable[[float], None] | None = None):
-    sol = optimal_win_solution(rules, t, progress)
-
-    def value(tp: int) -> tuple[float, np.ndarray]:
-        return sol.turn_values(me, opp, tp, my_farkles, opp_farkles)
-
-    return value
-
-
 def _last_turn(rules: FarkleRules, me: int, opp: int):
     """The last turn: beat ``opp``. One turn DP over the turn points from this turn's
     start: a bank is worth 1 above ``opp``, 1/2 level with it and 0 below, where the rules
@@ -263,7 +249,7 @@ def _last_turn(rules: FarkleRules, me: int, opp: int):
     wins, and six dice that may not bank roll on and win with ``model.ahead6``."""
     from dicelab.farkle.engine import turn
     from dicelab.farkle.engine.model import model
-    from dicelab.farkle.solitaire import work
+    from dicelab.farkle.solitaire import turn_table
 
     m = model(rules)
     lead = (opp - me) // POINT_UNIT
@@ -274,12 +260,9 @@ def _last_turn(rules: FarkleRules, me: int, opp: int):
         rows = max(top, p + 1) + m.max_points
         if rows not in memo:
             i = np.arange(rows)
-            bankv = np.where(i > lead, 1.0, np.where(i == lead, 0.5, 0.0))
-            w = work(m, rows)
-            turn.turn_back(m, m.bank_floor, bankv, np.full(rows, m.ahead6), 0.0, 0.0, top,
-                           rows, w.v, w.bp, w.bk, w.choice)
             memo.clear()
-            memo[rows] = w
+            memo[rows] = turn_table(m, np.where(i > lead, 1.0, np.where(i == lead, 0.5, 0.0)),
+                                    top)[1]
         return memo[rows]
 
     def value(tp: int) -> tuple[float, np.ndarray]:

@@ -138,20 +138,14 @@ def keep_all_slices(tables: list[np.ndarray], normal: np.ndarray, last: np.ndarr
                   np.ascontiguousarray(last, dtype=np.int64))
 
 
-def check_table(pt: PolicyTable, rules: FarkleRules) -> PolicyTable:
-    """``pt``, if the engine can play it under ``rules``: a table with lost-turn axes or
-    totals below zero only where lost turns in a row matter."""
-    if (pt.streaks != 1 or pt.floor != 0) and model(rules).streak == 1:
-        raise UserError(f"policy table '{pt.name}' plays the farkle penalty (lost-turn axes "
-                        f"or totals below zero), which rules '{rules.name}' do not have")
-    return pt
-
-
 def table_slices(pt: PolicyTable, grid: Grid, rules: FarkleRules) -> Slices:
     """A :class:`PolicyTable`, slice by slice, with the kernel's index clamping (totals
     and lost-turn counts clamped to the table's axes; in the last round the leader's count
-    is 0), once :func:`check_table` takes it under ``rules``."""
-    check_table(pt, rules)
+    is 0): a table with lost-turn axes or totals below zero only where lost turns in a
+    row matter."""
+    if (pt.streaks != 1 or pt.floor != 0) and model(rules).streak == 1:
+        raise UserError(f"policy table '{pt.name}' plays the farkle penalty (lost-turn axes "
+                        f"or totals below zero), which rules '{rules.name}' do not have")
     if pt.last_round != "rule":
         raise UserError(f"policy table '{pt.name}' chases in the last round: evaluate the "
                         "bank rule it was made of, which the engine reads directly")
@@ -192,11 +186,6 @@ def name_of(policy) -> str:
     if isinstance(policy, str):
         return parse_policy(policy, "farkle").name
     return policy.name
-
-
-def normal_rows(policy: FixedPolicy, rules: FarkleRules, target: int) -> int:
-    """Rows of the policy's turns outside the last round (how far one turn can bank)."""
-    return policy.normal_rows(rules, target)
 
 
 def _slice_bytes(policy: FixedPolicy, grid: Grid, max_s: int) -> int:
@@ -272,7 +261,7 @@ def lead_rows(policies, rules: FarkleRules, target: int) -> int:
     of them (with the rows of six dice rolling on)."""
     m = model(rules)
     return (target // POINT_UNIT + m.floor
-            + max(normal_rows(p, rules, target) for p in policies)
+            + max(p.normal_rows(rules, target) for p in policies)
             + m.max_points + 2 + m.six_rows)
 
 
@@ -291,13 +280,11 @@ __all__ = [
     "Grid",
     "Side",
     "Slices",
-    "check_table",
     "grid_of",
     "keep_all_slices",
     "lead_rows",
     "legal_slices",
     "name_of",
-    "normal_rows",
     "policy_slices",
     "rows_for",
     "side_of",

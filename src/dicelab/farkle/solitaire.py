@@ -29,14 +29,13 @@ import functools
 import math
 import time
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
 from dicelab import cache
 from dicelab.config import FASTEST_TOL
 from dicelab.errors import UserError
-from dicelab.farkle.engine import turn
+from dicelab.farkle.engine import game, turn
 from dicelab.farkle.engine.model import (
     CLIMB_ERR,
     Model,
@@ -61,22 +60,41 @@ FORMAT_VERSION = 3
 TAIL_POINTS = (300, 500, 1000, 2000, 3000)
 
 
-class Work(NamedTuple):
-    """A turn table's scratch over ``rows`` rows (:func:`dicelab.farkle.engine.turn.
-    turn_back`): values, slopes, bank decisions, chosen options, forward mass."""
-
-    v: np.ndarray
-    bp: np.ndarray
-    bk: np.ndarray
-    choice: np.ndarray
-    reach: np.ndarray
+def work(m: Model, rows: int) -> game.Scratch:
+    """A turn table's scratch over ``rows`` rows, zeroed."""
+    w = game.scratch(m, rows)
+    for a in w:
+        a.fill(0)
+    return w
 
 
-def work(m: Model, rows: int) -> Work:
-    """Fresh :class:`Work` rows."""
-    return Work(np.zeros(rows * 7), np.zeros(rows * 7), np.zeros(rows * 7, dtype=np.uint8),
-                np.zeros(rows * m.class_prob.size, dtype=np.int32),
-                np.zeros((rows + m.max_points + 1) * 7))
+def turn_table(m: Model, bankv: np.ndarray, top: int, beta: float = 0.0,
+               edge: np.ndarray | None = None, floor: np.ndarray | None = None
+               ) -> tuple[float, game.Scratch]:
+    """One optimal turn over ``bankv.size`` rows (:func:`dicelab.farkle.engine.turn.
+    turn_back`): a bank at row ``i`` worth ``bankv[i]`` (from ``floor``, default the rules'
+    bank floor), a lost turn ``beta``, banking from row ``top`` on, six dice leaving the
+    table worth ``edge`` (default ``m.ahead6``). Returns (its value, its table)."""
+    rows = bankv.size
+    w = work(m, rows)
+    value, _ = turn.turn_back(m, m.bank_floor if floor is None else floor, bankv,
+                              np.full(rows, m.ahead6) if edge is None else edge, 0.0, beta,
+                              top, rows, w.v, w.bp, w.bk, w.choice)
+    return value, w
+
+
+def turn_ends(m: Model, bank: np.ndarray, choice: np.ndarray, rows: int, guess: bool = False
+              ) -> tuple[float, np.ndarray, float]:
+    """(P(lost turn), P(bank at row i) for i < ``rows``, P(still rolling past them)) of a
+    turn's decisions followed forwards: ``bank`` (P, 7) and ``choice`` by row and roll
+    class, each read at its last row past it; with ``guess``, six dice at the edge of a
+    :func:`turn_table` end as its edge guess (:func:`dicelab.farkle.engine.turn.
+    turn_ends`)."""
+    out = np.zeros(rows)
+    lost, left = turn.turn_ends(m, np.ascontiguousarray(bank, dtype=np.uint8).ravel(),
+                                bank.shape[0], choice, choice.size // m.class_prob.size,
+                                guess, np.zeros((rows + m.max_points + 1) * 7), out)
+    return float(lost), out, float(left)
 
 
 # ---------------------------------------------------------------------------------
@@ -152,20 +170,6 @@ def fixed_choice(m: Model, value: np.ndarray | None) -> np.ndarray:
     return choice
 
 
-def fixed_turn_ends(m: Model, bank: np.ndarray, value: np.ndarray | None, rows: int
-                    ) -> tuple[float, np.ndarray, float]:
-    """(P(lost turn), P(bank at row i) for i < ``rows``, P(still rolling past them)) of a
-    fixed turn policy: bank decisions ``bank`` (P, 7), set-asides by ``value`` (see
-    :func:`fixed_choice`), both read at their last row past it."""
-    choice = fixed_choice(m, value)
-    nc = m.class_prob.size
-    out = np.zeros(rows)
-    lost, left = turn.turn_ends(m, np.ascontiguousarray(bank, dtype=np.uint8).ravel(),
-                                bank.shape[0], choice, choice.size // nc, False,
-                                np.zeros((rows + m.max_points + 1) * 7), out)
-    return lost, out, left
-
-
 def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
                          value: np.ndarray | None = None, *, name: str = "policy"
                          ) -> TurnDistribution:
@@ -197,8 +201,7 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
         if value.shape[1:] != bank.shape[1:] or value.shape[0] > bank.shape[0]:
             raise ValueError("value must have the shape of bank")
     rows = bank.shape[0] + m.max_points + 1 + m.six_rows
-    lost, dist, left = fixed_turn_ends(m, bank, value, rows)
-    return TurnDistribution(name, rules.name, float(lost), dist, float(left))
+    return TurnDistribution(name, rules.name, *turn_ends(m, bank, fixed_choice(m, value), rows))
 
 
 def threshold_bank_table(threshold: int) -> np.ndarray:
@@ -375,29 +378,16 @@ class MaxEvSolution:
         or any count without a penalty, plays as the last one): the policy's expected
         final turn score, a lost turn counted as :meth:`lost_value`.
 
-        From the cap on every roll with fewer than six dice is followed by a bank (proven),
-        so a roll's value is its expectation directly; where six dice roll on past the
-        cap, the values are read from a solve whose cap lies above the roll's successors
-        (any cap at or above the proven one gives the same optimum, within its error
-        bound)."""
+        Past the cap the values are read from a solve whose cap lies above the roll's
+        successors (any cap at or above the proven one gives the same optimum, within its
+        error bound)."""
         s = min(max(int(lost_in_a_row), 0), len(self.streak) - 1)
-        policy = self.streak[s]
         p = int(turn_points) // POINT_UNIT
-        m = model(self.farkle_rules)
-        beta = self.lost_value(s)
-        if p < policy.cap // POINT_UNIT:
-            return float(turn_points), policy.roll_value[p].copy()
-        if m.six_rows:
-            need = (p + m.max_points + 1) * POINT_UNIT
-            higher = max_ev_capped(self.farkle_rules, -(-need // _CAP_STEP) * _CAP_STEP)
-            return higher.turn_values(turn_points, s)
-        roll = np.zeros(7)
-        for n in range(1, 7):
-            lo, hi = m.class_start[n], m.class_start[n + 1]
-            best = [m.points[m.option_start[c]:m.option_start[c + 1]].max() for c in range(lo, hi)]
-            roll[n] = POINT_UNIT * float(np.dot(m.class_prob[lo:hi], p + np.array(best))) \
-                + float(m.bust[n]) * beta
-        return float(turn_points), roll
+        if p < self.streak[s].cap // POINT_UNIT:
+            return float(turn_points), self.streak[s].roll_value[p].copy()
+        need = (p + model(self.farkle_rules).max_points + 1) * POINT_UNIT
+        higher = max_ev_capped(self.farkle_rules, -(-need // _CAP_STEP) * _CAP_STEP)
+        return higher.turn_values(turn_points, s)
 
     def to_dict(self) -> dict:
         first = self.streak[0]
@@ -426,16 +416,6 @@ class MaxEvSolution:
         return out
 
 
-def _max_ev_turn(m: Model, rows: int, cap_units: int, beta: float, edge: np.ndarray
-                 ) -> tuple[float, Work]:
-    """One max-ev turn DP in units: a bank worth its turn points, a lost turn ``beta``."""
-    w = work(m, rows)
-    bankv = np.arange(rows, dtype=np.float64)
-    value, _ = turn.turn_back(m, m.bank_floor, bankv, edge, 0.0, beta, cap_units, rows, w.v,
-                              w.bp, w.bk, w.choice)
-    return value, w
-
-
 def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
                    w6: float) -> TurnPolicy:
     """The turn policy with a lost turn worth ``beta`` (points) and its error bound: where
@@ -445,10 +425,11 @@ def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
     c = cap // POINT_UNIT
     rows = c + m.six_rows + m.max_points + 1
     b = beta / POINT_UNIT
-    _, w = _max_ev_turn(m, rows, c, b, np.full(rows, b))
+    bankv = np.arange(rows, dtype=np.float64)
+    _, w = turn_table(m, bankv, c, b, np.full(rows, b))
     error = 0.0
     if m.six_rows:
-        _, hi = _max_ev_turn(m, rows, c, b, np.arange(rows) + w6 / POINT_UNIT)
+        _, hi = turn_table(m, bankv, c, b, bankv + w6 / POINT_UNIT)
         error = float(np.abs(hi.v[:(c + 1) * 7] - w.v[:(c + 1) * 7]).max()) * POINT_UNIT
     value = w.v.reshape(rows, 7) * POINT_UNIT
     bank = w.bk.reshape(rows, 7).copy()
@@ -461,18 +442,9 @@ def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
             roll[p, 1:] = out[1:] * POINT_UNIT
             if p >= c:  # proven to bank with fewer than six dice
                 roll[p, 1:HOT_DICE] = -1.0
-    dist = _policy_distribution(rules, m, w, rows)
+    dist = TurnDistribution("max-ev", rules.name, *turn_ends(m, bank, w.choice, rows, True))
     return TurnPolicy(rules.name, cap, value, bank, roll, dist, value_error=error,
                       exact_rows=rows - m.max_points)
-
-
-def _policy_distribution(rules: FarkleRules, m: Model, w: Work, rows: int
-                         ) -> TurnDistribution:
-    out = np.zeros(rows)
-    nc = m.class_prob.size
-    lost, left = turn.turn_ends(m, w.bk, rows, w.choice, w.choice.size // nc, True,
-                                np.zeros((rows + m.max_points + 1) * 7), out)
-    return TurnDistribution("max-ev", rules.name, float(lost), out, float(left))
 
 
 def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
@@ -506,7 +478,8 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
         if beta > 0:
             raise UserError("a lost turn cannot be worth more than banking nothing")
         b = beta / POINT_UNIT
-        return _max_ev_turn(m, rows, c, b, np.full(rows, b))[0] * POINT_UNIT
+        return turn_table(m, np.arange(rows, dtype=np.float64), c, b, np.full(rows, b))[0] \
+            * POINT_UNIT
 
     k, pen = m.streak, float(rules.farkle_penalty)
     iterations = 0
@@ -652,7 +625,7 @@ class FastestSolution:
 
 
 def _fastest_state(m: Model, turns: np.ndarray, u: int, big: int, beta: float | None,
-                   w: Work, p_rows: int, value_out: np.ndarray, bank_out: np.ndarray,
+                   w: game.Scratch, p_rows: int, value_out: np.ndarray, bank_out: np.ndarray,
                    tol: float) -> tuple[float, int]:
     """The fewest expected turns from index ``u`` (``turns[0, :]``: from each index at no
     lost turn, solved above ``u``) when a lost turn costs ``beta`` turns more (``None``:
@@ -732,34 +705,22 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
     check_memory(f"fastest to {target:,} (its value and bank tables)",
                  k * big * p_rows * 7 * 9)
     t0 = time.perf_counter()
-    turns = np.zeros((k, big + 1))
     value = np.zeros((k, big, p_rows, 7))
     bank = np.zeros((k, big, p_rows, 7), dtype=np.uint8)
     w = work(m, p_rows + m.max_points + 1)
-    if k == 1:
-        steps = np.zeros(big, dtype=np.int64)
-        for u in range(big - 1, -1, -1):
-            turns[0, u], steps[u] = _fastest_state(m, turns, u, big, None, w, p_rows,
-                                                   value[0, u], bank[0, u], tol)
-    else:
-        start = solve_fastest(dataclasses.replace(rules, farkle_penalty=0),
-                              big * POINT_UNIT, tol=tol)
-        turns[:] = start.turns[0]
-        changes: list[float] = []
-        pen = m.penalty
-        while not changes or changes[-1] > sweep_tol:
-            if len(changes) >= max_sweeps:
-                raise UserError(f"fastest with the farkle penalty did not settle in "
-                                f"{max_sweeps} sweeps (last change {changes[-1]:.1e})")
-            worst = 0.0
-            for u in range(big - 1, -1, -1):
-                for s in range(k - 1, -1, -1):
-                    beta = turns[s + 1, u] if s < k - 1 else turns[0, max(u - pen, 0)]
-                    x, _ = _fastest_state(m, turns, u, big, beta, w, p_rows, value[s, u],
-                                          bank[s, u], tol)
-                    worst = max(worst, abs(x - turns[s, u]) / x)
-                    turns[s, u] = x
-            changes.append(worst)
+    steps = np.zeros(big, dtype=np.int64)
+
+    def state(u: int, s: int, beta: float | None) -> float:
+        x, steps[u] = _fastest_state(m, turns, u, big, beta, w, p_rows, value[s, u],
+                                     bank[s, u], tol)
+        return x
+
+    turns = np.zeros((k, big + 1))
+    if k > 1:  # start from the game without the penalty
+        turns[:] = solve_fastest(dataclasses.replace(rules, farkle_penalty=0),
+                                 big * POINT_UNIT, tol=tol).turns[0]
+    changes = sweep_totals(m, turns, state, sweep_tol, max_sweeps, "fastest")
+    if k > 1:
         steps = np.array(changes)
     secs = time.perf_counter() - t0
     return FastestSolution(rules.name, target, turns, value, bank, steps, secs, secs,
@@ -774,22 +735,18 @@ def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
     if not use_cache:
         return solve_fastest(rules, target)
     key = cache.entry_key("farkle-fastest", rules.name, rules.digest(), t=target)
-    built: list[FastestSolution] = []
 
     def build() -> dict[str, np.ndarray]:
         sol = solve_fastest(rules, target)
-        built.append(sol)
         return {"turns": sol.turns, "value": sol.value, "bank": sol.bank,
                 "newton_steps": sol.newton_steps, "solve_s": np.array([sol.solve_s])}
 
     t0 = time.perf_counter()
     arrays, from_cache = cache.cached(key, FORMAT_VERSION, build)
-    if not from_cache:
-        return built[0]
     return FastestSolution(rules.name, target, arrays["turns"], arrays["value"],
                            arrays["bank"], arrays["newton_steps"],
                            float(arrays["solve_s"][0]), time.perf_counter() - t0,
-                           from_cache=True, farkle_penalty=rules.farkle_penalty,
+                           from_cache=from_cache, farkle_penalty=rules.farkle_penalty,
                            floor_points=rules.penalty_floor() * POINT_UNIT)
 
 
@@ -837,34 +794,47 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
                 None if value is None else (value if same else value[u]))
         return dists[key]
 
-    k, pen = m.streak, m.penalty
-    turns = np.zeros((k, big + 1))
-    for _ in range(max_sweeps if pen else 1):
-        moved = 0.0
-        for u in range(big - 1, -1, -1):
-            d = dist(u)
-            q = float(d.p_bust)
-            if q >= 1.0:
-                turns[:, u] = np.inf
-                continue
-            after = turns[0, np.minimum(u + np.arange(1, d.p_bank.size), big)]
-            b = 1.0 + float(np.dot(d.p_bank[1:], after))
-            if pen:
-                e = b + q * turns[0, max(u - pen, 0)]
-                col = [e]
-                for _s in range(k - 1):
-                    e = b + q * e
-                    col.insert(0, e)
-            else:  # a lost turn stays here: E = B + q E
-                col = [b / (1.0 - q)] * k
-            moved = max(moved, abs(col[0] - turns[0, u]) / col[0])
-            turns[:, u] = col
-        if moved <= tol:
-            return turns
-    if pen:
-        raise UserError(f"the race with the farkle penalty did not settle in {max_sweeps} "
-                        "sweeps")
+    def state(u: int, s: int, beta: float | None) -> float:
+        d = dist(u)
+        q = float(d.p_bust)
+        if q >= 1.0:
+            return np.inf
+        after = turns[0, np.minimum(u + np.arange(1, d.p_bank.size), big)]
+        b = 1.0 + float(np.dot(d.p_bank[1:], after))
+        return b / (1.0 - q) if beta is None else b + q * beta  # E = B + q E: exact
+
+    turns = np.zeros((m.streak, big + 1))
+    sweep_totals(m, turns, state, tol, max_sweeps, "the race")
     return turns
+
+
+def sweep_totals(m: Model, turns: np.ndarray, state, tol: float, max_sweeps: int,
+                 what: str) -> list[float]:
+    """Expected turns to the target ``turns[s, u]`` (S, U + 1; 0 at ``U``) from every
+    total index down and every count of lost turns in a row from the last, each from
+    ``state(u, s, beta)``: a state whose lost turn costs ``beta`` turns more (``None``
+    without a penalty: the state itself, a loop the state solves). A lost turn reads the
+    next count (solved just before) and the last one the total the penalty leads to, from
+    the sweep before (Gauss-Seidel), until no value moves by more than ``tol``
+    (relative); without a penalty one sweep is exact. Returns each sweep's largest
+    change."""
+    k, big = turns.shape[0], turns.shape[1] - 1
+    changes: list[float] = []
+    while not changes or (k > 1 and changes[-1] > tol):
+        if len(changes) >= max_sweeps:
+            raise UserError(f"{what} with the farkle penalty did not settle in "
+                            f"{max_sweeps} sweeps (last change {changes[-1]:.1e})")
+        worst = 0.0
+        for u in range(big - 1, -1, -1):
+            for s in range(k - 1, -1, -1):
+                beta = None if k == 1 else turns[s + 1, u] if s < k - 1 \
+                    else turns[0, max(u - m.penalty, 0)]
+                x = state(u, s, beta)
+                if x < np.inf:
+                    worst = max(worst, abs(x - turns[s, u]) / x)
+                turns[s, u] = x
+        changes.append(worst)
+    return changes
 
 
 @dataclass(frozen=True)
@@ -976,6 +946,17 @@ def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
     return last_roll + max_roll_units + 1
 
 
+def solitaire_table(name: str, value: np.ndarray, bank: np.ndarray, floor: int = 0
+                    ) -> PolicyTable:
+    """The PolicyTable of a one-player policy: ``value``/``bank`` (S, M, P, 7) by its own
+    lost turns in a row and its own total, the same whatever the other's (shape (S, S, M,
+    1, P, 7))."""
+    k, u = value.shape[:2]
+    shape = (k, k, u, 1, *value.shape[2:])
+    return PolicyTable(name, np.broadcast_to(value[:, None, :, None], shape).astype(np.float32),
+                       np.broadcast_to(bank[:, None, :, None], shape).copy(), floor=floor)
+
+
 def max_ev_table(rules: FarkleRules) -> PolicyTable:
     """PolicyTable of ``max-ev``: value = expected final turn points, one policy per own
     lost turns in a row (the opponent's count and the totals do not matter), shape (S, S,
@@ -986,12 +967,8 @@ def max_ev_table(rules: FarkleRules) -> PolicyTable:
         p = sol.streak[0].bank.shape[0]
     else:
         p = max(_rows_needed(st.bank, m.max_points) for st in sol.streak)
-    value = np.stack([st.value[:p] for st in sol.streak]).astype(np.float32)
-    bank = np.stack([st.bank[:p] for st in sol.streak])
-    k = len(sol.streak)
-    shape = (k, k, 1, 1, p, 7)
-    return PolicyTable("max-ev", np.broadcast_to(value[:, None, None, None], shape).copy(),
-                       np.broadcast_to(bank[:, None, None, None], shape).copy())
+    return solitaire_table("max-ev", np.stack([st.value[:p] for st in sol.streak])[:, None],
+                           np.stack([st.bank[:p] for st in sol.streak])[:, None])
 
 
 def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
@@ -1000,13 +977,8 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
     below zero), shape (S, S, U, 1, P, 7)."""
     sol = fastest_solution(rules, target)
     p = min(_rows_needed(sol.bank, model(rules).max_points), sol.bank.shape[-2])
-    value = (-sol.value[..., :p, :]).astype(np.float32)
-    bank = np.ascontiguousarray(sol.bank[..., :p, :])
-    k = value.shape[0]
-    shape = (k, k, value.shape[1], 1, p, 7)
-    return PolicyTable("fastest", np.broadcast_to(value[:, None, :, None], shape).copy(),
-                       np.broadcast_to(bank[:, None, :, None], shape).copy(),
-                       floor=sol.floor_points // POINT_UNIT)
+    return solitaire_table("fastest", -sol.value[..., :p, :], sol.bank[..., :p, :],
+                           floor=sol.floor_points // POINT_UNIT)
 
 
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",

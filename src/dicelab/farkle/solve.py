@@ -54,6 +54,7 @@ from dicelab.farkle.rules import (
     FarkleRules,
     check_target,
 )
+from dicelab.farkle.solitaire import turn_table
 from dicelab.outcomes import Outcome
 from dicelab.resources import check_memory
 
@@ -115,11 +116,9 @@ def last_round(m: Model, x_max: int) -> LastRound:
     top = x_max
     rows = top + m.max_points
     i = np.arange(rows)
-    w = game.scratch(m, rows)
-    bankv = np.where(i >= top, 1.0, np.where(i == top - 1, 0.5, 0.0))
     edge = np.full(rows, m.ahead6)
-    floor = _need_floor(m)
-    turn.turn_back(m, floor, bankv, edge, 0.0, 0.0, top, rows, w.v, w.bp, w.bk, w.choice)
+    _, w = turn_table(m, np.where(i >= top, 1.0, np.where(i == top - 1, 0.5, 0.0)), top,
+                      floor=_need_floor(m))
     win, tie = np.zeros(rows * 7), np.zeros(rows * 7)
     turn.turn_eval(m, w.bk, w.choice, (i >= top).astype(np.float64), edge, 0.0, rows, win)
     turn.turn_eval(m, w.bk, w.choice, (i == top - 1).astype(np.float64), np.zeros(rows), 0.0,
@@ -143,10 +142,7 @@ def reach_bank(m: Model) -> np.ndarray:
     that; row 0, 6 dice: a whole turn. Six dice from there on are worth ``m.ahead6``."""
     f = int(m.bank_floor[1])
     rows = f + m.max_points
-    w = game.scratch(m, rows)
-    bankv = (np.arange(rows) >= f).astype(np.float64)
-    turn.turn_back(m, m.bank_floor, bankv, np.full(rows, m.ahead6), 0.0, 0.0, f, rows, w.v,
-                   w.bp, w.bk, w.choice)
+    _, w = turn_table(m, (np.arange(rows) >= f).astype(np.float64), f)
     return w.v.reshape(rows, 7)[:f].copy()
 
 
@@ -154,11 +150,10 @@ def tables(rules: FarkleRules, u: int, eps: float) -> Tables:
     """The last round's tables of a solve over ``u`` indices with cap tolerance ``eps``,
     long enough that the catch-up value falls to ``eps`` well inside them."""
     m = model(rules)
-    max_s = m.max_points
-    x_max = 2 * u + 8 * max_s + 64
     f = int(m.bank_floor[1])
     reach = reach_bank(m)
-    while True:
+
+    def attempt(x_max: int) -> Tables | None:
         if m.first_to_bank:  # no last round: banking the target wins
             zeros = (np.zeros((x_max, 7)),) * 3 + (np.zeros(x_max),) * 3
             return Tables(LastRound(*zeros), f, reach)
@@ -170,13 +165,26 @@ def tables(rules: FarkleRules, u: int, eps: float) -> Tables:
             last.s[:f], last.sw[:f], last.st[:f] = reach[0, HOT_DICE], reach[0, HOT_DICE], 0.0
         below = np.nonzero(last.s <= eps)[0]
         # every turn DP may look up to 2 U + max points past the eps point
-        if below.size and below[0] + 2 * u + 2 * max_s + 2 < x_max:
+        if below.size and below[0] + 2 * u + 2 * m.max_points + 2 < x_max:
             return Tables(last, max(int(below[0]), f), reach)
-        if x_max > 2 * u + 8 * max_s + 64 + _MAX_LAST_ROUND:
-            raise UserError("this scoring table lets a turn go on almost forever (the chance "
-                            "to score 1,000,000 points in one turn is above the tolerance); "
-                            "optimal-win needs a table where turns end")
+        return None
+
+    return _widening(m, u, 0, attempt, "this scoring table lets a turn go on almost forever "
+                     "(the chance to score 1,000,000 points in one turn is above the "
+                     "tolerance); optimal-win needs a table where turns end")
+
+
+def _widening(m: Model, u: int, least: int, attempt, refusal: str):
+    """``attempt(leads)`` over more and more last-round leads, from ``2 u + 8 max points
+    + 64`` (or ``least``) doubling, until it gives an answer (not None); ``refusal``
+    past :data:`_MAX_LAST_ROUND` more."""
+    base = 2 * u + 8 * m.max_points + 64
+    x_max = max(base, least)
+    while (out := attempt(x_max)) is None:
+        if x_max > base + _MAX_LAST_ROUND:
+            raise UserError(refusal)
         x_max *= 2
+    return out
 
 
 # ---------------------------------------------------------------------------------
@@ -413,44 +421,11 @@ class OptimalWinSolution:
     streak_win: np.ndarray = field(repr=False)
     streak_tie: np.ndarray = field(repr=False)
     last_round_values: np.ndarray = field(repr=False)  # S[d]: a last turn needing > d
+    opponent_streak_values: np.ndarray = field(repr=False)
+    opponent_streak_win: np.ndarray = field(repr=False)
+    opponent_streak_tie: np.ndarray = field(repr=False)
     opponent: str | None = None
-    opponent_streak_values: np.ndarray | None = field(default=None, repr=False)
-    opponent_streak_win: np.ndarray | None = field(default=None, repr=False)
-    opponent_streak_tie: np.ndarray | None = field(default=None, repr=False)
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def of(cls, rules: FarkleRules, target: int, tol: float, arrays: dict[str, np.ndarray],
-           tab: Tables, from_cache: bool, t0: float, opponent: str | None, key: str | None,
-           opponent_policy=None) -> OptimalWinSolution:
-        m = model(rules)
-        bound, turn_dps, sweeps, states, _evaluations = (float(x) for x in arrays["meta"])
-        if not sweeps:  # one exact sweep: every state's turn DP, and the last round's
-            top = arrays["top"]
-            n_last = 0 if m.first_to_bank else tab.last.s.size * 6
-            states = float((np.maximum(top, 1).sum() - top.size) * 6 + top.size + n_last)
-        f = m.floor
-        at_zero = np.ascontiguousarray(arrays["v"][0, 0, f:, f:])
-        h = int(np.argmin(np.abs(at_zero[0, :] - 0.5)))  # first (smallest) of equals
-        win, tie = float(arrays["w"][0, 0, f, f]), float(arrays["t"][0, 0, f, f])
-        theirs = {} if opponent is None else {
-            "opponent": opponent, "opponent_streak_values": arrays["ov"],
-            "opponent_streak_win": arrays["ow"], "opponent_streak_tie": arrays["ot"]}
-        sol = cls(target=target, rules=rules.name, tolerance=bound, cap_tolerance=tol,
-                  states=int(states), solve_s=float(arrays["seconds"][0]),
-                  elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
-                  memory_bytes=int(sum(a.nbytes for a in arrays.values())),
-                  p_win=win, p_tie=tie, p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
-                  fair_head_start_value=float(at_zero[0, h]), turn_dps=int(turn_dps),
-                  sweeps=int(sweeps), table_rows=_table_rows(m, arrays["top"], tab, tol),
-                  floor_points=f * POINT_UNIT, farkle_rules=rules,
-                  streak_values=arrays["v"], streak_win=arrays["w"], streak_tie=arrays["t"],
-                  last_round_values=tab.last.s, **theirs)
-        sol._memo["tables"] = tab
-        sol._memo["opponent_policy"] = opponent_policy
-        if key is not None:
-            sol._memo["cache_key"] = key
-        return sol
 
     @property
     def policy(self) -> str:
@@ -477,27 +452,14 @@ class OptimalWinSolution:
 
     @property
     def opponent_values(self) -> np.ndarray:
-        return self._at_zero(self._theirs()[0])
-
-    @property
-    def opponent_win(self) -> np.ndarray:
-        return self._at_zero(self._theirs()[1])
-
-    @property
-    def opponent_tie(self) -> np.ndarray:
-        return self._at_zero(self._theirs()[2])
-
-    def _theirs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self.opponent is None:
-            return self.streak_values, self.streak_win, self.streak_tie
-        return self.opponent_streak_values, self.opponent_streak_win, self.opponent_streak_tie
+        return self._at_zero(self.opponent_streak_values)
 
     @property
     def second_outcome(self) -> tuple[float, float, float]:
         """(P(win), P(tie), P(loss)) of this policy when the other player moves first."""
         f = self.floor_points // POINT_UNIT
-        _, ow, ot = self._theirs()
-        w, t = float(ow[0, 0, f, f]), float(ot[0, 0, f, f])
+        w = float(self.opponent_streak_win[0, 0, f, f])
+        t = float(self.opponent_streak_tie[0, 0, f, f])
         return 1.0 - w - t, t, w
 
     # -- queries ----------------------------------------------------------------------
@@ -556,22 +518,13 @@ class OptimalWinSolution:
         kept = self._memo.get("engine")
         if kept is not None:
             return kept
-        rules, tol = self.farkle_rules, self.cap_tolerance
-        m = model(rules)
-        u = self.streak_values.shape[2]
-        tab = self.last_round_tables()
-        a = optimal_seat(m, u, tab.last)
+        opp = None if self.opponent is None else self._memo["opponent_policy"]()
+        kept = _setup(self.farkle_rules, self.target, self.streak_values.shape[2],
+                      self.cap_tolerance, self.last_round_tables(), opp)
+        _, _, a, b = kept
         a.v[:], a.w[:], a.t[:] = self.streak_values, self.streak_win, self.streak_tie
-        d_eps = tab.d_eps
-        if self.opponent is None:
-            b = a
-        else:
-            side, d_eps = opponent_side(rules, self.target, tol,
-                                        self._memo["opponent_policy"]())
-            d_eps = max(d_eps, tab.d_eps)
-            b = fixed_seat(m, u, side)
-            b.v[:], b.w[:], b.t[:] = self._theirs()
-        kept = m, _game(rules, u, tol, d_eps, self.opponent is None, True), a, b
+        b.v[:], b.w[:], b.t[:] = (self.opponent_streak_values, self.opponent_streak_win,
+                                  self.opponent_streak_tie)
         self._memo["engine"] = kept
         return kept
 
@@ -695,9 +648,7 @@ class OptimalWinSolution:
     @property
     def policy_table_bytes(self) -> int:
         """Size of :meth:`policy_table` (value float32 + bank uint8, both tables)."""
-        m = model(self.farkle_rules)
-        d_rows = 0 if m.first_to_bank else self.table_rows - m.max_points
-        return (self.streak_values.size + d_rows) * self.table_rows * 7 * 5
+        return _table_bytes(model(self.farkle_rules), self.streak_values.size, self.table_rows)
 
     def to_dict(self) -> dict:
         """JSON-able summary (all scalar fields)."""
@@ -719,16 +670,23 @@ class OptimalWinSolution:
         return out
 
 
-def _table_rows(m: Model, top: np.ndarray, tab: Tables, tol: float) -> int:
-    """Rows P of the policy table. Past every rolling state plus one roll, and enough
-    last-round deficits D = P - max points that a larger lead is caught up with a chance of
-    at most 1e-6 (the table plays such a lead as D - 1). Under ``first-to-bank`` every row
-    from ``U - x`` on reaches the target and wins, with the same value at every row, so
-    rows up to the target's index ``U`` are enough: the kernel plays any more as row U."""
+def _table_rows(m: Model, u: int, top: int, tab: Tables, tol: float) -> int:
+    """Rows P of the policy table over ``u`` indices whose highest cap is row ``top``. Past
+    every rolling state plus one roll, and enough last-round deficits D = P - max points
+    that a larger lead is caught up with a chance of at most 1e-6 (the table plays such a
+    lead as D - 1). Under ``first-to-bank`` every row from ``U - x`` on reaches the target
+    and wins, with the same value at every row, so rows up to the target's index ``U`` are
+    enough: the kernel plays any more as row U."""
     if m.first_to_bank:
-        return top.shape[2] + 1
+        return u + 1
     d_small = int(np.nonzero(tab.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
-    return max(int(top.max()) + m.six_rows, d_small + 1) + m.max_points
+    return max(top + m.six_rows, d_small + 1) + m.max_points
+
+
+def _table_bytes(m: Model, states: int, rows: int) -> int:
+    """Bytes of a policy table (value float32 + bank uint8) of ``states`` turns of
+    ``rows`` rows, and its last round's."""
+    return (states + (0 if m.first_to_bank else rows - m.max_points)) * rows * 7 * 5
 
 
 @functools.lru_cache(maxsize=8)
@@ -742,14 +700,8 @@ def least_policy_table_bytes(rules: FarkleRules, target: int,
     target, tol = _check(rules, target, tol)
     m = model(rules)
     u = target // POINT_UNIT + m.floor
-    if m.first_to_bank:
-        rows, d_rows = u + 1, 0
-    else:
-        tab = tables(rules, u, tol)
-        d_small = int(np.nonzero(tab.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
-        rows = max(m.six_rows, d_small + 1) + m.max_points
-        d_rows = rows - m.max_points
-    return (m.streak * m.streak * u * u + d_rows) * rows * 7 * 5
+    states = m.streak * m.streak * u * u
+    return _table_bytes(m, states, _table_rows(m, u, 0, tables(rules, u, tol), tol))
 
 
 # ---------------------------------------------------------------------------------
@@ -763,26 +715,14 @@ def _check(rules: FarkleRules, target, tol) -> tuple[int, float]:
     return target, float(tol)
 
 
-def solve_bytes(m: Model, u: int, optimal: bool, both: bool) -> int:
-    """Memory of a solve over ``u`` indices: each seat's values (value, P(win), P(tie)), the
-    kept turn endings of an optimal seat under a penalty, the per-unit diagnostics."""
+def solve_bytes(m: Model, u: int, both: bool) -> int:
+    """Memory of an optimal-win solve over ``u`` indices: each seat's values (value,
+    P(win), P(tie)), the kept turn endings of the optimal seat under a penalty, the
+    per-unit diagnostics."""
     n = m.streak * m.streak * u * u
     seats = 2 if both else 1
-    kept = n * (4 + (u - 1) // 2) if optimal and m.streak > 1 else 0
+    kept = n * (4 + (u - 1) // 2) if m.streak > 1 else 0
     return 8 * (seats * 3 * n + kept + 7 * u * u)
-
-
-def _solved(key: str | None, version: str, build, progress) -> tuple[dict, bool]:
-    def timed() -> dict[str, np.ndarray]:
-        start = time.perf_counter()
-        arrays = build()
-        arrays["seconds"] = np.array([time.perf_counter() - start])
-        return arrays
-
-    arrays, from_cache = cache.cached(key, version, timed) if key else (timed(), False)
-    if progress is not None and from_cache:
-        progress(1.0)
-    return arrays, from_cache
 
 
 def cache_key(rules: FarkleRules, target: int, tol: float, opponent: str | None = None
@@ -796,29 +736,81 @@ def cache_key(rules: FarkleRules, target: int, tol: float, opponent: str | None 
                            sweep_tol=f"{config.PENALTY_SWEEP_TOL:.3g}", **more)
 
 
-def _arrays(m: Model, g: game.Game, a: game.Seat, b: game.Seat, s: Sweeps
-            ) -> dict[str, np.ndarray]:
-    """What a solve keeps: the seats' values, the cap rows of A's turns, ``meta``."""
-    top = np.zeros(a.v.shape, dtype=np.int64)
-    game.tops(m, g, a, b, top)
-    out = {"v": a.v, "w": a.w, "t": a.t, "top": top,
-           "meta": np.array([s.bound, s.turn_dps, s.sweeps, s.states, s.evaluations],
-                            dtype=np.float64)}
-    if b is not a:
-        out.update({"ov": b.v, "ow": b.w, "ot": b.t})
-    return out
+def _setup(rules: FarkleRules, target: int, u: int, tol: float, tab: Tables, opponent,
+           mine=0.5, theirs=0.0) -> tuple[Model, game.Game, game.Seat, game.Seat]:
+    """The game of an optimal-win solve over ``u`` indices: seat A optimal (its values from
+    ``mine``), seat B A itself (``opponent`` None) or the fixed ``opponent`` (from
+    ``theirs``)."""
+    m = model(rules)
+    a = optimal_seat(m, u, tab.last, mine)
+    if opponent is None:
+        b, d_eps = a, tab.d_eps
+    else:
+        side, d_eps = opponent_side(rules, target, tol, opponent)
+        b = fixed_seat(m, u, side, theirs)
+    return m, _game(rules, u, tol, max(d_eps, tab.d_eps), opponent is None, True), a, b
 
 
-def _prepare(rules: FarkleRules, target, tol, what: str, both: bool
-             ) -> tuple[int, float, Model, int, Tables]:
-    """A solve's checked target and tolerance, model, indices and last-round tables, its
-    memory checked first (``both``: two seats' values)."""
+def _solve(rules: FarkleRules, target, tol, name: str | None,
+           opponent: Callable[[], fixed.FixedPolicy] | None, use_cache: bool,
+           progress: Callable[[float], None] | None) -> OptimalWinSolution:
+    """Self-play (``name`` None) or the best response to ``opponent()``: the game's seats
+    swept, or loaded from the cache."""
     target, tol = _check(rules, target, tol)
     m = model(rules)
     u = target // POINT_UNIT + m.floor
+    what = "optimal-win" if name is None else "a best response"
     check_memory(f"{what} to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
-                 solve_bytes(m, u, True, both))
-    return target, tol, m, u, tables(rules, u, tol)
+                 solve_bytes(m, u, name is not None))
+    tab = tables(rules, u, tol)
+
+    def build() -> dict[str, np.ndarray]:
+        start = time.perf_counter()
+        opp = None if name is None else opponent()
+        mine, theirs = (0.5, 0.5) if m.streak == 1 else _start_values(rules, u, tol, opp)
+        _, g, a, b = _setup(rules, target, u, tol, tab, opp, mine, theirs)
+        if m.streak > 1 and b is a:
+            a.w[:] = a.v
+        s = _sweeps(m, g, a, b, f"{what} with the farkle penalty", progress)
+        top = np.zeros(a.v.shape, dtype=np.int64)
+        game.tops(m, g, a, b, top)  # the cap rows of A's turns
+        out = {"v": a.v, "w": a.w, "t": a.t, "top": top,
+               "meta": np.array([s.bound, s.turn_dps, s.sweeps, s.states, s.evaluations],
+                                dtype=np.float64)}
+        if b is not a:
+            out.update({"ov": b.v, "ow": b.w, "ot": b.t})
+        return {**out, "seconds": np.array([time.perf_counter() - start])}
+
+    key = cache_key(rules, target, tol, name) if use_cache else None
+    version = str(FORMAT_VERSION) if name is None else f"{FORMAT_VERSION}:{name}"
+    t0 = time.perf_counter()
+    arrays, from_cache = cache.cached(key, version, build) if key else (build(), False)
+    if progress is not None and from_cache:
+        progress(1.0)
+    bound, turn_dps, sweeps, states, _evaluations = (float(x) for x in arrays["meta"])
+    if not sweeps:  # one exact sweep: every state's turn DP, and the last round's
+        top = arrays["top"]
+        n_last = 0 if m.first_to_bank else tab.last.s.size * 6
+        states = float((np.maximum(top, 1).sum() - top.size) * 6 + top.size + n_last)
+    f = m.floor
+    at_zero = np.ascontiguousarray(arrays["v"][0, 0, f:, f:])
+    h = int(np.argmin(np.abs(at_zero[0, :] - 0.5)))  # first (smallest) of equals
+    win, tie = float(arrays["w"][0, 0, f, f]), float(arrays["t"][0, 0, f, f])
+    theirs = {f"opponent_streak_{k}": arrays.get(f"o{x}", arrays[x])
+              for k, x in (("values", "v"), ("win", "w"), ("tie", "t"))}
+    sol = OptimalWinSolution(
+        target=target, rules=rules.name, tolerance=bound, cap_tolerance=tol,
+        states=int(states), solve_s=float(arrays["seconds"][0]),
+        elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
+        memory_bytes=int(sum(a.nbytes for a in arrays.values())), p_win=win, p_tie=tie,
+        p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
+        fair_head_start_value=float(at_zero[0, h]), turn_dps=int(turn_dps), sweeps=int(sweeps),
+        table_rows=_table_rows(m, u, int(arrays["top"].max()), tab, tol),
+        floor_points=f * POINT_UNIT, farkle_rules=rules, streak_values=arrays["v"],
+        streak_win=arrays["w"], streak_tie=arrays["t"], last_round_values=tab.last.s,
+        opponent=name, **theirs)
+    sol._memo.update({"tables": tab, "opponent_policy": opponent, "cache_key": key})
+    return sol
 
 
 def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OPTIMAL_WIN_TOL,
@@ -838,21 +830,7 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
     >>> round(sol.p_win + sol.p_tie / 2, 4), sol.fair_head_start
     (0.5767, 300)
     """
-    target, tol, m, u, tab = _prepare(rules, target, tol, "optimal-win", False)
-
-    def build() -> dict[str, np.ndarray]:
-        start = 0.5 if m.streak == 1 else _start_values(rules, u, tol)[0]
-        a = optimal_seat(m, u, tab.last, start)
-        if m.streak > 1:
-            a.w[:] = a.v
-        g = _game(rules, u, tol, tab.d_eps, True, True)
-        return _arrays(m, g, a, a, _sweeps(m, g, a, a, "optimal-win with the farkle penalty",
-                                           progress))
-
-    key = cache_key(rules, target, tol) if use_cache else None
-    t0 = time.perf_counter()
-    arrays, from_cache = _solved(key, str(FORMAT_VERSION), build, progress)
-    return OptimalWinSolution.of(rules, target, tol, arrays, tab, from_cache, t0, None, key)
+    return _solve(rules, target, tol, None, None, use_cache, progress)
 
 
 def _start_values(rules: FarkleRules, u: int, tol: float, opponent=None
@@ -881,20 +859,18 @@ def opponent_side(rules: FarkleRules, target: int, tol: float, opponent) -> tupl
     falls to ``tol`` inside them at every count and total; and the first lead from which
     it does (a best response's caps lie below it)."""
     m = model(rules)
-    u = target // POINT_UNIT + m.floor
-    x_max = max(2 * u + 8 * m.max_points + 64, fixed.lead_rows([opponent], rules, target))
-    while True:
+
+    def attempt(x_max: int) -> tuple[fixed.Side, int] | None:
         side = fixed.side_of(opponent, rules, target, x_max)
         if m.first_to_bank:
             return side, int(m.bank_floor[1])
-        cap = _cap(side.catch_win + 0.5 * side.catch_tie)
-        below = cap <= tol
-        if below[..., -1].all():
-            return side, int(np.argmax(below, axis=-1).max())
-        if x_max > 2 * u + 8 * m.max_points + 64 + _MAX_LAST_ROUND:
-            raise UserError("the opponent's last turn goes on almost forever; its best "
-                            "response cannot be solved")
-        x_max *= 2
+        below = _cap(side.catch_win + 0.5 * side.catch_tie) <= tol
+        return (side, int(np.argmax(below, axis=-1).max())) if below[..., -1].all() else None
+
+    return _widening(m, target // POINT_UNIT + m.floor,
+                     fixed.lead_rows([opponent], rules, target), attempt,
+                     "the opponent's last turn goes on almost forever; its best response "
+                     "cannot be solved")
 
 
 def solve_best_response(rules: FarkleRules, target: int, name: str,
@@ -912,24 +888,7 @@ def solve_best_response(rules: FarkleRules, target: int, name: str,
     moving second. Exact up to ``tolerance``, like :func:`solve_optimal_win`; cached on
     disk when ``use_cache`` (a PolicyTable's name is not unique: the caller decides).
     """
-    target, tol, m, u, tab = _prepare(rules, target, tol, "a best response", True)
-
-    def build() -> dict[str, np.ndarray]:
-        opp = opponent()
-        side, d_eps = opponent_side(rules, target, tol, opp)
-        mine, theirs = (0.5, 0.5) if m.streak == 1 else _start_values(rules, u, tol, opp)
-        a = optimal_seat(m, u, tab.last, mine)
-        b = fixed_seat(m, u, side, theirs)
-        g = _game(rules, u, tol, max(d_eps, tab.d_eps), False, True)
-        return _arrays(m, g, a, b, _sweeps(m, g, a, b,
-                                           "a best response with the farkle penalty",
-                                           progress))
-
-    key = cache_key(rules, target, tol, name) if use_cache else None
-    t0 = time.perf_counter()
-    arrays, from_cache = _solved(key, f"{FORMAT_VERSION}:{name}", build, progress)
-    return OptimalWinSolution.of(rules, target, tol, arrays, tab, from_cache, t0, name, key,
-                                 opponent_policy=opponent)
+    return _solve(rules, target, tol, name, opponent, use_cache, progress)
 
 
 # ---------------------------------------------------------------------------------
