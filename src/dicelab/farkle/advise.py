@@ -54,9 +54,7 @@ class FarkleOption:
     tie_with_best: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {"keep": list(self.keep), "points": self.points, "action": self.action,
-                "dice": self.dice, "value": self.value, "loss": self.loss,
-                "tie_with_best": self.tie_with_best}
+        return {**dataclasses.asdict(self), "keep": list(self.keep)}
 
 
 @dataclass(frozen=True)

@@ -366,17 +366,12 @@ class MaxEvSolution:
     def is_threshold_policy(self) -> bool:
         return all(p.is_threshold_policy() for p in self.streak)
 
-    def lost_value(self, lost_in_a_row: int = 0) -> float:
-        """What the values of policy ``s`` count a lost turn as (points): ``beta[s]``."""
-        s = lost_in_a_row
-        return float(self.bias[s + 1]) if s + 1 < len(self.bias) else -float(self.penalty)
-
     def turn_values(self, turn_points: int, lost_in_a_row: int = 0
                     ) -> tuple[float, np.ndarray]:
         """(value of banking, value of rolling ``n`` dice for n = 1..6) with ``turn_points``
         set aside, after ``lost_in_a_row`` lost turns (a count past the penalty's streak,
         or any count without a penalty, plays as the last one): the policy's expected
-        final turn score, a lost turn counted as :meth:`lost_value`.
+        final turn score, a lost turn counted as ``beta[s]``.
 
         Past the cap the values are read from a solve whose cap lies above the roll's
         successors (any cap at or above the proven one gives the same optimum, within its

@@ -529,22 +529,21 @@ class OptimalWinSolution:
         return kept
 
     def _turn(self, state: tuple[int, int, int, int], fill_to: int):
-        """The optimal turn at ``state``: (scratch, lost turn's value, top, rows)."""
+        """The optimal turn at ``state``: (its table, the lost turn's value)."""
         m, g, _a, b = self.engine()
         s, r, x, y = state
         c, bs, bx = game.lost_turn(m, s, r, x)
         beta = 1.0 - b.v[c, bs, y, bx]
         sc = game.scratch(m, max(g.rows, fill_to + m.six_rows + m.max_points))
-        _, _, top, _, rows = game.optimal_turn(m, g, b, s, r, x, y, beta, sc, fill_to, False,
-                                               sc.bounds)
-        return sc, beta, top, rows
+        game.optimal_turn(m, g, b, s, r, x, y, beta, sc, fill_to, False, sc.bounds)
+        return sc, beta
 
     def bank_decisions(self, my_total: int, opp_total: int, my_farkles: int = 0,
                        opp_farkles: int = 0) -> np.ndarray:
         """uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n`` dice left
         (n = 1..6; column 0 and row 0, the turn start, are 0). ``P = table_rows``."""
         n_p = self.table_rows
-        sc, *_ = self._turn(self._state(my_total, opp_total, my_farkles, opp_farkles), n_p)
+        sc, _ = self._turn(self._state(my_total, opp_total, my_farkles, opp_farkles), n_p)
         bank = sc.bk[:n_p * 7].reshape(n_p, 7).copy()
         bank[0] = 0
         return bank
@@ -561,7 +560,7 @@ class OptimalWinSolution:
         i = int(turn_points) // POINT_UNIT
         m = model(self.farkle_rules)
         state = self._state(my_total, opp_total, my_farkles, opp_farkles)
-        sc, beta, _, _ = self._turn(state, i + m.max_points + m.six_rows + 2)
+        sc, beta = self._turn(state, i + m.max_points + m.six_rows + 2)
         roll = np.zeros(7)
         turn.roll_values(m, i, beta, sc.v, sc.choice, roll)
         return float(sc.bankv[i]), roll
