@@ -137,12 +137,16 @@ class TurnDistribution:
         # a running sum from the top keeps the tail monotone in ``points`` exactly
         return float(np.cumsum(self.p_bank[::-1])[::-1][i])
 
+    def spread(self) -> dict:
+        """The turn's spread as every summary reports it: its SD, P(lost turn) and the
+        tail P(bank >= x) at :data:`TAIL_POINTS`."""
+        return {"turn_score_sd": self.sd, "p_bust": self.p_bust,
+                "p_at_least": {str(x): self.p_at_least(x) for x in TAIL_POINTS}}
+
     def to_dict(self) -> dict:
         nz = np.nonzero(self.p_bank)[0]
         return {"policy": self.policy, "rules": self.rules,
-                "expected_turn_score": self.expected_score, "turn_score_sd": self.sd,
-                "p_bust": self.p_bust,
-                "p_at_least": {str(x): self.p_at_least(x) for x in TAIL_POINTS},
+                "expected_turn_score": self.expected_score, **self.spread(),
                 "p_bank": {int(i) * POINT_UNIT: float(self.p_bank[i]) for i in nz}}
 
 
@@ -386,11 +390,9 @@ class MaxEvSolution:
 
     def to_dict(self) -> dict:
         first = self.streak[0]
-        d = first.distribution
         out = {"policy": "max-ev", "rules": self.rules,
                "expected_turn_score": self.expected_score, "cap": first.cap,
-               "turn_score_sd": d.sd, "p_bust": d.p_bust,
-               "p_at_least": {str(x): d.p_at_least(x) for x in TAIL_POINTS},
+               **first.distribution.spread(),
                "bank_thresholds": {str(n): t for n, t in first.bank_thresholds().items()},
                "threshold_policy": self.is_threshold_policy(),
                "value_error": self.value_error,
