@@ -120,7 +120,7 @@ def _box_value(V, mask, up, fifty, b, sc, bonus):
     return (pts + bonus) + V[state_index(mask | (1 << b), nu, nf)]
 
 
-@njit(cache=True)
+@helper(cache=True)
 def best_box(V, mask, up, fifty, scores, bonus, eps):
     """Best allowed box for scores ``scores`` (-1 = not allowed): returns (value, box).
 
