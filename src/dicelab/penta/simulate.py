@@ -467,7 +467,10 @@ def _book_games(W, tl, j):
                         tl.beat[j, s, q] += 1
 
 
-@helper(cache=True)
+# The chunk loops are inlined into the chunk kernels: a function of its own would add a
+# level whose library optimises and generates all of the game kernel's code once more
+# on a first run. :func:`play_scripted` calls them from Python (compiled on their own).
+@njit(inline="always", cache=True)
 def _play_chunk(src, pol, rp, T, W, tl, j):
     """Every seat's games of chunk ``j``, every seat playing from decision tables, then who
     won each game (row ``j`` of ``tl``). Tables with an online seat play
@@ -477,7 +480,7 @@ def _play_chunk(src, pol, rp, T, W, tl, j):
     _book_games(W, tl, j)
 
 
-@helper(cache=True)
+@njit(inline="always", cache=True)
 def _play_chunk_online(src, pol, rp, T, W, tl, j):
     """:func:`_play_chunk` for a table with online seats (objectives', penta-win)."""
     S = pol.seat_policy.shape[0]
