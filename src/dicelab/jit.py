@@ -11,8 +11,8 @@ per type signature). See docs/design/first-run.md.
 
 A helper stays callable from Python (tests, notebooks): such a call runs a twin, the same
 function compiled with its wrappers on the first such call (and cached on disk under a
-name of its own, beside the helper's). Commands call helpers only from kernels, so they
-never compile the twin.
+name of its own, beside the helper's). Commands call helpers from kernels, so they do
+not compile the twin (except where Python code calls a helper as well: see the note).
 
 >>> @helper
 ... def twice(x):
