@@ -19,7 +19,8 @@ Also measured: what finding and hashing the kernel sources costs per ``import di
 (the key of the kernel cache, :mod:`dicelab`). Figures are wall-clock seconds and the CPU
 seconds (user + system) of the process, best of ``--repeat`` runs by wall time; the
 machine should be otherwise idle. ``--breakdown`` also prints, for each command's first
-run, numba's compile time per kernel (what dominates a first run).
+run, numba's compile time per kernel in CPU seconds (what dominates a first run; see
+docs/design/first-run.md).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ print(time.perf_counter() - t0)
 """
 
 #: Run in the child for --breakdown: the command, with numba's compile events timed per
-#: kernel, each without the kernels it compiled on the way (per thread).
+#: kernel in CPU seconds of the compiling thread, each without the kernels it compiled on
+#: the way.
 BREAKDOWN = """\
 import json, sys, threading, time
 from numba.core import event
@@ -64,11 +66,11 @@ class Timer(event.Listener):
         stack = local.__dict__.setdefault("stack", [])
         f = getattr(ev.data["dispatcher"], "py_func", None)
         name = f"{f.__module__}.{f.__qualname__}" if f else "?"
-        stack.append([name, time.perf_counter(), 0.0])
+        stack.append([name, time.thread_time(), 0.0])
 
     def on_end(self, ev):
         name, t0, inner = local.stack.pop()
-        spent = time.perf_counter() - t0
+        spent = time.thread_time() - t0
         times[name] = times.get(name, 0.0) + spent - inner
         if local.stack:
             local.stack[-1][2] += spent
@@ -150,9 +152,9 @@ def yatzy_build(repeat: int) -> dict[str, float] | None:
 
 
 def breakdown(args: list[str]) -> dict[str, float]:
-    """Seconds of numba compiling per kernel in a first run of ``dicelab args``, each
-    without the kernels compiled inside it (wall time: a compile on a thread of its own
-    beside running kernels reads longer)."""
+    """CPU seconds of numba compiling per kernel in a first run of ``dicelab args``, each
+    without the kernels compiled inside it (CPU time of the compiling thread: the same on a
+    busy machine, and a compile beside running kernels does not read longer)."""
     root = Path(tempfile.mkdtemp(prefix="dicelab-first-run-"))
     try:
         done = subprocess.run([sys.executable, "-c", BREAKDOWN, *args], env=_fresh_env(root),
@@ -220,8 +222,8 @@ def main() -> int:
                      "command": "python benchmarks/bench_first_run.py"})
         if args.breakdown:
             spent = breakdown(argv)
-            say(f"    compiling: {sum(spent.values()):.2f} s in all")
-            for name, seconds in sorted(spent.items(), key=lambda kv: -kv[1])[:8]:
+            say(f"    compiling: {sum(spent.values()):.2f} s CPU in all")
+            for name, seconds in sorted(spent.items(), key=lambda kv: -kv[1])[:10]:
                 say(f"    {seconds:6.2f} s  {name}")
     seconds, kernel_modules, modules = key_cost()
     say(f"kernel cache key     {seconds * 1000:.1f} ms per import "

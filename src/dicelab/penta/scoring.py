@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from dicelab.jit import helper
 from dicelab.penta.rules import (
     CHANCE,
     FACES,
@@ -229,7 +230,7 @@ def joker_applies(rp, mask, fifty, face):
     return rp.joker_when == JOKER_IF_FILLED
 
 
-@njit(cache=True)
+@helper(cache=True)
 def roll_box_scores(rp, T, mask, fifty, r, out):
     """Score of roll ``r`` in every box under rule set ``rp``; returns the bonus earned.
 

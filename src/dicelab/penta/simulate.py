@@ -33,6 +33,7 @@ from numba import njit
 
 from dicelab import config, dice, seeding
 from dicelab.errors import UserError
+from dicelab.jit import helper
 from dicelab.parallel import in_background, run_blocks
 from dicelab.penta.objective_play import (
     SEAT_WIN,
@@ -205,7 +206,7 @@ class Lockstep(NamedTuple):
     trace_total: np.ndarray  # int64 (seats, 14, games): the TOTAL after each turn
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _new_lockstep(seats, games):
     return Lockstep(np.empty(games, dtype=np.int64), np.empty(games, dtype=np.int64),
                     np.empty(games, dtype=np.int64), np.empty(games, dtype=np.int64),
@@ -216,7 +217,7 @@ def _new_lockstep(seats, games):
                     np.zeros((seats, N_BOXES + 1, games), dtype=np.int64))
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _scripted_roll(src, i, n):
     """Global rank of the next ``n`` faces of script ``i`` (the first ``n``-dice multiset,
     all 1s, with ``short[i]`` set if the script has fewer left)."""
@@ -240,7 +241,7 @@ def _box_score(rp, T, ordinary, penta_face, m, f, r, b, scores):
     return (-1 if (m >> b) & 1 else ordinary[b, r]), 0
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _play_seat(src, pol, rp, T, W, tl, j, s):
     """Play seat ``s``'s games of chunk ``j`` in lockstep: TOTALs into ``W.totals[s]``,
     books into row ``(j, s)`` of ``tl``.
@@ -361,7 +362,7 @@ def _draw(src, W, g, i, n, scripted, per_turn):
     return roll_dice(src.state, n)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _play_seat_online(src, pol, rp, T, W, tl, j, s):
     """Seat ``s``'s games of chunk ``j`` for a seat that decides turn by turn
     (:func:`~dicelab.penta.objective_play.seat_turn`), one game after another; books as
@@ -433,7 +434,7 @@ def _play_seat_online(src, pol, rp, T, W, tl, j, s):
     tl.illegal[j, s] += illegal
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _book_games(W, tl, j):
     """Row ``j`` of ``tl``: each seat's TOTALs (``W.totals``) into its histogram, then who won
     each game."""
@@ -466,7 +467,10 @@ def _book_games(W, tl, j):
                         tl.beat[j, s, q] += 1
 
 
-@njit(cache=True)
+# The chunk loops are inlined into the chunk kernels: a function of its own would add a
+# level whose library optimises and generates all of the game kernel's code once more
+# on a first run. :func:`play_scripted` calls them from Python (compiled on their own).
+@njit(inline="always", cache=True)
 def _play_chunk(src, pol, rp, T, W, tl, j):
     """Every seat's games of chunk ``j``, every seat playing from decision tables, then who
     won each game (row ``j`` of ``tl``). Tables with an online seat play
@@ -476,7 +480,7 @@ def _play_chunk(src, pol, rp, T, W, tl, j):
     _book_games(W, tl, j)
 
 
-@njit(cache=True)
+@njit(inline="always", cache=True)
 def _play_chunk_online(src, pol, rp, T, W, tl, j):
     """:func:`_play_chunk` for a table with online seats (objectives', penta-win)."""
     S = pol.seat_policy.shape[0]
@@ -493,7 +497,7 @@ def _play_chunk_online(src, pol, rp, T, W, tl, j):
     _book_games(W, tl, j)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _chunk_start(states, bounds, first, j, seats, streams):
     """The dice source and the lockstep arrays of chunk ``first + j``."""
     no_script = np.zeros(0, dtype=np.int64)

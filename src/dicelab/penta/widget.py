@@ -46,6 +46,7 @@ import numpy as np
 from numba import njit
 
 from dicelab import config
+from dicelab.jit import helper
 from dicelab.penta.rules import (
     FACES,
     N_BOXES,
@@ -119,7 +120,7 @@ def _box_value(V, mask, up, fifty, b, sc, bonus):
     return (pts + bonus) + V[state_index(mask | (1 << b), nu, nf)]
 
 
-@njit(cache=True)
+@helper(cache=True)
 def best_box(V, mask, up, fifty, scores, bonus, eps):
     """Best allowed box for scores ``scores`` (-1 = not allowed): returns (value, box).
 
@@ -151,7 +152,7 @@ def _visit(e3, box, bv, r, v, b, track, eps):
         bv[r] = v
 
 
-@njit
+@helper
 def _visit_box(V, T, mask, up, fifty, b, W, track, eps):
     """Offer every roll's value in open box ``b`` to :func:`_visit`."""
     nm = mask | (1 << b)
@@ -178,7 +179,7 @@ def _visit_box(V, T, mask, up, fifty, b, W, track, eps):
             _visit(e3, box, bv, r, T.ordinary[b, r] + base, b, track, eps)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def final_values(V, rp, T, mask, up, fifty, W, track, eps):
     """``W.e3[r]``: value of ending the turn with roll ``r`` in the best box.
 
@@ -216,7 +217,7 @@ def final_values(V, rp, T, mask, up, fifty, W, track, eps):
 # *all* keeps within S tied with the best: independent of how the values were summed.
 
 
-@njit(cache=True)
+@helper(cache=True)
 def reroll_stage(vals, T, E, M, arg, A, track, out, eps):
     """Values ``vals[r]`` of 5-dice rolls -> ``out[r]``: value of roll ``r`` with one reroll.
 
@@ -316,7 +317,7 @@ class LaneScratch(NamedTuple):
     pa: np.ndarray  # int64 (L,)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def new_lane_scratch(track):
     """A fresh :class:`LaneScratch`; the tracked decisions' arrays only if ``track``."""
     L = config.PENTA_SOLVER_LANES
@@ -341,7 +342,7 @@ def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
         bv[r, la] = v if better else bv[r, la]
 
 
-@njit
+@helper
 def _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand, base,
                      track, eps):
     """:func:`_visit_box` for the upper totals ``ups[l]``. It takes arrays, not their
@@ -378,7 +379,7 @@ def _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv,
                 _lane_visit(e3, box, bv, r, la, t + base[la], b, track, eps)
 
 
-@njit(cache=True)
+@helper(cache=True)
 def final_values_lanes(V, rp, T, mask, fifty, ups, W, track, eps):
     """:func:`final_values` for the upper totals ``ups[l]``: ``W.e3[r, l]`` (and, if
     ``track``, the box played ``W.box[r, l]``); ``W`` is a :class:`LaneScratch`."""
@@ -404,7 +405,7 @@ def final_values_lanes(V, rp, T, mask, fifty, ups, W, track, eps):
                     box[r, la] = arg
 
 
-@njit(cache=True)
+@helper(cache=True)
 def reroll_stage_lanes(vals, T, W, arg, track, out, eps):
     """:func:`reroll_stage` on (., L) arrays: ``vals`` -> ``out``, keep values in ``W.E``,
     best keeps in ``W.M`` and, if ``track``, the keep played in ``arg``."""
