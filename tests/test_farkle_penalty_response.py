@@ -29,10 +29,10 @@ LAST_ROUND = dataclasses.replace(PRESETS["default"], name="pen-250", farkle_pena
 
 def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch):
     """Mine and the opponent's values at every state (both counts, totals down to -200)
-    against value iteration over every legal set-aside, the opponent threshold-350."""
+    against value iteration over every legal set-aside, the opponent threshold-350, to 300."""
     monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
-    rules, target = FACEBOOK_SMALL, 400
+    rules, target = FACEBOOK_SMALL, 300
     ref = naive.solve(rules, target, None, floor=4,
                       opponent=nf.threshold_turn_distribution(rules, 350))
     br = solve_best_response(rules, target, "threshold-350", use_cache=False)
