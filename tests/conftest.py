@@ -34,7 +34,8 @@ def pytest_configure(config):
     The process that runs the session (not a worker) makes the session's store of
     decision blocks, so that every worker finds the blocks any of them built."""
     if not hasattr(config, "workerinput"):
-        store = tempfile.mkdtemp(prefix="dicelab-test-decision-blocks-")
+        _remove_stores_of_ended_sessions()
+        store = tempfile.mkdtemp(prefix=f"{STORE_PREFIX}{os.getpid()}-")
         config.stash[_STORE_KEY] = store
         os.environ[DECISION_STORE_ENV] = store
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
@@ -42,6 +43,22 @@ def pytest_configure(config):
         import numba
 
         numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
+
+
+#: Name of a session's store of decision blocks: then the id of the process that made it.
+STORE_PREFIX = "dicelab-test-decision-blocks-"
+
+
+def _remove_stores_of_ended_sessions():
+    """Delete the stores left by sessions that were killed (their process is gone)."""
+    for d in Path(tempfile.gettempdir()).glob(f"{STORE_PREFIX}*-*"):
+        pid = d.name[len(STORE_PREFIX):].partition("-")[0]
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (ValueError, OSError):  # not a store, or another user's live process
+            pass
 
 
 def pytest_unconfigure(config):
