@@ -55,7 +55,7 @@ def test_best_response_under_must_roll_matches_plain_value_iteration(monkeypatch
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
     rules = dataclasses.replace(FACEBOOK_SMALL, name="fb-small-must-roll",
                                 hot_dice="must-roll")
-    target = 300
+    target = 200
     ref = naive.solve(rules, target, None, floor=4, hot_rows=50,
                       opponent=nf.threshold_turn_distribution(rules, 350))
     br = solve_best_response(rules, target, "threshold-350", use_cache=False)
