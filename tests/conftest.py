@@ -73,11 +73,13 @@ DECISION_FILES = "penta-decisions-*.npz"
 #: Test modules that use Penta's decision tables: their fresh cache directories start with
 #: the blocks already built in this session. (A module that counts the files of its cache
 #: directory, or edits a cache file in place, must not be listed.)
-SHARES_DECISION_BLOCKS = {"test_compare", "test_distributed", "test_glossary",
-                          "test_penta_decision_cache", "test_penta_objectives",
-                          "test_penta_distribution", "test_penta_policies",
-                          "test_penta_simulate", "test_penta_tournament",
-                          "test_penta_user_policy"}
+SHARES_DECISION_BLOCKS = {"test_analyse", "test_compare", "test_distributed", "test_gamelog",
+                          "test_glossary", "test_penta_decision_cache",
+                          "test_penta_objectives", "test_penta_distribution",
+                          "test_penta_policies", "test_penta_simulate", "test_penta_ties",
+                          "test_penta_tournament", "test_penta_user_policy",
+                          "test_play_engine", "test_play_terminal", "test_referee", "test_rl",
+                          "test_rl_batch", "test_rl_penta_agent", "test_tune"}
 
 
 @pytest.fixture(scope="session")
