@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
+
+_STORE_KEY = pytest.StashKey[str]()
 
 # Compiled kernels of test runs stay in the virtual environment, as under `make test`, not
 # in the user's cache directory. Read when dicelab is imported, so set before any test module.
@@ -14,17 +18,53 @@ if sys.prefix != sys.base_prefix:
     os.environ.setdefault("DICELAB_JIT_CACHE_DIR", os.path.join(sys.prefix, "jit-cache"))
 
 
+#: Environment variable: the directory of the Penta decision blocks built in this test
+#: session, made by the process that runs the session (pytest-xdist's controller, whose
+#: workers inherit it) and deleted when it ends.
+DECISION_STORE_ENV = "DICELAB_TEST_DECISION_BLOCKS"
+
+
 def pytest_configure(config):
     """Under pytest-xdist, each worker's numba kernels use its share of the cores (the
     workers already use them all): launching one parallel loop per anti-diagonal on more
     threads than cores is pathological (an optimal-win solve under the penalty at 1,000
     took 33 s on 2 threads against 5.5 s on 1 with another worker running). Tests that
-    need a thread count ask for it (tests/numba_threads.py)."""
+    need a thread count ask for it (tests/numba_threads.py).
+
+    The process that runs the session (not a worker) makes the session's store of
+    decision blocks, so that every worker finds the blocks any of them built."""
+    if not hasattr(config, "workerinput"):
+        _remove_stores_of_ended_sessions()
+        store = tempfile.mkdtemp(prefix=f"{STORE_PREFIX}{os.getpid()}-")
+        config.stash[_STORE_KEY] = store
+        os.environ[DECISION_STORE_ENV] = store
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1 and os.environ.get("PYTEST_XDIST_WORKER"):
         import numba
 
         numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
+
+
+#: Name of a session's store of decision blocks: then the id of the process that made it.
+STORE_PREFIX = "dicelab-test-decision-blocks-"
+
+
+def _remove_stores_of_ended_sessions():
+    """Delete the stores left by sessions that were killed (their process is gone)."""
+    for d in Path(tempfile.gettempdir()).glob(f"{STORE_PREFIX}*-*"):
+        pid = d.name[len(STORE_PREFIX):].partition("-")[0]
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (ValueError, OSError):  # not a store, or another user's live process
+            pass
+
+
+def pytest_unconfigure(config):
+    store = config.stash.get(_STORE_KEY, None)
+    if store is not None:
+        shutil.rmtree(store, ignore_errors=True)
 
 
 #: Disk-cache files of Penta decision blocks (270 MB each; see dicelab.penta.policies).
@@ -33,20 +73,21 @@ DECISION_FILES = "penta-decisions-*.npz"
 #: Test modules that use Penta's decision tables: their fresh cache directories start with
 #: the blocks already built in this session. (A module that counts the files of its cache
 #: directory, or edits a cache file in place, must not be listed.)
-SHARES_DECISION_BLOCKS = {"test_compare", "test_distributed", "test_glossary",
-                          "test_penta_decision_cache", "test_penta_objectives",
-                          "test_penta_distribution", "test_penta_policies",
-                          "test_penta_simulate", "test_penta_tournament",
-                          "test_penta_user_policy"}
+SHARES_DECISION_BLOCKS = {"test_analyse", "test_compare", "test_distributed", "test_gamelog",
+                          "test_glossary", "test_penta_decision_cache",
+                          "test_penta_objectives", "test_penta_distribution",
+                          "test_penta_policies", "test_penta_simulate", "test_penta_ties",
+                          "test_penta_tournament", "test_penta_user_policy",
+                          "test_play_engine", "test_play_terminal", "test_referee", "test_rl",
+                          "test_rl_batch", "test_rl_penta_agent", "test_tune"}
 
 
 @pytest.fixture(scope="session")
-def _decision_blocks(tmp_path_factory):
-    """One store per session of the Penta decision blocks the tests built, deleted at the end
-    (so the suite neither rebuilds a block per module nor leaves 270 MB files behind)."""
-    store = tmp_path_factory.mktemp("penta-decision-blocks")
-    yield store
-    shutil.rmtree(store, ignore_errors=True)
+def _decision_blocks():
+    """The session's store of the Penta decision blocks the tests built, shared by the
+    workers and deleted at the end (so the suite neither rebuilds a block per module or per
+    worker nor leaves 270 MB files behind)."""
+    return Path(os.environ[DECISION_STORE_ENV])
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +113,13 @@ def _isolated_cache_dir(request, tmp_path_factory, monkeypatch, _decision_blocks
         if kept.exists() and os.path.samefile(block, kept):
             block.unlink()
         else:  # new, or rewritten by the test (then it is the newest)
-            os.replace(block, kept)
+            try:
+                os.replace(block, kept)
+            except OSError:  # another file system (--basetemp): copied, then renamed
+                part = kept.with_name(f"{kept.name}.{os.getpid()}.part")
+                shutil.copyfile(block, part)
+                os.replace(part, kept)
+                block.unlink()
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -29,10 +29,10 @@ LAST_ROUND = dataclasses.replace(PRESETS["default"], name="pen-250", farkle_pena
 
 def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch):
     """Mine and the opponent's values at every state (both counts, totals down to -200)
-    against value iteration over every legal set-aside, the opponent threshold-350."""
+    against value iteration over every legal set-aside, the opponent threshold-350, to 300."""
     monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
-    rules, target = FACEBOOK_SMALL, 400
+    rules, target = FACEBOOK_SMALL, 300
     ref = naive.solve(rules, target, None, floor=4,
                       opponent=nf.threshold_turn_distribution(rules, 350))
     br = solve_best_response(rules, target, "threshold-350", use_cache=False)
@@ -55,7 +55,7 @@ def test_best_response_under_must_roll_matches_plain_value_iteration(monkeypatch
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
     rules = dataclasses.replace(FACEBOOK_SMALL, name="fb-small-must-roll",
                                 hot_dice="must-roll")
-    target = 300
+    target = 200
     ref = naive.solve(rules, target, None, floor=4, hot_rows=50,
                       opponent=nf.threshold_turn_distribution(rules, 350))
     br = solve_best_response(rules, target, "threshold-350", use_cache=False)
@@ -76,7 +76,7 @@ def test_best_response_under_must_roll_matches_plain_value_iteration(monkeypatch
     # first-to-bank's best response is checked at every state by the plain value iteration,
     # and its table played in both seats under must-roll, in the fast tier
     pytest.param(FACEBOOK, 600, "threshold-300", marks=pytest.mark.slow),
-    (LAST_ROUND, 400, "max-ev")], ids=["facebook", "last-round"])
+    (LAST_ROUND, 300, "max-ev")], ids=["facebook", "last-round"])
 def test_best_response_plays_its_value_and_beats_every_other_policy(rules, target, opponent,
                                                                     monkeypatch):
     """Its policy table, played by the exact head to head (an independent evaluation),

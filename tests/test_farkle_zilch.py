@@ -68,6 +68,7 @@ def test_max_ev_reproduces_busches_620_855_points_per_turn():
     assert sol.is_threshold_policy()
 
 
+@pytest.mark.slow  # the fast tier has zilch's max-ev through Busche's optimum (above)
 def test_max_ev_under_zilch_matches_the_plain_relative_value_iteration():
     """With banking forced from 1,000 (six dice roll on past it, up to 31,000 points in the
     reference: hot dice climb far), the rate and both biases as the plain relative value

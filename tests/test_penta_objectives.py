@@ -48,21 +48,22 @@ from dicelab.penta.solver import layer_states, solve, solve_rows, solve_state_ob
 from dicelab.registry import PolicySpec
 from dicelab.rng import STREAM_PER_TURN
 
-#: The solver runs on the layers with at least this many boxes filled (three turns left).
-FIRST_LAYER = 10
+#: The solver runs on the layers with at least this many boxes filled (two turns left: the
+#: cards of the tests below; the layer of three boxes open costs three times as much again).
+FIRST_LAYER = N_BOXES - 2
 
 
-def _late(spec):
-    """``spec`` with rows only for states of :data:`FIRST_LAYER` filled boxes or more."""
+def _late(spec, first: int = FIRST_LAYER):
+    """``spec`` with rows only for states of ``first`` filled boxes or more."""
     keep = np.zeros(N_STATES, dtype=bool)
-    for n in range(FIRST_LAYER, N_BOXES + 1):
+    for n in range(first, N_BOXES + 1):
         keep[layer_states()[n]] = True
     return dataclasses.replace(spec, width=np.where(keep, spec.width, 0))
 
 
-def _late_rows(spec):
-    R = new_row_table(_late(spec), "a test table")
-    solve_rows(R, get_rules("seed"), layers=range(N_BOXES - 1, FIRST_LAYER - 1, -1))
+def _late_rows(spec, first: int = FIRST_LAYER):
+    R = new_row_table(_late(spec, first), "a test table")
+    solve_rows(R, get_rules("seed"), layers=range(N_BOXES - 1, first - 1, -1))
     return R
 
 
@@ -105,10 +106,11 @@ def test_at_least_matches_the_recursion(every_target, filled, x, target):
 
 
 @pytest.mark.slow
-def test_at_least_matches_the_recursion_three_turns_out(every_target):
+def test_at_least_matches_the_recursion_three_turns_out():
     filled = _filled(("fours", "chance", "full-house"), penta=50, sixes=24, fives=20)
     want = objective_value("seed", filled, 150, lambda t: float(t >= 220))
-    assert row_lookup(every_target, _state(filled), 70) == pytest.approx(want, abs=1e-9)
+    R = _late_rows(at_least_rows(score_bounds("seed"), None), FIRST_LAYER - 1)
+    assert row_lookup(R, _state(filled), 70) == pytest.approx(want, abs=1e-9)
 
 
 def test_at_least_of_one_target_is_the_table_of_every_target(every_target):
@@ -310,21 +312,27 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
 # --- penta-win's parts ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def late_points():
+def _late_points(first: int = FIRST_LAYER):
     """optimal's distribution of the points to come, for the late states."""
     rs = get_rules("seed")
-    H = new_row_table(_late(points_rows(rs)), "a test table")
-    solve_points(H, rs, layers=range(N_BOXES - 1, FIRST_LAYER - 1, -1))
+    H = new_row_table(_late(points_rows(rs), first), "a test table")
+    solve_points(H, rs, layers=range(N_BOXES - 1, first - 1, -1))
     return H
 
 
-@pytest.mark.parametrize("filled", [TWO_OPEN, TWO_OPEN_B,
-                                    _filled(("fours", "chance", "full-house"), penta=50,
-                                            sixes=24, fives=20)])
+@pytest.fixture(scope="module")
+def late_points():
+    return _late_points()
+
+
+@pytest.mark.parametrize("filled", [TWO_OPEN, TWO_OPEN_B, pytest.param(
+    _filled(("fours", "chance", "full-house"), penta=50, sixes=24, fives=20),
+    marks=pytest.mark.slow, id="three-open")])
 def test_points_to_come_is_optimal_exact_distribution(late_points, filled):
     card = _card(filled)
     want = score_distribution("optimal", "seed", card=card).probability[card.total:]
+    if len(filled) < FIRST_LAYER:  # three boxes open: a layer more
+        late_points = _late_points(len(filled))
     s = _state(filled)
     got = start_values(late_points, s)[1:-1]
     assert got.size == score_bounds("seed").most[s] + 1

@@ -50,7 +50,11 @@ def _numbers(pair) -> list[float]:
 
 @pytest.mark.parametrize(("rules", "target"), [(DEFAULT, 1000), (FACEBOOK, 400)],
                          ids=["default", "facebook"])
-def test_copies_of_built_in_policies_have_their_exact_values(rules, target):
+def test_copies_of_built_in_policies_have_their_exact_values(rules, target, monkeypatch):
+    """(Under the penalty, totals down to two penalties below zero, the smallest floor.)"""
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
     for copy, built_in in ((t300, "threshold-300"), (ai_copy, "ai")):
         for other in ("ai", "max-ev"):
             mine = exact_pair(copy, other, rules=rules, target=target, use_cache=False)
