@@ -56,6 +56,7 @@ from dicelab.penta.policies import (
     analyse_turn,
     decision_tables,
     policy_values,
+    table_policy,
 )
 from dicelab.penta.rules import BOX_NAMES, N_DICE, RuleSet, get_rules
 from dicelab.penta.scoring import box_scores
@@ -214,8 +215,7 @@ class BuiltInPolicy:
     game = "penta"
 
     def __init__(self, name: str) -> None:
-        if name not in POLICIES:
-            raise UserError(f"unknown Penta policy '{name}'; valid: {', '.join(POLICIES)}")
+        table_policy(name)
         self.name = name
         self.params: dict = {}
 
