@@ -59,7 +59,7 @@ from dicelab.errors import UserError
 from dicelab.farkle import fixed, solve
 from dicelab.farkle import kernels as K
 from dicelab.farkle.kernels import P_CHASE, ai_thresholds
-from dicelab.farkle.policy import Move, Policy, State, all_scoring, by_value
+from dicelab.farkle.policy import BankRule, Move, Policy, State, all_scoring, by_value
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
 from dicelab.farkle.solitaire import (
@@ -429,6 +429,19 @@ class User(Family):
 
     def space(self, spec=None):
         return families.user_space(spec)
+
+    def bank_table(self, spec, rules, target, me, opp, progress=None):
+        rule = spec.policy
+        if not isinstance(rule, BankRule):
+            raise UserError(f"policy '{spec.name}' has no bank picture: it is drawn for a "
+                            "bank rule (dicelab.farkle.policy.bank_rule), and this policy "
+                            "decides move by move or is a table")
+        bank = rule.bank_grid(np.array([me]), np.array([opp]), target)[0, 0]
+        changed = np.flatnonzero((bank[1:] != bank[:-1]).any(axis=1))
+        rows = int(changed[-1]) + 3 if changed.size else 2  # then like the last row
+        return legal_bank(rules, np.ascontiguousarray(bank[:rows])), (
+            f"{spec.name} at {me} vs {opp} ({_tag(rules)}; set-aside {rule.setaside}; "
+            "last round not shown)")
 
     def solve(self, spec, rules, target, progress=None):
         raise UserError(f"{spec.name} is your own policy: dicelab solve farkle analyses "
