@@ -31,7 +31,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from dicelab import config, dice, seeding
+from dicelab import config, dice, seeding, user_policy
 from dicelab.errors import UserError
 from dicelab.parallel import in_background, run_blocks
 from dicelab.penta.builtin import check_table, family_of
@@ -905,12 +905,17 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
     play and score as in the kernel."""
     from dicelab.penta.referee import play_chunks
 
-    if client is not None:
-        raise UserError("--dask: a user's Penta policy is played in this process only")
     t0 = time.perf_counter()
     policies = referee_policies(specs)
-    acc = play_chunks(policies, rs, seed, games, max_total=MAX_TOTAL, streams=streams,
-                      progress=progress, per_chunk=per_chunk)
+    if client is not None:  # the workers load the users' policies by their names
+        plan = RefereePlan(tuple(specs), rs.name, seed, games, streams=streams,
+                           per_chunk=per_chunk, batch_chunks=1)
+        acc = run_plan(plan, progress=progress, client=client)
+        acc.update({f"chunk_{name}": acc.pop(PER_CHUNK + name) for name in CHUNK_TALLIES
+                    if PER_CHUNK + name in acc})
+    else:
+        acc = play_chunks(policies, rs, seed, games, max_total=MAX_TOTAL, streams=streams,
+                          progress=progress, per_chunk=per_chunk)
     exact = _exact_optimum(specs, rs)
     return PentaResult(
         seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=seed,
@@ -920,14 +925,20 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
         tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=time.perf_counter() - t0,
         setup_s=0.0, threads=1, table_bytes=0, exact_optimum=exact, beat=acc["beat"],
         chunk_tallies={name: acc[f"chunk_{name}"] for name in CHUNK_TALLIES}
-        if per_chunk else None)
+        if per_chunk else None, **executor_info(client))
 
 
 @dataclass(frozen=True)
 class RefereePlan:
-    """A sequential test's games with a user's Penta policy at the table: the chunks of
-    ``chunk_games`` a :class:`PentaPlan` would play, played by the Python referee range by
-    range (:meth:`run_range`, accumulators as :class:`PentaPlan`'s with ``per_chunk``)."""
+    """Games with a user's Penta policy at the table, as a plan for
+    :func:`dicelab.runner.run_plan` (a sequential test's units, or a run on Dask): the
+    chunks of ``chunk_games`` a :class:`PentaPlan` would play, played by the Python
+    referee range by range (:meth:`run_range`, accumulators as :class:`PentaPlan`'s,
+    with ``per_chunk`` each chunk's too).
+
+    Pickled (to a Dask worker), a user's policy named from a file or a module
+    (``FILE.py:NAME``) travels as its name and is loaded again there: the worker must
+    see the same file at the same path (a local cluster does)."""
 
     seats: tuple[PolicySpec, ...]
     rules: str
@@ -935,15 +946,45 @@ class RefereePlan:
     games: int
     streams: int = STREAM_PER_CHUNK
     chunk_games: int = config.CHUNK_GAMES
+    per_chunk: bool = True
+    batch_chunks: int = 1
+
+    def token(self) -> str:
+        return plan_token("penta-referee", tuple(s.name for s in self.seats), self.rules,
+                          self.seed, self.games, self.streams, self.chunk_games,
+                          self.per_chunk)
+
+    def prepare(self) -> None:
+        pass
+
+    def empty(self) -> dict[str, np.ndarray]:
+        return {k: np.zeros_like(v) for k, v in self.run_range(0, 0).items()
+                if not k.startswith(PER_CHUNK)}
 
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
         from dicelab.penta.referee import play_chunks
 
         acc = play_chunks(referee_policies(self.seats), get_rules(self.rules), self.seed,
-                          self.games, max_total=MAX_TOTAL, streams=self.streams, per_chunk=True,
-                          first=first, stop=stop, chunk_games=self.chunk_games)
-        acc.update({PER_CHUNK + name: acc.pop(f"chunk_{name}") for name in CHUNK_TALLIES})
+                          self.games, max_total=MAX_TOTAL, streams=self.streams,
+                          per_chunk=self.per_chunk, first=first, stop=stop,
+                          chunk_games=self.chunk_games)
+        for name in CHUNK_TALLIES:
+            chunk = acc.pop(f"chunk_{name}", None)
+            if self.per_chunk:
+                acc[PER_CHUNK + name] = chunk
         return acc
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["seats"] = tuple(s.name if s.policy is not None
+                               and user_policy.looks_like_reference(s.name) else s
+                               for s in self.seats)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        seats = tuple(parse_policy(s, "penta") if isinstance(s, str) else s
+                      for s in state["seats"])
+        self.__dict__.update(state, seats=seats)
 
 
 # --- scripted dice ------------------------------------------------------------------------
