@@ -116,18 +116,12 @@ def test_a_family_of_one_game_is_refused_for_the_other():
         penta_builtin.family_of(parse_policy("ai"))
 
 
-@penta_policy
+@penta_policy(space={"high": range(3, 7)})
 def tunable_penta(card, roll, rolls_left, high=5):
-    return roll if rolls_left else max(_points(card, roll), key=_points(card, roll).get)
-
-
-tunable_penta.space = {"high": range(3, 7)}
-
-
-def _points(card, roll):
     from dicelab.penta.policy import points_of
 
-    return points_of(card, roll)
+    points = points_of(card, roll)
+    return [d for d in roll if d >= high] if rolls_left else max(points, key=points.get)
 
 
 def test_both_games_read_a_users_tuning_space_alike():
@@ -137,12 +131,11 @@ def test_both_games_read_a_users_tuning_space_alike():
                        policy=tunable_penta)
     assert builtin.USER.space(farkle) == {"base": (200, 600, 50)}
     assert penta_builtin.USER.space(penta) == {"high": (3, 6, 1)}
-    tunable_penta.space = {"low": range(3, 7)}
-    try:
-        with pytest.raises(UserError, match="not one of its parameters"):
-            penta_builtin.USER.space(penta)
-    finally:
-        tunable_penta.space = {"high": range(3, 7)}
+    assert tunable_penta.with_params(high=4).space == tunable_penta.space
+    wrong = penta_policy(tunable_penta.function, space={"low": range(3, 7)})
+    with pytest.raises(UserError, match="not one of its parameters"):
+        penta_builtin.USER.space(PolicySpec("penta", "user", "w", dict(wrong.params),
+                                            policy=wrong))
 
 
 class _PentaSpy(penta_builtin.Family):

@@ -44,6 +44,11 @@ def keep_high(card, roll, rolls_left, high=5):
     return max(points, key=points.get)
 
 
+#: What ``dicelab tune`` searches: ``dicelab tune penta_rules.py:keep_high --against
+#: greedy --monte-carlo --budget 20000``.
+keep_high.space = {"high": range(2, 7)}
+
+
 #: A policy given as values: the one-turn widget (how ``optimal`` decides) under values
 #: of every state, here zero: nothing counts but this turn's points, so it plays as
 #: ``greedy`` does. A policy written this way is one decision block: ``compare --exact``

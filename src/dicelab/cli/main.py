@@ -383,11 +383,11 @@ def tournament(
 @app.command()
 def tune(
     family: Annotated[str, typer.Argument(
-        help="The family to search: ai, threshold, or your own bank rule with a space "
-             "(FILE.py:NAME).")],
+        help="The family to search: ai, threshold, or your own policy with a space "
+             "(FILE.py:NAME): a Farkle bank rule, or a Penta policy (with --monte-carlo).")],
     against: Annotated[list[str], typer.Option(
         "--against", help="A policy of the field (repeatable); the score is the mean over "
-                          "the field, both seatings.")],
+                          "the field, both seatings (Penta: two-seat games).")],
     params: Annotated[str | None, typer.Option(
         help="The parameters to search, e.g. base,two-dice,one-die (default: all).")] = None,
     range_: Annotated[list[str] | None, typer.Option(
