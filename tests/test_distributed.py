@@ -273,3 +273,35 @@ def test_readme_scheduler_and_worker_commands(tmp_path):
     a, b = json.loads(local.stdout), json.loads(remote.stdout)
     assert strip(a) == strip(b)
     assert (b["executor"], b["workers"]) == ("dask", 2)
+
+
+PENTA_EXAMPLES = "docs/examples/policies/penta_rules.py"
+
+
+def test_a_users_penta_policy_plays_identically_locally_and_on_dask(client):
+    """The referee's plan: a user's policy travels by its name and is loaded again."""
+    seats = [parse_policy(f"{PENTA_EXAMPLES}:keep_high:high=4", "penta"),
+             parse_policy(f"{PENTA_EXAMPLES}:most_points", "penta")]
+    games = seeding.CHUNK_GAMES // 64 + 3
+    plan = psim.RefereePlan(tuple(seats), "seed", 3, games, chunk_games=64)
+    again = pickle.loads(pickle.dumps(plan))
+    assert [s.name for s in again.seats] == [s.name for s in seats]
+    assert again.seats[0].policy.params == {"high": 4} and again.token() == plan.token()
+    local = psim.simulate_penta(seats, games=games, seed=3, per_chunk=True)
+    dask = psim.simulate_penta(seats, games=games, seed=3, client=client, per_chunk=True)
+    for name in ("hist", "box_sum", "box_sq", "upper_bonus", "fifty", "bonus_sum",
+                 "bonus_sq", "wins", "tied", "beat"):
+        np.testing.assert_array_equal(getattr(local, name), getattr(dask, name))
+    for name, value in local.chunk_tallies.items():
+        np.testing.assert_array_equal(value, dask.chunk_tallies[name])
+    assert strip(local.to_dict()) == strip(dask.to_dict())
+    assert dask.executor == "dask" and local.executor == "local"
+
+
+def test_compare_takes_a_users_penta_policy_on_dask(capsys):
+    code, out, err = run_cli(capsys, ["compare", f"{PENTA_EXAMPLES}:chase_penta",
+                                      f"{PENTA_EXAMPLES}:most_points", "-n", "300",
+                                      "--seed", "1", "--dask", "local:1", "--json"])
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["executor"] == "dask" and result["pairs"][0]["games"] == 300

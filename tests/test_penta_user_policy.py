@@ -292,10 +292,38 @@ def test_play_takes_a_users_policy_as_the_computer(copies, tmp_path):
         _play_to_the_end(parse_policy(f"{tmp_path}/bad.py:p", "penta"))
 
 
-def test_exact_head_to_head_of_a_user_penta_policy_is_refused_with_the_reason(capsys):
-    code, _, err = run_cli(capsys, ["compare", f"{EXAMPLES}:chase_penta", "greedy",
-                                    "--exact"])
-    assert code == 2 and err.startswith("error: ") and "leave out --exact" in err, err
+@pytest.mark.parametrize("policy, why", [
+    (f"{EXAMPLES}:chase_penta", "decides move by move: an exact answer needs its decision"),
+    (f"{EXAMPLES}:keep_high:high=4", "decides move by move"),
+    ("penta-win", "no score distribution of its own"),
+])
+def test_exact_head_to_head_of_a_policy_it_cannot_tabulate_is_refused_with_the_reason(
+        capsys, tmp_path, policy, why):
+    out = tmp_path / "h2h"
+    code, text, err = run_cli(capsys, ["compare", policy, "greedy", "--exact", "--out",
+                                       str(out)])
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert why in err and "leave out --exact" in err and not text
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_a_users_policy_given_as_values_is_compared_and_evaluated_exactly(capsys, tmp_path):
+    # this_turn is the widget under zero values: greedy's decisions, so greedy's numbers
+    mine = f"{EXAMPLES}:this_turn"
+    out = tmp_path / "h2h"
+    code, text, err = run_cli(capsys, ["compare", "greedy", mine, "--exact", "--json",
+                                       "--out", str(out)])
+    assert code == 0, err
+    pair = json.loads(text)["pairs"][0]
+    assert pair["verdict"] == "tie" and pair["score"] == pytest.approx(0.5, abs=1e-12)
+    assert (out / "manifest.json").exists()
+    e = evaluate_penta(mine, games=10, seed=1)
+    greedy = evaluate_penta("greedy", games=10, seed=1)
+    assert e.exact and e.mean_final_score.mean == pytest.approx(
+        greedy.mean_final_score.mean, abs=1e-9)
+    assert e.final_score_sd == pytest.approx(greedy.final_score_sd, abs=1e-9)
+    assert e.total_loss.mean == pytest.approx(greedy.total_loss.mean, abs=1e-9)
 
 
 def test_a_users_penta_policy_plays_a_tournament_and_a_sequential_test(capsys, tmp_path):
@@ -330,3 +358,13 @@ def test_a_penta_policys_number_keywords_are_its_parameters():
         with pytest.raises(UserError, match=message):
             parse_policy(f"{EXAMPLES}{text}", "penta")
 
+
+
+@pytest.mark.parametrize("name", ["penta-win", "optimal:at-least:300"])
+def test_play_refuses_a_computer_that_decides_only_inside_the_kernel(name):
+    from dicelab.play import Player, SeededDice
+    from dicelab.play.penta import PentaGame
+
+    with pytest.raises(UserError, match="decides inside the simulation kernel"):
+        PentaGame([Player("you"), Player("c", parse_policy(name, "penta"))],
+                  dice=SeededDice(3))

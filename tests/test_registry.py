@@ -1,5 +1,6 @@
-"""One registry of Farkle policies: every family is one object
-(:mod:`dicelab.farkle.builtin`), the tools ask it and never branch on a family's name;
+"""One registry of policies: every family of each game is one object
+(:mod:`dicelab.farkle.builtin`, :mod:`dicelab.penta.builtin`, on the shared
+:class:`dicelab.families.Family`), the tools ask it and never branch on a family's name;
 every family, dicelab's and a user's, goes through the same path to the kernels, the
 engine and the referee."""
 
@@ -7,21 +8,29 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from dicelab import families
+from dicelab.errors import UserError
 from dicelab.farkle import builtin, exact, fixed
 from dicelab.farkle.policies import seat_arrays
 from dicelab.farkle.policy import bank_rule
 from dicelab.farkle.rules import PRESETS
 from dicelab.farkle.simulate import simulate_farkle, simulate_python
+from dicelab.penta import builtin as penta_builtin
+from dicelab.penta.policy import ValuesPolicy, penta_policy
+from dicelab.penta.rules import N_STATES
 from dicelab.registry import PolicySpec, family_names, parse_policy
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "dicelab"
-#: The modules allowed to name a Farkle family: the registry parses the names, the
+#: The modules allowed to name a family: the registry parses the names, each game's
 #: families module defines what each does.
-OWNERS = {SRC / "registry.py", SRC / "farkle" / "builtin.py"}
+OWNERS = {SRC / "registry.py", SRC / "farkle" / "builtin.py", SRC / "penta" / "builtin.py"}
+#: Every family name of both games, a user's (``"user"``) included.
+ALL_NAMES = {*family_names("farkle"), *family_names("penta"), "user"}
 DEFAULT = PRESETS["default"]
 TARGET = 500
 
@@ -77,19 +86,133 @@ def test_the_scan_sees_a_dispatch_on_a_family_name():
     assert dispatches(source, names) == [1, 3, 4, 5]
 
 
-def test_no_module_outside_the_registry_dispatches_on_a_farkle_family_name():
-    names = set(family_names("farkle"))
+def test_the_scan_sees_a_dispatch_on_a_penta_family_name():
+    source = ("x = [s.policy if s.family == 'user' else 1 for s in seats]\n"
+              "ONLINE_FAMILIES = ('objective', 'penta-win')\n"
+              "ok = spec.family in ('optimal', 'greedy')\n")
+    assert dispatches(source, ALL_NAMES) == [1, 2, 3]
+
+
+def test_no_module_outside_the_registry_dispatches_on_a_family_name():
     found = [f"{path.relative_to(SRC)}:{line}"
              for path in sorted(SRC.rglob("*.py")) if path not in OWNERS
-             for line in dispatches(path.read_text(), names)]
-    assert not found, "dispatch on a Farkle family name outside the registry: " + \
-        ", ".join(found)
+             for line in dispatches(path.read_text(), ALL_NAMES)]
+    assert not found, "dispatch on a family name outside the registry: " + ", ".join(found)
 
 
-def test_every_registered_farkle_family_is_one_family_object():
-    assert set(builtin.FAMILIES) == {*family_names("farkle"), "user"}
-    for name, fam in builtin.FAMILIES.items():
-        assert fam.name == name and isinstance(fam, builtin.Family)
+@pytest.mark.parametrize("game, module", [("farkle", builtin), ("penta", penta_builtin)])
+def test_every_registered_family_is_one_family_object(game, module):
+    assert set(module.FAMILIES) == {*family_names(game), "user"}
+    for name, fam in module.FAMILIES.items():
+        assert fam.name == name and fam.game == game
+        assert isinstance(fam, module.Family) and isinstance(fam, families.Family)
+    assert module.USER is module.FAMILIES["user"] and not module.USER.named
+
+
+def test_a_family_of_one_game_is_refused_for_the_other():
+    with pytest.raises(UserError, match="is a penta policy, not farkle"):
+        builtin.family_of(parse_policy("greedy"))
+    with pytest.raises(UserError, match="is a farkle policy, not penta"):
+        penta_builtin.family_of(parse_policy("ai"))
+
+
+@penta_policy(space={"high": range(3, 7)})
+def tunable_penta(card, roll, rolls_left, high=5):
+    from dicelab.penta.policy import points_of
+
+    points = points_of(card, roll)
+    return [d for d in roll if d >= high] if rolls_left else max(points, key=points.get)
+
+
+def test_both_games_read_a_users_tuning_space_alike():
+    farkle = PolicySpec("farkle", "user", "cautious", {"base": 300},
+                        policy=SimpleNamespace(space={"base": range(200, 601, 50)}))
+    penta = PolicySpec("penta", "user", "tunable", dict(tunable_penta.params),
+                       policy=tunable_penta)
+    assert builtin.USER.space(farkle) == {"base": (200, 600, 50)}
+    assert penta_builtin.USER.space(penta) == {"high": (3, 6, 1)}
+    assert tunable_penta.with_params(high=4).space == tunable_penta.space
+    wrong = penta_policy(tunable_penta.function, space={"low": range(3, 7)})
+    with pytest.raises(UserError, match="not one of its parameters"):
+        penta_builtin.USER.space(PolicySpec("penta", "user", "w", dict(wrong.params),
+                                            policy=wrong))
+
+
+class _PentaSpy(penta_builtin.Family):
+    """A Penta family that records what it is asked, then answers as ``inner``."""
+
+    def __init__(self, inner: penta_builtin.Family, asked: list[str]) -> None:
+        self.inner, self.asked = inner, asked
+        self.name, self.online, self.by_referee = inner.name, inner.online, inner.by_referee
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def _ask(self, what, *args):
+        self.asked.append(what)
+        return getattr(self.inner, what)(*args)
+
+    def block(self, spec):
+        return self._ask("block", spec)
+
+    def check(self, spec, seats):
+        return self._ask("check", spec, seats)
+
+    def policy(self, spec):
+        return self._ask("policy", spec)
+
+    def logged(self, spec):
+        return self._ask("logged", spec)
+
+    def check_exact(self, spec, rules):
+        return self._ask("check_exact", spec, rules)
+
+
+#: A user's policy given as values: zero values, greedy's decisions.
+THIS_TURN = PolicySpec("penta", "user", "this-turn", {},
+                       policy=ValuesPolicy("this-turn", np.zeros(N_STATES)))
+
+
+@pytest.mark.parametrize("spec", [parse_policy("greedy"), THIS_TURN,
+                                  parse_policy("optimal:at-least:300"),
+                                  parse_policy("penta-win")], ids=lambda s: s.family)
+def test_every_penta_tool_asks_the_family(spec, monkeypatch):
+    from dicelab.compare import compare
+    from dicelab.logplay import play_games
+    from dicelab.penta.simulate import PentaPlan, referee_policies, simulate_penta
+
+    asked: list[str] = []
+    fam = penta_builtin.FAMILIES[spec.family]
+    monkeypatch.setitem(penta_builtin.FAMILIES, spec.family, _PentaSpy(fam, asked))
+    # the kernel: the decision-table block it plays from
+    blocks = PentaPlan((spec,), "seed", 1, 10).families
+    assert asked == ["block"] and blocks == ((fam.block(spec),) if fam.block(spec) else ())
+    # the table's refusals, before any work
+    if fam.name == "penta-win":
+        with pytest.raises(UserError, match="tables of 2 to"):
+            simulate_penta([spec], games=10, seed=1)
+        assert asked[-1] == "check"
+    # the referee and the game logs: its policy objects, or its refusal
+    if fam.online:
+        with pytest.raises(UserError, match="not at a table with a user's Penta policy"):
+            referee_policies([spec])
+    else:
+        assert referee_policies([spec]) == [fam.policy(spec)]
+        games = play_games("penta", [spec], games=1, seed=5)
+        assert len(games) == 1 and "logged" in asked
+    assert "policy" in asked
+    # the exact head to head: its refusal before any work, or none
+    if fam.name == "penta-win":
+        with pytest.raises(UserError, match="no score distribution"):
+            compare([spec.name, "greedy"], exact=True)
+        assert asked[-1] == "check_exact"
+
+
+def test_a_users_move_by_move_penta_policy_is_refused_exactly_with_the_reason():
+    spec = PolicySpec("penta", "user", "most", {}, policy=tunable_penta)
+    with pytest.raises(UserError, match="decides move by move: an exact answer needs"):
+        penta_builtin.USER.check_exact(spec, None)
+    assert penta_builtin.USER.tabulated(THIS_TURN) and not penta_builtin.USER.tabulated(spec)
 
 
 def _specs() -> list[PolicySpec]:

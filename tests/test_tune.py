@@ -113,3 +113,43 @@ def test_bad_input(capsys, tmp_path, argv, needle):
     code, _, err = run_cli(capsys, [*argv, "--out", str(tmp_path / "x")])
     assert code == 2 and err.startswith("error: ") and needle in err, err
     assert not (tmp_path / "x").exists()
+
+
+PENTA_EXAMPLES = "docs/examples/policies/penta_rules.py"
+
+
+def test_tune_searches_a_users_penta_family_by_simulation(capsys, tmp_path):
+    out = tmp_path / "tuned"
+    argv = ["tune", f"{PENTA_EXAMPLES}:keep_high", "--against", "greedy", "--monte-carlo",
+            "--budget", "100", "--range", "high=5:6:1", "--seed", "3"]
+    code, text, err = run_cli(capsys, [*argv, "--json", "--out", str(out)])
+    assert code == 0, err
+    r = json.loads(text)
+    assert r["game"] == "penta" and r["method"] == "monte-carlo" and r["target"] is None
+    assert r["search"] == "enumerated" and r["evaluated"] == r["members"] == 2
+    assert r["best"].startswith(f"{PENTA_EXAMPLES}:keep_high")
+    assert 0 <= r["best_score"] <= 1 and (out / "manifest.json").exists()
+    # the same seed, the same candidates' scores (the same dice for every candidate)
+    code, again, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    assert json.loads(again)["best_score"] == r["best_score"]
+
+
+@pytest.mark.parametrize("extra, why", [
+    ([], "add --monte-carlo"),
+    (["--monte-carlo", "--target", "1000"], "Penta has no target"),
+    (["--monte-carlo", "--range", "high=1:9:1"], "within 2..6"),
+])
+def test_tune_refuses_what_a_penta_family_cannot_do(capsys, tmp_path, extra, why):
+    out = tmp_path / "tuned"
+    code, text, err = run_cli(capsys, ["tune", f"{PENTA_EXAMPLES}:keep_high", "--against",
+                                       "greedy", "--budget", "100", *extra, "--out",
+                                       str(out)])
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert why in err and not text and not out.exists()
+
+
+def test_tune_refuses_a_penta_policy_without_a_space(capsys):
+    code, _, err = run_cli(capsys, ["tune", f"{PENTA_EXAMPLES}:chase_penta", "--against",
+                                    "greedy", "--monte-carlo"])
+    assert code == 2 and "no parameter space to tune" in err, err

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import textwrap
 
 import naive_farkle as nf
@@ -310,3 +311,41 @@ def test_tournament_and_compare_take_user_policies(capsys):
     pair = json.loads(stdout)["pairs"][0]
     ref = exact_pair(parse_policy(f"{EXAMPLES}:cautious:big=800"), "ai", target=1000)
     assert pair["first"]["win_rate"] == pytest.approx(ref.first.win, abs=1e-12)
+
+
+def test_policy_farkle_draws_a_users_bank_rule(capsys, tmp_path):
+    # the copy of threshold-300 banks where threshold-300 banks
+    code, mine, err = run_cli(capsys, ["policy", "farkle", f"{EXAMPLES}:threshold_300",
+                                       "--json"])
+    assert code == 0, err
+    code, theirs, err = run_cli(capsys, ["policy", "farkle", "threshold-300", "--json"])
+    assert code == 0, err
+    mine, theirs = json.loads(mine), json.loads(theirs)
+    assert mine["bank_from"] == theirs["bank_from"] and mine["runs"] == theirs["runs"]
+    # practical at 1,000 vs 3,000: 300 + 2,000 // 6 = 633 with 1-3 dice (650 on the
+    # 50-point grid), twice that with 4-6 dice (1,300); its parameters are taken
+    practical = ["policy", "farkle", f"{EXAMPLES}:practical:dice=5", "--me", "1000",
+                 "--opp", "3000"]
+    code, out, err = run_cli(capsys, [*practical, "--json"])
+    assert code == 0, err
+    assert json.loads(out)["bank_from"] == {"1": 650, "2": 650, "3": 650, "4": 650,
+                                            "5": 1300, "6": 1300}
+    png = tmp_path / "practical.png"
+    code, out, err = run_cli(capsys, [*practical, "--plot", str(png)])
+    assert code == 0, err
+    assert png.stat().st_size > 0
+
+
+def test_policy_farkle_refuses_a_policy_that_decides_move_by_move(capsys, tmp_path):
+    (tmp_path / "mine.py").write_text(textwrap.dedent("""
+        from dicelab.farkle.policy import Move, all_scoring
+
+        def keep_all(state):
+            o = all_scoring(state)
+            return Move(o.keep, state.turn_points + o.points >= 400 and state.can_bank(o))
+    """))
+    png = tmp_path / "out.png"
+    code, out, err = run_cli(capsys, ["policy", "farkle", f"{tmp_path}/mine.py:keep_all",
+                                      "--plot", str(png)])
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "decides move by move" in err and not out and not png.exists()

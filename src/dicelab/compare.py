@@ -258,19 +258,27 @@ def _exact_penta(specs, pairs, target, rules, ending, progress) -> Comparison:
     (:mod:`dicelab.penta.head_to_head`)."""
     if target is not None or ending is not None:
         raise UserError("Penta has no target or ending rule: leave out --target and --ending")
+    from dicelab.penta.builtin import family_of
     from dicelab.penta.head_to_head import exact_pair
     from dicelab.penta.rules import get_rules
 
-    for s in specs:
-        if s.family == "user":
-            raise UserError(f"policy '{s.name}' is played move by move: Penta's exact head "
-                            "to head reads the exact score distributions of optimal and "
-                            "greedy; compare it by simulation (leave out --exact)")
     rs = get_rules(rules)
+    by_name = {s.name: s for s in specs}
+    # every policy's refusal (one whose decisions cannot be tabulated) before any work
+    for s in specs:
+        family_of(s).check_exact(s, rs)
     started = time.perf_counter()
+    dists: dict[str, Any] = {}
+
+    def distribution(name: str):
+        if name not in dists:
+            spec = by_name[name]
+            dists[name] = family_of(spec).distribution(spec, rs)
+        return dists[name]
+
     results = []
     for i, (a, b) in enumerate(pairs):
-        results.append(exact_pair(a, b, rs))
+        results.append(exact_pair(distribution(a), distribution(b), rs))
         if progress is not None:
             progress(i + 1, len(pairs))
     return Comparison(game="penta", policies=[s.name for s in specs], rules=rs.name,

@@ -84,12 +84,12 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
     names = [{"name": f"seat {i}", "policy": s.name} for i, s in enumerate(specs)]
     out = []
     if game == "penta":
-        from dicelab.penta.policy import WidgetPolicy
+        from dicelab.penta.builtin import family_of
         from dicelab.penta.referee import play_game
         from dicelab.penta.rules import get_rules
 
         rs = get_rules(rules)
-        policies = [s.policy if s.family == "user" else WidgetPolicy(s.family) for s in specs]
+        policies = [family_of(s).logged(s) for s in specs]
         for rng in _rngs(seed, games):
             header = new_game_header("penta", rs, names, seed=seed)
             header["first_seat"] = 0

@@ -460,7 +460,9 @@ class PentaTables:
         from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
 
         streams = STREAM_PER_TURN if crn else STREAM_PER_CHUNK
-        if any(s.family == "user" for s in seats):  # played by the Python referee
+        from dicelab.penta.builtin import family_of
+
+        if any(family_of(s).by_referee for s in seats):  # played by the Python referee
             return RefereePlan(tuple(seats), self.rules.name, seed, games, streams=streams,
                                chunk_games=chunk_games)
         return PentaPlan(tuple(seats), self.rules.name, seed, games, per_chunk=True,

@@ -26,9 +26,16 @@ How the space is covered:
   out of how many, and its best is the best found, not proven best.
 
 A family's parameters and their ranges are its family's
-(:meth:`dicelab.farkle.builtin.Family.space`: ``ai``'s and ``threshold``'s are data
-there; a user's bank rule's are its ``space``: :func:`family_space`). ``ranges``
-narrows them (``{"base": (200, 600, 50)}``).
+(:meth:`dicelab.families.Family.space`: ``ai``'s and ``threshold``'s are data in
+:mod:`dicelab.farkle.builtin`; a user's policy's are its ``space``: :func:`family_space`).
+``ranges`` narrows them (``{"base": (200, 600, 50)}``).
+
+**Penta.** A user's Penta policy with number parameters and a ``space``
+(``FILE.py:NAME``, :func:`dicelab.penta.policy.penta_policy`) is tuned the same way, by
+Monte Carlo (``monte_carlo=True``: its members decide move by move, so there is no exact
+evaluation): a member's score is its ``P(win) + P(tie)/2`` against each policy of the
+field in two-seat games (the seats of a Penta game are alike: one seating), every
+candidate on the same dice.
 """
 
 from __future__ import annotations
@@ -43,10 +50,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dicelab import config
+from dicelab import config, user_policy
 from dicelab.errors import UserError
 from dicelab.farkle.builtin import family_named
+from dicelab.penta import builtin as penta_builtin
 from dicelab.registry import parse_policy
+from dicelab.seeding import chunk_bounds, group_seed
 from dicelab.stats import TIE_TOLERANCE, Estimate, unit_ratio
 from dicelab.text import parse_int
 
@@ -58,14 +67,29 @@ def member(family: str, values: dict[str, int]) -> str:
     >>> member("ai", {"base": 350, "one-die": 50}), member("threshold", {"threshold": 400})
     ('ai:base=350,one-die=50', 'threshold-400')
     """
-    return family_named(family)[0].member(family, values)
+    return _family(family)[0].member(family, values)
 
 
 def family_space(family: str) -> dict[str, tuple[int, int, int]]:
     """A family's parameters and their ranges (low, high, step): a built-in family's,
-    or a user's bank rule's ``space`` (its values as ranges, or ``(low, high, step)``)."""
-    fam, start = family_named(family)
+    or a user's policy's ``space`` (its values as ranges, or ``(low, high, step)``)."""
+    fam, start = _family(family)
     return fam.space(start)
+
+
+def _family(ref: str):
+    """The family ``ref`` names and the member it starts from: a Farkle family
+    (:func:`dicelab.farkle.builtin.family_named`) or a user's Penta policy with a space."""
+    if user_policy.looks_like_reference(ref):
+        spec = parse_policy(ref)
+        if spec.game == "penta":
+            fam = penta_builtin.family_of(spec)
+            if not fam.space(spec):
+                raise UserError(f"policy '{ref}' has no parameter space to tune: give it "
+                                "number parameters and a space, e.g. keep_high.space = "
+                                "{'high': range(3, 7)}")
+            return fam, spec
+    return family_named(ref)
 
 
 #: How the space was covered: every member, or a search by optuna's sampler.
@@ -93,7 +117,7 @@ class TuneResult:
     ranges: dict[str, tuple[int, int, int]]
     method: str  # "exact" or "monte-carlo"
     seed: int
-    target: int
+    target: int | None  # Penta: None
     rules: Any
     candidates: pd.DataFrame
     members: int
@@ -139,7 +163,8 @@ class TuneResult:
         return self.candidates
 
     def manifest(self) -> dict[str, Any]:
-        return {**self.to_dict(), "experiment": "tune", "rules": self.rules.to_dict()}
+        rules = self.rules.to_dict() if hasattr(self.rules, "to_dict") else self.rules.name
+        return {**self.to_dict(), "experiment": "tune", "rules": rules}
 
 
 def space_size(space: dict[str, tuple[int, int, int]]) -> int:
@@ -206,20 +231,33 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     from dicelab.farkle.rules import check_target, load_rules
     from dicelab.seeding import check_games, check_seed
 
-    fam, start = family_named(family)
+    fam, start = _family(family)
     space = _ranges(family, params, ranges)
     if not field:
         raise UserError("tune needs a field to play against: --against POLICY")
-    opponents = [parse_policy(p, "farkle") for p in field]
+    opponents = [parse_policy(p, fam.game) for p in field]
     if not 1 <= trials <= 10_000:
         raise UserError(f"--trials must be 1 to 10,000, not {trials}")
     budget = check_games(budget, "--budget")
     seed = check_seed(seed)
-    table = load_rules(rules, ending)
-    target = check_target(target)
+    if fam.game == "penta":
+        from dicelab.penta.rules import get_rules
+
+        if target is not None or ending is not None:
+            raise UserError("Penta has no target or ending rule: leave out --target and "
+                            "--ending")
+        if not monte_carlo:
+            raise UserError(f"{family} decides move by move: a Penta family is tuned by "
+                            "simulation; add --monte-carlo (and a --budget of games)")
+        table = get_rules(rules)
+        mc = _monte_carlo_penta(opponents, table, budget)
+    else:
+        table = load_rules(rules, ending)
+        target = check_target(target)
+        mc = _monte_carlo(opponents, table, target, budget)
     started = time.perf_counter()
     members = space_size(space)
-    score_of = (_monte_carlo(opponents, table, target, budget, seed) if monte_carlo
+    score_of = (mc(seed) if monte_carlo
                 else _exact(opponents, table, target,
                             fam.member(family, {**start.params, **_widest(space)})))
     rows: list[dict[str, Any]] = []
@@ -252,16 +290,14 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     ties = [] if monte_carlo else [
         str(p) for p, v in zip(frame["policy"], frame["score"], strict=True)
         if p != best and abs(v - best_row["score"]) <= TIE_TOLERANCE]
-    if monte_carlo:  # fresh dice for the winner: the search's value is optimistic
-        per_opp = _monte_carlo(opponents, table, target, budget, seed ^ 0x5EED)(best)
-    else:
-        per_opp = score_of(best)
+    # Monte Carlo: fresh dice for the winner (the search's value is optimistic)
+    per_opp = mc(seed ^ 0x5EED)(best) if monte_carlo else score_of(best)
     recheck = _field_mean(per_opp)
     return TuneResult(family, [o.name for o in opponents], list(space), space,
                       "monte-carlo" if monte_carlo else "exact", seed, target, table, frame,
                       members, search, n_trials, best, float(best_row["score"]),
                       float(best_row["score_se"]), recheck.mean, recheck.se, per_opp, ties,
-                      time.perf_counter() - started)
+                      time.perf_counter() - started, fam.game)
 
 
 def _search(space: dict[str, tuple[int, int, int]], trials: int, seed: int, sampler: str,
@@ -317,29 +353,57 @@ def _exact(opponents, rules, target, widest: str):
     return score
 
 
-def _monte_carlo(opponents, rules, target, budget, seed):
-    """Score over both seatings against each opponent, ``budget`` games each, every
-    candidate on the same dice (a stream per turn, one seed per opponent), with its SE
-    over the chunks of games (a chunk of one seating and the same chunk of the other share
-    their dice: they are one unit)."""
+def _monte_carlo(opponents, rules, target, budget):
+    """For a seed, the score of a Farkle member: over both seatings against each
+    opponent, ``budget`` games each, every candidate on the same dice (a stream per turn,
+    one seed per opponent), with its SE over the chunks of games (a chunk of one seating
+    and the same chunk of the other share their dice: they are one unit)."""
     from dicelab.farkle import kernels as K
     from dicelab.farkle.simulate import simulate_farkle
-    from dicelab.seeding import chunk_bounds, group_seed
 
     games = np.diff(chunk_bounds(budget)).astype(float)
 
-    def score(name: str) -> dict[str, Estimate]:
-        me = parse_policy(name, "farkle")
-        out = {}
-        for i, o in enumerate(opponents):
-            s = group_seed(seed, 2000 + i)
-            ab, ba = (simulate_farkle(seats, games=budget, seed=s, target=target,
-                                      rules=rules, streams=K.STREAM_PER_TURN,
-                                      per_chunk=True).chunk_stats
-                      for seats in ([me, o], [o, me]))
-            num = (ab[:, 0, K.ST_WINS] + 0.5 * ab[:, 0, K.ST_TIES]
-                   + ba[:, 1, K.ST_WINS] + 0.5 * ba[:, 1, K.ST_TIES])
-            out[o.name] = unit_ratio(num.astype(float), 2 * games)
-        return out
+    def at(seed: int) -> Callable[[str], dict[str, Estimate]]:
+        def score(name: str) -> dict[str, Estimate]:
+            me = parse_policy(name, "farkle")
+            out = {}
+            for i, o in enumerate(opponents):
+                s = group_seed(seed, 2000 + i)
+                ab, ba = (simulate_farkle(seats, games=budget, seed=s, target=target,
+                                          rules=rules, streams=K.STREAM_PER_TURN,
+                                          per_chunk=True).chunk_stats
+                          for seats in ([me, o], [o, me]))
+                num = (ab[:, 0, K.ST_WINS] + 0.5 * ab[:, 0, K.ST_TIES]
+                       + ba[:, 1, K.ST_WINS] + 0.5 * ba[:, 1, K.ST_TIES])
+                out[o.name] = unit_ratio(num.astype(float), 2 * games)
+            return out
 
-    return score
+        return score
+
+    return at
+
+
+def _monte_carlo_penta(opponents, rules, budget):
+    """For a seed, the score of a Penta member against each opponent: ``budget``
+    two-seat games each (the seats of a Penta game are alike), every candidate on the
+    same dice (a stream per turn, one seed per opponent), with its SE over the chunks."""
+    from dicelab.penta.simulate import simulate_penta
+    from dicelab.rng import STREAM_PER_TURN
+
+    games = np.diff(chunk_bounds(budget)).astype(float)
+
+    def at(seed: int) -> Callable[[str], dict[str, Estimate]]:
+        def score(name: str) -> dict[str, Estimate]:
+            me = parse_policy(name, "penta")
+            out = {}
+            for i, o in enumerate(opponents):
+                t = simulate_penta([me, o], games=budget, seed=group_seed(seed, 2000 + i),
+                                   rules=rules.name, streams=STREAM_PER_TURN,
+                                   per_chunk=True).chunk_tallies
+                num = t["wins"][:, 0] + 0.5 * t["tied"][:, 0]
+                out[o.name] = unit_ratio(num.astype(float), games)
+            return out
+
+        return score
+
+    return at

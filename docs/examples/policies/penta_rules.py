@@ -5,7 +5,10 @@ A Penta policy is a function of (card, roll, rolls_left): with rolls left it ret
 dice to keep (all five to stop rolling), with none the box to fill.
 """
 
-from dicelab.penta.policy import points_of
+import numpy as np
+
+from dicelab.penta.policy import ValuesPolicy, points_of
+from dicelab.penta.rules import N_STATES
 
 UPPER = ("ones", "twos", "threes", "fours", "fives", "sixes")
 
@@ -39,3 +42,15 @@ def keep_high(card, roll, rolls_left, high=5):
         return [d for d in roll if d >= high]
     points = points_of(card, roll)
     return max(points, key=points.get)
+
+
+#: What ``dicelab tune`` searches: ``dicelab tune penta_rules.py:keep_high --against
+#: greedy --monte-carlo --budget 20000``.
+keep_high.space = {"high": range(2, 7)}
+
+
+#: A policy given as values: the one-turn widget (how ``optimal`` decides) under values
+#: of every state, here zero: nothing counts but this turn's points, so it plays as
+#: ``greedy`` does. A policy written this way is one decision block: ``compare --exact``
+#: and ``evaluate`` answer it exactly (docs/policies.md).
+this_turn = ValuesPolicy("this_turn", np.zeros(N_STATES))

@@ -42,6 +42,7 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
     by ``objective``'s value."""
     from dicelab.cli import formats as F
     from dicelab.cli.render import advice_table
+    from dicelab.penta.builtin import family_of
     from dicelab.penta.objectives import parse_objective
     from dicelab.penta.policies import Scorecard, rank_options
     from dicelab.penta.rules import get_rules
@@ -53,14 +54,15 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
     if obj is not None and spec.name != "optimal":
         raise UserError("--objective ranks by that objective's best play: leave out "
                         "--strategy")
-    if spec.family not in ("optimal", "greedy"):
+    ranking = family_of(spec).block(spec)  # the decision-table policy it ranks by
+    if ranking is None:
         raise UserError(f"advise penta: --strategy is optimal or greedy; for "
                         f"{spec.name} use --objective")
     rs = get_rules(rules)
     sc = Scorecard.parse(card)
     faces = parse_dice(roll, "--roll", range(5, 6), "1,3,3,4,6")
     if obj is None or obj.kind == "mean":
-        opts = rank_options(sc, faces, rolls_left, rs, spec.family)
+        opts = rank_options(sc, faces, rolls_left, rs, ranking)
         unit, name, digits = "expected final score", spec.name, 4
     else:
         from dicelab.penta.objective_play import rank_objective_options

@@ -91,15 +91,17 @@ def register(app, solve_app, policy_app) -> None:
 
     @policy_app.command("farkle")
     def policy_farkle(
-        name: Annotated[str, typer.Argument(help="A Farkle policy, e.g. max-ev, fastest.")],
+        name: Annotated[str, typer.Argument(
+            help="A Farkle policy, e.g. max-ev, fastest, or your own bank rule "
+                 "FILE.py:NAME.")],
         plot: Annotated[str | None, typer.Option(
             help="Write a heat map of bank/roll to this PNG file.")] = None,
         target: Annotated[int | None, typer.Option(
             help=f"Target (fastest, optimal-win). [default: {DEFAULT_TARGET}]")] = None,
-        me: Annotated[int, typer.Option("--me", help="Own total (fastest, optimal-win, ai).")
-                      ] = 0,
-        opp: Annotated[int, typer.Option("--opp", help="Opponent total (optimal-win, ai).")
-                       ] = 0,
+        me: Annotated[int, typer.Option(
+            "--me", help="Own total (fastest, optimal-win, ai, a bank rule).")] = 0,
+        opp: Annotated[int, typer.Option(
+            "--opp", help="Opponent total (optimal-win, ai, a bank rule).")] = 0,
         rules: RulesOpt = None,
         ending: EndingOpt = None,
         max_points: Annotated[int | None, typer.Option(

@@ -309,7 +309,7 @@ def evaluate(
 
 def _evaluate_penta(spec, *, rules, games, seed, json_out, out, farkle_only) -> None:
     """``dicelab evaluate`` of a Penta policy (:func:`dicelab.penta.evaluate.evaluate_penta`)."""
-    from dicelab.penta.evaluate import DEFAULT_EVALUATE_GAMES, evaluate_penta
+    from dicelab.penta.evaluate import DEFAULT_EVALUATE_GAMES, evaluate_penta, exact_mean
     from dicelab.penta.rules import get_rules
 
     given = [f for f, v in farkle_only.items() if v is not None]
@@ -319,7 +319,7 @@ def _evaluate_penta(spec, *, rules, games, seed, json_out, out, farkle_only) -> 
     games = DEFAULT_EVALUATE_GAMES if games is None else games
     _run_games(lambda progress, client: evaluate_penta(spec, games, seed, progress,
                                                        rules=rs.name),
-               total=games if spec.family != "user" else 2 * games, json_out=json_out,
+               total=games if exact_mean(spec, rs) else 2 * games, json_out=json_out,
                out=out, dask=None, threads=None, check_names=lambda: spec)
 
 
@@ -383,11 +383,11 @@ def tournament(
 @app.command()
 def tune(
     family: Annotated[str, typer.Argument(
-        help="The family to search: ai, threshold, or your own bank rule with a space "
-             "(FILE.py:NAME).")],
+        help="The family to search: ai, threshold, or your own policy with a space "
+             "(FILE.py:NAME): a Farkle bank rule, or a Penta policy (with --monte-carlo).")],
     against: Annotated[list[str], typer.Option(
         "--against", help="A policy of the field (repeatable); the score is the mean over "
-                          "the field, both seatings.")],
+                          "the field, both seatings (Penta: two-seat games).")],
     params: Annotated[str | None, typer.Option(
         help="The parameters to search, e.g. base,two-dice,one-die (default: all).")] = None,
     range_: Annotated[list[str] | None, typer.Option(

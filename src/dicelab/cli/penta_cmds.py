@@ -139,11 +139,10 @@ def _distribution(rs, policy: str | None, plot: str | None, json_out: bool,
     """``solve penta --distribution``: every input checked before the pass, files written
     (temp file + rename) only after it."""
     from dicelab.penta.distribution import score_distribution
-    from dicelab.penta.policies import POLICIES
+    from dicelab.penta.policies import table_policy
 
     policy = "optimal" if policy is None else policy.strip().lower()
-    if policy not in POLICIES:
-        raise UserError(f"unknown Penta policy '{policy}'; valid: {', '.join(POLICIES)}")
+    table_policy(policy)  # refused before any output is checked
     where = _check_outputs(plot, out)
     dist = score_distribution(policy, rs)
     _show_distribution(rs, dist, dist, where, plot, json_out)

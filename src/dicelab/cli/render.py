@@ -419,9 +419,9 @@ def tune_result(result) -> None:
     """A :class:`dicelab.tune.TuneResult`: how the space was covered, the winner, then
     the best candidates."""
     mc = result.method != "exact"
+    target = "" if result.target is None else f", target {F.count(result.target)}"
     console.print(f"tuned {result.family} ({', '.join(result.params)}) against "
-                  f"{', '.join(result.field)}: {result.method}, target "
-                  f"{F.count(result.target)}, seed {result.seed}")
+                  f"{', '.join(result.field)}: {result.method}{target}, seed {result.seed}")
     if result.search == "enumerated":
         console.print(f"  every member evaluated: {F.count(result.evaluated)} of "
                       f"{F.count(result.members)}")
@@ -449,8 +449,10 @@ def tune_result(result) -> None:
         t.add_row(*(F.count(v) for v in values), _pct(score, 4),
                   *((_pct(score_se, 4),) if mc else ()))
     console.print(t)
-    console.print("score: mean P(win) + ½P(tie) over the field, both seatings"
-                  + ("; SE: its standard error" if mc else ", exact"))
+    seatings = "both seatings" if result.game == "farkle" else "two-seat games"
+    console.print(f"score: mean P(win) + ½P(tie) over the field, {seatings}"
+                  + ("; SE: its standard error over chunks of games (n/a with one chunk)"
+                     if mc else ", exact"))
 
 
 def advice_table(title: str, value_name: str, rows, ties: int, fmt: Callable[..., str],

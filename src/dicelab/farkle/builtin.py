@@ -54,12 +54,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dicelab import config
+from dicelab import config, families
 from dicelab.errors import UserError
 from dicelab.farkle import fixed, solve
 from dicelab.farkle import kernels as K
 from dicelab.farkle.kernels import P_CHASE, ai_thresholds
-from dicelab.farkle.policy import Move, Policy, State, all_scoring, by_value
+from dicelab.farkle.policy import BankRule, Move, Policy, State, all_scoring, by_value
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
 from dicelab.farkle.solitaire import (
@@ -234,18 +234,16 @@ class TablePolicy:
 # -- the families ------------------------------------------------------------------------
 
 
-class Family:
+class Family(families.Family):
     """A Farkle policy family of the registry, as every tool asks for it (the module
-    docstring). Subclasses answer for one family."""
+    docstring; its name, tuning space and members: :class:`dicelab.families.Family`).
+    Subclasses answer for one family."""
 
-    #: the registry's family name
-    name = ""
+    game = "farkle"
     #: its decisions come from an exact solve (solved here, or loaded from the cache)
     solved = False
     #: it plays two-seat games only
     two_seats = False
-    #: its name identifies it (evaluations cached under it); a user's code may change
-    named = True
 
     def check(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int) -> int:
         """What it refuses in a game of ``n_seats`` to ``target``, refused before any
@@ -269,20 +267,6 @@ class Family:
     def lanes_threshold(self, spec: PolicySpec) -> int | None:
         """The threshold the lanes kernel plays it by, if it can."""
         return None
-
-    def space(self, spec: PolicySpec | None = None) -> dict[str, tuple[int, int, int]]:
-        """Its parameters and their ranges (low, high, step) for ``tune``; none: not a
-        family to tune."""
-        return {}
-
-    def default(self, ref: str) -> PolicySpec:
-        """The member ``tune`` starts from (``ref``: the family as typed)."""
-        return parse_policy(ref, "farkle")
-
-    def member(self, ref: str, values: dict[str, int]) -> str:
-        """The policy name of the member with these parameters."""
-        params = ",".join(f"{k}={v}" for k, v in values.items())
-        return f"{ref}:{params}" if params else ref
 
     def bank_table(self, spec: PolicySpec, rules: FarkleRules, target: int, me: int,
                    opp: int, progress: Progress = None) -> tuple[np.ndarray, str]:
@@ -444,23 +428,20 @@ class User(Family):
         return _tabulable(spec.policy)
 
     def space(self, spec=None):
-        if spec is None:
-            return {}
-        out = {}
-        for name, values in (getattr(spec.policy, "space", None) or {}).items():
-            if isinstance(values, range) and len(values) and values.step > 0:
-                out[name] = (values.start, values[-1], values.step)
-            elif isinstance(values, tuple) and len(values) == 3 \
-                    and all(isinstance(v, int) for v in values) and values[2] > 0 \
-                    and values[1] >= values[0] and (values[1] - values[0]) % values[2] == 0:
-                out[name] = values
-            else:
-                raise UserError(f"policy '{spec.name}': the space of {name!r} must be a "
-                                f"range or (low, high, step), not {values!r}")
-            if name not in spec.params:
-                raise UserError(f"policy '{spec.name}': its space names {name!r}, which is "
-                                f"not one of its parameters ({', '.join(spec.params) or 'none'})")
-        return out
+        return families.user_space(spec)
+
+    def bank_table(self, spec, rules, target, me, opp, progress=None):
+        rule = spec.policy
+        if not isinstance(rule, BankRule):
+            raise UserError(f"policy '{spec.name}' has no bank picture: it is drawn for a "
+                            "bank rule (dicelab.farkle.policy.bank_rule), and this policy "
+                            "decides move by move or is a table")
+        bank = rule.bank_grid(np.array([me]), np.array([opp]), target)[0, 0]
+        changed = np.flatnonzero((bank[1:] != bank[:-1]).any(axis=1))
+        rows = int(changed[-1]) + 3 if changed.size else 2  # then like the last row
+        return legal_bank(rules, np.ascontiguousarray(bank[:rows])), (
+            f"{spec.name} at {me} vs {opp} ({_tag(rules)}; set-aside {rule.setaside}; "
+            "last round not shown)")
 
     def solve(self, spec, rules, target, progress=None):
         raise UserError(f"{spec.name} is your own policy: dicelab solve farkle analyses "
@@ -475,12 +456,7 @@ USER = FAMILIES["user"]
 
 def family_of(spec: PolicySpec) -> Family:
     """The :class:`Family` of a parsed Farkle policy (another game's is refused)."""
-    if spec.game != "farkle":
-        raise UserError(f"policy '{spec.name}' is a {spec.game} policy, not farkle")
-    try:
-        return FAMILIES[spec.family]
-    except KeyError:
-        raise UserError(f"policy '{spec.name}' cannot play Farkle") from None
+    return families.lookup(spec, "farkle", FAMILIES)
 
 
 def family_named(ref: str) -> tuple[Family, PolicySpec]:

@@ -2,9 +2,10 @@
 
 :func:`evaluate_penta` answers where a Penta policy stands:
 
-* the mean and SD of its final TOTAL: exact for ``optimal`` and ``greedy`` (their score
-  distributions, :func:`dicelab.penta.distribution.score_distribution`), simulated
-  with a 95% interval for any other policy (:func:`dicelab.penta.simulate.simulate_penta`,
+* the mean and SD of its final TOTAL: exact when its decisions are a decision block
+  within the memory limit (``optimal``, ``greedy``, a policy given as values: its
+  family's :meth:`~dicelab.penta.builtin.Family.distribution`), simulated with a 95%
+  interval for any other policy (:func:`dicelab.penta.simulate.simulate_penta`,
   the referee's games);
 * what it loses against ``optimal`` per class of decision -- the first keep, the second
   keep, the box -- from the analysis (:mod:`dicelab.analyse`) of games it plays move by
@@ -26,9 +27,10 @@ import numpy as np
 
 from dicelab import seeding
 from dicelab.errors import UserError
-from dicelab.penta.policies import POLICIES
-from dicelab.penta.rules import get_rules
-from dicelab.registry import PolicySpec, parse_policy
+from dicelab.penta.builtin import as_spec, family_of
+from dicelab.penta.distribution import ScoreDistribution
+from dicelab.penta.rules import RuleSet, get_rules
+from dicelab.registry import PolicySpec
 from dicelab.stats import Estimate, fields, mean_estimate
 
 #: The decision classes of a turn, in order.
@@ -116,19 +118,22 @@ class PentaEvaluation:
                 "analysed_games": self.analysed_games}
 
 
-def _spec(policy) -> PolicySpec:
-    if isinstance(policy, str):
-        return parse_policy(policy, "penta")
-    if isinstance(policy, PolicySpec):
-        if policy.game != "penta":
-            raise UserError(f"policy '{policy.name}' is a {policy.game} policy, not penta")
-        return policy
-    if getattr(policy, "game", None) == "penta" and callable(getattr(policy, "decide", None)):
-        name = str(getattr(policy, "name", "policy"))
-        return PolicySpec("penta", "user", name, dict(getattr(policy, "params", {})),
-                          policy=policy)
-    raise UserError(f"{policy!r} is not a Penta policy (a name, or an object with "
-                    "game = 'penta' and decide(state))")
+def exact_mean(spec: PolicySpec, rules: RuleSet) -> bool:
+    """Whether a report card gives ``spec``'s final score exactly: its family tabulates
+    its decisions (:meth:`dicelab.penta.builtin.Family.distribution`) without solving
+    anything new (a table policy's, or a policy given as values)."""
+    return family_of(spec).tabulated(spec)
+
+
+def _distribution(spec: PolicySpec, rules: RuleSet) -> ScoreDistribution | None:
+    """``spec``'s exact distribution when its decisions can be tabulated within the
+    memory limit (:func:`exact_mean`), else None: it is simulated."""
+    if not exact_mean(spec, rules):
+        return None
+    try:
+        return family_of(spec).distribution(spec, rules)
+    except UserError:  # its decision block does not fit the memory limit
+        return None
 
 
 def class_losses(decisions, games: int) -> tuple[dict[str, ClassLoss], Estimate]:
@@ -165,7 +170,7 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
     from dicelab.logplay import MAX_LOG_GAMES, play_games
     from dicelab.penta.solver import solve
 
-    spec = _spec(policy)
+    spec = as_spec(policy)
     rs = get_rules(rules)
     games = seeding.check_games(games)
     if games > MAX_LOG_GAMES:
@@ -173,13 +178,11 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
                         "move by move")
     seed_given = seed is not None
     seed = seeding.check_seed(seed)
-    exact = spec.family in POLICIES
-    total_steps = games if exact else 2 * games
     t0 = time.perf_counter()
-    if exact:
-        from dicelab.penta.distribution import score_distribution
-
-        dist = score_distribution(spec.family, rs)
+    dist = _distribution(spec, rs)
+    exact = dist is not None
+    total_steps = games if exact else 2 * games
+    if dist is not None:
         mean, sd = Estimate(dist.mean, 0.0, 0), dist.sd
         done = 0
     else:
@@ -202,4 +205,4 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
 
 
 __all__ = ["DECISION_CLASSES", "DEFAULT_EVALUATE_GAMES", "ClassLoss", "PentaEvaluation",
-           "class_losses", "evaluate_penta"]
+           "class_losses", "evaluate_penta", "exact_mean"]

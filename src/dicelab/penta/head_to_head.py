@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from dicelab.outcomes import ExactPair, Outcome
-from dicelab.penta.distribution import score_distribution
+from dicelab.penta.distribution import ScoreDistribution, score_distribution
 from dicelab.penta.rules import RuleSet, get_rules
 
 
@@ -56,14 +56,22 @@ def seat_outcomes(pmfs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, n
     return alone, shared, share
 
 
-def _distributions(policies: Sequence[str], rs: RuleSet):
-    return {p: score_distribution(p, rs) for p in dict.fromkeys(policies)}
+def _distributions(policies: Sequence[str | ScoreDistribution], rs: RuleSet
+                   ) -> dict[str, ScoreDistribution]:
+    out: dict[str, ScoreDistribution] = {}
+    for p in policies:
+        name = p if isinstance(p, str) else p.policy
+        if name not in out:
+            out[name] = score_distribution(p, rs) if isinstance(p, str) else p
+    return out
 
 
-def exact_pair(policy: str, opponent: str, rules: str | RuleSet | None = None) -> ExactPair:
-    """``policy`` against ``opponent`` (``optimal`` or ``greedy``) in a two-seat Penta game,
-    exactly (both distributions are cached on disk). Who moves first does not matter in
-    Penta: the pair's ``first`` and ``second`` outcomes are the same.
+def exact_pair(policy: str | ScoreDistribution, opponent: str | ScoreDistribution,
+               rules: str | RuleSet | None = None) -> ExactPair:
+    """``policy`` against ``opponent`` (``optimal`` or ``greedy``, or any policy's exact
+    distribution: :meth:`dicelab.penta.builtin.Family.distribution`) in a two-seat Penta
+    game, exactly (both distributions are cached on disk). Who moves first does not
+    matter in Penta: the pair's ``first`` and ``second`` outcomes are the same.
 
     >>> p = exact_pair("optimal", "greedy", "seed")  # doctest: +SKIP
     >>> p.verdict  # doctest: +SKIP
@@ -72,9 +80,10 @@ def exact_pair(policy: str, opponent: str, rules: str | RuleSet | None = None) -
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     t0 = time.perf_counter()
     dists = _distributions([policy, opponent], rs)
-    alone, shared, _ = seat_outcomes([dists[policy].probability, dists[opponent].probability])
+    a, b = (p if isinstance(p, str) else p.policy for p in (policy, opponent))
+    alone, shared, _ = seat_outcomes([dists[a].probability, dists[b].probability])
     outcome = Outcome(float(alone[0]), float(shared[0]))
-    return ExactPair("penta", policy, opponent, rs.name, outcome, outcome,
+    return ExactPair("penta", a, b, rs.name, outcome, outcome,
                      time.perf_counter() - t0, all(d.from_cache for d in dists.values()))
 
 

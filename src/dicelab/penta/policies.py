@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,7 +64,45 @@ from dicelab.penta.tables import (
 from dicelab.penta.widget import KEEP_PREFERENCE, best_box, new_turn_scratch, state_value
 from dicelab.resources import check_memory
 
-POLICIES = ("optimal", "greedy")
+
+@dataclass(frozen=True)
+class TableValues:
+    """A policy the decision tables hold a block of (the one-turn widget under these
+    values, for every state and roll): its ``name``, the per-state ``values`` it plays by
+    under a rule set, and whether the solver's own sweep builds its block while solving
+    them (``solved``)."""
+
+    name: str
+    values: Callable[[RuleSet], np.ndarray]
+    solved: bool = False
+
+
+def solved_values(rules: RuleSet) -> np.ndarray:
+    """``optimal``'s values: the solved expected future score of every state."""
+    return solve(rules).values
+
+
+def zero_values(rules: RuleSet) -> np.ndarray:
+    """``greedy``'s values: nothing to come (every turn takes its most points)."""
+    return np.zeros(N_STATES)
+
+
+#: The decision tables' blocks, in their order (named data; which family plays from
+#: which block is the family's: :mod:`dicelab.penta.builtin`).
+TABLE_POLICIES = (TableValues("optimal", solved_values, solved=True),
+                  TableValues("greedy", zero_values))
+#: The names of the decision tables' blocks, in their order.
+POLICIES = tuple(t.name for t in TABLE_POLICIES)
+_TABLE_POLICY = {t.name: t for t in TABLE_POLICIES}
+
+
+def table_policy(policy: str) -> TableValues:
+    """The decision-table policy named ``policy`` (``UserError`` if none)."""
+    try:
+        return _TABLE_POLICY[policy]
+    except KeyError:
+        raise UserError(f"unknown Penta policy '{policy}'; valid: "
+                        f"{', '.join(POLICIES)}") from None
 
 
 # --- scorecards -------------------------------------------------------------------------
@@ -201,11 +240,7 @@ def analyse_turn(values: np.ndarray, rules: RuleSet, mask: int, up: int, fifty: 
 def policy_values(policy: str, rules: RuleSet) -> np.ndarray:
     """The values a Penta policy plays by, per state: ``optimal``'s expected future score,
     or zeros for ``greedy`` (the most points this turn)."""
-    if policy == "optimal":
-        return solve(rules).values
-    if policy == "greedy":
-        return np.zeros(N_STATES)
-    raise UserError(f"unknown Penta policy '{policy}'; valid: {', '.join(POLICIES)}")
+    return table_policy(policy).values(rules)
 
 
 def check_turn(card: Scorecard, roll, rolls_left: int) -> int:
@@ -451,8 +486,7 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     pols = (policies,) if isinstance(policies, str) else tuple(policies)
     for p in pols:
-        if p not in POLICIES:
-            raise UserError(f"unknown Penta policy '{p}'; valid: {', '.join(POLICIES)}")
+        table_policy(p)
     memo_key = (rs.name, rs.digest)
     tables = _TABLES_MEMO.get(memo_key)
     if tables is None:
@@ -471,7 +505,7 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
         t0 = time.perf_counter()
         block = tables.decisions[p]
         built = False
-        if name == "optimal":
+        if table_policy(name).solved:
             # values not solved yet: one sweep solves them and builds the block
             sol, built = solve_with_decisions(rs, DecisionSink(tables.slot, block))
             values = sol.values
@@ -493,7 +527,27 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
     return tables
 
 
-__all__ = ["POLICIES", "DecisionTables", "Option", "Scorecard", "TurnAnalysis", "all_states",
-           "analyse_turn", "build_decision_block", "check_turn", "choose",
-           "decision_block_stored", "decision_tables", "decisions_cache_key",
-           "decisions_version", "rank_options", "release_decision_tables"]
+__all__ = [
+    "POLICIES",
+    "TABLE_POLICIES",
+    "DecisionTables",
+    "Option",
+    "Scorecard",
+    "TableValues",
+    "TurnAnalysis",
+    "all_states",
+    "analyse_turn",
+    "build_decision_block",
+    "check_turn",
+    "choose",
+    "decision_block_stored",
+    "decision_tables",
+    "decisions_cache_key",
+    "decisions_version",
+    "policy_values",
+    "rank_options",
+    "release_decision_tables",
+    "solved_values",
+    "table_policy",
+    "zero_values",
+]

@@ -56,6 +56,7 @@ from dicelab.penta.policies import (
     analyse_turn,
     decision_tables,
     policy_values,
+    table_policy,
 )
 from dicelab.penta.rules import BOX_NAMES, N_DICE, RuleSet, get_rules
 from dicelab.penta.scoring import box_scores
@@ -136,14 +137,17 @@ class FunctionPolicy:
     """A policy of a plain function ``decide(card, roll, rolls_left, **params)`` (see
     :func:`penta_policy`): ``card`` a :class:`Scorecard`, ``roll`` a tuple of five sorted
     faces. Keyword parameters with a number as their default are the policy's
-    parameters (``FILE.py:NAME:key=value`` on the command line, :meth:`with_params`)."""
+    parameters (``FILE.py:NAME:key=value`` on the command line, :meth:`with_params`);
+    ``space`` maps some of them to the ``range`` (or ``(low, high, step)``) ``tune``
+    searches (default: the function's own ``space`` attribute, if it has one)."""
 
     game = "penta"
 
     def __init__(self, function: Callable, name: str | None = None,
-                 params: dict | None = None) -> None:
+                 params: dict | None = None, space: dict | None = None) -> None:
         self.function = function
         self.base_name = name or getattr(function, "__name__", "penta-policy")
+        self.space = dict(space if space is not None else getattr(function, "space", {}))
         self.defaults = number_defaults(function)
         self.params = dict(self.defaults)
         for key, value in (params or {}).items():
@@ -163,7 +167,8 @@ class FunctionPolicy:
 
     def with_params(self, **params) -> FunctionPolicy:
         """The same policy with other parameters (the defaults for those not given)."""
-        return FunctionPolicy(self.function, self.base_name, {**self.params, **params})
+        return FunctionPolicy(self.function, self.base_name, {**self.params, **params},
+                              self.space)
 
     def decide(self, state: State):
         return self.function(state.card, state.roll, state.rolls_left, **self.params)
@@ -196,14 +201,16 @@ def positional_arity(function: Callable) -> int | None:
                for p in ps)
 
 
-def penta_policy(function: Callable | None = None, *, name: str | None = None):
+def penta_policy(function: Callable | None = None, *, name: str | None = None,
+                 space: dict | None = None):
     """Make a Penta :class:`FunctionPolicy` of ``function(card, roll, rolls_left)``
-    (a decorator, with or without ``name=``)."""
+    (a decorator, with or without ``name=`` and ``space=``: the ranges ``tune``
+    searches, ``space={"high": range(3, 7)}``)."""
     def make(f: Callable) -> FunctionPolicy:
         if positional_arity(f) != 3:
             raise UserError(f"Penta policy {getattr(f, '__name__', f)!r} must take (card, "
                             "roll, rolls_left)")
-        return FunctionPolicy(f, name)
+        return FunctionPolicy(f, name, space=space)
 
     return make if function is None else make(function)
 
@@ -214,8 +221,7 @@ class BuiltInPolicy:
     game = "penta"
 
     def __init__(self, name: str) -> None:
-        if name not in POLICIES:
-            raise UserError(f"unknown Penta policy '{name}'; valid: {', '.join(POLICIES)}")
+        table_policy(name)
         self.name = name
         self.params: dict = {}
 

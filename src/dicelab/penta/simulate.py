@@ -31,24 +31,19 @@ import numba
 import numpy as np
 from numba import njit
 
-from dicelab import config, dice, seeding
+from dicelab import config, dice, seeding, user_policy
 from dicelab.errors import UserError
 from dicelab.jit import helper
 from dicelab.parallel import in_background, run_blocks
+from dicelab.penta.builtin import check_table, family_of
 from dicelab.penta.objective_play import (
     SEAT_WIN,
     TIE_REL,
-    WIN_MAX_SEATS,
-    OnlineSeat,
     new_win_scratch,
-    online_seat,
     seat_turn,
     table_seat,
-    win_seat,
 )
-from dicelab.penta.objectives import solve_objective
 from dicelab.penta.policies import (
-    POLICIES,
     DecisionTables,
     all_states,
     decision_block_stored,
@@ -697,35 +692,27 @@ class PentaResult:
 # --- running ------------------------------------------------------------------------------
 
 
-#: Penta policy families that decide turn by turn (not from decision tables).
-ONLINE_FAMILIES = ("objective", "penta-win")
-
-
 def _has_online(seats: Sequence[PolicySpec]) -> bool:
-    """Whether a seat of ``seats`` decides turn by turn (see :data:`ONLINE_FAMILIES`)."""
-    return any(spec.family in ONLINE_FAMILIES for spec in seats)
-
-
-def _online_seat(spec: PolicySpec, seat: int, seats: int, rules: RuleSet) -> OnlineSeat:
-    if spec.family == "objective":
-        return online_seat(solve_objective(spec.params["objective"], rules))
-    if spec.family == "penta-win":
-        return win_seat(rules, seat, seats)
-    return table_seat()
+    """Whether a seat of ``seats`` decides turn by turn in the kernel (its family's
+    ``online``: an objective's or penta-win's seat, not from decision tables)."""
+    return any(family_of(spec).online for spec in seats)
 
 
 def _seat_policies(tables: DecisionTables, seats: Sequence[PolicySpec],
                    rules: RuleSet) -> SeatPolicies:
-    online = tuple(_online_seat(spec, s, len(seats), rules) for s, spec in enumerate(seats))
+    online = tuple(family_of(spec).kernel_seat(spec, s, len(seats), rules)
+                   for s, spec in enumerate(seats))
     mean = solve(rules).values if _has_online(seats) else np.zeros(0)
+    blocks = [family_of(s).block(s) for s in seats]
     return SeatPolicies(tables.slot, tables.decisions,
-                        np.array([tables.policies.index(s.family) if s.family in POLICIES
-                                  else 0 for s in seats], dtype=np.int64), online, mean)
+                        np.array([0 if b is None else tables.policies.index(b) for b in blocks],
+                                 dtype=np.int64), online, mean)
 
 
 def _table_families(seats: Sequence[PolicySpec]) -> tuple[str, ...]:
-    """The families of ``seats`` that play from decision tables."""
-    return tuple(dict.fromkeys(s.family for s in seats if s.family in POLICIES))
+    """The decision-table blocks ``seats`` play from (their families')."""
+    blocks = (family_of(s).block(s) for s in seats)
+    return tuple(dict.fromkeys(b for b in blocks if b is not None))
 
 
 @dataclass(frozen=True, eq=False)
@@ -827,17 +814,20 @@ def _specs(seats: Sequence[PolicySpec | str]) -> list[PolicySpec]:
         raise UserError("give at least one seat policy")
     specs = [s if isinstance(s, PolicySpec) else parse_policy(s, "penta") for s in seats]
     for spec in specs:
-        if spec.game != "penta" or spec.family not in (*POLICIES, "user", *ONLINE_FAMILIES):
+        if spec.game != "penta":
             raise UserError(f"policy '{spec.name}' is not a Penta policy; valid: "
                             f"{valid_names('penta')}")
-    wins = sum(spec.family == "penta-win" for spec in specs)
-    if wins and not 2 <= len(specs) <= WIN_MAX_SEATS:
-        raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
-                        f"{len(specs)}")
-    if wins > 1:
-        raise UserError("penta-win plays against seats that are not penta-win: one "
-                        "penta-win seat per table")
+    check_table(specs)
     return specs
+
+
+def _exact_optimum(specs: Sequence[PolicySpec], rs: RuleSet) -> float | None:
+    """The exact expected TOTAL of a seat whose family knows it (``optimal``'s)."""
+    for spec in specs:
+        known = family_of(spec).expected_score(spec, rs)
+        if known is not None:
+            return known
+    return None
 
 
 def check_legal(illegal: np.ndarray) -> None:
@@ -876,7 +866,7 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     seed = seeding.check_seed(seed)
     if streams not in (STREAM_PER_CHUNK, STREAM_PER_TURN):
         raise ValueError(f"unknown stream layout {streams}")
-    if any(s.family == "user" for s in specs):
+    if any(family_of(s).by_referee for s in specs):
         return _simulate_by_referee(specs, rs, games, int(seed), seed_given, progress,
                                     streams, client, per_chunk)
     plan = PentaPlan(tuple(specs), rs.name, int(seed), games,
@@ -884,7 +874,7 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     t0 = time.perf_counter()
     if client is None:
         plan.prepare()  # the tables, before the clock starts; workers build their own
-    exact = solve(rs).expected_score if "optimal" in plan.families else None
+    exact = _exact_optimum(specs, rs)
     setup = time.perf_counter() - t0
 
     t1 = time.perf_counter()
@@ -907,10 +897,9 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
 
 
 def referee_policies(specs) -> list:
-    """The policy objects the referee asks for ``specs``: a user's own, or a built-in's."""
-    from dicelab.penta.policy import BUILT_IN
-
-    return [s.policy if s.family == "user" else BUILT_IN[s.family] for s in specs]
+    """The policy objects the referee asks for ``specs`` (their families'): a user's own,
+    or a built-in's."""
+    return [family_of(s).policy(s) for s in specs]
 
 
 def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, seed_given: bool,
@@ -920,17 +909,18 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
     play and score as in the kernel."""
     from dicelab.penta.referee import play_chunks
 
-    if client is not None:
-        raise UserError("--dask: a user's Penta policy is played in this process only")
-    online = [s.name for s in specs if s.family in ONLINE_FAMILIES]
-    if online:
-        raise UserError(f"{', '.join(online)}: not at a table with a user's Penta policy "
-                        "(its referee seats optimal, greedy and users' policies)")
     t0 = time.perf_counter()
     policies = referee_policies(specs)
-    acc = play_chunks(policies, rs, seed, games, max_total=MAX_TOTAL, streams=streams,
-                      progress=progress, per_chunk=per_chunk)
-    exact = solve(rs).expected_score if any(s.family == "optimal" for s in specs) else None
+    if client is not None:  # the workers load the users' policies by their names
+        plan = RefereePlan(tuple(specs), rs.name, seed, games, streams=streams,
+                           per_chunk=per_chunk, batch_chunks=1)
+        acc = run_plan(plan, progress=progress, client=client)
+        acc.update({f"chunk_{name}": acc.pop(PER_CHUNK + name) for name in CHUNK_TALLIES
+                    if PER_CHUNK + name in acc})
+    else:
+        acc = play_chunks(policies, rs, seed, games, max_total=MAX_TOTAL, streams=streams,
+                          progress=progress, per_chunk=per_chunk)
+    exact = _exact_optimum(specs, rs)
     return PentaResult(
         seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=seed,
         seed_given=seed_given, hist=acc["hist"], box_sum=acc["box_sum"],
@@ -939,14 +929,20 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
         tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=time.perf_counter() - t0,
         setup_s=0.0, threads=1, table_bytes=0, exact_optimum=exact, beat=acc["beat"],
         chunk_tallies={name: acc[f"chunk_{name}"] for name in CHUNK_TALLIES}
-        if per_chunk else None)
+        if per_chunk else None, **executor_info(client))
 
 
 @dataclass(frozen=True)
 class RefereePlan:
-    """A sequential test's games with a user's Penta policy at the table: the chunks of
-    ``chunk_games`` a :class:`PentaPlan` would play, played by the Python referee range by
-    range (:meth:`run_range`, accumulators as :class:`PentaPlan`'s with ``per_chunk``)."""
+    """Games with a user's Penta policy at the table, as a plan for
+    :func:`dicelab.runner.run_plan` (a sequential test's units, or a run on Dask): the
+    chunks of ``chunk_games`` a :class:`PentaPlan` would play, played by the Python
+    referee range by range (:meth:`run_range`, accumulators as :class:`PentaPlan`'s,
+    with ``per_chunk`` each chunk's too).
+
+    Pickled (to a Dask worker), a user's policy named from a file or a module
+    (``FILE.py:NAME``) travels as its name and is loaded again there: the worker must
+    see the same file at the same path (a local cluster does)."""
 
     seats: tuple[PolicySpec, ...]
     rules: str
@@ -954,15 +950,45 @@ class RefereePlan:
     games: int
     streams: int = STREAM_PER_CHUNK
     chunk_games: int = config.CHUNK_GAMES
+    per_chunk: bool = True
+    batch_chunks: int = 1
+
+    def token(self) -> str:
+        return plan_token("penta-referee", tuple(s.name for s in self.seats), self.rules,
+                          self.seed, self.games, self.streams, self.chunk_games,
+                          self.per_chunk)
+
+    def prepare(self) -> None:
+        pass
+
+    def empty(self) -> dict[str, np.ndarray]:
+        return {k: np.zeros_like(v) for k, v in self.run_range(0, 0).items()
+                if not k.startswith(PER_CHUNK)}
 
     def run_range(self, first: int, stop: int) -> dict[str, np.ndarray]:
         from dicelab.penta.referee import play_chunks
 
         acc = play_chunks(referee_policies(self.seats), get_rules(self.rules), self.seed,
-                          self.games, max_total=MAX_TOTAL, streams=self.streams, per_chunk=True,
-                          first=first, stop=stop, chunk_games=self.chunk_games)
-        acc.update({PER_CHUNK + name: acc.pop(f"chunk_{name}") for name in CHUNK_TALLIES})
+                          self.games, max_total=MAX_TOTAL, streams=self.streams,
+                          per_chunk=self.per_chunk, first=first, stop=stop,
+                          chunk_games=self.chunk_games)
+        for name in CHUNK_TALLIES:
+            chunk = acc.pop(f"chunk_{name}", None)
+            if self.per_chunk:
+                acc[PER_CHUNK + name] = chunk
         return acc
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["seats"] = tuple(s.name if s.policy is not None
+                               and user_policy.looks_like_reference(s.name) else s
+                               for s in self.seats)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        seats = tuple(parse_policy(s, "penta") if isinstance(s, str) else s
+                      for s in state["seats"])
+        self.__dict__.update(state, seats=seats)
 
 
 # --- scripted dice ------------------------------------------------------------------------

@@ -30,6 +30,7 @@ shows it by its title (:func:`box_title`).
 from __future__ import annotations
 
 from dicelab.errors import UserError
+from dicelab.penta.builtin import family_of
 from dicelab.penta.policies import Option, Scorecard, rank_options
 from dicelab.penta.rules import (
     BOX_NAMES,
@@ -130,10 +131,14 @@ class PentaGame(TurnGame):
         if not 0 <= first_seat < len(self.players):
             raise UserError(f"the first seat must be 0 to {len(self.players) - 1}")
         self.first_seat = first_seat
-        #: whose choice the default box is: the computer's policy, else optimal's
-        self.choice_policy = computers[0].policy.family if computers else DEFAULT_CHOICE_POLICY
-        if self.choice_policy == "user":  # a user's policy has no ranking: optimal's
-            self.choice_policy = DEFAULT_CHOICE_POLICY
+        #: each computer's policy: its decision-table ranking (``optimal``, ``greedy``),
+        #: or the object asked move by move (a user's); a policy that decides only inside
+        #: the simulation kernel is refused here (its family's refusal)
+        self._computer = {id(p): (family_of(p.policy).block(p.policy) or
+                                  family_of(p.policy).policy(p.policy)) for p in computers}
+        #: whose choice the default box is: the computer's policy's ranking, else optimal's
+        first = self._computer[id(computers[0])] if computers else DEFAULT_CHOICE_POLICY
+        self.choice_policy = first if isinstance(first, str) else DEFAULT_CHOICE_POLICY
         self.dice = dice
         self.cards = [Scorecard() for _ in self.players]
         self.losses = [0.0] * len(self.players)
@@ -262,11 +267,11 @@ class PentaGame(TurnGame):
     def step(self) -> None:
         """Play the computer's next decision (keep and reroll, or a box)."""
         self._expect("computer")
-        if self.player.policy.family == "user":
-            self._user_step(self.player.policy.policy)
+        plays = self._computer[id(self.player)]
+        if not isinstance(plays, str):  # asked move by move
+            self._user_step(plays)
             return
-        top = self._options(self.player.policy.family, self.card, self.roll,
-                            self.rolls_left)[0]
+        top = self._options(plays, self.card, self.roll, self.rolls_left)[0]
         if top.kind == "keep":
             self._reroll(list(top.keep))
         else:

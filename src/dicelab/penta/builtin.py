@@ -1,0 +1,254 @@
+"""dicelab's own Penta policies and a user's, as the registry's families (layer 2).
+
+The registry (:mod:`dicelab.registry`) parses a Penta policy name into a
+:class:`~dicelab.registry.PolicySpec` (its family and parameters). Everything a tool asks
+of a Penta policy it asks the spec's :class:`Family` (:func:`family_of`): one object per
+family in :data:`FAMILIES` (``optimal``, ``greedy``, ``objective`` for
+``optimal:OBJECTIVE``, ``penta-win``) and :data:`USER` for a policy a user wrote. No other
+module branches on a Penta family's name. A family gives
+
+* how the simulation kernel plays it: the decision-table block it reads (:meth:`Family.block`,
+  :data:`dicelab.penta.policies.POLICIES`), or its own turn-by-turn seat
+  (:meth:`Family.kernel_seat`, ``online``); a user's policy is played by the Python
+  referee instead (``by_referee``);
+* its refusals at a table (:meth:`Family.check`: ``penta-win``'s seats);
+* the policy object the referee asks move by move (:meth:`Family.policy`; for game logs,
+  :meth:`Family.logged`, which needs no 270 MB tables);
+* the values its options are ranked by (:meth:`Family.values`: ``advise``, ``play``);
+* its exact score distribution when its decisions can be tabulated
+  (:meth:`Family.distribution`: ``compare --exact``, ``evaluate``) and its exact mean
+  when known without one (:meth:`Family.expected_score`);
+* its tuning space (:meth:`dicelab.families.Family.space`: a user's declared ``space``).
+
+>>> family_of(parse_policy("optimal:at-least:300")).online
+True
+>>> family_of(parse_policy("greedy")).block(parse_policy("greedy"))
+'greedy'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from dicelab import families
+from dicelab.errors import UserError
+from dicelab.penta.distribution import ScoreDistribution, score_distribution, values_distribution
+from dicelab.penta.objective_play import (
+    WIN_MAX_SEATS,
+    OnlineSeat,
+    objective_distribution,
+    online_seat,
+    table_seat,
+    win_seat,
+)
+from dicelab.penta.objectives import solve_objective
+from dicelab.penta.policies import all_states, policy_values
+from dicelab.penta.policy import BUILT_IN, WidgetPolicy
+from dicelab.penta.rules import RuleSet
+from dicelab.penta.solver import solve
+from dicelab.penta.tables import N_ROLLS
+from dicelab.registry import PolicySpec, parse_policy
+from dicelab.resources import check_memory
+
+
+class Family(families.Family):
+    """A Penta policy family of the registry, as every tool asks for it (the module
+    docstring). Subclasses answer for one family."""
+
+    game = "penta"
+    #: it decides turn by turn inside the simulation kernel (not from a decision table)
+    online = False
+    #: the Python referee plays it (a user's policy): no kernel, no decision table
+    by_referee = False
+
+    def block(self, spec: PolicySpec) -> str | None:
+        """The decision-table block the simulation kernel plays it from, if any."""
+        return None
+
+    def check(self, spec: PolicySpec, seats: Sequence[PolicySpec]) -> None:
+        """What it refuses at a table of ``seats`` (itself among them), before any work."""
+
+    def kernel_seat(self, spec: PolicySpec, seat: int, n_seats: int,
+                    rules: RuleSet) -> OnlineSeat:
+        """Its seat as the simulation kernel plays it (a table seat: from its block)."""
+        return table_seat()
+
+    def policy(self, spec: PolicySpec):
+        """The policy object (:class:`dicelab.penta.policy.Policy`) the referee asks."""
+        raise UserError(f"{spec.name} decides inside the simulation kernel: it cannot be "
+                        "asked move by move, so it is not at a table with a user's Penta "
+                        "policy, nor in play or game logs (its referee seats optimal, "
+                        "greedy and users' policies)")
+
+    def logged(self, spec: PolicySpec):
+        """The policy object a game log's games ask (the same decisions as
+        :meth:`policy`)."""
+        return self.policy(spec)
+
+    def values(self, spec: PolicySpec, rules: RuleSet) -> np.ndarray | None:
+        """The per-state values its options are ranked by (:func:`dicelab.penta.policies.
+        rank_options`), or None: it has no ranking of its own."""
+        return None
+
+    def check_exact(self, spec: PolicySpec, rules: RuleSet) -> None:
+        """``UserError`` (before any work) unless :meth:`distribution` can answer."""
+        raise UserError(f"policy '{spec.name}' has no exact score distribution; simulate "
+                        "it (leave out --exact)")
+
+    def distribution(self, spec: PolicySpec, rules: RuleSet) -> ScoreDistribution:
+        """Its exact distribution of the final TOTAL (refused by :meth:`check_exact`
+        when its decisions cannot be tabulated)."""
+        self.check_exact(spec, rules)
+        raise NotImplementedError
+
+    def expected_score(self, spec: PolicySpec, rules: RuleSet) -> float | None:
+        """Its exact expected final TOTAL when known without a distribution (a solve's)."""
+        return None
+
+    def tabulated(self, spec: PolicySpec) -> bool:
+        """Whether its decisions are one decision block, its exact distribution a forward
+        pass over it (no solve of its own)."""
+        return self.block(spec) is not None
+
+
+class Tabled(Family):
+    """A family that plays from a block of the decision tables (its name's)."""
+
+    def block(self, spec):
+        return self.name
+
+    def policy(self, spec):
+        return BUILT_IN[self.name]
+
+    def logged(self, spec):
+        return WidgetPolicy(self.name)
+
+    def values(self, spec, rules):
+        return policy_values(self.name, rules)
+
+    def check_exact(self, spec, rules):
+        pass
+
+    def distribution(self, spec, rules):
+        return score_distribution(self.name, rules)
+
+
+class Optimal(Tabled):
+    name = "optimal"
+
+    def expected_score(self, spec, rules):
+        return float(solve(rules).expected_score)
+
+
+class Greedy(Tabled):
+    name = "greedy"
+
+
+class Objective(Family):
+    """``optimal:OBJECTIVE``: the best play for an objective on the final TOTAL."""
+
+    name = "objective"
+    online = True
+
+    def kernel_seat(self, spec, seat, n_seats, rules):
+        return online_seat(solve_objective(spec.params["objective"], rules))
+
+    def check_exact(self, spec, rules):
+        pass
+
+    def distribution(self, spec, rules):
+        return objective_distribution(spec.params["objective"], rules)
+
+
+class PentaWin(Family):
+    """``penta-win``: play to have the highest TOTAL at the table."""
+
+    name = "penta-win"
+    online = True
+
+    def check(self, spec, seats):
+        if not 2 <= len(seats) <= WIN_MAX_SEATS:
+            raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
+                            f"{len(seats)}")
+        if sum(family_of(s) is self for s in seats) > 1:
+            raise UserError("penta-win plays against seats that are not penta-win: one "
+                            "penta-win seat per table")
+
+    def kernel_seat(self, spec, seat, n_seats, rules):
+        return win_seat(rules, seat, n_seats)
+
+    def check_exact(self, spec, rules):
+        raise UserError(f"{spec.name} plays against the other seats' cards: it has no score "
+                        "distribution of its own; simulate it (leave out --exact)")
+
+
+class User(Family):
+    """A user's policy (:mod:`dicelab.user_policy`): the spec holds its object."""
+
+    name = "user"
+    named = False
+    by_referee = True
+
+    def policy(self, spec):
+        return spec.policy
+
+    def space(self, spec=None):
+        return families.user_space(spec)
+
+    def tabulated(self, spec):
+        # the widget under its own values (dicelab.penta.policy.ValuesPolicy): one block
+        return callable(getattr(spec.policy, "values", None))
+
+    def check_exact(self, spec, rules):
+        states, _ = all_states()
+        if not self.tabulated(spec):
+            raise UserError(
+                f"policy '{spec.name}' decides move by move: an exact answer needs its "
+                f"decision at every state and roll, {states.size * N_ROLLS * 3:,} calls of "
+                "its code, which dicelab does not make; exact answers are for policies "
+                "given as values (dicelab.penta.policy.ValuesPolicy); simulate it (leave "
+                "out --exact)")
+        check_memory(f"the decision block of {spec.name}", states.size * N_ROLLS * 2)
+
+    def distribution(self, spec, rules):
+        self.check_exact(spec, rules)
+        return values_distribution(np.asarray(spec.policy.values(rules), dtype=np.float64),
+                                   rules, spec.name)
+
+
+#: The registry's Penta families by name, and a user's policies (``"user"``).
+FAMILIES: dict[str, Family] = {f.name: f for f in (Optimal(), Greedy(), Objective(),
+                                                   PentaWin(), User())}
+USER = FAMILIES["user"]
+
+
+def family_of(spec: PolicySpec) -> Family:
+    """The :class:`Family` of a parsed Penta policy (another game's is refused)."""
+    return families.lookup(spec, "penta", FAMILIES)
+
+
+def check_table(seats: Sequence[PolicySpec]) -> None:
+    """Every seat's refusals at this table (``UserError``)."""
+    for spec in seats:
+        family_of(spec).check(spec, seats)
+
+
+def as_spec(policy) -> PolicySpec:
+    """A Penta policy as a spec: a name, a spec, or a policy object (``game = "penta"``
+    and ``decide(state)``, a user's)."""
+    if isinstance(policy, str):
+        return parse_policy(policy, "penta")
+    if isinstance(policy, PolicySpec):
+        family_of(policy)
+        return policy
+    if getattr(policy, "game", None) == "penta" and callable(getattr(policy, "decide", None)):
+        name = str(getattr(policy, "name", "policy"))
+        return PolicySpec("penta", "user", name, dict(getattr(policy, "params", {})),
+                          policy=policy)
+    raise UserError(f"{policy!r} is not a Penta policy (a name, or an object with "
+                    "game = 'penta' and decide(state))")
+
+
+__all__ = ["FAMILIES", "USER", "Family", "as_spec", "check_table", "family_of"]
