@@ -127,6 +127,23 @@ class WinMeasurement:
                 "share_of_gap": self.share_of_gap, "elapsed_s": self.elapsed_s,
                 "penta_win_games_per_s": self.games_per_s}
 
+    def manifest(self) -> dict:
+        """What reproduces the run (:func:`dicelab.results.save_run`)."""
+        return {"experiment": "penta-win-against-optimal", "game": "penta",
+                "rules": self.rules, "seats": self.seats, "games": self.games,
+                "seed": self.seed, "streams": "per (game, seat, turn)",
+                "elapsed_s": self.elapsed_s}
+
+    def to_frame(self):
+        """One row per seat position of penta-win: its score, ``optimal``'s in that seat of
+        the all-``optimal`` table on the same dice, and the fair share."""
+        import pandas as pd
+
+        return pd.DataFrame({"seats": self.seats, "position": range(self.seats),
+                             "games": self.games, "penta_win_score": self.win_scores,
+                             "optimal_score": self.optimal_scores,
+                             "fair_share": 1.0 / self.seats})
+
 
 def _chunk_scores(res, seat: int) -> np.ndarray:
     """Per chunk: the seat's P(alone on top) + 1/2 P(shared top) (chunks, )."""
