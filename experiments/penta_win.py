@@ -6,10 +6,11 @@
 Seats penta-win at every position of a table of ``optimal`` players and plays each table
 beside an all-``optimal`` table on the same dice (:func:`dicelab.penta.penta_win.
 measure_penta_win`); prints penta-win's score per seat, ``optimal``'s in the same seat,
-the gain with its 95% interval and, for two seats, the exact clairvoyant ceiling and the
-share of the gap to it the gain takes. The first run builds the table of every target,
-the clairvoyant table and ``optimal``'s distribution of the points to come (about 2.3 GB
-each, cached: ``DICELAB_CACHE_DIR``).
+the gain with its 95% interval, exact bounds on the clairvoyant ceiling and the share of
+the gap to it the gain takes; for two seats the exact ceiling too when the clairvoyant's
+table is cached (``--build-ceiling`` builds it). The first run builds the table of every
+target and ``optimal``'s distribution of the points to come (about 2.3 GB each, cached:
+``DICELAB_CACHE_DIR``).
 
 Without ``--out`` this writes the checkout's ``results/penta_win/seats-<N>``:
 ``summary.parquet`` (one row per seat position) and ``manifest.json`` (the command,
@@ -37,14 +38,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--rules", default="seed")
+    ap.add_argument("--build-ceiling", action="store_true",
+                    help="build the clairvoyant's table if it is not cached (2.3 GB)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     command = ["python", "experiments/penta_win.py", "--seats", str(args.seats), "--games",
                str(args.games), "--seed", str(args.seed), "--rules", args.rules]
+    if args.seats < 2:
+        print(f"error: --seats must be at least 2, not {args.seats}", file=sys.stderr)
+        return 2
     try:
         out = check_out_dir(args.out or ROOT / "results" / "penta_win" / f"seats-{args.seats}")
-        m = measure_penta_win(args.seats, args.games, args.seed, args.rules)
+        m = measure_penta_win(args.seats, args.games, args.seed, args.rules,
+                              build_ceiling=args.build_ceiling)
         save_run(out, m, command)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -66,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     if m.ceiling is not None:
         print(f"clairvoyant ceiling (exact) {m.ceiling:.6f}; share of the gap taken "
               f"{100 * m.share_of_gap:.1f}%")
+    if m.ceiling_bounds is not None:
+        (c_lo, c_hi), (s_lo, s_hi) = m.ceiling_bounds, m.share_of_gap_bounds
+        print(f"clairvoyant ceiling between {c_lo:.6f} and {c_hi:.6f} (exact bounds); share "
+              f"of the gap taken {100 * s_lo:.1f}% to {100 * s_hi:.1f}%")
     print(f"penta-win: {m.games_per_s:,.0f} games/s ({m.elapsed_s:.0f} s)")
     print(f"saved to {out}")
     return 0

@@ -700,11 +700,11 @@ def points_to_come(rules: str | RuleSet | None = None) -> RowTable:
 
 
 @njit(cache=True)
-def _prepare_turn(seat, Vmean, rp, T, mask, up, fifty, x, X, Mw):
-    """:func:`seat_turn` of a seat without opponents (its turn's values left in ``X``) and
-    ``optimal``'s widget of the state (``Mw``)."""
-    none = np.zeros(0, dtype=np.int64)
-    seat_turn(seat, rp, T, mask, up, fifty, x, none, none, X, new_win_scratch(1))
+def _prepare_turn(seat, Vmean, rp, T, mask, up, fifty, x, opp_states, opp_totals, X, Mw):
+    """:func:`seat_turn` (its turn's values left in ``X``) and ``optimal``'s widget of the
+    state (``Mw``)."""
+    seat_turn(seat, rp, T, mask, up, fifty, x, opp_states, opp_totals, X,
+              new_win_scratch(max(1, opp_states.shape[0])))
     state_value(Vmean, rp, T, mask, up, fifty, Mw, False, 0.0)
 
 
@@ -730,7 +730,9 @@ def rank_objective_options(card: Scorecard, roll, rolls_left: int,
     V = solve(rs).values
     X, Mw = new_cand_scratch(), new_turn_scratch()
     rp = rs.params
-    _prepare_turn(seat, V, rp, TABLES, card.mask, card.up, card.fifty, card.total, X, Mw)
+    none = np.zeros(0, dtype=np.int64)
+    _prepare_turn(seat, V, rp, TABLES, card.mask, card.up, card.fifty, card.total, none, none,
+                  X, Mw)
 
     def unit(v: float) -> float:
         if obj.kind == "utility":
@@ -778,3 +780,83 @@ def rank_objective_options(card: Scorecard, roll, rolls_left: int,
         out.append(Option(kind, keep, box_name, pts, unit(val), 0.0 if tied else top - unit(val),
                           tied, not out))
     return out
+
+
+# --- the policies as policy objects (the referee's games, the game logs, ``play``) -----------
+
+
+class OnlinePolicy:
+    """``optimal:OBJECTIVE`` or ``penta-win`` as a Penta policy object
+    (:class:`dicelab.penta.policy.Policy`): each turn prepared once as the simulation
+    kernel prepares it (:func:`seat_turn`), each decision :func:`decide_roll`'s, so it
+    plays the kernel's games. ``penta-win`` (``seat`` of ``seats``) values its TOTAL against
+    the other seats' cards: whoever seats it shows it the table's cards before each of its
+    turns (:meth:`observe`; :func:`dicelab.penta.referee.play_game` does)."""
+
+    game = "penta"
+
+    def __init__(self, name: str, seat: int = 0, seats: int = 2) -> None:
+        from dicelab.registry import parse_policy
+
+        spec = parse_policy(name, "penta")
+        if spec.family not in ("objective", "penta-win"):
+            raise UserError(f"'{name}' is not an objective's policy nor penta-win")
+        if spec.family == "penta-win" and not 2 <= seats <= WIN_MAX_SEATS:
+            raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
+                            f"{seats}")
+        self.name = spec.name
+        self.params: dict = {}
+        self.family = spec.family
+        self.objective = spec.params.get("objective")
+        self.seat, self.seats = seat, seats
+        self._cards: list[Scorecard] | None = None
+        self._seat: tuple[str, OnlineSeat] | None = None
+        self._turn: tuple | None = None
+
+    def __repr__(self) -> str:
+        return f"OnlinePolicy({self.name!r}, seat={self.seat}, seats={self.seats})"
+
+    def observe(self, cards: list[Scorecard], seat: int) -> None:
+        """The table's cards (one per seat, this policy's at ``seat``) before its turn."""
+        if self.family == "penta-win" and len(cards) != self.seats:
+            raise UserError(f"penta-win was seated at a table of {self.seats}, not "
+                            f"{len(cards)}")
+        self._cards = list(cards)
+        self.seat = seat
+
+    def _online(self, rules: RuleSet) -> OnlineSeat:
+        if self._seat is None or self._seat[0] != rules.digest:
+            seat = (online_seat(solve_objective(self.objective, rules))
+                    if self.family == "objective" else win_seat(rules, self.seat, self.seats))
+            self._seat = (rules.digest, seat)
+        return self._seat[1]
+
+    def _opponents(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.family != "penta-win":
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if self._cards is None:
+            raise UserError("penta-win needs the table's cards before its turn (observe)")
+        others = [c for q, c in enumerate(self._cards) if q != self.seat]
+        return (np.array([c.state for c in others], dtype=np.int64),
+                np.array([c.total for c in others], dtype=np.int64))
+
+    def decide(self, state):
+        from dicelab.penta.tables import SUBSETS
+
+        rs = state.rules
+        card = state.card
+        opp_states, opp_totals = self._opponents()
+        key = (rs.digest, card, tuple(opp_states), tuple(opp_totals))
+        V = solve(rs).values
+        if self._turn is None or self._turn[0] != key:
+            X, Mw = new_cand_scratch(), new_turn_scratch()
+            _prepare_turn(self._online(rs), V, rs.params, TABLES, card.mask, card.up,
+                          card.fifty, card.total, opp_states, opp_totals, X, Mw)
+            self._turn = (key, X, Mw)
+        _, X, Mw = self._turn
+        r = check_turn(card, state.roll, state.rolls_left)
+        d = int(_decide(rs.params, TABLES, V, card.mask, card.up, card.fifty, X, Mw, r,
+                        state.rolls_left))
+        if state.rolls_left == 0:
+            return BOX_NAMES[d]
+        return tuple(dice.dice_of_rank(int(SUBSETS[r, d])))
