@@ -17,7 +17,9 @@ Scoring is the Penta model's, never rewritten here: the points of each box, the 
 joker order and the bonuses come from :func:`dicelab.penta.scoring.box_scores` under
 the rule set, the totals from :class:`~dicelab.penta.policies.Scorecard`; the computer's
 decisions and the coach's values from :func:`dicelab.penta.policies.rank_options` (the first
-option is what a policy plays; the coach judges with ``optimal``: expected final score).
+option is what a policy plays; the coach judges with ``optimal``: expected final score);
+a computer playing ``optimal:OBJECTIVE`` or ``penta-win`` decides as the simulation kernel
+does (:class:`~dicelab.penta.objective_play.OnlinePolicy`, shown the table's cards).
 
 Events (kinds): ``turn``, ``roll``, ``keep``, ``sacrifice``, ``score``, ``cost``,
 ``game-over``. Finished turns are in :attr:`turns` in the game-log form
@@ -30,6 +32,7 @@ shows it by its title (:func:`box_title`).
 from __future__ import annotations
 
 from dicelab.errors import UserError
+from dicelab.penta.objective_play import OnlinePolicy
 from dicelab.penta.policies import Option, Scorecard, rank_options
 from dicelab.penta.rules import (
     BOX_NAMES,
@@ -60,6 +63,9 @@ from dicelab.play import table_players as _table_players
 SACRIFICE_MESSAGE = "No open box scores: you must sacrifice one"
 #: The policy of the computer's choice when no computer plays (RULES.md §1).
 DEFAULT_CHOICE_POLICY = "optimal"
+#: The computer's policies that decide turn by turn, as policy objects
+#: (:class:`~dicelab.penta.objective_play.OnlinePolicy`): ``optimal:OBJECTIVE``, ``penta-win``.
+ONLINE_FAMILIES = ("objective", "penta-win")
 #: Short names a player may type for a box.
 BOX_ALIASES = {"3k": 6, "4k": 7, "fh": 8, "ss": 9, "ls": 10}
 
@@ -132,8 +138,9 @@ class PentaGame(TurnGame):
         self.first_seat = first_seat
         #: whose choice the default box is: the computer's policy, else optimal's
         self.choice_policy = computers[0].policy.family if computers else DEFAULT_CHOICE_POLICY
-        if self.choice_policy == "user":  # a user's policy has no ranking: optimal's
+        if self.choice_policy in ("user", *ONLINE_FAMILIES):  # no ranking table: optimal's
             self.choice_policy = DEFAULT_CHOICE_POLICY
+        self._online: dict[int, OnlinePolicy] = {}
         self.dice = dice
         self.cards = [Scorecard() for _ in self.players]
         self.losses = [0.0] * len(self.players)
@@ -265,6 +272,13 @@ class PentaGame(TurnGame):
         if self.player.policy.family == "user":
             self._user_step(self.player.policy.policy)
             return
+        if self.player.policy.family in ONLINE_FAMILIES:  # optimal:OBJECTIVE, penta-win
+            if self.seat not in self._online:
+                self._online[self.seat] = OnlinePolicy(self.player.policy.name, self.seat,
+                                                       len(self.players))
+            self._online[self.seat].observe(self.cards, self.seat)
+            self._user_step(self._online[self.seat])
+            return
         top = self._options(self.player.policy.family, self.card, self.roll,
                             self.rolls_left)[0]
         if top.kind == "keep":
@@ -274,7 +288,7 @@ class PentaGame(TurnGame):
             self._score(BOX_NAMES.index(top.box))
 
     def _user_step(self, policy) -> None:
-        """A user's policy's decision (:func:`dicelab.penta.policy.ask` checks it):
+        """A policy object's decision (:func:`dicelab.penta.policy.ask` checks it):
         keeping all five dice ends the rolling and asks for the box."""
         from dicelab.penta.policy import State, ask
 
