@@ -45,9 +45,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     command = ["python", "experiments/penta_win.py", "--seats", str(args.seats), "--games",
                str(args.games), "--seed", str(args.seed), "--rules", args.rules]
-    if args.seats < 2:
-        print(f"error: --seats must be at least 2, not {args.seats}", file=sys.stderr)
-        return 2
     try:
         out = check_out_dir(args.out or ROOT / "results" / "penta_win" / f"seats-{args.seats}")
         m = measure_penta_win(args.seats, args.games, args.seed, args.rules,

@@ -628,3 +628,51 @@ def test_online_policy_refuses(name, seats, message):
 
     with pytest.raises(UserError, match=message):
         OnlinePolicy(name, 0, seats)
+
+
+def test_clairvoyant_bounds_by_enumeration(monkeypatch):
+    """The bounds on the clairvoyant's share at a table of three, on a small stand-in
+    distribution and table of every target: enumerate the two others' TOTALs."""
+    import dicelab.penta.penta_win as pw
+
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    A = np.array([1.0, 0.95, 0.7, 0.5, 0.2])  # the most P(final >= T), T = 0..4
+
+    class Dist:
+        probability = p
+
+    class Table:
+        best = A
+
+    monkeypatch.setattr(pw, "score_distribution", lambda name, rs: Dist)
+    monkeypatch.setattr(pw, "at_least_table", lambda rs: Table)
+    lo = hi = 0.0
+    for a in range(4):
+        for b in range(4):
+            top, k = max(a, b), (a == max(a, b)) + (b == max(a, b))
+            w = p[a] * p[b]
+            lo += w * A[top + 1]
+            hi += w * (k * A[top + 1] + A[top]) / (k + 1)
+    got = pw.clairvoyant_bounds(3, "seed")
+    assert got == pytest.approx((lo, hi), abs=1e-15)
+    assert got[0] < got[1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seats", "1"], "2 to 8 seats"),
+    (["--seats", "9"], "2 to 8 seats"),
+    (["--games", "0"], "games"),
+])
+def test_the_penta_win_experiment_refuses(tmp_path, capsys, argv, message):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "penta_win.py"
+    spec = importlib.util.spec_from_file_location("penta_win_experiment", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "run"
+    assert mod.main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
+    assert not out.exists()

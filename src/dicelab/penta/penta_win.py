@@ -29,6 +29,7 @@ import numpy as np
 
 from dicelab import cache as disk_cache
 from dicelab import seeding
+from dicelab.errors import UserError
 from dicelab.penta.distribution import score_distribution
 from dicelab.penta.objectives import (
     FORMAT_VERSION,
@@ -102,8 +103,9 @@ def clairvoyant_bounds(seats: int = 2, rules: str | RuleSet | None = None
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     p = score_distribution("optimal", rs).probability
     best = at_least_table(rs).best
-    A = np.zeros(p.size + 1)
-    A[:min(p.size, best.size)] = best[:min(p.size, best.size)]
+    A = np.zeros(p.size + 1)  # A(T) for T = 0 .. the last TOTAL + 1
+    k = min(A.size, best.size)
+    A[:k] = best[:k]
     n = seats - 1
     below = np.cumsum(p) - p
     lo = hi = 0.0
@@ -206,8 +208,12 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
     module docstring); ``ceiling``: with the clairvoyant ceiling's exact bounds
     (:func:`clairvoyant_bounds`) and, for two seats, the ceiling itself (its table is
     solved once, then cached; not built unless ``build_ceiling``)."""
+    from dicelab.penta.objective_play import WIN_MAX_SEATS
     from dicelab.penta.simulate import simulate_penta
 
+    if not 2 <= seats <= WIN_MAX_SEATS:
+        raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
+                        f"{seats}")
     rs = get_rules(rules)
     seed = seeding.check_seed(seed)
     games = seeding.check_games(games)
