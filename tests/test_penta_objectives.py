@@ -551,3 +551,150 @@ def test_objective_seats_and_a_users_policy_do_not_share_a_table():
     user = PolicySpec("penta", "user", "greedy-object", policy=BUILT_IN["greedy"])
     with pytest.raises(UserError, match="not at a table with a user's Penta policy"):
         simulate_penta([user, "optimal:at-least:300"], games=10, seed=1)
+
+
+# --- penta-win and optimal:OBJECTIVE as policy objects (play, the referee, game logs) -------
+
+
+def test_a_game_of_play_against_penta_win_to_the_end(every_target, late_points, monkeypatch):
+    """A human against penta-win in play's engine, from two late cards (two turns each) to
+    the end: before each of its decisions penta-win is shown the table's cards (the
+    human's turn of the round played), and every decision it makes is the kernel's for
+    those cards (seat_turn, then decide_roll)."""
+    from dicelab.config import PENTA_TIE_EPS
+    from dicelab.dice import dice_of_rank
+    from dicelab.penta import objective_play as op
+    from dicelab.penta.scoring import TABLES
+    from dicelab.penta.tables import SUBSETS, roll_index
+    from dicelab.penta.widget import decide_roll, new_cand_scratch, new_turn_scratch
+    from dicelab.play import Player, SeededDice
+    from dicelab.play.penta import PentaGame
+    from dicelab.registry import parse_policy
+
+    rs = get_rules("seed")
+    none = np.zeros(0)
+
+    def late_seat(rules, seat, seats):
+        others = np.array([q for q in range(seats) if q != seat])
+        return op.OnlineSeat(op.SEAT_WIN, none, none, every_target, 0, late_points, others)
+
+    monkeypatch.setattr(op, "win_seat", late_seat)
+    seen, decisions = [], []
+    observe, decide = op.OnlinePolicy.observe, op.OnlinePolicy.decide
+
+    def spy_observe(self, cards, seat):
+        seen.append((list(cards), seat))
+        observe(self, cards, seat)
+
+    def spy_decide(self, state):
+        answer = decide(self, state)
+        decisions.append((state, list(self._cards), answer))
+        return answer
+
+    monkeypatch.setattr(op.OnlinePolicy, "observe", spy_observe)
+    monkeypatch.setattr(op.OnlinePolicy, "decide", spy_decide)
+    g = PentaGame([Player("you"), Player("c", parse_policy("penta-win", "penta"))],
+                  dice=SeededDice(11))
+    g.cards = [_card(TWO_OPEN_B), _card(TWO_OPEN)]
+    g.start()
+    g.round = N_BOXES - 1
+    while g.phase != "over":
+        if g.phase == "computer":
+            g.step()
+        else:
+            g.stop() if g.phase == "keep" else None
+            g.score(g.default_box())
+    assert [t["seat"] for t in g.turns] == [0, 1, 0, 1]
+    assert all(None not in c.scores for c in g.cards)
+    assert seen and all(seat == 1 for _, seat in seen)
+    # the human's card as penta-win saw it on its two turns: the human's turn of the
+    # round played (one box open, then none)
+    assert sorted({c[0].scores.count(None) for c, _ in seen}) == [0, 1]
+    V = solve(rs).values
+    for state, cards, answer in decisions:
+        me, opp = state.card, cards[0]
+        X, Mw = new_cand_scratch(), new_turn_scratch()
+        op._prepare_turn(late_seat(rs, 1, 2), V, rs.params, TABLES, me.mask, me.up, me.fifty,
+                         me.total, np.array([opp.state]), np.array([opp.total]), X, Mw)
+        r = roll_index(state.roll)
+        d = decide_roll(rs.params, TABLES, V, me.mask, me.up, me.fifty, X, 0, Mw,
+                        op.TIE_REL, PENTA_TIE_EPS, r, state.rolls_left)
+        want = (BOXES[d] if state.rolls_left == 0
+                else tuple(int(f) for f in dice_of_rank(int(SUBSETS[r, d]))))
+        assert answer == want
+    assert len(decisions) >= 2
+
+
+@pytest.mark.parametrize("name, seats, message", [
+    ("penta-win", 9, "2 to 8 seats"),
+    ("penta-win", 1, "2 to 8 seats"),
+    ("optimal:at-least:99999", 2, "T"),
+])
+def test_online_policy_refuses(name, seats, message):
+    from dicelab.penta.builtin import family_of
+    from dicelab.registry import parse_policy
+
+    with pytest.raises(UserError, match=message):
+        spec = parse_policy(name, "penta")
+        family_of(spec).logged(spec, 0, seats)
+
+
+def test_a_watching_policy_refuses_another_table_size():
+    from dicelab.penta.builtin import family_of
+    from dicelab.registry import parse_policy
+
+    spec = parse_policy("penta-win", "penta")
+    policy = family_of(spec).logged(spec, 1, 3)
+    assert policy.watches and (policy.seat, policy.seats) == (1, 3)
+    with pytest.raises(UserError, match="seated at a table of 3, not 2"):
+        policy.observe([Scorecard(), Scorecard()], 1)
+    objective = parse_policy("optimal:at-least:300", "penta")
+    assert not family_of(objective).logged(objective, 0, 2).watches
+
+
+def test_clairvoyant_bounds_by_enumeration(monkeypatch):
+    """The bounds on the clairvoyant's share at a table of three, on a small stand-in
+    distribution and table of every target: enumerate the two others' TOTALs."""
+    import dicelab.penta.penta_win as pw
+
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    A = np.array([1.0, 0.95, 0.7, 0.5, 0.2])  # the most P(final >= T), T = 0..4
+
+    class Dist:
+        probability = p
+
+    class Table:
+        best = A
+
+    monkeypatch.setattr(pw, "score_distribution", lambda name, rs: Dist)
+    monkeypatch.setattr(pw, "at_least_table", lambda rs: Table)
+    lo = hi = 0.0
+    for a in range(4):
+        for b in range(4):
+            top, k = max(a, b), (a == max(a, b)) + (b == max(a, b))
+            w = p[a] * p[b]
+            lo += w * A[top + 1]
+            hi += w * (k * A[top + 1] + A[top]) / (k + 1)
+    got = pw.clairvoyant_bounds(3, "seed")
+    assert got == pytest.approx((lo, hi), abs=1e-15)
+    assert got[0] < got[1]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seats", "1"], "2 to 8 seats"),
+    (["--seats", "9"], "2 to 8 seats"),
+    (["--games", "0"], "games"),
+])
+def test_the_penta_win_experiment_refuses(tmp_path, capsys, argv, message):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / "penta_win.py"
+    spec = importlib.util.spec_from_file_location("penta_win_experiment", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "run"
+    assert mod.main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
+    assert not out.exists()

@@ -357,14 +357,3 @@ def test_a_penta_policys_number_keywords_are_its_parameters():
                           (":keep_high:high", "key=value")):
         with pytest.raises(UserError, match=message):
             parse_policy(f"{EXAMPLES}{text}", "penta")
-
-
-
-@pytest.mark.parametrize("name", ["penta-win", "optimal:at-least:300"])
-def test_play_refuses_a_computer_that_decides_only_inside_the_kernel(name):
-    from dicelab.play import Player, SeededDice
-    from dicelab.play.penta import PentaGame
-
-    with pytest.raises(UserError, match="decides inside the simulation kernel"):
-        PentaGame([Player("you"), Player("c", parse_policy(name, "penta"))],
-                  dice=SeededDice(3))

@@ -158,11 +158,11 @@ class _PentaSpy(penta_builtin.Family):
     def check(self, spec, seats):
         return self._ask("check", spec, seats)
 
-    def policy(self, spec):
-        return self._ask("policy", spec)
+    def policy(self, spec, seat=0, n_seats=2):
+        return self._ask("policy", spec, seat, n_seats)
 
-    def logged(self, spec):
-        return self._ask("logged", spec)
+    def logged(self, spec, seat=0, n_seats=2):
+        return self._ask("logged", spec, seat, n_seats)
 
     def check_exact(self, spec, rules):
         return self._ask("check_exact", spec, rules)

@@ -9,7 +9,9 @@ every run with seed S; they are not the first N games of the kernels' statistics
 play other dice.
 
 Policies: Penta ``optimal`` and ``greedy`` (the widget's decisions, ties as the decision
-tables settle them); every Farkle policy, a user's too, played by the referee
+tables settle them), ``optimal:OBJECTIVE`` and ``penta-win`` (decided turn by turn as the
+simulation kernel decides them: :class:`dicelab.penta.objective_play.OnlinePolicy`);
+every Farkle policy, a user's too, played by the referee
 (:mod:`dicelab.farkle.referee`) as the simulation kernels play it
 (:func:`dicelab.farkle.builtin.as_policy`).
 
@@ -89,7 +91,7 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
         from dicelab.penta.rules import get_rules
 
         rs = get_rules(rules)
-        policies = [family_of(s).logged(s) for s in specs]
+        policies = [family_of(s).logged(s, i, len(specs)) for i, s in enumerate(specs)]
         for rng in _rngs(seed, games):
             header = new_game_header("penta", rs, names, seed=seed)
             header["first_seat"] = 0

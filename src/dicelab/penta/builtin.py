@@ -34,14 +34,15 @@ import numpy as np
 
 from dicelab import families
 from dicelab.errors import UserError
+from dicelab.penta import objective_play
 from dicelab.penta.distribution import ScoreDistribution, score_distribution, values_distribution
 from dicelab.penta.objective_play import (
     WIN_MAX_SEATS,
+    OnlinePolicy,
     OnlineSeat,
     objective_distribution,
     online_seat,
     table_seat,
-    win_seat,
 )
 from dicelab.penta.objectives import solve_objective
 from dicelab.penta.policies import all_states, policy_values
@@ -75,17 +76,17 @@ class Family(families.Family):
         """Its seat as the simulation kernel plays it (a table seat: from its block)."""
         return table_seat()
 
-    def policy(self, spec: PolicySpec):
-        """The policy object (:class:`dicelab.penta.policy.Policy`) the referee asks."""
+    def policy(self, spec: PolicySpec, seat: int = 0, n_seats: int = 2):
+        """The policy object (:class:`dicelab.penta.policy.Policy`) the referee asks at
+        ``seat`` of ``n_seats``."""
         raise UserError(f"{spec.name} decides inside the simulation kernel: it cannot be "
                         "asked move by move, so it is not at a table with a user's Penta "
-                        "policy, nor in play or game logs (its referee seats optimal, "
-                        "greedy and users' policies)")
+                        "policy (the referee seats optimal, greedy and users' policies)")
 
-    def logged(self, spec: PolicySpec):
-        """The policy object a game log's games ask (the same decisions as
-        :meth:`policy`)."""
-        return self.policy(spec)
+    def logged(self, spec: PolicySpec, seat: int = 0, n_seats: int = 2):
+        """The policy object asked move by move outside the simulation kernel, by a game
+        log's games and by ``play`` (the same decisions as the kernel's seat)."""
+        return self.policy(spec, seat, n_seats)
 
     def values(self, spec: PolicySpec, rules: RuleSet) -> np.ndarray | None:
         """The per-state values its options are ranked by (:func:`dicelab.penta.policies.
@@ -119,10 +120,10 @@ class Tabled(Family):
     def block(self, spec):
         return self.name
 
-    def policy(self, spec):
+    def policy(self, spec, seat=0, n_seats=2):
         return BUILT_IN[self.name]
 
-    def logged(self, spec):
+    def logged(self, spec, seat=0, n_seats=2):
         return WidgetPolicy(self.name)
 
     def values(self, spec, rules):
@@ -146,11 +147,24 @@ class Greedy(Tabled):
     name = "greedy"
 
 
-class Objective(Family):
+class Online(Family):
+    """A family that decides turn by turn (no decision table): the kernel plays its seat,
+    and outside the kernel (play, game logs) an :class:`OnlinePolicy` makes the same
+    decisions, shown the table's cards before each turn."""
+
+    online = True
+    #: it values its TOTAL against the table's other cards (shown them before each turn)
+    watches = False
+
+    def logged(self, spec, seat=0, n_seats=2):
+        return OnlinePolicy(spec.name, lambda rules, s, n: self.kernel_seat(spec, s, n, rules),
+                            watches=self.watches, seat=seat, seats=n_seats)
+
+
+class Objective(Online):
     """``optimal:OBJECTIVE``: the best play for an objective on the final TOTAL."""
 
     name = "objective"
-    online = True
 
     def kernel_seat(self, spec, seat, n_seats, rules):
         return online_seat(solve_objective(spec.params["objective"], rules))
@@ -162,22 +176,30 @@ class Objective(Family):
         return objective_distribution(spec.params["objective"], rules)
 
 
-class PentaWin(Family):
+class PentaWin(Online):
     """``penta-win``: play to have the highest TOTAL at the table."""
 
     name = "penta-win"
-    online = True
+    watches = True
+
+    @staticmethod
+    def _check_seats(n_seats: int) -> None:
+        if not 2 <= n_seats <= WIN_MAX_SEATS:
+            raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
+                            f"{n_seats}")
+
+    def logged(self, spec, seat=0, n_seats=2):
+        self._check_seats(n_seats)
+        return super().logged(spec, seat, n_seats)
 
     def check(self, spec, seats):
-        if not 2 <= len(seats) <= WIN_MAX_SEATS:
-            raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
-                            f"{len(seats)}")
+        self._check_seats(len(seats))
         if sum(family_of(s) is self for s in seats) > 1:
             raise UserError("penta-win plays against seats that are not penta-win: one "
                             "penta-win seat per table")
 
     def kernel_seat(self, spec, seat, n_seats, rules):
-        return win_seat(rules, seat, n_seats)
+        return objective_play.win_seat(rules, seat, n_seats)
 
     def check_exact(self, spec, rules):
         raise UserError(f"{spec.name} plays against the other seats' cards: it has no score "
@@ -191,7 +213,7 @@ class User(Family):
     named = False
     by_referee = True
 
-    def policy(self, spec):
+    def policy(self, spec, seat=0, n_seats=2):
         return spec.policy
 
     def space(self, spec=None):

@@ -58,7 +58,6 @@ from dicelab.penta.objectives import (
 from dicelab.penta.policies import Option, Scorecard, check_turn, decision_tables
 from dicelab.penta.rules import (
     BOX_NAMES,
-    FACES,
     N_BOXES,
     N_DICE,
     N_STATES,
@@ -78,6 +77,7 @@ from dicelab.penta.widget import (
     RowTable,
     decide_lanes,
     decide_roll,
+    fill_cands,
     fill_row_cands,
     fill_state_cands,
     new_cand_scratch,
@@ -177,10 +177,12 @@ def win_seat(rules: RuleSet, seat: int, seats: int,
 
 class WinScratch(NamedTuple):
     """penta-win's work arrays: ``u[m]`` the win share of a final TOTAL ``m``, ``du[m] =
-    u[m] - u[m - 1]``, ``poly`` the tie polynomial, ``pmf``/``below`` an opponent's."""
+    u[m] - u[m - 1]`` (never negative: a higher TOTAL never wins less), ``tail[m]`` the sum
+    of ``du`` from ``m`` up, ``poly`` the tie polynomial, ``pmf``/``below`` an opponent's."""
 
     u: np.ndarray
     du: np.ndarray
+    tail: np.ndarray
     poly: np.ndarray
     nxt: np.ndarray
     pmf: np.ndarray
@@ -190,7 +192,7 @@ class WinScratch(NamedTuple):
 @njit(cache=True)
 def new_win_scratch(seats):
     n = MAX_TOTAL + 2
-    return WinScratch(np.zeros(n), np.zeros(n), np.zeros((seats + 1, n)),
+    return WinScratch(np.zeros(n), np.zeros(n), np.zeros(n + 1), np.zeros((seats + 1, n)),
                       np.zeros((seats + 1, n)), np.zeros((seats, n)), np.zeros((seats, n)))
 
 
@@ -235,7 +237,28 @@ def win_share(H, opp_states, opp_totals, n_opp, S):
         S.u[m] = v
         S.du[m] = v - prev
         prev = v
+    S.tail[n] = 0.0
+    for m in range(n - 1, -1, -1):
+        S.tail[m] = S.tail[m + 1] + S.du[m]
     return lo, min(hi + 1, n - 1)
+
+
+@njit(inline="always")
+def _dot4(x, y):
+    """``sum_i x[i] y[i]`` of two vectors of one length, as four running sums in a fixed
+    order (independent chains the compiler may put side by side in vector registers
+    without reassociating: the same result on every machine)."""
+    m = x.shape[0]
+    s0 = s1 = s2 = s3 = 0.0
+    q = m - m % 4
+    for i in range(0, q, 4):
+        s0 += x[i] * y[i]
+        s1 += x[i + 1] * y[i + 1]
+        s2 += x[i + 2] * y[i + 2]
+        s3 += x[i + 3] * y[i + 3]
+    for i in range(q, m):
+        s0 += x[i] * y[i]
+    return (s0 + s1) + (s2 + s3)
 
 
 @njit(inline="always")
@@ -246,37 +269,26 @@ def _win_value(G, S, s2, x2, lo, hi):
     o = G.off[s2] + 1
     d_lo = max(1, lo - x2)
     d_hi = min(G.width[s2], hi - x2)
-    for d in range(d_lo, d_hi + 1):
-        v += S.du[x2 + d] * G.F[o + d - 1]
-    return v
+    if d_hi < d_lo:
+        return v
+    return v + _dot4(S.du[x2 + d_lo:x2 + d_hi + 1], G.F[o + d_lo - 1:o + d_hi])
+
+
+@njit(inline="always")
+def _win_entry(ctx, b, sc, bonus, A, i, j):
+    G, S, mask, up, fifty, x, lo, hi = ctx
+    pts, nu, nf = apply_box(up, fifty, b, sc)
+    v = _win_value(G, S, state_index(mask | (1 << b), nu, nf), x + pts + bonus, lo, hi)
+    for la in range(config.PENTA_SOLVER_LANES):
+        A[i, j, la] = v
 
 
 @njit(cache=True)
 def fill_win_cands(G, rp, T, mask, up, fifty, x, S, lo, hi, X):
-    """penta-win's candidates (lane 0): the win share after each entry, the rest of the game
-    valued as if the opponents' final TOTALs were known (the table of every target ``G``)."""
-    cv, jv = X.cv, X.jv
-    for b in range(N_BOXES):
-        if (mask >> b) & 1:
-            continue
-        nm = mask | (1 << b)
-        for c in range(T.n_classes[b]):
-            pts, nu, nf = apply_box(up, fifty, b, T.class_score[b, c])
-            v = _win_value(G, S, state_index(nm, nu, nf), x + pts, lo, hi)
-            for la in range(config.PENTA_SOLVER_LANES):
-                cv[b, c, la] = v
-    if (mask >> PENTA_BOX) & 1:
-        scores = X.lanes.scores
-        for f in range(1, FACES + 1):
-            bonus = roll_box_scores(rp, T, mask, fifty, T.penta_roll[f], scores)
-            for b in range(N_BOXES):
-                v = -np.inf
-                if scores[b] >= 0:
-                    pts, nu, nf = apply_box(up, fifty, b, scores[b])
-                    v = _win_value(G, S, state_index(mask | (1 << b), nu, nf),
-                                   x + pts + bonus, lo, hi)
-                for la in range(config.PENTA_SOLVER_LANES):
-                    jv[f, b, la] = v
+    """penta-win's candidates (every lane alike): the win share after each entry, the rest
+    of the game valued as if the opponents' final TOTALs were known (the table of every
+    target ``G``)."""
+    fill_cands(_win_entry, (G, S, mask, up, fifty, x, lo, hi), rp, T, mask, fifty, X)
 
 
 @njit(cache=True)
@@ -688,11 +700,11 @@ def points_to_come(rules: str | RuleSet | None = None) -> RowTable:
 
 
 @njit(cache=True)
-def _prepare_turn(seat, Vmean, rp, T, mask, up, fifty, x, X, Mw):
-    """:func:`seat_turn` of a seat without opponents (its turn's values left in ``X``) and
-    ``optimal``'s widget of the state (``Mw``)."""
-    none = np.zeros(0, dtype=np.int64)
-    seat_turn(seat, rp, T, mask, up, fifty, x, none, none, X, new_win_scratch(1))
+def _prepare_turn(seat, Vmean, rp, T, mask, up, fifty, x, opp_states, opp_totals, X, Mw):
+    """:func:`seat_turn` (its turn's values left in ``X``) and ``optimal``'s widget of the
+    state (``Mw``)."""
+    seat_turn(seat, rp, T, mask, up, fifty, x, opp_states, opp_totals, X,
+              new_win_scratch(max(1, opp_states.shape[0])))
     state_value(Vmean, rp, T, mask, up, fifty, Mw, False, 0.0)
 
 
@@ -718,7 +730,9 @@ def rank_objective_options(card: Scorecard, roll, rolls_left: int,
     V = solve(rs).values
     X, Mw = new_cand_scratch(), new_turn_scratch()
     rp = rs.params
-    _prepare_turn(seat, V, rp, TABLES, card.mask, card.up, card.fifty, card.total, X, Mw)
+    none = np.zeros(0, dtype=np.int64)
+    _prepare_turn(seat, V, rp, TABLES, card.mask, card.up, card.fifty, card.total, none, none,
+                  X, Mw)
 
     def unit(v: float) -> float:
         if obj.kind == "utility":
@@ -766,3 +780,77 @@ def rank_objective_options(card: Scorecard, roll, rolls_left: int,
         out.append(Option(kind, keep, box_name, pts, unit(val), 0.0 if tied else top - unit(val),
                           tied, not out))
     return out
+
+
+# --- the policies as policy objects (the referee's games, the game logs, ``play``) -----------
+
+
+class OnlinePolicy:
+    """``optimal:OBJECTIVE`` or ``penta-win`` as a Penta policy object
+    (:class:`dicelab.penta.policy.Policy`): each turn prepared once as the simulation
+    kernel prepares it (:func:`seat_turn`), each decision :func:`decide_roll`'s, so it
+    plays the kernel's games. ``penta-win`` (``seat`` of ``seats``) values its TOTAL against
+    the other seats' cards: whoever seats it shows it the table's cards before each of its
+    turns (:meth:`observe`; :func:`dicelab.penta.referee.play_game` does)."""
+
+    game = "penta"
+
+    def __init__(self, name: str, seat_of: Callable[[RuleSet, int, int], OnlineSeat], *,
+                 watches: bool, seat: int = 0, seats: int = 2) -> None:
+        #: its turns' seat as the kernel plays it, made once per rule set:
+        #: ``seat_of(rules, seat, seats)`` (its family's :meth:`kernel_seat`)
+        self._seat_of = seat_of
+        #: whether it values its TOTAL against the table's other cards (penta-win)
+        self.watches = watches
+        self.name = name
+        self.params: dict = {}
+        self.seat, self.seats = seat, seats
+        self._cards: list[Scorecard] | None = None
+        self._seat: tuple[str, OnlineSeat] | None = None
+        self._turn: tuple | None = None
+
+    def __repr__(self) -> str:
+        return f"OnlinePolicy({self.name!r}, seat={self.seat}, seats={self.seats})"
+
+    def observe(self, cards: list[Scorecard], seat: int) -> None:
+        """The table's cards (one per seat, this policy's at ``seat``) before its turn."""
+        if self.watches and len(cards) != self.seats:
+            raise UserError(f"{self.name} was seated at a table of {self.seats}, not "
+                            f"{len(cards)}")
+        self._cards = list(cards)
+        self.seat = seat
+
+    def _online(self, rules: RuleSet) -> OnlineSeat:
+        if self._seat is None or self._seat[0] != rules.digest:
+            self._seat = (rules.digest, self._seat_of(rules, self.seat, self.seats))
+        return self._seat[1]
+
+    def _opponents(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.watches:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if self._cards is None:
+            raise UserError(f"{self.name} needs the table's cards before its turn (observe)")
+        others = [c for q, c in enumerate(self._cards) if q != self.seat]
+        return (np.array([c.state for c in others], dtype=np.int64),
+                np.array([c.total for c in others], dtype=np.int64))
+
+    def decide(self, state):
+        from dicelab.penta.tables import SUBSETS
+
+        rs = state.rules
+        card = state.card
+        opp_states, opp_totals = self._opponents()
+        key = (rs.digest, card, tuple(opp_states), tuple(opp_totals))
+        V = solve(rs).values
+        if self._turn is None or self._turn[0] != key:
+            X, Mw = new_cand_scratch(), new_turn_scratch()
+            _prepare_turn(self._online(rs), V, rs.params, TABLES, card.mask, card.up,
+                          card.fifty, card.total, opp_states, opp_totals, X, Mw)
+            self._turn = (key, X, Mw)
+        _, X, Mw = self._turn
+        r = check_turn(card, state.roll, state.rolls_left)
+        d = int(_decide(rs.params, TABLES, V, card.mask, card.up, card.fifty, X, Mw, r,
+                        state.rolls_left))
+        if state.rolls_left == 0:
+            return BOX_NAMES[d]
+        return tuple(dice.dice_of_rank(int(SUBSETS[r, d])))

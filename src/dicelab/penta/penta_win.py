@@ -29,9 +29,11 @@ import numpy as np
 
 from dicelab import cache as disk_cache
 from dicelab import seeding
+from dicelab.errors import UserError
 from dicelab.penta.distribution import score_distribution
 from dicelab.penta.objectives import (
     FORMAT_VERSION,
+    at_least_table,
     cached_rows,
     new_row_table,
     rows_of,
@@ -49,38 +51,69 @@ _TIES: dict[str, RowTable] = {}
 
 
 def tie_table(rules: str | RuleSet | None = None,
-              progress: Callable[[int, int], None] | None = None) -> RowTable:
+              progress: Callable[[int, int], None] | None = None,
+              build: bool = True) -> RowTable | None:
     """The most ``E[(1[F >= d] + 1[F >= d + 1]) / 2]`` (``F`` the points to come) for every
     state and need ``d >= 0``: the clairvoyant's table (about 2.3 GB, cached on disk and
-    memory-mapped; refused before allocating if it does not fit the memory limit)."""
+    memory-mapped; refused before allocating if it does not fit the memory limit). Not
+    in the cache and not ``build``: ``None``."""
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     if rs.digest not in _TIES:
         spec = tie_rows(score_bounds(rs))
+        key = disk_cache.entry_key("penta-tie-table", rs.name, rs.digest)
+        if not build and disk_cache.load_mapped(key, f"{FORMAT_VERSION}", {"F"}) is None:
+            return None
 
-        def build() -> dict[str, np.ndarray]:
+        def build_table() -> dict[str, np.ndarray]:
             t0 = time.perf_counter()
             R = new_row_table(spec, f"the Penta clairvoyant table (rules '{rs.name}')")
             solve_rows(R, rs, progress=progress)
             return {"F": R.F, "lo": R.lo, "width": R.width,
                     "solve_s": np.array(time.perf_counter() - t0)}
 
-        key = disk_cache.entry_key("penta-tie-table", rs.name, rs.digest)
-        arrays, _ = cached_rows(key, f"{FORMAT_VERSION}", build)
+        arrays, _ = cached_rows(key, f"{FORMAT_VERSION}", build_table)
         _TIES[rs.digest] = rows_of(arrays)
     return _TIES[rs.digest]
 
 
 def clairvoyant_ceiling(rules: str | RuleSet | None = None,
-                        progress: Callable[[int, int], None] | None = None) -> float:
+                        progress: Callable[[int, int], None] | None = None,
+                        build: bool = True) -> float | None:
     """P(win) + 1/2 P(tie) of the clairvoyant two-seat player against ``optimal``
-    (exact)."""
+    (exact); ``None`` if its table is not cached and not ``build``."""
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    table = tie_table(rs, progress, build)
+    if table is None:
+        return None
     p = score_distribution("optimal", rs).probability
-    row = start_values(tie_table(rs, progress), 0)[1:]  # needs 0 .. most (then 0.0)
+    row = start_values(table, 0)[1:]  # needs 0 .. most (then 0.0)
     w = np.zeros(p.size)
     n = min(p.size, row.size)
     w[:n] = row[:n]
     return float(p @ w)
+
+
+def clairvoyant_bounds(seats: int = 2, rules: str | RuleSet | None = None
+                       ) -> tuple[float, float]:
+    """Exact bounds on the clairvoyant's win share at a table of ``seats`` (the others play
+    ``optimal``), from the table of every target (``A(T)``, the most P(final >= T)).
+    Knowing the highest of the others' TOTALs ``M`` and how many (``k``) reach it, the
+    clairvoyant plays for ``(k 1[F > M] + 1[F >= M]) / (k + 1)``: its best is at least
+    ``A(M + 1)`` and at most ``(k A(M + 1) + A(M)) / (k + 1)``."""
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    p = score_distribution("optimal", rs).probability
+    best = at_least_table(rs).best
+    A = np.zeros(p.size + 1)  # A(T) for T = 0 .. the last TOTAL + 1
+    k = min(A.size, best.size)
+    A[:k] = best[:k]
+    n = seats - 1
+    below = np.cumsum(p) - p
+    lo = hi = 0.0
+    for k in range(1, n + 1):
+        pk = math.comb(n, k) * p ** k * below ** (n - k)  # P(M = m, k of them at m)
+        lo += float(pk @ A[1:])
+        hi += float(pk @ ((k * A[1:] + A[:-1]) / (k + 1)))
+    return lo, hi
 
 
 @dataclass(frozen=True)
@@ -103,6 +136,7 @@ class WinMeasurement:
     elapsed_s: float
     games_per_s: float
     ceiling: float | None = None
+    ceiling_bounds: tuple[float, float] | None = None
 
     @property
     def gain_ci95(self) -> tuple[float, float]:
@@ -115,6 +149,15 @@ class WinMeasurement:
             return None
         return self.gain / (self.ceiling - 1.0 / self.seats)
 
+    @property
+    def share_of_gap_bounds(self) -> tuple[float, float] | None:
+        """The share of the gap for the ceiling's upper and lower bound."""
+        if self.ceiling_bounds is None:
+            return None
+        lo, hi = self.ceiling_bounds
+        fair = 1.0 / self.seats
+        return self.gain / (hi - fair), self.gain / (lo - fair)
+
     def to_dict(self) -> dict:
         return {"game": "penta", "rules": self.rules, "seats": self.seats,
                 "games_per_position": self.games, "seed": self.seed,
@@ -124,8 +167,30 @@ class WinMeasurement:
                 "gain_ci95": list(self.gain_ci95), "chunks": self.chunks,
                 "penta_win_score": 1.0 / self.seats + self.gain,
                 "clairvoyant_ceiling": self.ceiling,
-                "share_of_gap": self.share_of_gap, "elapsed_s": self.elapsed_s,
+                "clairvoyant_ceiling_bounds": (None if self.ceiling_bounds is None
+                                               else list(self.ceiling_bounds)),
+                "share_of_gap": self.share_of_gap,
+                "share_of_gap_bounds": (None if self.ceiling_bounds is None
+                                        else list(self.share_of_gap_bounds)),
+                "elapsed_s": self.elapsed_s,
                 "penta_win_games_per_s": self.games_per_s}
+
+    def manifest(self) -> dict:
+        """What reproduces the run (:func:`dicelab.results.save_run`)."""
+        return {"experiment": "penta-win-against-optimal", "game": "penta",
+                "rules": self.rules, "seats": self.seats, "games": self.games,
+                "seed": self.seed, "streams": "per (game, seat, turn)",
+                "elapsed_s": self.elapsed_s}
+
+    def to_frame(self):
+        """One row per seat position of penta-win: its score, ``optimal``'s in that seat of
+        the all-``optimal`` table on the same dice, and the fair share."""
+        import pandas as pd
+
+        return pd.DataFrame({"seats": self.seats, "position": range(self.seats),
+                             "games": self.games, "penta_win_score": self.win_scores,
+                             "optimal_score": self.optimal_scores,
+                             "fair_share": 1.0 / self.seats})
 
 
 def _chunk_scores(res, seat: int) -> np.ndarray:
@@ -137,13 +202,18 @@ def _chunk_scores(res, seat: int) -> np.ndarray:
 
 def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None = None,
                       rules: str | None = None, ceiling: bool = True,
-                      progress: Callable[[int, int], None] | None = None
-                      ) -> WinMeasurement:
+                      progress: Callable[[int, int], None] | None = None,
+                      build_ceiling: bool = True) -> WinMeasurement:
     """Measure penta-win against ``optimal`` at every seat of tables of ``seats`` (see the
-    module docstring); ``ceiling``: with the clairvoyant ceiling (two seats only; its
-    table is solved once, then cached)."""
+    module docstring); ``ceiling``: with the clairvoyant ceiling's exact bounds
+    (:func:`clairvoyant_bounds`) and, for two seats, the ceiling itself (its table is
+    solved once, then cached; not built unless ``build_ceiling``)."""
+    from dicelab.penta.objective_play import WIN_MAX_SEATS
     from dicelab.penta.simulate import simulate_penta
 
+    if not 2 <= seats <= WIN_MAX_SEATS:
+        raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
+                        f"{seats}")
     rs = get_rules(rules)
     seed = seeding.check_seed(seed)
     games = seeding.check_games(games)
@@ -168,10 +238,13 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
     c = n.size
     se = (math.sqrt(c / (c - 1) * float((weights ** 2 * (diffs - gain) ** 2).sum()))
           if c > 1 else float("nan"))
-    top = clairvoyant_ceiling(rs) if ceiling and seats == 2 else None
+    top = (clairvoyant_ceiling(rs, build=build_ceiling) if ceiling and seats == 2
+           else None)
+    bounds = clairvoyant_bounds(seats, rs) if ceiling else None
     return WinMeasurement(rs.name, seats, games, int(seed), tuple(win_scores),
                           tuple(opt_scores), gain, se, c, elapsed, seats * games / elapsed,
-                          top)
+                          top, bounds)
 
 
-__all__ = ["WinMeasurement", "clairvoyant_ceiling", "measure_penta_win", "tie_table"]
+__all__ = ["WinMeasurement", "clairvoyant_bounds", "clairvoyant_ceiling", "measure_penta_win",
+           "tie_table"]

@@ -90,11 +90,16 @@ def _finish(gen: Generator, faces) -> tuple[int, Turn | None]:
 def play_game(policies: Sequence[Policy], rules: RuleSet, rng: np.random.Generator
               ) -> list[dict]:
     """One game, a card per seat, seats taking turns; the events of a game log
-    (:mod:`dicelab.gamelog`): ``{"seat", "rolls", "keeps", "box"}`` per turn."""
+    (:mod:`dicelab.gamelog`): ``{"seat", "rolls", "keeps", "box"}`` per turn. A policy
+    with an ``observe(cards, seat)`` method (penta-win) is shown the table's cards before
+    each of its turns."""
     cards = [Scorecard() for _ in policies]
     events = []
     for _ in range(N_BOXES):
         for seat, policy in enumerate(policies):
+            observe = getattr(policy, "observe", None)  # a policy that watches the table
+            if observe is not None:
+                observe(cards, seat)
             gen = turn(policy, cards[seat], rules)
             want, done = _finish(gen, None)
             while done is None:

@@ -475,7 +475,7 @@ def reroll_stage_lanes(vals, T, W, arg, track, out, eps):
 # class ``c`` into open box ``b`` in lane ``l``, and ``jv[f, b, l]`` that of a Penta of face
 # ``f`` in box ``b`` while the Penta box is filled (the joker and bonus rules: any score;
 # -inf where the rules forbid the box). Filling them is the objective's part (:func:`
-# fill_state_cands`, :func:`fill_row_cands`, and the policies that fill their own); the
+# fill_state_cands`, :func:`fill_row_cands`, and any valuation given to :func:`fill_cands`); the
 # rest of the turn -- the best box per roll, the two reroll stages, the value -- is shared.
 # Decisions are taken on demand (:func:`decide_lane`), not tracked through the stages.
 
@@ -579,52 +579,20 @@ def turn_from_cands(T, mask, X, keep_e1):
     lane_totals(T, W)
 
 
-@njit(cache=True)
-def fill_state_cands(V, mult, rp, T, mask, fifty, ups, X):
-    """Candidates of the states (``mask``, ``ups[l]``, ``fifty``) from a value table over
-    states: ``g + V[next]`` (``mult`` empty: expected points) or ``mult[g] * V[next]``
-    (``mult[g] = exp(theta g)``: exponential utility), ``g`` the points the entry gains."""
-    add = mult.shape[0] == 0
+@njit(inline="always")
+def fill_cands(entry, ctx, rp, T, mask, fifty, X):
+    """Fill ``X.cv`` and ``X.jv`` (see the comment above) through one valuation ``entry``:
+    ``entry(ctx, b, score, bonus, A, i, j)`` writes every lane of ``A[i, j]``, the value
+    of writing ``score`` (plus ``bonus`` points of Penta bonus) into box ``b``: for each
+    open box and class of its scores into ``X.cv[b, c]`` (no bonus) and, with the Penta
+    box filled, for each Penta face ``f`` and each box the joker rules allow into
+    ``X.jv[f, b]`` (-inf in the others). ``ctx``: the valuation's data."""
     cv, jv = X.cv, X.jv
     for b in range(N_BOXES):
         if (mask >> b) & 1:
             continue
-        nm = mask | (1 << b)
         for c in range(T.n_classes[b]):
-            sc = T.class_score[b, c]
-            for la in range(config.PENTA_SOLVER_LANES):
-                pts, nu, nf = apply_box(ups[la], fifty, b, sc)
-                v = V[state_index(nm, nu, nf)]
-                cv[b, c, la] = pts + v if add else mult[pts] * v
-    if (mask >> PENTA_BOX) & 1:
-        scores = X.lanes.scores
-        for f in range(1, FACES + 1):
-            bonus = roll_box_scores(rp, T, mask, fifty, T.penta_roll[f], scores)
-            for b in range(N_BOXES):
-                for la in range(config.PENTA_SOLVER_LANES):
-                    if scores[b] < 0:
-                        jv[f, b, la] = -np.inf
-                        continue
-                    pts, nu, nf = apply_box(ups[la], fifty, b, scores[b])
-                    v = V[state_index(mask | (1 << b), nu, nf)]
-                    jv[f, b, la] = (pts + bonus) + v if add else mult[pts + bonus] * v
-
-
-@njit(cache=True)
-def fill_row_cands(R, rp, T, mask, up, fifty, c0, X):
-    """Candidates of the coordinates ``c0 + l`` of state (``mask``, ``up``, ``fifty``) from
-    a :class:`RowTable`: writing ``g`` points leads to coordinate ``c - g`` of the next
-    state."""
-    cv, jv = X.cv, X.jv
-    for b in range(N_BOXES):
-        if (mask >> b) & 1:
-            continue
-        nm = mask | (1 << b)
-        for c in range(T.n_classes[b]):
-            pts, nu, nf = apply_box(up, fifty, b, T.class_score[b, c])
-            s2 = state_index(nm, nu, nf)
-            for la in range(config.PENTA_SOLVER_LANES):
-                cv[b, c, la] = row_value(R, s2, c0 + la - pts)
+            entry(ctx, b, T.class_score[b, c], 0, cv, b, c)
     if (mask >> PENTA_BOX) & 1:
         scores = X.lanes.scores
         for f in range(1, FACES + 1):
@@ -633,11 +601,42 @@ def fill_row_cands(R, rp, T, mask, up, fifty, c0, X):
                 if scores[b] < 0:
                     for la in range(config.PENTA_SOLVER_LANES):
                         jv[f, b, la] = -np.inf
-                    continue
-                pts, nu, nf = apply_box(up, fifty, b, scores[b])
-                s2 = state_index(mask | (1 << b), nu, nf)
-                for la in range(config.PENTA_SOLVER_LANES):
-                    jv[f, b, la] = row_value(R, s2, c0 + la - (pts + bonus))
+                else:
+                    entry(ctx, b, scores[b], bonus, jv, f, b)
+
+
+@njit(inline="always")
+def _state_entry(ctx, b, sc, bonus, A, i, j):
+    V, mult, mask, fifty, ups = ctx
+    for la in range(config.PENTA_SOLVER_LANES):
+        pts, nu, nf = apply_box(ups[la], fifty, b, sc)
+        v = V[state_index(mask | (1 << b), nu, nf)]
+        A[i, j, la] = (pts + bonus) + v if mult.shape[0] == 0 else mult[pts + bonus] * v
+
+
+@njit(cache=True)
+def fill_state_cands(V, mult, rp, T, mask, fifty, ups, X):
+    """Candidates of the states (``mask``, ``ups[l]``, ``fifty``) from a value table over
+    states: ``g + V[next]`` (``mult`` empty: expected points) or ``mult[g] * V[next]``
+    (``mult[g] = exp(theta g)``: exponential utility), ``g`` the points the entry gains."""
+    fill_cands(_state_entry, (V, mult, mask, fifty, ups), rp, T, mask, fifty, X)
+
+
+@njit(inline="always")
+def _row_entry(ctx, b, sc, bonus, A, i, j):
+    R, mask, up, fifty, c0 = ctx
+    pts, nu, nf = apply_box(up, fifty, b, sc)
+    s2 = state_index(mask | (1 << b), nu, nf)
+    for la in range(config.PENTA_SOLVER_LANES):
+        A[i, j, la] = row_value(R, s2, c0 + la - (pts + bonus))
+
+
+@njit(cache=True)
+def fill_row_cands(R, rp, T, mask, up, fifty, c0, X):
+    """Candidates of the coordinates ``c0 + l`` of state (``mask``, ``up``, ``fifty``) from
+    a :class:`RowTable`: writing ``g`` points leads to coordinate ``c - g`` of the next
+    state."""
+    fill_cands(_row_entry, (R, mask, up, fifty, c0), rp, T, mask, fifty, X)
 
 
 # On-demand decisions of an objective. Options whose objective values are within ``rel``

@@ -17,7 +17,9 @@ Scoring is the Penta model's, never rewritten here: the points of each box, the 
 joker order and the bonuses come from :func:`dicelab.penta.scoring.box_scores` under
 the rule set, the totals from :class:`~dicelab.penta.policies.Scorecard`; the computer's
 decisions and the coach's values from :func:`dicelab.penta.policies.rank_options` (the first
-option is what a policy plays; the coach judges with ``optimal``: expected final score).
+option is what a policy plays; the coach judges with ``optimal``: expected final score);
+a computer playing ``optimal:OBJECTIVE`` or ``penta-win`` decides as the simulation kernel
+does (:class:`~dicelab.penta.objective_play.OnlinePolicy`, shown the table's cards).
 
 Events (kinds): ``turn``, ``roll``, ``keep``, ``sacrifice``, ``score``, ``cost``,
 ``game-over``. Finished turns are in :attr:`turns` in the game-log form
@@ -132,10 +134,12 @@ class PentaGame(TurnGame):
             raise UserError(f"the first seat must be 0 to {len(self.players) - 1}")
         self.first_seat = first_seat
         #: each computer's policy: its decision-table ranking (``optimal``, ``greedy``),
-        #: or the object asked move by move (a user's); a policy that decides only inside
-        #: the simulation kernel is refused here (its family's refusal)
+        #: or the object asked move by move (a user's; ``optimal:OBJECTIVE`` and
+        #: ``penta-win`` as the kernel decides them), from its family
+        n = len(self.players)
         self._computer = {id(p): (family_of(p.policy).block(p.policy) or
-                                  family_of(p.policy).policy(p.policy)) for p in computers}
+                                  family_of(p.policy).logged(p.policy, i, n))
+                          for i, p in enumerate(self.players) if not p.human}
         #: whose choice the default box is: the computer's policy's ranking, else optimal's
         first = self._computer[id(computers[0])] if computers else DEFAULT_CHOICE_POLICY
         self.choice_policy = first if isinstance(first, str) else DEFAULT_CHOICE_POLICY
@@ -269,6 +273,8 @@ class PentaGame(TurnGame):
         self._expect("computer")
         plays = self._computer[id(self.player)]
         if not isinstance(plays, str):  # asked move by move
+            if hasattr(plays, "observe"):  # it plays against the table's cards
+                plays.observe(self.cards, self.seat)
             self._user_step(plays)
             return
         top = self._options(plays, self.card, self.roll, self.rolls_left)[0]
@@ -279,7 +285,7 @@ class PentaGame(TurnGame):
             self._score(BOX_NAMES.index(top.box))
 
     def _user_step(self, policy) -> None:
-        """A user's policy's decision (:func:`dicelab.penta.policy.ask` checks it):
+        """A policy object's decision (:func:`dicelab.penta.policy.ask` checks it):
         keeping all five dice ends the rolling and asks for the box."""
         from dicelab.penta.policy import State, ask
 
