@@ -535,7 +535,7 @@ def fill_table(m, g, A, B, value_out, bank_out, top_out):
     u = g.u
     n_p = value_out.shape[4]
     for q in prange(u):
-        x = np.int64(q)  # a parallel loop's index may be unsigned
+        x = unit_order(np.int64(q), u)  # turns are longer far behind: see unit_order
         sc = scratch(m, max(g.rows, n_p + m.six_rows + m.max_points))
         for s in range(k):
             for r in range(k):
