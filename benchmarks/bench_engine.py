@@ -4,8 +4,9 @@
     .venv/bin/python benchmarks/bench_engine.py --checkout OTHER   # another checkout's code
 
 Each solve runs in a fresh process with kernels compiled (a warm-up solve at a small
-target first) and the table cache bypassed; its wall time and the process's peak
-resident memory are reported. ``--checkout DIR`` runs the same solves with ``DIR/src``
+target first) and the table cache bypassed; its wall time, its CPU time (every thread:
+the figure to compare on a shared machine) and the process's peak resident memory are
+reported. ``--checkout DIR`` runs the same solves with ``DIR/src``
 first on the path (an older checkout, for a figure "beside today's"; its modules are
 found under the names it has). The machine should be otherwise idle.
 
@@ -54,11 +55,11 @@ def solve(target):
         return solve_optimal_win(rules, target, use_cache=False)
     return solve_best_response(rules, target, args["opponent"], use_cache=False)
 solve(500)  # compile or load the kernels
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 sol = solve(args["target"])
-seconds = time.perf_counter() - t0
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"seconds": seconds, "peak_bytes": peak, "p_win": sol.p_win,
+print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_bytes": peak, "p_win": sol.p_win,
                   "states": sol.states, "sweeps": getattr(sol, "sweeps", 0),
                   "tolerance": sol.tolerance}))
 """
@@ -93,7 +94,7 @@ def main() -> None:
                 print(f"{name:20s} failed: {r['error']}", flush=True)
                 continue
             budget = "" if r["budget"] is None else f" (budget {r['budget']} s)"
-            print(f"{name:20s} {r['seconds']:8.1f} s{budget}  peak "
+            print(f"{name:20s} {r['seconds']:8.1f} s{budget}  CPU {r['cpu_seconds']:.1f} s  peak "
                   f"{r['peak_bytes'] / 2**30:.2f} GiB  P(win) {r['p_win']:.6%}  "
                   f"{r['sweeps']} sweeps", flush=True)
     if args.json:
@@ -103,6 +104,7 @@ def main() -> None:
             "figure": (f"failed: {r['error']}" if "error" in r else
                        f"{r['seconds']:.1f} s" + ("" if r["budget"] is None else
                                                   f" (budget {r['budget']} s)")
+                       + f", CPU {r['cpu_seconds']:.1f} s"
                        + f", peak {r['peak_bytes'] / 2**30:.2f} GiB, P(win) {r['p_win']:.3%}"),
             "command": cmd.format(r["name"])} for r in rows]))
 

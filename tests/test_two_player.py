@@ -16,6 +16,7 @@ from numba_threads import with_threads
 from dicelab import cache, config
 from dicelab.errors import UserError
 from dicelab.farkle import solve
+from dicelab.farkle.engine import game
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.rules import FarkleRules, load_rules
 from dicelab.farkle.solve import solve_optimal_win
@@ -379,6 +380,17 @@ def test_same_result_with_one_or_two_threads():
     assert np.array_equal(one.values, two.values)
     assert np.array_equal(one.win_probability, two.win_probability)
     assert np.array_equal(one.tie_probability, two.tie_probability)
+
+
+def test_a_sums_units_are_each_swept_once_in_blocks_of_even_work():
+    for n in range(1, 40):
+        order = [game.unit_order(q, n) for q in range(n)]
+        assert sorted(order) == list(range(n))
+    # work growing along the sum, as a turn grows with the mover's deficit: a parallel
+    # loop's two blocks carry the same share (in order the second had three quarters)
+    work = np.arange(1, 101)
+    order = np.array([game.unit_order(q, 100) for q in range(100)])
+    assert work[order[:50]].sum() == work[order[50:]].sum()
 
 
 # ---------------------------------------------------------------------------------

@@ -463,15 +463,26 @@ def unit_chain(m, g, A, B, kept, x, y, sc, improve, split, info):
         info.gap[x, y] = worst
 
 
+@njit(inline="always")
+def unit_order(q, n):
+    """The ``q``-th of ``n`` units of a sum in a parallel loop: the first, the last, the
+    second, the one before the last... A unit's turns are about as long as the mover's
+    deficit, which grows or falls along the sum, so paired this way every block of
+    iterations (a parallel loop gives each thread one) carries an even share of the work;
+    in order one thread had two thirds of a best response's turn-DP states."""
+    h = q // 2
+    return h if q % 2 == 0 else n - 1 - h
+
+
 @njit(parallel=True, cache=True)
 def sweep_diagonal(diag, m, g, A, B, kept, exact, improve, split, info):
     """Every unit with ``x + y == diag`` (in parallel): :func:`unit_exact` or
     :func:`unit_chain`. Under self-play a unit stands for both orders of its totals."""
     u = g.u
     lo = (diag + 1) // 2 if g.self_play else max(0, diag - (u - 1))
-    hi = min(diag, u - 1)
-    for q in prange(hi - lo + 1):
-        x = lo + np.int64(q)  # a parallel loop's index may be unsigned
+    n = min(diag, u - 1) - lo + 1
+    for q in prange(n):
+        x = lo + unit_order(np.int64(q), n)  # a parallel loop's index may be unsigned
         y = diag - x
         sa = scratch(m, g.rows if (g.a_optimal and (exact or improve)) else 1)
         if exact:
@@ -524,7 +535,7 @@ def fill_table(m, g, A, B, value_out, bank_out, top_out):
     u = g.u
     n_p = value_out.shape[4]
     for q in prange(u):
-        x = np.int64(q)  # a parallel loop's index may be unsigned
+        x = unit_order(np.int64(q), u)  # turns are longer far behind: see unit_order
         sc = scratch(m, max(g.rows, n_p + m.six_rows + m.max_points))
         for s in range(k):
             for r in range(k):
