@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dicelab.errors import UserError
-from dicelab.results import check_out_dir, save_run, to_json
+from dicelab.results import run_script, to_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,16 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     command = ["python", "experiments/penta_targets.py", "--rules", args.rules]
-    try:
-        out = check_out_dir(args.out or ROOT / "results" / "penta_targets" / args.rules)
-        run = Targets(args.rules)
-        save_run(out, run, command)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    done = run_script(args.out or ROOT / "results" / "penta_targets" / args.rules,
+                      lambda: Targets(args.rules), command)
+    if isinstance(done, int):
+        return done
+    run, out = done
     d = run.to_dict()
     if args.json:
         print(to_json(d))

@@ -24,9 +24,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from dicelab.errors import UserError
 from dicelab.penta.penta_win import measure_penta_win
-from dicelab.results import check_out_dir, save_run, to_json
+from dicelab.results import run_script, to_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,17 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     command = ["python", "experiments/penta_win.py", "--seats", str(args.seats), "--games",
                str(args.games), "--seed", str(args.seed), "--rules", args.rules]
-    try:
-        out = check_out_dir(args.out or ROOT / "results" / "penta_win" / f"seats-{args.seats}")
-        m = measure_penta_win(args.seats, args.games, args.seed, args.rules,
-                              build_ceiling=args.build_ceiling)
-        save_run(out, m, command)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    done = run_script(args.out or ROOT / "results" / "penta_win" / f"seats-{args.seats}",
+                      lambda: measure_penta_win(args.seats, args.games, args.seed, args.rules,
+                                                build_ceiling=args.build_ceiling), command)
+    if isinstance(done, int):
+        return done
+    m, out = done
     d = m.to_dict()
     if args.json:
         print(to_json(d))

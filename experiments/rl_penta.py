@@ -19,8 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dicelab.errors import UserError
-from dicelab.results import check_out_dir, save_run, to_json
+from dicelab.results import run_script, to_json
 from dicelab.rl.penta_agent import judge, train_penta
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,17 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     command = ["python", "experiments/rl_penta.py", "--rules", args.rules, "--games",
                str(args.games), "--iterations", str(args.iterations), "--seed",
                str(args.seed), "--ridge", str(args.ridge)]
-    try:
-        out = check_out_dir(args.out or ROOT / "results" / "rl_penta" / Path(args.rules).stem)
-        run = judge(train_penta(args.rules, games=args.games, iterations=args.iterations,
-                                seed=args.seed, ridge=args.ridge))
-        save_run(out, run, command)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    done = run_script(args.out or ROOT / "results" / "rl_penta" / Path(args.rules).stem,
+                      lambda: judge(train_penta(args.rules, games=args.games,
+                                                iterations=args.iterations, seed=args.seed,
+                                                ridge=args.ridge)), command)
+    if isinstance(done, int):
+        return done
+    run, out = done
     d = run.to_dict()
     if args.json:
         print(to_json(d))

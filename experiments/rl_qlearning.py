@@ -29,7 +29,7 @@ from pathlib import Path
 
 from dicelab.errors import UserError
 from dicelab.registry import parse_policy
-from dicelab.results import check_out_dir, save_run, to_json
+from dicelab.results import run_script, to_json
 from dicelab.rl.tabular import duel, train_solo, train_turn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,8 +59,7 @@ def main(argv: list[str] | None = None) -> int:
                str(args.evaluations),
                *(["--duel", str(args.duel), "--opponent", args.opponent]
                  if args.kind == "solo" else [])]
-    try:
-        out = check_out_dir(args.out or ROOT / "results" / f"rl_qlearning_{args.kind}" / variant)
+    def compute():
         if args.duel < 0:
             raise UserError(f"--duel is a number of games per seat (0: none), not {args.duel}")
         if args.kind == "solo" and args.duel:
@@ -71,13 +70,13 @@ def main(argv: list[str] | None = None) -> int:
                else train_solo(args.rules, target=args.target, **common))
         if args.kind == "solo" and args.duel:
             run.duel = duel(run, opponent=args.opponent, games=args.duel, seed=args.seed)
-        save_run(out, run, command)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        return run
+
+    done = run_script(args.out or ROOT / "results" / f"rl_qlearning_{args.kind}" / variant,
+                      compute, command)
+    if isinstance(done, int):
+        return done
+    run, out = done
     d = run.to_dict()
     if args.json:
         print(to_json(d))

@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -165,6 +166,25 @@ def save_run(out: Path, result: SimulationResult, command: list[str] | None = No
     atomic_write_parquet(pq, result.to_frame())
     atomic_write_text(mf, json.dumps(manifest, indent=2, default=_json_default) + "\n")
     return {"summary": pq, "manifest": mf}
+
+
+def run_script(out: Path | str, compute: Callable[[], SimulationResult],
+               command: list[str]) -> tuple[SimulationResult, Path] | int:
+    """An experiment script's run: ``out`` checked before any work (:func:`check_out_dir`),
+    ``compute()``, then the run saved there (:func:`save_run`). Returns ``(run, out)``, or
+    the script's exit code after its one message on stderr: 2 and ``error: ...`` for a
+    user error (nothing written), 130 for Ctrl-C."""
+    try:
+        out = check_out_dir(out)
+        run = compute()
+        save_run(out, run, command)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return run, out
 
 
 def _json_default(obj):
