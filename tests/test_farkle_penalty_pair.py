@@ -115,15 +115,15 @@ def test_the_floor_does_not_move_the_value(monkeypatch):
 
 def test_optimal_win_self_play_is_the_solved_value(monkeypatch):
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
-    ow = solve_optimal_win(FACEBOOK, 600)
-    table = policy_table(parse_policy("optimal-win"), FACEBOOK, 600, 2)
-    p = exact_pair(table, table, rules=FACEBOOK, target=600)
+    ow = solve_optimal_win(FACEBOOK, 400)
+    table = policy_table(parse_policy("optimal-win"), FACEBOOK, 400, 2)
+    p = exact_pair(table, table, rules=FACEBOOK, target=400)
     assert p.first.win == pytest.approx(ow.p_win, abs=1e-9)
     assert p.second.win == pytest.approx(1 - ow.p_win, abs=1e-9)
     assert p.verdict == "tie"
     # and nothing it meets does better against it, in either seat
     for other in ("ai", "max-ev"):
-        q = exact_pair(other, table, rules=FACEBOOK, target=600)
+        q = exact_pair(other, table, rules=FACEBOOK, target=400)
         assert q.first.win <= ow.p_win + 1e-9 and q.second.win <= 1 - ow.p_win + 1e-9
         assert q.score < 0.5
 
