@@ -230,13 +230,13 @@ def test_the_tuner_scores_exactly_under_the_penalty(capsys, monkeypatch):
     below zero, the smallest floor)."""
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
     code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--rules",
-                                      "facebook", "--target", "600", "--range",
+                                      "facebook", "--target", "400", "--range",
                                       "threshold=300:600:50", "--trials", "7", "--seed",
                                       "1", "--json"])
     assert code == 0, err
     d = json.loads(out)
     assert d["method"] == "exact" and d["rules"] == "facebook"
-    exact = exact_pair(d["best"], "ai", rules=FACEBOOK, target=600)
+    exact = exact_pair(d["best"], "ai", rules=FACEBOOK, target=400)
     assert d["best_score"] == pytest.approx(exact.score, abs=1e-12)
 
 
