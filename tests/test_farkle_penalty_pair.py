@@ -115,15 +115,15 @@ def test_the_floor_does_not_move_the_value(monkeypatch):
 
 def test_optimal_win_self_play_is_the_solved_value(monkeypatch):
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
-    ow = solve_optimal_win(FACEBOOK, 600)
-    table = policy_table(parse_policy("optimal-win"), FACEBOOK, 600, 2)
-    p = exact_pair(table, table, rules=FACEBOOK, target=600)
+    ow = solve_optimal_win(FACEBOOK, 400)
+    table = policy_table(parse_policy("optimal-win"), FACEBOOK, 400, 2)
+    p = exact_pair(table, table, rules=FACEBOOK, target=400)
     assert p.first.win == pytest.approx(ow.p_win, abs=1e-9)
     assert p.second.win == pytest.approx(1 - ow.p_win, abs=1e-9)
     assert p.verdict == "tie"
     # and nothing it meets does better against it, in either seat
     for other in ("ai", "max-ev"):
-        q = exact_pair(other, table, rules=FACEBOOK, target=600)
+        q = exact_pair(other, table, rules=FACEBOOK, target=400)
         assert q.first.win <= ow.p_win + 1e-9 and q.second.win <= 1 - ow.p_win + 1e-9
         assert q.score < 0.5
 
@@ -230,13 +230,13 @@ def test_the_tuner_scores_exactly_under_the_penalty(capsys, monkeypatch):
     below zero, the smallest floor)."""
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
     code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--rules",
-                                      "facebook", "--target", "600", "--range",
+                                      "facebook", "--target", "400", "--range",
                                       "threshold=300:600:50", "--trials", "7", "--seed",
                                       "1", "--json"])
     assert code == 0, err
     d = json.loads(out)
     assert d["method"] == "exact" and d["rules"] == "facebook"
-    exact = exact_pair(d["best"], "ai", rules=FACEBOOK, target=600)
+    exact = exact_pair(d["best"], "ai", rules=FACEBOOK, target=400)
     assert d["best_score"] == pytest.approx(exact.score, abs=1e-12)
 
 

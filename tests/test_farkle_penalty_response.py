@@ -76,7 +76,7 @@ def test_best_response_under_must_roll_matches_plain_value_iteration(monkeypatch
     # first-to-bank's best response is checked at every state by the plain value iteration,
     # and its table played in both seats under must-roll, in the fast tier
     pytest.param(FACEBOOK, 600, "threshold-300", marks=pytest.mark.slow),
-    (LAST_ROUND, 300, "max-ev")], ids=["facebook", "last-round"])
+    (LAST_ROUND, 200, "max-ev")], ids=["facebook", "last-round"])
 def test_best_response_plays_its_value_and_beats_every_other_policy(rules, target, opponent,
                                                                     monkeypatch):
     """Its policy table, played by the exact head to head (an independent evaluation),

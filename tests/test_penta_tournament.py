@@ -55,14 +55,14 @@ def test_finishes_per_chunk_add_up():
 
 @pytest.mark.parametrize("seats", [2, 3, 5])
 def test_every_policy_sits_in_every_seat_equally_often(seats):
-    t = tournament(["optimal", "greedy"], seats=seats, games=8192, seed=1)
+    t = tournament(["optimal", "greedy"], seats=seats, games=1024, seed=1)
     assert t.game == "penta" and t.target is None
     for s in range(seats):
         counts = Counter(table["policies"][s] for table in t.tables)
         assert set(counts) == {"optimal", "greedy"} and len(set(counts.values())) == 1
     games = {s.policy: s.games for s in t.standings()}
     assert games["optimal"] == games["greedy"]
-    assert sum(games.values()) == len(t.tables) * 8192 * seats
+    assert sum(games.values()) == len(t.tables) * 1024 * seats
 
 
 def test_pair_score_agrees_with_compare_and_optimal_wins():
@@ -86,7 +86,7 @@ def test_common_dice_give_more_than_a_game_per_game():
     seed's estimate from 74 units is 1.14)."""
     t = tournament(["optimal", "greedy"], games=600_000, seed=5)
     assert t.pairs()[0].effective_games_per_game > 1.0
-    independent = tournament(["optimal", "greedy"], games=100_000, seed=5, crn=False)
+    independent = tournament(["optimal", "greedy"], games=20_000, seed=5, crn=False)
     assert independent.pairs()[0].effective_games_per_game == pytest.approx(1.0)
 
 
