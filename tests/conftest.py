@@ -108,6 +108,9 @@ def _isolated_cache_dir(request, tmp_path_factory, monkeypatch, _decision_blocks
                 break
     monkeypatch.setenv("DICELAB_CACHE_DIR", str(d))
     yield d
+    from dicelab import cache
+
+    cache.wait_stores()  # blocks still being written on their own threads
     for block in d.glob(DECISION_FILES):
         kept = _decision_blocks / block.name
         if kept.exists() and os.path.samefile(block, kept):

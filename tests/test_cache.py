@@ -573,3 +573,21 @@ def test_the_automatic_prune_says_what_it_removed(cache_dir, monkeypatch, capsys
     assert code == 0 and json.loads(out)
     assert err.startswith("dicelab: cache: removed 3 least recently used file(s)")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_store_in_the_background_is_written_before_anyone_reads_the_cache(tmp_path,
+                                                                           monkeypatch):
+    """A background store resolves its path when it is made (a later change of the cache
+    directory does not move it), and every look at the cache waits for it."""
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path / "a"))
+    arr = np.arange(1_000_000, dtype=np.int64)
+    cache.store_in_background("k", "v1", {"x": arr})
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path / "b"))
+    assert cache.load("k", "v1") is None  # waited; the entry is in a, not b
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path / "a"))
+    got = cache.load("k", "v1")
+    assert got is not None and np.array_equal(got["x"], arr)
+    assert not list((tmp_path / "a").glob(".*.tmp"))
+    monkeypatch.setenv("DICELAB_CACHE_MAX_SIZE", "lots")
+    with pytest.raises(UserError):  # a malformed limit fails before the thread starts
+        cache.store_in_background("k2", "v1", {"x": arr})

@@ -20,9 +20,12 @@ from dicelab.penta.rules import get_rules
 
 
 def fresh(policy: str, rules: str):
-    """Tables made by this call, from the disk cache or built (the memo forgotten first)."""
+    """Tables made by this call, from the disk cache or built (the memo forgotten first),
+    a built block written to the cache (it is written on its own thread)."""
     policies.release_decision_tables()
-    return decision_tables(policy, rules)
+    tables = decision_tables(policy, rules)
+    cache.wait_stores()
+    return tables
 
 
 def block_file(policy: str, rules: str):

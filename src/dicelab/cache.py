@@ -42,6 +42,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
 import zipfile
 from collections.abc import Callable, Collection
@@ -77,6 +78,7 @@ _O_NOATIME = getattr(os, "O_NOATIME", 0)
 
 
 def cache_dir() -> Path:
+    wait_stores()  # whoever looks at the cache sees this process's entries written
     env = os.environ.get("DICELAB_CACHE_DIR")
     if env:
         return Path(env)
@@ -346,15 +348,17 @@ def _read_entry(fh: BinaryIO, path: Path, key: str, version: Version,
         return None
 
 
-def store(key: str, version: Version, arrays: dict[str, np.ndarray]) -> Path | None:
+def store(key: str, version: Version, arrays: dict[str, np.ndarray],
+          path: Path | None = None) -> Path | None:
     """Write arrays atomically; returns the path, or None if the cache is not writable.
+    ``path``: where (default :func:`cache_path` of ``key``).
 
     With ``$DICELAB_CACHE_MAX_SIZE`` set, other entries are then pruned, least recently
     used first, until the cache fits (the entry just written always stays, even if it
     alone is bigger); a malformed value raises ``UserError`` before anything is written.
     """
     limit = max_size()
-    path = cache_path(key)
+    path = path or cache_path(key)
     header = {"key": key, "version": version,
               "digests": {name: digest(a) for name, a in arrays.items()}}
     payload = dict(arrays)
@@ -377,6 +381,36 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray]) -> Path | N
 
 
 _WARNED: set[str] = set()
+
+
+#: Stores still being written on their own threads (:func:`store_in_background`).
+_PENDING: list[threading.Thread] = []
+
+
+def store_in_background(key: str, version: Version, arrays: dict[str, np.ndarray]) -> None:
+    """:func:`store` on a thread of its own, for a large table its caller goes on reading
+    (never changing): the command's work overlaps the write (a first ``simulate -s
+    optimal`` writes a 270 MB decision block while it plays; docs/design/first-run.md). The
+    thread is not a daemon, so the interpreter waits for it before it exits, and the entry
+    is written whole or not at all (:func:`store`); every reader of the cache in this
+    process waits for it first (:func:`wait_stores`)."""
+    max_size()  # a malformed limit fails here, not on the thread
+    thread = threading.Thread(target=store, args=(key, version, arrays, cache_path(key)),
+                              name=f"dicelab cache store {key}")
+    _PENDING.append(thread)
+    thread.start()
+
+
+def wait_stores() -> None:
+    """Wait until every :func:`store_in_background` of this process is written (a store's
+    own thread does not wait)."""
+    me = threading.current_thread()
+    if me in _PENDING:
+        return
+    for thread in list(_PENDING):
+        thread.join()
+        with contextlib.suppress(ValueError):
+            _PENDING.remove(thread)
 
 
 def _warn_unusable(directory: Path, exc: OSError | UserError) -> None:

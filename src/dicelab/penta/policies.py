@@ -519,8 +519,8 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
             loaded = disk_cache.load(key, version, out={"decisions": block}) is not None
             if not loaded:
                 build_decision_block(values, rs, tables.slot, block)
-        if not loaded:
-            disk_cache.store(key, version, {"decisions": block})
+        if not loaded:  # written while the caller plays from the block
+            disk_cache.store_in_background(key, version, {"decisions": block})
         tables.built[p] = True
         tables.elapsed_s[name] = time.perf_counter() - t0
         tables.from_cache[name] = loaded
