@@ -106,6 +106,11 @@ def test_policy_plot_writes_png(capsys, tmp_path):
     code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--plot", str(png))
     assert code == 0 and f"wrote {png}" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # with --json too: the picture is written and the JSON names it
+    both = tmp_path / "both.png"
+    code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--plot", str(both), "--json")
+    assert code == 0 and json.loads(out)["plot"] == str(both)
+    assert both.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 

@@ -130,20 +130,20 @@ def register(app, solve_app, policy_app) -> None:
         # an exact policy is solved (or loaded) first, with progress
         with solving(not json_out and family_of(spec).solved) as progress:
             bank, title = bank_table(spec, table, target, me, opp, progress)
+        if plot is not None:
+            from dicelab.plots import policy_heatmap_figure, save_png
+
+            save_png(policy_heatmap_figure(bank, title=title, max_points=max_points), plot)
         if json_out:
             from dicelab.farkle.solitaire import bank_runs
             from dicelab.results import to_json
 
             typer.echo(to_json({"policy": name, "title": title, "me": me, "opp": opp,
-                                **bank_runs(bank)}))
-            return
-        if plot is None:
+                                **bank_runs(bank), "plot": plot}))
+        elif plot is not None:
+            typer.echo(f"wrote {plot}")
+        else:
             from dicelab.cli.render import decision_text
 
             typer.echo(title)
             typer.echo(decision_text(bank))
-            return
-        from dicelab.plots import policy_heatmap_figure, save_png
-
-        save_png(policy_heatmap_figure(bank, title=title, max_points=max_points), plot)
-        typer.echo(f"wrote {plot}")
