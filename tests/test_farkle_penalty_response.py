@@ -40,8 +40,8 @@ def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch)
     np.testing.assert_allclose(br.streak_values, ref.value, rtol=0, atol=1e-10)
     np.testing.assert_allclose(br.opponent_streak_values, ref.opponent[0], rtol=0, atol=1e-10)
     assert br.p_win == pytest.approx(ref.win[0, 0, 4, 4], abs=1e-10)
-    assert br.second_outcome[0] == pytest.approx(1 - ref.opponent[1, 0, 0, 4, 4], abs=1e-10)
-    assert br.outcome(-100, 50, 1, 2)[0] == pytest.approx(ref.win[1, 2, 2, 5],
+    assert br.second_outcome.win == pytest.approx(1 - ref.opponent[1, 0, 0, 4, 4], abs=1e-10)
+    assert br.outcome(-100, 50, 1, 2).win == pytest.approx(ref.win[1, 2, 2, 5],
                                                                 abs=1e-10)
     assert br.tolerance < 1e-9
 
@@ -66,7 +66,7 @@ def test_best_response_under_must_roll_matches_plain_value_iteration(monkeypatch
     assert not table.bank[..., 6].any()
     played = exact_pair(table, "threshold-350", rules=rules, target=target, use_cache=False)
     assert played.first.win == pytest.approx(br.p_win, abs=1e-6)
-    assert played.second.win == pytest.approx(br.second_outcome[0], abs=1e-6)
+    assert played.second.win == pytest.approx(br.second_outcome.win, abs=1e-6)
     free = solve_best_response(dataclasses.replace(rules, hot_dice="may-bank"), target,
                                "threshold-350", use_cache=False)
     assert abs(free.p_win - br.p_win) > 1e-4  # must-roll changes the game
@@ -90,8 +90,8 @@ def test_best_response_plays_its_value_and_beats_every_other_policy(rules, targe
     second = br.second_outcome
     assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
     assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
-    assert played.second.win == pytest.approx(second[0], abs=1e-9)
-    assert played.second.tie == pytest.approx(second[1], abs=1e-9)
+    assert played.second.win == pytest.approx(second.win, abs=1e-9)
+    assert played.second.tie == pytest.approx(second.tie, abs=1e-9)
     if rules.ending == "last-round":
         assert br.p_tie > 1e-3  # ties are really there
     for other in ("optimal-win", "ai", "max-ev", "threshold-350"):
@@ -108,8 +108,7 @@ def test_best_response_plays_its_value_and_beats_every_other_policy(rules, targe
         to_ow = solve_best_response(rules, target, "optimal-win")
         assert to_ow.p_win + to_ow.p_tie / 2 == pytest.approx(ow.p_win + ow.p_tie / 2,
                                                                abs=1e-9)
-        w, t, _ = to_ow.second_outcome
-        assert w + t / 2 == pytest.approx(1 - ow.p_win - ow.p_tie / 2, abs=1e-9)
+        assert to_ow.second_outcome.score == pytest.approx(1 - ow.p_win - ow.p_tie / 2, abs=1e-9)
 
 
 def test_cli_solves_a_best_response_under_facebook(capsys):

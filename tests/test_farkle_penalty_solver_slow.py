@@ -56,11 +56,11 @@ def test_penalty_matches_naive_value_iteration_at_every_state(tight, rules, targ
         np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-10)
     # the queries read the same arrays: 0 : 0, and a state below zero after a penalty
     assert sol.p_win == pytest.approx(ref.win[0, 0, floor, floor], abs=1e-10)
-    w, t, _ = sol.outcome(-100, 50, 1, 2)
-    assert (w, t) == pytest.approx((ref.win[1, 2, floor - 2, floor + 1],
+    o = sol.outcome(-100, 50, 1, 2)
+    assert (o.win, o.tie) == pytest.approx((ref.win[1, 2, floor - 2, floor + 1],
                                     ref.tie[1, 2, floor - 2, floor + 1]), abs=1e-10)
     # the penalty matters: a player about to risk it is worse off than one who is not
-    assert sol.outcome(0, 0, 2, 0)[0] < sol.outcome(0, 0, 0, 0)[0] - 1e-3
+    assert sol.outcome(0, 0, 2, 0).win < sol.outcome(0, 0, 0, 0).win - 1e-3
 
 
 @pytest.mark.slow

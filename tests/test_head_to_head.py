@@ -132,7 +132,7 @@ def test_best_response_is_what_its_table_plays_and_beats_optimal_win(opponent):
     assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
     assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
     second = br.second_outcome
-    assert played.second.win == pytest.approx(second[0], abs=1e-9)
+    assert played.second.win == pytest.approx(second.win, abs=1e-9)
     # knowing the opponent is worth something, in both seats, never less than nothing
     general = exact_pair("optimal-win", opponent, target=1000)
     assert played.first.score >= general.first.score - 1e-9
@@ -219,7 +219,7 @@ def test_best_response_under_a_minimum_to_bank_is_what_its_table_plays(opponent)
                         use_cache=False)
     assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
     assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
-    assert played.second.win == pytest.approx(br.second_outcome[0], abs=1e-9)
+    assert played.second.win == pytest.approx(br.second_outcome.win, abs=1e-9)
     general = exact_pair("optimal-win", opponent, rules=MIN_BANK, target=1000,
                          use_cache=False)
     assert played.score >= general.score - 1e-12

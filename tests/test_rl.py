@@ -424,8 +424,8 @@ def test_two_seat_yardstick_against_a_fixed_policy_is_the_best_response():
     def values_of(acts, r):
         return (env.action_values(r, 0, (0, 0), (0, 0)) + 1.0) / 2.0
 
-    w2, t2, _ = sol.second_outcome  # after a lost first turn the opponent moves first
-    mean = _first_roll_mean(values_of, w2 + t2 / 2, env.rules)
+    # after a lost first turn the opponent moves first
+    mean = _first_roll_mean(values_of, sol.second_outcome.score, env.rules)
     assert mean == pytest.approx(sol.win_value(0, 0), abs=1e-9)
     assert "vs=threshold-300" in env.infos[env.agent_selection]["yardstick"]["unit"]
 

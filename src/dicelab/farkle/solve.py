@@ -455,12 +455,12 @@ class OptimalWinSolution:
         return self._at_zero(self.opponent_streak_values)
 
     @property
-    def second_outcome(self) -> tuple[float, float, float]:
-        """(P(win), P(tie), P(loss)) of this policy when the other player moves first."""
+    def second_outcome(self) -> Outcome:
+        """This policy's outcome when the other player moves first."""
         f = self.floor_points // POINT_UNIT
         w = float(self.opponent_streak_win[0, 0, f, f])
         t = float(self.opponent_streak_tie[0, 0, f, f])
-        return 1.0 - w - t, t, w
+        return Outcome(1.0 - w - t, t)
 
     # -- queries ----------------------------------------------------------------------
 
@@ -493,11 +493,10 @@ class OptimalWinSolution:
                                                     opp_farkles)])
 
     def outcome(self, my_total: int, opp_total: int, my_farkles: int = 0,
-                opp_farkles: int = 0) -> tuple[float, float, float]:
-        """(P(win), P(tie), P(loss)) for the player about to start a turn."""
+                opp_farkles: int = 0) -> Outcome:
+        """The outcome (P(win), P(tie), P(loss)) for the player about to start a turn."""
         at = self._state(my_total, opp_total, my_farkles, opp_farkles)
-        w, t = float(self.streak_win[at]), float(self.streak_tie[at])
-        return w, t, 1.0 - w - t
+        return Outcome(float(self.streak_win[at]), float(self.streak_tie[at]))
 
     def last_round_value(self, deficit: int) -> float:
         """P(win) + 0.5 P(tie) of a last turn that must beat a lead of ``deficit`` points."""
@@ -658,8 +657,8 @@ class OptimalWinSolution:
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                "from_cache": self.from_cache,
                "memory_bytes": self.memory_bytes, "p_win": self.p_win, "p_tie": self.p_tie,
-               "p_loss": self.p_loss, "second_p_win": second[0], "second_p_tie": second[1],
-               "second_p_loss": second[2], "fair_head_start": self.fair_head_start,
+               "p_loss": self.p_loss, "second_p_win": second.win, "second_p_tie": second.tie,
+               "second_p_loss": second.loss, "fair_head_start": self.fair_head_start,
                "fair_head_start_value": self.fair_head_start_value,
                "turn_dps": self.turn_dps, "table_rows": self.table_rows,
                "policy_table_bytes": self.policy_table_bytes}
