@@ -547,10 +547,17 @@ def test_penta_win_measurement_pairs_each_seat_with_optimal_on_the_same_dice(mon
     assert lo < m.gain < hi and m.gain_se > 0
 
 
-def test_objective_seats_and_a_users_policy_do_not_share_a_table():
-    user = PolicySpec("penta", "user", "greedy-object", policy=BUILT_IN["greedy"])
-    with pytest.raises(UserError, match="not at a table with a user's Penta policy"):
-        simulate_penta([user, "optimal:at-least:300"], games=10, seed=1)
+def test_an_objective_seat_beside_a_users_policy_plays_the_kernels_games_bit_for_bit():
+    """A user's policy at the table sends every seat to the Python referee; the
+    objective's seat is then its OnlinePolicy, and plays and scores as the kernel's."""
+    user = PolicySpec("penta", "user", "optimal-object", policy=BUILT_IN["optimal"])
+    objective = "optimal:utility:theta=0.02"
+    mine = simulate_penta([user, objective], games=60, seed=5, per_chunk=True)
+    kernel = simulate_penta(["optimal", objective], games=60, seed=5, per_chunk=True)
+    for name in ("hist", "box_sum", "box_sq", "upper_bonus", "fifty", "wins", "tied", "beat"):
+        assert np.array_equal(getattr(mine, name), getattr(kernel, name)), name
+    assert mine.ties == kernel.ties
+    assert mine.seat(1).mean_final_score != kernel.seat(0).mean_final_score
 
 
 # --- penta-win and optimal:OBJECTIVE as policy objects (play, the referee, game logs) -------

@@ -78,10 +78,8 @@ class Family(families.Family):
 
     def policy(self, spec: PolicySpec, seat: int = 0, n_seats: int = 2):
         """The policy object (:class:`dicelab.penta.policy.Policy`) the referee asks at
-        ``seat`` of ``n_seats``."""
-        raise UserError(f"{spec.name} decides inside the simulation kernel: it cannot be "
-                        "asked move by move, so it is not at a table with a user's Penta "
-                        "policy (the referee seats optimal, greedy and users' policies)")
+        ``seat`` of ``n_seats``: it plays that seat as the simulation kernel does."""
+        raise NotImplementedError
 
     def logged(self, spec: PolicySpec, seat: int = 0, n_seats: int = 2):
         """The policy object asked move by move outside the simulation kernel, by a game
@@ -156,7 +154,7 @@ class Online(Family):
     #: it values its TOTAL against the table's other cards (shown them before each turn)
     watches = False
 
-    def logged(self, spec, seat=0, n_seats=2):
+    def policy(self, spec, seat=0, n_seats=2):
         return OnlinePolicy(spec.name, lambda rules, s, n: self.kernel_seat(spec, s, n, rules),
                             watches=self.watches, seat=seat, seats=n_seats)
 
@@ -188,9 +186,9 @@ class PentaWin(Online):
             raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
                             f"{n_seats}")
 
-    def logged(self, spec, seat=0, n_seats=2):
+    def policy(self, spec, seat=0, n_seats=2):
         self._check_seats(n_seats)
-        return super().logged(spec, seat, n_seats)
+        return super().policy(spec, seat, n_seats)
 
     def check(self, spec, seats):
         self._check_seats(len(seats))

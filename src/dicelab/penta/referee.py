@@ -10,7 +10,10 @@ drivers feed it dice:
   its games turn by turn, every game drawing its first roll, then its first reroll, then
   its second, in game order -- the order the kernel draws in, so a policy that decides
   as a built-in one does gets the kernel's very dice and TOTALs, bit for bit, at any
-  seed. The books are the kernel's (histogram of TOTAL, box sums, bonuses, who beat whom).
+  seed. A policy that decides turn by turn (it has ``observe``: ``optimal:OBJECTIVE``,
+  ``penta-win``) plays its games one after another, after the other seats, shown the
+  table's cards before each turn, as the kernel plays it. The books are the kernel's
+  (histogram of TOTAL, box sums, bonuses, who beat whom).
 * :func:`play_game` -- one game on a numpy ``Generator`` (the game logs of
   :mod:`dicelab.logplay`).
 
@@ -132,9 +135,11 @@ def _key_turn(keyed, k0, k1, s, t):
 
 
 def _play_seat(policy: Policy, rules: RuleSet, state: np.ndarray, n_games: int, s: int,
-               streams: int, tick: Callable[[], None]) -> list[Scorecard]:
-    """Seat ``s``'s ``n_games`` games of one chunk in lockstep, on generator ``state``."""
+               streams: int, tick: Callable[[], None]) -> list[list[Scorecard]]:
+    """Seat ``s``'s ``n_games`` games of one chunk in lockstep, on generator ``state``:
+    its cards after each number of turns (``N_BOXES + 1`` lists of ``n_games``)."""
     cards = [Scorecard() for _ in range(n_games)]
+    trace = [cards]
     keyed = np.empty((n_games, 4), dtype=np.uint64)
     per_turn = streams == STREAM_PER_TURN
     for t in range(N_BOXES):
@@ -150,8 +155,50 @@ def _play_seat(policy: Policy, rules: RuleSet, state: np.ndarray, n_games: int, 
                     want[g], done[g] = _finish(gens[g], dice.dice_of_rank(int(rank)))
         cards = [fill(card, d.box, d.rolls[-1], rules) for card, d in zip(cards, done,
                                                                            strict=True)]
+        trace.append(cards)
         tick()
-    return cards
+    return trace
+
+
+def _play_seat_online(policy: Policy, rules: RuleSet, state: np.ndarray, n_games: int,
+                      s: int, streams: int, tick: Callable[[], None],
+                      traces: dict[int, list[list[Scorecard]]], seats: int
+                      ) -> list[list[Scorecard]]:
+    """:func:`_play_seat` for a policy that decides turn by turn (it has ``observe``: an
+    objective's or penta-win's), one game after another as the kernel plays such a seat.
+    Before each turn it is shown the table's cards: a seat before it (in ``traces``) has
+    played one more turn than it, a seat after it as many."""
+    trace = [[Scorecard() for _ in range(n_games)] for _ in range(N_BOXES + 1)]
+    keyed = np.empty((n_games, 4), dtype=np.uint64)
+    per_turn = streams == STREAM_PER_TURN
+    if per_turn:
+        by_turn = []
+        for t in range(N_BOXES):
+            _key_turn(keyed, state[0], state[1], s, t)
+            by_turn.append(keyed.copy())
+    for g in range(n_games):
+        card = trace[0][g]
+        for t in range(N_BOXES):
+            policy.observe([card if q == s else traces[q][t + (q < s)][g] if q in traces
+                            else Scorecard() for q in range(seats)], s)
+            gen = turn(policy, card, rules)
+            want, done = next(gen), None
+            while want:
+                rank = _draw_at(by_turn[t], g, want) if per_turn else _draw(state, want)
+                want, done = _finish(gen, dice.dice_of_rank(int(rank)))
+            card = fill(card, done.box, done.rolls[-1], rules)
+            trace[t + 1][g] = card
+        for _ in range((g + 1) * N_BOXES // n_games - g * N_BOXES // n_games):
+            tick()
+    return trace
+
+
+def _phase(policy: Policy) -> int:
+    """When the kernel plays a seat in a chunk: from tables (and users' policies) first,
+    then objectives' seats, then penta-win's, which watch the others' cards."""
+    if getattr(policy, "observe", None) is None:
+        return 0
+    return 2 if getattr(policy, "watches", False) else 1
 
 
 def play_chunks(policies: Sequence[Policy], rules: RuleSet, seed: int, games: int, *,
@@ -190,8 +237,14 @@ def play_chunks(policies: Sequence[Policy], rules: RuleSet, seed: int, games: in
                 progress(lo + G * done // (S * N_BOXES), games)
 
         totals = np.empty((S, G), dtype=np.int64)
-        for s, policy in enumerate(policies):
-            cards = _play_seat(policy, rules, state, G, s, streams, tick)
+        traces: dict[int, list[list[Scorecard]]] = {}
+        for s in sorted(range(S), key=lambda s: _phase(policies[s])):
+            policy = policies[s]
+            traces[s] = (_play_seat(policy, rules, state, G, s, streams, tick)
+                         if _phase(policy) == 0 else
+                         _play_seat_online(policy, rules, state, G, s, streams, tick, traces,
+                                           S))
+            cards = traces[s][-1]
             totals[s] = [c.total for c in cards]
             sc = np.array([c.scores for c in cards], dtype=np.int64)
             np.add.at(hist[s], np.minimum(totals[s], max_total), 1)

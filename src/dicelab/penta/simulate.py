@@ -897,9 +897,9 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
 
 
 def referee_policies(specs) -> list:
-    """The policy objects the referee asks for ``specs`` (their families'): a user's own,
-    or a built-in's."""
-    return [family_of(s).policy(s) for s in specs]
+    """The policy objects the referee asks for ``specs`` (their families'), each at its
+    seat: a user's own, or a built-in's, which plays its seat as the kernel does."""
+    return [family_of(s).policy(s, seat, len(specs)) for seat, s in enumerate(specs)]
 
 
 def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, seed_given: bool,
