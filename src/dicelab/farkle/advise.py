@@ -28,9 +28,10 @@ from dicelab.errors import UserError
 from dicelab.farkle import policy
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
-    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
+    check_lost_turns,
+    check_points,
     check_target,
     dice_after,
     load_rules,
@@ -132,14 +133,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     faces = _check_roll(roll)
     table = load_rules(rules, ending)
     t = check_target(target)
-    for what, k in (("--my-farkles", my_farkles), ("--opp-farkles", opp_farkles)):
-        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < PENALTY_STREAK:
-            raise UserError(f"{what} (turns lost in a row) must be in "
-                            f"0..{PENALTY_STREAK - 1}, not {k}")
-    if isinstance(turn_points, bool) or not isinstance(turn_points, int) or turn_points < 0 \
-            or turn_points % POINT_UNIT:
-        raise UserError(f"--turn-points must be a non-negative multiple of {POINT_UNIT}, not "
-                        f"{turn_points}")
+    my_farkles = check_lost_turns("--my-farkles", my_farkles)
+    opp_farkles = check_lost_turns("--opp-farkles", opp_farkles)
+    turn_points = check_points("--turn-points", turn_points, 0)
     if turn_points == 0 and len(faces) != dice.MAX_DICE:
         raise UserError(f"--turn-points 0 is a turn's first roll, which is all "
                         f"{dice.MAX_DICE} dice, not {len(faces)}")
@@ -169,10 +165,7 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
             unit = "expected final turn score (points; a lost turn at its long-run cost)"
     else:
         low = -table.penalty_floor() * POINT_UNIT  # under the penalty: below zero
-        for what, v in (("--me", me), ("--opp", opp)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < low or v % POINT_UNIT:
-                raise UserError(f"{what} must be a multiple of {POINT_UNIT} of at least "
-                                f"{low}, not {v}")
+        me, opp = check_points("--me", me, low), check_points("--opp", opp, low)
         if me >= t:
             raise UserError(f"--me {me}: a banked total at the target {t} has ended the "
                             "game or started its last round")

@@ -30,7 +30,7 @@ from dicelab.farkle import kernels as K
 from dicelab.farkle.builtin import KernelCode, as_policy, family_of
 from dicelab.farkle.fixed import lead_rows
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
+from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_points, check_target
 from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
 
@@ -137,9 +137,6 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     (1, 0, 'threshold-300 (rules default)')
     """
     t = check_target(target)
-    for what, v in (("--me", my_total), ("--opp", opp_total)):
-        if isinstance(v, bool) or not isinstance(v, int | np.integer) or not 0 <= v < t \
-                or v % POINT_UNIT:
-            raise UserError(f"{what} must be a multiple of {POINT_UNIT} in 0..{t - POINT_UNIT}"
-                            f" (a score in a running game to {t}), not {v}")
+    my_total = check_points("--me", my_total, 0, t - POINT_UNIT)
+    opp_total = check_points("--opp", opp_total, 0, t - POINT_UNIT)
     return family_of(spec).bank_table(spec, rules, t, my_total, opp_total, progress)

@@ -49,6 +49,7 @@ from dicelab.farkle.rules import (
     NO_BANK,
     POINT_UNIT,
     FarkleRules,
+    check_lost_turns,
     check_points,
     check_target,
 )
@@ -568,24 +569,16 @@ class FastestSolution:
     farkle_penalty: int = 0
     floor_points: int = 0
 
-    def _index(self, total: int) -> int:
-        if isinstance(total, bool) or not isinstance(total, int | np.integer) \
-                or not -self.floor_points <= total < self.target or total % POINT_UNIT:
-            raise UserError(f"total must be a multiple of {POINT_UNIT} in "
-                            f"{-self.floor_points}..{self.target - 50}, not {total!r}")
-        return (int(total) + self.floor_points) // POINT_UNIT
-
-    def _streak(self, lost_in_a_row: int) -> int:
-        k = self.turns.shape[0]
-        if isinstance(lost_in_a_row, bool) or not isinstance(lost_in_a_row, int | np.integer) \
-                or not 0 <= lost_in_a_row < k:
-            raise UserError(f"lost turns in a row must be in 0..{k - 1}, not {lost_in_a_row!r}")
-        return int(lost_in_a_row)
+    def _at(self, total: int, lost_in_a_row: int) -> tuple[int, int]:
+        """The index ``[s, u]`` of a turn's start, checked."""
+        total = check_points("total", total, -self.floor_points, self.target - POINT_UNIT)
+        return (check_lost_turns("lost turns", lost_in_a_row, self.turns.shape[0]),
+                (total + self.floor_points) // POINT_UNIT)
 
     def expected_turns_from(self, total: int, lost_in_a_row: int = 0) -> float:
         """Expected turns to reach the target from ``total`` after ``lost_in_a_row``
         lost turns."""
-        return float(self.turns[self._streak(lost_in_a_row), self._index(total)])
+        return float(self.turns[self._at(total, lost_in_a_row)])
 
     @property
     def expected_turns_to_target(self) -> float:
@@ -594,7 +587,7 @@ class FastestSolution:
 
     def bank_at(self, total: int, lost_in_a_row: int = 0) -> np.ndarray:
         """The bank decisions (P, 7) of a turn started at ``total``."""
-        return self.bank[self._streak(lost_in_a_row), self._index(total)]
+        return self.bank[self._at(total, lost_in_a_row)]
 
     def bank_thresholds(self, total: int, lost_in_a_row: int = 0) -> dict[int, int | None]:
         """Smallest turn points at which ``fastest`` banks at ``total``, per n."""

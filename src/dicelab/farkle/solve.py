@@ -49,9 +49,10 @@ from dicelab.farkle.engine.model import CLIMB_ERR, NO_BANK_UNITS, Model, model
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     HOT_DICE,
-    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
+    check_lost_turns,
+    check_points,
     check_target,
 )
 from dicelab.farkle.solitaire import turn_table
@@ -467,23 +468,14 @@ class OptimalWinSolution:
     def _state(self, my_total: int, opp_total: int, my_farkles: int = 0,
                opp_farkles: int = 0) -> tuple[int, int, int, int]:
         """The index ``(s, r, x, y)`` of a state, checked."""
-        floor = self.floor_points // POINT_UNIT
-        idx = []
-        for what, points in (("my total", my_total), ("opponent total", opp_total)):
-            if isinstance(points, bool) or not isinstance(points, int | np.integer) \
-                    or not -self.floor_points <= points < self.target or points % POINT_UNIT:
-                raise UserError(f"{what} must be a multiple of {POINT_UNIT} in "
-                                f"{-self.floor_points}..{self.target - 50} (a game still "
-                                f"running), not {points!r}")
-            idx.append(int(points) // POINT_UNIT + floor)
-        for what, n in (("my farkles", my_farkles), ("opponent farkles", opp_farkles)):
-            if isinstance(n, bool) or not isinstance(n, int | np.integer) \
-                    or not 0 <= n < PENALTY_STREAK:
-                raise UserError(f"{what} (lost turns in a row) must be in "
-                                f"0..{PENALTY_STREAK - 1}, not {n!r}")
+        hi = self.target - POINT_UNIT
+        x = check_points("my total", my_total, -self.floor_points, hi)
+        y = check_points("opponent total", opp_total, -self.floor_points, hi)
+        s, r = check_lost_turns("my farkles", my_farkles), check_lost_turns(
+            "opponent farkles", opp_farkles)
         # a count matters only under a penalty for lost turns in a row (else one count)
-        k = self.streak_values.shape[0]
-        return min(int(my_farkles), k - 1), min(int(opp_farkles), k - 1), idx[0], idx[1]
+        k, f = self.streak_values.shape[0] - 1, self.floor_points
+        return min(s, k), min(r, k), (x + f) // POINT_UNIT, (y + f) // POINT_UNIT
 
     def win_value(self, my_total: int, opp_total: int, my_farkles: int = 0,
                   opp_farkles: int = 0) -> float:
@@ -500,11 +492,7 @@ class OptimalWinSolution:
 
     def last_round_value(self, deficit: int) -> float:
         """P(win) + 0.5 P(tie) of a last turn that must beat a lead of ``deficit`` points."""
-        if isinstance(deficit, bool) or not isinstance(deficit, int | np.integer) \
-                or deficit <= 0 or deficit % POINT_UNIT:
-            raise UserError(f"deficit must be a positive multiple of {POINT_UNIT}, "
-                            f"not {deficit!r}")
-        d = int(deficit) // POINT_UNIT
+        d = check_points("deficit", deficit) // POINT_UNIT
         return float(self.last_round_values[d]) if d < self.last_round_values.size else 0.0
 
     def last_round_tables(self) -> Tables:
@@ -552,11 +540,7 @@ class OptimalWinSolution:
         """(value of banking, value of rolling ``n`` dice for n = 1..6): this policy's
         P(win) + P(tie)/2 at a decision point of a turn started at (my, opp) totals, with
         ``turn_points`` (points) set aside so far (index 0 of the roll values unused)."""
-        if isinstance(turn_points, bool) or not isinstance(turn_points, int | np.integer) \
-                or turn_points < POINT_UNIT or turn_points % POINT_UNIT:
-            raise UserError(f"turn points must be a positive multiple of {POINT_UNIT}, not "
-                            f"{turn_points!r}")
-        i = int(turn_points) // POINT_UNIT
+        i = check_points("turn points", turn_points) // POINT_UNIT
         m = model(self.farkle_rules)
         state = self._state(my_total, opp_total, my_farkles, opp_farkles)
         sc, beta = self._turn(state, i + m.max_points + m.six_rows + 2)
