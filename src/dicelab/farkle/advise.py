@@ -234,31 +234,18 @@ def optimal_win_solution(rules: FarkleRules, target: int,
 
 
 def _last_turn(rules: FarkleRules, me: int, opp: int):
-    """The last turn: beat ``opp``. One turn DP over the turn points from this turn's
-    start: a bank is worth 1 above ``opp``, 1/2 level with it and 0 below, where the rules
-    let the turn bank (so a minimum to bank is played as it is); past the lead every bank
-    wins, and six dice that may not bank roll on and win with ``model.ahead6``."""
+    """The last turn: beat ``opp`` (:func:`dicelab.farkle.solve.last_turn`, over the turn
+    points from this turn's start, so a minimum to bank is played as it is)."""
     from dicelab.farkle.engine import turn
     from dicelab.farkle.engine.model import model
-    from dicelab.farkle.solitaire import turn_table
+    from dicelab.farkle.solve import last_turn
 
     m = model(rules)
     lead = (opp - me) // POINT_UNIT
-    top = max(lead + 1, int(m.bank_floor[1]))
-    memo: dict[int, tuple] = {}
-
-    def table(p: int):
-        rows = max(top, p + 1) + m.max_points
-        if rows not in memo:
-            i = np.arange(rows)
-            memo.clear()
-            memo[rows] = turn_table(m, np.where(i > lead, 1.0, np.where(i == lead, 0.5, 0.0)),
-                                    top)[1]
-        return memo[rows]
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         p = tp // POINT_UNIT
-        w = table(p)
+        w = last_turn(m, lead, max(lead + 1, int(m.bank_floor[1]), p + 1) + m.max_points)
         roll = np.zeros(7)
         turn.roll_values(m, p, 0.0, w.v, w.choice, roll)
         return (1.0 if p > lead else 0.5 if p == lead else 0.0), roll

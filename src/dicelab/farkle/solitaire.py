@@ -154,12 +154,17 @@ class TurnDistribution:
 def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
     """A bank table (..., P, 7) as the rules let it play: no bank below the minimum to
     bank (rows added up to that row, copies of the last, so the last row still banks)."""
-    floor = np.array(rules.bank_floor)
     rows = max(bank.shape[-2], rules.min_bank // POINT_UNIT + 1)
-    out = np.concatenate([bank, np.repeat(bank[..., -1:, :], rows - bank.shape[-2], axis=-2)],
-                         axis=-2)
-    out[..., np.arange(rows)[:, None] * POINT_UNIT < floor[None, :]] = 0
+    out = pad_rows(bank, rows)
+    out[..., np.arange(rows)[:, None] * POINT_UNIT < np.array(rules.bank_floor)[None, :]] = 0
     return np.ascontiguousarray(out, dtype=np.uint8)
+
+
+def pad_rows(table: np.ndarray, rows: int) -> np.ndarray:
+    """A table (..., P, 7) with rows added up to ``rows``: copies of its last (how the
+    kernel clamps a table's rows)."""
+    extra = np.repeat(table[..., -1:, :], rows - table.shape[-2], axis=-2)
+    return np.ascontiguousarray(np.concatenate([table, extra], axis=-2))
 
 
 def fixed_choice(m: Model, value: np.ndarray | None) -> np.ndarray:
@@ -414,6 +419,17 @@ class MaxEvSolution:
         return out
 
 
+def max_ev_turn(m: Model, c: int, beta: float, edge: np.ndarray | None = None
+                ) -> tuple[float, game.Scratch]:
+    """The ``max-ev`` turn banking from row ``c`` on: a bank worth its turn points, a lost
+    turn ``beta`` points, six dice leaving the table worth ``edge`` (units; default the
+    lost turn's value). Returns (its value in units, its table)."""
+    rows = c + m.six_rows + m.max_points + 1
+    b = beta / POINT_UNIT
+    return turn_table(m, np.arange(rows, dtype=np.float64), c, b,
+                      np.full(rows, b) if edge is None else edge)
+
+
 def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
                    w6: float) -> TurnPolicy:
     """The turn policy with a lost turn worth ``beta`` (points) and its error bound: where
@@ -423,11 +439,10 @@ def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
     c = cap // POINT_UNIT
     rows = c + m.six_rows + m.max_points + 1
     b = beta / POINT_UNIT
-    bankv = np.arange(rows, dtype=np.float64)
-    _, w = turn_table(m, bankv, c, b, np.full(rows, b))
+    _, w = max_ev_turn(m, c, beta)
     error = 0.0
     if m.six_rows:
-        _, hi = turn_table(m, bankv, c, b, bankv + w6 / POINT_UNIT)
+        _, hi = max_ev_turn(m, c, beta, np.arange(rows) + w6 / POINT_UNIT)
         error = float(np.abs(hi.v[:(c + 1) * 7] - w.v[:(c + 1) * 7]).max()) * POINT_UNIT
     value = w.v.reshape(rows, 7) * POINT_UNIT
     bank = w.bk.reshape(rows, 7).copy()
@@ -468,16 +483,12 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     cap = max_ev_cap(rules) if cap is None else max(check_points("cap", cap), rules.min_bank)
     t0 = time.perf_counter()
     w6 = float(gain_bound(rules)[HOT_DICE])
-    c = cap // POINT_UNIT
-    rows = c + m.six_rows + m.max_points + 1
 
     def turn_value(beta: float) -> float:
         """The turn's value in points with a lost turn worth ``beta`` points."""
         if beta > 0:
             raise UserError("a lost turn cannot be worth more than banking nothing")
-        b = beta / POINT_UNIT
-        return turn_table(m, np.arange(rows, dtype=np.float64), c, b, np.full(rows, b))[0] \
-            * POINT_UNIT
+        return max_ev_turn(m, cap // POINT_UNIT, beta)[0] * POINT_UNIT
 
     k, pen = m.streak, float(rules.farkle_penalty)
     iterations = 0
@@ -506,15 +517,14 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     # the same policies evaluated from their exact turn distributions: the chain of lost
     # turns in a row (a bank returns to 0, a loss moves on, the last to 0)
     q = np.array([p.distribution.p_bust for p in streak])
-    share = np.cumprod(np.concatenate([[1.0], q[:-1]]))
-    share /= share.sum()
+    chain = np.cumprod(np.concatenate([[1.0], q[:-1]]))
+    share = chain / chain.sum()
     rate = sum(share[s] * (p.distribution.expected_score - (pen * q[s] if s == k - 1 else 0))
                for s, p in enumerate(streak))
     # each turn value is off by at most eps, moving with its lost turn's value at the slope
     # P(lost): g's map is off by eps (1 + q0 + q0 q1 + ...) and contracts by its slope
     # and each h[s] = E_s(h[s + 1]) - g adds its own eps, q[s] times the next one's, and g's
     eps = max(p.value_error for p in streak)
-    chain = np.cumprod(np.concatenate([[1.0], q[:-1]]))
     e_g = eps * float(chain.sum()) / (1.0 - float(chain[1:].sum())) if k > 1 else eps
     errors = [e_g]
     e_h = eps + e_g
@@ -972,9 +982,8 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 
 
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
-           "ThresholdSweep",
-           "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
+           "ThresholdSweep", "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "legal_bank",
-           "max_ev_table", "race", "solve_fastest",
-           "solve_max_ev", "threshold_bank_table", "threshold_distribution", "threshold_solution",
+           "max_ev_table", "max_ev_turn", "pad_rows", "race", "solve_fastest", "solve_max_ev",
+           "threshold_bank_table", "threshold_distribution", "threshold_solution",
            "threshold_sweep"]

@@ -109,6 +109,18 @@ def _need_floor(m: Model) -> np.ndarray:
     return floor
 
 
+def last_turn(m: Model, lead: int, rows: int, floor: np.ndarray | None = None
+              ) -> game.Scratch:
+    """The optimal last turn that must beat a lead of ``lead`` units, over ``rows`` rows of
+    turn points: a bank worth 1 above the lead, 1/2 level with it and 0 below, from
+    ``floor`` (default the rules' bank floor) and banking from past the lead on; six dice
+    that may not bank roll on and win with ``m.ahead6``."""
+    floor = m.bank_floor if floor is None else floor
+    i = np.arange(rows)
+    return turn_table(m, np.where(i > lead, 1.0, np.where(i == lead, 0.5, 0.0)),
+                      max(lead + 1, int(floor[1])), floor=floor)[1]
+
+
 def last_round(m: Model, x_max: int) -> LastRound:
     """The last turn needing ``x = 0 .. x_max - 1`` more (units): one turn DP whose row
     ``i`` needs ``x = x_max - 1 - i``, a bank ahead worth 1 (six dice that may not bank
@@ -118,8 +130,7 @@ def last_round(m: Model, x_max: int) -> LastRound:
     rows = top + m.max_points
     i = np.arange(rows)
     edge = np.full(rows, m.ahead6)
-    _, w = turn_table(m, np.where(i >= top, 1.0, np.where(i == top - 1, 0.5, 0.0)), top,
-                      floor=_need_floor(m))
+    w = last_turn(m, top - 1, rows, _need_floor(m))
     win, tie = np.zeros(rows * 7), np.zeros(rows * 7)
     turn.turn_eval(m, w.bk, w.choice, (i >= top).astype(np.float64), edge, 0.0, rows, win)
     turn.turn_eval(m, w.bk, w.choice, (i == top - 1).astype(np.float64), np.zeros(rows), 0.0,
@@ -921,6 +932,7 @@ __all__ = [
     "evaluate",
     "fixed_seat",
     "last_round",
+    "last_turn",
     "least_policy_table_bytes",
     "opponent_side",
     "optimal_seat",
