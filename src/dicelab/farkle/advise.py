@@ -17,6 +17,7 @@ after hot dice). Options worth the same (within 1e-12) are ties and say so
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 from dicelab import dice
 from dicelab.errors import UserError
 from dicelab.farkle import policy
+from dicelab.farkle.engine.model import model
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
     POINT_UNIT,
@@ -36,6 +38,8 @@ from dicelab.farkle.rules import (
     dice_after,
     load_rules,
 )
+from dicelab.farkle.solitaire import max_ev_capped, roll_values
+from dicelab.farkle.solve import last_turn, solve_optimal_win
 
 #: Options whose values differ by at most this are ties.
 TIE = 1e-12
@@ -156,13 +160,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         "lost (Turn lost!)")
     n = len(faces)
     if me is None:
-        sol = max_ev_solution(table)
-        mode, unit = "solitaire", "expected final turn score (points)"
-
-        def value(tp: int) -> tuple[float, np.ndarray]:
-            return sol.turn_values(tp, my_farkles)
-        if table.farkle_penalty:
-            unit = "expected final turn score (points; a lost turn at its long-run cost)"
+        value = functools.partial(max_ev_solution(table).turn_values, lost_in_a_row=my_farkles)
+        mode, unit = "solitaire", "expected final turn score (points{})".format(
+            "; a lost turn at its long-run cost" if table.farkle_penalty else "")
     else:
         low = -table.penalty_floor() * POINT_UNIT  # under the penalty: below zero
         me, opp = check_points("--me", me, low), check_points("--opp", opp, low)
@@ -175,13 +175,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                             "opponent reached the target")
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
-        if last:
-            value = _last_turn(table, me, opp)
-        else:
-            two = optimal_win_solution(table, t, progress)
-
-            def value(tp: int) -> tuple[float, np.ndarray]:
-                return two.turn_values(me, opp, tp, my_farkles, opp_farkles)
+        value = _last_turn(table, me, opp) if last else functools.partial(
+            optimal_win_solution(table, t, progress).turn_values, me, opp,
+            my_farkles=my_farkles, opp_farkles=opp_farkles)
     rows = []
     for keep, pts in options:
         tp = turn_points + pts
@@ -202,8 +198,6 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
 def max_ev_solution(rules: FarkleRules):
     """:func:`dicelab.farkle.solitaire.solve_max_ev`, made once per process and rule set
     (advice on many positions, as in a game analysis, reuses it)."""
-    from dicelab.farkle.solitaire import max_ev_capped
-
     return max_ev_capped(rules)
 
 
@@ -222,8 +216,6 @@ def optimal_win_solution(rules: FarkleRules, target: int,
     """:func:`dicelab.farkle.solve.solve_optimal_win` (disk-cached), held once per
     process, rule set and target (the two most recent); ``progress(fraction)`` through a
     solve."""
-    from dicelab.farkle.solve import solve_optimal_win
-
     sol = _HELD.pop((rules, target), None)
     if sol is None:
         sol = solve_optimal_win(rules, target, progress=progress)
@@ -236,18 +228,12 @@ def optimal_win_solution(rules: FarkleRules, target: int,
 def _last_turn(rules: FarkleRules, me: int, opp: int):
     """The last turn: beat ``opp`` (:func:`dicelab.farkle.solve.last_turn`, over the turn
     points from this turn's start, so a minimum to bank is played as it is)."""
-    from dicelab.farkle.engine import turn
-    from dicelab.farkle.engine.model import model
-    from dicelab.farkle.solve import last_turn
-
     m = model(rules)
     lead = (opp - me) // POINT_UNIT
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         p = tp // POINT_UNIT
         w = last_turn(m, lead, max(lead + 1, int(m.bank_floor[1]), p + 1) + m.max_points)
-        roll = np.zeros(7)
-        turn.roll_values(m, p, 0.0, w.v, w.choice, roll)
-        return (1.0 if p > lead else 0.5 if p == lead else 0.0), roll
+        return (1.0 if p > lead else 0.5 if p == lead else 0.0), roll_values(m, p, 0.0, w)
 
     return value

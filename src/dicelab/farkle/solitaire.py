@@ -84,6 +84,14 @@ def turn_table(m: Model, bankv: np.ndarray, top: int, beta: float = 0.0,
     return value, w
 
 
+def roll_values(m: Model, i: int, beta: float, w: game.Scratch) -> np.ndarray:
+    """``out[n]``: the value of rolling ``n`` dice (n = 1..6) at row ``i`` of a filled turn
+    table ``w``, a lost turn worth ``beta``."""
+    out = np.zeros(7)
+    turn.roll_values(m, i, beta, w.v, w.choice, out)
+    return out
+
+
 def turn_ends(m: Model, bank: np.ndarray, choice: np.ndarray, rows: int, guess: bool = False
               ) -> tuple[float, np.ndarray, float]:
     """(P(lost turn), P(bank at row i) for i < ``rows``, P(still rolling past them)) of a
@@ -448,11 +456,9 @@ def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
     bank = w.bk.reshape(rows, 7).copy()
     roll = np.full((rows, 7), -1.0)
     roll[:, 0] = 0.0
-    out = np.zeros(7)
     for p in range(rows - m.max_points):
         if p < c or m.six_rows:
-            turn.roll_values(m, p, b, w.v, w.choice, out)
-            roll[p, 1:] = out[1:] * POINT_UNIT
+            roll[p, 1:] = roll_values(m, p, b, w)[1:] * POINT_UNIT
             if p >= c:  # proven to bank with fewer than six dice
                 roll[p, 1:HOT_DICE] = -1.0
     dist = TurnDistribution("max-ev", rules.name, *turn_ends(m, bank, w.choice, rows, True))
@@ -984,6 +990,6 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
            "ThresholdSweep", "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "legal_bank",
-           "max_ev_table", "max_ev_turn", "pad_rows", "race", "solve_fastest", "solve_max_ev",
-           "threshold_bank_table", "threshold_distribution", "threshold_solution",
-           "threshold_sweep"]
+           "max_ev_table", "max_ev_turn", "pad_rows", "race", "roll_values", "solve_fastest",
+           "solve_max_ev", "threshold_bank_table", "threshold_distribution",
+           "threshold_solution", "threshold_sweep"]
