@@ -250,8 +250,7 @@ def bank_runs(bank: np.ndarray) -> dict:
     >>> bank_runs(threshold_bank_table(300))["bank_from"]["1"]
     300
     """
-    rolls = np.nonzero((bank[1:, 1:] == 0).any(axis=1))[0]
-    top = min(int(rolls[-1]) + 2 if rolls.size else 1, bank.shape[0] - 1)
+    top = min(last_roll(bank) + 1, bank.shape[0] - 1)
     runs = []
     start = 1
     for p in range(2, top + 2):
@@ -939,17 +938,19 @@ def threshold_sweep(rules: FarkleRules, thresholds=range(50, 2001, 50)) -> Thres
 # --- the solitaire policies as the simulation kernel plays them ------------------------
 
 
-def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
-    """Rows P so that clamping p at P - 1 never changes a decision (PolicyTable contract).
+def last_roll(bank: np.ndarray) -> int:
+    """The last row ``p >= 1`` of bank tables (..., P, 7) at which one of them still rolls
+    with some number of dice (0: none does)."""
+    rolls = (bank[..., 1:, 1:] == 0).any(axis=-1)
+    rows = np.nonzero(rolls.reshape(-1, rolls.shape[-1]).any(axis=0))[0]
+    return int(rows[-1]) + 1 if rows.size else 0  # row i of `rolls` is p = i + 1
 
-    ``bank``: (..., P, 7). Every state where the policy still rolls is below row
-    ``last_roll + 1``; one roll adds at most ``max_roll_units``.
-    """
-    rolls = bank[..., 1:, 1:] == 0
-    other_axes = tuple(i for i in range(rolls.ndim) if i != rolls.ndim - 2)
-    rows = np.nonzero(rolls.any(axis=other_axes))[0]
-    last_roll = int(rows[-1]) + 1 if rows.size else 0  # row i of `rolls` is p = i + 1
-    return last_roll + max_roll_units + 1
+
+def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
+    """Rows P so that clamping p at P - 1 never changes a decision (PolicyTable contract):
+    every state where the policy still rolls is below row ``last_roll + 1``; one roll
+    adds at most ``max_roll_units``."""
+    return last_roll(bank) + max_roll_units + 1
 
 
 def solitaire_table(name: str, value: np.ndarray, bank: np.ndarray, floor: int = 0
@@ -989,7 +990,7 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
            "ThresholdSweep", "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
-           "evaluate_turn_policy", "fastest_solution", "fastest_table", "legal_bank",
+           "evaluate_turn_policy", "fastest_solution", "fastest_table", "last_roll", "legal_bank",
            "max_ev_table", "max_ev_turn", "pad_rows", "race", "roll_values", "solve_fastest",
            "solve_max_ev", "threshold_bank_table", "threshold_distribution",
            "threshold_solution", "threshold_sweep"]
