@@ -255,9 +255,8 @@ def _game(rules: FarkleRules, u: int, tol: float, d_eps: int, self_play: bool,
 
 
 def _info(u: int) -> game.Info:
-    return game.Info(np.zeros((u, u)), np.zeros((u, u)), np.zeros((u, u)),
-                     np.zeros((u, u), dtype=np.int64), np.zeros((u, u)),
-                     np.zeros((u, u), dtype=np.int64), np.zeros((u, u)))
+    return game.Info(*(np.zeros((u, u), dtype=t) for t in (float, float, float, np.int64,
+                                                             float, np.int64, float)))
 
 
 def _no_kept() -> game.Kept:
@@ -294,15 +293,12 @@ def _contraction(changes: list[float]) -> float:
 
 
 def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
-                     progress: Callable[[float], None] | None,
-                     sweep_tol: float | None = None, max_sweeps: int | None = None) -> Sweeps:
+                     progress: Callable[[float], None] | None) -> Sweeps:
     """Policy iteration (an optimal seat A) or plain sweeps (two fixed seats) until no
     value moves by more than the sweep tolerance; the last sweeps carry P(win) and
     P(tie)."""
-    u = g.u
-    k = m.streak
-    sweep_tol = config.PENALTY_SWEEP_TOL if sweep_tol is None else sweep_tol
-    max_sweeps = config.PENALTY_MAX_SWEEPS if max_sweeps is None else max_sweeps
+    u, k = g.u, m.streak
+    sweep_tol, max_sweeps = config.PENALTY_SWEEP_TOL, config.PENALTY_MAX_SWEEPS
     info = _info(u)
     if g.a_optimal:
         offs = np.zeros(u + 1, dtype=np.int64)
