@@ -147,11 +147,10 @@ def last_round(m: Model, x_max: int) -> LastRound:
 def reach_bank(m: Model) -> np.ndarray:
     """``out[p, n]`` for ``p`` below the minimum to bank (units): the chance that a turn
     there reaches it (where it may bank) before it is lost, every set-aside chosen for
-    that; row 0, 6 dice: a whole turn. Six dice from there on are worth ``m.ahead6``."""
+    that; row 0, 6 dice: a whole turn. Six dice from there on are worth ``m.ahead6``. It is
+    the last turn against a lead one unit below the minimum (every bank allowed wins)."""
     f = int(m.bank_floor[1])
-    rows = f + m.max_points
-    _, w = turn_table(m, (np.arange(rows) >= f).astype(np.float64), f)
-    return w.v.reshape(rows, 7)[:f].copy()
+    return last_turn(m, f - 1, f + m.max_points).v.reshape(-1, 7)[:f].copy()
 
 
 def tables(rules: FarkleRules, u: int, eps: float) -> Tables:
