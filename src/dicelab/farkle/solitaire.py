@@ -741,15 +741,15 @@ def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
         return solve_fastest(rules, target)
     key = cache.entry_key("farkle-fastest", rules.name, rules.digest(), t=target)
 
+    kept = ("turns", "value", "bank", "newton_steps")
+
     def build() -> dict[str, np.ndarray]:
         sol = solve_fastest(rules, target)
-        return {"turns": sol.turns, "value": sol.value, "bank": sol.bank,
-                "newton_steps": sol.newton_steps, "solve_s": np.array([sol.solve_s])}
+        return {**{k: getattr(sol, k) for k in kept}, "solve_s": np.array([sol.solve_s])}
 
     t0 = time.perf_counter()
     arrays, from_cache = cache.cached(key, FORMAT_VERSION, build)
-    return FastestSolution(rules.name, target, arrays["turns"], arrays["value"],
-                           arrays["bank"], arrays["newton_steps"],
+    return FastestSolution(rules.name, target, *(arrays[k] for k in kept),
                            float(arrays["solve_s"][0]), time.perf_counter() - t0,
                            from_cache=from_cache, farkle_penalty=rules.farkle_penalty,
                            floor_points=rules.penalty_floor() * POINT_UNIT)
