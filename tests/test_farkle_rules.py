@@ -18,6 +18,7 @@ from dicelab.farkle.rules import (
     PRESETS,
     FarkleRules,
     bust_probabilities,
+    check_lost_turns,
     check_points,
     check_seats,
     check_target,
@@ -301,6 +302,20 @@ def test_check_seats_and_points():
     for v in (25, 0, -50, 1.0, False):
         with pytest.raises(UserError, match="multiple of 50"):
             check_points("cap", v)
+    # with a maximum: both ends are in, their neighbours out
+    assert check_points("total", -100, -100, 950) == -100
+    assert check_points("total", np.int64(950), -100, 950) == 950
+    for v in (-150, 1000, 975):
+        with pytest.raises(UserError, match=r"total must be a multiple of 50 in -100\.\.950"):
+            check_points("total", v, -100, 950)
+
+
+def test_check_lost_turns():
+    assert check_lost_turns("n", 0) == 0 and check_lost_turns("n", np.int64(2)) == 2
+    assert check_lost_turns("n", 0, streak=1) == 0
+    for v, streak in ((3, 3), (-1, 3), (1, 1), (True, 3), (1.0, 3)):
+        with pytest.raises(UserError, match=r"n \(turns lost in a row\) must be in 0\.\."):
+            check_lost_turns("n", v, streak)
 
 
 def test_a_rule_set_pickled_in_one_process_keys_memos_in_another(tmp_path):

@@ -17,6 +17,7 @@ after hot dice). Options worth the same (within 1e-12) are ties and say so
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,15 +27,19 @@ import numpy as np
 from dicelab import dice
 from dicelab.errors import UserError
 from dicelab.farkle import policy
+from dicelab.farkle.engine.model import model
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
-    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
+    check_lost_turns,
+    check_points,
     check_target,
     dice_after,
     load_rules,
 )
+from dicelab.farkle.solitaire import max_ev_capped, roll_values
+from dicelab.farkle.solve import last_turn, solve_optimal_win
 
 #: Options whose values differ by at most this are ties.
 TIE = 1e-12
@@ -132,14 +137,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     faces = _check_roll(roll)
     table = load_rules(rules, ending)
     t = check_target(target)
-    for what, k in (("--my-farkles", my_farkles), ("--opp-farkles", opp_farkles)):
-        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < PENALTY_STREAK:
-            raise UserError(f"{what} (turns lost in a row) must be in "
-                            f"0..{PENALTY_STREAK - 1}, not {k}")
-    if isinstance(turn_points, bool) or not isinstance(turn_points, int) or turn_points < 0 \
-            or turn_points % POINT_UNIT:
-        raise UserError(f"--turn-points must be a non-negative multiple of {POINT_UNIT}, not "
-                        f"{turn_points}")
+    my_farkles = check_lost_turns("--my-farkles", my_farkles)
+    opp_farkles = check_lost_turns("--opp-farkles", opp_farkles)
+    turn_points = check_points("--turn-points", turn_points, 0)
     if turn_points == 0 and len(faces) != dice.MAX_DICE:
         raise UserError(f"--turn-points 0 is a turn's first roll, which is all "
                         f"{dice.MAX_DICE} dice, not {len(faces)}")
@@ -160,19 +160,12 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         "lost (Turn lost!)")
     n = len(faces)
     if me is None:
-        sol = max_ev_solution(table)
-        mode, unit = "solitaire", "expected final turn score (points)"
-
-        def value(tp: int) -> tuple[float, np.ndarray]:
-            return sol.turn_values(tp, my_farkles)
-        if table.farkle_penalty:
-            unit = "expected final turn score (points; a lost turn at its long-run cost)"
+        value = functools.partial(max_ev_solution(table).turn_values, lost_in_a_row=my_farkles)
+        mode, unit = "solitaire", "expected final turn score (points{})".format(
+            "; a lost turn at its long-run cost" if table.farkle_penalty else "")
     else:
         low = -table.penalty_floor() * POINT_UNIT  # under the penalty: below zero
-        for what, v in (("--me", me), ("--opp", opp)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < low or v % POINT_UNIT:
-                raise UserError(f"{what} must be a multiple of {POINT_UNIT} of at least "
-                                f"{low}, not {v}")
+        me, opp = check_points("--me", me, low), check_points("--opp", opp, low)
         if me >= t:
             raise UserError(f"--me {me}: a banked total at the target {t} has ended the "
                             "game or started its last round")
@@ -182,13 +175,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                             "opponent reached the target")
         mode = "last-round" if last else "two-player"
         unit = "P(win) + P(tie)/2"
-        if last:
-            value = _last_turn(table, me, opp)
-        else:
-            two = optimal_win_solution(table, t, progress)
-
-            def value(tp: int) -> tuple[float, np.ndarray]:
-                return two.turn_values(me, opp, tp, my_farkles, opp_farkles)
+        value = _last_turn(table, me, opp) if last else functools.partial(
+            optimal_win_solution(table, t, progress).turn_values, me, opp,
+            my_farkles=my_farkles, opp_farkles=opp_farkles)
     rows = []
     for keep, pts in options:
         tp = turn_points + pts
@@ -209,8 +198,6 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
 def max_ev_solution(rules: FarkleRules):
     """:func:`dicelab.farkle.solitaire.solve_max_ev`, made once per process and rule set
     (advice on many positions, as in a game analysis, reuses it)."""
-    from dicelab.farkle.solitaire import max_ev_capped
-
     return max_ev_capped(rules)
 
 
@@ -229,8 +216,6 @@ def optimal_win_solution(rules: FarkleRules, target: int,
     """:func:`dicelab.farkle.solve.solve_optimal_win` (disk-cached), held once per
     process, rule set and target (the two most recent); ``progress(fraction)`` through a
     solve."""
-    from dicelab.farkle.solve import solve_optimal_win
-
     sol = _HELD.pop((rules, target), None)
     if sol is None:
         sol = solve_optimal_win(rules, target, progress=progress)
@@ -241,33 +226,14 @@ def optimal_win_solution(rules: FarkleRules, target: int,
 
 
 def _last_turn(rules: FarkleRules, me: int, opp: int):
-    """The last turn: beat ``opp``. One turn DP over the turn points from this turn's
-    start: a bank is worth 1 above ``opp``, 1/2 level with it and 0 below, where the rules
-    let the turn bank (so a minimum to bank is played as it is); past the lead every bank
-    wins, and six dice that may not bank roll on and win with ``model.ahead6``."""
-    from dicelab.farkle.engine import turn
-    from dicelab.farkle.engine.model import model
-    from dicelab.farkle.solitaire import turn_table
-
+    """The last turn: beat ``opp`` (:func:`dicelab.farkle.solve.last_turn`, over the turn
+    points from this turn's start, so a minimum to bank is played as it is)."""
     m = model(rules)
     lead = (opp - me) // POINT_UNIT
-    top = max(lead + 1, int(m.bank_floor[1]))
-    memo: dict[int, tuple] = {}
-
-    def table(p: int):
-        rows = max(top, p + 1) + m.max_points
-        if rows not in memo:
-            i = np.arange(rows)
-            memo.clear()
-            memo[rows] = turn_table(m, np.where(i > lead, 1.0, np.where(i == lead, 0.5, 0.0)),
-                                    top)[1]
-        return memo[rows]
 
     def value(tp: int) -> tuple[float, np.ndarray]:
         p = tp // POINT_UNIT
-        w = table(p)
-        roll = np.zeros(7)
-        turn.roll_values(m, p, 0.0, w.v, w.choice, roll)
-        return (1.0 if p > lead else 0.5 if p == lead else 0.0), roll
+        w = last_turn(m, lead, max(lead + 1, int(m.bank_floor[1]), p + 1) + m.max_points)
+        return (1.0 if p > lead else 0.5 if p == lead else 0.0), roll_values(m, p, 0.0, w)
 
     return value

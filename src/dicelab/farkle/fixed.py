@@ -30,7 +30,7 @@ from dicelab.farkle.engine import turn
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules
-from dicelab.farkle.solitaire import legal_bank
+from dicelab.farkle.solitaire import legal_bank, pad_rows
 from dicelab.registry import parse_policy
 from dicelab.resources import check_memory
 
@@ -152,12 +152,10 @@ def table_slices(pt: PolicyTable, grid: Grid, rules: FarkleRules) -> Slices:
     s_dim, m_dim, o_dim, rows = pt.dims
     values = [pt.value.reshape(-1, rows, 7)]
     banks = [pt.bank.reshape(-1, rows, 7)]
-    tot = grid.totals
-    own = np.clip(tot + pt.floor, 0, m_dim - 1)
-    opp = np.clip(tot + pt.floor, 0, o_dim - 1)
-    cnt = np.minimum(np.arange(grid.streak), s_dim - 1)
-    pair = (cnt[:, None] * s_dim + cnt[None, :])[:, :, None, None]
-    normal = (pair * m_dim + own[None, None, :, None]) * o_dim + opp[None, None, None, :]
+    tot, cnt = grid.totals, np.arange(grid.streak)
+    shape = (s_dim, s_dim, m_dim, o_dim)
+    normal = np.ravel_multi_index(pt.clamped(cnt[:, None, None, None], cnt[:, None, None],
+                                             tot[:, None], tot), shape)
     lead = np.arange(grid.d)[None, None, :]
     if pt.last_value is not None:
         last = s_dim * s_dim * m_dim * o_dim + np.minimum(lead, pt.last_value.shape[0] - 1)
@@ -165,8 +163,8 @@ def table_slices(pt: PolicyTable, grid: Grid, rules: FarkleRules) -> Slices:
         values.append(pt.last_value)
         banks.append(pt.last_bank)
     else:  # the normal table, at the leader's total (its count 0)
-        leader = np.clip(tot[None, :, None] + lead + pt.floor, 0, o_dim - 1)
-        last = ((cnt[:, None, None] * s_dim) * m_dim + own[None, :, None]) * o_dim + leader
+        last = np.ravel_multi_index(pt.clamped(cnt[:, None, None], 0, tot[:, None],
+                                               tot[:, None] + lead), shape)
     return Slices(_joined(banks, np.uint8), _joined(values, np.float32), pt.keep_all,
                   np.ascontiguousarray(np.broadcast_to(normal, grid.normal_shape),
                                        dtype=np.int64),
@@ -224,8 +222,7 @@ def legal_slices(slices: Slices, rules: FarkleRules) -> Slices:
     bank = legal_bank(rules, slices.bank)
     value = slices.value
     if not slices.keep_all and value.shape[-2] < bank.shape[-2]:
-        extra = np.repeat(value[..., -1:, :], bank.shape[-2] - value.shape[-2], axis=-2)
-        value = np.ascontiguousarray(np.concatenate([value, extra], axis=-2))
+        value = pad_rows(value, bank.shape[-2])
     return slices._replace(bank=bank, value=value)
 
 

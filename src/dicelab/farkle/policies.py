@@ -30,7 +30,7 @@ from dicelab.farkle import kernels as K
 from dicelab.farkle.builtin import KernelCode, as_policy, family_of
 from dicelab.farkle.fixed import lead_rows
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
+from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_points, check_target
 from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
 
@@ -76,7 +76,13 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
     meta[:, K.T_S] = 1
     values: list[np.ndarray] = []
     banks: list[np.ndarray] = []
-    offset = 0
+
+    def place(value: np.ndarray, bank: np.ndarray) -> int:
+        """Append a table's value and bank to the shared arrays; returns its offset."""
+        values.append(np.ascontiguousarray(value, dtype=np.float32).ravel())
+        banks.append(np.ascontiguousarray(bank, dtype=np.uint8).ravel())
+        return sum(v.size for v in values[:-1])
+
     placed: dict[PolicySpec, int] = {}  # a policy in several seats: one table, shared
     for s, seat in enumerate(seats):
         if isinstance(seat, PolicySpec) and seat in placed:
@@ -92,21 +98,15 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
         if isinstance(seat, PolicySpec):
             placed[seat] = s
         kinds[s] = K.TABLE
-        meta[s, K.T_OFFSET] = offset
+        meta[s, K.T_OFFSET] = place(pt.value, pt.bank)
         meta[s, K.T_S], meta[s, K.T_M], meta[s, K.T_O], meta[s, K.T_P] = pt.dims
         meta[s, K.T_FLOOR] = pt.floor
         meta[s, K.T_KEEP_ALL] = int(pt.keep_all)
-        values.append(np.ascontiguousarray(pt.value, dtype=np.float32).ravel())
-        banks.append(np.ascontiguousarray(pt.bank, dtype=np.uint8).ravel())
-        offset += pt.value.size
         if pt.last_round != "rule":
             meta[s, K.T_LAST_OFFSET] = K.CHASE if pt.last_round == "chase" else K.CHASE_RULE
         if pt.last_value is not None:
-            meta[s, K.T_LAST_OFFSET] = offset
+            meta[s, K.T_LAST_OFFSET] = place(pt.last_value, pt.last_bank)
             meta[s, K.T_D] = pt.last_value.shape[0]
-            values.append(np.ascontiguousarray(pt.last_value, dtype=np.float32).ravel())
-            banks.append(np.ascontiguousarray(pt.last_bank, dtype=np.uint8).ravel())
-            offset += pt.last_value.size
     if len(values) > 1:  # copied into one array, next to the originals
         check_memory(f"the seats' {len(values)} policy tables, copied together",
                      2 * sum(v.nbytes + b.nbytes for v, b in zip(values, banks, strict=True)))
@@ -137,9 +137,6 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     (1, 0, 'threshold-300 (rules default)')
     """
     t = check_target(target)
-    for what, v in (("--me", my_total), ("--opp", opp_total)):
-        if isinstance(v, bool) or not isinstance(v, int | np.integer) or not 0 <= v < t \
-                or v % POINT_UNIT:
-            raise UserError(f"{what} must be a multiple of {POINT_UNIT} in 0..{t - POINT_UNIT}"
-                            f" (a score in a running game to {t}), not {v}")
+    my_total = check_points("--me", my_total, 0, t - POINT_UNIT)
+    opp_total = check_points("--opp", opp_total, 0, t - POINT_UNIT)
     return family_of(spec).bank_table(spec, rules, t, my_total, opp_total, progress)

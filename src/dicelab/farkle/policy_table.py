@@ -122,15 +122,19 @@ class PolicyTable:
         m, o, p = self.value.shape[-4:-1]
         return self.streaks, m, o, p
 
+    def clamped(self, my_streak, opp_streak, my_units, opp_units) -> tuple:
+        """The indices (S, S, M, O axes) of normal play at these lost-turn counts and
+        totals (units of 50), clamped as the kernel does (the module docstring); arrays
+        broadcast."""
+        s_dim, m_dim, o_dim, _ = self.dims
+        return (np.clip(my_streak, 0, s_dim - 1), np.clip(opp_streak, 0, s_dim - 1),
+                np.clip(np.add(my_units, self.floor), 0, m_dim - 1),
+                np.clip(np.add(opp_units, self.floor), 0, o_dim - 1))
+
     def normal(self, my_streak: int, opp_streak: int, my_total: int, opp_total: int
                ) -> tuple[np.ndarray, np.ndarray]:
         """(value, bank) of shape (P, 7) of normal play at these lost-turn counts and
         totals (points), indexed as the kernel does (the module docstring)."""
-        s_dim, m_dim, o_dim, _ = self.dims
-        m = min(max(my_total // POINT_UNIT + self.floor, 0), m_dim - 1)
-        o = min(max(opp_total // POINT_UNIT + self.floor, 0), o_dim - 1)
-        if self.value.ndim == 4:
-            return self.value[m, o], self.bank[m, o]
-        a = min(max(my_streak, 0), s_dim - 1)
-        b = min(max(opp_streak, 0), s_dim - 1)
-        return self.value[a, b, m, o], self.bank[a, b, m, o]
+        at = self.clamped(my_streak, opp_streak, my_total // POINT_UNIT,
+                          opp_total // POINT_UNIT)[6 - self.value.ndim:]
+        return self.value[at], self.bank[at]

@@ -83,15 +83,27 @@ def check_seats(n_seats: int) -> int:
     return int(n_seats)
 
 
-def check_points(name: str, value, minimum: int = POINT_UNIT) -> int:
-    """A number of points that must be a multiple of 50 and at least ``minimum``."""
+def check_points(name: str, value, minimum: int = POINT_UNIT, maximum: int | None = None
+                 ) -> int:
+    """A number of points that must be a multiple of 50, at least ``minimum`` and (if
+    given) at most ``maximum``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise UserError(f"{name} must be an integer multiple of {POINT_UNIT}, not {value!r}")
     value = int(value)
-    if value < minimum or value % POINT_UNIT:
-        raise UserError(f"{name} must be a multiple of {POINT_UNIT} of at least {minimum}, "
-                        f"not {value}")
+    if value < minimum or value % POINT_UNIT or (maximum is not None and value > maximum):
+        span = f"of at least {minimum}" if maximum is None else f"in {minimum}..{maximum}"
+        raise UserError(f"{name} must be a multiple of {POINT_UNIT} {span}, not {value}")
     return value
+
+
+def check_lost_turns(name: str, value, streak: int = PENALTY_STREAK) -> int:
+    """A count of turns lost in a row, ``0 .. streak - 1`` (the count restarts at the
+    penalty's streak)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) \
+            or not 0 <= value < streak:
+        raise UserError(f"{name} (turns lost in a row) must be in 0..{streak - 1}, not "
+                        f"{value!r}: {PENALTY_STREAK} lost turns in a row restart the count")
+    return int(value)
 
 
 def dice_after(rolled: int, kept: int) -> int:

@@ -49,6 +49,7 @@ from dicelab.farkle.rules import (
     NO_BANK,
     POINT_UNIT,
     FarkleRules,
+    check_lost_turns,
     check_points,
     check_target,
 )
@@ -81,6 +82,14 @@ def turn_table(m: Model, bankv: np.ndarray, top: int, beta: float = 0.0,
                               np.full(rows, m.ahead6) if edge is None else edge, 0.0, beta,
                               top, rows, w.v, w.bp, w.bk, w.choice)
     return value, w
+
+
+def roll_values(m: Model, i: int, beta: float, w: game.Scratch) -> np.ndarray:
+    """``out[n]``: the value of rolling ``n`` dice (n = 1..6) at row ``i`` of a filled turn
+    table ``w``, a lost turn worth ``beta``."""
+    out = np.zeros(7)
+    turn.roll_values(m, i, beta, w.v, w.choice, out)
+    return out
 
 
 def turn_ends(m: Model, bank: np.ndarray, choice: np.ndarray, rows: int, guess: bool = False
@@ -153,12 +162,17 @@ class TurnDistribution:
 def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
     """A bank table (..., P, 7) as the rules let it play: no bank below the minimum to
     bank (rows added up to that row, copies of the last, so the last row still banks)."""
-    floor = np.array(rules.bank_floor)
     rows = max(bank.shape[-2], rules.min_bank // POINT_UNIT + 1)
-    out = np.concatenate([bank, np.repeat(bank[..., -1:, :], rows - bank.shape[-2], axis=-2)],
-                         axis=-2)
-    out[..., np.arange(rows)[:, None] * POINT_UNIT < floor[None, :]] = 0
+    out = pad_rows(bank, rows)
+    out[..., np.arange(rows)[:, None] * POINT_UNIT < np.array(rules.bank_floor)[None, :]] = 0
     return np.ascontiguousarray(out, dtype=np.uint8)
+
+
+def pad_rows(table: np.ndarray, rows: int) -> np.ndarray:
+    """A table (..., P, 7) with rows added up to ``rows``: copies of its last (how the
+    kernel clamps a table's rows)."""
+    extra = np.repeat(table[..., -1:, :], rows - table.shape[-2], axis=-2)
+    return np.ascontiguousarray(np.concatenate([table, extra], axis=-2))
 
 
 def fixed_choice(m: Model, value: np.ndarray | None) -> np.ndarray:
@@ -236,8 +250,7 @@ def bank_runs(bank: np.ndarray) -> dict:
     >>> bank_runs(threshold_bank_table(300))["bank_from"]["1"]
     300
     """
-    rolls = np.nonzero((bank[1:, 1:] == 0).any(axis=1))[0]
-    top = min(int(rolls[-1]) + 2 if rolls.size else 1, bank.shape[0] - 1)
+    top = min(last_roll(bank) + 1, bank.shape[0] - 1)
     runs = []
     start = 1
     for p in range(2, top + 2):
@@ -413,6 +426,17 @@ class MaxEvSolution:
         return out
 
 
+def max_ev_turn(m: Model, c: int, beta: float, edge: np.ndarray | None = None
+                ) -> tuple[float, game.Scratch]:
+    """The ``max-ev`` turn banking from row ``c`` on: a bank worth its turn points, a lost
+    turn ``beta`` points, six dice leaving the table worth ``edge`` (units; default the
+    lost turn's value). Returns (its value in units, its table)."""
+    rows = c + m.six_rows + m.max_points + 1
+    b = beta / POINT_UNIT
+    return turn_table(m, np.arange(rows, dtype=np.float64), c, b,
+                      np.full(rows, b) if edge is None else edge)
+
+
 def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
                    w6: float) -> TurnPolicy:
     """The turn policy with a lost turn worth ``beta`` (points) and its error bound: where
@@ -422,21 +446,18 @@ def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
     c = cap // POINT_UNIT
     rows = c + m.six_rows + m.max_points + 1
     b = beta / POINT_UNIT
-    bankv = np.arange(rows, dtype=np.float64)
-    _, w = turn_table(m, bankv, c, b, np.full(rows, b))
+    _, w = max_ev_turn(m, c, beta)
     error = 0.0
     if m.six_rows:
-        _, hi = turn_table(m, bankv, c, b, bankv + w6 / POINT_UNIT)
+        _, hi = max_ev_turn(m, c, beta, np.arange(rows) + w6 / POINT_UNIT)
         error = float(np.abs(hi.v[:(c + 1) * 7] - w.v[:(c + 1) * 7]).max()) * POINT_UNIT
     value = w.v.reshape(rows, 7) * POINT_UNIT
     bank = w.bk.reshape(rows, 7).copy()
     roll = np.full((rows, 7), -1.0)
     roll[:, 0] = 0.0
-    out = np.zeros(7)
     for p in range(rows - m.max_points):
         if p < c or m.six_rows:
-            turn.roll_values(m, p, b, w.v, w.choice, out)
-            roll[p, 1:] = out[1:] * POINT_UNIT
+            roll[p, 1:] = roll_values(m, p, b, w)[1:] * POINT_UNIT
             if p >= c:  # proven to bank with fewer than six dice
                 roll[p, 1:HOT_DICE] = -1.0
     dist = TurnDistribution("max-ev", rules.name, *turn_ends(m, bank, w.choice, rows, True))
@@ -467,16 +488,12 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     cap = max_ev_cap(rules) if cap is None else max(check_points("cap", cap), rules.min_bank)
     t0 = time.perf_counter()
     w6 = float(gain_bound(rules)[HOT_DICE])
-    c = cap // POINT_UNIT
-    rows = c + m.six_rows + m.max_points + 1
 
     def turn_value(beta: float) -> float:
         """The turn's value in points with a lost turn worth ``beta`` points."""
         if beta > 0:
             raise UserError("a lost turn cannot be worth more than banking nothing")
-        b = beta / POINT_UNIT
-        return turn_table(m, np.arange(rows, dtype=np.float64), c, b, np.full(rows, b))[0] \
-            * POINT_UNIT
+        return max_ev_turn(m, cap // POINT_UNIT, beta)[0] * POINT_UNIT
 
     k, pen = m.streak, float(rules.farkle_penalty)
     iterations = 0
@@ -505,15 +522,14 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     # the same policies evaluated from their exact turn distributions: the chain of lost
     # turns in a row (a bank returns to 0, a loss moves on, the last to 0)
     q = np.array([p.distribution.p_bust for p in streak])
-    share = np.cumprod(np.concatenate([[1.0], q[:-1]]))
-    share /= share.sum()
+    chain = np.cumprod(np.concatenate([[1.0], q[:-1]]))
+    share = chain / chain.sum()
     rate = sum(share[s] * (p.distribution.expected_score - (pen * q[s] if s == k - 1 else 0))
                for s, p in enumerate(streak))
     # each turn value is off by at most eps, moving with its lost turn's value at the slope
     # P(lost): g's map is off by eps (1 + q0 + q0 q1 + ...) and contracts by its slope
     # and each h[s] = E_s(h[s + 1]) - g adds its own eps, q[s] times the next one's, and g's
     eps = max(p.value_error for p in streak)
-    chain = np.cumprod(np.concatenate([[1.0], q[:-1]]))
     e_g = eps * float(chain.sum()) / (1.0 - float(chain[1:].sum())) if k > 1 else eps
     errors = [e_g]
     e_h = eps + e_g
@@ -568,24 +584,16 @@ class FastestSolution:
     farkle_penalty: int = 0
     floor_points: int = 0
 
-    def _index(self, total: int) -> int:
-        if isinstance(total, bool) or not isinstance(total, int | np.integer) \
-                or not -self.floor_points <= total < self.target or total % POINT_UNIT:
-            raise UserError(f"total must be a multiple of {POINT_UNIT} in "
-                            f"{-self.floor_points}..{self.target - 50}, not {total!r}")
-        return (int(total) + self.floor_points) // POINT_UNIT
-
-    def _streak(self, lost_in_a_row: int) -> int:
-        k = self.turns.shape[0]
-        if isinstance(lost_in_a_row, bool) or not isinstance(lost_in_a_row, int | np.integer) \
-                or not 0 <= lost_in_a_row < k:
-            raise UserError(f"lost turns in a row must be in 0..{k - 1}, not {lost_in_a_row!r}")
-        return int(lost_in_a_row)
+    def _at(self, total: int, lost_in_a_row: int) -> tuple[int, int]:
+        """The index ``[s, u]`` of a turn's start, checked."""
+        total = check_points("total", total, -self.floor_points, self.target - POINT_UNIT)
+        return (check_lost_turns("lost turns", lost_in_a_row, self.turns.shape[0]),
+                (total + self.floor_points) // POINT_UNIT)
 
     def expected_turns_from(self, total: int, lost_in_a_row: int = 0) -> float:
         """Expected turns to reach the target from ``total`` after ``lost_in_a_row``
         lost turns."""
-        return float(self.turns[self._streak(lost_in_a_row), self._index(total)])
+        return float(self.turns[self._at(total, lost_in_a_row)])
 
     @property
     def expected_turns_to_target(self) -> float:
@@ -594,7 +602,7 @@ class FastestSolution:
 
     def bank_at(self, total: int, lost_in_a_row: int = 0) -> np.ndarray:
         """The bank decisions (P, 7) of a turn started at ``total``."""
-        return self.bank[self._streak(lost_in_a_row), self._index(total)]
+        return self.bank[self._at(total, lost_in_a_row)]
 
     def bank_thresholds(self, total: int, lost_in_a_row: int = 0) -> dict[int, int | None]:
         """Smallest turn points at which ``fastest`` banks at ``total``, per n."""
@@ -733,15 +741,15 @@ def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
         return solve_fastest(rules, target)
     key = cache.entry_key("farkle-fastest", rules.name, rules.digest(), t=target)
 
+    kept = ("turns", "value", "bank", "newton_steps")
+
     def build() -> dict[str, np.ndarray]:
         sol = solve_fastest(rules, target)
-        return {"turns": sol.turns, "value": sol.value, "bank": sol.bank,
-                "newton_steps": sol.newton_steps, "solve_s": np.array([sol.solve_s])}
+        return {**{k: getattr(sol, k) for k in kept}, "solve_s": np.array([sol.solve_s])}
 
     t0 = time.perf_counter()
     arrays, from_cache = cache.cached(key, FORMAT_VERSION, build)
-    return FastestSolution(rules.name, target, arrays["turns"], arrays["value"],
-                           arrays["bank"], arrays["newton_steps"],
+    return FastestSolution(rules.name, target, *(arrays[k] for k in kept),
                            float(arrays["solve_s"][0]), time.perf_counter() - t0,
                            from_cache=from_cache, farkle_penalty=rules.farkle_penalty,
                            floor_points=rules.penalty_floor() * POINT_UNIT)
@@ -930,17 +938,19 @@ def threshold_sweep(rules: FarkleRules, thresholds=range(50, 2001, 50)) -> Thres
 # --- the solitaire policies as the simulation kernel plays them ------------------------
 
 
-def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
-    """Rows P so that clamping p at P - 1 never changes a decision (PolicyTable contract).
+def last_roll(bank: np.ndarray) -> int:
+    """The last row ``p >= 1`` of bank tables (..., P, 7) at which one of them still rolls
+    with some number of dice (0: none does)."""
+    rolls = (bank[..., 1:, 1:] == 0).any(axis=-1)
+    rows = np.nonzero(rolls.reshape(-1, rolls.shape[-1]).any(axis=0))[0]
+    return int(rows[-1]) + 1 if rows.size else 0  # row i of `rolls` is p = i + 1
 
-    ``bank``: (..., P, 7). Every state where the policy still rolls is below row
-    ``last_roll + 1``; one roll adds at most ``max_roll_units``.
-    """
-    rolls = bank[..., 1:, 1:] == 0
-    other_axes = tuple(i for i in range(rolls.ndim) if i != rolls.ndim - 2)
-    rows = np.nonzero(rolls.any(axis=other_axes))[0]
-    last_roll = int(rows[-1]) + 1 if rows.size else 0  # row i of `rolls` is p = i + 1
-    return last_roll + max_roll_units + 1
+
+def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
+    """Rows P so that clamping p at P - 1 never changes a decision (PolicyTable contract):
+    every state where the policy still rolls is below row ``last_roll + 1``; one roll
+    adds at most ``max_roll_units``."""
+    return last_roll(bank) + max_roll_units + 1
 
 
 def solitaire_table(name: str, value: np.ndarray, bank: np.ndarray, floor: int = 0
@@ -979,9 +989,8 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 
 
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
-           "ThresholdSweep",
-           "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
-           "evaluate_turn_policy", "fastest_solution", "fastest_table", "legal_bank",
-           "max_ev_table", "race", "solve_fastest",
-           "solve_max_ev", "threshold_bank_table", "threshold_distribution", "threshold_solution",
-           "threshold_sweep"]
+           "ThresholdSweep", "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
+           "evaluate_turn_policy", "fastest_solution", "fastest_table", "last_roll", "legal_bank",
+           "max_ev_table", "max_ev_turn", "pad_rows", "race", "roll_values", "solve_fastest",
+           "solve_max_ev", "threshold_bank_table", "threshold_distribution",
+           "threshold_solution", "threshold_sweep"]

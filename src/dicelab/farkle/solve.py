@@ -49,12 +49,13 @@ from dicelab.farkle.engine.model import CLIMB_ERR, NO_BANK_UNITS, Model, model
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     HOT_DICE,
-    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
+    check_lost_turns,
+    check_points,
     check_target,
 )
-from dicelab.farkle.solitaire import turn_table
+from dicelab.farkle.solitaire import roll_values, turn_table
 from dicelab.outcomes import Outcome
 from dicelab.resources import check_memory
 
@@ -108,6 +109,18 @@ def _need_floor(m: Model) -> np.ndarray:
     return floor
 
 
+def last_turn(m: Model, lead: int, rows: int, floor: np.ndarray | None = None
+              ) -> game.Scratch:
+    """The optimal last turn that must beat a lead of ``lead`` units, over ``rows`` rows of
+    turn points: a bank worth 1 above the lead, 1/2 level with it and 0 below, from
+    ``floor`` (default the rules' bank floor) and banking from past the lead on; six dice
+    that may not bank roll on and win with ``m.ahead6``."""
+    floor = m.bank_floor if floor is None else floor
+    i = np.arange(rows)
+    return turn_table(m, np.where(i > lead, 1.0, np.where(i == lead, 0.5, 0.0)),
+                      max(lead + 1, int(floor[1])), floor=floor)[1]
+
+
 def last_round(m: Model, x_max: int) -> LastRound:
     """The last turn needing ``x = 0 .. x_max - 1`` more (units): one turn DP whose row
     ``i`` needs ``x = x_max - 1 - i``, a bank ahead worth 1 (six dice that may not bank
@@ -116,21 +129,16 @@ def last_round(m: Model, x_max: int) -> LastRound:
     top = x_max
     rows = top + m.max_points
     i = np.arange(rows)
-    edge = np.full(rows, m.ahead6)
-    _, w = turn_table(m, np.where(i >= top, 1.0, np.where(i == top - 1, 0.5, 0.0)), top,
-                      floor=_need_floor(m))
+    w = last_turn(m, top - 1, rows, _need_floor(m))
     win, tie = np.zeros(rows * 7), np.zeros(rows * 7)
-    turn.turn_eval(m, w.bk, w.choice, (i >= top).astype(np.float64), edge, 0.0, rows, win)
-    turn.turn_eval(m, w.bk, w.choice, (i == top - 1).astype(np.float64), np.zeros(rows), 0.0,
-                   rows, tie)
+    for out, bank, edge in ((win, i >= top, m.ahead6), (tie, i == top - 1, 0.0)):
+        turn.turn_eval(m, w.bk, w.choice, bank.astype(np.float64), np.full(rows, edge), 0.0,
+                       rows, out)
     s, sw, st = np.zeros(x_max), np.zeros(x_max), np.zeros(x_max)
-    roll = np.zeros(7)
     for x in range(x_max):
         row = top - 1 - x
-        turn.roll_values(m, row, 0.0, w.v, w.choice, roll)
-        s[x] = roll[HOT_DICE]
-        sw[x] = turn.follow(m, row, HOT_DICE, 0.0, win, w.choice)
-        st[x] = turn.follow(m, row, HOT_DICE, 0.0, tie, w.choice)
+        s[x] = roll_values(m, row, 0.0, w)[HOT_DICE]
+        sw[x], st[x] = (turn.follow(m, row, HOT_DICE, 0.0, t, w.choice) for t in (win, tie))
     by_need = slice(top - 1, None, -1)  # rows top - 1 .. 0: needs 0 .. x_max - 1
     lv, lw, lt = (a.reshape(rows, 7)[by_need].copy() for a in (w.v, win, tie))
     return LastRound(lv, lw, lt, s, sw, st)
@@ -139,11 +147,10 @@ def last_round(m: Model, x_max: int) -> LastRound:
 def reach_bank(m: Model) -> np.ndarray:
     """``out[p, n]`` for ``p`` below the minimum to bank (units): the chance that a turn
     there reaches it (where it may bank) before it is lost, every set-aside chosen for
-    that; row 0, 6 dice: a whole turn. Six dice from there on are worth ``m.ahead6``."""
+    that; row 0, 6 dice: a whole turn. Six dice from there on are worth ``m.ahead6``. It is
+    the last turn against a lead one unit below the minimum (every bank allowed wins)."""
     f = int(m.bank_floor[1])
-    rows = f + m.max_points
-    _, w = turn_table(m, (np.arange(rows) >= f).astype(np.float64), f)
-    return w.v.reshape(rows, 7)[:f].copy()
+    return last_turn(m, f - 1, f + m.max_points).v.reshape(-1, 7)[:f].copy()
 
 
 def tables(rules: FarkleRules, u: int, eps: float) -> Tables:
@@ -247,9 +254,8 @@ def _game(rules: FarkleRules, u: int, tol: float, d_eps: int, self_play: bool,
 
 
 def _info(u: int) -> game.Info:
-    return game.Info(np.zeros((u, u)), np.zeros((u, u)), np.zeros((u, u)),
-                     np.zeros((u, u), dtype=np.int64), np.zeros((u, u)),
-                     np.zeros((u, u), dtype=np.int64), np.zeros((u, u)))
+    return game.Info(*(np.zeros((u, u), dtype=t) for t in (float, float, float, np.int64,
+                                                             float, np.int64, float)))
 
 
 def _no_kept() -> game.Kept:
@@ -270,9 +276,9 @@ def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat,
         game.sweep_diagonal(diag, m, g, a, b, kept, True, False, False, info)
         x = np.arange(max(0, diag - (u - 1)), min(diag, u - 1) + 1)
         y = diag - x
-        bound = max(bound, float(info.cap_err[x, y].max())) + float(info.fp_err[x, y].max())
-        if g.a_optimal:  # a unit solved by Newton steps, to float rounding
-            bound += game.ROUNDING
+        # + a unit solved by Newton steps, to float rounding
+        bound = max(bound, float(info.cap_err[x, y].max())) + float(info.fp_err[x, y].max()) \
+            + game.ROUNDING
         if progress is not None:
             progress(1.0 - diag / max(2 * u - 2, 1))
     return Sweeps(bound, int(info.dps.sum()), 0, 0, 0)
@@ -286,15 +292,12 @@ def _contraction(changes: list[float]) -> float:
 
 
 def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
-                     progress: Callable[[float], None] | None,
-                     sweep_tol: float | None = None, max_sweeps: int | None = None) -> Sweeps:
+                     progress: Callable[[float], None] | None) -> Sweeps:
     """Policy iteration (an optimal seat A) or plain sweeps (two fixed seats) until no
     value moves by more than the sweep tolerance; the last sweeps carry P(win) and
     P(tie)."""
-    u = g.u
-    k = m.streak
-    sweep_tol = config.PENALTY_SWEEP_TOL if sweep_tol is None else sweep_tol
-    max_sweeps = config.PENALTY_MAX_SWEEPS if max_sweeps is None else max_sweeps
+    u, k = g.u, m.streak
+    sweep_tol, max_sweeps = config.PENALTY_SWEEP_TOL, config.PENALTY_MAX_SWEEPS
     info = _info(u)
     if g.a_optimal:
         offs = np.zeros(u + 1, dtype=np.int64)
@@ -338,13 +341,11 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: s
         rho = max(rho, _contraction(changes))
     # the last policy's own values, with the outcome split (no ties under first-to-bank:
     # P(win) is the value)
+    final = evaluate(not m.first_to_bank, EVAL_MARGIN if g.a_optimal else 1.0)
     if m.first_to_bank:
-        final = evaluate(False, EVAL_MARGIN if g.a_optimal else 1.0)
         for seat in (a, b):
             seat.w[:] = seat.v
             seat.t[:] = 0.0
-    else:
-        final = evaluate(True, EVAL_MARGIN if g.a_optimal else 1.0)
     n_eval += len(final)
     rho = max(rho, _contraction(final))
     if progress is not None:
@@ -368,6 +369,17 @@ def _sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
 
 # ---------------------------------------------------------------------------------
 # The solved game
+
+
+def at_zero(x: np.ndarray, floor: int) -> np.ndarray:
+    """A (K, K, U, U) state array at no lost turns, totals from 0 (``floor`` units above
+    index 0): (t, t)."""
+    return x[0, 0, floor:, floor:]
+
+
+def start_outcome(win: np.ndarray, tie: np.ndarray, floor: int) -> Outcome:
+    """The outcome of the player to move at 0 : 0, no lost turns."""
+    return Outcome(float(win[0, 0, floor, floor]), float(tie[0, 0, floor, floor]))
 
 
 @dataclass(frozen=True)
@@ -433,8 +445,7 @@ class OptimalWinSolution:
         return "optimal-win" if self.opponent is None else f"optimal-win:vs={self.opponent}"
 
     def _at_zero(self, x: np.ndarray) -> np.ndarray:
-        f = self.floor_points // POINT_UNIT
-        return x[0, 0, f:, f:]
+        return at_zero(x, self.floor_points // POINT_UNIT)
 
     @property
     def values(self) -> np.ndarray:
@@ -457,33 +468,23 @@ class OptimalWinSolution:
     @property
     def second_outcome(self) -> Outcome:
         """This policy's outcome when the other player moves first."""
-        f = self.floor_points // POINT_UNIT
-        w = float(self.opponent_streak_win[0, 0, f, f])
-        t = float(self.opponent_streak_tie[0, 0, f, f])
-        return Outcome(1.0 - w - t, t)
+        theirs = start_outcome(self.opponent_streak_win, self.opponent_streak_tie,
+                               self.floor_points // POINT_UNIT)
+        return Outcome(theirs.loss, theirs.tie)
 
     # -- queries ----------------------------------------------------------------------
 
     def _state(self, my_total: int, opp_total: int, my_farkles: int = 0,
                opp_farkles: int = 0) -> tuple[int, int, int, int]:
         """The index ``(s, r, x, y)`` of a state, checked."""
-        floor = self.floor_points // POINT_UNIT
-        idx = []
-        for what, points in (("my total", my_total), ("opponent total", opp_total)):
-            if isinstance(points, bool) or not isinstance(points, int | np.integer) \
-                    or not -self.floor_points <= points < self.target or points % POINT_UNIT:
-                raise UserError(f"{what} must be a multiple of {POINT_UNIT} in "
-                                f"{-self.floor_points}..{self.target - 50} (a game still "
-                                f"running), not {points!r}")
-            idx.append(int(points) // POINT_UNIT + floor)
-        for what, n in (("my farkles", my_farkles), ("opponent farkles", opp_farkles)):
-            if isinstance(n, bool) or not isinstance(n, int | np.integer) \
-                    or not 0 <= n < PENALTY_STREAK:
-                raise UserError(f"{what} (lost turns in a row) must be in "
-                                f"0..{PENALTY_STREAK - 1}, not {n!r}")
+        hi = self.target - POINT_UNIT
+        x = check_points("my total", my_total, -self.floor_points, hi)
+        y = check_points("opponent total", opp_total, -self.floor_points, hi)
+        s, r = check_lost_turns("my farkles", my_farkles), check_lost_turns(
+            "opponent farkles", opp_farkles)
         # a count matters only under a penalty for lost turns in a row (else one count)
-        k = self.streak_values.shape[0]
-        return min(int(my_farkles), k - 1), min(int(opp_farkles), k - 1), idx[0], idx[1]
+        k, f = self.streak_values.shape[0] - 1, self.floor_points
+        return min(s, k), min(r, k), (x + f) // POINT_UNIT, (y + f) // POINT_UNIT
 
     def win_value(self, my_total: int, opp_total: int, my_farkles: int = 0,
                   opp_farkles: int = 0) -> float:
@@ -500,11 +501,7 @@ class OptimalWinSolution:
 
     def last_round_value(self, deficit: int) -> float:
         """P(win) + 0.5 P(tie) of a last turn that must beat a lead of ``deficit`` points."""
-        if isinstance(deficit, bool) or not isinstance(deficit, int | np.integer) \
-                or deficit <= 0 or deficit % POINT_UNIT:
-            raise UserError(f"deficit must be a positive multiple of {POINT_UNIT}, "
-                            f"not {deficit!r}")
-        d = int(deficit) // POINT_UNIT
+        d = check_points("deficit", deficit) // POINT_UNIT
         return float(self.last_round_values[d]) if d < self.last_round_values.size else 0.0
 
     def last_round_tables(self) -> Tables:
@@ -552,17 +549,11 @@ class OptimalWinSolution:
         """(value of banking, value of rolling ``n`` dice for n = 1..6): this policy's
         P(win) + P(tie)/2 at a decision point of a turn started at (my, opp) totals, with
         ``turn_points`` (points) set aside so far (index 0 of the roll values unused)."""
-        if isinstance(turn_points, bool) or not isinstance(turn_points, int | np.integer) \
-                or turn_points < POINT_UNIT or turn_points % POINT_UNIT:
-            raise UserError(f"turn points must be a positive multiple of {POINT_UNIT}, not "
-                            f"{turn_points!r}")
-        i = int(turn_points) // POINT_UNIT
+        i = check_points("turn points", turn_points) // POINT_UNIT
         m = model(self.farkle_rules)
         state = self._state(my_total, opp_total, my_farkles, opp_farkles)
         sc, beta = self._turn(state, i + m.max_points + m.six_rows + 2)
-        roll = np.zeros(7)
-        turn.roll_values(m, i, beta, sc.v, sc.choice, roll)
-        return float(sc.bankv[i]), roll
+        return float(sc.bankv[i]), roll_values(m, i, beta, sc)
 
     def policy_table(self, rows: int | None = None) -> PolicyTable:
         """The policy as a :class:`PolicyTable` for the simulation kernel.
@@ -791,18 +782,18 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
         n_last = 0 if m.first_to_bank else tab.last.s.size * 6
         states = float((np.maximum(top, 1).sum() - top.size) * 6 + top.size + n_last)
     f = m.floor
-    at_zero = np.ascontiguousarray(arrays["v"][0, 0, f:, f:])
-    h = int(np.argmin(np.abs(at_zero[0, :] - 0.5)))  # first (smallest) of equals
-    win, tie = float(arrays["w"][0, 0, f, f]), float(arrays["t"][0, 0, f, f])
+    zero = at_zero(arrays["v"], f)
+    h = int(np.argmin(np.abs(zero[0, :] - 0.5)))  # first (smallest) of equals
+    start = start_outcome(arrays["w"], arrays["t"], f)
     theirs = {f"opponent_streak_{k}": arrays.get(f"o{x}", arrays[x])
               for k, x in (("values", "v"), ("win", "w"), ("tie", "t"))}
     sol = OptimalWinSolution(
         target=target, rules=rules.name, tolerance=bound, cap_tolerance=tol,
         states=int(states), solve_s=float(arrays["seconds"][0]),
         elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
-        memory_bytes=int(sum(a.nbytes for a in arrays.values())), p_win=win, p_tie=tie,
-        p_loss=1.0 - win - tie, fair_head_start=h * POINT_UNIT,
-        fair_head_start_value=float(at_zero[0, h]), turn_dps=int(turn_dps), sweeps=int(sweeps),
+        memory_bytes=int(sum(a.nbytes for a in arrays.values())), p_win=start.win,
+        p_tie=start.tie, p_loss=start.loss, fair_head_start=h * POINT_UNIT,
+        fair_head_start_value=float(zero[0, h]), turn_dps=int(turn_dps), sweeps=int(sweeps),
         table_rows=_table_rows(m, u, int(arrays["top"].max()), tab, tol),
         floor_points=f * POINT_UNIT, farkle_rules=rules, streak_values=arrays["v"],
         streak_win=arrays["w"], streak_tie=arrays["t"], last_round_values=tab.last.s,
@@ -903,20 +894,16 @@ def play_sides(side_a: fixed.Side, side_b: fixed.Side, rules: FarkleRules, targe
     a, b = fixed_seat(m, u, side_a), fixed_seat(m, u, side_b)
     g = _game(rules, u, 0.0, 0, False, False)
     s = _sweeps(m, g, a, b, "the exact evaluation under the farkle penalty", None)
-    f = m.floor
-
-    def at_zero(x: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(x[0, 0, f:, f:])
-
-    return {"a_win": at_zero(a.w), "a_tie": at_zero(a.t), "b_win": at_zero(b.w),
-            "b_tie": at_zero(b.t), "meta": np.array([s.bound, s.evaluations])}
+    out = {f"{x}_{k}": np.ascontiguousarray(at_zero(y, m.floor))
+           for x, seat in (("a", a), ("b", b)) for k, y in (("win", seat.w), ("tie", seat.t))}
+    return {**out, "meta": np.array([s.bound, s.evaluations])}
 
 
 def outcomes_of(values: dict[str, np.ndarray]) -> tuple[Outcome, Outcome]:
     """(A's outcome moving first, A's outcome moving second) from :func:`play_sides`."""
-    first = Outcome(float(values["a_win"][0, 0]), float(values["a_tie"][0, 0]))
     b_first = Outcome(float(values["b_win"][0, 0]), float(values["b_tie"][0, 0]))
-    return first, Outcome(b_first.loss, b_first.tie)
+    return Outcome(float(values["a_win"][0, 0]), float(values["a_tie"][0, 0])), Outcome(
+        b_first.loss, b_first.tie)
 
 
 def evaluate(policy_a: fixed.FixedPolicy, policy_b: fixed.FixedPolicy,
@@ -933,10 +920,12 @@ __all__ = [
     "LastRound",
     "OptimalWinSolution",
     "Tables",
+    "at_zero",
     "cache_key",
     "evaluate",
     "fixed_seat",
     "last_round",
+    "last_turn",
     "least_policy_table_bytes",
     "opponent_side",
     "optimal_seat",
@@ -945,5 +934,6 @@ __all__ = [
     "reach_bank",
     "solve_best_response",
     "solve_optimal_win",
+    "start_outcome",
     "tables",
 ]

@@ -73,25 +73,18 @@ class Model(NamedTuple):
     first_to_bank: bool  # the first to bank the target wins at once (else: the last round)
 
 
+def classes(sa, n: int) -> list[tuple[float, np.ndarray, np.ndarray]]:
+    """The roll classes of ``n`` dice in a set-aside encoding: (chance, its options'
+    points, their dice left)."""
+    return [(float(sa.class_prob[c]), sa.points[sa.option_start[c]:sa.option_start[c + 1]],
+             sa.dice[sa.option_start[c]:sa.option_start[c + 1]])
+            for c in range(int(sa.class_start[n]), int(sa.class_start[n + 1]))]
+
+
 def hot_chance(rules: FarkleRules) -> float:
     """The chance that a roll of six dice lets all six be set aside (hot dice again)."""
-    sa = set_asides(rules)
-    c0, c1 = sa.class_start[HOT_DICE], sa.class_start[HOT_DICE + 1]
-    return float(sum(sa.class_prob[c] for c in range(c0, c1)
-                     if (sa.dice[sa.option_start[c]:sa.option_start[c + 1]] == HOT_DICE).any()))
-
-
-def _six_classes(rules: FarkleRules) -> tuple[float, float]:
-    """(P(some set-aside of six dice leaves fewer dice), P(every one leaves six))."""
-    sa = set_asides(rules)
-    fewer = only_hot = 0.0
-    for c in range(int(sa.class_start[HOT_DICE]), int(sa.class_start[HOT_DICE + 1])):
-        left = sa.dice[sa.option_start[c]:sa.option_start[c + 1]]
-        if (left < HOT_DICE).any():
-            fewer += float(sa.class_prob[c])
-        else:
-            only_hot += float(sa.class_prob[c])
-    return fewer, only_hot
+    return sum(p for p, _, left in classes(set_asides(rules), HOT_DICE)
+               if (left == HOT_DICE).any())
 
 
 def six_roll_on(rules: FarkleRules) -> bool:
@@ -116,10 +109,8 @@ def six_rows(rules: FarkleRules) -> int:
         raise UserError(f"rules '{rules.name}': every roll of six dice lets all six be set "
                         "aside, so a turn can go on forever")
     sa = set_asides(rules)
-    hot = [(float(sa.class_prob[c]), int(sa.points[j]))
-           for c in range(int(sa.class_start[HOT_DICE]), int(sa.class_start[HOT_DICE + 1]))
-           for j in range(int(sa.option_start[c]), int(sa.option_start[c + 1]))
-           if sa.dice[j] == HOT_DICE]
+    hot = [(p, int(s)) for p, points, left in classes(sa, HOT_DICE)
+           for s, n in zip(points, left, strict=True) if n == HOT_DICE]
     f = [1.0]
     while f[-1] > CLIMB_ERR:
         k = len(f)
@@ -146,7 +137,9 @@ def _model(rules: FarkleRules, floor: int) -> Model:
         n = int(np.nonzero(sa.bust[1:HOT_DICE] <= 0.0)[0][0]) + 1
         raise UserError(f"rules '{rules.name}': a roll of {n} dice can never lose, so a turn "
                         "can go on forever")
-    fewer, only_hot = _six_classes(rules)
+    # six dice: P(some set-aside leaves fewer dice), P(every one leaves six)
+    fewer = sum(p for p, _, left in classes(sa, HOT_DICE) if (left < HOT_DICE).any())
+    only_hot = sum(p for p, _, left in classes(sa, HOT_DICE) if not (left < HOT_DICE).any())
     bust6 = float(sa.bust[HOT_DICE])
     may_bank6 = rules.bank_floor[HOT_DICE] < NO_BANK
     floor_units = np.array([NO_BANK_UNITS if f >= NO_BANK else f // POINT_UNIT
@@ -179,30 +172,25 @@ def gain_bound(rules: FarkleRules) -> np.ndarray:
     895
     """
     sa = set_asides(rules)
-    classes = [(n, c) for n in range(1, HOT_DICE + 1)
-               for c in range(int(sa.class_start[n]), int(sa.class_start[n + 1]))]
-    choice = {c: int(sa.option_start[c]) for _, c in classes}
+    rolls = [(n, *c) for n in range(1, HOT_DICE + 1) for c in classes(sa, n)]
+    choice = [0] * len(rolls)
     w = np.zeros(7)
     for _ in range(100):
         a = np.eye(6)
         r = np.zeros(6)
-        for n, c in classes:
-            j = choice[c]
-            p = float(sa.class_prob[c])
-            r[n - 1] += p * float(sa.points[j])
-            a[n - 1, int(sa.dice[j]) - 1] -= p
+        for (n, p, points, left), j in zip(rolls, choice, strict=True):
+            r[n - 1] += p * float(points[j])
+            a[n - 1, int(left[j]) - 1] -= p
         try:
             w[1:] = np.linalg.solve(a, r)
         except np.linalg.LinAlgError:
             raise UserError(f"rules '{rules.name}': a turn can go on forever") from None
         stable = True
-        for _n, c in classes:
-            js = range(int(sa.option_start[c]), int(sa.option_start[c + 1]))
-            gain = [float(sa.points[j]) + w[int(sa.dice[j])] for j in js]
-            best = int(sa.option_start[c]) + int(np.argmax(gain))
-            if gain[best - int(sa.option_start[c])] > gain[choice[c] - int(sa.option_start[c])] \
-                    * (1 + 1e-12) + 1e-12:
-                choice[c] = best
+        for k, (_, _, points, left) in enumerate(rolls):
+            gain = points + w[left]
+            best = int(np.argmax(gain))
+            if gain[best] > gain[choice[k]] * (1 + 1e-12) + 1e-12:
+                choice[k] = best
                 stable = False
         if stable:
             break
