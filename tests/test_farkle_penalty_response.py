@@ -24,7 +24,7 @@ FACEBOOK = PRESETS["facebook"]
 #: facebook's table and banking with a small penalty: the plain reference stays small
 FACEBOOK_SMALL = dataclasses.replace(FACEBOOK, name="fb-small", farkle_penalty=100)
 #: the default table, the last round, a penalty
-LAST_ROUND = dataclasses.replace(PRESETS["default"], name="pen-250", farkle_penalty=250)
+LAST_ROUND = dataclasses.replace(PRESETS["default"], name="pen-100", farkle_penalty=100)
 
 
 def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch):
