@@ -111,7 +111,8 @@ def test_best_response_plays_its_value_and_beats_every_other_policy(rules, targe
         assert to_ow.second_outcome.score == pytest.approx(1 - ow.p_win - ow.p_tie / 2, abs=1e-9)
 
 
-def test_cli_solves_a_best_response_under_facebook(capsys):
+def test_cli_solves_a_best_response_under_facebook(capsys, monkeypatch):
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
     code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "optimal-win:vs=threshold-300",
                                       "--rules", "facebook", "--target", "600", "--json"])
     assert code == 0, err
