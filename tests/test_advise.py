@@ -357,7 +357,10 @@ def test_two_player_values_under_the_penalty_are_the_plain_python_value_iteratio
         advise([1, 5], turn_points=100, opp_farkles=1)
 
 
-def test_advise_farkle_command_under_facebook(capsys):
+def test_advise_farkle_command_under_facebook(capsys, monkeypatch):
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
     code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,5,2,3,4,4",
                                       "--turn-points", "0", "--me", "-500", "--opp", "100",
                                       "--my-farkles", "2", "--opp-farkles", "1",

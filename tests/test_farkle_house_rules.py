@@ -292,7 +292,7 @@ def test_the_exact_head_to_head_plays_every_house_rule(rules, monkeypatch):
     # totals down to two penalties below zero (the smallest floor) and a short race: the
     # same evaluation sweeps on a small grid
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
-    p = exact_pair("threshold-300", "ai", rules=rules, target=600, use_cache=False)
+    p = exact_pair("threshold-300", "ai", rules=rules, target=300, use_cache=False)
     assert 0.0 < p.score < 1.0 and 0.0 < p.tolerance < 1e-9
 
 

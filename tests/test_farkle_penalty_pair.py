@@ -114,16 +114,19 @@ def test_the_floor_does_not_move_the_value(monkeypatch):
 
 
 def test_optimal_win_self_play_is_the_solved_value(monkeypatch):
+    """facebook's table under a penalty of 100 (the same penalty engine as facebook's 500,
+    fewer totals)."""
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
-    ow = solve_optimal_win(FACEBOOK, 400)
-    table = policy_table(parse_policy("optimal-win"), FACEBOOK, 400, 2)
-    p = exact_pair(table, table, rules=FACEBOOK, target=400)
+    rules = dataclasses.replace(FACEBOOK, name="fb-100", farkle_penalty=100)
+    ow = solve_optimal_win(rules, 400)
+    table = policy_table(parse_policy("optimal-win"), rules, 400, 2)
+    p = exact_pair(table, table, rules=rules, target=400)
     assert p.first.win == pytest.approx(ow.p_win, abs=1e-9)
     assert p.second.win == pytest.approx(1 - ow.p_win, abs=1e-9)
     assert p.verdict == "tie"
     # and nothing it meets does better against it, in either seat
     for other in ("ai", "max-ev"):
-        q = exact_pair(other, table, rules=FACEBOOK, target=400)
+        q = exact_pair(other, table, rules=rules, target=400)
         assert q.first.win <= ow.p_win + 1e-9 and q.second.win <= 1 - ow.p_win + 1e-9
         assert q.score < 0.5
 
@@ -224,19 +227,23 @@ def test_threshold_race_with_the_penalty_matches_monte_carlo(capsys):
     assert abs(s.mean_turns.mean - exact) <= 4 * s.mean_turns.se, (s.mean_turns, exact)
 
 
-def test_the_tuner_scores_exactly_under_the_penalty(capsys, monkeypatch):
-    """``dicelab tune`` (its exact objective) under facebook: its best member's score is
-    that member's exact head to head against the field (totals down to two penalties
-    below zero, the smallest floor)."""
+def test_the_tuner_scores_exactly_under_the_penalty(capsys, monkeypatch, tmp_path):
+    """``dicelab tune`` (its exact objective) under facebook's table with a penalty of 100
+    (a rules file): its best member's score is that member's exact head to head against
+    the field (totals down to two penalties below zero, the smallest floor)."""
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
+    path = tmp_path / "fb-100.toml"
+    path.write_text('base = "facebook"\nfarkle-penalty = 100\n')
+    rules = load_rules(str(path))
     code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--rules",
-                                      "facebook", "--target", "400", "--range",
+                                      str(path), "--target", "400", "--range",
                                       "threshold=300:600:50", "--trials", "7", "--seed",
                                       "1", "--json"])
     assert code == 0, err
     d = json.loads(out)
-    assert d["method"] == "exact" and d["rules"] == "facebook"
-    exact = exact_pair(d["best"], "ai", rules=FACEBOOK, target=400)
+    assert d["method"] == "exact" and d["rules"] == rules.name
+    assert rules.farkle_penalty == 100
+    exact = exact_pair(d["best"], "ai", rules=rules, target=400)
     assert d["best_score"] == pytest.approx(exact.score, abs=1e-12)
 
 

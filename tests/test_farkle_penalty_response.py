@@ -24,7 +24,7 @@ FACEBOOK = PRESETS["facebook"]
 #: facebook's table and banking with a small penalty: the plain reference stays small
 FACEBOOK_SMALL = dataclasses.replace(FACEBOOK, name="fb-small", farkle_penalty=100)
 #: the default table, the last round, a penalty
-LAST_ROUND = dataclasses.replace(PRESETS["default"], name="pen-250", farkle_penalty=250)
+LAST_ROUND = dataclasses.replace(PRESETS["default"], name="pen-100", farkle_penalty=100)
 
 
 def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch):
@@ -111,7 +111,8 @@ def test_best_response_plays_its_value_and_beats_every_other_policy(rules, targe
         assert to_ow.second_outcome.score == pytest.approx(1 - ow.p_win - ow.p_tie / 2, abs=1e-9)
 
 
-def test_cli_solves_a_best_response_under_facebook(capsys):
+def test_cli_solves_a_best_response_under_facebook(capsys, monkeypatch):
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
     code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "optimal-win:vs=threshold-300",
                                       "--rules", "facebook", "--target", "600", "--json"])
     assert code == 0, err

@@ -109,7 +109,8 @@ def test_optimal_win_under_zilch_matches_the_plain_value_iteration(monkeypatch):
     np.testing.assert_allclose(sol.streak_win, ref.win, rtol=0, atol=1e-9)
 
 
-def test_exact_head_to_head_under_zilch_agrees_with_itself_in_both_seats():
+def test_exact_head_to_head_under_zilch_agrees_with_itself_in_both_seats(monkeypatch):
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
     p = exact_pair("threshold-300", "threshold-300", rules=ZILCH, target=1000)
     assert p.verdict == "tie" and p.score == pytest.approx(0.5, abs=1e-12)
     q = exact_pair("ai", "threshold-300", rules=ZILCH, target=1000)

@@ -214,7 +214,8 @@ def test_exact_pair_under_a_minimum_to_bank_matches_plain_value_iteration(a, b, 
 
 @pytest.mark.parametrize("opponent", ["ai", "max-ev"])
 def test_best_response_under_a_minimum_to_bank_is_what_its_table_plays(opponent):
-    br = solve_best_response(MIN_BANK, 1000, opponent, use_cache=False)
+    """(The solve is cached: the head to head of ``optimal-win:vs=...`` plays its table.)"""
+    br = solve_best_response(MIN_BANK, 1000, opponent)
     played = exact_pair(f"optimal-win:vs={opponent}", opponent, rules=MIN_BANK, target=1000,
                         use_cache=False)
     assert played.first.win == pytest.approx(br.p_win, abs=1e-9)

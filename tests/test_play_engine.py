@@ -228,7 +228,12 @@ def kernel_totals(policies, faces, target, rules):
     (["threshold-300", "optimal-win:vs=threshold-300"], 800, "default"),
     (["ai", "threshold-400", "max-ev"], 2000, "default"),
 ])
-def test_the_computer_plays_as_the_kernel_on_the_same_dice(policies, target, rules):
+def test_the_computer_plays_as_the_kernel_on_the_same_dice(policies, target, rules,
+                                                          monkeypatch):
+    from dicelab import config
+
+    # under facebook's penalty: totals down to two penalties below zero (the smallest floor)
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
     table = load_rules(rules)
     rnd = random.Random(11)
     for _ in range(4):

@@ -370,7 +370,12 @@ def test_penta_yardstick_loss_along_play():
 @pytest.mark.parametrize(("rules", "ending"), [("default", "last-round"),
                                                ("default", "first-to-bank"),
                                                ("facebook", None)])
-def test_two_seat_yardstick_best_first_roll_is_optimal_wins_value(rules, ending):
+def test_two_seat_yardstick_best_first_roll_is_optimal_wins_value(rules, ending,
+                                                                  monkeypatch):
+    from dicelab import config
+
+    # under facebook's penalty: totals down to two penalties below zero (the smallest floor)
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
     target = 1000
     env = farkle_env(2, rules=rules, target=target, ending=ending, yardstick=True)
     env.reset(seed=10)
