@@ -27,9 +27,11 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.core import types as nbtypes
 
 from dicelab import cache as disk_cache
 from dicelab import config
+from dicelab.jit import compile_split, loads, types_of
 from dicelab.parallel import run_blocks, threads
 from dicelab.penta.rules import (
     FACES,
@@ -46,10 +48,11 @@ from dicelab.penta.rules import (
     state_mask,
     state_up,
 )
-from dicelab.penta.scoring import TABLES
+from dicelab.penta.scoring import TABLES, roll_box_scores
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, N_ROLLS, ROLL_BASE
 from dicelab.penta.widget import (
     RowTable,
+    best_box,
     fill_row_cands,
     fill_state_cands,
     final_values_lanes,
@@ -58,6 +61,7 @@ from dicelab.penta.widget import (
     new_lane_scratch,
     reroll_stage_lanes,
     turn_from_cands,
+    visit_box_lanes,
 )
 
 #: Version of the cached value format; bump when the state layout or rules change.
@@ -281,9 +285,35 @@ def solve_rows(R: RowTable, rules: RuleSet, layers: range | None = None,
             progress(done, total)
 
 
+def _compile_split(V: np.ndarray, layer: Layer, rp, track: bool) -> None:
+    """Compile the widget of the values (``track`` False) or decision kernel on two cores
+    (:func:`dicelab.jit.compile_split`): the box visits and the reroll stage in a child
+    process, the joker path, the final values and the scratch here; the kernel's own
+    compile then loads the child's from numba's cache. The argument types are those the
+    kernel calls them with (``tests/test_first_run.py`` checks that this process compiles
+    none of the child's again)."""
+    i64, flag, eps = nbtypes.int64, nbtypes.literal(track), nbtypes.float64
+    W = new_lane_scratch.py_func(track)
+    T = TABLES
+    ups = layer.ups[0] if layer.ups.shape[0] else np.zeros(config.PENTA_SOLVER_LANES, np.int64)
+    aside = [
+        (visit_box_lanes, types_of(V, T.ordinary, T.roll_counts, i64, i64, ups, i64, W.e3,
+                                   W.box, W.A, W.cand, W.m, flag, eps)),
+        (reroll_stage_lanes, types_of(W.e3, T, W, W.arg1, flag, W.r2, eps)),
+    ]
+    here = [
+        (new_lane_scratch, types_of(flag), 0),
+        (roll_box_scores, types_of(rp, T, i64, i64, i64, W.scores), 0),
+        (best_box, types_of(V, i64, i64, i64, W.scores, i64, eps), 0),
+        (final_values_lanes, types_of(V, rp, T, i64, i64, ups, W, flag, eps), 1),
+    ]
+    compile_split(aside, here, threads())
+
+
 def compile_kernel(decisions: bool) -> None:
     """Compile (or load from numba's cache) the solver's kernel that solves values
-    (``decisions`` False) or decisions, on no work."""
+    (``decisions`` False) or decisions, on no work; a compile runs on two cores
+    (:func:`_compile_split`)."""
     empty = Layer(np.zeros(0, dtype=np.int64),
                   np.zeros((0, config.PENTA_SOLVER_LANES), dtype=np.int64),
                   np.zeros(0, dtype=np.int64))
@@ -291,9 +321,14 @@ def compile_kernel(decisions: bool) -> None:
     rp = get_rules(None).params
     if decisions:
         sink = DecisionSink(np.zeros(0, dtype=np.int32), np.zeros((0, N_ROLLS), np.uint16), V)
-        _decisions_blocks(0, 0, V, empty, rp, TABLES, sink, 0.0)
+        args = (0, 0, V, empty, rp, TABLES, sink, 0.0)
+        kernel = _decisions_blocks
     else:
-        _values_blocks(0, 0, V, empty, rp, TABLES, _NO_DECISIONS)
+        args = (0, 0, V, empty, rp, TABLES, _NO_DECISIONS)
+        kernel = _values_blocks
+    if not loads(kernel, args):
+        _compile_split(V, empty, rp, decisions)
+        kernel(*args)
 
 
 def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
@@ -310,6 +345,7 @@ def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
     fixed order of :mod:`dicelab.penta.widget` (the values never depend on ``eps``).
     """
     n_blocks = -(-layer.heads.shape[0] // config.PENTA_SOLVER_BLOCK)
+    compile_kernel(out is not None)
     if out is None:
         run_blocks(_values_blocks, n_blocks, V, layer, rules.params, TABLES, _NO_DECISIONS)
     else:

@@ -342,8 +342,8 @@ def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
         bv[r, la] = v if better else bv[r, la]
 
 
-@helper
-def _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand, base,
+@helper(cache=True)
+def visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand, base,
                      track, eps):
     """:func:`_visit_box` for the upper totals ``ups[l]``. It takes arrays, not their
     groups: called once per open box and group, a group handed to it would cost a
@@ -392,7 +392,7 @@ def final_values_lanes(V, rp, T, mask, fifty, ups, W, track, eps):
                 bv[r, la] = -np.inf
     for b in range(N_BOXES):
         if not (mask >> b) & 1:
-            _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand,
+            visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand,
                              base, track, eps)
     if (mask >> PENTA_BOX) & 1:
         for f in range(1, FACES + 1):
