@@ -78,7 +78,7 @@ def test_a_first_run_compiles_what_it_needs_once(tmp_path, argv, modules, absent
     assert {name: n for name, n in compiled.items() if n != 1} == {}
 
 
-#: What the solver's values kernel compiles in a child process on two cores
+#: What the solver's kernels compile in a child process on two cores
 #: (:func:`dicelab.penta.solver._compile_split`).
 ASIDE = {"dicelab.penta.widget.visit_box_lanes", "dicelab.penta.widget.reroll_stage_lanes"}
 
@@ -86,12 +86,16 @@ ASIDE = {"dicelab.penta.widget.visit_box_lanes", "dicelab.penta.widget.reroll_st
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2,
                     reason="compiles in a child process only where it forks, on 2+ cores")
-def test_solve_compiles_part_of_its_kernel_in_a_child_process(tmp_path):
+@pytest.mark.parametrize(("argv", "kernel"), [
+    (("solve", "penta"), "_values_blocks"),
+    (("simulate", "-s", "optimal", "-n", "20000", "--seed", "1"), "_decisions_blocks"),
+])
+def test_the_solver_compiles_part_of_its_kernel_in_a_child_process(tmp_path, argv, kernel):
     """The child stores what it compiled and the command's process loads it: the command's
     process compiles none of it (the argument types of the plan are the kernel's), and the
     rest once."""
-    compiled = _compiled(tmp_path, "solve", "penta")
-    assert "dicelab.penta.solver._values_blocks" in compiled
+    compiled = _compiled(tmp_path, *argv)
+    assert f"dicelab.penta.solver.{kernel}" in compiled
     assert not ASIDE & compiled.keys(), compiled
     assert {name: n for name, n in compiled.items() if n != 1} == {}
 

@@ -95,9 +95,6 @@ class DecisionSink(NamedTuple):
     values: np.ndarray = _NO_VALUES
 
 
-#: A sink with no rows: the layer's values are solved, not its decisions.
-_NO_DECISIONS = DecisionSink(np.zeros(0, dtype=np.int32), np.zeros((0, N_ROLLS), dtype=np.uint16))
-
 
 def _reachable_uppers() -> list[np.ndarray]:
     """For each set of filled upper boxes, the capped upper totals it can make."""
@@ -159,42 +156,52 @@ def layer_groups() -> tuple[Layer, ...]:
 
 
 @njit(inline="always")
-def _layer_blocks(lo, hi, V, layer, rp, T, out, track, eps):
-    """Blocks ``lo .. hi - 1`` of a layer (see :func:`solve_layer`): with ``track`` their
-    decisions (and values, if ``out.values`` is not empty) into ``out``, else their values
-    into ``V`` (``eps``, the tie tolerance, only matters to decisions)."""
-    W = new_lane_scratch(track)
-    heads, ups, counts = layer.heads, layer.ups, layer.counts
-    block = config.PENTA_SOLVER_BLOCK
-    for g in range(lo * block, min(heads.shape[0], hi * block)):
-        head = heads[g]
-        final_values_lanes(V, rp, T, state_mask(head), state_fifty(head), ups[g], W, track,
-                           eps)
-        reroll_stage_lanes(W.e3, T, W, W.arg1, track, W.r2, eps)
-        reroll_stage_lanes(W.r2, T, W, W.arg2, track, W.r1, eps)
-        if track:
-            for la in range(counts[g]):
-                i = out.slot[head | state_index(0, ups[g, la], 0)]
-                for r in range(N_ROLLS):
-                    out.decisions[i, r] = (
-                        T.keep_pos[r, W.arg2[ROLL_BASE + r, la]]
-                        | (T.keep_pos[r, W.arg1[ROLL_BASE + r, la]] << KEEP1_SHIFT)
-                        | (W.box[r, la] << BOX_SHIFT))
-        dst = out.values if track else V
-        if dst.shape[0] > 0:
-            lane_totals(T, W)
-            for la in range(counts[g]):
-                dst[head | state_index(0, ups[g, la], 0)] = W.total[la]
+def _turns(V, rp, T, head, ups, W, track, eps):
+    """The turns of the lanes of one group (its ``head`` state and upper totals ``ups``)
+    into ``W``, from the next layers' values ``V``."""
+    final_values_lanes(V, rp, T, state_mask(head), state_fifty(head), ups, W, track, eps)
+    reroll_stage_lanes(W.e3, T, W, W.arg1, track, W.r2, eps)
+    reroll_stage_lanes(W.r2, T, W, W.arg2, track, W.r1, eps)
+
+
+@njit(inline="always")
+def _write_values(dst, head, ups, count, T, W):
+    lane_totals(T, W)
+    for la in range(count):
+        dst[head | state_index(0, ups[la], 0)] = W.total[la]
 
 
 @njit(cache=True, nogil=True)
-def _values_blocks(lo, hi, V, layer, rp, T, out):
-    _layer_blocks(lo, hi, V, layer, rp, T, out, False, 0.0)
+def _values_blocks(lo, hi, V, layer, rp, T):
+    """The values of blocks ``lo .. hi - 1`` of a layer (see :func:`solve_layer`) into
+    ``V``: the untracked widget (no decision code to compile)."""
+    W = new_lane_scratch(False)
+    heads, ups, counts = layer.heads, layer.ups, layer.counts
+    block = config.PENTA_SOLVER_BLOCK
+    for g in range(lo * block, min(heads.shape[0], hi * block)):
+        _turns(V, rp, T, heads[g], ups[g], W, False, 0.0)
+        _write_values(V, heads[g], ups[g], counts[g], T, W)
 
 
 @njit(cache=True, nogil=True)
 def _decisions_blocks(lo, hi, V, layer, rp, T, out, eps):
-    _layer_blocks(lo, hi, V, layer, rp, T, out, True, eps)
+    """The decisions of blocks ``lo .. hi - 1`` of a layer into ``out`` (and their values,
+    if ``out.values`` is not empty), the tracked widget with tie tolerance ``eps``."""
+    W = new_lane_scratch(True)
+    heads, ups, counts = layer.heads, layer.ups, layer.counts
+    block = config.PENTA_SOLVER_BLOCK
+    for g in range(lo * block, min(heads.shape[0], hi * block)):
+        head = heads[g]
+        _turns(V, rp, T, head, ups[g], W, True, eps)
+        for la in range(counts[g]):
+            i = out.slot[head | state_index(0, ups[g, la], 0)]
+            for r in range(N_ROLLS):
+                out.decisions[i, r] = (
+                    T.keep_pos[r, W.arg2[ROLL_BASE + r, la]]
+                    | (T.keep_pos[r, W.arg1[ROLL_BASE + r, la]] << KEEP1_SHIFT)
+                    | (W.box[r, la] << BOX_SHIFT))
+        if out.values.shape[0] > 0:
+            _write_values(out.values, head, ups[g], counts[g], T, W)
 
 
 # --- objectives beyond the expected score: the same layers, candidate values ------------------
@@ -324,7 +331,7 @@ def compile_kernel(decisions: bool) -> None:
         args = (0, 0, V, empty, rp, TABLES, sink, 0.0)
         kernel = _decisions_blocks
     else:
-        args = (0, 0, V, empty, rp, TABLES, _NO_DECISIONS)
+        args = (0, 0, V, empty, rp, TABLES)
         kernel = _values_blocks
     if not loads(kernel, args):
         _compile_split(V, empty, rp, decisions)
@@ -347,7 +354,7 @@ def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
     n_blocks = -(-layer.heads.shape[0] // config.PENTA_SOLVER_BLOCK)
     compile_kernel(out is not None)
     if out is None:
-        run_blocks(_values_blocks, n_blocks, V, layer, rules.params, TABLES, _NO_DECISIONS)
+        run_blocks(_values_blocks, n_blocks, V, layer, rules.params, TABLES)
     else:
         tol = config.PENTA_TIE_EPS if eps is None else eps
         run_blocks(_decisions_blocks, n_blocks, V, layer, rules.params, TABLES, out,
