@@ -175,11 +175,11 @@ def _write_values(dst, head, ups, count, T, W):
 def _values_blocks(lo, hi, V, layer, rp, T):
     """The values of blocks ``lo .. hi - 1`` of a layer (see :func:`solve_layer`) into
     ``V``: the untracked widget (no decision code to compile)."""
-    W = new_lane_scratch(False)
+    W = new_lane_scratch(None)
     heads, ups, counts = layer.heads, layer.ups, layer.counts
     block = config.PENTA_SOLVER_BLOCK
     for g in range(lo * block, min(heads.shape[0], hi * block)):
-        _turns(V, rp, T, heads[g], ups[g], W, False, 0.0)
+        _turns(V, rp, T, heads[g], ups[g], W, None, 0.0)
         _write_values(V, heads[g], ups[g], counts[g], T, W)
 
 
@@ -299,8 +299,9 @@ def _compile_split(V: np.ndarray, layer: Layer, rp, track: bool) -> None:
     compile then loads the child's from numba's cache. The argument types are those the
     kernel calls them with (``tests/test_first_run.py`` checks that this process compiles
     none of the child's again)."""
-    i64, flag, eps = nbtypes.int64, nbtypes.literal(track), nbtypes.float64
-    W = new_lane_scratch.py_func(track)
+    i64, eps = nbtypes.int64, nbtypes.float64
+    flag = nbtypes.literal(True) if track else nbtypes.none
+    W = new_lane_scratch.py_func(True if track else None)
     T = TABLES
     ups = layer.ups[0] if layer.ups.shape[0] else np.zeros(config.PENTA_SOLVER_LANES, np.int64)
     aside = [
