@@ -171,10 +171,11 @@ def _write_values(dst, head, ups, count, T, W):
         dst[head | state_index(0, ups[la], 0)] = W.total[la]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _values_blocks(lo, hi, V, layer, rp, T):
     """The values of blocks ``lo .. hi - 1`` of a layer (see :func:`solve_layer`) into
-    ``V``: the untracked widget (no decision code to compile)."""
+    ``V``: the untracked widget (no decision code to compile). Called from Python only,
+    so without numba's C wrapper (as :func:`_decisions_blocks`)."""
     W = new_lane_scratch(None)
     heads, ups, counts = layer.heads, layer.ups, layer.counts
     block = config.PENTA_SOLVER_BLOCK
@@ -183,7 +184,7 @@ def _values_blocks(lo, hi, V, layer, rp, T):
         _write_values(V, heads[g], ups[g], counts[g], T, W)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 def _decisions_blocks(lo, hi, V, layer, rp, T, out, eps):
     """The decisions of blocks ``lo .. hi - 1`` of a layer into ``out`` (and their values,
     if ``out.values`` is not empty), the tracked widget with tie tolerance ``eps``."""
