@@ -294,12 +294,13 @@ def solve_rows(R: RowTable, rules: RuleSet, layers: range | None = None,
 
 
 def _compile_split(V: np.ndarray, layer: Layer, rp, track: bool) -> None:
-    """Compile the widget of the values (``track`` False) or decision kernel on two cores
-    (:func:`dicelab.jit.compile_split`): the box visits and the reroll stage in a child
-    process, the joker path, the final values and the scratch here; the kernel's own
-    compile then loads the child's from numba's cache. The argument types are those the
-    kernel calls them with (``tests/test_first_run.py`` checks that this process compiles
-    none of the child's again)."""
+    """Compile the widget of the values (``track`` False: untracked, None) or decision
+    kernel on two cores (:func:`dicelab.jit.compile_split`): the box visits, the best
+    joker box and the reroll stage in a child process; the scratch, the joker scores and
+    the final values (once the child stored the first two) here. The kernel's own compile
+    then loads the child's from numba's cache. The argument types are those the kernel
+    calls them with (``tests/test_first_run.py`` checks that this process compiles none
+    of the child's again)."""
     i64, eps = nbtypes.int64, nbtypes.float64
     flag = nbtypes.literal(True) if track else nbtypes.none
     W = new_lane_scratch.py_func(True if track else None)
@@ -308,13 +309,13 @@ def _compile_split(V: np.ndarray, layer: Layer, rp, track: bool) -> None:
     aside = [
         (visit_box_lanes, types_of(V, T.ordinary, T.roll_counts, i64, i64, ups, i64, W.e3,
                                    W.box, W.A, W.cand, W.m, flag, eps)),
+        (best_box, types_of(V, i64, i64, i64, W.scores, i64, eps)),
         (reroll_stage_lanes, types_of(W.e3, T, W, W.arg1, flag, W.r2, eps)),
     ]
     here = [
         (new_lane_scratch, types_of(flag), 0),
         (roll_box_scores, types_of(rp, T, i64, i64, i64, W.scores), 0),
-        (best_box, types_of(V, i64, i64, i64, W.scores, i64, eps), 0),
-        (final_values_lanes, types_of(V, rp, T, i64, i64, ups, W, flag, eps), 1),
+        (final_values_lanes, types_of(V, rp, T, i64, i64, ups, W, flag, eps), 2),
     ]
     compile_split(aside, here, threads())
 
