@@ -33,6 +33,7 @@ compiling it. See docs/design/first-run.md.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import types
 from collections.abc import Sequence
@@ -195,6 +196,10 @@ def compile_split(aside: Sequence[Compile],
                     pid = 0
                 done += got
             dispatcher.compile(sig)
+    except BaseException:  # interrupted or failed: the child's work is not wanted
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+        raise
     finally:
         if pipe >= 0:
             os.close(pipe)
