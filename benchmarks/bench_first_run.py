@@ -1,6 +1,7 @@
 """First run: three commands on a fresh install, every kernel and table cache empty.
 
     .venv/bin/python benchmarks/bench_first_run.py [--repeat R] [--breakdown] [--json]
+                                                   [--only WORDS]
 
 Each command runs as a user's first command does: a new ``dicelab`` process with a
 temporary home directory and empty ``DICELAB_JIT_CACHE_DIR`` and ``DICELAB_CACHE_DIR``,
@@ -18,9 +19,12 @@ its budget:
 Also measured: what finding and hashing the kernel sources costs per ``import dicelab``
 (the key of the kernel cache, :mod:`dicelab`). Figures are wall-clock seconds and the CPU
 seconds (user + system) of the process, best of ``--repeat`` runs by wall time; the
-machine should be otherwise idle. ``--breakdown`` also prints, for each command's first
-run, numba's compile time per kernel in CPU seconds (what dominates a first run; see
-docs/design/first-run.md).
+machine should be otherwise idle (on a busy one compare CPU seconds, which include the
+process a first run forks to compile beside it: compiling on two cores shortens the wall
+time, not the CPU time). ``--breakdown``
+also prints, for each command's first run, numba's compile time per kernel in CPU seconds
+(what dominates a first run), in the command's process and in that child (see
+docs/design/first-run.md). ``--only 'solve penta'`` measures that command alone.
 """
 
 from __future__ import annotations
