@@ -1,7 +1,7 @@
 """``dicelab.jit.compile_split`` and ``loads`` on a toy kernel, in fresh interpreters.
 
-A module of small cached functions (a kernel and the two helpers it calls) is compiled
-with one helper aside, in a forked child; the parent's numba compile events show what it
+A module of small cached functions (a kernel and the helpers it calls) is compiled with
+three helpers aside, in a forked child; the parent's numba compile events show what it
 compiled itself. The solver's own split is checked on a first run by test_first_run.py.
 """
 
@@ -26,13 +26,23 @@ def double(x):
 
 
 @helper(cache=True)
+def triple(x):
+    return 3 * x
+
+
+@helper(cache=True)
+def square(x):
+    return x * x
+
+
+@helper(cache=True)
 def plus_one(x):
     return x + 1
 
 
 @njit(cache=True)
 def kernel(x):
-    return plus_one(double(x))
+    return plus_one(double(x)) + triple(x) + square(x)
 """
 
 #: In the child: whether the kernel loads, then (if not) the split, the kernel's value and
@@ -58,8 +68,10 @@ class Count(event.Listener):
 event.register("numba:compile", Count())
 loaded = jit.loads(toy.kernel, (3,))
 if not loaded:
-    jit.compile_split([(toy.double, (types.int64,))], [(toy.plus_one, (types.int64,), 1)],
-                      int(sys.argv[1]))
+    i64 = (types.int64,)
+    # the parent is done with its part long before the child with its three
+    jit.compile_split([(toy.double, i64), (toy.triple, i64), (toy.square, i64)],
+                      [(toy.plus_one, i64, 1)], int(sys.argv[1]))
 print(json.dumps({"loaded": loaded, "value": int(toy.kernel(3)), "compiled": compiled}))
 """
 
@@ -83,14 +95,14 @@ def toy(tmp_path):
                     reason="compiles in a child process only where it forks, on 2+ cores")
 def test_the_child_compiles_aside_and_the_kernel_loads_it(toy):
     first = _run(toy, threads=2)
-    assert first["loaded"] is False and first["value"] == 7
-    # plus_one here, double in the child (loaded here from the cache), then the kernel
+    assert first["loaded"] is False and first["value"] == 7 + 9 + 9
+    # plus_one here, the others in the child (loaded here from the cache), then the kernel
     assert first["compiled"] == ["plus_one", "kernel"]
     again = _run(toy, threads=2)
-    assert again == {"loaded": True, "value": 7, "compiled": []}
+    assert again == {"loaded": True, "value": 25, "compiled": []}
 
 
 def test_on_one_thread_the_kernel_compiles_everything_itself(toy):
     first = _run(toy, threads=1)
-    assert first["loaded"] is False and first["value"] == 7
-    assert sorted(first["compiled"]) == ["double", "kernel", "plus_one"]
+    assert first["loaded"] is False and first["value"] == 25
+    assert sorted(first["compiled"]) == ["double", "kernel", "plus_one", "square", "triple"]

@@ -32,6 +32,7 @@ compiling it. See docs/design/first-run.md.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -168,7 +169,8 @@ def _fork(compiles: Sequence[Compile]) -> tuple[int, int]:
         os.dup2(null, 2)
         for dispatcher, sig in compiles:
             dispatcher.compile(sig)
-            os.write(write, b".")
+            with contextlib.suppress(OSError):  # the parent no longer reads: it waits
+                os.write(write, b".")
         code = 0
     finally:
         os._exit(code)
@@ -201,10 +203,10 @@ def compile_split(aside: Sequence[Compile],
             os.kill(pid, signal.SIGTERM)
         raise
     finally:
-        if pipe >= 0:
-            os.close(pipe)
         if pid:
             os.waitpid(pid, 0)  # its exit status does not matter: what it stored is loaded
+        if pipe >= 0:
+            os.close(pipe)
 
 
 def types_of(*values: Any) -> tuple:
