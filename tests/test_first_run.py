@@ -14,22 +14,25 @@ import sys
 
 import pytest
 
-#: Run in the child: the command, then every dicelab function numba compiled and how often.
+#: Run in the child: the command, then every dicelab function numba compiled in its
+#: process (a compile stopped at its start, :func:`dicelab.jit.loads`, is none) and how often.
 COUNT = """\
-import json, sys
+import json, os, sys
 from numba.core import event
 
-compiled = {}
+compiled, pid = {}, os.getpid()
 
 class Count(event.Listener):
     def on_start(self, ev):
-        f = getattr(ev.data["dispatcher"], "py_func", None)
-        if f is not None and f.__module__.startswith("dicelab"):
-            name = f"{f.__module__}.{f.__qualname__}"
-            compiled[name] = compiled.get(name, 0) + 1
+        pass
 
     def on_end(self, ev):
-        pass
+        d = ev.data["dispatcher"]
+        f = getattr(d, "py_func", None)
+        if (f is not None and f.__module__.startswith("dicelab") and os.getpid() == pid
+                and tuple(ev.data["args"]) in d.overloads):  # compiled, not stopped
+            name = f"{f.__module__}.{f.__qualname__}"
+            compiled[name] = compiled.get(name, 0) + 1
 
 event.register("numba:compile", Count())
 from dicelab.cli.main import main
@@ -41,11 +44,11 @@ print(json.dumps(compiled))
 """
 
 
-def _compiled(tmp_path, *argv: str) -> dict[str, int]:
+def _compiled(tmp_path, *argv: str, threads: int = 2) -> dict[str, int]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_CACHE_DIR", "DICELAB_CHOSEN_NUMBA_CACHE_DIR")}
     env.update(DICELAB_JIT_CACHE_DIR=str(tmp_path / "jit"),
-               DICELAB_CACHE_DIR=str(tmp_path / "tables"))
+               DICELAB_CACHE_DIR=str(tmp_path / "tables"), NUMBA_NUM_THREADS=str(threads))
     done = subprocess.run([sys.executable, "-c", COUNT, *argv], env=env, capture_output=True,
                           text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
@@ -73,3 +76,52 @@ def test_a_first_run_compiles_what_it_needs_once(tmp_path, argv, modules, absent
     assert {name.rpartition(".")[0] for name in compiled} <= modules, compiled
     assert not absent & compiled.keys()
     assert {name: n for name, n in compiled.items() if n != 1} == {}
+
+
+#: What the solver's kernels compile in a child process on two cores
+#: (:func:`dicelab.penta.solver._compile_split`).
+ASIDE = {"dicelab.penta.widget.visit_box_lanes", "dicelab.penta.widget.best_box",
+         "dicelab.penta.widget.reroll_stage_lanes"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2,
+                    reason="compiles in a child process only where it forks, on 2+ cores")
+@pytest.mark.parametrize(("argv", "kernel"), [
+    (("solve", "penta"), "_values_blocks"),
+    (("simulate", "-s", "optimal", "-n", "20000", "--seed", "1"), "_decisions_blocks"),
+])
+def test_the_solver_compiles_part_of_its_kernel_in_a_child_process(tmp_path, argv, kernel):
+    """The child stores what it compiled and the command's process loads it: the command's
+    process compiles none of it (the argument types of the plan are the kernel's), and the
+    rest once."""
+    compiled = _compiled(tmp_path, *argv)
+    assert f"dicelab.penta.solver.{kernel}" in compiled
+    assert not ASIDE & compiled.keys(), compiled
+    assert {name: n for name, n in compiled.items() if n != 1} == {}
+
+
+@pytest.mark.slow
+def test_on_one_thread_solve_compiles_its_whole_kernel_itself(tmp_path):
+    compiled = _compiled(tmp_path, "solve", "penta", threads=1)
+    assert compiled.keys() >= ASIDE, compiled
+    assert {name: n for name, n in compiled.items() if n != 1} == {}
+
+
+@pytest.mark.slow
+def test_two_first_runs_at_once_agree(tmp_path):
+    """Two first runs race on the same empty caches (each compiling, each with its child
+    process): both finish with the same optimum, and a third run loads what they stored."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "DICELAB_CHOSEN_NUMBA_CACHE_DIR")}
+    env.update(DICELAB_JIT_CACHE_DIR=str(tmp_path / "jit"), NUMBA_NUM_THREADS="2")
+    argv = [sys.executable, "-m", "dicelab", "solve", "penta", "--json"]
+    runs = [subprocess.Popen(argv, env={**env, "DICELAB_CACHE_DIR": str(tmp_path / f"t{i}")},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for i in range(2)]
+    outs = [r.communicate() for r in runs]
+    assert [r.returncode for r in runs] == [0, 0], outs
+    scores = {json.loads(out)["expected_final_score"] for out, _ in outs}
+    assert len(scores) == 1  # bit for bit
+    assert scores.pop() == pytest.approx(254.48484588168247, rel=1e-12)
+    assert _compiled(tmp_path, "solve", "penta") == {}  # a new table cache: loads the kernels

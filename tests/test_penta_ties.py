@@ -187,8 +187,10 @@ def test_tracking_decisions_does_not_change_the_values(seed_values):
             e3[track] = W.e3
         assert np.array_equal(e3[False], e3[True])
         vals = np.ascontiguousarray(np.repeat(e3[True][:, None], LANES, axis=1))
-        assert np.array_equal(_stage_lanes(vals, TIE_EPS)[3],
-                              _stage_lanes(vals, TIE_EPS, track=False)[3])
+        # untracked: at run time (False), or not compiled at all (None, as the solver's)
+        for untracked in (False, None):
+            assert np.array_equal(_stage_lanes(vals, TIE_EPS)[3],
+                                  _stage_lanes(vals, TIE_EPS, track=untracked)[3])
 
 
 # --- robustness: a few ulps of noise in V change no decision ---------------------------------
@@ -279,8 +281,9 @@ def test_reroll_stage_ties_match_a_plain_reference_and_values_are_untouched():
     vals = rng.integers(0, 4, (tables.N_ROLLS, LANES)).astype(float) * 3.0
     vals += rng.normal(0, 1e-13, vals.shape)
     E, M, arg, out = _stage_lanes(vals, TIE_EPS)
-    _, M0, _, out0 = _stage_lanes(vals, TIE_EPS, track=False)
-    assert np.array_equal(M, M0) and np.array_equal(out, out0)
+    for untracked in (False, None):
+        _, M0, _, out0 = _stage_lanes(vals, TIE_EPS, track=untracked)
+        assert np.array_equal(M, M0) and np.array_equal(out, out0)
     for la in range(LANES):
         Es, Ms, args, outs = _stage_scalar(vals[:, la].copy(), TIE_EPS)
         assert np.array_equal(Es, E[:, la]) and np.array_equal(Ms, M[:, la])

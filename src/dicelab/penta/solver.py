@@ -27,9 +27,11 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.core import types as nbtypes
 
 from dicelab import cache as disk_cache
 from dicelab import config
+from dicelab.jit import compile_split, loads, types_of
 from dicelab.parallel import run_blocks, threads
 from dicelab.penta.rules import (
     FACES,
@@ -46,10 +48,11 @@ from dicelab.penta.rules import (
     state_mask,
     state_up,
 )
-from dicelab.penta.scoring import TABLES
+from dicelab.penta.scoring import TABLES, roll_box_scores
 from dicelab.penta.tables import BOX_SHIFT, KEEP1_SHIFT, N_ROLLS, ROLL_BASE
 from dicelab.penta.widget import (
     RowTable,
+    best_box,
     fill_row_cands,
     fill_state_cands,
     final_values_lanes,
@@ -58,6 +61,7 @@ from dicelab.penta.widget import (
     new_lane_scratch,
     reroll_stage_lanes,
     turn_from_cands,
+    visit_box_lanes,
 )
 
 #: Version of the cached value format; bump when the state layout or rules change.
@@ -90,9 +94,6 @@ class DecisionSink(NamedTuple):
     decisions: np.ndarray  # uint16 (rows, 252)
     values: np.ndarray = _NO_VALUES
 
-
-#: A sink with no rows: the layer's values are solved, not its decisions.
-_NO_DECISIONS = DecisionSink(np.zeros(0, dtype=np.int32), np.zeros((0, N_ROLLS), dtype=np.uint16))
 
 
 def _reachable_uppers() -> list[np.ndarray]:
@@ -155,42 +156,53 @@ def layer_groups() -> tuple[Layer, ...]:
 
 
 @njit(inline="always")
-def _layer_blocks(lo, hi, V, layer, rp, T, out, track, eps):
-    """Blocks ``lo .. hi - 1`` of a layer (see :func:`solve_layer`): with ``track`` their
-    decisions (and values, if ``out.values`` is not empty) into ``out``, else their values
-    into ``V`` (``eps``, the tie tolerance, only matters to decisions)."""
-    W = new_lane_scratch(track)
+def _turns(V, rp, T, head, ups, W, track, eps):
+    """The turns of the lanes of one group (its ``head`` state and upper totals ``ups``)
+    into ``W``, from the next layers' values ``V``."""
+    final_values_lanes(V, rp, T, state_mask(head), state_fifty(head), ups, W, track, eps)
+    reroll_stage_lanes(W.e3, T, W, W.arg1, track, W.r2, eps)
+    reroll_stage_lanes(W.r2, T, W, W.arg2, track, W.r1, eps)
+
+
+@njit(inline="always")
+def _write_values(dst, head, ups, count, T, W):
+    lane_totals(T, W)
+    for la in range(count):
+        dst[head | state_index(0, ups[la], 0)] = W.total[la]
+
+
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+def _values_blocks(lo, hi, V, layer, rp, T):
+    """The values of blocks ``lo .. hi - 1`` of a layer (see :func:`solve_layer`) into
+    ``V``: the untracked widget (no decision code to compile). Called from Python only,
+    so without numba's C wrapper (as :func:`_decisions_blocks`)."""
+    W = new_lane_scratch(None)
+    heads, ups, counts = layer.heads, layer.ups, layer.counts
+    block = config.PENTA_SOLVER_BLOCK
+    for g in range(lo * block, min(heads.shape[0], hi * block)):
+        _turns(V, rp, T, heads[g], ups[g], W, None, 0.0)
+        _write_values(V, heads[g], ups[g], counts[g], T, W)
+
+
+@njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+def _decisions_blocks(lo, hi, V, layer, rp, T, out, eps):
+    """The decisions of blocks ``lo .. hi - 1`` of a layer into ``out`` (and their values,
+    if ``out.values`` is not empty), the tracked widget with tie tolerance ``eps``."""
+    W = new_lane_scratch(True)
     heads, ups, counts = layer.heads, layer.ups, layer.counts
     block = config.PENTA_SOLVER_BLOCK
     for g in range(lo * block, min(heads.shape[0], hi * block)):
         head = heads[g]
-        final_values_lanes(V, rp, T, state_mask(head), state_fifty(head), ups[g], W, track,
-                           eps)
-        reroll_stage_lanes(W.e3, T, W, W.arg1, track, W.r2, eps)
-        reroll_stage_lanes(W.r2, T, W, W.arg2, track, W.r1, eps)
-        if track:
-            for la in range(counts[g]):
-                i = out.slot[head | state_index(0, ups[g, la], 0)]
-                for r in range(N_ROLLS):
-                    out.decisions[i, r] = (
-                        T.keep_pos[r, W.arg2[ROLL_BASE + r, la]]
-                        | (T.keep_pos[r, W.arg1[ROLL_BASE + r, la]] << KEEP1_SHIFT)
-                        | (W.box[r, la] << BOX_SHIFT))
-        dst = out.values if track else V
-        if dst.shape[0] > 0:
-            lane_totals(T, W)
-            for la in range(counts[g]):
-                dst[head | state_index(0, ups[g, la], 0)] = W.total[la]
-
-
-@njit(cache=True, nogil=True)
-def _values_blocks(lo, hi, V, layer, rp, T, out):
-    _layer_blocks(lo, hi, V, layer, rp, T, out, False, 0.0)
-
-
-@njit(cache=True, nogil=True)
-def _decisions_blocks(lo, hi, V, layer, rp, T, out, eps):
-    _layer_blocks(lo, hi, V, layer, rp, T, out, True, eps)
+        _turns(V, rp, T, head, ups[g], W, True, eps)
+        for la in range(counts[g]):
+            i = out.slot[head | state_index(0, ups[g, la], 0)]
+            for r in range(N_ROLLS):
+                out.decisions[i, r] = (
+                    T.keep_pos[r, W.arg2[ROLL_BASE + r, la]]
+                    | (T.keep_pos[r, W.arg1[ROLL_BASE + r, la]] << KEEP1_SHIFT)
+                    | (W.box[r, la] << BOX_SHIFT))
+        if out.values.shape[0] > 0:
+            _write_values(out.values, head, ups[g], counts[g], T, W)
 
 
 # --- objectives beyond the expected score: the same layers, candidate values ------------------
@@ -281,9 +293,37 @@ def solve_rows(R: RowTable, rules: RuleSet, layers: range | None = None,
             progress(done, total)
 
 
+def _compile_split(V: np.ndarray, layer: Layer, rp, track: bool) -> None:
+    """Compile the widget of the values (``track`` False: untracked, None) or decision
+    kernel on two cores (:func:`dicelab.jit.compile_split`): the box visits, the best
+    joker box and the reroll stage in a child process; the scratch, the joker scores and
+    the final values (once the child stored the first two) here. The kernel's own compile
+    then loads the child's from numba's cache. The argument types are those the kernel
+    calls them with (``tests/test_first_run.py`` checks that this process compiles none
+    of the child's again)."""
+    i64, eps = nbtypes.int64, nbtypes.float64
+    flag = nbtypes.literal(True) if track else nbtypes.none
+    W = new_lane_scratch.py_func(True if track else None)
+    T = TABLES
+    ups = layer.ups[0] if layer.ups.shape[0] else np.zeros(config.PENTA_SOLVER_LANES, np.int64)
+    aside = [
+        (visit_box_lanes, types_of(V, T.ordinary, T.roll_counts, i64, i64, ups, i64, W.e3,
+                                   W.box, W.A, W.cand, W.m, flag, eps)),
+        (best_box, types_of(V, i64, i64, i64, W.scores, i64, eps)),
+        (reroll_stage_lanes, types_of(W.e3, T, W, W.arg1, flag, W.r2, eps)),
+    ]
+    here = [
+        (new_lane_scratch, types_of(flag), 0),
+        (roll_box_scores, types_of(rp, T, i64, i64, i64, W.scores), 0),
+        (final_values_lanes, types_of(V, rp, T, i64, i64, ups, W, flag, eps), 2),
+    ]
+    compile_split(aside, here, threads())
+
+
 def compile_kernel(decisions: bool) -> None:
     """Compile (or load from numba's cache) the solver's kernel that solves values
-    (``decisions`` False) or decisions, on no work."""
+    (``decisions`` False) or decisions, on no work; a compile runs on two cores
+    (:func:`_compile_split`)."""
     empty = Layer(np.zeros(0, dtype=np.int64),
                   np.zeros((0, config.PENTA_SOLVER_LANES), dtype=np.int64),
                   np.zeros(0, dtype=np.int64))
@@ -291,9 +331,14 @@ def compile_kernel(decisions: bool) -> None:
     rp = get_rules(None).params
     if decisions:
         sink = DecisionSink(np.zeros(0, dtype=np.int32), np.zeros((0, N_ROLLS), np.uint16), V)
-        _decisions_blocks(0, 0, V, empty, rp, TABLES, sink, 0.0)
+        args = (0, 0, V, empty, rp, TABLES, sink, 0.0)
+        kernel = _decisions_blocks
     else:
-        _values_blocks(0, 0, V, empty, rp, TABLES, _NO_DECISIONS)
+        args = (0, 0, V, empty, rp, TABLES)
+        kernel = _values_blocks
+    if not loads(kernel, args):
+        _compile_split(V, empty, rp, decisions)
+        kernel(*args)
 
 
 def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
@@ -310,8 +355,9 @@ def solve_layer(V: np.ndarray, layer: Layer, rules: RuleSet,
     fixed order of :mod:`dicelab.penta.widget` (the values never depend on ``eps``).
     """
     n_blocks = -(-layer.heads.shape[0] // config.PENTA_SOLVER_BLOCK)
+    compile_kernel(out is not None)
     if out is None:
-        run_blocks(_values_blocks, n_blocks, V, layer, rules.params, TABLES, _NO_DECISIONS)
+        run_blocks(_values_blocks, n_blocks, V, layer, rules.params, TABLES)
     else:
         tol = config.PENTA_TIE_EPS if eps is None else eps
         run_blocks(_decisions_blocks, n_blocks, V, layer, rules.params, TABLES, out,

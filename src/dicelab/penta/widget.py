@@ -289,6 +289,10 @@ def state_value(V, rp, T, mask, up, fifty, W, track, eps):
 # is the scalar widget's, operation for operation, so values are bit-identical to
 # :func:`state_value` (a test checks it). The lane count is a compile-time constant, which
 # lets LLVM turn every lane loop into vector instructions.
+# ``track`` is True (decisions tracked), False or None (not tracked). With None the
+# tracking code is not compiled at all: every test of it reads ``track is not None and
+# track``, and numba prunes a branch on ``is not None`` of an argument typed None before
+# typing (it prunes no branch on the value of a literal True or False).
 
 
 class LaneScratch(NamedTuple):
@@ -321,8 +325,8 @@ class LaneScratch(NamedTuple):
 def new_lane_scratch(track):
     """A fresh :class:`LaneScratch`; the tracked decisions' arrays only if ``track``."""
     L = config.PENTA_SOLVER_LANES
-    rows = N_ROLLS if track else 1
-    krows = N_KEEPS if track else 1
+    rows = N_ROLLS if track is not None and track else 1
+    krows = N_KEEPS if track is not None and track else 1
     return LaneScratch(np.empty((N_ROLLS, L)), np.empty((N_ROLLS, L)), np.empty((N_ROLLS, L)),
                        np.empty((N_KEEPS, L)), np.empty((N_KEEPS, L)),
                        np.empty((rows, L), dtype=np.int64), np.empty((krows, L), dtype=np.int64),
@@ -336,14 +340,14 @@ def _lane_visit(e3, box, bv, r, la, v, b, track, eps):
     # :func:`_visit` per lane; selects rather than branches: the comparisons are
     # unpredictable, selects vectorise
     e3[r, la] = max(e3[r, la], v)
-    if track:
+    if track is not None and track:
         better = v > bv[r, la] + eps
         box[r, la] = b if better else box[r, la]
         bv[r, la] = v if better else bv[r, la]
 
 
-@helper
-def _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand, base,
+@helper(cache=True)
+def visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand, base,
                      track, eps):
     """:func:`_visit_box` for the upper totals ``ups[l]``. It takes arrays, not their
     groups: called once per open box and group, a group handed to it would cost a
@@ -388,11 +392,11 @@ def final_values_lanes(V, rp, T, mask, fifty, ups, W, track, eps):
     for r in range(N_ROLLS):
         for la in range(config.PENTA_SOLVER_LANES):
             e3[r, la] = -np.inf
-            if track:
+            if track is not None and track:
                 bv[r, la] = -np.inf
     for b in range(N_BOXES):
         if not (mask >> b) & 1:
-            _visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand,
+            visit_box_lanes(V, ordinary, roll_counts, mask, fifty, ups, b, e3, box, bv, cand,
                              base, track, eps)
     if (mask >> PENTA_BOX) & 1:
         for f in range(1, FACES + 1):
@@ -401,7 +405,7 @@ def final_values_lanes(V, rp, T, mask, fifty, ups, W, track, eps):
             for la in range(config.PENTA_SOLVER_LANES):
                 v, arg = best_box(V, mask, ups[la], fifty, W.scores, bonus, eps)
                 e3[r, la] = v
-                if track:
+                if track is not None and track:
                     box[r, la] = arg
 
 
@@ -424,7 +428,7 @@ def reroll_stage_lanes(vals, T, W, arg, track, out, eps):
         for la in range(config.PENTA_SOLVER_LANES):
             E[k, la] = (((((E[a1, la] + E[a2, la]) + E[a3, la]) + E[a4, la]) + E[a5, la])
                         + E[a6, la]) * _SIXTH
-    if track:
+    if track is not None and track:
         for k in range(N_KEEPS):
             for la in range(config.PENTA_SOLVER_LANES):
                 m[la] = E[k, la]
@@ -521,7 +525,7 @@ class CandScratch(NamedTuple):
 def new_cand_scratch():
     """A fresh :class:`CandScratch`."""
     L = config.PENTA_SOLVER_LANES
-    return CandScratch(new_lane_scratch(False), np.empty((N_BOXES, MAX_CLASSES, L)),
+    return CandScratch(new_lane_scratch(None), np.empty((N_BOXES, MAX_CLASSES, L)),
                        np.full((FACES + 1, N_BOXES, L), -np.inf), np.empty((N_KEEPS, L)),
                        np.empty((N_KEEPS, L)))
 
@@ -571,11 +575,11 @@ def turn_from_cands(T, mask, X, keep_e1):
     :func:`decide_lane`."""
     W = X.lanes
     final_values_cands(T, mask, X)
-    reroll_stage_lanes(W.e3, T, W, W.arg1, False, W.r2, 0.0)
+    reroll_stage_lanes(W.e3, T, W, W.arg1, None, W.r2, 0.0)
     if keep_e1:
         X.E1[:, :] = W.E
         X.M1[:, :] = W.M
-    reroll_stage_lanes(W.r2, T, W, W.arg2, False, W.r1, 0.0)
+    reroll_stage_lanes(W.r2, T, W, W.arg2, None, W.r1, 0.0)
     lane_totals(T, W)
 
 
