@@ -396,19 +396,23 @@ def _push(rp, states, items, first, n_items, out_code, out_p, out_n, out_differ,
                 xa, xb = items.x_lo[it], items.x_hi[it]
             else:  # lane la: need c0 + la, i.e. TOTAL x_hi - la
                 xa = xb = items.x_hi[it] - la
+            w = 0.0
             for x in range(xa, xb + 1):
-                w = F[base + x]
-                if w == 0.0:
-                    continue
-                differ[0] += w * out_differ[i, la]
-                for o in range(out_n[i, la]):
-                    j, gain, b, sc, upper, fif, bonus = outcome_step(rp, s, out_code[i, la, o])
-                    p = w * out_p[i, la, o]
-                    F_next[off_next[j] - xlo_next[j] + x + gain] += p
-                    events[b] += p * sc
-                    events[N_BOXES] += p * upper
-                    events[N_BOXES + 1] += p * fif
-                    events[N_BOXES + 2] += p * bonus
+                w += F[base + x]
+            if w == 0.0:
+                continue
+            differ[0] += w * out_differ[i, la]
+            for o in range(out_n[i, la]):
+                j, gain, b, sc, upper, fif, bonus = outcome_step(rp, s, out_code[i, la, o])
+                p = out_p[i, la, o]
+                to = off_next[j] - xlo_next[j] + gain
+                for x in range(xa, xb + 1):
+                    F_next[to + x] += F[base + x] * p
+                p *= w
+                events[b] += p * sc
+                events[N_BOXES] += p * upper
+                events[N_BOXES + 1] += p * fif
+                events[N_BOXES + 2] += p * bonus
 
 
 @njit(cache=True)
