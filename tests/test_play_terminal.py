@@ -261,3 +261,33 @@ def test_bad_options_are_refused_before_the_game(capsys, argv, message):
     code, out, err = run_cli(capsys, ["play", *argv])
     assert code == 2 and out == "" and message in err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_a_penta_game_against_an_objective_policy_judged_by_its_objective(capsys, tmp_path):
+    """A whole game against optimal:utility:theta=0.02 (an objective's policy, deciding turn
+    by turn) in the terminal, every box the computer's suggestion; the game log, analysed,
+    judges the computer by its objective: it never loses any of it."""
+    from dicelab.analyse import analyse_logs
+
+    log = tmp_path / "game.jsonl"
+    child = spawn("play", "penta", "--ai", "optimal:utility:theta=0.02", "--seed", "5",
+                  "--log", str(log))
+    turns = 0
+    while True:
+        i = child.expect([KEEP, BOX, pexpect.EOF])
+        if i == 2:
+            break
+        child.sendline("")
+        turns += i == 1
+    out = child.before
+    child.close()
+    assert child.exitstatus == 0 and turns == 13
+    assert re.search(r"(won with \d+\.|A tie at \d+)", out)
+    result = analyse_logs([str(log)])
+    assert result.measure == {"penta": "score, utility:theta=0.02"}
+    rows = {r["policy"]: r for r in result.summary()}
+    ai = rows["optimal:utility:theta=0.02"]
+    assert ai["measure"] == "utility:theta=0.02" and ai["decisions"] >= 13
+    assert ai["total_loss"] == 0.0
+    assert rows["human"]["measure"] == "score"
+    assert (result.players["residual"].abs() < 1e-9).all()

@@ -53,6 +53,7 @@ from dicelab.penta.objectives import (
     parse_objective,
     rows_of,
     score_bounds,
+    score_utility,
     solve_objective,
 )
 from dicelab.penta.policies import Option, Scorecard, check_turn, decision_tables
@@ -71,7 +72,7 @@ from dicelab.penta.rules import (
 )
 from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
 from dicelab.penta.solver import layer_states, row_blocks, solve
-from dicelab.penta.tables import KEEP_SIZE, N_KEEPS, N_ROLLS, SUBSETS
+from dicelab.penta.tables import KEEP_SIZE, N_KEEPS, N_ROLLS, ROLL_BASE, SUBSETS
 from dicelab.penta.widget import (
     KEEP_PREFERENCE,
     RowTable,
@@ -784,6 +785,107 @@ def rank_objective_options(card: Scorecard, roll, rolls_left: int,
         out.append(Option(kind, keep, box_name, pts, unit(val), 0.0 if tied else top - unit(val),
                           tied, not out))
     return out
+
+
+# --- judging logged decisions by an objective (``dicelab analyse``) ---------------------------
+
+
+@njit(cache=True)
+def _judge_turns(seat, V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, start,
+                 best, chosen, code, tied):
+    """Per turn t (state ``mask[t]``, ``up[t]``, ``fifty[t]``, ``total[t]`` so far) the
+    objective's raw values (``E[u]``; a state objective's relative to the TOTAL so far):
+    ``start[t]`` at the turn's start; per decision j (roll ``rolls[t, j]``, ``2 - j``
+    rerolls left) ``best[t, j]`` the best option's, ``chosen[t, j]`` the chosen one's (keep
+    ``keeps[t, j]`` if a roll follows, else box ``box[t]``), ``code[t, j]`` the option
+    ``optimal:OBJECTIVE`` plays (a keep's rank, or -1 - box), ``tied[t, j]`` whether the
+    chosen option is tied with the best (within :data:`TIE_REL`, relative)."""
+    X, Mw = new_cand_scratch(), new_turn_scratch()
+    none = np.zeros(0, dtype=np.int64)
+    for t in range(mask.shape[0]):
+        m, u, f = mask[t], up[t], fifty[t]
+        _prepare_turn(seat, V, rp, T, m, u, f, total[t], none, none, X, Mw)
+        start[t] = X.lanes.total[0]
+        nr = n_rolls[t]
+        for j in range(nr):
+            r = rolls[t, j]
+            left = 2 - j
+            if left == 2:
+                b_val = X.lanes.M[ROLL_BASE + r, 0]
+            elif left == 1:
+                b_val = X.M1[ROLL_BASE + r, 0]
+            else:
+                b_val = X.lanes.e3[r, 0]
+            if j < nr - 1:
+                k = keeps[t, j]
+                c_val = X.lanes.E[k, 0] if left == 2 else X.E1[k, 0]
+            else:
+                b = box[t]
+                if T.penta_face[r] != 0 and (m >> PENTA_BOX) & 1:
+                    c_val = X.jv[T.penta_face[r], b, 0]
+                else:
+                    c_val = X.cv[b, T.box_class[b, r], 0]
+            best[t, j] = b_val
+            chosen[t, j] = c_val
+            tied[t, j] = c_val >= b_val - TIE_REL * abs(b_val)
+            kept = N_DICE
+            if left > 0:
+                pos = decide_roll(rp, T, V, m, u, f, X, 0, Mw, TIE_REL, config.PENTA_TIE_EPS,
+                                  r, left)
+                kept = T.subsets[r, pos]
+            if left > 0 and KEEP_SIZE[kept] < N_DICE:
+                code[t, j] = kept
+            else:
+                code[t, j] = -1 - decide_roll(rp, T, V, m, u, f, X, 0, Mw, TIE_REL,
+                                              config.PENTA_TIE_EPS, r, 0)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Logged turns judged by an objective, in its unit (:attr:`Objective.unit`; ``utility``
+    its certainty equivalent of the final TOTAL): ``start`` (n,), ``best``/``chosen``/
+    ``code``/``tied`` (n, 3) as the points analysis's arrays, ``outcome`` the objective's
+    value of each final TOTAL (0..MAX_TOTAL)."""
+
+    objective: Objective
+    start: np.ndarray
+    best: np.ndarray
+    chosen: np.ndarray
+    code: np.ndarray
+    tied: np.ndarray
+    outcome: np.ndarray
+
+
+def judge_turns(objective: str | Objective, rules: RuleSet, mask, up, fifty, total, n_rolls,
+                rolls, keeps, box) -> Judged:
+    """Judge logged Penta turns (arrays of the game log's columns) by ``objective``: each
+    decision's best and chosen option valued as ``optimal:OBJECTIVE`` values them (not
+    ``mean``, which the points analysis does; not penta-win, whose values depend on the
+    other cards)."""
+    obj = objective if isinstance(objective, Objective) else parse_objective(objective)
+    if obj.kind == "mean":
+        raise ValueError("mean is judged in points by dicelab.analyse")
+    seat = online_seat(solve_objective(obj, rules))
+    n = len(mask)
+    start = np.empty(n)
+    best = np.full((n, 3), np.nan)
+    chosen = np.full((n, 3), np.nan)
+    code = np.zeros((n, 3), np.int64)
+    tied = np.zeros((n, 3), np.bool_)
+    as_int = [np.ascontiguousarray(a, dtype=np.int64)
+              for a in (mask, up, fifty, total, n_rolls, rolls, keeps, box)]
+    _judge_turns(seat, solve(rules).values, rules.params, TABLES, *as_int, start, best, chosen,
+                 code, tied)
+    outcome = score_utility(obj, rules)
+    if obj.kind == "utility":  # certainty equivalents: the TOTAL so far plus the points'
+        x = np.asarray(total, dtype=np.float64)
+        sign = math.copysign(1.0, obj.theta)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            start = x + np.log(sign * start) / obj.theta
+            best = x[:, None] + np.log(sign * best) / obj.theta
+            chosen = x[:, None] + np.log(sign * chosen) / obj.theta
+        outcome = np.arange(MAX_TOTAL + 1, dtype=np.float64)
+    return Judged(obj, start, best, chosen, code, tied, outcome)
 
 
 # --- the policies as policy objects (the referee's games, the game logs, ``play``) -----------
