@@ -187,6 +187,8 @@ def test_forward_pass_of_an_at_least_policy(every_target):
         assert p.sum() == pytest.approx(1.0, abs=1e-12)
         want = row_lookup(every_target, _state(filled), target - x)
         assert p[target:].sum() == pytest.approx(want, abs=1e-12)
+        plain = objective_value("seed", filled, x, lambda t, target=target: float(t >= target))
+        assert p[target:].sum() == pytest.approx(plain, abs=1e-9)
         assert out["differ"] > 0.0
 
 
@@ -199,6 +201,8 @@ def test_forward_pass_of_a_utility_policy():
     gain = np.arange(MAX_TOTAL + 1) - card.total
     got = float((p * np.exp(theta * gain))[p > 0].sum())
     assert got == pytest.approx(sol.values[_state(TWO_OPEN)], rel=1e-12)
+    plain = objective_value("seed", TWO_OPEN, 0, lambda t: math.exp(theta * t))
+    assert got == pytest.approx(plain, rel=1e-9)
 
 
 def test_forward_refuses_a_card_no_game_reaches(every_target):
