@@ -818,9 +818,18 @@ def _replayed_card(g, seat: int, turn: int) -> Scorecard:
 
 
 def test_analyse_objective_bad_input(capsys, tmp_path):
+    from dicelab.gamelog import new_game_header, write_games
+
     log = tmp_path / "none.jsonl"
-    for argv, needle in ((["--objective", "at-most:3"], "unknown objective"),
-                         (["--objective", "at-least:5000"], "possible final score")):
-        code, out, err = run_cli(capsys, ["analyse", str(log), *argv])
+    farkle = tmp_path / "farkle.jsonl"
+    header = new_game_header("farkle", "default", [{"name": "me", "policy": "human"}],
+                             target=500)
+    write_games(farkle, [(header, [{"seat": 0, "rolls": [[1, 1, 1, 5, 2, 3]],
+                                    "keeps": [[1, 1, 1]], "end": "bank"}])])
+    for path, argv, needle in (
+            (log, ["--objective", "at-most:3"], "unknown objective"),
+            (log, ["--objective", "at-least:5000"], "possible final score"),
+            (farkle, ["--objective", "at-least:300"], "--objective is for Penta")):
+        code, out, err = run_cli(capsys, ["analyse", str(path), *argv])
         assert code == 2 and not out
         assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
