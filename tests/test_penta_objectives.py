@@ -182,9 +182,13 @@ def test_forward_pass_of_an_at_least_policy(every_target):
         target = x + need
         seat = OnlineSeat(SEAT_ROWS, np.zeros(0), np.zeros(0), every_target, target,
                           every_target, np.zeros(0, dtype=np.int64))
-        out = forward(seat, get_rules("seed"), card)
+        calls = []
+        out = forward(seat, get_rules("seed"), card,
+                      progress=lambda d, t, c=calls: c.append((d, t)))
         p = out["probability"]
         assert p.sum() == pytest.approx(1.0, abs=1e-12)
+        done = [d for d, _ in calls]
+        assert done == sorted(done) and calls[-1][0] == calls[-1][1] > 0
         want = row_lookup(every_target, _state(filled), target - x)
         assert p[target:].sum() == pytest.approx(want, abs=1e-12)
         plain = objective_value("seed", filled, x, lambda t, target=target: float(t >= target))

@@ -478,12 +478,14 @@ _BATCH = 4096
 
 
 def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
-            rel: float = TIE_REL) -> dict[str, np.ndarray]:
+            rel: float = TIE_REL, progress: Callable[[int, int], None] | None = None
+            ) -> dict[str, np.ndarray]:
     """The forward pass of an objective's policy from ``card`` (default: empty):
     ``probability`` (P(TOTAL = s)), ``events`` (of the turns still to play), ``differ``
     (expected decisions per game that differ from ``optimal``'s table), ``peak_bytes``.
     ``rel``: the objective's tie tolerance (that of the simulator by default). ``ValueError``
-    if no game reaches ``card`` (its TOTAL outside its state's bounds)."""
+    if no game reaches ``card`` (its TOTAL outside its state's bounds). ``progress(done,
+    total)`` counts the (state, TOTAL so far) pairs of the layers passed."""
     card = Scorecard() if card is None else card
     rp = rules.params
     bounds = score_bounds(rules)
@@ -505,6 +507,7 @@ def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
     F[off[i0] + card.total - xlo[i0]] = 1.0
     peak = 0
     lanes = config.PENTA_SOLVER_LANES
+    pairs = [int(_layer_vectors(bounds, layers[n])[2].sum()) for n in range(n0, N_BOXES)]
     for n in range(n0, N_BOXES):
         nxt = layers[n + 1]
         xlo_n, off_n, width_n = _layer_vectors(bounds, nxt)
@@ -541,6 +544,9 @@ def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
                 raise RuntimeError("an objective's decisions chose a box the rules forbid: a bug")
             _push(rp, states, items, first, k, out_code, out_p, out_n, out_differ, xlo, off, F,
                   xlo_s, off_s, F_next, events, differ)
+            if progress is not None:
+                layer = pairs[n - n0] * (first + k) // max(1, n_items)
+                progress(sum(pairs[:n - n0]) + layer, sum(pairs))
         states, xlo, off, width, F = nxt, xlo_n, off_n, width_n, F_next
     probability = np.zeros(MAX_TOTAL + 1)
     for i in range(states.size):
@@ -550,9 +556,11 @@ def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
 
 
 
-def _distribution_entry(solution: ObjectiveSolution) -> dict[str, np.ndarray]:
+def _distribution_entry(solution: ObjectiveSolution,
+                        progress: Callable[[int, int], None] | None = None
+                        ) -> dict[str, np.ndarray]:
     t0 = time.perf_counter()
-    arrays = forward(online_seat(solution), solution.rules)
+    arrays = forward(online_seat(solution), solution.rules, progress=progress)
     arrays["differ"] = np.array(arrays["differ"])
     arrays["compute_s"] = np.array(time.perf_counter() - t0)
     return arrays
@@ -560,12 +568,14 @@ def _distribution_entry(solution: ObjectiveSolution) -> dict[str, np.ndarray]:
 
 def objective_distribution(objective: str | Objective, rules: str | RuleSet | None = None,
                            use_cache: bool = True,
-                           progress: Callable[[int, int], None] | None = None
+                           progress: Callable[[int, int], None] | None = None,
+                           forward_progress: Callable[[int, int], None] | None = None
                            ) -> ScoreDistribution:
     """The exact distribution of the final TOTAL under ``objective``'s policy (policy name
     ``optimal:OBJECTIVE``; ``mean``: ``optimal``'s own) from an empty card, with the
     expected number of its decisions per game that differ from ``optimal``'s. Solves the
-    objective first if needed (``progress`` follows that); cached on disk."""
+    objective first if needed (``progress`` follows that, ``forward_progress`` the forward
+    pass: see :func:`forward`); cached on disk."""
     obj = objective if isinstance(objective, Objective) else parse_objective(objective)
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     t0 = time.perf_counter()
@@ -577,10 +587,10 @@ def objective_distribution(objective: str | Objective, rules: str | RuleSet | No
                                objective=obj.name)
     version = f"{FORMAT_VERSION}"
     if use_cache:
-        arrays, from_cache = disk_cache.cached(key, version,
-                                               lambda: _distribution_entry(solution))
+        arrays, from_cache = disk_cache.cached(
+            key, version, lambda: _distribution_entry(solution, forward_progress))
     else:
-        arrays, from_cache = _distribution_entry(solution), False
+        arrays, from_cache = _distribution_entry(solution, forward_progress), False
     return distribution_from(f"optimal:{obj.name}", rs, arrays, from_cache, t0)
 
 
@@ -611,12 +621,15 @@ class ObjectiveReport:
 
 
 def objective_report(objective: str | Objective, rules: str | RuleSet | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> ObjectiveReport:
-    """Solve ``objective`` and compare its policy with ``optimal`` (both exactly)."""
+                     progress: Callable[[int, int], None] | None = None,
+                     forward_progress: Callable[[int, int], None] | None = None
+                     ) -> ObjectiveReport:
+    """Solve ``objective`` and compare its policy with ``optimal`` (both exactly);
+    ``progress`` follows the solve, ``forward_progress`` the exact distribution's pass."""
     obj = objective if isinstance(objective, Objective) else parse_objective(objective)
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     solution = solve_objective(obj, rs, progress=progress)
-    policy = objective_distribution(obj, rs)
+    policy = objective_distribution(obj, rs, forward_progress=forward_progress)
     base = score_distribution("optimal", rs)
     return ObjectiveReport(solution, policy, base, objective_of(obj, rs, base.probability))
 
