@@ -182,11 +182,17 @@ def test_forward_pass_of_an_at_least_policy(every_target):
         target = x + need
         seat = OnlineSeat(SEAT_ROWS, np.zeros(0), np.zeros(0), every_target, target,
                           every_target, np.zeros(0, dtype=np.int64))
-        out = forward(seat, get_rules("seed"), card)
+        calls = []
+        out = forward(seat, get_rules("seed"), card,
+                      progress=lambda d, t, c=calls: c.append((d, t)))
         p = out["probability"]
         assert p.sum() == pytest.approx(1.0, abs=1e-12)
+        done = [d for d, _ in calls]
+        assert done == sorted(done) and calls[-1][0] == calls[-1][1] > 0
         want = row_lookup(every_target, _state(filled), target - x)
         assert p[target:].sum() == pytest.approx(want, abs=1e-12)
+        plain = objective_value("seed", filled, x, lambda t, target=target: float(t >= target))
+        assert p[target:].sum() == pytest.approx(plain, abs=1e-9)
         assert out["differ"] > 0.0
 
 
@@ -199,6 +205,8 @@ def test_forward_pass_of_a_utility_policy():
     gain = np.arange(MAX_TOTAL + 1) - card.total
     got = float((p * np.exp(theta * gain))[p > 0].sum())
     assert got == pytest.approx(sol.values[_state(TWO_OPEN)], rel=1e-12)
+    plain = objective_value("seed", TWO_OPEN, 0, lambda t: math.exp(theta * t))
+    assert got == pytest.approx(plain, rel=1e-9)
 
 
 def test_forward_refuses_a_card_no_game_reaches(every_target):
@@ -705,3 +713,134 @@ def test_the_penta_win_experiment_refuses(tmp_path, capsys, argv, message):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and message in err[0]
     assert not out.exists()
+
+
+# --- analyse: decisions judged by the objective -----------------------------------------------
+
+
+def test_logged_turns_are_judged_by_the_recursion_under_at_least(every_target, monkeypatch):
+    """judge_turns under at-least:T values a logged turn from a late card as the plain
+    recursion does: the turn's start, the box chosen at its last roll (P(final >= T)), and a
+    worse box's loss in probability."""
+    from types import SimpleNamespace
+
+    from dicelab.penta import objective_play as op
+    from dicelab.penta.tables import roll_index
+
+    target = 180
+    late = SimpleNamespace(rows=every_target, start=target)  # the late table's solution
+    monkeypatch.setattr(op, "solve_objective", lambda obj, rules: late)
+    card = _card(TWO_OPEN)
+    x = card.total
+    roll = [4, 4, 4, 2, 1]
+    r = roll_index(roll)
+    cols = {"mask": [card.mask] * 2, "up": [card.up] * 2, "fifty": [card.fifty] * 2,
+            "total": [x] * 2, "n_rolls": [1, 1], "rolls": [[r, 0, 0]] * 2,
+            "keeps": [[0, 0]] * 2, "box": [BOXES.index("fours"), BOXES.index("chance")]}
+    jd = op.judge_turns(f"at-least:{target}", get_rules("seed"), *(np.array(v) for v in
+                                                                   cols.values()))
+    u = lambda t: float(t >= target)  # noqa: E731
+    assert jd.start[0] == pytest.approx(objective_value("seed", TWO_OPEN, x, u), abs=1e-9)
+    for i, (box, points) in enumerate((("fours", 12), ("chance", 15))):
+        after = dict(TWO_OPEN)
+        after[box] = points
+        want = objective_value("seed", after, x + points, u)
+        assert jd.chosen[i, 0] == pytest.approx(want, abs=1e-9)
+    # scoring at once, with two rerolls left: rerolling is better, a loss in probability
+    assert jd.best[0, 0] == jd.best[1, 0] > max(jd.chosen[:, 0])
+    assert not jd.tied[:, 0].any()
+    assert jd.code[0, 0] == jd.code[1, 0] >= 0  # a keep's rank
+    assert jd.outcome[target] == 1.0 and jd.outcome[target - 1] == 0.0
+
+
+def _logged_session(capsys, tmp_path, policy: str, games: int = 3):
+    log = tmp_path / "games.jsonl"
+    code, _, err = run_cli(capsys, ["simulate", "-s", policy, "--vs", "optimal", "-n", "50",
+                                    "--seed", "4", "--log", str(log), "--log-games",
+                                    str(games)])
+    assert code == 0, err
+    return log
+
+
+def test_analyse_judges_an_objective_policy_by_its_objective(capsys, tmp_path):
+    """A whole session: games of optimal:utility:theta=0.02 against optimal logged by
+    simulate, then analysed. The objective's seat is judged in its certainty equivalent (it
+    loses nothing: it plays its own best), optimal's in expected points; under --objective
+    every decision of optimal is judged by the objective: its best and chosen values are the
+    advice's (rank_objective_options) for that card, and luck + skill adds up."""
+    theta = 0.02
+    obj = f"utility:theta={theta}"
+    log = _logged_session(capsys, tmp_path, f"optimal:{obj}")
+    code, out, err = run_cli(capsys, ["analyse", str(log), "--json"])
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["measure"] == {"penta": f"{obj}, score"}
+    by_policy = {p["policy"]: p for p in data["players"]}
+    assert by_policy[f"optimal:{obj}"]["measure"] == obj
+    assert by_policy[f"optimal:{obj}"]["total_loss"] == 0.0
+    assert by_policy["optimal"]["measure"] == "score"
+    code, out, err = run_cli(capsys, ["analyse", str(log), "--json", "--objective", obj])
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["measure"] == {"penta": obj}
+    decisions = [d for d in data["decisions"] if d["policy"] == "optimal"]
+    assert decisions and all(d["measure"] == obj for d in decisions)
+    from dicelab.gamelog import read_games
+
+    games = read_games(str(log))
+    checked = 0
+    for d in decisions[:40]:
+        g = games[d["game"]]
+        card = _replayed_card(g, d["seat"], d["turn"])
+        roll = [int(f) for f in d["roll"].split()]
+        opts = rank_objective_options(card, roll, d["rolls_left"], obj, "seed")
+        assert d["value_best"] == pytest.approx(opts[0].expected_final_score, abs=1e-9)
+        chosen = next(o for o in opts if _label(o) == d["chosen"]) if d["loss"] > 0 else opts[0]
+        assert d["value_chosen"] == pytest.approx(chosen.expected_final_score, abs=1e-9)
+        assert d["loss"] == pytest.approx(chosen.loss, abs=1e-9)
+        checked += 1
+    assert checked
+    for p in data["per_game"]:
+        assert abs(p["residual"]) < 1e-9
+    # optimal does not play for the certainty equivalent: it loses some of it
+    assert sum(p["total_loss"] for p in data["per_game"] if p["policy"] == "optimal") > 0
+
+
+def _label(o) -> str:
+    return f"box {o.box}" if o.kind == "box" else "keep " + (" ".join(map(str, o.keep))
+                                                             or "nothing")
+
+
+def _replayed_card(g, seat: int, turn: int) -> Scorecard:
+    """Seat ``seat``'s card at the start of its ``turn``-th turn of logged game ``g``."""
+    from dicelab.penta.scoring import TABLES, roll_box_scores
+
+    scores: list[int | None] = [None] * N_BOXES
+    bonuses = 0
+    for t in [t for t in g.turns if t.seat == seat][:turn - 1]:
+        got = np.empty(N_BOXES, dtype=np.int64)
+        bonus = roll_box_scores(g.rules.params, TABLES, t.mask, t.fifty, t.roll_ids[-1], got)
+        scores[t.box] = int(got[t.box])
+        bonuses += bonus > 0
+    card = Scorecard(tuple(scores), bonuses)
+    t = [t for t in g.turns if t.seat == seat][turn - 1]
+    assert (card.mask, card.up, card.fifty, card.total) == (t.mask, t.up, t.fifty, t.total)
+    return card
+
+
+def test_analyse_objective_bad_input(capsys, tmp_path):
+    from dicelab.gamelog import new_game_header, write_games
+
+    log = tmp_path / "none.jsonl"
+    farkle = tmp_path / "farkle.jsonl"
+    header = new_game_header("farkle", "default", [{"name": "me", "policy": "human"}],
+                             target=500)
+    write_games(farkle, [(header, [{"seat": 0, "rolls": [[1, 1, 1, 5, 2, 3]],
+                                    "keeps": [[1, 1, 1]], "end": "bank"}])])
+    for path, argv, needle in (
+            (log, ["--objective", "at-most:3"], "unknown objective"),
+            (log, ["--objective", "at-least:5000"], "possible final score"),
+            (farkle, ["--objective", "at-least:300"], "--objective is for Penta")):
+        code, out, err = run_cli(capsys, ["analyse", str(path), *argv])
+        assert code == 2 and not out
+        assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err

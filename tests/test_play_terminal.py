@@ -36,6 +36,22 @@ def spawn(*args):
                          dimensions=(40, 200), preexec_fn=as_from_a_shell)
 
 
+def play_penta_to_the_end(child) -> None:
+    """Answer every Penta prompt with Enter (at a box prompt: the computer's choice) to the
+    end of the game; check that the game ended after 13 boxes with a winner or a tie."""
+    turns = 0
+    while True:
+        i = child.expect([KEEP, BOX, pexpect.EOF])
+        if i == 2:
+            break
+        child.sendline("")
+        turns += i == 1
+    out = child.before
+    child.close()
+    assert child.exitstatus == 0 and turns == 13
+    assert re.search(r"(won with \d+\.|A tie at \d+)", out)
+
+
 def last_roll(text: str) -> list[int]:
     return [int(f) for f in re.findall(r"Roll(?: \d)?: ([\d ]+)", text)[-1].split()]
 
@@ -165,17 +181,7 @@ def test_a_penta_game_to_the_end_with_refused_keystrokes(tmp_path):
     child.sendline("b")  # back to keeping dice
     child.expect(KEEP)
     child.sendline("")
-    turns = 0
-    while True:  # from here: always score the computer's choice at once
-        i = child.expect([KEEP, BOX, pexpect.EOF])
-        if i == 2:
-            break
-        child.sendline("")
-        turns += i == 1
-    out = child.before
-    child.close()
-    assert child.exitstatus == 0 and turns == 13
-    assert re.search(r"(won with \d+\.|A tie at \d+)", out)
+    play_penta_to_the_end(child)  # from here: always score the computer's choice at once
 
 
 def test_ctrl_c_exits_130_with_one_line():
@@ -261,3 +267,23 @@ def test_bad_options_are_refused_before_the_game(capsys, argv, message):
     code, out, err = run_cli(capsys, ["play", *argv])
     assert code == 2 and out == "" and message in err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_a_penta_game_against_an_objective_policy_judged_by_its_objective(capsys, tmp_path):
+    """A whole game against optimal:utility:theta=0.02 (an objective's policy, deciding turn
+    by turn) in the terminal, every box the computer's suggestion; the game log, analysed,
+    judges the computer by its objective: it never loses any of it."""
+    from dicelab.analyse import analyse_logs
+
+    log = tmp_path / "game.jsonl"
+    child = spawn("play", "penta", "--ai", "optimal:utility:theta=0.02", "--seed", "5",
+                  "--log", str(log))
+    play_penta_to_the_end(child)
+    result = analyse_logs([str(log)])
+    assert result.measure == {"penta": "score, utility:theta=0.02"}
+    rows = {r["policy"]: r for r in result.summary()}
+    ai = rows["optimal:utility:theta=0.02"]
+    assert ai["measure"] == "utility:theta=0.02" and ai["decisions"] >= 13
+    assert ai["total_loss"] == 0.0
+    assert rows["human"]["measure"] == "score"
+    assert (result.players["residual"].abs() < 1e-9).all()

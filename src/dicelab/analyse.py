@@ -69,13 +69,42 @@ _DECISION_COLUMNS = ["log", "game", "game_kind", "rules", "measure", "seat", "pl
                      "value_chosen", "luck", "loss", "class"]
 
 
+def unit_of(measure: str) -> str:
+    """What a measure's values are: :data:`UNITS`, or a Penta objective's unit (a Penta
+    player of ``optimal:OBJECTIVE``, or any under ``--objective``, is judged by it).
+
+    >>> unit_of("at-least:300")
+    'P(final score >= 300)'
+    """
+    if measure in UNITS:
+        return UNITS[measure]
+    from dicelab.penta.objectives import parse_objective
+
+    obj = parse_objective(measure)
+    return "certainty equivalent of the final score (points)" if obj.kind == "utility" \
+        else obj.unit
+
+
+def loss_bounds(measure: str) -> tuple[float, float, float]:
+    """The loss classes' bounds of a measure: a Penta objective in probability (``at-least``,
+    ``beat``) as ``win``, one in points (``utility``'s certainty equivalent) as ``score``."""
+    if measure in LOSS_CLASSES:
+        return LOSS_CLASSES[measure]
+    return LOSS_CLASSES["score" if measure.startswith("utility") else "win"]
+
+
+def in_probability(measure: str) -> bool:
+    """Whether a measure's values are probabilities (shown as %)."""
+    return loss_bounds(measure) == LOSS_CLASSES["win"]
+
+
 def loss_class(loss: float, measure: str) -> str:
     """The size class of a loss ("" below the smallest bound).
 
     >>> loss_class(5.0, "score"), loss_class(0.001, "win"), loss_class(120.0, "turn")
     ('error', '', 'blunder')
     """
-    bounds = LOSS_CLASSES[measure]
+    bounds = loss_bounds(measure)
     name = ""
     for b, n in zip(bounds, CLASS_NAMES, strict=True):
         if loss >= b:
@@ -130,9 +159,10 @@ class AnalysisResult:
 
     def to_dict(self) -> dict:
         return {"logs": self.logs, "games": self.n_games, "measure": self.measure,
-                "units": {k: UNITS[v] for k, v in self.measure.items()},
-                "thresholds": {m: dict(zip(CLASS_NAMES, LOSS_CLASSES[m], strict=True))
-                               for m in set(self.measure.values())},
+                "units": {k if len(ms) == 1 else f"{k} {m}": unit_of(m)
+                          for k, ms in self._measures().items() for m in ms},
+                "thresholds": {m: dict(zip(CLASS_NAMES, loss_bounds(m), strict=True))
+                               for ms in self._measures().values() for m in ms},
                 "players": self.summary(),
                 "per_game": self.players.to_dict(orient="records")
                 if len(self.players) <= JSON_ROWS else
@@ -144,8 +174,18 @@ class AnalysisResult:
     def manifest(self) -> dict:
         return {"analysis": "dicelab analyse", "logs": self.logs, "games": self.n_games,
                 "measure": self.measure,
-                "thresholds": {m: list(LOSS_CLASSES[m]) for m in set(self.measure.values())},
+                "thresholds": {m: list(loss_bounds(m)) for ms in self._measures().values()
+                               for m in ms},
                 "files_extra": {"decisions": "decisions.parquet"}}
+
+    def _measures(self) -> dict[str, list[str]]:
+        """Each game kind's measures (several when Penta players are judged by different
+        objectives: :attr:`measure` joins them with ", ")."""
+        return {k: v.split(", ") for k, v in self.measure.items()}
+
+    def sections(self) -> list[tuple[str, str]]:
+        """(game kind, measure) of each group of players judged alike."""
+        return [(k, m) for k, ms in self._measures().items() for m in ms]
 
     def figures(self) -> dict:
         """``value.png``: each player's value through the first game analysed."""
@@ -161,7 +201,10 @@ class AnalysisResult:
                 label = player_label(row["player"], row["policy"])
                 series[label if row["player"] == f"seat {seat}" else f"seat {seat}: {label}"] = tr
                 kind = row["game_kind"]
-        return {"value.png": value_trace_figure(series, ylabel=TRACE_LABELS[self.measure[kind]],
+        measure = self.measure[kind]
+        label = TRACE_LABELS.get(measure, unit_of(measure) if ", " not in measure
+                                 else "each player's measure")
+        return {"value.png": value_trace_figure(series, ylabel=label,
                                                 title=f"{log}, game {game}")}
 
     def games_of(self, kind: str) -> int:
@@ -313,9 +356,22 @@ def _categories(cats: tuple[str, ...]):
     return pd.CategoricalDtype(list(cats))
 
 
-def _penta_games(games: list[GameRecord]):
-    """(decisions frame, players frame, traces of the first game) of Penta games; every
-    step after the kernel is a whole-array operation."""
+def _logged_objective(policy: str) -> str:
+    """The objective a logged Penta policy plays (``optimal:OBJECTIVE``), else "score"."""
+    from dicelab.registry import parse_policy
+
+    try:
+        spec = parse_policy(policy, "penta")
+    except UserError:
+        return "score"
+    return spec.params["objective"] if spec.family == "objective" else "score"
+
+
+def _penta_games(games: list[GameRecord], objective: str | None = None):
+    """(decisions frame, players frame, traces of the first game, the measures used) of
+    Penta games; every step after the kernels is a whole-array operation. A player is
+    judged by ``objective`` if given, else by the objective its policy plays
+    (``optimal:OBJECTIVE``), else in expected points ("score")."""
     import pandas as pd
 
     from dicelab import config
@@ -328,6 +384,7 @@ def _penta_games(games: list[GameRecord]):
     option_label, roll_label = _penta_labels()
     dec_frames, player_frames = [], []
     traces: dict = {}
+    used: dict[str, None] = {}
     by_rules: dict[str, list[GameRecord]] = {}
     for g in games:
         by_rules.setdefault(g.rules_name, []).append(g)
@@ -361,21 +418,43 @@ def _penta_games(games: list[GameRecord]):
             _penta_block(*args, 0, n, eps, start, best, chosen, code)
         else:
             _penta_kernel(*args, eps, start, best, chosen, code)
+        # players judged by an objective: their turns' values in its unit
+        measures = [objective or _logged_objective(g.seats[s]["policy"])
+                    for g, s in players_meta]
+        measures = [m if m != "mean" else "score" for m in measures]
+        tied = best - eps <= chosen
+        outcome_of = {}
+        for m in dict.fromkeys(measures):
+            if m == "score":
+                continue
+            from dicelab.penta.objective_play import judge_turns
+
+            sel = np.flatnonzero(np.array([measures[p] == m for p in
+                                           range(len(measures))])[player_of_turn])
+            jd = judge_turns(m, rules, *(a[sel] for a in (mask, up, fifty, total, n_rolls,
+                                                          rolls, keeps, box)))
+            start[sel], best[sel], chosen[sel], code[sel] = (jd.start, jd.best, jd.chosen,
+                                                             jd.code)
+            tied[sel] = jd.tied
+            outcome_of[m] = jd.outcome
+        measure_cat = _categorical(measures)
+        used.update(dict.fromkeys(measures))
         valid = np.arange(3)[None, :] < n_rolls[:, None]
         ti, j = np.nonzero(valid)
         vb, vc = best[ti, j], chosen[ti, j]
         prev = np.where(j > 0, chosen[ti, np.maximum(j - 1, 0)], start[ti])
         luck = vb - prev
-        loss = np.where(vc >= vb - eps, 0.0, vb - vc)
+        loss = np.where(tied[ti, j], 0.0, vb - vc)
         last = j == n_rolls[ti] - 1
         n_keeps = len(option_label.categories) - len(BOX_NAMES)
         chosen_code = np.where(last, n_keeps + box[ti], keeps[ti, np.minimum(j, 1)])
         c = code[ti, j]
         best_code = np.where(c < 0, n_keeps - 1 - c, c)
         best_code = np.where(loss == 0.0, chosen_code, best_code)
-        bounds = LOSS_CLASSES["score"]
-        cls_code = np.select([loss >= bounds[2], loss >= bounds[1], loss >= bounds[0]],
-                             [3, 2, 1], 0)
+        bounds = np.array([loss_bounds(m) for m in measure_cat.categories]).reshape(-1, 3)[
+            measure_cat.codes[player_of_turn[ti]]]
+        cls_code = np.select([loss >= bounds[:, 2], loss >= bounds[:, 1],
+                              loss >= bounds[:, 0]], [3, 2, 1], 0)
         cls = pd.Categorical.from_codes(cls_code, dtype=_class_dtype())
         pid = player_of_turn[ti]
         meta_game = [m[0] for m in players_meta]
@@ -391,7 +470,7 @@ def _penta_games(games: list[GameRecord]):
 
         dec_frames.append(pd.DataFrame({
             "log": per_decision(logs), "game": gidx[pid], "game_kind": "penta",
-            "rules": name, "measure": "score", "seat": seat[pid],
+            "rules": name, "measure": per_decision(measure_cat), "seat": seat[pid],
             "player": per_decision(pname), "policy": per_decision(ppol),
             "turn": turn_no[ti], "step": j + 1,
             "roll": pd.Categorical.from_codes(rolls[ti, j], dtype=roll_label),
@@ -407,6 +486,9 @@ def _penta_games(games: list[GameRecord]):
         end_value = chosen[last_turn, n_rolls[last_turn] - 1]
         finished = np.array([m.finished for m in meta_game], dtype=bool)
         final_total = np.array([m.totals[s] for m, s in players_meta], dtype=float)
+        for m, u in outcome_of.items():  # an objective's outcome: its u(final TOTAL)
+            of_m = np.array([x == m for x in measures])
+            final_total = np.where(of_m, u[final_total.astype(np.int64)], final_total)
         outcome = np.where(finished, final_total, end_value)
         initial = start[first_turn]
         luck_p = np.bincount(pid, weights=luck, minlength=n_p)
@@ -414,7 +496,7 @@ def _penta_games(games: list[GameRecord]):
         loss_p = np.bincount(pid, weights=loss, minlength=n_p)
         n_dec = np.bincount(pid, minlength=n_p)
         frame = {"log": logs, "game": gidx, "game_kind": "penta", "rules": name,
-                 "measure": "score", "seat": seat, "player": pname, "policy": ppol,
+                 "measure": measure_cat, "seat": seat, "player": pname, "policy": ppol,
                  "finished": finished,
                  "turns": np.bincount(player_of_turn, minlength=n_p),
                  "decisions": n_dec, "total_loss": loss_p,
@@ -436,7 +518,7 @@ def _penta_games(games: list[GameRecord]):
                 for q in steps:
                     tr.extend((float(vb[q]), float(vc[q])))
                 traces[(g.path, g.index, s)] = tr
-    return dec_frames, player_frames, traces
+    return dec_frames, player_frames, traces, list(used)
 
 
 def _player_row(g: GameRecord, s: int, kind: str, measure: str, acc: dict, outcome: float,
@@ -649,12 +731,21 @@ def _farkle_label(o) -> str:
 
 
 def analyse_games(games: list[GameRecord], *, measure: str | None = None,
-                  logs: list[str] | None = None) -> AnalysisResult:
+                  logs: list[str] | None = None, objective: str | None = None
+                  ) -> AnalysisResult:
     """Analyse games already read (see :func:`analyse_logs`)."""
     import pandas as pd
 
     if measure is not None and measure not in MEASURES:
         raise UserError(f"--measure must be one of {', '.join(MEASURES)}, not {measure!r}")
+    if objective is not None:
+        from dicelab.penta.objectives import parse_objective
+
+        objective = parse_objective(objective).name
+        if any(g.game != "penta" for g in games):
+            g = next(g for g in games if g.game != "penta")
+            raise UserError(f"{g.path}:{g.line}: field 'game': --objective is for Penta "
+                            "games; Farkle decisions are valued by --measure")
     penta = [g for g in games if g.game == "penta"]
     farkle = [g for g in games if g.game == "farkle"]
     if penta and measure is not None:
@@ -664,11 +755,11 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
     used: dict[str, str] = {}
     if penta:
         with paused_gc():
-            d, p, tr = _penta_games(penta)
+            d, p, tr, ms = _penta_games(penta, objective)
         dec_frames += d
         player_frames += p
         traces.update(tr)
-        used["penta"] = "score"
+        used["penta"] = ", ".join(ms)
     if farkle:
         r, p, tr, ms = _farkle_games(farkle, measure)
         dec_frames.append(pd.DataFrame(r, columns=_DECISION_COLUMNS))
@@ -689,12 +780,15 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
 
 
 def analyse_logs(paths, *, game: str | None = None, rules=None,
-                 measure: str | None = None) -> AnalysisResult:
+                 measure: str | None = None, objective: str | None = None) -> AnalysisResult:
     """Read, replay and analyse every game of the logs at ``paths``.
 
     ``game`` / ``rules`` refuse logs of another game or rule set; ``measure`` (Farkle):
     ``turn`` (expected turn score, max-ev) or ``win`` (two seats: P(win) + P(tie)/2,
     optimal-win); the default is ``win`` for two-seat games and ``turn`` otherwise.
+    Penta: each player is judged in expected final score, or by the objective its policy
+    plays (``optimal:OBJECTIVE``: e.g. the loss in P(final >= T)), or by ``objective``
+    (``mean``, ``at-least:T``, ``utility:theta=X``, ``beat:N``) for every player.
 
     >>> import tempfile, pathlib
     >>> from dicelab.gamelog import new_game_header, write_games
@@ -712,11 +806,15 @@ def analyse_logs(paths, *, game: str | None = None, rules=None,
     paths = [str(p) for p in ([paths] if isinstance(paths, str) else paths)]
     if not paths:
         raise UserError("give one or more log files")
+    if objective is not None:  # a bad objective is refused before the logs are read
+        from dicelab.penta.objectives import parse_objective
+
+        parse_objective(objective)
     games: list[GameRecord] = []
     for p in paths:
         games.extend(read_games(p, game=game, rules=rules))
-    return analyse_games(games, measure=measure, logs=paths)
+    return analyse_games(games, measure=measure, logs=paths, objective=objective)
 
 
 __all__ = ["CLASS_NAMES", "LOSS_CLASSES", "MEASURES", "AnalysisResult", "analyse_games",
-           "analyse_logs", "loss_class"]
+           "analyse_logs", "in_probability", "loss_bounds", "loss_class", "unit_of"]

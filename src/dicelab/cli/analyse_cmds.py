@@ -23,6 +23,10 @@ def register(app: typer.Typer) -> None:
         measure: Annotated[str | None, typer.Option(
             help="Farkle: turn (expected turn score, max-ev) or win (two seats: P(win) + "
                  "P(tie)/2, optimal-win). [default: win with two seats, else turn]")] = None,
+        objective: Annotated[str | None, typer.Option(
+            help="Penta: judge every player by this objective (mean, at-least:T, "
+                 "utility:theta=X, beat:N). [default: the objective each player's policy "
+                 "plays (optimal:OBJECTIVE), else the expected final score]")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
                             ] = False,
         out: Annotated[str | None, typer.Option(
@@ -51,7 +55,8 @@ def register(app: typer.Typer) -> None:
         out_dir = None if out is None else check_out_dir(out, ("decisions.parquet",
                                                                *RUN_FILES))
         plot_path = None if plot is None else check_png_path(plot)
-        result = analyse_logs(logs, game=game, rules=rules, measure=measure)
+        result = analyse_logs(logs, game=game, rules=rules, measure=measure,
+                              objective=objective)
         if out_dir is not None:
             prepare_out_dir(out_dir)
             atomic_write_parquet(out_dir / "decisions.parquet", result.decisions)

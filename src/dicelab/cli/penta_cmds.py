@@ -148,7 +148,7 @@ def _distribution(rs, policy: str | None, plot: str | None, json_out: bool,
     _show_distribution(rs, dist, dist, where, plot, json_out)
 
 
-def _progress(json_out: bool):
+def _progress(json_out: bool, what: str = "solving: {pct}% of the rows"):
     """A one-line progress report on stderr for a long solve (none under --json)."""
     import sys
 
@@ -160,7 +160,7 @@ def _progress(json_out: bool):
         pct = int(100 * done / max(1, total))
         if pct != state["last"]:
             state["last"] = pct
-            typer.echo(f"\rsolving: {pct}% of the rows", err=True, nl=pct == 100)
+            typer.echo("\r" + what.format(pct=pct), err=True, nl=pct == 100)
     return report
 
 
@@ -171,7 +171,8 @@ def _objective(rs, text: str, plot: str | None, json_out: bool, out: str | None)
 
     obj = parse_objective(text)
     where = _check_outputs(plot, out)
-    report = objective_report(obj, rs, progress=_progress(json_out))
+    report = objective_report(obj, rs, progress=_progress(json_out), forward_progress=_progress(
+        json_out, "the policy's exact score distribution: {pct}% of (card, score) pairs"))
     _show_distribution(rs, report.policy, report, where, plot, json_out)
 
 

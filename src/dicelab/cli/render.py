@@ -617,16 +617,18 @@ def print_whole(table: Table) -> None:
 def game_analysis(result) -> None:
     """A :class:`dicelab.analyse.AnalysisResult`: the costliest decisions, then one line
     per player (losses by class, luck and skill)."""
-    from dicelab.analyse import CLASS_NAMES, LOSS_CLASSES, UNITS
+    from dicelab.analyse import CLASS_NAMES, in_probability, loss_bounds, unit_of
 
     dec = result.decisions
-    for kind, measure in result.measure.items():
-        d = dec[(dec["game_kind"] == kind) & (dec["loss"] > 0)]
+    for kind, measure in result.sections():
+        mixed = len(result.sections()) > len(result.measure)
+        d = dec[(dec["game_kind"] == kind) & (dec["measure"] == measure) & (dec["loss"] > 0)]
         d = d.sort_values("loss", ascending=False).head(15)
-        scale, digits = (100.0, 2) if measure == "win" else (1.0, 2)
-        unit = "%" if measure == "win" else "points"
-        t = Table(title=f"{kind}: the costliest decisions (loss in {UNITS[measure]}"
-                        f"{', as %' if measure == 'win' else ''})")
+        pct = in_probability(measure)
+        scale, digits = (100.0, 2) if pct else (1.0, 2)
+        unit = "%" if pct else "points"
+        t = Table(title=f"{kind}: the costliest decisions (loss in {unit_of(measure)}"
+                        f"{', as %' if pct else ''})")
         for col in ("game", "seat", "turn", "roll", "chosen", "best", "loss", "class"):
             number = col in ("game", "seat", "turn", "loss")
             t.add_column(col, justify="right" if number else "left", no_wrap=number)
@@ -636,17 +638,18 @@ def game_analysis(result) -> None:
         if len(d):
             print_whole(t)
         bounds = ", ".join(f"{n} >= {scale * b:g}" for n, b in
-                           zip(CLASS_NAMES, LOSS_CLASSES[measure], strict=True))
+                           zip(CLASS_NAMES, loss_bounds(measure), strict=True))
         n = result.games_of(kind)
-        as_pct = " (as %)" if measure == "win" else ""
-        rows = [r for r in result.summary() if r["game"] == kind]
+        as_pct = " (as %)" if pct else ""
+        rows = [r for r in result.summary() if r["game"] == kind and r["measure"] == measure]
         if not rows:
             console.print(f"{kind}: no finished turn to review")
             continue
-        losses = Table(title=f"{kind}: {n:,} game{'' if n == 1 else 's'}, losses in "
-                             f"{UNITS[measure]}{as_pct}",
+        games = (f"{n:,} game{'' if n == 1 else 's'}" if not mixed
+                 else f"players judged by {measure}")
+        losses = Table(title=f"{kind}: {games}, losses in {unit_of(measure)}{as_pct}",
                        caption=f"classes ({unit}): {bounds}")
-        split = Table(title=f"{kind}: luck and skill, in {UNITS[measure]}{as_pct}",
+        split = Table(title=f"{kind}: luck and skill, in {unit_of(measure)}{as_pct}",
                       caption="outcome - initial = luck + skill"
                               + (" + opponents" if measure == "win" else ""))
         for t, cols in ((losses, ("games", "decisions", "total loss", "mean loss",

@@ -53,6 +53,7 @@ from dicelab.penta.objectives import (
     parse_objective,
     rows_of,
     score_bounds,
+    score_utility,
     solve_objective,
 )
 from dicelab.penta.policies import Option, Scorecard, check_turn, decision_tables
@@ -71,7 +72,7 @@ from dicelab.penta.rules import (
 )
 from dicelab.penta.scoring import MAX_TOTAL, TABLES, apply_box, roll_box_scores
 from dicelab.penta.solver import layer_states, row_blocks, solve
-from dicelab.penta.tables import KEEP_SIZE, N_KEEPS, N_ROLLS, SUBSETS
+from dicelab.penta.tables import KEEP_SIZE, N_KEEPS, N_ROLLS, ROLL_BASE, SUBSETS
 from dicelab.penta.widget import (
     KEEP_PREFERENCE,
     RowTable,
@@ -396,19 +397,23 @@ def _push(rp, states, items, first, n_items, out_code, out_p, out_n, out_differ,
                 xa, xb = items.x_lo[it], items.x_hi[it]
             else:  # lane la: need c0 + la, i.e. TOTAL x_hi - la
                 xa = xb = items.x_hi[it] - la
+            w = 0.0
             for x in range(xa, xb + 1):
-                w = F[base + x]
-                if w == 0.0:
-                    continue
-                differ[0] += w * out_differ[i, la]
-                for o in range(out_n[i, la]):
-                    j, gain, b, sc, upper, fif, bonus = outcome_step(rp, s, out_code[i, la, o])
-                    p = w * out_p[i, la, o]
-                    F_next[off_next[j] - xlo_next[j] + x + gain] += p
-                    events[b] += p * sc
-                    events[N_BOXES] += p * upper
-                    events[N_BOXES + 1] += p * fif
-                    events[N_BOXES + 2] += p * bonus
+                w += F[base + x]
+            if w == 0.0:
+                continue
+            differ[0] += w * out_differ[i, la]
+            for o in range(out_n[i, la]):
+                j, gain, b, sc, upper, fif, bonus = outcome_step(rp, s, out_code[i, la, o])
+                p = out_p[i, la, o]
+                to = off_next[j] - xlo_next[j] + gain
+                for x in range(xa, xb + 1):
+                    F_next[to + x] += F[base + x] * p
+                p *= w
+                events[b] += p * sc
+                events[N_BOXES] += p * upper
+                events[N_BOXES + 1] += p * fif
+                events[N_BOXES + 2] += p * bonus
 
 
 @njit(cache=True)
@@ -473,12 +478,14 @@ _BATCH = 4096
 
 
 def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
-            rel: float = TIE_REL) -> dict[str, np.ndarray]:
+            rel: float = TIE_REL, progress: Callable[[int, int], None] | None = None
+            ) -> dict[str, np.ndarray]:
     """The forward pass of an objective's policy from ``card`` (default: empty):
     ``probability`` (P(TOTAL = s)), ``events`` (of the turns still to play), ``differ``
     (expected decisions per game that differ from ``optimal``'s table), ``peak_bytes``.
     ``rel``: the objective's tie tolerance (that of the simulator by default). ``ValueError``
-    if no game reaches ``card`` (its TOTAL outside its state's bounds)."""
+    if no game reaches ``card`` (its TOTAL outside its state's bounds). ``progress(done,
+    total)`` counts the (state, TOTAL so far) pairs of the layers passed."""
     card = Scorecard() if card is None else card
     rp = rules.params
     bounds = score_bounds(rules)
@@ -500,6 +507,7 @@ def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
     F[off[i0] + card.total - xlo[i0]] = 1.0
     peak = 0
     lanes = config.PENTA_SOLVER_LANES
+    pairs = [int(_layer_vectors(bounds, layers[n])[2].sum()) for n in range(n0, N_BOXES)]
     for n in range(n0, N_BOXES):
         nxt = layers[n + 1]
         xlo_n, off_n, width_n = _layer_vectors(bounds, nxt)
@@ -536,6 +544,9 @@ def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
                 raise RuntimeError("an objective's decisions chose a box the rules forbid: a bug")
             _push(rp, states, items, first, k, out_code, out_p, out_n, out_differ, xlo, off, F,
                   xlo_s, off_s, F_next, events, differ)
+            if progress is not None:
+                layer = pairs[n - n0] * (first + k) // max(1, n_items)
+                progress(sum(pairs[:n - n0]) + layer, sum(pairs))
         states, xlo, off, width, F = nxt, xlo_n, off_n, width_n, F_next
     probability = np.zeros(MAX_TOTAL + 1)
     for i in range(states.size):
@@ -545,9 +556,11 @@ def forward(seat: OnlineSeat, rules: RuleSet, card: Scorecard | None = None,
 
 
 
-def _distribution_entry(solution: ObjectiveSolution) -> dict[str, np.ndarray]:
+def _distribution_entry(solution: ObjectiveSolution,
+                        progress: Callable[[int, int], None] | None = None
+                        ) -> dict[str, np.ndarray]:
     t0 = time.perf_counter()
-    arrays = forward(online_seat(solution), solution.rules)
+    arrays = forward(online_seat(solution), solution.rules, progress=progress)
     arrays["differ"] = np.array(arrays["differ"])
     arrays["compute_s"] = np.array(time.perf_counter() - t0)
     return arrays
@@ -555,12 +568,14 @@ def _distribution_entry(solution: ObjectiveSolution) -> dict[str, np.ndarray]:
 
 def objective_distribution(objective: str | Objective, rules: str | RuleSet | None = None,
                            use_cache: bool = True,
-                           progress: Callable[[int, int], None] | None = None
+                           progress: Callable[[int, int], None] | None = None,
+                           forward_progress: Callable[[int, int], None] | None = None
                            ) -> ScoreDistribution:
     """The exact distribution of the final TOTAL under ``objective``'s policy (policy name
     ``optimal:OBJECTIVE``; ``mean``: ``optimal``'s own) from an empty card, with the
     expected number of its decisions per game that differ from ``optimal``'s. Solves the
-    objective first if needed (``progress`` follows that); cached on disk."""
+    objective first if needed (``progress`` follows that, ``forward_progress`` the forward
+    pass: see :func:`forward`); cached on disk."""
     obj = objective if isinstance(objective, Objective) else parse_objective(objective)
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     t0 = time.perf_counter()
@@ -572,10 +587,10 @@ def objective_distribution(objective: str | Objective, rules: str | RuleSet | No
                                objective=obj.name)
     version = f"{FORMAT_VERSION}"
     if use_cache:
-        arrays, from_cache = disk_cache.cached(key, version,
-                                               lambda: _distribution_entry(solution))
+        arrays, from_cache = disk_cache.cached(
+            key, version, lambda: _distribution_entry(solution, forward_progress))
     else:
-        arrays, from_cache = _distribution_entry(solution), False
+        arrays, from_cache = _distribution_entry(solution, forward_progress), False
     return distribution_from(f"optimal:{obj.name}", rs, arrays, from_cache, t0)
 
 
@@ -606,12 +621,15 @@ class ObjectiveReport:
 
 
 def objective_report(objective: str | Objective, rules: str | RuleSet | None = None,
-                     progress: Callable[[int, int], None] | None = None) -> ObjectiveReport:
-    """Solve ``objective`` and compare its policy with ``optimal`` (both exactly)."""
+                     progress: Callable[[int, int], None] | None = None,
+                     forward_progress: Callable[[int, int], None] | None = None
+                     ) -> ObjectiveReport:
+    """Solve ``objective`` and compare its policy with ``optimal`` (both exactly);
+    ``progress`` follows the solve, ``forward_progress`` the exact distribution's pass."""
     obj = objective if isinstance(objective, Objective) else parse_objective(objective)
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     solution = solve_objective(obj, rs, progress=progress)
-    policy = objective_distribution(obj, rs)
+    policy = objective_distribution(obj, rs, forward_progress=forward_progress)
     base = score_distribution("optimal", rs)
     return ObjectiveReport(solution, policy, base, objective_of(obj, rs, base.probability))
 
@@ -780,6 +798,107 @@ def rank_objective_options(card: Scorecard, roll, rolls_left: int,
         out.append(Option(kind, keep, box_name, pts, unit(val), 0.0 if tied else top - unit(val),
                           tied, not out))
     return out
+
+
+# --- judging logged decisions by an objective (``dicelab analyse``) ---------------------------
+
+
+@njit(cache=True)
+def _judge_turns(seat, V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, start,
+                 best, chosen, code, tied):
+    """Per turn t (state ``mask[t]``, ``up[t]``, ``fifty[t]``, ``total[t]`` so far) the
+    objective's raw values (``E[u]``; a state objective's relative to the TOTAL so far):
+    ``start[t]`` at the turn's start; per decision j (roll ``rolls[t, j]``, ``2 - j``
+    rerolls left) ``best[t, j]`` the best option's, ``chosen[t, j]`` the chosen one's (keep
+    ``keeps[t, j]`` if a roll follows, else box ``box[t]``), ``code[t, j]`` the option
+    ``optimal:OBJECTIVE`` plays (a keep's rank, or -1 - box), ``tied[t, j]`` whether the
+    chosen option is tied with the best (within :data:`TIE_REL`, relative)."""
+    X, Mw = new_cand_scratch(), new_turn_scratch()
+    none = np.zeros(0, dtype=np.int64)
+    for t in range(mask.shape[0]):
+        m, u, f = mask[t], up[t], fifty[t]
+        _prepare_turn(seat, V, rp, T, m, u, f, total[t], none, none, X, Mw)
+        start[t] = X.lanes.total[0]
+        nr = n_rolls[t]
+        for j in range(nr):
+            r = rolls[t, j]
+            left = 2 - j
+            if left == 2:
+                b_val = X.lanes.M[ROLL_BASE + r, 0]
+            elif left == 1:
+                b_val = X.M1[ROLL_BASE + r, 0]
+            else:
+                b_val = X.lanes.e3[r, 0]
+            if j < nr - 1:
+                k = keeps[t, j]
+                c_val = X.lanes.E[k, 0] if left == 2 else X.E1[k, 0]
+            else:
+                b = box[t]
+                if T.penta_face[r] != 0 and (m >> PENTA_BOX) & 1:
+                    c_val = X.jv[T.penta_face[r], b, 0]
+                else:
+                    c_val = X.cv[b, T.box_class[b, r], 0]
+            best[t, j] = b_val
+            chosen[t, j] = c_val
+            tied[t, j] = c_val >= b_val - TIE_REL * abs(b_val)
+            kept = N_DICE
+            if left > 0:
+                pos = decide_roll(rp, T, V, m, u, f, X, 0, Mw, TIE_REL, config.PENTA_TIE_EPS,
+                                  r, left)
+                kept = T.subsets[r, pos]
+            if left > 0 and KEEP_SIZE[kept] < N_DICE:
+                code[t, j] = kept
+            else:
+                code[t, j] = -1 - decide_roll(rp, T, V, m, u, f, X, 0, Mw, TIE_REL,
+                                              config.PENTA_TIE_EPS, r, 0)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Logged turns judged by an objective, in its unit (:attr:`Objective.unit`; ``utility``
+    its certainty equivalent of the final TOTAL): ``start`` (n,), ``best``/``chosen``/
+    ``code``/``tied`` (n, 3) as the points analysis's arrays, ``outcome`` the objective's
+    value of each final TOTAL (0..MAX_TOTAL)."""
+
+    objective: Objective
+    start: np.ndarray
+    best: np.ndarray
+    chosen: np.ndarray
+    code: np.ndarray
+    tied: np.ndarray
+    outcome: np.ndarray
+
+
+def judge_turns(objective: str | Objective, rules: RuleSet, mask, up, fifty, total, n_rolls,
+                rolls, keeps, box) -> Judged:
+    """Judge logged Penta turns (arrays of the game log's columns) by ``objective``: each
+    decision's best and chosen option valued as ``optimal:OBJECTIVE`` values them (not
+    ``mean``, which the points analysis does; not penta-win, whose values depend on the
+    other cards)."""
+    obj = objective if isinstance(objective, Objective) else parse_objective(objective)
+    if obj.kind == "mean":
+        raise ValueError("mean is judged in points by dicelab.analyse")
+    seat = online_seat(solve_objective(obj, rules))
+    n = len(mask)
+    start = np.empty(n)
+    best = np.full((n, 3), np.nan)
+    chosen = np.full((n, 3), np.nan)
+    code = np.zeros((n, 3), np.int64)
+    tied = np.zeros((n, 3), np.bool_)
+    as_int = [np.ascontiguousarray(a, dtype=np.int64)
+              for a in (mask, up, fifty, total, n_rolls, rolls, keeps, box)]
+    _judge_turns(seat, solve(rules).values, rules.params, TABLES, *as_int, start, best, chosen,
+                 code, tied)
+    outcome = score_utility(obj, rules)
+    if obj.kind == "utility":  # certainty equivalents: the TOTAL so far plus the points'
+        x = np.asarray(total, dtype=np.float64)
+        sign = math.copysign(1.0, obj.theta)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            start = x + np.log(sign * start) / obj.theta
+            best = x[:, None] + np.log(sign * best) / obj.theta
+            chosen = x[:, None] + np.log(sign * chosen) / obj.theta
+        outcome = np.arange(MAX_TOTAL + 1, dtype=np.float64)
+    return Judged(obj, start, best, chosen, code, tied, outcome)
 
 
 # --- the policies as policy objects (the referee's games, the game logs, ``play``) -----------

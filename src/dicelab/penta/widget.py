@@ -690,10 +690,11 @@ def _pick_keep(E, m, la, Em, subsets, n, rel, eps):
 
 
 @njit(inline="always")
-def _pick_box(T, V, mask, up, fifty, r, vals, scores, joker, bonus, m, rel, eps):
+def _pick_box(ordinary, V, mask, up, fifty, r, vals, scores, joker, bonus, m, rel, eps):
     """The box played for roll ``r`` among boxes with objective values ``vals[b]`` (-inf:
     not allowed; ``m`` their best): the lowest of those tied with the best and valued most
-    by ``optimal``."""
+    by ``optimal``. ``ordinary``: ``TABLES.ordinary``, passed alone (a call that takes the
+    whole table tuple costs many times the decision)."""
     thr = m - rel * abs(m)
     count = 0
     box = 0
@@ -707,7 +708,7 @@ def _pick_box(T, V, mask, up, fifty, r, vals, scores, joker, bonus, m, rel, eps)
     mm = -np.inf
     for b in range(N_BOXES):
         if vals[b] >= thr:
-            sc = scores[b] if joker else T.ordinary[b, r]
+            sc = scores[b] if joker else ordinary[b, r]
             pts, nu, nf = apply_box(up, fifty, b, sc)
             vals[N_BOXES + b] = (pts + bonus) + V[state_index(mask | (1 << b), nu, nf)]
             mm = max(mm, vals[N_BOXES + b])
@@ -731,6 +732,28 @@ def _box_values(T, X, mask, r, la, scores, joker, vals):
         vals[b] = v
         m = max(m, v)
     return m
+
+
+@njit(inline="always")
+def _box_values_lanes(T, X, mask, r, scores, joker, bv, bm):
+    """:func:`_box_values` of every lane: ``bv[b, l]``, and the best of each lane in
+    ``bm[l]``."""
+    face = T.penta_face[r]
+    for la in range(config.PENTA_SOLVER_LANES):
+        bm[la] = -np.inf
+    for b in range(N_BOXES):
+        if joker:
+            for la in range(config.PENTA_SOLVER_LANES):
+                bv[b, la] = X.jv[face, b, la] if scores[b] >= 0 else -np.inf
+        elif (mask >> b) & 1:
+            for la in range(config.PENTA_SOLVER_LANES):
+                bv[b, la] = -np.inf
+        else:
+            c = T.box_class[b, r]
+            for la in range(config.PENTA_SOLVER_LANES):
+                bv[b, la] = X.cv[b, c, la]
+        for la in range(config.PENTA_SOLVER_LANES):
+            bm[la] = max(bm[la], bv[b, la])
 
 
 @njit(cache=True)
@@ -760,7 +783,8 @@ def decide_roll(rp, T, V, mask, up, fifty, X, la, Mw, rel, eps, r, left):
     bonus = roll_box_scores(rp, T, mask, fifty, r, scores) if joker else 0
     vals = Mw.A  # scratch (462,): the boxes' objective values, then optimal's
     m = _box_values(T, X, mask, r, la, scores, joker, vals)
-    return _pick_box(T, V, mask, up, fifty, r, vals, scores, joker, bonus, m, rel, eps)
+    return _pick_box(T.ordinary, V, mask, up, fifty, r, vals, scores, joker, bonus, m, rel,
+                     eps)
 
 
 @njit(cache=True)
@@ -779,6 +803,9 @@ def decide_lanes(rp, T, V, mask, up, fifty, X, lanes, Mw, rel, eps, out):
     cnt = np.empty(L, dtype=np.int64)
     best = np.empty(L, dtype=np.int64)
     penta_filled = ((mask >> PENTA_BOX) & 1) == 1
+    ordinary = T.ordinary
+    bv = np.empty((N_BOXES, L))
+    bm = np.empty(L)
     for r in range(N_ROLLS):
         sub = T.subsets[r]
         n = T.n_subsets[r]
@@ -807,7 +834,22 @@ def decide_lanes(rp, T, V, mask, up, fifty, X, lanes, Mw, rel, eps, out):
                     out[la, r] |= pos << KEEP1_SHIFT
         joker = T.penta_face[r] != 0 and penta_filled
         bonus = roll_box_scores(rp, T, mask, fifty, r, scores) if joker else 0
+        # the boxes side by side as the keeps: a lane with tied boxes is settled alone
+        _box_values_lanes(T, X, mask, r, scores, joker, bv, bm)
+        for la in range(L):
+            thr[la] = bm[la] - rel * abs(bm[la])
+            cnt[la] = 0
+            best[la] = 0
+        for b in range(N_BOXES):
+            for la in range(L):
+                hit = bv[b, la] >= thr[la]
+                best[la] = b if hit and cnt[la] == 0 else best[la]
+                cnt[la] += hit
         for la in range(lanes):
-            m = _box_values(T, X, mask, r, la, scores, joker, vals)
-            box = _pick_box(T, V, mask, up, fifty, r, vals, scores, joker, bonus, m, rel, eps)
+            box = best[la]
+            if cnt[la] > 1:
+                for b in range(N_BOXES):
+                    vals[b] = bv[b, la]
+                box = _pick_box(ordinary, V, mask, up, fifty, r, vals, scores, joker, bonus,
+                                bm[la], rel, eps)
             out[la, r] |= box << BOX_SHIFT
