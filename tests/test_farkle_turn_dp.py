@@ -356,3 +356,42 @@ def test_bank_table_of_every_family():
     for me, opp in ((1000, 0), (0, 75), (-50, 0)):
         with pytest.raises(UserError, match=r"--me|--opp"):
             bank_table(parse_policy("fastest"), DEFAULT, 1000, me, opp)
+
+
+@pytest.mark.parametrize("rules", ["default", "facebook", "zilch"])
+@pytest.mark.parametrize("shape", ["rising", "random", "falls"])
+def test_the_dominant_options_give_the_choices_of_every_option(rules, shape):
+    """The plain turn DP reads only each class's dominant options (no other option with
+    as many points and dice left) where the rows a roll reaches grow with the points and
+    the dice, else every option; the DP with tracking reads every option. Both give the
+    same values, banks and set-asides, bit for bit, on rising bank values (the dominant
+    options read) and on ones that fall (every option read there)."""
+    from dicelab.farkle.engine import turn
+    from dicelab.farkle.engine.model import model
+
+    m = model(PRESETS[rules])
+    for c in range(m.class_prob.size):  # the dominant options, by their definition
+        js = range(m.option_start[c], m.option_start[c + 1])
+        dom = set(m.dom[m.dom_start[c]:m.dom_start[c + 1]])
+        for j in js:
+            beaten = any(k != j and m.points[k] >= m.points[j] and m.dice[k] >= m.dice[j]
+                         for k in js)
+            assert (j in dom) == (not beaten)
+    rows, top = 150, 70
+    rng = np.random.default_rng(7)
+    bankv = {"rising": np.sort(rng.random(rows)), "random": rng.random(rows),
+             "falls": np.sort(rng.random(rows))[::-1].copy()}[shape]
+    out = []
+    for track in (False, True):
+        v, bp = np.zeros(rows * 7), np.zeros(rows * 7)
+        bk = np.zeros(rows * 7, dtype=np.uint8)
+        choice = np.zeros(rows * m.class_prob.size, dtype=np.int32)
+        edge = bankv * m.six_bank
+        args = (m, m.bank_floor, bankv, edge, m.bust[6], 0.3, top, rows, v, bp, bk, choice)
+        if track:
+            turn.turn_back_tracked(*args, np.array([0.0, 1.0]))
+        else:
+            turn.turn_back(*args)
+        out.append((v, bk, choice))
+    for plain, tracked in zip(*out, strict=True):
+        assert np.array_equal(plain, tracked)

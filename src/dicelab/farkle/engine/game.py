@@ -141,29 +141,13 @@ def lost_turn(m, s, r, x):
 
 
 @njit(inline="always")
-def bank_value(m, g, other, r, y, mi):
-    """(value, P(win), P(tie)) for the mover of banking at index ``mi`` against the other
-    at ``y`` with count ``r``: the other moves next (my count back to 0), or plays its
-    last turn past the target (a win at once under first-to-bank)."""
-    if mi < g.u:
-        ov = other.v[r, 0, y, mi]
-        ow = other.w[r, 0, y, mi]
-        ot = other.t[r, 0, y, mi]
-        return 1.0 - ov, 1.0 - ow - ot, ot
-    if m.first_to_bank:
-        return 1.0, 1.0, 0.0
-    d = min(mi - y, other.c_val.shape[2] - 1)
-    cw = other.c_win[r, y, d]
-    ct = other.c_tie[r, y, d]
-    return 1.0 - other.c_val[r, y, d], 1.0 - cw - ct, ct
-
-
-@njit(inline="always")
 def banks(m, g, d, x, y, r, other, split, lo):
     """The bank part of a turn ending ``d`` (``d[k]``: P(bank a gain of ``lo + k``), at
     index ``x + lo + k``) against the other at ``y`` with count ``r``: (value, P(win),
-    P(tie)) (:func:`bank_value` of each bank; the banks below the target are a dot
-    product with the other's values, without a branch)."""
+    P(tie)) for the mover. A bank below the target hands the turn to the other (my count
+    back to 0): a dot product with the other's values, without a branch. Past it the
+    other plays its last turn (its catch-up tables, read at their edge past their last
+    lead), or under ``first-to-bank`` the mover wins at once."""
     v = 0.0
     w = 0.0
     t = 0.0
@@ -180,14 +164,23 @@ def banks(m, g, d, x, y, r, other, split, lo):
             q = uint64(base) + k
             w += d[k] * (1.0 - ow[q] - ot[q])
             t += d[k] * ot[q]
-    for k in range(below, n):  # past the target: the other's last turn
+    if m.first_to_bank:  # past the target: a win
+        for k in range(below, n):
+            v += d[k]
+            w += d[k]
+        return v, w, t
+    cv = other.c_val[r, y]  # past the target: the other's last turn
+    cw = other.c_win[r, y]
+    ct = other.c_tie[r, y]
+    last = cv.size - 1
+    for k in range(below, n):
         p = d[k]
         if p == 0.0:
             continue
-        bv, bw, bt = bank_value(m, g, other, r, y, base + k)
-        v += p * bv
-        w += p * bw
-        t += p * bt
+        q = min(base + k - y, last)
+        v += p * (1.0 - cv[q])
+        w += p * (1.0 - cw[q] - ct[q])
+        t += p * ct[q]
     return v, w, t
 
 
@@ -238,8 +231,13 @@ def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track, bounds):
     ov = other.v[r, 0, y]
     for i in range(uint64(below)):
         sc.bankv[i] = 1.0 - ov[uint64(x) + i]
-    for i in range(below, rows):
-        sc.bankv[i] = bank_value(m, g, other, r, y, x + i)[0]
+    if m.first_to_bank:  # past the target: as banks() values a bank there
+        sc.bankv[below:rows] = 1.0
+    else:
+        cv = other.c_val[r, y]
+        last = cv.size - 1
+        for i in range(below, rows):
+            sc.bankv[i] = 1.0 - cv[min(x + i - y, last)]
     if m.six_rows > 0:
         for i in range(rows):
             sc.edge[i] = m.six_bank * sc.bankv[i] + bust6 * beta

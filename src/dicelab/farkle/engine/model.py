@@ -59,6 +59,8 @@ class Model(NamedTuple):
     dice: np.ndarray  # int64 (J,): dice left to roll (6 after hot dice)
     oflat: np.ndarray  # int64 (J,): points * 7 + dice
     keep_all: np.ndarray  # int64 (C,): the option "set aside all scoring dice"
+    dom_start: np.ndarray  # int64 (C + 1,): class c's dominant options are dom[dom_start[c]:..]
+    dom: np.ndarray  # int64: options no other of the class beats in points and dice left
     bust: np.ndarray  # float64 (7,): P(a roll of n dice scores nothing)
     bank_floor: np.ndarray  # int64 (7,): units; NO_BANK_UNITS where no bank
     max_points: int  # the most units one roll adds
@@ -118,6 +120,21 @@ def six_rows(rules: FarkleRules) -> int:
     return len(f) - 1 + sa.max_points
 
 
+def _dominant(sa) -> dict[str, np.ndarray]:
+    """Each class's options that no other option of the class matches or beats in both
+    points and dice left (in the options' order): ``dom_start`` and ``dom``. Where a turn's
+    values grow with the points and the dice left, the first strict maximum over a class
+    is one of these (a better option comes first: more points, then more dice)."""
+    start, dom = [0], []
+    for c in range(sa.class_prob.size):
+        js = range(int(sa.option_start[c]), int(sa.option_start[c + 1]))
+        dom += [j for j in js if not any(k != j and sa.points[k] >= sa.points[j]
+                                         and sa.dice[k] >= sa.dice[j] for k in js)]
+        assert dom[start[-1]] == js[0]  # the first option has the most points
+        start.append(len(dom))
+    return {"dom_start": np.array(start, dtype=np.int64), "dom": np.array(dom, dtype=np.int64)}
+
+
 def model(rules: FarkleRules) -> Model:
     """The compiled :class:`Model` of ``rules`` (made once per rule set and floor: the
     floor is a setting of the solvers, ``config.PENALTY_FLOOR_POINTS``, not a rule).
@@ -149,6 +166,7 @@ def _model(rules: FarkleRules, floor: int) -> Model:
         class_start=sa.class_start, class_prob=sa.class_prob, option_start=sa.option_start,
         points=sa.points, dice=sa.dice,
         oflat=np.ascontiguousarray(sa.points * 7 + sa.dice), keep_all=sa.keep_all,
+        **_dominant(sa),
         bust=sa.bust, bank_floor=floor_units, max_points=int(sa.max_points),
         bust_min=float(sa.bust[1:][sa.bust[1:] > 0.0].min()), six_rows=six_rows(rules),
         six_bank=fewer, six_finish=bust6 / (1.0 - only_hot),

@@ -43,13 +43,15 @@ WINDOW = 0.01
 
 
 @njit(inline="always")
-def roll_step(m, i, n, beta, v, bp, choice, track, bounds):
+def roll_step(m, i, n, beta, v, bp, choice, track, bounds, dominant=False):
     """Rolling ``n`` dice at row ``i``: (value, slope). Each roll class takes its best
     option (the first strict maximum of ``v``), a lost turn is worth ``beta``; the
     choices go to ``choice[i * C + c]``. With ``track``, ``slope`` is the chance to lose
     the turn under these choices (``bp`` holds the successors' slopes), and ``bounds``
     narrows to the ``beta`` over which every choice here stays best (all values are
-    lines in ``beta`` with slopes in [0, 1]).
+    lines in ``beta`` with slopes in [0, 1]). With ``dominant`` (the caller has checked
+    that the rows a roll reaches grow with the points and the dice left) only the
+    model's dominant options are read: the same choice.
 
     Indices are unsigned: a signed index is checked for wrapping around on every read,
     which costs this loop a factor of 2 to 3."""
@@ -85,6 +87,13 @@ def roll_step(m, i, n, beta, v, bp, choice, track, bounds):
                         elif -db > dv:
                             bounds[1] = min(bounds[1], beta - dv / db)
             rb += cp[c] * bb
+        elif dominant:
+            q1 = uint64(m.dom_start[c + uint64(1)])
+            for q in range(uint64(m.dom_start[c]) + uint64(1), q1):  # the first is j0
+                j = uint64(m.dom[q])
+                x = v[base + uint64(of[j])]
+                jb += (j - jb) * uint64(x > best)
+                best = max(best, x)
         else:
             for j in range(j0 + uint64(1), j1):
                 x = v[base + uint64(of[j])]
@@ -111,9 +120,14 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
     """
     max_s = m.max_points
     six_on = m.six_rows > 0
+    # the lowest row where the values fall with more points or more dice (a roll from a
+    # row whose reach lies above it reads only the dominant options; not with track,
+    # whose bounds need every option)
+    fall = rows
     for i in range(rows - 1, 0, -1):
         base = i * 7
         bvi = bankv[i]
+        dominant = not track and fall > i + max_s
         v[base] = 0.0
         bk[base] = 0
         for n in range(1, 7):
@@ -125,7 +139,7 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
                 bk[k] = 1
                 continue
             if i + max_s < rows:
-                rv, rb = roll_step(m, i, n, beta, v, bp, choice, track, bounds)
+                rv, rb = roll_step(m, i, n, beta, v, bp, choice, track, bounds, dominant)
             else:
                 rv = edge[i]
                 rb = edge_slope
@@ -141,7 +155,13 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
                 v[k] = rv
                 bp[k] = rb
                 bk[k] = 0
-    rv, rb = roll_step(m, 0, HOT_DICE, beta, v, bp, choice, track, bounds)
+        if not track:
+            for n in range(1, 7):
+                if (i + 1 < rows and v[base + n] > v[base + 7 + n]) or \
+                        (n < HOT_DICE and v[base + n] > v[base + n + 1]):
+                    fall = i
+    rv, rb = roll_step(m, 0, HOT_DICE, beta, v, bp, choice, track, bounds,
+                       not track and fall > max_s)
     for n in range(7):
         v[n] = 0.0
         bp[n] = 0.0
