@@ -364,7 +364,7 @@ def test_the_dominant_options_give_the_choices_of_every_option(rules, shape):
     """The plain turn DP reads only each class's dominant options (no other option with
     as many points and dice left) where the rows a roll reaches grow with the points and
     the dice, else every option; the DP with tracking reads every option. Both give the
-    same values, banks and set-asides, bit for bit, on rising bank values (the dominant
+    same values (to rounding), banks and set-asides on rising bank values (the dominant
     options read) and on ones that fall (every option read there)."""
     from dicelab.farkle.engine import turn
     from dicelab.farkle.engine.model import model
@@ -393,5 +393,8 @@ def test_the_dominant_options_give_the_choices_of_every_option(rules, shape):
         else:
             turn.turn_back(*args)
         out.append((v, bk, choice))
-    for plain, tracked in zip(*out, strict=True):
-        assert np.array_equal(plain, tracked)
+    # the same sums over the same options; two compiled functions may round them apart
+    # by an ulp (the host CPU's fused multiply-adds), so values agree to 1e-13
+    (v0, bk0, c0), (v1, bk1, c1) = out
+    np.testing.assert_allclose(v0, v1, rtol=1e-13, atol=0)
+    assert np.array_equal(bk0, bk1) and np.array_equal(c0, c1)

@@ -192,10 +192,14 @@ def test_every_penta_tool_asks_the_family(spec, monkeypatch):
         with pytest.raises(UserError, match="tables of 2 to"):
             simulate_penta([spec], games=10, seed=1)
         assert asked[-1] == "check"
-    # the referee and the game logs: its policy objects, or its refusal
+    # the referee and the game logs: its policy objects (an online family's plays its
+    # seat as the kernel does: an OnlinePolicy at that seat of that table)
     if fam.online:
-        with pytest.raises(UserError, match="not at a table with a user's Penta policy"):
-            referee_policies([spec])
+        from dicelab.penta.objective_play import OnlinePolicy
+
+        got = referee_policies([parse_policy("optimal"), spec])
+        assert isinstance(got[1], OnlinePolicy) and (got[1].seat, got[1].seats) == (1, 2)
+        assert got[1].watches == (fam.name == "penta-win")
     else:
         assert referee_policies([spec]) == [fam.policy(spec)]
         games = play_games("penta", [spec], games=1, seed=5)

@@ -358,13 +358,14 @@ def _categories(cats: tuple[str, ...]):
 
 def _logged_objective(policy: str) -> str:
     """The objective a logged Penta policy plays (``optimal:OBJECTIVE``), else "score"."""
+    from dicelab.penta.builtin import family_of
     from dicelab.registry import parse_policy
 
     try:
         spec = parse_policy(policy, "penta")
     except UserError:
         return "score"
-    return spec.params["objective"] if spec.family == "objective" else "score"
+    return family_of(spec).objective(spec) or "score"
 
 
 def _penta_games(games: list[GameRecord], objective: str | None = None):

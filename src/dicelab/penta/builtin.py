@@ -86,6 +86,11 @@ class Family(families.Family):
         log's games and by ``play`` (the same decisions as the kernel's seat)."""
         return self.policy(spec, seat, n_seats)
 
+    def objective(self, spec: PolicySpec) -> str | None:
+        """The objective on the final TOTAL its play maximises, if one (``analyse`` judges
+        its decisions by it), else None."""
+        return None
+
     def values(self, spec: PolicySpec, rules: RuleSet) -> np.ndarray | None:
         """The per-state values its options are ranked by (:func:`dicelab.penta.policies.
         rank_options`), or None: it has no ranking of its own."""
@@ -166,6 +171,9 @@ class Objective(Online):
 
     def kernel_seat(self, spec, seat, n_seats, rules):
         return online_seat(solve_objective(spec.params["objective"], rules))
+
+    def objective(self, spec):
+        return spec.params["objective"]
 
     def check_exact(self, spec, rules):
         pass
