@@ -376,6 +376,7 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
     import pandas as pd
 
     from dicelab import config
+    from dicelab.penta.objective_play import judge_turns
     from dicelab.penta.rules import BOX_NAMES
     from dicelab.penta.scoring import TABLES
     from dicelab.penta.solver import solve
@@ -428,10 +429,7 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
         for m in dict.fromkeys(measures):
             if m == "score":
                 continue
-            from dicelab.penta.objective_play import judge_turns
-
-            sel = np.flatnonzero(np.array([measures[p] == m for p in
-                                           range(len(measures))])[player_of_turn])
+            sel = np.flatnonzero((np.array(measures) == m)[player_of_turn])
             jd = judge_turns(m, rules, *(a[sel] for a in (mask, up, fifty, total, n_rolls,
                                                           rolls, keeps, box)))
             start[sel], best[sel], chosen[sel], code[sel] = (jd.start, jd.best, jd.chosen,
@@ -488,7 +486,7 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
         finished = np.array([m.finished for m in meta_game], dtype=bool)
         final_total = np.array([m.totals[s] for m, s in players_meta], dtype=float)
         for m, u in outcome_of.items():  # an objective's outcome: its u(final TOTAL)
-            of_m = np.array([x == m for x in measures])
+            of_m = np.array(measures) == m
             final_total = np.where(of_m, u[final_total.astype(np.int64)], final_total)
         outcome = np.where(finished, final_total, end_value)
         initial = start[first_turn]
