@@ -27,13 +27,7 @@ from dicelab.farkle import builtin, fixed, solve
 from dicelab.farkle.builtin import resolve
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import FarkleRules, check_target, load_rules
-from dicelab.farkle.solitaire import (
-    FastestSolution,
-    MaxEvSolution,
-    ThresholdSolution,
-    fastest_table,
-    max_ev_table,
-)
+from dicelab.farkle.solitaire import FastestSolution, MaxEvSolution, ThresholdSolution
 from dicelab.farkle.solve import OptimalWinSolution, solve_optimal_win
 from dicelab.outcomes import ExactPair
 from dicelab.registry import PolicySpec, parse_policy
@@ -156,6 +150,6 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     return builtin.family_of(spec).solve(spec, rules, check_target(target), progress)
 
 
-__all__ = ["ThresholdSolution", "check_policy_table", "exact_pair", "fastest_table",
-           "max_ev_table", "optimal_win_solution", "policy_table", "resolve",
-           "solve_best_response", "solve_optimal_win", "solve_policy"]
+__all__ = ["ThresholdSolution", "check_policy_table", "exact_pair", "optimal_win_solution",
+           "policy_table", "resolve", "solve_best_response", "solve_optimal_win",
+           "solve_policy"]
