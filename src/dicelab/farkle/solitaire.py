@@ -353,7 +353,7 @@ class MaxEvSolution:
         """``cap``, ``value``, ``bank``, ``roll_value`` and ``distribution``: those of the
         policy after no lost turn in a row, ``streak[0]`` (see :class:`TurnPolicy`)."""
         if name not in ("cap", "value", "bank", "roll_value", "distribution"):
-            raise AttributeError(name)
+            raise AttributeError(f"'MaxEvSolution' object has no attribute {name!r}")
         return getattr(self.streak[0], name)
 
     def bank_thresholds(self, lost_in_a_row: int = 0) -> dict[int, int | None]:
