@@ -15,7 +15,6 @@ from test_two_player import _small_table, naive_cap
 
 from dicelab import config
 from dicelab.farkle import solitaire
-from dicelab.farkle.exact import max_ev_table
 from dicelab.farkle.rules import PRESETS
 from dicelab.farkle.solve import solve_optimal_win
 from dicelab.simulate import simulate
@@ -92,7 +91,7 @@ def test_simulated_max_ev_under_facebook_earns_the_long_run_rate():
     bias: the game ends on a bank, where the count is 0 again (Dynkin's formula with the
     bias h, h[0] = 0)."""
     sol = solitaire.solve_max_ev(PRESETS["facebook"])
-    table = max_ev_table(PRESETS["facebook"])
+    table = solitaire.max_ev_table(PRESETS["facebook"])
     assert table.streaks == 3 and table.value.shape[2:4] == (1, 1)
     for s, st in enumerate(sol.streak):
         p = table.value.shape[4]

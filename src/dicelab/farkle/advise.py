@@ -110,14 +110,6 @@ def legal_setasides(rules: FarkleRules, roll: list[int]) -> list[tuple[tuple[int
     return [(o.keep, o.points) for o in policy.options(rules, tuple(roll))]
 
 
-def _check_roll(roll) -> list[int]:
-    faces = [int(f) for f in roll]
-    if not 1 <= len(faces) <= dice.MAX_DICE or not all(1 <= f <= dice.FACES for f in faces):
-        raise UserError(f"--roll: 1 to {dice.MAX_DICE} dice 1..{dice.FACES}, e.g. "
-                        f"1,1,5,2,3,4; not {','.join(map(str, faces)) or 'nothing'}")
-    return faces
-
-
 def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None = None,
            target: int | None = None, rules: str | FarkleRules | None = None,
            ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0,
@@ -134,7 +126,10 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     >>> (a.options[0].keep, a.options[0].action, a.options[0].dice)
     ((1, 2, 3, 4, 5, 6), 'roll', 6)
     """
-    faces = _check_roll(roll)
+    faces = [int(f) for f in roll]
+    if not 1 <= len(faces) <= dice.MAX_DICE or not all(1 <= f <= dice.FACES for f in faces):
+        raise UserError(f"--roll: 1 to {dice.MAX_DICE} dice 1..{dice.FACES}, e.g. "
+                        f"1,1,5,2,3,4; not {','.join(map(str, faces)) or 'nothing'}")
     table = load_rules(rules, ending)
     t = check_target(target)
     my_farkles = check_lost_turns("--my-farkles", my_farkles)
@@ -195,10 +190,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         note=note)
 
 
-def max_ev_solution(rules: FarkleRules):
-    """:func:`dicelab.farkle.solitaire.solve_max_ev`, made once per process and rule set
-    (advice on many positions, as in a game analysis, reuses it)."""
-    return max_ev_capped(rules)
+#: :func:`dicelab.farkle.solitaire.solve_max_ev`, made once per process and rule set
+#: (advice on many positions, as in a game analysis, reuses it).
+max_ev_solution = max_ev_capped
 
 
 #: The optimal-win solutions held in this process, (rules, target) -> solution, the most

@@ -27,13 +27,7 @@ from dicelab.farkle import builtin, fixed, solve
 from dicelab.farkle.builtin import resolve
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import FarkleRules, check_target, load_rules
-from dicelab.farkle.solitaire import (
-    FastestSolution,
-    MaxEvSolution,
-    ThresholdSolution,
-    fastest_table,
-    max_ev_table,
-)
+from dicelab.farkle.solitaire import FastestSolution, MaxEvSolution, ThresholdSolution
 from dicelab.farkle.solve import OptimalWinSolution, solve_optimal_win
 from dicelab.outcomes import ExactPair
 from dicelab.registry import PolicySpec, parse_policy
@@ -45,7 +39,11 @@ def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
 
     ``spec``: a parsed ``max-ev``, ``fastest`` or ``optimal-win``; ``target``: the
     game's target (points); ``n_seats``: seats in the game (``optimal-win`` is a
-    two-player policy).
+    two-player policy). Refused before any solve: another game's policy, a policy
+    without a table, ``optimal-win`` at other than two seats, and an ``optimal-win``
+    table larger than the memory limit (from a lower bound of its size,
+    :func:`~dicelab.farkle.solve.least_policy_table_bytes`: an hour's solve must not end
+    in that refusal).
 
     >>> from dicelab.registry import parse_policy
     >>> from dicelab.farkle.rules import PRESETS
@@ -53,17 +51,6 @@ def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
     >>> t.value.shape[:2]
     (1, 1)
     """
-    target = check_policy_table(spec, rules, target, n_seats)
-    return builtin.family_of(spec).table(spec, rules, target, progress)
-
-
-def check_policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
-                       ) -> int:
-    """What :func:`policy_table` refuses, refused before any solve: another game's policy,
-    a policy without a table, ``optimal-win`` at other than two seats, and an
-    ``optimal-win`` table larger than the memory limit (from a lower bound of its size,
-    :func:`~dicelab.farkle.solve.least_policy_table_bytes`: an hour's solve must not end
-    in that refusal). Returns the checked target."""
     if spec.game != "farkle":
         raise UserError(f"policy '{spec.name}' is not a Farkle policy")
     family = builtin.family_of(spec)
@@ -71,7 +58,7 @@ def check_policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seat
         exact = ", ".join(f.name for f in builtin.FAMILIES.values() if f.solved)
         raise UserError(f"policy '{spec.name}' has no exact decision table; exact tables "
                         f"exist for {exact}")
-    return family.check(spec, rules, target, n_seats)
+    return family.table(spec, rules, family.check(spec, rules, target, n_seats), progress)
 
 
 def solve_best_response(rules: FarkleRules, target: int, opponent, *,
@@ -156,6 +143,5 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     return builtin.family_of(spec).solve(spec, rules, check_target(target), progress)
 
 
-__all__ = ["ThresholdSolution", "check_policy_table", "exact_pair", "fastest_table",
-           "max_ev_table", "optimal_win_solution", "policy_table", "resolve",
-           "solve_best_response", "solve_optimal_win", "solve_policy"]
+__all__ = ["ThresholdSolution", "exact_pair", "optimal_win_solution", "policy_table",
+           "resolve", "solve_best_response", "solve_optimal_win", "solve_policy"]

@@ -71,9 +71,7 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
     params = np.zeros((n, K.N_PARAMS), dtype=np.int64)
     meta = np.zeros((n, K.N_TABLE_META), dtype=np.int64)
     meta[:, K.T_LAST_OFFSET] = -1
-    meta[:, K.T_M:K.T_P + 1] = 1
-    meta[:, K.T_D] = 1
-    meta[:, K.T_S] = 1
+    meta[:, [K.T_M, K.T_O, K.T_P, K.T_D, K.T_S]] = 1  # a table's sizes: 1 but where set
     values: list[np.ndarray] = []
     banks: list[np.ndarray] = []
 

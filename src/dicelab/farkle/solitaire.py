@@ -175,19 +175,6 @@ def pad_rows(table: np.ndarray, rows: int) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([table, extra], axis=-2))
 
 
-def fixed_choice(m: Model, value: np.ndarray | None) -> np.ndarray:
-    """A fixed policy's set-aside choice by row and roll class (rows of ``value``, the
-    last standing for every row past it): "set aside all scoring dice" (one row) when
-    ``value`` is None, else the first strict maximum of ``value`` (P, 7)."""
-    nc = m.class_prob.size
-    if value is None:
-        return np.ascontiguousarray(m.keep_all, dtype=np.int32)
-    value = np.ascontiguousarray(value, dtype=np.float64)
-    choice = np.zeros(value.shape[0] * nc, dtype=np.int32)
-    turn.decide(m, value, choice)
-    return choice
-
-
 def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
                          value: np.ndarray | None = None, *, name: str = "policy"
                          ) -> TurnDistribution:
@@ -214,12 +201,17 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
         raise ValueError("the last row of bank must bank with every number of dice the "
                          "rules let bank")
     bank = legal_bank(rules, bank)
+    # the set-aside choice by row and roll class (the last row standing for every row past
+    # it): the first strict maximum of ``value``, or "all scoring dice" (one row)
+    choice = np.ascontiguousarray(m.keep_all, dtype=np.int32)
     if value is not None:
-        value = np.asarray(value, dtype=np.float64)
+        value = np.ascontiguousarray(value, dtype=np.float64)
         if value.shape[1:] != bank.shape[1:] or value.shape[0] > bank.shape[0]:
             raise ValueError("value must have the shape of bank")
+        choice = np.zeros(value.shape[0] * m.class_prob.size, dtype=np.int32)
+        turn.decide(m, value, choice)
     rows = bank.shape[0] + m.max_points + 1 + m.six_rows
-    return TurnDistribution(name, rules.name, *turn_ends(m, bank, fixed_choice(m, value), rows))
+    return TurnDistribution(name, rules.name, *turn_ends(m, bank, choice, rows))
 
 
 def threshold_bank_table(threshold: int) -> np.ndarray:
@@ -259,8 +251,12 @@ def bank_runs(bank: np.ndarray) -> dict:
         runs.append({"lo": start * POINT_UNIT, "hi": None if p > top else (p - 1) * POINT_UNIT,
                      "bank": [bool(bank[start, n]) for n in range(1, 7)]})
         start = p
-    return {"bank_from": {str(n): t for n, t in bank_thresholds(bank).items()},
-            "runs": runs}
+    return {"bank_from": text_keys(bank_thresholds(bank)), "runs": runs}
+
+
+def text_keys(d: dict) -> dict:
+    """``d`` keyed by its keys as text, as JSON reports give them."""
+    return {str(k): v for k, v in d.items()}
 
 
 def bank_thresholds(bank: np.ndarray, lo: int = 1) -> dict[int, int | None]:
@@ -307,10 +303,8 @@ class TurnPolicy:
 
     def is_threshold_policy(self) -> bool:
         """True if, for every n, it banks at every turn total from its threshold up."""
-        for n, t in self.bank_thresholds().items():
-            if t is not None and not self.bank[t // POINT_UNIT:, n].all():
-                return False
-        return True
+        return all(t is None or self.bank[t // POINT_UNIT:, n].all()
+                   for n, t in self.bank_thresholds().items())
 
 
 @dataclass(frozen=True)
@@ -355,26 +349,12 @@ class MaxEvSolution:
         """Points per turn in the long run (the expected turn score without a penalty)."""
         return self.rate
 
-    @property
-    def cap(self) -> int:
-        return self.streak[0].cap
-
-    @property
-    def value(self) -> np.ndarray:
-        """The policy after no lost turn in a row (see :class:`TurnPolicy`)."""
-        return self.streak[0].value
-
-    @property
-    def bank(self) -> np.ndarray:
-        return self.streak[0].bank
-
-    @property
-    def roll_value(self) -> np.ndarray:
-        return self.streak[0].roll_value
-
-    @property
-    def distribution(self) -> TurnDistribution:
-        return self.streak[0].distribution
+    def __getattr__(self, name: str):
+        """``cap``, ``value``, ``bank``, ``roll_value`` and ``distribution``: those of the
+        policy after no lost turn in a row, ``streak[0]`` (see :class:`TurnPolicy`)."""
+        if name not in ("cap", "value", "bank", "roll_value", "distribution"):
+            raise AttributeError(f"'MaxEvSolution' object has no attribute {name!r}")
+        return getattr(self.streak[0], name)
 
     def bank_thresholds(self, lost_in_a_row: int = 0) -> dict[int, int | None]:
         """Smallest turn points at which max-ev banks, for n = 1..6 dice left."""
@@ -406,7 +386,7 @@ class MaxEvSolution:
         out = {"policy": "max-ev", "rules": self.rules,
                "expected_turn_score": self.expected_score, "cap": first.cap,
                **first.distribution.spread(),
-               "bank_thresholds": {str(n): t for n, t in first.bank_thresholds().items()},
+               "bank_thresholds": text_keys(first.bank_thresholds()),
                "threshold_policy": self.is_threshold_policy(),
                "value_error": self.value_error,
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
@@ -415,13 +395,11 @@ class MaxEvSolution:
             out.update({
                 "farkle_penalty": self.penalty, "points_per_turn": self.rate,
                 "points_per_turn_check": self.rate_check,
-                "bias": [float(x) for x in self.bias],
-                "stationary": [float(x) for x in self.stationary],
-                "p_bust_by_lost_turns": [float(p.distribution.p_bust) for p in self.streak],
-                "expected_banked": [float(p.distribution.expected_score) for p in self.streak],
+                "bias": self.bias.tolist(), "stationary": self.stationary.tolist(),
+                "p_bust_by_lost_turns": [p.distribution.p_bust for p in self.streak],
+                "expected_banked": [p.distribution.expected_score for p in self.streak],
                 "bank_thresholds_by_lost_turns": {
-                    str(s): {str(n): t for n, t in p.bank_thresholds().items()}
-                    for s, p in enumerate(self.streak)},
+                    str(s): text_keys(p.bank_thresholds()) for s, p in enumerate(self.streak)},
                 "iterations": self.iterations})
         return out
 
@@ -455,11 +433,9 @@ def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
     bank = w.bk.reshape(rows, 7).copy()
     roll = np.full((rows, 7), -1.0)
     roll[:, 0] = 0.0
-    for p in range(rows - m.max_points):
-        if p < c or m.six_rows:
-            roll[p, 1:] = roll_values(m, p, b, w)[1:] * POINT_UNIT
-            if p >= c:  # proven to bank with fewer than six dice
-                roll[p, 1:HOT_DICE] = -1.0
+    for p in range(rows - m.max_points if m.six_rows else c):
+        roll[p, 1:] = roll_values(m, p, b, w)[1:] * POINT_UNIT
+    roll[c:, 1:HOT_DICE] = -1.0  # proven to bank with fewer than six dice
     dist = TurnDistribution("max-ev", rules.name, *turn_ends(m, bank, w.choice, rows, True))
     return TurnPolicy(rules.name, cap, value, bank, roll, dist, value_error=error,
                       exact_rows=rows - m.max_points)
@@ -489,35 +465,33 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     t0 = time.perf_counter()
     w6 = float(gain_bound(rules)[HOT_DICE])
 
+    @functools.cache
     def turn_value(beta: float) -> float:
         """The turn's value in points with a lost turn worth ``beta`` points."""
         if beta > 0:
             raise UserError("a lost turn cannot be worth more than banking nothing")
         return max_ev_turn(m, cap // POINT_UNIT, beta)[0] * POINT_UNIT
 
+    def lost_values(g: float) -> list[float]:
+        """``beta[s]`` for every count ``s`` at the rate ``g``: ``-penalty`` for the last,
+        ``h[s + 1] = E_{s+1}(beta[s + 1]) - g`` before it."""
+        betas = [-pen]
+        for _ in range(k - 1):
+            betas.insert(0, turn_value(betas[0]) - g)
+        return betas
+
     k, pen = m.streak, float(rules.farkle_penalty)
     iterations = 0
-    if k == 1:
-        g = turn_value(-pen)
-        betas = [-pen]
-    else:
-        last = turn_value(-pen)
-        g = turn_value(0.0)  # a start: the turn without the penalty
-        moved = np.inf
-        while moved >= tol:
-            if iterations == max_iterations:
-                raise UserError(f"max-ev with the farkle penalty did not settle in "
-                                f"{max_iterations} iterations")
-            iterations += 1
-            h = last - g
-            for _ in range(k - 2):
-                h = turn_value(h) - g
-            g_new = turn_value(h)
-            moved, g = abs(g_new - g), g_new
-        hs = [last - g]
-        for _ in range(k - 2):
-            hs.insert(0, turn_value(hs[0]) - g)
-        betas = [*hs, -pen]
+    g = turn_value(0.0 if k > 1 else -pen)  # under a penalty, a start: the turn without it
+    moved = np.inf
+    while k > 1 and moved >= tol:
+        if iterations == max_iterations:
+            raise UserError(f"max-ev with the farkle penalty did not settle in "
+                            f"{max_iterations} iterations")
+        iterations += 1
+        g_new = turn_value(lost_values(g)[0])
+        moved, g = abs(g_new - g), g_new
+    betas = lost_values(g)
     streak = tuple(_max_ev_policy(rules, m, cap, beta, w6) for beta in betas)
     # the same policies evaluated from their exact turn distributions: the chain of lost
     # turns in a row (a bank returns to 0, a loss moves on, the last to 0)
@@ -614,8 +588,7 @@ class FastestSolution:
                   if 0 <= t < self.target]
         out = {"policy": "fastest", "rules": self.rules, "target": self.target,
                "expected_turns_to_target": self.expected_turns_to_target,
-               "bank_thresholds": {str(t): {str(n): v for n, v in
-                                            self.bank_thresholds(t).items()}
+               "bank_thresholds": {str(t): text_keys(self.bank_thresholds(t))
                                    for t in dict.fromkeys(totals)},
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                "from_cache": self.from_cache}
@@ -624,7 +597,7 @@ class FastestSolution:
                         "floor_points": self.floor_points,
                         "sweeps": int(self.newton_steps.size),
                         "bank_thresholds_by_lost_turns": {
-                            str(k): {str(n): v for n, v in self.bank_thresholds(0, k).items()}
+                            str(k): text_keys(self.bank_thresholds(0, k))
                             for k in range(self.turns.shape[0])}})
         return out
 
@@ -647,26 +620,23 @@ def _fastest_state(m: Model, turns: np.ndarray, u: int, big: int, beta: float | 
     x = turns[0, min(u + 1, big)] + 1.0 if beta is None else beta
     edge = np.empty(rows)
     bounds = np.zeros(2)
-    dps = 0
-    while True:
-        dps += 1
+    for dps in range(1, 201):
         b = -x
         edge[:] = m.six_finish * b
         value, slope = turn.turn_back_tracked(m, m.bank_floor, bankv, edge, m.six_finish, b,
                                               reach, rows, w.v, w.bp, w.bk, w.choice, bounds)
         if beta is not None:
             x = 1.0 - value
-            final = b
             break
         if slope >= 1.0:
             raise UserError("a turn that always loses never reaches the target")
         x_new = (1.0 - (value - slope * b)) / (1.0 - slope)  # value = a + slope * beta
-        done = abs(x_new - x) <= tol * x_new or (dps > 1 and x_new >= x) or dps >= 200
+        done = abs(x_new - x) <= tol * x_new or (dps > 1 and x_new >= x)
         x = x_new
         if done:
-            final = -x
             break
     # the last policy's values at the fixed point: each state's line in the lost turn's value
+    final = b if beta is not None else -x
     v = (w.v[:rows * 7] + w.bp[:rows * 7] * (final - b)).reshape(rows, 7)
     value_out[:rows] = -v
     bank_out[:rows] = w.bk[:rows * 7].reshape(rows, 7)
@@ -789,18 +759,15 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
     same = bank.ndim == 2
     if not same and (bank.ndim != 3 or bank.shape[0] != big):
         raise ValueError(f"bank must have shape ({big}, P, 7) or (P, 7)")
-    dists: dict[int, TurnDistribution] = {}
 
+    @functools.cache
     def dist(u: int) -> TurnDistribution:
-        key = 0 if same else u
-        if key not in dists:
-            dists[key] = evaluate_turn_policy(
-                rules, bank if same else bank[u],
-                None if value is None else (value if same else value[u]))
-        return dists[key]
+        """The turn distribution at index ``u`` (0 for every index under one policy)."""
+        return evaluate_turn_policy(rules, bank if same else bank[u],
+                                    None if value is None else value if same else value[u])
 
     def state(u: int, s: int, beta: float | None) -> float:
-        d = dist(u)
+        d = dist(0 if same else u)
         q = float(d.p_bust)
         if q >= 1.0:
             return np.inf
@@ -925,12 +892,9 @@ def threshold_sweep(rules: FarkleRules, thresholds=range(50, 2001, 50)) -> Thres
     ts = np.array([check_points("threshold", int(t)) for t in thresholds], dtype=np.int64)
     if ts.size == 0:
         raise UserError("threshold sweep needs at least one threshold")
-    scores = np.empty(ts.size)
-    busts = np.empty(ts.size)
-    for i, t in enumerate(ts):
-        d = threshold_distribution(rules, int(t))
-        scores[i] = d.expected_score
-        busts[i] = d.p_bust
+    dists = [threshold_distribution(rules, int(t)) for t in ts]
+    scores = np.array([d.expected_score for d in dists])
+    busts = np.array([d.p_bust for d in dists])
     free = dataclasses.replace(rules, farkle_penalty=0)  # one turn's score: no penalty
     return ThresholdSweep(rules.name, ts, scores, busts, solve_max_ev(free).expected_score)
 
@@ -946,36 +910,31 @@ def last_roll(bank: np.ndarray) -> int:
     return int(rows[-1]) + 1 if rows.size else 0  # row i of `rolls` is p = i + 1
 
 
-def _rows_needed(bank: np.ndarray, max_roll_units: int) -> int:
-    """Rows P so that clamping p at P - 1 never changes a decision (PolicyTable contract):
-    every state where the policy still rolls is below row ``last_roll + 1``; one roll
-    adds at most ``max_roll_units``."""
-    return last_roll(bank) + max_roll_units + 1
-
-
-def solitaire_table(name: str, value: np.ndarray, bank: np.ndarray, floor: int = 0
-                    ) -> PolicyTable:
+def solitaire_table(name: str, value: np.ndarray, bank: np.ndarray, max_roll: int | None,
+                    floor: int = 0) -> PolicyTable:
     """The PolicyTable of a one-player policy: ``value``/``bank`` (S, M, P, 7) by its own
     lost turns in a row and its own total, the same whatever the other's (shape (S, S, M,
-    1, P, 7))."""
+    1, P, 7)). Its rows are cut where clamping never changes a decision (the PolicyTable
+    contract): one roll (at most ``max_roll`` units) past the last row where it still
+    rolls; ``None`` keeps every row."""
+    p = bank.shape[-2] if max_roll is None else min(last_roll(bank) + max_roll + 1,
+                                                    bank.shape[-2])
     k, u = value.shape[:2]
-    shape = (k, k, u, 1, *value.shape[2:])
-    return PolicyTable(name, np.broadcast_to(value[:, None, :, None], shape).astype(np.float32),
-                       np.broadcast_to(bank[:, None, :, None], shape).copy(), floor=floor)
+    shape = (k, k, u, 1, p, 7)
+    return PolicyTable(name, np.broadcast_to(value[:, None, :, None, :p], shape)
+                       .astype(np.float32),
+                       np.broadcast_to(bank[:, None, :, None, :p], shape).copy(), floor=floor)
 
 
 def max_ev_table(rules: FarkleRules) -> PolicyTable:
     """PolicyTable of ``max-ev``: value = expected final turn points, one policy per own
     lost turns in a row (the opponent's count and the totals do not matter), shape (S, S,
-    1, 1, P, 7)."""
+    1, 1, P, 7); where six dice roll on at every row, every row it solved."""
     sol = solve_max_ev(rules)
     m = model(rules)
-    if m.six_rows:  # six dice roll on at every row: keep all it solved
-        p = sol.streak[0].bank.shape[0]
-    else:
-        p = max(_rows_needed(st.bank, m.max_points) for st in sol.streak)
-    return solitaire_table("max-ev", np.stack([st.value[:p] for st in sol.streak])[:, None],
-                           np.stack([st.bank[:p] for st in sol.streak])[:, None])
+    return solitaire_table("max-ev", np.stack([st.value for st in sol.streak])[:, None],
+                           np.stack([st.bank for st in sol.streak])[:, None],
+                           None if m.six_rows else m.max_points)
 
 
 def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
@@ -983,8 +942,7 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
     needed, one policy per own lost turns in a row and own total (from the rules' floor
     below zero), shape (S, S, U, 1, P, 7)."""
     sol = fastest_solution(rules, target)
-    p = min(_rows_needed(sol.bank, model(rules).max_points), sol.bank.shape[-2])
-    return solitaire_table("fastest", -sol.value[..., :p, :], sol.bank[..., :p, :],
+    return solitaire_table("fastest", -sol.value, sol.bank, model(rules).max_points,
                            floor=sol.floor_points // POINT_UNIT)
 
 
