@@ -349,12 +349,26 @@ class MaxEvSolution:
         """Points per turn in the long run (the expected turn score without a penalty)."""
         return self.rate
 
-    def __getattr__(self, name: str):
-        """``cap``, ``value``, ``bank``, ``roll_value`` and ``distribution``: those of the
-        policy after no lost turn in a row, ``streak[0]`` (see :class:`TurnPolicy`)."""
-        if name not in ("cap", "value", "bank", "roll_value", "distribution"):
-            raise AttributeError(f"'MaxEvSolution' object has no attribute {name!r}")
-        return getattr(self.streak[0], name)
+    @property
+    def cap(self) -> int:
+        return self.streak[0].cap
+
+    @property
+    def value(self) -> np.ndarray:
+        """The policy after no lost turn in a row (see :class:`TurnPolicy`)."""
+        return self.streak[0].value
+
+    @property
+    def bank(self) -> np.ndarray:
+        return self.streak[0].bank
+
+    @property
+    def roll_value(self) -> np.ndarray:
+        return self.streak[0].roll_value
+
+    @property
+    def distribution(self) -> TurnDistribution:
+        return self.streak[0].distribution
 
     def bank_thresholds(self, lost_in_a_row: int = 0) -> dict[int, int | None]:
         """Smallest turn points at which max-ev banks, for n = 1..6 dice left."""
