@@ -91,6 +91,11 @@ class Family(families.Family):
         its decisions by it), else None."""
         return None
 
+    def judged_by(self, spec: PolicySpec) -> str | None:
+        """What ``analyse`` judges its decisions by: its :meth:`objective`, or
+        :data:`~dicelab.penta.objective_play.WIN_SHARE` (penta-win), or None (points)."""
+        return self.objective(spec)
+
     def values(self, spec: PolicySpec, rules: RuleSet) -> np.ndarray | None:
         """The per-state values its options are ranked by (:func:`dicelab.penta.policies.
         rank_options`), or None: it has no ranking of its own."""
@@ -206,6 +211,9 @@ class PentaWin(Online):
 
     def kernel_seat(self, spec, seat, n_seats, rules):
         return objective_play.win_seat(rules, seat, n_seats)
+
+    def judged_by(self, spec):
+        return objective_play.WIN_SHARE
 
     def check_exact(self, spec, rules):
         raise UserError(f"{spec.name} plays against the other seats' cards: it has no score "
