@@ -5,6 +5,7 @@ last layers only), the forward pass of an objective's policy, parsing and bad in
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 
@@ -837,10 +838,245 @@ def test_analyse_objective_bad_input(capsys, tmp_path):
                              target=500)
     write_games(farkle, [(header, [{"seat": 0, "rolls": [[1, 1, 1, 5, 2, 3]],
                                     "keeps": [[1, 1, 1]], "end": "bank"}])])
+    alone = tmp_path / "alone.jsonl"
+    write_games(alone, [(new_game_header("penta", "seed", [{"name": "me",
+                                                             "policy": "penta-win"}]),
+                         [{"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [],
+                           "box": "chance"}])])
     for path, argv, needle in (
+            (alone, [], "penta-win is judged against the other seats, at tables of 2 to 8, "
+                        "not 1"),
             (log, ["--objective", "at-most:3"], "unknown objective"),
             (log, ["--objective", "at-least:5000"], "possible final score"),
             (farkle, ["--objective", "at-least:300"], "--objective is for Penta")):
         code, out, err = run_cli(capsys, ["analyse", str(path), *argv])
         assert code == 2 and not out
         assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
+
+
+# --- analyse: penta-win's decisions judged by its win share --------------------------------
+
+
+def _hand_turn(filled: dict[str, int], entry):
+    """One turn from the card ``filled``, by hand over the multisets of dice (plain Python,
+    no dicelab tables): ``entry(box, score, points)`` values writing ``score`` into a box,
+    which adds ``points`` to TOTAL (a number, or an array of numbers maximised
+    elementwise). Returns (the turn's start value, ``best(roll, left)`` the best
+    option's value at a sorted roll with ``left`` rerolls, ``keep(kept, left)`` a keep's,
+    ``box(roll, b)`` a box's)."""
+    import itertools
+    from collections import Counter
+
+    from naive_penta import allowed_scores, immediate_points
+
+    @functools.cache
+    def outcomes(n: int):
+        out = []
+        for o in itertools.combinations_with_replacement(range(1, 7), n):
+            ways = math.factorial(n)
+            for c in Counter(o).values():
+                ways //= math.factorial(c)
+            out.append((o, ways / 6 ** n))
+        return out
+
+    @functools.cache
+    def box(roll, b):
+        scores, bonus = allowed_scores("seed", filled, roll)
+        return entry(b, scores[b], immediate_points(filled, b, scores[b], bonus))
+
+    @functools.cache
+    def best(roll, left):
+        if left == 0:
+            scores, _ = allowed_scores("seed", filled, roll)
+            return _most([box(roll, b) for b in scores])
+        kept = {tuple(sorted(k)) for n in range(6) for k in itertools.combinations(roll, n)}
+        return _most([keep(k, left) for k in kept])
+
+    @functools.cache
+    def keep(kept, left):
+        return sum(p * best(tuple(sorted(kept + o)), left - 1)
+                   for o, p in outcomes(5 - len(kept)))
+
+    return keep((), 3), best, keep, box
+
+
+def _most(values):
+    return values[0] if len(values) == 1 else np.maximum.reduce(values) \
+        if isinstance(values[0], np.ndarray) else max(values)
+
+
+def _share_by_hand(pmfs) -> np.ndarray:
+    """The win share of each final TOTAL against opponents whose final TOTALs have the
+    probabilities ``pmfs``, by enumerating their TOTALs (a top shared by k + 1 counts
+    1 / (k + 1))."""
+    import itertools
+
+    m = np.arange(MAX_TOTAL + 1)
+    want = np.zeros(MAX_TOTAL + 1)
+    for combo in itertools.product(*(np.flatnonzero(p) for p in pmfs)):
+        w = math.prod(p[o] for p, o in zip(pmfs, combo, strict=True))
+        top = max(combo)
+        k = combo.count(top)
+        want += w * (np.where(m > top, 1.0, 0.0) + np.where(m == top, 1.0 / (k + 1), 0.0))
+    return want
+
+
+def _late_win_seat(every_target, late_points):
+    """A stand-in for objective_play.win_seat: penta-win's seat on the late tables, its
+    arrays read-only as the simulation kernel takes them."""
+    from dicelab.penta import objective_play as op
+    from dicelab.penta.widget import RowTable
+
+    def ro(a):
+        v = np.asarray(a).view()
+        v.flags.writeable = False
+        return v
+
+    none = ro(np.zeros(0))
+    return lambda rules, seat, seats: op.OnlineSeat(
+        op.SEAT_WIN, none, none, RowTable(*map(ro, every_target)), 0,
+        RowTable(*map(ro, late_points)),
+        ro(np.array([q for q in range(seats) if q != seat], dtype=np.int64)))
+
+
+def _hand_win_turn(card: Scorecard, opponents: list[Scorecard]):
+    """penta-win's turn from ``card`` (one or two boxes open) against ``opponents``, by hand
+    (:func:`_hand_turn`): a box entry reaching TOTAL y is worth u(y) plus, with a box
+    still open after it, the sum over d of du(y + d) times the most P(points of the last
+    turn >= d) (maximised for every d over the multisets of dice); u the win share against
+    the opponents' exact final TOTALs, enumerated."""
+    filled = {BOXES[i]: sc for i, sc in enumerate(card.scores) if sc is not None}
+    u = _share_by_hand([score_distribution("optimal", "seed", card=c).probability
+                        for c in opponents])
+    du = np.diff(u, prepend=0.0)
+    D = 200  # beyond every last turn's points
+    d = np.arange(1, D + 1)
+
+    @functools.cache
+    def G(b, score):  # the most P(points of the last turn >= d) after the entry, d = 1..D
+        g = _hand_turn(dict(filled, **{b: score}), lambda box, sc, pts: (pts >= d) * 1.0)[0]
+        assert g[-1] == 0.0
+        return g
+
+    def entry(b, score, pts):
+        y = card.total + pts
+        if len(filled) == N_BOXES - 1:  # the last box: the final TOTAL
+            return u[y]
+        return u[y] + float(du[y + 1:y + D + 1] @ G(b, score))
+
+    return _hand_turn(filled, entry)
+
+
+def test_logged_penta_win_turns_are_judged_by_the_win_share_by_hand(every_target, late_points,
+                                                                     monkeypatch):
+    """judge_win_turns on a turn from a late card (two boxes open) against a late
+    opponent: the turn's start, the best option at the first roll and each box written at
+    once are the win shares penta-win values them by, computed by hand."""
+    from dicelab.penta import objective_play as op
+    from dicelab.penta.tables import roll_index
+
+    monkeypatch.setattr(op, "win_seat", _late_win_seat(every_target, late_points))
+    me, opp = _card(TWO_OPEN), _card(TWO_OPEN_B)
+    start, best, _, box = _hand_win_turn(me, [opp])
+    roll = (1, 2, 4, 4, 4)
+    r = roll_index(list(roll))
+    cols = {"mask": [me.mask] * 2, "up": [me.up] * 2, "fifty": [me.fifty] * 2,
+            "total": [me.total] * 2, "n_rolls": [1, 1], "rolls": [[r, 0, 0]] * 2,
+            "keeps": [[0, 0]] * 2, "box": [BOXES.index("fours"), BOXES.index("chance")]}
+    jd = op.judge_win_turns(get_rules("seed"), *(np.array(v) for v in cols.values()),
+                            np.array([[opp.state]] * 2), np.array([[opp.total]] * 2),
+                            np.array([1, 1]))
+    assert jd.objective is None and jd.outcome is None
+    assert jd.start[0] == jd.start[1] == pytest.approx(start, abs=1e-9)
+    assert jd.best[0, 0] == pytest.approx(best(roll, 2), abs=1e-9)
+    for i, b in enumerate(("fours", "chance")):
+        assert jd.chosen[i, 0] == pytest.approx(box(roll, b), abs=1e-9)
+    # writing a box at once, with two rerolls left, loses win share
+    assert not jd.tied[:, 0].any() and jd.best[0, 0] > max(jd.chosen[:, 0])
+    assert 0.0 < jd.chosen[0, 0] < 1.0
+
+
+def _swap_last_boxes(log, out) -> None:
+    """Write ``log`` to ``out`` with seat 0's boxes of its last two turns swapped in every
+    game (and no result lines: the totals change)."""
+    lines, turns = [], 0
+    for line in log.read_text().splitlines():
+        rec = json.loads(line)
+        if "dicelab_log" in rec:
+            turns = 0
+        if "seat" in rec:
+            turns += 1
+        if "result" not in rec:
+            lines.append(rec)
+        if turns == 2 * N_BOXES - 1 and "seat" in rec:
+            a, b = lines[-3], lines[-1]
+            a["box"], b["box"] = b["box"], a["box"]
+    out.write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+
+def test_analyse_judges_penta_win_by_its_win_share(every_target, late_points, monkeypatch,
+                                                   capsys, tmp_path):
+    """A whole session on the small variant (penta-win's tables hold the last two layers
+    only: before its last two turns every option is worth 0 to it, so it plays optimal's
+    choice): games of penta-win against optimal logged by simulate, then analysed through
+    the CLI. penta-win is judged by its win share against the other seat's card at each
+    turn (optimal in points): on its last two turns every decision's best and chosen
+    values are the win shares computed by hand; it loses nothing, its outcome is its share
+    of each game, and outcome - initial = luck + skill + opponents. The same games with
+    its last two boxes swapped lose what the hand computation says."""
+    from dicelab.gamelog import read_games
+    from dicelab.penta import objective_play as op
+
+    monkeypatch.setattr(op, "win_seat", _late_win_seat(every_target, late_points))
+    log = _logged_session(capsys, tmp_path, "penta-win", games=2)
+    swapped = tmp_path / "swapped.jsonl"
+    _swap_last_boxes(log, swapped)
+    lost = []
+    for path in (log, swapped):
+        code, out, err = run_cli(capsys, ["analyse", str(path), "--json"])
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["measure"] == {"penta": "win-share, score"}
+        assert data["units"]["penta win-share"].startswith("win share")
+        by_policy = {p["policy"]: p for p in data["players"]}
+        assert by_policy["penta-win"]["measure"] == "win-share"
+        assert by_policy["optimal"]["measure"] == "score"
+        games = read_games(str(path))
+        for p in data["per_game"]:
+            assert abs(p["residual"]) < 1e-9
+            if p["policy"] == "penta-win":
+                g = games[p["game"]]
+                top = max(g.totals)
+                assert p["outcome"] == (1.0 / g.totals.count(top) if g.totals[0] == top
+                                        else 0.0)
+        checked = 0
+        for game in range(2):
+            g = games[game]
+            for turn in (N_BOXES - 1, N_BOXES):
+                me, opp = _replayed_card(g, 0, turn), _replayed_card(g, 1, turn)
+                _, best, keep, box = _hand_win_turn(me, [opp])
+                for dd in data["decisions"]:
+                    if (dd["game"], dd["seat"], dd["turn"]) != (game, 0, turn):
+                        continue
+                    roll = tuple(int(f) for f in dd["roll"].split())
+                    assert dd["value_best"] == pytest.approx(best(roll, dd["rolls_left"]),
+                                                             abs=1e-9)
+                    kind, _, what = dd["chosen"].partition(" ")
+                    want = (box(roll, what) if kind == "box" else
+                            keep(tuple(int(f) for f in what.split() if f != "nothing"),
+                                 dd["rolls_left"]))
+                    assert dd["value_chosen"] == pytest.approx(want, abs=1e-9)
+                    assert dd["loss"] == pytest.approx(dd["value_best"] - want, abs=1e-9)
+                    checked += 1
+        assert checked >= 4
+        total = sum(dd["loss"] for dd in data["decisions"] if dd["policy"] == "penta-win")
+        assert by_policy["penta-win"]["total_loss"] == pytest.approx(total, abs=1e-12)
+        lost.append(by_policy["penta-win"]["total_loss"])
+    assert lost[0] == 0.0 < lost[1]  # penta-win plays its best; the swapped boxes lose
+    code, out, err = run_cli(capsys, ["analyse", str(swapped)])
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "penta: the costliest decisions (loss in win share" in text
+    assert "players judged by win-share, losses in win share" in text
+    assert "outcome - initial = luck + skill + opponents; opponents: the change between its " \
+           "turns" in text
