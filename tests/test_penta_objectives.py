@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import math
 
@@ -556,6 +557,73 @@ def test_penta_win_measurement_pairs_each_seat_with_optimal_on_the_same_dice(mon
     assert lo < m.gain < hi and m.gain_se > 0
 
 
+@pytest.mark.parametrize("sizes", [(200, 200), (200, 200, 100), (200, 200, 1),
+                                   (300, 300, 300, 300)])
+def test_the_paired_gains_interval_covers_the_true_gain_95_percent_of_the_time(sizes):
+    """paired_gain's 95% interval, over many runs of per-game differences drawn from a
+    known distribution (most games equal, as with common dice) and cut into chunks of
+    ``sizes`` games, covers the true mean 95% of the time (a 4-SE band of the count); a
+    last chunk of one game merged into the one before it keeps the coverage. With equal
+    chunks the SE is the textbook one of the chunks' means."""
+    from scipy.stats import t
+
+    from dicelab.penta.penta_win import paired_gain
+
+    rng = np.random.default_rng(5)
+    values = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    p = np.array([0.1, 0.02, 0.7, 0.03, 0.15])
+    runs = 4000
+    per_game = rng.choice(values, size=(runs, sum(sizes)), p=p)
+    edges = np.cumsum((0, *sizes))
+    means = np.stack([per_game[:, a:b].mean(axis=1) for a, b in itertools.pairwise(edges)],
+                     axis=1)
+    covered = 0
+    units = len(sizes) - (sizes[-1] < sizes[0] / 2)
+    q = t.ppf(0.975, units - 1)
+    for d in means:
+        gain, se, c = paired_gain(d, np.array(sizes))
+        assert c == units
+        assert gain == pytest.approx(float(d @ np.array(sizes)) / sum(sizes), abs=1e-12)
+        covered += abs(gain - values @ p) <= q * se
+        if len(set(sizes)) == 1:
+            assert se == pytest.approx(np.std(d, ddof=1) / math.sqrt(len(d)), rel=1e-12)
+    assert abs(covered / runs - 0.95) < 4 * math.sqrt(0.95 * 0.05 / runs)
+
+
+def test_the_penta_win_measurement_at_its_smallest_sizes(monkeypatch):
+    """measure_penta_win refuses a run of fewer than two whole chunks before any game is
+    played, and at two whole chunks, or two and one game (the game merged into the second
+    chunk), gives a finite interval over two units."""
+    import dicelab.penta.simulate as sim
+    from dicelab import seeding
+    from dicelab.penta.penta_win import MIN_GAMES, measure_penta_win
+
+    assert MIN_GAMES == 2 * seeding.CHUNK_GAMES
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("no game is played")
+
+    monkeypatch.setattr(sim, "simulate_penta", refuse)
+    with pytest.raises(UserError, match="at least 16,384, not 16,383"):
+        measure_penta_win(seats=2, games=MIN_GAMES - 1, seed=1, ceiling=False)
+    for games in (MIN_GAMES, MIN_GAMES + 1):
+        n = np.diff(seeding.chunk_bounds(games))
+        rng = np.random.default_rng(games)
+
+        class Fake:
+            def __init__(self, names, games=games, n=n, rng=rng):
+                self.games, self.elapsed_s = games, 1.0
+                self.chunk_tallies = {
+                    "wins": rng.integers(0, n[:, None] // 2 + 1, size=(n.size, len(names))),
+                    "tied": np.zeros((n.size, len(names)), dtype=np.int64)}
+
+        monkeypatch.setattr(sim, "simulate_penta", lambda names, **kw: Fake(names))
+        m = measure_penta_win(seats=2, games=games, seed=1, ceiling=False)
+        lo, hi = m.gain_ci95
+        assert m.chunks == 2 and m.gain_se > 0 and lo < m.gain < hi
+        assert math.isfinite(lo) and math.isfinite(hi)
+
+
 def test_an_objective_seat_beside_a_users_policy_plays_the_kernels_games_bit_for_bit():
     """A user's policy at the table sends every seat to the Python referee; the
     objective's seat is then its OnlinePolicy, and plays and scores as the kernel's."""
@@ -700,6 +768,8 @@ def test_clairvoyant_bounds_by_enumeration(monkeypatch):
     (["--seats", "1"], "2 to 8 seats"),
     (["--seats", "9"], "2 to 8 seats"),
     (["--games", "0"], "games"),
+    (["--games", "2000"], "games must be at least 16,384, not 2,000"),
+    (["--games", "16383"], "games must be at least 16,384, not 16,383"),
 ])
 def test_the_penta_win_experiment_refuses(tmp_path, capsys, argv, message):
     import importlib.util
@@ -864,7 +934,6 @@ def _hand_turn(filled: dict[str, int], entry):
     elementwise). Returns (the turn's start value, ``best(roll, left)`` the best
     option's value at a sorted roll with ``left`` rerolls, ``keep(kept, left)`` a keep's,
     ``box(roll, b)`` a box's)."""
-    import itertools
     from collections import Counter
 
     from naive_penta import allowed_scores, immediate_points
@@ -909,7 +978,6 @@ def _share_by_hand(pmfs) -> np.ndarray:
     """The win share of each final TOTAL against opponents whose final TOTALs have the
     probabilities ``pmfs``, by enumerating their TOTALs (a top shared by k + 1 counts
     1 / (k + 1))."""
-    import itertools
 
     m = np.arange(MAX_TOTAL + 1)
     want = np.zeros(MAX_TOTAL + 1)
