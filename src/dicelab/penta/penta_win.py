@@ -210,9 +210,10 @@ def paired_gain(diffs: np.ndarray, n: np.ndarray) -> tuple[float, float, int]:
     difference is ``diffs[c]``: the mean over the games, and ``sigma / sqrt(games)`` with
     ``sigma^2`` estimated as ``sum_c n_c (d_c - gain)^2 / (C - 1)`` over the ``C`` units
     (unbiased whatever their sizes). The units are the chunks, a last chunk of fewer than
-    half the first's games merged into the one before it (a unit of a few games would
-    add a degree of freedom whose term is far from normal: with a last chunk of one game
-    the 95% interval would cover the gain about 89% of the time). At least two units.
+    an eighth of the first's games merged into the one before it (a unit of a few games
+    would add a degree of freedom whose term is far from normal: with a last chunk of one
+    game the 95% interval would cover the gain about 89% of the time). At least two
+    units.
 
     >>> gain, se, chunks = paired_gain(np.array([0.1, 0.3]), np.array([100, 100]))
     >>> round(gain, 12), round(se, 12), chunks
@@ -220,7 +221,7 @@ def paired_gain(diffs: np.ndarray, n: np.ndarray) -> tuple[float, float, int]:
     """
     n = np.asarray(n, dtype=np.float64)
     diffs = np.asarray(diffs, dtype=np.float64)
-    if n.size > 1 and n[-1] < n[0] / 2:
+    if n.size > 1 and n[-1] < n[0] / 8:
         tail = (n[-2] * diffs[-2] + n[-1] * diffs[-1]) / (n[-2] + n[-1])
         n = np.append(n[:-2], n[-2] + n[-1])
         diffs = np.append(diffs[:-2], tail)
