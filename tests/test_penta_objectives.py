@@ -4,15 +4,16 @@ last layers only), the forward pass of an objective's policy, parsing and bad in
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import json
 import math
 
+import late_penta
 import numpy as np
 import pytest
 from cli_helpers import run_cli
+from late_penta import FIRST_LAYER, late_rows
 from naive_penta import BOXES
 from naive_penta_objectives import objective_value
 
@@ -25,14 +26,11 @@ from dicelab.penta.objective_play import (
     new_win_scratch,
     objective_distribution,
     online_seat,
-    points_rows,
     rank_objective_options,
-    solve_points,
     win_share,
 )
 from dicelab.penta.objectives import (
     at_least_rows,
-    new_row_table,
     opponent_share,
     parse_objective,
     row_lookup,
@@ -46,33 +44,15 @@ from dicelab.penta.policy import BUILT_IN
 from dicelab.penta.rules import N_BOXES, N_STATES, get_rules, state_index
 from dicelab.penta.scoring import MAX_TOTAL
 from dicelab.penta.simulate import simulate_penta
-from dicelab.penta.solver import layer_states, solve, solve_rows, solve_state_objective
+from dicelab.penta.solver import layer_states, solve, solve_state_objective
 from dicelab.registry import PolicySpec
 from dicelab.rng import STREAM_PER_TURN
-
-#: The solver runs on the layers with at least this many boxes filled (two turns left: the
-#: cards of the tests below; the layer of three boxes open costs three times as much again).
-FIRST_LAYER = N_BOXES - 2
-
-
-def _late(spec, first: int = FIRST_LAYER):
-    """``spec`` with rows only for states of ``first`` filled boxes or more."""
-    keep = np.zeros(N_STATES, dtype=bool)
-    for n in range(first, N_BOXES + 1):
-        keep[layer_states()[n]] = True
-    return dataclasses.replace(spec, width=np.where(keep, spec.width, 0))
-
-
-def _late_rows(spec, first: int = FIRST_LAYER):
-    R = new_row_table(_late(spec, first), "a test table")
-    solve_rows(R, get_rules("seed"), layers=range(N_BOXES - 1, first - 1, -1))
-    return R
 
 
 @pytest.fixture(scope="module")
 def every_target():
     """P(points to come >= d) for every late state and need (the table of every target)."""
-    return _late_rows(at_least_rows(score_bounds("seed"), None))
+    return late_rows(at_least_rows(score_bounds("seed"), None))
 
 
 def _filled(open_boxes, **scores):
@@ -111,14 +91,14 @@ def test_at_least_matches_the_recursion(every_target, filled, x, target):
 def test_at_least_matches_the_recursion_three_turns_out():
     filled = _filled(("fours", "chance", "full-house"), penta=50, sixes=24, fives=20)
     want = objective_value("seed", filled, 150, lambda t: float(t >= 220))
-    R = _late_rows(at_least_rows(score_bounds("seed"), None), FIRST_LAYER - 1)
+    R = late_rows(at_least_rows(score_bounds("seed"), None), FIRST_LAYER - 1)
     assert row_lookup(R, _state(filled), 70) == pytest.approx(want, abs=1e-9)
 
 
 def test_at_least_of_one_target_is_the_table_of_every_target(every_target):
     """The rows of one T hold the same numbers as the table of every target, over the
     needs the TOTALs so far leave."""
-    R = _late_rows(at_least_rows(score_bounds("seed"), 250))
+    R = late_rows(at_least_rows(score_bounds("seed"), 250))
     s = _state(TWO_OPEN)
     for x in range(120, 200, 7):
         assert row_lookup(R, s, 250 - x) == row_lookup(every_target, s, 250 - x)
@@ -160,7 +140,7 @@ def test_beat_rows_match_the_recursion():
     u = opponent_share(pmf, 2)
     spec, x_sat = utility_rows(score_bounds("seed"), u)
     assert x_sat == 240
-    R = _late_rows(spec)
+    R = late_rows(spec)
     for filled, x in ((TWO_OPEN, 150), (TWO_OPEN, 130), (TWO_OPEN_B, 93)):
         want = objective_value("seed", filled, x, lambda t: float(u[min(t, MAX_TOTAL)]))
         assert row_lookup(R, _state(filled), x_sat - x) == pytest.approx(want, abs=1e-9)
@@ -322,17 +302,9 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
 # --- penta-win's parts ---------------------------------------------------------------------
 
 
-def _late_points(first: int = FIRST_LAYER):
-    """optimal's distribution of the points to come, for the late states."""
-    rs = get_rules("seed")
-    H = new_row_table(_late(points_rows(rs), first), "a test table")
-    solve_points(H, rs, layers=range(N_BOXES - 1, first - 1, -1))
-    return H
-
-
 @pytest.fixture(scope="module")
 def late_points():
-    return _late_points()
+    return late_penta.late_points()
 
 
 @pytest.mark.parametrize("filled", [TWO_OPEN, TWO_OPEN_B, pytest.param(
@@ -342,7 +314,7 @@ def test_points_to_come_is_optimal_exact_distribution(late_points, filled):
     card = _card(filled)
     want = score_distribution("optimal", "seed", card=card).probability[card.total:]
     if len(filled) < FIRST_LAYER:  # three boxes open: a layer more
-        late_points = _late_points(len(filled))
+        late_points = late_penta.late_points(len(filled))
     s = _state(filled)
     got = start_values(late_points, s)[1:-1]
     assert got.size == score_bounds("seed").most[s] + 1

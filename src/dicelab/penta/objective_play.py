@@ -704,6 +704,11 @@ def _points_entry(rules: RuleSet) -> dict[str, np.ndarray]:
 _POINTS: dict[str, RowTable] = {}
 
 
+def points_to_come_key(rules: RuleSet) -> str:
+    """The cache key of :func:`points_to_come`'s table."""
+    return disk_cache.entry_key("penta-points-to-come-optimal", rules.name, rules.digest)
+
+
 def points_to_come(rules: str | RuleSet | None = None) -> RowTable:
     """``optimal``'s distribution of the points still to come from every state: row ``s``
     of the :class:`RowTable` holds P(points = k), k = 0 .. most[s] (about 2.3 GB, cached on
@@ -711,8 +716,8 @@ def points_to_come(rules: str | RuleSet | None = None) -> RowTable:
     limit)."""
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     if rs.digest not in _POINTS:
-        key = disk_cache.entry_key("penta-points-to-come-optimal", rs.name, rs.digest)
-        arrays, _ = cached_rows(key, f"{FORMAT_VERSION}", lambda: _points_entry(rs))
+        arrays, _ = cached_rows(points_to_come_key(rs), f"{FORMAT_VERSION}",
+                                lambda: _points_entry(rs))
         _POINTS[rs.digest] = rows_of(arrays)
     return _POINTS[rs.digest]
 
