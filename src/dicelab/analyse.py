@@ -7,6 +7,9 @@ of the solvers:
 * Penta: the expected final TOTAL with optimal (solitaire) play from then on, from the
   solved value table (:mod:`dicelab.penta.solver`) through the one-turn widget, the
   same numbers :func:`dicelab.penta.policies.rank_options` ranks;
+* Penta, a player of ``optimal:OBJECTIVE``: the objective's value; of ``penta-win``: its
+  win share against the other seats' cards at that turn, as penta-win values it
+  (:func:`dicelab.penta.objective_play.judge_win_turns`);
 * Farkle ``turn``: the expected final turn score under ``max-ev`` play from then on;
   Farkle ``win`` (two seats): P(win) + P(tie)/2 under ``optimal-win`` play by both
   seats from then on; both from :func:`dicelab.farkle.advise.advise`.
@@ -19,7 +22,8 @@ after it the value of the best option at the next decision. So for each player
 
 where ``luck`` sums the changes at the chance events, ``skill`` (<= 0) the changes at the
 player's own decisions (minus the losses), and ``opponents`` (>= 0) the other seat's
-losses, which move this player's win chance. The sums are of the same float values the
+losses, which move this player's win chance (a ``penta-win`` player: the changes of its
+value between its turns). The sums are of the same float values the
 chain passes through, and tests check the identity to 1e-9 on every analysed game.
 
 Penta's decisions are evaluated by one jitted kernel over all turns of all games at
@@ -881,8 +885,10 @@ def analyse_logs(paths, *, game: str | None = None, rules=None,
     ``turn`` (expected turn score, max-ev) or ``win`` (two seats: P(win) + P(tie)/2,
     optimal-win); the default is ``win`` for two-seat games and ``turn`` otherwise.
     Penta: each player is judged in expected final score, or by the objective its policy
-    plays (``optimal:OBJECTIVE``: e.g. the loss in P(final >= T)), or by ``objective``
-    (``mean``, ``at-least:T``, ``utility:theta=X``, ``beat:N``) for every player.
+    plays (``optimal:OBJECTIVE``: e.g. the loss in P(final >= T)), a ``penta-win`` player
+    by its win share against the other seats' cards at each turn (``win-share``), or by
+    ``objective`` (``mean``, ``at-least:T``, ``utility:theta=X``, ``beat:N``) for every
+    player.
 
     >>> import tempfile, pathlib
     >>> from dicelab.gamelog import new_game_header, write_games

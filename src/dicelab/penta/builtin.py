@@ -14,7 +14,8 @@ module branches on a Penta family's name. A family gives
 * its refusals at a table (:meth:`Family.check`: ``penta-win``'s seats);
 * the policy object the referee asks move by move (:meth:`Family.policy`; for game logs,
   :meth:`Family.logged`, which needs no 270 MB tables);
-* the values its options are ranked by (:meth:`Family.values`: ``advise``, ``play``);
+* the values its options are ranked by (:meth:`Family.values`: ``advise``, ``play``) and
+  what ``analyse`` judges its decisions by (:meth:`Family.judged_by`);
 * its exact score distribution when its decisions can be tabulated
   (:meth:`Family.distribution`: ``compare --exact``, ``evaluate``) and its exact mean
   when known without one (:meth:`Family.expected_score`);
