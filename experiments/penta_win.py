@@ -25,7 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dicelab.penta.penta_win import measure_penta_win
+from dicelab.penta.penta_win import MIN_GAMES, measure_penta_win
 from dicelab.results import run_script, to_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seats", type=int, default=2)
     ap.add_argument("--games", type=int, default=1_000_000,
-                    help="games per seat position, at least 16,384 (two chunks of 8,192: "
+                    help=f"games per seat position, at least {MIN_GAMES:,} (two chunks: "
                          "the units of the interval)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--rules", default="seed")
