@@ -855,7 +855,8 @@ def _label(o) -> str:
 
 
 def _replayed_card(g, seat: int, turn: int) -> Scorecard:
-    """Seat ``seat``'s card at the start of its ``turn``-th turn of logged game ``g``."""
+    """Seat ``seat``'s card at the start of its ``turn``-th turn of logged game ``g``
+    (``turn`` 14: its final card)."""
     from dicelab.penta.scoring import TABLES, roll_box_scores
 
     scores: list[int | None] = [None] * N_BOXES
@@ -866,8 +867,10 @@ def _replayed_card(g, seat: int, turn: int) -> Scorecard:
         scores[t.box] = int(got[t.box])
         bonuses += bonus > 0
     card = Scorecard(tuple(scores), bonuses)
-    t = [t for t in g.turns if t.seat == seat][turn - 1]
-    assert (card.mask, card.up, card.fifty, card.total) == (t.mask, t.up, t.fifty, t.total)
+    if turn <= N_BOXES:
+        t = [t for t in g.turns if t.seat == seat][turn - 1]
+        assert (card.mask, card.up, card.fifty, card.total) == (t.mask, t.up, t.fifty,
+                                                                t.total)
     return card
 
 
@@ -889,6 +892,7 @@ def test_analyse_objective_bad_input(capsys, tmp_path):
             (alone, [], "penta-win is judged against the other seats, at tables of 2 to 8, "
                         "not 1"),
             (log, ["--objective", "at-most:3"], "unknown objective"),
+            (log, ["--objective", "win-shares"], "or win-share"),
             (log, ["--objective", "at-least:5000"], "possible final score"),
             (farkle, ["--objective", "at-least:300"], "--objective is for Penta")):
         code, out, err = run_cli(capsys, ["analyse", str(path), *argv])
@@ -986,7 +990,8 @@ def _hand_win_turn(card: Scorecard, opponents: list[Scorecard]):
     turn >= d) (maximised for every d over the multisets of dice); u the win share against
     the opponents' exact final TOTALs, enumerated."""
     filled = {BOXES[i]: sc for i, sc in enumerate(card.scores) if sc is not None}
-    u = _share_by_hand([score_distribution("optimal", "seed", card=c).probability
+    u = _share_by_hand([np.eye(MAX_TOTAL + 1)[c.total] if None not in c.scores
+                        else score_distribution("optimal", "seed", card=c).probability
                         for c in opponents])
     du = np.diff(u, prepend=0.0)
     D = 200  # beyond every last turn's points
@@ -1113,6 +1118,30 @@ def test_analyse_judges_penta_win_by_its_win_share(every_target, late_points, mo
         assert by_policy["penta-win"]["total_loss"] == pytest.approx(total, abs=1e-12)
         lost.append(by_policy["penta-win"]["total_loss"])
     assert lost[0] == 0.0 < lost[1]  # penta-win plays its best; the swapped boxes lose
+    # --objective win-share: optimal (seat 1) judged by the win share too, against seat 0's
+    # card after its turn of the round
+    code, out, err = run_cli(capsys, ["analyse", str(log), "--json", "--objective",
+                                      "win-share"])
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["measure"] == {"penta": "win-share"}
+    games = read_games(str(log))
+    checked = 0
+    for game in range(2):
+        g = games[game]
+        for turn in (N_BOXES - 1, N_BOXES):
+            me, opp = _replayed_card(g, 1, turn), _replayed_card(g, 0, turn + 1)
+            _, best, keep, box = _hand_win_turn(me, [opp])
+            for dd in data["decisions"]:
+                if (dd["game"], dd["seat"], dd["turn"]) != (game, 1, turn):
+                    continue
+                roll = tuple(int(f) for f in dd["roll"].split())
+                assert dd["value_best"] == pytest.approx(best(roll, dd["rolls_left"]),
+                                                         abs=1e-9)
+                checked += 1
+    assert checked >= 4
+    for p in data["per_game"]:
+        assert abs(p["residual"]) < 1e-9
     code, out, err = run_cli(capsys, ["analyse", str(swapped)])
     assert code == 0, err
     text = " ".join(out.split())

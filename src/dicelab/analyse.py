@@ -828,6 +828,21 @@ def _farkle_label(o) -> str:
 # --- entry point ----------------------------------------------------------------------------
 
 
+def _judge_by(objective: str) -> str:
+    """The measure ``--objective`` names: an objective (its canonical name) or
+    ``win-share`` (``UserError`` for anything else)."""
+    if objective == WIN_SHARE:
+        return WIN_SHARE
+    from dicelab.penta.objectives import parse_objective
+
+    try:
+        return parse_objective(objective).name
+    except UserError as exc:
+        if str(exc).startswith("unknown objective"):
+            raise UserError(f"{exc}, or {WIN_SHARE}") from None
+        raise
+
+
 def analyse_games(games: list[GameRecord], *, measure: str | None = None,
                   logs: list[str] | None = None, objective: str | None = None
                   ) -> AnalysisResult:
@@ -837,9 +852,7 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
     if measure is not None and measure not in MEASURES:
         raise UserError(f"--measure must be one of {', '.join(MEASURES)}, not {measure!r}")
     if objective is not None:
-        from dicelab.penta.objectives import parse_objective
-
-        objective = parse_objective(objective).name
+        objective = _judge_by(objective)
         if any(g.game != "penta" for g in games):
             g = next(g for g in games if g.game != "penta")
             raise UserError(f"{g.path}:{g.line}: field 'game': --objective is for Penta "
@@ -887,8 +900,8 @@ def analyse_logs(paths, *, game: str | None = None, rules=None,
     Penta: each player is judged in expected final score, or by the objective its policy
     plays (``optimal:OBJECTIVE``: e.g. the loss in P(final >= T)), a ``penta-win`` player
     by its win share against the other seats' cards at each turn (``win-share``), or by
-    ``objective`` (``mean``, ``at-least:T``, ``utility:theta=X``, ``beat:N``) for every
-    player.
+    ``objective`` (``mean``, ``at-least:T``, ``utility:theta=X``, ``beat:N``,
+    ``win-share``) for every player.
 
     >>> import tempfile, pathlib
     >>> from dicelab.gamelog import new_game_header, write_games
@@ -907,9 +920,7 @@ def analyse_logs(paths, *, game: str | None = None, rules=None,
     if not paths:
         raise UserError("give one or more log files")
     if objective is not None:  # a bad objective is refused before the logs are read
-        from dicelab.penta.objectives import parse_objective
-
-        parse_objective(objective)
+        _judge_by(objective)
     games: list[GameRecord] = []
     for p in paths:
         games.extend(read_games(p, game=game, rules=rules))
