@@ -1059,6 +1059,33 @@ def _swap_last_boxes(log, out) -> None:
     out.write_text("".join(json.dumps(r) + "\n" for r in lines))
 
 
+def _checked_by_hand(data: dict, games, seat: int) -> int:
+    """Check every decision of ``seat`` (of two; seat 0 plays first) on its last two turns
+    of the analysed ``games`` (``data``: ``analyse --json``) against the win shares by hand
+    (its best and chosen option and the loss), against the other seat's card at that
+    moment; the number of decisions checked."""
+    checked = 0
+    for game, g in enumerate(games):
+        for turn in (N_BOXES - 1, N_BOXES):
+            me = _replayed_card(g, seat, turn)
+            opp = _replayed_card(g, 1 - seat, turn + seat)  # seat 0 has played its turn
+            _, best, keep, box = _hand_win_turn(me, [opp])
+            for dd in data["decisions"]:
+                if (dd["game"], dd["seat"], dd["turn"]) != (game, seat, turn):
+                    continue
+                roll = tuple(int(f) for f in dd["roll"].split())
+                assert dd["value_best"] == pytest.approx(best(roll, dd["rolls_left"]),
+                                                         abs=1e-9)
+                kind, _, what = dd["chosen"].partition(" ")
+                want = (box(roll, what) if kind == "box" else
+                        keep(tuple(int(f) for f in what.split() if f != "nothing"),
+                             dd["rolls_left"]))
+                assert dd["value_chosen"] == pytest.approx(want, abs=1e-9)
+                assert dd["loss"] == pytest.approx(dd["value_best"] - want, abs=1e-9)
+                checked += 1
+    return checked
+
+
 def test_analyse_judges_penta_win_by_its_win_share(every_target, late_points, monkeypatch,
                                                    capsys, tmp_path):
     """A whole session on the small variant (penta-win's tables hold the last two layers
@@ -1094,26 +1121,7 @@ def test_analyse_judges_penta_win_by_its_win_share(every_target, late_points, mo
                 top = max(g.totals)
                 assert p["outcome"] == (1.0 / g.totals.count(top) if g.totals[0] == top
                                         else 0.0)
-        checked = 0
-        for game in range(2):
-            g = games[game]
-            for turn in (N_BOXES - 1, N_BOXES):
-                me, opp = _replayed_card(g, 0, turn), _replayed_card(g, 1, turn)
-                _, best, keep, box = _hand_win_turn(me, [opp])
-                for dd in data["decisions"]:
-                    if (dd["game"], dd["seat"], dd["turn"]) != (game, 0, turn):
-                        continue
-                    roll = tuple(int(f) for f in dd["roll"].split())
-                    assert dd["value_best"] == pytest.approx(best(roll, dd["rolls_left"]),
-                                                             abs=1e-9)
-                    kind, _, what = dd["chosen"].partition(" ")
-                    want = (box(roll, what) if kind == "box" else
-                            keep(tuple(int(f) for f in what.split() if f != "nothing"),
-                                 dd["rolls_left"]))
-                    assert dd["value_chosen"] == pytest.approx(want, abs=1e-9)
-                    assert dd["loss"] == pytest.approx(dd["value_best"] - want, abs=1e-9)
-                    checked += 1
-        assert checked >= 4
+        assert _checked_by_hand(data, games, 0) >= 4
         total = sum(dd["loss"] for dd in data["decisions"] if dd["policy"] == "penta-win")
         assert by_policy["penta-win"]["total_loss"] == pytest.approx(total, abs=1e-12)
         lost.append(by_policy["penta-win"]["total_loss"])
@@ -1125,21 +1133,7 @@ def test_analyse_judges_penta_win_by_its_win_share(every_target, late_points, mo
     assert code == 0, err
     data = json.loads(out)
     assert data["measure"] == {"penta": "win-share"}
-    games = read_games(str(log))
-    checked = 0
-    for game in range(2):
-        g = games[game]
-        for turn in (N_BOXES - 1, N_BOXES):
-            me, opp = _replayed_card(g, 1, turn), _replayed_card(g, 0, turn + 1)
-            _, best, keep, box = _hand_win_turn(me, [opp])
-            for dd in data["decisions"]:
-                if (dd["game"], dd["seat"], dd["turn"]) != (game, 1, turn):
-                    continue
-                roll = tuple(int(f) for f in dd["roll"].split())
-                assert dd["value_best"] == pytest.approx(best(roll, dd["rolls_left"]),
-                                                         abs=1e-9)
-                checked += 1
-    assert checked >= 4
+    assert _checked_by_hand(data, read_games(str(log)), 1) >= 4
     for p in data["per_game"]:
         assert abs(p["residual"]) < 1e-9
     code, out, err = run_cli(capsys, ["analyse", str(swapped)])
