@@ -6,7 +6,8 @@
 Seats penta-win at every position of a table of ``optimal`` players and plays each table
 beside an all-``optimal`` table on the same dice (:func:`dicelab.penta.penta_win.
 measure_penta_win`); prints penta-win's score per seat, ``optimal``'s in the same seat,
-the gain with its 95% interval, exact bounds on the clairvoyant ceiling and the share of
+the gain with its 95% interval (over chunks of 8,192 games: ``--games`` at least 16,384,
+two whole chunks), exact bounds on the clairvoyant ceiling and the share of
 the gap to it the gain takes; for two seats the exact ceiling too when the clairvoyant's
 table is cached (``--build-ceiling`` builds it). The first run builds the table of every
 target and ``optimal``'s distribution of the points to come (about 2.3 GB each, cached:
@@ -24,7 +25,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dicelab.penta.penta_win import measure_penta_win
+from dicelab.penta.penta_win import MIN_GAMES, measure_penta_win
 from dicelab.results import run_script, to_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seats", type=int, default=2)
-    ap.add_argument("--games", type=int, default=1_000_000)
+    ap.add_argument("--games", type=int, default=1_000_000,
+                    help=f"games per seat position, at least {MIN_GAMES:,} (two chunks: "
+                         "the units of the interval)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--rules", default="seed")
     ap.add_argument("--build-ceiling", action="store_true",

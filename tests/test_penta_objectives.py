@@ -4,13 +4,16 @@ last layers only), the forward pass of an objective's policy, parsing and bad in
 
 from __future__ import annotations
 
-import dataclasses
+import functools
+import itertools
 import json
 import math
 
+import late_penta
 import numpy as np
 import pytest
 from cli_helpers import run_cli
+from late_penta import FIRST_LAYER, late_rows
 from naive_penta import BOXES
 from naive_penta_objectives import objective_value
 
@@ -23,14 +26,11 @@ from dicelab.penta.objective_play import (
     new_win_scratch,
     objective_distribution,
     online_seat,
-    points_rows,
     rank_objective_options,
-    solve_points,
     win_share,
 )
 from dicelab.penta.objectives import (
     at_least_rows,
-    new_row_table,
     opponent_share,
     parse_objective,
     row_lookup,
@@ -44,33 +44,15 @@ from dicelab.penta.policy import BUILT_IN
 from dicelab.penta.rules import N_BOXES, N_STATES, get_rules, state_index
 from dicelab.penta.scoring import MAX_TOTAL
 from dicelab.penta.simulate import simulate_penta
-from dicelab.penta.solver import layer_states, solve, solve_rows, solve_state_objective
+from dicelab.penta.solver import layer_states, solve, solve_state_objective
 from dicelab.registry import PolicySpec
 from dicelab.rng import STREAM_PER_TURN
-
-#: The solver runs on the layers with at least this many boxes filled (two turns left: the
-#: cards of the tests below; the layer of three boxes open costs three times as much again).
-FIRST_LAYER = N_BOXES - 2
-
-
-def _late(spec, first: int = FIRST_LAYER):
-    """``spec`` with rows only for states of ``first`` filled boxes or more."""
-    keep = np.zeros(N_STATES, dtype=bool)
-    for n in range(first, N_BOXES + 1):
-        keep[layer_states()[n]] = True
-    return dataclasses.replace(spec, width=np.where(keep, spec.width, 0))
-
-
-def _late_rows(spec, first: int = FIRST_LAYER):
-    R = new_row_table(_late(spec, first), "a test table")
-    solve_rows(R, get_rules("seed"), layers=range(N_BOXES - 1, first - 1, -1))
-    return R
 
 
 @pytest.fixture(scope="module")
 def every_target():
     """P(points to come >= d) for every late state and need (the table of every target)."""
-    return _late_rows(at_least_rows(score_bounds("seed"), None))
+    return late_rows(at_least_rows(score_bounds("seed"), None))
 
 
 def _filled(open_boxes, **scores):
@@ -109,14 +91,14 @@ def test_at_least_matches_the_recursion(every_target, filled, x, target):
 def test_at_least_matches_the_recursion_three_turns_out():
     filled = _filled(("fours", "chance", "full-house"), penta=50, sixes=24, fives=20)
     want = objective_value("seed", filled, 150, lambda t: float(t >= 220))
-    R = _late_rows(at_least_rows(score_bounds("seed"), None), FIRST_LAYER - 1)
+    R = late_rows(at_least_rows(score_bounds("seed"), None), FIRST_LAYER - 1)
     assert row_lookup(R, _state(filled), 70) == pytest.approx(want, abs=1e-9)
 
 
 def test_at_least_of_one_target_is_the_table_of_every_target(every_target):
     """The rows of one T hold the same numbers as the table of every target, over the
     needs the TOTALs so far leave."""
-    R = _late_rows(at_least_rows(score_bounds("seed"), 250))
+    R = late_rows(at_least_rows(score_bounds("seed"), 250))
     s = _state(TWO_OPEN)
     for x in range(120, 200, 7):
         assert row_lookup(R, s, 250 - x) == row_lookup(every_target, s, 250 - x)
@@ -158,7 +140,7 @@ def test_beat_rows_match_the_recursion():
     u = opponent_share(pmf, 2)
     spec, x_sat = utility_rows(score_bounds("seed"), u)
     assert x_sat == 240
-    R = _late_rows(spec)
+    R = late_rows(spec)
     for filled, x in ((TWO_OPEN, 150), (TWO_OPEN, 130), (TWO_OPEN_B, 93)):
         want = objective_value("seed", filled, x, lambda t: float(u[min(t, MAX_TOTAL)]))
         assert row_lookup(R, _state(filled), x_sat - x) == pytest.approx(want, abs=1e-9)
@@ -320,17 +302,9 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
 # --- penta-win's parts ---------------------------------------------------------------------
 
 
-def _late_points(first: int = FIRST_LAYER):
-    """optimal's distribution of the points to come, for the late states."""
-    rs = get_rules("seed")
-    H = new_row_table(_late(points_rows(rs), first), "a test table")
-    solve_points(H, rs, layers=range(N_BOXES - 1, first - 1, -1))
-    return H
-
-
 @pytest.fixture(scope="module")
 def late_points():
-    return _late_points()
+    return late_penta.late_points()
 
 
 @pytest.mark.parametrize("filled", [TWO_OPEN, TWO_OPEN_B, pytest.param(
@@ -340,7 +314,7 @@ def test_points_to_come_is_optimal_exact_distribution(late_points, filled):
     card = _card(filled)
     want = score_distribution("optimal", "seed", card=card).probability[card.total:]
     if len(filled) < FIRST_LAYER:  # three boxes open: a layer more
-        late_points = _late_points(len(filled))
+        late_points = late_penta.late_points(len(filled))
     s = _state(filled)
     got = start_values(late_points, s)[1:-1]
     assert got.size == score_bounds("seed").most[s] + 1
@@ -555,6 +529,73 @@ def test_penta_win_measurement_pairs_each_seat_with_optimal_on_the_same_dice(mon
     assert lo < m.gain < hi and m.gain_se > 0
 
 
+@pytest.mark.parametrize("sizes", [(200, 200), (200, 200, 25), (200, 200, 1),
+                                   (300, 300, 300, 300)])
+def test_the_paired_gains_interval_covers_the_true_gain_95_percent_of_the_time(sizes):
+    """paired_gain's 95% interval, over many runs of per-game differences drawn from a
+    known distribution (most games equal, as with common dice) and cut into chunks of
+    ``sizes`` games, covers the true mean 95% of the time (a 4-SE band of the count); a
+    last chunk of one game merged into the one before it keeps the coverage. With equal
+    chunks the SE is the textbook one of the chunks' means."""
+    from scipy.stats import t
+
+    from dicelab.penta.penta_win import paired_gain
+
+    rng = np.random.default_rng(5)
+    values = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    p = np.array([0.1, 0.02, 0.7, 0.03, 0.15])
+    runs = 4000
+    per_game = rng.choice(values, size=(runs, sum(sizes)), p=p)
+    edges = np.cumsum((0, *sizes))
+    means = np.stack([per_game[:, a:b].mean(axis=1) for a, b in itertools.pairwise(edges)],
+                     axis=1)
+    covered = 0
+    units = len(sizes) - (sizes[-1] < sizes[0] / 8)
+    q = t.ppf(0.975, units - 1)
+    for d in means:
+        gain, se, c = paired_gain(d, np.array(sizes))
+        assert c == units
+        assert gain == pytest.approx(float(d @ np.array(sizes)) / sum(sizes), abs=1e-12)
+        covered += abs(gain - values @ p) <= q * se
+        if len(set(sizes)) == 1:
+            assert se == pytest.approx(np.std(d, ddof=1) / math.sqrt(len(d)), rel=1e-12)
+    assert abs(covered / runs - 0.95) < 4 * math.sqrt(0.95 * 0.05 / runs)
+
+
+def test_the_penta_win_measurement_at_its_smallest_sizes(monkeypatch):
+    """measure_penta_win refuses a run of fewer than two whole chunks before any game is
+    played, and at two whole chunks, or two and one game (the game merged into the second
+    chunk), gives a finite interval over two units."""
+    import dicelab.penta.simulate as sim
+    from dicelab import seeding
+    from dicelab.penta.penta_win import MIN_GAMES, measure_penta_win
+
+    assert MIN_GAMES == 2 * seeding.CHUNK_GAMES
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("no game is played")
+
+    monkeypatch.setattr(sim, "simulate_penta", refuse)
+    with pytest.raises(UserError, match="at least 16,384, not 16,383"):
+        measure_penta_win(seats=2, games=MIN_GAMES - 1, seed=1, ceiling=False)
+    for games in (MIN_GAMES, MIN_GAMES + 1):
+        n = np.diff(seeding.chunk_bounds(games))
+        rng = np.random.default_rng(games)
+
+        class Fake:
+            def __init__(self, names, games=games, n=n, rng=rng):
+                self.games, self.elapsed_s = games, 1.0
+                self.chunk_tallies = {
+                    "wins": rng.integers(0, n[:, None] // 2 + 1, size=(n.size, len(names))),
+                    "tied": np.zeros((n.size, len(names)), dtype=np.int64)}
+
+        monkeypatch.setattr(sim, "simulate_penta", lambda names, **kw: Fake(names))
+        m = measure_penta_win(seats=2, games=games, seed=1, ceiling=False)
+        lo, hi = m.gain_ci95
+        assert m.chunks == 2 and m.gain_se > 0 and lo < m.gain < hi
+        assert math.isfinite(lo) and math.isfinite(hi)
+
+
 def test_an_objective_seat_beside_a_users_policy_plays_the_kernels_games_bit_for_bit():
     """A user's policy at the table sends every seat to the Python referee; the
     objective's seat is then its OnlinePolicy, and plays and scores as the kernel's."""
@@ -699,6 +740,8 @@ def test_clairvoyant_bounds_by_enumeration(monkeypatch):
     (["--seats", "1"], "2 to 8 seats"),
     (["--seats", "9"], "2 to 8 seats"),
     (["--games", "0"], "games"),
+    (["--games", "2000"], "games must be at least 16,384, not 2,000"),
+    (["--games", "16383"], "games must be at least 16,384, not 16,383"),
 ])
 def test_the_penta_win_experiment_refuses(tmp_path, capsys, argv, message):
     import importlib.util
@@ -812,7 +855,8 @@ def _label(o) -> str:
 
 
 def _replayed_card(g, seat: int, turn: int) -> Scorecard:
-    """Seat ``seat``'s card at the start of its ``turn``-th turn of logged game ``g``."""
+    """Seat ``seat``'s card at the start of its ``turn``-th turn of logged game ``g``
+    (``turn`` 14: its final card)."""
     from dicelab.penta.scoring import TABLES, roll_box_scores
 
     scores: list[int | None] = [None] * N_BOXES
@@ -823,8 +867,10 @@ def _replayed_card(g, seat: int, turn: int) -> Scorecard:
         scores[t.box] = int(got[t.box])
         bonuses += bonus > 0
     card = Scorecard(tuple(scores), bonuses)
-    t = [t for t in g.turns if t.seat == seat][turn - 1]
-    assert (card.mask, card.up, card.fifty, card.total) == (t.mask, t.up, t.fifty, t.total)
+    if turn <= N_BOXES:
+        t = [t for t in g.turns if t.seat == seat][turn - 1]
+        assert (card.mask, card.up, card.fifty, card.total) == (t.mask, t.up, t.fifty,
+                                                                t.total)
     return card
 
 
@@ -837,10 +883,263 @@ def test_analyse_objective_bad_input(capsys, tmp_path):
                              target=500)
     write_games(farkle, [(header, [{"seat": 0, "rolls": [[1, 1, 1, 5, 2, 3]],
                                     "keeps": [[1, 1, 1]], "end": "bank"}])])
+    alone = tmp_path / "alone.jsonl"
+    write_games(alone, [(new_game_header("penta", "seed", [{"name": "me",
+                                                             "policy": "penta-win"}]),
+                         [{"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [],
+                           "box": "chance"}])])
     for path, argv, needle in (
+            (alone, [], "penta-win is judged against the other seats, at tables of 2 to 8, "
+                        "not 1"),
             (log, ["--objective", "at-most:3"], "unknown objective"),
+            (log, ["--objective", "win-shares"], "or win-share"),
             (log, ["--objective", "at-least:5000"], "possible final score"),
             (farkle, ["--objective", "at-least:300"], "--objective is for Penta")):
         code, out, err = run_cli(capsys, ["analyse", str(path), *argv])
         assert code == 2 and not out
         assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
+
+
+# --- analyse: penta-win's decisions judged by its win share --------------------------------
+
+
+def _hand_turn(filled: dict[str, int], entry):
+    """One turn from the card ``filled``, by hand over the multisets of dice (plain Python,
+    no dicelab tables): ``entry(box, score, points)`` values writing ``score`` into a box,
+    which adds ``points`` to TOTAL (a number, or an array of numbers maximised
+    elementwise). Returns (the turn's start value, ``best(roll, left)`` the best
+    option's value at a sorted roll with ``left`` rerolls, ``keep(kept, left)`` a keep's,
+    ``box(roll, b)`` a box's)."""
+    from collections import Counter
+
+    from naive_penta import allowed_scores, immediate_points
+
+    @functools.cache
+    def outcomes(n: int):
+        out = []
+        for o in itertools.combinations_with_replacement(range(1, 7), n):
+            ways = math.factorial(n)
+            for c in Counter(o).values():
+                ways //= math.factorial(c)
+            out.append((o, ways / 6 ** n))
+        return out
+
+    @functools.cache
+    def box(roll, b):
+        scores, bonus = allowed_scores("seed", filled, roll)
+        return entry(b, scores[b], immediate_points(filled, b, scores[b], bonus))
+
+    @functools.cache
+    def best(roll, left):
+        if left == 0:
+            scores, _ = allowed_scores("seed", filled, roll)
+            return _most([box(roll, b) for b in scores])
+        kept = {tuple(sorted(k)) for n in range(6) for k in itertools.combinations(roll, n)}
+        return _most([keep(k, left) for k in kept])
+
+    @functools.cache
+    def keep(kept, left):
+        return sum(p * best(tuple(sorted(kept + o)), left - 1)
+                   for o, p in outcomes(5 - len(kept)))
+
+    return keep((), 3), best, keep, box
+
+
+def _most(values):
+    return values[0] if len(values) == 1 else np.maximum.reduce(values) \
+        if isinstance(values[0], np.ndarray) else max(values)
+
+
+def _share_by_hand(pmfs) -> np.ndarray:
+    """The win share of each final TOTAL against opponents whose final TOTALs have the
+    probabilities ``pmfs``, by enumerating their TOTALs (a top shared by k + 1 counts
+    1 / (k + 1))."""
+
+    m = np.arange(MAX_TOTAL + 1)
+    want = np.zeros(MAX_TOTAL + 1)
+    for combo in itertools.product(*(np.flatnonzero(p) for p in pmfs)):
+        w = math.prod(p[o] for p, o in zip(pmfs, combo, strict=True))
+        top = max(combo)
+        k = combo.count(top)
+        want += w * (np.where(m > top, 1.0, 0.0) + np.where(m == top, 1.0 / (k + 1), 0.0))
+    return want
+
+
+def _late_win_seat(every_target, late_points):
+    """A stand-in for objective_play.win_seat: penta-win's seat on the late tables, its
+    arrays read-only as the simulation kernel takes them."""
+    from dicelab.penta import objective_play as op
+    from dicelab.penta.widget import RowTable
+
+    def ro(a):
+        v = np.asarray(a).view()
+        v.flags.writeable = False
+        return v
+
+    none = ro(np.zeros(0))
+    return lambda rules, seat, seats: op.OnlineSeat(
+        op.SEAT_WIN, none, none, RowTable(*map(ro, every_target)), 0,
+        RowTable(*map(ro, late_points)),
+        ro(np.array([q for q in range(seats) if q != seat], dtype=np.int64)))
+
+
+def _hand_win_turn(card: Scorecard, opponents: list[Scorecard]):
+    """penta-win's turn from ``card`` (one or two boxes open) against ``opponents``, by hand
+    (:func:`_hand_turn`): a box entry reaching TOTAL y is worth u(y) plus, with a box
+    still open after it, the sum over d of du(y + d) times the most P(points of the last
+    turn >= d) (maximised for every d over the multisets of dice); u the win share against
+    the opponents' exact final TOTALs, enumerated."""
+    filled = {BOXES[i]: sc for i, sc in enumerate(card.scores) if sc is not None}
+    u = _share_by_hand([np.eye(MAX_TOTAL + 1)[c.total] if None not in c.scores
+                        else score_distribution("optimal", "seed", card=c).probability
+                        for c in opponents])
+    du = np.diff(u, prepend=0.0)
+    D = 200  # beyond every last turn's points
+    d = np.arange(1, D + 1)
+
+    @functools.cache
+    def G(b, score):  # the most P(points of the last turn >= d) after the entry, d = 1..D
+        g = _hand_turn(dict(filled, **{b: score}), lambda box, sc, pts: (pts >= d) * 1.0)[0]
+        assert g[-1] == 0.0
+        return g
+
+    def entry(b, score, pts):
+        y = card.total + pts
+        if len(filled) == N_BOXES - 1:  # the last box: the final TOTAL
+            return u[y]
+        return u[y] + float(du[y + 1:y + D + 1] @ G(b, score))
+
+    return _hand_turn(filled, entry)
+
+
+def test_logged_penta_win_turns_are_judged_by_the_win_share_by_hand(every_target, late_points,
+                                                                     monkeypatch):
+    """judge_win_turns on a turn from a late card (two boxes open) against a late
+    opponent: the turn's start, the best option at the first roll and each box written at
+    once are the win shares penta-win values them by, computed by hand."""
+    from dicelab.penta import objective_play as op
+    from dicelab.penta.tables import roll_index
+
+    monkeypatch.setattr(op, "win_seat", _late_win_seat(every_target, late_points))
+    me, opp = _card(TWO_OPEN), _card(TWO_OPEN_B)
+    start, best, _, box = _hand_win_turn(me, [opp])
+    roll = (1, 2, 4, 4, 4)
+    r = roll_index(list(roll))
+    cols = {"mask": [me.mask] * 2, "up": [me.up] * 2, "fifty": [me.fifty] * 2,
+            "total": [me.total] * 2, "n_rolls": [1, 1], "rolls": [[r, 0, 0]] * 2,
+            "keeps": [[0, 0]] * 2, "box": [BOXES.index("fours"), BOXES.index("chance")]}
+    jd = op.judge_win_turns(get_rules("seed"), *(np.array(v) for v in cols.values()),
+                            np.array([[opp.state]] * 2), np.array([[opp.total]] * 2),
+                            np.array([1, 1]))
+    assert jd.objective is None and jd.outcome is None
+    assert jd.start[0] == jd.start[1] == pytest.approx(start, abs=1e-9)
+    assert jd.best[0, 0] == pytest.approx(best(roll, 2), abs=1e-9)
+    for i, b in enumerate(("fours", "chance")):
+        assert jd.chosen[i, 0] == pytest.approx(box(roll, b), abs=1e-9)
+    # writing a box at once, with two rerolls left, loses win share
+    assert not jd.tied[:, 0].any() and jd.best[0, 0] > max(jd.chosen[:, 0])
+    assert 0.0 < jd.chosen[0, 0] < 1.0
+
+
+def _swap_last_boxes(log, out) -> None:
+    """Write ``log`` to ``out`` with seat 0's boxes of its last two turns swapped in every
+    game (and no result lines: the totals change)."""
+    lines, turns = [], 0
+    for line in log.read_text().splitlines():
+        rec = json.loads(line)
+        if "dicelab_log" in rec:
+            turns = 0
+        if "seat" in rec:
+            turns += 1
+        if "result" not in rec:
+            lines.append(rec)
+        if turns == 2 * N_BOXES - 1 and "seat" in rec:
+            a, b = lines[-3], lines[-1]
+            a["box"], b["box"] = b["box"], a["box"]
+    out.write_text("".join(json.dumps(r) + "\n" for r in lines))
+
+
+def _checked_by_hand(data: dict, games, seat: int) -> int:
+    """Check every decision of ``seat`` (of two; seat 0 plays first) on its last two turns
+    of the analysed ``games`` (``data``: ``analyse --json``) against the win shares by hand
+    (its best and chosen option and the loss), against the other seat's card at that
+    moment; the number of decisions checked."""
+    checked = 0
+    for game, g in enumerate(games):
+        for turn in (N_BOXES - 1, N_BOXES):
+            me = _replayed_card(g, seat, turn)
+            opp = _replayed_card(g, 1 - seat, turn + seat)  # seat 0 has played its turn
+            _, best, keep, box = _hand_win_turn(me, [opp])
+            for dd in data["decisions"]:
+                if (dd["game"], dd["seat"], dd["turn"]) != (game, seat, turn):
+                    continue
+                roll = tuple(int(f) for f in dd["roll"].split())
+                assert dd["value_best"] == pytest.approx(best(roll, dd["rolls_left"]),
+                                                         abs=1e-9)
+                kind, _, what = dd["chosen"].partition(" ")
+                want = (box(roll, what) if kind == "box" else
+                        keep(tuple(int(f) for f in what.split() if f != "nothing"),
+                             dd["rolls_left"]))
+                assert dd["value_chosen"] == pytest.approx(want, abs=1e-9)
+                assert dd["loss"] == pytest.approx(dd["value_best"] - want, abs=1e-9)
+                checked += 1
+    return checked
+
+
+def test_analyse_judges_penta_win_by_its_win_share(every_target, late_points, monkeypatch,
+                                                   capsys, tmp_path):
+    """A whole session on the small variant (penta-win's tables hold the last two layers
+    only: before its last two turns every option is worth 0 to it, so it plays optimal's
+    choice): games of penta-win against optimal logged by simulate, then analysed through
+    the CLI. penta-win is judged by its win share against the other seat's card at each
+    turn (optimal in points): on its last two turns every decision's best and chosen
+    values are the win shares computed by hand; it loses nothing, its outcome is its share
+    of each game, and outcome - initial = luck + skill + opponents. The same games with
+    its last two boxes swapped lose what the hand computation says."""
+    from dicelab.gamelog import read_games
+    from dicelab.penta import objective_play as op
+
+    monkeypatch.setattr(op, "win_seat", _late_win_seat(every_target, late_points))
+    log = _logged_session(capsys, tmp_path, "penta-win", games=2)
+    swapped = tmp_path / "swapped.jsonl"
+    _swap_last_boxes(log, swapped)
+    lost = []
+    for path in (log, swapped):
+        code, out, err = run_cli(capsys, ["analyse", str(path), "--json"])
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["measure"] == {"penta": "win-share, score"}
+        assert data["units"]["penta win-share"].startswith("win share")
+        by_policy = {p["policy"]: p for p in data["players"]}
+        assert by_policy["penta-win"]["measure"] == "win-share"
+        assert by_policy["optimal"]["measure"] == "score"
+        games = read_games(str(path))
+        for p in data["per_game"]:
+            assert abs(p["residual"]) < 1e-9
+            if p["policy"] == "penta-win":
+                g = games[p["game"]]
+                top = max(g.totals)
+                assert p["outcome"] == (1.0 / g.totals.count(top) if g.totals[0] == top
+                                        else 0.0)
+        assert _checked_by_hand(data, games, 0) >= 4
+        total = sum(dd["loss"] for dd in data["decisions"] if dd["policy"] == "penta-win")
+        assert by_policy["penta-win"]["total_loss"] == pytest.approx(total, abs=1e-12)
+        lost.append(by_policy["penta-win"]["total_loss"])
+    assert lost[0] == 0.0 < lost[1]  # penta-win plays its best; the swapped boxes lose
+    # --objective win-share: optimal (seat 1) judged by the win share too, against seat 0's
+    # card after its turn of the round
+    code, out, err = run_cli(capsys, ["analyse", str(log), "--json", "--objective",
+                                      "win-share"])
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["measure"] == {"penta": "win-share"}
+    assert _checked_by_hand(data, read_games(str(log)), 1) >= 4
+    for p in data["per_game"]:
+        assert abs(p["residual"]) < 1e-9
+    code, out, err = run_cli(capsys, ["analyse", str(swapped)])
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "penta: the costliest decisions (loss in win share" in text
+    assert "players judged by win-share, losses in win share" in text
+    assert "outcome - initial = luck + skill + opponents; opponents: the change between its " \
+           "turns" in text

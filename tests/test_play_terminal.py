@@ -2,7 +2,8 @@
 driven by scripted keystrokes (pexpect), bad keystrokes included.
 
 Each of those tests starts an interpreter, so there are few of them: a whole Farkle game
-against the computer with the coach and a game log, a whole Penta game, Ctrl-C. The
+against the computer with the coach and a game log, whole Penta games (against greedy,
+an objective's policy and penta-win), Ctrl-C. The
 rest runs the command in-process on scripted input: the same seed and keystrokes
 replay the same game (to the end of the input), and bad options are one error line.
 """
@@ -287,3 +288,58 @@ def test_a_penta_game_against_an_objective_policy_judged_by_its_objective(capsys
     assert ai["total_loss"] == 0.0
     assert rows["human"]["measure"] == "score"
     assert (result.players["residual"].abs() < 1e-9).all()
+
+
+def test_a_whole_game_against_penta_win_on_the_small_variant(tmp_path):
+    """A whole game against penta-win in the terminal on the small variant of
+    tests/late_penta.py: the test's cache directory holds penta-win's tables of the last
+    two layers only, which the command loads as its tables (before them penta-win plays
+    optimal's choices; from them on it plays for the win). The human keeps the dice of its
+    most frequent face and takes the computer's box. The log, analysed by the command,
+    judges penta-win by its win share against the human's card at each of its turns (it
+    loses none of it: the analysis values its decisions as it does), the human in
+    points; penta-win's outcome is its share of the game."""
+    import subprocess
+    from collections import Counter
+
+    from late_penta import late_points, late_rows, store_late_win_tables
+
+    from dicelab.gamelog import read_games
+    from dicelab.penta.objectives import at_least_rows, score_bounds
+
+    store_late_win_tables(late_rows(at_least_rows(score_bounds("seed"), None)), late_points())
+    log = tmp_path / "game.jsonl"
+    child = spawn("play", "penta", "--ai", "penta-win", "--seed", "2", "--log", str(log))
+    turns = 0
+    while True:
+        i = child.expect([KEEP, BOX, pexpect.EOF])
+        if i == 2:
+            break
+        if i == 0:
+            face, n = max(Counter(last_roll(child.before)).items(), key=lambda kv: kv[::-1])
+            child.sendline(" ".join([str(face)] * n) if n < 5 else "")
+        else:
+            child.sendline("")
+            turns += 1
+    child.close()
+    assert child.exitstatus == 0 and turns == 13
+    done = subprocess.run([DICELAB, "analyse", str(log), "--json"], capture_output=True,
+                          text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["measure"] == {"penta": "score, win-share"}
+    rows = {r["policy"]: r for r in data["players"]}
+    ai = rows["penta-win"]
+    assert ai["measure"] == "win-share" and ai["decisions"] >= 13 and ai["total_loss"] == 0.0
+    assert rows["human"]["measure"] == "score"
+    (game,) = read_games(log)
+    totals = game.totals
+    assert game.finished
+    for p in data["per_game"]:
+        assert abs(p["residual"]) < 1e-9
+        if p["policy"] == "penta-win":
+            won = totals[1] == max(totals)
+            assert p["outcome"] == (1.0 / totals.count(totals[1]) if won else 0.0)
+    late = [d for d in data["decisions"] if d["policy"] == "penta-win" and d["turn"] >= 12]
+    assert late and all(-1e-12 <= d["value_chosen"] <= 1.0 + 1e-12 for d in late)
+    assert any(1e-9 < d["value_chosen"] < 1.0 - 1e-9 for d in late)

@@ -7,6 +7,9 @@ of the solvers:
 * Penta: the expected final TOTAL with optimal (solitaire) play from then on, from the
   solved value table (:mod:`dicelab.penta.solver`) through the one-turn widget, the
   same numbers :func:`dicelab.penta.policies.rank_options` ranks;
+* Penta, a player of ``optimal:OBJECTIVE``: the objective's value; of ``penta-win``: its
+  win share against the other seats' cards at that turn, as penta-win values it
+  (:func:`dicelab.penta.objective_play.judge_win_turns`);
 * Farkle ``turn``: the expected final turn score under ``max-ev`` play from then on;
   Farkle ``win`` (two seats): P(win) + P(tie)/2 under ``optimal-win`` play by both
   seats from then on; both from :func:`dicelab.farkle.advise.advise`.
@@ -19,7 +22,8 @@ after it the value of the best option at the next decision. So for each player
 
 where ``luck`` sums the changes at the chance events, ``skill`` (<= 0) the changes at the
 player's own decisions (minus the losses), and ``opponents`` (>= 0) the other seat's
-losses, which move this player's win chance. The sums are of the same float values the
+losses, which move this player's win chance (a ``penta-win`` player: the changes of its
+value between its turns). The sums are of the same float values the
 chain passes through, and tests check the identity to 1e-9 on every analysed game.
 
 Penta's decisions are evaluated by one jitted kernel over all turns of all games at
@@ -37,7 +41,8 @@ from numba import njit, prange
 
 from dicelab.errors import UserError
 from dicelab.gamelog import GameRecord, paused_gc, penta_columns, read_games
-from dicelab.penta.rules import N_DICE, state_index
+from dicelab.penta.objective_play import WIN_SHARE
+from dicelab.penta.rules import N_BOXES, N_DICE, state_index
 from dicelab.penta.scoring import apply_box, roll_box_scores
 from dicelab.penta.tables import KEEP_SIZE, ROLL_BASE
 from dicelab.penta.widget import new_turn_scratch, state_value
@@ -56,7 +61,8 @@ CLASS_NAMES = ("doubtful", "error", "blunder")
 JSON_ROWS = 10_000
 UNITS = {"score": "expected final score (points)",
          "turn": "expected turn score (points)",
-         "win": "P(win) + P(tie)/2"}
+         "win": "P(win) + P(tie)/2",
+         WIN_SHARE: "win share: P(alone on top) + P(top shared by k)/k"}
 #: What a player's value trace (:meth:`AnalysisResult.figures`) shows, by measure: under
 #: ``turn`` the points banked so far plus the expected score of the turn in play (none
 #: between turns), ending at the points banked in all.
@@ -91,6 +97,14 @@ def loss_bounds(measure: str) -> tuple[float, float, float]:
     if measure in LOSS_CLASSES:
         return LOSS_CLASSES[measure]
     return LOSS_CLASSES["score" if measure.startswith("utility") else "win"]
+
+
+def has_opponents(measure: str) -> bool:
+    """Whether a measure's chain has an ``opponents`` part: two-seat Farkle ``win`` (the
+    other seat's losses) and penta-win's ``win-share`` (the change of its value between its
+    turns: the other seats' turns, and the step from its estimate after a box to its
+    value at the next turn's start)."""
+    return measure in ("win", WIN_SHARE)
 
 
 def in_probability(measure: str) -> bool:
@@ -357,7 +371,8 @@ def _categories(cats: tuple[str, ...]):
 
 
 def _logged_objective(policy: str) -> str:
-    """The objective a logged Penta policy plays (``optimal:OBJECTIVE``), else "score"."""
+    """What a logged Penta policy is judged by: the objective it plays
+    (``optimal:OBJECTIVE``), penta-win's win share, else "score"."""
     from dicelab.penta.builtin import family_of
     from dicelab.registry import parse_policy
 
@@ -365,7 +380,63 @@ def _logged_objective(policy: str) -> str:
         spec = parse_policy(policy, "penta")
     except UserError:
         return "score"
-    return family_of(spec).objective(spec) or "score"
+    return family_of(spec).judged_by(spec) or "score"
+
+
+@njit(cache=True)
+def _table_cards(rp, T, game, seat, mask, up, fifty, total, n_rolls, rolls, box, out_state,
+                 out_total):
+    """``out_state[t, q]``, ``out_total[t, q]``: seat ``q``'s card (state index, TOTAL)
+    before turn ``t``, the turns of a game next to each other and in order (a seat that
+    has not played yet: the empty card)."""
+    scores = np.empty(N_BOXES, np.int64)
+    n_seats = out_state.shape[1]
+    cur_s = np.empty(n_seats, np.int64)
+    cur_x = np.empty(n_seats, np.int64)
+    g = -1
+    for t in range(game.size):
+        if game[t] != g:
+            g = game[t]
+            cur_s[:] = state_index(0, 0, 0)
+            cur_x[:] = 0
+        out_state[t] = cur_s
+        out_total[t] = cur_x
+        m, u, f, b = mask[t], up[t], fifty[t], box[t]
+        bonus = roll_box_scores(rp, T, m, f, rolls[t, n_rolls[t] - 1], scores)
+        pts, nu, nf = apply_box(u, f, b, scores[b])
+        cur_s[seat[t]] = state_index(m | (1 << b), nu, nf)
+        cur_x[seat[t]] = total[t] + pts + bonus
+
+
+def _opponents(games: list[GameRecord], c: dict, rules) -> tuple[np.ndarray, ...]:
+    """Per turn of ``games`` (columns ``c`` of :func:`~dicelab.gamelog.penta_columns`) the
+    other seats' cards at that moment, as penta-win sees them: (states, TOTALs) of the
+    first ``counts[t]`` columns, and ``counts``."""
+    from dicelab.penta.scoring import TABLES
+
+    n_seats = np.array([g.n_seats for g in games], np.int64)[c["game"]]
+    width = int(n_seats.max(initial=1))
+    states = np.empty((len(n_seats), width), np.int64)
+    totals = np.empty((len(n_seats), width), np.int64)
+    _table_cards(rules.params, TABLES, c["game"], c["seat"], c["mask"], c["up"], c["fifty"],
+                 c["total"], c["n_rolls"], c["roll_id"], c["box"], states, totals)
+    q = np.arange(max(width - 1, 1))[None, :]
+    q = q + (q >= c["seat"][:, None])  # the other seats, in seat order
+    q = np.minimum(q, width - 1)
+    rows = np.arange(len(n_seats))[:, None]
+    return states[rows, q], totals[rows, q], n_seats - 1
+
+
+def _check_win_tables(players_meta, measures) -> None:
+    """Refuse a player judged by penta-win's win share at a table penta-win does not
+    play (``UserError`` at the game's header)."""
+    from dicelab.penta.objective_play import WIN_MAX_SEATS
+
+    for (g, _), m in zip(players_meta, measures, strict=True):
+        if m == WIN_SHARE and not 2 <= g.n_seats <= WIN_MAX_SEATS:
+            raise UserError(f"{g.path}:{g.line}: field 'seats': penta-win is judged against "
+                            f"the other seats, at tables of 2 to {WIN_MAX_SEATS}, not "
+                            f"{g.n_seats}")
 
 
 def _penta_games(games: list[GameRecord], objective: str | None = None):
@@ -376,7 +447,7 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
     import pandas as pd
 
     from dicelab import config
-    from dicelab.penta.objective_play import judge_turns
+    from dicelab.penta.objective_play import judge_turns, judge_win_turns
     from dicelab.penta.rules import BOX_NAMES
     from dicelab.penta.scoring import TABLES
     from dicelab.penta.solver import solve
@@ -430,8 +501,13 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
             if m == "score":
                 continue
             sel = np.flatnonzero((np.array(measures) == m)[player_of_turn])
-            jd = judge_turns(m, rules, *(a[sel] for a in (mask, up, fifty, total, n_rolls,
-                                                          rolls, keeps, box)))
+            cols = [a[sel] for a in (mask, up, fifty, total, n_rolls, rolls, keeps, box)]
+            if m == WIN_SHARE:
+                _check_win_tables(players_meta, measures)
+                jd = judge_win_turns(rules, *cols, *(a[sel] for a in _opponents(group, c,
+                                                                                rules)))
+            else:
+                jd = judge_turns(m, rules, *cols)
             start[sel], best[sel], chosen[sel], code[sel] = (jd.start, jd.best, jd.chosen,
                                                              jd.code)
             tied[sel] = jd.tied
@@ -487,9 +563,17 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
         final_total = np.array([m.totals[s] for m, s in players_meta], dtype=float)
         for m, u in outcome_of.items():  # an objective's outcome: its u(final TOTAL)
             of_m = np.array(measures) == m
-            final_total = np.where(of_m, u[final_total.astype(np.int64)], final_total)
+            if u is None:  # the win share: of the seats' final TOTALs
+                u_won = [1.0 / len(g.winners) if s in g.winners else 0.0
+                         for g, s in players_meta]
+                final_total = np.where(of_m, u_won, final_total)
+            else:
+                final_total = np.where(of_m, u[final_total.astype(np.int64)], final_total)
         outcome = np.where(finished, final_total, end_value)
         initial = start[first_turn]
+        opponents_p = _between_turns(np.array(measures) == WIN_SHARE, player_of_turn,
+                                     by_player, start, chosen[np.arange(n), n_rolls - 1],
+                                     outcome)
         luck_p = np.bincount(pid, weights=luck, minlength=n_p)
         skill_p = np.bincount(pid, weights=vc - vb, minlength=n_p)
         loss_p = np.bincount(pid, weights=loss, minlength=n_p)
@@ -504,8 +588,8 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
             frame[cname] = np.bincount(pid, weights=(cls_code == k), minlength=n_p
                                        ).astype(np.int64)
         frame.update({"initial": initial, "outcome": outcome, "luck": luck_p,
-                      "skill": skill_p, "opponents": 0.0,
-                      "residual": outcome - initial - luck_p - skill_p})
+                      "skill": skill_p, "opponents": opponents_p,
+                      "residual": outcome - initial - luck_p - skill_p - opponents_p})
         player_frames.append(pd.DataFrame(frame, copy=False))
         if not traces:  # the first game's chains, for the figure
             g0 = group[0]
@@ -518,6 +602,21 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
                     tr.extend((float(vb[q]), float(vc[q])))
                 traces[(g.path, g.index, s)] = tr
     return dec_frames, player_frames, traces, list(used)
+
+
+def _between_turns(of_player, player_of_turn, by_player, start, after_box, outcome):
+    """Per player flagged in ``of_player`` (penta-win's, judged by its win share) the sum
+    of the changes of its value between its turns: from its value after each box
+    (``after_box[t]``) to its next turn's start, or to its ``outcome`` after its last
+    turn. The other seats' turns move it (and so does the step from the continuation's
+    estimate to the next turn's own value); for every other player 0."""
+    n = player_of_turn.size
+    nxt = np.full(n, -1, np.int64)
+    same = player_of_turn[by_player[1:]] == player_of_turn[by_player[:-1]]
+    nxt[by_player[:-1][same]] = by_player[1:][same]
+    following = np.where(nxt >= 0, start[np.maximum(nxt, 0)], outcome[player_of_turn])
+    jump = np.where(of_player[player_of_turn], following - after_box, 0.0)
+    return np.bincount(player_of_turn, weights=jump, minlength=of_player.size)
 
 
 def _player_row(g: GameRecord, s: int, kind: str, measure: str, acc: dict, outcome: float,
@@ -729,6 +828,21 @@ def _farkle_label(o) -> str:
 # --- entry point ----------------------------------------------------------------------------
 
 
+def _judge_by(objective: str) -> str:
+    """The measure ``--objective`` names: an objective (its canonical name) or
+    ``win-share`` (``UserError`` for anything else)."""
+    if objective == WIN_SHARE:
+        return WIN_SHARE
+    from dicelab.penta.objectives import parse_objective
+
+    try:
+        return parse_objective(objective).name
+    except UserError as exc:
+        if str(exc).startswith("unknown objective"):
+            raise UserError(f"{exc}, or {WIN_SHARE}") from None
+        raise
+
+
 def analyse_games(games: list[GameRecord], *, measure: str | None = None,
                   logs: list[str] | None = None, objective: str | None = None
                   ) -> AnalysisResult:
@@ -738,9 +852,7 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
     if measure is not None and measure not in MEASURES:
         raise UserError(f"--measure must be one of {', '.join(MEASURES)}, not {measure!r}")
     if objective is not None:
-        from dicelab.penta.objectives import parse_objective
-
-        objective = parse_objective(objective).name
+        objective = _judge_by(objective)
         if any(g.game != "penta" for g in games):
             g = next(g for g in games if g.game != "penta")
             raise UserError(f"{g.path}:{g.line}: field 'game': --objective is for Penta "
@@ -786,8 +898,10 @@ def analyse_logs(paths, *, game: str | None = None, rules=None,
     ``turn`` (expected turn score, max-ev) or ``win`` (two seats: P(win) + P(tie)/2,
     optimal-win); the default is ``win`` for two-seat games and ``turn`` otherwise.
     Penta: each player is judged in expected final score, or by the objective its policy
-    plays (``optimal:OBJECTIVE``: e.g. the loss in P(final >= T)), or by ``objective``
-    (``mean``, ``at-least:T``, ``utility:theta=X``, ``beat:N``) for every player.
+    plays (``optimal:OBJECTIVE``: e.g. the loss in P(final >= T)), a ``penta-win`` player
+    by its win share against the other seats' cards at each turn (``win-share``), or by
+    ``objective`` (``mean``, ``at-least:T``, ``utility:theta=X``, ``beat:N``,
+    ``win-share``) for every player.
 
     >>> import tempfile, pathlib
     >>> from dicelab.gamelog import new_game_header, write_games
@@ -806,9 +920,7 @@ def analyse_logs(paths, *, game: str | None = None, rules=None,
     if not paths:
         raise UserError("give one or more log files")
     if objective is not None:  # a bad objective is refused before the logs are read
-        from dicelab.penta.objectives import parse_objective
-
-        parse_objective(objective)
+        _judge_by(objective)
     games: list[GameRecord] = []
     for p in paths:
         games.extend(read_games(p, game=game, rules=rules))

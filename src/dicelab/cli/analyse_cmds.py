@@ -25,8 +25,9 @@ def register(app: typer.Typer) -> None:
                  "P(tie)/2, optimal-win). [default: win with two seats, else turn]")] = None,
         objective: Annotated[str | None, typer.Option(
             help="Penta: judge every player by this objective (mean, at-least:T, "
-                 "utility:theta=X, beat:N). [default: the objective each player's policy "
-                 "plays (optimal:OBJECTIVE), else the expected final score]")] = None,
+                 "utility:theta=X, beat:N) or by penta-win's win-share. [default: the "
+                 "objective each player's policy plays (optimal:OBJECTIVE; penta-win: "
+                 "win-share), else the expected final score]")] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")
                             ] = False,
         out: Annotated[str | None, typer.Option(

@@ -617,7 +617,14 @@ def print_whole(table: Table) -> None:
 def game_analysis(result) -> None:
     """A :class:`dicelab.analyse.AnalysisResult`: the costliest decisions, then one line
     per player (losses by class, luck and skill)."""
-    from dicelab.analyse import CLASS_NAMES, in_probability, loss_bounds, unit_of
+    from dicelab.analyse import (
+        CLASS_NAMES,
+        has_opponents,
+        in_probability,
+        loss_bounds,
+        unit_of,
+    )
+    from dicelab.penta.objective_play import WIN_SHARE
 
     dec = result.decisions
     for kind, measure in result.sections():
@@ -629,12 +636,16 @@ def game_analysis(result) -> None:
         unit = "%" if pct else "points"
         t = Table(title=f"{kind}: the costliest decisions (loss in {unit_of(measure)}"
                         f"{', as %' if pct else ''})")
-        for col in ("game", "seat", "turn", "roll", "chosen", "best", "loss", "class"):
-            number = col in ("game", "seat", "turn", "loss")
+        for col in ("game", "seat", "turn", "roll", "chosen", "best", "value chosen",
+                    "value best", "loss", "class"):
+            number = col in ("game", "seat", "turn", "loss") or col.startswith("value")
             t.add_column(col, justify="right" if number else "left", no_wrap=number)
         for _, r in d.iterrows():
             t.add_row(str(r["game"]), str(r["seat"]), str(r["turn"]), r["roll"], r["chosen"],
-                      r["best"], f"{scale * r['loss']:.{digits}f}", r["class"])
+                      r["best"], *(f"{scale * r[k]:,.{digits}f}" for k in ("value_chosen",
+                                                                          "value_best",
+                                                                          "loss")),
+                      r["class"])
         if len(d):
             print_whole(t)
         bounds = ", ".join(f"{n} >= {scale * b:g}" for n, b in
@@ -649,13 +660,16 @@ def game_analysis(result) -> None:
                  else f"players judged by {measure}")
         losses = Table(title=f"{kind}: {games}, losses in {unit_of(measure)}{as_pct}",
                        caption=f"classes ({unit}): {bounds}")
+        others = has_opponents(measure)
         split = Table(title=f"{kind}: luck and skill, in {unit_of(measure)}{as_pct}",
                       caption="outcome - initial = luck + skill"
-                              + (" + opponents" if measure == "win" else ""))
+                              + (" + opponents" if others else "")
+                              + ("; opponents: the change between its turns"
+                                 if measure == WIN_SHARE else ""))
         for t, cols in ((losses, ("games", "decisions", "total loss", "mean loss",
                                   *CLASS_NAMES)),
                         (split, ("initial", "outcome", "luck", "skill",
-                                 *(("opponents",) if measure == "win" else ())))):
+                                 *(("opponents",) if others else ())))):
             t.add_column("player", no_wrap=True)
             t.add_column("policy", no_wrap=True)
             for col in cols:  # names and numbers are never cut: their columns do not shrink
@@ -668,7 +682,7 @@ def game_analysis(result) -> None:
             split.add_row(row["player"], row["policy"],
                           *(f"{scale * row[k]:,.2f}" for k in ("initial", "outcome", "luck",
                                                                "skill", "opponents")
-                            if k != "opponents" or measure == "win"))
+                            if k != "opponents" or others))
         print_whole(losses)
         print_whole(split)
 

@@ -14,7 +14,8 @@ module branches on a Penta family's name. A family gives
 * its refusals at a table (:meth:`Family.check`: ``penta-win``'s seats);
 * the policy object the referee asks move by move (:meth:`Family.policy`; for game logs,
   :meth:`Family.logged`, which needs no 270 MB tables);
-* the values its options are ranked by (:meth:`Family.values`: ``advise``, ``play``);
+* the values its options are ranked by (:meth:`Family.values`: ``advise``, ``play``) and
+  what ``analyse`` judges its decisions by (:meth:`Family.judged_by`);
 * its exact score distribution when its decisions can be tabulated
   (:meth:`Family.distribution`: ``compare --exact``, ``evaluate``) and its exact mean
   when known without one (:meth:`Family.expected_score`);
@@ -90,6 +91,11 @@ class Family(families.Family):
         """The objective on the final TOTAL its play maximises, if one (``analyse`` judges
         its decisions by it), else None."""
         return None
+
+    def judged_by(self, spec: PolicySpec) -> str | None:
+        """What ``analyse`` judges its decisions by: its :meth:`objective`, or
+        :data:`~dicelab.penta.objective_play.WIN_SHARE` (penta-win), or None (points)."""
+        return self.objective(spec)
 
     def values(self, spec: PolicySpec, rules: RuleSet) -> np.ndarray | None:
         """The per-state values its options are ranked by (:func:`dicelab.penta.policies.
@@ -206,6 +212,9 @@ class PentaWin(Online):
 
     def kernel_seat(self, spec, seat, n_seats, rules):
         return objective_play.win_seat(rules, seat, n_seats)
+
+    def judged_by(self, spec):
+        return objective_play.WIN_SHARE
 
     def check_exact(self, spec, rules):
         raise UserError(f"{spec.name} plays against the other seats' cards: it has no score "

@@ -94,6 +94,9 @@ SEAT_TABLE, SEAT_STATE, SEAT_ROWS, SEAT_WIN = 0, 1, 2, 3
 #: The most seats at a table with a penta-win seat (its win share sums over the others'
 #: tie patterns; it plays against seats that are not penta-win).
 WIN_MAX_SEATS = 8
+#: What ``dicelab analyse`` judges penta-win's decisions by: its win share against the
+#: table's other cards (P(alone on top) + P(top shared by k seats) / k).
+WIN_SHARE = "win-share"
 #: Objectives' ties are relative (their values are not points): options within this share
 #: of the best value's magnitude are tied (the values are maxima and sums of terms of one
 #: sign, so their rounding is relative, about 1e-15).
@@ -701,6 +704,11 @@ def _points_entry(rules: RuleSet) -> dict[str, np.ndarray]:
 _POINTS: dict[str, RowTable] = {}
 
 
+def points_to_come_key(rules: RuleSet) -> str:
+    """The cache key of :func:`points_to_come`'s table."""
+    return disk_cache.entry_key("penta-points-to-come-optimal", rules.name, rules.digest)
+
+
 def points_to_come(rules: str | RuleSet | None = None) -> RowTable:
     """``optimal``'s distribution of the points still to come from every state: row ``s``
     of the :class:`RowTable` holds P(points = k), k = 0 .. most[s] (about 2.3 GB, cached on
@@ -708,8 +716,8 @@ def points_to_come(rules: str | RuleSet | None = None) -> RowTable:
     limit)."""
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     if rs.digest not in _POINTS:
-        key = disk_cache.entry_key("penta-points-to-come-optimal", rs.name, rs.digest)
-        arrays, _ = cached_rows(key, f"{FORMAT_VERSION}", lambda: _points_entry(rs))
+        arrays, _ = cached_rows(points_to_come_key(rs), f"{FORMAT_VERSION}",
+                                lambda: _points_entry(rs))
         _POINTS[rs.digest] = rows_of(arrays)
     return _POINTS[rs.digest]
 
@@ -804,20 +812,23 @@ def rank_objective_options(card: Scorecard, roll, rolls_left: int,
 
 
 @njit(cache=True)
-def _judge_turns(seat, V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box, start,
-                 best, chosen, code, tied):
-    """Per turn t (state ``mask[t]``, ``up[t]``, ``fifty[t]``, ``total[t]`` so far) the
-    objective's raw values (``E[u]``; a state objective's relative to the TOTAL so far):
+def _judge_turns(seat, V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, box,
+                 opp_states, opp_totals, n_opp, start, best, chosen, code, tied):
+    """Per turn t (state ``mask[t]``, ``up[t]``, ``fifty[t]``, ``total[t]`` so far; a
+    ``SEAT_WIN`` seat's opponents the first ``n_opp[t]`` of ``opp_states[t]`` and
+    ``opp_totals[t]``) the seat's raw values (``E[u]``; a state objective's relative to the
+    TOTAL so far; penta-win's win share):
     ``start[t]`` at the turn's start; per decision j (roll ``rolls[t, j]``, ``2 - j``
     rerolls left) ``best[t, j]`` the best option's, ``chosen[t, j]`` the chosen one's (keep
     ``keeps[t, j]`` if a roll follows, else box ``box[t]``), ``code[t, j]`` the option
     ``optimal:OBJECTIVE`` plays (a keep's rank, or -1 - box), ``tied[t, j]`` whether the
     chosen option is tied with the best (within :data:`TIE_REL`, relative)."""
     X, Mw = new_cand_scratch(), new_turn_scratch()
-    none = np.zeros(0, dtype=np.int64)
     for t in range(mask.shape[0]):
         m, u, f = mask[t], up[t], fifty[t]
-        _prepare_turn(seat, V, rp, T, m, u, f, total[t], none, none, X, Mw)
+        k = n_opp[t]
+        _prepare_turn(seat, V, rp, T, m, u, f, total[t], opp_states[t, :k], opp_totals[t, :k],
+                      X, Mw)
         start[t] = X.lanes.total[0]
         nr = n_rolls[t]
         for j in range(nr):
@@ -856,39 +867,49 @@ def _judge_turns(seat, V, rp, T, mask, up, fifty, total, n_rolls, rolls, keeps, 
 @dataclass(frozen=True)
 class Judged:
     """Logged turns judged by an objective, in its unit (:attr:`Objective.unit`; ``utility``
-    its certainty equivalent of the final TOTAL): ``start`` (n,), ``best``/``chosen``/
-    ``code``/``tied`` (n, 3) as the points analysis's arrays, ``outcome`` the objective's
-    value of each final TOTAL (0..MAX_TOTAL)."""
+    its certainty equivalent of the final TOTAL), or by penta-win's win share
+    (``objective`` None): ``start`` (n,), ``best``/``chosen``/``code``/``tied`` (n, 3) as
+    the points analysis's arrays, ``outcome`` the objective's value of each final TOTAL
+    (0..MAX_TOTAL; None for the win share, which depends on the other seats' TOTALs)."""
 
-    objective: Objective
+    objective: Objective | None
     start: np.ndarray
     best: np.ndarray
     chosen: np.ndarray
     code: np.ndarray
     tied: np.ndarray
-    outcome: np.ndarray
+    outcome: np.ndarray | None
+
+
+def _judged(seat: OnlineSeat, rules: RuleSet, cols, opponents=None):
+    """(start, best, chosen, code, tied) of :func:`_judge_turns` for the logged turns'
+    columns ``cols`` (mask, up, fifty, total, n_rolls, rolls, keeps, box) and, for
+    penta-win, ``opponents`` = (states, totals, counts) per turn."""
+    n = len(cols[0])
+    if opponents is None:
+        opponents = (np.zeros((n, 0)), np.zeros((n, 0)), np.zeros(n))
+    start = np.empty(n)
+    best = np.full((n, 3), np.nan)
+    chosen = np.full((n, 3), np.nan)
+    code = np.zeros((n, 3), np.int64)
+    tied = np.zeros((n, 3), np.bool_)
+    as_int = [np.ascontiguousarray(a, dtype=np.int64) for a in (*cols, *opponents)]
+    _judge_turns(seat, solve(rules).values, rules.params, TABLES, *as_int, start, best, chosen,
+                 code, tied)
+    return start, best, chosen, code, tied
 
 
 def judge_turns(objective: str | Objective, rules: RuleSet, mask, up, fifty, total, n_rolls,
                 rolls, keeps, box) -> Judged:
     """Judge logged Penta turns (arrays of the game log's columns) by ``objective``: each
     decision's best and chosen option valued as ``optimal:OBJECTIVE`` values them (not
-    ``mean``, which the points analysis does; not penta-win, whose values depend on the
-    other cards)."""
+    ``mean``, which the points analysis does; penta-win: :func:`judge_win_turns`)."""
     obj = objective if isinstance(objective, Objective) else parse_objective(objective)
     if obj.kind == "mean":
         raise ValueError("mean is judged in points by dicelab.analyse")
     seat = online_seat(solve_objective(obj, rules))
-    n = len(mask)
-    start = np.empty(n)
-    best = np.full((n, 3), np.nan)
-    chosen = np.full((n, 3), np.nan)
-    code = np.zeros((n, 3), np.int64)
-    tied = np.zeros((n, 3), np.bool_)
-    as_int = [np.ascontiguousarray(a, dtype=np.int64)
-              for a in (mask, up, fifty, total, n_rolls, rolls, keeps, box)]
-    _judge_turns(seat, solve(rules).values, rules.params, TABLES, *as_int, start, best, chosen,
-                 code, tied)
+    start, best, chosen, code, tied = _judged(seat, rules, (mask, up, fifty, total, n_rolls,
+                                                            rolls, keeps, box))
     outcome = score_utility(obj, rules)
     if obj.kind == "utility":  # certainty equivalents: the TOTAL so far plus the points'
         x = np.asarray(total, dtype=np.float64)
@@ -899,6 +920,22 @@ def judge_turns(objective: str | Objective, rules: RuleSet, mask, up, fifty, tot
             chosen = x[:, None] + np.log(sign * chosen) / obj.theta
         outcome = np.arange(MAX_TOTAL + 1, dtype=np.float64)
     return Judged(obj, start, best, chosen, code, tied, outcome)
+
+
+def judge_win_turns(rules: RuleSet, mask, up, fifty, total, n_rolls, rolls, keeps, box,
+                    opp_states, opp_totals, n_opp) -> Judged:
+    """Judge logged Penta turns by penta-win's win share: each decision's best and chosen
+    option valued as penta-win values them at that moment, against the other seats' cards
+    (turn ``t``: the first ``n_opp[t]`` of ``opp_states[t]`` (state indices) and
+    ``opp_totals[t]``), each finishing as ``optimal`` does. The values are penta-win's:
+    the win share of the TOTAL after the box, the rest of its own game valued as if the
+    others' final TOTALs were known (:func:`fill_win_cands`)."""
+    n_opp = np.asarray(n_opp, dtype=np.int64)
+    seat = win_seat(rules, 0, max(2, int(n_opp.max(initial=1)) + 1))
+    start, best, chosen, code, tied = _judged(
+        seat, rules, (mask, up, fifty, total, n_rolls, rolls, keeps, box),
+        (opp_states, opp_totals, n_opp))
+    return Judged(None, start, best, chosen, code, tied, None)
 
 
 # --- the policies as policy objects (the referee's games, the game logs, ``play``) -----------

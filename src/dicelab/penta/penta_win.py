@@ -8,8 +8,9 @@ other seats play ``optimal`` and plays each table beside a table of ``optimal`` 
 the same seed with a stream per (game, seat, turn): every seat rolls the same dice in both,
 the opponents play the same games, and a game's difference is due to penta-win's
 decisions alone. The score of a seat is P(alone on top) + 1/2 P(shared top); the gain is
-the paired difference per chunk of games, with a 95% interval over the chunks
-(Student's t: a run of 20,000 games has three chunks of 8,192).
+the paired difference per chunk of games, with a 95% interval over the chunks (Student's
+t with one degree of freedom fewer than the units: :func:`paired_gain`). A run needs
+two whole chunks (:data:`MIN_GAMES`) for an interval; fewer games are refused.
 
 The *clairvoyant* player knows the opponent's final TOTAL ``m`` before it starts and
 plays the best policy for ``1[F > m] + 1/2 1[F = m]``: with ``optimal``'s exact
@@ -48,6 +49,9 @@ from dicelab.rng import STREAM_PER_TURN
 from dicelab.stats import Estimate
 
 _TIES: dict[str, RowTable] = {}
+#: The fewest games per seat position :func:`measure_penta_win` takes: two whole chunks,
+#: the independent units its interval is estimated over.
+MIN_GAMES = 2 * seeding.CHUNK_GAMES
 
 
 def tie_table(rules: str | RuleSet | None = None,
@@ -122,7 +126,8 @@ class WinMeasurement:
     random numbers (see the module docstring). Per seat position: penta-win's score and
     ``optimal``'s in the same seat of the all-``optimal`` table; ``gain``: their mean
     paired difference over the positions, ``gain_ci95`` its 95% interval (Student's t
-    over the ``chunks`` of games, the independent units)."""
+    over the ``chunks``: the independent units, chunks of games with a short last one
+    merged into the one before it, :func:`paired_gain`)."""
 
     rules: str
     seats: int
@@ -200,6 +205,35 @@ def _chunk_scores(res, seat: int) -> np.ndarray:
     return (ct["wins"][:, seat] + 0.5 * ct["tied"][:, seat]) / n
 
 
+def paired_gain(diffs: np.ndarray, n: np.ndarray) -> tuple[float, float, int]:
+    """(gain, its standard error, units) of chunks of ``n[c]`` games whose mean paired
+    difference is ``diffs[c]``: the mean over the games, and ``sigma / sqrt(games)`` with
+    ``sigma^2`` estimated as ``sum_c n_c (d_c - gain)^2 / (C - 1)`` over the ``C`` units
+    (unbiased whatever their sizes). The units are the chunks, a last chunk of fewer than
+    an eighth of the first's games merged into the one before it (a unit of a few games
+    would add a degree of freedom whose term is far from normal: with a last chunk of one
+    game the 95% interval would cover the gain about 89% of the time). At least two
+    units.
+
+    >>> gain, se, chunks = paired_gain(np.array([0.1, 0.3]), np.array([100, 100]))
+    >>> round(gain, 12), round(se, 12), chunks
+    (0.2, 0.1, 2)
+    """
+    n = np.asarray(n, dtype=np.float64)
+    diffs = np.asarray(diffs, dtype=np.float64)
+    if n.size > 1 and n[-1] < n[0] / 8:
+        tail = (n[-2] * diffs[-2] + n[-1] * diffs[-1]) / (n[-2] + n[-1])
+        n = np.append(n[:-2], n[-2] + n[-1])
+        diffs = np.append(diffs[:-2], tail)
+    c = n.size
+    if c < 2:
+        raise ValueError("an interval needs two units at least")
+    games = float(n.sum())
+    gain = float((n * diffs).sum() / games)
+    sigma2 = float((n * (diffs - gain) ** 2).sum()) / (c - 1)
+    return gain, math.sqrt(sigma2 / games), c
+
+
 def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None = None,
                       rules: str | None = None, ceiling: bool = True,
                       progress: Callable[[int, int], None] | None = None,
@@ -217,6 +251,10 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
     rs = get_rules(rules)
     seed = seeding.check_seed(seed)
     games = seeding.check_games(games)
+    if games < MIN_GAMES:
+        raise UserError(f"penta-win's gain has an interval from two chunks of "
+                        f"{seeding.CHUNK_GAMES:,} games on: games must be at least "
+                        f"{MIN_GAMES:,}, not {games:,}")
     base = simulate_penta(["optimal"] * seats, games=games, seed=seed, rules=rs.name,
                           per_chunk=True, streams=STREAM_PER_TURN)
     n = np.diff(seeding.chunk_bounds(games)).astype(np.float64)
@@ -233,11 +271,7 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
         win_scores.append(float((w * n).sum() / games))
         opt_scores.append(float((o * n).sum() / games))
         diffs += (w - o) / seats
-    weights = n / games
-    gain = float((weights * diffs).sum())
-    c = n.size
-    se = (math.sqrt(c / (c - 1) * float((weights ** 2 * (diffs - gain) ** 2).sum()))
-          if c > 1 else float("nan"))
+    gain, se, c = paired_gain(diffs, n)
     top = (clairvoyant_ceiling(rs, build=build_ceiling) if ceiling and seats == 2
            else None)
     bounds = clairvoyant_bounds(seats, rs) if ceiling else None
@@ -246,5 +280,5 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
                           top, bounds)
 
 
-__all__ = ["WinMeasurement", "clairvoyant_bounds", "clairvoyant_ceiling", "measure_penta_win",
-           "tie_table"]
+__all__ = ["MIN_GAMES", "WinMeasurement", "clairvoyant_bounds", "clairvoyant_ceiling",
+           "measure_penta_win", "paired_gain", "tie_table"]
