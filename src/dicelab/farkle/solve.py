@@ -200,9 +200,7 @@ def _cap(value: np.ndarray) -> np.ndarray:
 
 def _values(m: Model, u: int, start: float | np.ndarray = 0.0) -> tuple[np.ndarray, ...]:
     shape = (m.streak, m.streak, u, u)
-    v = np.empty(shape)
-    v[:] = start
-    return v, np.zeros(shape), np.zeros(shape)
+    return np.full(shape, start, dtype=np.float64), np.zeros(shape), np.zeros(shape)
 
 
 def optimal_seat(m: Model, u: int, last: LastRound, start=0.5) -> game.Seat:
@@ -715,9 +713,7 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
         s = _sweeps(m, g, a, b, f"{what} with the farkle penalty", progress)
         top = np.zeros(a.v.shape, dtype=np.int64)
         game.tops(m, g, a, b, top)  # the cap rows of A's turns
-        out = {"v": a.v, "w": a.w, "t": a.t, "top": top,
-               "meta": np.array([s.bound, s.turn_dps, s.sweeps, s.states, s.evaluations],
-                                dtype=np.float64)}
+        out = {"v": a.v, "w": a.w, "t": a.t, "top": top, "meta": np.array(s, dtype=np.float64)}
         if b is not a:
             out.update({"ov": b.v, "ow": b.w, "ot": b.t})
         return {**out, "seconds": np.array([time.perf_counter() - start])}
@@ -867,25 +863,7 @@ def evaluate(policy_a: fixed.FixedPolicy, policy_b: fixed.FixedPolicy,
                       rules, target)
 
 
-__all__ = [
-    "FORMAT_VERSION",
-    "LastRound",
-    "OptimalWinSolution",
-    "Tables",
-    "at_zero",
-    "cache_key",
-    "evaluate",
-    "fixed_seat",
-    "last_round",
-    "last_turn",
-    "least_policy_table_bytes",
-    "opponent_side",
-    "optimal_seat",
-    "outcomes_of",
-    "play_sides",
-    "reach_bank",
-    "solve_best_response",
-    "solve_optimal_win",
-    "start_outcome",
-    "tables",
-]
+__all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "Tables", "at_zero", "cache_key",
+           "evaluate", "fixed_seat", "last_round", "last_turn", "least_policy_table_bytes",
+           "opponent_side", "optimal_seat", "outcomes_of", "play_sides", "reach_bank",
+           "solve_best_response", "solve_optimal_win", "start_outcome", "tables"]

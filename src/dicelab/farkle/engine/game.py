@@ -355,16 +355,14 @@ def unit_exact(m, g, A, B, x, y, sa, sb, info):
                 yn = c2 + q2 * (1.0 - xn)
             # both policies still optimal at the solution: it is exact (rounding aside)
             if lo1 <= 1.0 - yn <= hi1 and lo2 <= 1.0 - xn <= hi2:
-                xv = xn
-                yv = yn
+                xv, yv = xn, yn
                 err = 0.0
                 break
         else:  # a safeguard against cycling: plain fixed-point steps (a contraction)
             xn = c1 + q1 * (1.0 - yv)
             yn = xn if one else c2 + q2 * (1.0 - xv)
         step = max(abs(xn - xv), abs(yn - yv))
-        xv = xn
-        yv = yn
+        xv, yv = xn, yn
         if it >= g.newton and step <= 1e-15:
             err = step / (1.0 - max(q1, q2))
             break
@@ -385,13 +383,6 @@ def unit_exact(m, g, A, B, x, y, sa, sb, info):
     info.dps[x, y] = dps
 
 
-@njit(inline="always")
-def _row_at(m, kept, g, s, r, x, y):
-    k = m.streak
-    base = ((s * k + r) * g.u + y) * kept.offs[g.u] + kept.offs[x]
-    return kept.dist[base:base + g.u - 1 - x]
-
-
 @njit(cache=True)
 def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split):
     """One state of :func:`unit_chain`: the mover ``me`` at ``(i, j, mx, my)``. Writes its
@@ -402,7 +393,8 @@ def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split
     n_states = 0
     worst = val = 0.0
     if optimal:  # its kept turn: banks below the target, past it, and the chance to lose
-        row = _row_at(m, kept, g, i, j, mx, my)
+        at = ((i * m.streak + j) * u + my) * kept.offs[u] + kept.offs[mx]
+        row = kept.dist[at:at + u - 1 - mx]
         e = kept.ends[i, j, mx, my]
         if improve:
             val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False,
