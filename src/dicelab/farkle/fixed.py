@@ -159,7 +159,6 @@ def table_slices(pt: PolicyTable, grid: Grid, rules: FarkleRules) -> Slices:
     lead = np.arange(grid.d)[None, None, :]
     if pt.last_value is not None:
         last = s_dim * s_dim * m_dim * o_dim + np.minimum(lead, pt.last_value.shape[0] - 1)
-        last = np.broadcast_to(last, grid.last_shape)
         values.append(pt.last_value)
         banks.append(pt.last_bank)
     else:  # the normal table, at the leader's total (its count 0)
@@ -271,21 +270,6 @@ def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
     return turn_outcomes(policy_slices(policy, grid, rules), rules)
 
 
-__all__ = [
-    "MAX_SLICE_ROWS",
-    "FixedPolicy",
-    "Grid",
-    "Side",
-    "Slices",
-    "grid_of",
-    "keep_all_slices",
-    "lead_rows",
-    "legal_slices",
-    "name_of",
-    "policy_slices",
-    "rows_for",
-    "side_of",
-    "table_slices",
-    "threshold_bank",
-    "turn_outcomes",
-]
+__all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "grid_of", "keep_all_slices",
+           "lead_rows", "legal_slices", "name_of", "policy_slices", "rows_for", "side_of",
+           "table_slices", "threshold_bank", "turn_outcomes"]

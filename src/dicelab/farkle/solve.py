@@ -100,15 +100,6 @@ class Tables(NamedTuple):
     reach: np.ndarray
 
 
-def _need_floor(m: Model) -> np.ndarray:
-    """Bank floors of a need-based last turn: any winning or tying bank is allowed (its
-    turn points exceed a lead at or above the minimum to bank), six dice excepted where
-    they may not bank."""
-    floor = np.zeros(7, dtype=np.int64)
-    floor[HOT_DICE] = NO_BANK_UNITS if m.bank_floor[HOT_DICE] >= NO_BANK_UNITS else 0
-    return floor
-
-
 def last_turn(m: Model, lead: int, rows: int, floor: np.ndarray | None = None
               ) -> game.Scratch:
     """The optimal last turn that must beat a lead of ``lead`` units, over ``rows`` rows of
@@ -125,11 +116,15 @@ def last_round(m: Model, x_max: int) -> LastRound:
     """The last turn needing ``x = 0 .. x_max - 1`` more (units): one turn DP whose row
     ``i`` needs ``x = x_max - 1 - i``, a bank ahead worth 1 (six dice that may not bank
     roll on and win with ``m.ahead6``), level worth 1/2, behind 0; P(win) and P(tie) of
-    its decisions from the same table."""
+    its decisions from the same table. Any winning or tying bank is allowed (its turn
+    points exceed a lead at or above the minimum to bank), six dice excepted where they
+    may not bank."""
     top = x_max
     rows = top + m.max_points
     i = np.arange(rows)
-    w = last_turn(m, top - 1, rows, _need_floor(m))
+    need_floor = np.zeros(7, dtype=np.int64)
+    need_floor[HOT_DICE] = NO_BANK_UNITS if m.bank_floor[HOT_DICE] >= NO_BANK_UNITS else 0
+    w = last_turn(m, top - 1, rows, need_floor)
     win, tie = np.zeros(rows * 7), np.zeros(rows * 7)
     for out, bank, edge in ((win, i >= top, m.ahead6), (tie, i == top - 1, 0.0)):
         turn.turn_eval(m, w.bk, w.choice, bank.astype(np.float64), np.full(rows, edge), 0.0,
@@ -205,9 +200,7 @@ def _cap(value: np.ndarray) -> np.ndarray:
 
 def _values(m: Model, u: int, start: float | np.ndarray = 0.0) -> tuple[np.ndarray, ...]:
     shape = (m.streak, m.streak, u, u)
-    v = np.empty(shape)
-    v[:] = start
-    return v, np.zeros(shape), np.zeros(shape)
+    return np.full(shape, start, dtype=np.float64), np.zeros(shape), np.zeros(shape)
 
 
 def optimal_seat(m: Model, u: int, last: LastRound, start=0.5) -> game.Seat:
@@ -253,37 +246,6 @@ def _game(rules: FarkleRules, u: int, tol: float, d_eps: int, self_play: bool,
                      config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
 
 
-def _info(u: int) -> game.Info:
-    return game.Info(*(np.zeros((u, u), dtype=t) for t in (float, float, float, np.int64,
-                                                             float, np.int64, float)))
-
-
-def _no_kept() -> game.Kept:
-    return game.Kept(np.zeros(1), np.zeros(2, dtype=np.int64), np.zeros((1, 1, 1, 1, 4)))
-
-
-def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat,
-                 progress: Callable[[float], None] | None) -> Sweeps:
-    """One pass over the sums of the totals, from the largest down: every unit solved."""
-    u = g.u
-    info = _info(u)
-    kept = _no_kept()
-    bound = 0.0
-    if not g.a_optimal:  # two fixed seats: no turn DP, one serial pass
-        game.sweep_serial(m, g, a, b, kept, True, True, info)
-        return Sweeps(float(info.fp_err.max()), 0, 0, 0, 0)
-    for diag in range(2 * u - 2, -1, -1):
-        game.sweep_diagonal(diag, m, g, a, b, kept, True, False, False, info)
-        x = np.arange(max(0, diag - (u - 1)), min(diag, u - 1) + 1)
-        y = diag - x
-        # + a unit solved by Newton steps, to float rounding
-        bound = max(bound, float(info.cap_err[x, y].max())) + float(info.fp_err[x, y].max()) \
-            + game.ROUNDING
-        if progress is not None:
-            progress(1.0 - diag / max(2 * u - 2, 1))
-    return Sweeps(bound, int(info.dps.sum()), 0, 0, 0)
-
-
 def _contraction(changes: list[float]) -> float:
     """The observed contraction of the evaluation sweeps (their last ratio)."""
     if len(changes) < 2 or changes[-2] <= 0.0:
@@ -291,27 +253,47 @@ def _contraction(changes: list[float]) -> float:
     return min(changes[-1] / changes[-2], 0.99)
 
 
-def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
-                     progress: Callable[[float], None] | None) -> Sweeps:
-    """Policy iteration (an optimal seat A) or plain sweeps (two fixed seats) until no
-    value moves by more than the sweep tolerance; the last sweeps carry P(win) and
-    P(tie)."""
+def _sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
+            progress: Callable[[float], None] | None) -> Sweeps:
+    """Solve the seats' values. Where no rule lowers a total, one pass over the sums of the
+    totals from the largest down solves every unit; else policy iteration (an optimal seat
+    A) or plain sweeps (two fixed seats) run until no value moves by more than the sweep
+    tolerance, the last sweeps carrying P(win) and P(tie)."""
     u, k = g.u, m.streak
-    sweep_tol, max_sweeps = config.PENALTY_SWEEP_TOL, config.PENALTY_MAX_SWEEPS
-    info = _info(u)
-    if g.a_optimal:
-        offs = np.zeros(u + 1, dtype=np.int64)
+    exact = k == 1
+    info = game.Info(*(np.zeros((u, u), dtype=t) for t in (float, float, float, np.int64,
+                                                             float, np.int64, float)))
+    offs = np.zeros(u + 1, dtype=np.int64)
+    if g.a_optimal and not exact:
         offs[1:] = np.cumsum(u - 1 - np.arange(u))
         kept = game.Kept(np.zeros(k * k * u * int(offs[-1])), offs, np.zeros((k, k, u, u, 4)))
     else:
-        kept = _no_kept()
+        kept = game.Kept(np.zeros(1), offs[:2], np.zeros((1, 1, 1, 1, 4)))
+    bound = 0.0
 
     def sweep(improve: bool, split: bool) -> float:
-        if not improve:
-            return float(game.sweep_serial(m, g, a, b, kept, False, split, info))
+        """One sweep, from the largest sum of the totals down: its largest change (an exact
+        one adds its error to ``bound``)."""
+        nonlocal bound
+        if not (g.a_optimal and (exact or improve)):  # no turn DP: one thread
+            return float(game.sweep_serial(m, g, a, b, kept, exact, split, info))
         for diag in range(2 * u - 2, -1, -1):
-            game.sweep_diagonal(diag, m, g, a, b, kept, False, improve, split, info)
+            game.sweep_diagonal(diag, m, g, a, b, kept, exact, improve, split, info)
+            if exact:
+                x = np.arange(max(0, diag - (u - 1)), min(diag, u - 1) + 1)
+                # + a unit solved by Newton steps, to float rounding
+                bound = max(bound, float(info.cap_err[x, diag - x].max())) \
+                    + float(info.fp_err[x, diag - x].max()) + game.ROUNDING
+                if progress is not None:
+                    progress(1.0 - diag / max(2 * u - 2, 1))
         return float(info.change.max())
+
+    if exact:
+        sweep(False, True)
+        if not g.a_optimal:  # two fixed seats
+            bound = float(info.fp_err.max())
+        return Sweeps(bound, int(info.dps.sum()), 0, 0, 0)
+    sweep_tol, max_sweeps = config.PENALTY_SWEEP_TOL, config.PENALTY_MAX_SWEEPS
 
     def evaluate(split: bool, margin: float) -> list[float]:
         changes: list[float] = []
@@ -358,13 +340,6 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: s
         bound += (CLIMB_ERR + float(b.c_cap[..., -1].max())) / (1.0 - rho)
     return Sweeps(bound, len(improve) * k * k * u * u, len(improve), int(info.states.sum()),
                   n_eval)
-
-
-def _sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
-            progress: Callable[[float], None] | None) -> Sweeps:
-    if m.streak == 1:
-        return _exact_sweep(m, g, a, b, progress)
-    return _iterated_sweeps(m, g, a, b, what, progress)
 
 
 # ---------------------------------------------------------------------------------
@@ -444,26 +419,15 @@ class OptimalWinSolution:
         """The policy's name: ``optimal-win`` or ``optimal-win:vs=<opponent>``."""
         return "optimal-win" if self.opponent is None else f"optimal-win:vs={self.opponent}"
 
-    def _at_zero(self, x: np.ndarray) -> np.ndarray:
-        return at_zero(x, self.floor_points // POINT_UNIT)
+    #: (t, t): P(win) + P(tie)/2 of the player to move at totals ``(a * 50, b * 50)``, no
+    #: lost turns; P(win), P(tie); the opponent's values
+    values = property(lambda self: self._at_zero("streak_values"))
+    win_probability = property(lambda self: self._at_zero("streak_win"))
+    tie_probability = property(lambda self: self._at_zero("streak_tie"))
+    opponent_values = property(lambda self: self._at_zero("opponent_streak_values"))
 
-    @property
-    def values(self) -> np.ndarray:
-        """(t, t): P(win) + P(tie)/2 of the player to move at totals ``(a * 50, b * 50)``,
-        no lost turns."""
-        return self._at_zero(self.streak_values)
-
-    @property
-    def win_probability(self) -> np.ndarray:
-        return self._at_zero(self.streak_win)
-
-    @property
-    def tie_probability(self) -> np.ndarray:
-        return self._at_zero(self.streak_tie)
-
-    @property
-    def opponent_values(self) -> np.ndarray:
-        return self._at_zero(self.opponent_streak_values)
+    def _at_zero(self, name: str) -> np.ndarray:
+        return at_zero(getattr(self, name), self.floor_points // POINT_UNIT)
 
     @property
     def second_outcome(self) -> Outcome:
@@ -504,25 +468,18 @@ class OptimalWinSolution:
         d = check_points("deficit", deficit) // POINT_UNIT
         return float(self.last_round_values[d]) if d < self.last_round_values.size else 0.0
 
-    def last_round_tables(self) -> Tables:
-        """The last round's tables of this solve."""
-        return self._memo["tables"]
-
     def engine(self) -> tuple[Model, game.Game, game.Seat, game.Seat]:
         """The game as the engine reads it: (the model, the game, this policy's seat, the
         other's)."""
-        kept = self._memo.get("engine")
-        if kept is not None:
-            return kept
-        opp = None if self.opponent is None else self._memo["opponent_policy"]()
-        kept = _setup(self.farkle_rules, self.target, self.streak_values.shape[2],
-                      self.cap_tolerance, self.last_round_tables(), opp)
-        _, _, a, b = kept
-        a.v[:], a.w[:], a.t[:] = self.streak_values, self.streak_win, self.streak_tie
-        b.v[:], b.w[:], b.t[:] = (self.opponent_streak_values, self.opponent_streak_win,
-                                  self.opponent_streak_tie)
-        self._memo["engine"] = kept
-        return kept
+        if "engine" not in self._memo:
+            opp = None if self.opponent is None else self._memo["opponent_policy"]()
+            m, g, a, b = _setup(self.farkle_rules, self.target, self.streak_values.shape[2],
+                                self.cap_tolerance, self._memo["tables"], opp,
+                                self.streak_values, self.opponent_streak_values)
+            a.w[:], a.t[:] = self.streak_win, self.streak_tie
+            b.w[:], b.t[:] = self.opponent_streak_win, self.opponent_streak_tie
+            self._memo["engine"] = m, g, a, b
+        return self._memo["engine"]
 
     def _turn(self, state: tuple[int, int, int, int], fill_to: int):
         """The optimal turn at ``state``: (its table, the lost turn's value)."""
@@ -568,27 +525,22 @@ class OptimalWinSolution:
         the same, and fewer of its lookups are clamped.
         """
         if rows is not None:
-            return self._table(self._build_table(max(rows, self.table_rows)))
-        table = self._memo.get("table")
-        if table is not None:
-            return table
-        check_memory(f"the {self.policy} policy table to {self.target:,}",
-                     self.policy_table_bytes * 1.5)
-        key = self._memo.get("cache_key")
-        if key is None:
-            arrays = self._build_table(self.table_rows)
+            arrays = self._build_table(max(rows, self.table_rows))
+        elif "table" in self._memo:
+            return self._memo["table"]
         else:
-            arrays, _ = cache.cached(f"{key}-policy-table", FORMAT_VERSION,
-                                     lambda: self._build_table(self.table_rows))
-        table = self._table(arrays)
-        self._memo["table"] = table
+            check_memory(f"the {self.policy} policy table to {self.target:,}",
+                         self.policy_table_bytes * 1.5)
+            key = self._memo.get("cache_key")
+            build = functools.partial(self._build_table, self.table_rows)
+            arrays = build() if key is None else \
+                cache.cached(f"{key}-policy-table", FORMAT_VERSION, build)[0]
+        table = PolicyTable(self.policy, arrays["value"], arrays["bank"],
+                            arrays.get("last_value"), arrays.get("last_bank"),
+                            floor=self.floor_points // POINT_UNIT)
+        if rows is None:
+            self._memo["table"] = table
         return table
-
-    def _table(self, arrays: dict[str, np.ndarray]) -> PolicyTable:
-        last = (arrays["last_value"], arrays["last_bank"]) if "last_value" in arrays \
-            else (None, None)
-        return PolicyTable(self.policy, arrays["value"], arrays["bank"], *last,
-                           floor=self.floor_points // POINT_UNIT)
 
     def _build_table(self, n_p: int) -> dict[str, np.ndarray]:
         m, g, a, b = self.engine()
@@ -602,15 +554,13 @@ class OptimalWinSolution:
             if m.first_to_bank or top.max() + m.six_rows + m.max_points <= n_p:
                 break
             n_p = int(top.max()) + m.six_rows + m.max_points
-        arrays = {"value": value, "bank": bank}
-        if m.first_to_bank:
-            return arrays  # no last round to play
-        return {**arrays, **self._last_round_table(n_p)}
+        last = {} if m.first_to_bank else self._last_round_table(n_p)  # else no last round
+        return {"value": value, "bank": bank, **last}
 
     def _last_round_table(self, n_p: int) -> dict[str, np.ndarray]:
         """The last round's table (``last_value``/``last_bank``, (D, P, 7))."""
         m = model(self.farkle_rules)
-        tab = self.last_round_tables()
+        tab = self._memo["tables"]
         last = tab.last
         d_rows = n_p - m.max_points
         x = np.arange(d_rows)[:, None] - np.arange(n_p)[None, :]  # need left, (D, P)
@@ -763,9 +713,7 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
         s = _sweeps(m, g, a, b, f"{what} with the farkle penalty", progress)
         top = np.zeros(a.v.shape, dtype=np.int64)
         game.tops(m, g, a, b, top)  # the cap rows of A's turns
-        out = {"v": a.v, "w": a.w, "t": a.t, "top": top,
-               "meta": np.array([s.bound, s.turn_dps, s.sweeps, s.states, s.evaluations],
-                                dtype=np.float64)}
+        out = {"v": a.v, "w": a.w, "t": a.t, "top": top, "meta": np.array(s, dtype=np.float64)}
         if b is not a:
             out.update({"ov": b.v, "ow": b.w, "ot": b.t})
         return {**out, "seconds": np.array([time.perf_counter() - start])}
@@ -915,25 +863,7 @@ def evaluate(policy_a: fixed.FixedPolicy, policy_b: fixed.FixedPolicy,
                       rules, target)
 
 
-__all__ = [
-    "FORMAT_VERSION",
-    "LastRound",
-    "OptimalWinSolution",
-    "Tables",
-    "at_zero",
-    "cache_key",
-    "evaluate",
-    "fixed_seat",
-    "last_round",
-    "last_turn",
-    "least_policy_table_bytes",
-    "opponent_side",
-    "optimal_seat",
-    "outcomes_of",
-    "play_sides",
-    "reach_bank",
-    "solve_best_response",
-    "solve_optimal_win",
-    "start_outcome",
-    "tables",
-]
+__all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "Tables", "at_zero", "cache_key",
+           "evaluate", "fixed_seat", "last_round", "last_turn", "least_policy_table_bytes",
+           "opponent_side", "optimal_seat", "outcomes_of", "play_sides", "reach_bank",
+           "solve_best_response", "solve_optimal_win", "start_outcome", "tables"]

@@ -148,9 +148,7 @@ def banks(m, g, d, x, y, r, other, split, lo):
     back to 0): a dot product with the other's values, without a branch. Past it the
     other plays its last turn (its catch-up tables, read at their edge past their last
     lead), or under ``first-to-bank`` the mover wins at once."""
-    v = 0.0
-    w = 0.0
-    t = 0.0
+    v = w = t = 0.0
     n = d.size
     base = x + lo
     below = min(n, max(g.u - base, 0))
@@ -246,7 +244,6 @@ def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track, bounds):
         bounds[1] = min(1.0, beta + turn.WINDOW)
         if cap_err == 0.0 and c > 0.0:  # the cap is exact while c <= bust_min (1 - beta')
             bounds[1] = min(bounds[1], 1.0 - c / m.bust_min)
-    if track:
         value, slope = turn.turn_back_tracked(m, m.bank_floor, sc.bankv, sc.edge, bust6, beta,
                                               top, rows, sc.v, sc.bp, sc.bk, sc.choice, bounds)
     else:
@@ -289,6 +286,37 @@ def cycle_outcomes(win_a, tie_a, bust_a, win_b, tie_b, bust_b):
     return wa, ta, wb, tb
 
 
+@njit(inline="always")
+def fixed_turn(m, g, me, other, x, y, split):
+    """The fixed turn of ``me`` at (x, y), no lost turns: (its banks' value, P(win),
+    P(tie); its chance to lose)."""
+    sl = me.normal[0, 0, x, y]
+    v, w, t = banks(m, g, me.dist[sl, 1:], x, y, 0, other, split, 1)
+    return v, w, t, me.bust[sl]
+
+
+@njit(inline="always")
+def optimal_line(m, g, other, x, y, beta, sc):
+    """The optimal turn at (x, y), no lost turns, as a line in the lost turn's value
+    ``beta``: (its value at 0, slope, the interval of ``beta`` where it stays optimal, cap
+    error, rows)."""
+    val, q, _, cap, rows = optimal_turn(m, g, other, 0, 0, x, y, beta, sc, 0, True,
+                                        sc.bounds)
+    return val - q * beta, q, sc.bounds[0], sc.bounds[1], cap, rows
+
+
+@njit(inline="always")
+def split_of(m, g, optimal, me, other, x, y, sc, rows):
+    """A turn's P(win) and P(tie) through its banks, and its chance to lose: an optimal
+    turn's table in ``sc`` followed forwards, or the fixed turn's ending."""
+    if optimal:
+        q = optimal_ends(m, g, sc, rows)
+        _, w, t = banks(m, g, sc.ends[:rows], x, y, 0, other, True, 0)
+        return w, t, q
+    _, w, t, q = fixed_turn(m, g, me, other, x, y, True)
+    return w, t, q
+
+
 @njit(cache=True)
 def unit_exact(m, g, A, B, x, y, sa, sb, info):
     """Solve the unit of A at (x, y) and B at (y, x) (no penalty: one count), writing
@@ -299,17 +327,11 @@ def unit_exact(m, g, A, B, x, y, sa, sb, info):
     # fixed turns are lines known at once: (bank part, chance to lose)
     c1 = q1 = c2 = q2 = 0.0
     if not g.a_optimal:
-        sl = A.normal[0, 0, x, y]
-        c1 = banks(m, g, A.dist[sl, 1:], x, y, 0, B, False, 1)[0]
-        q1 = A.bust[sl]
+        c1, _, _, q1 = fixed_turn(m, g, A, B, x, y, False)
     if not b_optimal:
-        sl = B.normal[0, 0, y, x]
-        c2 = banks(m, g, B.dist[sl, 1:], y, x, 0, A, False, 1)[0]
-        q2 = B.bust[sl]
+        c2, _, _, q2 = fixed_turn(m, g, B, A, y, x, False)
     xv = _guess(A.v, x, y, u) if g.a_optimal else c1 / (1.0 + q1) if one else 0.5
     yv = (xv if one else _guess(A.v, y, x, u)) if b_optimal else c2 + q2 * (1.0 - xv)
-    b1 = sa.bounds
-    b2 = sb.bounds
     err = 1.0
     dps = 0
     rows1 = rows2 = 0
@@ -317,14 +339,10 @@ def unit_exact(m, g, A, B, x, y, sa, sb, info):
     lo1, hi1, lo2, hi2 = -np.inf, np.inf, -np.inf, np.inf
     for it in range(g.newton + g.fixed_point):
         if g.a_optimal:
-            val, q1, _, cap1, rows1 = optimal_turn(m, g, B, 0, 0, x, y, 1.0 - yv, sa, 0, True, b1)
-            c1 = val - q1 * (1.0 - yv)
-            lo1, hi1 = b1[0], b1[1]
+            c1, q1, lo1, hi1, cap1, rows1 = optimal_line(m, g, B, x, y, 1.0 - yv, sa)
             dps += 1
         if b_optimal and not one:
-            val, q2, _, cap2, rows2 = optimal_turn(m, g, A, 0, 0, y, x, 1.0 - xv, sb, 0, True, b2)
-            c2 = val - q2 * (1.0 - xv)
-            lo2, hi2 = b2[0], b2[1]
+            c2, q2, lo2, hi2, cap2, rows2 = optimal_line(m, g, A, y, x, 1.0 - xv, sb)
             dps += 1
         if one:
             c2, q2, lo2, hi2 = c1, q1, lo1, hi1
@@ -337,34 +355,20 @@ def unit_exact(m, g, A, B, x, y, sa, sb, info):
                 yn = c2 + q2 * (1.0 - xn)
             # both policies still optimal at the solution: it is exact (rounding aside)
             if lo1 <= 1.0 - yn <= hi1 and lo2 <= 1.0 - xn <= hi2:
-                xv = xn
-                yv = yn
+                xv, yv = xn, yn
                 err = 0.0
                 break
         else:  # a safeguard against cycling: plain fixed-point steps (a contraction)
             xn = c1 + q1 * (1.0 - yv)
             yn = xn if one else c2 + q2 * (1.0 - xv)
         step = max(abs(xn - xv), abs(yn - yv))
-        xv = xn
-        yv = yn
+        xv, yv = xn, yn
         if it >= g.newton and step <= 1e-15:
             err = step / (1.0 - max(q1, q2))
             break
     # the outcome split: every state's turn ending, then the unit's 2 x 2 system
-    if g.a_optimal:
-        q1 = optimal_ends(m, g, sa, rows1)
-        _, w1, t1 = banks(m, g, sa.ends[:rows1], x, y, 0, B, True, 0)
-    else:
-        sl = A.normal[0, 0, x, y]
-        _, w1, t1 = banks(m, g, A.dist[sl, 1:], x, y, 0, B, True, 1)
-    if one:
-        w2, t2 = w1, t1
-    elif b_optimal:
-        q2 = optimal_ends(m, g, sb, rows2)
-        _, w2, t2 = banks(m, g, sb.ends[:rows2], y, x, 0, A, True, 0)
-    else:
-        sl = B.normal[0, 0, y, x]
-        _, w2, t2 = banks(m, g, B.dist[sl, 1:], y, x, 0, A, True, 1)
+    w1, t1, q1 = split_of(m, g, g.a_optimal, A, B, x, y, sa, rows1)
+    w2, t2, q2 = (w1, t1, q2) if one else split_of(m, g, b_optimal, B, A, y, x, sb, rows2)
     wa, ta, wb, tb = cycle_outcomes(w1, t1, q1, w2, t2, q2)
     A.v[0, 0, x, y] = xv
     A.w[0, 0, x, y] = wa
@@ -379,13 +383,6 @@ def unit_exact(m, g, A, B, x, y, sa, sb, info):
     info.dps[x, y] = dps
 
 
-@njit(inline="always")
-def _row_at(m, kept, g, s, r, x, y):
-    k = m.streak
-    base = ((s * k + r) * g.u + y) * kept.offs[g.u] + kept.offs[x]
-    return kept.dist[base:base + g.u - 1 - x]
-
-
 @njit(cache=True)
 def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split):
     """One state of :func:`unit_chain`: the mover ``me`` at ``(i, j, mx, my)``. Writes its
@@ -394,36 +391,31 @@ def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split
     u = g.u
     lv, lw, lt = lost_value(m, g, other, i, j, mx, my)
     n_states = 0
-    worst = 0.0
-    if optimal:
-        row = _row_at(m, kept, g, i, j, mx, my)
+    worst = val = 0.0
+    if optimal:  # its kept turn: banks below the target, past it, and the chance to lose
+        at = ((i * m.streak + j) * u + my) * kept.offs[u] + kept.offs[mx]
+        row = kept.dist[at:at + u - 1 - mx]
         e = kept.ends[i, j, mx, my]
-        val = 0.0
         if improve:
             val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False,
                                                 sc.bounds)
-            q = optimal_ends(m, g, sc, rows)
+            e[3] = optimal_ends(m, g, sc, rows)
             for kk in range(u - 1 - mx):
                 row[kk] = sc.ends[kk + 1] if kk + 1 < rows else 0.0
-            pv, pw, pt = banks(m, g, sc.ends[u - mx:rows], mx, my, j, other, True, u - mx)
-            e[0] = pv
-            e[1] = pw
-            e[2] = pt
-            e[3] = q
+            e[0], e[1], e[2] = banks(m, g, sc.ends[u - mx:rows], mx, my, j, other, True, u - mx)
             n_states = (top - 1) * 6 + 1
-        bv, bw, bt = banks(m, g, row, mx, my, j, other, split, 1)
-        v = e[0] + bv + e[3] * lv
-        if improve:
-            worst = abs(v - val)
-        w = e[1] + bw + e[3] * lw
-        t = e[2] + bt + e[3] * lt
+        past_v, past_w, past_t, q = e[0], e[1], e[2], e[3]
     else:
         sl = me.normal[i, j, mx, my]
+        row = me.dist[sl, 1:]
+        past_v = past_w = past_t = 0.0
         q = me.bust[sl]
-        bv, bw, bt = banks(m, g, me.dist[sl, 1:], mx, my, j, other, split, 1)
-        v = bv + q * lv
-        w = bw + q * lw
-        t = bt + q * lt
+    bv, bw, bt = banks(m, g, row, mx, my, j, other, split, 1)
+    v = past_v + bv + q * lv
+    w = past_w + bw + q * lw
+    t = past_t + bt + q * lt
+    if optimal and improve:
+        worst = abs(v - val)
     moved = abs(v - me.v[i, j, mx, my])
     me.v[i, j, mx, my] = v
     if split:
@@ -519,8 +511,8 @@ def tops(m, g, A, B, out):
         for s in range(k):
             for r in range(k):
                 for y in range(u):
-                    c, bs, bx = lost_turn(m, s, r, x)
-                    out[s, r, x, y] = cap_row(m, g, B, r, x, y, 1.0 - B.v[c, bs, y, bx])[0]
+                    beta = lost_value(m, g, B, s, r, x, y)[0]
+                    out[s, r, x, y] = cap_row(m, g, B, r, x, y, beta)[0]
 
 
 @njit(parallel=True, cache=True)
@@ -538,18 +530,11 @@ def fill_table(m, g, A, B, value_out, bank_out, top_out):
         for s in range(k):
             for r in range(k):
                 for y in range(u):
-                    c, bs, bx = lost_turn(m, s, r, x)
-                    top = optimal_turn(m, g, B, s, r, x, y, 1.0 - B.v[c, bs, y, bx], sc, n_p,
-                                       False, sc.bounds)[2]
-                    top_out[s, r, x, y] = top
-                    vo = value_out[s, r, x, y]
-                    bo = bank_out[s, r, x, y]
-                    for n in range(7):
-                        vo[0, n] = 0.0
-                        bo[0, n] = 0
-                    for i in range(1, n_p):
-                        vo[i, 0] = 0.0
-                        bo[i, 0] = 0
-                        for n in range(1, 7):
-                            vo[i, n] = np.float32(sc.v[i * 7 + n])
-                            bo[i, n] = sc.bk[i * 7 + n]
+                    beta = lost_value(m, g, B, s, r, x, y)[0]
+                    top_out[s, r, x, y] = optimal_turn(m, g, B, s, r, x, y, beta, sc, n_p,
+                                                       False, sc.bounds)[2]
+                    # column 0 of every row is 0 (see turn._turn); row 0 is the turn start
+                    value_out[s, r, x, y] = sc.v[:n_p * 7].reshape(n_p, 7)
+                    bank_out[s, r, x, y] = sc.bk[:n_p * 7].reshape(n_p, 7)
+                    value_out[s, r, x, y, 0] = 0.0
+                    bank_out[s, r, x, y, 0] = 0

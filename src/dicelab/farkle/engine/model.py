@@ -83,34 +83,22 @@ def classes(sa, n: int) -> list[tuple[float, np.ndarray, np.ndarray]]:
             for c in range(int(sa.class_start[n]), int(sa.class_start[n + 1]))]
 
 
-def hot_chance(rules: FarkleRules) -> float:
-    """The chance that a roll of six dice lets all six be set aside (hot dice again)."""
-    return sum(p for p, _, left in classes(set_asides(rules), HOT_DICE)
-               if (left == HOT_DICE).any())
-
-
-def six_roll_on(rules: FarkleRules) -> bool:
-    """Whether six dice roll on past a banking region: they may not bank (hot dice must
-    roll on), or a roll of six dice cannot lose."""
-    sa = set_asides(rules)
-    return rules.bank_floor[HOT_DICE] >= NO_BANK or float(sa.bust[HOT_DICE]) == 0.0
-
-
 def six_rows(rules: FarkleRules) -> int:
-    """Rows (units) past a banking region that six dice rolling on need (0 when six dice
-    bank there). A turn enters the region by one roll (at most the most points of a roll
+    """Rows (units) past a banking region that six dice rolling on need: 0 unless six dice
+    roll on there, because they may not bank (hot dice must roll on) or a roll of six dice
+    cannot lose. A turn enters the region by one roll (at most the most points of a roll
     past it); inside it only six dice roll on, and they climb only by hot dice, a roll
     whose six dice all score (one option per roll: all six, so its points are known).
     ``f[k]``, the chance that such rolls add up to ``k`` rows or more, taking every hot
     dice on offer (the most a policy can climb), is ``sum over those rolls of P(roll)
     f[k - points]`` with ``f[k <= 0] = 1``; the rows returned are the first ``k`` with
     ``f[k] <= CLIMB_ERR`` plus the entering roll."""
-    if not six_roll_on(rules):
+    sa = set_asides(rules)
+    if rules.bank_floor[HOT_DICE] < NO_BANK and float(sa.bust[HOT_DICE]) != 0.0:
         return 0
-    if hot_chance(rules) >= 1.0:
+    if sum(p for p, _, left in classes(sa, HOT_DICE) if (left == HOT_DICE).any()) >= 1.0:
         raise UserError(f"rules '{rules.name}': every roll of six dice lets all six be set "
                         "aside, so a turn can go on forever")
-    sa = set_asides(rules)
     hot = [(p, int(s)) for p, points, left in classes(sa, HOT_DICE)
            for s, n in zip(points, left, strict=True) if n == HOT_DICE]
     f = [1.0]
@@ -219,7 +207,7 @@ def gain_bound(rules: FarkleRules) -> np.ndarray:
 
 def max_ev_cap(rules: FarkleRules) -> int:
     """Turn points from which banking is provably at least as good as rolling with fewer
-    than six dice (and with six, unless six dice roll on: :func:`six_roll_on`).
+    than six dice (and with six, unless six dice roll on: :func:`six_rows`).
 
     Proof: from (tp, n) a continuation that rolls busts with probability >= bust[n] on
     its first roll (losing tp) and adds expected points <= W(n) (:func:`gain_bound`), so

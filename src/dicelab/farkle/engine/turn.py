@@ -133,28 +133,24 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
         for n in range(1, 7):
             k = base + n
             allowed = i >= floor[n]
-            if i >= top and allowed and not (six_on and n == HOT_DICE):
-                v[k] = bvi
-                bp[k] = 0.0
-                bk[k] = 1
-                continue
-            if i + max_s < rows:
-                rv, rb = roll_step(m, i, n, beta, v, bp, choice, track, bounds, dominant)
-            else:
-                rv = edge[i]
-                rb = edge_slope
-            if allowed and bvi >= rv:
-                if track and rb > bvi - rv:
+            bank = i >= top and allowed and not (six_on and n == HOT_DICE)
+            if not bank:
+                if i + max_s < rows:
+                    rv, rb = roll_step(m, i, n, beta, v, bp, choice, track, bounds, dominant)
+                else:
+                    rv = edge[i]
+                    rb = edge_slope
+                bank = allowed and bvi >= rv
+                if track and allowed and bank and rb > bvi - rv:
                     bounds[1] = min(bounds[1], beta + (bvi - rv) / rb)
-                v[k] = bvi
-                bp[k] = 0.0
-                bk[k] = 1
-            else:
-                if track and allowed and rb > rv - bvi:
+                elif track and allowed and not bank and rb > rv - bvi:
                     bounds[0] = max(bounds[0], beta - (rv - bvi) / rb)
-                v[k] = rv
-                bp[k] = rb
-                bk[k] = 0
+            if bank:
+                rv = bvi
+                rb = 0.0
+            v[k] = rv
+            bp[k] = rb
+            bk[k] = bank
         if not track:
             for n in range(1, 7):
                 if (i + 1 < rows and v[base + n] > v[base + 7 + n]) or \
@@ -305,9 +301,7 @@ def slices_ends(m, bank, value, keep_all, out_bust, out_left, out_dist):
     p_rows = bank.shape[1]
     for s in prange(bank.shape[0]):
         if keep_all:
-            choice = np.empty(nc, dtype=np.int32)
-            for c in range(nc):
-                choice[c] = m.keep_all[c]
+            choice = m.keep_all.astype(np.int32)
             c_rows = 1
         else:
             choice = np.empty(p_rows * nc, dtype=np.int32)
