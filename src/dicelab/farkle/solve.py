@@ -421,13 +421,13 @@ class OptimalWinSolution:
 
     #: (t, t): P(win) + P(tie)/2 of the player to move at totals ``(a * 50, b * 50)``, no
     #: lost turns; P(win), P(tie); the opponent's values
-    values = property(lambda self: self._at_zero("streak_values"))
-    win_probability = property(lambda self: self._at_zero("streak_win"))
-    tie_probability = property(lambda self: self._at_zero("streak_tie"))
-    opponent_values = property(lambda self: self._at_zero("opponent_streak_values"))
+    values = property(lambda self: self._at_zero(self.streak_values))
+    win_probability = property(lambda self: self._at_zero(self.streak_win))
+    tie_probability = property(lambda self: self._at_zero(self.streak_tie))
+    opponent_values = property(lambda self: self._at_zero(self.opponent_streak_values))
 
-    def _at_zero(self, name: str) -> np.ndarray:
-        return at_zero(getattr(self, name), self.floor_points // POINT_UNIT)
+    def _at_zero(self, x: np.ndarray) -> np.ndarray:
+        return at_zero(x, self.floor_points // POINT_UNIT)
 
     @property
     def second_outcome(self) -> Outcome:
