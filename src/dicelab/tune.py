@@ -346,7 +346,7 @@ def _exact(opponents, rules, target, widest: str):
         mine = fixed.side_of(resolve(name, rules, target), rules, target, d_max)
         out = {}
         for o, side in zip(opponents, sides, strict=True):
-            first, second = solve.outcomes_of(solve.play_sides(mine, side, rules, target))
+            first, second, _ = solve.pair_outcomes(mine, side, rules, target)
             out[o.name] = Estimate(0.5 * (first.score + second.score), 0.0, 0)
         return out
 

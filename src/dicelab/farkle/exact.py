@@ -29,8 +29,11 @@ from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import FarkleRules, check_target, load_rules
 from dicelab.farkle.solitaire import FastestSolution, MaxEvSolution, ThresholdSolution
 from dicelab.farkle.solve import OptimalWinSolution, solve_optimal_win
-from dicelab.outcomes import ExactPair
+from dicelab.outcomes import ExactPair, Outcome
 from dicelab.registry import PolicySpec, parse_policy
+
+#: Version of the cached exact pairs' outcomes.
+PAIR_FORMAT_VERSION = 5
 
 
 def policy_table(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int,
@@ -112,15 +115,19 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
         return None if progress is None else (lambda f: progress((k + f) / 2))
 
     def build() -> dict[str, np.ndarray]:
-        return solve.evaluate(resolve(policy, rules, target, half(0)),
-                              resolve(opponent, rules, target, half(1)), rules, target)
+        both = resolve(policy, rules, target, half(0)), resolve(opponent, rules, target, half(1))
+        d = fixed.lead_rows(both, rules, target)
+        first, second, bound = solve.pair_outcomes(
+            *(fixed.side_of(p, rules, target, d) for p in both), rules, target)
+        return {"outcomes": np.array([first.win, first.tie, second.win, second.tie, bound])}
 
-    arrays, from_cache = cache.cached(key, f"{solve.FORMAT_VERSION}:{a}:{b}", build) \
+    arrays, from_cache = cache.cached(key, f"{PAIR_FORMAT_VERSION}:{a}:{b}", build) \
         if key else (build(), False)
-    first, second = solve.outcomes_of(arrays)
+    win, tie, second_win, second_tie, bound = (float(x) for x in arrays["outcomes"])
+    first, second = Outcome(win, tie), Outcome(second_win, second_tie)
     return ExactPair("farkle", a, b, rules.name, first, second, time.perf_counter() - t0,
                      from_cache, ending=rules.ending, target=target,
-                     tolerance=float(arrays["meta"][0]))
+                     tolerance=bound)
 
 
 def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = None,

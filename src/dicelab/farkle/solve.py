@@ -76,28 +76,24 @@ _MAX_LAST_ROUND = 20_000  # units of 50: a table whose turns run on longer is re
 
 
 class LastRound(NamedTuple):
-    """The last round's values: ``lv/lw/lt[x, n]`` value / P(win) / P(tie) at a decision
-    point needing ``x`` more (units) with ``n`` dice; ``s/sw/st[x]`` the same for a whole
-    turn needing more than ``x``. Under ``first-to-bank`` there is no last round: all 0."""
-
-    lv: np.ndarray
-    lw: np.ndarray
-    lt: np.ndarray
-    s: np.ndarray
-    sw: np.ndarray
-    st: np.ndarray
-
-
-class Tables(NamedTuple):
-    """The last round of one solve: ``last``; ``d_eps``, the first lead whose catch-up
+    """The last round of one solve, by the lead ``x`` (units) the last turn must beat:
+    ``value[x, n]``, the value at a decision point needing ``x`` more with ``n`` dice
+    (``x = 0``: level with the lead); ``level_bank[n]``, whether it banks there (a tie);
+    ``catch``/``catch_win``/``catch_tie[x]``, the value / P(win) / P(tie) of a whole turn
+    against a lead of ``x``; ``reach[p, n]`` (rows below the minimum to bank, where a turn
+    must roll), the chance to reach it from ``p`` with ``n`` dice, what a last turn
+    against a lead below the minimum plays for; ``d_eps``, the first lead whose catch-up
     value is at most the cap tolerance (and at least the minimum to bank), so every
-    turn's cap lies below ``U + d_eps``; ``reach[p, n]`` (rows below the minimum to bank,
-    where a turn must roll): the chance to reach it from ``p`` with ``n`` dice, what a last
-    turn against a lead below the minimum plays for."""
+    turn's cap lies below ``U + d_eps``. Under ``first-to-bank`` there is no last round:
+    all 0."""
 
-    last: LastRound
-    d_eps: int
+    value: np.ndarray
+    level_bank: np.ndarray
+    catch: np.ndarray
+    catch_win: np.ndarray
+    catch_tie: np.ndarray
     reach: np.ndarray
+    d_eps: int
 
 
 def last_turn(m: Model, lead: int, rows: int, floor: np.ndarray | None = None
@@ -112,64 +108,47 @@ def last_turn(m: Model, lead: int, rows: int, floor: np.ndarray | None = None
                       max(lead + 1, int(floor[1])), floor=floor)[1]
 
 
-def last_round(m: Model, x_max: int) -> LastRound:
-    """The last turn needing ``x = 0 .. x_max - 1`` more (units): one turn DP whose row
-    ``i`` needs ``x = x_max - 1 - i``, a bank ahead worth 1 (six dice that may not bank
-    roll on and win with ``m.ahead6``), level worth 1/2, behind 0; P(win) and P(tie) of
-    its decisions from the same table. Any winning or tying bank is allowed (its turn
-    points exceed a lead at or above the minimum to bank), six dice excepted where they
-    may not bank."""
-    top = x_max
-    rows = top + m.max_points
-    i = np.arange(rows)
-    need_floor = np.zeros(7, dtype=np.int64)
-    need_floor[HOT_DICE] = NO_BANK_UNITS if m.bank_floor[HOT_DICE] >= NO_BANK_UNITS else 0
-    w = last_turn(m, top - 1, rows, need_floor)
-    win, tie = np.zeros(rows * 7), np.zeros(rows * 7)
-    for out, bank, edge in ((win, i >= top, m.ahead6), (tie, i == top - 1, 0.0)):
-        turn.turn_eval(m, w.bk, w.choice, bank.astype(np.float64), np.full(rows, edge), 0.0,
-                       rows, out)
-    s, sw, st = np.zeros(x_max), np.zeros(x_max), np.zeros(x_max)
-    for x in range(x_max):
-        row = top - 1 - x
-        s[x] = roll_values(m, row, 0.0, w)[HOT_DICE]
-        sw[x], st[x] = (turn.follow(m, row, HOT_DICE, 0.0, t, w.choice) for t in (win, tie))
-    by_need = slice(top - 1, None, -1)  # rows top - 1 .. 0: needs 0 .. x_max - 1
-    lv, lw, lt = (a.reshape(rows, 7)[by_need].copy() for a in (w.v, win, tie))
-    return LastRound(lv, lw, lt, s, sw, st)
+def last_round(rules: FarkleRules, u: int, eps: float) -> LastRound:
+    """The last round of a solve over ``u`` indices with cap tolerance ``eps``, over
+    enough leads ``x_max`` that the catch-up value falls to ``eps`` well inside them.
 
-
-def reach_bank(m: Model) -> np.ndarray:
-    """``out[p, n]`` for ``p`` below the minimum to bank (units): the chance that a turn
-    there reaches it (where it may bank) before it is lost, every set-aside chosen for
-    that; row 0, 6 dice: a whole turn. Six dice from there on are worth ``m.ahead6``. It is
-    the last turn against a lead one unit below the minimum (every bank allowed wins)."""
-    f = int(m.bank_floor[1])
-    return last_turn(m, f - 1, f + m.max_points).v.reshape(-1, 7)[:f].copy()
-
-
-def tables(rules: FarkleRules, u: int, eps: float) -> Tables:
-    """The last round's tables of a solve over ``u`` indices with cap tolerance ``eps``,
-    long enough that the catch-up value falls to ``eps`` well inside them."""
+    One turn DP whose row ``i`` needs ``x = x_max - 1 - i`` more: a bank ahead worth 1
+    (six dice that may not bank roll on and win with ``m.ahead6``), level worth 1/2,
+    behind 0; P(win) and P(tie) of its decisions from the same table. Any winning or tying
+    bank is allowed (its turn points exceed a lead at or above the minimum to bank ``f``),
+    six dice excepted where they may not bank. Against a lead below ``f`` any allowed bank
+    wins, so the turn plays to reach ``f`` (no tie): ``reach``, the last turn against a lead
+    of ``f - 1``."""
     m = model(rules)
     f = int(m.bank_floor[1])
-    reach = reach_bank(m)
+    reach = last_turn(m, f - 1, f + m.max_points).v.reshape(-1, 7)[:f].copy()
+    need_floor = np.zeros(7, dtype=np.int64)
+    need_floor[HOT_DICE] = NO_BANK_UNITS if m.bank_floor[HOT_DICE] >= NO_BANK_UNITS else 0
 
-    def attempt(x_max: int) -> Tables | None:
+    def attempt(x_max: int) -> LastRound | None:
+        s, sw, st = np.zeros(x_max), np.zeros(x_max), np.zeros(x_max)
         if m.first_to_bank:  # no last round: banking the target wins
-            zeros = (np.zeros((x_max, 7)),) * 3 + (np.zeros(x_max),) * 3
-            return Tables(LastRound(*zeros), f, reach)
-        last = last_round(m, x_max)
-        if f > 1:
-            # a lead d below the minimum to bank f: any allowed bank (>= f > d) wins, so the
-            # turn plays to reach f (no tie). From d >= f on every bank that wins or ties is
-            # allowed, and the need-based tables are exact as they are.
-            last.s[:f], last.sw[:f], last.st[:f] = reach[0, HOT_DICE], reach[0, HOT_DICE], 0.0
-        below = np.nonzero(last.s <= eps)[0]
+            return LastRound(np.zeros((x_max, 7)), np.zeros(7, dtype=bool), s, sw, st, reach, f)
+        rows = x_max + m.max_points
+        i = np.arange(rows)
+        w = last_turn(m, x_max - 1, rows, need_floor)
+        win, tie = np.zeros(rows * 7), np.zeros(rows * 7)
+        for out, bank, edge in ((win, i >= x_max, m.ahead6), (tie, i == x_max - 1, 0.0)):
+            turn.turn_eval(m, w.bk, w.choice, bank.astype(np.float64), np.full(rows, edge),
+                           0.0, rows, out)
+        for x in range(x_max):
+            row = x_max - 1 - x
+            s[x] = roll_values(m, row, 0.0, w)[HOT_DICE]
+            sw[x], st[x] = (turn.follow(m, row, HOT_DICE, 0.0, t, w.choice) for t in (win, tie))
+        if f > 1:  # from a lead of f on every bank that wins or ties is allowed
+            s[:f], sw[:f], st[:f] = reach[0, HOT_DICE], reach[0, HOT_DICE], 0.0
+        below = np.nonzero(s <= eps)[0]
         # every turn DP may look up to 2 U + max points past the eps point
-        if below.size and below[0] + 2 * u + 2 * m.max_points + 2 < x_max:
-            return Tables(last, max(int(below[0]), f), reach)
-        return None
+        if not (below.size and below[0] + 2 * u + 2 * m.max_points + 2 < x_max):
+            return None
+        by_need = w.v.reshape(rows, 7)[x_max - 1::-1].copy()  # rows x_max - 1 .. 0
+        return LastRound(by_need, w.bk.reshape(rows, 7)[x_max - 1] != 0, s, sw, st, reach,
+                         max(int(below[0]), f))
 
     return _widening(m, u, 0, attempt, "this scoring table lets a turn go on almost forever "
                      "(the chance to score 1,000,000 points in one turn is above the "
@@ -205,9 +184,9 @@ def _values(m: Model, u: int, start: float | np.ndarray = 0.0) -> tuple[np.ndarr
 
 def optimal_seat(m: Model, u: int, last: LastRound, start=0.5) -> game.Seat:
     """Seat A optimal: its values, and its optimal last turn at every count and total."""
-    shape = (m.streak, u, last.s.size)
-    catch = [np.ascontiguousarray(np.broadcast_to(a, shape)) for a in (last.s, last.sw,
-                                                                      last.st)]
+    shape = (m.streak, u, last.catch.size)
+    catch = [np.ascontiguousarray(np.broadcast_to(a, shape))
+             for a in (last.catch, last.catch_win, last.catch_tie)]
     none = np.zeros(1), np.zeros((1, 1)), np.zeros((1, 1, 1, 1), dtype=np.int64)
     return game.Seat(*_values(m, u, start), *catch, _cap(catch[0]), *none)
 
@@ -253,52 +232,63 @@ def _contraction(changes: list[float]) -> float:
     return min(changes[-1] / changes[-2], 0.99)
 
 
+def _kept(m: Model, u: int, optimal: bool) -> game.Kept:
+    """Room for seat A's optimal turns as they end: where it is optimal and the sweeps are
+    iterated (else a placeholder)."""
+    k = m.streak
+    offs = np.zeros(u + 1, dtype=np.int64)
+    if not optimal or k == 1:
+        return game.Kept(np.zeros(1), offs[:2], np.zeros((1, 1, 1, 1, 4)))
+    offs[1:] = np.cumsum(u - 1 - np.arange(u))
+    return game.Kept(np.zeros(k * k * u * int(offs[-1])), offs, np.zeros((k, k, u, u, 4)))
+
+
 def _sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
             progress: Callable[[float], None] | None) -> Sweeps:
-    """Solve the seats' values. Where no rule lowers a total, one pass over the sums of the
-    totals from the largest down solves every unit; else policy iteration (an optimal seat
-    A) or plain sweeps (two fixed seats) run until no value moves by more than the sweep
-    tolerance, the last sweeps carrying P(win) and P(tie)."""
+    """Solve the seats' values: :func:`_exact_sweep` where no rule lowers a total, else
+    :func:`_iterated_sweeps`."""
+    u = g.u
+    info = game.Info(*(np.zeros((u, u), dtype=t) for t in (float, float, np.int64, float,
+                                                             np.int64, float)))
+    kept = _kept(m, u, g.a_optimal)
+    if m.streak == 1:
+        return _exact_sweep(m, g, a, b, kept, info, progress)
+    return _iterated_sweeps(m, g, a, b, kept, info, what, progress)
+
+
+def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.Kept,
+                 info: game.Info, progress: Callable[[float], None] | None) -> Sweeps:
+    """One pass over the sums of the totals from the largest down solves every unit, each
+    with the P(win) and P(tie) split. Two fixed seats need no turn DP: one thread."""
+    if not g.a_optimal:
+        game.sweep_serial(m, g, a, b, kept, True, True, info)
+        return Sweeps(float(info.fp_err.max()), 0, 0, 0, 0)
+    u, bound = g.u, 0.0
+    for diag in range(2 * u - 2, -1, -1):
+        game.sweep_diagonal(diag, m, g, a, b, kept, True, False, True, info)
+        x = np.arange(max(0, diag - (u - 1)), min(diag, u - 1) + 1)
+        # + a unit solved by Newton steps, to float rounding
+        bound = max(bound, float(info.cap_err[x, diag - x].max())) \
+            + float(info.fp_err[x, diag - x].max()) + game.ROUNDING
+        if progress is not None:
+            progress(1.0 - diag / max(2 * u - 2, 1))
+    return Sweeps(bound, int(info.dps.sum()), 0, 0, 0)
+
+
+def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.Kept,
+                     info: game.Info, what: str, progress: Callable[[float], None] | None
+                     ) -> Sweeps:
+    """Policy iteration (an optimal seat A) or plain sweeps (two fixed seats), until no
+    value moves by more than the sweep tolerance, the last sweeps carrying P(win) and
+    P(tie). An improvement sweep solves every optimal turn (one sum's units in parallel);
+    an evaluation sweep re-evaluates the kept turns (one thread)."""
     u, k = g.u, m.streak
-    exact = k == 1
-    info = game.Info(*(np.zeros((u, u), dtype=t) for t in (float, float, float, np.int64,
-                                                             float, np.int64, float)))
-    offs = np.zeros(u + 1, dtype=np.int64)
-    if g.a_optimal and not exact:
-        offs[1:] = np.cumsum(u - 1 - np.arange(u))
-        kept = game.Kept(np.zeros(k * k * u * int(offs[-1])), offs, np.zeros((k, k, u, u, 4)))
-    else:
-        kept = game.Kept(np.zeros(1), offs[:2], np.zeros((1, 1, 1, 1, 4)))
-    bound = 0.0
-
-    def sweep(improve: bool, split: bool) -> float:
-        """One sweep, from the largest sum of the totals down: its largest change (an exact
-        one adds its error to ``bound``)."""
-        nonlocal bound
-        if not (g.a_optimal and (exact or improve)):  # no turn DP: one thread
-            return float(game.sweep_serial(m, g, a, b, kept, exact, split, info))
-        for diag in range(2 * u - 2, -1, -1):
-            game.sweep_diagonal(diag, m, g, a, b, kept, exact, improve, split, info)
-            if exact:
-                x = np.arange(max(0, diag - (u - 1)), min(diag, u - 1) + 1)
-                # + a unit solved by Newton steps, to float rounding
-                bound = max(bound, float(info.cap_err[x, diag - x].max())) \
-                    + float(info.fp_err[x, diag - x].max()) + game.ROUNDING
-                if progress is not None:
-                    progress(1.0 - diag / max(2 * u - 2, 1))
-        return float(info.change.max())
-
-    if exact:
-        sweep(False, True)
-        if not g.a_optimal:  # two fixed seats
-            bound = float(info.fp_err.max())
-        return Sweeps(bound, int(info.dps.sum()), 0, 0, 0)
     sweep_tol, max_sweeps = config.PENALTY_SWEEP_TOL, config.PENALTY_MAX_SWEEPS
 
     def evaluate(split: bool, margin: float) -> list[float]:
         changes: list[float] = []
         while len(changes) < max_sweeps:
-            changes.append(sweep(False, split))
+            changes.append(float(game.sweep_serial(m, g, a, b, kept, False, split, info)))
             if changes[-1] <= sweep_tol * margin:
                 return changes
         raise UserError(f"{what}: the values did not settle in {max_sweeps} sweeps (last "
@@ -307,7 +297,9 @@ def _sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
     improve: list[float] = []
     rho, n_eval = 0.0, 0
     while g.a_optimal:
-        improve.append(sweep(True, False))
+        for diag in range(2 * u - 2, -1, -1):
+            game.sweep_diagonal(diag, m, g, a, b, kept, False, True, False, info)
+        improve.append(float(info.change.max()))
         if progress is not None:
             progress(0.95 * len(improve) / (len(improve) + 2))  # not known ahead
         if improve[-1] <= sweep_tol:
@@ -369,15 +361,17 @@ class OptimalWinSolution:
     U): this policy's P(win) + P(tie)/2, P(win), P(tie) as the player to move;
     ``values``/``win_probability``/``tie_probability`` the same at no lost turns and
     totals from 0, (t, t) (``values[a, b]``: my total ``a * 50``, the other's ``b * 50``);
-    ``opponent_*``: the opponent's as the player to move (self-play: the same).
+    ``opponent_*``: the opponent's as the player to move (self-play: the same);
+    ``last_round``: the last round's tables (:class:`LastRound`), ``last_round_values``
+    their catch-up values.
 
-    Scalars: ``target`` (points), ``rules`` (name), ``tolerance`` (bound on the value
-    error), ``cap_tolerance`` (the ``tol`` asked for), ``states`` (turn-DP states),
-    ``solve_s`` (the original solve, also when loaded from the cache), ``elapsed_s`` (this
-    call), ``p_win/p_tie/p_loss`` (first player from 0 : 0), ``fair_head_start`` (points
-    for the second player that make the first player's value closest to 0.5),
-    ``turn_dps``, ``sweeps`` (policy-improvement sweeps; 0: one exact sweep),
-    ``table_rows`` (rows P of :meth:`policy_table`).
+    What the solve reports: ``target`` (points), ``tolerance`` (bound on the value error),
+    ``cap_tolerance`` (the ``tol`` asked for), ``states`` (turn-DP states), ``solve_s``
+    (the original solve, also when loaded from the cache), ``elapsed_s`` (this call),
+    ``memory_bytes`` (its arrays), ``turn_dps``, ``sweeps`` (policy-improvement sweeps; 0:
+    one exact sweep), ``table_rows`` (rows P of :meth:`policy_table`). Read from the
+    arrays and the rules: ``first_outcome`` (``p_win/p_tie/p_loss``) and
+    ``second_outcome``, ``fair_head_start``, ``floor_points``.
 
     Example::
 
@@ -386,7 +380,7 @@ class OptimalWinSolution:
     """
 
     target: int
-    rules: str
+    farkle_rules: FarkleRules = field(repr=False)
     tolerance: float
     cap_tolerance: float
     states: int
@@ -394,20 +388,13 @@ class OptimalWinSolution:
     elapsed_s: float
     from_cache: bool
     memory_bytes: int
-    p_win: float
-    p_tie: float
-    p_loss: float
-    fair_head_start: int
-    fair_head_start_value: float
     turn_dps: int
     sweeps: int
     table_rows: int
-    floor_points: int
-    farkle_rules: FarkleRules = field(repr=False)
     streak_values: np.ndarray = field(repr=False)
     streak_win: np.ndarray = field(repr=False)
     streak_tie: np.ndarray = field(repr=False)
-    last_round_values: np.ndarray = field(repr=False)  # S[d]: a last turn needing > d
+    last_round: LastRound = field(repr=False)
     opponent_streak_values: np.ndarray = field(repr=False)
     opponent_streak_win: np.ndarray = field(repr=False)
     opponent_streak_tie: np.ndarray = field(repr=False)
@@ -430,11 +417,52 @@ class OptimalWinSolution:
         return at_zero(x, self.floor_points // POINT_UNIT)
 
     @property
+    def floor_points(self) -> int:
+        """How far below zero (points) a total may fall: index 0 of the state arrays."""
+        return self.farkle_rules.penalty_floor() * POINT_UNIT
+
+    @property
+    def last_round_values(self) -> np.ndarray:
+        """``[d]``: P(win) + P(tie)/2 of a last turn that must beat a lead of ``d`` units."""
+        return self.last_round.catch
+
+    @property
+    def first_outcome(self) -> Outcome:
+        """This policy's outcome moving first, from 0 : 0."""
+        return start_outcome(self.streak_win, self.streak_tie, self.floor_points // POINT_UNIT)
+
+    @property
     def second_outcome(self) -> Outcome:
         """This policy's outcome when the other player moves first."""
         theirs = start_outcome(self.opponent_streak_win, self.opponent_streak_tie,
                                self.floor_points // POINT_UNIT)
         return Outcome(theirs.loss, theirs.tie)
+
+    @property
+    def p_win(self) -> float:
+        """P(win) moving first, from 0 : 0 (:attr:`first_outcome`)."""
+        return self.first_outcome.win
+
+    @property
+    def p_tie(self) -> float:
+        """P(tie) moving first, from 0 : 0."""
+        return self.first_outcome.tie
+
+    @property
+    def p_loss(self) -> float:
+        """P(loss) moving first, from 0 : 0."""
+        return self.first_outcome.loss
+
+    @property
+    def fair_head_start(self) -> int:
+        """Points for the second player that make the first player's value closest to 0.5
+        (the smallest of equals)."""
+        return POINT_UNIT * int(np.argmin(np.abs(self.values[0, :] - 0.5)))
+
+    @property
+    def fair_head_start_value(self) -> float:
+        """The first player's value with the fair head start."""
+        return self.win_value(0, self.fair_head_start)
 
     # -- queries ----------------------------------------------------------------------
 
@@ -474,7 +502,7 @@ class OptimalWinSolution:
         if "engine" not in self._memo:
             opp = None if self.opponent is None else self._memo["opponent_policy"]()
             m, g, a, b = _setup(self.farkle_rules, self.target, self.streak_values.shape[2],
-                                self.cap_tolerance, self._memo["tables"], opp,
+                                self.cap_tolerance, self.last_round, opp,
                                 self.streak_values, self.opponent_streak_values)
             a.w[:], a.t[:] = self.streak_win, self.streak_tie
             b.w[:], b.t[:] = self.opponent_streak_win, self.opponent_streak_tie
@@ -560,25 +588,22 @@ class OptimalWinSolution:
     def _last_round_table(self, n_p: int) -> dict[str, np.ndarray]:
         """The last round's table (``last_value``/``last_bank``, (D, P, 7))."""
         m = model(self.farkle_rules)
-        tab = self._memo["tables"]
-        last = tab.last
+        last = self.last_round
         d_rows = n_p - m.max_points
         x = np.arange(d_rows)[:, None] - np.arange(n_p)[None, :]  # need left, (D, P)
         lv_pad = np.ones((d_rows, n_p, 7))
         lb = np.zeros((d_rows, n_p, 7), dtype=np.uint8)
         inside = x >= 0
-        lv_pad[inside] = last.lv[x[inside]]
+        lv_pad[inside] = last.value[x[inside]]
         lb[~inside] = 1
         if m.bank_floor[HOT_DICE] >= NO_BANK_UNITS:  # ahead with six dice: roll on
             lv_pad[:, :, HOT_DICE][~inside] = m.ahead6
             lb[:, :, HOT_DICE] = 0
-        tie_bank = (x == 0)[:, :, None] & (last.lw[0][None, None, :] == 0.0) \
-            & (last.lt[0][None, None, :] == 1.0)
-        lb[tie_bank] = 1
-        f = tab.reach.shape[0]
-        if f > 1:  # a lead below the minimum to bank: play to reach it (see tables())
+        lb[(x == 0)[:, :, None] & last.level_bank] = 1  # level: bank for the tie
+        f = last.reach.shape[0]
+        if f > 1:  # a lead below the minimum to bank: play to reach it (see last_round())
             below = min(f, d_rows)
-            lv_pad[:below, :f] = tab.reach[None, :, :]
+            lv_pad[:below, :f] = last.reach[None, :, :]
             lb[:below, :f] = 0
         lv_pad[:, :, 0] = 0.0
         lb[:, :, 0] = 0
@@ -593,7 +618,7 @@ class OptimalWinSolution:
         """JSON-able summary (all scalar fields)."""
         second = self.second_outcome
         out = {"game": "farkle", "policy": self.policy, "target": self.target,
-               "rules": self.rules, "ending": self.farkle_rules.ending,
+               "rules": self.farkle_rules.name, "ending": self.farkle_rules.ending,
                "tolerance": self.tolerance, "states": self.states,
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                "from_cache": self.from_cache,
@@ -609,7 +634,7 @@ class OptimalWinSolution:
         return out
 
 
-def _table_rows(m: Model, u: int, top: int, tab: Tables, tol: float) -> int:
+def _table_rows(m: Model, u: int, top: int, last: LastRound, tol: float) -> int:
     """Rows P of the policy table over ``u`` indices whose highest cap is row ``top``. Past
     every rolling state plus one roll, and enough last-round deficits D = P - max points
     that a larger lead is caught up with a chance of at most 1e-6 (the table plays such a
@@ -618,7 +643,7 @@ def _table_rows(m: Model, u: int, top: int, tab: Tables, tol: float) -> int:
     enough: the kernel plays any more as row U."""
     if m.first_to_bank:
         return u + 1
-    d_small = int(np.nonzero(tab.last.s <= max(tol, _LAST_ROUND_CLAMP))[0][0])
+    d_small = int(np.nonzero(last.catch <= max(tol, _LAST_ROUND_CLAMP))[0][0])
     return max(top + m.six_rows, d_small + 1) + m.max_points
 
 
@@ -640,7 +665,7 @@ def least_policy_table_bytes(rules: FarkleRules, target: int,
     m = model(rules)
     u = target // POINT_UNIT + m.floor
     states = m.streak * m.streak * u * u
-    return _table_bytes(m, states, _table_rows(m, u, 0, tables(rules, u, tol), tol))
+    return _table_bytes(m, states, _table_rows(m, u, 0, last_round(rules, u, tol), tol))
 
 
 # ---------------------------------------------------------------------------------
@@ -661,7 +686,7 @@ def solve_bytes(m: Model, u: int, both: bool) -> int:
     n = m.streak * m.streak * u * u
     seats = 2 if both else 1
     kept = n * (4 + (u - 1) // 2) if m.streak > 1 else 0
-    return 8 * (seats * 3 * n + kept + 7 * u * u)
+    return 8 * (seats * 3 * n + kept + 6 * u * u)
 
 
 def cache_key(rules: FarkleRules, target: int, tol: float, opponent: str | None = None
@@ -675,19 +700,19 @@ def cache_key(rules: FarkleRules, target: int, tol: float, opponent: str | None 
                            sweep_tol=f"{config.PENALTY_SWEEP_TOL:.3g}", **more)
 
 
-def _setup(rules: FarkleRules, target: int, u: int, tol: float, tab: Tables, opponent,
+def _setup(rules: FarkleRules, target: int, u: int, tol: float, last: LastRound, opponent,
            mine=0.5, theirs=0.0) -> tuple[Model, game.Game, game.Seat, game.Seat]:
     """The game of an optimal-win solve over ``u`` indices: seat A optimal (its values from
     ``mine``), seat B A itself (``opponent`` None) or the fixed ``opponent`` (from
     ``theirs``)."""
     m = model(rules)
-    a = optimal_seat(m, u, tab.last, mine)
+    a = optimal_seat(m, u, last, mine)
     if opponent is None:
-        b, d_eps = a, tab.d_eps
+        b, d_eps = a, last.d_eps
     else:
         side, d_eps = opponent_side(rules, target, tol, opponent)
         b = fixed_seat(m, u, side, theirs)
-    return m, _game(rules, u, tol, max(d_eps, tab.d_eps), opponent is None, True), a, b
+    return m, _game(rules, u, tol, max(d_eps, last.d_eps), opponent is None, True), a, b
 
 
 def _solve(rules: FarkleRules, target, tol, name: str | None,
@@ -701,13 +726,13 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
     what = "optimal-win" if name is None else "a best response"
     check_memory(f"{what} to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
                  solve_bytes(m, u, name is not None))
-    tab = tables(rules, u, tol)
+    last = last_round(rules, u, tol)
 
     def build() -> dict[str, np.ndarray]:
         start = time.perf_counter()
         opp = None if name is None else opponent()
         mine, theirs = (0.5, 0.5) if m.streak == 1 else _start_values(rules, u, tol, opp)
-        _, g, a, b = _setup(rules, target, u, tol, tab, opp, mine, theirs)
+        _, g, a, b = _setup(rules, target, u, tol, last, opp, mine, theirs)
         if m.streak > 1 and b is a:
             a.w[:] = a.v
         s = _sweeps(m, g, a, b, f"{what} with the farkle penalty", progress)
@@ -727,26 +752,19 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
     bound, turn_dps, sweeps, states, _evaluations = (float(x) for x in arrays["meta"])
     if not sweeps:  # one exact sweep: every state's turn DP, and the last round's
         top = arrays["top"]
-        n_last = 0 if m.first_to_bank else tab.last.s.size * 6
+        n_last = 0 if m.first_to_bank else last.catch.size * 6
         states = float((np.maximum(top, 1).sum() - top.size) * 6 + top.size + n_last)
-    f = m.floor
-    zero = at_zero(arrays["v"], f)
-    h = int(np.argmin(np.abs(zero[0, :] - 0.5)))  # first (smallest) of equals
-    start = start_outcome(arrays["w"], arrays["t"], f)
     theirs = {f"opponent_streak_{k}": arrays.get(f"o{x}", arrays[x])
               for k, x in (("values", "v"), ("win", "w"), ("tie", "t"))}
     sol = OptimalWinSolution(
-        target=target, rules=rules.name, tolerance=bound, cap_tolerance=tol,
+        target=target, farkle_rules=rules, tolerance=bound, cap_tolerance=tol,
         states=int(states), solve_s=float(arrays["seconds"][0]),
         elapsed_s=time.perf_counter() - t0, from_cache=from_cache,
-        memory_bytes=int(sum(a.nbytes for a in arrays.values())), p_win=start.win,
-        p_tie=start.tie, p_loss=start.loss, fair_head_start=h * POINT_UNIT,
-        fair_head_start_value=float(zero[0, h]), turn_dps=int(turn_dps), sweeps=int(sweeps),
-        table_rows=_table_rows(m, u, int(arrays["top"].max()), tab, tol),
-        floor_points=f * POINT_UNIT, farkle_rules=rules, streak_values=arrays["v"],
-        streak_win=arrays["w"], streak_tie=arrays["t"], last_round_values=tab.last.s,
-        opponent=name, **theirs)
-    sol._memo.update({"tables": tab, "opponent_policy": opponent, "cache_key": key})
+        memory_bytes=int(sum(a.nbytes for a in arrays.values())), turn_dps=int(turn_dps),
+        sweeps=int(sweeps), table_rows=_table_rows(m, u, int(arrays["top"].max()), last, tol),
+        streak_values=arrays["v"], streak_win=arrays["w"], streak_tie=arrays["t"],
+        last_round=last, opponent=name, **theirs)
+    sol._memo.update({"opponent_policy": opponent, "cache_key": key})
     return sol
 
 
@@ -779,14 +797,11 @@ def _start_values(rules: FarkleRules, u: int, tol: float, opponent=None
     response there, when the opponent plays the same without the penalty (a threshold or
     ``ai``, whose turns read no run of lost turns: 4 improvement sweeps instead of 6 under
     ``facebook`` against ``threshold-300``), else one half."""
-    free = dataclasses.replace(rules, farkle_penalty=0)
-    if opponent is None:
-        v = solve_optimal_win(free, u * POINT_UNIT, tol=tol, use_cache=False).streak_values
-        return v[0, 0], v[0, 0]
-    if not getattr(opponent, "same_without_penalty", False):
+    if opponent is not None and not getattr(opponent, "same_without_penalty", False):
         return 0.5, 0.5
-    sol = solve_best_response(free, u * POINT_UNIT, opponent.name, lambda: opponent, tol=tol,
-                              use_cache=False)
+    free = dataclasses.replace(rules, farkle_penalty=0)
+    name = None if opponent is None else opponent.name
+    sol = _solve(free, u * POINT_UNIT, tol, name, lambda: opponent, False, None)
     return sol.streak_values[0, 0], sol.opponent_streak_values[0, 0]
 
 
@@ -832,38 +847,20 @@ def solve_best_response(rules: FarkleRules, target: int, name: str,
 # Exact pairs
 
 
-def play_sides(side_a: fixed.Side, side_b: fixed.Side, rules: FarkleRules, target: int
-               ) -> dict[str, np.ndarray]:
-    """Two fixed seats' values at every state: ``a_win[a, b]``, ``a_tie[a, b]`` (A to move
-    with A at ``a``, B at ``b`` units, no lost turns) and ``b_win[b, a]``, ``b_tie[b, a]``
-    (B to move), and ``meta`` = (error bound, sweeps)."""
+def pair_outcomes(side_a: fixed.Side, side_b: fixed.Side, rules: FarkleRules, target: int
+                  ) -> tuple[Outcome, Outcome, float]:
+    """Two fixed seats played exactly: (A's outcome moving first, A's outcome moving
+    second, the error bound)."""
     m = model(rules)
     u = target // POINT_UNIT + m.floor
     a, b = fixed_seat(m, u, side_a), fixed_seat(m, u, side_b)
     g = _game(rules, u, 0.0, 0, False, False)
     s = _sweeps(m, g, a, b, "the exact evaluation under the farkle penalty", None)
-    out = {f"{x}_{k}": np.ascontiguousarray(at_zero(y, m.floor))
-           for x, seat in (("a", a), ("b", b)) for k, y in (("win", seat.w), ("tie", seat.t))}
-    return {**out, "meta": np.array([s.bound, s.evaluations])}
+    b_first = start_outcome(b.w, b.t, m.floor)
+    return start_outcome(a.w, a.t, m.floor), Outcome(b_first.loss, b_first.tie), s.bound
 
 
-def outcomes_of(values: dict[str, np.ndarray]) -> tuple[Outcome, Outcome]:
-    """(A's outcome moving first, A's outcome moving second) from :func:`play_sides`."""
-    b_first = Outcome(float(values["b_win"][0, 0]), float(values["b_tie"][0, 0]))
-    return Outcome(float(values["a_win"][0, 0]), float(values["a_tie"][0, 0])), Outcome(
-        b_first.loss, b_first.tie)
-
-
-def evaluate(policy_a: fixed.FixedPolicy, policy_b: fixed.FixedPolicy,
-             rules: FarkleRules, target: int) -> dict[str, np.ndarray]:
-    """:func:`play_sides` of two policies as the engine reads them
-    (:class:`~dicelab.farkle.fixed.FixedPolicy`)."""
-    d = fixed.lead_rows([policy_a, policy_b], rules, target)
-    return play_sides(*(fixed.side_of(p, rules, target, d) for p in (policy_a, policy_b)),
-                      rules, target)
-
-
-__all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "Tables", "at_zero", "cache_key",
-           "evaluate", "fixed_seat", "last_round", "last_turn", "least_policy_table_bytes",
-           "opponent_side", "optimal_seat", "outcomes_of", "play_sides", "reach_bank",
-           "solve_best_response", "solve_optimal_win", "start_outcome", "tables"]
+__all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "at_zero", "cache_key",
+           "fixed_seat", "last_round", "last_turn", "least_policy_table_bytes",
+           "opponent_side", "optimal_seat", "pair_outcomes", "solve_best_response",
+           "solve_optimal_win", "start_outcome"]

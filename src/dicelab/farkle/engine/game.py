@@ -95,13 +95,12 @@ class Kept(NamedTuple):
 
 
 class Info(NamedTuple):
-    """Per unit ``[x, y]``: the cap's error, the fixed point's error, the largest chance
-    to lose a turn, turn DPs (exact mode); the largest change, turn-DP states, the gap
-    between a turn DP and its ending's evaluation (iterated mode)."""
+    """Per unit ``[x, y]``: the cap's error, the fixed point's error, turn DPs (exact
+    mode); the largest change, turn-DP states, the gap between a turn DP and its ending's
+    evaluation (iterated mode)."""
 
     cap_err: np.ndarray
     fp_err: np.ndarray
-    bust: np.ndarray
     dps: np.ndarray
     change: np.ndarray
     states: np.ndarray
@@ -379,7 +378,6 @@ def unit_exact(m, g, A, B, x, y, sa, sb, info):
         B.t[0, 0, y, x] = tb
     info.cap_err[x, y] = max(cap1, cap2)
     info.fp_err[x, y] = err
-    info.bust[x, y] = max(q1, q2)
     info.dps[x, y] = dps
 
 
