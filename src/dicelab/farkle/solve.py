@@ -418,8 +418,9 @@ class OptimalWinSolution:
 
     @property
     def floor_points(self) -> int:
-        """How far below zero (points) a total may fall: index 0 of the state arrays."""
-        return self.farkle_rules.penalty_floor() * POINT_UNIT
+        """How far below zero (points) a total may fall: index 0 of the state arrays, whose
+        index ``U`` is the target (the floor is a setting of the solve, not a rule)."""
+        return (self.streak_values.shape[2] - self.target // POINT_UNIT) * POINT_UNIT
 
     @property
     def last_round_values(self) -> np.ndarray:
@@ -710,8 +711,7 @@ def _setup(rules: FarkleRules, target: int, u: int, tol: float, last: LastRound,
     if opponent is None:
         b, d_eps = a, last.d_eps
     else:
-        side, d_eps = opponent_side(rules, target, tol, opponent)
-        b = fixed_seat(m, u, side, theirs)
+        b, d_eps = opponent_seat(rules, target, tol, opponent, theirs)
     return m, _game(rules, u, tol, max(d_eps, last.d_eps), opponent is None, True), a, b
 
 
@@ -805,22 +805,22 @@ def _start_values(rules: FarkleRules, u: int, tol: float, opponent=None
     return sol.streak_values[0, 0], sol.opponent_streak_values[0, 0]
 
 
-def opponent_side(rules: FarkleRules, target: int, tol: float, opponent) -> tuple[
-        fixed.Side, int]:
-    """The fixed opponent's side, over enough last-round leads that its catch-up value
-    falls to ``tol`` inside them at every count and total; and the first lead from which
-    it does (a best response's caps lie below it)."""
+def opponent_seat(rules: FarkleRules, target: int, tol: float, opponent, start=0.0
+                  ) -> tuple[game.Seat, int]:
+    """The fixed opponent's seat (its values from ``start``), over enough last-round leads
+    that its catch-up value falls to ``tol`` inside them at every count and total; and the
+    first lead from which it does (a best response's caps lie below it)."""
     m = model(rules)
+    u = target // POINT_UNIT + m.floor
 
-    def attempt(x_max: int) -> tuple[fixed.Side, int] | None:
-        side = fixed.side_of(opponent, rules, target, x_max)
+    def attempt(x_max: int) -> tuple[game.Seat, int] | None:
+        seat = fixed_seat(m, u, fixed.side_of(opponent, rules, target, x_max), start)
         if m.first_to_bank:
-            return side, int(m.bank_floor[1])
-        below = _cap(side.catch_win + 0.5 * side.catch_tie) <= tol
-        return (side, int(np.argmax(below, axis=-1).max())) if below[..., -1].all() else None
+            return seat, int(m.bank_floor[1])
+        below = seat.c_cap <= tol
+        return (seat, int(np.argmax(below, axis=-1).max())) if below[..., -1].all() else None
 
-    return _widening(m, target // POINT_UNIT + m.floor,
-                     fixed.lead_rows([opponent], rules, target), attempt,
+    return _widening(m, u, fixed.lead_rows([opponent], rules, target), attempt,
                      "the opponent's last turn goes on almost forever; its best response "
                      "cannot be solved")
 
@@ -862,5 +862,5 @@ def pair_outcomes(side_a: fixed.Side, side_b: fixed.Side, rules: FarkleRules, ta
 
 __all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "at_zero", "cache_key",
            "fixed_seat", "last_round", "last_turn", "least_policy_table_bytes",
-           "opponent_side", "optimal_seat", "pair_outcomes", "solve_best_response",
+           "opponent_seat", "optimal_seat", "pair_outcomes", "solve_best_response",
            "solve_optimal_win", "start_outcome"]
