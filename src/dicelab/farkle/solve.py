@@ -140,7 +140,10 @@ def last_round(rules: FarkleRules, u: int, eps: float) -> LastRound:
             row = x_max - 1 - x
             s[x] = roll_values(m, row, 0.0, w)[HOT_DICE]
             sw[x], st[x] = (turn.follow(m, row, HOT_DICE, 0.0, t, w.choice) for t in (win, tie))
-        if f > 1:  # from a lead of f on every bank that wins or ties is allowed
+        if f > 1:
+            # a lead d below the minimum to bank f: any allowed bank (>= f > d) wins, so the
+            # turn plays to reach f (no tie). From d >= f on every bank that wins or ties is
+            # allowed, and the need-based tables are exact as they are.
             s[:f], sw[:f], st[:f] = reach[0, HOT_DICE], reach[0, HOT_DICE], 0.0
         below = np.nonzero(s <= eps)[0]
         # every turn DP may look up to 2 U + max points past the eps point
