@@ -86,8 +86,7 @@ def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
             continue
         c, bx, by = game.lost_turn(m, s, r, x)
         beta = 1.0 - vv[c, bx, y, by]
-        value, _, _, _, rows = game.optimal_turn(m, g, seat, s, r, x, y, beta, sc, 0, False,
-                                                 sc.bounds)
+        value, _, _, _, rows = game.optimal_turn(m, g, seat, s, r, x, y, beta, sc, 0, False)
         lost = game.optimal_ends(m, g, sc, rows)
         ends = sc.ends[:rows]
         row = np.zeros(big_t - 1 - x)

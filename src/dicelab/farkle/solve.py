@@ -520,7 +520,7 @@ class OptimalWinSolution:
         c, bs, bx = game.lost_turn(m, s, r, x)
         beta = 1.0 - b.v[c, bs, y, bx]
         sc = game.scratch(m, max(g.rows, fill_to + m.six_rows + m.max_points))
-        game.optimal_turn(m, g, b, s, r, x, y, beta, sc, fill_to, False, sc.bounds)
+        game.optimal_turn(m, g, b, s, r, x, y, beta, sc, fill_to, False)
         return sc, beta
 
     def bank_decisions(self, my_total: int, opp_total: int, my_farkles: int = 0,

@@ -211,10 +211,10 @@ def cap_row(m, g, other, r, x, y, beta):
 
 
 @njit(cache=True)
-def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track, bounds):
+def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track):
     """The optimal turn of the mover at state (s, r, x, y) with a lost turn worth ``beta``:
     its table in ``sc`` over at least ``fill_to`` rows. Returns (value, slope, top, cap
-    error, rows); with ``track`` ``bounds`` is the interval of ``beta`` over which the
+    error, rows); with ``track`` ``sc.bounds`` is the interval of ``beta`` over which the
     policy stays optimal (its value then a line of the slope), the cap's validity
     included."""
     top, c, cap_err = cap_row(m, g, other, r, x, y, beta)
@@ -239,12 +239,13 @@ def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track, bounds):
         for i in range(rows):
             sc.edge[i] = m.six_bank * sc.bankv[i] + bust6 * beta
     if track:
-        bounds[0] = max(0.0, beta - turn.WINDOW)
-        bounds[1] = min(1.0, beta + turn.WINDOW)
+        sc.bounds[0] = max(0.0, beta - turn.WINDOW)
+        sc.bounds[1] = min(1.0, beta + turn.WINDOW)
         if cap_err == 0.0 and c > 0.0:  # the cap is exact while c <= bust_min (1 - beta')
-            bounds[1] = min(bounds[1], 1.0 - c / m.bust_min)
+            sc.bounds[1] = min(sc.bounds[1], 1.0 - c / m.bust_min)
         value, slope = turn.turn_back_tracked(m, m.bank_floor, sc.bankv, sc.edge, bust6, beta,
-                                              top, rows, sc.v, sc.bp, sc.bk, sc.choice, bounds)
+                                              top, rows, sc.v, sc.bp, sc.bk, sc.choice,
+                                              sc.bounds)
     else:
         value, slope = turn.turn_back(m, m.bank_floor, sc.bankv, sc.edge, bust6, beta, top,
                                       rows, sc.v, sc.bp, sc.bk, sc.choice)
@@ -299,8 +300,7 @@ def optimal_line(m, g, other, x, y, beta, sc):
     """The optimal turn at (x, y), no lost turns, as a line in the lost turn's value
     ``beta``: (its value at 0, slope, the interval of ``beta`` where it stays optimal, cap
     error, rows)."""
-    val, q, _, cap, rows = optimal_turn(m, g, other, 0, 0, x, y, beta, sc, 0, True,
-                                        sc.bounds)
+    val, q, _, cap, rows = optimal_turn(m, g, other, 0, 0, x, y, beta, sc, 0, True)
     return val - q * beta, q, sc.bounds[0], sc.bounds[1], cap, rows
 
 
@@ -395,8 +395,7 @@ def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split
         row = kept.dist[at:at + u - 1 - mx]
         e = kept.ends[i, j, mx, my]
         if improve:
-            val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False,
-                                                sc.bounds)
+            val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False)
             e[3] = optimal_ends(m, g, sc, rows)
             for kk in range(u - 1 - mx):
                 row[kk] = sc.ends[kk + 1] if kk + 1 < rows else 0.0
@@ -530,7 +529,7 @@ def fill_table(m, g, A, B, value_out, bank_out, top_out):
                 for y in range(u):
                     beta = lost_value(m, g, B, s, r, x, y)[0]
                     top_out[s, r, x, y] = optimal_turn(m, g, B, s, r, x, y, beta, sc, n_p,
-                                                       False, sc.bounds)[2]
+                                                       False)[2]
                     # column 0 of every row is 0 (see turn._turn); row 0 is the turn start
                     value_out[s, r, x, y] = sc.v[:n_p * 7].reshape(n_p, 7)
                     bank_out[s, r, x, y] = sc.bk[:n_p * 7].reshape(n_p, 7)
