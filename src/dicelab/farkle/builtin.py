@@ -362,7 +362,7 @@ class MaxEv(Exact):
         return max_ev_table(rules)
 
     def bank_table(self, spec, rules, target, me, opp, progress=None):
-        return solve_max_ev(rules).bank, f"max-ev ({_tag(rules)})"
+        return solve_max_ev(rules).bank[0], f"max-ev ({_tag(rules)})"
 
     def solve(self, spec, rules, target, progress=None):
         return solve_max_ev(rules)

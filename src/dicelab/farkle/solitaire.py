@@ -273,41 +273,6 @@ def bank_thresholds(bank: np.ndarray, lo: int = 1) -> dict[int, int | None]:
 
 
 @dataclass(frozen=True)
-class TurnPolicy:
-    """One turn policy of ``max-ev``: ``value[p, n]``/``bank[p, n]`` (shape (P, 7), p in
-    units of 50, column 0 unused): the expected final turn points (points, a lost turn
-    counted as the solution's ``lost`` value) at state (p*50, n) and the decision there;
-    row 0 is the start of a turn (a forced roll). ``roll_value[p, n]``: the value of
-    rolling (-1 from ``cap`` on, where banking is proven at least as good, but six dice
-    rolling on); ``value_error``: a bound on the error of every value below the cap
-    (0 but where six dice roll on past it, see :func:`solve_max_ev`); ``exact_rows``: the
-    rows whose decisions are exact (past them six dice rolling on meet the table's edge)."""
-
-    rules: str
-    cap: int
-    value: np.ndarray
-    bank: np.ndarray
-    roll_value: np.ndarray
-    distribution: TurnDistribution = field(repr=False)
-    value_error: float = 0.0
-    exact_rows: int = 0
-
-    @property
-    def expected_score(self) -> float:
-        """The value of a turn's start (points)."""
-        return float(self.value[0, 6])
-
-    def bank_thresholds(self) -> dict[int, int | None]:
-        """Smallest turn points at which the policy banks, for n = 1..6 dice left."""
-        return bank_thresholds(self.bank[:self.exact_rows or None])
-
-    def is_threshold_policy(self) -> bool:
-        """True if, for every n, it banks at every turn total from its threshold up."""
-        return all(t is None or self.bank[t // POINT_UNIT:, n].all()
-                   for n, t in self.bank_thresholds().items())
-
-
-@dataclass(frozen=True)
 class MaxEvSolution:
     """``max-ev``: the turn policy of the most points per turn in the long run.
 
@@ -319,18 +284,29 @@ class MaxEvSolution:
     -penalty`` and ``h[0] = 0``.
 
     ``rate``: g, points per turn in the long run (without a penalty: the expected turn
-    score); ``bias``: h (points); ``streak[s]``: the :class:`TurnPolicy` at ``s``, its
-    values counting a lost turn as ``beta[s]``; ``stationary``: the long-run share of
-    turns started at each ``s``; ``rate_check``: the rate recomputed from the policies'
-    exact turn distributions (an independent evaluation); ``value_error``: a bound on the
-    error of ``rate`` and ``bias`` (0 but where six dice roll on past the cap).
+    score); ``bias``: h (points). The policies' arrays are indexed ``[s, p, n]`` (shape
+    (S, P, 7), p in units of 50, column 0 unused): ``value``, the expected final turn
+    points (a lost turn counted as ``beta[s]``) at state (p*50, n), and ``bank``, the
+    decision there; row 0 is the start of a turn (a forced roll). ``roll_value``: the
+    value of rolling (-1 from ``cap`` on, where banking is proven at least as good, but
+    six dice rolling on); ``distributions[s]``: the exact turn distribution of policy
+    ``s``; ``exact_rows``: the rows whose decisions are exact (past them six dice rolling
+    on meet the table's edge). ``stationary``: the long-run share of turns started at
+    each ``s``; ``rate_check``: the rate recomputed from the exact turn distributions (an
+    independent evaluation); ``value_error``: a bound on the error of every value below
+    the cap, of ``rate`` and of ``bias`` (0 but where six dice roll on past the cap).
     """
 
     rules: str
     penalty: int
+    cap: int
     rate: float
     bias: np.ndarray
-    streak: tuple[TurnPolicy, ...]
+    value: np.ndarray
+    bank: np.ndarray
+    roll_value: np.ndarray
+    distributions: tuple[TurnDistribution, ...]
+    exact_rows: int
     stationary: np.ndarray
     rate_check: float
     iterations: int
@@ -349,33 +325,16 @@ class MaxEvSolution:
         """Points per turn in the long run (the expected turn score without a penalty)."""
         return self.rate
 
-    @property
-    def cap(self) -> int:
-        return self.streak[0].cap
-
-    @property
-    def value(self) -> np.ndarray:
-        """The policy after no lost turn in a row (see :class:`TurnPolicy`)."""
-        return self.streak[0].value
-
-    @property
-    def bank(self) -> np.ndarray:
-        return self.streak[0].bank
-
-    @property
-    def roll_value(self) -> np.ndarray:
-        return self.streak[0].roll_value
-
-    @property
-    def distribution(self) -> TurnDistribution:
-        return self.streak[0].distribution
-
     def bank_thresholds(self, lost_in_a_row: int = 0) -> dict[int, int | None]:
         """Smallest turn points at which max-ev banks, for n = 1..6 dice left."""
-        return self.streak[lost_in_a_row].bank_thresholds()
+        return bank_thresholds(self.bank[lost_in_a_row, :self.exact_rows])
 
     def is_threshold_policy(self) -> bool:
-        return all(p.is_threshold_policy() for p in self.streak)
+        """True if, for every count and n, it banks at every turn total from its
+        threshold up."""
+        return all(t is None or self.bank[s, t // POINT_UNIT:, n].all()
+                   for s in range(len(self.distributions))
+                   for n, t in self.bank_thresholds(s).items())
 
     def turn_values(self, turn_points: int, lost_in_a_row: int = 0
                     ) -> tuple[float, np.ndarray]:
@@ -387,33 +346,33 @@ class MaxEvSolution:
         Past the cap the values are read from a solve whose cap lies above the roll's
         successors (any cap at or above the proven one gives the same optimum, within its
         error bound)."""
-        s = min(max(int(lost_in_a_row), 0), len(self.streak) - 1)
+        s = min(max(int(lost_in_a_row), 0), len(self.distributions) - 1)
         p = int(turn_points) // POINT_UNIT
-        if p < self.streak[s].cap // POINT_UNIT:
-            return float(turn_points), self.streak[s].roll_value[p].copy()
+        if p < self.cap // POINT_UNIT:
+            return float(turn_points), self.roll_value[s, p].copy()
         need = (p + model(self.farkle_rules).max_points + 1) * POINT_UNIT
         higher = max_ev_capped(self.farkle_rules, -(-need // _CAP_STEP) * _CAP_STEP)
         return higher.turn_values(turn_points, s)
 
     def to_dict(self) -> dict:
-        first = self.streak[0]
         out = {"policy": "max-ev", "rules": self.rules,
-               "expected_turn_score": self.expected_score, "cap": first.cap,
-               **first.distribution.spread(),
-               "bank_thresholds": text_keys(first.bank_thresholds()),
+               "expected_turn_score": self.expected_score, "cap": self.cap,
+               **self.distributions[0].spread(),
+               "bank_thresholds": text_keys(self.bank_thresholds()),
                "threshold_policy": self.is_threshold_policy(),
                "value_error": self.value_error,
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                "from_cache": self.from_cache}
-        if len(self.streak) > 1:
+        if len(self.distributions) > 1:
             out.update({
                 "farkle_penalty": self.penalty, "points_per_turn": self.rate,
                 "points_per_turn_check": self.rate_check,
                 "bias": self.bias.tolist(), "stationary": self.stationary.tolist(),
-                "p_bust_by_lost_turns": [p.distribution.p_bust for p in self.streak],
-                "expected_banked": [p.distribution.expected_score for p in self.streak],
+                "p_bust_by_lost_turns": [d.p_bust for d in self.distributions],
+                "expected_banked": [d.expected_score for d in self.distributions],
                 "bank_thresholds_by_lost_turns": {
-                    str(s): text_keys(p.bank_thresholds()) for s, p in enumerate(self.streak)},
+                    str(s): text_keys(self.bank_thresholds(s))
+                    for s in range(len(self.distributions))},
                 "iterations": self.iterations})
         return out
 
@@ -429,30 +388,31 @@ def max_ev_turn(m: Model, c: int, beta: float, edge: np.ndarray | None = None
                       np.full(rows, b) if edge is None else edge)
 
 
-def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
-                   w6: float) -> TurnPolicy:
-    """The turn policy with a lost turn worth ``beta`` (points) and its error bound: where
-    six dice roll on past the cap, a roll leaving the table is bracketed by the lost
-    turn's value and the bank plus W(6) (:func:`gain_bound`); the lower run is the
-    solution and the largest gap below the cap between the runs its error bound."""
+def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float, w6: float,
+                   value: np.ndarray, bank: np.ndarray, roll: np.ndarray
+                   ) -> tuple[TurnDistribution, float]:
+    """The turn policy with a lost turn worth ``beta`` (points), written into ``value``,
+    ``bank`` and ``roll`` (its rows of :class:`MaxEvSolution`'s arrays); returns its turn
+    distribution and its error bound. Where six dice roll on past the cap, a roll leaving
+    the table is bracketed by the lost turn's value and the bank plus W(6)
+    (:func:`gain_bound`); the lower run is the solution and the largest gap below the cap
+    between the runs its error bound."""
     c = cap // POINT_UNIT
-    rows = c + m.six_rows + m.max_points + 1
+    rows = value.shape[0]
     b = beta / POINT_UNIT
     _, w = max_ev_turn(m, c, beta)
     error = 0.0
     if m.six_rows:
         _, hi = max_ev_turn(m, c, beta, np.arange(rows) + w6 / POINT_UNIT)
         error = float(np.abs(hi.v[:(c + 1) * 7] - w.v[:(c + 1) * 7]).max()) * POINT_UNIT
-    value = w.v.reshape(rows, 7) * POINT_UNIT
-    bank = w.bk.reshape(rows, 7).copy()
-    roll = np.full((rows, 7), -1.0)
-    roll[:, 0] = 0.0
+    value[:] = w.v.reshape(rows, 7) * POINT_UNIT
+    bank[:] = w.bk.reshape(rows, 7)
+    roll[:, 1:] = -1.0
     for p in range(rows - m.max_points if m.six_rows else c):
         roll[p, 1:] = roll_values(m, p, b, w)[1:] * POINT_UNIT
     roll[c:, 1:HOT_DICE] = -1.0  # proven to bank with fewer than six dice
     dist = TurnDistribution("max-ev", rules.name, *turn_ends(m, bank, w.choice, rows, True))
-    return TurnPolicy(rules.name, cap, value, bank, roll, dist, value_error=error,
-                      exact_rows=rows - m.max_points)
+    return dist, error
 
 
 def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
@@ -506,18 +466,25 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
         g_new = turn_value(lost_values(g)[0])
         moved, g = abs(g_new - g), g_new
     betas = lost_values(g)
-    streak = tuple(_max_ev_policy(rules, m, cap, beta, w6) for beta in betas)
+    rows = cap // POINT_UNIT + m.six_rows + m.max_points + 1
+    value, roll = np.zeros((k, rows, 7)), np.zeros((k, rows, 7))
+    bank = np.zeros((k, rows, 7), dtype=np.uint8)
+    dists: list[TurnDistribution] = []
+    eps = 0.0
+    for s, beta in enumerate(betas):
+        d, error = _max_ev_policy(rules, m, cap, beta, w6, value[s], bank[s], roll[s])
+        dists.append(d)
+        eps = max(eps, error)
     # the same policies evaluated from their exact turn distributions: the chain of lost
     # turns in a row (a bank returns to 0, a loss moves on, the last to 0)
-    q = np.array([p.distribution.p_bust for p in streak])
+    q = np.array([d.p_bust for d in dists])
     chain = np.cumprod(np.concatenate([[1.0], q[:-1]]))
     share = chain / chain.sum()
-    rate = sum(share[s] * (p.distribution.expected_score - (pen * q[s] if s == k - 1 else 0))
-               for s, p in enumerate(streak))
+    rate = sum(share[s] * (d.expected_score - (pen * q[s] if s == k - 1 else 0))
+               for s, d in enumerate(dists))
     # each turn value is off by at most eps, moving with its lost turn's value at the slope
     # P(lost): g's map is off by eps (1 + q0 + q0 q1 + ...) and contracts by its slope
     # and each h[s] = E_s(h[s + 1]) - g adds its own eps, q[s] times the next one's, and g's
-    eps = max(p.value_error for p in streak)
     e_g = eps * float(chain.sum()) / (1.0 - float(chain[1:].sum())) if k > 1 else eps
     errors = [e_g]
     e_h = eps + e_g
@@ -525,8 +492,9 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
         errors.append(e_h)
         e_h = eps + q[s - 1] * e_h + e_g if s > 1 else e_h
     bias = np.array([0.0, *betas[:-1]])
-    return MaxEvSolution(rules.name, rules.farkle_penalty, float(g), bias, streak, share,
-                         float(rate), iterations, time.perf_counter() - t0,
+    return MaxEvSolution(rules.name, rules.farkle_penalty, cap, float(g), bias, value, bank,
+                         roll, tuple(dists), rows - m.max_points, share, float(rate),
+                         iterations, time.perf_counter() - t0,
                          value_error=float(max(errors)), farkle_rules=rules)
 
 
@@ -946,8 +914,7 @@ def max_ev_table(rules: FarkleRules) -> PolicyTable:
     1, 1, P, 7); where six dice roll on at every row, every row it solved."""
     sol = solve_max_ev(rules)
     m = model(rules)
-    return solitaire_table("max-ev", np.stack([st.value for st in sol.streak])[:, None],
-                           np.stack([st.bank for st in sol.streak])[:, None],
+    return solitaire_table("max-ev", sol.value[:, None], sol.bank[:, None],
                            None if m.six_rows else m.max_points)
 
 
@@ -961,7 +928,7 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 
 
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
-           "ThresholdSweep", "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
+           "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "last_roll", "legal_bank",
            "max_ev_table", "max_ev_turn", "pad_rows", "race", "roll_values", "solve_fastest",
            "solve_max_ev", "threshold_bank_table", "threshold_distribution",
