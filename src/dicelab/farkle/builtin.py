@@ -65,7 +65,6 @@ from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
 from dicelab.farkle.solitaire import (
     fastest_solution,
     fastest_table,
-    legal_bank,
     max_ev_table,
     solve_max_ev,
     threshold_bank_table,
@@ -307,7 +306,7 @@ class Threshold(Family):
 
     def bank_table(self, spec, rules, target, me, opp, progress=None):
         bank = threshold_bank_table(spec.params["threshold"])
-        return legal_bank(rules, bank), f"{spec.name} ({_tag(rules)})"
+        return fixed.legal_bank(rules, bank), f"{spec.name} ({_tag(rules)})"
 
     def solve(self, spec, rules, target, progress=None):
         return threshold_solution(rules, spec.params["threshold"], target, spec.name)
@@ -336,8 +335,8 @@ class Ai(Family):
         bank = np.zeros((rows, 7), dtype=np.uint8)
         for n in range(1, 7):
             bank[max(int(thr[n]), POINT_UNIT) // POINT_UNIT:, n] = 1
-        return legal_bank(rules, bank), (f"{spec.name} at {me} vs {opp} ({_tag(rules)}; "
-                                         "last-round chase not shown)")
+        return fixed.legal_bank(rules, bank), (f"{spec.name} at {me} vs {opp} "
+                                               f"({_tag(rules)}; last-round chase not shown)")
 
 
 class Exact(Family):
@@ -439,7 +438,7 @@ class User(Family):
         bank = rule.bank_grid(np.array([me]), np.array([opp]), target)[0, 0]
         changed = np.flatnonzero((bank[1:] != bank[:-1]).any(axis=1))
         rows = int(changed[-1]) + 3 if changed.size else 2  # then like the last row
-        return legal_bank(rules, np.ascontiguousarray(bank[:rows])), (
+        return fixed.legal_bank(rules, np.ascontiguousarray(bank[:rows])), (
             f"{spec.name} at {me} vs {opp} ({_tag(rules)}; set-aside {rule.setaside}; "
             "last round not shown)")
 

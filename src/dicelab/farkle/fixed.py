@@ -30,7 +30,6 @@ from dicelab.farkle.engine import turn
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules
-from dicelab.farkle.solitaire import legal_bank, pad_rows
 from dicelab.registry import parse_policy
 from dicelab.resources import check_memory
 
@@ -198,43 +197,52 @@ def policy_slices(policy: FixedPolicy, grid: Grid, rules: FarkleRules) -> Slices
     return Slices(*policy.slices(grid, rules))
 
 
-def _plays_as_is(rules: FarkleRules, bank: np.ndarray) -> bool:
-    """Whether a bank table (..., P, 7) already banks only where the rules allow it and
-    reaches the row from which every dice count may bank (read without a copy)."""
-    rows = bank.shape[-2]
-    if rows < rules.min_bank // POINT_UNIT + 1:
-        return False
-    for n in range(1, 7):
-        below = min(rows, -(-rules.bank_floor[n] // POINT_UNIT))
-        if below and bank[..., :below, n].any():
-            return False
-    return True
+def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
+    """Bank tables (..., P, 7) as the kernel plays them under the rules' bank floor: it
+    banks only where a table banks *and* the turn points reach ``bank_floor[n]`` (a
+    threshold or ``ai`` seat at ``max(threshold, floor)``). Rows are added (copies of the
+    last: the kernel's clamping) up to the first row where every dice count may bank."""
+    first = [-(-floor // POINT_UNIT) for floor in rules.bank_floor]  # may bank from, by n
+    if bank.shape[-2] > rules.min_bank // POINT_UNIT and not any(
+            bank[..., :first[n], n].any() for n in range(1, 7)):
+        return bank  # already legal: not copied (a policy table can take gigabytes)
+    rows = max(bank.shape[-2], rules.min_bank // POINT_UNIT + 1)
+    extra = np.repeat(bank[..., -1:, :], rows - bank.shape[-2], axis=-2)
+    out = np.concatenate([bank, extra], axis=-2)
+    out[..., np.arange(rows)[:, None] < np.array(first)[None, :]] = 0
+    return np.ascontiguousarray(out, dtype=np.uint8)
 
 
 def legal_slices(slices: Slices, rules: FarkleRules) -> Slices:
-    """The slices as the kernel plays them under the rules' bank floor: it banks only
-    where a slice banks *and* the turn points reach ``bank_floor[n]`` (a threshold or
-    ``ai`` seat at ``max(threshold, floor)``). Rows are added (copies of the last: the
-    kernel's clamping) up to the first row where every dice count may bank."""
-    if _plays_as_is(rules, slices.bank):
-        return slices
-    bank = legal_bank(rules, slices.bank)
-    value = slices.value
-    if not slices.keep_all and value.shape[-2] < bank.shape[-2]:
-        value = pad_rows(value, bank.shape[-2])
-    return slices._replace(bank=bank, value=value)
+    """The slices as the kernel plays them (:func:`legal_bank`; a slice's value rows are
+    clamped as its bank rows)."""
+    return slices._replace(bank=legal_bank(rules, slices.bank))
+
+
+def endings(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How fixed turns end, followed forwards as the kernel plays them
+    (:func:`legal_bank`): turn ``s`` banks by ``bank[s]`` (uint8, (S, P, 7)) and sets
+    aside by the first strict maximum of ``value[s]`` (rows clamped at its last), or all
+    scoring dice (``value`` None). Returns P(lost turn) (S,), P(bank at row i) (S, G) and
+    P(still rolling past those rows) (S,)."""
+    bank = legal_bank(rules, bank)
+    m = model(rules)
+    n, rows = bank.shape[:2]
+    dist = np.zeros((n, rows + m.max_points + 1 + m.six_rows))
+    bust = np.zeros(n)
+    left = np.zeros(n)
+    keep_all = value is None
+    turn.slices_ends(m, bank, np.zeros((1, 1, 7), np.float32) if keep_all else value,
+                     keep_all, bust, left, dist)
+    return bust, dist, left
 
 
 def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
     """Every slice's exact turn ending, and the policy's last turn against every lead the
     slices cover (what the game needs)."""
-    slices = legal_slices(slices, rules)
     m = model(rules)
-    n_slices, rows = slices.bank.shape[:2]
-    dist = np.zeros((n_slices, rows + m.max_points + 1 + m.six_rows))
-    bust = np.zeros(n_slices)
-    left = np.zeros(n_slices)
-    turn.slices_ends(m, slices.bank, slices.value, slices.keep_all, bust, left, dist)
+    bust, dist, _ = endings(rules, slices.bank, None if slices.keep_all else slices.value)
     if m.first_to_bank:  # no last round: no last turn to catch up with
         zero = np.zeros(slices.last.shape)
         return Side(bust, dist, slices.normal, zero, zero.copy())
@@ -270,6 +278,7 @@ def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
     return turn_outcomes(policy_slices(policy, grid, rules), rules)
 
 
-__all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "grid_of", "keep_all_slices",
-           "lead_rows", "legal_slices", "name_of", "policy_slices", "rows_for", "side_of",
-           "table_slices", "threshold_bank", "turn_outcomes"]
+__all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "endings", "grid_of",
+           "keep_all_slices", "lead_rows", "legal_bank", "legal_slices", "name_of",
+           "policy_slices", "rows_for", "side_of", "table_slices", "threshold_bank",
+           "turn_outcomes"]

@@ -35,6 +35,7 @@ import numpy as np
 from dicelab import cache
 from dicelab.config import FASTEST_TOL
 from dicelab.errors import UserError
+from dicelab.farkle import fixed
 from dicelab.farkle.engine import game, turn
 from dicelab.farkle.engine.model import (
     CLIMB_ERR,
@@ -159,20 +160,26 @@ class TurnDistribution:
                 "p_bank": {int(i) * POINT_UNIT: float(self.p_bank[i]) for i in nz}}
 
 
-def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
-    """A bank table (..., P, 7) as the rules let it play: no bank below the minimum to
-    bank (rows added up to that row, copies of the last, so the last row still banks)."""
-    rows = max(bank.shape[-2], rules.min_bank // POINT_UNIT + 1)
-    out = pad_rows(bank, rows)
-    out[..., np.arange(rows)[:, None] * POINT_UNIT < np.array(rules.bank_floor)[None, :]] = 0
-    return np.ascontiguousarray(out, dtype=np.uint8)
-
-
-def pad_rows(table: np.ndarray, rows: int) -> np.ndarray:
-    """A table (..., P, 7) with rows added up to ``rows``: copies of its last (how the
-    kernel clamps a table's rows)."""
-    extra = np.repeat(table[..., -1:, :], rows - table.shape[-2], axis=-2)
-    return np.ascontiguousarray(np.concatenate([table, extra], axis=-2))
+def fixed_turns(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`dicelab.farkle.fixed.endings` of turn policies that depend only on (tp, n),
+    checked: ``bank`` (S, P, 7), nonzero = bank at turn points p*50 with n dice to roll;
+    rows are clamped at P - 1, whose row must bank for every n the rules let bank.
+    Set-asides: with ``value`` None, all scoring dice (the threshold rule); else ``value``
+    (S, P' <= P, 7), higher is better, chooses among the legal options exactly as the
+    simulation kernel does (ties to more points, then more dice)."""
+    bank = np.ascontiguousarray(bank, dtype=np.uint8)
+    if bank.ndim != 3 or bank.shape[2] != 7 or bank.shape[1] < 2:
+        raise ValueError("bank must have shape (P, 7) with P >= 2")
+    if not bank[:, -1, 1:][:, np.array(rules.bank_floor[1:]) < NO_BANK].all():
+        raise ValueError("the last row of bank must bank with every number of dice the "
+                         "rules let bank")
+    if value is not None:
+        value = np.ascontiguousarray(value, dtype=np.float64)
+        if value.ndim != 3 or value.shape[::2] != bank.shape[::2] \
+                or value.shape[1] > bank.shape[1]:
+            raise ValueError("value must have the shape of bank")
+    return fixed.endings(rules, bank, value)
 
 
 def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
@@ -180,12 +187,9 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
                          ) -> TurnDistribution:
     """Exact result distribution of a turn policy that depends only on (tp, n).
 
-    ``bank``: (P, 7) array, nonzero = bank at turn points p*50 with n dice to roll; rows
-    are clamped at P - 1, whose row must bank for every n the rules let bank. Set-asides:
-    with ``value`` None, all scoring dice (the threshold rule); else ``value`` (P, 7),
-    higher is better, chooses among the legal options exactly as the simulation kernel
-    does (ties to more points, then more dice). The farkle penalty acts between turns,
-    so one turn's result does not depend on it.
+    ``bank`` (P, 7) and ``value`` (P, 7) or None: one turn policy of
+    :func:`fixed_turns`. The farkle penalty acts between turns, so one turn's result
+    does not depend on it.
 
     >>> import numpy as np
     >>> from dicelab.farkle.rules import PRESETS
@@ -193,25 +197,9 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
     >>> round(evaluate_turn_policy(PRESETS["default"], b).expected_score, 1) > 0
     True
     """
-    m = model(rules)
-    bank = np.ascontiguousarray(bank, dtype=np.uint8)
-    if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
-        raise ValueError("bank must have shape (P, 7) with P >= 2")
-    if not bank[-1, 1:][np.array(rules.bank_floor[1:]) < NO_BANK].all():
-        raise ValueError("the last row of bank must bank with every number of dice the "
-                         "rules let bank")
-    bank = legal_bank(rules, bank)
-    # the set-aside choice by row and roll class (the last row standing for every row past
-    # it): the first strict maximum of ``value``, or "all scoring dice" (one row)
-    choice = np.ascontiguousarray(m.keep_all, dtype=np.int32)
-    if value is not None:
-        value = np.ascontiguousarray(value, dtype=np.float64)
-        if value.shape[1:] != bank.shape[1:] or value.shape[0] > bank.shape[0]:
-            raise ValueError("value must have the shape of bank")
-        choice = np.zeros(value.shape[0] * m.class_prob.size, dtype=np.int32)
-        turn.decide(m, value, choice)
-    rows = bank.shape[0] + m.max_points + 1 + m.six_rows
-    return TurnDistribution(name, rules.name, *turn_ends(m, bank, choice, rows))
+    bust, dist, left = fixed_turns(rules, np.asarray(bank)[None],
+                                   None if value is None else np.asarray(value)[None])
+    return TurnDistribution(name, rules.name, float(bust[0]), dist[0], float(left[0]))
 
 
 def threshold_bank_table(threshold: int) -> np.ndarray:
@@ -741,20 +729,18 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
     same = bank.ndim == 2
     if not same and (bank.ndim != 3 or bank.shape[0] != big):
         raise ValueError(f"bank must have shape ({big}, P, 7) or (P, 7)")
-
-    @functools.cache
-    def dist(u: int) -> TurnDistribution:
-        """The turn distribution at index ``u`` (0 for every index under one policy)."""
-        return evaluate_turn_policy(rules, bank if same else bank[u],
-                                    None if value is None else value if same else value[u])
+    if same:  # one turn policy at every total
+        bank = bank[None]
+        value = None if value is None else np.asarray(value)[None]
+    bust, dist, _ = fixed_turns(rules, bank, value)
 
     def state(u: int, s: int, beta: float | None) -> float:
-        d = dist(0 if same else u)
-        q = float(d.p_bust)
+        at = 0 if same else u
+        q = float(bust[at])
         if q >= 1.0:
             return np.inf
-        after = turns[0, np.minimum(u + np.arange(1, d.p_bank.size), big)]
-        b = 1.0 + float(np.dot(d.p_bank[1:], after))
+        after = turns[0, np.minimum(u + np.arange(1, dist.shape[1]), big)]
+        b = 1.0 + float(np.dot(dist[at, 1:], after))
         return b / (1.0 - q) if beta is None else b + q * beta  # E = B + q E: exact
 
     turns = np.zeros((m.streak, big + 1))
@@ -929,7 +915,7 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
            "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds",
-           "evaluate_turn_policy", "fastest_solution", "fastest_table", "last_roll", "legal_bank",
-           "max_ev_table", "max_ev_turn", "pad_rows", "race", "roll_values", "solve_fastest",
+           "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns", "last_roll",
+           "max_ev_table", "max_ev_turn", "race", "roll_values", "solve_fastest",
            "solve_max_ev", "threshold_bank_table", "threshold_distribution",
            "threshold_solution", "threshold_sweep"]

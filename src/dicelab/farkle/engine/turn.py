@@ -292,10 +292,10 @@ def roll_values(m, i, beta, v, choice, out):
 
 @njit(cache=True, parallel=True)
 def slices_ends(m, bank, value, keep_all, out_bust, out_left, out_dist):
-    """Every fixed turn ``s`` (``bank[s]`` (P, 7); set-asides by ``value[s]``, or all scoring
-    dice with ``keep_all``) followed forwards, in parallel: ``out_bust[s]``,
-    ``out_dist[s, i]`` = P(bank at row i) (zeroed) and ``out_left[s]`` (see
-    :func:`turn_ends`)."""
+    """Every fixed turn ``s`` (``bank[s]`` (P, 7); set-asides by ``value[s]`` (rows clamped
+    at its last, as ``bank``'s), or all scoring dice with ``keep_all``) followed forwards,
+    in parallel: ``out_bust[s]``, ``out_dist[s, i]`` = P(bank at row i) (zeroed) and
+    ``out_left[s]`` (see :func:`turn_ends`)."""
     nc = m.class_prob.size
     rows = out_dist.shape[1]
     p_rows = bank.shape[1]
@@ -304,9 +304,9 @@ def slices_ends(m, bank, value, keep_all, out_bust, out_left, out_dist):
             choice = m.keep_all.astype(np.int32)
             c_rows = 1
         else:
-            choice = np.empty(p_rows * nc, dtype=np.int32)
+            c_rows = value.shape[1]
+            choice = np.empty(c_rows * nc, dtype=np.int32)
             decide(m, value[s], choice)
-            c_rows = p_rows
         lost, left = turn_ends(m, bank[s].ravel(), p_rows, choice, c_rows, False,
                                np.empty((rows + m.max_points + 1) * 7), out_dist[s])
         out_bust[s] = lost
