@@ -281,7 +281,7 @@ def test_solve_policy_gives_each_family_its_solution():
     th = exact.solve_policy("threshold-300", "basic", 2000)
     assert isinstance(th, exact.ThresholdSolution) and th.target == 2000
     want = nf.threshold_turn_distribution(BASIC, 300)
-    assert th.distribution.expected_score == pytest.approx(
+    assert th.expected_score == pytest.approx(
         sum(x * p for x, p in want.items()), rel=1e-12)
     assert th.expected_turns_to_target == pytest.approx(
         nf.expected_turns_to_target(want, 2000), rel=1e-12)

@@ -65,8 +65,10 @@ from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
 from dicelab.farkle.solitaire import (
     fastest_solution,
     fastest_table,
+    legal_bank,
     max_ev_table,
     solve_max_ev,
+    threshold_bank,
     threshold_bank_table,
     threshold_solution,
 )
@@ -118,7 +120,7 @@ class ThresholdPolicy:
 
     def slices(self, grid: fixed.Grid, rules: FarkleRules) -> fixed.Slices:
         thr = np.full(7, self.threshold, dtype=np.int64)
-        bank = fixed.threshold_bank(thr, fixed.rows_for(int(thr.max())))
+        bank = threshold_bank(thr, fixed.rows_for(int(thr.max())))
         return fixed.keep_all_slices([bank], np.zeros(grid.normal_shape, np.int64),
                                      np.zeros(grid.last_shape, np.int64))
 
@@ -175,7 +177,7 @@ class AiPolicy:
             key = tuple(int(x) for x in thr[1:])
             if key not in keys:
                 keys[key] = len(tables)
-                tables.append(fixed.threshold_bank(thr, fixed.rows_for(int(thr[1:].max()))))
+                tables.append(threshold_bank(thr, fixed.rows_for(int(thr[1:].max()))))
             return keys[key]
 
         tot = grid.totals
@@ -306,7 +308,7 @@ class Threshold(Family):
 
     def bank_table(self, spec, rules, target, me, opp, progress=None):
         bank = threshold_bank_table(spec.params["threshold"])
-        return fixed.legal_bank(rules, bank), f"{spec.name} ({_tag(rules)})"
+        return legal_bank(rules, bank), f"{spec.name} ({_tag(rules)})"
 
     def solve(self, spec, rules, target, progress=None):
         return threshold_solution(rules, spec.params["threshold"], target, spec.name)
@@ -335,8 +337,8 @@ class Ai(Family):
         bank = np.zeros((rows, 7), dtype=np.uint8)
         for n in range(1, 7):
             bank[max(int(thr[n]), POINT_UNIT) // POINT_UNIT:, n] = 1
-        return fixed.legal_bank(rules, bank), (f"{spec.name} at {me} vs {opp} "
-                                               f"({_tag(rules)}; last-round chase not shown)")
+        return legal_bank(rules, bank), (f"{spec.name} at {me} vs {opp} ({_tag(rules)}; "
+                                         "last-round chase not shown)")
 
 
 class Exact(Family):
@@ -438,7 +440,7 @@ class User(Family):
         bank = rule.bank_grid(np.array([me]), np.array([opp]), target)[0, 0]
         changed = np.flatnonzero((bank[1:] != bank[:-1]).any(axis=1))
         rows = int(changed[-1]) + 3 if changed.size else 2  # then like the last row
-        return fixed.legal_bank(rules, np.ascontiguousarray(bank[:rows])), (
+        return legal_bank(rules, np.ascontiguousarray(bank[:rows])), (
             f"{spec.name} at {me} vs {opp} ({_tag(rules)}; set-aside {rule.setaside}; "
             "last round not shown)")
 

@@ -4,8 +4,8 @@ Every policy the engine reads as a fixed player is turned into *turn slices*: th
 (bank, value) tables through which the simulation kernel plays it at each game state
 (its lost turns in a row, the other's, its total, the other's; in the last round, its
 total and the leader's lead). Each slice's turn has an exact ending
-(P(lost turn), P(bank a gain of g) for every g), from the forward pass of
-:mod:`dicelab.farkle.engine.turn`. The slices are the policies as the kernel plays them
+(P(lost turn), P(bank a gain of g) for every g), from the forward pass of fixed turns
+(:func:`dicelab.farkle.solitaire.endings`). The slices are the policies as the kernel plays them
 -- the same set-aside choice (the first strict maximum of the float32 value, in the
 model's option order), the same clamping of table rows, the same ``ai`` rule
 (:func:`dicelab.farkle.kernels.ai_thresholds`) -- so Monte Carlo runs converge to what
@@ -26,10 +26,10 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from dicelab.errors import UserError
-from dicelab.farkle.engine import turn
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules
+from dicelab.farkle.solitaire import endings, legal_bank
 from dicelab.registry import parse_policy
 from dicelab.resources import check_memory
 
@@ -105,16 +105,6 @@ class FixedPolicy(Protocol):
 
     def slices(self, grid: Grid, rules: FarkleRules) -> tuple:
         """The fields of its :class:`Slices` at the states of ``grid``."""
-
-
-def threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
-    """Bank table (rows, 7): bank at turn points p (units) with n dice left iff
-    p * 50 >= thr_n[n]; the last row banks with every n."""
-    p = np.arange(rows)[:, None] * POINT_UNIT
-    bank = np.zeros((rows, 7), dtype=np.uint8)
-    bank[:, 1:] = p >= thr_n[None, 1:]
-    bank[-1, 1:] = 1
-    return bank
 
 
 def rows_for(points: int) -> int:
@@ -197,45 +187,10 @@ def policy_slices(policy: FixedPolicy, grid: Grid, rules: FarkleRules) -> Slices
     return Slices(*policy.slices(grid, rules))
 
 
-def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
-    """Bank tables (..., P, 7) as the kernel plays them under the rules' bank floor: it
-    banks only where a table banks *and* the turn points reach ``bank_floor[n]`` (a
-    threshold or ``ai`` seat at ``max(threshold, floor)``). Rows are added (copies of the
-    last: the kernel's clamping) up to the first row where every dice count may bank."""
-    first = [-(-floor // POINT_UNIT) for floor in rules.bank_floor]  # may bank from, by n
-    if bank.shape[-2] > rules.min_bank // POINT_UNIT and not any(
-            bank[..., :first[n], n].any() for n in range(1, 7)):
-        return bank  # already legal: not copied (a policy table can take gigabytes)
-    rows = max(bank.shape[-2], rules.min_bank // POINT_UNIT + 1)
-    extra = np.repeat(bank[..., -1:, :], rows - bank.shape[-2], axis=-2)
-    out = np.concatenate([bank, extra], axis=-2)
-    out[..., np.arange(rows)[:, None] < np.array(first)[None, :]] = 0
-    return np.ascontiguousarray(out, dtype=np.uint8)
-
-
 def legal_slices(slices: Slices, rules: FarkleRules) -> Slices:
     """The slices as the kernel plays them (:func:`legal_bank`; a slice's value rows are
     clamped as its bank rows)."""
     return slices._replace(bank=legal_bank(rules, slices.bank))
-
-
-def endings(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """How fixed turns end, followed forwards as the kernel plays them
-    (:func:`legal_bank`): turn ``s`` banks by ``bank[s]`` (uint8, (S, P, 7)) and sets
-    aside by the first strict maximum of ``value[s]`` (rows clamped at its last), or all
-    scoring dice (``value`` None). Returns P(lost turn) (S,), P(bank at row i) (S, G) and
-    P(still rolling past those rows) (S,)."""
-    bank = legal_bank(rules, bank)
-    m = model(rules)
-    n, rows = bank.shape[:2]
-    dist = np.zeros((n, rows + m.max_points + 1 + m.six_rows))
-    bust = np.zeros(n)
-    left = np.zeros(n)
-    keep_all = value is None
-    turn.slices_ends(m, bank, np.zeros((1, 1, 7), np.float32) if keep_all else value,
-                     keep_all, bust, left, dist)
-    return bust, dist, left
 
 
 def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
@@ -278,7 +233,6 @@ def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
     return turn_outcomes(policy_slices(policy, grid, rules), rules)
 
 
-__all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "endings", "grid_of",
-           "keep_all_slices", "lead_rows", "legal_bank", "legal_slices", "name_of",
-           "policy_slices", "rows_for", "side_of", "table_slices", "threshold_bank",
-           "turn_outcomes"]
+__all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "grid_of",
+           "keep_all_slices", "lead_rows", "legal_slices", "name_of", "policy_slices",
+           "rows_for", "side_of", "table_slices", "turn_outcomes"]

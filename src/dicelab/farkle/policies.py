@@ -124,7 +124,7 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     The table is uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n``
     dice left (column 0 and row 0 unused), as :func:`dicelab.plots.policy_heatmap_figure`
     draws it; rows past the last are like the last row. The rules' minimum to bank and
-    hot-dice rule are applied (:func:`dicelab.farkle.fixed.legal_bank`). An exact
+    hot-dice rule are applied (:func:`dicelab.farkle.solitaire.legal_bank`). An exact
     policy is solved or loaded from the cache (``progress(fraction)`` through a solve),
     after the totals are checked.
 

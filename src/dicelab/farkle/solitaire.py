@@ -6,7 +6,10 @@ different question:
 * :func:`evaluate_turn_policy` / :func:`threshold_distribution`: the exact distribution
   of a turn's result (P(lost turn), P(bank = x) for every x) under a policy of the turn
   points and dice left alone (``threshold-T`` is the bank table ``tp >= T`` with "set
-  aside all scoring dice");
+  aside all scoring dice"); :func:`endings` follows any number of such fixed turns
+  forwards as the simulation kernel plays them (under the rules' bank floor,
+  :func:`legal_bank`), for a race's totals and for the engine's fixed players
+  (:mod:`dicelab.farkle.fixed`) alike;
 * :func:`solve_max_ev`: the turn policy of the most points per turn in the long run:
   one turn DP whose bank is worth its points and whose lost turn is worth 0; under a
   penalty for lost turns in a row, one policy per number of turns lost in a row before
@@ -35,7 +38,6 @@ import numpy as np
 from dicelab import cache
 from dicelab.config import FASTEST_TOL
 from dicelab.errors import UserError
-from dicelab.farkle import fixed
 from dicelab.farkle.engine import game, turn
 from dicelab.farkle.engine.model import (
     CLIMB_ERR,
@@ -160,9 +162,44 @@ class TurnDistribution:
                 "p_bank": {int(i) * POINT_UNIT: float(self.p_bank[i]) for i in nz}}
 
 
+def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
+    """Bank tables (..., P, 7) as the kernel plays them under the rules' bank floor: it
+    banks only where a table banks *and* the turn points reach ``bank_floor[n]`` (a
+    threshold or ``ai`` seat at ``max(threshold, floor)``). Rows are added (copies of the
+    last: the kernel's clamping) up to the first row where every dice count may bank."""
+    first = [-(-floor // POINT_UNIT) for floor in rules.bank_floor]  # may bank from, by n
+    if bank.shape[-2] > rules.min_bank // POINT_UNIT and not any(
+            bank[..., :first[n], n].any() for n in range(1, 7)):
+        return bank  # already legal: not copied (a policy table can take gigabytes)
+    rows = max(bank.shape[-2], rules.min_bank // POINT_UNIT + 1)
+    extra = np.repeat(bank[..., -1:, :], rows - bank.shape[-2], axis=-2)
+    out = np.concatenate([bank, extra], axis=-2)
+    out[..., np.arange(rows)[:, None] < np.array(first)[None, :]] = 0
+    return np.ascontiguousarray(out, dtype=np.uint8)
+
+
+def endings(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How fixed turns end, followed forwards as the kernel plays them
+    (:func:`legal_bank`): turn ``s`` banks by ``bank[s]`` (uint8, (S, P, 7)) and sets
+    aside by the first strict maximum of ``value[s]`` (rows clamped at its last), or all
+    scoring dice (``value`` None). Returns P(lost turn) (S,), P(bank at row i) (S, G) and
+    P(still rolling past those rows) (S,)."""
+    bank = legal_bank(rules, bank)
+    m = model(rules)
+    n, rows = bank.shape[:2]
+    dist = np.zeros((n, rows + m.max_points + 1 + m.six_rows))
+    bust = np.zeros(n)
+    left = np.zeros(n)
+    keep_all = value is None
+    turn.slices_ends(m, bank, np.zeros((1, 1, 7), np.float32) if keep_all else value,
+                     keep_all, bust, left, dist)
+    return bust, dist, left
+
+
 def fixed_turns(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`dicelab.farkle.fixed.endings` of turn policies that depend only on (tp, n),
+    """:func:`endings` of turn policies that depend only on (tp, n),
     checked: ``bank`` (S, P, 7), nonzero = bank at turn points p*50 with n dice to roll;
     rows are clamped at P - 1, whose row must bank for every n the rules let bank.
     Set-asides: with ``value`` None, all scoring dice (the threshold rule); else ``value``
@@ -179,7 +216,7 @@ def fixed_turns(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None =
         if value.ndim != 3 or value.shape[::2] != bank.shape[::2] \
                 or value.shape[1] > bank.shape[1]:
             raise ValueError("value must have the shape of bank")
-    return fixed.endings(rules, bank, value)
+    return endings(rules, bank, value)
 
 
 def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
@@ -202,12 +239,20 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
     return TurnDistribution(name, rules.name, float(bust[0]), dist[0], float(left[0]))
 
 
+def threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
+    """Bank table (rows, 7): bank at turn points p (units) with n dice left iff
+    p * 50 >= thr_n[n]; the last row banks with every n."""
+    p = np.arange(rows)[:, None] * POINT_UNIT
+    bank = np.zeros((rows, 7), dtype=np.uint8)
+    bank[:, 1:] = p >= thr_n[None, 1:]
+    bank[-1, 1:] = 1
+    return bank
+
+
 def threshold_bank_table(threshold: int) -> np.ndarray:
     """Bank table (T/50 + 1, 7) of ``threshold-T``: bank as soon as tp >= T."""
-    t = check_points("threshold", threshold) // POINT_UNIT
-    bank = np.zeros((t + 1, 7), dtype=np.uint8)
-    bank[t:, 1:] = 1
-    return bank
+    t = check_points("threshold", threshold)
+    return threshold_bank(np.full(7, t), t // POINT_UNIT + 1)
 
 
 def threshold_distribution(rules: FarkleRules, threshold: int) -> TurnDistribution:
@@ -526,7 +571,11 @@ class FastestSolution:
     elapsed_s: float
     from_cache: bool = False
     farkle_penalty: int = 0
-    floor_points: int = 0
+
+    @property
+    def floor_points(self) -> int:
+        """How far below zero the totals go (points): the turns' indices past the target's."""
+        return (self.turns.shape[1] - 1) * POINT_UNIT - self.target
 
     def _at(self, total: int, lost_in_a_row: int) -> tuple[int, int]:
         """The index ``[s, u]`` of a turn's start, checked."""
@@ -669,8 +718,7 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
         steps = np.array(changes)
     secs = time.perf_counter() - t0
     return FastestSolution(rules.name, target, turns, value, bank, steps, secs, secs,
-                           farkle_penalty=rules.farkle_penalty,
-                           floor_points=floor * POINT_UNIT)
+                           farkle_penalty=rules.farkle_penalty)
 
 
 def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
@@ -691,8 +739,7 @@ def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
     arrays, from_cache = cache.cached(key, FORMAT_VERSION, build)
     return FastestSolution(rules.name, target, *(arrays[k] for k in kept),
                            float(arrays["solve_s"][0]), time.perf_counter() - t0,
-                           from_cache=from_cache, farkle_penalty=rules.farkle_penalty,
-                           floor_points=rules.penalty_floor() * POINT_UNIT)
+                           from_cache=from_cache, farkle_penalty=rules.farkle_penalty)
 
 
 # ---------------------------------------------------------------------------------
@@ -777,21 +824,18 @@ def sweep_totals(m: Model, turns: np.ndarray, state, tol: float, max_sweeps: int
     return changes
 
 
-@dataclass(frozen=True)
-class ThresholdSolution:
-    """``threshold-T`` exactly: one turn's result distribution, and the expected turns to
-    reach ``target`` solitaire."""
+@dataclass(frozen=True, kw_only=True)
+class ThresholdSolution(TurnDistribution):
+    """``threshold-T`` exactly: one turn's result distribution (a
+    :class:`TurnDistribution`), and the expected turns to reach ``target`` solitaire."""
 
-    policy: str
-    rules: str
     target: int
-    distribution: TurnDistribution
     expected_turns_to_target: float
     elapsed_s: float
     from_cache = False
 
     def to_dict(self) -> dict:
-        return {**self.distribution.to_dict(), "target": self.target,
+        return {**super().to_dict(), "target": self.target,
                 "expected_turns_to_target": self.expected_turns_to_target,
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
 
@@ -805,10 +849,12 @@ def threshold_solution(rules: FarkleRules, threshold: int, target: int,
     True
     """
     t0 = time.perf_counter()
-    dist = threshold_distribution(rules, threshold)
-    turns = race(rules, target, threshold_bank_table(threshold))[0, rules.penalty_floor()]
-    return ThresholdSolution(name or f"threshold-{threshold}", rules.name, target, dist,
-                             float(turns), time.perf_counter() - t0)
+    bank = threshold_bank_table(threshold)
+    d = evaluate_turn_policy(rules, bank, name=name or f"threshold-{threshold}")
+    turns = race(rules, target, bank)[0, rules.penalty_floor()]
+    return ThresholdSolution(d.policy, d.rules, d.p_bust, d.p_bank, d.p_unresolved,
+                             target=target, expected_turns_to_target=float(turns),
+                             elapsed_s=time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)
@@ -914,8 +960,8 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 
 
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
-           "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds",
-           "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns", "last_roll",
-           "max_ev_table", "max_ev_turn", "race", "roll_values", "solve_fastest",
-           "solve_max_ev", "threshold_bank_table", "threshold_distribution",
-           "threshold_solution", "threshold_sweep"]
+           "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds", "endings",
+           "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns",
+           "last_roll", "legal_bank", "max_ev_table", "max_ev_turn", "race", "roll_values",
+           "solve_fastest", "solve_max_ev", "threshold_bank", "threshold_bank_table",
+           "threshold_distribution", "threshold_solution", "threshold_sweep"]
