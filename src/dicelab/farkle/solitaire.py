@@ -192,8 +192,9 @@ def endings(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None
     bust = np.zeros(n)
     left = np.zeros(n)
     keep_all = value is None
-    turn.slices_ends(m, bank, np.zeros((1, 1, 7), np.float32) if keep_all else value,
-                     keep_all, bust, left, dist)
+    follow = turn.slices_ends if n > 1 else turn.slice_ends
+    follow(m, bank, np.zeros((1, 1, 7), np.float32) if keep_all else value, keep_all, bust,
+           left, dist)
     return bust, dist, left
 
 
