@@ -5,9 +5,9 @@ Every policy the engine reads as a fixed player is turned into *turn slices*: th
 (its lost turns in a row, the other's, its total, the other's; in the last round, its
 total and the leader's lead). Each slice's turn has an exact ending
 (P(lost turn), P(bank a gain of g) for every g), from the forward pass of fixed turns
-(:func:`dicelab.farkle.solitaire.endings`). The slices are the policies as the kernel plays them
--- the same set-aside choice (the first strict maximum of the float32 value, in the
-model's option order), the same clamping of table rows, the same ``ai`` rule
+(:func:`dicelab.farkle.solitaire.endings`). The slices are the policies as the kernel
+plays them -- the same set-aside choice (the first strict maximum of the float32 value,
+in the model's option order), the same clamping of table rows, the same ``ai`` rule
 (:func:`dicelab.farkle.kernels.ai_thresholds`) -- so Monte Carlo runs converge to what
 the engine computes from them.
 
