@@ -283,7 +283,7 @@ def test_solitaire_values_under_the_penalty_are_the_plain_python_max_ev():
     sol = solitaire.solve_max_ev(rules)
     rng = np.random.default_rng(11)
     for s, beta in enumerate((sol.bias[1], sol.bias[2], -500.0)):
-        cap = sol.streak[s].cap
+        cap = sol.cap
         states = nfd.max_ev_values("basic", cap, every=True, bust=beta)
         checked = 0
         while checked < 15:

@@ -179,8 +179,8 @@ def test_max_ev_with_a_minimum_to_bank_against_the_reference():
     sol = solitaire.solve_max_ev(rules, cap=cap)
     ref = nd.max_ev_values("basic", cap, every=True, min_bank=400)
     for (tp, n), v in ref.items():
-        assert sol.value[tp // 50, n] == pytest.approx(v, rel=1e-12), (tp, n)
-    assert (sol.bank[:8] == 0).all()  # below 400 the turn never banks
+        assert sol.value[0, tp // 50, n] == pytest.approx(v, rel=1e-12), (tp, n)
+    assert (sol.bank[0, :8] == 0).all()  # below 400 the turn never banks
     assert sol.expected_score == pytest.approx(ref[(0, 6)], rel=1e-12)
 
 
@@ -221,15 +221,16 @@ def test_max_ev_under_must_roll_against_the_reference():
     sol = solitaire.solve_max_ev(BASIC_MUST_ROLL, cap=cap)
     ref = nd.max_ev_values("basic", cap, every=True, must_roll=True, far=cap + 16_000)
     for (tp, n), v in ref.items():
-        assert sol.value[tp // 50, n] == pytest.approx(v, abs=1e-9), (tp, n)
+        assert sol.value[0, tp // 50, n] == pytest.approx(v, abs=1e-9), (tp, n)
     assert sol.value_error < 1e-9
-    assert not sol.bank[:, 6].any() and sol.bank[cap // 50:, 1:6].all()
-    assert sol.distribution.expected_score == pytest.approx(sol.expected_score, abs=1e-9)
+    assert not sol.bank[0, :, 6].any() and sol.bank[0, cap // 50:, 1:6].all()
+    assert sol.distributions[0].expected_score == pytest.approx(sol.expected_score, abs=1e-9)
     # the proven cap: a hair below the standard rule, whose 6-dice bank is far out
     full = solitaire.solve_max_ev(MUST_ROLL)
     plain = solitaire.solve_max_ev(DEFAULT)
-    assert full.value_error < 1e-9 and full.distribution.p_unresolved < solitaire.CLIMB_ERR
-    assert full.distribution.expected_score == pytest.approx(full.expected_score, abs=1e-9)
+    turn = full.distributions[0]
+    assert full.value_error < 1e-9 and turn.p_unresolved < solitaire.CLIMB_ERR
+    assert turn.expected_score == pytest.approx(full.expected_score, abs=1e-9)
     assert 0 < plain.expected_score - full.expected_score < 1e-9
     assert full.bank_thresholds()[6] is None
 
@@ -275,7 +276,7 @@ def test_turn_solvers_play_the_penalty_between_turns(rules):
     # the one-player solvers read the penalty from the model: a policy per run of lost
     # turns, and totals below zero
     sol = solitaire.solve_max_ev(rules)
-    assert len(sol.streak) == 3 and sol.penalty == 500
+    assert len(sol.distributions) == 3 and sol.penalty == 500
     fast = solitaire.solve_fastest(rules, 1000)
     assert fast.turns.shape[0] == 3 and fast.floor_points == rules.penalty_floor() * 50
     free = dataclasses.replace(rules, farkle_penalty=0)
@@ -374,7 +375,7 @@ def test_advice_under_a_minimum_to_bank_offers_only_legal_banks():
     sol = solitaire.solve_max_ev(MIN_BANK)
     best = max((o for o in a.options if o.action == "roll" and o.keep == (1,)),
                key=lambda o: o.value)
-    assert best.value == pytest.approx(sol.roll_value[2, 5], rel=1e-12)
+    assert best.value == pytest.approx(sol.roll_value[0, 2, 5], rel=1e-12)
     # must-roll: a straight is hot dice, which roll on (no bank)
     hot = advise([1, 5, 2, 3, 4, 6], rules=MUST_ROLL)
     assert [(o.action, o.dice) for o in hot.options if len(o.keep) == 6] == [("roll", 6)]

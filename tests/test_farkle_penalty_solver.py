@@ -229,8 +229,8 @@ def test_max_ev_penalty_under_facebook():
     assert all(t >= 300 for s in th.values() for t in s.values())  # the minimum to bank
     # without a penalty: one turn policy, and its rate is the expected turn score
     plain = solitaire.solve_max_ev(load_rules("default"))
-    assert len(plain.streak) == 1
-    assert plain.rate == pytest.approx(plain.distribution.expected_score, rel=1e-14)
+    assert len(plain.distributions) == 1 and plain.bank.shape[0] == 1
+    assert plain.rate == pytest.approx(plain.distributions[0].expected_score, rel=1e-14)
 
 
 def test_cli_max_ev_under_facebook(capsys):
@@ -257,8 +257,7 @@ def test_max_ev_penalty_under_must_roll_matches_the_plain_reference():
     np.testing.assert_allclose(sol.bias, [0.0, h1, h2], rtol=0, atol=1e-9)
     assert sol.value_error < 1e-9 and sol.to_dict()["value_error"] == sol.value_error
     assert sol.rate == pytest.approx(sol.rate_check, abs=1e-9)
-    for st in sol.streak:
-        assert not st.bank[:, 6].any() and st.value_error < 1e-9
+    assert not sol.bank[:, :, 6].any()  # every policy's error is within sol.value_error
     # must-roll costs a little against may-bank, with the penalty too
     # past the cap six dice roll on rather than bank: the rule changes the rate
     may_bank = solitaire.solve_max_ev(dataclasses.replace(rules, hot_dice="may-bank"),

@@ -63,8 +63,8 @@ def test_max_ev_is_unaffected_by_the_dominated_set_asides(rules):
     assert sol.expected_score == pytest.approx(every[(0, 6)], rel=1e-12)
     for (tp, n), v in every.items():
         if tp > 0:
-            assert sol.value[tp // 50, n] == pytest.approx(v, rel=1e-12, abs=1e-9)
-            assert sol.bank[tp // 50, n] == (v == tp), (tp, n)  # bank iff rolling is no better
+            assert sol.value[0, tp // 50, n] == pytest.approx(v, rel=1e-12, abs=1e-9)
+            assert sol.bank[0, tp // 50, n] == (v == tp), (tp, n)  # bank iff rolling is no better
 
 
 @pytest.mark.parametrize("rules,threshold", [("default", 50), ("default", 300),
@@ -116,19 +116,19 @@ def test_max_ev_value_does_not_move_when_cap_is_raised(rules):
     big = solitaire.solve_max_ev(PRESETS[rules], cap=2 * sol.cap)
     assert big.expected_score == sol.expected_score
     rows = sol.cap // 50
-    np.testing.assert_array_equal(big.value[:rows], sol.value[:rows])
-    np.testing.assert_array_equal(big.bank[:rows], sol.bank[:rows])
+    np.testing.assert_array_equal(big.value[:, :rows], sol.value[:, :rows])
+    np.testing.assert_array_equal(big.bank[:, :rows], sol.bank[:, :rows])
     # with the doubled cap, rolling is computed above the proven cap: never better
-    assert (big.roll_value[rows:2 * rows, 1:] <= big.value[rows:2 * rows, 1:]).all()
-    assert big.bank[rows:2 * rows, 1:].all()
+    assert (big.roll_value[:, rows:2 * rows, 1:] <= big.value[:, rows:2 * rows, 1:]).all()
+    assert big.bank[:, rows:2 * rows, 1:].all()
 
 
 def test_cap_bound_is_an_upper_bound_on_gain():
     sol = solitaire.solve_max_ev(DEFAULT)
     w = solitaire.gain_bound(DEFAULT)
-    tps = np.arange(sol.value.shape[0])[:, None] * 50.0
+    tps = np.arange(sol.value.shape[1])[:, None] * 50.0
     # V(tp, n) - tp <= W(n): the true gain never exceeds the bound used in the proof
-    assert (sol.value[1:, 1:] - tps[1:] <= w[None, 1:] + 1e-9).all()
+    assert (sol.value[0, 1:, 1:] - tps[1:] <= w[None, 1:] + 1e-9).all()
 
 
 # --- known values, structure ----------------------------------------------------------
@@ -247,9 +247,9 @@ def test_properties_on_random_tables(table, threshold):
     sol = solitaire.solve_max_ev(table)
     assert sol.expected_score >= dist.expected_score - 1e-9
     # V(tp, n) non-decreasing in tp, and at least tp
-    assert (np.diff(sol.value[1:, 1:], axis=0) >= -1e-9).all()
-    tps = np.arange(1, sol.value.shape[0])[:, None] * 50.0
-    assert (sol.value[1:, 1:] >= tps - 1e-9).all()
+    assert (np.diff(sol.value[0, 1:, 1:], axis=0) >= -1e-9).all()
+    tps = np.arange(1, sol.value.shape[1])[:, None] * 50.0
+    assert (sol.value[0, 1:, 1:] >= tps - 1e-9).all()
     fast = solitaire.solve_fastest(table, 1000)
     assert (np.diff(fast.turns[0]) <= 1e-12).all()
     race = solitaire.race(table, 1000, solitaire.threshold_bank_table(threshold))
@@ -281,7 +281,7 @@ def test_solve_policy_gives_each_family_its_solution():
     th = exact.solve_policy("threshold-300", "basic", 2000)
     assert isinstance(th, exact.ThresholdSolution) and th.target == 2000
     want = nf.threshold_turn_distribution(BASIC, 300)
-    assert th.distribution.expected_score == pytest.approx(
+    assert th.expected_score == pytest.approx(
         sum(x * p for x, p in want.items()), rel=1e-12)
     assert th.expected_turns_to_target == pytest.approx(
         nf.expected_turns_to_target(want, 2000), rel=1e-12)
@@ -293,8 +293,9 @@ def test_solve_policy_gives_each_family_its_solution():
     mev = exact.solve_policy("max-ev")
     assert isinstance(mev, solitaire.MaxEvSolution) and mev.from_cache is False
     assert mev.elapsed_s == mev.solve_s > 0
-    assert mev.distribution.expected_score == pytest.approx(mev.expected_score, rel=1e-12)
-    assert mev.distribution.p_bust + mev.distribution.p_bank.sum() == pytest.approx(1, abs=1e-12)
+    turn = mev.distributions[0]
+    assert turn.expected_score == pytest.approx(mev.expected_score, rel=1e-12)
+    assert turn.p_bust + turn.p_bank.sum() == pytest.approx(1, abs=1e-12)
     d = mev.to_dict()
     assert d["expected_turn_score"] == mev.expected_score and d["from_cache"] is False
     assert set(d["bank_thresholds"]) == {"1", "2", "3", "4", "5", "6"}
@@ -345,7 +346,7 @@ def test_bank_table_of_every_family():
     assert first == [400, 450, 500, 500, 500, 500] and "chase not shown" in title
     assert bank[-1, 1:].all()
     mev = solitaire.solve_max_ev(DEFAULT)
-    np.testing.assert_array_equal(bank_table(parse_policy("max-ev"), DEFAULT)[0], mev.bank)
+    np.testing.assert_array_equal(bank_table(parse_policy("max-ev"), DEFAULT)[0], mev.bank[0])
     fast = solitaire.fastest_solution(DEFAULT, 1000)
     got, title = bank_table(parse_policy("fastest"), DEFAULT, 1000, 500)
     np.testing.assert_array_equal(got, fast.bank[0, 10])

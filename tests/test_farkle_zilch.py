@@ -57,7 +57,7 @@ def test_max_ev_reproduces_busches_620_855_points_per_turn():
     sol = solitaire.solve_max_ev(ZILCH)
     assert round(sol.rate, 3) == 620.855
     assert sol.rate == pytest.approx(sol.rate_check, abs=1e-9)
-    assert sol.value_error < 1e-9 and len(sol.streak) == 3
+    assert sol.value_error < 1e-9 and len(sol.distributions) == 3
     rules = [sol.bank_thresholds(s) for s in range(3)]
     for th in rules:
         assert th[6] is None  # six dice never lose: rolling them is never worse

@@ -659,7 +659,7 @@ def _farkle_games(games: list[GameRecord], measure: str | None
         used[m] = m
         try:
             if m == "turn":
-                start_value = float(max_ev_solution(g.rules).roll_value[0, 6])
+                start_value = float(max_ev_solution(g.rules).roll_value[0, 0, 6])
                 sol = None
             else:
                 sol = optimal_win_solution(g.rules, g.target)

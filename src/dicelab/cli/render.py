@@ -169,24 +169,23 @@ def threshold_solution(sol) -> None:
 
 def max_ev_solution(sol) -> None:
     """A :class:`dicelab.farkle.solitaire.MaxEvSolution`."""
-    if len(sol.streak) > 1:
-        penalty_max_ev_solution(sol)
-        return
     d = sol.to_dict()
+    if "farkle_penalty" in d:
+        penalty_max_ev_solution(d)
+        return
     console.print(f"Farkle, rules '{d['rules']}', policy max-ev")
     _turn_lines(d)
     console.print("  banks from turn points, by dice left: "
-                  + _thresholds(sol.bank_thresholds()))
+                  + _thresholds(d["bank_thresholds"]))
     if not d["threshold_policy"]:
         console.print("  (not a pure threshold per n: see dicelab policy farkle max-ev)")
     console.print(f"  turn points capped at {F.count(d['cap'])} (banking proven at least as "
                   f"good above); solved in {F.seconds(d['solve_s'])}")
 
 
-def penalty_max_ev_solution(sol) -> None:
-    """A :class:`dicelab.farkle.solitaire.MaxEvSolution` under a farkle penalty: one
-    policy per run of lost turns."""
-    d = sol.to_dict()
+def penalty_max_ev_solution(d: dict) -> None:
+    """The report of a :class:`dicelab.farkle.solitaire.MaxEvSolution` under a farkle
+    penalty: one policy per run of lost turns."""
     console.print(f"Farkle, rules '{d['rules']}', policy max-ev, farkle penalty "
                   f"{d['farkle_penalty']} (third lost turn in a row)")
     console.print(f"  long-run points per turn {_num(d['points_per_turn'], 6)}, exact "
@@ -195,8 +194,7 @@ def penalty_max_ev_solution(sol) -> None:
     for col in ("lost in a row", "share of turns", "P(bust)", "expected banked", "bias",
                 "banks from turn points, by dice left"):
         table.add_column(col, justify="left" if col.startswith("banks") else "right")
-    for s in range(len(sol.streak)):
-        th = sol.bank_thresholds(s)
+    for s, th in enumerate(d["bank_thresholds_by_lost_turns"].values()):
         table.add_row(F.count(s), _pct(d["stationary"][s], 4),
                       _pct(d["p_bust_by_lost_turns"][s], 4),
                       _num(d["expected_banked"][s]), _num(d["bias"][s], 3),

@@ -68,6 +68,7 @@ from dicelab.farkle.solitaire import (
     legal_bank,
     max_ev_table,
     solve_max_ev,
+    threshold_bank,
     threshold_bank_table,
     threshold_solution,
 )
@@ -119,7 +120,7 @@ class ThresholdPolicy:
 
     def slices(self, grid: fixed.Grid, rules: FarkleRules) -> fixed.Slices:
         thr = np.full(7, self.threshold, dtype=np.int64)
-        bank = fixed.threshold_bank(thr, fixed.rows_for(int(thr.max())))
+        bank = threshold_bank(thr, fixed.rows_for(int(thr.max())))
         return fixed.keep_all_slices([bank], np.zeros(grid.normal_shape, np.int64),
                                      np.zeros(grid.last_shape, np.int64))
 
@@ -176,7 +177,7 @@ class AiPolicy:
             key = tuple(int(x) for x in thr[1:])
             if key not in keys:
                 keys[key] = len(tables)
-                tables.append(fixed.threshold_bank(thr, fixed.rows_for(int(thr[1:].max()))))
+                tables.append(threshold_bank(thr, fixed.rows_for(int(thr[1:].max()))))
             return keys[key]
 
         tot = grid.totals
@@ -362,7 +363,7 @@ class MaxEv(Exact):
         return max_ev_table(rules)
 
     def bank_table(self, spec, rules, target, me, opp, progress=None):
-        return solve_max_ev(rules).bank, f"max-ev ({_tag(rules)})"
+        return solve_max_ev(rules).bank[0], f"max-ev ({_tag(rules)})"
 
     def solve(self, spec, rules, target, progress=None):
         return solve_max_ev(rules)

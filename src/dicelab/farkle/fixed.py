@@ -4,10 +4,10 @@ Every policy the engine reads as a fixed player is turned into *turn slices*: th
 (bank, value) tables through which the simulation kernel plays it at each game state
 (its lost turns in a row, the other's, its total, the other's; in the last round, its
 total and the leader's lead). Each slice's turn has an exact ending
-(P(lost turn), P(bank a gain of g) for every g), from the forward pass of
-:mod:`dicelab.farkle.engine.turn`. The slices are the policies as the kernel plays them
--- the same set-aside choice (the first strict maximum of the float32 value, in the
-model's option order), the same clamping of table rows, the same ``ai`` rule
+(P(lost turn), P(bank a gain of g) for every g), from the forward pass of fixed turns
+(:func:`dicelab.farkle.solitaire.endings`). The slices are the policies as the kernel
+plays them -- the same set-aside choice (the first strict maximum of the float32 value,
+in the model's option order), the same clamping of table rows, the same ``ai`` rule
 (:func:`dicelab.farkle.kernels.ai_thresholds`) -- so Monte Carlo runs converge to what
 the engine computes from them.
 
@@ -26,11 +26,10 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from dicelab.errors import UserError
-from dicelab.farkle.engine import turn
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules
-from dicelab.farkle.solitaire import legal_bank, pad_rows
+from dicelab.farkle.solitaire import endings, legal_bank
 from dicelab.registry import parse_policy
 from dicelab.resources import check_memory
 
@@ -106,16 +105,6 @@ class FixedPolicy(Protocol):
 
     def slices(self, grid: Grid, rules: FarkleRules) -> tuple:
         """The fields of its :class:`Slices` at the states of ``grid``."""
-
-
-def threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
-    """Bank table (rows, 7): bank at turn points p (units) with n dice left iff
-    p * 50 >= thr_n[n]; the last row banks with every n."""
-    p = np.arange(rows)[:, None] * POINT_UNIT
-    bank = np.zeros((rows, 7), dtype=np.uint8)
-    bank[:, 1:] = p >= thr_n[None, 1:]
-    bank[-1, 1:] = 1
-    return bank
 
 
 def rows_for(points: int) -> int:
@@ -198,43 +187,17 @@ def policy_slices(policy: FixedPolicy, grid: Grid, rules: FarkleRules) -> Slices
     return Slices(*policy.slices(grid, rules))
 
 
-def _plays_as_is(rules: FarkleRules, bank: np.ndarray) -> bool:
-    """Whether a bank table (..., P, 7) already banks only where the rules allow it and
-    reaches the row from which every dice count may bank (read without a copy)."""
-    rows = bank.shape[-2]
-    if rows < rules.min_bank // POINT_UNIT + 1:
-        return False
-    for n in range(1, 7):
-        below = min(rows, -(-rules.bank_floor[n] // POINT_UNIT))
-        if below and bank[..., :below, n].any():
-            return False
-    return True
-
-
 def legal_slices(slices: Slices, rules: FarkleRules) -> Slices:
-    """The slices as the kernel plays them under the rules' bank floor: it banks only
-    where a slice banks *and* the turn points reach ``bank_floor[n]`` (a threshold or
-    ``ai`` seat at ``max(threshold, floor)``). Rows are added (copies of the last: the
-    kernel's clamping) up to the first row where every dice count may bank."""
-    if _plays_as_is(rules, slices.bank):
-        return slices
-    bank = legal_bank(rules, slices.bank)
-    value = slices.value
-    if not slices.keep_all and value.shape[-2] < bank.shape[-2]:
-        value = pad_rows(value, bank.shape[-2])
-    return slices._replace(bank=bank, value=value)
+    """The slices as the kernel plays them (:func:`legal_bank`; a slice's value rows are
+    clamped as its bank rows)."""
+    return slices._replace(bank=legal_bank(rules, slices.bank))
 
 
 def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
     """Every slice's exact turn ending, and the policy's last turn against every lead the
     slices cover (what the game needs)."""
-    slices = legal_slices(slices, rules)
     m = model(rules)
-    n_slices, rows = slices.bank.shape[:2]
-    dist = np.zeros((n_slices, rows + m.max_points + 1 + m.six_rows))
-    bust = np.zeros(n_slices)
-    left = np.zeros(n_slices)
-    turn.slices_ends(m, slices.bank, slices.value, slices.keep_all, bust, left, dist)
+    bust, dist, _ = endings(rules, slices.bank, None if slices.keep_all else slices.value)
     if m.first_to_bank:  # no last round: no last turn to catch up with
         zero = np.zeros(slices.last.shape)
         return Side(bust, dist, slices.normal, zero, zero.copy())
@@ -270,6 +233,6 @@ def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
     return turn_outcomes(policy_slices(policy, grid, rules), rules)
 
 
-__all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "grid_of", "keep_all_slices",
-           "lead_rows", "legal_slices", "name_of", "policy_slices", "rows_for", "side_of",
-           "table_slices", "threshold_bank", "turn_outcomes"]
+__all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "grid_of",
+           "keep_all_slices", "lead_rows", "legal_slices", "name_of", "policy_slices",
+           "rows_for", "side_of", "table_slices", "turn_outcomes"]

@@ -6,7 +6,10 @@ different question:
 * :func:`evaluate_turn_policy` / :func:`threshold_distribution`: the exact distribution
   of a turn's result (P(lost turn), P(bank = x) for every x) under a policy of the turn
   points and dice left alone (``threshold-T`` is the bank table ``tp >= T`` with "set
-  aside all scoring dice");
+  aside all scoring dice"); :func:`endings` follows any number of such fixed turns
+  forwards as the simulation kernel plays them (under the rules' bank floor,
+  :func:`legal_bank`), for a race's totals and for the engine's fixed players
+  (:mod:`dicelab.farkle.fixed`) alike;
 * :func:`solve_max_ev`: the turn policy of the most points per turn in the long run:
   one turn DP whose bank is worth its points and whose lost turn is worth 0; under a
   penalty for lost turns in a row, one policy per number of turns lost in a row before
@@ -160,19 +163,61 @@ class TurnDistribution:
 
 
 def legal_bank(rules: FarkleRules, bank: np.ndarray) -> np.ndarray:
-    """A bank table (..., P, 7) as the rules let it play: no bank below the minimum to
-    bank (rows added up to that row, copies of the last, so the last row still banks)."""
+    """Bank tables (..., P, 7) as the kernel plays them under the rules' bank floor: it
+    banks only where a table banks *and* the turn points reach ``bank_floor[n]`` (a
+    threshold or ``ai`` seat at ``max(threshold, floor)``). Rows are added (copies of the
+    last: the kernel's clamping) up to the first row where every dice count may bank."""
+    first = [-(-floor // POINT_UNIT) for floor in rules.bank_floor]  # may bank from, by n
+    if bank.shape[-2] > rules.min_bank // POINT_UNIT and not any(
+            bank[..., :first[n], n].any() for n in range(1, 7)):
+        return bank  # already legal: not copied (a policy table can take gigabytes)
     rows = max(bank.shape[-2], rules.min_bank // POINT_UNIT + 1)
-    out = pad_rows(bank, rows)
-    out[..., np.arange(rows)[:, None] * POINT_UNIT < np.array(rules.bank_floor)[None, :]] = 0
+    extra = np.repeat(bank[..., -1:, :], rows - bank.shape[-2], axis=-2)
+    out = np.concatenate([bank, extra], axis=-2)
+    out[..., np.arange(rows)[:, None] < np.array(first)[None, :]] = 0
     return np.ascontiguousarray(out, dtype=np.uint8)
 
 
-def pad_rows(table: np.ndarray, rows: int) -> np.ndarray:
-    """A table (..., P, 7) with rows added up to ``rows``: copies of its last (how the
-    kernel clamps a table's rows)."""
-    extra = np.repeat(table[..., -1:, :], rows - table.shape[-2], axis=-2)
-    return np.ascontiguousarray(np.concatenate([table, extra], axis=-2))
+def endings(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How fixed turns end, followed forwards as the kernel plays them
+    (:func:`legal_bank`): turn ``s`` banks by ``bank[s]`` (uint8, (S, P, 7)) and sets
+    aside by the first strict maximum of ``value[s]`` (rows clamped at its last), or all
+    scoring dice (``value`` None). Returns P(lost turn) (S,), P(bank at row i) (S, G) and
+    P(still rolling past those rows) (S,)."""
+    bank = legal_bank(rules, bank)
+    m = model(rules)
+    n, rows = bank.shape[:2]
+    dist = np.zeros((n, rows + m.max_points + 1 + m.six_rows))
+    bust = np.zeros(n)
+    left = np.zeros(n)
+    keep_all = value is None
+    follow = turn.slices_ends if n > 1 else turn.slice_ends
+    follow(m, bank, np.zeros((1, 1, 7), np.float32) if keep_all else value, keep_all, bust,
+           left, dist)
+    return bust, dist, left
+
+
+def fixed_turns(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`endings` of turn policies that depend only on (tp, n),
+    checked: ``bank`` (S, P, 7), nonzero = bank at turn points p*50 with n dice to roll;
+    rows are clamped at P - 1, whose row must bank for every n the rules let bank.
+    Set-asides: with ``value`` None, all scoring dice (the threshold rule); else ``value``
+    (S, P' <= P, 7), higher is better, chooses among the legal options exactly as the
+    simulation kernel does (ties to more points, then more dice)."""
+    bank = np.ascontiguousarray(bank, dtype=np.uint8)
+    if bank.ndim != 3 or bank.shape[2] != 7 or bank.shape[1] < 2:
+        raise ValueError("bank must have shape (P, 7) with P >= 2")
+    if not bank[:, -1, 1:][:, np.array(rules.bank_floor[1:]) < NO_BANK].all():
+        raise ValueError("the last row of bank must bank with every number of dice the "
+                         "rules let bank")
+    if value is not None:
+        value = np.ascontiguousarray(value, dtype=np.float64)
+        if value.ndim != 3 or value.shape[::2] != bank.shape[::2] \
+                or value.shape[1] > bank.shape[1]:
+            raise ValueError("value must have the shape of bank")
+    return endings(rules, bank, value)
 
 
 def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
@@ -180,12 +225,9 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
                          ) -> TurnDistribution:
     """Exact result distribution of a turn policy that depends only on (tp, n).
 
-    ``bank``: (P, 7) array, nonzero = bank at turn points p*50 with n dice to roll; rows
-    are clamped at P - 1, whose row must bank for every n the rules let bank. Set-asides:
-    with ``value`` None, all scoring dice (the threshold rule); else ``value`` (P, 7),
-    higher is better, chooses among the legal options exactly as the simulation kernel
-    does (ties to more points, then more dice). The farkle penalty acts between turns,
-    so one turn's result does not depend on it.
+    ``bank`` (P, 7) and ``value`` (P, 7) or None: one turn policy of
+    :func:`fixed_turns`. The farkle penalty acts between turns, so one turn's result
+    does not depend on it.
 
     >>> import numpy as np
     >>> from dicelab.farkle.rules import PRESETS
@@ -193,33 +235,25 @@ def evaluate_turn_policy(rules: FarkleRules, bank: np.ndarray,
     >>> round(evaluate_turn_policy(PRESETS["default"], b).expected_score, 1) > 0
     True
     """
-    m = model(rules)
-    bank = np.ascontiguousarray(bank, dtype=np.uint8)
-    if bank.ndim != 2 or bank.shape[1] != 7 or bank.shape[0] < 2:
-        raise ValueError("bank must have shape (P, 7) with P >= 2")
-    if not bank[-1, 1:][np.array(rules.bank_floor[1:]) < NO_BANK].all():
-        raise ValueError("the last row of bank must bank with every number of dice the "
-                         "rules let bank")
-    bank = legal_bank(rules, bank)
-    # the set-aside choice by row and roll class (the last row standing for every row past
-    # it): the first strict maximum of ``value``, or "all scoring dice" (one row)
-    choice = np.ascontiguousarray(m.keep_all, dtype=np.int32)
-    if value is not None:
-        value = np.ascontiguousarray(value, dtype=np.float64)
-        if value.shape[1:] != bank.shape[1:] or value.shape[0] > bank.shape[0]:
-            raise ValueError("value must have the shape of bank")
-        choice = np.zeros(value.shape[0] * m.class_prob.size, dtype=np.int32)
-        turn.decide(m, value, choice)
-    rows = bank.shape[0] + m.max_points + 1 + m.six_rows
-    return TurnDistribution(name, rules.name, *turn_ends(m, bank, choice, rows))
+    bust, dist, left = fixed_turns(rules, np.asarray(bank)[None],
+                                   None if value is None else np.asarray(value)[None])
+    return TurnDistribution(name, rules.name, float(bust[0]), dist[0], float(left[0]))
+
+
+def threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
+    """Bank table (rows, 7): bank at turn points p (units) with n dice left iff
+    p * 50 >= thr_n[n]; the last row banks with every n."""
+    p = np.arange(rows)[:, None] * POINT_UNIT
+    bank = np.zeros((rows, 7), dtype=np.uint8)
+    bank[:, 1:] = p >= thr_n[None, 1:]
+    bank[-1, 1:] = 1
+    return bank
 
 
 def threshold_bank_table(threshold: int) -> np.ndarray:
     """Bank table (T/50 + 1, 7) of ``threshold-T``: bank as soon as tp >= T."""
-    t = check_points("threshold", threshold) // POINT_UNIT
-    bank = np.zeros((t + 1, 7), dtype=np.uint8)
-    bank[t:, 1:] = 1
-    return bank
+    t = check_points("threshold", threshold)
+    return threshold_bank(np.full(7, t), t // POINT_UNIT + 1)
 
 
 def threshold_distribution(rules: FarkleRules, threshold: int) -> TurnDistribution:
@@ -273,41 +307,6 @@ def bank_thresholds(bank: np.ndarray, lo: int = 1) -> dict[int, int | None]:
 
 
 @dataclass(frozen=True)
-class TurnPolicy:
-    """One turn policy of ``max-ev``: ``value[p, n]``/``bank[p, n]`` (shape (P, 7), p in
-    units of 50, column 0 unused): the expected final turn points (points, a lost turn
-    counted as the solution's ``lost`` value) at state (p*50, n) and the decision there;
-    row 0 is the start of a turn (a forced roll). ``roll_value[p, n]``: the value of
-    rolling (-1 from ``cap`` on, where banking is proven at least as good, but six dice
-    rolling on); ``value_error``: a bound on the error of every value below the cap
-    (0 but where six dice roll on past it, see :func:`solve_max_ev`); ``exact_rows``: the
-    rows whose decisions are exact (past them six dice rolling on meet the table's edge)."""
-
-    rules: str
-    cap: int
-    value: np.ndarray
-    bank: np.ndarray
-    roll_value: np.ndarray
-    distribution: TurnDistribution = field(repr=False)
-    value_error: float = 0.0
-    exact_rows: int = 0
-
-    @property
-    def expected_score(self) -> float:
-        """The value of a turn's start (points)."""
-        return float(self.value[0, 6])
-
-    def bank_thresholds(self) -> dict[int, int | None]:
-        """Smallest turn points at which the policy banks, for n = 1..6 dice left."""
-        return bank_thresholds(self.bank[:self.exact_rows or None])
-
-    def is_threshold_policy(self) -> bool:
-        """True if, for every n, it banks at every turn total from its threshold up."""
-        return all(t is None or self.bank[t // POINT_UNIT:, n].all()
-                   for n, t in self.bank_thresholds().items())
-
-
-@dataclass(frozen=True)
 class MaxEvSolution:
     """``max-ev``: the turn policy of the most points per turn in the long run.
 
@@ -319,18 +318,29 @@ class MaxEvSolution:
     -penalty`` and ``h[0] = 0``.
 
     ``rate``: g, points per turn in the long run (without a penalty: the expected turn
-    score); ``bias``: h (points); ``streak[s]``: the :class:`TurnPolicy` at ``s``, its
-    values counting a lost turn as ``beta[s]``; ``stationary``: the long-run share of
-    turns started at each ``s``; ``rate_check``: the rate recomputed from the policies'
-    exact turn distributions (an independent evaluation); ``value_error``: a bound on the
-    error of ``rate`` and ``bias`` (0 but where six dice roll on past the cap).
+    score); ``bias``: h (points). The policies' arrays are indexed ``[s, p, n]`` (shape
+    (S, P, 7), p in units of 50, column 0 unused): ``value``, the expected final turn
+    points (a lost turn counted as ``beta[s]``) at state (p*50, n), and ``bank``, the
+    decision there; row 0 is the start of a turn (a forced roll). ``roll_value``: the
+    value of rolling (-1 from ``cap`` on, where banking is proven at least as good, but
+    six dice rolling on); ``distributions[s]``: the exact turn distribution of policy
+    ``s``; ``exact_rows``: the rows whose decisions are exact (past them six dice rolling
+    on meet the table's edge). ``stationary``: the long-run share of turns started at
+    each ``s``; ``rate_check``: the rate recomputed from the exact turn distributions (an
+    independent evaluation); ``value_error``: a bound on the error of every value below
+    the cap, of ``rate`` and of ``bias`` (0 but where six dice roll on past the cap).
     """
 
     rules: str
     penalty: int
+    cap: int
     rate: float
     bias: np.ndarray
-    streak: tuple[TurnPolicy, ...]
+    value: np.ndarray
+    bank: np.ndarray
+    roll_value: np.ndarray
+    distributions: tuple[TurnDistribution, ...]
+    exact_rows: int
     stationary: np.ndarray
     rate_check: float
     iterations: int
@@ -349,33 +359,16 @@ class MaxEvSolution:
         """Points per turn in the long run (the expected turn score without a penalty)."""
         return self.rate
 
-    @property
-    def cap(self) -> int:
-        return self.streak[0].cap
-
-    @property
-    def value(self) -> np.ndarray:
-        """The policy after no lost turn in a row (see :class:`TurnPolicy`)."""
-        return self.streak[0].value
-
-    @property
-    def bank(self) -> np.ndarray:
-        return self.streak[0].bank
-
-    @property
-    def roll_value(self) -> np.ndarray:
-        return self.streak[0].roll_value
-
-    @property
-    def distribution(self) -> TurnDistribution:
-        return self.streak[0].distribution
-
     def bank_thresholds(self, lost_in_a_row: int = 0) -> dict[int, int | None]:
         """Smallest turn points at which max-ev banks, for n = 1..6 dice left."""
-        return self.streak[lost_in_a_row].bank_thresholds()
+        return bank_thresholds(self.bank[lost_in_a_row, :self.exact_rows])
 
     def is_threshold_policy(self) -> bool:
-        return all(p.is_threshold_policy() for p in self.streak)
+        """True if, for every count and n, it banks at every turn total from its
+        threshold up."""
+        return all(t is None or self.bank[s, t // POINT_UNIT:, n].all()
+                   for s in range(len(self.distributions))
+                   for n, t in self.bank_thresholds(s).items())
 
     def turn_values(self, turn_points: int, lost_in_a_row: int = 0
                     ) -> tuple[float, np.ndarray]:
@@ -387,33 +380,33 @@ class MaxEvSolution:
         Past the cap the values are read from a solve whose cap lies above the roll's
         successors (any cap at or above the proven one gives the same optimum, within its
         error bound)."""
-        s = min(max(int(lost_in_a_row), 0), len(self.streak) - 1)
+        s = min(max(int(lost_in_a_row), 0), len(self.distributions) - 1)
         p = int(turn_points) // POINT_UNIT
-        if p < self.streak[s].cap // POINT_UNIT:
-            return float(turn_points), self.streak[s].roll_value[p].copy()
+        if p < self.cap // POINT_UNIT:
+            return float(turn_points), self.roll_value[s, p].copy()
         need = (p + model(self.farkle_rules).max_points + 1) * POINT_UNIT
         higher = max_ev_capped(self.farkle_rules, -(-need // _CAP_STEP) * _CAP_STEP)
         return higher.turn_values(turn_points, s)
 
     def to_dict(self) -> dict:
-        first = self.streak[0]
         out = {"policy": "max-ev", "rules": self.rules,
-               "expected_turn_score": self.expected_score, "cap": first.cap,
-               **first.distribution.spread(),
-               "bank_thresholds": text_keys(first.bank_thresholds()),
+               "expected_turn_score": self.expected_score, "cap": self.cap,
+               **self.distributions[0].spread(),
+               "bank_thresholds": text_keys(self.bank_thresholds()),
                "threshold_policy": self.is_threshold_policy(),
                "value_error": self.value_error,
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                "from_cache": self.from_cache}
-        if len(self.streak) > 1:
+        if len(self.distributions) > 1:
             out.update({
                 "farkle_penalty": self.penalty, "points_per_turn": self.rate,
                 "points_per_turn_check": self.rate_check,
                 "bias": self.bias.tolist(), "stationary": self.stationary.tolist(),
-                "p_bust_by_lost_turns": [p.distribution.p_bust for p in self.streak],
-                "expected_banked": [p.distribution.expected_score for p in self.streak],
+                "p_bust_by_lost_turns": [d.p_bust for d in self.distributions],
+                "expected_banked": [d.expected_score for d in self.distributions],
                 "bank_thresholds_by_lost_turns": {
-                    str(s): text_keys(p.bank_thresholds()) for s, p in enumerate(self.streak)},
+                    str(s): text_keys(self.bank_thresholds(s))
+                    for s in range(len(self.distributions))},
                 "iterations": self.iterations})
         return out
 
@@ -429,30 +422,31 @@ def max_ev_turn(m: Model, c: int, beta: float, edge: np.ndarray | None = None
                       np.full(rows, b) if edge is None else edge)
 
 
-def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float,
-                   w6: float) -> TurnPolicy:
-    """The turn policy with a lost turn worth ``beta`` (points) and its error bound: where
-    six dice roll on past the cap, a roll leaving the table is bracketed by the lost
-    turn's value and the bank plus W(6) (:func:`gain_bound`); the lower run is the
-    solution and the largest gap below the cap between the runs its error bound."""
+def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float, w6: float,
+                   value: np.ndarray, bank: np.ndarray, roll: np.ndarray
+                   ) -> tuple[TurnDistribution, float]:
+    """The turn policy with a lost turn worth ``beta`` (points), written into ``value``,
+    ``bank`` and ``roll`` (its rows of :class:`MaxEvSolution`'s arrays); returns its turn
+    distribution and its error bound. Where six dice roll on past the cap, a roll leaving
+    the table is bracketed by the lost turn's value and the bank plus W(6)
+    (:func:`gain_bound`); the lower run is the solution and the largest gap below the cap
+    between the runs its error bound."""
     c = cap // POINT_UNIT
-    rows = c + m.six_rows + m.max_points + 1
+    rows = value.shape[0]
     b = beta / POINT_UNIT
     _, w = max_ev_turn(m, c, beta)
     error = 0.0
     if m.six_rows:
         _, hi = max_ev_turn(m, c, beta, np.arange(rows) + w6 / POINT_UNIT)
         error = float(np.abs(hi.v[:(c + 1) * 7] - w.v[:(c + 1) * 7]).max()) * POINT_UNIT
-    value = w.v.reshape(rows, 7) * POINT_UNIT
-    bank = w.bk.reshape(rows, 7).copy()
-    roll = np.full((rows, 7), -1.0)
-    roll[:, 0] = 0.0
+    value[:] = w.v.reshape(rows, 7) * POINT_UNIT
+    bank[:] = w.bk.reshape(rows, 7)
+    roll[:, 1:] = -1.0
     for p in range(rows - m.max_points if m.six_rows else c):
         roll[p, 1:] = roll_values(m, p, b, w)[1:] * POINT_UNIT
     roll[c:, 1:HOT_DICE] = -1.0  # proven to bank with fewer than six dice
     dist = TurnDistribution("max-ev", rules.name, *turn_ends(m, bank, w.choice, rows, True))
-    return TurnPolicy(rules.name, cap, value, bank, roll, dist, value_error=error,
-                      exact_rows=rows - m.max_points)
+    return dist, error
 
 
 def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
@@ -506,18 +500,25 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
         g_new = turn_value(lost_values(g)[0])
         moved, g = abs(g_new - g), g_new
     betas = lost_values(g)
-    streak = tuple(_max_ev_policy(rules, m, cap, beta, w6) for beta in betas)
+    rows = cap // POINT_UNIT + m.six_rows + m.max_points + 1
+    value, roll = np.zeros((k, rows, 7)), np.zeros((k, rows, 7))
+    bank = np.zeros((k, rows, 7), dtype=np.uint8)
+    dists: list[TurnDistribution] = []
+    eps = 0.0
+    for s, beta in enumerate(betas):
+        d, error = _max_ev_policy(rules, m, cap, beta, w6, value[s], bank[s], roll[s])
+        dists.append(d)
+        eps = max(eps, error)
     # the same policies evaluated from their exact turn distributions: the chain of lost
     # turns in a row (a bank returns to 0, a loss moves on, the last to 0)
-    q = np.array([p.distribution.p_bust for p in streak])
+    q = np.array([d.p_bust for d in dists])
     chain = np.cumprod(np.concatenate([[1.0], q[:-1]]))
     share = chain / chain.sum()
-    rate = sum(share[s] * (p.distribution.expected_score - (pen * q[s] if s == k - 1 else 0))
-               for s, p in enumerate(streak))
+    rate = sum(share[s] * (d.expected_score - (pen * q[s] if s == k - 1 else 0))
+               for s, d in enumerate(dists))
     # each turn value is off by at most eps, moving with its lost turn's value at the slope
     # P(lost): g's map is off by eps (1 + q0 + q0 q1 + ...) and contracts by its slope
     # and each h[s] = E_s(h[s + 1]) - g adds its own eps, q[s] times the next one's, and g's
-    eps = max(p.value_error for p in streak)
     e_g = eps * float(chain.sum()) / (1.0 - float(chain[1:].sum())) if k > 1 else eps
     errors = [e_g]
     e_h = eps + e_g
@@ -525,8 +526,9 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
         errors.append(e_h)
         e_h = eps + q[s - 1] * e_h + e_g if s > 1 else e_h
     bias = np.array([0.0, *betas[:-1]])
-    return MaxEvSolution(rules.name, rules.farkle_penalty, float(g), bias, streak, share,
-                         float(rate), iterations, time.perf_counter() - t0,
+    return MaxEvSolution(rules.name, rules.farkle_penalty, cap, float(g), bias, value, bank,
+                         roll, tuple(dists), rows - m.max_points, share, float(rate),
+                         iterations, time.perf_counter() - t0,
                          value_error=float(max(errors)), farkle_rules=rules)
 
 
@@ -570,7 +572,11 @@ class FastestSolution:
     elapsed_s: float
     from_cache: bool = False
     farkle_penalty: int = 0
-    floor_points: int = 0
+
+    @property
+    def floor_points(self) -> int:
+        """How far below zero the totals go (points): the turns' indices past the target's."""
+        return (self.turns.shape[1] - 1) * POINT_UNIT - self.target
 
     def _at(self, total: int, lost_in_a_row: int) -> tuple[int, int]:
         """The index ``[s, u]`` of a turn's start, checked."""
@@ -713,8 +719,7 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
         steps = np.array(changes)
     secs = time.perf_counter() - t0
     return FastestSolution(rules.name, target, turns, value, bank, steps, secs, secs,
-                           farkle_penalty=rules.farkle_penalty,
-                           floor_points=floor * POINT_UNIT)
+                           farkle_penalty=rules.farkle_penalty)
 
 
 def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
@@ -735,8 +740,7 @@ def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
     arrays, from_cache = cache.cached(key, FORMAT_VERSION, build)
     return FastestSolution(rules.name, target, *(arrays[k] for k in kept),
                            float(arrays["solve_s"][0]), time.perf_counter() - t0,
-                           from_cache=from_cache, farkle_penalty=rules.farkle_penalty,
-                           floor_points=rules.penalty_floor() * POINT_UNIT)
+                           from_cache=from_cache, farkle_penalty=rules.farkle_penalty)
 
 
 # ---------------------------------------------------------------------------------
@@ -773,20 +777,18 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
     same = bank.ndim == 2
     if not same and (bank.ndim != 3 or bank.shape[0] != big):
         raise ValueError(f"bank must have shape ({big}, P, 7) or (P, 7)")
-
-    @functools.cache
-    def dist(u: int) -> TurnDistribution:
-        """The turn distribution at index ``u`` (0 for every index under one policy)."""
-        return evaluate_turn_policy(rules, bank if same else bank[u],
-                                    None if value is None else value if same else value[u])
+    if same:  # one turn policy at every total
+        bank = bank[None]
+        value = None if value is None else np.asarray(value)[None]
+    bust, dist, _ = fixed_turns(rules, bank, value)
 
     def state(u: int, s: int, beta: float | None) -> float:
-        d = dist(0 if same else u)
-        q = float(d.p_bust)
+        at = 0 if same else u
+        q = float(bust[at])
         if q >= 1.0:
             return np.inf
-        after = turns[0, np.minimum(u + np.arange(1, d.p_bank.size), big)]
-        b = 1.0 + float(np.dot(d.p_bank[1:], after))
+        after = turns[0, np.minimum(u + np.arange(1, dist.shape[1]), big)]
+        b = 1.0 + float(np.dot(dist[at, 1:], after))
         return b / (1.0 - q) if beta is None else b + q * beta  # E = B + q E: exact
 
     turns = np.zeros((m.streak, big + 1))
@@ -823,21 +825,18 @@ def sweep_totals(m: Model, turns: np.ndarray, state, tol: float, max_sweeps: int
     return changes
 
 
-@dataclass(frozen=True)
-class ThresholdSolution:
-    """``threshold-T`` exactly: one turn's result distribution, and the expected turns to
-    reach ``target`` solitaire."""
+@dataclass(frozen=True, kw_only=True)
+class ThresholdSolution(TurnDistribution):
+    """``threshold-T`` exactly: one turn's result distribution (a
+    :class:`TurnDistribution`), and the expected turns to reach ``target`` solitaire."""
 
-    policy: str
-    rules: str
     target: int
-    distribution: TurnDistribution
     expected_turns_to_target: float
     elapsed_s: float
     from_cache = False
 
     def to_dict(self) -> dict:
-        return {**self.distribution.to_dict(), "target": self.target,
+        return {**super().to_dict(), "target": self.target,
                 "expected_turns_to_target": self.expected_turns_to_target,
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
 
@@ -851,10 +850,12 @@ def threshold_solution(rules: FarkleRules, threshold: int, target: int,
     True
     """
     t0 = time.perf_counter()
-    dist = threshold_distribution(rules, threshold)
-    turns = race(rules, target, threshold_bank_table(threshold))[0, rules.penalty_floor()]
-    return ThresholdSolution(name or f"threshold-{threshold}", rules.name, target, dist,
-                             float(turns), time.perf_counter() - t0)
+    bank = threshold_bank_table(threshold)
+    d = evaluate_turn_policy(rules, bank, name=name or f"threshold-{threshold}")
+    turns = race(rules, target, bank)[0, rules.penalty_floor()]
+    return ThresholdSolution(d.policy, d.rules, d.p_bust, d.p_bank, d.p_unresolved,
+                             target=target, expected_turns_to_target=float(turns),
+                             elapsed_s=time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)
@@ -946,8 +947,7 @@ def max_ev_table(rules: FarkleRules) -> PolicyTable:
     1, 1, P, 7); where six dice roll on at every row, every row it solved."""
     sol = solve_max_ev(rules)
     m = model(rules)
-    return solitaire_table("max-ev", np.stack([st.value for st in sol.streak])[:, None],
-                           np.stack([st.bank for st in sol.streak])[:, None],
+    return solitaire_table("max-ev", sol.value[:, None], sol.bank[:, None],
                            None if m.six_rows else m.max_points)
 
 
@@ -961,8 +961,8 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 
 
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
-           "ThresholdSweep", "TurnDistribution", "TurnPolicy", "bank_runs", "bank_thresholds",
-           "evaluate_turn_policy", "fastest_solution", "fastest_table", "last_roll", "legal_bank",
-           "max_ev_table", "max_ev_turn", "pad_rows", "race", "roll_values", "solve_fastest",
-           "solve_max_ev", "threshold_bank_table", "threshold_distribution",
-           "threshold_solution", "threshold_sweep"]
+           "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds", "endings",
+           "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns",
+           "last_roll", "legal_bank", "max_ev_table", "max_ev_turn", "race", "roll_values",
+           "solve_fastest", "solve_max_ev", "threshold_bank", "threshold_bank_table",
+           "threshold_distribution", "threshold_solution", "threshold_sweep"]

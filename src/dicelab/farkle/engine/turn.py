@@ -290,24 +290,34 @@ def roll_values(m, i, beta, v, choice, out):
         out[n] = roll_step(m, i, n, beta, v, v, choice, False, v[:0])[0]
 
 
+@njit(inline="always")
+def _slice_ends(m, s, bank, value, keep_all, out_bust, out_left, out_dist):
+    """Fixed turn ``s`` of :func:`slices_ends` followed forwards."""
+    if keep_all:
+        choice = m.keep_all.astype(np.int32)
+        c_rows = 1
+    else:
+        c_rows = value.shape[1]
+        choice = np.empty(c_rows * m.class_prob.size, dtype=np.int32)
+        decide(m, value[s], choice)
+    lost, left = turn_ends(m, bank[s].ravel(), bank.shape[1], choice, c_rows, False,
+                           np.empty((out_dist.shape[1] + m.max_points + 1) * 7), out_dist[s])
+    out_bust[s] = lost
+    out_left[s] = left
+
+
 @njit(cache=True, parallel=True)
 def slices_ends(m, bank, value, keep_all, out_bust, out_left, out_dist):
-    """Every fixed turn ``s`` (``bank[s]`` (P, 7); set-asides by ``value[s]``, or all scoring
-    dice with ``keep_all``) followed forwards, in parallel: ``out_bust[s]``,
-    ``out_dist[s, i]`` = P(bank at row i) (zeroed) and ``out_left[s]`` (see
-    :func:`turn_ends`)."""
-    nc = m.class_prob.size
-    rows = out_dist.shape[1]
-    p_rows = bank.shape[1]
+    """Every fixed turn ``s`` (``bank[s]`` (P, 7); set-asides by ``value[s]`` (rows clamped
+    at its last, as ``bank``'s), or all scoring dice with ``keep_all``) followed forwards,
+    in parallel: ``out_bust[s]``, ``out_dist[s, i]`` = P(bank at row i) (zeroed) and
+    ``out_left[s]`` (see :func:`turn_ends`)."""
     for s in prange(bank.shape[0]):
-        if keep_all:
-            choice = m.keep_all.astype(np.int32)
-            c_rows = 1
-        else:
-            choice = np.empty(p_rows * nc, dtype=np.int32)
-            decide(m, value[s], choice)
-            c_rows = p_rows
-        lost, left = turn_ends(m, bank[s].ravel(), p_rows, choice, c_rows, False,
-                               np.empty((rows + m.max_points + 1) * 7), out_dist[s])
-        out_bust[s] = lost
-        out_left[s] = left
+        _slice_ends(m, s, bank, value, keep_all, out_bust, out_left, out_dist)
+
+
+@njit(cache=True)
+def slice_ends(m, bank, value, keep_all, out_bust, out_left, out_dist):
+    """:func:`slices_ends` of a single fixed turn (``bank.shape[0] == 1``), without the
+    cost of starting the parallel threads (more than the turn itself)."""
+    _slice_ends(m, 0, bank, value, keep_all, out_bust, out_left, out_dist)
