@@ -290,6 +290,7 @@ def test_a_penta_game_against_an_objective_policy_judged_by_its_objective(capsys
     assert (result.players["residual"].abs() < 1e-9).all()
 
 
+@pytest.mark.slow  # about 13 s; the fast tier keeps the other whole terminal games
 def test_a_whole_game_against_penta_win_on_the_small_variant(tmp_path):
     """A whole game against penta-win in the terminal on the small variant of
     tests/late_penta.py: the test's cache directory holds penta-win's tables of the last
