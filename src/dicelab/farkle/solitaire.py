@@ -95,20 +95,6 @@ def roll_values(m: Model, i: int, beta: float, w: game.Scratch) -> np.ndarray:
     return out
 
 
-def turn_ends(m: Model, bank: np.ndarray, choice: np.ndarray, rows: int, guess: bool = False
-              ) -> tuple[float, np.ndarray, float]:
-    """(P(lost turn), P(bank at row i) for i < ``rows``, P(still rolling past them)) of a
-    turn's decisions followed forwards: ``bank`` (P, 7) and ``choice`` by row and roll
-    class, each read at its last row past it; with ``guess``, six dice at the edge of a
-    :func:`turn_table` end as its edge guess (:func:`dicelab.farkle.engine.turn.
-    turn_ends`)."""
-    out = np.zeros(rows)
-    lost, left = turn.turn_ends(m, np.ascontiguousarray(bank, dtype=np.uint8).ravel(),
-                                bank.shape[0], choice, choice.size // m.class_prob.size,
-                                guess, np.zeros((rows + m.max_points + 1) * 7), out)
-    return float(lost), out, float(left)
-
-
 # ---------------------------------------------------------------------------------
 # A fixed turn
 
@@ -445,7 +431,9 @@ def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float, w6: floa
     for p in range(rows - m.max_points if m.six_rows else c):
         roll[p, 1:] = roll_values(m, p, b, w)[1:] * POINT_UNIT
     roll[c:, 1:HOT_DICE] = -1.0  # proven to bank with fewer than six dice
-    dist = TurnDistribution("max-ev", rules.name, *turn_ends(m, bank, w.choice, rows, True))
+    # followed forwards: six dice at the edge of the table end as its edge guess
+    lost, left = turn.turn_ends(m, w.bk, rows, w.choice, rows, True, w.reach, w.ends)
+    dist = TurnDistribution("max-ev", rules.name, lost, w.ends.copy(), left)
     return dist, error
 
 
