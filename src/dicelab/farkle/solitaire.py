@@ -43,7 +43,6 @@ from dicelab.farkle.engine.model import (
     CLIMB_ERR,
     Model,
     gain_bound,
-    max_ev_cap,
     model,
 )
 from dicelab.farkle.policy_table import PolicyTable
@@ -442,9 +441,9 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     """The turn policy of the most points per turn (``max-ev``; see :class:`MaxEvSolution`).
 
     ``cap`` (points): the DP banks at every turn total >= cap (six dice rolling on
-    excepted). ``None`` uses the proven cap of :func:`max_ev_cap`, which makes the result
-    exact; a smaller cap gives the best policy among those forced to bank from ``cap``
-    on. A minimum to bank is honoured: below it the turn must roll.
+    excepted). ``None`` uses the proven cap, which makes the result exact; a smaller cap
+    gives the best policy among those forced to bank from ``cap`` on. A minimum to bank
+    is honoured: below it the turn must roll.
 
     Under a penalty, each turn DP has a lost turn worth ``beta`` (the proven cap still
     holds: a lost turn worth less only makes banking better). ``g`` is the only unknown
@@ -457,9 +456,18 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     601.5587
     """
     m = model(rules)
-    cap = max_ev_cap(rules) if cap is None else max(check_points("cap", cap), rules.min_bank)
+    w = gain_bound(rules)
+    # The proven cap: from (tp, n) a continuation that rolls busts with probability >=
+    # bust[n] on its first roll (losing tp) and adds expected points <= W(n)
+    # (:func:`gain_bound`), so its expected result is <= tp + W(n) - bust[n] * tp <= tp once
+    # tp >= W(n) / bust[n]: the largest such bound over the n that can lose, rounded up to
+    # a multiple of 50 (banking is then at least as good as rolling with fewer than six
+    # dice, and with six unless six dice roll on), and at least the minimum to bank.
+    bound = max(w[n] / m.bust[n] for n in range(1, HOT_DICE + 1) if m.bust[n] > 0.0)
+    proven = (math.ceil(bound * (1 + 1e-9) / POINT_UNIT) + 1) * POINT_UNIT
+    cap = max(proven if cap is None else check_points("cap", cap), rules.min_bank)
     t0 = time.perf_counter()
-    w6 = float(gain_bound(rules)[HOT_DICE])
+    w6 = float(w[HOT_DICE])
 
     @functools.cache
     def turn_value(beta: float) -> float:

@@ -26,7 +26,6 @@ bank, how six dice behave past a banking region, and where a lost turn leads.
 from __future__ import annotations
 
 import functools
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -203,20 +202,3 @@ def gain_bound(rules: FarkleRules) -> np.ndarray:
     if (w[1:] < 0).any() or not np.isfinite(w).all():
         raise UserError(f"rules '{rules.name}': a turn can go on forever")
     return w * (1.0 + 1e-9) * POINT_UNIT
-
-
-def max_ev_cap(rules: FarkleRules) -> int:
-    """Turn points from which banking is provably at least as good as rolling with fewer
-    than six dice (and with six, unless six dice roll on: :func:`six_rows`).
-
-    Proof: from (tp, n) a continuation that rolls busts with probability >= bust[n] on
-    its first roll (losing tp) and adds expected points <= W(n) (:func:`gain_bound`), so
-    its expected result is <= tp + W(n) - bust[n] * tp <= tp once tp >= W(n) / bust[n].
-    The cap is the largest such bound over the n that can lose, rounded up to a multiple
-    of 50, and at least the minimum to bank.
-    """
-    sa = set_asides(rules)
-    w = gain_bound(rules)
-    bound = max(w[n] / sa.bust[n] for n in range(1, HOT_DICE + 1) if sa.bust[n] > 0.0)
-    cap = (math.ceil(bound * (1 + 1e-9) / POINT_UNIT) + 1) * POINT_UNIT
-    return max(cap, rules.min_bank)
