@@ -624,7 +624,7 @@ def _fastest_state(m: Model, turns: np.ndarray, u: int, big: int, beta: float | 
     """The fewest expected turns from index ``u`` (``turns[0, :]``: from each index at no
     lost turn, solved above ``u``) when a lost turn costs ``beta`` turns more (``None``:
     the state itself, a self-loop solved by Newton steps on the turn's line). Fills the
-    state's rows of ``value_out``/``bank_out``; returns (expected turns, turn DPs).
+    state's rows of ``value_out``/``bank_out`` (zeroed); returns (expected turns, turn DPs).
 
     The turn maximises minus the turns still needed: a bank at row ``i`` is worth
     ``-turns[u + i]`` (0 once it reaches the target), a lost turn ``-beta``; six dice that
@@ -654,15 +654,12 @@ def _fastest_state(m: Model, turns: np.ndarray, u: int, big: int, beta: float | 
     # the last policy's values at the fixed point: each state's line in the lost turn's value
     final = b if beta is not None else -x
     v = (w.v[:rows * 7] + w.bp[:rows * 7] * (final - b)).reshape(rows, 7)
-    value_out[:rows] = -v
+    value_out[:rows, 1:] = -v[:, 1:]  # (column 0 and the rows past these stay 0)
     bank_out[:rows] = w.bk[:rows * 7].reshape(rows, 7)
-    value_out[rows:] = 0.0  # past the rows computed every state banks the finish,
-    bank_out[rows:] = 1  # but six dice that may not bank
-    if m.bank_floor[HOT_DICE] >= rows:
+    bank_out[rows:, 1:] = 1  # past the rows computed every state banks the finish,
+    if m.bank_floor[HOT_DICE] >= rows:  # but six dice that may not bank
         value_out[rows:, HOT_DICE] = m.six_finish * x
         bank_out[rows:, HOT_DICE] = 0
-    value_out[:, 0] = 0.0
-    bank_out[:, 0] = 0
     return x, dps
 
 
