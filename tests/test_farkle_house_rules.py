@@ -276,7 +276,7 @@ def test_turn_solvers_play_the_penalty_between_turns(rules):
     # the one-player solvers read the penalty from the model: a policy per run of lost
     # turns, and totals below zero
     sol = solitaire.solve_max_ev(rules)
-    assert len(sol.distributions) == 3 and sol.penalty == 500
+    assert len(sol.distributions) == 3 and sol.farkle_rules.farkle_penalty == 500
     fast = solitaire.solve_fastest(rules, 1000)
     assert fast.turns.shape[0] == 3 and fast.floor_points == rules.penalty_floor() * 50
     free = dataclasses.replace(rules, farkle_penalty=0)

@@ -317,7 +317,6 @@ class MaxEvSolution:
     """
 
     rules: str
-    penalty: int
     cap: int
     rate: float
     bias: np.ndarray
@@ -330,8 +329,8 @@ class MaxEvSolution:
     rate_check: float
     iterations: int
     solve_s: float
-    value_error: float = 0.0
-    farkle_rules: FarkleRules | None = field(default=None, repr=False)
+    value_error: float
+    farkle_rules: FarkleRules = field(repr=False)
     from_cache = False
 
     @property
@@ -384,7 +383,7 @@ class MaxEvSolution:
                "from_cache": self.from_cache}
         if len(self.distributions) > 1:
             out.update({
-                "farkle_penalty": self.penalty, "points_per_turn": self.rate,
+                "farkle_penalty": self.farkle_rules.farkle_penalty, "points_per_turn": self.rate,
                 "points_per_turn_check": self.rate_check,
                 "bias": self.bias.tolist(), "stationary": self.stationary.tolist(),
                 "p_bust_by_lost_turns": [d.p_bust for d in self.distributions],
@@ -516,16 +515,14 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     # P(lost): g's map is off by eps (1 + q0 + q0 q1 + ...) and contracts by its slope
     # and each h[s] = E_s(h[s + 1]) - g adds its own eps, q[s] times the next one's, and g's
     e_g = eps * float(chain.sum()) / (1.0 - float(chain[1:].sum())) if k > 1 else eps
-    errors = [e_g]
-    e_h = eps + e_g
+    error, e_h = e_g, eps + e_g
     for s in range(k - 1, 0, -1):
-        errors.append(e_h)
-        e_h = eps + q[s - 1] * e_h + e_g if s > 1 else e_h
+        error = max(error, e_h)
+        e_h = eps + q[s - 1] * e_h + e_g
     bias = np.array([0.0, *betas[:-1]])
-    return MaxEvSolution(rules.name, rules.farkle_penalty, cap, float(g), bias, value, bank,
-                         roll, tuple(dists), rows - m.max_points, share, float(rate),
-                         iterations, time.perf_counter() - t0,
-                         value_error=float(max(errors)), farkle_rules=rules)
+    return MaxEvSolution(rules.name, cap, float(g), bias, value, bank, roll, tuple(dists),
+                         rows - m.max_points, share, float(rate), iterations,
+                         time.perf_counter() - t0, float(error), rules)
 
 
 #: Where six dice roll on past the cap, advice from a higher cap rounds it up to this.
@@ -715,12 +712,9 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
                            farkle_penalty=rules.farkle_penalty)
 
 
-def fastest_solution(rules: FarkleRules, target: int, *, use_cache: bool = True
-                     ) -> FastestSolution:
+def fastest_solution(rules: FarkleRules, target: int) -> FastestSolution:
     """:func:`solve_fastest`, cached on disk (a few seconds for large targets)."""
     target = check_target(target)
-    if not use_cache:
-        return solve_fastest(rules, target)
     key = cache.entry_key("farkle-fastest", rules.name, rules.digest(), t=target)
 
     kept = ("turns", "value", "bank", "newton_steps")
@@ -846,8 +840,7 @@ def threshold_solution(rules: FarkleRules, threshold: int, target: int,
     bank = threshold_bank_table(threshold)
     d = evaluate_turn_policy(rules, bank, name=name or f"threshold-{threshold}")
     turns = race(rules, target, bank)[0, rules.penalty_floor()]
-    return ThresholdSolution(d.policy, d.rules, d.p_bust, d.p_bank, d.p_unresolved,
-                             target=target, expected_turns_to_target=float(turns),
+    return ThresholdSolution(**vars(d), target=target, expected_turns_to_target=float(turns),
                              elapsed_s=time.perf_counter() - t0)
 
 
