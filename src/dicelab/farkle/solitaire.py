@@ -395,33 +395,22 @@ class MaxEvSolution:
         return out
 
 
-def max_ev_turn(m: Model, c: int, beta: float, edge: np.ndarray | None = None
-                ) -> tuple[float, game.Scratch]:
-    """The ``max-ev`` turn banking from row ``c`` on: a bank worth its turn points, a lost
-    turn ``beta`` points, six dice leaving the table worth ``edge`` (units; default the
-    lost turn's value). Returns (its value in units, its table)."""
-    rows = c + m.six_rows + m.max_points + 1
-    b = beta / POINT_UNIT
-    return turn_table(m, np.arange(rows, dtype=np.float64), c, b,
-                      np.full(rows, b) if edge is None else edge)
-
-
 def _max_ev_policy(rules: FarkleRules, m: Model, cap: int, beta: float, w6: float,
-                   value: np.ndarray, bank: np.ndarray, roll: np.ndarray
+                   bankv: np.ndarray, value: np.ndarray, bank: np.ndarray, roll: np.ndarray
                    ) -> tuple[TurnDistribution, float]:
-    """The turn policy with a lost turn worth ``beta`` (points), written into ``value``,
-    ``bank`` and ``roll`` (its rows of :class:`MaxEvSolution`'s arrays); returns its turn
-    distribution and its error bound. Where six dice roll on past the cap, a roll leaving
-    the table is bracketed by the lost turn's value and the bank plus W(6)
-    (:func:`gain_bound`); the lower run is the solution and the largest gap below the cap
-    between the runs its error bound."""
+    """The turn policy with a lost turn worth ``beta`` (points) and a bank at row ``i`` worth
+    ``bankv[i] = i`` (units), written into ``value``, ``bank`` and ``roll`` (its rows of
+    :class:`MaxEvSolution`'s arrays); returns its turn distribution and its error bound.
+    Where six dice roll on past the cap, a roll leaving the table is bracketed by the lost
+    turn's value and the bank plus W(6) (:func:`gain_bound`); the lower run is the solution
+    and the largest gap below the cap between the runs its error bound."""
     c = cap // POINT_UNIT
-    rows = value.shape[0]
+    rows = bankv.size
     b = beta / POINT_UNIT
-    _, w = max_ev_turn(m, c, beta)
+    _, w = turn_table(m, bankv, c, b, np.full(rows, b))
     error = 0.0
     if m.six_rows:
-        _, hi = max_ev_turn(m, c, beta, np.arange(rows) + w6 / POINT_UNIT)
+        _, hi = turn_table(m, bankv, c, b, bankv + w6 / POINT_UNIT)
         error = float(np.abs(hi.v[:(c + 1) * 7] - w.v[:(c + 1) * 7]).max()) * POINT_UNIT
     value[:] = w.v.reshape(rows, 7) * POINT_UNIT
     bank[:] = w.bk.reshape(rows, 7)
@@ -467,13 +456,16 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     cap = max(proven if cap is None else check_points("cap", cap), rules.min_bank)
     t0 = time.perf_counter()
     w6 = float(w[HOT_DICE])
+    rows = cap // POINT_UNIT + m.six_rows + m.max_points + 1
+    bankv = np.arange(rows, dtype=np.float64)
 
     @functools.cache
     def turn_value(beta: float) -> float:
         """The turn's value in points with a lost turn worth ``beta`` points."""
         if beta > 0:
             raise UserError("a lost turn cannot be worth more than banking nothing")
-        return max_ev_turn(m, cap // POINT_UNIT, beta)[0] * POINT_UNIT
+        b = beta / POINT_UNIT  # units; six dice leaving the table end as a lost turn
+        return turn_table(m, bankv, cap // POINT_UNIT, b, np.full(rows, b))[0] * POINT_UNIT
 
     def lost_values(g: float) -> list[float]:
         """``beta[s]`` for every count ``s`` at the rate ``g``: ``-penalty`` for the last,
@@ -495,13 +487,13 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
         g_new = turn_value(lost_values(g)[0])
         moved, g = abs(g_new - g), g_new
     betas = lost_values(g)
-    rows = cap // POINT_UNIT + m.six_rows + m.max_points + 1
     value, roll = np.zeros((k, rows, 7)), np.zeros((k, rows, 7))
     bank = np.zeros((k, rows, 7), dtype=np.uint8)
     dists: list[TurnDistribution] = []
     eps = 0.0
     for s, beta in enumerate(betas):
-        d, error = _max_ev_policy(rules, m, cap, beta, w6, value[s], bank[s], roll[s])
+        d, error = _max_ev_policy(rules, m, cap, beta, w6, bankv, value[s], bank[s],
+                                  roll[s])
         dists.append(d)
         eps = max(eps, error)
     # the same policies evaluated from their exact turn distributions: the chain of lost
@@ -949,6 +941,6 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 __all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
            "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds", "endings",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns",
-           "last_roll", "legal_bank", "max_ev_table", "max_ev_turn", "race", "roll_values",
+           "last_roll", "legal_bank", "max_ev_table", "race", "roll_values",
            "solve_fastest", "solve_max_ev", "threshold_bank", "threshold_bank_table",
            "threshold_distribution", "threshold_solution", "threshold_sweep"]
