@@ -153,14 +153,14 @@ def table_slices(pt: PolicyTable, grid: Grid, rules: FarkleRules) -> Slices:
     else:  # the normal table, at the leader's total (its count 0)
         last = np.ravel_multi_index(pt.clamped(cnt[:, None, None], 0, tot[:, None],
                                                tot[:, None] + lead), shape)
-    return Slices(_joined(banks, np.uint8), _joined(values, np.float32), pt.keep_all,
+    return Slices(joined(banks, np.uint8), joined(values, np.float32), pt.keep_all,
                   np.ascontiguousarray(np.broadcast_to(normal, grid.normal_shape),
                                        dtype=np.int64),
                   np.ascontiguousarray(np.broadcast_to(last, grid.last_shape),
                                        dtype=np.int64))
 
 
-def _joined(parts: list[np.ndarray], dtype) -> np.ndarray:
+def joined(parts: list[np.ndarray], dtype) -> np.ndarray:
     """The parts as one contiguous array; a single contiguous part is not copied (a policy
     table can take gigabytes)."""
     return np.ascontiguousarray(parts[0] if len(parts) == 1 else np.concatenate(parts),
@@ -234,5 +234,5 @@ def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
 
 
 __all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "grid_of",
-           "keep_all_slices", "lead_rows", "legal_slices", "name_of", "policy_slices",
+           "joined", "keep_all_slices", "lead_rows", "legal_slices", "name_of", "policy_slices",
            "rows_for", "side_of", "table_slices", "turn_outcomes"]

@@ -28,7 +28,7 @@ import numpy as np
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle.builtin import KernelCode, as_policy, family_of
-from dicelab.farkle.fixed import lead_rows
+from dicelab.farkle.fixed import joined, lead_rows
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_points, check_target
 from dicelab.registry import PolicySpec
@@ -108,12 +108,9 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
     if len(values) > 1:  # copied into one array, next to the originals
         check_memory(f"the seats' {len(values)} policy tables, copied together",
                      2 * sum(v.nbytes + b.nbytes for v, b in zip(values, banks, strict=True)))
-    # never empty, so the kernel's argument types are the same with or without tables;
-    # one table is used as it is (a table can take gigabytes)
-    table_value, table_bank = (values[0], banks[0]) if len(values) == 1 else \
-        (np.concatenate(values), np.concatenate(banks)) if values else \
-        (np.zeros(1, dtype=np.float32), np.zeros(1, dtype=np.uint8))
-    return K.Seats(kinds, params, meta, table_value, table_bank)
+    if not values:  # never empty: the kernel's argument types are the same without tables
+        place(np.zeros(1), np.zeros(1))
+    return K.Seats(kinds, params, meta, joined(values, np.float32), joined(banks, np.uint8))
 
 
 def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
