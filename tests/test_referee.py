@@ -18,7 +18,7 @@ from dicelab.farkle import kernels as K
 from dicelab.farkle import referee as referee_module
 from dicelab.farkle.builtin import TablePolicy, as_policy, tabulable
 from dicelab.farkle.exact import exact_pair
-from dicelab.farkle.policies import tabulate
+from dicelab.farkle.policies import seat_of
 from dicelab.farkle.policy import Move, bank_rule
 from dicelab.farkle.referee import GeneratorDice, Referee, play_game
 from dicelab.farkle.rules import ENDINGS, PRESETS, load_rules
@@ -99,7 +99,7 @@ def test_tables_of_bank_rules_play_as_the_kernel_whatever_their_last_round(last_
         return tp >= (base if my >= opp else base + 150 * (n >= 3))
 
     for rules, target in ((DEFAULT, 1500), (PRESETS["facebook"], 1500)):
-        table = tabulate(rule, rules, target)
+        table = seat_of(rule, rules, target)
         assert table.last_round == last_round
         rnd = random.Random(last_round + setaside + rules.name)
         for game in range(6):

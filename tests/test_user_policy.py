@@ -19,7 +19,7 @@ from cli_helpers import run_cli
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle.exact import exact_pair, solve_best_response
-from dicelab.farkle.policies import tabulate
+from dicelab.farkle.policies import seat_of
 from dicelab.farkle.policy import BankRule, Move, State, bank_rule
 from dicelab.farkle.rules import POINT_UNIT, PRESETS
 from dicelab.farkle.simulate import simulate_farkle
@@ -108,7 +108,7 @@ def test_a_bank_rule_decides_as_its_table_says(last_round):
         return tp >= base + (200 if opp - my > 500 else 0) - (50 if n <= 2 else 0)
 
     target = 2000
-    table = tabulate(behind, DEFAULT, target)
+    table = seat_of(behind, DEFAULT, target)
     rng = np.random.default_rng(5)
     roll = (1, 5, 2, 3, 4, 6)
     for _ in range(3000):

@@ -35,15 +35,16 @@ from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
 
 
-def tabulate(policy, rules: FarkleRules, target: int) -> PolicyTable:
-    """A policy object as the simulation kernel plays it: a :class:`PolicyTable` as it
-    is, a tabulable policy (one with a ``table(rules, target, leads)`` method, such as a
+def seat_of(policy, rules: FarkleRules, target: int) -> KernelCode | PolicyTable:
+    """A policy object as the simulation kernel plays it: by a rule of the kernel's own (its
+    :class:`KernelCode`), or by a :class:`PolicyTable`: a table as it is, a tabulable policy
+    (one with a ``table(rules, target, leads)`` method, such as a
     :class:`dicelab.farkle.policy.BankRule`) as its table."""
     if isinstance(policy, PolicyTable):
         return policy
     if callable(getattr(policy, "kernel_seat", None)):
         seat = policy.kernel_seat(rules, target)
-        if isinstance(seat, PolicyTable):
+        if isinstance(seat, KernelCode | PolicyTable):
             return seat
     if isinstance(policy, str) or not hasattr(policy, "name"):
         raise TypeError(f"a seat is a PolicySpec or a PolicyTable or a policy object, not "
@@ -87,12 +88,10 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
             kinds[s], meta[s] = K.TABLE, meta[placed[seat]]
             continue
         policy = as_policy(seat, rules, target, n) if isinstance(seat, PolicySpec) else seat
-        code = policy.kernel_seat(rules, target) \
-            if callable(getattr(policy, "kernel_seat", None)) else None
-        if isinstance(code, KernelCode):  # played by a rule of the kernel's own
-            kinds[s], params[s] = code
+        pt = seat_of(policy, rules, target)
+        if isinstance(pt, KernelCode):  # played by a rule of the kernel's own
+            kinds[s], params[s] = pt
             continue
-        pt = tabulate(policy, rules, target)
         if isinstance(seat, PolicySpec):
             placed[seat] = s
         kinds[s] = K.TABLE
