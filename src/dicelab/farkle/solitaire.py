@@ -607,51 +607,6 @@ class FastestSolution:
         return out
 
 
-def _fastest_state(m: Model, turns: np.ndarray, u: int, big: int, beta: float | None,
-                   w: game.Scratch, p_rows: int, value_out: np.ndarray, bank_out: np.ndarray,
-                   tol: float) -> tuple[float, int]:
-    """The fewest expected turns from index ``u`` (``turns[0, :]``: from each index at no
-    lost turn, solved above ``u``) when a lost turn costs ``beta`` turns more (``None``:
-    the state itself, a self-loop solved by Newton steps on the turn's line). Fills the
-    state's rows of ``value_out``/``bank_out`` (zeroed); returns (expected turns, turn DPs).
-
-    The turn maximises minus the turns still needed: a bank at row ``i`` is worth
-    ``-turns[u + i]`` (0 once it reaches the target), a lost turn ``-beta``; six dice that
-    roll on past the target row roll until fewer dice bank the finish, which costs
-    ``six_finish * beta`` exactly."""
-    reach = max(big - u, int(m.bank_floor[1]))  # banking from here reaches the target
-    rows = reach + m.max_points
-    bankv = -turns[0, np.minimum(u + np.arange(rows), big)]
-    x = turns[0, min(u + 1, big)] + 1.0 if beta is None else beta
-    edge = np.empty(rows)
-    bounds = np.zeros(2)
-    for dps in range(1, 201):
-        b = -x
-        edge[:] = m.six_finish * b
-        value, slope = turn.turn_back_tracked(m, m.bank_floor, bankv, edge, m.six_finish, b,
-                                              reach, rows, w.v, w.bp, w.bk, w.choice, bounds)
-        if beta is not None:
-            x = 1.0 - value
-            break
-        if slope >= 1.0:
-            raise UserError("a turn that always loses never reaches the target")
-        x_new = (1.0 - (value - slope * b)) / (1.0 - slope)  # value = a + slope * beta
-        done = abs(x_new - x) <= tol * x_new or (dps > 1 and x_new >= x)
-        x = x_new
-        if done:
-            break
-    # the last policy's values at the fixed point: each state's line in the lost turn's value
-    final = b if beta is not None else -x
-    v = (w.v[:rows * 7] + w.bp[:rows * 7] * (final - b)).reshape(rows, 7)
-    value_out[:rows, 1:] = -v[:, 1:]  # (column 0 and the rows past these stay 0)
-    bank_out[:rows] = w.bk[:rows * 7].reshape(rows, 7)
-    bank_out[rows:, 1:] = 1  # past the rows computed every state banks the finish,
-    if m.bank_floor[HOT_DICE] >= rows:  # but six dice that may not bank
-        value_out[rows:, HOT_DICE] = m.six_finish * x
-        bank_out[rows:, HOT_DICE] = 0
-    return x, dps
-
-
 def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FASTEST_TOL,
                   sweep_tol: float = 1e-13, max_sweeps: int = 500,
                   floor_points: int | None = None) -> FastestSolution:
@@ -688,8 +643,48 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
     steps = np.zeros(big, dtype=np.int64)
 
     def state(u: int, s: int, beta: float | None) -> float:
-        x, steps[u] = _fastest_state(m, turns, u, big, beta, w, p_rows, value[s, u],
-                                     bank[s, u], tol)
+        """The fewest expected turns from index ``u`` (``turns[0, :]``: from each index at
+        no lost turn, solved above ``u``) after ``s`` lost turns in a row, when a lost turn
+        costs ``beta`` turns more (``None``: the state itself, a self-loop solved by Newton
+        steps on the turn's line). Fills the state's rows of ``value``/``bank`` (zeroed)
+        and ``steps[u]`` (its turn DPs).
+
+        The turn maximises minus the turns still needed: a bank at row ``i`` is worth
+        ``-turns[u + i]`` (0 once it reaches the target), a lost turn ``-beta``; six dice
+        that roll on past the target row roll until fewer dice bank the finish, which costs
+        ``six_finish * beta`` exactly."""
+        reach = max(big - u, int(m.bank_floor[1]))  # banking from here reaches the target
+        rows = reach + m.max_points
+        bankv = -turns[0, np.minimum(u + np.arange(rows), big)]
+        x = turns[0, min(u + 1, big)] + 1.0 if beta is None else beta
+        edge = np.empty(rows)
+        bounds = np.zeros(2)
+        for dps in range(1, 201):
+            b = -x
+            edge[:] = m.six_finish * b
+            val, slope = turn.turn_back_tracked(m, m.bank_floor, bankv, edge, m.six_finish, b,
+                                                reach, rows, w.v, w.bp, w.bk, w.choice, bounds)
+            if beta is not None:
+                x = 1.0 - val
+                break
+            if slope >= 1.0:
+                raise UserError("a turn that always loses never reaches the target")
+            x_new = (1.0 - (val - slope * b)) / (1.0 - slope)  # val = a + slope * beta
+            done = abs(x_new - x) <= tol * x_new or (dps > 1 and x_new >= x)
+            x = x_new
+            if done:
+                break
+        steps[u] = dps
+        # the last policy's values at the fixed point: each state's line in the lost
+        # turn's value
+        final = b if beta is not None else -x
+        v = (w.v[:rows * 7] + w.bp[:rows * 7] * (final - b)).reshape(rows, 7)
+        value[s, u, :rows, 1:] = -v[:, 1:]  # (column 0 and the rows past these stay 0)
+        bank[s, u, :rows] = w.bk[:rows * 7].reshape(rows, 7)
+        bank[s, u, rows:, 1:] = 1  # past the rows computed every state banks the finish,
+        if m.bank_floor[HOT_DICE] >= rows:  # but six dice that may not bank
+            value[s, u, rows:, HOT_DICE] = m.six_finish * x
+            bank[s, u, rows:, HOT_DICE] = 0
         return x
 
     turns = np.zeros((k, big + 1))
