@@ -489,13 +489,9 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     betas = lost_values(g)
     value, roll = np.zeros((k, rows, 7)), np.zeros((k, rows, 7))
     bank = np.zeros((k, rows, 7), dtype=np.uint8)
-    dists: list[TurnDistribution] = []
-    eps = 0.0
-    for s, beta in enumerate(betas):
-        d, error = _max_ev_policy(rules, m, cap, beta, w6, bankv, value[s], bank[s],
-                                  roll[s])
-        dists.append(d)
-        eps = max(eps, error)
+    dists, errors = zip(*(_max_ev_policy(rules, m, cap, beta, w6, bankv, value[s], bank[s],
+                                         roll[s]) for s, beta in enumerate(betas)), strict=True)
+    eps = max(errors)
     # the same policies evaluated from their exact turn distributions: the chain of lost
     # turns in a row (a bank returns to 0, a loss moves on, the last to 0)
     q = np.array([d.p_bust for d in dists])
@@ -512,7 +508,7 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
         error = max(error, e_h)
         e_h = eps + q[s - 1] * e_h + e_g
     bias = np.array([0.0, *betas[:-1]])
-    return MaxEvSolution(rules.name, cap, float(g), bias, value, bank, roll, tuple(dists),
+    return MaxEvSolution(rules.name, cap, float(g), bias, value, bank, roll, dists,
                          rows - m.max_points, share, float(rate), iterations,
                          time.perf_counter() - t0, float(error), rules)
 
