@@ -300,10 +300,9 @@ def _slice_ends(m, s, bank, value, keep_all, out_bust, out_left, out_dist):
         c_rows = value.shape[1]
         choice = np.empty(c_rows * m.class_prob.size, dtype=np.int32)
         decide(m, value[s], choice)
-    lost, left = turn_ends(m, bank[s].ravel(), bank.shape[1], choice, c_rows, False,
-                           np.empty((out_dist.shape[1] + m.max_points + 1) * 7), out_dist[s])
-    out_bust[s] = lost
-    out_left[s] = left
+    reach = np.empty((out_dist.shape[1] + m.max_points + 1) * 7)
+    out_bust[s], out_left[s] = turn_ends(m, bank[s].ravel(), bank.shape[1], choice, c_rows,
+                                         False, reach, out_dist[s])
 
 
 @njit(cache=True, parallel=True)
