@@ -21,6 +21,7 @@ from dicelab import config
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle import solitaire
+from dicelab.farkle.engine.model import CLIMB_ERR
 from dicelab.farkle.exact import exact_pair
 from dicelab.farkle.rules import (
     NO_BANK,
@@ -229,7 +230,7 @@ def test_max_ev_under_must_roll_against_the_reference():
     full = solitaire.solve_max_ev(MUST_ROLL)
     plain = solitaire.solve_max_ev(DEFAULT)
     turn = full.distributions[0]
-    assert full.value_error < 1e-9 and turn.p_unresolved < solitaire.CLIMB_ERR
+    assert full.value_error < 1e-9 and turn.p_unresolved < CLIMB_ERR
     assert turn.expected_score == pytest.approx(full.expected_score, abs=1e-9)
     assert 0 < plain.expected_score - full.expected_score < 1e-9
     assert full.bank_thresholds()[6] is None
@@ -258,7 +259,7 @@ def test_threshold_distribution_under_must_roll_against_the_reference(threshold)
             mine = got.p_bank[x // 50] if x // 50 < got.p_bank.size else 0.0
             assert mine == pytest.approx(p, abs=1e-14), x
     d = solitaire.threshold_distribution(MUST_ROLL, threshold)
-    assert d.p_unresolved < solitaire.CLIMB_ERR
+    assert d.p_unresolved < CLIMB_ERR
     assert d.p_bust + d.p_bank.sum() + d.p_unresolved == pytest.approx(1.0, abs=1e-13)
 
 

@@ -186,7 +186,7 @@ def _slices(resolved, rules: FarkleRules, target: int) -> tuple[fixed.Slices, fi
                                                                  fixed.Grid]:
     d = fixed.lead_rows([resolved], rules, target)
     grid = fixed.grid_of(rules, target, d)
-    slices = fixed.legal_slices(fixed.policy_slices(resolved, grid, rules), rules)
+    slices = fixed.policy_slices(resolved, grid, rules)
     return slices, fixed.turn_outcomes(slices, rules), grid
 
 

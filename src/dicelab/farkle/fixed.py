@@ -183,13 +183,9 @@ def _slice_bytes(policy: FixedPolicy, grid: Grid, max_s: int) -> int:
 
 def policy_slices(policy: FixedPolicy, grid: Grid, rules: FarkleRules) -> Slices:
     """The turn slices of a policy as the engine reads it
-    (:func:`dicelab.farkle.exact.resolve`) at the states of ``grid``."""
-    return Slices(*policy.slices(grid, rules))
-
-
-def legal_slices(slices: Slices, rules: FarkleRules) -> Slices:
-    """The slices as the kernel plays them (:func:`legal_bank`; a slice's value rows are
-    clamped as its bank rows)."""
+    (:func:`dicelab.farkle.exact.resolve`) at the states of ``grid``, as the kernel plays
+    them (:func:`legal_bank`; a slice's value rows are clamped as its bank rows)."""
+    slices = Slices(*policy.slices(grid, rules))
     return slices._replace(bank=legal_bank(rules, slices.bank))
 
 
@@ -234,5 +230,5 @@ def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
 
 
 __all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "grid_of",
-           "joined", "keep_all_slices", "lead_rows", "legal_slices", "name_of", "policy_slices",
+           "joined", "keep_all_slices", "lead_rows", "name_of", "policy_slices",
            "rows_for", "side_of", "table_slices", "turn_outcomes"]

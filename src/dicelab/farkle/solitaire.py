@@ -39,12 +39,7 @@ from dicelab import cache
 from dicelab.config import FASTEST_TOL
 from dicelab.errors import UserError
 from dicelab.farkle.engine import game, turn
-from dicelab.farkle.engine.model import (
-    CLIMB_ERR,
-    Model,
-    gain_bound,
-    model,
-)
+from dicelab.farkle.engine.model import Model, gain_bound, model
 from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     HOT_DICE,
@@ -929,7 +924,7 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
                            floor=sol.floor_points // POINT_UNIT)
 
 
-__all__ = ["CLIMB_ERR", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
+__all__ = ["FastestSolution", "MaxEvSolution", "ThresholdSolution",
            "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds", "endings",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns",
            "last_roll", "legal_bank", "max_ev_table", "race", "roll_values",
