@@ -174,13 +174,6 @@ def name_of(policy) -> str:
     return policy.name
 
 
-def _slice_bytes(policy: FixedPolicy, grid: Grid, max_s: int) -> int:
-    """Bytes of a policy's slices and their turn endings (an upper estimate)."""
-    n, rows = policy.slice_extent(grid)
-    return (n * rows * 7 * 5 + n * (rows + max_s + 2) * 16
-            + (math.prod(grid.normal_shape) + 3 * math.prod(grid.last_shape)) * 8)
-
-
 def policy_slices(policy: FixedPolicy, grid: Grid, rules: FarkleRules) -> Slices:
     """The turn slices of a policy as the engine reads it
     (:func:`dicelab.farkle.exact.resolve`) at the states of ``grid``, as the kernel plays
@@ -224,8 +217,10 @@ def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
     """One resolved policy's :class:`Side` over leads below ``d`` (its memory checked
     first)."""
     grid = grid_of(rules, target, d)
+    n, rows = policy.slice_extent(grid)  # bytes of its slices and their endings, at most:
     check_memory(f"the exact evaluation to {target:,}",
-                 _slice_bytes(policy, grid, model(rules).max_points))
+                 n * rows * 7 * 5 + n * (rows + model(rules).max_points + 2) * 16
+                 + (math.prod(grid.normal_shape) + 3 * math.prod(grid.last_shape)) * 8)
     return turn_outcomes(policy_slices(policy, grid, rules), rules)
 
 
