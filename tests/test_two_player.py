@@ -45,8 +45,8 @@ def assert_matches_naive(sol, ref, atol=1e-9):
     np.testing.assert_allclose(sol.values, ref.value, rtol=0, atol=atol)
     np.testing.assert_allclose(sol.win_probability, ref.win, rtol=0, atol=atol)
     np.testing.assert_allclose(sol.tie_probability, ref.tie, rtol=0, atol=atol)
-    assert sol.p_win == pytest.approx(ref.win[0, 0], abs=atol)
-    assert sol.p_tie == pytest.approx(ref.tie[0, 0], abs=atol)
+    assert sol.first_outcome.win == pytest.approx(ref.win[0, 0], abs=atol)
+    assert sol.first_outcome.tie == pytest.approx(ref.tie[0, 0], abs=atol)
 
 
 def naive_cap(rules, eps: float) -> int:
@@ -109,7 +109,7 @@ def test_first_to_bank_matches_naive_value_iteration_at_every_state(rules, targe
     # with nothing to lose by reaching the target, more points never hurt here
     assert not fewer_points_wins(ref, target // 50)
     # no last round, so no ties, and no last-round table
-    assert sol.p_tie == 0.0 and not sol.tie_probability.any()
+    assert sol.first_outcome.tie == 0.0 and not sol.tie_probability.any()
     assert sol.to_dict()["ending"] == "first-to-bank"
     table_ = sol.policy_table()
     assert table_.last_value is None and table_.last_bank is None
@@ -129,8 +129,8 @@ def test_values_the_naive_value_iteration_confirms(ending, target, p_win, p_tie,
     # the default table; the naive solver gives the same numbers to 1e-15 (the tests of
     # every state above, under the slow marker for the last round)
     sol = solve_optimal_win(load_rules("default", ending), target)
-    assert sol.p_win == pytest.approx(p_win, abs=1e-12)
-    assert sol.p_tie == pytest.approx(p_tie, abs=1e-12)
+    assert sol.first_outcome.win == pytest.approx(p_win, abs=1e-12)
+    assert sol.first_outcome.tie == pytest.approx(p_tie, abs=1e-12)
     assert sol.fair_head_start == head_start
 
 
@@ -140,7 +140,7 @@ def test_first_to_bank_is_a_different_game_and_a_different_cache_entry():
     assert not last.from_cache and not ftb.from_cache
     assert np.abs(last.values - ftb.values).max() > 0.01
     # moving first is worth more when the other player gets no last turn
-    assert ftb.p_win > last.p_win + last.p_tie / 2
+    assert ftb.first_outcome.win > last.first_outcome.score
     assert solve_optimal_win(load_rules("default", "first-to-bank"), 500).from_cache
     key = solve.cache_key
     assert key(load_rules("default"), 500, 1e-10) != key(
@@ -301,9 +301,10 @@ def test_outcome_probabilities_are_consistent(default_1000):
     assert np.all((w >= 0) & (t >= 0) & (w + t <= 1 + 1e-12))
     # value = P(win) + 0.5 P(tie): the policy evaluation agrees with the optimisation
     np.testing.assert_allclose(sol.values, w + 0.5 * t, rtol=0, atol=1e-12)
-    assert sol.p_win + sol.p_tie + sol.p_loss == pytest.approx(1.0, abs=1e-15)
-    assert sol.win_value(0, 0) == pytest.approx(sol.p_win + 0.5 * sol.p_tie, abs=1e-12)
-    assert sol.p_win > sol.p_loss  # moving first is an advantage
+    first = sol.first_outcome
+    assert first.win + first.tie + first.loss == pytest.approx(1.0, abs=1e-15)
+    assert sol.win_value(0, 0) == pytest.approx(first.win + 0.5 * first.tie, abs=1e-12)
+    assert first.win > first.loss  # moving first is an advantage
     head = np.abs(sol.values[0] - 0.5)
     assert sol.fair_head_start == 50 * int(np.argmin(head))
     assert sol.fair_head_start_value == pytest.approx(sol.win_value(0, sol.fair_head_start))

@@ -75,7 +75,7 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> br = solve_best_response(PRESETS["default"], 1000, "threshold-300")
-    >>> br.policy, round(br.p_win + br.p_tie / 2, 4) > 0.6
+    >>> br.policy, round(br.first_outcome.score, 4) > 0.6
     ('optimal-win:vs=threshold-300', True)
     """
     return builtin.best_response(rules, target, opponent, tol=tol, use_cache=use_cache,

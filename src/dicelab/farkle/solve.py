@@ -373,13 +373,14 @@ class OptimalWinSolution:
     (the original solve, also when loaded from the cache), ``elapsed_s`` (this call),
     ``memory_bytes`` (its arrays), ``turn_dps``, ``sweeps`` (policy-improvement sweeps; 0:
     one exact sweep), ``table_rows`` (rows P of :meth:`policy_table`). Read from the
-    arrays and the rules: ``first_outcome`` (``p_win/p_tie/p_loss``) and
-    ``second_outcome``, ``fair_head_start``, ``floor_points``.
+    arrays and the rules: ``first_outcome`` and ``second_outcome`` (:class:`~dicelab.
+    outcomes.Outcome`: P(win), P(tie), P(loss), score), ``fair_head_start``,
+    ``floor_points``.
 
     Example::
 
         sol = solve_optimal_win(load_rules("default"), 10_000)
-        sol.p_win, sol.win_value(9000, 8500), sol.bank_decisions(0, 0)[6]  # 300 points
+        sol.first_outcome.win, sol.win_value(9000, 8500), sol.bank_decisions(0, 0)[6]  # 300 points
     """
 
     target: int
@@ -441,21 +442,6 @@ class OptimalWinSolution:
         theirs = start_outcome(self.opponent_streak_win, self.opponent_streak_tie,
                                self.floor_points // POINT_UNIT)
         return Outcome(theirs.loss, theirs.tie)
-
-    @property
-    def p_win(self) -> float:
-        """P(win) moving first, from 0 : 0 (:attr:`first_outcome`)."""
-        return self.first_outcome.win
-
-    @property
-    def p_tie(self) -> float:
-        """P(tie) moving first, from 0 : 0."""
-        return self.first_outcome.tie
-
-    @property
-    def p_loss(self) -> float:
-        """P(loss) moving first, from 0 : 0."""
-        return self.first_outcome.loss
 
     @property
     def fair_head_start(self) -> int:
@@ -620,14 +606,14 @@ class OptimalWinSolution:
 
     def to_dict(self) -> dict:
         """JSON-able summary (all scalar fields)."""
-        second = self.second_outcome
+        first, second = self.first_outcome, self.second_outcome
         out = {"game": "farkle", "policy": self.policy, "target": self.target,
                "rules": self.farkle_rules.name, "ending": self.farkle_rules.ending,
                "tolerance": self.tolerance, "states": self.states,
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                "from_cache": self.from_cache,
-               "memory_bytes": self.memory_bytes, "p_win": self.p_win, "p_tie": self.p_tie,
-               "p_loss": self.p_loss, "second_p_win": second.win, "second_p_tie": second.tie,
+               "memory_bytes": self.memory_bytes, "p_win": first.win, "p_tie": first.tie,
+               "p_loss": first.loss, "second_p_win": second.win, "second_p_tie": second.tie,
                "second_p_loss": second.loss, "fair_head_start": self.fair_head_start,
                "fair_head_start_value": self.fair_head_start_value,
                "turn_dps": self.turn_dps, "table_rows": self.table_rows,
@@ -785,7 +771,7 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> sol = solve_optimal_win(PRESETS["default"], 1000)
-    >>> round(sol.p_win + sol.p_tie / 2, 4), sol.fair_head_start
+    >>> round(sol.first_outcome.score, 4), sol.fair_head_start
     (0.5767, 300)
     """
     return _solve(rules, target, tol, None, None, use_cache, progress)
@@ -839,7 +825,7 @@ def solve_best_response(rules: FarkleRules, target: int, name: str,
     (:func:`dicelab.farkle.exact.solve_best_response` takes any policy by name).
 
     The solution's values are this policy's, as the player to move; ``opponent_values``
-    the opponent's; ``p_win``/``p_tie`` from 0 : 0 moving first, ``second_outcome``
+    the opponent's; ``first_outcome`` from 0 : 0 moving first, ``second_outcome``
     moving second. Exact up to ``tolerance``, like :func:`solve_optimal_win`; cached on
     disk when ``use_cache`` (a PolicyTable's name is not unique: the caller decides).
     """
