@@ -123,3 +123,27 @@ def test_cli_solves_a_best_response_under_facebook(capsys, monkeypatch):
 @pytest.mark.slow
 def test_monte_carlo_agrees_with_the_best_response():
     assert_monte_carlo_agrees("optimal-win:vs=ai", "ai", FACEBOOK, 1000, 100_000, seed=37)
+
+
+@pytest.mark.parametrize("opponent", [None, "threshold-350"])
+def test_a_solved_game_keeps_its_floor_when_the_setting_changes(monkeypatch, opponent):
+    """A solution queried after ``config.PENALTY_FLOOR_POINTS`` changed in the same process
+    answers at the floor it was solved with (its arrays'), as it did before the change."""
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+    rules, target = FACEBOOK_SMALL, 300
+
+    def solved():
+        if opponent is None:
+            return solve_optimal_win(rules, target, use_cache=False)
+        return solve_best_response(rules, target, opponent, use_cache=False)
+
+    def answers(sol):
+        return (sol.bank_decisions(-100, 50, 1, 2), sol.turn_values(0, 100, 150, 2, 0)[1],
+                sol.policy_table().value)
+
+    before, later = solved(), solved()
+    expected = answers(before)
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+    assert later.floor_points == 200
+    for got, want in zip(answers(later), expected, strict=True):
+        np.testing.assert_array_equal(got, want)

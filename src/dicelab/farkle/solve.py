@@ -31,6 +31,7 @@ tables are added.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import time
@@ -60,7 +61,7 @@ from dicelab.outcomes import Outcome
 from dicelab.resources import check_memory
 
 #: Version of the cached solves' arrays.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 #: Policy evaluation stops when no value moves by more than this share of the sweep
 #: tolerance.
 EVAL_MARGIN = 1e-2
@@ -210,14 +211,12 @@ def fixed_seat(m: Model, u: int, side: fixed.Side, start=0.0) -> game.Seat:
 
 class Sweeps(NamedTuple):
     """What a solve reports besides the values: the error bound, turn DPs, improvement
-    sweeps (0: one exact sweep), turn-DP states of the last improvement sweep, evaluation
-    sweeps."""
+    sweeps (0: one exact sweep), turn-DP states of the last improvement sweep."""
 
     bound: float
     turn_dps: int
     sweeps: int
     states: int
-    evaluations: int
 
 
 def _game(rules: FarkleRules, u: int, tol: float, d_eps: int, self_play: bool,
@@ -265,7 +264,7 @@ def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.
     with the P(win) and P(tie) split. Two fixed seats need no turn DP: one thread."""
     if not g.a_optimal:
         game.sweep_serial(m, g, a, b, kept, True, True, info)
-        return Sweeps(float(info.fp_err.max()), 0, 0, 0, 0)
+        return Sweeps(float(info.fp_err.max()), 0, 0, 0)
     u, bound = g.u, 0.0
     for diag in range(2 * u - 2, -1, -1):
         game.sweep_diagonal(diag, m, g, a, b, kept, True, False, True, info)
@@ -275,7 +274,7 @@ def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.
             + float(info.fp_err[x, diag - x].max()) + game.ROUNDING
         if progress is not None:
             progress(1.0 - diag / max(2 * u - 2, 1))
-    return Sweeps(bound, int(info.dps.sum()), 0, 0, 0)
+    return Sweeps(bound, int(info.dps.sum()), 0, 0)
 
 
 def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.Kept,
@@ -298,7 +297,7 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
                         f"change {changes[-1]:.2e})")
 
     improve: list[float] = []
-    rho, n_eval = 0.0, 0
+    rho = 0.0
     while g.a_optimal:
         for diag in range(2 * u - 2, -1, -1):
             game.sweep_diagonal(diag, m, g, a, b, kept, False, True, False, info)
@@ -314,7 +313,6 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
         # improvement moves the values by about the square of this one's change, and
         # evaluating much further than that is wasted
         changes = evaluate(False, max(EVAL_MARGIN, EVAL_SHARE * improve[-1] ** 2 / sweep_tol))
-        n_eval += len(changes)
         rho = max(rho, _contraction(changes))
     # the last policy's own values, with the outcome split (no ties under first-to-bank:
     # P(win) is the value)
@@ -323,7 +321,6 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
         for seat in (a, b):
             seat.w[:] = seat.v
             seat.t[:] = 0.0
-    n_eval += len(final)
     rho = max(rho, _contraction(final))
     if progress is not None:
         progress(1.0)
@@ -333,8 +330,7 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
         bound = final[-1] * rho / (1.0 - rho) + final[-1]
     if g.a_optimal and m.six_rows:  # A's turns climb past their rows, read catches at edges
         bound += (CLIMB_ERR + float(b.c_cap[..., -1].max())) / (1.0 - rho)
-    return Sweeps(bound, len(improve) * k * k * u * u, len(improve), int(info.states.sum()),
-                  n_eval)
+    return Sweeps(bound, len(improve) * k * k * u * u, len(improve), int(info.states.sum()))
 
 
 # ---------------------------------------------------------------------------------
@@ -490,10 +486,12 @@ class OptimalWinSolution:
         """The game as the engine reads it: (the model, the game, this policy's seat, the
         other's)."""
         if "engine" not in self._memo:
-            opp = None if self.opponent is None else self._memo["opponent_policy"]()
-            m, g, a, b = _setup(self.farkle_rules, self.target, self.streak_values.shape[2],
-                                self.cap_tolerance, self.last_round, opp,
-                                self.streak_values, self.opponent_streak_values)
+            with _floor(self.floor_points):  # its own, whatever the setting says now
+                opp = None if self.opponent is None else self._memo["opponent_policy"]()
+                m, g, a, b = _setup(self.farkle_rules, self.target,
+                                    self.streak_values.shape[2], self.cap_tolerance,
+                                    self.last_round, opp, self.streak_values,
+                                    self.opponent_streak_values)
             a.w[:], a.t[:] = self.streak_win, self.streak_tie
             b.w[:], b.t[:] = self.opponent_streak_win, self.opponent_streak_tie
             self._memo["engine"] = m, g, a, b
@@ -624,6 +622,18 @@ class OptimalWinSolution:
         return out
 
 
+@contextlib.contextmanager
+def _floor(points: int):
+    """``config.PENALTY_FLOOR_POINTS`` at ``points`` for a while: a solved game's engine
+    is rebuilt at the floor it was solved with (the model and a fixed opponent's turns
+    read the setting)."""
+    saved, config.PENALTY_FLOOR_POINTS = config.PENALTY_FLOOR_POINTS, points
+    try:
+        yield
+    finally:
+        config.PENALTY_FLOOR_POINTS = saved
+
+
 def _table_rows(m: Model, u: int, top: int, last: LastRound, tol: float) -> int:
     """Rows P of the policy table over ``u`` indices whose highest cap is row ``top``. Past
     every rolling state plus one roll, and enough last-round deficits D = P - max points
@@ -738,7 +748,7 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
     arrays, from_cache = cache.cached(key, version, build) if key else (build(), False)
     if progress is not None and from_cache:
         progress(1.0)
-    bound, turn_dps, sweeps, states, _evaluations = (float(x) for x in arrays["meta"])
+    bound, turn_dps, sweeps, states = (float(x) for x in arrays["meta"])
     if not sweeps:  # one exact sweep: every state's turn DP, and the last round's
         top = arrays["top"]
         n_last = 0 if m.first_to_bank else last.catch.size * 6
