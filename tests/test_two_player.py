@@ -608,8 +608,7 @@ def test_must_roll_matches_naive_value_iteration_at_every_state(case):
 def test_the_policy_table_size_known_before_the_solve_is_a_lower_bound(rules, target, policy):
     """What refuses an optimal-win table over the memory limit before its solve never
     exceeds the table's size."""
-    from dicelab.farkle.exact import optimal_win_solution
-    from dicelab.registry import parse_policy
+    from dicelab.farkle.exact import solve_policy
 
     table = {"must-roll": dataclasses.replace(load_rules("default"), name="mr",
                                               hot_dice="must-roll"),
@@ -617,5 +616,5 @@ def test_the_policy_table_size_known_before_the_solve_is_a_lower_bound(rules, ta
              "facebook-last-round": load_rules("facebook", "last-round")}.get(rules)
     table = load_rules(rules) if table is None else table
     bound = solve.least_policy_table_bytes(table, target)
-    size = optimal_win_solution(parse_policy(policy), table, target).policy_table_bytes
+    size = solve_policy(policy, table, target).policy_table_bytes
     assert 0 < bound <= size

@@ -82,13 +82,6 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
                                  progress=progress)
 
 
-def optimal_win_solution(spec: PolicySpec, rules: FarkleRules, target: int, progress=None
-                         ) -> OptimalWinSolution:
-    """``optimal-win`` (self-play) or ``optimal-win:vs=POLICY`` (a best response), solved
-    or loaded from the cache."""
-    return builtin.FAMILIES["optimal-win"].solution(spec, rules, target, progress)
-
-
 def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpec | PolicyTable,
                *, rules: str | FarkleRules | None = None, target: int | None = None,
                ending: str | None = None, use_cache: bool = True,
@@ -150,5 +143,5 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     return builtin.family_of(spec).solve(spec, rules, check_target(target), progress)
 
 
-__all__ = ["ThresholdSolution", "exact_pair", "optimal_win_solution", "policy_table",
+__all__ = ["ThresholdSolution", "exact_pair", "policy_table",
            "resolve", "solve_best_response", "solve_optimal_win", "solve_policy"]
