@@ -714,8 +714,9 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
         if m.streak > 1 and b is a:
             a.w[:] = a.v
         s = _sweeps(m, g, a, b, f"{what} with the farkle penalty", progress)
-        top = np.zeros(a.v.shape, dtype=np.int64)
-        game.tops(m, g, a, b, top)  # the cap rows of A's turns
+        top = np.zeros(a.v.shape, dtype=np.int64)  # the cap rows of A's turns: no table rows
+        no_rows = np.empty((*a.v.shape, 0, 7))
+        game.fill_table(m, g, a, b, no_rows.astype(np.float32), no_rows.astype(np.uint8), top)
         out = {"v": a.v, "w": a.w, "t": a.t, "top": top, "meta": np.array(s, dtype=np.float64)}
         if b is not a:
             out.update({"ov": b.v, "ow": b.w, "ot": b.t})
