@@ -148,7 +148,7 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         "lost (Turn lost!)")
     n = len(faces)
     if me is None:
-        value = functools.partial(max_ev_solution(table).turn_values, lost_in_a_row=my_farkles)
+        value = functools.partial(max_ev_capped(table).turn_values, lost_in_a_row=my_farkles)
         mode, unit = "solitaire", "expected final turn score (points{})".format(
             "; a lost turn at its long-run cost" if table.farkle_penalty else "")
     else:
@@ -181,11 +181,6 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
                         mode, "max-ev" if me is None else "optimal-win", unit, out,
                         sum(o.tie_with_best for o in out), note=note)
-
-
-#: :func:`dicelab.farkle.solitaire.solve_max_ev`, made once per process and rule set
-#: (advice on many positions, as in a game analysis, reuses it).
-max_ev_solution = max_ev_capped
 
 
 #: The optimal-win solutions held in this process, (rules, target) -> solution, the most
