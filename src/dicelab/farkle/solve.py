@@ -479,11 +479,9 @@ class OptimalWinSolution:
     def _turn(self, state: tuple[int, int, int, int], fill_to: int):
         """The optimal turn at ``state``: (its table, the lost turn's value)."""
         m, g, _a, b = self.engine()
-        s, r, x, y = state
-        c, bs, bx = game.lost_turn(m, s, r, x)
-        beta = 1.0 - b.v[c, bs, y, bx]
+        beta = game.lost_value(m, g, b, *state)[0]
         sc = game.scratch(m, max(g.rows, fill_to + m.six_rows + m.max_points))
-        game.optimal_turn(m, g, b, s, r, x, y, beta, sc, fill_to, False)
+        game.optimal_turn(m, g, b, *state, beta, sc, fill_to, False)
         return sc, beta
 
     def bank_decisions(self, my_total: int, opp_total: int, my_farkles: int = 0,
