@@ -219,9 +219,8 @@ class Sweeps(NamedTuple):
     states: int
 
 
-def _game(rules: FarkleRules, u: int, tol: float, d_eps: int, self_play: bool,
-          a_optimal: bool) -> game.Game:
-    m = model(rules)
+def _game(m: Model, u: int, tol: float, d_eps: int, self_play: bool, a_optimal: bool
+          ) -> game.Game:
     return game.Game(u, tol, self_play, a_optimal,
                      u + d_eps + m.six_rows + m.max_points + 2,
                      config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
@@ -688,7 +687,7 @@ def _setup(rules: FarkleRules, target: int, u: int, tol: float, last: LastRound,
         b, d_eps = a, last.d_eps
     else:
         b, d_eps = opponent_seat(rules, target, tol, opponent, theirs)
-    return m, _game(rules, u, tol, max(d_eps, last.d_eps), opponent is None, True), a, b
+    return m, _game(m, u, tol, max(d_eps, last.d_eps), opponent is None, True), a, b
 
 
 def _solve(rules: FarkleRules, target, tol, name: str | None,
@@ -831,7 +830,7 @@ def pair_outcomes(side_a: fixed.Side, side_b: fixed.Side, rules: FarkleRules, ta
     m = model(rules)
     u = target // POINT_UNIT + m.floor
     a, b = fixed_seat(m, u, side_a), fixed_seat(m, u, side_b)
-    g = _game(rules, u, 0.0, 0, False, False)
+    g = _game(m, u, 0.0, 0, False, False)
     s = _sweeps(m, g, a, b, "the exact evaluation under the farkle penalty", None)
     b_first = start_outcome(b.w, b.t, m.floor)
     return start_outcome(a.w, a.t, m.floor), Outcome(b_first.loss, b_first.tie), s.bound
