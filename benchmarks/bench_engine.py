@@ -59,7 +59,8 @@ t0, c0 = time.perf_counter(), time.process_time()
 sol = solve(args["target"])
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_bytes": peak, "p_win": sol.p_win,
+print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_bytes": peak,
+                  "p_win": sol.first_outcome.win,
                   "states": sol.states, "sweeps": getattr(sol, "sweeps", 0),
                   "tolerance": sol.tolerance}))
 """

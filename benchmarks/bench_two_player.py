@@ -67,8 +67,9 @@ def main() -> None:
         say(f"target {target:>6} rules {args.rules}: solve {wall:6.1f} s "
             f"(kernel {sol.solve_s:.1f} s), turn DPs {sol.turn_dps:,}, "
             f"states {sol.states:,}, tolerance {sol.tolerance:.1e}")
-        say(f"    first player P(win) {sol.p_win:.6f}  P(tie) {sol.p_tie:.6f}  "
-            f"P(loss) {sol.p_loss:.6f}  value {sol.win_value(0, 0):.6f}")
+        first = sol.first_outcome
+        say(f"    first player P(win) {first.win:.6f}  P(tie) {first.tie:.6f}  "
+            f"P(loss) {first.loss:.6f}  value {sol.win_value(0, 0):.6f}")
         say(f"    fair head start {sol.fair_head_start} points "
             f"(first player's value {sol.fair_head_start_value:.6f}); "
             f"solution arrays {sol.memory_bytes / 1e6:.1f} MB; "

@@ -24,13 +24,13 @@ def test_optimal_win_self_play_matches_exact_outcome_probabilities(target, seed,
                    first_seat=0, ending=ending)
     first, second = res.seat(0), res.seat(1)
     assert res.to_dict()["ending"] == ending
-    for observed, exact in ((first.wins, sol.p_win), (first.ties, sol.p_tie),
-                            (second.wins, sol.p_loss)):
+    o = sol.first_outcome
+    for observed, exact in ((first.wins, o.win), (first.ties, o.tie), (second.wins, o.loss)):
         se = math.sqrt(exact * (1 - exact) / games)
         assert abs(observed / games - exact) < 4 * se + 1e-12, (observed, exact, se)
     assert first.ties == second.ties
     if ending == "first-to-bank":
-        assert sol.p_tie == 0.0 and first.ties == 0
+        assert sol.first_outcome.tie == 0.0 and first.ties == 0
         assert first.wins + second.wins == games
 
 
@@ -43,8 +43,9 @@ def test_optimal_win_self_play_under_facebook_matches_the_exact_value():
     res = simulate("optimal-win", ["optimal-win"], games=games, seed=35, target=target,
                    rules="facebook", first_seat=0)
     first, second = res.seat(0), res.seat(1)
-    se = math.sqrt(sol.p_win * (1 - sol.p_win) / games)
-    assert abs(first.wins / games - sol.p_win) < 4 * se, (first.wins, sol.p_win, se)
+    p_win = sol.first_outcome.win
+    se = math.sqrt(p_win * (1 - p_win) / games)
+    assert abs(first.wins / games - p_win) < 4 * se, (first.wins, p_win, se)
     assert first.ties == 0 and first.wins + second.wins == games
 
 
@@ -56,12 +57,12 @@ def test_optimal_win_under_a_penalty_and_the_last_round_matches_the_exact_value(
     path.write_text("farkle-penalty = 500\n")
     target, games = 1000, 200_000
     sol = solve_optimal_win(load_rules(str(path)), target)
-    assert sol.p_tie > 0 and sol.policy_table().last_value is not None
+    assert sol.first_outcome.tie > 0 and sol.policy_table().last_value is not None
     res = simulate("optimal-win", ["optimal-win"], games=games, seed=36, target=target,
                    rules=str(path), first_seat=0)
     first, second = res.seat(0), res.seat(1)
-    for observed, exact in ((first.wins, sol.p_win), (first.ties, sol.p_tie),
-                            (second.wins, sol.p_loss)):
+    o = sol.first_outcome
+    for observed, exact in ((first.wins, o.win), (first.ties, o.tie), (second.wins, o.loss)):
         se = math.sqrt(exact * (1 - exact) / games)
         assert abs(observed / games - exact) < 4 * se, (observed, exact, se)
 
@@ -70,7 +71,7 @@ def test_fair_head_start_is_the_most_even_start():
     """The reported head start minimises |W(0, h) - 0.5| over every head start h."""
     target = 1500
     sol = solve_optimal_win(PRESETS["default"], target)
-    assert sol.win_value(0, 0) == pytest.approx(sol.p_win + 0.5 * sol.p_tie, abs=1e-9)
+    assert sol.win_value(0, 0) == pytest.approx(sol.first_outcome.score, abs=1e-9)
     gaps = {h: abs(sol.win_value(0, h) - 0.5) for h in range(0, target, 50)}
     best = min(gaps.values())
     assert gaps[sol.fair_head_start] == pytest.approx(best, abs=1e-12)

@@ -121,13 +121,14 @@ def test_optimal_win_self_play_is_the_solved_value(monkeypatch):
     ow = solve_optimal_win(rules, 400)
     table = policy_table(parse_policy("optimal-win"), rules, 400, 2)
     p = exact_pair(table, table, rules=rules, target=400)
-    assert p.first.win == pytest.approx(ow.p_win, abs=1e-9)
-    assert p.second.win == pytest.approx(1 - ow.p_win, abs=1e-9)
+    assert p.first.win == pytest.approx(ow.first_outcome.win, abs=1e-9)
+    assert p.second.win == pytest.approx(1 - ow.first_outcome.win, abs=1e-9)
     assert p.verdict == "tie"
     # and nothing it meets does better against it, in either seat
     for other in ("ai", "max-ev"):
         q = exact_pair(other, table, rules=rules, target=400)
-        assert q.first.win <= ow.p_win + 1e-9 and q.second.win <= 1 - ow.p_win + 1e-9
+        assert q.first.win <= ow.first_outcome.win + 1e-9
+        assert q.second.win <= 1 - ow.first_outcome.win + 1e-9
         assert q.score < 0.5
 
 
@@ -171,12 +172,12 @@ def test_best_response_under_must_roll_is_what_its_table_plays():
     br = solve_best_response(MUST_ROLL, 600, "threshold-300", use_cache=False)
     played = exact_pair("optimal-win:vs=threshold-300", "threshold-300", rules=MUST_ROLL,
                         target=600, use_cache=False)
-    assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
-    assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
+    assert played.first.win == pytest.approx(br.first_outcome.win, abs=1e-9)
+    assert played.first.tie == pytest.approx(br.first_outcome.tie, abs=1e-9)
     ow = solve_optimal_win(MUST_ROLL, 600)
     self_play = exact_pair("optimal-win", "optimal-win", rules=MUST_ROLL, target=600,
                            use_cache=False)
-    assert self_play.first.win == pytest.approx(ow.p_win, abs=1e-9)
+    assert self_play.first.win == pytest.approx(ow.first_outcome.win, abs=1e-9)
 
 
 # ---------------------------------------------------------------------------------
@@ -263,8 +264,8 @@ def test_optimal_win_under_must_roll_and_the_penalty_plays_its_value(tmp_path, c
     target = 400
     ow = solve_optimal_win(rules, target)
     self_play = exact_pair("optimal-win", "optimal-win", rules=rules, target=target)
-    assert self_play.first.win == pytest.approx(ow.p_win, abs=1e-9)
-    assert self_play.second.win == pytest.approx(1 - ow.p_win, abs=1e-9)
+    assert self_play.first.win == pytest.approx(ow.first_outcome.win, abs=1e-9)
+    assert self_play.second.win == pytest.approx(1 - ow.first_outcome.win, abs=1e-9)
     code, out, err = run_cli(capsys, ["compare", "optimal-win", "max-ev", "--exact",
                                       "--rules", str(path), "--target", str(target), "--json"])
     assert code == 0, err
@@ -272,10 +273,10 @@ def test_optimal_win_under_must_roll_and_the_penalty_plays_its_value(tmp_path, c
     pair = d["pairs"][0]
     assert d["method"] == "exact" and pair["tolerance"] < 1e-9
     assert pair["policy"] == "optimal-win" and pair["score"] > 0.5
-    assert pair["first"]["win_rate"] >= ow.p_win - 1e-9
-    assert pair["second"]["win_rate"] >= 1 - ow.p_win - 1e-9
+    assert pair["first"]["win_rate"] >= ow.first_outcome.win - 1e-9
+    assert pair["second"]["win_rate"] >= 1 - ow.first_outcome.win - 1e-9
     may_bank = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), target)
-    assert abs(may_bank.p_win - ow.p_win) > 1e-4
+    assert abs(may_bank.first_outcome.win - ow.first_outcome.win) > 1e-4
     # the simulator plays the policy tables to the exact score (within 4 standard errors)
     games = 60_000
     res = simulate_farkle([parse_policy("optimal-win"), parse_policy("max-ev")], games=games,

@@ -39,7 +39,7 @@ def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch)
     assert br.floor_points == 200 and br.sweeps >= 2
     np.testing.assert_allclose(br.streak_values, ref.value, rtol=0, atol=1e-10)
     np.testing.assert_allclose(br.opponent_streak_values, ref.opponent[0], rtol=0, atol=1e-10)
-    assert br.p_win == pytest.approx(ref.win[0, 0, 4, 4], abs=1e-10)
+    assert br.first_outcome.win == pytest.approx(ref.win[0, 0, 4, 4], abs=1e-10)
     assert br.second_outcome.win == pytest.approx(1 - ref.opponent[1, 0, 0, 4, 4], abs=1e-10)
     assert br.outcome(-100, 50, 1, 2).win == pytest.approx(ref.win[1, 2, 2, 5],
                                                                 abs=1e-10)
@@ -65,11 +65,11 @@ def test_best_response_under_must_roll_matches_plain_value_iteration(monkeypatch
     table = br.policy_table()
     assert not table.bank[..., 6].any()
     played = exact_pair(table, "threshold-350", rules=rules, target=target, use_cache=False)
-    assert played.first.win == pytest.approx(br.p_win, abs=1e-6)
+    assert played.first.win == pytest.approx(br.first_outcome.win, abs=1e-6)
     assert played.second.win == pytest.approx(br.second_outcome.win, abs=1e-6)
     free = solve_best_response(dataclasses.replace(rules, hot_dice="may-bank"), target,
                                "threshold-350", use_cache=False)
-    assert abs(free.p_win - br.p_win) > 1e-4  # must-roll changes the game
+    assert abs(free.first_outcome.win - br.first_outcome.win) > 1e-4  # must-roll changes the game
 
 
 @pytest.mark.parametrize(("rules", "target", "opponent"), [
@@ -88,12 +88,12 @@ def test_best_response_plays_its_value_and_beats_every_other_policy(rules, targe
     played = exact_pair(br.policy_table(), opponent, rules=rules, target=target,
                         use_cache=False)
     second = br.second_outcome
-    assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
-    assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
+    assert played.first.win == pytest.approx(br.first_outcome.win, abs=1e-9)
+    assert played.first.tie == pytest.approx(br.first_outcome.tie, abs=1e-9)
     assert played.second.win == pytest.approx(second.win, abs=1e-9)
     assert played.second.tie == pytest.approx(second.tie, abs=1e-9)
     if rules.ending == "last-round":
-        assert br.p_tie > 1e-3  # ties are really there
+        assert br.first_outcome.tie > 1e-3  # ties are really there
     for other in ("optimal-win", "ai", "max-ev", "threshold-350"):
         q = exact_pair(other, opponent, rules=rules, target=target)
         assert q.first.score <= played.first.score + 1e-9, other
@@ -106,9 +106,8 @@ def test_best_response_plays_its_value_and_beats_every_other_policy(rules, targe
     if rules.ending == "last-round":  # against optimal-win: optimal-win's own value
         ow = solve_optimal_win(rules, target)
         to_ow = solve_best_response(rules, target, "optimal-win")
-        assert to_ow.p_win + to_ow.p_tie / 2 == pytest.approx(ow.p_win + ow.p_tie / 2,
-                                                               abs=1e-9)
-        assert to_ow.second_outcome.score == pytest.approx(1 - ow.p_win - ow.p_tie / 2, abs=1e-9)
+        assert to_ow.first_outcome.score == pytest.approx(ow.first_outcome.score, abs=1e-9)
+        assert to_ow.second_outcome.score == pytest.approx(1 - ow.first_outcome.score, abs=1e-9)
 
 
 def test_cli_solves_a_best_response_under_facebook(capsys, monkeypatch):
@@ -124,3 +123,27 @@ def test_cli_solves_a_best_response_under_facebook(capsys, monkeypatch):
 @pytest.mark.slow
 def test_monte_carlo_agrees_with_the_best_response():
     assert_monte_carlo_agrees("optimal-win:vs=ai", "ai", FACEBOOK, 1000, 100_000, seed=37)
+
+
+@pytest.mark.parametrize("opponent", [None, "threshold-350"])
+def test_a_solved_game_keeps_its_floor_when_the_setting_changes(monkeypatch, opponent):
+    """A solution queried after ``config.PENALTY_FLOOR_POINTS`` changed in the same process
+    answers at the floor it was solved with (its arrays'), as it did before the change."""
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+    rules, target = FACEBOOK_SMALL, 300
+
+    def solved():
+        if opponent is None:
+            return solve_optimal_win(rules, target, use_cache=False)
+        return solve_best_response(rules, target, opponent, use_cache=False)
+
+    def answers(sol):
+        return (sol.bank_decisions(-100, 50, 1, 2), sol.turn_values(0, 100, 150, 2, 0)[1],
+                sol.policy_table().value)
+
+    before, later = solved(), solved()
+    expected = answers(before)
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+    assert later.floor_points == 200
+    for got, want in zip(answers(later), expected, strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -55,7 +55,7 @@ def test_penalty_changes_the_game_and_refuses_what_it_cannot_play(monkeypatch, f
     sol = facebook_600  # facebook to 600, floor -1,000: solved once for the module
     plain = solve_optimal_win(dataclasses.replace(PRESETS["facebook"], farkle_penalty=0),
                               600, use_cache=False)
-    assert abs(sol.p_win - plain.p_win) > 1e-4
+    assert abs(sol.first_outcome.win - plain.first_outcome.win) > 1e-4
     assert sol.to_dict()["farkle_penalty"] == 500
     bank, roll = sol.turn_values(0, 0, 300)  # the turn of the state asked about
     assert 0.0 < bank < 1.0 and 0.0 < roll[6] < 1.0
@@ -158,7 +158,7 @@ def test_must_roll_with_the_penalty_plays_its_policy_table(small_must_roll_300):
         mp.setattr(config, "PENALTY_FLOOR_POINTS", 200)
         may_bank = solve_optimal_win(dataclasses.replace(sol.farkle_rules, hot_dice="may-bank"),
                                      300, use_cache=False)
-    assert abs(may_bank.p_win - sol.p_win) > 1e-4
+    assert abs(may_bank.first_outcome.win - sol.first_outcome.win) > 1e-4
 
 
 @pytest.mark.slow

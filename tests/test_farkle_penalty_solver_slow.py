@@ -54,7 +54,7 @@ def test_penalty_matches_naive_value_iteration_at_every_state(tight, rules, targ
                          (sol.streak_tie, ref.tie)):
         np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-10)
     # the queries read the same arrays: 0 : 0, and a state below zero after a penalty
-    assert sol.p_win == pytest.approx(ref.win[0, 0, floor, floor], abs=1e-10)
+    assert sol.first_outcome.win == pytest.approx(ref.win[0, 0, floor, floor], abs=1e-10)
     o = sol.outcome(-100, 50, 1, 2)
     assert (o.win, o.tie) == pytest.approx((ref.win[1, 2, floor - 2, floor + 1],
                                     ref.tie[1, 2, floor - 2, floor + 1]), abs=1e-10)
@@ -72,7 +72,7 @@ def test_floor_below_zero_does_not_move_the_value(monkeypatch):
         monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", floor)
         sols[floor] = solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
         assert sols[floor].floor_points == floor
-        assert sols[floor].p_tie == 0.0  # first to bank: no ties
+        assert sols[floor].first_outcome.tie == 0.0  # first to bank: no ties
 
     def moved(near: int, far: int, lowest: int) -> float:
         e, k = (far - near) // 50, (near + lowest) // 50  # lowest total compared

@@ -59,7 +59,7 @@ def test_solve_optimal_win_under_both_endings(capsys):
     res = json.loads(out)
     sol = solve_optimal_win(load_rules("default", "first-to-bank"), 500)
     assert res["ending"] == "first-to-bank" and res["p_tie"] == 0.0
-    assert res["p_win"] == sol.p_win and sol.from_cache  # the CLI solved it, and cached it
+    assert res["p_win"] == sol.first_outcome.win and sol.from_cache  # the CLI solved and cached it
     code, out, _ = run(capsys, "solve", "farkle", "--policy", "optimal-win", "--target", "500")
     assert code == 0 and "ending last-round" in out and "P(tie)" in out
     code, out, _ = run(capsys, "solve", "farkle", "--policy", "optimal-win", "--target", "500",

@@ -310,7 +310,7 @@ def test_solve_policy_gives_each_family_its_solution():
     ow = exact.solve_policy("optimal-win", "default", 300, ending="first-to-bank")
     assert isinstance(ow, OptimalWinSolution)
     assert ow.farkle_rules.ending == "first-to-bank" and ow.to_dict()["ending"] == "first-to-bank"
-    assert ow.p_tie == 0.0  # no last round: no ties
+    assert ow.first_outcome.tie == 0.0  # no last round: no ties
 
     with pytest.raises(UserError, match="simulate it"):
         exact.solve_policy("ai")

@@ -129,8 +129,8 @@ def test_monte_carlo_compare_agrees_with_compare_exact():
 def test_best_response_is_what_its_table_plays_and_beats_optimal_win(opponent):
     br = solve_best_response(DEFAULT, 1000, opponent, use_cache=False)
     played = exact_pair(f"optimal-win:vs={opponent}", opponent, target=1000, use_cache=False)
-    assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
-    assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
+    assert played.first.win == pytest.approx(br.first_outcome.win, abs=1e-9)
+    assert played.first.tie == pytest.approx(br.first_outcome.tie, abs=1e-9)
     second = br.second_outcome
     assert played.second.win == pytest.approx(second.win, abs=1e-9)
     # knowing the opponent is worth something, in both seats, never less than nothing
@@ -143,8 +143,8 @@ def test_best_response_is_what_its_table_plays_and_beats_optimal_win(opponent):
 def test_best_response_to_optimal_win_is_optimal_win():
     br = solve_best_response(DEFAULT, 800, "optimal-win", use_cache=False)
     ow = solve_optimal_win(DEFAULT, 800)
-    assert br.p_win == pytest.approx(ow.p_win, abs=1e-9)
-    assert br.p_tie == pytest.approx(ow.p_tie, abs=1e-9)
+    assert br.first_outcome.win == pytest.approx(ow.first_outcome.win, abs=1e-9)
+    assert br.first_outcome.tie == pytest.approx(ow.first_outcome.tie, abs=1e-9)
 
 
 def test_best_response_under_first_to_bank():
@@ -152,8 +152,8 @@ def test_best_response_under_first_to_bank():
     br = solve_best_response(rules, 800, "threshold-300", use_cache=False)
     played = exact_pair("optimal-win:vs=threshold-300", "threshold-300", rules=rules,
                         target=800, use_cache=False)
-    assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
-    assert br.p_tie == 0.0
+    assert played.first.win == pytest.approx(br.first_outcome.win, abs=1e-9)
+    assert br.first_outcome.tie == 0.0
 
 
 def test_cli_exact_json_table_and_out(capsys, tmp_path):
@@ -218,8 +218,8 @@ def test_best_response_under_a_minimum_to_bank_is_what_its_table_plays(opponent)
     br = solve_best_response(MIN_BANK, 1000, opponent)
     played = exact_pair(f"optimal-win:vs={opponent}", opponent, rules=MIN_BANK, target=1000,
                         use_cache=False)
-    assert played.first.win == pytest.approx(br.p_win, abs=1e-9)
-    assert played.first.tie == pytest.approx(br.p_tie, abs=1e-9)
+    assert played.first.win == pytest.approx(br.first_outcome.win, abs=1e-9)
+    assert played.first.tie == pytest.approx(br.first_outcome.tie, abs=1e-9)
     assert played.second.win == pytest.approx(br.second_outcome.win, abs=1e-9)
     general = exact_pair("optimal-win", opponent, rules=MIN_BANK, target=1000,
                          use_cache=False)
@@ -227,7 +227,7 @@ def test_best_response_under_a_minimum_to_bank_is_what_its_table_plays(opponent)
     ow = solve_optimal_win(MIN_BANK, 1000)
     self_play = exact_pair("optimal-win", "optimal-win", rules=MIN_BANK, target=1000,
                            use_cache=False)
-    assert self_play.first.win == pytest.approx(ow.p_win, abs=1e-9)
+    assert self_play.first.win == pytest.approx(ow.first_outcome.win, abs=1e-9)
 
 
 def assert_monte_carlo_agrees(a: str, b: str, rules, target: int, games: int, seed: int):

@@ -129,14 +129,14 @@ def test_the_same_seed_gives_the_same_games_whatever_the_batch_around_them():
 
 
 def test_the_exact_judge_scores_threshold_300_and_max_ev_exactly():
-    from dicelab.farkle.advise import max_ev_solution
+    from dicelab.farkle.solitaire import max_ev_capped
     from dicelab.rl.farkle import FarkleTurnEnv
     from dicelab.rl.tabular import turn_policy_score
 
     rules = load_rules("default")
     env = FarkleTurnEnv(yardstick=True)
     acts, sa = env.actions, env.actions.sa
-    sol = max_ev_solution(rules)
+    sol = max_ev_capped(rules)
     rows = sol.cap // 50 + 1
     best = np.zeros((rows, sa.n_classes), dtype=np.int64)
     threshold = np.zeros_like(best)

@@ -61,13 +61,14 @@ def test_the_solo_encoding_is_the_solitaire_envs_and_the_action_becomes_its_move
 
 
 def test_an_agent_that_reads_the_yardstick_moves_as_advise_says():
-    from dicelab.farkle.advise import advise, max_ev_solution
+    from dicelab.farkle.advise import advise
     from dicelab.farkle.rules import PRESETS
+    from dicelab.farkle.solitaire import max_ev_capped
     from dicelab.rl.farkle import FarkleActions
 
     rules = PRESETS["default"]
     acts = FarkleActions(rules)
-    sol = max_ev_solution(rules)
+    sol = max_ev_capped(rules)
 
     def optimal(obs):  # the exact best action, from the observation alone
         o = obs["observation"]

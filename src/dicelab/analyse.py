@@ -645,7 +645,8 @@ def _farkle_option(adv, keep: tuple[int, ...], action: str):
 
 def _farkle_games(games: list[GameRecord], measure: str | None
                   ) -> tuple[list[dict], list[dict], dict, dict]:
-    from dicelab.farkle.advise import advise, max_ev_solution, optimal_win_solution
+    from dicelab.farkle.advise import advise, optimal_win_solution
+    from dicelab.farkle.solitaire import max_ev_capped
 
     rows: list[dict] = []
     players: list[dict] = []
@@ -659,7 +660,7 @@ def _farkle_games(games: list[GameRecord], measure: str | None
         used[m] = m
         try:
             if m == "turn":
-                start_value = float(max_ev_solution(g.rules).roll_value[0, 0, 6])
+                start_value = float(max_ev_capped(g.rules).roll_value[0, 0, 6])
                 sol = None
             else:
                 sol = optimal_win_solution(g.rules, g.target)

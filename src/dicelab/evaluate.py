@@ -170,7 +170,7 @@ def evaluate_farkle(policy, *, rules: FarkleRules, target: int | None = None,
     step()
     br = exact.solve_best_response(rules, target, policy)
     second = br.second_outcome
-    br_score = 0.5 * (br.p_win + 0.5 * br.p_tie + second.score)
+    br_score = 0.5 * (br.first_outcome.score + second.score)
     step()
     read = _slices(resolved, rules, target)  # once: the solitaire and the decisions
     per_turn, turns, banks = _solitaire(read, rules)

@@ -77,7 +77,7 @@ class FarkleAdvice:
     policy: str  # whose play from here on the values assume
     unit: str  # what the values are
     options: list[FarkleOption]
-    n_ties: int | None = None  # set by top(): the options cut off still count
+    ties: int  # how many options are worth the best (1: it stands alone), cut off or not
     note: str | None = None  # an input given that these rules do not use (say so)
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,14 +89,7 @@ class FarkleAdvice:
 
     def top(self, k: int) -> FarkleAdvice:
         """The same advice with only the ``k`` best options (``ties`` still counts all)."""
-        return dataclasses.replace(self, options=self.options[:k], n_ties=self.ties)
-
-    @property
-    def ties(self) -> int:
-        """How many options are worth the best (1: the best stands alone)."""
-        if self.n_ties is not None:
-            return self.n_ties
-        return sum(o.tie_with_best for o in self.options)
+        return dataclasses.replace(self, options=self.options[:k])
 
 
 def legal_setasides(rules: FarkleRules, roll: list[int]) -> list[tuple[tuple[int, ...], int]]:
@@ -155,7 +148,7 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         "lost (Turn lost!)")
     n = len(faces)
     if me is None:
-        value = functools.partial(max_ev_solution(table).turn_values, lost_in_a_row=my_farkles)
+        value = functools.partial(max_ev_capped(table).turn_values, lost_in_a_row=my_farkles)
         mode, unit = "solitaire", "expected final turn score (points{})".format(
             "; a lost turn at its long-run cost" if table.farkle_penalty else "")
     else:
@@ -187,12 +180,7 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         best - v <= TIE) for keep, pts, action, d, v in rows]
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
                         mode, "max-ev" if me is None else "optimal-win", unit, out,
-                        note=note)
-
-
-#: :func:`dicelab.farkle.solitaire.solve_max_ev`, made once per process and rule set
-#: (advice on many positions, as in a game analysis, reuses it).
-max_ev_solution = max_ev_capped
+                        sum(o.tie_with_best for o in out), note=note)
 
 
 #: The optimal-win solutions held in this process, (rules, target) -> solution, the most

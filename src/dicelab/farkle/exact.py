@@ -75,18 +75,11 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> br = solve_best_response(PRESETS["default"], 1000, "threshold-300")
-    >>> br.policy, round(br.p_win + br.p_tie / 2, 4) > 0.6
+    >>> br.policy, round(br.first_outcome.score, 4) > 0.6
     ('optimal-win:vs=threshold-300', True)
     """
     return builtin.best_response(rules, target, opponent, tol=tol, use_cache=use_cache,
                                  progress=progress)
-
-
-def optimal_win_solution(spec: PolicySpec, rules: FarkleRules, target: int, progress=None
-                         ) -> OptimalWinSolution:
-    """``optimal-win`` (self-play) or ``optimal-win:vs=POLICY`` (a best response), solved
-    or loaded from the cache."""
-    return builtin.FAMILIES["optimal-win"].solution(spec, rules, target, progress)
 
 
 def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpec | PolicyTable,
@@ -150,5 +143,5 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     return builtin.family_of(spec).solve(spec, rules, check_target(target), progress)
 
 
-__all__ = ["ThresholdSolution", "exact_pair", "optimal_win_solution", "policy_table",
+__all__ = ["ThresholdSolution", "exact_pair", "policy_table",
            "resolve", "solve_best_response", "solve_optimal_win", "solve_policy"]

@@ -31,6 +31,7 @@ tables are added.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import time
@@ -60,7 +61,7 @@ from dicelab.outcomes import Outcome
 from dicelab.resources import check_memory
 
 #: Version of the cached solves' arrays.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 #: Policy evaluation stops when no value moves by more than this share of the sweep
 #: tolerance.
 EVAL_MARGIN = 1e-2
@@ -210,19 +211,16 @@ def fixed_seat(m: Model, u: int, side: fixed.Side, start=0.0) -> game.Seat:
 
 class Sweeps(NamedTuple):
     """What a solve reports besides the values: the error bound, turn DPs, improvement
-    sweeps (0: one exact sweep), turn-DP states of the last improvement sweep, evaluation
-    sweeps."""
+    sweeps (0: one exact sweep), turn-DP states of the last improvement sweep."""
 
     bound: float
     turn_dps: int
     sweeps: int
     states: int
-    evaluations: int
 
 
-def _game(rules: FarkleRules, u: int, tol: float, d_eps: int, self_play: bool,
-          a_optimal: bool) -> game.Game:
-    m = model(rules)
+def _game(m: Model, u: int, tol: float, d_eps: int, self_play: bool, a_optimal: bool
+          ) -> game.Game:
     return game.Game(u, tol, self_play, a_optimal,
                      u + d_eps + m.six_rows + m.max_points + 2,
                      config.OPTIMAL_WIN_NEWTON_STEPS, config.OPTIMAL_WIN_FIXED_POINT_STEPS)
@@ -265,7 +263,7 @@ def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.
     with the P(win) and P(tie) split. Two fixed seats need no turn DP: one thread."""
     if not g.a_optimal:
         game.sweep_serial(m, g, a, b, kept, True, True, info)
-        return Sweeps(float(info.fp_err.max()), 0, 0, 0, 0)
+        return Sweeps(float(info.fp_err.max()), 0, 0, 0)
     u, bound = g.u, 0.0
     for diag in range(2 * u - 2, -1, -1):
         game.sweep_diagonal(diag, m, g, a, b, kept, True, False, True, info)
@@ -275,7 +273,7 @@ def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.
             + float(info.fp_err[x, diag - x].max()) + game.ROUNDING
         if progress is not None:
             progress(1.0 - diag / max(2 * u - 2, 1))
-    return Sweeps(bound, int(info.dps.sum()), 0, 0, 0)
+    return Sweeps(bound, int(info.dps.sum()), 0, 0)
 
 
 def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.Kept,
@@ -298,7 +296,7 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
                         f"change {changes[-1]:.2e})")
 
     improve: list[float] = []
-    rho, n_eval = 0.0, 0
+    rho = 0.0
     while g.a_optimal:
         for diag in range(2 * u - 2, -1, -1):
             game.sweep_diagonal(diag, m, g, a, b, kept, False, True, False, info)
@@ -314,7 +312,6 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
         # improvement moves the values by about the square of this one's change, and
         # evaluating much further than that is wasted
         changes = evaluate(False, max(EVAL_MARGIN, EVAL_SHARE * improve[-1] ** 2 / sweep_tol))
-        n_eval += len(changes)
         rho = max(rho, _contraction(changes))
     # the last policy's own values, with the outcome split (no ties under first-to-bank:
     # P(win) is the value)
@@ -323,7 +320,6 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
         for seat in (a, b):
             seat.w[:] = seat.v
             seat.t[:] = 0.0
-    n_eval += len(final)
     rho = max(rho, _contraction(final))
     if progress is not None:
         progress(1.0)
@@ -333,18 +329,11 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
         bound = final[-1] * rho / (1.0 - rho) + final[-1]
     if g.a_optimal and m.six_rows:  # A's turns climb past their rows, read catches at edges
         bound += (CLIMB_ERR + float(b.c_cap[..., -1].max())) / (1.0 - rho)
-    return Sweeps(bound, len(improve) * k * k * u * u, len(improve), int(info.states.sum()),
-                  n_eval)
+    return Sweeps(bound, len(improve) * k * k * u * u, len(improve), int(info.states.sum()))
 
 
 # ---------------------------------------------------------------------------------
 # The solved game
-
-
-def at_zero(x: np.ndarray, floor: int) -> np.ndarray:
-    """A (K, K, U, U) state array at no lost turns, totals from 0 (``floor`` units above
-    index 0): (t, t)."""
-    return x[0, 0, floor:, floor:]
 
 
 def start_outcome(win: np.ndarray, tie: np.ndarray, floor: int) -> Outcome:
@@ -362,24 +351,23 @@ class OptimalWinSolution:
     total indexed from ``floor_points`` below zero (without a penalty for lost turns in a
     row: one count, no floor). ``streak_values``/``streak_win``/``streak_tie`` (K, K, U,
     U): this policy's P(win) + P(tie)/2, P(win), P(tie) as the player to move;
-    ``values``/``win_probability``/``tie_probability`` the same at no lost turns and
-    totals from 0, (t, t) (``values[a, b]``: my total ``a * 50``, the other's ``b * 50``);
     ``opponent_*``: the opponent's as the player to move (self-play: the same);
-    ``last_round``: the last round's tables (:class:`LastRound`), ``last_round_values``
-    their catch-up values.
+    ``last_round``: the last round's tables (:class:`LastRound`; ``last_round.catch[d]``,
+    the value of a last turn that must beat a lead of ``d`` units).
 
     What the solve reports: ``target`` (points), ``tolerance`` (bound on the value error),
     ``cap_tolerance`` (the ``tol`` asked for), ``states`` (turn-DP states), ``solve_s``
     (the original solve, also when loaded from the cache), ``elapsed_s`` (this call),
     ``memory_bytes`` (its arrays), ``turn_dps``, ``sweeps`` (policy-improvement sweeps; 0:
     one exact sweep), ``table_rows`` (rows P of :meth:`policy_table`). Read from the
-    arrays and the rules: ``first_outcome`` (``p_win/p_tie/p_loss``) and
-    ``second_outcome``, ``fair_head_start``, ``floor_points``.
+    arrays and the rules: ``first_outcome`` and ``second_outcome`` (:class:`~dicelab.
+    outcomes.Outcome`: P(win), P(tie), P(loss), score), ``fair_head_start``,
+    ``floor_points``.
 
     Example::
 
         sol = solve_optimal_win(load_rules("default"), 10_000)
-        sol.p_win, sol.win_value(9000, 8500), sol.bank_decisions(0, 0)[6]  # 300 points
+        sol.first_outcome.win, sol.win_value(9000, 8500), sol.bank_decisions(0, 0)[6]  # 300 points
     """
 
     target: int
@@ -409,26 +397,11 @@ class OptimalWinSolution:
         """The policy's name: ``optimal-win`` or ``optimal-win:vs=<opponent>``."""
         return "optimal-win" if self.opponent is None else f"optimal-win:vs={self.opponent}"
 
-    #: (t, t): P(win) + P(tie)/2 of the player to move at totals ``(a * 50, b * 50)``, no
-    #: lost turns; P(win), P(tie); the opponent's values
-    values = property(lambda self: self._at_zero(self.streak_values))
-    win_probability = property(lambda self: self._at_zero(self.streak_win))
-    tie_probability = property(lambda self: self._at_zero(self.streak_tie))
-    opponent_values = property(lambda self: self._at_zero(self.opponent_streak_values))
-
-    def _at_zero(self, x: np.ndarray) -> np.ndarray:
-        return at_zero(x, self.floor_points // POINT_UNIT)
-
     @property
     def floor_points(self) -> int:
         """How far below zero (points) a total may fall: index 0 of the state arrays, whose
         index ``U`` is the target (the floor is a setting of the solve, not a rule)."""
         return (self.streak_values.shape[2] - self.target // POINT_UNIT) * POINT_UNIT
-
-    @property
-    def last_round_values(self) -> np.ndarray:
-        """``[d]``: P(win) + P(tie)/2 of a last turn that must beat a lead of ``d`` units."""
-        return self.last_round.catch
 
     @property
     def first_outcome(self) -> Outcome:
@@ -443,25 +416,11 @@ class OptimalWinSolution:
         return Outcome(theirs.loss, theirs.tie)
 
     @property
-    def p_win(self) -> float:
-        """P(win) moving first, from 0 : 0 (:attr:`first_outcome`)."""
-        return self.first_outcome.win
-
-    @property
-    def p_tie(self) -> float:
-        """P(tie) moving first, from 0 : 0."""
-        return self.first_outcome.tie
-
-    @property
-    def p_loss(self) -> float:
-        """P(loss) moving first, from 0 : 0."""
-        return self.first_outcome.loss
-
-    @property
     def fair_head_start(self) -> int:
         """Points for the second player that make the first player's value closest to 0.5
         (the smallest of equals)."""
-        return POINT_UNIT * int(np.argmin(np.abs(self.values[0, :] - 0.5)))
+        f = self.floor_points // POINT_UNIT  # my total 0, the other's from 0
+        return POINT_UNIT * int(np.argmin(np.abs(self.streak_values[0, 0, f, f:] - 0.5)))
 
     @property
     def fair_head_start_value(self) -> float:
@@ -498,16 +457,19 @@ class OptimalWinSolution:
     def last_round_value(self, deficit: int) -> float:
         """P(win) + 0.5 P(tie) of a last turn that must beat a lead of ``deficit`` points."""
         d = check_points("deficit", deficit) // POINT_UNIT
-        return float(self.last_round_values[d]) if d < self.last_round_values.size else 0.0
+        catch = self.last_round.catch
+        return float(catch[d]) if d < catch.size else 0.0
 
     def engine(self) -> tuple[Model, game.Game, game.Seat, game.Seat]:
         """The game as the engine reads it: (the model, the game, this policy's seat, the
         other's)."""
         if "engine" not in self._memo:
-            opp = None if self.opponent is None else self._memo["opponent_policy"]()
-            m, g, a, b = _setup(self.farkle_rules, self.target, self.streak_values.shape[2],
-                                self.cap_tolerance, self.last_round, opp,
-                                self.streak_values, self.opponent_streak_values)
+            with _floor(self.floor_points):  # its own, whatever the setting says now
+                opp = None if self.opponent is None else self._memo["opponent_policy"]()
+                m, g, a, b = _setup(self.farkle_rules, self.target,
+                                    self.streak_values.shape[2], self.cap_tolerance,
+                                    self.last_round, opp, self.streak_values,
+                                    self.opponent_streak_values)
             a.w[:], a.t[:] = self.streak_win, self.streak_tie
             b.w[:], b.t[:] = self.opponent_streak_win, self.opponent_streak_tie
             self._memo["engine"] = m, g, a, b
@@ -516,11 +478,9 @@ class OptimalWinSolution:
     def _turn(self, state: tuple[int, int, int, int], fill_to: int):
         """The optimal turn at ``state``: (its table, the lost turn's value)."""
         m, g, _a, b = self.engine()
-        s, r, x, y = state
-        c, bs, bx = game.lost_turn(m, s, r, x)
-        beta = 1.0 - b.v[c, bs, y, bx]
+        beta = game.lost_value(m, g, b, *state)[0]
         sc = game.scratch(m, max(g.rows, fill_to + m.six_rows + m.max_points))
-        game.optimal_turn(m, g, b, s, r, x, y, beta, sc, fill_to, False)
+        game.optimal_turn(m, g, b, *state, beta, sc, fill_to, False)
         return sc, beta
 
     def bank_decisions(self, my_total: int, opp_total: int, my_farkles: int = 0,
@@ -550,7 +510,7 @@ class OptimalWinSolution:
         ``value/bank``: shape (K, K, U, U, P, 7) (``P = table_rows``), totals indexed from
         ``floor_points`` below zero; ``last_value/last_bank``: shape (D, P, 7) with ``D = P
         - max points of a roll`` (deficits from ``(D - 1) * 50`` on are played as ``(D - 1)
-        * 50``; the chance to catch up from there is ``last_round_values[D - 1]``). Built on
+        * 50``; the chance to catch up from there is ``last_round.catch[D - 1]``). Built on
         first call (one turn DP per state), kept in memory and, if the solve used the
         cache, cached on disk next to the solution (see ``policy_table_bytes``). With
         ``rows`` (at least ``table_rows``), a table of that many rows, built afresh: it plays
@@ -620,14 +580,14 @@ class OptimalWinSolution:
 
     def to_dict(self) -> dict:
         """JSON-able summary (all scalar fields)."""
-        second = self.second_outcome
+        first, second = self.first_outcome, self.second_outcome
         out = {"game": "farkle", "policy": self.policy, "target": self.target,
                "rules": self.farkle_rules.name, "ending": self.farkle_rules.ending,
                "tolerance": self.tolerance, "states": self.states,
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                "from_cache": self.from_cache,
-               "memory_bytes": self.memory_bytes, "p_win": self.p_win, "p_tie": self.p_tie,
-               "p_loss": self.p_loss, "second_p_win": second.win, "second_p_tie": second.tie,
+               "memory_bytes": self.memory_bytes, "p_win": first.win, "p_tie": first.tie,
+               "p_loss": first.loss, "second_p_win": second.win, "second_p_tie": second.tie,
                "second_p_loss": second.loss, "fair_head_start": self.fair_head_start,
                "fair_head_start_value": self.fair_head_start_value,
                "turn_dps": self.turn_dps, "table_rows": self.table_rows,
@@ -636,6 +596,18 @@ class OptimalWinSolution:
             out.update({"farkle_penalty": self.farkle_rules.farkle_penalty,
                         "floor_points": self.floor_points, "sweeps": self.sweeps})
         return out
+
+
+@contextlib.contextmanager
+def _floor(points: int):
+    """``config.PENALTY_FLOOR_POINTS`` at ``points`` for a while: a solved game's engine
+    is rebuilt at the floor it was solved with (the model and a fixed opponent's turns
+    read the setting)."""
+    saved, config.PENALTY_FLOOR_POINTS = config.PENALTY_FLOOR_POINTS, points
+    try:
+        yield
+    finally:
+        config.PENALTY_FLOOR_POINTS = saved
 
 
 def _table_rows(m: Model, u: int, top: int, last: LastRound, tol: float) -> int:
@@ -715,7 +687,7 @@ def _setup(rules: FarkleRules, target: int, u: int, tol: float, last: LastRound,
         b, d_eps = a, last.d_eps
     else:
         b, d_eps = opponent_seat(rules, target, tol, opponent, theirs)
-    return m, _game(rules, u, tol, max(d_eps, last.d_eps), opponent is None, True), a, b
+    return m, _game(m, u, tol, max(d_eps, last.d_eps), opponent is None, True), a, b
 
 
 def _solve(rules: FarkleRules, target, tol, name: str | None,
@@ -739,8 +711,9 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
         if m.streak > 1 and b is a:
             a.w[:] = a.v
         s = _sweeps(m, g, a, b, f"{what} with the farkle penalty", progress)
-        top = np.zeros(a.v.shape, dtype=np.int64)
-        game.tops(m, g, a, b, top)  # the cap rows of A's turns
+        top = np.zeros(a.v.shape, dtype=np.int64)  # the cap rows of A's turns: no table rows
+        no_rows = np.empty((*a.v.shape, 0, 7))
+        game.fill_table(m, g, a, b, no_rows.astype(np.float32), no_rows.astype(np.uint8), top)
         out = {"v": a.v, "w": a.w, "t": a.t, "top": top, "meta": np.array(s, dtype=np.float64)}
         if b is not a:
             out.update({"ov": b.v, "ow": b.w, "ot": b.t})
@@ -752,7 +725,7 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
     arrays, from_cache = cache.cached(key, version, build) if key else (build(), False)
     if progress is not None and from_cache:
         progress(1.0)
-    bound, turn_dps, sweeps, states, _evaluations = (float(x) for x in arrays["meta"])
+    bound, turn_dps, sweeps, states = (float(x) for x in arrays["meta"])
     if not sweeps:  # one exact sweep: every state's turn DP, and the last round's
         top = arrays["top"]
         n_last = 0 if m.first_to_bank else last.catch.size * 6
@@ -785,7 +758,7 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> sol = solve_optimal_win(PRESETS["default"], 1000)
-    >>> round(sol.p_win + sol.p_tie / 2, 4), sol.fair_head_start
+    >>> round(sol.first_outcome.score, 4), sol.fair_head_start
     (0.5767, 300)
     """
     return _solve(rules, target, tol, None, None, use_cache, progress)
@@ -839,7 +812,7 @@ def solve_best_response(rules: FarkleRules, target: int, name: str,
     (:func:`dicelab.farkle.exact.solve_best_response` takes any policy by name).
 
     The solution's values are this policy's, as the player to move; ``opponent_values``
-    the opponent's; ``p_win``/``p_tie`` from 0 : 0 moving first, ``second_outcome``
+    the opponent's; ``first_outcome`` from 0 : 0 moving first, ``second_outcome``
     moving second. Exact up to ``tolerance``, like :func:`solve_optimal_win`; cached on
     disk when ``use_cache`` (a PolicyTable's name is not unique: the caller decides).
     """
@@ -857,13 +830,13 @@ def pair_outcomes(side_a: fixed.Side, side_b: fixed.Side, rules: FarkleRules, ta
     m = model(rules)
     u = target // POINT_UNIT + m.floor
     a, b = fixed_seat(m, u, side_a), fixed_seat(m, u, side_b)
-    g = _game(rules, u, 0.0, 0, False, False)
+    g = _game(m, u, 0.0, 0, False, False)
     s = _sweeps(m, g, a, b, "the exact evaluation under the farkle penalty", None)
     b_first = start_outcome(b.w, b.t, m.floor)
     return start_outcome(a.w, a.t, m.floor), Outcome(b_first.loss, b_first.tie), s.bound
 
 
-__all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "at_zero", "cache_key",
+__all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "cache_key",
            "fixed_seat", "last_round", "last_turn", "least_policy_table_bytes",
            "opponent_seat", "optimal_seat", "pair_outcomes", "solve_best_response",
            "solve_optimal_win", "start_outcome"]

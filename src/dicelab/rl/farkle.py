@@ -255,9 +255,9 @@ class FarkleTurnEnv(_FarkleEnv):
                 raise UserError(f"rules '{self.rules.name}' have a farkle-penalty, which one "
                                 "turn cannot count: the FarkleTurn yardstick refuses them "
                                 "(FarkleSolo's counts it)")
-            from dicelab.farkle.advise import max_ev_solution
+            from dicelab.farkle.solitaire import max_ev_capped
 
-            self._solution = max_ev_solution(self.rules)
+            self._solution = max_ev_capped(self.rules)
 
     def _value(self):
         return lambda tp: self._solution.turn_values(tp, 0)

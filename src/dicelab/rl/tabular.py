@@ -260,10 +260,10 @@ def train_turn(rules=None, *, games: int = 256, steps: int = 2000, rows: int = 6
     once, evaluating its greedy policy exactly ``evaluations`` times (evenly spaced)."""
     table = _check_training(rules, games, steps, rows, evaluations, alpha_min, epsilon,
                             "one turn")
-    from dicelab.farkle.advise import max_ev_solution
+    from dicelab.farkle.solitaire import max_ev_capped
 
     t0 = time.perf_counter()
-    optimum = max_ev_solution(table).expected_score
+    optimum = max_ev_capped(table).expected_score
     batch = FarkleBatch(games, rules=table, mode="turn", seed=seed)
     acts = batch.actions
     q = np.zeros((rows, acts.sa.n_classes, acts.n_actions))

@@ -498,26 +498,12 @@ def sweep_serial(m, g, A, B, kept, exact, split, info):
 
 
 @njit(parallel=True, cache=True)
-def tops(m, g, A, B, out):
-    """``out[s, r, x, y]``: the cap row of seat A's optimal turn at every state, against
-    the values and last turns around it (rows from it on bank)."""
-    k = m.streak
-    u = g.u
-    for q in prange(u):
-        x = np.int64(q)  # a parallel loop's index may be unsigned
-        for s in range(k):
-            for r in range(k):
-                for y in range(u):
-                    beta = lost_value(m, g, B, s, r, x, y)[0]
-                    out[s, r, x, y] = cap_row(m, g, B, r, x, y, beta)[0]
-
-
-@njit(parallel=True, cache=True)
 def fill_table(m, g, A, B, value_out, bank_out, top_out):
     """Seat A's policy table: at every state ``(s, r, x, y)`` its optimal turn's values
     (float32) and bank decisions over rows ``0 .. P - 1`` (row 0 and column 0 zero), and
-    the turn's cap row (a table is valid where every cap lies ``six_rows + max_points``
-    rows below P)."""
+    the turn's cap row (rows from it on bank; a table is valid where every cap lies
+    ``six_rows + max_points`` rows below P). With ``P = 0`` the cap rows alone, without a
+    turn DP."""
     k = m.streak
     u = g.u
     n_p = value_out.shape[4]
@@ -528,6 +514,9 @@ def fill_table(m, g, A, B, value_out, bank_out, top_out):
             for r in range(k):
                 for y in range(u):
                     beta = lost_value(m, g, B, s, r, x, y)[0]
+                    if n_p == 0:
+                        top_out[s, r, x, y] = cap_row(m, g, B, r, x, y, beta)[0]
+                        continue
                     top_out[s, r, x, y] = optimal_turn(m, g, B, s, r, x, y, beta, sc, n_p,
                                                        False)[2]
                     # column 0 of every row is 0 (see turn._turn); row 0 is the turn start
