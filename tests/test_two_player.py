@@ -42,9 +42,9 @@ def default_1000():
 
 def assert_matches_naive(sol, ref, atol=1e-9):
     """Every score pair: value, P(win), P(tie) of the solver against the naive solution."""
-    np.testing.assert_allclose(sol.streak_values[0, 0], ref.value, rtol=0, atol=atol)
-    np.testing.assert_allclose(sol.streak_win[0, 0], ref.win, rtol=0, atol=atol)
-    np.testing.assert_allclose(sol.streak_tie[0, 0], ref.tie, rtol=0, atol=atol)
+    np.testing.assert_allclose(sol.values, ref.value, rtol=0, atol=atol)
+    np.testing.assert_allclose(sol.win_probability, ref.win, rtol=0, atol=atol)
+    np.testing.assert_allclose(sol.tie_probability, ref.tie, rtol=0, atol=atol)
     assert sol.first_outcome.win == pytest.approx(ref.win[0, 0], abs=atol)
     assert sol.first_outcome.tie == pytest.approx(ref.tie[0, 0], abs=atol)
 
@@ -109,7 +109,7 @@ def test_first_to_bank_matches_naive_value_iteration_at_every_state(rules, targe
     # with nothing to lose by reaching the target, more points never hurt here
     assert not fewer_points_wins(ref, target // 50)
     # no last round, so no ties, and no last-round table
-    assert sol.first_outcome.tie == 0.0 and not sol.streak_tie[0, 0].any()
+    assert sol.first_outcome.tie == 0.0 and not sol.tie_probability.any()
     assert sol.to_dict()["ending"] == "first-to-bank"
     table_ = sol.policy_table()
     assert table_.last_value is None and table_.last_bank is None
@@ -138,7 +138,7 @@ def test_first_to_bank_is_a_different_game_and_a_different_cache_entry():
     last = solve_optimal_win(load_rules("default"), 500)
     ftb = solve_optimal_win(load_rules("default", "first-to-bank"), 500)
     assert not last.from_cache and not ftb.from_cache
-    assert np.abs(last.streak_values[0, 0] - ftb.streak_values[0, 0]).max() > 0.01
+    assert np.abs(last.values - ftb.values).max() > 0.01
     # moving first is worth more when the other player gets no last turn
     assert ftb.first_outcome.win > last.first_outcome.score
     assert solve_optimal_win(load_rules("default", "first-to-bank"), 500).from_cache
@@ -288,7 +288,7 @@ def test_last_round_matches_brute_force(default_1000):
     for d in range(1, 80):
         assert default_1000.last_round_value(50 * d) == pytest.approx(last.turn(d)[0], abs=1e-12)
     # beyond the table of values the catch-up chance is reported as 0 (below tolerance)
-    assert default_1000.last_round_value(50 * default_1000.last_round.catch.size) == 0.0
+    assert default_1000.last_round_value(50 * default_1000.last_round_values.size) == 0.0
 
 
 # ---------------------------------------------------------------------------------
@@ -297,15 +297,15 @@ def test_last_round_matches_brute_force(default_1000):
 
 def test_outcome_probabilities_are_consistent(default_1000):
     sol = default_1000
-    w, t = sol.streak_win[0, 0], sol.streak_tie[0, 0]
+    w, t = sol.win_probability, sol.tie_probability
     assert np.all((w >= 0) & (t >= 0) & (w + t <= 1 + 1e-12))
     # value = P(win) + 0.5 P(tie): the policy evaluation agrees with the optimisation
-    np.testing.assert_allclose(sol.streak_values[0, 0], w + 0.5 * t, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sol.values, w + 0.5 * t, rtol=0, atol=1e-12)
     first = sol.first_outcome
     assert first.win + first.tie + first.loss == pytest.approx(1.0, abs=1e-15)
     assert sol.win_value(0, 0) == pytest.approx(first.win + 0.5 * first.tie, abs=1e-12)
     assert first.win > first.loss  # moving first is an advantage
-    head = np.abs(sol.streak_values[0, 0, 0] - 0.5)
+    head = np.abs(sol.values[0] - 0.5)
     assert sol.fair_head_start == 50 * int(np.argmin(head))
     assert sol.fair_head_start_value == pytest.approx(sol.win_value(0, sol.fair_head_start))
 
@@ -313,9 +313,8 @@ def test_outcome_probabilities_are_consistent(default_1000):
 def test_shifting_both_totals_and_the_target_changes_nothing(default_1000):
     # W_target(a, b) = W_(target + k)(a + k, b + k): only the distances to the target matter
     longer = solve_optimal_win(load_rules("default"), 1250, use_cache=False)
-    np.testing.assert_allclose(longer.streak_values[0, 0, 5:, 5:], default_1000.streak_values[0, 0],
-                               rtol=0, atol=1e-12)
-    np.testing.assert_allclose(longer.streak_tie[0, 0, 5:, 5:], default_1000.streak_tie[0, 0],
+    np.testing.assert_allclose(longer.values[5:, 5:], default_1000.values, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(longer.tie_probability[5:, 5:], default_1000.tie_probability,
                                rtol=0, atol=1e-12)
 
 
@@ -344,7 +343,7 @@ def test_last_round_value_never_increases_with_the_deficit(default_1000, d):
 def test_raising_the_cap_does_not_move_the_values(default_1000):
     tight = solve_optimal_win(load_rules("default"), 1000, tol=1e-15, use_cache=False)
     assert default_1000.tolerance < 1e-10
-    assert np.abs(tight.streak_values[0, 0] - default_1000.streak_values[0, 0]).max() < 1e-10
+    assert np.abs(tight.values - default_1000.values).max() < 1e-10
     assert tight.table_rows >= default_1000.table_rows
 
 
@@ -354,7 +353,7 @@ def test_reported_tolerance_bounds_a_coarse_cap():
     coarse = solve_optimal_win(table, 2000, tol=5e-3, use_cache=False)
     fine = solve_optimal_win(table, 2000, tol=1e-13, use_cache=False)
     assert 1e-6 < coarse.tolerance <= 5e-3 * (1 + 1e-9)
-    assert np.abs(coarse.streak_values[0, 0] - fine.streak_values[0, 0]).max() <= coarse.tolerance
+    assert np.abs(coarse.values - fine.values).max() <= coarse.tolerance
     assert fine.tolerance < 1e-12
 
 
@@ -366,10 +365,10 @@ def test_fallback_fixed_point_iteration_agrees_with_policy_iteration(default_100
     # many more turn DPs, and the bound now counts the last step of every pair
     assert plain.turn_dps > 5 * default_1000.turn_dps
     assert default_1000.tolerance < plain.tolerance < 1e-12
-    gap = np.abs(plain.streak_values[0, 0] - default_1000.streak_values[0, 0]).max()
+    gap = np.abs(plain.values - default_1000.values).max()
     assert gap <= plain.tolerance + default_1000.tolerance
-    assert np.abs(plain.streak_win[0, 0] - default_1000.streak_win[0, 0]).max() < 1e-10
-    assert np.abs(plain.streak_tie[0, 0] - default_1000.streak_tie[0, 0]).max() < 1e-10
+    assert np.abs(plain.win_probability - default_1000.win_probability).max() < 1e-10
+    assert np.abs(plain.tie_probability - default_1000.tie_probability).max() < 1e-10
 
 
 def test_same_result_with_one_or_two_threads():
@@ -379,9 +378,9 @@ def test_same_result_with_one_or_two_threads():
 
     one = with_threads(1, run)
     two = with_threads(2, run)
-    assert np.array_equal(one.streak_values[0, 0], two.streak_values[0, 0])
-    assert np.array_equal(one.streak_win[0, 0], two.streak_win[0, 0])
-    assert np.array_equal(one.streak_tie[0, 0], two.streak_tie[0, 0])
+    assert np.array_equal(one.values, two.values)
+    assert np.array_equal(one.win_probability, two.win_probability)
+    assert np.array_equal(one.tie_probability, two.tie_probability)
 
 
 def test_a_sums_units_are_each_swept_once_in_blocks_of_even_work():
@@ -408,14 +407,13 @@ def test_policy_table_reproduces_the_policy(default_1000, a, b):
     assert table.bank[:, :, -1, 1:].all()  # from P - 1 on it always banks
     np.testing.assert_array_equal(table.bank[a, b], sol.bank_decisions(50 * a, 50 * b))
     rolls = naive.roll_outcomes(load_rules("default"))
-    s = sol.last_round.catch
+    s = sol.last_round_values
 
     def bank_value(m):
-        return 1.0 - sol.streak_values[0, 0, b, m] if m < t else 1.0 - s[m - b]
+        return 1.0 - sol.values[b, m] if m < t else 1.0 - s[m - b]
 
-    played = naive.table_turn_value(table, a, b, bank_value,
-                                    1.0 - sol.streak_values[0, 0, b, a], rolls)
-    assert played == pytest.approx(sol.streak_values[0, 0, a, b], abs=1e-7)
+    played = naive.table_turn_value(table, a, b, bank_value, 1.0 - sol.values[b, a], rolls)
+    assert played == pytest.approx(sol.values[a, b], abs=1e-7)
 
 
 @pytest.mark.parametrize("d", [1, 5, 20, 40, 89])
@@ -423,7 +421,7 @@ def test_last_round_table_reproduces_the_policy(default_1000, d):
     table = default_1000.policy_table()
     rolls = naive.roll_outcomes(load_rules("default"))
     played = naive.table_last_turn_value(table, d, rolls)
-    assert played == pytest.approx(default_1000.last_round.catch[d], abs=1e-7)
+    assert played == pytest.approx(default_1000.last_round_values[d], abs=1e-7)
 
 
 @pytest.mark.parametrize(("a", "b"), [(18, 0), (19, 19), (5, 15)])
@@ -433,8 +431,7 @@ def test_policy_banks_where_rolling_cannot_pay(default_1000, a, b):
     bank = sol.bank_decisions(50 * a, 50 * b)
     bust_min = 0.0231481481  # six dice
     rows = [p for p in range(1, sol.table_rows) if a + p >= 20
-            and sol.last_round.catch[a + p - b]
-            <= bust_min * sol.streak_values[0, 0, b, a] * (1 - 1e-9)]
+            and sol.last_round_values[a + p - b] <= bust_min * sol.values[b, a] * (1 - 1e-9)]
     assert rows, "the table reaches the provably-banking region"
     assert all(bank[p, 1:].all() for p in rows)
     # while a 50-point lead at the target is no reason to stop with six dice
@@ -452,7 +449,7 @@ def test_cache_round_trip_and_corrupt_rebuild(monkeypatch):
     again = solve_optimal_win(table, 600)
     assert again.from_cache and again.solve_s == first.solve_s
     assert first.elapsed_s >= first.solve_s and again.elapsed_s < first.solve_s
-    assert np.array_equal(again.streak_values[0, 0], first.streak_values[0, 0])
+    assert np.array_equal(again.values, first.values)
     built = first.policy_table()  # cached on disk next to the solution
     key = solve.cache_key(table, 600, 1e-10)
     assert cache.cache_path(key + "-policy-table").is_file()
@@ -464,7 +461,7 @@ def test_cache_round_trip_and_corrupt_rebuild(monkeypatch):
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
     rebuilt = solve_optimal_win(table, 600)
-    assert not rebuilt.from_cache and np.array_equal(rebuilt.streak_values, first.streak_values)
+    assert not rebuilt.from_cache and np.array_equal(rebuilt.values, first.values)
     monkeypatch.setattr(solve, "FORMAT_VERSION", solve.FORMAT_VERSION + 1)
     assert not solve_optimal_win(table, 600).from_cache  # a stale format is rebuilt
 
@@ -535,7 +532,7 @@ def test_minimum_to_bank_matches_naive_value_iteration_at_every_state(case):
     assert not sol.policy_table().bank[:, :, :f].any()
     # the minimum to bank changes the game
     plain = solve_optimal_win(dataclasses.replace(rules, min_bank=0), target, use_cache=False)
-    assert np.abs(plain.streak_values[0, 0] - sol.streak_values[0, 0]).max() > 1e-2
+    assert np.abs(plain.values - sol.values).max() > 1e-2
 
 
 def test_minimum_to_bank_policy_table_plays_the_policy():
@@ -543,7 +540,7 @@ def test_minimum_to_bank_policy_table_plays_the_policy():
     sol = solve_optimal_win(rules, target, tol=1e-12, use_cache=False)
     table = sol.policy_table()
     rolls = naive.roll_outcomes(rules)
-    t, f, s = target // 50, rules.min_bank // 50, sol.last_round.catch
+    t, f, s = target // 50, rules.min_bank // 50, sol.last_round_values
     last = naive.LastRound(rules)
     for d in (1, 2, 3, 4, 10):  # below, at and above the floor of 3 units
         assert s[d] == pytest.approx(last.turn(d)[0], abs=1e-12)
@@ -553,11 +550,11 @@ def test_minimum_to_bank_policy_table_plays_the_policy():
 
     for a, b in ((0, 0), (7, 5), (2, 7)):
         def bank_value(m, b=b):
-            return 1.0 - sol.streak_values[0, 0, b, m] if m < t else 1.0 - s[m - b]
+            return 1.0 - sol.values[b, m] if m < t else 1.0 - s[m - b]
 
-        played = naive.table_turn_value(table, a, b, bank_value,
-                                        1.0 - sol.streak_values[0, 0, b, a], rolls, floor=f)
-        assert played == pytest.approx(sol.streak_values[0, 0, a, b], abs=1e-7)
+        played = naive.table_turn_value(table, a, b, bank_value, 1.0 - sol.values[b, a],
+                                        rolls, floor=f)
+        assert played == pytest.approx(sol.values[a, b], abs=1e-7)
 
 
 # ---------------------------------------------------------------------------------
@@ -596,7 +593,7 @@ def test_must_roll_matches_naive_value_iteration_at_every_state(case):
     assert not sol.policy_table().bank[..., 6].any()
     plain = solve_optimal_win(dataclasses.replace(rules, hot_dice="may-bank"), target,
                               use_cache=False)
-    assert np.abs(plain.streak_values[0, 0] - sol.streak_values[0, 0]).max() > 1e-4
+    assert np.abs(plain.values - sol.values).max() > 1e-4
 
 
 @pytest.mark.parametrize(("rules", "target", "policy"), [

@@ -139,7 +139,7 @@ def test_best_response_to_a_user_rule_matches_plain_value_iteration():
     ref = naive.solve(rules, target, None, opponent=nf.rule_turn_distribution(
         rules, lambda tp, n: tp >= target or tp >= (600 if n >= 3 else 250)))
     br = solve_best_response(rules, target, by_dice, use_cache=False)
-    np.testing.assert_allclose(br.streak_values[0, 0], ref.value, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(br.values, ref.value, rtol=0, atol=1e-9)
     assert br.first_outcome.win == pytest.approx(ref.win[0, 0], abs=1e-9)
     played = exact_pair(br.policy_table(), by_dice, rules=rules, target=target,
                         use_cache=False)

@@ -336,6 +336,12 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
 # The solved game
 
 
+def at_zero(x: np.ndarray, floor: int) -> np.ndarray:
+    """A (K, K, U, U) state array at no lost turns, totals from 0 (``floor`` units above
+    index 0): (t, t)."""
+    return x[0, 0, floor:, floor:]
+
+
 def start_outcome(win: np.ndarray, tie: np.ndarray, floor: int) -> Outcome:
     """The outcome of the player to move at 0 : 0, no lost turns."""
     return Outcome(float(win[0, 0, floor, floor]), float(tie[0, 0, floor, floor]))
@@ -351,9 +357,11 @@ class OptimalWinSolution:
     total indexed from ``floor_points`` below zero (without a penalty for lost turns in a
     row: one count, no floor). ``streak_values``/``streak_win``/``streak_tie`` (K, K, U,
     U): this policy's P(win) + P(tie)/2, P(win), P(tie) as the player to move;
+    ``values``/``win_probability``/``tie_probability`` the same at no lost turns and
+    totals from 0, (t, t) (``values[a, b]``: my total ``a * 50``, the other's ``b * 50``);
     ``opponent_*``: the opponent's as the player to move (self-play: the same);
-    ``last_round``: the last round's tables (:class:`LastRound`; ``last_round.catch[d]``,
-    the value of a last turn that must beat a lead of ``d`` units).
+    ``last_round``: the last round's tables (:class:`LastRound`), ``last_round_values``
+    their catch-up values.
 
     What the solve reports: ``target`` (points), ``tolerance`` (bound on the value error),
     ``cap_tolerance`` (the ``tol`` asked for), ``states`` (turn-DP states), ``solve_s``
@@ -397,11 +405,26 @@ class OptimalWinSolution:
         """The policy's name: ``optimal-win`` or ``optimal-win:vs=<opponent>``."""
         return "optimal-win" if self.opponent is None else f"optimal-win:vs={self.opponent}"
 
+    #: (t, t): P(win) + P(tie)/2 of the player to move at totals ``(a * 50, b * 50)``, no
+    #: lost turns; P(win), P(tie); the opponent's values
+    values = property(lambda self: self._at_zero(self.streak_values))
+    win_probability = property(lambda self: self._at_zero(self.streak_win))
+    tie_probability = property(lambda self: self._at_zero(self.streak_tie))
+    opponent_values = property(lambda self: self._at_zero(self.opponent_streak_values))
+
+    def _at_zero(self, x: np.ndarray) -> np.ndarray:
+        return at_zero(x, self.floor_points // POINT_UNIT)
+
     @property
     def floor_points(self) -> int:
         """How far below zero (points) a total may fall: index 0 of the state arrays, whose
         index ``U`` is the target (the floor is a setting of the solve, not a rule)."""
         return (self.streak_values.shape[2] - self.target // POINT_UNIT) * POINT_UNIT
+
+    @property
+    def last_round_values(self) -> np.ndarray:
+        """``[d]``: P(win) + P(tie)/2 of a last turn that must beat a lead of ``d`` units."""
+        return self.last_round.catch
 
     @property
     def first_outcome(self) -> Outcome:
@@ -419,8 +442,7 @@ class OptimalWinSolution:
     def fair_head_start(self) -> int:
         """Points for the second player that make the first player's value closest to 0.5
         (the smallest of equals)."""
-        f = self.floor_points // POINT_UNIT  # my total 0, the other's from 0
-        return POINT_UNIT * int(np.argmin(np.abs(self.streak_values[0, 0, f, f:] - 0.5)))
+        return POINT_UNIT * int(np.argmin(np.abs(self.values[0, :] - 0.5)))
 
     @property
     def fair_head_start_value(self) -> float:
@@ -457,8 +479,7 @@ class OptimalWinSolution:
     def last_round_value(self, deficit: int) -> float:
         """P(win) + 0.5 P(tie) of a last turn that must beat a lead of ``deficit`` points."""
         d = check_points("deficit", deficit) // POINT_UNIT
-        catch = self.last_round.catch
-        return float(catch[d]) if d < catch.size else 0.0
+        return float(self.last_round_values[d]) if d < self.last_round_values.size else 0.0
 
     def engine(self) -> tuple[Model, game.Game, game.Seat, game.Seat]:
         """The game as the engine reads it: (the model, the game, this policy's seat, the
@@ -510,7 +531,7 @@ class OptimalWinSolution:
         ``value/bank``: shape (K, K, U, U, P, 7) (``P = table_rows``), totals indexed from
         ``floor_points`` below zero; ``last_value/last_bank``: shape (D, P, 7) with ``D = P
         - max points of a roll`` (deficits from ``(D - 1) * 50`` on are played as ``(D - 1)
-        * 50``; the chance to catch up from there is ``last_round.catch[D - 1]``). Built on
+        * 50``; the chance to catch up from there is ``last_round_values[D - 1]``). Built on
         first call (one turn DP per state), kept in memory and, if the solve used the
         cache, cached on disk next to the solution (see ``policy_table_bytes``). With
         ``rows`` (at least ``table_rows``), a table of that many rows, built afresh: it plays
@@ -836,7 +857,7 @@ def pair_outcomes(side_a: fixed.Side, side_b: fixed.Side, rules: FarkleRules, ta
     return start_outcome(a.w, a.t, m.floor), Outcome(b_first.loss, b_first.tie), s.bound
 
 
-__all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "cache_key",
+__all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "at_zero", "cache_key",
            "fixed_seat", "last_round", "last_turn", "least_policy_table_bytes",
            "opponent_seat", "optimal_seat", "pair_outcomes", "solve_best_response",
            "solve_optimal_win", "start_outcome"]
