@@ -71,6 +71,22 @@ def _card(filled: dict[str, int], bonuses: int = 0) -> Scorecard:
     return Scorecard(tuple(filled.get(b) for b in BOXES), bonuses)
 
 
+@functools.cache
+def _plain_at_least(filled: tuple[tuple[str, int], ...], need: int) -> float:
+    """The plain recursion's P(points to come >= ``need``) from ``filled`` (its items):
+    P(final >= T) from a TOTAL of x is this with need T - x, whatever x. Kept for the
+    module: several tests check the same card and need."""
+    return objective_value("seed", dict(filled), 0, lambda t: float(t >= need))
+
+
+@functools.cache
+def _plain_utility(filled: tuple[tuple[str, int], ...], theta: float) -> float:
+    """The plain recursion's E[sign(theta) exp(theta x points to come)] from ``filled``
+    (its items), kept for the module like :func:`_plain_at_least`."""
+    return objective_value("seed", dict(filled), 0,
+                           lambda t: math.copysign(1.0, theta) * math.exp(theta * t))
+
+
 #: Two boxes open: the Penta box filled with 50 (jokers, bonuses), the upper bonus in reach.
 TWO_OPEN = _filled(("fours", "chance"), penta=50, sixes=24, fives=20)
 #: Two boxes open: a straight and an upper box, the Penta box scratched.
@@ -83,7 +99,7 @@ TWO_OPEN_B = _filled(("threes", "large-straight"), penta=0, sixes=30, fives=20, 
     (TWO_OPEN, 150, 260), (TWO_OPEN_B, 93, 140), (TWO_OPEN_B, 93, 160),
 ])
 def test_at_least_matches_the_recursion(every_target, filled, x, target):
-    want = objective_value("seed", filled, x, lambda t: float(t >= target))
+    want = _plain_at_least(tuple(filled.items()), target - x)
     assert row_lookup(every_target, _state(filled), target - x) == pytest.approx(want, abs=1e-9)
 
 
@@ -124,8 +140,7 @@ def test_mean_is_the_solver():
 def test_utility_matches_the_recursion(theta):
     sol = solve_objective(f"utility:theta={theta}", "seed")
     for filled in (TWO_OPEN, TWO_OPEN_B):
-        want = objective_value("seed", filled, 0,
-                               lambda t: math.copysign(1.0, theta) * math.exp(theta * t))
+        want = _plain_utility(tuple(filled.items()), theta)
         assert sol.values[_state(filled)] == pytest.approx(want, rel=1e-12)
     # risk-seeking play's certainty equivalent lies above the mean, risk-averse below
     assert (sol.value > 254.48) == (theta > 0)
@@ -173,7 +188,7 @@ def test_forward_pass_of_an_at_least_policy(every_target):
         assert done == sorted(done) and calls[-1][0] == calls[-1][1] > 0
         want = row_lookup(every_target, _state(filled), target - x)
         assert p[target:].sum() == pytest.approx(want, abs=1e-12)
-        plain = objective_value("seed", filled, x, lambda t, target=target: float(t >= target))
+        plain = _plain_at_least(tuple(filled.items()), need)
         assert p[target:].sum() == pytest.approx(plain, abs=1e-9)
         assert out["differ"] > 0.0
 
@@ -187,7 +202,7 @@ def test_forward_pass_of_a_utility_policy():
     gain = np.arange(MAX_TOTAL + 1) - card.total
     got = float((p * np.exp(theta * gain))[p > 0].sum())
     assert got == pytest.approx(sol.values[_state(TWO_OPEN)], rel=1e-12)
-    plain = objective_value("seed", TWO_OPEN, 0, lambda t: math.exp(theta * t))
+    plain = _plain_utility(tuple(TWO_OPEN.items()), theta)  # theta > 0: E[exp(theta x)]
     assert got == pytest.approx(plain, rel=1e-9)
 
 
