@@ -148,19 +148,27 @@ def test_utility_matches_the_recursion(theta):
     assert (sol.value > 254.48) == (theta > 0)
 
 
-def test_beat_rows_match_the_recursion():
-    """A win share against players whose TOTAL is spread over 160..239 (the rows of
-    ``beat:N`` from any distribution)."""
+@functools.cache
+def _beat_rows():
+    """The win share against two players whose TOTAL is spread over 160..239, its
+    saturation TOTAL and its late rows (built once for the module)."""
     pmf = np.zeros(MAX_TOTAL + 1)
     pmf[160:240] = np.linspace(1, 3, 80)
     pmf /= pmf.sum()
     u = opponent_share(pmf, 2)
     spec, x_sat = utility_rows(score_bounds("seed"), u)
+    return u, x_sat, late_rows(spec)
+
+
+@pytest.mark.parametrize("filled, x", [
+    (TWO_OPEN, 150), pytest.param(TWO_OPEN, 130, marks=pytest.mark.slow), (TWO_OPEN_B, 93)])
+def test_beat_rows_match_the_recursion(filled, x):
+    """A win share against players whose TOTAL is spread over 160..239 (the rows of
+    ``beat:N`` from any distribution)."""
+    u, x_sat, R = _beat_rows()
     assert x_sat == 240
-    R = late_rows(spec)
-    for filled, x in ((TWO_OPEN, 150), (TWO_OPEN, 130), (TWO_OPEN_B, 93)):
-        want = objective_value("seed", filled, x, lambda t: float(u[min(t, MAX_TOTAL)]))
-        assert row_lookup(R, _state(filled), x_sat - x) == pytest.approx(want, abs=1e-9)
+    want = objective_value("seed", filled, x, lambda t: float(u[min(t, MAX_TOTAL)]))
+    assert row_lookup(R, _state(filled), x_sat - x) == pytest.approx(want, abs=1e-9)
 
 
 def test_opponent_share_counts_ties_by_the_players_sharing_the_top():
