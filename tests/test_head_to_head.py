@@ -224,6 +224,9 @@ def test_best_response_under_a_minimum_to_bank_is_what_its_table_plays(opponent)
     general = exact_pair("optimal-win", opponent, rules=MIN_BANK, target=1000,
                          use_cache=False)
     assert played.score >= general.score - 1e-12
+
+
+def test_optimal_win_under_a_minimum_to_bank_plays_its_table_against_itself():
     ow = solve_optimal_win(MIN_BANK, 1000)
     self_play = exact_pair("optimal-win", "optimal-win", rules=MIN_BANK, target=1000,
                            use_cache=False)

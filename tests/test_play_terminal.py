@@ -106,7 +106,9 @@ MUST_ROLL = 'name = "must-roll"\nbase = "default"\nhot-dice = "must-roll"\n'
 COACH_SEED = "224"
 
 
-@pytest.mark.parametrize("rules", ["default", "basic", "ones-300", "facebook", "must-roll"])
+@pytest.mark.parametrize("rules", [
+    "default", pytest.param("basic", marks=pytest.mark.slow),
+    pytest.param("ones-300", marks=pytest.mark.slow), "facebook", "must-roll"])
 def test_the_coach_judges_every_decision_of_a_whole_game_with_lost_turns(tmp_path, rules):
     """A whole game with the coach under each preset and a must-roll file: both players
     lose turns, and the coach still ranks every decision after them (the coach's runs of

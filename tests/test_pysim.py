@@ -146,13 +146,13 @@ def test_a_plan_of_referee_seats_runs_as_simulate_python_and_in_a_sequential_tes
     from dicelab.runner import PER_CHUNK, run_plan
 
     seats = (AiByHand(), parse_policy("threshold-300"))
-    plan = FarklePlan(seats, DEFAULT, 1000, 9, 10_000, per_chunk=True,
-                      streams=K.STREAM_PER_TURN, chunk_games=2048)
+    plan = FarklePlan(seats, DEFAULT, 1000, 9, 5000, per_chunk=True,
+                      streams=K.STREAM_PER_TURN, chunk_games=1024)
     acc = run_plan(plan)
-    alone = simulate_python(list(seats), games=10_000, seed=9, target=1000,
+    alone = simulate_python(list(seats), games=5000, seed=9, target=1000,
                             streams=K.STREAM_PER_TURN, per_chunk=True)
     assert plan.kernel == "referee" and acc["stats"].tolist() == alone.stats.tolist()
-    assert acc[PER_CHUNK + "stats"].shape[0] == 5  # chunks of 2,048 games
+    assert acc[PER_CHUNK + "stats"].shape[0] == 5  # chunks of 1,024 games, the last one short
     f = tmp_path / "mine.py"
     f.write_text("from dicelab.farkle.policy import Move, all_scoring\n"
                  "def greedy(state):\n"
