@@ -351,3 +351,26 @@ def test_policy_farkle_refuses_a_policy_that_decides_move_by_move(capsys, tmp_pa
                                       "--plot", str(png)])
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
     assert "decides move by move" in err and not out and not png.exists()
+
+
+def test_best_response_to_a_user_rule_under_the_penalty_is_the_built_ins():
+    """Under a penalty for lost turns in a row a user's rule may read the run of lost
+    turns, so its best response starts from one half, not from the game without the
+    penalty as a threshold's does: a rule that plays as threshold-350 gets the same
+    best response by the other path, within the solves' error bounds."""
+    target = 1000
+
+    @bank_rule
+    def at_350(my, opp, tp, n):
+        return tp >= 350
+
+    assert not at_350.same_without_penalty
+    mine = solve_best_response(FACEBOOK, target, at_350, use_cache=False)
+    built_in = solve_best_response(FACEBOOK, target, "threshold-350", use_cache=False)
+    bound = mine.tolerance + built_in.tolerance
+    np.testing.assert_allclose(mine.streak_values, built_in.streak_values, rtol=0,
+                               atol=bound)
+    np.testing.assert_allclose(mine.opponent_streak_values, built_in.opponent_streak_values,
+                               rtol=0, atol=bound)
+    # the two paths differ: the start from the game without the penalty saves a sweep
+    assert mine.sweeps > built_in.sweeps

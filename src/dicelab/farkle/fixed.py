@@ -96,6 +96,9 @@ class FixedPolicy(Protocol):
     """A policy as the engine reads it: its turn slices at the states of a grid."""
 
     name: str
+    #: it plays the same under the rules without the farkle penalty (its turns read no
+    #: run of lost turns), so a best response to it may start from that game's solution
+    same_without_penalty: bool
 
     def normal_rows(self, rules: FarkleRules, target: int) -> int:
         """Rows (turn points, units of 50) of its turns outside the last round."""

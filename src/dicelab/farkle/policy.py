@@ -234,6 +234,9 @@ class BankRule:
     dice_left, **params) -> bool`` (see the module docstring). Make one with
     :func:`bank_rule`."""
 
+    #: a user's rule may read the run of lost turns (its set-asides or its bank function)
+    same_without_penalty = False
+
     def __init__(self, bank: BankFunction, *, setaside: str = "all-scoring",
                  last_round: str = "rule-to-beat", name: str | None = None,
                  params: dict | None = None, space: dict | None = None) -> None:

@@ -794,7 +794,7 @@ def _start_values(rules: FarkleRules, u: int, tol: float, opponent=None
     response there, when the opponent plays the same without the penalty (a threshold or
     ``ai``, whose turns read no run of lost turns: 4 improvement sweeps instead of 6 under
     ``facebook`` against ``threshold-300``), else one half."""
-    if opponent is not None and not getattr(opponent, "same_without_penalty", False):
+    if opponent is not None and not opponent.same_without_penalty:
         return 0.5, 0.5
     free = dataclasses.replace(rules, farkle_penalty=0)
     name = None if opponent is None else opponent.name
