@@ -1,5 +1,5 @@
 """Best responses under the farkle penalty (``optimal-win:vs=P``,
-dicelab.farkle.penalty_response): against a plain-Python value iteration over every state
+dicelab.farkle.solve): against a plain-Python value iteration over every state
 (tests/naive_two_player with a fixed opponent), against the exact head to head of its own
 policy table (both seats, both endings), against every other policy the opponent meets,
 against optimal-win (the best response to it is its own value) and against Monte Carlo."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 
 import naive_farkle as nf
 import naive_two_player as naive
@@ -18,7 +19,7 @@ from test_head_to_head import assert_monte_carlo_agrees
 
 from dicelab import config
 from dicelab.farkle.exact import exact_pair, solve_best_response, solve_optimal_win
-from dicelab.farkle.rules import PRESETS
+from dicelab.farkle.rules import PRESETS, solver_floor
 
 FACEBOOK = PRESETS["facebook"]
 #: facebook's table and banking with a small penalty: the plain reference stays small
@@ -147,3 +148,28 @@ def test_a_solved_game_keeps_its_floor_when_the_setting_changes(monkeypatch, opp
     assert later.floor_points == 200
     for got, want in zip(answers(later), expected, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_solver_floor_holds_in_its_own_thread_only(monkeypatch):
+    """A solved game rebuilds its engine inside ``solver_floor``: that floor is read there,
+    and only in that thread; another thread meanwhile, and the same thread after the
+    block, read the setting."""
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+    inside, release, seen = threading.Event(), threading.Event(), {}
+
+    def hold() -> None:
+        with solver_floor(3000):
+            seen["inside"] = FACEBOOK.penalty_floor()
+            inside.set()
+            release.wait(10)
+        seen["after"] = FACEBOOK.penalty_floor()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert inside.wait(10)
+    seen["other thread"] = FACEBOOK.penalty_floor()
+    release.set()
+    thread.join(10)
+    # facebook's penalty is 500: the floor is at least two penalties, 1,000 points
+    assert seen == {"inside": 60, "other thread": 20, "after": 20}
+    assert FACEBOOK.penalty_floor(400) == 20 and LAST_ROUND.penalty_floor() == 20

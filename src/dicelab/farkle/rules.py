@@ -25,8 +25,10 @@ is the tie-break every solver and kernel uses.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -63,6 +65,21 @@ HOT_DICE_RULES = ("may-bank", "must-roll")
 PENALTY_STREAK = 3
 #: A bank floor that no turn reaches: banking is not allowed there.
 NO_BANK = 2**62
+#: The penalty floor (points) of an enclosing :func:`solver_floor`, in this thread only.
+_FLOOR_POINTS: ContextVar[int | None] = ContextVar("solver_floor", default=None)
+
+
+@contextlib.contextmanager
+def solver_floor(points: int):
+    """Within the block, and in this thread (context) only, the solvers let totals fall
+    ``points`` below zero under the farkle penalty instead of ``config.
+    PENALTY_FLOOR_POINTS`` (:meth:`FarkleRules.penalty_floor`): a solved game rebuilds its
+    engine at the floor it was solved with, whatever another thread's solve uses."""
+    token = _FLOOR_POINTS.set(points)
+    try:
+        yield
+    finally:
+        _FLOOR_POINTS.reset(token)
 
 
 def check_target(target: int | None) -> int:
@@ -211,11 +228,12 @@ class FarkleRules:
     def penalty_floor(self, floor_points: int | None = None) -> int:
         """Units of 50 below zero that the exact solvers and evaluations let totals reach
         under the farkle penalty (a penalty that would go lower stops there): at least
-        ``config.PENALTY_FLOOR_POINTS`` (or ``floor_points``) and two penalties; 0 without
-        the penalty."""
+        ``config.PENALTY_FLOOR_POINTS`` (or ``floor_points``, or the floor of an enclosing
+        :func:`solver_floor`) and two penalties; 0 without the penalty."""
         if not self.farkle_penalty:
             return 0
-        pts = config.PENALTY_FLOOR_POINTS if floor_points is None else floor_points
+        pts = next(p for p in (floor_points, _FLOOR_POINTS.get(), config.PENALTY_FLOOR_POINTS)
+                   if p is not None)
         return max(pts, 2 * self.farkle_penalty) // POINT_UNIT
 
     def require_solvable(self, what: str, *, min_bank: bool = True, must_roll: bool = False,

@@ -31,7 +31,6 @@ tables are added.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import time
@@ -55,6 +54,7 @@ from dicelab.farkle.rules import (
     check_lost_turns,
     check_points,
     check_target,
+    solver_floor,
 )
 from dicelab.farkle.solitaire import roll_values, turn_table
 from dicelab.outcomes import Outcome
@@ -485,7 +485,7 @@ class OptimalWinSolution:
         """The game as the engine reads it: (the model, the game, this policy's seat, the
         other's)."""
         if "engine" not in self._memo:
-            with _floor(self.floor_points):  # its own, whatever the setting says now
+            with solver_floor(self.floor_points):  # its own, whatever the setting says now
                 opp = None if self.opponent is None else self._memo["opponent_policy"]()
                 m, g, a, b = _setup(self.farkle_rules, self.target,
                                     self.streak_values.shape[2], self.cap_tolerance,
@@ -617,18 +617,6 @@ class OptimalWinSolution:
             out.update({"farkle_penalty": self.farkle_rules.farkle_penalty,
                         "floor_points": self.floor_points, "sweeps": self.sweeps})
         return out
-
-
-@contextlib.contextmanager
-def _floor(points: int):
-    """``config.PENALTY_FLOOR_POINTS`` at ``points`` for a while: a solved game's engine
-    is rebuilt at the floor it was solved with (the model and a fixed opponent's turns
-    read the setting)."""
-    saved, config.PENALTY_FLOOR_POINTS = config.PENALTY_FLOOR_POINTS, points
-    try:
-        yield
-    finally:
-        config.PENALTY_FLOOR_POINTS = saved
 
 
 def _table_rows(m: Model, u: int, top: int, last: LastRound, tol: float) -> int:

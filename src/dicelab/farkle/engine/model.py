@@ -124,7 +124,8 @@ def _dominant(sa) -> dict[str, np.ndarray]:
 
 def model(rules: FarkleRules) -> Model:
     """The compiled :class:`Model` of ``rules`` (made once per rule set and floor: the
-    floor is a setting of the solvers, ``config.PENALTY_FLOOR_POINTS``, not a rule).
+    floor is a setting of the solvers, not a rule: :meth:`~dicelab.farkle.rules.FarkleRules.
+    penalty_floor`).
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> m = model(PRESETS["facebook"])
