@@ -5,6 +5,7 @@ chain of values splits exactly: outcome - initial = luck + skill (+ opponents)."
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from functools import cache
@@ -18,7 +19,7 @@ from cli_helpers import run_cli
 
 from dicelab.analyse import CLASS_NAMES, LOSS_CLASSES, analyse_games, analyse_logs, loss_class
 from dicelab.farkle import solitaire
-from dicelab.farkle.advise import legal_setasides
+from dicelab.farkle.advise import advise, legal_setasides
 from dicelab.farkle.rules import PRESETS, FarkleRules, dice_after
 from dicelab.gamelog import new_game_header, parse_lines, write_games
 from dicelab.logplay import play_games
@@ -287,6 +288,40 @@ def test_two_player_random_play_loses_what_the_value_iteration_says(ending, cap)
     res = analyse_games(_games(both))
     _check_split(res)
     assert (res.decisions["loss"] == 0).all()
+
+
+@pytest.mark.parametrize("measure", ["win", "turn"])
+def test_under_a_farkle_penalty_the_values_follow_each_seats_lost_turns(measure):
+    """Each decision is valued as advise values it with both runs of lost turns (the
+    coach's values), the penalty's total after a third lost turn included; optimal-win
+    self-play loses nothing and the split is exact."""
+    table, target = dataclasses.replace(_ones(), name="ones-penalty", farkle_penalty=100), 400
+    played = _random_farkle(table, 2, target, seed=21, games=3)
+    res = analyse_games(_games(played), measure=measure)
+    _check_split(res)
+    rows = res.decisions.itertuples()
+    lost, streaks = [0, 0], 0
+    for _, events in played:
+        lost = [0, 0]
+        for e in events:
+            s = e["seat"]
+            for k in range(len(e["keeps"])):
+                row = next(rows)
+                two = {"me": row.me, "opp": row.opp, "target": target,
+                       "opp_farkles": lost[1 - s]} if measure == "win" else {}
+                adv = advise(e["rolls"][k], turn_points=row.turn_points, rules=table,
+                             my_farkles=lost[s], **two)
+                assert row.value_best == pytest.approx(adv.options[0].value, abs=1e-12)
+                streaks += lost[s] > 0
+            lost[s] = 0 if e["end"] == "bank" else (lost[s] + 1) % 3
+    assert next(rows, None) is None and streaks > 5
+    assert (res.decisions["me"] < 0).any()  # a penalty was paid
+    if measure == "win":
+        both = play_games("farkle", ["optimal-win", "optimal-win"], games=3, seed=2,
+                          target=target, rules=table)
+        res = analyse_games(_games(both))
+        _check_split(res)
+        assert (res.decisions["loss"] == 0).all()
 
 
 def test_optimal_win_self_play_to_1000_loses_nothing_and_the_app_ai_loses_some():
