@@ -403,6 +403,17 @@ def test_help_options(capsys):
         assert code == 0 and "Usage" in out and not err
 
 
+def test_the_rules_option_of_farkle_commands_names_every_preset(capsys):
+    from dicelab.farkle.rules import PRESETS
+
+    for argv in (["play", "farkle", "-h"], ["advise", "farkle", "-h"],
+                 ["solve", "farkle", "-h"]):
+        code, out, _ = run_cli(capsys, argv)
+        text = " ".join(out.split())
+        listed = text[text.index("--rules"):].split(")")[0]
+        assert code == 0 and all(name in listed for name in PRESETS), (argv, listed)
+
+
 #: A sample of the cases run as real processes of the console script, all at once (the
 #: rest run in-process: the same code after the interpreter's start).
 PROCESS_SAMPLE = [

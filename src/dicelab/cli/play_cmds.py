@@ -508,7 +508,8 @@ def register(app) -> None:
             help="Target score: 5000, 10000 or 15000 as in the app (any positive multiple "
                  "of 50). [default: 10000]")] = None,
         rules: Annotated[str | None, typer.Option(
-            help="Scoring preset (default, basic, ones-300, facebook) or TOML file.")] = None,
+            help="Scoring preset (default, basic, ones-300, facebook, zilch) or TOML "
+                 "file.")] = None,
         ending: Annotated[str | None, typer.Option(
             help="last-round (the default) or first-to-bank; replaces the rules'.")] = None,
         seed: SeedOpt = None,
