@@ -182,7 +182,7 @@ def rules_record(game: str, rules) -> str | dict:
 
 def _farkle_rules_from_dict(d: dict, where: str):
     """FarkleRules from a header's ``to_dict()`` form (``where`` names it in errors)."""
-    from dicelab.farkle.rules import FarkleRules
+    from dicelab.farkle.rules import FarkleRules, set_asides
 
     names = {f for f in FarkleRules.__dataclass_fields__ if f != "source"}
     unknown = sorted(set(d) - names)
@@ -204,7 +204,11 @@ def _farkle_rules_from_dict(d: dict, where: str):
             kw["three_of_a_kind"] = tuple(t)
         if "n_of_a_kind" in kw:
             kw["n_of_a_kind"] = tuple(int(kw["n_of_a_kind"][str(k)]) for k in (4, 5, 6))
-        return FarkleRules(**kw)
+        table = FarkleRules(**kw)
+        six = set_asides(table).class_start  # as a rules file is refused
+        if six[dice.MAX_DICE + 1] == six[dice.MAX_DICE]:
+            raise UserError("no roll of six dice scores anything under this table")
+        return table
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
     except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
