@@ -693,10 +693,11 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
     as a residual (tested to be rounding). Under a farkle penalty the values are those of
     each seat's run of lost turns (as the referee counts it), the penalty in the totals.
     """
-    from dicelab.farkle.rules import FIRST_TO_BANK, PENALTY_STREAK
+    from dicelab.farkle.rules import FIRST_TO_BANK, PENALTY_STREAK, POINT_UNIT
 
     n = g.n_seats
     rules, target = g.rules, g.target
+    low = -rules.penalty_floor() * POINT_UNIT
     accs = [_new_acc() for _ in range(n)]
     opponents = [0.0] * n
     totals = [0] * n
@@ -706,13 +707,15 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
     for t in g.turns:
         s = t.seat
         me, opp = totals[s], (totals[1 - s] if n == 2 else 0)
+        # under a penalty the solvers' totals stop at their floor: lower ones are read there
+        vme, vopp = max(me, low), max(opp, low)
         mine, theirs = (lost[s], lost[1 - s] if n == 2 else 0) if rules.farkle_penalty \
             else (0, 0)
         acc = accs[s]
         acc["turns"] += 1
         if m == "win":
-            start = sol.last_round_value(opp - me) if opp >= target else \
-                sol.win_value(me, opp, mine, theirs)
+            start = sol.last_round_value(vopp - vme) if opp >= target else \
+                sol.win_value(vme, vopp, mine, theirs)
             if accs[0]["initial"] is None:
                 for k in range(2):
                     accs[k]["initial"] = start if k == s else 1.0 - start
@@ -727,8 +730,9 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
         for k, roll in enumerate(t.rolls):
             if k == len(t.keeps):  # the bust roll: the turn ends with nothing
                 streak = (mine + 1) % PENALTY_STREAK if rules.farkle_penalty else 0
-                after = 0.0 if m == "turn" else _after_turn(sol, s, opp, t.totals[s], trigger,
-                                                             rules, target, streak, theirs)
+                after = 0.0 if m == "turn" else _after_turn(
+                    sol, s, vopp, max(t.totals[s], low), trigger, rules, target, streak,
+                    theirs)
                 _add(accs, s, "luck", after - before, m)
                 before = after
                 break
@@ -737,7 +741,7 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
             try:
                 adv = (advise(sorted(roll), turn_points=tp, rules=rules, my_farkles=mine)
                        if m == "turn"
-                       else advise(sorted(roll), turn_points=tp, me=me, opp=opp,
+                       else advise(sorted(roll), turn_points=tp, me=vme, opp=vopp,
                                    target=target, rules=rules, my_farkles=mine,
                                    opp_farkles=theirs))
             except UserError as exc:
