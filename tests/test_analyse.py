@@ -5,6 +5,7 @@ chain of values splits exactly: outcome - initial = luck + skill (+ opponents)."
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from functools import cache
@@ -18,7 +19,7 @@ from cli_helpers import run_cli
 
 from dicelab.analyse import CLASS_NAMES, LOSS_CLASSES, analyse_games, analyse_logs, loss_class
 from dicelab.farkle import solitaire
-from dicelab.farkle.advise import legal_setasides
+from dicelab.farkle.advise import advise, legal_setasides
 from dicelab.farkle.rules import PRESETS, FarkleRules, dice_after
 from dicelab.gamelog import new_game_header, parse_lines, write_games
 from dicelab.logplay import play_games
@@ -287,6 +288,69 @@ def test_two_player_random_play_loses_what_the_value_iteration_says(ending, cap)
     res = analyse_games(_games(both))
     _check_split(res)
     assert (res.decisions["loss"] == 0).all()
+
+
+def _ones_penalty():
+    """:func:`_ones` with a penalty of 1,000 for three lost turns in a row (totals stop at
+    the solvers' floor of -2,000)."""
+    return dataclasses.replace(_ones(), name="ones-penalty", farkle_penalty=1000)
+
+
+@pytest.mark.parametrize("measure", ["win", "turn"])
+def test_under_a_farkle_penalty_the_values_follow_each_seats_lost_turns(measure):
+    """Each decision is valued as advise values it with both runs of lost turns (the
+    coach's values), the penalty's total after a third lost turn included; optimal-win
+    self-play loses nothing and the split is exact."""
+    table, target = _ones_penalty(), 400
+    played = _random_farkle(table, 2, target, seed=21, games=3)
+    res = analyse_games(_games(played), measure=measure)
+    _check_split(res)
+    rows = res.decisions.itertuples()
+    lost, streaks = [0, 0], 0
+    for _, events in played:
+        lost = [0, 0]
+        for e in events:
+            s = e["seat"]
+            for k in range(len(e["keeps"])):
+                row = next(rows)
+                two = {"me": max(row.me, -2000), "opp": max(row.opp, -2000),
+                       "target": target, "opp_farkles": lost[1 - s]} if measure == "win" \
+                    else {}
+                adv = advise(e["rolls"][k], turn_points=row.turn_points, rules=table,
+                             my_farkles=lost[s], **two)
+                assert row.value_best == pytest.approx(adv.options[0].value, abs=1e-12)
+                streaks += lost[s] > 0
+            lost[s] = 0 if e["end"] == "bank" else (lost[s] + 1) % 3
+    assert next(rows, None) is None and streaks > 5
+    assert (res.decisions["me"] < 0).any()  # a penalty was paid
+    if measure == "win":
+        both = play_games("farkle", ["optimal-win", "optimal-win"], games=3, seed=2,
+                          target=target, rules=table)
+        res = analyse_games(_games(both))
+        _check_split(res)
+        assert (res.decisions["loss"] == 0).all()
+
+
+def test_totals_below_the_solvers_floor_are_read_at_the_floor():
+    """Three penalties of 1,000 take both seats to -3,000, below the floor of -2,000: the
+    game is analysed (valued at the floor), not refused."""
+    table = _ones_penalty()
+    bust = [[2, 2, 3, 4, 6, 6]]
+    turns = [{"seat": s, "rolls": bust, "keeps": [], "end": "bust"} for _ in range(9)
+             for s in (0, 1)]
+    turns.append({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1]], "end": "bank"})
+    header = new_game_header("farkle", table, [{"name": n, "policy": "human"} for n in "ab"],
+                             target=400)
+    (g,) = _games([(header, turns)])
+    assert g.totals == [-2900, -3000]
+    res = analyse_games([g])
+    _check_split(res)
+    (row,) = res.decisions.itertuples()
+    assert (row.me, row.opp) == (-3000, -3000)
+    at_floor = advise([1, 2, 3, 4, 6, 6], me=-2000, opp=-2000, target=400, rules=table)
+    assert row.chosen == "1, bank" and row.loss > 0
+    (bank,) = [o for o in at_floor.options if o.action == "bank"]
+    assert row.value_chosen == pytest.approx(bank.value, abs=1e-12)
 
 
 def test_optimal_win_self_play_to_1000_loses_nothing_and_the_app_ai_loses_some():

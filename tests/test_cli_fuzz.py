@@ -368,6 +368,27 @@ def test_a_game_whose_log_cannot_be_written_exits_2_and_leaves_the_device(
     assert _snapshot(sandbox) == before and os.listdir(workdir) == []
 
 
+def test_an_optimal_win_table_too_large_for_memory_is_one_error_line(capsys, monkeypatch,
+                                                                     workdir):
+    """Refused by the solve's memory check before anything is built for it (the bound of
+    its policy table first built last-round tables as large as the target)."""
+    import io
+
+    huge = "5000000000"
+    for argv in (["compare", "ai", "optimal-win", "--exact", "--target", huge],
+                 ["compare", "ai", "optimal-win:vs=ai", "--exact", "--target", huge],
+                 ["play", "farkle", "--ai", "optimal-win", "--target", huge, "--seed", "1"]):
+        monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+        code, out, err = run_cli(capsys, argv)
+        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, (argv, err)
+        assert err.startswith("error: optimal-win") and "states) would need" in err, err
+        assert "Roll:" not in out
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))  # a target that fits: it plays
+    code, out, err = run_cli(capsys, ["play", "farkle", "--ai", "optimal-win", "--target",
+                                      "500", "--seed", "1"])
+    assert code == 0 and err == "" and "Roll:" in out and os.listdir(workdir) == []
+
+
 def test_a_command_group_alone_prints_its_help_on_stderr_and_exits_2(capsys):
     for argv in BARE_GROUPS:
         code, out, err = run_cli(capsys, argv)
@@ -380,6 +401,17 @@ def test_help_options(capsys):
                  ["compare", "--help"]):
         code, out, err = run_cli(capsys, argv)
         assert code == 0 and "Usage" in out and not err
+
+
+def test_the_rules_option_of_farkle_commands_names_every_preset(capsys):
+    from dicelab.farkle.rules import PRESETS
+
+    for argv in (["play", "farkle", "-h"], ["advise", "farkle", "-h"],
+                 ["solve", "farkle", "-h"]):
+        code, out, _ = run_cli(capsys, argv)
+        text = " ".join(out.split())
+        listed = text[text.index("--rules"):].split(")")[0]
+        assert code == 0 and all(name in listed for name in PRESETS), (argv, listed)
 
 
 #: A sample of the cases run as real processes of the console script, all at once (the

@@ -25,6 +25,10 @@ from dicelab.logplay import play_games
 
 TWO = [{"name": "alice", "policy": "human"}, {"name": "computer", "policy": "ai"}]
 ONE = [{"name": "ann", "policy": "human"}]
+#: A header's rules table under which no die scores (as a rules file, it is refused).
+NOTHING_SCORES = {"name": "none", "singles": {}, "n_of_a_kind_mode": "none", "straight": 0,
+                  "three_of_a_kind": {str(f): 0 for f in range(1, 7)}, "three_pairs": 0,
+                  "two_triplets": 0}
 
 
 def _farkle(target=1000, **kw):
@@ -199,9 +203,35 @@ def test_the_forced_joker_is_enforced():
       "target": 1234}, ["field 'target'", "multiple of 50"]),
     ({"dicelab_log": 1, "game": "penta", "rules": "seed", "seats": ONE, "first_seat": 3},
      ["field 'first_seat'"]),
+    ({"dicelab_log": 1, "game": "farkle", "rules": NOTHING_SCORES, "seats": ONE,
+      "target": 1000}, ["field 'rules'", "no roll of six dice scores anything"]),
+    ({"dicelab_log": 1, "game": "farkle", "rules": {**NOTHING_SCORES, "singles": {"1": 70}},
+      "seats": ONE, "target": 1000}, ["field 'rules'", "multiple of 50"]),
+    *(({"dicelab_log": 1, "game": "farkle", "rules": {"name": "x", **table}, "seats": ONE,
+        "target": 1000}, ["field 'rules'", *words]) for table, words in [
+        ({"singles": {"-1": 100}}, ["'-1' is not a face"]),
+        ({"three_of_a_kind": {"0": 100}}, ["'0' is not a face"]),
+        ({"straight": 2**70}, ["straight must be a multiple of 50 in 0..1000000"]),
+        ({"straight": 1_000_050}, ["straight must be a multiple of 50 in 0..1000000"]),
+        ({"three_pairs": -50}, ["three_pairs must be"]),
+        ({"singles": {"1": "100"}}, ["singles.1 must be an integer"]),
+        ({"n_of_a_kind": {"4": 1000, "5": 2000}}, ["4, 5 and 6 of a kind"]),
+        ({"four_and_pair_as_three_pairs": "yes"}, ["true or false"])]),
 ])
 def test_bad_headers(header, words):
     _refused([json.dumps(header)], *words)
+
+
+def test_a_table_under_which_only_a_single_1_scores_is_read():
+    header = {"dicelab_log": 1, "game": "farkle", "rules": {**NOTHING_SCORES,
+              "singles": {"1": 100}}, "seats": ONE, "target": 1000}
+    turn = {"seat": 0, "rolls": [[1, 2, 3, 4, 5, 6]], "keeps": [[1]], "end": "bank"}
+    (g,) = parse_lines(_lines(header, [turn]), "x")
+    assert g.totals == [100]
+    header["rules"]["straight"] = 1_000_000  # the largest entry
+    turn["keeps"] = [[1, 2, 3, 4, 5, 6]]
+    (g,) = parse_lines(_lines(header, [turn]), "x")
+    assert g.totals == [1_000_000]
 
 
 def test_malformed_json_another_game_another_rule_set(tmp_path):

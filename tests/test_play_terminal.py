@@ -252,6 +252,19 @@ def test_a_stopped_game_logs_its_turn_in_progress_and_penta_boxes_by_name(
     assert rec.in_progress["keeps"] == [[]] and len(rec.in_progress["rolls"]) == 2
 
 
+@pytest.mark.parametrize("rules", ["default", "zilch"])
+def test_a_fresh_seed_is_printed_in_the_first_line_and_replays_the_game(
+        capsys, monkeypatch, rules):
+    """Also after the long description of a preset's house rules."""
+    argv = ["play", "farkle", "--rules", rules, "--target", "15000", "--ending",
+            "first-to-bank"]
+    code, out, _ = run_with_input(capsys, monkeypatch, argv, ["q"])
+    first, roll = out.splitlines()[0], last_roll(out)
+    seed = re.fullmatch(r"Farkle · target 15,000 · rules .* · seed (\d+)", first).group(1)
+    code2, out2, _ = run_with_input(capsys, monkeypatch, [*argv, "--seed", seed], ["q"])
+    assert code == code2 == 0 and last_roll(out2) == roll and out2.splitlines()[0] == first
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["farkle", "--ai", "bogus"], "unknown policy 'bogus'"),
     (["farkle", "--ai", "optimal"], "is a penta policy, not farkle"),

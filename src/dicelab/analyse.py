@@ -646,6 +646,7 @@ def _farkle_option(adv, keep: tuple[int, ...], action: str):
 def _farkle_games(games: list[GameRecord], measure: str | None
                   ) -> tuple[list[dict], list[dict], dict, dict]:
     from dicelab.farkle.advise import advise, optimal_win_solution
+    from dicelab.farkle.rules import PENALTY_STREAK
     from dicelab.farkle.solitaire import max_ev_capped
 
     rows: list[dict] = []
@@ -660,13 +661,15 @@ def _farkle_games(games: list[GameRecord], measure: str | None
         used[m] = m
         try:
             if m == "turn":
-                start_value = float(max_ev_capped(g.rules).roll_value[0, 0, 6])
+                roll_value = max_ev_capped(g.rules).roll_value  # [lost in a row, 0, 6]
+                start_value = [float(roll_value[min(k, roll_value.shape[0] - 1), 0, 6])
+                               for k in range(PENALTY_STREAK)]
                 sol = None
             else:
                 sol = optimal_win_solution(g.rules, g.target)
         except UserError as exc:
             raise UserError(f"{g.path}:{g.line}: field 'rules': {exc}") from None
-        p, tr = _farkle_game(g, m, sol, start_value if m == "turn" else 0.0, advise,
+        p, tr = _farkle_game(g, m, sol, start_value if m == "turn" else None, advise,
                              rows)
         players += p
         traces.update(tr)
@@ -678,7 +681,8 @@ def _new_acc() -> dict:
             "turns": 0, "classes": [0, 0, 0], "trace": []}
 
 
-def _farkle_game(g: GameRecord, m: str, sol, start_value: float, advise, rows: list):
+def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, advise,
+                 rows: list):
     """One game's decisions (appended to ``rows``) and its player rows and traces.
 
     ``win``: the chain holds seat 0's value (seat 1's is 1 minus it). At each turn start
@@ -686,30 +690,38 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: float, advise, rows: l
     after each decision from ``advise`` (the option chosen); a bust is a chance event that
     ends at the next turn's start (or the game's outcome). Nothing joins two values of
     different sources except a chance event, so a disagreement between them would show
-    as a residual (tested to be rounding).
+    as a residual (tested to be rounding). Under a farkle penalty the values are those of
+    each seat's run of lost turns (as the referee counts it), the penalty in the totals.
     """
-    from dicelab.farkle.rules import FIRST_TO_BANK
+    from dicelab.farkle.rules import FIRST_TO_BANK, PENALTY_STREAK, POINT_UNIT
 
     n = g.n_seats
     rules, target = g.rules, g.target
+    low = -rules.penalty_floor() * POINT_UNIT
     accs = [_new_acc() for _ in range(n)]
     opponents = [0.0] * n
     totals = [0] * n
+    lost = [0] * n  # turns lost in a row (they change values only under a penalty)
     banked = [0.0] * n
     trigger = None
     for t in g.turns:
         s = t.seat
         me, opp = totals[s], (totals[1 - s] if n == 2 else 0)
+        # under a penalty the solvers' totals stop at their floor: lower ones are read there
+        vme, vopp = max(me, low), max(opp, low)
+        mine, theirs = (lost[s], lost[1 - s] if n == 2 else 0) if rules.farkle_penalty \
+            else (0, 0)
         acc = accs[s]
         acc["turns"] += 1
         if m == "win":
-            start = sol.last_round_value(opp - me) if opp >= target else sol.win_value(me, opp)
+            start = sol.last_round_value(vopp - vme) if opp >= target else \
+                sol.win_value(vme, vopp, mine, theirs)
             if accs[0]["initial"] is None:
                 for k in range(2):
                     accs[k]["initial"] = start if k == s else 1.0 - start
                     accs[k]["trace"].append(accs[k]["initial"])
         else:
-            start = start_value
+            start = start_value[mine]
             acc["initial"] = (acc["initial"] or 0.0) + start
             if not acc["trace"]:
                 acc["trace"].append(start)
@@ -717,17 +729,21 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: float, advise, rows: l
         tp = 0
         for k, roll in enumerate(t.rolls):
             if k == len(t.keeps):  # the bust roll: the turn ends with nothing
-                after = 0.0 if m == "turn" else _after_turn(sol, s, opp, me, trigger, rules,
-                                                             target)
+                streak = (mine + 1) % PENALTY_STREAK if rules.farkle_penalty else 0
+                after = 0.0 if m == "turn" else _after_turn(
+                    sol, s, vopp, max(t.totals[s], low), trigger, rules, target, streak,
+                    theirs)
                 _add(accs, s, "luck", after - before, m)
                 before = after
                 break
             keep = tuple(sorted(t.keeps[k]))
             bank = k == len(t.keeps) - 1 and t.end == "bank"
             try:
-                adv = (advise(sorted(roll), turn_points=tp, rules=rules) if m == "turn"
-                       else advise(sorted(roll), turn_points=tp, me=me, opp=opp,
-                                   target=target, rules=rules))
+                adv = (advise(sorted(roll), turn_points=tp, rules=rules, my_farkles=mine)
+                       if m == "turn"
+                       else advise(sorted(roll), turn_points=tp, me=vme, opp=vopp,
+                                   target=target, rules=rules, my_farkles=mine,
+                                   opp_farkles=theirs))
             except UserError as exc:
                 raise UserError(f"{g.path}:{t.line}: field 'rolls[{k}]': {exc}") from None
             best_opt = adv.options[0]
@@ -763,6 +779,7 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: float, advise, rows: l
         else:
             _trace(accs, s, before, 0.0, m)
         totals = list(t.totals)
+        lost[s] = 0 if t.end == "bank" else (lost[s] + 1) % PENALTY_STREAK
         if trigger is None and t.end == "bank" and totals[s] >= target \
                 and rules.ending_code != FIRST_TO_BANK:
             trigger = s
@@ -806,9 +823,11 @@ def _outcome(g: GameRecord, s: int) -> float:
     return 1.0 if len(g.winners) == 1 else 0.5
 
 
-def _after_turn(sol, s, opp, my_new, trigger, rules, target) -> float:
-    """Seat ``s``'s value once its turn ended with total ``my_new``: the other seat's
-    turn start (its value taken from 1), or the game's outcome when it is over."""
+def _after_turn(sol, s, opp, my_new, trigger, rules, target, my_lost=0, opp_lost=0
+                ) -> float:
+    """Seat ``s``'s value once its turn ended with total ``my_new`` and ``my_lost`` turns
+    lost in a row: the other seat's turn start (its value taken from 1), or the game's
+    outcome when it is over."""
     from dicelab.farkle.rules import FIRST_TO_BANK
 
     if opp >= target or (trigger is not None and trigger != s):
@@ -818,7 +837,7 @@ def _after_turn(sol, s, opp, my_new, trigger, rules, target) -> float:
         if rules.ending_code == FIRST_TO_BANK:
             return 1.0
         return 1.0 - sol.last_round_value(my_new - opp)
-    return 1.0 - sol.win_value(opp, my_new)
+    return 1.0 - sol.win_value(opp, my_new, opp_lost, my_lost)
 
 
 def _farkle_label(o) -> str:

@@ -182,7 +182,7 @@ def rules_record(game: str, rules) -> str | dict:
 
 def _farkle_rules_from_dict(d: dict, where: str):
     """FarkleRules from a header's ``to_dict()`` form (``where`` names it in errors)."""
-    from dicelab.farkle.rules import FarkleRules
+    from dicelab.farkle.rules import MAX_ENTRY_POINTS, FarkleRules, check_points, set_asides
 
     names = {f for f in FarkleRules.__dataclass_fields__ if f != "source"}
     unknown = sorted(set(d) - names)
@@ -191,20 +191,35 @@ def _farkle_rules_from_dict(d: dict, where: str):
     if not isinstance(d.get("name"), str):
         raise UserError(f"{where}: 'name' (a string) is missing")
     kw = dict(d)
+
+    def points(key: str, v) -> int:  # an entry's points, as a rules file's are checked
+        return check_points(key, v, 0, MAX_ENTRY_POINTS)
+
     try:
-        if "singles" in kw:
-            s = [0] * 7
-            for f, v in kw["singles"].items():
-                s[int(f)] = int(v)
-            kw["singles"] = tuple(s)
-        if "three_of_a_kind" in kw:
-            t = [0] * 7
-            for f, v in kw["three_of_a_kind"].items():
-                t[int(f)] = int(v)
-            kw["three_of_a_kind"] = tuple(t)
+        for key in ("singles", "three_of_a_kind"):
+            if key in kw:
+                faces = [0] * 7
+                for f, v in kw[key].items():
+                    if f not in ("1", "2", "3", "4", "5", "6"):
+                        raise ValueError(f"{key}: {f!r} is not a face 1..6")
+                    faces[int(f)] = points(f"{key}.{f}", v)
+                kw[key] = tuple(faces)
         if "n_of_a_kind" in kw:
-            kw["n_of_a_kind"] = tuple(int(kw["n_of_a_kind"][str(k)]) for k in (4, 5, 6))
-        return FarkleRules(**kw)
+            if set(kw["n_of_a_kind"]) != {"4", "5", "6"}:
+                raise ValueError("n_of_a_kind: points of 4, 5 and 6 of a kind")
+            kw["n_of_a_kind"] = tuple(points(f"n_of_a_kind.{k}", kw["n_of_a_kind"][str(k)])
+                                      for k in (4, 5, 6))
+        for key in ("straight", "three_pairs", "two_triplets"):
+            if key in kw:
+                points(key, kw[key])
+        if not isinstance(kw.get("four_and_pair_as_three_pairs", True), bool) \
+                or not isinstance(kw.get("description", ""), str):
+            raise TypeError("four_and_pair_as_three_pairs is true or false, description text")
+        table = FarkleRules(**kw)
+        six = set_asides(table).class_start  # as a rules file is refused
+        if six[dice.MAX_DICE + 1] == six[dice.MAX_DICE]:
+            raise UserError("no roll of six dice scores anything under this table")
+        return table
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
     except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:

@@ -114,7 +114,8 @@ def register(app, policy_app) -> None:
         target: Annotated[int | None, typer.Option(
             help="Target score (two players). [default: 10000]")] = None,
         rules: Annotated[str | None, typer.Option(
-            help="Scoring preset (default, basic, ones-300) or TOML file.")] = None,
+            help="Scoring preset (default, basic, ones-300, facebook, zilch) or TOML "
+                 "file.")] = None,
         ending: Annotated[str | None, typer.Option(
             help="Ending rule: last-round (the default) or first-to-bank.")] = None,
         my_farkles: Annotated[int, typer.Option(

@@ -18,7 +18,7 @@ from dicelab.errors import UserError
 from dicelab.farkle.rules import DEFAULT_TARGET
 
 RulesOpt = Annotated[str | None, typer.Option(
-    help="Scoring preset (default, basic, ones-300) or TOML file.")]
+    help="Scoring preset (default, basic, ones-300, facebook, zilch) or TOML file.")]
 EndingOpt = Annotated[str | None, typer.Option(
     help="Ending rule: last-round (the default) or first-to-bank; replaces the rules'.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]

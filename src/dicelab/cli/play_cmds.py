@@ -287,7 +287,8 @@ def play_farkle(humans: int, ai: str, target: int | None, rules: str | None,
     if r.farkle_penalty:
         house.append(f"third lost turn in a row -{r.farkle_penalty:,}")
     console.print(f"[bold]Farkle[/] · target {game.target:,} · rules {escape(r.name)} ({r.ending}"
-                  f"{', ' + ', '.join(house) if house else ''}) · seed {dice.seed}")
+                  f"{', ' + ', '.join(house) if house else ''}) · seed {dice.seed}",
+                  soft_wrap=True)  # the seed stays on the first line
     console.print("Players: " + ", ".join(p.name for p in players))
     if coach or any(family_of(p.policy).solved for p in players if not p.human):
         console.print("(loading or solving the exact tables: the first time takes a while)")
@@ -508,7 +509,8 @@ def register(app) -> None:
             help="Target score: 5000, 10000 or 15000 as in the app (any positive multiple "
                  "of 50). [default: 10000]")] = None,
         rules: Annotated[str | None, typer.Option(
-            help="Scoring preset (default, basic, ones-300, facebook) or TOML file.")] = None,
+            help="Scoring preset (default, basic, ones-300, facebook, zilch) or TOML "
+                 "file.")] = None,
         ending: Annotated[str | None, typer.Option(
             help="last-round (the default) or first-to-bank; replaces the rules'.")] = None,
         seed: SeedOpt = None,

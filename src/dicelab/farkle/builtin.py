@@ -391,6 +391,13 @@ class OptimalWin(Exact):
 
     def check(self, spec, rules, target, n_seats):
         target = super().check(spec, rules, target, n_seats)
+        # the solve's own check first: the bound below builds the last round's tables
+        from dicelab.farkle.engine.model import model
+
+        m = model(rules)
+        u = target // POINT_UNIT + m.floor
+        check_memory(f"{spec.name} to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
+                     solve.solve_bytes(m, u, "vs" in spec.params))
         # the factor of OptimalWinSolution.policy_table's own check: an hour's solve
         # must not end in that refusal
         check_memory(f"the {spec.name} policy table to {target:,}",
