@@ -101,6 +101,18 @@ def test_policy_text_table(capsys):
     assert code == 0 and "fastest to 1000 at own total 500" in out
 
 
+@pytest.mark.parametrize("rules", ["zilch", "default"])
+def test_policy_max_ev_banks_where_solve_says(capsys, rules):
+    """Under zilch six dice never lose, so max-ev never banks them: the policy view shows
+    the solved decisions, not the table's edge past them."""
+    code, out, _ = run(capsys, "solve", "farkle", "-p", "max-ev", "--rules", rules, "--json")
+    assert code == 0
+    solved = json.loads(out)["bank_thresholds"]
+    code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--rules", rules, "--json")
+    assert code == 0 and json.loads(out)["bank_from"] == solved
+    assert (solved["6"] is None) == (rules == "zilch")
+
+
 def test_policy_plot_writes_png(capsys, tmp_path):
     png = tmp_path / "maxev.png"
     code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--plot", str(png))
