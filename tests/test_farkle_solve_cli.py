@@ -113,6 +113,19 @@ def test_policy_max_ev_banks_where_solve_says(capsys, rules):
     assert (solved["6"] is None) == (rules == "zilch")
 
 
+@pytest.mark.parametrize("target", [500, 1500, 2000, 5000])
+def test_solve_fastest_lists_its_totals_in_order(capsys, target):
+    code, out, _ = run(capsys, "solve", "farkle", "-p", "fastest", "--target", str(target),
+                       "--json")
+    assert code == 0
+    totals = [int(t) for t in json.loads(out)["bank_thresholds"]]
+    assert totals == sorted(set(totals)) and totals[0] == 0 and totals[-1] < target
+    code, text, _ = run(capsys, "solve", "farkle", "-p", "fastest", "--target", str(target))
+    rows = [int(line.split(":")[0]) for line in text.splitlines()
+            if line.startswith("    ") and ":" in line]
+    assert code == 0 and rows == totals
+
+
 def test_policy_plot_writes_png(capsys, tmp_path):
     png = tmp_path / "maxev.png"
     code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--plot", str(png))

@@ -601,7 +601,7 @@ class FastestSolution:
         out = {"policy": "fastest", "rules": self.rules, "target": self.target,
                "expected_turns_to_target": self.expected_turns_to_target,
                "bank_thresholds": {str(t): text_keys(self.bank_thresholds(t))
-                                   for t in dict.fromkeys(totals)},
+                                   for t in sorted(set(totals))},
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                "from_cache": self.from_cache}
         if self.turns.shape[0] > 1:
