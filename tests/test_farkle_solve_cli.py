@@ -126,6 +126,21 @@ def test_solve_fastest_lists_its_totals_in_order(capsys, target):
     assert code == 0 and rows == totals
 
 
+@pytest.mark.parametrize("threshold", [300, 10_000, 40_000])
+def test_threshold_race_when_turns_rarely_bank(threshold):
+    """Every bank reaches a target at or below the threshold, so the race takes 1 / P(bank)
+    turns, also where P(bank) is far below the rounding of 1 - P(lost) (1e-20 at 40,000)."""
+    d = solitaire.threshold_distribution(PRESETS["default"], threshold)
+    turns = solitaire.race(PRESETS["default"], 300, solitaire.threshold_bank_table(threshold))
+    assert turns[0, 0] == pytest.approx(1.0 / d.p_bank.sum(), rel=1e-12)
+
+
+def test_threshold_race_that_never_banks_is_endless(capsys):
+    code, out, _ = run(capsys, "solve", "farkle", "-p", "threshold-1000000", "--target",
+                       "2000")
+    assert code == 0 and "expected turns to target (2,000, solitaire): inf" in out
+
+
 def test_policy_plot_writes_png(capsys, tmp_path):
     png = tmp_path / "maxev.png"
     code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--plot", str(png))

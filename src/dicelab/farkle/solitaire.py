@@ -761,16 +761,18 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
     if same:  # one turn policy at every total
         bank = bank[None]
         value = None if value is None else np.asarray(value)[None]
-    bust, dist, _ = fixed_turns(rules, bank, value)
+    bust, dist, left = fixed_turns(rules, bank, value)
+    # P(not lost) summed, not 1 - P(lost): exact to its last digits when turns rarely bank
+    going = dist.sum(axis=1) + left
 
     def state(u: int, s: int, beta: float | None) -> float:
         at = 0 if same else u
         q = float(bust[at])
-        if q >= 1.0:
+        if going[at] <= 0.0:
             return np.inf
         after = turns[0, np.minimum(u + np.arange(1, dist.shape[1]), big)]
         b = 1.0 + float(np.dot(dist[at, 1:], after))
-        return b / (1.0 - q) if beta is None else b + q * beta  # E = B + q E: exact
+        return b / float(going[at]) if beta is None else b + q * beta  # E = B + q E: exact
 
     turns = np.zeros((m.streak, big + 1))
     sweep_totals(m, turns, state, tol, max_sweeps, "the race")
