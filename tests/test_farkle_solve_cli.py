@@ -141,6 +141,15 @@ def test_threshold_race_that_never_banks_is_endless(capsys):
     assert code == 0 and "expected turns to target (2,000, solitaire): inf" in out
 
 
+@pytest.mark.parametrize("command", [["solve", "farkle"], ["policy", "farkle"],
+                                     ["advise", "farkle"], ["bust-risk"]])
+def test_rules_help_names_every_preset(capsys, command):
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert f"Scoring preset ({', '.join(PRESETS)}) or TOML file." in text
+
+
 def test_policy_plot_writes_png(capsys, tmp_path):
     png = tmp_path / "maxev.png"
     code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--plot", str(png))
