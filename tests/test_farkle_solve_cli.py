@@ -150,6 +150,22 @@ def test_rules_help_names_every_preset(capsys, command):
     assert f"Scoring preset ({', '.join(PRESETS)}) or TOML file." in text
 
 
+def test_max_ev_refuses_a_table_too_large_for_memory(capsys, tmp_path, monkeypatch):
+    """Only six 6s lose with six dice: banking is proven best only from 3.5 billion turn
+    points, a table no machine holds. One error line, not a MemoryError."""
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "16GB")  # the same refusal on any machine
+    path = tmp_path / "sixes.toml"
+    path.write_text('singles = { 1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50 }\n'
+                    'three-of-a-kind = { 6 = 0 }\nn-of-a-kind-mode = "none"\n')
+    for argv in (["solve", "farkle", "-p", "max-ev"], ["policy", "farkle", "max-ev"],
+                 ["advise", "farkle", "--roll", "1,2", "--turn-points", "300"]):
+        code, out, err = run(capsys, *argv, "--rules", str(path))
+        assert code == 2 and out == "" and err.startswith("error: max-ev under rules 'sixes'")
+        assert "memory" in err and len(err.strip().splitlines()) == 1
+    code, _, _ = run(capsys, "solve", "farkle", "-p", "max-ev", "--rules", "basic")
+    assert code == 0
+
+
 def test_policy_plot_writes_png(capsys, tmp_path):
     png = tmp_path / "maxev.png"
     code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--plot", str(png))

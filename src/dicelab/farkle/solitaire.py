@@ -456,6 +456,9 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     t0 = time.perf_counter()
     w6 = float(w[HOT_DICE])
     rows = cap // POINT_UNIT + m.six_rows + m.max_points + 1
+    # per row: the policies' value, roll and bank tables, two turn tables' scratch
+    check_memory(f"max-ev under rules '{rules.name}' (turn points up to {cap:,})",
+                 rows * (m.streak * 7 * 17 + 2 * (7 * 25 + 24 + 4 * m.class_prob.size)))
     bankv = np.arange(rows, dtype=np.float64)
 
     @functools.cache
