@@ -261,6 +261,14 @@ def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tm
                                                "banks.png"}
 
 
+def test_evaluate_optimal_win_shows_no_negative_zero(capsys):
+    """optimal-win's best response scores ½ against it to the last bits, a hair below or
+    above: the card says 0.00%, never -0.00%."""
+    code, out, err = run_cli(capsys, ["evaluate", "optimal-win", "--target", "200"])
+    assert code == 0, err
+    assert "exploitability 0.00%" in out and "-0.00" not in out
+
+
 def test_evaluate_refuses_before_any_work(capsys, tmp_path):
     for argv, says in (
             (["evaluate", "optimal", "--target", "5000"], "Farkle only"),
