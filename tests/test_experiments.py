@@ -242,3 +242,10 @@ def test_the_cross_machine_comparison_fails_beyond_its_tolerance():
     assert_record_reproduces({"a": 1, "b": [2.0]}, {"a": 1, "b": [2.0 + 1e-13]})
     with pytest.raises(AssertionError):
         assert_record_reproduces({"a": 1, "b": [2.0]}, {"a": 1, "b": [2.0 + 1e-9]})
+
+
+def test_rules_option_names_every_preset():
+    from dicelab.experiments import RULES
+    from dicelab.farkle.rules import PRESETS
+
+    assert all(name in RULES.help for name in PRESETS)

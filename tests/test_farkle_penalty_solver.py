@@ -263,3 +263,31 @@ def test_max_ev_penalty_under_must_roll_matches_the_plain_reference():
     may_bank = solitaire.solve_max_ev(dataclasses.replace(rules, hot_dice="may-bank"),
                                             cap=1000)
     assert abs(may_bank.rate - sol.rate) > 1.0
+
+
+@pytest.mark.parametrize("min_bank", [600, 700, 1000])
+def test_max_ev_penalty_when_most_turns_are_lost(min_bank):
+    """A high minimum to bank loses most turns: the rate's map then falls faster than 1
+    (from 700 here), where plain iteration overshoots. The rate and biases still solve the
+    average-reward equations with the solved policies' own turn distributions."""
+    rules = dataclasses.replace(load_rules("basic"), farkle_penalty=500, min_bank=min_bank)
+    sol = solitaire.solve_max_ev(rules, cap=min_bank)
+    q = [d.p_bust for d in sol.distributions]
+    assert (q[0] * (1 + q[1]) > 1) == (min_bank > 600)
+    beta = [sol.bias[1], sol.bias[2], -500.0]
+    for s, d in enumerate(sol.distributions):
+        assert sol.rate + sol.bias[s] == pytest.approx(d.expected_score + q[s] * beta[s],
+                                                      abs=1e-9)
+    assert sol.rate == pytest.approx(sol.rate_check, abs=1e-9)
+    assert 0 > sol.bias[1] > sol.bias[2]
+
+
+def test_cli_max_ev_with_a_high_minimum_to_bank_and_the_penalty(capsys, tmp_path):
+    path = tmp_path / "strict.toml"
+    path.write_text('name = "strict"\nmin-bank = 1000\nfarkle-penalty = 500\n')
+    code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "max-ev", "--rules",
+                                      str(path), "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert abs(d["points_per_turn"] - d["points_per_turn_check"]) < 1e-9
+    assert all(t >= 1000 for t in d["bank_thresholds"].values())

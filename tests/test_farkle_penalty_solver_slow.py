@@ -101,3 +101,19 @@ def test_simulated_max_ev_under_facebook_earns_the_long_run_rate():
     res = simulate("max-ev", games=20_000, seed=11, target=20_000, rules="facebook")
     ppt = res.seat(0).points_per_turn
     assert abs(ppt.mean - sol.rate) < 4 * ppt.se, (ppt.mean, ppt.se, sol.rate)
+
+
+@pytest.mark.slow
+def test_max_ev_penalty_when_most_turns_are_lost_matches_plain_relative_value_iteration():
+    """Banking from 700 on the basic table with a 500 penalty: the rate's map falls faster
+    than 1 (tests/test_farkle_penalty_solver.py checks its equations fast); the plain
+    relative value iteration over every set-aside finds the same rate and biases."""
+    import naive_farkle_dp as naive_dp
+
+    from dicelab.farkle.rules import load_rules
+
+    rules = dataclasses.replace(load_rules("basic"), farkle_penalty=500, min_bank=700)
+    g, h1, h2 = naive_dp.max_ev_penalty_rate("basic", 500, 700, min_bank=700)
+    sol = solitaire.solve_max_ev(rules, cap=700)
+    assert sol.rate == pytest.approx(g, abs=1e-9)
+    np.testing.assert_allclose(sol.bias, [0.0, h1, h2], rtol=0, atol=1e-9)

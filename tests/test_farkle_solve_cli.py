@@ -101,6 +101,71 @@ def test_policy_text_table(capsys):
     assert code == 0 and "fastest to 1000 at own total 500" in out
 
 
+@pytest.mark.parametrize("rules", ["zilch", "default"])
+def test_policy_max_ev_banks_where_solve_says(capsys, rules):
+    """Under zilch six dice never lose, so max-ev never banks them: the policy view shows
+    the solved decisions, not the table's edge past them."""
+    code, out, _ = run(capsys, "solve", "farkle", "-p", "max-ev", "--rules", rules, "--json")
+    assert code == 0
+    solved = json.loads(out)["bank_thresholds"]
+    code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--rules", rules, "--json")
+    assert code == 0 and json.loads(out)["bank_from"] == solved
+    assert (solved["6"] is None) == (rules == "zilch")
+
+
+@pytest.mark.parametrize("target", [500, 1500, 2000, 5000])
+def test_solve_fastest_lists_its_totals_in_order(capsys, target):
+    code, out, _ = run(capsys, "solve", "farkle", "-p", "fastest", "--target", str(target),
+                       "--json")
+    assert code == 0
+    totals = [int(t) for t in json.loads(out)["bank_thresholds"]]
+    assert totals == sorted(set(totals)) and totals[0] == 0 and totals[-1] < target
+    code, text, _ = run(capsys, "solve", "farkle", "-p", "fastest", "--target", str(target))
+    rows = [int(line.split(":")[0]) for line in text.splitlines()
+            if line.startswith("    ") and ":" in line]
+    assert code == 0 and rows == totals
+
+
+@pytest.mark.parametrize("threshold", [300, 10_000, 40_000])
+def test_threshold_race_when_turns_rarely_bank(threshold):
+    """Every bank reaches a target at or below the threshold, so the race takes 1 / P(bank)
+    turns, also where P(bank) is far below the rounding of 1 - P(lost) (1e-20 at 40,000)."""
+    d = solitaire.threshold_distribution(PRESETS["default"], threshold)
+    turns = solitaire.race(PRESETS["default"], 300, solitaire.threshold_bank_table(threshold))
+    assert turns[0, 0] == pytest.approx(1.0 / d.p_bank.sum(), rel=1e-12)
+
+
+def test_threshold_race_that_never_banks_is_endless(capsys):
+    code, out, _ = run(capsys, "solve", "farkle", "-p", "threshold-1000000", "--target",
+                       "2000")
+    assert code == 0 and "expected turns to target (2,000, solitaire): inf" in out
+
+
+@pytest.mark.parametrize("command", [["solve", "farkle"], ["policy", "farkle"],
+                                     ["advise", "farkle"], ["bust-risk"]])
+def test_rules_help_names_every_preset(capsys, command):
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert f"Scoring preset ({', '.join(PRESETS)}) or TOML file." in text
+
+
+def test_max_ev_refuses_a_table_too_large_for_memory(capsys, tmp_path, monkeypatch):
+    """Only six 6s lose with six dice: banking is proven best only from 3.5 billion turn
+    points, a table no machine holds. One error line, not a MemoryError."""
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "16GB")  # the same refusal on any machine
+    path = tmp_path / "sixes.toml"
+    path.write_text('singles = { 1 = 100, 2 = 50, 3 = 50, 4 = 50, 5 = 50 }\n'
+                    'three-of-a-kind = { 6 = 0 }\nn-of-a-kind-mode = "none"\n')
+    for argv in (["solve", "farkle", "-p", "max-ev"], ["policy", "farkle", "max-ev"],
+                 ["advise", "farkle", "--roll", "1,2", "--turn-points", "300"]):
+        code, out, err = run(capsys, *argv, "--rules", str(path))
+        assert code == 2 and out == "" and err.startswith("error: max-ev under rules 'sixes'")
+        assert "memory" in err and len(err.strip().splitlines()) == 1
+    code, _, _ = run(capsys, "solve", "farkle", "-p", "max-ev", "--rules", "basic")
+    assert code == 0
+
+
 def test_policy_plot_writes_png(capsys, tmp_path):
     png = tmp_path / "maxev.png"
     code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--plot", str(png))

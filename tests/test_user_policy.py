@@ -6,6 +6,7 @@ against plain value iteration; every bad policy file or name gets one honest err
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import textwrap
@@ -17,6 +18,7 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.errors import UserError
+from dicelab.farkle import fixed
 from dicelab.farkle import kernels as K
 from dicelab.farkle.exact import exact_pair, solve_best_response
 from dicelab.farkle.policies import seat_of
@@ -123,6 +125,50 @@ def test_a_bank_rule_decides_as_its_table_says(last_round):
         assert option == max(s.options(), key=lambda o: (len(o.keep), o.points))
         assert move.bank == _kernel_bank(behind, table, s, tp + option.points,
                                          option.dice_left), (s, move)
+
+
+@pytest.mark.parametrize("last_round", ["rule-to-beat", "rule"])
+def test_a_max_ev_set_aside_rule_sets_aside_as_its_table_says(last_round):
+    """With max-ev's set-asides a set-aside lands on rows past where the rule banks (250
+    + a straight): the kernel's table must still tell those rows apart, as the referee
+    (max-ev's whole table) does; the exact engine and the simulation then agree."""
+    @bank_rule(setaside="max-ev", last_round=last_round)
+    def sets(my, opp, tp, n, *, base=300):
+        return tp >= base
+
+    target = 1000
+    table = seat_of(sets, DEFAULT, target)
+    for tp in range(0, 300, 50):
+        for roll in itertools.product(range(1, 7), repeat=3):
+            roll = (1, 5, *roll)
+            s = State(roll, tp, 0, (0, 0), (0, 0), False, target, DEFAULT)
+            value, _ = table.normal(0, 0, 0, 0)
+            kernel = max(s.options(), key=lambda o: (  # the first strict maximum
+                float(value[min((tp + o.points) // POINT_UNIT, value.shape[0] - 1),
+                            o.dice_left]), o.points, o.dice_left))
+            assert sets.choose(s).points == kernel.points, (tp, roll)
+    # the engine's turn from 0 : 0 against the referee's choices, every roll enumerated
+    grid = fixed.grid_of(DEFAULT, target, fixed.lead_rows([sets], DEFAULT, target))
+    side = fixed.turn_outcomes(fixed.policy_slices(sets, grid, DEFAULT), DEFAULT)
+    start = side.dist[side.normal[0, 0, 0, 0]]
+    engine = float((start * np.arange(start.size)).sum()) * POINT_UNIT
+
+    @functools.cache
+    def plain(tp: int, n: int) -> float:
+        if tp >= 300:
+            return float(tp)
+        return sum(p * plain(tp + o.points, o.dice_left)
+                   for roll, p in nf.roll_distribution(n).items()
+                   if (s := State(roll, tp, 0, (0, 0), (0, 0), False, target, DEFAULT)
+                       ).options() for o in [sets.choose(s)])
+
+    assert engine == pytest.approx(plain(0, 6), rel=1e-12)
+    exact = exact_pair(sets, "ai", target=target, use_cache=False)
+    res = simulate_farkle([sets, parse_policy("ai")], games=40_000, seed=4, target=target)
+    seat = res.seat(0)
+    score = (seat.wins + 0.5 * seat.ties) / res.games
+    se = np.sqrt(max((seat.wins + 0.25 * seat.ties) / res.games - score**2, 0.0) / res.games)
+    assert abs(score - exact.score) <= 4 * se, (score, exact.score, se)
 
 
 def test_best_response_to_a_user_rule_matches_plain_value_iteration():
@@ -259,6 +305,14 @@ def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tm
     assert worst and all(a["loss"] >= b["loss"] > 0 for a, b in itertools.pairwise(worst))
     assert {p.name for p in out.iterdir()} == {"summary.parquet", "manifest.json",
                                                "banks.png"}
+
+
+def test_evaluate_optimal_win_shows_no_negative_zero(capsys):
+    """optimal-win's best response scores ½ against it to the last bits, a hair below or
+    above: the card says 0.00%, never -0.00%."""
+    code, out, err = run_cli(capsys, ["evaluate", "optimal-win", "--target", "200"])
+    assert code == 0, err
+    assert "exploitability 0.00%" in out and "-0.00" not in out
 
 
 def test_evaluate_refuses_before_any_work(capsys, tmp_path):

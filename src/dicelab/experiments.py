@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
-from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
+from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT, PRESETS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +65,7 @@ class Option:
 
 
 RULES = Option("rules", ("--rules",), str, "default",
-               "Farkle scoring preset (default, basic, ones-300) or TOML file.")
+               f"Farkle scoring preset ({', '.join(PRESETS)}) or TOML file.")
 TARGET = Option("target", ("--target",), int, DEFAULT_TARGET,
                 f"Farkle target score, a positive multiple of {POINT_UNIT}.")
 GAMES = Option("games", ("--games", "-n"), int, DEFAULT_GAMES,

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from dicelab.errors import UserError
+from dicelab.farkle.rules import PRESETS
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 TopOpt = Annotated[int, typer.Option(min=0, help="Show this many options (0 = all).")]
@@ -114,8 +115,7 @@ def register(app, policy_app) -> None:
         target: Annotated[int | None, typer.Option(
             help="Target score (two players). [default: 10000]")] = None,
         rules: Annotated[str | None, typer.Option(
-            help="Scoring preset (default, basic, ones-300, facebook, zilch) or TOML "
-                 "file.")] = None,
+            help=f"Scoring preset ({', '.join(PRESETS)}) or TOML file.")] = None,
         ending: Annotated[str | None, typer.Option(
             help="Ending rule: last-round (the default) or first-to-bank.")] = None,
         my_farkles: Annotated[int, typer.Option(

@@ -15,10 +15,10 @@ import typer
 
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
-from dicelab.farkle.rules import DEFAULT_TARGET
+from dicelab.farkle.rules import DEFAULT_TARGET, PRESETS
 
 RulesOpt = Annotated[str | None, typer.Option(
-    help="Scoring preset (default, basic, ones-300, facebook, zilch) or TOML file.")]
+    help=f"Scoring preset ({', '.join(PRESETS)}) or TOML file.")]
 EndingOpt = Annotated[str | None, typer.Option(
     help="Ending rule: last-round (the default) or first-to-bank; replaces the rules'.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]

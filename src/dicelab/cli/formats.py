@@ -41,19 +41,19 @@ def count(n, digits: int = 0) -> str:
 def number(x, digits: int = 2) -> str:
     """``1,234.57``.
 
-    >>> number(1234.567), number(-0.5, 3)
-    ('1,234.57', '-0.500')
+    >>> number(1234.567), number(-0.5, 3), number(-1e-17)
+    ('1,234.57', '-0.500', '0.00')
     """
-    return MISSING if _missing(x) else f"{x:,.{digits}f}"
+    return MISSING if _missing(x) else f"{x:z,.{digits}f}"
 
 
 def percent(x, digits: int = 2) -> str:
     """A fraction as a percent: ``53.79%``.
 
-    >>> percent(0.53794), percent(0.446043205, 4)
-    ('53.79%', '44.6043%')
+    >>> percent(0.53794), percent(0.446043205, 4), percent(-5.6e-17)
+    ('53.79%', '44.6043%', '0.00%')
     """
-    return MISSING if _missing(x) else f"{100 * x:.{digits}f}%"
+    return MISSING if _missing(x) else f"{100 * x:z.{digits}f}%"
 
 
 def interval(lo_hi: Iterable[float], fmt: Callable[..., str] = number, digits: int = 2

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from dicelab.cli import formats as F
+from dicelab.farkle.rules import PRESETS
 from dicelab.play import IllegalMove, SeededDice, parse_faces
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 100)
@@ -509,8 +510,7 @@ def register(app) -> None:
             help="Target score: 5000, 10000 or 15000 as in the app (any positive multiple "
                  "of 50). [default: 10000]")] = None,
         rules: Annotated[str | None, typer.Option(
-            help="Scoring preset (default, basic, ones-300, facebook, zilch) or TOML "
-                 "file.")] = None,
+            help=f"Scoring preset ({', '.join(PRESETS)}) or TOML file.")] = None,
         ending: Annotated[str | None, typer.Option(
             help="last-round (the default) or first-to-bank; replaces the rules'.")] = None,
         seed: SeedOpt = None,

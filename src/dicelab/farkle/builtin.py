@@ -363,7 +363,8 @@ class MaxEv(Exact):
         return max_ev_table(rules)
 
     def bank_table(self, spec, rules, target, me, opp, progress=None):
-        return solve_max_ev(rules).bank[0], f"max-ev ({_tag(rules)})"
+        sol = solve_max_ev(rules)  # past its exact rows six dice meet the table's edge
+        return sol.bank[0, :sol.exact_rows], f"max-ev ({_tag(rules)})"
 
     def solve(self, spec, rules, target, progress=None):
         return solve_max_ev(rules)

@@ -363,13 +363,19 @@ class BankRule:
         bank = self._game_grid(rules, target, leads)
         rows = _rows_used(bank if self.last_round != "chase"
                           else bank[:, :bank.shape[0]])
+        if self.setaside == "max-ev":  # each set-aside reads its own next row's value
+            rows += model(rules).max_points
         values = self._values(rules, rows)
         s = values.shape[0]
         shape = (s, s, *bank.shape[:2], rows, 7)
         check_memory(f"the policy table of {self.name}", math.prod(shape) * 5)
         value = np.zeros(shape, np.float32) if self.setaside == "all-scoring" else \
             np.ascontiguousarray(np.broadcast_to(values[:, None, None, None], shape))
-        bank6 = np.ascontiguousarray(np.broadcast_to(bank[None, None, :, :, :rows], shape))
+        bank = bank[:, :, :rows]
+        if bank.shape[2] < rows:  # rows past the grid's last bank as it does
+            bank = np.concatenate([bank, np.repeat(bank[:, :, -1:], rows - bank.shape[2],
+                                                   axis=2)], axis=2)
+        bank6 = np.ascontiguousarray(np.broadcast_to(bank[None, None], shape))
         return PolicyTable(self.name, value, bank6, floor=model(rules).floor,
                            last_round=self.last_round,
                            keep_all=self.setaside == "all-scoring")
@@ -400,6 +406,10 @@ class BankRule:
         chase = self.last_round != "rule"
         used = _rows_used(bank if self.last_round != "chase" else bank[:, :u])
         rows = max(used, d + 2) if chase else used  # past its rows a slice banks
+        if self.setaside == "max-ev":  # each set-aside reads its own next row's value
+            from dicelab.farkle.engine.model import model
+
+            rows = max(rows, used + model(rules).max_points)
         cut = bank[..., :used, :]
         # normal play: the rule at (my index, the other's)
         normal_ids, normal_rows = _unique_rows(cut[:, :u].reshape(u * u, -1))

@@ -430,9 +430,13 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
 
     Under a penalty, each turn DP has a lost turn worth ``beta`` (the proven cap still
     holds: a lost turn worth less only makes banking better). ``g`` is the only unknown
-    once ``beta[last] = -penalty`` is fixed: ``g -> E_0(h_1(g))`` with ``h_s = E_s(h_{s+1})
-    - g`` contracts (its slope is at most the chance of losing the first turns in a row),
-    and is iterated until ``g`` moves by less than ``tol`` points.
+    once ``beta[last] = -penalty`` is fixed: ``F(g) = E_0(h_1(g))`` with ``h_s =
+    E_s(h_{s+1}) - g`` falls as ``g`` rises (at minus the chance of losing the first turns
+    in a row, which passes 1 when turns are often lost, e.g. under a high minimum to
+    bank), so ``F(g) - g`` falls at a slope of at least 1 and has one root, between the
+    turn values with a lost turn worth ``-penalty`` and 0. Secant steps kept inside that
+    bracket (halving it otherwise) find it, until ``F(g)`` is within ``tol`` points of
+    ``g``.
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> round(solve_max_ev(PRESETS["default"]).expected_score, 4)
@@ -452,6 +456,9 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     t0 = time.perf_counter()
     w6 = float(w[HOT_DICE])
     rows = cap // POINT_UNIT + m.six_rows + m.max_points + 1
+    # per row: the policies' value, roll and bank tables, two turn tables' scratch
+    check_memory(f"max-ev under rules '{rules.name}' (turn points up to {cap:,})",
+                 rows * (m.streak * 7 * 17 + 2 * (7 * 25 + 24 + 4 * m.class_prob.size)))
     bankv = np.arange(rows, dtype=np.float64)
 
     @functools.cache
@@ -462,25 +469,36 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
         b = beta / POINT_UNIT  # units; six dice leaving the table end as a lost turn
         return turn_table(m, bankv, cap // POINT_UNIT, b, np.full(rows, b))[0] * POINT_UNIT
 
-    def lost_values(g: float) -> list[float]:
+    def lost_values(g: float, clip: bool = False) -> list[float]:
         """``beta[s]`` for every count ``s`` at the rate ``g``: ``-penalty`` for the last,
-        ``h[s + 1] = E_{s+1}(beta[s + 1]) - g`` before it."""
+        ``h[s + 1] = E_{s+1}(beta[s + 1]) - g`` before it (``clip``: each at most 0, as at
+        the root, for a ``g`` away from it)."""
         betas = [-pen]
         for _ in range(k - 1):
             betas.insert(0, turn_value(betas[0]) - g)
+            if clip:
+                betas[0] = min(betas[0], 0.0)
         return betas
 
     k, pen = m.streak, float(rules.farkle_penalty)
     iterations = 0
     g = turn_value(0.0 if k > 1 else -pen)  # under a penalty, a start: the turn without it
+    lo, hi, last = turn_value(-pen), g, None  # the root's bracket; the last (g, F(g) - g)
     moved = np.inf
     while k > 1 and moved >= tol:
         if iterations == max_iterations:
             raise UserError(f"max-ev with the farkle penalty did not settle in "
                             f"{max_iterations} iterations")
         iterations += 1
-        g_new = turn_value(lost_values(g)[0])
-        moved, g = abs(g_new - g), g_new
+        g_new = turn_value(lost_values(g, clip=True)[0])
+        f = g_new - g
+        lo, hi = (g, hi) if f > 0 else (lo, g)
+        moved = abs(f)
+        if last is not None and f != last[1]:  # a secant step, kept inside the bracket
+            g_new = g - f * (g - last[0]) / (f - last[1])
+        if moved >= tol and not lo < g_new < hi:
+            g_new = 0.5 * (lo + hi)
+        last, g = (g, f), g_new
     betas = lost_values(g)
     value, roll = np.zeros((k, rows, 7)), np.zeros((k, rows, 7))
     bank = np.zeros((k, rows, 7), dtype=np.uint8)
@@ -495,9 +513,10 @@ def solve_max_ev(rules: FarkleRules, cap: int | None = None, tol: float = 1e-12,
     rate = sum(share[s] * (d.expected_score - (pen * q[s] if s == k - 1 else 0))
                for s, d in enumerate(dists))
     # each turn value is off by at most eps, moving with its lost turn's value at the slope
-    # P(lost): g's map is off by eps (1 + q0 + q0 q1 + ...) and contracts by its slope
-    # and each h[s] = E_s(h[s + 1]) - g adds its own eps, q[s] times the next one's, and g's
-    e_g = eps * float(chain.sum()) / (1.0 - float(chain[1:].sum())) if k > 1 else eps
+    # P(lost): g's map is off by eps (1 + q0 + q0 q1 + ...), and F(g) - g falls at a slope
+    # of at least 1, so its root by no more; each h[s] = E_s(h[s + 1]) - g adds its own
+    # eps, q[s] times the next one's, and g's
+    e_g = eps * float(chain.sum())
     error, e_h = e_g, eps + e_g
     for s in range(k - 1, 0, -1):
         error = max(error, e_h)
@@ -585,7 +604,7 @@ class FastestSolution:
         out = {"policy": "fastest", "rules": self.rules, "target": self.target,
                "expected_turns_to_target": self.expected_turns_to_target,
                "bank_thresholds": {str(t): text_keys(self.bank_thresholds(t))
-                                   for t in dict.fromkeys(totals)},
+                                   for t in sorted(set(totals))},
                "solve_s": self.solve_s, "elapsed_s": self.elapsed_s,
                "from_cache": self.from_cache}
         if self.turns.shape[0] > 1:
@@ -745,16 +764,18 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
     if same:  # one turn policy at every total
         bank = bank[None]
         value = None if value is None else np.asarray(value)[None]
-    bust, dist, _ = fixed_turns(rules, bank, value)
+    bust, dist, left = fixed_turns(rules, bank, value)
+    # P(not lost) summed, not 1 - P(lost): exact to its last digits when turns rarely bank
+    going = dist.sum(axis=1) + left
 
     def state(u: int, s: int, beta: float | None) -> float:
         at = 0 if same else u
         q = float(bust[at])
-        if q >= 1.0:
+        if going[at] <= 0.0:
             return np.inf
         after = turns[0, np.minimum(u + np.arange(1, dist.shape[1]), big)]
         b = 1.0 + float(np.dot(dist[at, 1:], after))
-        return b / (1.0 - q) if beta is None else b + q * beta  # E = B + q E: exact
+        return b / float(going[at]) if beta is None else b + q * beta  # E = B + q E: exact
 
     turns = np.zeros((m.streak, big + 1))
     sweep_totals(m, turns, state, tol, max_sweeps, "the race")
