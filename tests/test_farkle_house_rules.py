@@ -289,6 +289,18 @@ def test_turn_solvers_play_the_penalty_between_turns(rules):
     assert d.p_bust == e.p_bust and (d.p_bank == e.p_bank).all()
 
 
+def test_a_threshold_race_under_the_penalty_says_where_its_totals_stop(capsys):
+    """``solve farkle -p threshold-T`` under a penalty names the race's floor (text and
+    JSON), as ``fastest`` and ``optimal-win`` do; without a penalty there is none."""
+    argv = ["solve", "farkle", "-p", "threshold-300", "--target", "1000"]
+    code, out, _ = run_cli(capsys, [*argv, "--rules", "facebook"])
+    assert code == 0 and "the race's totals down to -2,000" in out
+    code, out, _ = run_cli(capsys, [*argv, "--rules", "facebook", "--json"])
+    assert code == 0 and json.loads(out)["floor_points"] == FACEBOOK.penalty_floor() * 50
+    code, out, _ = run_cli(capsys, [*argv, "--json"])
+    assert code == 0 and "floor_points" not in json.loads(out)
+
+
 @pytest.mark.parametrize("rules", [PENALTY, ALL])
 def test_the_exact_head_to_head_plays_every_house_rule(rules, monkeypatch):
     # totals down to two penalties below zero (the smallest floor) and a short race: the

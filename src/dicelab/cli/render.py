@@ -165,6 +165,8 @@ def threshold_solution(sol) -> None:
     _turn_lines(d)
     console.print(f"  expected turns to target ({F.count(d['target'])}, solitaire): "
                   f"{_num(d['expected_turns_to_target'], 6)}")
+    if "floor_points" in d:
+        console.print(f"  farkle penalty: the race's totals down to -{d['floor_points']:,}")
 
 
 def max_ev_solution(sol) -> None:

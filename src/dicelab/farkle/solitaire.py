@@ -814,16 +814,19 @@ def sweep_totals(m: Model, turns: np.ndarray, state, tol: float, max_sweeps: int
 @dataclass(frozen=True, kw_only=True)
 class ThresholdSolution(TurnDistribution):
     """``threshold-T`` exactly: one turn's result distribution (a
-    :class:`TurnDistribution`), and the expected turns to reach ``target`` solitaire."""
+    :class:`TurnDistribution`), and the expected turns to reach ``target`` solitaire
+    (under a penalty for lost turns in a row, totals stop ``floor_points`` below zero)."""
 
     target: int
     expected_turns_to_target: float
     elapsed_s: float
+    floor_points: int = 0
     from_cache = False
 
     def to_dict(self) -> dict:
+        floor = {"floor_points": self.floor_points} if self.floor_points else {}
         return {**super().to_dict(), "target": self.target,
-                "expected_turns_to_target": self.expected_turns_to_target,
+                "expected_turns_to_target": self.expected_turns_to_target, **floor,
                 "elapsed_s": self.elapsed_s, "from_cache": self.from_cache}
 
 
@@ -840,7 +843,8 @@ def threshold_solution(rules: FarkleRules, threshold: int, target: int,
     d = evaluate_turn_policy(rules, bank, name=name or f"threshold-{threshold}")
     turns = race(rules, target, bank)[0, rules.penalty_floor()]
     return ThresholdSolution(**vars(d), target=target, expected_turns_to_target=float(turns),
-                             elapsed_s=time.perf_counter() - t0)
+                             elapsed_s=time.perf_counter() - t0,
+                             floor_points=rules.penalty_floor() * POINT_UNIT)
 
 
 @dataclass(frozen=True)
