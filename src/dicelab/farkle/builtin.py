@@ -58,6 +58,7 @@ from dicelab import config, families
 from dicelab.errors import UserError
 from dicelab.farkle import fixed, solve
 from dicelab.farkle import kernels as K
+from dicelab.farkle.engine.model import model
 from dicelab.farkle.kernels import P_CHASE, ai_thresholds
 from dicelab.farkle.policy import BankRule, Move, Policy, State, all_scoring, by_value
 from dicelab.farkle.policy_table import PolicyTable
@@ -393,8 +394,6 @@ class OptimalWin(Exact):
     def check(self, spec, rules, target, n_seats):
         target = super().check(spec, rules, target, n_seats)
         # the solve's own check first: the bound below builds the last round's tables
-        from dicelab.farkle.engine.model import model
-
         m = model(rules)
         u = target // POINT_UNIT + m.floor
         check_memory(f"{spec.name} to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
