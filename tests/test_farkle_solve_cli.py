@@ -198,3 +198,158 @@ def test_bust_risk_figure_draws_exact_and_simulated():
     heights = np.array([b.get_height() for b in ax.patches])
     np.testing.assert_allclose(heights, [100 * exact[n] for n in range(1, 7)])
     assert len(ax.get_legend().get_texts()) == 2
+
+
+# --- `policy farkle` by runs of lost turns (--my-farkles, --opp-farkles) ------------------
+
+FACEBOOK = PRESETS["facebook"]
+
+
+def _view(capsys, *argv) -> dict:
+    code, out, err = run(capsys, "policy", "farkle", *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _differs(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape != b.shape or not np.array_equal(a, b)
+
+
+def test_policy_view_of_max_ev_and_fastest_by_runs_of_lost_turns(capsys, monkeypatch):
+    """Under facebook the view at each run of lost turns is the solution's own decisions
+    there (max-ev: one policy per run; fastest: per total and run, totals below zero), and
+    a run changes the picture where the solution's decisions change."""
+    from dicelab import config
+    from dicelab.cli.render import decision_text
+    from dicelab.farkle.policies import bank_table
+    from dicelab.registry import parse_policy
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
+    mev = solitaire.solve_max_ev(FACEBOOK)
+    views = [bank_table(parse_policy("max-ev"), FACEBOOK, my_farkles=s)[0] for s in range(3)]
+    for s in range(3):
+        np.testing.assert_array_equal(views[s], mev.bank[s, :mev.exact_rows])
+    assert _differs(views[0], views[2]) and _differs(mev.bank[0], mev.bank[2])
+    code, out, err = run(capsys, "policy", "farkle", "max-ev", "--rules", "facebook",
+                         "--my-farkles", "2")
+    assert code == 0 and err == ""
+    assert out.startswith("max-ev after 2 lost turns in a row (rules facebook)\n")
+    assert decision_text(views[2]) in out and decision_text(views[0]) not in out
+
+    fast = solitaire.fastest_solution(FACEBOOK, 600)
+    assert fast.floor_points == 1000
+    changed = 0
+    for total in (-1000, -500, 0, 550):
+        for s in range(3):
+            got, title = bank_table(parse_policy("fastest"), FACEBOOK, 600, total,
+                                    my_farkles=s)
+            np.testing.assert_array_equal(got, fast.bank_at(total, s))
+            assert f"at own total {total} after {s} lost turn" in title
+            changed += _differs(got, fast.bank_at(total, 0))
+    assert changed  # some run of lost turns changes fastest's decisions (-500, 0: 1 and 2)
+    d = _view(capsys, "fastest", "--rules", "facebook", "--target", "600", "--me", "-500",
+              "--my-farkles", "1", "--opp-farkles", "2")
+    assert (d["me"], d["my_farkles"], d["opp_farkles"]) == (-500, 1, 2)
+    assert d["title"] == ("fastest to 600 at own total -500 after 1 lost turn in a row "
+                          "(rules facebook; the opponent's lost turns do not change it)")
+    assert d["runs"] == solitaire.bank_runs(fast.bank_at(-500, 1))["runs"]
+    assert d["runs"] != solitaire.bank_runs(fast.bank_at(-500, 0))["runs"]
+
+
+def test_policy_view_of_optimal_win_by_both_runs_of_lost_turns(capsys, monkeypatch):
+    """optimal-win under facebook to 600: the view at (me, opp, s, r) is the solution's
+    bank_decisions there, each player's run changes it somewhere, and the command shows
+    the same and names both runs."""
+    from dicelab import config
+    from dicelab.farkle.policies import bank_table
+    from dicelab.farkle.solve import solve_optimal_win
+    from dicelab.registry import parse_policy
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
+    sol = solve_optimal_win(FACEBOOK, 600)
+    spec = parse_policy("optimal-win")
+    mine = theirs = 0
+    for me, opp in ((-500, 0), (-1000, 0), (0, -1000)):
+        for s in range(3):
+            for r in range(3):
+                got, title = bank_table(spec, FACEBOOK, 600, me, opp, None, s, r)
+                want = sol.bank_decisions(me, opp, s, r)
+                np.testing.assert_array_equal(got, want)
+                assert f"at {me} vs {opp}, lost turns in a row {s} vs {r}" in title
+                mine += _differs(want, sol.bank_decisions(me, opp, 0, r))
+                theirs += _differs(want, sol.bank_decisions(me, opp, s, 0))
+    assert mine and theirs  # both runs change the decisions at these states
+    d = _view(capsys, "optimal-win", "--rules", "facebook", "--target", "600", "--me", "-500",
+              "--opp", "0", "--my-farkles", "2", "--opp-farkles", "1")
+    assert (d["me"], d["opp"], d["my_farkles"], d["opp_farkles"]) == (-500, 0, 2, 1)
+    assert d["title"] == ("optimal-win to 600 at -500 vs 0, lost turns in a row 2 vs 1 "
+                          "(rules facebook)")
+    assert d["runs"] == solitaire.bank_runs(sol.bank_decisions(-500, 0, 2, 1))["runs"]
+    assert d["runs"] != solitaire.bank_runs(sol.bank_decisions(-500, 0, 0, 0))["runs"]
+
+
+def test_policy_view_of_policies_that_read_no_lost_turns(capsys, monkeypatch):
+    """threshold-T, ai and a user's bank rule: the runs are accepted, the picture is the
+    one at 0 and 0, and the title says the runs do not change it (not when none is given)."""
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
+    for name, totals in (("threshold-300", []), ("ai", ["--me", "-1000", "--opp", "900"]),
+                         ("docs/examples/policies/farkle_rules.py:practical",
+                          ["--me", "-1000", "--opp", "3000"])):
+        plain = _view(capsys, name, "--rules", "facebook", *totals)
+        assert "lost turns" not in plain["title"]
+        for s, r in ((1, 0), (0, 2)):
+            d = _view(capsys, name, "--rules", "facebook", *totals, "--my-farkles", str(s),
+                      "--opp-farkles", str(r))
+            assert d["runs"] == plain["runs"] and (d["my_farkles"], d["opp_farkles"]) == (s, r)
+            assert "rules facebook; lost turns in a row do not change it" in d["title"]
+
+
+def test_policy_view_runs_of_lost_turns_without_a_penalty_change_nothing(capsys):
+    """As advise farkle: accepted, the decisions and the JSON those of 0, and a note."""
+    argv = ["policy", "farkle", "optimal-win", "--target", "300", "--me", "100", "--opp",
+            "200", "--json"]
+    code, plain, err = run_cli(capsys, argv)
+    assert code == 0 and err == ""
+    for s, r in ((2, 0), (0, 1)):
+        code, out, err = run_cli(capsys, [*argv, "--my-farkles", str(s), "--opp-farkles",
+                                          str(r)])
+        assert code == 0 and out == plain
+        assert err == ("note: rules 'default' have no farkle penalty: turns lost in a row "
+                       "do not change these decisions\n")
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["max-ev", "--rules", "facebook", "--my-farkles", "3"], "--my-farkles"),
+    (["max-ev", "--rules", "facebook", "--my-farkles", "-1"], "--my-farkles"),
+    (["ai", "--rules", "facebook", "--opp-farkles", "3"], "--opp-farkles"),
+    (["max-ev", "--my-farkles", "3"], "--my-farkles"),  # checked without a penalty too
+    (["fastest", "--rules", "facebook", "--target", "600", "--me", "-1050"], "--me"),
+    (["ai", "--rules", "facebook", "--opp", "-1050"], "--opp"),
+    (["fastest", "--target", "600", "--me", "-50"], "--me"),  # no penalty: from 0
+    (["fastest", "--rules", "facebook", "--target", "600", "--me", "-525"], "--me"),
+])
+def test_policy_view_refuses_runs_and_totals_out_of_range(capsys, monkeypatch, argv,
+                                                          message):
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # facebook's floor: -1,000
+    code, out, err = run(capsys, "policy", "farkle", *argv)
+    assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1
+    assert message in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["max-ev", "--rules", "facebook", "--my-farkles", "2", "--opp-farkles", "2"],
+    ["max-ev", "--rules", "facebook", "--my-farkles", "0"],
+    ["fastest", "--rules", "facebook", "--target", "600", "--me", "-1000"],
+    ["ai", "--rules", "facebook", "--opp", "-1000", "--me", "550"],
+    ["fastest", "--target", "600", "--me", "0"],
+])
+def test_policy_view_takes_the_ends_of_the_ranges(capsys, monkeypatch, argv):
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
+    code, out, err = run(capsys, "policy", "farkle", *argv)
+    assert code == 0 and err == "" and "(R = roll, B = bank)" in out

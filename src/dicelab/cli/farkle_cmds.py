@@ -99,9 +99,17 @@ def register(app, solve_app, policy_app) -> None:
         target: Annotated[int | None, typer.Option(
             help=f"Target (fastest, optimal-win). [default: {DEFAULT_TARGET}]")] = None,
         me: Annotated[int, typer.Option(
-            "--me", help="Own total (fastest, optimal-win, ai, a bank rule).")] = 0,
+            "--me", help="Own total (fastest, optimal-win, ai, a bank rule); under a "
+                         "farkle penalty down to the floor below zero.")] = 0,
         opp: Annotated[int, typer.Option(
-            "--opp", help="Opponent total (optimal-win, ai, a bank rule).")] = 0,
+            "--opp", help="Opponent total (optimal-win, ai, a bank rule), as --me.")] = 0,
+        my_farkles: Annotated[int, typer.Option(
+            "--my-farkles", help="Own turns lost in a row (0-2; max-ev, fastest, "
+                                 "optimal-win); they count under a farkle penalty and "
+                                 "change nothing under other rules.")] = 0,
+        opp_farkles: Annotated[int, typer.Option(
+            "--opp-farkles", help="The opponent's turns lost in a row (0-2; optimal-win), "
+                                  "as --my-farkles.")] = 0,
         rules: RulesOpt = None,
         ending: EndingOpt = None,
         max_points: Annotated[int | None, typer.Option(
@@ -112,7 +120,7 @@ def register(app, solve_app, policy_app) -> None:
     ) -> None:
         """Show a Farkle policy's bank/roll decisions by turn points and dice left."""
         from dicelab.farkle.builtin import family_of
-        from dicelab.farkle.policies import bank_table
+        from dicelab.farkle.policies import bank_table, lost_turns
         from dicelab.farkle.rules import load_rules
         from dicelab.registry import parse_policy
 
@@ -127,9 +135,13 @@ def register(app, solve_app, policy_app) -> None:
                 raise UserError(f"--max-points must be 100 to {MAX_PICTURE_POINTS:,}, not "
                                 f"{max_points}")
         spec, table = parse_policy(name, "farkle"), load_rules(rules, ending)
+        my_farkles, opp_farkles, note = lost_turns(table, my_farkles, opp_farkles)
         # an exact policy is solved (or loaded) first, with progress
         with solving(not json_out and family_of(spec).solved) as progress:
-            bank, title = bank_table(spec, table, target, me, opp, progress)
+            bank, title = bank_table(spec, table, target, me, opp, progress, my_farkles,
+                                     opp_farkles)
+        if note:
+            typer.echo(f"note: {note}", err=True)
         if plot is not None:
             from dicelab.plots import policy_heatmap_figure, save_png
 
@@ -139,6 +151,7 @@ def register(app, solve_app, policy_app) -> None:
             from dicelab.results import to_json
 
             typer.echo(to_json({"policy": name, "title": title, "me": me, "opp": opp,
+                                "my_farkles": my_farkles, "opp_farkles": opp_farkles,
                                 **bank_runs(bank), "plot": plot}))
         elif plot is not None:
             typer.echo(f"wrote {plot}")

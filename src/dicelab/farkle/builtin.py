@@ -271,8 +271,10 @@ class Family(families.Family):
         return None
 
     def bank_table(self, spec: PolicySpec, rules: FarkleRules, target: int, me: int,
-                   opp: int, progress: Progress = None) -> tuple[np.ndarray, str]:
-        """(bank table, title) at the totals ``me``, ``opp``: see
+                   opp: int, progress: Progress = None, my_farkles: int = 0,
+                   opp_farkles: int = 0) -> tuple[np.ndarray, str]:
+        """(bank table, title) at the totals ``me``, ``opp`` and the runs of lost turns
+        ``my_farkles``, ``opp_farkles`` (checked): see
         :func:`dicelab.farkle.policies.bank_table`."""
         raise UserError(f"policy '{spec.name}' has no bank picture: it is drawn for "
                         "dicelab's own policies")
@@ -285,8 +287,20 @@ class Family(families.Family):
                         "threshold-300, or evaluate it: dicelab evaluate")
 
 
-def _tag(rules: FarkleRules) -> str:
-    return f"rules {rules.name}"
+#: A title's words where a policy's picture does not read the runs of lost turns given.
+IGNORES_LOST = "lost turns in a row do not change it"
+IGNORES_OPP_LOST = "the opponent's lost turns do not change it"
+
+
+def _tag(rules: FarkleRules, ignored: str | None = None) -> str:
+    return f"rules {rules.name}" + (f"; {ignored}" if ignored else "")
+
+
+def _run(rules: FarkleRules, lost: int) -> str:
+    """A title's run of own lost turns, under a farkle penalty (else nothing)."""
+    if not rules.farkle_penalty:
+        return ""
+    return f" after {lost} lost turn{'' if lost == 1 else 's'} in a row"
 
 
 class Threshold(Family):
@@ -307,9 +321,11 @@ class Threshold(Family):
     def member(self, ref, values):
         return f"threshold-{values['threshold']}"
 
-    def bank_table(self, spec, rules, target, me, opp, progress=None):
+    def bank_table(self, spec, rules, target, me, opp, progress=None, my_farkles=0,
+                   opp_farkles=0):
         bank = threshold_bank_table(spec.params["threshold"])
-        return legal_bank(rules, bank), f"{spec.name} ({_tag(rules)})"
+        ignored = IGNORES_LOST if my_farkles or opp_farkles else None
+        return legal_bank(rules, bank), f"{spec.name} ({_tag(rules, ignored)})"
 
     def solve(self, spec, rules, target, progress=None):
         return threshold_solution(rules, spec.params["threshold"], target, spec.name)
@@ -332,14 +348,17 @@ class Ai(Family):
     def member(self, ref, values):
         return parse_policy("ai:" + ",".join(f"{k}={v}" for k, v in values.items())).name
 
-    def bank_table(self, spec, rules, target, me, opp, progress=None):
+    def bank_table(self, spec, rules, target, me, opp, progress=None, my_farkles=0,
+                   opp_farkles=0):
         thr = self.policy(spec, rules, target).thresholds(max(opp - me, 0))
         rows = int(thr[1:].max()) // POINT_UNIT + 2
         bank = np.zeros((rows, 7), dtype=np.uint8)
         for n in range(1, 7):
             bank[max(int(thr[n]), POINT_UNIT) // POINT_UNIT:, n] = 1
-        return legal_bank(rules, bank), (f"{spec.name} at {me} vs {opp} ({_tag(rules)}; "
-                                         "last-round chase not shown)")
+        ignored = IGNORES_LOST if my_farkles or opp_farkles else None
+        return legal_bank(rules, bank), (f"{spec.name} at {me} vs {opp} "
+                                         f"({_tag(rules, ignored)}; last-round chase not "
+                                         "shown)")
 
 
 class Exact(Family):
@@ -363,9 +382,12 @@ class MaxEv(Exact):
     def table(self, spec, rules, target, progress=None):
         return max_ev_table(rules)
 
-    def bank_table(self, spec, rules, target, me, opp, progress=None):
+    def bank_table(self, spec, rules, target, me, opp, progress=None, my_farkles=0,
+                   opp_farkles=0):
         sol = solve_max_ev(rules)  # past its exact rows six dice meet the table's edge
-        return sol.bank[0, :sol.exact_rows], f"max-ev ({_tag(rules)})"
+        ignored = IGNORES_OPP_LOST if opp_farkles else None
+        return sol.bank[my_farkles, :sol.exact_rows], (
+            f"max-ev{_run(rules, my_farkles)} ({_tag(rules, ignored)})")
 
     def solve(self, spec, rules, target, progress=None):
         return solve_max_ev(rules)
@@ -377,9 +399,13 @@ class Fastest(Exact):
     def table(self, spec, rules, target, progress=None):
         return fastest_table(rules, target)
 
-    def bank_table(self, spec, rules, target, me, opp, progress=None):
+    def bank_table(self, spec, rules, target, me, opp, progress=None, my_farkles=0,
+                   opp_farkles=0):
         sol = fastest_solution(rules, target)
-        return sol.bank_at(me), f"fastest to {target} at own total {me} ({_tag(rules)})"
+        ignored = IGNORES_OPP_LOST if opp_farkles else None
+        return sol.bank_at(me, my_farkles), (f"fastest to {target} at own total {me}"
+                                             f"{_run(rules, my_farkles)} "
+                                             f"({_tag(rules, ignored)})")
 
     def solve(self, spec, rules, target, progress=None):
         return fastest_solution(rules, target)
@@ -414,10 +440,13 @@ class OptimalWin(Exact):
     def table(self, spec, rules, target, progress=None):
         return self.solution(spec, rules, target, progress).policy_table()
 
-    def bank_table(self, spec, rules, target, me, opp, progress=None):
+    def bank_table(self, spec, rules, target, me, opp, progress=None, my_farkles=0,
+                   opp_farkles=0):
         sol = self.solution(spec, rules, target, progress)
-        return sol.bank_decisions(me, opp), f"{spec.name} to {target} at {me} vs {opp} " \
-                                            f"({_tag(rules)})"
+        runs = f", lost turns in a row {my_farkles} vs {opp_farkles}" \
+            if rules.farkle_penalty else ""
+        return sol.bank_decisions(me, opp, my_farkles, opp_farkles), (
+            f"{spec.name} to {target} at {me} vs {opp}{runs} ({_tag(rules)})")
 
     def solve(self, spec, rules, target, progress=None):
         return self.solution(spec, rules, target, progress)
@@ -438,7 +467,8 @@ class User(Family):
     def space(self, spec=None):
         return families.user_space(spec)
 
-    def bank_table(self, spec, rules, target, me, opp, progress=None):
+    def bank_table(self, spec, rules, target, me, opp, progress=None, my_farkles=0,
+                   opp_farkles=0):
         rule = spec.policy
         if not isinstance(rule, BankRule):
             raise UserError(f"policy '{spec.name}' has no bank picture: it is drawn for a "
@@ -447,9 +477,11 @@ class User(Family):
         bank = rule.bank_grid(np.array([me]), np.array([opp]), target)[0, 0]
         changed = np.flatnonzero((bank[1:] != bank[:-1]).any(axis=1))
         rows = int(changed[-1]) + 3 if changed.size else 2  # then like the last row
+        # its bank function reads the totals and the turn, not the runs of lost turns
+        ignored = IGNORES_LOST if my_farkles or opp_farkles else None
         return legal_bank(rules, np.ascontiguousarray(bank[:rows])), (
-            f"{spec.name} at {me} vs {opp} ({_tag(rules)}; set-aside {rule.setaside}; "
-            "last round not shown)")
+            f"{spec.name} at {me} vs {opp} ({_tag(rules, ignored)}; set-aside "
+            f"{rule.setaside}; last round not shown)")
 
     def solve(self, spec, rules, target, progress=None):
         raise UserError(f"{spec.name} is your own policy: dicelab solve farkle analyses "
