@@ -288,6 +288,25 @@ def test_policy_view_of_optimal_win_by_both_runs_of_lost_turns(capsys, monkeypat
     assert d["runs"] != solitaire.bank_runs(sol.bank_decisions(-500, 0, 0, 0))["runs"]
 
 
+def test_policy_view_of_a_best_response_by_runs_of_lost_turns(capsys, monkeypatch):
+    """optimal-win:vs=P reads its own solution's decisions at each run of lost turns."""
+    from dicelab import config
+    from dicelab.farkle.builtin import best_response
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
+    br = best_response(FACEBOOK, 300, "threshold-300")
+    argv = ["optimal-win:vs=threshold-300", "--rules", "facebook", "--target", "300",
+            "--me", "-500", "--opp", "-1000"]
+    plain = _view(capsys, *argv)
+    for s in range(3):
+        d = _view(capsys, *argv, "--my-farkles", str(s), "--opp-farkles", "1")
+        want = br.bank_decisions(-500, -1000, s, 1)
+        assert d["runs"] == solitaire.bank_runs(want)["runs"]
+        assert f"lost turns in a row {s} vs 1" in d["title"]
+        assert (d["runs"] != plain["runs"]) == _differs(want, br.bank_decisions(-500, -1000))
+    assert d["runs"] != plain["runs"]  # two lost turns in a row change it here
+
+
 def test_policy_view_of_policies_that_read_no_lost_turns(capsys, monkeypatch):
     """threshold-T, ai and a user's bank rule: the runs are accepted, the picture is the
     one at 0 and 0, and the title says the runs do not change it (not when none is given)."""
