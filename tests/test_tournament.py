@@ -145,3 +145,18 @@ def test_bad_input(capsys, tmp_path, argv, needle):
     code, _, err = run_cli(capsys, [*argv, "--out", str(tmp_path / "x")])
     assert code == 2 and err.startswith("error: ") and needle in err
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("games, measured", [(2_000, False), (8_192, False), (8_193, True)])
+def test_one_chunk_per_table_gives_no_verdict(games, measured):
+    """With one chunk of games per table the score has no standard error: no p-value, no
+    verdict either way, however far the score is from a half; a second chunk gives both."""
+    t = tournament(["threshold-1000", "max-ev"], games=games, seed=1, target=2000)
+    (pair,) = t.pairs()
+    assert abs(pair.score.mean - 0.5) > 0.1
+    if measured:
+        assert pair.score.se > 0 and 0 <= pair.p_value < 0.05
+        assert pair.verdict == "worse"
+    else:
+        assert np.isnan(pair.score.se) and np.isnan(pair.p_value) and np.isnan(pair.p_holm)
+        assert pair.verdict == "tie"

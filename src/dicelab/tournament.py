@@ -207,7 +207,9 @@ class Tournament:
             if common.sum() == 0:
                 continue
             score = unit_ratio(num, common)
-            if not score.se > 0:  # no variation at all: exactly even, or not even
+            if math.isnan(score.se):  # one unit per group: no error to test against
+                p = math.nan
+            elif not score.se > 0:  # no variation at all: exactly even, or not even
                 p = 1.0 if score.mean == 0.5 else 0.0
             else:
                 z = (score.mean - 0.5) / score.se

@@ -3,7 +3,7 @@
 Try them:
     dicelab evaluate docs/examples/policies/farkle_rules.py:practical
     dicelab compare docs/examples/policies/farkle_rules.py:cautious ai --exact
-    dicelab tune docs/examples/policies/farkle_rules.py:practical --games 20000
+    dicelab tune docs/examples/policies/farkle_rules.py:practical --against ai --params base,dice
 """
 
 from dicelab.farkle.policy import bank_rule
