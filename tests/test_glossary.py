@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import run_cli
 from rich.table import Table
+from rich.text import Text
 
 from dicelab.cli import render
 from dicelab.penta.rules import BOX_NAMES
@@ -28,8 +29,7 @@ _PERCENT = r"-?\d+(?:\.\d+)?%"
 
 
 def _or_interval(value: str) -> str:
-    end = f"(?:{value}|n/a)"  # an interval from too few units has no ends
-    return rf"{value}(?: \[{end}, {end}\])?"
+    return rf"{value}(?: \[{value}, {value}\]| \[n/a\])?"  # too few units: no interval
 
 
 #: Each format of the glossary as a regular expression of a whole cell.
@@ -96,6 +96,7 @@ class Glossary:
         return formats, literals
 
     def check_cell(self, label: str, cell: str, where: str) -> None:
+        cell = Text.from_markup(cell).plain  # as printed
         formats, literals = self.formats_of(label)
         assert formats or literals, f"{where}: the label '{label}' is not in the glossary"
         ok = cell in literals or cell == MISSING or any(

@@ -150,7 +150,8 @@ def test_bad_input(capsys, tmp_path, argv, needle):
 @pytest.mark.parametrize("games, measured", [(2_000, False), (8_192, False), (8_193, True)])
 def test_one_chunk_per_table_gives_no_verdict(games, measured):
     """With one chunk of games per table the score has no standard error: no p-value, no
-    verdict either way, however far the score is from a half; a second chunk gives both."""
+    verdict either way, however far the score is from a half, and no rating interval; a
+    second chunk gives them all."""
     t = tournament(["threshold-1000", "max-ev"], games=games, seed=1, target=2000)
     (pair,) = t.pairs()
     assert abs(pair.score.mean - 0.5) > 0.1
@@ -160,3 +161,20 @@ def test_one_chunk_per_table_gives_no_verdict(games, measured):
     else:
         assert np.isnan(pair.score.se) and np.isnan(pair.p_value) and np.isnan(pair.p_holm)
         assert pair.verdict == "tie"
+    # the ratings' bootstrap resamples the same units: an interval only from two on
+    rating, ci = t.ratings()
+    assert np.isfinite(rating).all() and np.isnan(ci).all() != measured
+    if measured:
+        assert (ci[:, 0] < rating).all() and (rating < ci[:, 1]).all()
+
+
+def test_an_estimate_without_an_interval_says_so(capsys):
+    """The text report shows ``[n/a]`` where an estimate has no interval (one chunk of
+    games per table), not the bare value: rich would take ``[n/a, n/a]`` for a tag."""
+    code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "2000",
+                                    "--target", "1000", "--seed", "1"])
+    rows = [line for line in out.splitlines() if "│ ai " in line or "threshold-300 │" in line]
+    assert code == 0 and rows and all(line.count("[n/a]") == 3 for line in rows[:2])
+    code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "8193",
+                                    "--target", "1000", "--seed", "1"])
+    assert code == 0 and "n/a]" not in out.split("pairs:")[0]

@@ -233,7 +233,8 @@ class Tournament:
 
     def ratings(self) -> tuple[np.ndarray, np.ndarray]:
         """Bradley-Terry ratings (Elo scale, mean 0) and their bootstrap 95% intervals
-        (policies, 2)."""
+        (policies, 2; NaN where a group of tables has a single unit, as every other
+        interval then is)."""
         if "ratings" in self._memo:
             return self._memo["ratings"]
         import choix
@@ -251,9 +252,13 @@ class Tournament:
         def resample() -> np.ndarray:  # within each group (the design is fixed)
             return np.concatenate([m[rng.integers(0, m.size, m.size)] for m in members])
 
-        boot = np.array([fit(self.pair_units[resample()]) for _ in range(RATING_BOOTSTRAP)])
-        ci = np.stack([np.percentile(boot, 2.5, axis=0), np.percentile(boot, 97.5, axis=0)],
-                      axis=1)
+        if min(m.size for m in members) < 2:  # one unit a group: no spread to resample
+            ci = np.full((point.size, 2), np.nan)
+        else:
+            boot = np.array([fit(self.pair_units[resample()])
+                             for _ in range(RATING_BOOTSTRAP)])
+            ci = np.stack([np.percentile(boot, 2.5, axis=0),
+                           np.percentile(boot, 97.5, axis=0)], axis=1)
         self._memo["ratings"] = (point, ci)
         return point, ci
 

@@ -58,12 +58,15 @@ def percent(x, digits: int = 2) -> str:
 
 def interval(lo_hi: Iterable[float], fmt: Callable[..., str] = number, digits: int = 2
              ) -> str:
-    """``[lo, hi]``, both in ``fmt``.
+    """``[lo, hi]``, both in ``fmt``; ``[n/a]`` where there is none, escaped for rich's
+    markup, which takes a bare ``[n/a]`` for a tag and drops it.
 
-    >>> interval((0.5358, 0.5401), percent)
-    '[53.58%, 54.01%]'
+    >>> interval((0.5358, 0.5401), percent), interval((float("nan"), float("nan")))
+    ('[53.58%, 54.01%]', '\\\\[n/a]')
     """
     lo, hi = lo_hi
+    if _missing(lo) or _missing(hi):
+        return f"\\[{MISSING}]"
     return f"[{fmt(lo, digits)}, {fmt(hi, digits)}]"
 
 
