@@ -246,6 +246,8 @@ def test_runs_of_lost_turns_without_a_penalty_change_nothing_and_say_so(capsys):
     ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--rules", "nope"],
     ["advise", "penta", "--roll", "1,2,3"],
     ["advise", "penta", "--roll", "1,2,3,4,5", "--rolls-left", "3"],
+    ["advise", "penta", "--roll", "1,1,1,1,1", "--rules", "no-bonus",
+     "--card", "penta=50,ones=3,bonuses=1"],
 ])
 def test_advise_refusals_are_one_error_line(capsys, argv):
     code, out, err = run_cli(capsys, argv)

@@ -364,3 +364,15 @@ def test_bad_input_is_one_line_exit_2_nothing_written(capsys, tmp_path, argv, ne
     assert code == 2
     assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
     assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_card_with_bonuses_is_refused_under_rules_without_them(policy):
+    from dicelab.errors import UserError
+
+    with pytest.raises(UserError, match="no Penta bonuses"):
+        score_distribution(policy, "no-bonus", "penta=50,ones=3,bonuses=1")
+    with pytest.raises(UserError, match="full"):  # the same card check passes with 0
+        score_distribution(policy, "no-bonus", ",".join(
+            f"{b}=0" for b in BOX_NAMES if b not in ("chance", "penta"))
+            + ",chance=5,penta=50,bonuses=0")

@@ -115,6 +115,17 @@ def test_scorecard_totals(text, total):
     assert Scorecard.parse(text).total == total
 
 
+def test_bonuses_only_under_rules_that_have_them():
+    card = Scorecard.parse("penta=50,ones=3,bonuses=1")
+    for rules in ("seed", "hasbro", "free-joker"):  # greedy: no solve needed
+        assert rank_options(card, [1, 1, 1, 1, 1], 0, rules, "greedy")[0].kind == "box"
+    for policy in ("optimal", "greedy"):
+        with pytest.raises(UserError, match="no Penta bonuses"):
+            rank_options(card, [1, 1, 1, 1, 1], 0, "no-bonus", policy)
+    no_bonus = Scorecard.parse("penta=50,ones=3,bonuses=0")
+    assert rank_options(no_bonus, [1, 1, 1, 1, 1], 0, "no-bonus", "greedy")[0].kind == "box"
+
+
 def test_bad_turns_are_user_errors():
     with pytest.raises(UserError):
         rank_options(Scorecard(), [1, 2, 3], 2)

@@ -494,6 +494,7 @@ def score_distribution(policy: str = "optimal", rules: str | RuleSet | None = No
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     if not isinstance(card, Scorecard):
         card = Scorecard.parse(card)
+    card.check_rules(rs)
     if card.mask == FULL_CARD:
         raise UserError("the scorecard is full: nothing left to play")
     t0 = time.perf_counter()

@@ -751,7 +751,7 @@ def rank_objective_options(card: Scorecard, roll, rolls_left: int,
     plays; options within :data:`TIE_REL` of the best are tied."""
     obj = objective if isinstance(objective, Objective) else parse_objective(objective)
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
-    r = check_turn(card, roll, rolls_left)
+    r = check_turn(card, roll, rolls_left, rs)
     seat = online_seat(solve_objective(obj, rs))
     V = solve(rs).values
     X, Mw = new_cand_scratch(), new_turn_scratch()

@@ -163,6 +163,13 @@ class Scorecard:
             raise UserError(f"{self.penta_bonuses} Penta bonuses need as many boxes filled "
                             f"besides the Penta box, not {others}")
 
+    def check_rules(self, rules: RuleSet) -> None:
+        """``UserError`` if the card could not arise under ``rules`` (Penta bonuses under
+        a rule set without them)."""
+        if self.penta_bonuses and not rules.penta_bonus:
+            raise UserError(f"rule set {rules.name} has no Penta bonuses: the card "
+                            f"cannot hold bonuses={self.penta_bonuses}")
+
     @property
     def mask(self) -> int:
         return sum(1 << b for b, s in enumerate(self.scores) if s is not None)
@@ -243,8 +250,11 @@ def policy_values(policy: str, rules: RuleSet) -> np.ndarray:
     return table_policy(policy).values(rules)
 
 
-def check_turn(card: Scorecard, roll, rolls_left: int) -> int:
-    """The roll's index; ``UserError`` for a full card, a bad roll or rolls left."""
+def check_turn(card: Scorecard, roll, rolls_left: int, rules: RuleSet | None = None) -> int:
+    """The roll's index; ``UserError`` for a full card, a card ``rules`` cannot make (if
+    given), a bad roll or rolls left."""
+    if rules is not None:
+        card.check_rules(rules)
     if card.mask == FULL_CARD:
         raise UserError("the scorecard is full: no decision left")
     if rolls_left not in range(REROLLS + 1):
@@ -302,7 +312,7 @@ def rank_options(card: Scorecard, roll, rolls_left: int, rules: str | RuleSet | 
     ((6, 6, 6), True, 28.12)
     """
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
-    r = check_turn(card, roll, rolls_left)
+    r = check_turn(card, roll, rolls_left, rs)
     values = policy_values(policy, rs)
     base = card.total
     scores = np.empty(N_BOXES, dtype=np.int64)
