@@ -227,7 +227,9 @@ def test_forward_refuses_a_card_no_game_reaches(every_target):
     ("mean", "mean"), (" At-Least:300 ", "at-least:300"), ("at-least:0", "at-least:0"),
     (f"at-least:{MAX_TOTAL}", f"at-least:{MAX_TOTAL}"), ("utility:theta=0.01",
                                                          "utility:theta=0.01"),
-    ("utility:theta=-0.4", "utility:theta=-0.4"), ("beat:1", "beat:1"), ("beat:100", "beat:100"),
+    ("utility:theta=-0.4", "utility:theta=-0.4"), ("utility:theta=1e-6", "utility:theta=1e-06"),
+    ("utility:theta=-0.000001", "utility:theta=-1e-06"), ("beat:1", "beat:1"),
+    ("beat:100", "beat:100"),
 ])
 def test_objectives_parse(text, name):
     assert parse_objective(text).name == name
@@ -239,6 +241,7 @@ def test_objectives_parse(text, name):
     ("at-least:-1", "possible final score"), (f"at-least:{MAX_TOTAL + 1}", "possible final"),
     ("at-least:3.5", "integer"), ("utility:theta=0", "use mean"), ("utility:0.1", "theta=X"),
     ("utility:theta=0.41", "at most"), ("utility:theta=nan", "number"),
+    ("utility:theta=1e-20", "at least"), ("utility:theta=-9e-7", "at least"),
     ("utility:theta=", "number"), ("beat:0", "1 to"), ("beat:101", "1 to"), ("beat:x", "integer"),
 ])
 def test_bad_objectives_are_user_errors(text, message):

@@ -73,6 +73,10 @@ KINDS = ("mean", "at-least", "utility", "beat")
 #: The largest |theta| of ``utility``: ``exp(theta * MAX_TOTAL)`` must stay a normal float64
 #: (``exp(0.4 * 1575)`` is 1e273).
 THETA_MAX = 0.4
+#: The smallest |theta| of ``utility``: below it ``E[exp(theta TOTAL)]`` differs from 1 by
+#: too little for float64, and the certainty equivalent ``log(E) / theta`` is rounding
+#: noise; such a theta is the expected score (``mean``).
+THETA_MIN = 1e-6
 #: The most opponents of ``beat:N``.
 BEAT_MAX = 100
 #: Bump when the tables' layout or their computation changes.
@@ -119,7 +123,7 @@ class Objective:
 
 def parse_objective(text: str) -> Objective:
     """``mean``, ``at-least:T`` (T = 0 .. 1575, the possible TOTALs), ``utility:theta=X``
-    (0 < |X| <= 0.4) or ``beat:N`` (N = 1 .. 100); ``UserError`` otherwise.
+    (1e-6 <= |X| <= 0.4) or ``beat:N`` (N = 1 .. 100); ``UserError`` otherwise.
 
     >>> parse_objective("at-least:300").name, parse_objective(" utility:theta=-0.01 ").theta
     ('at-least:300', -0.01)
@@ -150,6 +154,10 @@ def parse_objective(text: str) -> Objective:
             raise UserError(f"objective '{raw}': theta must be a number") from None
         if theta == 0.0:
             raise UserError(f"objective '{raw}': theta 0 is the expected score: use mean")
+        if abs(theta) < THETA_MIN:
+            raise UserError(f"objective '{raw}': |theta| must be at least {THETA_MIN:g} "
+                            "(a smaller theta is the expected score within rounding: use "
+                            "mean)")
         if abs(theta) > THETA_MAX:
             raise UserError(f"objective '{raw}': |theta| must be at most {THETA_MAX} "
                             "(exp(theta x TOTAL) must fit a float)")
@@ -670,7 +678,8 @@ def release_tables() -> None:
     _TABLES.clear()
 
 
-__all__ = ["BEAT_MAX", "KINDS", "THETA_MAX", "AtLeastTable", "Objective", "ObjectiveSolution",
+__all__ = ["BEAT_MAX", "KINDS", "THETA_MAX", "THETA_MIN", "AtLeastTable", "Objective",
+           "ObjectiveSolution",
            "RowSpec", "ScoreBounds", "at_least_rows", "at_least_table", "at_least_table_bytes",
            "at_least_table_key", "beat_share", "cached_rows", "new_row_table", "objective_of",
            "opponent_share", "parse_objective", "release_tables", "row_lookup", "row_offsets",
