@@ -262,8 +262,11 @@ def test_advise_penta_is_policy_penta(capsys):
     code_old, old, _ = run_cli(capsys, ["policy", "penta", *argv])
     assert code == code_old == 0 and new == old
     d = json.loads(new)
-    assert d["game"] == "penta" and d["unit"] == "expected final score"
+    assert d["game"] == "penta" and d["unit"] == "card total + this turn's expected points"
     assert d["options"][0]["played"] and d["options"][0]["loss"] == 0.0
+    # optimal's values are the expected final score
+    code, out, _ = run_cli(capsys, ["advise", "penta", *argv[:-5], "--json"])
+    assert code == 0 and json.loads(out)["unit"] == "expected final score"
 
 
 def test_load_rules_of_the_advice_follows_the_ending():

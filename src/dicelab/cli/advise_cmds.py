@@ -64,7 +64,9 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
     faces = parse_dice(roll, "--roll", range(5, 6), "1,3,3,4,6")
     if obj is None or obj.kind == "mean":
         opts = rank_options(sc, faces, rolls_left, rs, ranking)
-        unit, name, digits = "expected final score", spec.name, 4
+        unit = "expected final score" if spec.name == "optimal" else \
+            "card total + this turn's expected points"  # greedy's own value
+        name, digits = spec.name, 4
     else:
         from dicelab.penta.objective_play import rank_objective_options
 
