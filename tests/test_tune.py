@@ -56,6 +56,18 @@ def test_ties_with_the_best_are_listed():
     assert r.evaluated == 4 and len(r.tied_members) == 3 and r.best not in r.tied_members
 
 
+def test_monte_carlo_members_equal_on_the_same_dice_are_listed_as_ties():
+    """The ai members of the test above play alike, on the same dice: equal scores, a tie;
+    members that play differently are not listed."""
+    r = tune("ai", ["threshold-300"], params=["step", "max-steps"],
+             ranges={"step": (0, 0, 50), "max-steps": (0, 2, 1)}, monte_carlo=True,
+             budget=300, seed=1, target=1000)
+    assert r.evaluated == 3 and len(r.tied_members) == 2 and r.best not in r.tied_members
+    r = tune("threshold", ["ai"], ranges={"threshold": (250, 2000, 1750)},
+             monte_carlo=True, budget=300, seed=1, target=1000)
+    assert r.candidates["score"].nunique() == 2 and r.tied_members == []
+
+
 def test_the_search_is_reproducible():
     runs = [tune("ai", ["threshold-300"], params=["base", "two-dice"], trials=8, seed=5,
                  target=1500).candidates for _ in range(2)]

@@ -107,8 +107,8 @@ class TuneResult:
     ``best_score_se``: the winner's score in the search; ``rechecked_score``,
     ``rechecked_score_se``: re-evaluated (exact: the same; Monte Carlo: on fresh dice);
     ``per_opponent``: the winner's re-evaluated score against each policy of the field,
-    with its SE; ``tied_members``: other members whose exact score equals the best's
-    (within :data:`dicelab.stats.TIE_TOLERANCE`).
+    with its SE; ``tied_members``: other members whose score equals the best's (within
+    :data:`dicelab.stats.TIE_TOLERANCE`; Monte Carlo: on the same dice).
     """
 
     family: str
@@ -287,7 +287,8 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     frame = pd.DataFrame(rows)
     best_row = frame.loc[frame["score"].idxmax()]
     best = str(best_row["policy"])
-    ties = [] if monte_carlo else [
+    # Monte Carlo candidates play the same dice: an equal score is a tie there too
+    ties = [
         str(p) for p, v in zip(frame["policy"], frame["score"], strict=True)
         if p != best and abs(v - best_row["score"]) <= TIE_TOLERANCE]
     # Monte Carlo: fresh dice for the winner (the search's value is optimistic)
