@@ -39,6 +39,8 @@ class Estimate:
     se: float
     n: int
     df: int | None = None
+    #: the range the quantity cannot leave (a rate: (0, 1)); the interval is cut to it
+    bounds: tuple[float, float] | None = None
 
     @property
     def ci95(self) -> tuple[float, float]:
@@ -47,7 +49,10 @@ class Estimate:
             from scipy.stats import t
 
             z = float(t.ppf(0.975, self.df)) if self.df > 0 else math.inf
-        return (self.mean - z * self.se, self.mean + z * self.se)
+        lo, hi = self.mean - z * self.se, self.mean + z * self.se
+        if self.bounds is not None and not math.isnan(self.se):
+            lo, hi = max(lo, self.bounds[0]), min(hi, self.bounds[1])
+        return (lo, hi)
 
     def to_dict(self) -> dict:
         lo, hi = self.ci95
@@ -109,20 +114,21 @@ def sample_sd(total: float, total_sq: float, n: int) -> float:
 
 
 def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
-                   cross: float, n: int) -> Estimate:
-    """Ratio of means ``sum y / sum x`` over ``n`` independent units, delta-method SE.
+                   cross: float, n: int, bounds: tuple[float, float] | None = None) -> Estimate:
+    """Ratio of means ``sum y / sum x`` over ``n`` independent units, delta-method SE;
+    ``bounds``: the range of the ratio (a rate: ``(0, 1)``), which its interval keeps to.
 
     Used for per-turn rates estimated from whole games (turns within a game are not
     independent units, games are).
     """
     if n <= 1 or den_sum == 0:
-        return Estimate(math.nan, math.nan, n)
+        return Estimate(math.nan, math.nan, n, bounds=bounds)
     r = num_sum / den_sum
     xbar = den_sum / n
     # variance of residuals y_i - r x_i, divided by n xbar^2
     resid_sq = num_sq - 2 * r * cross + r * r * den_sq
     var = max(resid_sq / (n - 1), 0.0) / (n * xbar * xbar)
-    return Estimate(r, math.sqrt(var), n)
+    return Estimate(r, math.sqrt(var), n, bounds=bounds)
 
 
 def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None) -> Estimate:
