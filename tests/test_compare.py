@@ -58,10 +58,14 @@ def test_games_without_spread_give_an_interval_not_a_point():
     assert PairResult("a", "b", 2, 0, 2, 1).verdict == "tie"  # two ties
     assert PairResult("a", "b", 200, 200, 0, 1).verdict == "better"
     assert PairResult("a", "b", 200, 0, 0, 1).verdict == "worse"
-    # with spread, the normal interval as before
-    p = PairResult("a", "b", 3, 2, 0, 1)
+    # with spread, the normal interval as before, within [0, 1]
+    p = PairResult("a", "b", 10, 6, 0, 1)
     assert p.score_ci95 == pytest.approx((p.score - 1.959963984540054 * p.score_se,
                                           p.score + 1.959963984540054 * p.score_se))
+    p = PairResult("a", "b", 10, 9, 0, 1)
+    assert p.score + 1.959963984540054 * p.score_se > 1
+    assert p.score_ci95 == (pytest.approx(p.score - 1.959963984540054 * p.score_se), 1.0)
+    assert PairResult("a", "b", 10, 0, 1, 1).score_ci95[0] == 0.0
 
 
 def test_cli_one_game_is_no_verdict(capsys):

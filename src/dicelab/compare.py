@@ -73,11 +73,12 @@ class PairResult:
     def score_ci95(self) -> tuple[float, float]:
         """Normal interval; when the games show no spread (one game, or every game the
         same outcome) the Wilson interval of the score as a proportion instead (a score
-        in [0, 1] varies no more than a proportion), never a zero-width interval."""
+        in [0, 1] varies no more than a proportion), never a zero-width interval; always
+        within [0, 1]."""
         se = self.score_se
         if not se > 0:
             return wilson_interval(self.wins + 0.5 * self.ties, self.games)
-        return (self.score - Z95 * se, self.score + Z95 * se)
+        return (max(self.score - Z95 * se, 0.0), min(self.score + Z95 * se, 1.0))
 
     @property
     def verdict(self) -> str:
