@@ -168,6 +168,19 @@ def test_one_chunk_per_table_gives_no_verdict(games, measured):
         assert (ci[:, 0] < rating).all() and (rating < ci[:, 1]).all()
 
 
+def test_every_standing_interval_uses_the_units_degrees_of_freedom():
+    """Two chunks per table: one degree of freedom, so every interval of a standing is a
+    t interval (the mean place's was a normal one, six times too narrow)."""
+    from scipy.stats import t as t_dist
+
+    t = tournament(["threshold-1000", "max-ev"], games=8_193, seed=1, target=2000)
+    q = float(t_dist.ppf(0.975, 1))
+    for s in t.standings():
+        for e in (s.win_rate, s.mean_place):
+            assert e.df == 1 and e.se > 0
+            assert e.ci95 == pytest.approx((e.mean - q * e.se, e.mean + q * e.se))
+
+
 def test_an_estimate_without_an_interval_says_so(capsys):
     """The text report shows ``[n/a]`` where an estimate has no interval (one chunk of
     games per table), not the bare value: rich would take ``[n/a, n/a]`` for a tag."""

@@ -276,7 +276,8 @@ class Tournament:
             place = unit_ratio(u[:, self._AHEAD], games, self.strata)
             rows.append((name, int(games.sum()), unit_ratio(u[:, self._WINS], games, self.strata),
                          unit_ratio(u[:, self._TIES], games, self.strata),
-                         Estimate(1.0 + place.mean, place.se, place.n), float(rating[p]),
+                         Estimate(1.0 + place.mean, place.se, place.n, df=place.df),
+                         float(rating[p]),
                          (float(ci[p, 0]), float(ci[p, 1]))))
         rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -r[5]))
         return [PolicyStanding(*r, rank) for rank, r in enumerate(rows, 1)]
