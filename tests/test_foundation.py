@@ -230,6 +230,18 @@ def test_a_rates_interval_stays_within_its_bounds():
                                              bounds=(0.0, 1.0)).ci95))
 
 
+def test_a_short_last_chunk_joins_the_one_before_it():
+    sizes = np.array([8192, 8192, 1])
+    sums = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    assert stats.merge_short_tail(sums, sizes).tolist() == [[1.0, 2.0], [8.0, 10.0]]
+    assert stats.merge_short_tail(sums[:2], np.array([8192, 8192])).tolist() == [[1.0, 2.0],
+                                                                                 [3.0, 4.0]]
+    assert stats.merge_short_tail(sums[:1], np.array([5])).tolist() == [[1.0, 2.0]]
+    # one chunk and a short one: one unit, so no standard error
+    two = stats.merge_short_tail(np.array([4000.0, 1.0]), np.array([8192, 1]))
+    assert math.isnan(stats.unit_ratio(two, np.array([8193.0])).se)
+
+
 def test_simulated_bust_rates_have_intervals_within_zero_and_one():
     from dicelab.simulate import simulate
 

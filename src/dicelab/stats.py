@@ -163,6 +163,22 @@ def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = Non
     return Estimate(r, math.sqrt(var) / d, int(d), df=df)
 
 
+def merge_short_tail(per_chunk: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per-chunk sums (first axis: the chunks of a run, of ``sizes`` games) as units for
+    an error estimate: a last chunk of less than a quarter of the others is added to the
+    one before it (a unit of a few games beside one of thousands would set the spread of
+    the whole; two independent chunks together are still one independent unit).
+
+    >>> merge_short_tail(np.array([5.0, 6.0, 1.0]), np.array([10, 10, 2])).tolist()
+    [5.0, 7.0]
+    """
+    if sizes.size < 2 or 4 * sizes[-1] >= sizes[0]:
+        return per_chunk
+    out = per_chunk[:-1].copy()
+    out[-1] += per_chunk[-1]
+    return out
+
+
 def proportion_estimate(successes: float, n: int) -> Estimate:
     """A proportion with its binomial standard error (use :func:`wilson_interval` for the CI)."""
     if n <= 0:

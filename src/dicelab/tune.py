@@ -56,7 +56,7 @@ from dicelab.farkle.builtin import family_named
 from dicelab.penta import builtin as penta_builtin
 from dicelab.registry import parse_policy
 from dicelab.seeding import chunk_bounds, group_seed
-from dicelab.stats import TIE_TOLERANCE, Estimate, unit_ratio
+from dicelab.stats import TIE_TOLERANCE, Estimate, merge_short_tail, unit_ratio
 from dicelab.text import parse_int
 
 
@@ -376,7 +376,8 @@ def _monte_carlo(opponents, rules, target, budget):
                           for seats in ([me, o], [o, me]))
                 num = (ab[:, 0, K.ST_WINS] + 0.5 * ab[:, 0, K.ST_TIES]
                        + ba[:, 1, K.ST_WINS] + 0.5 * ba[:, 1, K.ST_TIES])
-                out[o.name] = unit_ratio(num.astype(float), 2 * games)
+                out[o.name] = unit_ratio(merge_short_tail(num.astype(float), games),
+                                         merge_short_tail(2 * games, games))
             return out
 
         return score
@@ -402,7 +403,8 @@ def _monte_carlo_penta(opponents, rules, budget):
                                    rules=rules.name, streams=STREAM_PER_TURN,
                                    per_chunk=True).chunk_tallies
                 num = t["wins"][:, 0] + 0.5 * t["tied"][:, 0]
-                out[o.name] = unit_ratio(num.astype(float), games)
+                out[o.name] = unit_ratio(merge_short_tail(num.astype(float), games),
+                                         merge_short_tail(games, games))
             return out
 
         return score

@@ -451,7 +451,8 @@ def tune_result(result) -> None:
     console.print(t)
     seatings = "both seatings" if result.game == "farkle" else "two-seat games"
     console.print(f"score: mean P(win) + ½P(tie) over the field, {seatings}"
-                  + ("; SE: its standard error over chunks of games (n/a with one chunk)"
+                  + ("; SE: its standard error over chunks of games (n/a with one chunk, "
+                     "and with one and a short one)"
                      if mc else ", exact"))
 
 
