@@ -41,6 +41,42 @@ def test_score_interval_and_verdicts():
     assert PairResult("a", "b", 1000, 495, 10, 1).verdict == "tie"
 
 
+def test_games_without_spread_give_an_interval_not_a_point():
+    from dicelab.stats import wilson_interval
+
+    # one game: no standard error; the interval is the score's Wilson interval
+    one = PairResult("a", "b", games=1, wins=1, ties=0, seed=1)
+    assert math.isnan(one.score_se)
+    assert one.score_ci95 == wilson_interval(1, 1)
+    assert one.verdict == "tie"
+    assert PairResult("a", "b", 1, 0, 0, 1).verdict == "tie"
+    assert PairResult("a", "b", 1, 0, 1, 1).verdict == "tie"
+    # every game won: SE 0, yet the interval has width; few games decide nothing
+    lo, hi = PairResult("a", "b", 2, 2, 0, 1).score_ci95
+    assert lo < 0.5 < hi == 1.0
+    assert PairResult("a", "b", 2, 0, 0, 1).verdict == "tie"
+    assert PairResult("a", "b", 2, 0, 2, 1).verdict == "tie"  # two ties
+    assert PairResult("a", "b", 200, 200, 0, 1).verdict == "better"
+    assert PairResult("a", "b", 200, 0, 0, 1).verdict == "worse"
+    # with spread, the normal interval as before, within [0, 1]
+    p = PairResult("a", "b", 10, 6, 0, 1)
+    assert p.score_ci95 == pytest.approx((p.score - 1.959963984540054 * p.score_se,
+                                          p.score + 1.959963984540054 * p.score_se))
+    p = PairResult("a", "b", 10, 9, 0, 1)
+    assert p.score + 1.959963984540054 * p.score_se > 1
+    assert p.score_ci95 == (pytest.approx(p.score - 1.959963984540054 * p.score_se), 1.0)
+    assert PairResult("a", "b", 10, 0, 1, 1).score_ci95[0] == 0.0
+
+
+def test_cli_one_game_is_no_verdict(capsys):
+    main(["compare", "threshold-300", "ai", "-n", "1", "--target", "1000", "--seed", "4",
+          "--json"])
+    pair = json.loads(capsys.readouterr().out)["pairs"][0]
+    assert pair["score_se"] is None and pair["verdict"] == "tie"
+    lo, hi = pair["score_ci95"]
+    assert lo < 0.5 < hi
+
+
 def test_mean_scores_are_complementary_and_verdicts_follow_the_interval():
     c = compare(["threshold-300", "threshold-350", "threshold-2000"], games=20_000, seed=3)
     ms = c.mean_scores()

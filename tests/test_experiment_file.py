@@ -50,6 +50,10 @@ def test_sweeps_expand_in_order():
      "one capital letter"),
     ("policies = ['ai', 'max-ev']\n[sweep]\nT = { from = 100, to = 200, step = 50 }\n",
      "no policy name has T"),
+    ("policies = ['threshold-T', 'ai']\n[sweep]\nT = { from = 200, to = 250, step = 100 }\n",
+     "to - from a multiple of step"),
+    ("policies = ['threshold-T', 'ai']\n[sweep]\nT = { from = 200, to = 300, step = 0 }\n",
+     "sweep.T: want from <= to"),
     ("policies = [", "malformed TOML"),
 ])
 def test_every_bad_field_is_named(text, field):

@@ -213,6 +213,44 @@ def test_ratio_estimate_reduces_to_mean_for_unit_denominators():
     assert r.se == pytest.approx(m.se)
 
 
+def test_a_rates_interval_stays_within_its_bounds():
+    # one bust in ten rolls over three games: the normal interval reaches below 0
+    y = np.array([1.0, 0.0, 0.0])
+    x = np.array([4.0, 3.0, 3.0])
+    args = (y.sum(), (y * y).sum(), x.sum(), (x * x).sum(), (x * y).sum(), len(y))
+    free = stats.ratio_estimate(*args)
+    assert free.ci95[0] < 0
+    r = stats.ratio_estimate(*args, bounds=(0.0, 1.0))
+    assert (r.mean, r.se) == (free.mean, free.se)
+    assert r.ci95 == (0.0, free.ci95[1])
+    assert stats.Estimate(0.9, 0.1, 5, bounds=(0.0, 1.0)).ci95 == pytest.approx((0.704, 1.0),
+                                                                                abs=1e-3)
+    # no SE, no interval, bounds or not
+    assert all(np.isnan(stats.ratio_estimate(1.0, 1.0, 4.0, 16.0, 4.0, 1,
+                                             bounds=(0.0, 1.0)).ci95))
+
+
+def test_a_short_last_chunk_joins_the_one_before_it():
+    sizes = np.array([8192, 8192, 1])
+    sums = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    assert stats.merge_short_tail(sums, sizes).tolist() == [[1.0, 2.0], [8.0, 10.0]]
+    assert stats.merge_short_tail(sums[:2], np.array([8192, 8192])).tolist() == [[1.0, 2.0],
+                                                                                 [3.0, 4.0]]
+    assert stats.merge_short_tail(sums[:1], np.array([5])).tolist() == [[1.0, 2.0]]
+    # one chunk and a short one: one unit, so no standard error
+    two = stats.merge_short_tail(np.array([4000.0, 1.0]), np.array([8192, 1]))
+    assert math.isnan(stats.unit_ratio(two, np.array([8193.0])).se)
+
+
+def test_simulated_bust_rates_have_intervals_within_zero_and_one():
+    from dicelab.simulate import simulate
+
+    seat = simulate("ai", games=10, seed=8312364564032865049, target=1000).seat(0)
+    for e in (seat.bust_rate_per_roll, seat.bust_rate_per_turn):
+        assert e.mean - 1.959963984540054 * e.se < 0  # the normal interval would be
+        assert e.ci95[0] == 0.0 and 0 < e.ci95[1] <= 1
+
+
 # --- registry ---------------------------------------------------------------------
 
 

@@ -259,6 +259,20 @@ def test_a_users_report_card_adds_up(capsys, tmp_path):
     assert e.manifest()["seed"] == 9
 
 
+@pytest.mark.parametrize("games", [1, 5])
+def test_the_printed_gap_to_the_optimum_carries_the_means_interval(capsys, games):
+    from dicelab.cli import formats as F
+
+    code, out, err = run_cli(capsys, ["evaluate", f"{EXAMPLES}:most_points", "-n", str(games),
+                                      "--seed", "1"])
+    assert code == 0, err
+    e = evaluate_penta(f"{EXAMPLES}:most_points", games=games, seed=1)
+    lo, hi = e.mean_final_score.ci95
+    gap = F.estimate(e.gap, (e.optimum - hi, e.optimum - lo), F.number, 2).replace("\\[", "[")
+    assert f": {gap} below it" in " ".join(out.split())
+    assert ("[n/a]" in gap) == (games == 1)
+
+
 def test_a_users_copy_of_greedy_has_greedys_exact_mean_within_its_interval(copies):
     e = evaluate_penta(f"{copies}:greedy_copy", games=200, seed=12)
     exact = evaluate_penta("greedy", games=5, seed=12)

@@ -136,7 +136,18 @@ def test_the_expected_games_and_the_fixed_test():
     (["tournament", "ai", "max-ev", "--sprt", "beta=1"], "beta"),
     (["tournament", "ai", "max-ev", "--sprt", "elo0=0", "--seats", "3"], "pairs"),
     (["tournament", "ai", "--sprt", "elo1=5"], "at least two"),
+    (["tournament", "ai", "max-ev", "--sprt", "-n", "1"], "less than one unit"),
+    (["tournament", "ai", "max-ev", "--sprt", "-n", str(2 * UNIT_GAMES - 1)], "one unit"),
 ])
 def test_bad_sprt_input(capsys, argv, needle):
     code, _, err = run_cli(capsys, argv)
     assert code == 2 and err.startswith("error: ") and needle in err
+
+
+@pytest.mark.parametrize("most", [2 * UNIT_GAMES, 2 * UNIT_GAMES + 1, 5 * UNIT_GAMES - 1])
+def test_the_test_plays_no_more_than_the_most_games(most):
+    r = sprt("ai", "max-ev", SprtSpec(0, 10), max_games=most, seed=1, target=1000)
+    assert r.decision == "undecided" and r.games == most // (2 * UNIT_GAMES) * 2 * UNIT_GAMES
+    assert r.games <= most
+    with pytest.raises(UserError, match="one unit"):
+        sprt("ai", "max-ev", SprtSpec(0, 10), max_games=2 * UNIT_GAMES - 1, seed=1)

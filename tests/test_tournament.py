@@ -147,11 +147,13 @@ def test_bad_input(capsys, tmp_path, argv, needle):
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.parametrize("games, measured", [(2_000, False), (8_192, False), (8_193, True)])
+@pytest.mark.parametrize("games, measured", [(2_000, False), (8_192, False), (8_193, False),
+                                             (10_239, False), (10_240, True)])
 def test_one_chunk_per_table_gives_no_verdict(games, measured):
     """With one chunk of games per table the score has no standard error: no p-value, no
     verdict either way, however far the score is from a half, and no rating interval; a
-    second chunk gives them all."""
+    second chunk of at least a quarter of the first gives them all (a shorter last chunk
+    is part of the one before it: a unit of one game beside 8,192 would set the spread)."""
     t = tournament(["threshold-1000", "max-ev"], games=games, seed=1, target=2000)
     (pair,) = t.pairs()
     assert abs(pair.score.mean - 0.5) > 0.1
@@ -168,6 +170,19 @@ def test_one_chunk_per_table_gives_no_verdict(games, measured):
         assert (ci[:, 0] < rating).all() and (rating < ci[:, 1]).all()
 
 
+def test_every_standing_interval_uses_the_units_degrees_of_freedom():
+    """Two units per table: one degree of freedom, so every interval of a standing is a
+    t interval (the mean place's was a normal one, six times too narrow)."""
+    from scipy.stats import t as t_dist
+
+    t = tournament(["threshold-1000", "max-ev"], games=16_384, seed=1, target=2000)
+    q = float(t_dist.ppf(0.975, 1))
+    for s in t.standings():
+        for e in (s.win_rate, s.mean_place):
+            assert e.df == 1 and e.se > 0
+            assert e.ci95 == pytest.approx((e.mean - q * e.se, e.mean + q * e.se))
+
+
 def test_an_estimate_without_an_interval_says_so(capsys):
     """The text report shows ``[n/a]`` where an estimate has no interval (one chunk of
     games per table), not the bare value: rich would take ``[n/a, n/a]`` for a tag."""
@@ -175,6 +190,6 @@ def test_an_estimate_without_an_interval_says_so(capsys):
                                     "--target", "1000", "--seed", "1"])
     rows = [line for line in out.splitlines() if "│ ai " in line or "threshold-300 │" in line]
     assert code == 0 and rows and all(line.count("[n/a]") == 3 for line in rows[:2])
-    code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "8193",
+    code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "16384",
                                     "--target", "1000", "--seed", "1"])
     assert code == 0 and "n/a]" not in out.split("pairs:")[0]

@@ -5,6 +5,7 @@ both objectives; bad input."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from cli_helpers import run_cli
@@ -54,6 +55,27 @@ def test_ties_with_the_best_are_listed():
     r = tune("ai", ["threshold-300"], params=["step", "max-steps"],
              ranges={"step": (0, 0, 50), "max-steps": (0, 3, 1)}, seed=1, target=1000)
     assert r.evaluated == 4 and len(r.tied_members) == 3 and r.best not in r.tied_members
+
+
+def test_monte_carlo_members_equal_on_the_same_dice_are_listed_as_ties():
+    """The ai members of the test above play alike, on the same dice: equal scores, a tie;
+    members that play differently are not listed."""
+    r = tune("ai", ["threshold-300"], params=["step", "max-steps"],
+             ranges={"step": (0, 0, 50), "max-steps": (0, 2, 1)}, monte_carlo=True,
+             budget=300, seed=1, target=1000)
+    assert r.evaluated == 3 and len(r.tied_members) == 2 and r.best not in r.tied_members
+    r = tune("threshold", ["ai"], ranges={"threshold": (250, 2000, 1750)},
+             monte_carlo=True, budget=300, seed=1, target=1000)
+    assert r.candidates["score"].nunique() == 2 and r.tied_members == []
+
+
+def test_monte_carlo_has_no_standard_error_from_one_chunk_and_a_short_one():
+    r = tune("threshold", ["ai"], ranges={"threshold": (300, 300, 50)}, monte_carlo=True,
+             budget=8_193, seed=1, target=1000)
+    assert math.isnan(r.best_score_se) and math.isnan(r.rechecked_score_se)
+    r = tune("threshold", ["ai"], ranges={"threshold": (300, 300, 50)}, monte_carlo=True,
+             budget=10_240, seed=1, target=1000)
+    assert r.best_score_se > 0
 
 
 def test_the_search_is_reproducible():

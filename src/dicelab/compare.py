@@ -3,7 +3,8 @@
 ``compare(["ai", "max-ev", "threshold-250"])`` plays ``games`` two-seat games for every
 pair of policies (who starts rotates, so each starts half the games) and reports, for
 the first-named policy of each pair, its wins, ties and losses, its win rate with a 95%
-Wilson interval and its match score ``P(win) + P(tie)/2`` with a 95% normal interval.
+Wilson interval and its match score ``P(win) + P(tie)/2`` with a 95% normal interval
+(a Wilson interval when the games show no spread: one game, or all one outcome).
 A pair whose score interval contains 1/2 is reported as a tie, never silently broken.
 
 Each pair has its own seed, derived from the comparison's seed and the pair's index, and
@@ -31,7 +32,7 @@ from dicelab.registry import parse_policy
 from dicelab.results import frame_row
 from dicelab.runner import executor_info
 from dicelab.seeding import check_games, check_seed
-from dicelab.stats import Z95, Proportion, fields
+from dicelab.stats import Z95, Proportion, fields, wilson_interval
 
 
 def pair_seed(seed: int, index: int) -> int:
@@ -62,12 +63,22 @@ class PairResult:
 
     @property
     def score_se(self) -> float:
+        """The score's standard error; NaN from one game (no spread to measure)."""
+        if self.games < 2:
+            return math.nan
         second_moment = (self.wins + 0.25 * self.ties) / self.games
         return math.sqrt(max(second_moment - self.score**2, 0.0) / self.games)
 
     @property
     def score_ci95(self) -> tuple[float, float]:
-        return (self.score - Z95 * self.score_se, self.score + Z95 * self.score_se)
+        """Normal interval; when the games show no spread (one game, or every game the
+        same outcome) the Wilson interval of the score as a proportion instead (a score
+        in [0, 1] varies no more than a proportion), never a zero-width interval; always
+        within [0, 1]."""
+        se = self.score_se
+        if not se > 0:
+            return wilson_interval(self.wins + 0.5 * self.ties, self.games)
+        return (max(self.score - Z95 * se, 0.0), min(self.score + Z95 * se, 1.0))
 
     @property
     def verdict(self) -> str:

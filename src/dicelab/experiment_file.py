@@ -134,9 +134,9 @@ def _expand(source: str, policies: list[str], sweep) -> list[str]:
             raise UserError(f"{source}: sweep.{var} must be {{from = A, to = B, step = C}} "
                             "with integers")
         lo, hi, step = rng["from"], rng["to"], rng["step"]
-        if step <= 0 or hi < lo or (hi - lo) // step > 1000:
-            raise UserError(f"{source}: sweep.{var}: want from <= to, step > 0, at most 1,000 "
-                            "values")
+        if step <= 0 or hi < lo or (hi - lo) // step > 1000 or (hi - lo) % step:
+            raise UserError(f"{source}: sweep.{var}: want from <= to, step > 0, to - from a "
+                            "multiple of step (to is swept too), at most 1,000 values")
         out = []
         for p in names:
             if re.search(rf"\b{var}\b", p):

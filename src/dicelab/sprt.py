@@ -248,9 +248,12 @@ def sprt(policy: str | PolicySpec, opponent: str | PolicySpec, spec: SprtSpec, *
 
     a, b = check_policies([policy, opponent], 2, game)
     max_games = check_games(max_games)
+    if max_games < 2 * UNIT_GAMES:
+        raise UserError(f"--games {max_games:,} is less than one unit of the sequential test "
+                        f"({2 * UNIT_GAMES} games: {UNIT_GAMES} in each seating)")
     seed = check_seed(seed)
     tables = TABLE_GAMES[a.game].make(rules, ending, target)
-    n_units = max(1, max_games // (2 * UNIT_GAMES))
+    n_units = max_games // (2 * UNIT_GAMES)
     seeds = (group_seed(seed, 0), group_seed(seed, 0 if crn else 1))
     plans = [tables.plan(list(seats), games=n_units * UNIT_GAMES, seed=s, crn=crn,
                          chunk_games=UNIT_GAMES)

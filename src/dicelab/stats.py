@@ -39,6 +39,8 @@ class Estimate:
     se: float
     n: int
     df: int | None = None
+    #: the range the quantity cannot leave (a rate: (0, 1)); the interval is cut to it
+    bounds: tuple[float, float] | None = None
 
     @property
     def ci95(self) -> tuple[float, float]:
@@ -47,7 +49,10 @@ class Estimate:
             from scipy.stats import t
 
             z = float(t.ppf(0.975, self.df)) if self.df > 0 else math.inf
-        return (self.mean - z * self.se, self.mean + z * self.se)
+        lo, hi = self.mean - z * self.se, self.mean + z * self.se
+        if self.bounds is not None and not math.isnan(self.se):
+            lo, hi = max(lo, self.bounds[0]), min(hi, self.bounds[1])
+        return (lo, hi)
 
     def to_dict(self) -> dict:
         lo, hi = self.ci95
@@ -109,20 +114,21 @@ def sample_sd(total: float, total_sq: float, n: int) -> float:
 
 
 def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
-                   cross: float, n: int) -> Estimate:
-    """Ratio of means ``sum y / sum x`` over ``n`` independent units, delta-method SE.
+                   cross: float, n: int, bounds: tuple[float, float] | None = None) -> Estimate:
+    """Ratio of means ``sum y / sum x`` over ``n`` independent units, delta-method SE;
+    ``bounds``: the range of the ratio (a rate: ``(0, 1)``), which its interval keeps to.
 
     Used for per-turn rates estimated from whole games (turns within a game are not
     independent units, games are).
     """
     if n <= 1 or den_sum == 0:
-        return Estimate(math.nan, math.nan, n)
+        return Estimate(math.nan, math.nan, n, bounds=bounds)
     r = num_sum / den_sum
     xbar = den_sum / n
     # variance of residuals y_i - r x_i, divided by n xbar^2
     resid_sq = num_sq - 2 * r * cross + r * r * den_sq
     var = max(resid_sq / (n - 1), 0.0) / (n * xbar * xbar)
-    return Estimate(r, math.sqrt(var), n)
+    return Estimate(r, math.sqrt(var), n, bounds=bounds)
 
 
 def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None) -> Estimate:
@@ -155,6 +161,22 @@ def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = Non
     if df == 0:
         return Estimate(r, math.nan, int(d))
     return Estimate(r, math.sqrt(var) / d, int(d), df=df)
+
+
+def merge_short_tail(per_chunk: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per-chunk sums (first axis: the chunks of a run, of ``sizes`` games) as units for
+    an error estimate: a last chunk of less than a quarter of the others is added to the
+    one before it (a unit of a few games beside one of thousands would set the spread of
+    the whole; two independent chunks together are still one independent unit).
+
+    >>> merge_short_tail(np.array([5.0, 6.0, 1.0]), np.array([10, 10, 2])).tolist()
+    [5.0, 7.0]
+    """
+    if sizes.size < 2 or 4 * sizes[-1] >= sizes[0]:
+        return per_chunk
+    out = per_chunk[:-1].copy()
+    out[-1] += per_chunk[-1]
+    return out
 
 
 def proportion_estimate(successes: float, n: int) -> Estimate:

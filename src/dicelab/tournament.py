@@ -62,7 +62,7 @@ from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.seeding import check_games, check_seed, group_seed
-from dicelab.stats import Estimate, fields, unit_ratio
+from dicelab.stats import Estimate, fields, merge_short_tail, unit_ratio
 
 #: Bootstrap resamples of the units for the rating intervals.
 RATING_BOOTSTRAP = 200
@@ -276,7 +276,8 @@ class Tournament:
             place = unit_ratio(u[:, self._AHEAD], games, self.strata)
             rows.append((name, int(games.sum()), unit_ratio(u[:, self._WINS], games, self.strata),
                          unit_ratio(u[:, self._TIES], games, self.strata),
-                         Estimate(1.0 + place.mean, place.se, place.n), float(rating[p]),
+                         Estimate(1.0 + place.mean, place.se, place.n, df=place.df),
+                         float(rating[p]),
                          (float(ci[p, 0]), float(ci[p, 1]))))
         rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -r[5]))
         return [PolicyStanding(*r, rank) for rank, r in enumerate(rows, 1)]
@@ -580,7 +581,9 @@ def _units(plan, per_table: list[np.ndarray], k: int, crn: bool, games: int
     variance."""
     from dicelab.seeding import chunk_bounds
 
-    chunk_games = np.diff(chunk_bounds(games)).astype(float)
+    sizes = np.diff(chunk_bounds(games))
+    chunk_games = merge_short_tail(sizes.astype(float), sizes)
+    per_table = [merge_short_tail(st, sizes) for st in per_table]
     n_chunks = chunk_games.size
     groups = sorted({g for g, _ in plan}) if crn else list(range(len(plan)))
     n_units = len(groups) * n_chunks

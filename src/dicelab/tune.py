@@ -56,7 +56,7 @@ from dicelab.farkle.builtin import family_named
 from dicelab.penta import builtin as penta_builtin
 from dicelab.registry import parse_policy
 from dicelab.seeding import chunk_bounds, group_seed
-from dicelab.stats import TIE_TOLERANCE, Estimate, unit_ratio
+from dicelab.stats import TIE_TOLERANCE, Estimate, merge_short_tail, unit_ratio
 from dicelab.text import parse_int
 
 
@@ -107,8 +107,8 @@ class TuneResult:
     ``best_score_se``: the winner's score in the search; ``rechecked_score``,
     ``rechecked_score_se``: re-evaluated (exact: the same; Monte Carlo: on fresh dice);
     ``per_opponent``: the winner's re-evaluated score against each policy of the field,
-    with its SE; ``tied_members``: other members whose exact score equals the best's
-    (within :data:`dicelab.stats.TIE_TOLERANCE`).
+    with its SE; ``tied_members``: other members whose score equals the best's (within
+    :data:`dicelab.stats.TIE_TOLERANCE`; Monte Carlo: on the same dice).
     """
 
     family: str
@@ -287,7 +287,8 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     frame = pd.DataFrame(rows)
     best_row = frame.loc[frame["score"].idxmax()]
     best = str(best_row["policy"])
-    ties = [] if monte_carlo else [
+    # Monte Carlo candidates play the same dice: an equal score is a tie there too
+    ties = [
         str(p) for p, v in zip(frame["policy"], frame["score"], strict=True)
         if p != best and abs(v - best_row["score"]) <= TIE_TOLERANCE]
     # Monte Carlo: fresh dice for the winner (the search's value is optimistic)
@@ -375,7 +376,8 @@ def _monte_carlo(opponents, rules, target, budget):
                           for seats in ([me, o], [o, me]))
                 num = (ab[:, 0, K.ST_WINS] + 0.5 * ab[:, 0, K.ST_TIES]
                        + ba[:, 1, K.ST_WINS] + 0.5 * ba[:, 1, K.ST_TIES])
-                out[o.name] = unit_ratio(num.astype(float), 2 * games)
+                out[o.name] = unit_ratio(merge_short_tail(num.astype(float), games),
+                                         merge_short_tail(2 * games, games))
             return out
 
         return score
@@ -401,7 +403,8 @@ def _monte_carlo_penta(opponents, rules, budget):
                                    rules=rules.name, streams=STREAM_PER_TURN,
                                    per_chunk=True).chunk_tallies
                 num = t["wins"][:, 0] + 0.5 * t["tied"][:, 0]
-                out[o.name] = unit_ratio(num.astype(float), games)
+                out[o.name] = unit_ratio(merge_short_tail(num.astype(float), games),
+                                         merge_short_tail(games, games))
             return out
 
         return score

@@ -451,7 +451,8 @@ def tune_result(result) -> None:
     console.print(t)
     seatings = "both seatings" if result.game == "farkle" else "two-seat games"
     console.print(f"score: mean P(win) + ½P(tie) over the field, {seatings}"
-                  + ("; SE: its standard error over chunks of games (n/a with one chunk)"
+                  + ("; SE: its standard error over chunks of games (n/a with one chunk, "
+                     "and with one and a short one)"
                      if mc else ", exact"))
 
 
@@ -725,10 +726,14 @@ def penta_evaluation(e) -> None:
     how = "exact" if e.exact else f"{e.games:,} games simulated, seed {e.seed}"
     console.print(f"[bold]{e.policy}[/bold]: Penta report card, rules {e.rules} ({how})")
     m = e.mean_final_score
+    lo, hi = m.ci95  # the optimum is exact: the gap's interval is the mean's, reflected
     console.print("mean final score " + (F.number(m.mean, 4) if e.exact else
                                          F.estimate(m.mean, m.ci95, F.number, 2))
                   + f", SD {F.number(e.final_score_sd, 2)}; optimal "
-                  f"{F.number(e.optimum, 4)}: {F.number(e.gap, 2)} below it")
+                  f"{F.number(e.optimum, 4)}: "
+                  + (F.number(e.gap, 2) if e.exact else
+                     F.estimate(e.gap, (e.optimum - hi, e.optimum - lo), F.number, 2))
+                  + " below it")
     t = Table(title=f"what it loses against optimal, by decision ({e.analysed_games:,} games "
                     f"played move by move, seed {e.seed})", show_header=True)
     for col in ("decision class", "decisions", "loss per decision", "loss per game"):

@@ -192,10 +192,10 @@ class FarkleResult:
                                            st[K.ST_TURNS_SQ], st[K.ST_SCORE_TURNS], n),
             bust_rate_per_turn=ratio_estimate(st[K.ST_BUST_TURNS], st[K.ST_BUST_TURNS_SQ],
                                               st[K.ST_TURNS], st[K.ST_TURNS_SQ],
-                                              st[K.ST_BUST_TURNS_TURNS], n),
+                                              st[K.ST_BUST_TURNS_TURNS], n, (0.0, 1.0)),
             bust_rate_per_roll=ratio_estimate(st[K.ST_BUST_ROLLS], st[K.ST_BUST_ROLLS_SQ],
                                               st[K.ST_ROLLS], st[K.ST_ROLLS_SQ],
-                                              st[K.ST_ROLLS_BUST_ROLLS], n),
+                                              st[K.ST_ROLLS_BUST_ROLLS], n, (0.0, 1.0)),
             bust_by_dice={i + 1: Proportion(int(busts_n[i]), int(rolls_n[i]))
                           for i in range(6)},
             rolls=int(self.stats[s, K.ST_ROLLS]),
