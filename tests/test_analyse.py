@@ -283,7 +283,12 @@ def test_two_player_random_play_loses_what_the_value_iteration_says(ending, cap)
         checked += 1
         lost += row.loss > 0
     assert checked > 10 and lost > 3
-    both = play_games("farkle", ["optimal-win", "optimal-win"], games=2, seed=2,
+    _self_play_loses_nothing(table, target, games=2)
+
+
+def _self_play_loses_nothing(table, target: int, games: int) -> None:
+    """optimal-win against itself: every decision is the best (loss 0), the split exact."""
+    both = play_games("farkle", ["optimal-win", "optimal-win"], games=games, seed=2,
                       target=target, rules=table)
     res = analyse_games(_games(both))
     _check_split(res)
@@ -324,11 +329,7 @@ def test_under_a_farkle_penalty_the_values_follow_each_seats_lost_turns(measure)
     assert next(rows, None) is None and streaks > 5
     assert (res.decisions["me"] < 0).any()  # a penalty was paid
     if measure == "win":
-        both = play_games("farkle", ["optimal-win", "optimal-win"], games=3, seed=2,
-                          target=target, rules=table)
-        res = analyse_games(_games(both))
-        _check_split(res)
-        assert (res.decisions["loss"] == 0).all()
+        _self_play_loses_nothing(table, target, games=3)
 
 
 def test_totals_below_the_solvers_floor_are_read_at_the_floor():
