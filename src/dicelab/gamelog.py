@@ -182,7 +182,12 @@ def rules_record(game: str, rules) -> str | dict:
 
 def _farkle_rules_from_dict(d: dict, where: str):
     """FarkleRules from a header's ``to_dict()`` form (``where`` names it in errors)."""
-    from dicelab.farkle.rules import MAX_ENTRY_POINTS, FarkleRules, check_points, set_asides
+    from dicelab.farkle.rules import (
+        MAX_ENTRY_POINTS,
+        FarkleRules,
+        check_points,
+        check_scoring,
+    )
 
     names = {f for f in FarkleRules.__dataclass_fields__ if f != "source"}
     unknown = sorted(set(d) - names)
@@ -215,11 +220,7 @@ def _farkle_rules_from_dict(d: dict, where: str):
         if not isinstance(kw.get("four_and_pair_as_three_pairs", True), bool) \
                 or not isinstance(kw.get("description", ""), str):
             raise TypeError("four_and_pair_as_three_pairs is true or false, description text")
-        table = FarkleRules(**kw)
-        six = set_asides(table).class_start  # as a rules file is refused
-        if six[dice.MAX_DICE + 1] == six[dice.MAX_DICE]:
-            raise UserError("no roll of six dice scores anything under this table")
-        return table
+        return check_scoring(FarkleRules(**kw), "rules")  # as a rules file is refused
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
     except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:

@@ -120,8 +120,8 @@ def register(app, solve_app, policy_app) -> None:
     ) -> None:
         """Show a Farkle policy's bank/roll decisions by turn points and dice left."""
         from dicelab.farkle.builtin import family_of
-        from dicelab.farkle.policies import bank_table, lost_turns
-        from dicelab.farkle.rules import load_rules
+        from dicelab.farkle.policies import bank_table
+        from dicelab.farkle.rules import load_rules, lost_turn_runs
         from dicelab.registry import parse_policy
 
         if plot is not None:
@@ -135,7 +135,8 @@ def register(app, solve_app, policy_app) -> None:
                 raise UserError(f"--max-points must be 100 to {MAX_PICTURE_POINTS:,}, not "
                                 f"{max_points}")
         spec, table = parse_policy(name, "farkle"), load_rules(rules, ending)
-        my_farkles, opp_farkles, note = lost_turns(table, my_farkles, opp_farkles)
+        my_farkles, opp_farkles, note = lost_turn_runs(table, my_farkles, opp_farkles,
+                                                       "these decisions")
         # an exact policy is solved (or loaded) first, with progress
         with solving(not json_out and family_of(spec).solved) as progress:
             bank, title = bank_table(spec, table, target, me, opp, progress, my_farkles,

@@ -32,11 +32,11 @@ from dicelab.farkle.rules import (
     FIRST_TO_BANK,
     POINT_UNIT,
     FarkleRules,
-    check_lost_turns,
     check_points,
     check_target,
     dice_after,
     load_rules,
+    lost_turn_runs,
 )
 from dicelab.farkle.solitaire import max_ev_capped, roll_values
 from dicelab.farkle.solve import last_turn, solve_optimal_win
@@ -125,23 +125,19 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         f"1,1,5,2,3,4; not {','.join(map(str, faces)) or 'nothing'}")
     table = load_rules(rules, ending)
     t = check_target(target)
-    my_farkles = check_lost_turns("--my-farkles", my_farkles)
-    opp_farkles = check_lost_turns("--opp-farkles", opp_farkles)
+    # a run given under rules without a penalty is a true fact of the position that no
+    # rule of this table uses: the values are those of 0 lost turns in a row
+    opp_given = opp_farkles
+    my_farkles, opp_farkles, note = lost_turn_runs(table, my_farkles, opp_farkles,
+                                                   "these values")
     turn_points = check_points("--turn-points", turn_points, 0)
     if turn_points == 0 and len(faces) != dice.MAX_DICE:
         raise UserError(f"--turn-points 0 is a turn's first roll, which is all "
                         f"{dice.MAX_DICE} dice, not {len(faces)}")
     if (me is None) != (opp is None):
         raise UserError("give both --me and --opp (two players), or neither (solitaire)")
-    if me is None and opp_farkles:
+    if me is None and opp_given:
         raise UserError("--opp-farkles needs --me and --opp (two players)")
-    note = None
-    if (my_farkles or opp_farkles) and not table.farkle_penalty:
-        # a true fact of the position that no rule of this table uses: the values are
-        # those of 0 lost turns in a row
-        note = (f"rules '{table.name}' have no farkle penalty: turns lost in a row do not "
-                "change these values")
-        my_farkles = opp_farkles = 0
     options = legal_setasides(table, faces)
     if not options:
         raise UserError(f"the roll {','.join(map(str, faces))} scores nothing: the turn is "

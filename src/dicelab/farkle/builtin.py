@@ -58,7 +58,6 @@ from dicelab import config, families
 from dicelab.errors import UserError
 from dicelab.farkle import fixed, solve
 from dicelab.farkle import kernels as K
-from dicelab.farkle.engine.model import model
 from dicelab.farkle.kernels import P_CHASE, ai_thresholds
 from dicelab.farkle.policy import BankRule, Move, Policy, State, all_scoring, by_value
 from dicelab.farkle.policy_table import PolicyTable
@@ -420,10 +419,7 @@ class OptimalWin(Exact):
     def check(self, spec, rules, target, n_seats):
         target = super().check(spec, rules, target, n_seats)
         # the solve's own check first: the bound below builds the last round's tables
-        m = model(rules)
-        u = target // POINT_UNIT + m.floor
-        check_memory(f"{spec.name} to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
-                     solve.solve_bytes(m, u, "vs" in spec.params))
+        solve.check_solve_memory(rules, target, spec.name, "vs" in spec.params)
         # the factor of OptimalWinSolution.policy_table's own check: an hour's solve
         # must not end in that refusal
         check_memory(f"the {spec.name} policy table to {target:,}",

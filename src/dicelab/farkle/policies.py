@@ -33,9 +33,9 @@ from dicelab.farkle.policy_table import PolicyTable
 from dicelab.farkle.rules import (
     POINT_UNIT,
     FarkleRules,
-    check_lost_turns,
     check_points,
     check_target,
+    lost_turn_runs,
 )
 from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
@@ -118,24 +118,12 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
     return K.Seats(kinds, params, meta, joined(values, np.float32), joined(banks, np.uint8))
 
 
-def lost_turns(rules: FarkleRules, my_farkles: int = 0, opp_farkles: int = 0
-               ) -> tuple[int, int, str | None]:
-    """(my count, opponent's count, note): the turns each player has lost in a row (0 to
-    2), checked as ``advise farkle`` checks them. They count under a farkle penalty; under
-    rules without one they are accepted as 0, and the note says so (else None)."""
-    my_farkles = check_lost_turns("--my-farkles", my_farkles)
-    opp_farkles = check_lost_turns("--opp-farkles", opp_farkles)
-    if (my_farkles or opp_farkles) and not rules.farkle_penalty:
-        return 0, 0, (f"rules '{rules.name}' have no farkle penalty: turns lost in a row do "
-                      "not change these decisions")
-    return my_farkles, opp_farkles, None
-
-
 def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
                my_total: int = 0, opp_total: int = 0, progress=None, my_farkles: int = 0,
                opp_farkles: int = 0) -> tuple[np.ndarray, str]:
     """(bank table, title): a Farkle policy's bank decisions at the given game scores and
-    runs of lost turns (``my_farkles``, ``opp_farkles``: :func:`lost_turns`; under a farkle
+    runs of lost turns (``my_farkles``, ``opp_farkles``:
+    :func:`~dicelab.farkle.rules.lost_turn_runs`; under a farkle
     penalty the totals may be below zero, down to the solvers' floor).
 
     The table is uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n``
@@ -153,7 +141,8 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     (1, 0, 'threshold-300 (rules default)')
     """
     t = check_target(target)
-    my_farkles, opp_farkles, _ = lost_turns(rules, my_farkles, opp_farkles)
+    my_farkles, opp_farkles, _ = lost_turn_runs(rules, my_farkles, opp_farkles,
+                                                "these decisions")
     low = -rules.penalty_floor() * POINT_UNIT  # under the penalty: below zero
     my_total = check_points("--me", my_total, low, t - POINT_UNIT)
     opp_total = check_points("--opp", opp_total, low, t - POINT_UNIT)

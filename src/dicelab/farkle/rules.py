@@ -464,11 +464,30 @@ def parse_rules_toml(text: str, source: str = "<toml>") -> FarkleRules:
         if key in data:
             kw[key.replace("-", "_")] = _points(f"{source}: {key}", data[key])
     fields = {k: v for k, v in asdict(base).items() if k not in kw}
-    rules = FarkleRules(**{**fields, **kw})
+    return check_scoring(FarkleRules(**{**fields, **kw}), source)
+
+
+def check_scoring(rules: FarkleRules, where: str) -> FarkleRules:
+    """``rules``, refused (naming ``where``) if no roll of six dice scores: a table whose
+    turns can never score is no game."""
     six = set_asides(rules).class_start
     if six[dice.MAX_DICE + 1] == six[dice.MAX_DICE]:
-        raise UserError(f"{source}: no roll of six dice scores anything under this table")
+        raise UserError(f"{where}: no roll of six dice scores anything under this table")
     return rules
+
+
+def lost_turn_runs(rules: FarkleRules, my_farkles: int, opp_farkles: int, what: str
+                   ) -> tuple[int, int, str | None]:
+    """(my run, the opponent's, note): the turns each player has lost in a row (0 to 2,
+    checked as ``--my-farkles`` and ``--opp-farkles``). They count under a farkle penalty;
+    under rules without one they are accepted as 0, and the note says that they do not
+    change ``what`` (else None)."""
+    my_farkles = check_lost_turns("--my-farkles", my_farkles)
+    opp_farkles = check_lost_turns("--opp-farkles", opp_farkles)
+    if (my_farkles or opp_farkles) and not rules.farkle_penalty:
+        return 0, 0, (f"rules '{rules.name}' have no farkle penalty: turns lost in a row do "
+                      f"not change {what}")
+    return my_farkles, opp_farkles, None
 
 
 def load_rules(name_or_path: str | FarkleRules | None, ending: str | None = None

@@ -674,6 +674,17 @@ def solve_bytes(m: Model, u: int, both: bool) -> int:
     return 8 * (seats * 3 * n + kept + 6 * u * u)
 
 
+def check_solve_memory(rules: FarkleRules, target: int, what: str, response: bool
+                       ) -> tuple[Model, int]:
+    """Refuse a solve (``what``, a best response with ``response``) that the memory limit
+    cannot hold, before anything is built; returns its model and its indices ``u``."""
+    m = model(rules)
+    u = target // POINT_UNIT + m.floor
+    check_memory(f"{what} to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
+                 solve_bytes(m, u, response))
+    return m, u
+
+
 def cache_key(rules: FarkleRules, target: int, tol: float, opponent: str | None = None
               ) -> str:
     """The table cache's key of a solve: self-play, or the best response to ``opponent``
@@ -705,11 +716,8 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
     """Self-play (``name`` None) or the best response to ``opponent()``: the game's seats
     swept, or loaded from the cache."""
     target, tol = _check(rules, target, tol)
-    m = model(rules)
-    u = target // POINT_UNIT + m.floor
     what = "optimal-win" if name is None else "a best response"
-    check_memory(f"{what} to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
-                 solve_bytes(m, u, name is not None))
+    m, u = check_solve_memory(rules, target, what, name is not None)
     last = last_round(rules, u, tol)
 
     def build() -> dict[str, np.ndarray]:
@@ -846,6 +854,6 @@ def pair_outcomes(side_a: fixed.Side, side_b: fixed.Side, rules: FarkleRules, ta
 
 
 __all__ = ["FORMAT_VERSION", "LastRound", "OptimalWinSolution", "at_zero", "cache_key",
-           "fixed_seat", "last_round", "last_turn", "least_policy_table_bytes",
-           "opponent_seat", "optimal_seat", "pair_outcomes", "solve_best_response",
-           "solve_optimal_win", "start_outcome"]
+           "check_solve_memory", "fixed_seat", "last_round", "last_turn",
+           "least_policy_table_bytes", "opponent_seat", "optimal_seat", "pair_outcomes",
+           "solve_best_response", "solve_optimal_win", "start_outcome"]
