@@ -194,6 +194,15 @@ def test_fastest_with_a_minimum_to_bank_against_the_reference():
         dataclasses.replace(rules, min_bank=0), 500).expected_turns_to_target
 
 
+def test_fastest_refuses_a_bank_too_rare_to_count_in_floating_point():
+    """A minimum to bank of 50,000 leaves P(bank) near 1e-15 (about 6e18 turns once read
+    from 1 - P(lost)): refused, where a minimum of 3,000 (P near 3%) is solved."""
+    with pytest.raises(UserError, match=r"banks with probability .* too rare"):
+        solitaire.solve_fastest(dataclasses.replace(PRESETS["basic"], min_bank=50_000), 500)
+    sol = solitaire.solve_fastest(dataclasses.replace(PRESETS["basic"], min_bank=3000), 500)
+    assert 10 < sol.expected_turns_to_target < 1e3
+
+
 def test_threshold_distribution_with_a_minimum_to_bank_against_the_reference():
     got = solitaire.threshold_distribution(MIN_BANK, 150)
     ref = nf.threshold_turn_distribution(MIN_BANK, 150)

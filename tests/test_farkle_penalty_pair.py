@@ -11,11 +11,13 @@ import json
 import math
 
 import naive_farkle as nf
+import numpy as np
 import pytest
 from cli_helpers import run_cli
 from test_head_to_head import assert_monte_carlo_agrees, naive_pair
 
 from dicelab import config
+from dicelab.errors import UserError
 from dicelab.farkle import solitaire
 from dicelab.farkle.exact import exact_pair, policy_table, solve_best_response, solve_optimal_win
 from dicelab.farkle.rules import PRESETS, load_rules
@@ -215,6 +217,51 @@ def test_threshold_race_with_the_penalty_matches_plain_value_iteration(monkeypat
     free = solitaire.race(dataclasses.replace(rules, farkle_penalty=0), 2000,
                           solitaire.threshold_bank_table(350))
     assert turns[0, floor] > free[0, 0] + 1e-3  # the penalty costs turns
+
+
+def dense_race(rules, threshold: int, target: int, floor: int) -> float:
+    """Expected turns from 0 to ``target`` solitaire, every (total down to ``-floor``, lost
+    turns in a row) state one unknown of a dense linear system."""
+    dist = nf.threshold_turn_distribution(rules, threshold)
+    states = [(m, s) for m in range(-floor, target, 50) for s in range(3)]
+    at = {x: i for i, x in enumerate(states)}
+    a, b = np.eye(len(states)), np.ones(len(states))
+    for (m, s), i in at.items():
+        for g, p in dist.items():
+            nxt = ((m, s + 1) if s < 2 else (max(m - rules.farkle_penalty, -floor), 0)) \
+                if g == 0 else (m + g, 0)
+            if nxt[0] < target:
+                a[i, at[nxt]] -= p
+    return float(np.linalg.solve(a, b)[at[(0, 0)]])
+
+
+def test_a_threshold_race_deepens_its_floor_until_the_answer_settles(monkeypatch):
+    """Where most turns are lost totals fall far below zero: the floor doubles until the
+    expected turns stop moving, and equal the unbounded game's to 1e-9."""
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
+    rules = dataclasses.replace(PRESETS["default"], name="mb-1000", min_bank=1000,
+                                farkle_penalty=250)
+    turns, floor = solitaire.race_turns(rules, 1000, solitaire.threshold_bank_table(300))
+    assert floor > 500 == rules.penalty_floor() * 50  # it went deeper than the start
+    assert turns == pytest.approx(dense_race(rules, 300, 1000, floor), rel=1e-11)
+    assert turns == pytest.approx(dense_race(rules, 300, 1000, 2 * floor), rel=1e-9)
+    assert turns > dense_race(rules, 300, 1000, 500) + 0.01  # the start floor was too shallow
+    solved = solitaire.threshold_solution(rules, 300, 1000)
+    assert (solved.expected_turns_to_target, solved.floor_points) == (turns, floor)
+
+
+def test_a_race_that_lost_turns_outweigh_takes_forever_or_is_refused():
+    """Banks of 3,000 or more with P = 3%, and 500 points lost every third lost turn: from
+    deep below zero the target is out of reach, so the expected turns have no bound."""
+    rules = dataclasses.replace(PRESETS["default"], name="mb-3000", min_bank=3000,
+                                farkle_penalty=500)
+    bank = solitaire.threshold_bank_table(300)
+    assert solitaire.race_turns(rules, 2000, bank)[0] == math.inf
+    with pytest.raises(UserError, match=r"does not settle.*down to -8,000"):
+        solitaire.race_turns(rules, 2000, bank, deepest=8000)
+    free = dataclasses.replace(rules, farkle_penalty=0)  # without the penalty: finite
+    assert solitaire.race_turns(free, 2000, bank) == (pytest.approx(
+        1 / solitaire.threshold_distribution(free, 300).p_bank.sum(), rel=1e-12), 0)
 
 
 @pytest.mark.slow

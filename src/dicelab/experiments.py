@@ -163,7 +163,7 @@ def _threshold_sweep(options: dict[str, Any], progress: Progress, client: Any
     turns = []
     for t in sweep.thresholds:
         bank = solitaire.threshold_bank_table(int(t))
-        turns.append(float(solitaire.race(rules, target, bank)[0, rules.penalty_floor()]))
+        turns.append(solitaire.race_turns(rules, target, bank)[0])
         if progress is not None:
             progress(len(turns), len(sweep.thresholds))
     frame["expected_turns_to_target"] = turns

@@ -31,9 +31,12 @@ import dataclasses
 import functools
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
+from scipy.sparse import linalg as sparse_linalg
 
 from dicelab import cache
 from dicelab.config import FASTEST_TOL
@@ -49,11 +52,12 @@ from dicelab.farkle.rules import (
     check_lost_turns,
     check_points,
     check_target,
+    solver_floor,
 )
 from dicelab.resources import check_memory
 
 #: Bump when a cached solitaire solution's arrays change.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 #: Turn totals whose tail probability P(bank >= x) every turn summary reports.
 TAIL_POINTS = (300, 500, 1000, 2000, 3000)
 
@@ -677,8 +681,12 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
             if beta is not None:
                 x = 1.0 - val
                 break
-            if slope >= 1.0:
-                raise UserError("a turn that always loses never reaches the target")
+            if slope >= 1.0 - 1e-6:  # 1 - slope: P(bank), to 1e-16 absolute
+                raise UserError(
+                    "a turn that always loses never reaches the target" if slope >= 1.0
+                    else f"fastest to {target:,}: from {(u - floor) * POINT_UNIT:,} a turn "
+                    f"banks with probability {1.0 - slope:.1e} at most, too rare to count "
+                    "the turns it takes in floating point")
             x_new = (1.0 - (val - slope * b)) / (1.0 - slope)  # val = a + slope * beta
             done = abs(x_new - x) <= tol * x_new or (dps > 1 and x_new >= x)
             x = x_new
@@ -731,8 +739,8 @@ def fastest_solution(rules: FarkleRules, target: int) -> FastestSolution:
 # Races and sweeps of fixed turns
 
 
-def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | None = None,
-         tol: float = 1e-13, max_sweeps: int = 200) -> np.ndarray:
+def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | None = None
+         ) -> np.ndarray:
     """Expected turns to reach ``target`` solitaire under a fixed turn policy.
 
     ``bank`` (and ``value``, as in :func:`evaluate_turn_policy`): (P, 7), one turn policy
@@ -741,10 +749,10 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
     ``turns`` (S, U + 1): from index ``u`` after ``s`` lost turns in a row (S: the rules'
     streak, 1 without a penalty); ``turns[:, U] = 0``. With ``B(u) = 1 + sum_g P(bank g)
     E(u + g, 0)`` and ``q(u)`` = P(lost): ``E(u, s) = B + q E(u, s + 1)`` and ``E(u, last) =
-    B + q E(u - penalty, 0)``; going down from the target every term is known but the
-    last. Without a penalty it is ``E(u, 0)`` itself (``E = B / (1 - q)``, exact); with one,
-    it is read from the sweep before (Gauss-Seidel) until no value moves by more than
-    ``tol`` (relative). Each total's turn distribution comes from the forward pass: an
+    B + q E(u - penalty, 0)``. Without a penalty ``E(u, 0) = B / (1 - q)``, from the target
+    down; with one, ``E(u, 0) = (1 + q + ... + q^(S-1)) B + q^S E(u - penalty, 0)`` is one
+    sparse linear system, solved directly. A state that does not reach the target for sure
+    takes ``inf`` turns. Each total's turn distribution comes from the forward pass: an
     evaluation independent of :func:`solve_fastest`'s backward one.
 
     >>> from dicelab.farkle.rules import PRESETS
@@ -752,34 +760,80 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
     >>> round(float(e[0, 0]), 3)  # expected turns from 0 when banking at 300 or more
     2.837
     """
-    m = model(rules)
-    t = check_target(target) // POINT_UNIT
-    floor = rules.penalty_floor()
-    big = t + floor
-    check_memory(f"the race to {target:,}", 8 * (big + 1) * 2 * m.streak)
+    m, k = model(rules), model(rules).streak
+    big = check_target(target) // POINT_UNIT + rules.penalty_floor()
     bank = np.asarray(bank)
-    same = bank.ndim == 2
-    if not same and (bank.ndim != 3 or bank.shape[0] != big):
-        raise ValueError(f"bank must have shape ({big}, P, 7) or (P, 7)")
-    if same:  # one turn policy at every total
+    if bank.ndim == 2:  # one turn policy at every total
         bank = bank[None]
         value = None if value is None else np.asarray(value)[None]
+    elif bank.ndim != 3 or bank.shape[0] != big:
+        raise ValueError(f"bank must have shape ({big}, P, 7) or (P, 7)")
+    width = bank.shape[1] + m.max_points + 1 + m.six_rows  # the rows a turn may bank at
+    check_memory(f"the race to {target:,}", 64 * big * (width + m.penalty + 2))
     bust, dist, left = fixed_turns(rules, bank, value)
+    u = np.arange(big)
+    q, dist = np.broadcast_to(bust, big), np.broadcast_to(dist, (big, dist.shape[1]))
     # P(not lost) summed, not 1 - P(lost): exact to its last digits when turns rarely bank
-    going = dist.sum(axis=1) + left
+    going = np.broadcast_to(dist.sum(axis=1) + left, big)
+    turns = np.zeros((k, big + 1))
 
-    def state(u: int, s: int, beta: float | None) -> float:
-        at = 0 if same else u
-        q = float(bust[at])
-        if going[at] <= 0.0:
-            return np.inf
-        after = turns[0, np.minimum(u + np.arange(1, dist.shape[1]), big)]
-        b = 1.0 + float(np.dot(dist[at, 1:], after))
-        return b / float(going[at]) if beta is None else b + q * beta  # E = B + q E: exact
+    def banked(i: int, e: np.ndarray) -> float:
+        """``B(i)``: 1 + the expected turns ``e`` after the banks a turn at ``i`` makes."""
+        d = dist[i, 1:min(dist.shape[1], big - i)]
+        return 1.0 + float(np.dot(d[d > 0], e[i + 1:i + 1 + d.size][d > 0]))
 
-    turns = np.zeros((m.streak, big + 1))
-    sweep_totals(m, turns, state, tol, max_sweeps, "the race")
+    if k == 1:
+        for i in range(big - 1, -1, -1):
+            turns[0, i] = banked(i, turns[0]) / going[i] if going[i] > 0 else np.inf
+        return turns
+    a = sum(q ** j for j in range(k))  # 1 + q + ... + q^(k-1)
+    g, h = np.nonzero(dist[:, 1:big])
+    h += g + 1  # a bank from index g to h
+    keep = h < big  # (banks at the target or past it end the race)
+    g, h = g[keep], h[keep]
+    down = np.maximum(u - m.penalty, 0)
+    floor = down == u  # where the streak's penalty loops back: 1 - q^k, summed
+    system = sparse.csc_matrix(
+        (np.concatenate([np.where(floor, going * a, 1.0), -(q ** k)[~floor],
+                         -a[g] * dist[g, h - g]]),
+         (np.concatenate([u, u[~floor], g]), np.concatenate([u, down[~floor], h]))),
+        shape=(big, big))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sparse_linalg.MatrixRankWarning)
+        try:
+            e = sparse_linalg.spsolve(system, a)
+        except sparse_linalg.MatrixRankWarning:  # no state reaches the target for sure
+            e = np.full(big, np.inf)
+    turns[0, :big] = np.where(np.isfinite(e) & (e >= 1.0), e, np.inf)
+    b = np.array([banked(i, turns[0]) for i in u])
+    turns[k - 1, :big] = b + q * turns[0, down]
+    for s in range(k - 2, 0, -1):
+        turns[s, :big] = b + q * turns[s + 1, :big]
     return turns
+
+
+def race_turns(rules: FarkleRules, target: int, bank: np.ndarray, tol: float = 1e-10,
+               deepest: int = 1_000_000) -> tuple[float, int]:
+    """Expected turns of one turn policy ``bank`` (P, 7) to reach ``target`` from 0, and the
+    floor (points below zero) the race was solved down to: the rules' penalty floor,
+    doubled until the answer moves by at most ``tol`` (relative) from the floor before.
+    A race whose answer still moves at ``deepest`` points below zero is refused: its
+    expected turns grow with the depth totals may fall to, as when lost turns outweigh
+    banks (the target is reached with probability below 1, or after infinitely many
+    turns on average)."""
+    points, before = rules.penalty_floor() * POINT_UNIT, None
+    while True:
+        with solver_floor(points):
+            turns = float(race(rules, target, bank)[0, rules.penalty_floor()])
+        if not rules.farkle_penalty or turns == np.inf or (
+                before is not None and abs(turns - before) <= tol * turns):
+            return turns, points
+        if points >= deepest:
+            raise UserError(
+                f"the race to {target:,} does not settle under the farkle penalty: its "
+                f"expected turns still grow as totals may fall deeper ({before:,.6f} with "
+                f"totals down to -{points // 2:,}, {turns:,.6f} down to -{points:,})")
+        before, points = turns, 2 * points
 
 
 def sweep_totals(m: Model, turns: np.ndarray, state, tol: float, max_sweeps: int,
@@ -841,10 +895,10 @@ def threshold_solution(rules: FarkleRules, threshold: int, target: int,
     t0 = time.perf_counter()
     bank = threshold_bank_table(threshold)
     d = evaluate_turn_policy(rules, bank, name=name or f"threshold-{threshold}")
-    turns = race(rules, target, bank)[0, rules.penalty_floor()]
-    return ThresholdSolution(**vars(d), target=target, expected_turns_to_target=float(turns),
+    turns, floor = race_turns(rules, target, bank)
+    return ThresholdSolution(**vars(d), target=target, expected_turns_to_target=turns,
                              elapsed_s=time.perf_counter() - t0,
-                             floor_points=rules.penalty_floor() * POINT_UNIT)
+                             floor_points=floor if rules.farkle_penalty else 0)
 
 
 @dataclass(frozen=True)
