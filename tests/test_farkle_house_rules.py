@@ -29,6 +29,7 @@ from dicelab.farkle.rules import (
     load_rules,
     parse_rules_toml,
     setaside_points,
+    solver_floor,
 )
 from dicelab.farkle.simulate import simulate_farkle
 from dicelab.registry import parse_policy
@@ -300,12 +301,13 @@ def test_turn_solvers_play_the_penalty_between_turns(rules):
 
 def test_a_threshold_race_under_the_penalty_says_where_its_totals_stop(capsys):
     """``solve farkle -p threshold-T`` under a penalty names the race's floor (text and
-    JSON), as ``fastest`` and ``optimal-win`` do; without a penalty there is none."""
+    JSON), as ``fastest`` and ``optimal-win`` do: the first floor doubled once, where the
+    answer stops moving; without a penalty there is none."""
     argv = ["solve", "farkle", "-p", "threshold-300", "--target", "1000"]
     code, out, _ = run_cli(capsys, [*argv, "--rules", "facebook"])
-    assert code == 0 and "the race's totals down to -2,000" in out
+    assert code == 0 and "the race's totals down to -4,000" in out
     code, out, _ = run_cli(capsys, [*argv, "--rules", "facebook", "--json"])
-    assert code == 0 and json.loads(out)["floor_points"] == FACEBOOK.penalty_floor() * 50
+    assert code == 0 and json.loads(out)["floor_points"] == 2 * FACEBOOK.penalty_floor() * 50
     code, out, _ = run_cli(capsys, [*argv, "--json"])
     assert code == 0 and "floor_points" not in json.loads(out)
 
@@ -328,6 +330,40 @@ def test_cli_solves_fastest_under_must_roll_and_the_penalty(tmp_path, capsys):
     rules = load_rules(str(both))
     assert json.loads(out)["expected_turns_to_target"] == pytest.approx(
         solitaire.solve_fastest(rules, 1000).expected_turns_to_target, rel=1e-12)
+
+
+def test_fastest_brackets_the_game_without_a_floor():
+    """Where most turns are lost the floor matters. Its policy's race (a forward pass at
+    every total and run of lost turns) plays exactly ``fastest`` at the floor it was
+    solved with; with the floor deepened it bounds the unbounded game from above, as
+    ``fastest`` at the floor does from below: a deeper floor's answer lies between."""
+    rules = dataclasses.replace(PRESETS["basic"], name="b-1000", min_bank=1000,
+                                farkle_penalty=250)
+    shallow = solitaire.solve_fastest(rules, 1000, floor_points=500)
+    with solver_floor(500):  # the race at the fastest's own floor
+        played = solitaire.race(rules, 1000, shallow.bank, -shallow.value)
+    np.testing.assert_allclose(played, shallow.turns, rtol=1e-10)
+    deep = solitaire.solve_fastest(rules, 1000, floor_points=2000)
+    low, high = shallow.expected_turns_to_target, shallow.policy_turns_no_floor
+    assert low + 0.05 < deep.expected_turns_to_target <= deep.policy_turns_no_floor <= high
+    assert high == solitaire.race_turns(rules, 1000, shallow.bank, -shallow.value,
+                                        floor=10)[0]
+    assert shallow.no_floor_points > 500
+
+
+def test_fastest_says_where_the_floor_changes_its_answer(tmp_path, capsys, monkeypatch):
+    argv = ["solve", "farkle", "-p", "fastest", "--target", "1000", "--rules"]
+    code, out, err = run_cli(capsys, [*argv, "facebook"])
+    assert code == 0 and "with no floor to totals: the same to 1e-9" in out, err
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # two penalties below zero
+    lost = tmp_path / "lost.toml"
+    lost.write_text('base = "basic"\nmin-bank = 1000\nfarkle-penalty = 250\n')
+    code, out, err = run_cli(capsys, [*argv, str(lost), "--json"])
+    d = json.loads(out)
+    assert code == 0 and d["policy_turns_no_floor"] > d["expected_turns_to_target"] + 0.1
+    code, out, err = run_cli(capsys, [*argv, str(lost)])
+    assert code == 0 and f"from {d['expected_turns_to_target']:.6f} to " \
+        f"{d['policy_turns_no_floor']:.6f}" in " ".join(out.split()), out
 
 
 @pytest.mark.slow

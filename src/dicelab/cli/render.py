@@ -220,6 +220,13 @@ def fastest_solution(sol) -> None:
                       f"-{d['floor_points']:,}; at 0, by lost turns in a row:")
         for k, th in d["bank_thresholds_by_lost_turns"].items():
             console.print(f"    {k:>6}: " + _thresholds(th))
+        low, high = d["expected_turns_to_target"], d["policy_turns_no_floor"]
+        deep = f"totals down to -{d['no_floor_points']:,}"
+        console.print(
+            f"  with no floor to totals: the same to 1e-9 (its policy's race, {deep})"
+            if abs(high - low) <= 1e-9 * high else
+            f"  with no floor to totals this policy takes {_num(high, 6)} turns ({deep});\n"
+            f"  the best play there takes from {_num(low, 6)} to {_num(high, 6)}")
         console.print(f"  {d['sweeps']} sweeps")
     console.print(f"  {_how(d['from_cache'])} {F.seconds(d['solve_s'])}")
 

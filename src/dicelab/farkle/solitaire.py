@@ -52,12 +52,11 @@ from dicelab.farkle.rules import (
     check_lost_turns,
     check_points,
     check_target,
-    solver_floor,
 )
 from dicelab.resources import check_memory
 
 #: Bump when a cached solitaire solution's arrays change.
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 #: Turn totals whose tail probability P(bank >= x) every turn summary reports.
 TAIL_POINTS = (300, 500, 1000, 2000, 3000)
 
@@ -559,6 +558,12 @@ class FastestSolution:
     first roll; the turn being played not counted) and the decision (1 = bank);
     ``newton_steps``: per state the turn DPs its Newton steps took (without a penalty),
     else each sweep's largest relative change.
+
+    Under a penalty the totals stop at the floor, which can only help the player: the
+    expected turns are a lower bound on the game without a floor, and
+    ``policy_turns_no_floor`` (this policy's race from 0 with the floor deepened until it
+    settles, :func:`race_turns`; at its floor the turn is played as at ``floor_points``)
+    an upper bound; ``no_floor_points`` is how deep that race went.
     """
 
     rules: str
@@ -571,6 +576,8 @@ class FastestSolution:
     elapsed_s: float
     from_cache: bool = False
     farkle_penalty: int = 0
+    policy_turns_no_floor: float = math.nan
+    no_floor_points: int = 0
 
     @property
     def floor_points(self) -> int:
@@ -614,6 +621,8 @@ class FastestSolution:
         if self.turns.shape[0] > 1:
             out.update({"farkle_penalty": self.farkle_penalty,
                         "floor_points": self.floor_points,
+                        "policy_turns_no_floor": self.policy_turns_no_floor,
+                        "no_floor_points": self.no_floor_points,
                         "sweeps": int(self.newton_steps.size),
                         "bank_thresholds_by_lost_turns": {
                             str(k): text_keys(self.bank_thresholds(0, k))
@@ -710,33 +719,101 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
         turns[:] = solve_fastest(dataclasses.replace(rules, farkle_penalty=0),
                                  big * POINT_UNIT, tol=tol).turns[0]
     changes = sweep_totals(m, turns, state, sweep_tol, max_sweeps, "fastest")
+    bound = (math.nan, 0)
     if k > 1:
         steps = np.array(changes)
+        bound = race_turns(rules, target, bank, -value, floor=floor)
     secs = time.perf_counter() - t0
     return FastestSolution(rules.name, target, turns, value, bank, steps, secs, secs,
-                           farkle_penalty=rules.farkle_penalty)
+                           farkle_penalty=rules.farkle_penalty,
+                           policy_turns_no_floor=bound[0], no_floor_points=bound[1])
 
 
 def fastest_solution(rules: FarkleRules, target: int) -> FastestSolution:
     """:func:`solve_fastest`, cached on disk (a few seconds for large targets)."""
     target = check_target(target)
-    key = cache.entry_key("farkle-fastest", rules.name, rules.digest(), t=target)
+    key = cache.entry_key("farkle-fastest", rules.name, rules.digest(), t=target,
+                           floor=rules.penalty_floor())
 
     kept = ("turns", "value", "bank", "newton_steps")
 
     def build() -> dict[str, np.ndarray]:
         sol = solve_fastest(rules, target)
-        return {**{k: getattr(sol, k) for k in kept}, "solve_s": np.array([sol.solve_s])}
+        return {**{k: getattr(sol, k) for k in kept}, "solve_s": np.array([sol.solve_s]),
+                "no_floor": np.array([sol.policy_turns_no_floor, sol.no_floor_points])}
 
     t0 = time.perf_counter()
     arrays, from_cache = cache.cached(key, FORMAT_VERSION, build)
     return FastestSolution(rules.name, target, *(arrays[k] for k in kept),
                            float(arrays["solve_s"][0]), time.perf_counter() - t0,
-                           from_cache=from_cache, farkle_penalty=rules.farkle_penalty)
+                           from_cache=from_cache, farkle_penalty=rules.farkle_penalty,
+                           policy_turns_no_floor=float(arrays["no_floor"][0]),
+                           no_floor_points=int(arrays["no_floor"][1]))
 
 
 # ---------------------------------------------------------------------------------
 # Races and sweeps of fixed turns
+
+
+def table_ends(rules: FarkleRules, bank: np.ndarray, value: np.ndarray | None, k: int,
+               big: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`fixed_turns` of a race's turn policy ``bank`` (and ``value``): (P, 7) at
+    every total, (U, P, 7) per total index or (S, U, P, 7) per run of lost turns and total
+    index (``U = big``, ``S = k``). Returns P(lost turn), P(bank at row i) and P(rolling on
+    past the rows), each led by the shape (S or 1, U or 1)."""
+    bank = np.asarray(bank)
+    lead = (1,) * (4 - bank.ndim) + bank.shape[:-2]
+    if lead != {2: (1, 1), 3: (1, big), 4: (k, big)}.get(bank.ndim):
+        raise ValueError(f"bank must have shape (P, 7), ({big}, P, 7) or ({k}, {big}, P, 7)")
+    flat = (-1, *bank.shape[-2:])
+    bust, dist, left = fixed_turns(rules, bank.reshape(flat),
+                                   None if value is None else np.reshape(value, flat))
+    return bust.reshape(lead), dist.reshape(*lead, -1), left.reshape(lead)
+
+
+def race_ends(m: Model, big: int, bust: np.ndarray, dist: np.ndarray, left: np.ndarray
+              ) -> np.ndarray:
+    """Expected turns ``turns`` (S, big + 1) to the target (index ``big``) from each total
+    index and run of lost turns, of turns that end as :func:`table_ends` says (each led
+    by a shape broadcast to (S, big)); ``turns[:, big] = 0``.
+
+    With ``B_s(u) = 1 + sum_g P_s(bank g at u) E(u + g, 0)`` and ``q_s(u)`` = P(lost):
+    ``E(u, s) = B_s + q_s E(u, s + 1)`` and ``E(u, S - 1) = B + q E(u - penalty, 0)``
+    (without a penalty ``S = 1`` and a lost turn stays at ``u``). Folded over the runs,
+    ``E(u, 0) = sum_s c_s B_s + c_S E(u - penalty, 0)`` with ``c_s = q_0 ... q_(s-1)``: one
+    sparse linear system over the totals, solved directly. A state from which the
+    target is not reached for sure takes ``inf`` turns."""
+    k = m.streak
+    bust, left = np.broadcast_to(bust, (k, big)), np.broadcast_to(left, (k, big))
+    dist = np.broadcast_to(dist, (k, big, dist.shape[-1]))
+    check_memory("the race's linear system", 48 * k * big * dist.shape[-1])
+    # P(not lost) summed, not 1 - P(lost): exact to its last digits when turns rarely bank
+    going = dist.sum(axis=-1) + left
+    c = np.cumprod(np.vstack([np.ones((1, big)), bust]), axis=0)  # c[S]: the streak's
+    u = np.arange(big)
+    down = np.maximum(u - m.penalty, 0)
+    loop = down == u  # a lost streak that leaves the total where it is: 1 - c_S, summed
+    s, g, j = np.nonzero(dist[:, :, 1:big])
+    j += 1
+    s, g, j = s[g + j < big], g[g + j < big], j[g + j < big]  # banks short of the target
+    banks = sparse.csr_matrix((dist[s, g, j], (s * big + g, g + j)), shape=(k * big, big))
+    system = sparse.csc_matrix(
+        (np.concatenate([np.where(loop, (c[:k] * going).sum(axis=0), 1.0), -c[k][~loop],
+                         -c[s, g] * dist[s, g, j]]),
+         (np.concatenate([u, u[~loop], g]), np.concatenate([u, down[~loop], g + j]))),
+        shape=(big, big))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sparse_linalg.MatrixRankWarning)
+        try:
+            e = sparse_linalg.spsolve(system, c[:k].sum(axis=0))
+        except sparse_linalg.MatrixRankWarning:  # no state reaches the target for sure
+            e = np.full(big, np.inf)
+    turns = np.zeros((k, big + 1))
+    turns[0, :big] = np.where(np.isfinite(e) & (e >= 1.0), e, np.inf)
+    b = 1.0 + (banks @ turns[0, :big]).reshape(k, big)
+    for s in range(k - 1, 0, -1):
+        turns[s, :big] = b[s] + bust[s] * (turns[0, down] if s == k - 1 else turns[s + 1, :big])
+    return turns
 
 
 def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | None = None
@@ -744,87 +821,43 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
     """Expected turns to reach ``target`` solitaire under a fixed turn policy.
 
     ``bank`` (and ``value``, as in :func:`evaluate_turn_policy`): (P, 7), one turn policy
-    at every total, or (U, P, 7) per total index (``U = target / 50 + floor`` with the
-    rules' penalty floor, row ``u`` played at total ``(u - floor) * 50``). Returns
-    ``turns`` (S, U + 1): from index ``u`` after ``s`` lost turns in a row (S: the rules'
-    streak, 1 without a penalty); ``turns[:, U] = 0``. With ``B(u) = 1 + sum_g P(bank g)
-    E(u + g, 0)`` and ``q(u)`` = P(lost): ``E(u, s) = B + q E(u, s + 1)`` and ``E(u, last) =
-    B + q E(u - penalty, 0)``. Without a penalty ``E(u, 0) = B / (1 - q)``, from the target
-    down; with one, ``E(u, 0) = (1 + q + ... + q^(S-1)) B + q^S E(u - penalty, 0)`` is one
-    sparse linear system, solved directly. A state that does not reach the target for sure
-    takes ``inf`` turns. Each total's turn distribution comes from the forward pass: an
-    evaluation independent of :func:`solve_fastest`'s backward one.
+    at every total, (U, P, 7) per total index or (S, U, P, 7) per run of lost turns and
+    total index (``U = target / 50 + floor`` with the rules' penalty floor, index ``u``
+    played at total ``(u - floor) * 50``; S: the rules' streak, 1 without a penalty).
+    Returns ``turns`` (S, U + 1) from each total index after each number of lost turns in
+    a row (:func:`race_ends`). Each total's turn distribution comes from the forward pass:
+    an evaluation independent of :func:`solve_fastest`'s backward one.
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> e = race(PRESETS["default"], 1000, threshold_bank_table(300))
     >>> round(float(e[0, 0]), 3)  # expected turns from 0 when banking at 300 or more
     2.837
     """
-    m, k = model(rules), model(rules).streak
+    m = model(rules)
     big = check_target(target) // POINT_UNIT + rules.penalty_floor()
-    bank = np.asarray(bank)
-    if bank.ndim == 2:  # one turn policy at every total
-        bank = bank[None]
-        value = None if value is None else np.asarray(value)[None]
-    elif bank.ndim != 3 or bank.shape[0] != big:
-        raise ValueError(f"bank must have shape ({big}, P, 7) or (P, 7)")
-    width = bank.shape[1] + m.max_points + 1 + m.six_rows  # the rows a turn may bank at
-    check_memory(f"the race to {target:,}", 64 * big * (width + m.penalty + 2))
-    bust, dist, left = fixed_turns(rules, bank, value)
-    u = np.arange(big)
-    q, dist = np.broadcast_to(bust, big), np.broadcast_to(dist, (big, dist.shape[1]))
-    # P(not lost) summed, not 1 - P(lost): exact to its last digits when turns rarely bank
-    going = np.broadcast_to(dist.sum(axis=1) + left, big)
-    turns = np.zeros((k, big + 1))
-
-    def banked(i: int, e: np.ndarray) -> float:
-        """``B(i)``: 1 + the expected turns ``e`` after the banks a turn at ``i`` makes."""
-        d = dist[i, 1:min(dist.shape[1], big - i)]
-        return 1.0 + float(np.dot(d[d > 0], e[i + 1:i + 1 + d.size][d > 0]))
-
-    if k == 1:
-        for i in range(big - 1, -1, -1):
-            turns[0, i] = banked(i, turns[0]) / going[i] if going[i] > 0 else np.inf
-        return turns
-    a = sum(q ** j for j in range(k))  # 1 + q + ... + q^(k-1)
-    g, h = np.nonzero(dist[:, 1:big])
-    h += g + 1  # a bank from index g to h
-    keep = h < big  # (banks at the target or past it end the race)
-    g, h = g[keep], h[keep]
-    down = np.maximum(u - m.penalty, 0)
-    floor = down == u  # where the streak's penalty loops back: 1 - q^k, summed
-    system = sparse.csc_matrix(
-        (np.concatenate([np.where(floor, going * a, 1.0), -(q ** k)[~floor],
-                         -a[g] * dist[g, h - g]]),
-         (np.concatenate([u, u[~floor], g]), np.concatenate([u, down[~floor], h]))),
-        shape=(big, big))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", sparse_linalg.MatrixRankWarning)
-        try:
-            e = sparse_linalg.spsolve(system, a)
-        except sparse_linalg.MatrixRankWarning:  # no state reaches the target for sure
-            e = np.full(big, np.inf)
-    turns[0, :big] = np.where(np.isfinite(e) & (e >= 1.0), e, np.inf)
-    b = np.array([banked(i, turns[0]) for i in u])
-    turns[k - 1, :big] = b + q * turns[0, down]
-    for s in range(k - 2, 0, -1):
-        turns[s, :big] = b + q * turns[s + 1, :big]
-    return turns
+    return race_ends(m, big, *table_ends(rules, bank, value, m.streak, big))
 
 
-def race_turns(rules: FarkleRules, target: int, bank: np.ndarray, tol: float = 1e-10,
-               deepest: int = 1_000_000) -> tuple[float, int]:
-    """Expected turns of one turn policy ``bank`` (P, 7) to reach ``target`` from 0, and the
-    floor (points below zero) the race was solved down to: the rules' penalty floor,
-    doubled until the answer moves by at most ``tol`` (relative) from the floor before.
-    A race whose answer still moves at ``deepest`` points below zero is refused: its
-    expected turns grow with the depth totals may fall to, as when lost turns outweigh
-    banks (the target is reached with probability below 1, or after infinitely many
-    turns on average)."""
-    points, before = rules.penalty_floor() * POINT_UNIT, None
+def race_turns(rules: FarkleRules, target: int, bank: np.ndarray,
+               value: np.ndarray | None = None, *, floor: int | None = None,
+               tol: float = 1e-10, deepest: int = 1_000_000) -> tuple[float, int]:
+    """Expected turns of a turn policy (``bank``/``value`` as in :func:`race`, per-total
+    tables indexed from ``floor`` units below zero, default the rules' penalty floor) to
+    reach ``target`` from 0, and the floor (points below zero) the race was solved down
+    to: that floor, doubled until the answer moves by at most ``tol`` (relative) from the
+    one before; below the table's floor each turn is played as at its floor. A race whose
+    answer still moves at ``deepest`` points below zero is refused: its expected turns
+    grow with the depth totals may fall to, as when lost turns outweigh banks."""
+    m = model(rules)
+    t = check_target(target) // POINT_UNIT
+    f0 = rules.penalty_floor() if floor is None else floor
+    ends = table_ends(rules, bank, value, m.streak, t + f0)
+    points, before = f0 * POINT_UNIT, None
     while True:
-        with solver_floor(points):
-            turns = float(race(rules, target, bank)[0, rules.penalty_floor()])
+        extra = points // POINT_UNIT - f0  # rows below the table's floor, played as at it
+        low = [x if x.shape[1] == 1 else np.concatenate([np.repeat(x[:, :1], extra, axis=1), x],
+                                                         axis=1) for x in ends]
+        turns = float(race_ends(m, t + f0 + extra, *low)[0, f0 + extra])
         if not rules.farkle_penalty or turns == np.inf or (
                 before is not None and abs(turns - before) <= tol * turns):
             return turns, points
@@ -1006,6 +1039,8 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 __all__ = ["FastestSolution", "MaxEvSolution", "ThresholdSolution",
            "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds", "endings",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns",
-           "last_roll", "legal_bank", "max_ev_table", "race", "roll_values",
-           "solve_fastest", "solve_max_ev", "threshold_bank", "threshold_bank_table",
+           "last_roll", "legal_bank", "max_ev_table", "race", "race_ends", "race_turns",
+           "roll_values",
+           "solve_fastest", "solve_max_ev", "table_ends", "threshold_bank",
+           "threshold_bank_table",
            "threshold_distribution", "threshold_solution", "threshold_sweep"]
