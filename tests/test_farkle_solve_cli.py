@@ -372,3 +372,32 @@ def test_policy_view_takes_the_ends_of_the_ranges(capsys, monkeypatch, argv):
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
     code, out, err = run(capsys, "policy", "farkle", *argv)
     assert code == 0 and err == "" and "(R = roll, B = bank)" in out
+
+
+def test_solve_takes_the_floor_of_fastest_and_optimal_win(capsys, tmp_path):
+    """``--floor`` sets how far below zero totals fall: the answers move by little under
+    ``facebook`` and the floor is reported; a floor elsewhere is refused before any work."""
+    base = ["solve", "farkle", "--target", "200", "--rules", "facebook", "--json"]
+    for policy, key in (("fastest", "expected_turns_to_target"), ("optimal-win", "p_win")):
+        code, out, err = run(capsys, *base, "-p", policy)
+        assert code == 0, err
+        default = json.loads(out)
+        code, out, err = run(capsys, *base, "-p", policy, "--floor", "1500")
+        assert code == 0, err
+        d = json.loads(out)
+        assert (default["floor_points"], d["floor_points"]) == (2000, 1500)
+        assert d[key] != default[key] and d[key] == pytest.approx(default[key], rel=1e-4)
+    no_penalty = tmp_path / "p.toml"
+    no_penalty.write_text('base = "facebook"\nfarkle-penalty = 0\n')
+    for argv, message in (
+            (["-p", "max-ev"], "--floor is for fastest and optimal-win, not max-ev"),
+            (["-p", "threshold-300"], "not threshold-300"),
+            (["-p", "ai"], "not ai"),
+            (["-p", "fastest", "--rules", str(no_penalty)], "have no farkle penalty"),
+    ):
+        code, out, err = run(capsys, *base, *argv, "--floor", "2000")
+        assert (code, out) == (2, "") and err.startswith("error: ") and message in err, err
+    for bad in ("950", "1025", "-50", "1000050"):  # under two penalties, off the grid, too deep
+        code, out, err = run(capsys, *base, "-p", "fastest", "--floor", bad)
+        assert (code, out) == (2, "") and "--floor must be a multiple of 50 in 1000..1000000" \
+            in err and err.count("\n") == 1, err

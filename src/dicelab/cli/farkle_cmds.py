@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from dicelab import config
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, PRESETS
@@ -75,6 +76,10 @@ def register(app, solve_app, policy_app) -> None:
                  f"[default: {DEFAULT_TARGET}]")] = None,
         rules: RulesOpt = None,
         ending: EndingOpt = None,
+        floor: Annotated[int | None, typer.Option(
+            help="Under a farkle penalty: how far below zero totals may fall (fastest, "
+                 "optimal-win; points, at least two penalties). [default: "
+                 f"{config.PENALTY_FLOOR_POINTS:,}]")] = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Exact Farkle answers: turn score distributions, max-ev, fastest, optimal-win."""
@@ -83,7 +88,7 @@ def register(app, solve_app, policy_app) -> None:
         from dicelab.results import to_json
 
         with solving(not json_out) as progress:
-            sol = solve_policy(policy, rules, target, ending, progress=progress)
+            sol = solve_policy(policy, rules, target, ending, progress=progress, floor=floor)
         if json_out:
             typer.echo(to_json(sol.to_dict()))
         else:

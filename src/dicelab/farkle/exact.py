@@ -26,7 +26,7 @@ from dicelab.errors import UserError
 from dicelab.farkle import builtin, fixed, solve
 from dicelab.farkle.builtin import resolve
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import FarkleRules, check_target, load_rules
+from dicelab.farkle.rules import FarkleRules, check_points, check_target, load_rules, solver_floor
 from dicelab.farkle.solitaire import FastestSolution, MaxEvSolution, ThresholdSolution
 from dicelab.farkle.solve import OptimalWinSolution, solve_optimal_win
 from dicelab.outcomes import ExactPair, Outcome
@@ -125,7 +125,7 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
 
 def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = None,
                  target: int | None = None, ending: str | None = None,
-                 progress=None
+                 progress=None, floor: int | None = None
                  ) -> ThresholdSolution | MaxEvSolution | FastestSolution | OptimalWinSolution:
     """What ``dicelab solve farkle`` computes: the exact answer for a Farkle policy.
 
@@ -133,15 +133,32 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     :class:`~dicelab.farkle.solitaire.MaxEvSolution`; ``fastest``:
     :class:`~dicelab.farkle.solitaire.FastestSolution` (cached); ``optimal-win``:
     :class:`~dicelab.farkle.solve.OptimalWinSolution` (cached; ``progress(fraction)`` is
-    called as it solves).
+    called as it solves). ``floor``: under a farkle penalty, how far below zero (points)
+    the totals of ``fastest`` and ``optimal-win`` may fall (default
+    :meth:`FarkleRules.penalty_floor`).
 
     >>> solve_policy("threshold-300").expected_turns_to_target > 20
     True
     """
     spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
     rules = load_rules(rules, ending)
-    return builtin.family_of(spec).solve(spec, rules, check_target(target), progress)
+    family, target = builtin.family_of(spec), check_target(target)
+    if floor is None:
+        return family.solve(spec, rules, target, progress)
+    if family.name not in ("fastest", "optimal-win"):
+        raise UserError(f"--floor is for fastest and optimal-win, not {spec.name}: their "
+                        "totals stop at the floor; a threshold's race goes as far below "
+                        "zero as changes its answer, and max-ev plays no totals")
+    if not rules.farkle_penalty:
+        raise UserError(f"--floor: rules '{rules.name}' have no farkle penalty, so totals "
+                        "never fall below zero")
+    floor = check_points("--floor", floor, 2 * rules.farkle_penalty, MAX_FLOOR_POINTS)
+    with solver_floor(floor):
+        return family.solve(spec, rules, target, progress)
 
 
-__all__ = ["ThresholdSolution", "exact_pair", "policy_table",
+#: The deepest ``--floor`` (points below zero) a solve takes.
+MAX_FLOOR_POINTS = 1_000_000
+
+__all__ = ["MAX_FLOOR_POINTS", "ThresholdSolution", "exact_pair", "policy_table",
            "resolve", "solve_best_response", "solve_optimal_win", "solve_policy"]
