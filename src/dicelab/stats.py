@@ -139,9 +139,15 @@ def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = Non
     policy of a tournament meets every other), their differences are no uncertainty: the
     residuals are centred within each group (the stratified estimator's variance).
 
+    No spread at all (every unit of a group at the same ratio, as two chunks of games can
+    be by chance) measures no error: the SE is NaN, as with one unit a group, not 0 (an
+    estimate of zero from a few units is not certainty).
+
     >>> e = unit_ratio(np.array([3.0, 5.0, 4.0]), np.array([8.0, 8.0, 8.0]))
     >>> e.mean, round(e.se, 4), e.df
     (0.5, 0.0722, 2)
+    >>> unit_ratio(np.array([4.0, 4.0]), np.array([8.0, 8.0])).se
+    nan
     """
     used = den > 0
     num, den = num[used], den[used]
@@ -158,7 +164,7 @@ def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = Non
         if e.size > 1:
             var += float(((e - e.mean()) ** 2).sum()) * e.size / (e.size - 1)
             df += e.size - 1
-    if df == 0:
+    if df == 0 or not var > 0:
         return Estimate(r, math.nan, int(d))
     return Estimate(r, math.sqrt(var) / d, int(d), df=df)
 

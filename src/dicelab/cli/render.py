@@ -362,7 +362,7 @@ def tournament(result) -> None:
               caption="ranked by win rate (tables won alone); tie rate: tables where it "
                       "shared the top; mean place: 1 = first; rating: how often it finishes "
                       "ahead of another policy (Bradley-Terry on every pairwise finish, Elo "
-                      "scale, bootstrap CI), which at 3 or more seats can order the policies "
+                      "scale, jackknife CI), which at 3 or more seats can order the policies "
                       "differently from the win rate; 95% CIs in brackets")
     for col in ("rank", "policy", "win rate", "tie rate", "mean place", "rating"):
         t.add_column(col, justify="left" if col == "policy" else "right", no_wrap=True)
