@@ -360,3 +360,15 @@ def test_a_name_in_both_games_needs_game(monkeypatch):
     assert parse_policy("both", game="farkle").game == "farkle"
     game, seats = parse_seats("both", ["optimal"], game="penta")
     assert game == "penta" and [s.name for s in seats] == ["both", "optimal"]
+
+
+def test_units_without_spread_have_no_standard_error():
+    """Units at one ratio (two chunks can agree by chance) measure no error: NaN, not 0;
+    one group with spread beside one without is measured."""
+    den = np.array([8.0, 8.0, 8.0, 8.0])
+    flat = stats.unit_ratio(np.array([3.0, 3.0, 5.0, 5.0]), den, np.array([0, 0, 1, 1]))
+    assert flat.mean == 0.5 and math.isnan(flat.se) and all(map(math.isnan, flat.ci95))
+    some = stats.unit_ratio(np.array([3.0, 3.0, 5.0, 6.0]), den, np.array([0, 0, 1, 1]))
+    assert some.se > 0 and some.df == 2
+    # without the strata the same units vary
+    assert stats.unit_ratio(np.array([3.0, 3.0, 5.0, 5.0]), den).se > 0
