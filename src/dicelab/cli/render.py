@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.table import Table
 
 from dicelab.cli import formats as F
+from dicelab.config import CHUNK_GAMES
 from dicelab.penta.rules import BOX_NAMES
 
 # piped or captured output has no terminal width: use a wide page rather than rich's 80
@@ -430,17 +431,24 @@ def tune_result(result) -> None:
                       f"{F.count(result.evaluated)} of {F.count(result.members)} members "
                       "evaluated; the best found is not proven best")
     se = f" (SE {_pct(result.best_score_se, 4)})" if mc else ""
-    console.print(f"  {'best' if result.proven_best else 'best found'}: {result.best}, "
-                  f"score {_pct(result.best_score, 4)}{se}"
+    if not result.measured:
+        console.print(f"  no best: the scores have no standard error (one chunk of games "
+                      f"per seating), so all {F.count(result.evaluated)} members evaluated "
+                      "tie; a --budget of "
+                      f"{F.count(2 * CHUNK_GAMES)} or more measures one")
+    label = ("best" if result.proven_best else "best found" if result.measured
+             else "highest score")
+    console.print(f"  {label}: {result.best}, score {_pct(result.best_score, 4)}{se}"
                   + (", the best of the family" if result.proven_best else "")
                   + (f" in the search; on fresh dice {_pct(result.rechecked_score, 4)} "
                      f"(SE {_pct(result.rechecked_score_se, 4)})" if mc else ""))
-    if result.tied_members:
+    if result.tied_members and result.measured:
         console.print(f"  tied with it: {', '.join(result.tied_members)}")
     for name, e in result.per_opponent.items():
         console.print(f"    against {name}: {_pct(e.mean, 4)}"
                       + (f" (SE {_pct(e.se, 4)})" if mc else ""))
-    t = Table(title="the best candidates")
+    t = Table(title="the best candidates" if result.measured
+              else "the candidates of highest score (all tie: no standard error)")
     for col in (*result.params, "score", *(("SE",) if mc else ())):
         t.add_column(col, justify="right")
     top = result.candidates.nlargest(8, "score")
