@@ -198,10 +198,15 @@ def test_an_estimate_without_an_interval_says_so(capsys):
     code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "2000",
                                     "--target", "1000", "--seed", "1"])
     rows = [line for line in out.splitlines() if "│ ai " in line or "threshold-300 │" in line]
-    assert code == 0 and rows and all(line.count("[n/a]") == 3 for line in rows[:2])
+    # win rate, tie rate, mean place, rating
+    assert code == 0 and rows and all(line.count("[n/a]") == 4 for line in rows[:2])
     code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "16384",
                                     "--target", "1000", "--seed", "1"])
-    assert code == 0 and "n/a]" not in out.split("pairs:")[0]
+    standings = out.split("pairs:")[0]
+    rows = [line for line in standings.splitlines() if "│ ai " in line
+            or "│ threshold-300 " in line]
+    assert code == 0 and "n/a]" not in standings
+    assert len(rows) == 2 and all(line.count("[") == 4 for line in rows)
 
 
 def _two_policy_tournament(ahead: list[int], games: int = 8192):

@@ -295,12 +295,14 @@ def comparison(result) -> None:
     t = _pairs_table(f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
                      f"{F.count(result.games_per_table)} games per table (one table per "
                      f"pair), seed {result.seed}",
-                     "score = P(win) + ½P(tie) of the policy, with its 95% CI; tie = the CI "
-                     "contains 50%",
+                     "score = P(win) + ½P(tie) of the policy; tie = the score's CI contains "
+                     "50%; 95% CIs in brackets",
                      ("score", "win rate", "tie rate"))
     for p in result.pairs:
-        t.add_row(p.policy, p.opponent, F.estimate(p.score, p.score_ci95, _pct),
-                  _pct(p.wins / p.games), _pct(p.ties / p.games), p.verdict)
+        d = p.to_dict()
+        t.add_row(p.policy, p.opponent, F.estimate(d["score"], d["score_ci95"], _pct),
+                  F.estimate(d["win_rate"], d["win_rate_ci95"], _pct),
+                  F.estimate(d["tie_rate"], d["tie_rate_ci95"], _pct), p.verdict)
     console.print(t)
     _ranking(result, 2)
 
@@ -369,7 +371,8 @@ def tournament(result) -> None:
         t.add_column(col, justify="left" if col == "policy" else "right", no_wrap=True)
     for s in result.standings():
         t.add_row(F.count(s.rank), s.policy, F.estimate(s.win_rate.mean, s.win_rate.ci95, _pct),
-                  _pct(s.tie_rate.mean), F.estimate(s.mean_place.mean, s.mean_place.ci95,
+                  F.estimate(s.tie_rate.mean, s.tie_rate.ci95, _pct),
+                  F.estimate(s.mean_place.mean, s.mean_place.ci95,
                                                     _num, 3),
                   F.estimate(s.rating, s.rating_ci95, _num, 1))
     console.print(t)
@@ -536,7 +539,9 @@ def penta_simulation(result) -> None:
     row("mean Penta bonuses", lambda s: F.estimate(s.mean_penta_bonuses.mean,
                                                    s.mean_penta_bonuses.ci95, F.number, 4))
     for name in seats[0].mean_box_scores:
-        row(f"mean {name}", lambda s, n=name: F.number(s.mean_box_scores[n].mean, 3))
+        row(f"mean {name}", lambda s, n=name: F.estimate(s.mean_box_scores[n].mean,
+                                                           s.mean_box_scores[n].ci95,
+                                                           F.number, 3))
     console.print(t)
     if len(seats) > 1:
         tie = result.tie_rate
