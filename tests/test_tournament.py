@@ -265,3 +265,21 @@ def test_a_rating_interval_from_few_units_is_a_t_interval(ahead):
     assert rating[0] == pytest.approx(elo(pair.score.mean))
     assert ci[0] == pytest.approx([elo(lo), elo(hi)], rel=0.05)
     assert ci[1] == pytest.approx([-ci[0, 1], -ci[0, 0]])
+
+
+def test_lopsided_intervals_stay_within_what_the_quantity_can_be():
+    """threshold-10000 at a target of 1,000 wins about one game in ten thousand: the
+    intervals of the rates stay within [0, 1] and of the mean place within [1, seats]
+    (normal ones ran past them), each still around its value."""
+    t = tournament(["threshold-300", "threshold-10000"], games=20_000, seed=1, target=1000)
+    ranges = {"win_rate": (0.0, 1.0), "tie_rate": (0.0, 1.0), "mean_place": (1.0, 2.0)}
+    for s in t.standings():
+        for name, (low, high) in ranges.items():
+            e = getattr(s, name)
+            lo, hi = e.ci95
+            assert np.isnan(e.se) or low <= lo <= e.mean <= hi <= high, (name, e)
+    (pair,) = t.pairs()
+    lo, hi = pair.score.ci95
+    assert 0.99 < lo < pair.score.mean and hi == 1.0
+    best = t.standings()[0]
+    assert best.win_rate.ci95[1] == 1.0 and best.mean_place.ci95[0] == 1.0

@@ -131,9 +131,11 @@ def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
     return Estimate(r, math.sqrt(var), n, bounds=bounds)
 
 
-def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None) -> Estimate:
+def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None,
+               bounds: tuple[float, float] | None = None) -> Estimate:
     """sum(num) / sum(den) over the independent units where ``den > 0`` (chunks of games,
-    say), with its delta-method SE and a t interval on the units' degrees of freedom.
+    say), with its delta-method SE and a t interval on the units' degrees of freedom
+    (``bounds``: the range of the ratio, a rate's ``(0, 1)``, which the interval keeps to).
 
     ``strata``: the group of each unit. When the groups are fixed by the design (every
     policy of a tournament meets every other), their differences are no uncertainty: the
@@ -154,7 +156,7 @@ def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = Non
     groups = np.zeros(num.size, dtype=np.int64) if strata is None else strata[used]
     d = float(den.sum())
     if d == 0:
-        return Estimate(math.nan, math.nan, 0)
+        return Estimate(math.nan, math.nan, 0, bounds=bounds)
     r = float(num.sum()) / d
     resid = num - r * den
     var = 0.0
@@ -165,8 +167,8 @@ def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = Non
             var += float(((e - e.mean()) ** 2).sum()) * e.size / (e.size - 1)
             df += e.size - 1
     if df == 0 or not var > 0:
-        return Estimate(r, math.nan, int(d))
-    return Estimate(r, math.sqrt(var) / d, int(d), df=df)
+        return Estimate(r, math.nan, int(d), bounds=bounds)
+    return Estimate(r, math.sqrt(var) / d, int(d), df=df, bounds=bounds)
 
 
 def merge_short_tail(per_chunk: np.ndarray, sizes: np.ndarray) -> np.ndarray:

@@ -206,7 +206,7 @@ class Tournament:
             num = ahead + 0.5 * level
             if common.sum() == 0:
                 continue
-            score = unit_ratio(num, common)
+            score = unit_ratio(num, common, bounds=(0.0, 1.0))
             if math.isnan(score.se):  # one unit a group, or no spread: no error to test
                 p = math.nan
             else:
@@ -287,10 +287,13 @@ class Tournament:
         for p, name in enumerate(self.policies):
             u = self.units[:, p, :]
             games = u[:, self._GAMES]
+            # seats ahead of it: 0 to seats - 1, so a place of 1 to seats
             place = unit_ratio(u[:, self._AHEAD], games, self.strata)
-            rows.append((name, int(games.sum()), unit_ratio(u[:, self._WINS], games, self.strata),
-                         unit_ratio(u[:, self._TIES], games, self.strata),
-                         Estimate(1.0 + place.mean, place.se, place.n, df=place.df),
+            rows.append((name, int(games.sum()),
+                         unit_ratio(u[:, self._WINS], games, self.strata, bounds=(0.0, 1.0)),
+                         unit_ratio(u[:, self._TIES], games, self.strata, bounds=(0.0, 1.0)),
+                         Estimate(1.0 + place.mean, place.se, place.n, df=place.df,
+                                  bounds=(1.0, float(self.seats_per_table))),
                          float(rating[p]),
                          (float(ci[p, 0]), float(ci[p, 1]))))
         rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -r[5]))
