@@ -96,7 +96,8 @@ def test_monte_carlo_without_a_standard_error_names_no_best(capsys, budget, meas
     assert d["best"] not in d["tied_members"]
     code, out, err = run_cli(capsys, argv)
     assert code == 0, err
-    assert ("no best: the scores have no standard error" in out) != measured
+    assert ("no standard error (one chunk of games per seating), so no best: all 2 "
+            "members evaluated tie" in out) != measured
     assert ("highest score: threshold-" in out) != measured
     assert ("best found: threshold-" in out) == measured
 
@@ -152,6 +153,9 @@ def test_cli_reports_the_coverage(capsys, tmp_path):
      "not a tuned parameter"),
     (["tune", "ai", "--against", "optimal"], "penta"),
     (["tune", "ai", "--against", "ai", "--trials", "0"], "--trials"),
+    (["tune", "threshold", "--against", "ai", "--against", "ai"], "named twice"),
+    (["tune", "threshold", "--against", "ai", "--against", "ai:base=300", "--monte-carlo"],
+     "named twice"),
     (["tune", "ai"], "--against"),
 ])
 def test_bad_input(capsys, tmp_path, argv, needle):
@@ -198,3 +202,13 @@ def test_tune_refuses_a_penta_policy_without_a_space(capsys):
     code, _, err = run_cli(capsys, ["tune", f"{PENTA_EXAMPLES}:chase_penta", "--against",
                                     "greedy", "--monte-carlo"])
     assert code == 2 and "no parameter space to tune" in err, err
+
+
+def test_one_member_without_a_standard_error_says_so_without_a_tie(capsys):
+    """A space of one member: nothing to tie with, still no standard error to report."""
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--range",
+                                      "threshold=300:300:50", "--monte-carlo", "--budget",
+                                      "100", "--seed", "1", "--target", "1000"])
+    assert code == 0, err
+    assert "no standard error (one chunk of games per seating); a --budget" in out
+    assert "highest score: threshold-300" in out and "tie" not in out.split("score:")[0]

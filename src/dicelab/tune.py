@@ -247,6 +247,9 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     if not field:
         raise UserError("tune needs a field to play against: --against POLICY")
     opponents = [parse_policy(p, fam.game) for p in field]
+    names = [o.name for o in opponents]
+    if len(set(names)) != len(names):  # (each opponent's score is kept by its name)
+        raise UserError(f"--against: a policy is named twice ({', '.join(names)})")
     if not 1 <= trials <= 10_000:
         raise UserError(f"--trials must be 1 to 10,000, not {trials}")
     budget = check_games(budget, "--budget")

@@ -435,10 +435,10 @@ def tune_result(result) -> None:
                       "evaluated; the best found is not proven best")
     se = f" (SE {_pct(result.best_score_se, 4)})" if mc else ""
     if not result.measured:
-        console.print(f"  no best: the scores have no standard error (one chunk of games "
-                      f"per seating), so all {F.count(result.evaluated)} members evaluated "
-                      "tie; a --budget of "
-                      f"{F.count(2 * CHUNK_GAMES)} or more measures one")
+        console.print("  no standard error (one chunk of games per seating)"
+                      + (f", so no best: all {F.count(result.evaluated)} members evaluated "
+                         "tie" if result.evaluated > 1 else "")
+                      + f"; a --budget of {F.count(2 * CHUNK_GAMES)} or more measures one")
     label = ("best" if result.proven_best else "best found" if result.measured
              else "highest score")
     console.print(f"  {label}: {result.best}, score {_pct(result.best_score, 4)}{se}"
