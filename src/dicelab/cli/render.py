@@ -303,7 +303,7 @@ def comparison(result) -> None:
         t.add_row(p.policy, p.opponent, F.estimate(d["score"], d["score_ci95"], _pct),
                   F.estimate(d["win_rate"], d["win_rate_ci95"], _pct),
                   F.estimate(d["tie_rate"], d["tie_rate_ci95"], _pct), p.verdict)
-    console.print(t)
+    print_whole(t)
     _ranking(result, 2)
 
 
@@ -324,7 +324,7 @@ def exact_comparison(result) -> None:
                   *(_pct(x, 4) for x in (p.first.win, p.first.tie, p.second.win,
                                          p.second.tie)),
                   p.verdict)
-    console.print(t)
+    print_whole(t)
     _ranking(result, 7)
 
 
@@ -351,7 +351,7 @@ def penta_exact_comparison(result) -> None:
     for p in result.pairs:
         t.add_row(p.policy, p.opponent, _pct(p.score, 7),
                   *(_pct(x, 4) for x in (p.win_rate, p.tie_rate, p.loss_rate)), p.verdict)
-    console.print(t)
+    print_whole(t)
     _ranking(result, 7)
 
 
@@ -375,7 +375,7 @@ def tournament(result) -> None:
                   F.estimate(s.mean_place.mean, s.mean_place.ci95,
                                                     _num, 3),
                   F.estimate(s.rating, s.rating_ci95, _num, 1))
-    console.print(t)
+    print_whole(t)
     p = Table(title="pairs: the first policy's share of finishing ahead (level = half)",
               caption="score with its 95% CI; verdict: Holm-corrected two-sided test of an "
                       "even score at 5%; effective games per game: the variance with "
@@ -386,7 +386,7 @@ def tournament(result) -> None:
     for v in result.pairs():
         p.add_row(v.policy, v.opponent, F.estimate(v.score.mean, v.score.ci95, _pct),
                   F.p_value(v.p_holm), v.verdict, _num(v.effective_games_per_game))
-    console.print(p)
+    print_whole(p)
 
 
 def sprt_run(result) -> None:
@@ -406,13 +406,13 @@ def sprt_run(result) -> None:
     for col in ("policy", "vs", "decision", "games", "score", "LLR", "expected if H0",
                 "expected if H1", "fixed test"):
         t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right",
-                     no_wrap=col in ("policy", "vs", "score"))
+                     no_wrap=True)
     for p in result.pairs:
         h0, h1 = p.expected_games
         t.add_row(p.policy, p.opponent, p.decision, F.count(p.games),
                   F.estimate(p.score.mean, p.score.ci95, _pct), _num(p.llr), F.count(_round(h0)),
                   F.count(_round(h1)), F.count(_round(p.fixed_games)))
-    console.print(t)
+    print_whole(t)
 
 
 def _round(x: float) -> float:
