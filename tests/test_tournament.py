@@ -283,3 +283,35 @@ def test_lopsided_intervals_stay_within_what_the_quantity_can_be():
     assert 0.99 < lo < pair.score.mean and hi == 1.0
     best = t.standings()[0]
     assert best.win_rate.ci95[1] == 1.0 and best.mean_place.ci95[0] == 1.0
+
+
+@pytest.mark.parametrize("ahead, finite", [([8192, 8192], False), ([8192], False),
+                                           ([8191, 8192], True), ([8192, 8191], True)])
+def test_no_rating_where_one_policy_finished_ahead_in_every_game(ahead, finite):
+    """Bradley-Terry has no finite rating for a policy that finished ahead in every game:
+    the ratings are missing (the fit's regularisation printed about ±1,800); one game the
+    other way gives them, with an interval where the units vary."""
+    t = _two_policy_tournament(ahead)
+    rating, ci = t.ratings()
+    assert np.isfinite(rating).all() == finite and np.isnan(rating).all() != finite
+    if finite:
+        assert rating[0] > 0 and (len(ahead) < 2 or np.isfinite(ci).all())
+    else:
+        assert np.isnan(ci).all()
+    assert [s.policy for s in t.standings()] == ["a", "b"]  # ranked by win rate still
+
+
+def test_one_game_a_table_prints_no_rating(capsys):
+    """One game a table: one policy finished ahead both times, so no rating (JSON null,
+    the text ``n/a`` alone, not a made-up ±1,800)."""
+    argv = ["tournament", "ai", "threshold-300", "-n", "1", "--target", "1000", "--seed", "1"]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    standings = json.loads(out)["standings"]
+    assert [s["win_rate"] for s in standings] == [1.0, 0.0]
+    assert all(s["rating"] is None and s["rating_ci95"] == [None, None] for s in standings)
+    code, out, err = run_cli(capsys, argv)
+    assert code == 0, err
+    rows = [line for line in out.split("pairs:")[0].splitlines() if line.startswith("│ ")]
+    assert len(rows) == 2 and all(line.rstrip("│ ").endswith("n/a") for line in rows)
+    assert "1,800" not in out

@@ -237,6 +237,12 @@ class Tournament:
         same as every other interval of the tournament. NaN where there is no spread to
         measure: a single unit a group, or none at all.
 
+        Both NaN when no finite rating exists: when some policies finished ahead of all
+        the others in every game they met (the graph of who finished ahead of whom is not
+        strongly connected), Bradley-Terry's maximum likelihood puts them infinitely far
+        apart, and any number (the fit's regularisation gave about 1,800) would be made
+        up.
+
         Not a bootstrap: with few units a group (two chunks of games a table) the
         resamples take only a handful of distinct values and the percentile interval is
         far too narrow; the t interval widens with the few degrees of freedom instead."""
@@ -251,7 +257,15 @@ class Tournament:
             return choix.ilsr_pairwise_dense(wins, alpha=1e-9, max_iter=1000,
                                              initial_params=start, tol=1e-12)
 
+        from scipy.sparse.csgraph import connected_components
+
         total = self.pair_units.sum(axis=0)
+        ahead = total[..., 0] + 0.5 * total[..., 1] > 0
+        np.fill_diagonal(ahead, False)
+        if connected_components(ahead, directed=True, connection="strong")[0] > 1:
+            none = np.full(len(self.policies), np.nan)
+            self._memo["ratings"] = (none, np.stack([none, none], axis=1))
+            return self._memo["ratings"]
         theta = fit(total)
         point = ELO * (theta - theta.mean())
         var = np.zeros(point.size)
@@ -296,7 +310,7 @@ class Tournament:
                                   bounds=(1.0, float(self.seats_per_table))),
                          float(rating[p]),
                          (float(ci[p, 0]), float(ci[p, 1]))))
-        rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -r[5]))
+        rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -np.nan_to_num(r[5])))
         return [PolicyStanding(*r, rank) for rank, r in enumerate(rows, 1)]
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
