@@ -96,14 +96,21 @@ def fields(name: str, e: Estimate | Proportion) -> dict[str, Any]:
 
 
 def mean_estimate(total: float, total_sq: float, n: int) -> Estimate:
-    """Sample mean and its standard error from ``sum x``, ``sum x**2`` and ``n``."""
+    """Sample mean and its standard error from ``sum x``, ``sum x**2`` and ``n``, with a t
+    interval on ``n - 1`` degrees of freedom (the SE is estimated from the same ``n``
+    values: from two games a normal interval would be six times too narrow).
+
+    >>> e = mean_estimate(3.0, 5.0, 2)
+    >>> e.mean, e.df, [round(x, 2) for x in e.ci95]
+    (1.5, 1, [-4.85, 7.85])
+    """
     if n <= 0:
         return Estimate(math.nan, math.nan, 0)
     mean = total / n
     if n == 1:
         return Estimate(mean, math.nan, 1)
     var = max((total_sq - n * mean * mean) / (n - 1), 0.0)
-    return Estimate(mean, math.sqrt(var / n), n)
+    return Estimate(mean, math.sqrt(var / n), n, df=n - 1)
 
 
 def sample_sd(total: float, total_sq: float, n: int) -> float:
@@ -119,7 +126,7 @@ def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
     ``bounds``: the range of the ratio (a rate: ``(0, 1)``), which its interval keeps to.
 
     Used for per-turn rates estimated from whole games (turns within a game are not
-    independent units, games are).
+    independent units, games are); a t interval on ``n - 1`` degrees of freedom.
     """
     if n <= 1 or den_sum == 0:
         return Estimate(math.nan, math.nan, n, bounds=bounds)
@@ -128,7 +135,7 @@ def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
     # variance of residuals y_i - r x_i, divided by n xbar^2
     resid_sq = num_sq - 2 * r * cross + r * r * den_sq
     var = max(resid_sq / (n - 1), 0.0) / (n * xbar * xbar)
-    return Estimate(r, math.sqrt(var), n, bounds=bounds)
+    return Estimate(r, math.sqrt(var), n, df=n - 1, bounds=bounds)
 
 
 def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None,
