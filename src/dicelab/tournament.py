@@ -249,6 +249,7 @@ class Tournament:
         if "ratings" in self._memo:
             return self._memo["ratings"]
         import choix
+        from scipy.sparse.csgraph import connected_components
         from scipy.stats import t as t_dist
 
         def fit(sums: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
@@ -256,8 +257,6 @@ class Tournament:
             np.fill_diagonal(wins, 0.0)  # (level finishes count half a win each way)
             return choix.ilsr_pairwise_dense(wins, alpha=1e-9, max_iter=1000,
                                              initial_params=start, tol=1e-12)
-
-        from scipy.sparse.csgraph import connected_components
 
         total = self.pair_units.sum(axis=0)
         ahead = total[..., 0] + 0.5 * total[..., 1] > 0
