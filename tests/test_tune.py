@@ -100,6 +100,9 @@ def test_monte_carlo_without_a_standard_error_names_no_best(capsys, budget, meas
             "members evaluated tie" in out) != measured
     assert ("highest score: threshold-" in out) != measured
     assert ("best found: threshold-" in out) == measured
+    # the SE says how many units it comes from: two chunks, a rough one
+    assert ("SE: its standard error over 2 chunks of games per opponent" in out) == measured
+    assert ("from so few chunks the SE is itself rough" in out) == measured
 
 
 def test_the_search_is_reproducible():
