@@ -159,3 +159,21 @@ def test_the_ending_is_recorded_in_the_summary_and_its_table(capsys):
     main(["compare", "threshold-300", "threshold-600", "-n", "2000", "--seed", "2",
           "--target", "3000", "--ending", "first-to-bank", "--json"])
     assert json.loads(capsys.readouterr().out)["ending"] == "first-to-bank"
+
+
+@pytest.mark.parametrize("games", [1, 300])
+def test_every_rate_of_the_table_shows_its_interval(capsys, games):
+    """The score, the win rate and the tie rate each print with the interval the JSON
+    carries (a rate alone, without it, looked exact), from one game on (Wilson)."""
+    argv = ["compare", "threshold-300", "ai", "-n", str(games), "--target", "1000",
+            "--seed", "4"]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    (pair,) = json.loads(out)["pairs"]
+    code, out, err = run_cli(capsys, argv)
+    assert code == 0, err
+    (row,) = [line for line in out.splitlines() if "│ threshold-300 │" in line]
+    for key in ("score", "win_rate", "tie_rate"):
+        lo, hi = pair[f"{key}_ci95"]
+        assert f"[{100 * lo:.2f}%, {100 * hi:.2f}%]" in row, (key, row)
+    assert row.count("[") == 3 and "n/a" not in row

@@ -686,3 +686,19 @@ def test_exact_policies_played_by_the_kernel_match_their_solved_values():
     turns = solve_fastest(DEFAULT, 5000).expected_turns_to_target
     r = simulate_farkle(seats_of("fastest"), games=40_000, seed=22, target=5000).seat(0)
     assert abs(r.mean_turns.mean - turns) < 4 * r.mean_turns.se
+
+
+@pytest.mark.parametrize("games", [2, 5, 200])
+def test_the_mean_place_interval_is_a_t_interval_within_the_places(games):
+    """From a few games the mean place's interval is a t interval (it was a normal one)
+    kept within 1 to the number of seats (two games printed [0.520, 2.480])."""
+    from scipy.stats import t as t_dist
+
+    r = simulate_farkle(seats_of("threshold-300", "ai"), games=games, seed=1, target=1000)
+    for s in range(2):
+        e = r.seat(s).mean_place
+        lo, hi = e.ci95
+        q = float(t_dist.ppf(0.975, games - 1))
+        assert e.df == games - 1 and 1.0 <= lo <= e.mean <= hi <= 2.0
+        assert lo == pytest.approx(max(1.0, e.mean - q * e.se))
+        assert hi == pytest.approx(min(2.0, e.mean + q * e.se))

@@ -360,3 +360,30 @@ def test_a_name_in_both_games_needs_game(monkeypatch):
     assert parse_policy("both", game="farkle").game == "farkle"
     game, seats = parse_seats("both", ["optimal"], game="penta")
     assert game == "penta" and [s.name for s in seats] == ["both", "optimal"]
+
+
+def test_units_without_spread_have_no_standard_error():
+    """Units at one ratio (two chunks can agree by chance) measure no error: NaN, not 0;
+    one group with spread beside one without is measured."""
+    den = np.array([8.0, 8.0, 8.0, 8.0])
+    flat = stats.unit_ratio(np.array([3.0, 3.0, 5.0, 5.0]), den, np.array([0, 0, 1, 1]))
+    assert flat.mean == 0.5 and math.isnan(flat.se) and all(map(math.isnan, flat.ci95))
+    some = stats.unit_ratio(np.array([3.0, 3.0, 5.0, 6.0]), den, np.array([0, 0, 1, 1]))
+    assert some.se > 0 and some.df == 2
+    # without the strata the same units vary
+    assert stats.unit_ratio(np.array([3.0, 3.0, 5.0, 5.0]), den).se > 0
+
+
+@pytest.mark.parametrize("n", [2, 3, 30, 3000])
+def test_a_mean_of_few_values_has_a_t_interval(n):
+    """The SE of a mean comes from the same n values: a t interval on n - 1 degrees of
+    freedom (from two values a normal one was 6.5 times too narrow); the same for a
+    ratio of means over n games."""
+    from scipy.stats import t as t_dist
+
+    x = np.arange(n, dtype=float) % 7
+    e = stats.mean_estimate(x.sum(), (x * x).sum(), n)
+    q = float(t_dist.ppf(0.975, n - 1))
+    assert e.df == n - 1 and e.ci95 == pytest.approx((e.mean - q * e.se, e.mean + q * e.se))
+    r = stats.ratio_estimate(x.sum(), (x * x).sum(), 2.0 * n, 4.0 * n, 2 * x.sum(), n)
+    assert r.df == n - 1 and r.ci95 == pytest.approx((r.mean - q * r.se, r.mean + q * r.se))

@@ -364,3 +364,27 @@ def test_sizes_the_memory_cannot_hold_are_refused_before_allocating(monkeypatch,
     monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "600MB")
     with pytest.raises(UserError, match="3,000 seats"):
         simulate_penta(["greedy"] * 3000, games=10, seed=1)
+
+
+def test_every_mean_of_the_table_shows_its_interval(capsys):
+    """Each box's mean prints with its 95% interval (from the SE the JSON carries), as the
+    other means do; with one game there is none: ``[n/a]``."""
+    for games, missing in ((200, False), (1, True)):
+        argv = ["simulate", "-s", "docs/examples/policies/penta_rules.py:most_points", "-n",
+                str(games), "--seed", "1"]
+        code, out, err = run_cli(capsys, [*argv, "--json"])
+        assert code == 0, err
+        (seat,) = json.loads(out)["seats"]
+        code, out, err = run_cli(capsys, argv)
+        assert code == 0, err
+        rows = {line.split("│")[1].strip(): line.split("│")[2].strip()
+                for line in out.splitlines() if line.startswith("│ mean ")}
+        for name, mean in seat["mean_box_scores"].items():
+            cell = rows[f"mean {name}"]
+            assert cell.startswith(f"{mean:,.3f} ["), cell
+            if missing:
+                assert cell.endswith("[n/a]") and seat["mean_box_scores_se"][name] is None
+            else:
+                se = seat["mean_box_scores_se"][name]
+                lo, hi = (float(x) for x in cell.split("[")[1].rstrip("]").split(", "))
+                assert lo <= mean <= hi and (se == 0 or lo < hi), cell

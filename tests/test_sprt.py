@@ -151,3 +151,35 @@ def test_the_test_plays_no_more_than_the_most_games(most):
     assert r.games <= most
     with pytest.raises(UserError, match="one unit"):
         sprt("ai", "max-ev", SprtSpec(0, 10), max_games=2 * UNIT_GAMES - 1, seed=1)
+
+
+@pytest.mark.parametrize("loser, spread", [("threshold-10000", False), ("threshold-5000", True)])
+def test_a_lopsided_score_keeps_its_interval_within_zero_and_one(loser, spread):
+    """A policy that wins nearly every game: the score's interval stays within [0, 1] (a
+    normal interval ran past 100%); one that wins every game of every unit has units
+    without spread, which measure no error: no interval, not [100%, 100%]."""
+    r = sprt("threshold-300", loser, SprtSpec(0, 10), seed=1, target=1000)
+    assert r.decision == "H1" and r.score.mean > 0.98
+    lo, hi = r.score.ci95
+    if spread:
+        assert r.score.se > 0 and lo < r.score.mean < hi == 1.0
+    else:
+        assert r.score.mean == 1.0 and math.isnan(r.score.se) and math.isnan(lo)
+
+
+def test_long_policy_names_leave_every_column_readable(capsys):
+    """Long policy names (a user's file) do not squeeze the decision, the score or the
+    numbers out of the table: it prints wider than the page instead."""
+    policies = [f"docs/examples/policies/penta_rules.py:{p}" for p in ("most_points",
+                                                                       "chase_penta")]
+    code, out, err = run_cli(capsys, ["tournament", *policies, "--sprt", "--seed", "1",
+                                      "-n", "32"])
+    assert code == 0, err
+    (row,) = [line for line in out.splitlines() if line.startswith("│ docs/")]
+    cells = [c.strip() for c in row.strip("│").split("│")]
+    assert cells[:3] == [*policies, "undecided"] and cells[3] == "32"
+    assert "…" not in row and cells[4].endswith("]")
+    code, out, err = run_cli(capsys, ["tournament", *policies, "--seed", "1", "-n", "2"])
+    assert code == 0, err
+    (row,) = [line for line in out.split("pairs:")[1].splitlines() if line.startswith("│ ")]
+    assert "…" not in row and row.split("│")[5].strip() == "tie"

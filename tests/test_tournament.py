@@ -75,11 +75,20 @@ def test_pair_scores_agree_with_the_exact_evaluation(crn):
 
 
 def test_identical_policies_are_ties_and_ratings_cover_zero():
+    """Three names of one behaviour on common dice play every game alike in both
+    seatings: every unit's score is exactly a half. Units without spread measure no
+    error, so no interval (not a zero-width one, whatever the rounding of the fit)."""
     t = tournament(SAME, games=20_000, seed=8, target=2000)
-    assert all(p.verdict == "tie" for p in t.pairs())
+    assert all(p.verdict == "tie" and p.score.mean == 0.5 and np.isnan(p.score.se)
+               for p in t.pairs())
+    for s in t.standings():
+        assert s.rating == pytest.approx(0.0, abs=1e-9)
+        assert np.isnan(s.rating_ci95).all(), s
+    # another behaviour beside it: the units vary, every interval is measured
+    t = tournament([SAME[0], "threshold-350"], games=20_000, seed=8, target=2000)
     for s in t.standings():
         lo, hi = s.rating_ci95
-        assert lo <= 0 <= hi, s
+        assert lo < s.rating < hi, s
 
 
 def test_a_clearly_better_policy_ranks_first_with_every_verdict():
@@ -163,7 +172,7 @@ def test_one_chunk_per_table_gives_no_verdict(games, measured):
     else:
         assert np.isnan(pair.score.se) and np.isnan(pair.p_value) and np.isnan(pair.p_holm)
         assert pair.verdict == "tie"
-    # the ratings' bootstrap resamples the same units: an interval only from two on
+    # the ratings' jackknife deletes the same units: an interval only from two on
     rating, ci = t.ratings()
     assert np.isfinite(rating).all() and np.isnan(ci).all() != measured
     if measured:
@@ -189,7 +198,120 @@ def test_an_estimate_without_an_interval_says_so(capsys):
     code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "2000",
                                     "--target", "1000", "--seed", "1"])
     rows = [line for line in out.splitlines() if "│ ai " in line or "threshold-300 │" in line]
-    assert code == 0 and rows and all(line.count("[n/a]") == 3 for line in rows[:2])
+    # win rate, tie rate, mean place, rating
+    assert code == 0 and rows and all(line.count("[n/a]") == 4 for line in rows[:2])
     code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "16384",
                                     "--target", "1000", "--seed", "1"])
-    assert code == 0 and "n/a]" not in out.split("pairs:")[0]
+    standings = out.split("pairs:")[0]
+    rows = [line for line in standings.splitlines() if "│ ai " in line
+            or "│ threshold-300 " in line]
+    assert code == 0 and "n/a]" not in standings
+    assert len(rows) == 2 and all(line.count("[") == 4 for line in rows)
+
+
+def _two_policy_tournament(ahead: list[int], games: int = 8192):
+    """A two-policy tournament of one group whose unit ``u`` saw the first policy finish
+    ahead in ``ahead[u]`` of ``games`` games and behind in the rest (no level finish)."""
+    from dicelab.tournament import Tournament
+
+    n = len(ahead)
+    pair = np.zeros((n, 2, 2, 3))
+    for u, a in enumerate(ahead):
+        pair[u, 0, 1] = [a, 0, games]
+        pair[u, 1, 0] = [games - a, 0, games]
+    units = np.zeros((n, 2, 4))
+    units[:, :, 0] = games
+    units[:, 0, 1] = ahead
+    units[:, 1, 1] = games - np.array(ahead)
+    units[:, 0, 3] = games - np.array(ahead)
+    units[:, 1, 3] = ahead
+    return Tournament("farkle", ["a", "b"], 2, n * games, 1, True, "default", 1000, [],
+                      units, pair, np.zeros((2, 2, 3)), np.zeros(n, dtype=np.int64), 0.0)
+
+
+@pytest.mark.parametrize("ahead, spread", [([4500, 4500], False), ([4500, 4500, 4500], False),
+                                           ([4500, 4501], True), ([4499, 4500, 4501], True)])
+def test_units_without_spread_give_no_verdict(ahead, spread):
+    """Units that happen to agree exactly (two chunks of games can, by chance) measure no
+    error: no p-value, no verdict, no interval, however far the score is from a half;
+    units that differ by one game give them all."""
+    t = _two_policy_tournament(ahead)
+    (pair,) = t.pairs()
+    assert pair.score.mean == pytest.approx(sum(ahead) / (8192 * len(ahead)))
+    _rating, ci = t.ratings()
+    if spread:
+        assert pair.score.se > 0 and pair.p_holm < 0.05 and pair.verdict == "better"
+        assert np.isfinite(ci).all()
+    else:
+        assert np.isnan(pair.score.se) and np.isnan(pair.p_value) and pair.verdict == "tie"
+        assert np.isnan(pair.score.ci95).all() and np.isnan(ci).all()
+    for s in t.standings():
+        assert np.isnan(s.win_rate.se) != spread and np.isnan(s.rating_ci95).all() != spread
+
+
+@pytest.mark.parametrize("ahead", [[4400, 4500], [4400, 4450, 4500], [4400, 4500] * 3])
+def test_a_rating_interval_from_few_units_is_a_t_interval(ahead):
+    """With two policies the rating difference is the Elo of the pair's score, so its
+    interval must be about the score's, mapped to Elo: a t interval on the units'
+    degrees of freedom (a bootstrap over two units gave one about ten times too narrow)."""
+    t = _two_policy_tournament(ahead)
+    (pair,) = t.pairs()
+    rating, ci = t.ratings()
+
+    def elo(s):
+        return 400 * np.log10(s / (1 - s)) / 2  # each policy gets half the difference
+
+    lo, hi = pair.score.ci95
+    assert rating[0] == pytest.approx(elo(pair.score.mean))
+    assert ci[0] == pytest.approx([elo(lo), elo(hi)], rel=0.05)
+    assert ci[1] == pytest.approx([-ci[0, 1], -ci[0, 0]])
+
+
+def test_lopsided_intervals_stay_within_what_the_quantity_can_be():
+    """threshold-10000 at a target of 1,000 wins about one game in ten thousand: the
+    intervals of the rates stay within [0, 1] and of the mean place within [1, seats]
+    (normal ones ran past them), each still around its value."""
+    t = tournament(["threshold-300", "threshold-10000"], games=20_000, seed=1, target=1000)
+    ranges = {"win_rate": (0.0, 1.0), "tie_rate": (0.0, 1.0), "mean_place": (1.0, 2.0)}
+    for s in t.standings():
+        for name, (low, high) in ranges.items():
+            e = getattr(s, name)
+            lo, hi = e.ci95
+            assert np.isnan(e.se) or low <= lo <= e.mean <= hi <= high, (name, e)
+    (pair,) = t.pairs()
+    lo, hi = pair.score.ci95
+    assert 0.99 < lo < pair.score.mean and hi == 1.0
+    best = t.standings()[0]
+    assert best.win_rate.ci95[1] == 1.0 and best.mean_place.ci95[0] == 1.0
+
+
+@pytest.mark.parametrize("ahead, finite", [([8192, 8192], False), ([8192], False),
+                                           ([8191, 8192], True), ([8192, 8191], True)])
+def test_no_rating_where_one_policy_finished_ahead_in_every_game(ahead, finite):
+    """Bradley-Terry has no finite rating for a policy that finished ahead in every game:
+    the ratings are missing (the fit's regularisation printed about ±1,800); one game the
+    other way gives them, with an interval where the units vary."""
+    t = _two_policy_tournament(ahead)
+    rating, ci = t.ratings()
+    assert np.isfinite(rating).all() == finite and np.isnan(rating).all() != finite
+    if finite:
+        assert rating[0] > 0 and (len(ahead) < 2 or np.isfinite(ci).all())
+    else:
+        assert np.isnan(ci).all()
+    assert [s.policy for s in t.standings()] == ["a", "b"]  # ranked by win rate still
+
+
+def test_one_game_a_table_prints_no_rating(capsys):
+    """One game a table: one policy finished ahead both times, so no rating (JSON null,
+    the text ``n/a`` alone, not a made-up ±1,800)."""
+    argv = ["tournament", "ai", "threshold-300", "-n", "1", "--target", "1000", "--seed", "1"]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    standings = json.loads(out)["standings"]
+    assert [s["win_rate"] for s in standings] == [1.0, 0.0]
+    assert all(s["rating"] is None and s["rating_ci95"] == [None, None] for s in standings)
+    code, out, err = run_cli(capsys, argv)
+    assert code == 0, err
+    rows = [line for line in out.split("pairs:")[0].splitlines() if line.startswith("│ ")]
+    assert len(rows) == 2 and all(line.rstrip("│ ").endswith("n/a") for line in rows)
+    assert "1,800" not in out

@@ -62,10 +62,11 @@ def test_monte_carlo_members_equal_on_the_same_dice_are_listed_as_ties():
     members that play differently are not listed."""
     r = tune("ai", ["threshold-300"], params=["step", "max-steps"],
              ranges={"step": (0, 0, 50), "max-steps": (0, 2, 1)}, monte_carlo=True,
-             budget=300, seed=1, target=1000)
+             budget=16_384, seed=1, target=1000)
+    assert r.measured and r.best_score_se > 0
     assert r.evaluated == 3 and len(r.tied_members) == 2 and r.best not in r.tied_members
     r = tune("threshold", ["ai"], ranges={"threshold": (250, 2000, 1750)},
-             monte_carlo=True, budget=300, seed=1, target=1000)
+             monte_carlo=True, budget=16_384, seed=1, target=1000)
     assert r.candidates["score"].nunique() == 2 and r.tied_members == []
 
 
@@ -76,6 +77,32 @@ def test_monte_carlo_has_no_standard_error_from_one_chunk_and_a_short_one():
     r = tune("threshold", ["ai"], ranges={"threshold": (300, 300, 50)}, monte_carlo=True,
              budget=10_240, seed=1, target=1000)
     assert r.best_score_se > 0
+
+
+@pytest.mark.parametrize("budget, measured", [(1, False), (300, False), (8_193, False),
+                                              (10_240, True)])
+def test_monte_carlo_without_a_standard_error_names_no_best(capsys, budget, measured):
+    """Scores without a standard error (one chunk of games per seating) cannot tell the
+    members apart, however different: every member is tied with the highest, in the
+    JSON and the text; from two chunks on the scores are measured and the best named."""
+    argv = ["tune", "threshold", "--against", "ai", "--range", "threshold=250:2000:1750",
+            "--monte-carlo", "--budget", str(budget), "--seed", "1", "--target", "1000"]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["evaluated"] == 2 and d["proven_best"] is False
+    assert (d["best_score_se"] is not None) == measured
+    assert len(d["tied_members"]) == (0 if measured else 1)
+    assert d["best"] not in d["tied_members"]
+    code, out, err = run_cli(capsys, argv)
+    assert code == 0, err
+    assert ("no standard error (one chunk of games per seating), so no best: all 2 "
+            "members evaluated tie" in out) != measured
+    assert ("highest score: threshold-" in out) != measured
+    assert ("best found: threshold-" in out) == measured
+    # the SE says how many units it comes from: two chunks, a rough one
+    assert ("SE: its standard error over 2 chunks of games per opponent" in out) == measured
+    assert ("from so few chunks the SE is itself rough" in out) == measured
 
 
 def test_the_search_is_reproducible():
@@ -129,6 +156,9 @@ def test_cli_reports_the_coverage(capsys, tmp_path):
      "not a tuned parameter"),
     (["tune", "ai", "--against", "optimal"], "penta"),
     (["tune", "ai", "--against", "ai", "--trials", "0"], "--trials"),
+    (["tune", "threshold", "--against", "ai", "--against", "ai"], "named twice"),
+    (["tune", "threshold", "--against", "ai", "--against", "ai:base=300", "--monte-carlo"],
+     "named twice"),
     (["tune", "ai"], "--against"),
 ])
 def test_bad_input(capsys, tmp_path, argv, needle):
@@ -175,3 +205,13 @@ def test_tune_refuses_a_penta_policy_without_a_space(capsys):
     code, _, err = run_cli(capsys, ["tune", f"{PENTA_EXAMPLES}:chase_penta", "--against",
                                     "greedy", "--monte-carlo"])
     assert code == 2 and "no parameter space to tune" in err, err
+
+
+def test_one_member_without_a_standard_error_says_so_without_a_tie(capsys):
+    """A space of one member: nothing to tie with, still no standard error to report."""
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--range",
+                                      "threshold=300:300:50", "--monte-carlo", "--budget",
+                                      "100", "--seed", "1", "--target", "1000"])
+    assert code == 0, err
+    assert "no standard error (one chunk of games per seating); a --budget" in out
+    assert "highest score: threshold-300" in out and "tie" not in out.split("score:")[0]

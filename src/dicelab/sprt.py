@@ -273,8 +273,11 @@ def sprt(policy: str | PolicySpec, opponent: str | PolicySpec, spec: SprtSpec, *
                 break
         first = stop
     n = judge.n
-    score = Estimate(judge.mean, math.sqrt(judge.var / n) if n > 1 else math.nan,
-                     n * 2 * UNIT_GAMES, df=n - 1 if n > 1 else None)
+    # a share: its interval within [0, 1]; units without spread (every unit the same
+    # score) measure no error, so no interval rather than a zero-width one
+    measured = n > 1 and judge.var > 0
+    score = Estimate(judge.mean, math.sqrt(judge.var / n) if measured else math.nan,
+                     n * 2 * UNIT_GAMES, df=n - 1 if measured else None, bounds=(0.0, 1.0))
     return SprtResult(a.name, b.name, spec, judge.decision, float(judge.llr), n,
                       n * 2 * UNIT_GAMES, score, judge.var, crn, seed,
                       time.perf_counter() - started, a.game)

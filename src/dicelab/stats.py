@@ -96,14 +96,21 @@ def fields(name: str, e: Estimate | Proportion) -> dict[str, Any]:
 
 
 def mean_estimate(total: float, total_sq: float, n: int) -> Estimate:
-    """Sample mean and its standard error from ``sum x``, ``sum x**2`` and ``n``."""
+    """Sample mean and its standard error from ``sum x``, ``sum x**2`` and ``n``, with a t
+    interval on ``n - 1`` degrees of freedom (the SE is estimated from the same ``n``
+    values: from two games a normal interval would be six times too narrow).
+
+    >>> e = mean_estimate(3.0, 5.0, 2)
+    >>> e.mean, e.df, [round(x, 2) for x in e.ci95]
+    (1.5, 1, [-4.85, 7.85])
+    """
     if n <= 0:
         return Estimate(math.nan, math.nan, 0)
     mean = total / n
     if n == 1:
         return Estimate(mean, math.nan, 1)
     var = max((total_sq - n * mean * mean) / (n - 1), 0.0)
-    return Estimate(mean, math.sqrt(var / n), n)
+    return Estimate(mean, math.sqrt(var / n), n, df=n - 1)
 
 
 def sample_sd(total: float, total_sq: float, n: int) -> float:
@@ -119,7 +126,7 @@ def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
     ``bounds``: the range of the ratio (a rate: ``(0, 1)``), which its interval keeps to.
 
     Used for per-turn rates estimated from whole games (turns within a game are not
-    independent units, games are).
+    independent units, games are); a t interval on ``n - 1`` degrees of freedom.
     """
     if n <= 1 or den_sum == 0:
         return Estimate(math.nan, math.nan, n, bounds=bounds)
@@ -128,27 +135,35 @@ def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
     # variance of residuals y_i - r x_i, divided by n xbar^2
     resid_sq = num_sq - 2 * r * cross + r * r * den_sq
     var = max(resid_sq / (n - 1), 0.0) / (n * xbar * xbar)
-    return Estimate(r, math.sqrt(var), n, bounds=bounds)
+    return Estimate(r, math.sqrt(var), n, df=n - 1, bounds=bounds)
 
 
-def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None) -> Estimate:
+def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = None,
+               bounds: tuple[float, float] | None = None) -> Estimate:
     """sum(num) / sum(den) over the independent units where ``den > 0`` (chunks of games,
-    say), with its delta-method SE and a t interval on the units' degrees of freedom.
+    say), with its delta-method SE and a t interval on the units' degrees of freedom
+    (``bounds``: the range of the ratio, a rate's ``(0, 1)``, which the interval keeps to).
 
     ``strata``: the group of each unit. When the groups are fixed by the design (every
     policy of a tournament meets every other), their differences are no uncertainty: the
     residuals are centred within each group (the stratified estimator's variance).
 
+    No spread at all (every unit of a group at the same ratio, as two chunks of games can
+    be by chance) measures no error: the SE is NaN, as with one unit a group, not 0 (an
+    estimate of zero from a few units is not certainty).
+
     >>> e = unit_ratio(np.array([3.0, 5.0, 4.0]), np.array([8.0, 8.0, 8.0]))
     >>> e.mean, round(e.se, 4), e.df
     (0.5, 0.0722, 2)
+    >>> unit_ratio(np.array([4.0, 4.0]), np.array([8.0, 8.0])).se
+    nan
     """
     used = den > 0
     num, den = num[used], den[used]
     groups = np.zeros(num.size, dtype=np.int64) if strata is None else strata[used]
     d = float(den.sum())
     if d == 0:
-        return Estimate(math.nan, math.nan, 0)
+        return Estimate(math.nan, math.nan, 0, bounds=bounds)
     r = float(num.sum()) / d
     resid = num - r * den
     var = 0.0
@@ -158,9 +173,9 @@ def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = Non
         if e.size > 1:
             var += float(((e - e.mean()) ** 2).sum()) * e.size / (e.size - 1)
             df += e.size - 1
-    if df == 0:
-        return Estimate(r, math.nan, int(d))
-    return Estimate(r, math.sqrt(var) / d, int(d), df=df)
+    if df == 0 or not var > 0:
+        return Estimate(r, math.nan, int(d), bounds=bounds)
+    return Estimate(r, math.sqrt(var) / d, int(d), df=df, bounds=bounds)
 
 
 def merge_short_tail(per_chunk: np.ndarray, sizes: np.ndarray) -> np.ndarray:

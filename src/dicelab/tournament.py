@@ -39,11 +39,11 @@ win rates, finishing places, pairwise verdicts and ratings, each with its uncert
   table of ``N`` is broken into its pairwise finishes: rank breaking, the standard
   consistent estimator of Plackett-Luce strengths), fitted by :func:`choix.
   ilsr_pairwise_dense`, on the Elo scale (400 log10 of the strength ratio), with 95%
-  intervals from a bootstrap over the units within each group (reproducible from the
-  seed). Per-policy rates are stratified the same way: the groups are the design, not
-  a sample. A rating measures how often a policy finishes ahead of another, not how
-  often it wins its table; at three or more seats the two can disagree, and the
-  standings are ranked by the win rate.
+  t intervals on a jackknife standard error over the units within each group (see
+  :meth:`Tournament.ratings`). Per-policy rates are stratified the same way: the groups
+  are the design, not a sample. A rating measures how often a policy finishes ahead of
+  another, not how often it wins its table; at three or more seats the two can
+  disagree, and the standings are ranked by the win rate.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ from dicelab.registry import PolicySpec, parse_policy
 from dicelab.seeding import check_games, check_seed, group_seed
 from dicelab.stats import Estimate, fields, merge_short_tail, unit_ratio
 
-#: Bootstrap resamples of the units for the rating intervals.
-RATING_BOOTSTRAP = 200
+#: A rating's jackknife SE (Elo) at or below this is no spread, only the fit's rounding.
+RATING_SPREAD = 1e-6
 #: Elo points per natural-log unit of strength.
 ELO = 400 / math.log(10)
 #: Family-wise error rate of the pairwise verdicts (Holm).
@@ -206,11 +206,9 @@ class Tournament:
             num = ahead + 0.5 * level
             if common.sum() == 0:
                 continue
-            score = unit_ratio(num, common)
-            if math.isnan(score.se):  # one unit per group: no error to test against
+            score = unit_ratio(num, common, bounds=(0.0, 1.0))
+            if math.isnan(score.se):  # one unit a group, or no spread: no error to test
                 p = math.nan
-            elif not score.se > 0:  # no variation at all: exactly even, or not even
-                p = 1.0 if score.mean == 0.5 else 0.0
             else:
                 z = (score.mean - 0.5) / score.se
                 p = float(2 * (t_dist.sf(abs(z), score.df) if score.df else norm.sf(abs(z))))
@@ -232,33 +230,62 @@ class Tournament:
         return out
 
     def ratings(self) -> tuple[np.ndarray, np.ndarray]:
-        """Bradley-Terry ratings (Elo scale, mean 0) and their bootstrap 95% intervals
-        (policies, 2; NaN where a group of tables has a single unit, as every other
-        interval then is)."""
+        """Bradley-Terry ratings (Elo scale, mean 0) and their 95% intervals (policies, 2):
+        a t interval on a jackknife standard error over the units, deleting one unit of
+        one group at a time (the rest of its group reweighted to the group's size: the
+        design is fixed), on the units' degrees of freedom (units minus groups), the
+        same as every other interval of the tournament. NaN where there is no spread to
+        measure: a single unit a group, or none at all.
+
+        Both NaN when no finite rating exists: when some policies finished ahead of all
+        the others in every game they met (the graph of who finished ahead of whom is not
+        strongly connected), Bradley-Terry's maximum likelihood puts them infinitely far
+        apart, and any number (the fit's regularisation gave about 1,800) would be made
+        up.
+
+        Not a bootstrap: with few units a group (two chunks of games a table) the
+        resamples take only a handful of distinct values and the percentile interval is
+        far too narrow; the t interval widens with the few degrees of freedom instead."""
         if "ratings" in self._memo:
             return self._memo["ratings"]
         import choix
+        from scipy.sparse.csgraph import connected_components
+        from scipy.stats import t as t_dist
 
-        def fit(pair_units: np.ndarray) -> np.ndarray:
-            wins = pair_units[..., 0].sum(axis=0) + 0.5 * pair_units[..., 1].sum(axis=0)
+        def fit(sums: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+            wins = sums[..., 0] + 0.5 * sums[..., 1]
             np.fill_diagonal(wins, 0.0)  # (level finishes count half a win each way)
-            theta = choix.ilsr_pairwise_dense(wins, alpha=1e-9, max_iter=1000)
-            return ELO * (theta - theta.mean())
+            return choix.ilsr_pairwise_dense(wins, alpha=1e-9, max_iter=1000,
+                                             initial_params=start, tol=1e-12)
 
-        point = fit(self.pair_units)
-        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 11]))
-        members = [np.nonzero(self.strata == g)[0] for g in np.unique(self.strata)]
-
-        def resample() -> np.ndarray:  # within each group (the design is fixed)
-            return np.concatenate([m[rng.integers(0, m.size, m.size)] for m in members])
-
-        if min(m.size for m in members) < 2:  # one unit a group: no spread to resample
-            ci = np.full((point.size, 2), np.nan)
-        else:
-            boot = np.array([fit(self.pair_units[resample()])
-                             for _ in range(RATING_BOOTSTRAP)])
-            ci = np.stack([np.percentile(boot, 2.5, axis=0),
-                           np.percentile(boot, 97.5, axis=0)], axis=1)
+        total = self.pair_units.sum(axis=0)
+        ahead = total[..., 0] + 0.5 * total[..., 1] > 0
+        np.fill_diagonal(ahead, False)
+        if connected_components(ahead, directed=True, connection="strong")[0] > 1:
+            none = np.full(len(self.policies), np.nan)
+            self._memo["ratings"] = (none, np.stack([none, none], axis=1))
+            return self._memo["ratings"]
+        theta = fit(total)
+        point = ELO * (theta - theta.mean())
+        var = np.zeros(point.size)
+        df = 0
+        for g in np.unique(self.strata):
+            members = np.nonzero(self.strata == g)[0]
+            m = members.size
+            if m < 2:
+                continue
+            group = self.pair_units[members].sum(axis=0)
+            rest = total - group
+            reps = np.array([fit(rest + (group - self.pair_units[u]) * (m / (m - 1)), theta)
+                             for u in members])
+            reps = ELO * (reps - reps.mean(axis=1, keepdims=True))
+            var += (m - 1) / m * ((reps - reps.mean(axis=0)) ** 2).sum(axis=0)
+            df += m - 1
+        half = float(t_dist.ppf(0.975, df)) * np.sqrt(var) if df else np.full(point.size,
+                                                                              np.nan)
+        # no spread measures no error (below RATING_SPREAD: the fit's rounding)
+        half = np.where(np.sqrt(var) > RATING_SPREAD, half, np.nan)
+        ci = np.stack([point - half, point + half], axis=1)
         self._memo["ratings"] = (point, ci)
         return point, ci
 
@@ -273,13 +300,16 @@ class Tournament:
         for p, name in enumerate(self.policies):
             u = self.units[:, p, :]
             games = u[:, self._GAMES]
+            # seats ahead of it: 0 to seats - 1, so a place of 1 to seats
             place = unit_ratio(u[:, self._AHEAD], games, self.strata)
-            rows.append((name, int(games.sum()), unit_ratio(u[:, self._WINS], games, self.strata),
-                         unit_ratio(u[:, self._TIES], games, self.strata),
-                         Estimate(1.0 + place.mean, place.se, place.n, df=place.df),
+            rows.append((name, int(games.sum()),
+                         unit_ratio(u[:, self._WINS], games, self.strata, bounds=(0.0, 1.0)),
+                         unit_ratio(u[:, self._TIES], games, self.strata, bounds=(0.0, 1.0)),
+                         Estimate(1.0 + place.mean, place.se, place.n, df=place.df,
+                                  bounds=(1.0, float(self.seats_per_table))),
                          float(rating[p]),
                          (float(ci[p, 0]), float(ci[p, 1]))))
-        rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -r[5]))
+        rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -np.nan_to_num(r[5])))
         return [PolicyStanding(*r, rank) for rank, r in enumerate(rows, 1)]
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -12,7 +12,9 @@ A member's score is its mean ``P(win) + P(tie)/2`` over the field, both seatings
   across candidates, so their differences are not luck); each candidate's score carries
   its standard error, from the independent chunks of games (each chunk pairs the two
   seatings' games on the same dice). The winner is re-played on fresh seeds, and both
-  numbers are reported, so the winner's curse is visible.
+  numbers are reported, so the winner's curse is visible. A budget of one chunk (at
+  most 8,192 games, or one chunk and a short one) gives no standard error: then no
+  member is measured better than another, and all are reported tied.
 
 How the space is covered:
 
@@ -108,7 +110,9 @@ class TuneResult:
     ``rechecked_score_se``: re-evaluated (exact: the same; Monte Carlo: on fresh dice);
     ``per_opponent``: the winner's re-evaluated score against each policy of the field,
     with its SE; ``tied_members``: other members whose score equals the best's (within
-    :data:`dicelab.stats.TIE_TOLERANCE`; Monte Carlo: on the same dice).
+    :data:`dicelab.stats.TIE_TOLERANCE`; Monte Carlo: on the same dice), and every other
+    member when the Monte Carlo scores have no standard error (:attr:`measured`): then
+    ``best`` is only the highest score, not a best the games support.
     """
 
     family: str
@@ -137,6 +141,13 @@ class TuneResult:
     def evaluated(self) -> int:
         """Distinct members evaluated."""
         return len(self.candidates)
+
+    @property
+    def measured(self) -> bool:
+        """Whether the scores carry a standard error (exact: an error of 0); Monte Carlo
+        from one chunk of games per seating (at most 8,192 games, or one chunk and a short
+        one) does not, and then no member is better than another."""
+        return self.method == "exact" or self.best_score_se > 0
 
     @property
     def proven_best(self) -> bool:
@@ -236,6 +247,9 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     if not field:
         raise UserError("tune needs a field to play against: --against POLICY")
     opponents = [parse_policy(p, fam.game) for p in field]
+    names = [o.name for o in opponents]
+    if len(set(names)) != len(names):  # (each opponent's score is kept by its name)
+        raise UserError(f"--against: a policy is named twice ({', '.join(names)})")
     if not 1 <= trials <= 10_000:
         raise UserError(f"--trials must be 1 to 10,000, not {trials}")
     budget = check_games(budget, "--budget")
@@ -287,10 +301,12 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     frame = pd.DataFrame(rows)
     best_row = frame.loc[frame["score"].idxmax()]
     best = str(best_row["policy"])
-    # Monte Carlo candidates play the same dice: an equal score is a tie there too
+    # Monte Carlo candidates play the same dice: an equal score is a tie there too; and
+    # without a standard error (one chunk of games) no difference is measured: all tie
+    unmeasured = monte_carlo and not best_row["score_se"] > 0
     ties = [
         str(p) for p, v in zip(frame["policy"], frame["score"], strict=True)
-        if p != best and abs(v - best_row["score"]) <= TIE_TOLERANCE]
+        if p != best and (unmeasured or abs(v - best_row["score"]) <= TIE_TOLERANCE)]
     # Monte Carlo: fresh dice for the winner (the search's value is optimistic)
     per_opp = mc(seed ^ 0x5EED)(best) if monte_carlo else score_of(best)
     recheck = _field_mean(per_opp)

@@ -72,11 +72,14 @@ def interval(lo_hi: Iterable[float], fmt: Callable[..., str] = number, digits: i
 
 def estimate(value: float, lo_hi: Iterable[float], fmt: Callable[..., str] = number,
              digits: int = 2) -> str:
-    """A value and its 95% interval: ``53.79% [53.58%, 54.01%]``.
+    """A value and its 95% interval: ``53.79% [53.58%, 54.01%]``; a missing value is
+    ``n/a`` alone (no interval of nothing).
 
-    >>> estimate(10234.5, (10230.0, 10239.0), number, 1)
-    '10,234.5 [10,230.0, 10,239.0]'
+    >>> estimate(10234.5, (10230.0, 10239.0), number, 1), estimate(None, (None, None))
+    ('10,234.5 [10,230.0, 10,239.0]', 'n/a')
     """
+    if _missing(value):
+        return MISSING
     return f"{fmt(value, digits)} {interval(lo_hi, fmt, digits)}"
 
 

@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.table import Table
 
 from dicelab.cli import formats as F
+from dicelab.config import CHUNK_GAMES
 from dicelab.penta.rules import BOX_NAMES
 
 # piped or captured output has no terminal width: use a wide page rather than rich's 80
@@ -301,13 +302,15 @@ def comparison(result) -> None:
     t = _pairs_table(f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
                      f"{F.count(result.games_per_table)} games per table (one table per "
                      f"pair), seed {result.seed}",
-                     "score = P(win) + ½P(tie) of the policy, with its 95% CI; tie = the CI "
-                     "contains 50%",
+                     "score = P(win) + ½P(tie) of the policy; tie = the score's CI contains "
+                     "50%; 95% CIs in brackets",
                      ("score", "win rate", "tie rate"))
     for p in result.pairs:
-        t.add_row(p.policy, p.opponent, F.estimate(p.score, p.score_ci95, _pct),
-                  _pct(p.wins / p.games), _pct(p.ties / p.games), p.verdict)
-    console.print(t)
+        d = p.to_dict()
+        t.add_row(p.policy, p.opponent, F.estimate(d["score"], d["score_ci95"], _pct),
+                  F.estimate(d["win_rate"], d["win_rate_ci95"], _pct),
+                  F.estimate(d["tie_rate"], d["tie_rate_ci95"], _pct), p.verdict)
+    print_whole(t)
     _ranking(result, 2)
 
 
@@ -328,7 +331,7 @@ def exact_comparison(result) -> None:
                   *(_pct(x, 4) for x in (p.first.win, p.first.tie, p.second.win,
                                          p.second.tie)),
                   p.verdict)
-    console.print(t)
+    print_whole(t)
     _ranking(result, 7)
 
 
@@ -355,7 +358,7 @@ def penta_exact_comparison(result) -> None:
     for p in result.pairs:
         t.add_row(p.policy, p.opponent, _pct(p.score, 7),
                   *(_pct(x, 4) for x in (p.win_rate, p.tie_rate, p.loss_rate)), p.verdict)
-    console.print(t)
+    print_whole(t)
     _ranking(result, 7)
 
 
@@ -369,16 +372,17 @@ def tournament(result) -> None:
               caption="ranked by win rate (tables won alone); tie rate: tables where it "
                       "shared the top; mean place: 1 = first; rating: how often it finishes "
                       "ahead of another policy (Bradley-Terry on every pairwise finish, Elo "
-                      "scale, bootstrap CI), which at 3 or more seats can order the policies "
+                      "scale, jackknife CI), which at 3 or more seats can order the policies "
                       "differently from the win rate; 95% CIs in brackets")
     for col in ("rank", "policy", "win rate", "tie rate", "mean place", "rating"):
         t.add_column(col, justify="left" if col == "policy" else "right", no_wrap=True)
     for s in result.standings():
         t.add_row(F.count(s.rank), s.policy, F.estimate(s.win_rate.mean, s.win_rate.ci95, _pct),
-                  _pct(s.tie_rate.mean), F.estimate(s.mean_place.mean, s.mean_place.ci95,
+                  F.estimate(s.tie_rate.mean, s.tie_rate.ci95, _pct),
+                  F.estimate(s.mean_place.mean, s.mean_place.ci95,
                                                     _num, 3),
                   F.estimate(s.rating, s.rating_ci95, _num, 1))
-    console.print(t)
+    print_whole(t)
     p = Table(title="pairs: the first policy's share of finishing ahead (level = half)",
               caption="score with its 95% CI; verdict: Holm-corrected two-sided test of an "
                       "even score at 5%; effective games per game: the variance with "
@@ -389,7 +393,7 @@ def tournament(result) -> None:
     for v in result.pairs():
         p.add_row(v.policy, v.opponent, F.estimate(v.score.mean, v.score.ci95, _pct),
                   F.p_value(v.p_holm), v.verdict, _num(v.effective_games_per_game))
-    console.print(p)
+    print_whole(p)
 
 
 def sprt_run(result) -> None:
@@ -409,13 +413,13 @@ def sprt_run(result) -> None:
     for col in ("policy", "vs", "decision", "games", "score", "LLR", "expected if H0",
                 "expected if H1", "fixed test"):
         t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right",
-                     no_wrap=col in ("policy", "vs", "score"))
+                     no_wrap=True)
     for p in result.pairs:
         h0, h1 = p.expected_games
         t.add_row(p.policy, p.opponent, p.decision, F.count(p.games),
                   F.estimate(p.score.mean, p.score.ci95, _pct), _num(p.llr), F.count(_round(h0)),
                   F.count(_round(h1)), F.count(_round(p.fixed_games)))
-    console.print(t)
+    print_whole(t)
 
 
 def _round(x: float) -> float:
@@ -437,17 +441,24 @@ def tune_result(result) -> None:
                       f"{F.count(result.evaluated)} of {F.count(result.members)} members "
                       "evaluated; the best found is not proven best")
     se = f" (SE {_pct(result.best_score_se, 4)})" if mc else ""
-    console.print(f"  {'best' if result.proven_best else 'best found'}: {result.best}, "
-                  f"score {_pct(result.best_score, 4)}{se}"
+    if not result.measured:
+        console.print("  no standard error (one chunk of games per seating)"
+                      + (f", so no best: all {F.count(result.evaluated)} members evaluated "
+                         "tie" if result.evaluated > 1 else "")
+                      + f"; a --budget of {F.count(2 * CHUNK_GAMES)} or more measures one")
+    label = ("best" if result.proven_best else "best found" if result.measured
+             else "highest score")
+    console.print(f"  {label}: {result.best}, score {_pct(result.best_score, 4)}{se}"
                   + (", the best of the family" if result.proven_best else "")
                   + (f" in the search; on fresh dice {_pct(result.rechecked_score, 4)} "
                      f"(SE {_pct(result.rechecked_score_se, 4)})" if mc else ""))
-    if result.tied_members:
+    if result.tied_members and result.measured:
         console.print(f"  tied with it: {', '.join(result.tied_members)}")
     for name, e in result.per_opponent.items():
         console.print(f"    against {name}: {_pct(e.mean, 4)}"
                       + (f" (SE {_pct(e.se, 4)})" if mc else ""))
-    t = Table(title="the best candidates")
+    t = Table(title="the best candidates" if result.measured
+              else "the candidates of highest score (all tie: no standard error)")
     for col in (*result.params, "score", *(("SE",) if mc else ())):
         t.add_column(col, justify="right")
     top = result.candidates.nlargest(8, "score")
@@ -457,9 +468,15 @@ def tune_result(result) -> None:
                   *((_pct(score_se, 4),) if mc else ()))
     console.print(t)
     seatings = "both seatings" if result.game == "farkle" else "two-seat games"
+    dfs = [e.df for e in result.per_opponent.values() if e.df is not None]
+    units = min(dfs) + 1 if dfs else None
+    chunks = ("chunks of games" if units is None
+              else f"{F.count(units)} chunks of games per opponent")
+    rough = ("; from so few chunks the SE is itself rough" if units is not None
+             and units < 10 else "")
     console.print(f"score: mean P(win) + ½P(tie) over the field, {seatings}"
-                  + ("; SE: its standard error over chunks of games (n/a with one chunk, "
-                     "and with one and a short one)"
+                  + (f"; SE: its standard error over {chunks} (n/a with one chunk, "
+                     f"and with one and a short one){rough}"
                      if mc else ", exact"))
 
 
@@ -535,7 +552,9 @@ def penta_simulation(result) -> None:
     row("mean Penta bonuses", lambda s: F.estimate(s.mean_penta_bonuses.mean,
                                                    s.mean_penta_bonuses.ci95, F.number, 4))
     for name in seats[0].mean_box_scores:
-        row(f"mean {name}", lambda s, n=name: F.number(s.mean_box_scores[n].mean, 3))
+        row(f"mean {name}", lambda s, n=name: F.estimate(s.mean_box_scores[n].mean,
+                                                           s.mean_box_scores[n].ci95,
+                                                           F.number, 3))
     console.print(t)
     if len(seats) > 1:
         tie = result.tie_rate

@@ -203,7 +203,7 @@ class FarkleResult:
             triggered_last_round=int(self.stats[s, K.ST_TRIGGERS]),
             percentiles=percentiles_from_histogram(self.hist[s], values, PERCENTILES),
             histogram_top=float(values[-1]),
-            mean_place=_place(st[K.ST_AHEAD], st[K.ST_AHEAD_SQ], n))
+            mean_place=_place(st[K.ST_AHEAD], st[K.ST_AHEAD_SQ], n, len(self.seats)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -258,10 +258,11 @@ class FarkleResult:
         }
 
 
-def _place(ahead: float, ahead_sq: float, n: int) -> Estimate:
-    """Mean finishing place (1 + seats strictly ahead) with its standard error."""
+def _place(ahead: float, ahead_sq: float, n: int, seats: int) -> Estimate:
+    """Mean finishing place (1 + seats strictly ahead) with its standard error, its
+    interval (a t interval, as the mean's) within 1 to ``seats``."""
     e = mean_estimate(ahead, ahead_sq, n)
-    return Estimate(1.0 + e.mean, e.se, e.n)
+    return Estimate(1.0 + e.mean, e.se, e.n, df=e.df, bounds=(1.0, float(seats)))
 
 
 def _seat_params(seat) -> dict[str, Any]:
