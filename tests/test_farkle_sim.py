@@ -5,6 +5,7 @@ across thread counts and batches, table policies, results, bad input."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 
 import naive_farkle as nf
@@ -702,3 +703,19 @@ def test_the_mean_place_interval_is_a_t_interval_within_the_places(games):
         assert e.df == games - 1 and 1.0 <= lo <= e.mean <= hi <= 2.0
         assert lo == pytest.approx(max(1.0, e.mean - q * e.se))
         assert hi == pytest.approx(min(2.0, e.mean + q * e.se))
+
+
+def test_per_game_means_keep_to_what_a_game_can_give():
+    """From two games the t interval is wide: it stops at 1 turn and 0 points (no penalty),
+    and two games alike (one turn each) measure no error at all."""
+    spread = [simulate_farkle([parse_policy("threshold-300")] * 2, games=2, seed=seed,
+                              target=300).seat(0) for seed in (0, 2)]
+    alike, apart = spread
+    assert alike.mean_turns.mean == 1.0 and math.isnan(alike.mean_turns.se)
+    assert apart.mean_turns.ci95[0] == 1.0 < apart.mean_turns.mean
+    assert apart.mean_turns.mean - 1.96 * apart.mean_turns.se < 1.0  # (a normal one: below)
+    for s in spread:
+        assert s.mean_final_score.ci95[0] == 0.0 and s.points_per_turn.ci95[0] == 0.0
+    penalty = simulate_farkle([parse_policy("threshold-300")] * 2, games=4, seed=1,
+                              target=300, rules=PRESETS["facebook"]).seat(0)
+    assert penalty.mean_final_score.bounds is None  # totals may fall below zero there

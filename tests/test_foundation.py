@@ -180,9 +180,12 @@ def test_mean_estimate_matches_numpy(xs):
     x = np.array(xs, dtype=np.float64)
     est = stats.mean_estimate(x.sum(), (x * x).sum(), len(x))
     assert est.mean == pytest.approx(x.mean(), abs=1e-9)
+    if (x == x[0]).all():  # no spread measures no error
+        assert math.isnan(est.se) and est.df is None
+        return
     assert est.se == pytest.approx(x.std(ddof=1) / math.sqrt(len(x)), abs=1e-6)
     lo, hi = est.ci95
-    assert lo <= est.mean <= hi
+    assert lo < est.mean < hi and est.df == len(x) - 1
 
 
 def test_wilson_interval_contains_estimate_and_is_bounded():

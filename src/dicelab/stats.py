@@ -95,22 +95,28 @@ def fields(name: str, e: Estimate | Proportion) -> dict[str, Any]:
     return {name: value, f"{name}_se": e.se, f"{name}_ci95": list(e.ci95)}
 
 
-def mean_estimate(total: float, total_sq: float, n: int) -> Estimate:
+def mean_estimate(total: float, total_sq: float, n: int,
+                  bounds: tuple[float, float] | None = None) -> Estimate:
     """Sample mean and its standard error from ``sum x``, ``sum x**2`` and ``n``, with a t
     interval on ``n - 1`` degrees of freedom (the SE is estimated from the same ``n``
-    values: from two games a normal interval would be six times too narrow).
+    values: from two games a normal interval would be six times too narrow) that keeps
+    to ``bounds``, the range of the values (turns: at least 1). Values without spread
+    measure no error: no SE, as from one value (n games alike do not make the mean
+    certain).
 
     >>> e = mean_estimate(3.0, 5.0, 2)
     >>> e.mean, e.df, [round(x, 2) for x in e.ci95]
     (1.5, 1, [-4.85, 7.85])
     """
     if n <= 0:
-        return Estimate(math.nan, math.nan, 0)
+        return Estimate(math.nan, math.nan, 0, bounds=bounds)
     mean = total / n
     if n == 1:
-        return Estimate(mean, math.nan, 1)
+        return Estimate(mean, math.nan, 1, bounds=bounds)
     var = max((total_sq - n * mean * mean) / (n - 1), 0.0)
-    return Estimate(mean, math.sqrt(var / n), n, df=n - 1)
+    if not var > 0:  # no spread measures no error (every game the same), as one game
+        return Estimate(mean, math.nan, n, bounds=bounds)
+    return Estimate(mean, math.sqrt(var / n), n, df=n - 1, bounds=bounds)
 
 
 def sample_sd(total: float, total_sq: float, n: int) -> float:

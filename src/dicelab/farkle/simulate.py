@@ -182,14 +182,16 @@ class FarkleResult:
         rolls_n = self.stats[s, K.ST_ROLLS_N:K.ST_ROLLS_N + 6]
         busts_n = self.stats[s, K.ST_BUSTS_N:K.ST_BUSTS_N + 6]
         values = np.arange(self.hist.shape[1], dtype=np.int64) * POINT_UNIT
+        # totals (and so points per turn) fall below zero only under the farkle penalty
+        points = None if self.rules.farkle_penalty else (0.0, math.inf)
         return FarkleSeat(
             seat=s, policy=self.seats[s], params=self.seat_params[s],
             wins=wins, ties=ties, losses=n - wins - ties,
             win_rate=Proportion(wins, n), tie_rate=Proportion(ties, n),
-            mean_final_score=mean_estimate(st[K.ST_SCORE], st[K.ST_SCORE_SQ], n),
-            mean_turns=mean_estimate(st[K.ST_TURNS], st[K.ST_TURNS_SQ], n),
+            mean_final_score=mean_estimate(st[K.ST_SCORE], st[K.ST_SCORE_SQ], n, points),
+            mean_turns=mean_estimate(st[K.ST_TURNS], st[K.ST_TURNS_SQ], n, (1.0, math.inf)),
             points_per_turn=ratio_estimate(st[K.ST_SCORE], st[K.ST_SCORE_SQ], st[K.ST_TURNS],
-                                           st[K.ST_TURNS_SQ], st[K.ST_SCORE_TURNS], n),
+                                           st[K.ST_TURNS_SQ], st[K.ST_SCORE_TURNS], n, points),
             bust_rate_per_turn=ratio_estimate(st[K.ST_BUST_TURNS], st[K.ST_BUST_TURNS_SQ],
                                               st[K.ST_TURNS], st[K.ST_TURNS_SQ],
                                               st[K.ST_BUST_TURNS_TURNS], n, (0.0, 1.0)),
