@@ -4,6 +4,7 @@ optimum, reproducibility, the result's shape, CLI behaviour."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -389,3 +390,15 @@ def test_every_mean_of_the_table_shows_its_interval(capsys):
                 lo, hi = (float(x) for x in cell.split("[")[1].rstrip("]").split(", "))
                 assert lo < mean < hi, cell
         assert missing or any(se is not None for se in seat["mean_box_scores_se"].values())
+
+
+def test_a_few_games_keep_their_means_to_what_a_card_can_score():
+    """From two games the t intervals are wide: they stop at 0 (a box, the bonuses) and at
+    0..MAX_TOTAL (the final score); a box that scored the same twice measures no error."""
+    seat = simulate_penta(["optimal"], games=2, seed=1).seat(0)
+    means = [seat.mean_final_score, seat.mean_penta_bonuses, *seat.mean_box_scores.values()]
+    assert all(e.ci95[0] >= 0.0 for e in means if not math.isnan(e.se))
+    assert seat.mean_final_score.ci95[1] <= MAX_TOTAL
+    clipped = [e for e in seat.mean_box_scores.values() if e.ci95[0] == 0.0 < e.mean]
+    alike = [e for e in seat.mean_box_scores.values() if math.isnan(e.se)]
+    assert clipped and alike  # (seed 1: both kinds occur)

@@ -634,9 +634,11 @@ class PentaResult:
         n = self.games
         values = np.arange(MAX_TOTAL + 1, dtype=np.int64)
         h = self.hist[s].astype(object)  # exact sums of squares beyond int64
-        score = mean_estimate(int((h * values).sum()), int((h * values * values).sum()), n)
+        score = mean_estimate(int((h * values).sum()), int((h * values * values).sum()), n,
+                              (0.0, float(MAX_TOTAL)))
         sd = float(score.se * np.sqrt(n)) if n > 1 else float("nan")
-        boxes = {name: mean_estimate(int(self.box_sum[s, b]), int(self.box_sq[s, b]), n)
+        boxes = {name: mean_estimate(int(self.box_sum[s, b]), int(self.box_sq[s, b]), n,
+                                     (0.0, np.inf))  # (a box scores 0 or more)
                  for b, name in enumerate(BOX_NAMES)}
         duel: dict[str, Any] = {}
         if len(self.seats) > 1:
@@ -650,7 +652,7 @@ class PentaResult:
             p_upper_bonus=Proportion(int(self.upper_bonus[s]), n),
             p_penta_fifty=Proportion(int(self.fifty[s]), n),
             mean_penta_bonuses=mean_estimate(int(self.bonus_sum[s]), int(self.bonus_sq[s]),
-                                             n),
+                                             n, (0.0, np.inf)),
             mean_box_scores=boxes, expected_final_score=exact, **duel)
 
     def to_dict(self) -> dict[str, Any]:
