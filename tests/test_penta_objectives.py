@@ -448,6 +448,8 @@ def test_advice_command_under_an_objective(capsys):
     (["--objective", "utility:theta=0.01", "-s", "greedy"], "leave out --strategy"),
     (["--objective", "mode"], "unknown objective"),
     (["-s", "penta-win"], "use --objective"),
+    (["-s", "docs/examples/policies/penta_rules.py:most_points"], "is your own policy"),
+    (["-s", "docs/examples/policies/penta_rules.py:this_turn"], "is your own policy"),
 ])
 def test_advice_bad_input(capsys, argv, needle):
     code, _, err = run_cli(capsys, ["advise", "penta", "--roll", "6,6,6,2,1", *argv])
