@@ -491,3 +491,9 @@ def test_a_logged_game_of_a_policy_named_otherwise_is_written(tmp_path, capsys):
     assert code == 2 and err == f"error: policy '{ref}' cannot be answered exactly: the " \
         "exact solvers read a policy written as a bank rule (dicelab.farkle.policy." \
         "bank_rule) or a policy table; simulate it instead\n", err
+
+
+@pytest.mark.parametrize("argv", [["simulate"], ["play", "farkle"], ["play", "penta"]])
+def test_the_help_of_a_policy_option_says_a_users_policy_is_taken(capsys, argv):
+    code, out, _ = run_cli(capsys, [*argv, "--help"])
+    assert code == 0 and "FILE.py:NAME" in " ".join(out.split()), out
