@@ -261,6 +261,11 @@ def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
     ("no_such_file.py:rule", "does not exist"),
     ("no_such_module_xyz:rule", "no module named 'no_such_module_xyz'"),
     ("dicelab.registry:GAMES", "is a tuple"),
+    ("policies.py", "unknown policy 'policies.py': a policy in a file is named FILE.py:NAME"),
+    ("policies.py:", "a policy in a file is named FILE.py:NAME"),
+    ("policies.py:1x", "a policy in a file is named FILE.py:NAME"),
+    ("policies.pyx", "valid policies are"),
+    ("thresh", "valid policies are"),
 ])
 def test_a_missing_policy_is_one_error(capsys, ref, says):
     code, _, err = run_cli(capsys, ["simulate", "-s", ref, "--games", "100"])
