@@ -163,13 +163,14 @@ def _bad_output_files(sb: Path, suffix: str) -> list[str]:
     """Output file paths that must be refused before any work."""
     return [f"/proc/x{suffix}", str(sb / "dir"), str(sb / "no" / "such" / f"x{suffix}"),
             str(sb / "loop"), "", "x" * 300 + suffix, str(sb / "sock"),
-            str(sb / "existing.txt" / f"x{suffix}"), str(sb / "dangling-loop")]
+            str(sb / "existing.txt" / f"x{suffix}"), str(sb / "dangling-loop"),
+            str(sb / f"dangling{suffix}")]
 
 
 def _bad_out_dirs(sb: Path) -> list[str]:
     return ["/proc/x", str(sb / "existing.txt"), str(sb / "loop"), "", "x" * 300,
             str(sb / "fifo"), str(sb / "existing.txt" / "sub"), str(sb / "outdir"),
-            "/proc"]
+            "/proc", str(sb / "dangling-dir")]
 
 
 def _more_cases(sb: Path) -> list[list[str]]:
@@ -190,6 +191,11 @@ def _more_cases(sb: Path) -> list[list[str]]:
                   ["solve", "penta", "--distribution", "--out", d],
                   ["tournament", "threshold-300", "threshold-500", "-n", "100", "--out", d],
                   ["experiment", "run", "threshold-sweep", "--out", d]]
+    for f, d in ((str(sb / "dangling.png"), str(sb / "dangling-dir")),):  # every other one
+        cases += [["evaluate", "threshold-300", "--target", "1000", "--plot", f],
+                  ["evaluate", "threshold-300", "--target", "1000", "--out", d],
+                  ["compare", "ai", "max-ev", "-n", "100", "--out", d],
+                  ["tune", "ai", "--against", "threshold-300", "--out", d]]
     bad_inputs = ["/dev/zero", "/dev/null", str(sb / "fifo"), str(sb / "dir"),
                   str(sb / "loop"), str(sb / "sock"), str(sb / "missing.jsonl")]
     for f in [*bad_inputs, *(str(sb / n) for n in ("nested.jsonl", "nested-header.jsonl",
@@ -277,6 +283,8 @@ def sandbox(tmp_path_factory):
     (sb / "loop").symlink_to("loop")
     (sb / "loop.toml").symlink_to("loop.toml")
     (sb / "dangling-loop").symlink_to(sb / "loop" / "x")
+    for name in ("dangling.jsonl", "dangling.png", "dangling-dir"):  # a link to nothing
+        (sb / name).symlink_to(sb / ("made-" + name))
     os.mkfifo(sb / "fifo")
     os.mkfifo(sb / "fifo.toml")
     with socket.socket(socket.AF_UNIX) as s:

@@ -305,3 +305,48 @@ def test_compare_takes_a_users_penta_policy_on_dask(capsys):
     assert code == 0, err
     result = json.loads(out)
     assert result["executor"] == "dask" and result["pairs"][0]["games"] == 300
+
+
+FARKLE_RULES_FILE = """
+from dicelab.farkle.policy import bank_rule
+
+
+def plain(my, opp, turn_points, dice_left, base=400):
+    return turn_points >= base
+
+
+def _bank(my, opp, turn_points, dice_left, *, base=300):
+    return turn_points >= base
+
+
+alias = bank_rule(_bank)
+"""
+
+
+def test_a_users_farkle_rule_travels_by_its_name(tmp_path):
+    """A plain function (or a rule made of one) is code in a module only this process
+    has imported: the plan carries its name, and the worker loads it again."""
+    (tmp_path / "rules.py").write_text(FARKLE_RULES_FILE)
+    seats = (parse_policy(f"{tmp_path}/rules.py:plain"),
+             parse_policy(f"{tmp_path}/rules.py:alias:base=350"), parse_policy("ai"))
+    plan = fsim.FarklePlan(seats, load_rules(None), 1000, 7, 100)
+    blob = pickle.dumps(plan)
+    assert b"dicelab_user" not in blob
+    again = pickle.loads(blob)
+    assert [s.name for s in again.seats] == [s.name for s in seats]
+    assert again.seats[1].policy.params == {"base": 350}
+    for k, v in again.run_range(0, 1).items():
+        np.testing.assert_array_equal(v, plan.run_range(0, 1)[k])
+
+
+@pytest.mark.slow
+def test_simulate_takes_a_users_plain_farkle_function_on_dask(tmp_path, capsys):
+    (tmp_path / "rules.py").write_text(FARKLE_RULES_FILE)
+    argv = ["simulate", "-s", f"{tmp_path}/rules.py:plain", "--vs", "ai", "-n", "300",
+            "--seed", "1", "--target", "1000", "--json"]
+    code, out, err = run_cli(capsys, [*argv, "--dask", "local:1"])
+    assert code == 0, err
+    code, here, err = run_cli(capsys, argv)
+    assert code == 0, err
+    dask, local = json.loads(out), json.loads(here)
+    assert dask["executor"] == "dask" and strip(dask) == strip(local)

@@ -47,11 +47,39 @@ def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path):
     before = _node(link), _node(chain)
     write_output(chain, b"new", "--log")
     assert (_node(link), _node(chain)) == before and target.read_text() == "new"
+    check_output(chain, "--log")
+    to_null = tmp_path / "null"
+    to_null.symlink_to("/dev/null")
+    check_output(to_null, "--log")
+    write_output(to_null, b"x", "--log")
+    assert to_null.is_symlink()
+
+
+def test_a_link_to_nothing_is_refused_and_its_target_never_made(tmp_path):
+    """Written through, a dangling link would create its target silently, wherever it
+    points: check and write refuse it, alone or at the end of a chain."""
     dangling = tmp_path / "dangling.png"
     dangling.symlink_to(tmp_path / "made.png")
-    check_output(dangling, "--plot", suffix=".png")
-    write_output(dangling, b"png", "--plot")
-    assert dangling.is_symlink() and (tmp_path / "made.png").read_bytes() == b"png"
+    chain = tmp_path / "chain.png"
+    chain.symlink_to("dangling.png")
+    before = sorted(os.listdir(tmp_path)), _node(dangling), _node(chain)
+    for path in (dangling, chain):
+        for call in (lambda p=path: check_output(p, "--plot", suffix=".png"),
+                     lambda p=path: write_output(p, b"png", "--plot"),
+                     lambda p=path: write_output(p, lambda fh: fh.write(b"png"), "--plot")):
+            with pytest.raises(UserError, match=r"^--plot .*: is a symbolic link to .*, "
+                                                r"which does not exist"):
+                call()
+    assert (sorted(os.listdir(tmp_path)), _node(dangling), _node(chain)) == before
+    from dicelab.results import check_out_dir
+
+    out = tmp_path / "out"
+    out.symlink_to(tmp_path / "made-dir")
+    with pytest.raises(UserError, match=r"--out .*: is a symbolic link to .*, which does not"):
+        check_out_dir(out)
+    assert not (tmp_path / "made-dir").exists() and out.is_symlink()
+    (tmp_path / "made-dir").mkdir()  # the link now points at a directory: written through
+    assert check_out_dir(out) == out
 
 
 def test_devices_are_written_in_place_and_never_replaced():

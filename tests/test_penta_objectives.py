@@ -448,6 +448,8 @@ def test_advice_command_under_an_objective(capsys):
     (["--objective", "utility:theta=0.01", "-s", "greedy"], "leave out --strategy"),
     (["--objective", "mode"], "unknown objective"),
     (["-s", "penta-win"], "use --objective"),
+    (["-s", "docs/examples/policies/penta_rules.py:most_points"], "is your own policy"),
+    (["-s", "docs/examples/policies/penta_rules.py:this_turn"], "is your own policy"),
 ])
 def test_advice_bad_input(capsys, argv, needle):
     code, _, err = run_cli(capsys, ["advise", "penta", "--roll", "6,6,6,2,1", *argv])
@@ -1171,3 +1173,66 @@ def test_analyse_judges_penta_win_by_its_win_share(every_target, late_points, mo
     assert "players judged by win-share, losses in win share" in text
     assert "outcome - initial = luck + skill + opponents; opponents: the change between its " \
            "turns" in text
+
+
+# --- the objective's table -------------------------------------------------------------------
+
+
+class _FakeDistribution:
+    """What the table reads of a score distribution, each number telling its column."""
+
+    def __init__(self, policy: str, base: float):
+        self.policy, self.mean, self.sd = policy, base + 0.25, base + 0.5
+        self.percentiles = {q: int(base) + q for q in (1, 50, 99)}
+        self.p_upper_bonus, self.p_penta_fifty, self.mean_penta_bonuses = 0.5, 0.25, base
+        self.box_means = [base + k for k in range(N_BOXES)]
+        self.from_cache, self.compute_s, self.differ_from_optimal = True, 1.0, 1.5
+
+    def p_at_least(self, target: int) -> float:
+        return target / 1000
+
+
+def _table_rows(stdout: str) -> list[list[str]]:
+    return [[c.strip() for c in line.split("│")[1:-1]] for line in stdout.splitlines()
+            if line.startswith("│")]
+
+
+@pytest.mark.parametrize("text", ["mean", "at-least:250", "at-least:260",
+                                  "utility:theta=0.01", "beat:2"])
+def test_objective_table_has_each_row_once_and_optimal_once(capsys, text):
+    from types import SimpleNamespace
+
+    from dicelab.cli import render
+
+    obj = parse_objective(text)
+    mean = obj.kind == "mean"
+    policy = "optimal" if mean else f"optimal:{obj.name}"
+    sol = SimpleNamespace(rules=get_rules("seed"), from_cache=True, solve_s=2.0, value=7.0,
+                          raw_value=3.0)
+    report = SimpleNamespace(solution=sol, objective=obj, optimal_value=7.0 if mean else 6.0,
+                             policy=_FakeDistribution(policy, 100.0),
+                             optimal=_FakeDistribution("optimal", 100.0 if mean else 200.0))
+    render.penta_objective(report)
+    out = capsys.readouterr().out
+    rows = _table_rows(out)
+    labels = [r[0] for r in rows]
+    assert len(labels) == len(set(labels)), labels
+    assert out.count("policy optimal") == 1 + (not mean)  # optimal's column once
+    assert all(len(r) == (2 if mean else 3) for r in rows)
+    assert "expected final score" in labels and "P(final score >= 300)" in labels
+    assert ("decisions per game differing from optimal" in labels) is not mean
+    assert rows[0][0] == obj.unit
+    if obj.kind == "at-least":  # its own target is the first row, at full precision
+        assert rows[0] == [obj.unit, "7.0000000000", "6.0000000000"]
+
+
+@pytest.mark.slow
+def test_solve_objective_mean_prints_optimal_once(capsys):
+    code, stdout, err = run_cli(capsys, ["solve", "penta", "--objective", "mean"])
+    assert code == 0, err
+    rows = _table_rows(stdout)
+    labels = [r[0] for r in rows]
+    assert len(labels) == len(set(labels)) and all(len(r) == 2 for r in rows), rows
+    assert stdout.count("policy optimal") == 1
+    assert rows[0][0] == "expected final score" and float(rows[0][1]) == pytest.approx(
+        score_distribution("optimal", "seed").mean, abs=1e-6)

@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from pettingzoo.test import api_test
+from pettingzoo.test import api_test, render_test
 
 import dicelab.rl  # noqa: F401  (registers the ids)
 from dicelab import dice
@@ -43,6 +43,67 @@ def test_farkle_envs_pass_gymnasiums_checker(env_id, rules):
 @pytest.mark.parametrize("rules", list(RULE_SETS))
 def test_penta_env_passes_gymnasiums_checker(rules):
     check_env(gym.make("dicelab/PentaSolo-v0", rules=rules).unwrapped, skip_render_check=True)
+
+
+ENV_MAKERS = {
+    "FarkleTurn": lambda mode: FarkleTurnEnv(render_mode=mode),
+    "FarkleSolo": lambda mode: FarkleSoloEnv(target=500, render_mode=mode),
+    "PentaSolo": lambda mode: PentaSoloEnv(render_mode=mode),
+    "farkle_env": lambda mode: farkle_env(2, target=500, render_mode=mode),
+    "farkle_env-3": lambda mode: farkle_env(3, target=500, render_mode=mode),
+    "penta_env": lambda mode: penta_env(2, render_mode=mode),
+}
+
+
+@pytest.mark.parametrize("name", list(ENV_MAKERS))
+def test_render_before_reset_says_so_and_after_reset_shows_the_game(name):
+    env = ENV_MAKERS[name]("ansi")
+    before = env.render()
+    assert isinstance(before, str) and "reset()" in before and "roll" not in before
+    assert ENV_MAKERS[name](None).render() is None
+    env.reset(seed=3)
+    after = env.render()
+    assert isinstance(after, str) and "roll" in after and "reset()" not in after
+
+
+@pytest.mark.parametrize("name", ["farkle_env", "farkle_env-3", "penta_env"])
+def test_aec_game_asked_for_before_reset_is_resetneeded(name):
+    env = ENV_MAKERS[name](None)
+    for ask in (lambda: env.observe("player_0"), env.last, lambda: env.step(0)):
+        with pytest.raises(gym.error.ResetNeeded, match="reset"):
+            ask()
+    if name.startswith("farkle"):
+        for ask in (lambda: env.totals, env.decision_state):
+            with pytest.raises(gym.error.ResetNeeded, match="reset"):
+                ask()
+    env.reset(seed=0)
+    assert env.observe("player_0")["action_mask"].sum() > 0
+    env.last()
+
+
+@pytest.mark.parametrize("name", ["FarkleTurn", "FarkleSolo"])
+def test_farkle_decision_state_before_reset_is_resetneeded(name):
+    env = ENV_MAKERS[name](None)
+    with pytest.raises(gym.error.ResetNeeded, match="reset"):
+        env.decision_state()
+    env.reset(seed=0)
+    assert env.decision_state().roll
+
+
+@pytest.mark.parametrize("env_id", list(ENV_IDS))
+def test_gymnasiums_checker_with_its_render_check(env_id):
+    kw = {"target": 500} if env_id == "dicelab/FarkleSolo-v0" else {}
+    check_env(gym.make(env_id, render_mode="ansi", **kw).unwrapped)
+
+
+@pytest.mark.parametrize("name", ["farkle_env", "penta_env"])
+def test_pettingzoos_render_test_in_ansi(name):
+    # render_test first builds the env with render_mode="human", which these envs refuse
+    # (they render text only): that build is read as None
+    def make(render_mode=None):
+        return ENV_MAKERS[name](None if render_mode == "human" else render_mode)
+
+    render_test(make)
 
 
 def test_every_registered_id_makes_its_env():

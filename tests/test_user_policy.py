@@ -238,7 +238,7 @@ BAD_FILES = {
                           "KeyError"),
     "not_bool.py": ("def rule(my, opp, tp, n):\n    return 'yes'\n", "rule",
                     "must return True or False"),
-    "not_a_policy.py": ("rule = 42\n", "rule", "is a int"),
+    "not_a_policy.py": ("rule = 42\n", "rule", "is an int"),
 }
 
 
@@ -261,6 +261,11 @@ def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
     ("no_such_file.py:rule", "does not exist"),
     ("no_such_module_xyz:rule", "no module named 'no_such_module_xyz'"),
     ("dicelab.registry:GAMES", "is a tuple"),
+    ("policies.py", "unknown policy 'policies.py': a policy in a file is named FILE.py:NAME"),
+    ("policies.py:", "a policy in a file is named FILE.py:NAME"),
+    ("policies.py:1x", "a policy in a file is named FILE.py:NAME"),
+    ("policies.pyx", "valid policies are"),
+    ("thresh", "valid policies are"),
 ])
 def test_a_missing_policy_is_one_error(capsys, ref, says):
     code, _, err = run_cli(capsys, ["simulate", "-s", ref, "--games", "100"])
@@ -428,3 +433,72 @@ def test_best_response_to_a_user_rule_under_the_penalty_is_the_built_ins():
                                rtol=0, atol=bound)
     # the two paths differ: the start from the game without the penalty saves a sweep
     assert mine.sweeps > built_in.sweeps
+
+
+NAMED_OTHERWISE = textwrap.dedent("""
+    from dicelab.farkle.policy import Move, all_scoring, bank_rule
+    from dicelab.penta.policy import greedy
+
+
+    class Steady:
+        name = "steady-v2"  # not its name in this file
+
+        def __init__(self):
+            self.calls = 0
+
+        def decide(self, state):
+            self.calls += 1
+            o = all_scoring(state)
+            return Move(o.keep, state.turn_points + o.points >= 350 and state.can_bank(o))
+
+
+    def _bank(my, opp, turn_points, dice_left, *, base=300):
+        return turn_points >= base
+
+
+    alias = bank_rule(_bank)
+
+
+    class PentaCopy:
+        game = "penta"
+        name = "copy of greedy"
+
+        def decide(self, state):
+            return greedy.decide(state)
+""")
+
+
+@pytest.mark.parametrize(("ref", "game"), [("Steady", "farkle"), ("alias", "farkle"),
+                                           ("alias:base=400", "farkle"),
+                                           ("PentaCopy", "penta")])
+def test_a_users_policy_is_named_by_the_reference_that_loads_it_again(tmp_path, ref, game):
+    """A game log and a Dask worker load a policy again by its name: the name is the
+    file and the name in it, whatever the policy object calls itself."""
+    (tmp_path / "named.py").write_text(NAMED_OTHERWISE)
+    spec = parse_policy(f"{tmp_path}/named.py:{ref}", game)
+    assert spec.name == f"{tmp_path}/named.py:{ref}"
+    again = parse_policy(spec.name, game)
+    assert again.name == spec.name and again.params == spec.params
+
+
+def test_a_logged_game_of_a_policy_named_otherwise_is_written(tmp_path, capsys):
+    (tmp_path / "named.py").write_text(NAMED_OTHERWISE)
+    log = tmp_path / "games.jsonl"
+    ref = f"{tmp_path}/named.py:Steady"
+    code, _, err = run_cli(capsys, ["simulate", "-s", ref, "--vs", "threshold-300", "-n",
+                                    "20", "--seed", "1", "--target", "500", "--log", str(log),
+                                    "--log-games", "3", "--json"])
+    assert code == 0 and log.exists(), err
+    header = json.loads(log.read_text().splitlines()[0])
+    assert [s["policy"] for s in header["seats"]] == [ref, "threshold-300"]
+    assert parse_policy(ref).name == ref  # what analyse reads the log's policy with
+    code, _, err = run_cli(capsys, ["evaluate", ref, "--target", "500"])
+    assert code == 2 and err == f"error: policy '{ref}' cannot be answered exactly: the " \
+        "exact solvers read a policy written as a bank rule (dicelab.farkle.policy." \
+        "bank_rule) or a policy table; simulate it instead\n", err
+
+
+@pytest.mark.parametrize("argv", [["simulate"], ["play", "farkle"], ["play", "penta"]])
+def test_the_help_of_a_policy_option_says_a_users_policy_is_taken(capsys, argv):
+    code, out, _ = run_cli(capsys, [*argv, "--help"])
+    assert code == 0 and "FILE.py:NAME" in " ".join(out.split()), out

@@ -7,7 +7,8 @@ figures, cache entries, experiment cells). What it does depends on what is at th
   which is then renamed into place, so a reader never sees half a file and an interrupted
   write leaves the old file as it was. A replaced file keeps its permission bits; a new
   one gets the user's umask. The rename only ever replaces a regular file.
-* a symbolic link: the same, at the file the link points to; the link stays.
+* a symbolic link to one of these: the same, at the file the link points to; the link
+  stays. A dangling link (to nothing) is refused: its target would be created silently.
 * a character device or a pipe (``/dev/stdout``, ``/dev/null``, a FIFO): written in place,
   never replaced. A path that is this process's standard output or error is written
   through that stream, after what was printed so far.
@@ -65,6 +66,15 @@ def _stat(path: Path, option: str) -> os.stat_result | None:
         raise UserError(f"{option} {path}: {_why(exc)}") from None
 
 
+def check_not_dangling(path: Path, option: str) -> None:
+    """Refuse ``path`` if it is a symbolic link to nothing (an output through it would
+    create the link's target silently, wherever it points)."""
+    if os.path.islink(path) and not os.path.exists(path):
+        raise UserError(f"{option} {path}: is a symbolic link to {os.readlink(path)}, which "
+                        "does not exist; dicelab writes through a link only to an existing "
+                        "file")
+
+
 def _std_fd(st: os.stat_result | None) -> int | None:
     """1 or 2 if ``st`` is this process's standard output or error, else None."""
     if st is None:
@@ -119,6 +129,7 @@ def check_output(path: Path | str, option: str, *, suffix: str | None = None) ->
         raise UserError(f"{option} {path}: the file name must end in {suffix}")
     st = _stat(path, option)
     if st is None:
+        check_not_dangling(path, option)
         final = _final(path)
         if not final.parent.is_dir():
             raise UserError(f"{option} {path}: the directory {final.parent} does not exist")
@@ -148,6 +159,8 @@ def write_output(path: Path | str, data: bytes | Writer, option: str = "output",
     if fd is not None:
         _write_fd(fd, data, option, path)
     elif st is None or stat.S_ISREG(st.st_mode):
+        if st is None:
+            check_not_dangling(path, option)
         _write_renamed(path, st, data, option)
     elif in_place and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
         _write_in_place(path, data, option)
@@ -280,5 +293,5 @@ def parse_toml(text: str, source: str) -> dict:
         raise UserError(f"{source}: malformed TOML (nested too deeply)") from None
 
 
-__all__ = ["MAX_NAME_BYTES", "check_name", "check_output", "parse_toml", "read_input",
-           "write_output"]
+__all__ = ["MAX_NAME_BYTES", "check_name", "check_not_dangling", "check_output", "parse_toml",
+           "read_input", "write_output"]

@@ -211,6 +211,9 @@ def parse_policy(text: str, game: str | None = None) -> PolicySpec:
     if not matches and user_policy.looks_like_reference(text):
         found = user_policy.load(text, game)
         return PolicySpec(found.game, "user", found.name, found.params, policy=found.policy)
+    if not matches and re.search(r"\.py(?!\w)", text):  # a file without a name in it
+        raise UserError(f"unknown policy '{text}': a policy in a file is named FILE.py:NAME "
+                        "(NAME a Python name defined in the file)")
     if not matches:
         raise UserError(f"unknown policy '{text}'; valid policies are {valid_names()}")
     if game is not None:

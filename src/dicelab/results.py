@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dicelab.errors import UserError
-from dicelab.files import check_name, check_output, write_output
+from dicelab.files import check_name, check_not_dangling, check_output, write_output
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,6 +104,7 @@ def check_out_dir(out: Path | str, files: tuple[str, ...] = RUN_FILES) -> Path:
     if str(out).strip() == "":
         raise UserError("--out needs a directory name")
     out = check_name(out, "--out")
+    check_not_dangling(out, "--out")
     if out.exists():
         if not out.is_dir():
             raise UserError(f"--out {out}: exists and is not a directory")

@@ -81,7 +81,11 @@ def load(text: str, game: str | None = None) -> Loaded:
     policy_game = getattr(policy, "game", "farkle")
     if game is not None and game != policy_game:
         raise UserError(f"policy '{text}' is a {policy_game} policy, not {game}")
-    name = f"{src}:{policy.name}"
+    # the name loads it again (a game log, a Dask worker): the name in the file, with the
+    # parameters the policy's own name carries
+    own = getattr(policy, "base_name", None)
+    given = policy.name[len(own):] if own and policy.name.startswith(own) else ""
+    name = f"{src}:{obj_name}{given}"
     return Loaded(policy_game, name, dict(getattr(policy, "params", {})), policy)
 
 
@@ -125,7 +129,9 @@ def as_policy(obj, name: str = "policy"):
             raise UserError(f"'{name}' takes {arity} positional parameters: a Farkle bank "
                             "rule must take (my, opp, turn_points, dice_left), a Penta "
                             "policy (card, roll, rolls_left)") from None
-    raise UserError(f"'{name}' is a {type(obj).__name__}; a Farkle policy is a bank rule "
+    kind = type(obj).__name__
+    article = "an" if kind[0] in "aeiouAEIOU" else "a"
+    raise UserError(f"'{name}' is {article} {kind}; a Farkle policy is a bank rule "
                     "(a function of my, opp, turn_points, dice_left, or one decorated with "
                     "dicelab.farkle.policy.bank_rule), a function of the decision state, "
                     "an object with decide(state), or a PolicyTable; a Penta policy a "

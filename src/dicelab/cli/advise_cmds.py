@@ -56,6 +56,10 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
         raise UserError("--objective ranks by that objective's best play: leave out "
                         "--strategy")
     ranking = family_of(spec).block(spec)  # the decision-table policy it ranks by
+    if ranking is None and spec.policy is not None:  # a user's own policy
+        raise UserError(f"advise penta: {spec.name} is your own policy; the options are "
+                        "ranked by optimal's or greedy's values (--strategy) or an "
+                        "objective's (--objective): judge yours with dicelab analyse")
     if ranking is None:
         raise UserError(f"advise penta: --strategy is optimal or greedy; for "
                         f"{spec.name} use --objective")

@@ -158,7 +158,7 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
 def simulate(
     strategy: Annotated[str, typer.Option("--strategy", "-s",
                                           help="Policy of seat 0, e.g. threshold-300, ai, "
-                                               "optimal.")],
+                                               "optimal, or your own: FILE.py:NAME.")],
     vs: Annotated[list[str] | None, typer.Option(
         "--vs", help="Add a seat with this policy (repeatable).")] = None,
     game: GameOpt = None,

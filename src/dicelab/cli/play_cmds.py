@@ -505,7 +505,7 @@ def register(app) -> None:
         humans: HumansOpt = 1,
         ai: Annotated[str, typer.Option(
             help="The computer's Farkle policy (ai, threshold-300, max-ev, fastest, "
-                 "optimal-win, ...); none: no computer.")] = "ai",
+                 "optimal-win, ..., or your own: FILE.py:NAME); none: no computer.")] = "ai",
         target: Annotated[int | None, typer.Option(
             help="Target score: 5000, 10000 or 15000 as in the app (any positive multiple "
                  "of 50). [default: 10000]")] = None,
@@ -524,7 +524,8 @@ def register(app) -> None:
     def penta_command(
         humans: HumansOpt = 1,
         ai: Annotated[str, typer.Option(
-            help="The computer's Penta policy (optimal, greedy); none: no computer.")
+            help="The computer's Penta policy (optimal, greedy, or your own: "
+                 "FILE.py:NAME); none: no computer.")
         ] = "optimal",
         rules: Annotated[str | None, typer.Option(
             help="Rule set: seed, hasbro, free-joker, no-bonus. [default: seed]")] = None,

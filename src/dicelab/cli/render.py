@@ -586,7 +586,7 @@ def penta_distribution(dist) -> None:
 
 def penta_objective(report) -> None:
     """A :class:`dicelab.penta.objective_play.ObjectiveReport`: the objective's policy
-    beside ``optimal``."""
+    beside ``optimal`` (``mean``'s policy is ``optimal``: one column)."""
     sol, dist, base = report.solution, report.policy, report.optimal
     obj = report.objective
     t = Table(title=f"Penta, rules '{sol.rules.name}': objective {obj.name} ({obj.unit})",
@@ -594,31 +594,34 @@ def penta_objective(report) -> None:
                        else "solved in ") + F.seconds(sol.solve_s) + "; the distribution "
                       + ("loaded" if dist.from_cache else "computed")
                       + f" ({F.seconds(dist.compute_s)})")
+    dists = [dist] if obj.kind == "mean" else [dist, base]
     t.add_column("quantity")
-    t.add_column(f"policy {dist.policy}", justify="right")
-    t.add_column("policy optimal", justify="right")
-    digits = 10 if obj.kind in ("at-least", "beat") else 6
-    t.add_row(obj.unit, F.number(sol.value, digits), F.number(report.optimal_value, digits))
-    if obj.kind == "utility":
-        t.add_row("expected utility", f"{sol.raw_value:.6e}", "")
-    t.add_row("decisions per game differing from optimal",
-              F.number(dist.differ_from_optimal, 4), "0")
-    t.add_row("expected final score", F.number(dist.mean, 6), F.number(base.mean, 6))
-    t.add_row("final score SD", F.number(dist.sd, 4), F.number(base.sd, 4))
+    for d in dists:
+        t.add_column(f"policy {d.policy}", justify="right")
+
+    def row(label, cell) -> None:
+        t.add_row(label, *(cell(d) for d in dists))
+
+    if obj.kind != "mean":  # mean's value is the expected final score row below
+        digits = 10 if obj.kind in ("at-least", "beat") else 6
+        t.add_row(obj.unit, F.number(sol.value, digits),
+                  F.number(report.optimal_value, digits))
+        if obj.kind == "utility":
+            t.add_row("expected utility", f"{sol.raw_value:.6e}", "")
+        t.add_row("decisions per game differing from optimal",
+                  F.number(dist.differ_from_optimal, 4), "0")
+    row("expected final score", lambda d: F.number(d.mean, 6))
+    row("final score SD", lambda d: F.number(d.sd, 4))
     for q in dist.percentiles:
-        t.add_row(f"final score p{q}", F.count(dist.percentiles[q]),
-                  F.count(base.percentiles[q]))
+        row(f"final score p{q}", lambda d, q=q: F.count(d.percentiles[q]))
     for target in (200, 250, 300, 350, 400):
-        t.add_row(f"P(final score >= {target})", F.number(dist.p_at_least(target), 6),
-                  F.number(base.p_at_least(target), 6))
-    t.add_row("P(upper bonus)", F.percent(dist.p_upper_bonus, 4),
-              F.percent(base.p_upper_bonus, 4))
-    t.add_row("P(Penta box = 50)", F.percent(dist.p_penta_fifty, 4),
-              F.percent(base.p_penta_fifty, 4))
-    t.add_row("expected Penta bonuses", F.number(dist.mean_penta_bonuses, 6),
-              F.number(base.mean_penta_bonuses, 6))
-    for name, m, mb in zip(BOX_NAMES, dist.box_means, base.box_means, strict=True):
-        t.add_row(f"expected {name}", F.number(m, 4), F.number(mb, 4))
+        if obj.kind != "at-least" or target != obj.target:  # that one is the first row
+            row(f"P(final score >= {target})", lambda d, x=target: F.number(d.p_at_least(x), 6))
+    row("P(upper bonus)", lambda d: F.percent(d.p_upper_bonus, 4))
+    row("P(Penta box = 50)", lambda d: F.percent(d.p_penta_fifty, 4))
+    row("expected Penta bonuses", lambda d: F.number(d.mean_penta_bonuses, 6))
+    for k, name in enumerate(BOX_NAMES):
+        row(f"expected {name}", lambda d, k=k: F.number(d.box_means[k], 4))
     console.print(t)
 
 

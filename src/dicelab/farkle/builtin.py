@@ -570,7 +570,8 @@ def resolve(policy, rules: FarkleRules, target: int, progress: Progress = None
                         "head of Farkle takes Farkle policies")
     out = as_policy(policy, rules, target, 2, progress)
     if not callable(getattr(out, "slices", None)):
-        raise UserError(f"policy '{getattr(out, 'name', out)}' cannot be answered exactly: "
+        shown = policy.name if isinstance(policy, PolicySpec) else getattr(out, "name", out)
+        raise UserError(f"policy '{shown}' cannot be answered exactly: "
                         "the exact solvers read a policy written as a bank rule "
                         "(dicelab.farkle.policy.bank_rule) or a policy table; simulate it "
                         "instead")

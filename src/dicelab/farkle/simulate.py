@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dicelab import config
+from dicelab import config, user_policy
 from dicelab.config import CHUNK_GAMES, DEFAULT_GAMES, HIST_HEADROOM
 from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
@@ -443,6 +443,20 @@ class FarklePlan(LazyArrays):
         if self.per_chunk:
             out[PER_CHUNK + "stats"] = b_stats
         return out
+
+    def __getstate__(self) -> dict:
+        """A user's policy goes by its name (``FILE.py:NAME``): a Dask worker loads it
+        again (its code is in a module only this process has imported)."""
+        state = super().__getstate__()
+        state["seats"] = tuple(s.name if isinstance(s, PolicySpec) and s.policy is not None
+                               and user_policy.looks_like_reference(s.name) else s
+                               for s in self.seats)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        seats = tuple(parse_policy(s, "farkle") if isinstance(s, str) else s
+                      for s in state["seats"])
+        self.__dict__.update(state, seats=seats)
 
 
 def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAULT_GAMES,

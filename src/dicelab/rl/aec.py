@@ -42,6 +42,7 @@ from dicelab.farkle.rules import (
     dice_after,
 )
 from dicelab.rl.common import (
+    NOT_STARTED,
     OBS_HIGH,
     check_action,
     check_flag,
@@ -49,6 +50,7 @@ from dicelab.rl.common import (
     masked_discrete,
     masked_space,
     require_gymnasium,
+    reset_needed,
     yardstick_info,
 )
 from dicelab.rl.farkle import (
@@ -106,6 +108,8 @@ class _TurnTakingEnv(AECEnv):
         self._seat = 0
         self._stick: dict | None = None
         self._over = True
+        self._started = False
+        self.agent_selection = self.possible_agents[0]
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -123,8 +127,11 @@ class _TurnTakingEnv(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self._over = False
+        self._started = True
 
     def observe(self, agent):
+        if not self._started:
+            raise reset_needed()
         seat = self.possible_agents.index(agent)
         mask = self._mask_of(seat) if (seat == self._seat and not self._over) \
             else np.zeros(self._n_actions, dtype=np.int8)
@@ -154,6 +161,8 @@ class _TurnTakingEnv(AECEnv):
         self._accumulate_rewards()
 
     def step(self, action):
+        if not self._started:
+            raise reset_needed()
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -167,7 +176,9 @@ class _TurnTakingEnv(AECEnv):
         self._publish(loss, actor)
 
     def render(self):
-        return self._describe() if self.render_mode == "ansi" else None
+        if self.render_mode != "ansi":
+            return None
+        return self._describe() if self._started else NOT_STARTED
 
     def close(self):
         pass
@@ -223,11 +234,15 @@ class FarkleAECEnv(_TurnTakingEnv):
     @property
     def totals(self) -> list[int]:
         """The seats' banked totals (after ``reset``)."""
+        if self._ref is None:
+            raise reset_needed()
         return list(self._ref.totals)
 
     def decision_state(self) -> State:
         """The decision the seat to move faces, as a dicelab policy sees it
         (:class:`~dicelab.farkle.policy.State`)."""
+        if self._ref is None:
+            raise reset_needed()
         return self._ref.state()
 
     def _yardstick_on(self):

@@ -12,6 +12,9 @@ from dicelab.errors import UserError
 #: game the kernels can play, so every reachable observation lies inside its space.
 OBS_HIGH = 2**40
 
+#: What ``render()`` shows (``render_mode="ansi"``) before the first ``reset()``.
+NOT_STARTED = "no game yet: call reset() first"
+
 
 class IllegalActionError(ValueError):
     """An action the mask forbids (or no action from the space): never repaired."""
@@ -24,6 +27,11 @@ def require_gymnasium():
     except ImportError:  # pragma: no cover - the rl extra is installed by make setup
         raise UserError("dicelab.rl needs gymnasium: pip install 'dicelab[rl]'") from None
     return gymnasium
+
+
+def reset_needed():
+    """Gymnasium's ``ResetNeeded`` error of a game asked for before its first ``reset()``."""
+    return require_gymnasium().error.ResetNeeded("no game yet: call reset() first")
 
 
 def masked_space(n_obs: int, n_actions: int, low: int = -OBS_HIGH):

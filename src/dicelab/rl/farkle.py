@@ -42,12 +42,14 @@ from dicelab.farkle.rules import (
     set_asides,
 )
 from dicelab.rl.common import (
+    NOT_STARTED,
     check_action,
     check_flag,
     loss_of,
     masked_discrete,
     masked_space,
     require_gymnasium,
+    reset_needed,
     yardstick_info,
 )
 
@@ -189,6 +191,8 @@ class _FarkleEnv(gym.Env):
     def decision_state(self) -> State:
         """The decision the agent faces, as a dicelab policy sees it
         (:class:`~dicelab.farkle.policy.State`)."""
+        if self._ref is None:
+            raise reset_needed()
         return self._ref.state()
 
     # -- the shared decision
@@ -231,6 +235,8 @@ class _FarkleEnv(gym.Env):
     def render(self):
         if self.render_mode != "ansi":
             return None
+        if self._ref is None:
+            return NOT_STARTED
         faces = dice.dice_of_rank(self._rank)
         return f"roll {faces} turn points {self._tp} {self._extra()}"
 

@@ -33,6 +33,7 @@ from dicelab.penta.rules import BOX_NAMES, FULL_CARD, N_BOXES, N_DICE, REROLLS, 
 from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import roll_index
 from dicelab.rl.common import (
+    NOT_STARTED,
     check_action,
     check_flag,
     loss_of,
@@ -166,6 +167,7 @@ class PentaSoloEnv(gym.Env):
         self._game = PentaCard(self.rules)
         self._mask = np.zeros(N_ACTIONS, dtype=np.int8)
         self._done = True
+        self._started = False
         self._stick: dict | None = None
 
     def _obs(self) -> dict:
@@ -185,6 +187,7 @@ class PentaSoloEnv(gym.Env):
         self._game = PentaCard(self.rules)
         self._game.new_turn(self.np_random)
         self._done = False
+        self._started = True
         return self._obs(), self._info()
 
     def step(self, action):
@@ -203,4 +206,6 @@ class PentaSoloEnv(gym.Env):
         return obs, reward, self._done, False, self._info(**more)
 
     def render(self):
-        return self._game.describe() if self.render_mode == "ansi" else None
+        if self.render_mode != "ansi":
+            return None
+        return self._game.describe() if self._started else NOT_STARTED
