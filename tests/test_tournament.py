@@ -171,7 +171,7 @@ def test_one_chunk_per_table_gives_no_verdict(games, measured):
         assert pair.verdict == "worse"
     else:
         assert np.isnan(pair.score.se) and np.isnan(pair.p_value) and np.isnan(pair.p_holm)
-        assert pair.verdict == "tie"
+        assert pair.verdict == "n/a"  # far from even, yet unmeasured: neither a tie nor not
     # the ratings' jackknife deletes the same units: an interval only from two on
     rating, ci = t.ratings()
     assert np.isfinite(rating).all() and np.isnan(ci).all() != measured
@@ -243,7 +243,7 @@ def test_units_without_spread_give_no_verdict(ahead, spread):
         assert pair.score.se > 0 and pair.p_holm < 0.05 and pair.verdict == "better"
         assert np.isfinite(ci).all()
     else:
-        assert np.isnan(pair.score.se) and np.isnan(pair.p_value) and pair.verdict == "tie"
+        assert np.isnan(pair.score.se) and np.isnan(pair.p_value) and pair.verdict == "n/a"
         assert np.isnan(pair.score.ci95).all() and np.isnan(ci).all()
     for s in t.standings():
         assert np.isnan(s.win_rate.se) != spread and np.isnan(s.rating_ci95).all() != spread

@@ -152,8 +152,13 @@ class PairVerdict:
 
     @property
     def verdict(self) -> str:
-        """``better``/``worse`` if Holm rejects an even score at 5%, else ``tie``."""
-        if self.p_holm >= ALPHA or math.isnan(self.p_holm):
+        """``better``/``worse`` if Holm rejects an even score at 5%, else ``tie``. Without
+        a test (no standard error: one chunk of games a table, or chunks without spread)
+        ``tie`` only for a score of exactly 1/2 (as identical policies on common dice
+        play), else ``n/a``: 100% against 3% is not a tie but unmeasured."""
+        if math.isnan(self.p_holm):
+            return "tie" if self.score.mean == 0.5 else "n/a"
+        if self.p_holm >= ALPHA:
             return "tie"
         return "better" if self.score.mean > 0.5 else "worse"
 
