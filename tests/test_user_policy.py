@@ -502,3 +502,19 @@ def test_a_logged_game_of_a_policy_named_otherwise_is_written(tmp_path, capsys):
 def test_the_help_of_a_policy_option_says_a_users_policy_is_taken(capsys, argv):
     code, out, _ = run_cli(capsys, [*argv, "--help"])
     assert code == 0 and "FILE.py:NAME" in " ".join(out.split()), out
+
+
+def test_what_a_policy_prints_leaves_json_alone(tmp_path, capsys):
+    """A policy that prints as it is imported and as it decides: under --json its lines go
+    to standard error and the JSON is all of standard output; without it, they stay."""
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text("print('importing')\n"
+                     "def rule(my, opp, turn_points, dice_left):\n"
+                     "    if my == opp == 0 and dice_left == 6:\n"
+                     "        print('deciding', turn_points)\n"
+                     "    return turn_points >= 300\n")
+    argv = ["simulate", "-s", f"{noisy}:rule", "-n", "10", "--seed", "1", "--target", "300"]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0 and json.loads(out)["games"] == 10 and "deciding" in err, (out, err)
+    code, out, _ = run_cli(capsys, argv)
+    assert code == 0 and "deciding" in out  # (no --json: printed as usual)

@@ -12,9 +12,11 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from dicelab.errors import UserError
 from dicelab.files import check_name, check_not_dangling, check_output, write_output
@@ -205,6 +207,35 @@ def _json_default(obj):
 def to_json(obj: Any) -> str:
     """JSON text for results (numpy scalars and arrays allowed; NaN becomes null)."""
     return json.dumps(_nan_to_none(obj), default=_json_default)
+
+
+#: Where :func:`echo_json` writes while :func:`json_stdout` holds standard output.
+_JSON_OUT: ContextVar[TextIO | None] = ContextVar("json_out", default=None)
+
+
+@contextmanager
+def json_stdout(active: bool = True) -> Iterator[None]:
+    """While a ``--json`` command runs (``active``), what anything else prints to standard
+    output (a user's policy debugging with ``print``, say) goes to standard error, so the
+    JSON that :func:`echo_json` writes stays the only thing on standard output."""
+    if not active:
+        yield
+        return
+    real = sys.stdout
+    token = _JSON_OUT.set(real)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout = real
+        _JSON_OUT.reset(token)
+
+
+def echo_json(obj: Any) -> None:
+    """Print ``obj`` as one line of JSON (:func:`to_json`) on standard output."""
+    out = _JSON_OUT.get() or sys.stdout
+    out.write(to_json(obj) + "\n")
+    out.flush()
 
 
 def _nan_to_none(obj):

@@ -48,7 +48,7 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
     from dicelab.penta.policies import Scorecard, rank_options
     from dicelab.penta.rules import get_rules
     from dicelab.registry import parse_policy
-    from dicelab.results import to_json
+    from dicelab.results import echo_json
 
     spec = parse_policy(strategy, "penta")
     obj = None if objective is None else parse_objective(objective)
@@ -86,10 +86,10 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
             if obj is not None and obj.kind != "mean":
                 d["value"] = d.pop("expected_final_score")
             options.append(d)
-        typer.echo(to_json({"game": "penta", "rules": rs.name, "policy": name,
+        echo_json({"game": "penta", "rules": rs.name, "policy": name,
                             "unit": unit, "card_total": sc.total,
                             "roll": faces, "rolls_left": rolls_left,
-                            "tied_with_best": ties, "options": options}))
+                            "tied_with_best": ties, "options": options})
         return
     rows = [(f"keep {F.dice(o.keep) or 'nothing'}" if o.kind == "keep"
              else f"score {o.box} ({o.points})", o.expected_final_score, o.loss,
@@ -139,7 +139,7 @@ def register(app, policy_app) -> None:
         from dicelab.cli.farkle_cmds import solving
         from dicelab.cli.render import show
         from dicelab.farkle.advise import advise
-        from dicelab.results import to_json
+        from dicelab.results import echo_json
 
         faces = parse_dice(roll, "--roll", range(1, 7), "1,1,5,2,3,4")
         with solving(not json_out) as progress:  # two players: optimal-win, the first time
@@ -151,7 +151,7 @@ def register(app, policy_app) -> None:
         if top > 0:
             result = result.top(top)
         if json_out:
-            typer.echo(to_json(result.to_dict()))
+            echo_json(result.to_dict())
             return
         show(result)
 

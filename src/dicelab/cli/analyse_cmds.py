@@ -47,9 +47,9 @@ def register(app: typer.Typer) -> None:
             atomic_write_parquet,
             check_out_dir,
             check_png_path,
+            echo_json,
             prepare_out_dir,
             save_run,
-            to_json,
         )
 
         # every output checked before the logs are read
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
             if figs:
                 save_png(next(iter(figs.values())), plot_path)
         if json_out:
-            typer.echo(to_json(result.to_dict()))
+            echo_json(result.to_dict())
             return
         show(result)
         if out_dir is not None:

@@ -48,12 +48,12 @@ def list_cache(json_out: bool) -> None:
     and the automatic limit if one is set."""
     from dicelab import cache
     from dicelab.cli.render import console
-    from dicelab.results import to_json
+    from dicelab.results import echo_json
 
     limit = cache.max_size()
     found = cache.scan()
     if json_out:
-        typer.echo(to_json({**found.to_dict(), "max_bytes": limit}))
+        echo_json({**found.to_dict(), "max_bytes": limit})
         return
     typer.echo(f"cache directory: {found.directory}")
     files = found.entries + found.temporary
@@ -77,7 +77,7 @@ def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None
 
     from dicelab import cache
     from dicelab.cli.render import console
-    from dicelab.results import to_json
+    from dicelab.results import echo_json
 
     limit = cache.parse_size(max_size, "--max-size")
     result = plan = cache.prune(limit, dry_run=True)
@@ -93,16 +93,16 @@ def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None
                                 "asking (or --dry-run to only see what would go)") from None
             if not ok:
                 if json_out:
-                    typer.echo(to_json(dataclasses.replace(
+                    echo_json(dataclasses.replace(
                         plan, dry_run=False, deleted=[], total_after=plan.total_before
-                    ).to_dict()))
+                    ).to_dict())
                 else:
                     typer.echo("nothing deleted")
                 return
         # planned again at deletion time: the cache may have changed while we asked
         result = cache.prune(limit, plan.directory)
     if json_out:
-        typer.echo(to_json(result.to_dict()))
+        echo_json(result.to_dict())
     else:
         typer.echo(f"cache directory: {result.directory}")
         if result.deleted:

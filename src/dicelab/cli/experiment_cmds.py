@@ -57,10 +57,10 @@ def list_experiments(json_out: bool) -> None:
     from rich.table import Table
 
     from dicelab.cli.render import console
-    from dicelab.results import to_json
+    from dicelab.results import echo_json
 
     if json_out:
-        typer.echo(to_json({"experiments": [e.to_dict() for e in EXPERIMENTS.values()]}))
+        echo_json({"experiments": [e.to_dict() for e in EXPERIMENTS.values()]})
         return
     t = Table(title="experiments: dicelab experiment run NAME --option value ...",
               show_lines=True)
@@ -132,7 +132,7 @@ def run_command(experiment: Experiment, given: dict[str, Any], out: str | None,
     """Check the options, run with a progress bar, print tables or one JSON object."""
     from dicelab.cli import render
     from dicelab.experiments import resolve_options, run_experiment
-    from dicelab.results import check_out_dir, to_json
+    from dicelab.results import check_out_dir, echo_json
 
     # checked (and the seed drawn) before the progress bar starts
     options = resolve_options(experiment, given)
@@ -141,7 +141,7 @@ def run_command(experiment: Experiment, given: dict[str, Any], out: str | None,
                              description=experiment.progress_unit) as advance:
         run = run_experiment(experiment.name, options, out=out, progress=advance)
     if json_out:
-        typer.echo(to_json(run.to_dict()))
+        echo_json(run.to_dict())
         return
     RENDERERS.get(experiment.name, _render_generic)(run)
     typer.echo(f"saved {', '.join(p.name for p in run.files.values())} in {run.out}", err=True)
@@ -206,7 +206,7 @@ def register(app: typer.Typer) -> None:
         continues where it stopped when run again."""
         from dicelab.cli import render
         from dicelab.experiment_file import read_experiment, run_experiment_file
-        from dicelab.results import check_out_dir, to_json
+        from dicelab.results import check_out_dir, echo_json
 
         spec = read_experiment(path)  # checked before the progress bar starts
         where = None if out is None else check_out_dir(out)
@@ -215,8 +215,8 @@ def register(app: typer.Typer) -> None:
             result, where, files = run_experiment_file(path, out=where, seed=seed,
                                                        progress=advance)
         if json_out:
-            typer.echo(to_json({**result.to_dict(), "out": str(where),
-                                "files": {k: str(v) for k, v in files.items()}}))
+            echo_json({**result.to_dict(), "out": str(where),
+                                "files": {k: str(v) for k, v in files.items()}})
             return
         render.show(result)
         typer.echo(f"saved {', '.join(p.name for p in files.values())} in {where}", err=True)

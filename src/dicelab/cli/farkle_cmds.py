@@ -56,14 +56,14 @@ def register(app, solve_app, policy_app) -> None:
         from dicelab.cli import render
         from dicelab.cli.invocation import reproducing_command
         from dicelab.farkle.simulate import simulate_bust_frequencies
-        from dicelab.results import check_out_dir, save_run, to_json
+        from dicelab.results import check_out_dir, echo_json, save_run
 
         where = None if out is None else check_out_dir(out)
         result = simulate_bust_frequencies(rules, rolls=games, seed=seed)
         if where is not None:
             save_run(where, result, command=reproducing_command(result.seed))
         if json_out:
-            typer.echo(to_json(result.to_dict()))
+            echo_json(result.to_dict())
         else:
             render.show(result)
 
@@ -85,12 +85,12 @@ def register(app, solve_app, policy_app) -> None:
         """Exact Farkle answers: turn score distributions, max-ev, fastest, optimal-win."""
         from dicelab.cli import render
         from dicelab.farkle.exact import solve_policy
-        from dicelab.results import to_json
+        from dicelab.results import echo_json
 
         with solving(not json_out) as progress:
             sol = solve_policy(policy, rules, target, ending, progress=progress, floor=floor)
         if json_out:
-            typer.echo(to_json(sol.to_dict()))
+            echo_json(sol.to_dict())
         else:
             render.show(sol)
 
@@ -154,11 +154,11 @@ def register(app, solve_app, policy_app) -> None:
             save_png(policy_heatmap_figure(bank, title=title, max_points=max_points), plot)
         if json_out:
             from dicelab.farkle.solitaire import bank_runs
-            from dicelab.results import to_json
+            from dicelab.results import echo_json
 
-            typer.echo(to_json({"policy": name, "title": title, "me": me, "opp": opp,
+            echo_json({"policy": name, "title": title, "me": me, "opp": opp,
                                 "my_farkles": my_farkles, "opp_farkles": opp_farkles,
-                                **bank_runs(bank), "plot": plot}))
+                                **bank_runs(bank), "plot": plot})
         elif plot is not None:
             typer.echo(f"wrote {plot}")
         else:

@@ -23,6 +23,7 @@ from dicelab.cli.invocation import ARGV, reproducing_command
 from dicelab.config import DEFAULT_GAMES, TUNE_ENUMERATE_MEMBERS
 from dicelab.errors import UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
+from dicelab.results import json_stdout
 
 app = typer.Typer(
     name="dicelab",
@@ -118,7 +119,7 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
     bad one fails before a cluster starts.
     """
     from dicelab.cli import render
-    from dicelab.results import RUN_FILES, check_out_dir, prepare_out_dir, save_run, to_json
+    from dicelab.results import RUN_FILES, check_out_dir, echo_json, prepare_out_dir, save_run
 
     # check --out and its files before the (long) run; they are written after it succeeded
     out = None if out is None else check_out_dir(out, (*RUN_FILES, *figures))
@@ -147,7 +148,7 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
             for name, fig in result.figures().items():
                 save_png(fig, out / name)
     if json_out:
-        typer.echo(to_json(result.to_dict()))
+        echo_json(result.to_dict())
     else:
         render.show(result)
         if out is not None:
@@ -481,7 +482,8 @@ def main(argv: list[str] | None = None) -> None:
     ARGV[:] = _fill_bare_sprt(sys.argv[1:] if argv is None else list(argv))
     try:
         # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
-        code = app(args=list(ARGV), prog_name="dicelab", standalone_mode=False)
+        with json_stdout("--json" in ARGV):  # its JSON alone on standard output
+            code = app(args=list(ARGV), prog_name="dicelab", standalone_mode=False)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             if code == _INTERRUPTED:
                 typer.echo("interrupted", err=True)

@@ -51,7 +51,7 @@ def register(app, solve_app, policy_app) -> None:
         the best play for another goal, exactly."""
         from dicelab.cli.render import console
         from dicelab.penta.rules import get_rules
-        from dicelab.results import to_json
+        from dicelab.results import echo_json
 
         rs = get_rules(rules)
         if table:
@@ -79,7 +79,7 @@ def register(app, solve_app, policy_app) -> None:
         sol = solve(rs)
         d = sol.to_dict()
         if json_out:
-            typer.echo(to_json(d))
+            echo_json(d)
             return
         t = Table(title=f"Penta optimal solitaire, rules '{d['rules']}'")
         t.add_column("statistic")
@@ -110,7 +110,7 @@ def _show_distribution(rs, dist, shown, where, plot: str | None, json_out: bool)
     (its JSON, or its table)."""
     from dicelab.cli import render
     from dicelab.cli.invocation import reproducing_command
-    from dicelab.results import save_run, to_json
+    from dicelab.results import echo_json, save_run
 
     if where is not None:
         save_run(where, dist, command=reproducing_command(None), name="distribution")
@@ -124,7 +124,7 @@ def _show_distribution(rs, dist, shown, where, plot: str | None, json_out: bool)
                                         percentiles={q: dist.percentiles[q] for q in (5, 50, 95)})
         save_png(fig, plot)
     if json_out:
-        typer.echo(to_json(shown.to_dict()))
+        echo_json(shown.to_dict())
         return
     render.show(shown)
     if where is not None:
@@ -181,12 +181,12 @@ def _table(rs, json_out: bool) -> None:
     from dicelab.cli.render import console
     from dicelab.penta.objectives import at_least_table
     from dicelab.resources import human_bytes
-    from dicelab.results import to_json
+    from dicelab.results import echo_json
 
     table = at_least_table(rs, progress=_progress(json_out))
     d = table.to_dict()
     if json_out:
-        typer.echo(to_json(d))
+        echo_json(d)
         return
     best = table.best
     t = Table(title=f"Penta, rules '{rs.name}': P(final >= T) under the best play for T, "
