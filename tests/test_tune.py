@@ -215,3 +215,18 @@ def test_one_member_without_a_standard_error_says_so_without_a_tie(capsys):
     assert code == 0, err
     assert "no standard error (one chunk of games per seating); a --budget" in out
     assert "highest score: threshold-300" in out and "tie" not in out.split("score:")[0]
+
+
+def test_tune_refuses_a_farkle_policy_without_a_space_by_what_it_is(capsys, tmp_path):
+    """A bank rule without a space is told to give it one; a policy that decides move by
+    move has no bank rule to give one to."""
+    mine = tmp_path / "mine.py"
+    mine.write_text("def rule(my, opp, turn_points, dice_left):\n"
+                    "    return turn_points >= 300\n"
+                    "def mover(state):\n"
+                    "    return None\n")
+    for name, says in (("rule", "give its bank rule one"),
+                       ("mover", "not a policy that decides move by move")):
+        code, out, err = run_cli(capsys, ["tune", f"{mine}:{name}", "--against",
+                                          "threshold-300", "--budget", "100"])
+        assert (code, out) == (2, "") and err.count("\n") == 1 and says in err, err

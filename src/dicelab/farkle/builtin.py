@@ -509,8 +509,12 @@ def family_named(ref: str) -> tuple[Family, PolicySpec]:
                         "bank rule (FILE.py:NAME) with a space")
     spec = parse_policy(ref, "farkle")
     if not family_of(spec).space(spec):
-        raise UserError(f"policy '{ref}' has no parameter space to tune: give its bank "
-                        "rule one, bank_rule(space={'base': range(200, 601, 50)})")
+        kind = "a policy table" if isinstance(spec.policy, PolicyTable) else \
+            "a policy that decides move by move"
+        space = "bank_rule(space={'base': range(200, 601, 50)})"
+        raise UserError(f"policy '{ref}' has no parameter space to tune: " + (
+            f"give its bank rule one, {space}" if isinstance(spec.policy, BankRule) else
+            f"tune takes a bank rule with a space, {space}, not {kind}"))
     return family_of(spec), spec
 
 
