@@ -245,6 +245,8 @@ class Family(families.Family):
     solved = False
     #: it plays two-seat games only
     two_seats = False
+    #: its solve stops totals at the penalty floor (``solve farkle --floor`` sets it)
+    floored = False
 
     def check(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int) -> int:
         """What it refuses in a game of ``n_seats`` to ``target``, refused before any
@@ -394,6 +396,7 @@ class MaxEv(Exact):
 
 class Fastest(Exact):
     name = "fastest"
+    floored = True
 
     def table(self, spec, rules, target, progress=None):
         return fastest_table(rules, target)
@@ -415,6 +418,7 @@ class OptimalWin(Exact):
 
     name = "optimal-win"
     two_seats = True
+    floored = True
 
     def check(self, spec, rules, target, n_seats):
         target = super().check(spec, rules, target, n_seats)

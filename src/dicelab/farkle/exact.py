@@ -145,7 +145,7 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     family, target = builtin.family_of(spec), check_target(target)
     if floor is None:
         return family.solve(spec, rules, target, progress)
-    if family.name not in ("fastest", "optimal-win"):
+    if not family.floored:
         raise UserError(f"--floor is for fastest and optimal-win, not {spec.name}: their "
                         "totals stop at the floor; a threshold's race goes as far below "
                         "zero as changes its answer, and max-ev plays no totals")
