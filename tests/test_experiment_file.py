@@ -102,3 +102,18 @@ def test_cli_runs_a_file_and_records_its_command(capsys, tmp_path, monkeypatch):
                                    str(seed)]
     code, _, err = run_cli(capsys, ["experiment", "run", "missing.toml"])
     assert code == 2 and "not found" in err
+
+
+@pytest.mark.parametrize("had_results", [False, True])
+def test_a_run_with_out_leaves_no_empty_results_directory(tmp_path, had_results):
+    f = tmp_path / "demo.toml"
+    f.write_text(GOOD)
+    base = tmp_path / "cwd"
+    base.mkdir()
+    if had_results:
+        (base / "results").mkdir()
+    _, where, _ = run_experiment_file(f, out=tmp_path / "out", base=base)
+    assert where == tmp_path / "out" and (where / "manifest.json").is_file()
+    assert sorted(p.name for p in base.iterdir()) == (["results"] if had_results else [])
+    if had_results:
+        assert list((base / "results").iterdir()) == []

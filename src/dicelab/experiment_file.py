@@ -232,6 +232,7 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
                           (*RUN_FILES, *figures))
     partial = base / "results" / ".partial" / f"{spec.name}-{spec.digest()[:12]}"
     check_out_dir(partial, ("state.json",))
+    made = [d for d in (partial.parent.parent, partial.parent) if not d.exists()]
     store = CellStore(partial)
     state = partial / "state.json"
     if spec.seed is not None:
@@ -257,6 +258,9 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     shutil.rmtree(partial, ignore_errors=True)
     with contextlib.suppress(OSError):
         partial.parent.rmdir()  # only if no other run is unfinished
+    for d in reversed(made):  # results/ itself, when only the partial cells needed it
+        with contextlib.suppress(OSError):
+            d.rmdir()
     return result, where, files
 
 
