@@ -23,6 +23,15 @@ T = { from = 200, to = 400, step = 100 }
 """
 
 
+@pytest.mark.parametrize("text", [
+    "policies = ['ai', 'max-ev']\nexact = false\ncrn = false\nseats = 3\n",
+    "kind = 'compare'\npolicies = ['ai', 'max-ev']\nexact = true\nseats = 2\ncrn = true\n",
+])
+def test_fields_of_the_kind_are_taken(text):
+    spec = parse_experiment(text, "exp.toml")
+    assert spec.policies == ("ai", "max-ev")
+
+
 def test_sweeps_expand_in_order():
     spec = parse_experiment(GOOD)
     assert spec.policies == ("ai", "threshold-200", "threshold-300", "threshold-400")
@@ -55,6 +64,9 @@ def test_sweeps_expand_in_order():
     ("policies = ['threshold-T', 'ai']\n[sweep]\nT = { from = 200, to = 300, step = 0 }\n",
      "sweep.T: want from <= to"),
     ("policies = [", "malformed TOML"),
+    ("policies = ['ai', 'max-ev']\nexact = true\n", "exact: applies to kind = \"compare\""),
+    ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nseats = 3\n", "seats: a compare plays"),
+    ("kind = 'compare'\npolicies = ['ai', 'max-ev']\ncrn = false\n", "crn: applies to"),
 ])
 def test_every_bad_field_is_named(text, field):
     with pytest.raises(UserError) as err:

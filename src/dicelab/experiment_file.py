@@ -156,6 +156,15 @@ def _check_values(spec: ExperimentSpec) -> None:
     from dicelab.tournament import TABLE_GAMES, check_policies
 
     src = spec.source
+    # a field the kind does not use is refused, not silently ignored
+    if spec.kind == "tournament" and spec.exact:
+        raise UserError(f"{src}: exact: applies to kind = \"compare\" only (a tournament "
+                        "plays games)")
+    if spec.kind == "compare" and spec.seats != 2:
+        raise UserError(f"{src}: seats: a compare plays two-seat games; seats = "
+                        f"{spec.seats} needs kind = \"tournament\"")
+    if spec.kind == "compare" and not spec.crn:
+        raise UserError(f"{src}: crn: applies to kind = \"tournament\" only")
 
     def named(key: str, check):
         try:
