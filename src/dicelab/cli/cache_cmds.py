@@ -33,7 +33,7 @@ def _file_table(files):
     from rich.table import Table
 
     t = Table()
-    t.add_column("key")
+    t.add_column("key", overflow="fold")  # whole: keys often differ only at their end
     t.add_column("size", justify="right")
     t.add_column("last used")
     t.add_column("modified")
