@@ -620,3 +620,27 @@ def test_a_store_in_the_background_is_written_before_anyone_reads_the_cache(tmp_
     monkeypatch.setenv("DICELAB_CACHE_MAX_SIZE", "lots")
     with pytest.raises(UserError):  # a malformed limit fails before the thread starts
         cache.store_in_background("k2", "v1", {"x": arr})
+
+
+@pytest.mark.parametrize("argv", [["cache", "clear"], ["cache", "prune", "--max-size", "0"],
+                                  ["cache", "prune", "--max-size", "0", "--json"]])
+@pytest.mark.parametrize("raised, code, last", [
+    (KeyboardInterrupt, 130, "interrupted"),
+    (EOFError, 2, "error: no answer to the confirmation"),
+])
+def test_cli_ctrl_c_at_the_question_is_an_interrupt(capsys, cache_dir, monkeypatch, argv,
+                                                    raised, code, last):
+    """Ctrl-C at 'delete ...? [y/N]' exits 130 (it was the 'no answer' error, exit 2);
+    no answer at all (end of input) stays that error. Nothing is deleted either way."""
+    make_mixed_dir(cache_dir)
+    before = sorted(p.name for p in cache_dir.iterdir())
+
+    class Keyboard(io.StringIO):
+        def readline(self, *args):  # what input() reads the answer with
+            raise raised
+
+    monkeypatch.setattr("sys.stdin", Keyboard())
+    got, _out, err = run_cli(capsys, argv)
+    assert got == code, err
+    assert err.strip().splitlines()[-1].startswith(last) and "Traceback" not in err
+    assert sorted(p.name for p in cache_dir.iterdir()) == before
