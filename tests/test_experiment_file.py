@@ -129,3 +129,17 @@ def test_a_run_with_out_leaves_no_empty_results_directory(tmp_path, had_results)
     assert sorted(p.name for p in base.iterdir()) == (["results"] if had_results else [])
     if had_results:
         assert list((base / "results").iterdir()) == []
+
+
+def test_an_unusable_partial_directory_is_named_as_such(capsys, tmp_path, monkeypatch):
+    """results/.partial a file: one error naming that directory (it said --out, which the
+    user had not given); nothing is run or written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / ".partial").write_text("")
+    code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--out", "o"])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("error: the unfinished runs' directory ") and "--out" not in err
+    assert "results/.partial is not a directory" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.toml", "results"]

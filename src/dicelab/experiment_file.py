@@ -240,7 +240,7 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     where = check_out_dir(out if out is not None else base / "results" / spec.name,
                           (*RUN_FILES, *figures))
     partial = base / "results" / ".partial" / f"{spec.name}-{spec.digest()[:12]}"
-    check_out_dir(partial, ("state.json",))
+    check_out_dir(partial, ("state.json",), option="the unfinished runs' directory")
     made = [d for d in (partial.parent.parent, partial.parent) if not d.exists()]
     store = CellStore(partial)
     state = partial / "state.json"
