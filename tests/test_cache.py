@@ -177,6 +177,35 @@ def test_cli_list_shows_directory_entries_sizes_and_total(capsys, cache_dir):
         assert "4 other file(s)" in out
 
 
+def table_keys(out: str) -> list[str]:
+    """The key column of a printed cache table, a key folded over lines joined again."""
+    keys: list[str] = []
+    for line in out.splitlines():
+        cells = line.split("│")
+        if len(cells) < 4 or "key" in cells[1]:
+            continue
+        if cells[2].strip():  # a row's first line has its size
+            keys.append(cells[1].strip())
+        else:
+            keys[-1] += cells[1].strip()
+    return keys
+
+
+def test_cli_list_and_prune_show_whole_keys(capsys, cache_dir, monkeypatch):
+    """Long keys that differ only at their end stay apart (they were cut to one '...')."""
+    monkeypatch.setenv("COLUMNS", "80")
+    stem = "farkle-optimal-win-default-9fa1bf046eba76d4-t1000-tol1e-10-floor0-sweep_tol1e-11"
+    keys = [stem, stem + "-policy-table"]
+    for k in keys:
+        cache.store(k, 1, {"v": np.arange(10.0)})
+    code, out, err = run_cli(capsys, ["cache", "list"])
+    assert code == 0 and not err
+    assert table_keys(out) == sorted(keys)
+    code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", "0", "--dry-run"])
+    assert code == 0 and not err
+    assert sorted(table_keys(out)) == sorted(keys)
+
+
 def test_cli_list_json(capsys, cache_dir):
     make_mixed_dir(cache_dir)
     for argv in (["cache", "list", "--json"], ["cache", "--json"]):
@@ -591,3 +620,27 @@ def test_a_store_in_the_background_is_written_before_anyone_reads_the_cache(tmp_
     monkeypatch.setenv("DICELAB_CACHE_MAX_SIZE", "lots")
     with pytest.raises(UserError):  # a malformed limit fails before the thread starts
         cache.store_in_background("k2", "v1", {"x": arr})
+
+
+@pytest.mark.parametrize("argv", [["cache", "clear"], ["cache", "prune", "--max-size", "0"],
+                                  ["cache", "prune", "--max-size", "0", "--json"]])
+@pytest.mark.parametrize("raised, code, last", [
+    (KeyboardInterrupt, 130, "interrupted"),
+    (EOFError, 2, "error: no answer to the confirmation"),
+])
+def test_cli_ctrl_c_at_the_question_is_an_interrupt(capsys, cache_dir, monkeypatch, argv,
+                                                    raised, code, last):
+    """Ctrl-C at 'delete ...? [y/N]' exits 130 (it was the 'no answer' error, exit 2);
+    no answer at all (end of input) stays that error. Nothing is deleted either way."""
+    make_mixed_dir(cache_dir)
+    before = sorted(p.name for p in cache_dir.iterdir())
+
+    class Keyboard(io.StringIO):
+        def readline(self, *args):  # what input() reads the answer with
+            raise raised
+
+    monkeypatch.setattr("sys.stdin", Keyboard())
+    got, _out, err = run_cli(capsys, argv)
+    assert got == code, err
+    assert err.strip().splitlines()[-1].startswith(last) and "Traceback" not in err
+    assert sorted(p.name for p in cache_dir.iterdir()) == before

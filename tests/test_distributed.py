@@ -294,7 +294,9 @@ def test_a_users_penta_policy_plays_identically_locally_and_on_dask(client):
         np.testing.assert_array_equal(getattr(local, name), getattr(dask, name))
     for name, value in local.chunk_tallies.items():
         np.testing.assert_array_equal(value, dask.chunk_tallies[name])
-    assert strip(local.to_dict()) == strip(dask.to_dict())
+    # as JSON: a statistic with no spread to measure is NaN in both, and NaN != NaN
+    assert json.dumps(strip(local.to_dict()), sort_keys=True) == json.dumps(
+        strip(dask.to_dict()), sort_keys=True)
     assert dask.executor == "dask" and local.executor == "local"
 
 
@@ -350,3 +352,88 @@ def test_simulate_takes_a_users_plain_farkle_function_on_dask(tmp_path, capsys):
     assert code == 0, err
     dask, local = json.loads(out), json.loads(here)
     assert dask["executor"] == "dask" and strip(dask) == strip(local)
+
+
+def test_local_cluster_workers_start_with_ctrl_c_ignored(monkeypatch):
+    """Ctrl-C at a terminal reaches the whole process group: the local cluster's worker
+    processes must leave it to the command (each used to print a KeyboardInterrupt
+    traceback). Processes started with the cluster inherit an ignored SIGINT; the
+    command's own handler is back once the cluster is up."""
+    import signal
+    import subprocess
+
+    seen = {}
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"
+
+    class FakeCluster:
+        def __init__(self, **kwargs):
+            seen["worker"] = subprocess.run([sys.executable, "-c", probe], capture_output=True,
+                                            text=True, check=True).stdout.strip()
+
+        def __enter__(self):
+            seen["during run"] = signal.getsignal(signal.SIGINT)
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    class FakeClient:
+        def __init__(self, cluster):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(distributed, "LocalCluster", FakeCluster)
+    monkeypatch.setattr(distributed, "Client", FakeClient)
+    before = signal.getsignal(signal.SIGINT)
+    with runner.dask_client("local:1"):
+        pass
+    assert seen["worker"] == "True"
+    assert seen["during run"] is before and before is not signal.SIG_IGN
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+@pytest.mark.slow
+def test_ctrl_c_with_a_local_cluster_is_130_without_tracebacks(tmp_path):
+    """A real Ctrl-C (SIGINT to the process group) while a --dask local run plays."""
+    import os
+    import signal
+    import subprocess
+    import time
+    from pathlib import Path
+
+    from cli_helpers import as_from_a_shell
+
+    def own_group():
+        as_from_a_shell()
+        os.setpgrp()
+
+    out = tmp_path / "never"
+    proc = subprocess.Popen([sys.executable, "-m", "dicelab", "simulate", "-s", "ai", "-n",
+                             "2000000000", "--seed", "1", "--dask", "local:1", "--out",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=own_group)
+    try:
+        def children() -> list[str]:  # of any thread: the cluster starts its own
+            return [c for f in Path(f"/proc/{proc.pid}/task").glob("*/children")
+                    for c in f.read_text().split()]
+
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline and not children():
+            time.sleep(0.1)
+        time.sleep(8)  # the worker starts and plays
+        assert proc.poll() is None, "finished before the interrupt"
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, stderr.decode()
+    assert stdout == b"" and "Traceback" not in stderr.decode(), stderr.decode()
+    assert stderr.decode().strip().splitlines()[-1] == "interrupted"
+    assert not out.exists()

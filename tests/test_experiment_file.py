@@ -23,6 +23,15 @@ T = { from = 200, to = 400, step = 100 }
 """
 
 
+@pytest.mark.parametrize("text", [
+    "policies = ['ai', 'max-ev']\nexact = false\ncrn = false\nseats = 3\n",
+    "kind = 'compare'\npolicies = ['ai', 'max-ev']\nexact = true\nseats = 2\ncrn = true\n",
+])
+def test_fields_of_the_kind_are_taken(text):
+    spec = parse_experiment(text, "exp.toml")
+    assert spec.policies == ("ai", "max-ev")
+
+
 def test_sweeps_expand_in_order():
     spec = parse_experiment(GOOD)
     assert spec.policies == ("ai", "threshold-200", "threshold-300", "threshold-400")
@@ -55,6 +64,9 @@ def test_sweeps_expand_in_order():
     ("policies = ['threshold-T', 'ai']\n[sweep]\nT = { from = 200, to = 300, step = 0 }\n",
      "sweep.T: want from <= to"),
     ("policies = [", "malformed TOML"),
+    ("policies = ['ai', 'max-ev']\nexact = true\n", "exact: applies to kind = \"compare\""),
+    ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nseats = 3\n", "seats: a compare plays"),
+    ("kind = 'compare'\npolicies = ['ai', 'max-ev']\ncrn = false\n", "crn: applies to"),
 ])
 def test_every_bad_field_is_named(text, field):
     with pytest.raises(UserError) as err:
@@ -102,3 +114,32 @@ def test_cli_runs_a_file_and_records_its_command(capsys, tmp_path, monkeypatch):
                                    str(seed)]
     code, _, err = run_cli(capsys, ["experiment", "run", "missing.toml"])
     assert code == 2 and "not found" in err
+
+
+@pytest.mark.parametrize("had_results", [False, True])
+def test_a_run_with_out_leaves_no_empty_results_directory(tmp_path, had_results):
+    f = tmp_path / "demo.toml"
+    f.write_text(GOOD)
+    base = tmp_path / "cwd"
+    base.mkdir()
+    if had_results:
+        (base / "results").mkdir()
+    _, where, _ = run_experiment_file(f, out=tmp_path / "out", base=base)
+    assert where == tmp_path / "out" and (where / "manifest.json").is_file()
+    assert sorted(p.name for p in base.iterdir()) == (["results"] if had_results else [])
+    if had_results:
+        assert list((base / "results").iterdir()) == []
+
+
+def test_an_unusable_partial_directory_is_named_as_such(capsys, tmp_path, monkeypatch):
+    """results/.partial a file: one error naming that directory (it said --out, which the
+    user had not given); nothing is run or written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / ".partial").write_text("")
+    code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--out", "o"])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("error: the unfinished runs' directory ") and "--out" not in err
+    assert "results/.partial is not a directory" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.toml", "results"]

@@ -154,6 +154,38 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(capsys, tmp_path, monke
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+@pytest.mark.parametrize("blocked", [0, 1, 2])
+def test_every_output_file_is_checked_before_the_run(capsys, tmp_path, monkeypatch, name,
+                                                     blocked):
+    """A directory where the table, its CSV or the manifest goes is refused before any
+    work, and nothing is written (the run used to finish, then fail half-written)."""
+    import dataclasses
+
+    def no_work(*args):
+        raise AssertionError("the run started")
+
+    experiment = EXPERIMENTS[name]
+    monkeypatch.setitem(EXPERIMENTS, name, dataclasses.replace(experiment, compute=no_work))
+    out = tmp_path / "out"
+    (out / experiment.out_files[blocked]).mkdir(parents=True)
+    code, stdout, err = run_cli(capsys, ["experiment", "run", name, "--out", str(out)])
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert f"{experiment.out_files[blocked]}: is a directory" in err and stdout == ""
+    assert sorted(p.name for p in out.iterdir()) == [experiment.out_files[blocked]]
+    with pytest.raises(UserError, match="is a directory"):
+        run_experiment(name, {"seed": 1} if name == "head-to-head" else {}, out=out)
+    assert sorted(p.name for p in out.iterdir()) == [experiment.out_files[blocked]]
+
+
+def test_the_files_written_are_the_files_checked(tmp_path):
+    run = run_experiment("threshold-sweep", {"target": 1000}, out=tmp_path)
+    assert sorted(p.name for p in run.files.values()) == sorted(
+        EXPERIMENTS["threshold-sweep"].out_files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        EXPERIMENTS["threshold-sweep"].out_files)
+
+
 def test_library_rejects_unknown_names_and_options():
     with pytest.raises(UserError, match="valid: threshold-sweep, head-to-head"):
         get_experiment("sweep")

@@ -161,6 +161,30 @@ def test_check_games_and_seed():
     for bad in (-1, 1.5, True):
         with pytest.raises(UserError, match="--seed must be a non-negative integer"):
             seeding.check_seed(bad)
+    assert seeding.check_seed(2**64 - 1) == seeding.MAX_SEED == 2**64 - 1
+    for bad in (2**64, 10**23):
+        with pytest.raises(UserError, match=f"--seed {bad} is too large: at most {2**64 - 1}"):
+            seeding.check_seed(bad)
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "-s", "ai", "--target", "1000", "-n", "100"],
+    ["tournament", "ai", "threshold-300", "--target", "1000", "-n", "100"],
+    ["bust-risk", "-n", "100"],
+])
+def test_a_seed_too_large_to_save_is_refused_before_the_run(capsys, tmp_path, argv):
+    """A seed of 2**64 used to run, then fail with a traceback saving summary.parquet."""
+    from cli_helpers import run_cli
+
+    code, out, err = run_cli(capsys, [*argv, "--seed", str(2**64), "--out",
+                                      str(tmp_path / "o")])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"error: --seed {2**64} is too large")
+    assert list(tmp_path.iterdir()) == []
+    code, out, err = run_cli(capsys, [*argv, "--seed", str(2**64 - 1), "--out",
+                                      str(tmp_path / "o")])
+    assert code == 0, err
+    assert (tmp_path / "o" / "manifest.json").is_file()
 
 
 def test_chunk_bounds():

@@ -121,3 +121,22 @@ def _interrupt_and_check(proc: subprocess.Popen, out: Path) -> None:
     assert stdout == b""
     assert stderr.decode().strip().splitlines()[-1] == "interrupted"
     assert not out.exists()
+
+
+@pytest.mark.parametrize("argv, figures", [
+    (["simulate", "-s", "ai", "--vs", "threshold-300"], []),
+    (["tournament", "ai", "threshold-300"], ["win-matrix.png", "ratings.png"]),
+])
+def test_out_names_every_file_written_and_the_manifest_comes_last(capsys, tmp_path, argv,
+                                                                  figures):
+    """A tournament's figures are named with the tables (the message named only those),
+    and written before the manifest, whose presence says the rest is complete."""
+    out = tmp_path / "o"
+    code, _out, err = run_cli(capsys, [*argv, "--target", "1000", "-n", "500", "--seed", "1",
+                                       "--out", str(out)])
+    assert code == 0, err
+    names = ["summary.parquet", "manifest.json", *figures]
+    assert f"saved {', '.join(names)} in {out}" in err
+    assert sorted(p.name for p in out.iterdir()) == sorted(names)
+    written = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    assert written["manifest.json"] == max(written.values())

@@ -156,6 +156,15 @@ def _check_values(spec: ExperimentSpec) -> None:
     from dicelab.tournament import TABLE_GAMES, check_policies
 
     src = spec.source
+    # a field the kind does not use is refused, not silently ignored
+    if spec.kind == "tournament" and spec.exact:
+        raise UserError(f"{src}: exact: applies to kind = \"compare\" only (a tournament "
+                        "plays games)")
+    if spec.kind == "compare" and spec.seats != 2:
+        raise UserError(f"{src}: seats: a compare plays two-seat games; seats = "
+                        f"{spec.seats} needs kind = \"tournament\"")
+    if spec.kind == "compare" and not spec.crn:
+        raise UserError(f"{src}: crn: applies to kind = \"tournament\" only")
 
     def named(key: str, check):
         try:
@@ -231,7 +240,8 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     where = check_out_dir(out if out is not None else base / "results" / spec.name,
                           (*RUN_FILES, *figures))
     partial = base / "results" / ".partial" / f"{spec.name}-{spec.digest()[:12]}"
-    check_out_dir(partial, ("state.json",))
+    check_out_dir(partial, ("state.json",), option="the unfinished runs' directory")
+    made = [d for d in (partial.parent.parent, partial.parent) if not d.exists()]
     store = CellStore(partial)
     state = partial / "state.json"
     if spec.seed is not None:
@@ -257,6 +267,9 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     shutil.rmtree(partial, ignore_errors=True)
     with contextlib.suppress(OSError):
         partial.parent.rmdir()  # only if no other run is unfinished
+    for d in reversed(made):  # results/ itself, when only the partial cells needed it
+        with contextlib.suppress(OSError):
+            d.rmdir()
     return result, where, files
 
 

@@ -118,6 +118,12 @@ class Experiment:
     compute: Callable[[dict[str, Any], Progress, Any], ExperimentOutput]
     progress_unit: str
     progress_total: Callable[[dict[str, Any]], int]
+    table_name: str
+
+    @property
+    def out_files(self) -> tuple[str, ...]:
+        """The files a run writes in its output directory (checked before it starts)."""
+        return f"{self.table_name}.parquet", f"{self.table_name}.csv", "manifest.json"
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
@@ -212,6 +218,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
         compute=_threshold_sweep,
         progress_unit="thresholds",
         progress_total=lambda options: len(SWEEP_THRESHOLDS),
+        table_name="sweep",
     ),
     Experiment(
         name="head-to-head",
@@ -225,6 +232,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
         compute=_head_to_head,
         progress_unit="games",
         progress_total=lambda options: 6 * options["games"],
+        table_name="pairs",
     ),
 )}
 
@@ -323,7 +331,7 @@ def run_experiment(name: str, options: Mapping[str, Any] | None = None, *,
     experiment = get_experiment(name)
     opts = resolve_options(experiment, options)
     where = Path(out) if out is not None else default_out(experiment, opts, base)
-    check_out_dir(where, files=("manifest.json",))
+    check_out_dir(where, files=experiment.out_files)
     command = command_line(experiment, opts, None if out is None else Path(out))
     with contextlib.ExitStack() as stack:
         if client is None and opts.get("dask") is not None:
@@ -340,7 +348,7 @@ def _write(out: Path, experiment: Experiment, options: dict[str, Any], command: 
            output: ExperimentOutput) -> tuple[dict[str, Path], dict[str, Any]]:
     from dicelab.results import atomic_write_parquet, atomic_write_text, to_json, versions
 
-    table, csv = f"{output.table_name}.parquet", f"{output.table_name}.csv"
+    table, csv, _ = experiment.out_files
     manifest = {"command": command, "experiment": experiment.name,
                 "options": {o.name: options[o.name] for o in experiment.options
                             if o.recorded},

@@ -99,23 +99,24 @@ def atomic_write_parquet(path: Path, frame: pd.DataFrame, option: str = "--out")
 RUN_FILES = ("summary.parquet", "manifest.json")
 
 
-def check_out_dir(out: Path | str, files: tuple[str, ...] = RUN_FILES) -> Path:
+def check_out_dir(out: Path | str, files: tuple[str, ...] = RUN_FILES,
+                  option: str = "--out") -> Path:
     """Fail before any work is done if ``out`` could not become a writable directory
     (it is created only once the run succeeded, by :func:`prepare_out_dir`) or one of
-    the ``files`` to be written in it could not be written."""
+    the ``files`` to be written in it could not be written. Errors name ``option``."""
     if str(out).strip() == "":
-        raise UserError("--out needs a directory name")
-    out = check_name(out, "--out")
-    check_not_dangling(out, "--out")
+        raise UserError(f"{option} needs a directory name")
+    out = check_name(out, option)
+    check_not_dangling(out, option)
     if out.exists():
         if not out.is_dir():
-            raise UserError(f"--out {out}: exists and is not a directory")
+            raise UserError(f"{option} {out}: exists and is not a directory")
         if not os.access(out, os.W_OK | os.X_OK):
-            raise UserError(f"--out {out}: directory is not writable")
+            raise UserError(f"{option} {out}: directory is not writable")
         for name in files:
-            check_output(out / name, "--out")
+            check_output(out / name, option)
         if not files:
-            check_output(out / ".dicelab-check", "--out")
+            check_output(out / ".dicelab-check", option)
         return out
     # create the missing directories once to see that it can be done, then remove them
     missing = []
@@ -124,11 +125,11 @@ def check_out_dir(out: Path | str, files: tuple[str, ...] = RUN_FILES) -> Path:
         missing.append(parent)
         parent = parent.parent
     if not parent.is_dir():
-        raise UserError(f"--out {out}: {parent} is not a directory")
+        raise UserError(f"{option} {out}: {parent} is not a directory")
     try:
         out.mkdir(parents=True)
     except OSError as exc:
-        raise UserError(f"--out {out}: cannot create directory ({exc.strerror})") from None
+        raise UserError(f"{option} {out}: cannot create directory ({exc.strerror})") from None
     for d in missing:
         with contextlib.suppress(OSError):
             d.rmdir()

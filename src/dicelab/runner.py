@@ -239,6 +239,23 @@ def _parse_local(spec: str) -> int | None:
 
 
 @contextlib.contextmanager
+def _workers_ignore_ctrl_c() -> Iterator[None]:
+    """Processes started inside inherit an ignored SIGINT. Ctrl-C at a terminal reaches
+    the whole process group: the local cluster's workers leave it to this process, which
+    stops the run and closes them (else each prints a KeyboardInterrupt traceback)."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
 def dask_client(spec: str) -> Iterator[Any]:
     """A ``distributed.Client`` for ``--dask SPEC``, closed (with its cluster) on exit.
 
@@ -266,10 +283,11 @@ def dask_client(spec: str) -> Iterator[Any]:
         env = {"NUMBA_NUM_THREADS": str(max(1, cores // n))}
         # a failed task reaches the caller as its exception (a UserError is one line):
         # the workers' own log of it would only repeat it as a traceback
-        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                          dashboard_address=":0", env=env,
-                          silence_logs=logging.CRITICAL) as cluster, \
-                Client(cluster) as client:
+        with _workers_ignore_ctrl_c():
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", env=env,
+                                   silence_logs=logging.CRITICAL)
+        with cluster, Client(cluster) as client:
             yield client
         return
     try:

@@ -17,8 +17,12 @@ from dicelab.config import CHUNK_GAMES, MAX_GAMES
 from dicelab.errors import UserError
 from dicelab.rng import state_from_seedsequence
 
-__all__ = ["CHUNK_GAMES", "check_games", "check_seed", "chunk_bounds", "chunk_states",
+__all__ = ["CHUNK_GAMES", "MAX_SEED", "check_games", "check_seed", "chunk_bounds", "chunk_states",
            "fresh_seed", "group_seed", "n_chunks"]
+
+
+#: The largest seed: saved tables and manifests store a seed as an unsigned 64-bit integer.
+MAX_SEED = 2**64 - 1
 
 
 def fresh_seed() -> int:
@@ -27,12 +31,14 @@ def fresh_seed() -> int:
 
 
 def check_seed(seed: int | None) -> int:
-    """The user's seed as an int (``UserError`` unless a non-negative integer); a fresh
-    one when ``None``."""
+    """The user's seed as an int (``UserError`` unless an integer 0 to :data:`MAX_SEED`);
+    a fresh one when ``None``."""
     if seed is None:
         return fresh_seed()
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise UserError(f"--seed must be a non-negative integer, not {seed}")
+    if seed > MAX_SEED:
+        raise UserError(f"--seed {seed} is too large: at most {MAX_SEED} (2**64 - 1)")
     return int(seed)
 
 

@@ -27,13 +27,28 @@ def _local_time(ts: float | None) -> str:
     return "n/a" if ts is None else datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
+def _confirm(question: str, err: bool = False) -> bool | None:
+    """The user's yes/no, or None when there is no answer (no terminal, end of input).
+    Ctrl-C at the question is an interrupt (exit 130), not a missing answer: click turns
+    both into ``Abort``, and only its context tells them apart."""
+    try:
+        return typer.confirm(question, default=False, err=err)
+    except typer.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            typer.echo("", err=err)  # end the question's line
+            raise KeyboardInterrupt from None
+        return None
+    except (EOFError, OSError):
+        return None
+
+
 def _file_table(files):
     """A rich table of cache files: key (or the unfinished write's name), size, last used,
     modified."""
     from rich.table import Table
 
     t = Table()
-    t.add_column("key")
+    t.add_column("key", overflow="fold")  # whole: keys often differ only at their end
     t.add_column("size", justify="right")
     t.add_column("last used")
     t.add_column("modified")
@@ -85,12 +100,12 @@ def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None
         if not yes:
             question = (f"delete {len(plan.deleted)} file(s), {_mb(plan.freed)}, least "
                         f"recently used first, in {plan.directory}?")
-            try:  # with --json the question goes to stderr: stdout stays one JSON object
-                ok = typer.confirm(question, default=False, err=json_out)
-            except (typer.Abort, EOFError, OSError):
+            # with --json the question goes to stderr: stdout stays one JSON object
+            ok = _confirm(question, err=json_out)
+            if ok is None:
                 typer.echo("", err=json_out)  # end the question's line
                 raise UserError("no answer to the confirmation; add --yes to prune without "
-                                "asking (or --dry-run to only see what would go)") from None
+                                "asking (or --dry-run to only see what would go)")
             if not ok:
                 if json_out:
                     echo_json(dataclasses.replace(
@@ -163,11 +178,10 @@ def register(app: typer.Typer) -> None:
         if not yes:
             question = (f"delete {len(files)} file(s), {_mb(found.total_bytes)}, "
                         f"in {found.directory}?")
-            try:
-                ok = typer.confirm(question, default=False)
-            except (typer.Abort, EOFError, OSError):
+            ok = _confirm(question)
+            if ok is None:
                 raise UserError("no answer to the confirmation; add --yes to clear without "
-                                "asking") from None
+                                "asking")
             if not ok:
                 typer.echo("nothing deleted")
                 return

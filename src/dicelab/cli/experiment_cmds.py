@@ -136,7 +136,7 @@ def run_command(experiment: Experiment, given: dict[str, Any], out: str | None,
 
     # checked (and the seed drawn) before the progress bar starts
     options = resolve_options(experiment, given)
-    out = None if out is None else check_out_dir(out, ("manifest.json",))
+    out = None if out is None else check_out_dir(out, experiment.out_files)
     with render.progress_bar(enabled=not json_out, total=experiment.progress_total(options),
                              description=experiment.progress_unit) as advance:
         run = run_experiment(experiment.name, options, out=out, progress=advance)

@@ -139,20 +139,22 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
         with render.progress_bar(enabled=not json_out, total=total,
                                  description=unit) as advance:
             result = run(advance, client)
+    saved: list = []
     if out is not None:
         prepare_out_dir(out)
-        save_run(out, result, command=reproducing_command(result.seed))
         if hasattr(result, "figures"):
             from dicelab.plots import save_png
 
             for name, fig in result.figures().items():
-                save_png(fig, out / name)
+                saved.append(save_png(fig, out / name))
+        # the manifest last: its presence says the other files are complete
+        saved[:0] = save_run(out, result, command=reproducing_command(result.seed)).values()
     if json_out:
         echo_json(result.to_dict())
     else:
         render.show(result)
-        if out is not None:
-            typer.echo(f"saved {out / 'summary.parquet'} and {out / 'manifest.json'}", err=True)
+        if saved:
+            typer.echo(f"saved {', '.join(p.name for p in saved)} in {out}", err=True)
 
 
 @app.command()
