@@ -87,9 +87,9 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
                 d["value"] = d.pop("expected_final_score")
             options.append(d)
         echo_json({"game": "penta", "rules": rs.name, "policy": name,
-                            "unit": unit, "card_total": sc.total,
-                            "roll": faces, "rolls_left": rolls_left,
-                            "tied_with_best": ties, "options": options})
+                   "unit": unit, "card_total": sc.total,
+                   "roll": faces, "rolls_left": rolls_left,
+                   "tied_with_best": ties, "options": options})
         return
     rows = [(f"keep {F.dice(o.keep) or 'nothing'}" if o.kind == "keep"
              else f"score {o.box} ({o.points})", o.expected_final_score, o.loss,

@@ -211,12 +211,12 @@ def register(app: typer.Typer) -> None:
         spec = read_experiment(path)  # checked before the progress bar starts
         where = None if out is None else check_out_dir(out)
         with render.progress_bar(enabled=not json_out, total=max(len(spec.policies), 1),
-                                 description="cells") as advance:
+                                 description="playing") as advance:
             result, where, files = run_experiment_file(path, out=where, seed=seed,
                                                        progress=advance)
         if json_out:
             echo_json({**result.to_dict(), "out": str(where),
-                                "files": {k: str(v) for k, v in files.items()}})
+                       "files": {k: str(v) for k, v in files.items()}})
             return
         render.show(result)
         typer.echo(f"saved {', '.join(p.name for p in files.values())} in {where}", err=True)

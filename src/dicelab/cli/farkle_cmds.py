@@ -157,8 +157,8 @@ def register(app, solve_app, policy_app) -> None:
             from dicelab.results import echo_json
 
             echo_json({"policy": name, "title": title, "me": me, "opp": opp,
-                                "my_farkles": my_farkles, "opp_farkles": opp_farkles,
-                                **bank_runs(bank), "plot": plot})
+                       "my_farkles": my_farkles, "opp_farkles": opp_farkles,
+                       **bank_runs(bank), "plot": plot})
         elif plot is not None:
             typer.echo(f"wrote {plot}")
         else:
