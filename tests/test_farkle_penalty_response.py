@@ -47,6 +47,7 @@ def test_best_response_matches_plain_value_iteration_at_every_state(monkeypatch)
     assert br.tolerance < 1e-9
 
 
+@pytest.mark.slow  # fast twin: test_best_response_matches_plain_value_iteration_at_every_state
 def test_best_response_under_must_roll_matches_plain_value_iteration(monkeypatch):
     """Hot dice must-roll with the penalty: six dice never bank (past the cap too), the
     opponent's turns too; mine and the opponent's values at every state against the plain

@@ -80,6 +80,7 @@ def test_pair_score_agrees_with_compare_and_optimal_wins():
         assert s.mean_place.mean == pytest.approx(2 - s.win_rate.mean - s.tie_rate.mean)
 
 
+@pytest.mark.slow  # fast twin: test_identical_policies_are_even_and_get_no_verdict
 def test_common_dice_give_more_than_a_game_per_game():
     """Measured, not assumed: the variance with independent dice over the variance with
     the seat's dice shared by the rotations (about 1.2 for optimal against greedy; this

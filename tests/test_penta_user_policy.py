@@ -273,6 +273,7 @@ def test_the_printed_gap_to_the_optimum_carries_the_means_interval(capsys, games
     assert ("[n/a]" in gap) == (games == 1)
 
 
+@pytest.mark.slow  # fast twin: test_copies_of_the_built_ins_play_the_kernels_games_bit_for_bit
 def test_a_users_copy_of_greedy_has_greedys_exact_mean_within_its_interval(copies):
     e = evaluate_penta(f"{copies}:greedy_copy", games=200, seed=12)
     exact = evaluate_penta("greedy", games=5, seed=12)

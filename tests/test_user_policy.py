@@ -412,6 +412,7 @@ def test_policy_farkle_refuses_a_policy_that_decides_move_by_move(capsys, tmp_pa
     assert "decides move by move" in err and not out and not png.exists()
 
 
+@pytest.mark.slow  # fast twin: test_best_response_to_a_user_rule_matches_plain_value_iteration
 def test_best_response_to_a_user_rule_under_the_penalty_is_the_built_ins():
     """Under a penalty for lost turns in a row a user's rule may read the run of lost
     turns, so its best response starts from one half, not from the game without the
