@@ -379,7 +379,8 @@ def test_the_dominant_options_give_the_choices_of_every_option(rules, shape):
             beaten = any(k != j and m.points[k] >= m.points[j] and m.dice[k] >= m.dice[j]
                          for k in js)
             assert (j in dom) == (not beaten)
-    rows, top = 150, 70
+    top = 70
+    rows = top + m.max_points + 10  # (the first roll reaches max_points rows: zilch 160)
     rng = np.random.default_rng(7)
     bankv = {"rising": np.sort(rng.random(rows)), "random": rng.random(rows),
              "falls": np.sort(rng.random(rows))[::-1].copy()}[shape]
@@ -400,3 +401,24 @@ def test_the_dominant_options_give_the_choices_of_every_option(rules, shape):
     (v0, bk0, c0), (v1, bk1, c1) = out
     np.testing.assert_allclose(v0, v1, rtol=1e-13, atol=0)
     assert np.array_equal(bk0, bk1) and np.array_equal(c0, c1)
+
+
+def test_a_table_shorter_than_one_roll_starts_at_its_edge():
+    """Under zilch one roll can add 160 rows: over fewer rows the first roll leaves the
+    table too, and is worth its edge (it read past the table's end, a value that changed
+    from run to run)."""
+    from dicelab.farkle.engine import turn
+    from dicelab.farkle.engine.model import model
+
+    m = model(PRESETS["zilch"])
+    rows = m.max_points - 10
+    bankv = np.linspace(0.0, 1.0, rows)
+    for kernel in (turn.turn_back, turn.turn_back_tracked):
+        v, bp = np.zeros(rows * 7), np.zeros(rows * 7)
+        bk = np.zeros(rows * 7, dtype=np.uint8)
+        choice = np.zeros(rows * m.class_prob.size, dtype=np.int32)
+        edge = bankv * m.six_bank
+        args = (m, m.bank_floor, bankv, edge, m.bust[6], 0.3, 70, rows, v, bp, bk, choice)
+        value, _ = kernel(*args, *([np.array([0.0, 1.0])] if kernel is turn.turn_back_tracked
+                                   else []))
+        assert value == v[6] == edge[0]

@@ -156,8 +156,12 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
                 if (i + 1 < rows and v[base + n] > v[base + 7 + n]) or \
                         (n < HOT_DICE and v[base + n] > v[base + n + 1]):
                     fall = i
-    rv, rb = roll_step(m, 0, HOT_DICE, beta, v, bp, choice, track, bounds,
-                       not track and fall > max_s)
+    if max_s < rows:
+        rv, rb = roll_step(m, 0, HOT_DICE, beta, v, bp, choice, track, bounds,
+                           not track and fall > max_s)
+    else:  # a table shorter than one roll: the first roll leaves it too
+        rv = edge[0]
+        rb = edge_slope
     for n in range(7):
         v[n] = 0.0
         bp[n] = 0.0
