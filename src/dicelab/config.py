@@ -54,6 +54,9 @@ OPTIMAL_WIN_FIXED_POINT_STEPS = 5000
 #: at least two penalties), Gauss-Seidel sweeps stop when no value moves by more than
 #: the sweep tolerance, and give up after the most sweeps.
 PENALTY_FLOOR_POINTS = 2_000
+#: The deepest floor (points below zero) a solve goes to: ``solve farkle --floor`` at most,
+#: and where a threshold race that still moves is refused.
+DEEPEST_FLOOR_POINTS = 1_000_000
 PENALTY_SWEEP_TOL = 1e-11
 PENALTY_MAX_SWEEPS = 200
 #: Solitaire Farkle ``fastest``: relative change at which the Newton steps per total stop.

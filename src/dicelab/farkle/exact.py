@@ -152,13 +152,11 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     if not rules.farkle_penalty:
         raise UserError(f"--floor: rules '{rules.name}' have no farkle penalty, so totals "
                         "never fall below zero")
-    floor = check_points("--floor", floor, 2 * rules.farkle_penalty, MAX_FLOOR_POINTS)
+    floor = check_points("--floor", floor, 2 * rules.farkle_penalty,
+                         config.DEEPEST_FLOOR_POINTS)
     with solver_floor(floor):
         return family.solve(spec, rules, target, progress)
 
 
-#: The deepest ``--floor`` (points below zero) a solve takes.
-MAX_FLOOR_POINTS = 1_000_000
-
-__all__ = ["MAX_FLOOR_POINTS", "ThresholdSolution", "exact_pair", "policy_table",
+__all__ = ["ThresholdSolution", "exact_pair", "policy_table",
            "resolve", "solve_best_response", "solve_optimal_win", "solve_policy"]

@@ -39,7 +39,7 @@ from scipy import sparse
 from scipy.sparse import linalg as sparse_linalg
 
 from dicelab import cache
-from dicelab.config import FASTEST_TOL
+from dicelab.config import DEEPEST_FLOOR_POINTS, FASTEST_TOL
 from dicelab.errors import UserError
 from dicelab.farkle.engine import game, turn
 from dicelab.farkle.engine.model import Model, gain_bound, model
@@ -840,7 +840,7 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
 
 def race_turns(rules: FarkleRules, target: int, bank: np.ndarray,
                value: np.ndarray | None = None, *, floor: int | None = None,
-               tol: float = 1e-10, deepest: int = 1_000_000) -> tuple[float, int]:
+               tol: float = 1e-10, deepest: int = DEEPEST_FLOOR_POINTS) -> tuple[float, int]:
     """Expected turns of a turn policy (``bank``/``value`` as in :func:`race`, per-total
     tables indexed from ``floor`` units below zero, default the rules' penalty floor) to
     reach ``target`` from 0, and the floor (points below zero) the race was solved down
@@ -1040,7 +1040,6 @@ __all__ = ["FastestSolution", "MaxEvSolution", "ThresholdSolution",
            "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds", "endings",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns",
            "last_roll", "legal_bank", "max_ev_table", "race", "race_ends", "race_turns",
-           "roll_values",
-           "solve_fastest", "solve_max_ev", "table_ends", "threshold_bank",
+           "roll_values", "solve_fastest", "solve_max_ev", "table_ends", "threshold_bank",
            "threshold_bank_table",
            "threshold_distribution", "threshold_solution", "threshold_sweep"]
