@@ -308,20 +308,27 @@ def test_solitaire_values_under_the_penalty_are_the_plain_python_max_ev():
                 checked += 1
 
 
+#: facebook's table with a penalty of 100: small games under the penalty
+FB_SMALL = dataclasses.replace(PRESETS["facebook"], name="fb-small", farkle_penalty=100)
+
+
+@pytest.fixture(scope="module")
+def fb_small_ref():
+    """The plain value iteration of :data:`FB_SMALL` to 300, totals down to -200."""
+    return ntp.solve(FB_SMALL, 300, None, floor=4)
+
+
 def test_two_player_values_under_the_penalty_are_the_plain_python_value_iteration(
-        monkeypatch):
+        monkeypatch, fb_small_ref):
     """Every option's value at random states (both runs of lost turns, totals below zero)
     against the plain value iteration over every state (facebook's table, a penalty of
     100, totals down to -200, to 300)."""
-    import dataclasses
-
     from dicelab import config
 
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
     monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
-    rules = dataclasses.replace(PRESETS["facebook"], name="fb-small", farkle_penalty=100)
+    rules, ref = FB_SMALL, fb_small_ref
     target, floor = 300, 4
-    ref = ntp.solve(rules, target, None, floor=floor)
     u_t = target // 50 + floor
     rng = np.random.default_rng(5)
     checked = 0
@@ -465,3 +472,41 @@ def test_two_player_values_under_must_roll_are_the_plain_python_value_iteration(
             checked += 1
             hot += action == "roll" and left == 6
     assert checked >= 60 and hot > 0
+
+
+def test_two_player_values_at_a_given_floor_are_the_plain_python_value_iteration(
+        capsys, fb_small_ref):
+    """``floor`` (``--floor``) sets how far below zero the totals of two-player advice may
+    fall: the values are the plain value iteration's at that floor (facebook's table, a
+    penalty of 100, totals down to -200, to 300), not those of another floor, and each
+    floor's solution is held apart from the other's."""
+    rules, ref, target, floor = FB_SMALL, fb_small_ref, 300, 4
+    roll, tp, me, opp = [1, 5, 5], 150, -200, 100
+
+    def values(**kw):
+        return _pairs(advise(roll, turn_points=tp, me=me, opp=opp, target=target,
+                             rules=rules, my_farkles=2, **kw))
+
+    at_floor = values(floor=200)
+    for (keep, action, _), v in at_floor.items():
+        i = (tp + nf.legal_setasides(rules, tuple(keep))[tuple(keep)]) // 50
+        left = len(roll) - len(keep) or 6  # hot dice: six again
+        row = ref.states[i * 7 + left, 2, 0, me // 50 + floor, opp // 50 + floor, 0]
+        margin = ref.bank_margin[i * 7 + left, 2, 0, me // 50 + floor, opp // 50 + floor]
+        want = row + min(margin, 0.0) if action == "bank" else row - max(margin, 0.0)
+        assert v == pytest.approx(want, abs=1e-9), (keep, action)
+    deeper = values(floor=400)  # totals down to -400: a lost turn at -200 costs more
+    assert all(abs(deeper[k] - v) > 1e-6 for k, v in at_floor.items() if k[1] == "roll")
+    assert values(floor=200) == at_floor
+    assert advise(roll, turn_points=tp, me=me, opp=opp, target=target, rules=rules,
+                  floor=200).to_dict()["floor_points"] == 200
+    with pytest.raises(UserError, match="--me must be a multiple of 50 of at least -200"):
+        advise(roll, turn_points=tp, me=-250, opp=opp, target=target, rules=rules, floor=200)
+    for argv, message in (
+            (["--me", "0", "--opp", "0"], "have no farkle penalty"),
+            ([], "--floor needs --me and --opp"),
+            (["--me", "0", "--opp", "0", "--rules", "facebook", "--floor", "950"],
+             "--floor must be a multiple of 50 in 1000..1000000, not 950")):
+        code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,1,5,2,3,4",
+                                          "--floor", "2000", *argv])
+        assert (code, out) == (2, "") and message in err and err.count("\n") == 1, err

@@ -251,7 +251,8 @@ def test_policy_view_of_max_ev_and_fastest_by_runs_of_lost_turns(capsys, monkeyp
               "--my-farkles", "1", "--opp-farkles", "2")
     assert (d["me"], d["my_farkles"], d["opp_farkles"]) == (-500, 1, 2)
     assert d["title"] == ("fastest to 600 at own total -500 after 1 lost turn in a row "
-                          "(rules facebook; the opponent's lost turns do not change it)")
+                          "(rules facebook; the opponent's lost turns do not change it); "
+                          "totals down to -1,000")
     assert d["runs"] == solitaire.bank_runs(fast.bank_at(-500, 1))["runs"]
     assert d["runs"] != solitaire.bank_runs(fast.bank_at(-500, 0))["runs"]
 
@@ -283,7 +284,7 @@ def test_policy_view_of_optimal_win_by_both_runs_of_lost_turns(capsys, monkeypat
               "--opp", "0", "--my-farkles", "2", "--opp-farkles", "1")
     assert (d["me"], d["opp"], d["my_farkles"], d["opp_farkles"]) == (-500, 0, 2, 1)
     assert d["title"] == ("optimal-win to 600 at -500 vs 0, lost turns in a row 2 vs 1 "
-                          "(rules facebook)")
+                          "(rules facebook); totals down to -1,000")
     assert d["runs"] == solitaire.bank_runs(sol.bank_decisions(-500, 0, 2, 1))["runs"]
     assert d["runs"] != solitaire.bank_runs(sol.bank_decisions(-500, 0, 0, 0))["runs"]
 
@@ -401,3 +402,50 @@ def test_solve_takes_the_floor_of_fastest_and_optimal_win(capsys, tmp_path):
         code, out, err = run(capsys, *base, "-p", "fastest", "--floor", bad)
         assert (code, out) == (2, "") and "--floor must be a multiple of 50 in 1000..1000000" \
             in err and err.count("\n") == 1, err
+
+
+def _fastest_at(rules):
+    return solitaire.fastest_solution(rules, 200).bank_at(-1000, 1)
+
+
+def _optimal_win_at(rules):
+    from dicelab.farkle.solve import solve_optimal_win
+
+    return solve_optimal_win(rules, 200).bank_decisions(-1000, 100, 1, 2)
+
+
+@pytest.mark.parametrize("argv, bank_at", [
+    (["fastest"], _fastest_at),
+    # 5 s; its fast twin is fastest's view: the same --floor through Family.floor
+    pytest.param(["optimal-win", "--opp", "100", "--opp-farkles", "2"], _optimal_win_at,
+                 marks=pytest.mark.slow)])
+def test_policy_view_takes_the_floor_of_fastest_and_optimal_win(capsys, tmp_path, argv,
+                                                                bank_at):
+    """``policy farkle --floor``: the decisions are those of the solve at that floor (where
+    the floor changes them: a minimum of 500 to bank and a penalty of 500), the totals
+    reach down to it and no further, and a floor elsewhere is refused."""
+    from dicelab.farkle.rules import solver_floor
+
+    path = tmp_path / "deep.toml"
+    path.write_text('base = "facebook"\nmin-bank = 500\nfarkle-penalty = 500\n')
+    rules = load_rules(str(path))
+    base = ["policy", "farkle", "--target", "200", "--rules", str(path), "--json",
+            "--me", "-1000", "--my-farkles", "1"]
+    runs = []
+    for floor in (1000, 1500):
+        code, out, err = run(capsys, *base, *argv, "--floor", str(floor))
+        assert code == 0, err
+        d = json.loads(out)
+        with solver_floor(floor):
+            assert d["floor_points"] == floor and d["title"].endswith(f"down to -{floor:,}")
+            assert d["runs"] == solitaire.bank_runs(bank_at(rules))["runs"]
+        runs.append(d["runs"])
+    assert runs[0] != runs[1]
+    code, out, err = run(capsys, *base, *argv, "--floor", "1000", "--me", "-1050")
+    assert (code, out) == (2, "") and "--me must be a multiple of 50 in -1000..150" in err
+    for more, message in ((["max-ev"], "--floor is for fastest and optimal-win, not max-ev"),
+                          (["fastest", "--rules", "default"], "have no farkle penalty"),
+                          (["fastest", "--floor", "1025"], "--floor must be a multiple")):
+        more = more if "--floor" in more else [*more, "--floor", "2000"]
+        code, out, err = run(capsys, *base, *more)
+        assert (code, out) == (2, "") and message in err and err.count("\n") == 1, err

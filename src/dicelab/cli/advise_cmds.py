@@ -13,10 +13,10 @@ from typing import Annotated
 
 import typer
 
+from dicelab.cli.farkle_cmds import FloorOpt, JsonOpt
 from dicelab.errors import UserError
 from dicelab.farkle.rules import PRESETS
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 TopOpt = Annotated[int, typer.Option(min=0, help="Show this many options (0 = all).")]
 RollHelp = "The dice just rolled, e.g. {}."
 
@@ -130,6 +130,7 @@ def register(app, policy_app) -> None:
         opp_farkles: Annotated[int, typer.Option(
             "--opp-farkles", help="The opponent's turns lost in a row (0-2; with --me and "
                                   "--opp), as --my-farkles.")] = 0,
+        floor: FloorOpt = None,
         top: TopOpt = 12,
         json_out: JsonOpt = False,
     ) -> None:
@@ -145,7 +146,7 @@ def register(app, policy_app) -> None:
         with solving(not json_out) as progress:  # two players: optimal-win, the first time
             result = advise(faces, turn_points=turn_points, me=me, opp=opp, target=target,
                             rules=rules, ending=ending, my_farkles=my_farkles,
-                            opp_farkles=opp_farkles, progress=progress)
+                            opp_farkles=opp_farkles, floor=floor, progress=progress)
         if result.note:
             typer.echo(f"note: {result.note}", err=True)
         if top > 0:

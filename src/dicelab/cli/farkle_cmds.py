@@ -23,6 +23,10 @@ RulesOpt = Annotated[str | None, typer.Option(
 EndingOpt = Annotated[str | None, typer.Option(
     help="Ending rule: last-round (the default) or first-to-bank; replaces the rules'.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+FloorOpt = Annotated[int | None, typer.Option(
+    help="Under a farkle penalty: how far below zero totals may fall (fastest, "
+         "optimal-win; points, at least two penalties). [default: "
+         f"{config.PENALTY_FLOOR_POINTS:,}]")]
 #: The highest top of a policy picture's turn-points axis (points).
 MAX_PICTURE_POINTS = 100_000
 
@@ -76,10 +80,7 @@ def register(app, solve_app, policy_app) -> None:
                  f"[default: {DEFAULT_TARGET}]")] = None,
         rules: RulesOpt = None,
         ending: EndingOpt = None,
-        floor: Annotated[int | None, typer.Option(
-            help="Under a farkle penalty: how far below zero totals may fall (fastest, "
-                 "optimal-win; points, at least two penalties). [default: "
-                 f"{config.PENALTY_FLOOR_POINTS:,}]")] = None,
+        floor: FloorOpt = None,
         json_out: JsonOpt = False,
     ) -> None:
         """Exact Farkle answers: turn score distributions, max-ev, fastest, optimal-win."""
@@ -117,6 +118,7 @@ def register(app, solve_app, policy_app) -> None:
                                   "as --my-farkles.")] = 0,
         rules: RulesOpt = None,
         ending: EndingOpt = None,
+        floor: FloorOpt = None,
         max_points: Annotated[int | None, typer.Option(
             "--max-points", help="Top of the picture's turn-points axis (--plot), 100 to "
                                  "100,000. [default: from the policy's own thresholds]")
@@ -145,7 +147,7 @@ def register(app, solve_app, policy_app) -> None:
         # an exact policy is solved (or loaded) first, with progress
         with solving(not json_out and family_of(spec).solved) as progress:
             bank, title = bank_table(spec, table, target, me, opp, progress, my_farkles,
-                                     opp_farkles)
+                                     opp_farkles, floor)
         if note:
             typer.echo(f"note: {note}", err=True)
         if plot is not None:
@@ -158,6 +160,7 @@ def register(app, solve_app, policy_app) -> None:
 
             echo_json({"policy": name, "title": title, "me": me, "opp": opp,
                        "my_farkles": my_farkles, "opp_farkles": opp_farkles,
+                       "floor_points": family_of(spec).floor_points(table, floor),
                        **bank_runs(bank), "plot": plot})
         elif plot is not None:
             typer.echo(f"wrote {plot}")

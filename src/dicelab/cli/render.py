@@ -504,7 +504,8 @@ def farkle_advice(advice) -> None:
     two = a.me is not None
     where = ("solitaire" if not two else
              f"me {F.count(a.me)}, opponent {F.count(a.opp)}, target {F.count(a.target)}, "
-             f"{a.ending}")
+             f"{a.ending}" + ("" if a.floor_points is None
+                              else f", totals down to -{F.count(a.floor_points)}"))
     rows = [(f"set aside {F.dice(o.keep)} ({F.count(o.points)}), "
              + ("bank" if o.action == "bank" else f"roll {o.dice}"), o.value, o.loss,
              o.tie_with_best)

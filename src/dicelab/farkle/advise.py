@@ -32,11 +32,13 @@ from dicelab.farkle.rules import (
     FIRST_TO_BANK,
     POINT_UNIT,
     FarkleRules,
+    check_floor,
     check_points,
     check_target,
     dice_after,
     load_rules,
     lost_turn_runs,
+    solver_floor,
 )
 from dicelab.farkle.solitaire import max_ev_capped, roll_values
 from dicelab.farkle.solve import last_turn, solve_optimal_win
@@ -79,13 +81,15 @@ class FarkleAdvice:
     options: list[FarkleOption]
     ties: int  # how many options are worth the best (1: it stands alone), cut off or not
     note: str | None = None  # an input given that these rules do not use (say so)
+    #: two players under a farkle penalty: how far below zero (points) totals may fall
+    floor_points: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": "farkle", "roll": list(self.roll), "turn_points": self.turn_points,
                 "me": self.me, "opp": self.opp, "target": self.target, "rules": self.rules,
                 "ending": self.ending, "mode": self.mode, "policy": self.policy,
-                "unit": self.unit, "tied_with_best": self.ties,
-                "options": [o.to_dict() for o in self.options]}
+                "unit": self.unit, "floor_points": self.floor_points,
+                "tied_with_best": self.ties, "options": [o.to_dict() for o in self.options]}
 
     def top(self, k: int) -> FarkleAdvice:
         """The same advice with only the ``k`` best options (``ties`` still counts all)."""
@@ -106,14 +110,17 @@ def legal_setasides(rules: FarkleRules, roll: list[int]) -> list[tuple[tuple[int
 def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None = None,
            target: int | None = None, rules: str | FarkleRules | None = None,
            ending: str | None = None, my_farkles: int = 0, opp_farkles: int = 0,
-           progress: Callable[[float], None] | None = None) -> FarkleAdvice:
+           floor: int | None = None, progress: Callable[[float], None] | None = None
+           ) -> FarkleAdvice:
     """Every option of the decision after ``roll`` (the dice just rolled) with
     ``turn_points`` already set aside this turn (see the module docstring).
     ``my_farkles`` / ``opp_farkles`` are the turns each player has lost in a row (0 to 2;
     solitaire: mine only). They count under a farkle penalty (and the totals may then be
     below zero); under rules without one they are accepted and change nothing, which
-    :attr:`FarkleAdvice.note` says. ``progress(fraction)``: through the ``optimal-win``
-    solve two-player advice needs the first time (then cached on disk).
+    :attr:`FarkleAdvice.note` says. ``floor``: under a farkle penalty, how far below
+    zero (points) two players' totals may fall (:func:`~dicelab.farkle.rules.check_floor`;
+    None: the default). ``progress(fraction)``: through the ``optimal-win`` solve
+    two-player advice needs the first time (then cached on disk).
 
     >>> a = advise([1, 5, 2, 3, 4, 6])   # a straight: all six, then roll six again
     >>> (a.options[0].keep, a.options[0].action, a.options[0].dice)
@@ -138,30 +145,37 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         raise UserError("give both --me and --opp (two players), or neither (solitaire)")
     if me is None and opp_given:
         raise UserError("--opp-farkles needs --me and --opp (two players)")
+    if me is None and floor is not None:
+        raise UserError("--floor needs --me and --opp (two players): solitaire advice "
+                        "follows max-ev, which plays no totals")
+    floor = check_floor(table, floor)
     options = legal_setasides(table, faces)
     if not options:
         raise UserError(f"the roll {','.join(map(str, faces))} scores nothing: the turn is "
                         "lost (Turn lost!)")
     n = len(faces)
+    deepest = None
     if me is None:
         value = functools.partial(max_ev_capped(table).turn_values, lost_in_a_row=my_farkles)
         mode, unit = "solitaire", "expected final turn score (points{})".format(
             "; a lost turn at its long-run cost" if table.farkle_penalty else "")
     else:
-        low = -table.penalty_floor() * POINT_UNIT  # under the penalty: below zero
-        me, opp = check_points("--me", me, low), check_points("--opp", opp, low)
-        if me >= t:
-            raise UserError(f"--me {me}: a banked total at the target {t} has ended the "
-                            "game or started its last round")
-        last = opp >= t
-        if last and table.ending_code == FIRST_TO_BANK:
-            raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
-                            "opponent reached the target")
-        mode = "last-round" if last else "two-player"
-        unit = "P(win) + P(tie)/2"
-        value = _last_turn(table, me, opp) if last else functools.partial(
-            optimal_win_solution(table, t, progress).turn_values, me, opp,
-            my_farkles=my_farkles, opp_farkles=opp_farkles)
+        with solver_floor(floor):  # under the penalty totals go below zero, to the floor
+            low = -table.penalty_floor() * POINT_UNIT
+            deepest = -low if table.farkle_penalty else None
+            me, opp = check_points("--me", me, low), check_points("--opp", opp, low)
+            if me >= t:
+                raise UserError(f"--me {me}: a banked total at the target {t} has ended "
+                                "the game or started its last round")
+            last = opp >= t
+            if last and table.ending_code == FIRST_TO_BANK:
+                raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
+                                "opponent reached the target")
+            mode = "last-round" if last else "two-player"
+            unit = "P(win) + P(tie)/2"
+            value = _last_turn(table, me, opp) if last else functools.partial(
+                optimal_win_solution(table, t, progress).turn_values, me, opp,
+                my_farkles=my_farkles, opp_farkles=opp_farkles)
     rows = []
     for keep, pts in options:
         tp = turn_points + pts
@@ -176,12 +190,12 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         best - v <= TIE) for keep, pts, action, d, v in rows]
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
                         mode, "max-ev" if me is None else "optimal-win", unit, out,
-                        sum(o.tie_with_best for o in out), note=note)
+                        sum(o.tie_with_best for o in out), note=note, floor_points=deepest)
 
 
-#: The optimal-win solutions held in this process, (rules, target) -> solution, the most
-#: recently used last (at most two).
-_HELD: dict[tuple[FarkleRules, int], Any] = {}
+#: The optimal-win solutions held in this process, (rules, target, penalty floor) ->
+#: solution, the most recently used last (at most two).
+_HELD: dict[tuple[FarkleRules, int, int], Any] = {}
 
 
 def held_solutions_clear() -> None:
@@ -192,12 +206,13 @@ def held_solutions_clear() -> None:
 def optimal_win_solution(rules: FarkleRules, target: int,
                          progress: Callable[[float], None] | None = None):
     """:func:`dicelab.farkle.solve.solve_optimal_win` (disk-cached), held once per
-    process, rule set and target (the two most recent); ``progress(fraction)`` through a
-    solve."""
-    sol = _HELD.pop((rules, target), None)
+    process, rule set, target and penalty floor (the two most recent);
+    ``progress(fraction)`` through a solve."""
+    key = (rules, target, rules.penalty_floor())
+    sol = _HELD.pop(key, None)
     if sol is None:
         sol = solve_optimal_win(rules, target, progress=progress)
-    _HELD[(rules, target)] = sol
+    _HELD[key] = sol
     while len(_HELD) > 2:
         _HELD.pop(next(iter(_HELD)))
     return sol

@@ -61,7 +61,13 @@ from dicelab.farkle import kernels as K
 from dicelab.farkle.kernels import P_CHASE, ai_thresholds
 from dicelab.farkle.policy import BankRule, Move, Policy, State, all_scoring, by_value
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
+from dicelab.farkle.rules import (
+    POINT_UNIT,
+    FarkleRules,
+    check_floor,
+    check_target,
+    solver_floor,
+)
 from dicelab.farkle.solitaire import (
     fastest_solution,
     fastest_table,
@@ -257,6 +263,23 @@ class Family(families.Family):
                             f"{n_seats} seats); use max-ev, fastest, ai or threshold-T "
                             "with more seats")
         return target
+
+    def floor(self, spec: PolicySpec, rules: FarkleRules, points: int | None):
+        """The block in which its solve stops totals ``points`` below zero (``--floor``,
+        checked: :func:`~dicelab.farkle.rules.check_floor`; None: the default floor)."""
+        if points is not None and not self.floored:
+            raise UserError(f"--floor is for fastest and optimal-win, not {spec.name}: their "
+                            "totals stop at the floor; a threshold's race goes as far "
+                            "below zero as changes its answer, and max-ev plays no totals")
+        return solver_floor(check_floor(rules, points))
+
+    def floor_points(self, rules: FarkleRules, points: int | None = None) -> int | None:
+        """How far below zero (points) its solve lets totals fall at ``--floor points``
+        (None: the default floor); None where it stops no totals (not :attr:`floored`, or
+        rules without a farkle penalty)."""
+        if not (self.floored and rules.farkle_penalty):
+            return None
+        return rules.penalty_floor(points) * POINT_UNIT
 
     def policy(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int = 2,
                progress: Progress = None):

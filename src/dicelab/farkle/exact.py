@@ -26,7 +26,7 @@ from dicelab.errors import UserError
 from dicelab.farkle import builtin, fixed, solve
 from dicelab.farkle.builtin import resolve
 from dicelab.farkle.policy_table import PolicyTable
-from dicelab.farkle.rules import FarkleRules, check_points, check_target, load_rules, solver_floor
+from dicelab.farkle.rules import FarkleRules, check_target, load_rules
 from dicelab.farkle.solitaire import FastestSolution, MaxEvSolution, ThresholdSolution
 from dicelab.farkle.solve import OptimalWinSolution, solve_optimal_win
 from dicelab.outcomes import ExactPair, Outcome
@@ -143,18 +143,7 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
     rules = load_rules(rules, ending)
     family, target = builtin.family_of(spec), check_target(target)
-    if floor is None:
-        return family.solve(spec, rules, target, progress)
-    if not family.floored:
-        raise UserError(f"--floor is for fastest and optimal-win, not {spec.name}: their "
-                        "totals stop at the floor; a threshold's race goes as far below "
-                        "zero as changes its answer, and max-ev plays no totals")
-    if not rules.farkle_penalty:
-        raise UserError(f"--floor: rules '{rules.name}' have no farkle penalty, so totals "
-                        "never fall below zero")
-    floor = check_points("--floor", floor, 2 * rules.farkle_penalty,
-                         config.DEEPEST_FLOOR_POINTS)
-    with solver_floor(floor):
+    with family.floor(spec, rules, floor):
         return family.solve(spec, rules, target, progress)
 
 

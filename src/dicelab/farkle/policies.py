@@ -120,11 +120,12 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
 
 def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
                my_total: int = 0, opp_total: int = 0, progress=None, my_farkles: int = 0,
-               opp_farkles: int = 0) -> tuple[np.ndarray, str]:
+               opp_farkles: int = 0, floor: int | None = None) -> tuple[np.ndarray, str]:
     """(bank table, title): a Farkle policy's bank decisions at the given game scores and
     runs of lost turns (``my_farkles``, ``opp_farkles``:
     :func:`~dicelab.farkle.rules.lost_turn_runs`; under a farkle
-    penalty the totals may be below zero, down to the solvers' floor).
+    penalty the totals may be below zero, down to the solvers' floor: ``floor`` points,
+    for ``fastest`` and ``optimal-win``, :meth:`~dicelab.farkle.builtin.Family.floor`).
 
     The table is uint8 (P, 7): 1 where the policy banks ``p * 50`` turn points with ``n``
     dice left (column 0 and row 0 unused), as :func:`dicelab.plots.policy_heatmap_figure`
@@ -132,7 +133,7 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     hot-dice rule are applied (:func:`dicelab.farkle.solitaire.legal_bank`). An exact
     policy is solved or loaded from the cache (``progress(fraction)`` through a solve),
     after the totals and counts are checked. The title names the counts where the policy
-    reads them, and says so where it does not.
+    reads them, and says so where it does not, and the floor where it has one.
 
     >>> from dicelab.registry import parse_policy
     >>> from dicelab.farkle.rules import PRESETS
@@ -140,11 +141,14 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     >>> int(bank[6, 1]), int(bank[5, 1]), title
     (1, 0, 'threshold-300 (rules default)')
     """
-    t = check_target(target)
+    t, family = check_target(target), family_of(spec)
     my_farkles, opp_farkles, _ = lost_turn_runs(rules, my_farkles, opp_farkles,
                                                 "these decisions")
-    low = -rules.penalty_floor() * POINT_UNIT  # under the penalty: below zero
-    my_total = check_points("--me", my_total, low, t - POINT_UNIT)
-    opp_total = check_points("--opp", opp_total, low, t - POINT_UNIT)
-    return family_of(spec).bank_table(spec, rules, t, my_total, opp_total, progress,
-                                      my_farkles, opp_farkles)
+    with family.floor(spec, rules, floor):
+        low = -rules.penalty_floor() * POINT_UNIT  # under the penalty: below zero
+        my_total = check_points("--me", my_total, low, t - POINT_UNIT)
+        opp_total = check_points("--opp", opp_total, low, t - POINT_UNIT)
+        bank, title = family.bank_table(spec, rules, t, my_total, opp_total, progress,
+                                        my_farkles, opp_farkles)
+    deepest = family.floor_points(rules, floor)
+    return bank, title if deepest is None else f"{title}; totals down to -{deepest:,}"

@@ -70,11 +70,15 @@ _FLOOR_POINTS: ContextVar[int | None] = ContextVar("solver_floor", default=None)
 
 
 @contextlib.contextmanager
-def solver_floor(points: int):
+def solver_floor(points: int | None):
     """Within the block, and in this thread (context) only, the solvers let totals fall
     ``points`` below zero under the farkle penalty instead of ``config.
     PENALTY_FLOOR_POINTS`` (:meth:`FarkleRules.penalty_floor`): a solved game rebuilds its
-    engine at the floor it was solved with, whatever another thread's solve uses."""
+    engine at the floor it was solved with, whatever another thread's solve uses. ``None``
+    leaves the floor as it is."""
+    if points is None:
+        yield
+        return
     token = _FLOOR_POINTS.set(points)
     try:
         yield
@@ -111,6 +115,20 @@ def check_points(name: str, value, minimum: int = POINT_UNIT, maximum: int | Non
         span = f"of at least {minimum}" if maximum is None else f"in {minimum}..{maximum}"
         raise UserError(f"{name} must be a multiple of {POINT_UNIT} {span}, not {value}")
     return value
+
+
+def check_floor(rules: FarkleRules, points: int | None) -> int | None:
+    """``--floor``: how far below zero (points) the solvers let totals fall under the
+    rules' farkle penalty: a multiple of 50 from two penalties to
+    ``config.DEEPEST_FLOOR_POINTS`` (``None``: the default, :meth:`FarkleRules.
+    penalty_floor`)."""
+    if points is None:
+        return None
+    if not rules.farkle_penalty:
+        raise UserError(f"--floor: rules '{rules.name}' have no farkle penalty, so totals "
+                        "never fall below zero")
+    return check_points("--floor", points, 2 * rules.farkle_penalty,
+                        config.DEEPEST_FLOOR_POINTS)
 
 
 def check_lost_turns(name: str, value, streak: int = PENALTY_STREAK) -> int:
