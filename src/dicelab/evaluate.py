@@ -33,6 +33,7 @@ from dicelab.errors import UserError
 from dicelab.farkle import exact, fixed
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
+from dicelab.farkle.solitaire import race_ends
 from dicelab.outcomes import ExactPair
 from dicelab.registry import PolicySpec, parse_policy
 
@@ -194,26 +195,13 @@ def _solitaire(read: tuple[fixed.Slices, fixed.Side, fixed.Grid], rules: FarkleR
                ) -> tuple[float, float, np.ndarray]:
     """(expected points of a turn from 0 : 0, expected turns to the target alone -- the
     opponent's total staying 0 -- and the bank table at the start)."""
-    m = model(rules)
     slices, side, grid = read
-    u, k, zero = grid.u, grid.streak, grid.floor
+    u, zero = grid.u, grid.floor
     start = side.normal[0, 0, zero, zero]
-    gains = np.arange(side.dist.shape[1])
-    per_turn = float((side.dist[start] * gains).sum() * POINT_UNIT)
-    # E[s, x] = 1 + P(lost) E[lost state] + sum_g P(g) E[0, x + g]; totals from the target
-    # on are done
-    n = k * u
-    a = np.eye(n)
-    for s in range(k):
-        for x in range(u):
-            i = s * u + x
-            sl = side.normal[s, 0, x, zero]
-            lost = (s + 1, x) if s < m.streak - 1 else (0, max(x - m.penalty, 0))
-            a[i, lost[0] * u + lost[1]] -= side.bust[sl]
-            reach = x + gains
-            inside = (reach < u) & (side.dist[sl] > 0)
-            a[i, reach[inside]] -= side.dist[sl][inside]
-    turns = np.linalg.solve(a, np.ones(n))
+    per_turn = float((side.dist[start] * np.arange(side.dist.shape[1])).sum() * POINT_UNIT)
+    # its turns at each total and own run of lost turns, the opponent's total staying 0
+    alone = side.normal[:, 0, :, zero]
+    turns = race_ends(model(rules), u, side.bust[alone], side.dist[alone], 0.0)[0]
     return per_turn, float(turns[zero]), slices.bank[start].copy()
 
 
