@@ -195,6 +195,30 @@ def test_best_response_to_a_user_rule_matches_plain_value_iteration():
         assert q.second.score <= played.second.score + 1e-9, other
 
 
+def test_a_best_response_to_a_user_rule_is_cached_by_what_the_rule_decides():
+    """The best response to a user's rule is cached under the rule's name and a digest of
+    its turns: the same rule again is loaded with the same values; a rule of the same name
+    that decides otherwise is solved anew, and so is the same rule under other rules."""
+    rules = dataclasses.replace(DEFAULT, name="default-ftb", ending="first-to-bank")
+
+    def rule(low):
+        @bank_rule
+        def mine(my, opp, tp, n):
+            return tp >= (600 if n >= 3 else low)
+        return mine
+
+    first = solve_best_response(rules, 600, rule(250))
+    again = solve_best_response(rules, 600, rule(250))
+    other = solve_best_response(rules, 600, rule(300))
+    assert not first.from_cache and again.from_cache and not other.from_cache
+    assert again.policy == other.policy == first.policy == "optimal-win:vs=mine"
+    np.testing.assert_array_equal(again.values, first.values)
+    assert other.first_outcome.win != first.first_outcome.win
+    assert not solve_best_response(DEFAULT, 600, rule(250)).from_cache
+    fresh = solve_best_response(rules, 600, rule(250), use_cache=False)
+    assert not fresh.from_cache and fresh.first_outcome == first.first_outcome
+
+
 def test_monte_carlo_of_a_user_rule_agrees_with_its_exact_score():
     spec = parse_policy(f"{EXAMPLES}:cautious:big=800")
     exact = exact_pair(spec, "ai", target=1500, use_cache=False)

@@ -617,7 +617,7 @@ def best_response(rules: FarkleRules, target: int, opponent, *,
     target = check_target(target)
     return solve.solve_best_response(rules, target, fixed.name_of(opponent),
                                      lambda: resolve(opponent, rules, target), tol=tol,
-                                     use_cache=use_cache and named(opponent),
+                                     use_cache=use_cache, by_content=not named(opponent),
                                      progress=progress)
 
 

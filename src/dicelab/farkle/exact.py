@@ -71,7 +71,7 @@ def solve_best_response(rules: FarkleRules, target: int, opponent, *,
     """The policy of maximum ``P(win) + 0.5 P(tie)`` against a fixed ``opponent``
     (``optimal-win:vs=OPPONENT``): any Farkle policy (a name, a PolicySpec or a
     PolicyTable, or a user's policy). See :func:`dicelab.farkle.solve.solve_best_response`;
-    cached on disk for built-in opponents.
+    cached on disk (a user's policy or a table by what it decides, not its name alone).
 
     >>> from dicelab.farkle.rules import PRESETS
     >>> br = solve_best_response(PRESETS["default"], 1000, "threshold-300")

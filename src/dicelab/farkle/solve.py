@@ -41,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dicelab import cache, config
-from dicelab.digest import text_digest
+from dicelab.digest import array_digest, text_digest
 from dicelab.errors import UserError
 from dicelab.farkle import fixed
 from dicelab.farkle.engine import game, turn
@@ -697,34 +697,45 @@ def cache_key(rules: FarkleRules, target: int, tol: float, opponent: str | None 
 
 
 def _setup(rules: FarkleRules, target: int, u: int, tol: float, last: LastRound, opponent,
-           mine=0.5, theirs=0.0) -> tuple[Model, game.Game, game.Seat, game.Seat]:
+           mine=0.5, theirs=0.0, seat: tuple[game.Seat, int] | None = None
+           ) -> tuple[Model, game.Game, game.Seat, game.Seat]:
     """The game of an optimal-win solve over ``u`` indices: seat A optimal (its values from
     ``mine``), seat B A itself (``opponent`` None) or the fixed ``opponent`` (from
-    ``theirs``)."""
+    ``theirs``; ``seat``: its :func:`opponent_seat`, already built)."""
     m = model(rules)
     a = optimal_seat(m, u, last, mine)
     if opponent is None:
         b, d_eps = a, last.d_eps
-    else:
+    elif seat is None:
         b, d_eps = opponent_seat(rules, target, tol, opponent, theirs)
+    else:
+        b, d_eps = seat
+        b.v[:] = theirs
     return m, _game(m, u, tol, max(d_eps, last.d_eps), opponent is None, True), a, b
 
 
 def _solve(rules: FarkleRules, target, tol, name: str | None,
            opponent: Callable[[], fixed.FixedPolicy] | None, use_cache: bool,
-           progress: Callable[[float], None] | None) -> OptimalWinSolution:
+           progress: Callable[[float], None] | None, by_content: bool = False
+           ) -> OptimalWinSolution:
     """Self-play (``name`` None) or the best response to ``opponent()``: the game's seats
-    swept, or loaded from the cache."""
+    swept, or loaded from the cache (``by_content``: a best response cached under a
+    digest of the opponent's turns as the game reads them, not its name alone)."""
     target, tol = _check(rules, target, tol)
     what = "optimal-win" if name is None else "a best response"
     m, u = check_solve_memory(rules, target, what, name is not None)
     last = last_round(rules, u, tol)
+    seat, tag = None, name
+    if use_cache and by_content:
+        seat = opponent_seat(rules, target, tol, opponent())
+        b = seat[0]
+        tag = f"{name}:{array_digest(b.bust, b.dist, b.normal, b.c_win, b.c_tie)}"
 
     def build() -> dict[str, np.ndarray]:
         start = time.perf_counter()
         opp = None if name is None else opponent()
         mine, theirs = (0.5, 0.5) if m.streak == 1 else _start_values(rules, u, tol, opp)
-        _, g, a, b = _setup(rules, target, u, tol, last, opp, mine, theirs)
+        _, g, a, b = _setup(rules, target, u, tol, last, opp, mine, theirs, seat)
         if m.streak > 1 and b is a:
             a.w[:] = a.v
         s = _sweeps(m, g, a, b, f"{what} with the farkle penalty", progress)
@@ -736,7 +747,7 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
             out.update({"ov": b.v, "ow": b.w, "ot": b.t})
         return {**out, "seconds": np.array([time.perf_counter() - start])}
 
-    key = cache_key(rules, target, tol, name) if use_cache else None
+    key = cache_key(rules, target, tol, tag) if use_cache else None
     version = str(FORMAT_VERSION) if name is None else f"{FORMAT_VERSION}:{name}"
     t0 = time.perf_counter()
     arrays, from_cache = cache.cached(key, version, build) if key else (build(), False)
@@ -821,6 +832,7 @@ def opponent_seat(rules: FarkleRules, target: int, tol: float, opponent, start=0
 def solve_best_response(rules: FarkleRules, target: int, name: str,
                         opponent: Callable[[], fixed.FixedPolicy], *,
                         tol: float = config.OPTIMAL_WIN_TOL, use_cache: bool = True,
+                        by_content: bool = False,
                         progress: Callable[[float], None] | None = None
                         ) -> OptimalWinSolution:
     """The policy of maximum ``P(win) + 0.5 P(tie)`` against the fixed policy ``name``
@@ -831,9 +843,11 @@ def solve_best_response(rules: FarkleRules, target: int, name: str,
     The solution's values are this policy's, as the player to move; ``opponent_values``
     the opponent's; ``first_outcome`` from 0 : 0 moving first, ``second_outcome``
     moving second. Exact up to ``tolerance``, like :func:`solve_optimal_win`; cached on
-    disk when ``use_cache`` (a PolicyTable's name is not unique: the caller decides).
+    disk when ``use_cache``, under the opponent's name, or with ``by_content`` under its
+    name and a digest of its turns' endings as the game reads them (a user's policy or a
+    table: code that may change under the same name).
     """
-    return _solve(rules, target, tol, name, opponent, use_cache, progress)
+    return _solve(rules, target, tol, name, opponent, use_cache, progress, by_content)
 
 
 # ---------------------------------------------------------------------------------
