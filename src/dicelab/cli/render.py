@@ -410,7 +410,10 @@ def sprt_run(result) -> None:
                       "the test's average games "
                       "when that hypothesis holds (Wald); fixed test: the games of a "
                       "fixed-size test with the same error rates; both from this pair's "
-                      "measured variance")
+                      "measured variance"
+                      + ("; LLR n/a: every unit had the same score, no variance to test "
+                         "with, so no decision" if any(math.isnan(p.llr) for p in result.pairs)
+                         else ""))
     for col in ("policy", "vs", "decision", "games", "score", "LLR", "expected if H0",
                 "expected if H1", "fixed test"):
         t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right",
