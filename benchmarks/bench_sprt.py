@@ -88,10 +88,11 @@ def main() -> None:
                 "figure": f"{games:,.0f} games on average ({games / fixed:.0%} of a fixed "
                           f"test's {fixed:,}); {right} of {args.seeds} decisions right; "
                           + (f"LLR at the decision {np.mean(finite):.2f}x the bound"
-                             if finite else "every unit even (no variance): H0 at the first "
-                             "look")
+                             if finite else "every unit even (no variance): undecided at "
+                             "the most games")
                           + ("" if len(finite) in (0, len(res)) else
-                             f" ({len(res) - len(finite)} runs with every unit even)"),
+                             f" ({len(res) - len(finite)} runs with every unit even: "
+                             "undecided)"),
                 "command": COMMAND})
     cost = look_cost()
     rows.append({

@@ -13,7 +13,9 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab import cache
+from dicelab.cli.formats import size
 from dicelab.errors import UserError
+from dicelab.text import human_bytes
 
 
 @pytest.fixture
@@ -171,10 +173,49 @@ def test_cli_list_shows_directory_entries_sizes_and_total(capsys, cache_dir):
         assert code == 0 and not err
         assert out.splitlines()[0] == f"cache directory: {cache_dir}"
         for e in found.entries:
-            assert e.key in out and f"{e.size / 1e6:,.1f} MB" in out
+            assert e.key in out and size(e.size) in out
         assert "unfinished write" in out
-        assert f"total: 3 file(s), {found.total_bytes / 1e6:,.1f} MB" in out
+        assert f"total: 3 file(s), {size(found.total_bytes)}" in out
         assert "4 other file(s)" in out
+        assert "0.0 MB" not in out
+
+
+def _in_units(n: int) -> str:
+    """``n`` bytes as the cache's commands should print them (powers of 1000)."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n} B"
+
+
+def test_cli_sizes_are_in_the_unit_that_fits(capsys, cache_dir):
+    """Entries of a few hundred bytes, tens of kB and megabytes: each in its own unit,
+    never ``0.0 MB``; the total and a prune's figures too."""
+    cache.store("tiny-unit", 1, {"a": np.arange(3, dtype=np.uint8)})
+    cache.store("small-unit", 1, {"a": np.arange(5_000, dtype=np.int64)})
+    cache.store("large-unit", 1, {"a": np.arange(400_000, dtype=np.int64)})
+    found = cache.scan()
+    sizes = {e.key: e.size for e in found.entries}
+    assert sizes["tiny-unit"] < 1000 and 1000 <= sizes["small-unit"] < 10**6 \
+        and sizes["large-unit"] >= 10**6
+    code, out, err = run_cli(capsys, ["cache", "list"])
+    assert code == 0 and not err
+    for key, n in sizes.items():
+        row = next(line for line in out.splitlines() if key in line)
+        assert f" {_in_units(n)} " in row, row
+    assert f"total: 3 file(s), {_in_units(found.total_bytes)}" in out
+    assert "0.0 MB" not in out
+    code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", "10MB", "--dry-run"])
+    assert code == 0 and f"total {_in_units(found.total_bytes)}" in out \
+        and "(limit 10.0 MB)" in out
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 B"), (1, "1 B"), (999, "999 B"), (1000, "1.0 kB"),
+                                     (49_999, "50.0 kB"), (999_949, "999.9 kB"),
+                                     (999_950, "1.0 MB"), (12_345_678, "12.3 MB"),
+                                     (2 * 10**9, "2.0 GB")])
+def test_one_size_format(n, text):
+    assert size(n) == text == human_bytes(n)
 
 
 def table_keys(out: str) -> list[str]:
@@ -229,7 +270,7 @@ def test_cli_clear_yes_removes_only_dicelab_files(capsys, cache_dir):
     make_mixed_dir(cache_dir)
     total = cache.scan().total_bytes
     code, out, _ = run_cli(capsys, ["cache", "clear", "--yes"])
-    assert code == 0 and f"freed {total / 1e6:,.1f} MB: deleted 3 file(s)" in out
+    assert code == 0 and f"freed {size(total)}: deleted 3 file(s)" in out
     assert sorted(p.name for p in cache_dir.iterdir()) == ["foreign.npz", "notes.txt",
                                                             "renamed.npz", "sub"]
     code, out, _ = run_cli(capsys, ["cache", "clear", "--yes"])
@@ -489,13 +530,13 @@ def test_cli_prune_dry_run_then_yes(capsys, cache_dir):
     assert code == 0 and not err and "would delete (least recently used first):" in out
     assert sorted(p.name for p in cache_dir.iterdir()) == files
     total = sum(sizes.values()) + 1000
-    assert f"would free {(total - keep) / 1e6:,.1f} MB" in out
+    assert f"would free {size(total - keep)}" in out
     for name in ("e2", "e4", "e5", "(unfinished write) .e9.abcd_123.tmp"):
         assert name in out
     assert "e1 " not in out and "e3 " not in out
     code, out, _ = run_cli(capsys, ["cache", "prune", "--max-size", str(keep), "--yes"])
     assert code == 0 and "deleted (least recently used first):" in out
-    assert f"total {total / 1e6:,.1f} MB -> {keep / 1e6:,.1f} MB" in out
+    assert f"total {size(total)} -> {size(keep)}" in out
     assert sorted(p.name for p in cache_dir.iterdir()) == sorted(
         ["e1.npz", "e3.npz", ".e8.zzzz_999.tmp", *FOREIGN])
     code, out, _ = run_cli(capsys, ["cache", "prune", "--max-size", "1GB"])
@@ -565,7 +606,7 @@ def test_cli_list_shows_last_use_and_the_automatic_limit(capsys, cache_dir, monk
     monkeypatch.setenv(cache.MAX_SIZE_ENV, "1.5GiB")
     code, out, _ = run_cli(capsys, ["cache"])
     assert code == 0 and "last used" in out
-    assert f"automatic limit: {3 * 2**29 / 1e6:,.1f} MB ($DICELAB_CACHE_MAX_SIZE)" in out
+    assert f"automatic limit: {size(3 * 2**29)} ($DICELAB_CACHE_MAX_SIZE)" in out
     code, out, _ = run_cli(capsys, ["cache", "list", "--json"])
     d = json.loads(out)
     assert d["max_bytes"] == 3 * 2**29

@@ -10,7 +10,12 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.errors import UserError
-from dicelab.experiment_file import parse_experiment, run_experiment_file
+from dicelab.experiment_file import (
+    CellStore,
+    parse_experiment,
+    run_experiment_file,
+    unfinished_run,
+)
 
 GOOD = """name = "demo"
 kind = "tournament"
@@ -143,3 +148,107 @@ def test_an_unusable_partial_directory_is_named_as_such(capsys, tmp_path, monkey
     assert err.startswith("error: the unfinished runs' directory ") and "--out" not in err
     assert "results/.partial is not a directory" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.toml", "results"]
+
+
+def _tree(d) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+@pytest.mark.parametrize("had_results", [False, True])
+def test_a_run_refused_before_any_cell_leaves_nothing_behind(capsys, tmp_path, monkeypatch,
+                                                             had_results):
+    """A user error found while running (here the memory limit): one error line, and no
+    unfinished run's directory (it held only the seed drawn) nor a results/ made for it;
+    a results/ that was there stays."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD.replace("seed = 4\n", ""))
+    if had_results:
+        (tmp_path / "results").mkdir()
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "1kB")
+    code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml"])
+    assert code == 2 and out == "" and err.count("\n") == 1 and "of memory" in err, err
+    assert _tree(tmp_path) == ["demo.toml", *(["results"] if had_results else [])]
+    monkeypatch.delenv("DICELAB_MEMORY_LIMIT")  # the neighbour: the same run, allowed
+    code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json"])
+    assert code == 0, err
+    assert "results/demo/manifest.json" in _tree(tmp_path) and ".partial" not in out
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError])
+def test_a_run_stopped_before_any_cell_removes_its_directory(tmp_path, monkeypatch, stop):
+    """Ctrl-C or a failure while the first cell is written: nothing to continue from, so
+    the unfinished run's directory goes (with the results/ made for it)."""
+    f = tmp_path / "demo.toml"
+    f.write_text(GOOD.replace("seed = 4\n", ""))
+
+    def fail(self, key, arrays):
+        raise stop
+
+    monkeypatch.setattr(CellStore, "put", fail)
+    with pytest.raises(stop):
+        run_experiment_file(f, base=tmp_path)
+    assert _tree(tmp_path) == ["demo.toml"]
+
+
+def test_a_stopped_run_keeps_its_cells_says_so_and_the_next_run_continues(capsys, tmp_path,
+                                                                         monkeypatch):
+    """Ctrl-C after two cells: exit 130, the cells kept and the user told where; a second
+    run (after a killed one's leftovers: a write cut off, a damaged cell) says it continues,
+    plays the rest and ends with an uninterrupted run's files and no unfinished run."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD)
+    put = CellStore.put
+    calls = []
+
+    def stop_after_two(self, key, arrays):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(key)
+        put(self, key, arrays)
+
+    monkeypatch.setattr(CellStore, "put", stop_after_two)
+    code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml"])
+    partial, kept = unfinished_run(tmp_path / "demo.toml")
+    assert code == 130 and kept == 2 and partial.is_dir()
+    assert f"stopped: 2 finished table(s) kept in {partial}" in err, err
+    monkeypatch.setattr(CellStore, "put", put)
+    (partial / f"{calls[0]}.npz").write_bytes(b"cut off")  # played again
+    (partial / f".{calls[1]}.npz.abc123.tmp").write_bytes(b"half a write")
+    code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json"])
+    assert code == 0, err
+    assert f"continuing an unfinished run from {partial}: 2 finished table(s) found" in err
+    assert not (tmp_path / "results" / ".partial").exists()
+    again = tmp_path / "again"
+    again.mkdir()
+    _, where, _ = run_experiment_file(tmp_path / "demo.toml", base=again)
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "results" / "demo" / "summary.parquet"),
+        pd.read_parquet(where / "summary.parquet"), check_exact=True)
+
+
+def test_a_finished_run_removes_the_unfinished_runs_of_its_earlier_versions(tmp_path):
+    """Stopped, then the file edited: the first version's cells are never read again, and
+    the edited file's finished run removes them; another experiment's stay."""
+    f, other = tmp_path / "demo.toml", tmp_path / "other.toml"
+    f.write_text(GOOD)
+    other.write_text(GOOD.replace('name = "demo"', 'name = "demo-other"'))
+
+    for path in (f, other):
+        calls = []
+
+        def stop(done, total, calls=calls):
+            calls.append(done)
+            if len(calls) == 3:
+                raise Stop
+
+        with pytest.raises(Stop):
+            run_experiment_file(path, base=tmp_path, progress=stop)
+    old, kept = unfinished_run(f, base=tmp_path)
+    assert kept > 0 and unfinished_run(other, base=tmp_path)[1] > 0
+    f.write_text(GOOD.replace("games = 9000", "games = 9001"))
+    new, kept = unfinished_run(f, base=tmp_path)
+    assert new != old and kept == 0
+    run_experiment_file(f, base=tmp_path)
+    assert not old.exists() and not new.exists()
+    partial, kept = unfinished_run(other, base=tmp_path)
+    assert kept > 0 and [p.name for p in partial.parent.iterdir()] == [partial.name]

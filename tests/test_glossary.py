@@ -40,7 +40,7 @@ FORMATS = {
     "interval": rf"\[(?:{_NUMBER}|{_PERCENT}), (?:{_NUMBER}|{_PERCENT})\]",
     "p-value": r"\d(?:\.\d+)?(?:e-\d+)?|0\.\d+",
     "seconds": rf"{_NUMBER} s\b.*",
-    "size": rf"{_NUMBER} MB",
+    "size": rf"{_NUMBER} (?:B|kB|MB|GB|TB|PB|EB)",
     "dice": r"[1-6](?: [1-6])*",
     "date": r"\d{4}-\d\d-\d\d \d\d:\d\d",
     "text": r"(?s).*",

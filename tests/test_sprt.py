@@ -153,18 +153,57 @@ def test_the_test_plays_no_more_than_the_most_games(most):
         sprt("ai", "max-ev", SprtSpec(0, 10), max_games=2 * UNIT_GAMES - 1, seed=1)
 
 
-@pytest.mark.parametrize("loser, spread", [("threshold-10000", False), ("threshold-5000", True)])
-def test_a_lopsided_score_keeps_its_interval_within_zero_and_one(loser, spread):
+@pytest.mark.parametrize("loser", ["threshold-10000", "threshold-5000"])
+def test_a_lopsided_score_keeps_its_interval_within_zero_and_one(loser):
     """A policy that wins nearly every game: the score's interval stays within [0, 1] (a
-    normal interval ran past 100%); one that wins every game of every unit has units
-    without spread, which measure no error: no interval, not [100%, 100%]."""
+    normal interval ran past 100%)."""
     r = sprt("threshold-300", loser, SprtSpec(0, 10), seed=1, target=1000)
     assert r.decision == "H1" and r.score.mean > 0.98
     lo, hi = r.score.ci95
-    if spread:
-        assert r.score.se > 0 and lo < r.score.mean < hi == 1.0
-    else:
-        assert r.score.mean == 1.0 and math.isnan(r.score.se) and math.isnan(lo)
+    assert r.score.se > 0 and lo < r.score.mean < hi == 1.0
+
+
+def test_units_without_spread_decide_nothing():
+    """threshold-300 wins every game of the first units against threshold-10000 (at
+    1,000): units without spread measure no variance, so no ratio (NaN, not an infinite
+    one) and no decision at the first look: the test plays on until a unit differs,
+    then decides; capped before that, it ends undecided, the score without an
+    interval (not [100%, 100%])."""
+    first_look = MIN_UNITS * 2 * UNIT_GAMES
+    r = sprt("threshold-300", "threshold-10000", SprtSpec(0, 10), seed=1, target=1000,
+             max_games=first_look)
+    assert r.decision == "undecided" and r.games == first_look and math.isnan(r.llr)
+    assert r.score.mean == 1.0 and math.isnan(r.score.se) and math.isnan(r.score.ci95[0])
+    assert r.unit_var == 0 and math.isnan(r.fixed_games)
+    r = sprt("threshold-300", "threshold-10000", SprtSpec(0, 10), seed=1, target=1000)
+    assert r.decision == "H1" and r.games > first_look and r.unit_var > 0
+    assert math.isfinite(r.llr) and r.llr >= SprtSpec(0, 10).bounds[1]
+
+
+def test_policies_that_play_alike_on_common_dice_are_not_decided():
+    """Two names of one policy on common dice: every unit is even, for ever; no spread
+    is no evidence, so the test plays to its most games and ends undecided (it accepted
+    H0 at the first look, from 256 games); on independent dice the units vary and it
+    decides."""
+    most = 64 * 2 * UNIT_GAMES
+    r = sprt("threshold-300", TWIN, ONE_POINT, seed=1, target=1000, max_games=most)
+    assert r.decision == "undecided" and r.games == most and math.isnan(r.llr)
+    assert r.score.mean == 0.5 and r.unit_var == 0
+    r = sprt("threshold-300", TWIN, SprtSpec(0, 200), seed=1, target=1000, crn=False,
+             max_games=100 * most)
+    assert r.decision == "H0" and r.unit_var > 0 and r.llr <= SprtSpec().bounds[0]
+
+
+def test_the_judge_waits_for_spread():
+    """Units all alike (even or lopsided) give no ratio at any look; the first unit that
+    differs lets the test decide."""
+    for x in (0.5, 1.0):
+        judge = Judge(ONE_POINT)
+        for _ in range(10 * MIN_UNITS):
+            assert judge.add(x) == "undecided" and math.isnan(judge.llr) == (judge.n >= MIN_UNITS)
+    judge.add(15 / 16)
+    assert judge.decision == "H1" and judge.llr > ONE_POINT.bounds[1]
+    assert math.isnan(ONE_POINT.llr(100, 0.6, 0.0))
 
 
 def test_long_policy_names_leave_every_column_readable(capsys):

@@ -11,6 +11,7 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.farkle.exact import exact_pair
+from dicelab.stats import ALPHA, holm
 from dicelab.tune import member, space_size, tune
 
 
@@ -230,3 +231,45 @@ def test_tune_refuses_a_farkle_policy_without_a_space_by_what_it_is(capsys, tmp_
         code, out, err = run_cli(capsys, ["tune", f"{mine}:{name}", "--against",
                                           "threshold-300", "--budget", "100"])
         assert (code, out) == (2, "") and err.count("\n") == 1 and says in err, err
+
+
+def test_monte_carlo_lists_the_members_within_noise_of_the_best():
+    """Members the games cannot tell from the best (a paired test of each one's difference,
+    Holm-corrected) are tied with it; members measured worse are not; the text marks
+    each candidate."""
+    r = tune("threshold", ["ai"], ranges={"threshold": (250, 400, 50)}, monte_carlo=True,
+             budget=20_000, seed=1, target=1000)
+    c = r.candidates.set_index("policy")
+    assert r.measured and not r.all_tied
+    assert math.isnan(c.loc[r.best, "p_holm"])  # the best is not compared with itself
+    others = c.drop(index=r.best)
+    # tied exactly when Holm does not reject no difference at 5%
+    assert sorted(r.tied_members) == sorted(others.index[~(others["p_holm"] < ALPHA)])
+    assert 0 < len(r.tied_members) < len(others)  # a near one tied, a far one not
+    assert (others["diff_se"] > 0).all()
+    assert (c["vs_best"] == ["best" if p == r.best else "tie" if p in r.tied_members
+                              else "worse" for p in c.index]).all()
+    # the p-values are Holm-corrected over the members compared
+    assert others["p_holm"].tolist() == pytest.approx(holm(others["p_value"].tolist()))
+    assert (others["p_holm"] >= others["p_value"]).all()
+    assert (others["p_holm"] > others["p_value"]).any()
+
+
+def test_monte_carlo_says_when_every_member_ties_with_the_best(capsys):
+    """Two members whose scores differ by less than their noise: no best is named, in the
+    JSON (all_tied) and the text; exact mode names the best of the same two."""
+    argv = ["tune", "threshold", "--against", "ai", "--range", "threshold=250:300:50",
+            "--budget", "20000", "--seed", "1", "--target", "1000"]
+    code, out, err = run_cli(capsys, [*argv, "--monte-carlo", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["all_tied"] is True and d["alpha"] == ALPHA and d["best_score_se"] > 0
+    assert d["tied_members"] == [p for p in ("threshold-250", "threshold-300")
+                                 if p != d["best"]]
+    code, out, err = run_cli(capsys, [*argv, "--monte-carlo"])
+    assert code == 0, err
+    assert "no best: every member evaluated is tied with the highest score" in out
+    assert "highest score: threshold-" in out and "best found" not in out
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    d = json.loads(out)
+    assert d["all_tied"] is False and d["alpha"] is None and d["tied_members"] == []

@@ -56,6 +56,7 @@ import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.files import write_output
+from dicelab.text import human_bytes
 
 #: A cache format version: an int, or a string when it combines several facts.
 Version = int | str
@@ -374,8 +375,8 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
         with contextlib.suppress(OSError, UserError):
             done = prune(limit, path.parent, keep=(key,))
             if done.deleted:
-                log.info("cache: removed %d least recently used file(s), %.1f MB, to keep "
-                         "%s within $%s", len(done.deleted), done.freed / 1e6,
+                log.info("cache: removed %d least recently used file(s), %s, to keep "
+                         "%s within $%s", len(done.deleted), human_bytes(done.freed),
                          done.directory, MAX_SIZE_ENV)
     return path
 

@@ -25,6 +25,15 @@ file's content (and the seed drawn for it, kept there too); when the same file r
 again, finished cells are read back instead of played, and the final files are those of
 an uninterrupted run. The result files appear only when everything is done (each written
 atomically, the manifest last), and the partial directory is then removed.
+
+**What is left behind.** A run that stops (an error, Ctrl-C) keeps its partial
+directory only if it holds a finished cell, something to continue from
+(:func:`unfinished_run` counts them); one without is removed, with the ``results/``
+directories the run made for it. A partial directory left by a killed process is what
+a stop leaves: the same file continues from it (a cell cut off mid-write is played
+again). A finished run also removes the partial directories of the other versions of
+the same experiment (``<name>-<other digest>``: the file edited after a stop): they
+would write the results just replaced.
 """
 
 from __future__ import annotations
@@ -225,35 +234,37 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     """Run (or finish) an experiment file; returns (result, directory, files written).
 
     ``seed`` replaces the file's. The manifest's command names the file, and the seed when
-    the file has none (the one drawn), so it reproduces the files."""
-    import dataclasses
-
+    the file has none (the one drawn), so it reproduces the files. What a run that stops
+    leaves behind: see the module docstring."""
     from dicelab.results import RUN_FILES, check_out_dir, prepare_out_dir, save_run
-    from dicelab.seeding import check_seed, fresh_seed
+    from dicelab.seeding import fresh_seed
     from dicelab.tournament import FIGURE_FILES
 
-    spec = read_experiment(path)
-    if seed is not None:
-        spec = dataclasses.replace(spec, seed=check_seed(seed))
+    spec = _with_seed(read_experiment(path), seed)
     base = Path.cwd() if base is None else Path(base)
     figures = FIGURE_FILES if spec.kind == "tournament" else ()
     where = check_out_dir(out if out is not None else base / "results" / spec.name,
                           (*RUN_FILES, *figures))
-    partial = base / "results" / ".partial" / f"{spec.name}-{spec.digest()[:12]}"
+    partial = _partial_dir(spec, base)
     check_out_dir(partial, ("state.json",), option="the unfinished runs' directory")
     made = [d for d in (partial.parent.parent, partial.parent) if not d.exists()]
-    store = CellStore(partial)
-    state = partial / "state.json"
-    if spec.seed is not None:
-        seed = spec.seed
-    elif state.exists():
-        seed = _saved_seed(state)
-    else:
-        from dicelab.results import atomic_write_text
+    try:
+        store = CellStore(partial)
+        state = partial / "state.json"
+        if spec.seed is not None:
+            seed = spec.seed
+        elif state.exists():
+            seed = _saved_seed(state)
+        else:
+            from dicelab.results import atomic_write_text
 
-        seed = fresh_seed()
-        atomic_write_text(state, json.dumps({"seed": seed}))
-    result = _run(spec, seed, store, progress)
+            seed = fresh_seed()
+            atomic_write_text(state, json.dumps({"seed": seed}))
+        result = _run(spec, seed, store, progress)
+    except BaseException:  # an error or Ctrl-C: keep only what a new run continues from
+        if not _cells(partial):
+            _remove(partial, made)
+        raise
     prepare_out_dir(where)
     command = ["dicelab", "experiment", "run", str(path)] + (
         ["--out", str(out)] if out is not None else []) + (
@@ -264,13 +275,58 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
 
         for name, fig in result.figures().items():
             files[name] = save_png(fig, where / name)
+    # the unfinished runs of other versions of this experiment would write these results
+    for other in partial.parent.iterdir():
+        if other != partial and _PARTIAL_NAME.fullmatch(other.name) and \
+                other.name.rpartition("-")[0] == spec.name and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
+    _remove(partial, made)
+    return result, where, files
+
+
+#: An unfinished run's directory: ``<name>-<12 hex digits of the file's digest>``.
+_PARTIAL_NAME = re.compile(r".+-[0-9a-f]{12}")
+
+
+def _with_seed(spec: ExperimentSpec, seed: int | None) -> ExperimentSpec:
+    import dataclasses
+
+    from dicelab.seeding import check_seed
+
+    return spec if seed is None else dataclasses.replace(spec, seed=check_seed(seed))
+
+
+def _partial_dir(spec: ExperimentSpec, base: Path) -> Path:
+    return base / "results" / ".partial" / f"{spec.name}-{spec.digest()[:12]}"
+
+
+def _cells(directory: Path) -> int:
+    """Finished cells in an unfinished run's directory (0 if there is none)."""
+    try:
+        return sum(1 for f in directory.glob("*.npz") if f.is_file())
+    except OSError:
+        return 0
+
+
+def unfinished_run(path: Path | str, *, base: Path | None = None, seed: int | None = None
+                   ) -> tuple[Path, int]:
+    """Where the finished cells of an unfinished run of the experiment file at ``path``
+    (with ``seed`` in place of the file's) are kept, and how many there are (0: none, or
+    no such run): what :func:`run_experiment_file` continues from."""
+    spec = _with_seed(read_experiment(path), seed)
+    partial = _partial_dir(spec, Path.cwd() if base is None else Path(base))
+    return partial, _cells(partial)
+
+
+def _remove(partial: Path, made: list[Path]) -> None:
+    """Remove an unfinished run's directory, ``results/.partial`` if no other run is
+    unfinished, and the directories of ``made`` left empty."""
     shutil.rmtree(partial, ignore_errors=True)
     with contextlib.suppress(OSError):
         partial.parent.rmdir()  # only if no other run is unfinished
     for d in reversed(made):  # results/ itself, when only the partial cells needed it
         with contextlib.suppress(OSError):
             d.rmdir()
-    return result, where, files
 
 
 def _saved_seed(state: Path) -> int:

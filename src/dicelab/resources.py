@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from dicelab.errors import UserError
+from dicelab.text import human_bytes
 
 #: The share of physical memory one command may plan to use.
 MEMORY_FRACTION = 0.8
@@ -40,21 +41,6 @@ def memory_limit() -> tuple[int | None, str]:
         return None, "no limit known"
     return int(phys * MEMORY_FRACTION), (f"{MEMORY_FRACTION:.0%} of this machine's "
                                         f"{human_bytes(phys)} of memory")
-
-
-def human_bytes(n: float) -> str:
-    """``1.5 GB``-style (powers of 1000); past the exabytes, a power of ten.
-
-    >>> human_bytes(999), human_bytes(1.5e9), human_bytes(2.0**80)
-    ('999 bytes', '1.5 GB', '1.2e+24 bytes')
-    """
-    if abs(n) >= 1e21:
-        return f"{n:.1e} bytes"
-    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1000:
-            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
-        n /= 1000
-    return f"{n:,.1f} EB"
 
 
 def check_memory(what: str, n_bytes: float) -> None:

@@ -17,9 +17,13 @@ order, so the decision and the games used depend only on the seed.
 
 A unit is small (:data:`UNIT_GAMES` games with each seating) and the test looks after
 every unit from the :data:`MIN_UNITS`-th on, with running sums (:class:`Judge`), so it
-stops close to the bound it crosses rather than far past it. Each result also gives the
-games the test needs on average under H0 and H1 (Wald's approximation) and the games of
-a fixed-size test with the same error rates, both from the measured unit variance.
+stops close to the bound it crosses rather than far past it. Units without spread (every
+unit the same score, as two policies that play alike on common dice give) measure no
+variance: the ratio is not defined (NaN, not an infinite certainty), and the test plays
+on until the units vary; a pair that never varies ends ``undecided`` at ``max_games``.
+Each result also gives the games the test needs on average under H0 and H1 (Wald's
+approximation) and the games of a fixed-size test with the same error rates, both from
+the measured unit variance.
 """
 
 from __future__ import annotations
@@ -101,12 +105,17 @@ class SprtSpec:
         return (math.log(self.beta / (1 - self.alpha)), math.log((1 - self.beta) / self.alpha))
 
     def llr(self, n: int, mean: float, var: float) -> float:
-        """The GSPRT log-likelihood ratio of ``n`` units of this mean and variance."""
+        """The GSPRT log-likelihood ratio of ``n`` units of this mean and variance; NaN
+        without a variance (units without spread measure none: no ratio, not an infinite
+        one).
+
+        >>> SprtSpec(0, 10).llr(16, 0.5, 0.0)
+        nan
+        """
+        if not var > 0.0:
+            return math.nan
         s0, s1 = elo_score(self.elo0), elo_score(self.elo1)
-        drift = (s1 - s0) * (2 * mean - s0 - s1)
-        if var <= 0.0:
-            return math.copysign(math.inf, drift) if drift else 0.0
-        return n * drift / (2 * var)
+        return n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
 
     def expected_units(self, var: float) -> tuple[float, float]:
         """Wald's approximation of the units the test needs on average when H0 holds and
@@ -153,7 +162,8 @@ class SprtResult:
 
     ``unit_var``: the variance of the unit scores it measured, from which the games the
     test needs on average (:attr:`expected_games`, Wald) and the games of a fixed-size
-    test with the same error rates (:attr:`fixed_games`) follow."""
+    test with the same error rates (:attr:`fixed_games`) follow; ``llr``: NaN when the
+    units never varied (no variance: no ratio, and no decision)."""
 
     policy: str
     opponent: str
@@ -200,7 +210,9 @@ class SprtResult:
 class Judge:
     """The running test: units are added one by one, in order (:meth:`add`), and the
     log-likelihood ratio is updated from running sums (Welford's mean and variance), so a
-    look costs the same at the ten-thousandth unit as at the first."""
+    look costs the same at the ten-thousandth unit as at the first. A look decides only
+    once the units vary: while every unit has the same score the ratio is NaN and the
+    test goes on."""
 
     def __init__(self, spec: SprtSpec):
         self.spec = spec

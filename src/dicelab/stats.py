@@ -16,6 +16,8 @@ import numpy as np
 Z95 = 1.959963984540054
 #: Exact head-to-head scores within this of one half are reported as a tie.
 TIE_TOLERANCE = 1e-9
+#: Family-wise error rate of a set of verdicts (Holm's correction): 95% confidence.
+ALPHA = 0.05
 
 
 def exact_verdict(score: float) -> str:
@@ -182,6 +184,45 @@ def unit_ratio(num: np.ndarray, den: np.ndarray, strata: np.ndarray | None = Non
     if df == 0 or not var > 0:
         return Estimate(r, math.nan, int(d), bounds=bounds)
     return Estimate(r, math.sqrt(var) / d, int(d), df=df, bounds=bounds)
+
+
+def two_sided_p(e: Estimate, null: float = 0.0) -> float:
+    """The two-sided p-value of ``e.mean == null``: Student's t on ``e.df`` degrees of
+    freedom (normal without); NaN without a standard error (no spread: no test).
+
+    >>> round(two_sided_p(Estimate(0.6, 0.05, 100), 0.5), 4)
+    0.0455
+    >>> two_sided_p(Estimate(0.6, math.nan, 100), 0.5)
+    nan
+    """
+    if not e.se > 0:
+        return math.nan
+    from scipy.stats import norm
+    from scipy.stats import t as t_dist
+
+    z = abs(e.mean - null) / e.se
+    return float(2 * (t_dist.sf(z, e.df) if e.df else norm.sf(z)))
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm-adjusted p-values (:mod:`statsmodels`), in the same order; a NaN (no test)
+    stays NaN and is not one of the tests corrected for.
+
+    >>> [round(p, 2) for p in holm([0.01, 0.04, 0.3])]
+    [0.03, 0.08, 0.3]
+    >>> holm([0.01, math.nan])
+    [0.01, nan]
+    """
+    out = [math.nan] * len(p_values)
+    tested = [i for i, p in enumerate(p_values) if not math.isnan(p)]
+    if tested:
+        from statsmodels.stats.multitest import multipletests
+
+        adjusted = multipletests([p_values[i] for i in tested], alpha=ALPHA,
+                                 method="holm")[1]
+        for i, p in zip(tested, adjusted, strict=True):
+            out[i] = float(p)
+    return out
 
 
 def merge_short_tail(per_chunk: np.ndarray, sizes: np.ndarray) -> np.ndarray:

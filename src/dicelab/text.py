@@ -4,6 +4,9 @@ Python's ``int()`` and ``float()`` also read other scripts' digits (``"３００
 width), and ``re``'s ``\\d`` matches every script's digits; no option takes those. Like
 the command line's integer options, an integer may group its digits with ``_``
 (``1_000_000``) and have spaces around it.
+
+Sizes as a user reads them: :func:`human_bytes`, the one format of a number of bytes
+(the CLI's ``size``, error messages, logs).
 """
 
 from __future__ import annotations
@@ -68,3 +71,24 @@ def as_number_like(default: int | float, value) -> int | float:
 
 
 __all__ = ["MAX_DIGITS", "as_number_like", "parse_decimal", "parse_int"]
+
+
+def human_bytes(n: float) -> str:
+    """Bytes in the largest unit that keeps the number below 1,000 (powers of 1000): ``B``
+    (whole), then ``kB``, ``MB``, ``GB``, ``TB``, ``PB``, ``EB`` to one decimal; past
+    the exabytes, a power of ten.
+
+    >>> human_bytes(0), human_bytes(999), human_bytes(1000), human_bytes(49_999)
+    ('0 B', '999 B', '1.0 kB', '50.0 kB')
+    >>> human_bytes(999_949), human_bytes(999_950), human_bytes(1.5e9), human_bytes(2.0**80)
+    ('999.9 kB', '1.0 MB', '1.5 GB', '1.2e+24 B')
+    """
+    if abs(n) >= 1e21:
+        return f"{n:.1e} B"
+    if abs(round(n)) < 1000:
+        return f"{n:,.0f} B"
+    for unit in ("kB", "MB", "GB", "TB", "PB"):
+        n /= 1000
+        if abs(round(n, 1)) < 1000:
+            return f"{n:,.1f} {unit}"
+    return f"{n / 1000:,.1f} EB"

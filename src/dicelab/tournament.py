@@ -62,14 +62,12 @@ from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.seeding import check_games, check_seed, group_seed
-from dicelab.stats import Estimate, fields, merge_short_tail, unit_ratio
+from dicelab.stats import ALPHA, Estimate, fields, holm, merge_short_tail, two_sided_p, unit_ratio
 
 #: A rating's jackknife SE (Elo) at or below this is no spread, only the fit's rounding.
 RATING_SPREAD = 1e-6
 #: Elo points per natural-log unit of strength.
 ELO = 400 / math.log(10)
-#: Family-wise error rate of the pairwise verdicts (Holm).
-ALPHA = 0.05
 
 
 def lineups(n_policies: int, seats: int) -> list[tuple[int, tuple[int, ...]]]:
@@ -200,10 +198,6 @@ class Tournament:
         """Every pair that met, first-listed policy first, with Holm-corrected verdicts."""
         if "pairs" in self._memo:
             return self._memo["pairs"]
-        from scipy.stats import norm
-        from scipy.stats import t as t_dist
-        from statsmodels.stats.multitest import multipletests
-
         rows = []
         k = len(self.policies)
         for i, j in itertools.combinations(range(k), 2):
@@ -212,11 +206,8 @@ class Tournament:
             if common.sum() == 0:
                 continue
             score = unit_ratio(num, common, bounds=(0.0, 1.0))
-            if math.isnan(score.se):  # one unit a group, or no spread: no error to test
-                p = math.nan
-            else:
-                z = (score.mean - 0.5) / score.se
-                p = float(2 * (t_dist.sf(abs(z), score.df) if score.df else norm.sf(abs(z))))
+            # NaN with one unit a group, or no spread: no error to test
+            p = two_sided_p(score, 0.5)
             # the same games with each table's own dice: no covariance between tables
             n = int((common > 0).sum())
             s_nn, s_nd, s_dd = self.cells[i, j]
@@ -227,10 +218,9 @@ class Tournament:
             behind = d - ahead.sum() - level.sum()
             rows.append([i, j, int(d), int(ahead.sum()), int(behind), score, p,
                          var_ind / var_crn if var_crn > 0 else math.nan])
-        holm = multipletests([r[6] for r in rows], alpha=ALPHA, method="holm")[1] \
-            if rows else []
-        out = [PairVerdict(self.policies[i], self.policies[j], g, a, b, s, p, float(h), e)
-               for (i, j, g, a, b, s, p, e), h in zip(rows, holm, strict=True)]
+        adjusted = holm([r[6] for r in rows])
+        out = [PairVerdict(self.policies[i], self.policies[j], g, a, b, s, p, h, e)
+               for (i, j, g, a, b, s, p, e), h in zip(rows, adjusted, strict=True)]
         self._memo["pairs"] = out
         return out
 

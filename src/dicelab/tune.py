@@ -12,9 +12,15 @@ A member's score is its mean ``P(win) + P(tie)/2`` over the field, both seatings
   across candidates, so their differences are not luck); each candidate's score carries
   its standard error, from the independent chunks of games (each chunk pairs the two
   seatings' games on the same dice). The winner is re-played on fresh seeds, and both
-  numbers are reported, so the winner's curse is visible. A budget of one chunk (at
-  most 8,192 games, or one chunk and a short one) gives no standard error: then no
-  member is measured better than another, and all are reported tied.
+  numbers are reported, so the winner's curse is visible. The best is the highest
+  score; the members it cannot be told apart from are listed as tied with it: each
+  member's difference from the best, chunk by chunk on the same dice (paired), is tested
+  against zero, with Holm's correction over the members compared
+  (:func:`dicelab.stats.holm`, family-wise :data:`dicelab.stats.ALPHA`); a difference
+  without spread (members that play alike, or one chunk of games) is no test, and the
+  member is tied. A budget of one chunk (at most 8,192 games, or one chunk and a short
+  one) gives no standard error: then no member is measured better than another, and
+  all are reported tied.
 
 How the space is covered:
 
@@ -58,7 +64,15 @@ from dicelab.farkle.builtin import family_named
 from dicelab.penta import builtin as penta_builtin
 from dicelab.registry import parse_policy
 from dicelab.seeding import chunk_bounds, group_seed
-from dicelab.stats import TIE_TOLERANCE, Estimate, merge_short_tail, unit_ratio
+from dicelab.stats import (
+    ALPHA,
+    TIE_TOLERANCE,
+    Estimate,
+    holm,
+    merge_short_tail,
+    two_sided_p,
+    unit_ratio,
+)
 from dicelab.text import parse_int
 
 
@@ -109,10 +123,14 @@ class TuneResult:
     ``best_score_se``: the winner's score in the search; ``rechecked_score``,
     ``rechecked_score_se``: re-evaluated (exact: the same; Monte Carlo: on fresh dice);
     ``per_opponent``: the winner's re-evaluated score against each policy of the field,
-    with its SE; ``tied_members``: other members whose score equals the best's (within
-    :data:`dicelab.stats.TIE_TOLERANCE`; Monte Carlo: on the same dice), and every other
-    member when the Monte Carlo scores have no standard error (:attr:`measured`): then
-    ``best`` is only the highest score, not a best the games support.
+    with its SE; ``tied_members``: other members whose score equals the best's (exact:
+    within :data:`dicelab.stats.TIE_TOLERANCE`); Monte Carlo: the members the games cannot
+    tell apart from the best (Holm-corrected paired tests at family-wise
+    :data:`dicelab.stats.ALPHA`; ``candidates`` has each one's ``diff_se``, ``p_value``,
+    ``p_holm`` and ``vs_best``),
+    every other member when the scores have no standard error (:attr:`measured`). When
+    every other member is tied (:attr:`all_tied`), ``best`` is only the highest score,
+    not a best the games support.
     """
 
     family: str
@@ -150,6 +168,13 @@ class TuneResult:
         return self.method == "exact" or self.best_score_se > 0
 
     @property
+    def all_tied(self) -> bool:
+        """Monte Carlo: whether every other member evaluated is tied with the best (none
+        is measured worse), so the games name no best."""
+        return (self.method != "exact" and self.evaluated > 1
+                and len(self.tied_members) == self.evaluated - 1)
+
+    @property
     def proven_best(self) -> bool:
         """Whether the winner is the best member of the space: every member evaluated,
         exactly."""
@@ -163,7 +188,8 @@ class TuneResult:
                 "evaluated": self.evaluated, "trials": self.trials,
                 "proven_best": self.proven_best, "best": self.best,
                 "best_score": self.best_score, "best_score_se": self.best_score_se,
-                "tied_members": self.tied_members,
+                "tied_members": self.tied_members, "all_tied": self.all_tied,
+                "alpha": ALPHA if self.method != "exact" else None,
                 "rechecked_score": self.rechecked_score,
                 "rechecked_score_se": self.rechecked_score_se,
                 "per_opponent": {k: {"score": e.mean, "score_se": e.se}
@@ -276,12 +302,17 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
                             fam.member(family, {**start.params, **_widest(space)})))
     rows: list[dict[str, Any]] = []
     seen: dict[str, float] = {}
+    units: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}  # Monte Carlo
     calls = [0]
 
     def evaluate(values: dict[str, int], total: int) -> float:
         name = fam.member(family, values)
         if name not in seen:
-            e = _field_mean(score_of(name))
+            per = score_of(name)
+            if monte_carlo:
+                units[name] = per
+                per = _estimates(per)
+            e = _field_mean(per)
             seen[name] = e.mean
             rows.append({**values, "policy": name, "score": e.mean, "score_se": e.se})
         calls[0] += 1
@@ -301,14 +332,13 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     frame = pd.DataFrame(rows)
     best_row = frame.loc[frame["score"].idxmax()]
     best = str(best_row["policy"])
-    # Monte Carlo candidates play the same dice: an equal score is a tie there too; and
-    # without a standard error (one chunk of games) no difference is measured: all tie
-    unmeasured = monte_carlo and not best_row["score_se"] > 0
-    ties = [
-        str(p) for p, v in zip(frame["policy"], frame["score"], strict=True)
-        if p != best and (unmeasured or abs(v - best_row["score"]) <= TIE_TOLERANCE)]
+    if monte_carlo:
+        frame, ties = _ties_by_test(frame, units, best)
+    else:
+        ties = [str(p) for p, v in zip(frame["policy"], frame["score"], strict=True)
+                if p != best and abs(v - best_row["score"]) <= TIE_TOLERANCE]
     # Monte Carlo: fresh dice for the winner (the search's value is optimistic)
-    per_opp = mc(seed ^ 0x5EED)(best) if monte_carlo else score_of(best)
+    per_opp = _estimates(mc(seed ^ 0x5EED)(best)) if monte_carlo else score_of(best)
     recheck = _field_mean(per_opp)
     return TuneResult(family, [o.name for o in opponents], list(space), space,
                       "monte-carlo" if monte_carlo else "exact", seed, target, table, frame,
@@ -332,6 +362,37 @@ def _search(space: dict[str, tuple[int, int, int]], trials: int, seed: int, samp
               else optuna.samplers.TPESampler(seed=seed % 2**32))
     study = optuna.create_study(direction="maximize", sampler=chosen)
     study.optimize(objective, n_trials=trials)
+
+
+def _estimates(units: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Estimate]:
+    """A Monte Carlo score against each opponent from its units (numerator, games)."""
+    return {o: unit_ratio(num, den) for o, (num, den) in units.items()}
+
+
+def _ties_by_test(frame: pd.DataFrame, units: dict, best: str) -> tuple[pd.DataFrame, list]:
+    """The candidates with each one's difference from ``best`` (``diff_se``: its SE, from
+    the units both played on the same dice, paired; ``p_value``: the two-sided p-value of
+    no difference, ``p_holm`` Holm-corrected over the candidates compared; NaN without
+    spread: no test; ``vs_best``: ``best``, ``tie`` or ``worse``), and the members tied
+    with ``best``: Holm does not reject no difference at :data:`ALPHA`, or there is no
+    test."""
+    diffs = {}
+    for name in frame["policy"]:
+        if name != best:
+            diffs[name] = _field_mean({
+                o: unit_ratio(num - units[name][o][0], den)
+                for o, (num, den) in units[best].items()})
+    names = list(diffs)
+    raw = {n: two_sided_p(diffs[n]) for n in names}
+    adjusted = dict(zip(names, holm(list(raw.values())), strict=True))
+    frame = frame.assign(
+        diff_se=[diffs[n].se if n in diffs else math.nan for n in frame["policy"]],
+        p_value=[raw.get(n, math.nan) for n in frame["policy"]],
+        p_holm=[adjusted.get(n, math.nan) for n in frame["policy"]])
+    ties = [n for n in names if not adjusted[n] < ALPHA]
+    frame["vs_best"] = ["best" if n == best else "tie" if n in ties else "worse"
+                        for n in frame["policy"]]
+    return frame, ties
 
 
 def _field_mean(per: dict[str, Estimate]) -> Estimate:
@@ -371,17 +432,18 @@ def _exact(opponents, rules, target, widest: str):
 
 
 def _monte_carlo(opponents, rules, target, budget):
-    """For a seed, the score of a Farkle member: over both seatings against each
-    opponent, ``budget`` games each, every candidate on the same dice (a stream per turn,
-    one seed per opponent), with its SE over the chunks of games (a chunk of one seating
-    and the same chunk of the other share their dice: they are one unit)."""
+    """For a seed, the score of a Farkle member as units: over both seatings against
+    each opponent, ``budget`` games each, every candidate on the same dice (a stream per
+    turn, one seed per opponent), per chunk of games its numerator and games (a chunk of
+    one seating and the same chunk of the other share their dice: they are one unit;
+    :func:`_estimates` makes them scores with SEs)."""
     from dicelab.farkle import kernels as K
     from dicelab.farkle.simulate import simulate_farkle
 
     games = np.diff(chunk_bounds(budget)).astype(float)
 
-    def at(seed: int) -> Callable[[str], dict[str, Estimate]]:
-        def score(name: str) -> dict[str, Estimate]:
+    def at(seed: int) -> Callable[[str], dict[str, tuple[np.ndarray, np.ndarray]]]:
+        def score(name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
             me = parse_policy(name, "farkle")
             out = {}
             for i, o in enumerate(opponents):
@@ -392,8 +454,8 @@ def _monte_carlo(opponents, rules, target, budget):
                           for seats in ([me, o], [o, me]))
                 num = (ab[:, 0, K.ST_WINS] + 0.5 * ab[:, 0, K.ST_TIES]
                        + ba[:, 1, K.ST_WINS] + 0.5 * ba[:, 1, K.ST_TIES])
-                out[o.name] = unit_ratio(merge_short_tail(num.astype(float), games),
-                                         merge_short_tail(2 * games, games))
+                out[o.name] = (merge_short_tail(num.astype(float), games),
+                               merge_short_tail(2 * games, games))
             return out
 
         return score
@@ -404,14 +466,15 @@ def _monte_carlo(opponents, rules, target, budget):
 def _monte_carlo_penta(opponents, rules, budget):
     """For a seed, the score of a Penta member against each opponent: ``budget``
     two-seat games each (the seats of a Penta game are alike), every candidate on the
-    same dice (a stream per turn, one seed per opponent), with its SE over the chunks."""
+    same dice (a stream per turn, one seed per opponent), as units: per chunk of games
+    its numerator and games."""
     from dicelab.penta.simulate import simulate_penta
     from dicelab.rng import STREAM_PER_TURN
 
     games = np.diff(chunk_bounds(budget)).astype(float)
 
-    def at(seed: int) -> Callable[[str], dict[str, Estimate]]:
-        def score(name: str) -> dict[str, Estimate]:
+    def at(seed: int) -> Callable[[str], dict[str, tuple[np.ndarray, np.ndarray]]]:
+        def score(name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
             me = parse_policy(name, "penta")
             out = {}
             for i, o in enumerate(opponents):
@@ -419,8 +482,8 @@ def _monte_carlo_penta(opponents, rules, budget):
                                    rules=rules.name, streams=STREAM_PER_TURN,
                                    per_chunk=True).chunk_tallies
                 num = t["wins"][:, 0] + 0.5 * t["tied"][:, 0]
-                out[o.name] = unit_ratio(merge_short_tail(num.astype(float), games),
-                                         merge_short_tail(games, games))
+                out[o.name] = (merge_short_tail(num.astype(float), games),
+                               merge_short_tail(games, games))
             return out
 
         return score

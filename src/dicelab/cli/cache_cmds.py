@@ -17,7 +17,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
-def _mb(n: int) -> str:
+def _size(n: int) -> str:
     from dicelab.cli.formats import size
 
     return size(n)
@@ -54,7 +54,7 @@ def _file_table(files):
     t.add_column("modified")
     for f in files:
         name = f.key if f.key is not None else f"(unfinished write) {f.path.name}"
-        t.add_row(name, _mb(f.size), _local_time(f.last_used), _local_time(f.modified))
+        t.add_row(name, _size(f.size), _local_time(f.last_used), _local_time(f.modified))
     return t
 
 
@@ -76,9 +76,9 @@ def list_cache(json_out: bool) -> None:
         typer.echo("no cache entries")
     else:
         console.print(_file_table(files))
-        typer.echo(f"total: {len(files)} file(s), {_mb(found.total_bytes)}")
+        typer.echo(f"total: {len(files)} file(s), {_size(found.total_bytes)}")
     if limit is not None:
-        typer.echo(f"automatic limit: {_mb(limit)} (${cache.MAX_SIZE_ENV})")
+        typer.echo(f"automatic limit: {_size(limit)} (${cache.MAX_SIZE_ENV})")
     if found.other:
         typer.echo(f"{len(found.other)} other file(s) in the directory are not dicelab "
                    "entries; 'dicelab cache clear' and 'prune' leave them alone")
@@ -98,7 +98,7 @@ def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None
     result = plan = cache.prune(limit, dry_run=True)
     if plan.deleted and not dry_run:
         if not yes:
-            question = (f"delete {len(plan.deleted)} file(s), {_mb(plan.freed)}, least "
+            question = (f"delete {len(plan.deleted)} file(s), {_size(plan.freed)}, least "
                         f"recently used first, in {plan.directory}?")
             # with --json the question goes to stderr: stdout stays one JSON object
             ok = _confirm(question, err=json_out)
@@ -125,11 +125,11 @@ def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None
                 "deleted", "freed")
             typer.echo(f"{what} (least recently used first):")
             console.print(_file_table(result.deleted))
-            typer.echo(f"{freed} {_mb(result.freed)}: total {_mb(result.total_before)} -> "
-                       f"{_mb(result.total_after)} (limit {_mb(limit)})")
+            typer.echo(f"{freed} {_size(result.freed)}: total {_size(result.total_before)} -> "
+                       f"{_size(result.total_after)} (limit {_size(limit)})")
         else:
-            typer.echo(f"nothing to prune: total {_mb(result.total_after)} "
-                       f"(limit {_mb(limit)})")
+            typer.echo(f"nothing to prune: total {_size(result.total_after)} "
+                       f"(limit {_size(limit)})")
         if result.total_after > limit and not result.failed:
             typer.echo("still above the limit: the rest are unfinished writes younger than "
                        f"{cache.TMP_GRACE_SECONDS / 3600:g} h (maybe in progress), left alone")
@@ -176,7 +176,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"nothing to clear in {found.directory}")
             return
         if not yes:
-            question = (f"delete {len(files)} file(s), {_mb(found.total_bytes)}, "
+            question = (f"delete {len(files)} file(s), {_size(found.total_bytes)}, "
                         f"in {found.directory}?")
             ok = _confirm(question)
             if ok is None:
@@ -186,7 +186,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo("nothing deleted")
                 return
         deleted, freed, failed = cache.clear(found.directory)
-        typer.echo(f"freed {_mb(freed)}: deleted {len(deleted)} file(s) in {found.directory}")
+        typer.echo(f"freed {_size(freed)}: deleted {len(deleted)} file(s) in {found.directory}")
         if failed:
             path, why = failed[0]
             raise UserError(f"could not delete {len(failed)} file(s), e.g. {path}: {why}")

@@ -205,15 +205,28 @@ def register(app: typer.Typer) -> None:
         """Run an experiment file (docs: dicelab.experiment_file); an interrupted run
         continues where it stopped when run again."""
         from dicelab.cli import render
-        from dicelab.experiment_file import read_experiment, run_experiment_file
+        from dicelab.experiment_file import read_experiment, run_experiment_file, unfinished_run
         from dicelab.results import check_out_dir, echo_json
 
         spec = read_experiment(path)  # checked before the progress bar starts
         where = None if out is None else check_out_dir(out)
-        with render.progress_bar(enabled=not json_out, total=max(len(spec.policies), 1),
-                                 description="playing") as advance:
-            result, where, files = run_experiment_file(path, out=where, seed=seed,
-                                                       progress=advance)
+        cells = "table(s)" if spec.kind == "tournament" else "pair(s)"
+        partial, done = unfinished_run(path, seed=seed)
+        if done:
+            typer.echo(f"continuing an unfinished run from {partial}: {done} finished "
+                       f"{cells} found", err=True)
+        try:
+            with render.progress_bar(enabled=not json_out, total=max(len(spec.policies), 1),
+                                     description="playing") as advance:
+                result, where, files = run_experiment_file(path, out=where, seed=seed,
+                                                           progress=advance)
+        except KeyboardInterrupt:
+            partial, kept = unfinished_run(path, seed=seed)
+            if kept:
+                typer.echo(f"stopped: {kept} finished {cells} kept in {partial}; run the "
+                           "same file again to continue from them, or delete that "
+                           "directory", err=True)
+            raise
         if json_out:
             echo_json({**result.to_dict(), "out": str(where),
                        "files": {k: str(v) for k, v in files.items()}})

@@ -10,7 +10,7 @@ lists them. Every table and line of the CLI formats through these.
 * **interval**: a 95% confidence interval, ``[53.58%, 54.01%]``, each end in the format of
   its value; **estimate**: a value and its interval in one cell, ``53.79% [53.58%, 54.01%]``;
 * **p-value**: two significant digits, ``0.00047``, ``7.3e-05``;
-* **seconds** ``1.23 s``, **size** ``12.3 MB``;
+* **seconds** ``1.23 s``, **size** ``12.3 MB``, ``4.5 kB``, ``512 B`` (powers of 1000);
 * **dice**: faces separated by spaces, ``1 1 5 2 3 4``, for both games;
 * a number that is not there (NaN, None) is ``n/a``.
 """
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+
+from dicelab.text import human_bytes
 
 #: What a missing number prints as.
 MISSING = "n/a"
@@ -102,12 +104,13 @@ def seconds(s: float) -> str:
 
 
 def size(n: int) -> str:
-    """Bytes in megabytes (powers of 1000): ``12.3 MB``.
+    """Bytes in B, kB, MB, GB ... (powers of 1000; :func:`dicelab.text.human_bytes`):
+    ``12.3 MB``, ``4.5 kB``, ``512 B``.
 
-    >>> size(12_345_678)
-    '12.3 MB'
+    >>> size(12_345_678), size(4_500), size(512)
+    ('12.3 MB', '4.5 kB', '512 B')
     """
-    return f"{n / 1e6:,.1f} MB"
+    return MISSING if _missing(n) else human_bytes(n)
 
 
 def dice(faces: Iterable[int]) -> str:

@@ -180,7 +180,6 @@ def _table(rs, json_out: bool) -> None:
     """``solve penta --table``: the table of every target, built or loaded."""
     from dicelab.cli.render import console
     from dicelab.penta.objectives import at_least_table
-    from dicelab.resources import human_bytes
     from dicelab.results import echo_json
 
     table = at_least_table(rs, progress=_progress(json_out))
@@ -196,6 +195,6 @@ def _table(rs, json_out: bool) -> None:
     for target in (100, 150, 200, 250, 300, 350, 400, 500, 600, 800, 1000):
         t.add_row(f"{target}", f"{best[target]:.10f}")
     console.print(t)
-    console.print(f"{table.n_values:,} values, {human_bytes(table.nbytes)}; "
+    console.print(f"{table.n_values:,} values, {F.size(table.nbytes)}; "
                   + ("memory-mapped from the cache, built originally in "
                      if table.from_cache else "built in ") + f"{table.solve_s:.1f} s")

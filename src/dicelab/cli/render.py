@@ -29,6 +29,7 @@ from rich.table import Table
 from dicelab.cli import formats as F
 from dicelab.config import CHUNK_GAMES
 from dicelab.penta.rules import BOX_NAMES
+from dicelab.stats import ALPHA
 
 # piped or captured output has no terminal width: use a wide page rather than rich's 80
 # columns, so tables of several seats stay one line per statistic
@@ -409,7 +410,10 @@ def sprt_run(result) -> None:
                       "the test's average games "
                       "when that hypothesis holds (Wald); fixed test: the games of a "
                       "fixed-size test with the same error rates; both from this pair's "
-                      "measured variance")
+                      "measured variance"
+                      + ("; LLR n/a: every unit had the same score, no variance to test "
+                         "with, so no decision" if any(math.isnan(p.llr) for p in result.pairs)
+                         else ""))
     for col in ("policy", "vs", "decision", "games", "score", "LLR", "expected if H0",
                 "expected if H1", "fixed test"):
         t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right",
@@ -446,26 +450,36 @@ def tune_result(result) -> None:
                       + (f", so no best: all {F.count(result.evaluated)} members evaluated "
                          "tie" if result.evaluated > 1 else "")
                       + f"; a --budget of {F.count(2 * CHUNK_GAMES)} or more measures one")
-    label = ("best" if result.proven_best else "best found" if result.measured
+    label = ("best" if result.proven_best
+             else "best found" if result.measured and not result.all_tied
              else "highest score")
     console.print(f"  {label}: {result.best}, score {_pct(result.best_score, 4)}{se}"
                   + (", the best of the family" if result.proven_best else "")
                   + (f" in the search; on fresh dice {_pct(result.rechecked_score, 4)} "
                      f"(SE {_pct(result.rechecked_score_se, 4)})" if mc else ""))
-    if result.tied_members and result.measured:
-        console.print(f"  tied with it: {', '.join(result.tied_members)}")
+    others = result.evaluated - 1
+    confidence = (f"{1 - ALPHA:.0%} confidence, Holm over {F.count(others)} "
+                  f"comparison{'s' if others != 1 else ''}")
+    if mc and result.measured and result.all_tied:
+        console.print(f"  no best: every member evaluated is tied with the highest score "
+                      f"(none differs from it at {confidence})")
+    elif result.tied_members and result.measured:
+        why = (f" (not told apart at {confidence})" if mc else "")
+        console.print(f"  tied with it{why}: {', '.join(result.tied_members)}")
     for name, e in result.per_opponent.items():
         console.print(f"    against {name}: {_pct(e.mean, 4)}"
                       + (f" (SE {_pct(e.se, 4)})" if mc else ""))
-    t = Table(title="the best candidates" if result.measured
-              else "the candidates of highest score (all tie: no standard error)")
-    for col in (*result.params, "score", *(("SE",) if mc else ())):
+    t = Table(title="the best candidates" if result.measured and not result.all_tied
+              else "the candidates of highest score (all tie: no standard error)"
+              if not result.measured else "the candidates of highest score (all tie)")
+    for col in (*result.params, "score", *(("SE", "vs best") if mc else ())):
         t.add_column(col, justify="right")
     top = result.candidates.nlargest(8, "score")
-    for values, score, score_se in zip(top[result.params].to_numpy(), top["score"],
-                                       top["score_se"], strict=True):
+    vs_best = top["vs_best"] if mc else top["policy"]
+    for values, score, score_se, vs in zip(top[result.params].to_numpy(), top["score"],
+                                           top["score_se"], vs_best, strict=True):
         t.add_row(*(F.count(v) for v in values), _pct(score, 4),
-                  *((_pct(score_se, 4),) if mc else ()))
+                  *((_pct(score_se, 4), vs) if mc else ()))
     console.print(t)
     seatings = "both seatings" if result.game == "farkle" else "two-seat games"
     dfs = [e.df for e in result.per_opponent.values() if e.df is not None]
@@ -476,7 +490,10 @@ def tune_result(result) -> None:
              and units < 10 else "")
     console.print(f"score: mean P(win) + ½P(tie) over the field, {seatings}"
                   + (f"; SE: its standard error over {chunks} (n/a with one chunk, "
-                     f"and with one and a short one){rough}"
+                     f"and with one and a short one){rough}; vs best: tie when its "
+                     "difference from the best, paired on the same dice, is not "
+                     f"significant at {1 - ALPHA:.0%} (Holm over the members compared) "
+                     "or has no spread"
                      if mc else ", exact"))
 
 
