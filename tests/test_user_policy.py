@@ -198,7 +198,8 @@ def test_best_response_to_a_user_rule_matches_plain_value_iteration():
 def test_a_best_response_to_a_user_rule_is_cached_by_what_the_rule_decides():
     """The best response to a user's rule is cached under the rule's name and a digest of
     its turns: the same rule again is loaded with the same values; a rule of the same name
-    that decides otherwise is solved anew, and so is the same rule under other rules."""
+    that decides otherwise is solved anew, and so is the same rule under other rules. An
+    exact pair with a user's rule or a table likewise."""
     rules = dataclasses.replace(DEFAULT, name="default-ftb", ending="first-to-bank")
 
     def rule(low):
@@ -217,6 +218,16 @@ def test_a_best_response_to_a_user_rule_is_cached_by_what_the_rule_decides():
     assert not solve_best_response(DEFAULT, 600, rule(250)).from_cache
     fresh = solve_best_response(rules, 600, rule(250), use_cache=False)
     assert not fresh.from_cache and fresh.first_outcome == first.first_outcome
+    # so is an exact pair with a user's rule or a table, in either seat
+    pair = exact_pair(rule(250), "ai", rules=rules, target=600)
+    assert exact_pair(rule(250), "ai", rules=rules, target=600).from_cache
+    assert not pair.from_cache and pair.first.win != exact_pair(
+        rule(300), "ai", rules=rules, target=600).first.win
+    table = first.policy_table()
+    back = exact_pair("ai", table, rules=rules, target=600)
+    again = exact_pair("ai", table, rules=rules, target=600)
+    assert not back.from_cache and again.from_cache and again.first == back.first
+    assert not exact_pair("ai", other.policy_table(), rules=rules, target=600).from_cache
 
 
 def test_monte_carlo_of_a_user_rule_agrees_with_its_exact_score():

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dicelab import cache, config
-from dicelab.digest import text_digest
+from dicelab.digest import array_digest, text_digest
 from dicelab.errors import UserError
 from dicelab.farkle import builtin, fixed, solve
 from dicelab.farkle.builtin import resolve
@@ -88,9 +88,11 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
                progress: Callable[[float], None] | None = None) -> ExactPair:
     """``policy`` against ``opponent`` in a two-seat Farkle game, exactly (both seats).
 
-    Named policies' evaluations are cached on disk (key: both names, the rules' content,
-    the target); a PolicyTable's are not. ``progress(fraction)``: through the solves of
-    exact policies, each its half (an evaluation from the cache needs none).
+    Evaluations are cached on disk (key: both policies, the rules' content, the target):
+    a built-in policy by its name, a user's policy or a PolicyTable by its name and a
+    digest of its turns' endings as the game reads them (code that may change under the
+    same name). ``progress(fraction)``: through the solves of exact policies, each its
+    half (an evaluation from the cache needs none).
 
     >>> p = exact_pair("threshold-300", "threshold-300", target=1000)
     >>> p.verdict, round(p.first.score + p.second.score, 12)
@@ -100,18 +102,31 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
     target = check_target(target)
     a, b = fixed.name_of(policy), fixed.name_of(opponent)
     t0 = time.perf_counter()
-    named = all(builtin.named(p) for p in (policy, opponent))
-    key = cache.entry_key("farkle-exact-pair", rules.name, rules.digest(), t=target,
-                          a=text_digest([a, b])[:12]) if use_cache and named else None
+    policies, tags = (policy, opponent), [a, b]
 
     def half(k: int) -> Callable[[float], None] | None:
         return None if progress is None else (lambda f: progress((k + f) / 2))
 
+    resolved: list[fixed.FixedPolicy] = []
+    got: dict[int, fixed.Side] = {}
+
+    def side(k: int) -> fixed.Side:
+        """Seat ``k``'s turn endings, once (both policies resolved first: the leads)."""
+        if not resolved:
+            resolved.extend(resolve(p, rules, target, half(i)) for i, p in enumerate(policies))
+        if k not in got:
+            got[k] = fixed.side_of(resolved[k], rules, target,
+                                   fixed.lead_rows(resolved, rules, target))
+        return got[k]
+
+    if use_cache:  # a user's policy or a table by its turns' endings, not its name alone
+        tags = [t if builtin.named(p) else f"{t}:{array_digest(*side(k))}"
+                for k, (t, p) in enumerate(zip(tags, policies, strict=True))]
+    key = cache.entry_key("farkle-exact-pair", rules.name, rules.digest(), t=target,
+                          a=text_digest(tags)[:12]) if use_cache else None
+
     def build() -> dict[str, np.ndarray]:
-        both = resolve(policy, rules, target, half(0)), resolve(opponent, rules, target, half(1))
-        d = fixed.lead_rows(both, rules, target)
-        first, second, bound = solve.pair_outcomes(
-            *(fixed.side_of(p, rules, target, d) for p in both), rules, target)
+        first, second, bound = solve.pair_outcomes(side(0), side(1), rules, target)
         return {"outcomes": np.array([first.win, first.tie, second.win, second.tie, bound])}
 
     arrays, from_cache = cache.cached(key, f"{PAIR_FORMAT_VERSION}:{a}:{b}", build) \
