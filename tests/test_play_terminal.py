@@ -198,6 +198,35 @@ def test_ctrl_c_exits_130_with_one_line():
     assert "Traceback" not in child.before
 
 
+def send_intr_to_a_worker_thread(child) -> None:
+    """SIGINT to a thread of the child other than the main one, as the kernel may hand a
+    Ctrl-C to the solvers' workers: Python notes it, but the main thread's read of the
+    terminal is not woken by it."""
+    import ctypes
+    import signal
+
+    workers = [int(t) for t in os.listdir(f"/proc/{child.pid}/task") if int(t) != child.pid]
+    assert workers, "the command runs worker threads at its prompt"
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.tgkill(child.pid, workers[0], signal.SIGINT) == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads under /proc")
+@pytest.mark.parametrize(("argv", "prompt"), [
+    (["farkle", "--ai", "threshold-300"], SET_ASIDE), (["penta", "--ai", "greedy"], KEEP)])
+def test_ctrl_c_at_a_prompt_is_not_held_until_enter(argv, prompt):
+    """A Ctrl-C that does not interrupt the read itself still stops the game at once,
+    without waiting for a line."""
+    child = spawn("play", *argv, "--seed", "1")
+    child.expect(prompt)
+    send_intr_to_a_worker_thread(child)
+    child.expect(pexpect.EOF, timeout=5)  # held until Enter: a timeout
+    child.close()
+    assert child.exitstatus == 130
+    assert child.before.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in child.before
+
+
 # --- in-process: the same command line and the same keystrokes replay the same game ---------
 
 

@@ -44,11 +44,31 @@ MAX_ANSWER = 1000
 MAX_SKIP = 1 << 20
 
 
+def _wait_for_the_terminal() -> None:
+    """Wait until the terminal has a line to read, waking every 0.1 s.
+
+    A read blocked in the kernel is not woken by a Ctrl-C that arrives just before it
+    starts, or that the kernel hands to another thread (the solvers' workers): Python
+    only notes the signal, and the game would go on waiting for Enter. Between waits the
+    interpreter runs, so the interrupt is raised within 0.1 s. A terminal (canonical
+    mode) hands over one line per read, so nothing waits in Python's buffer meanwhile.
+    """
+    import select
+
+    fd = sys.stdin.fileno()
+    while not select.select([fd], [], [], 0.1)[0]:
+        pass
+
+
 def _ask(prompt: str) -> str:
     try:
-        if sys.stdin.isatty():  # a terminal's line is short, and editable
-            return console.input(f"[bold]{prompt}[/]> ").strip()
         console.print(f"[bold]{prompt}[/]> ", end="")
+        if sys.stdin.isatty():  # a terminal's line is short, and editable
+            _wait_for_the_terminal()
+            line = sys.stdin.readline()
+            if not line:
+                raise _EndOfInput
+            return line.strip()
         line = sys.stdin.readline(MAX_ANSWER + 1)
         if not line:
             raise _EndOfInput
