@@ -281,6 +281,17 @@ def test_a_stopped_game_logs_its_turn_in_progress_and_penta_boxes_by_name(
     assert rec.in_progress["keeps"] == [[]] and len(rec.in_progress["rolls"]) == 2
 
 
+def test_bank_or_roll_before_a_set_aside_asks_for_dice(capsys, monkeypatch):
+    """b, r, bank and roll, typed before any die is set aside: each refused with what to
+    do first, as b and r are at the bank-or-roll prompt."""
+    keys = ["b", "r", "bank", "Roll", "t"]
+    code, out, _ = run_with_input(capsys, monkeypatch, ["play", "farkle", "--seed", "4"],
+                                  [*keys, "q"])
+    refusals = [line for line in out.splitlines() if "✗" in line]
+    assert code == 0 and len(refusals) == 4
+    assert all("first set aside at least one scoring die" in r for r in refusals)
+
+
 @pytest.mark.parametrize("rules", ["default", "zilch"])
 def test_a_fresh_seed_is_printed_in_the_first_line_and_replays_the_game(
         capsys, monkeypatch, rules):

@@ -274,7 +274,7 @@ def _farkle_loop(game) -> None:
             return
         try:
             if game.phase == "set-aside":
-                if key in ("b", "r"):
+                if key in ("b", "r", "bank", "roll"):
                     raise IllegalMove("first set aside at least one scoring die: type the "
                                       "dice, e.g. 1 5")
                 game.set_aside(parse_faces(line))
