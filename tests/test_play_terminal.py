@@ -292,6 +292,20 @@ def test_bank_or_roll_before_a_set_aside_asks_for_dice(capsys, monkeypatch):
     assert all("first set aside at least one scoring die" in r for r in refusals)
 
 
+def test_the_penta_coach_at_a_box_with_rerolls_left_names_the_better_keep(capsys,
+                                                                         monkeypatch):
+    """Stopped early, the box table's losses count against the best keep: the coach says
+    so, with the value the keep table then ranks first; with no reroll left, no note."""
+    keys = ["", "?", "b", "?", "0", "0", "?", "q"]
+    code, out, _ = run_with_input(capsys, monkeypatch, ["play", "penta", "--ai", "greedy",
+                                                        "--seed", "7", "--coach"], keys)
+    notes = re.findall(r"\(a keep is better: ([\d.,]+); b goes back", out)
+    best_rows = re.findall(r"│ (\S[^│]*?) +│ +([\d.,]+) │ +best │", out)
+    assert code == 0 and len(notes) == 1 and len(best_rows) == 2
+    assert best_rows[0][0].startswith("keep ") and best_rows[0][1] == notes[0]
+    assert best_rows[1][0].startswith("score ")  # no reroll left: a box is the best
+
+
 @pytest.mark.parametrize("rules", ["default", "zilch"])
 def test_a_fresh_seed_is_printed_in_the_first_line_and_replays_the_game(
         capsys, monkeypatch, rules):

@@ -361,6 +361,10 @@ def _penta_advice_table(options, top: int = 8) -> None:
         table.add_row(_penta_option(o), F.number(o.expected_final_score),
                       "best" if o.loss == 0 else F.number(o.loss))
     console.print(table)
+    if options and options[0].loss > 0:  # the boxes only, and a keep is better
+        best = options[0].expected_final_score + options[0].loss
+        console.print(f"  (a keep is better: {F.number(best)}; b goes back to keeping dice, "
+                      "? there ranks the keeps)")
 
 
 def _penta_boxes(game) -> None:
