@@ -137,6 +137,10 @@ def test_a_penta_turn_from_the_format_description():
      ["field 'rolls[0]'", "dice 1..6"]),
     ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1]], "end": "bank", "x": 1},
      ["field 'x'"]),
+    ({"seat": 0, "rolls": [[True, 2, 3, 4, 6, 6]], "keeps": [[1]], "end": "bank"},
+     ["field 'rolls[0]'", "dice 1..6, not [true,"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1.0]], "end": "bank"},
+     ["field 'keeps[0]'", "dice 1..6, not [1.0]"]),
 ])
 def test_illegal_farkle_turns_are_refused_with_their_place(event, words):
     _refused(_lines(_farkle(), [event]), *words)
@@ -177,6 +181,15 @@ def _penta_card(n_turns):
       "box": "chance"}, ["field 'keeps'", "one keep per reroll"]),
     ({"seat": 0, "rolls": [[1, 2, 3, 4]], "keeps": [], "box": "chance"},
      ["field 'rolls[0]'", "5 dice"]),
+    # a die is an integer: true and 4.0 are not the dice 1 and 4
+    ({"seat": 0, "rolls": [[True, 2, 3, 4, 6]], "keeps": [], "box": "chance"},
+     ["field 'rolls[0]'", "dice 1..6, not [true,"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4.0, 6]], "keeps": [], "box": "chance"},
+     ["field 'rolls[0]'", "dice 1..6, not [1, 2, 3, 4.0, 6]"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6], [1, 1, 1, 1, 6]], "keeps": [[6.0]],
+      "box": "chance"}, ["field 'keeps[0]'", "dice 1..6, not [6.0]"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6], [1, 1, 1, 1, 1]], "keeps": [[True]],
+      "box": "chance"}, ["field 'keeps[0]'", "dice 1..6, not [true]"]),
 ])
 def test_illegal_penta_turns_are_refused_with_their_place(event, words):
     h = new_game_header("penta", "seed", ONE)

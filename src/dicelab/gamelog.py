@@ -649,8 +649,8 @@ class _PentaGame:
 
 def _rank_of(v, rank) -> int | None:
     """The dice rank of a list of faces 1..6 (at most 5), or None."""
-    if type(v) is not list:
-        return None
+    if type(v) is not list or not all(type(f) is int for f in v):
+        return None  # true or 4.0 would pass for the die 1 or 4
     try:
         return rank.get(tuple(sorted(v)))
     except TypeError:  # not all numbers
