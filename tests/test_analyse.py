@@ -456,6 +456,11 @@ def test_a_log_without_a_finished_turn_has_nothing_to_review(tmp_path, capsys, g
     path.write_text(STOPPED_AT_ONCE[game])
     code, out, err = run_cli(capsys, ["analyse", str(path), *args])
     assert code == 0 and err == "" and out == f"{game}: no finished turn to review\n"
+    png = tmp_path / "value.png"  # nothing to draw: not said to be saved
+    code, out, err = run_cli(capsys, ["analyse", str(path), *args, "--plot", str(png)])
+    assert code == 0 and out == f"{game}: no finished turn to review\n"
+    assert err == f"note: nothing to plot (no finished turn): {png} not written\n"
+    assert not png.exists()
     code, out, err = run_cli(capsys, ["analyse", str(path), *args, "--json"])
     d = json.loads(out)
     assert code == 0 and d["measure"] == {game: measure} and d["decisions"] == []
