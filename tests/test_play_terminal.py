@@ -306,6 +306,22 @@ def test_the_penta_coach_at_a_box_with_rerolls_left_names_the_better_keep(capsys
     assert best_rows[1][0].startswith("score ")  # no reroll left: a box is the best
 
 
+@pytest.mark.parametrize(("keep", "noted"), [("5", True), ("1555", False)])
+def test_the_farkle_coach_after_a_worse_set_aside_says_where_losses_count_from(
+        capsys, monkeypatch, keep, noted):
+    """After a set-aside that was not the best, the bank-or-roll table's losses count from
+    the best option of the roll: the coach says so, with the value its cost line then
+    names as the best; after the best set-aside it has nothing to add."""
+    argv = ["play", "farkle", "--seed", "5", "--target", "1000", "--ai", "none", "--coach"]
+    code, out, _ = run_with_input(capsys, monkeypatch, argv, [keep, "?", "b", "q"])
+    notes = re.findall(r"\(losses count from the best option of this roll, ([\d.,]+) "
+                       r"points\)", out)
+    costs = re.findall(r"coach: that cost [\d.,]+ expected points \(best: [^,]+, \w+, "
+                       r"([\d.,]+) points\)", out)
+    assert code == 0 and "coach: expected turn score" in out
+    assert notes == (costs if noted else []) and len(costs) == noted
+
+
 @pytest.mark.parametrize("rules", ["default", "zilch"])
 def test_a_fresh_seed_is_printed_in_the_first_line_and_replays_the_game(
         capsys, monkeypatch, rules):

@@ -178,6 +178,11 @@ def _farkle_advice_table(game, advice, top: int = 8) -> None:
     console.print(table)
     if len(advice.options) > top:
         console.print(f"  ({len(advice.options) - top} more options)")
+    first = advice.options[0] if advice.options else None
+    if first is not None and first.loss > 0:  # after a set-aside that was not the best
+        best = first.value + first.loss
+        console.print(f"  (losses count from the best option of this roll, "
+                      f"{_farkle_value(unit, best)})")
 
 
 def _show_farkle_events(game) -> None:
