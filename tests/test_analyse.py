@@ -447,13 +447,21 @@ STOPPED_AT_ONCE = {  # a game stopped during its first turn, as `dicelab play` l
 
 @pytest.mark.parametrize(("game", "args", "measure"), [
     ("penta", [], "score"), ("penta", ["--objective", "at-least:300"], "at-least:300"),
-    ("penta", ["--objective", "mean"], "score"), ("farkle", [], "turn")])
+    ("penta", ["--objective", "mean"], "score"), ("farkle", [], "turn"),
+    ("farkle-two-seats", [], "win")])
 def test_a_log_without_a_finished_turn_has_nothing_to_review(tmp_path, capsys, game, args,
                                                              measure):
     """A Penta log of a game stopped in its first turn is reviewed as a Farkle one is:
-    nothing to review, exit 0 (it was the error "unknown objective ''")."""
+    nothing to review, exit 0 (it was the error "unknown objective ''"). Nothing is solved
+    for it: a two-seat Farkle game to a target no solve could reach is reviewed too (it
+    was refused as the solve's memory)."""
     path = tmp_path / "stopped.jsonl"
-    path.write_text(STOPPED_AT_ONCE[game])
+    text = STOPPED_AT_ONCE[game.split("-")[0]]
+    if game == "farkle-two-seats":
+        text = text.replace('"target": 500', f'"target": {10 ** 30}').replace(
+            '"policy": "human"}', '"policy": "human"}, {"name": "b", "policy": "ai"}')
+        game = "farkle"
+    path.write_text(text)
     code, out, err = run_cli(capsys, ["analyse", str(path), *args])
     assert code == 0 and err == "" and out == f"{game}: no finished turn to review\n"
     png = tmp_path / "value.png"  # nothing to draw: not said to be saved

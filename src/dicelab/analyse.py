@@ -663,6 +663,8 @@ def _farkle_games(games: list[GameRecord], measure: str | None
             raise UserError(f"{g.path}:{g.line}: field 'seats': --measure win needs a "
                             f"two-seat game, not {g.n_seats} seats")
         used[m] = m
+        if not g.turns:  # stopped in its first turn: nothing to value, nothing to solve
+            continue
         try:
             if m == "turn":
                 roll_value = max_ev_capped(g.rules).roll_value  # [lost in a row, 0, 6]
