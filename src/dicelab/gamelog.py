@@ -925,14 +925,14 @@ class _BulkReader:
         rows = [(ln, t) for ln, t in rows if t.strip()]
         try:
             values = json.loads("[" + ",".join(t for _, t in rows) + "]")
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: JSON, or a number too long
             values = None
         if values is None or len(values) != len(rows):
             values = []
             for _, t in rows:
                 try:
                     values.append(json.loads(t))
-                except (json.JSONDecodeError, RecursionError):
+                except (ValueError, RecursionError):  # ValueError: JSON, or a number too long
                     values.append(_BAD)
         return [(ln, t, v) for (ln, t), v in zip(rows, values, strict=True)]
 
@@ -1034,11 +1034,14 @@ def _decoded(lines: Iterable[str], path: str, first: int = 1):
             except RecursionError:
                 raise _Where(path, n).error(None, "not valid JSON for a log (nested too "
                                                   "deeply)") from None
+            except ValueError:  # an integer of more digits than Python converts
+                raise _Where(path, n).error(None, "not valid JSON for a log (a number "
+                                                  "too long)") from None
 
     def flush():
         try:
             values = loads("[" + ",".join(block) + "]")
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: JSON, or a number too long
             values = None
         if values is None or len(values) != len(block):
             yield from one_by_one()
