@@ -255,6 +255,29 @@ def test_advise_refusals_are_one_error_line(capsys, argv):
     assert err.startswith("error: ") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(("position", "refused"), [
+    (["--turn-points", "1000000000000000000", "--me", "0", "--opp", "0"], True),  # the turn
+    (["--turn-points", "100", "--me", "0", "--opp", "1000000000000000000"], True),  # the last
+    (["--turn-points", "1000000000000000000"], True),  # solitaire
+    (["--turn-points", "1000000", "--me", "0", "--opp", "0"], False),
+    (["--turn-points", "100", "--me", "0", "--opp", "1000000"], False),
+    (["--turn-points", "1000000"], False),
+])
+def test_advice_at_more_points_than_memory_holds_is_one_error_line(capsys, position,
+                                                                    refused):
+    """Turn points or an opponent's total past what a turn table can hold in memory: one
+    line saying how much it would need (it was a MemoryError traceback with two
+    players); far fewer points, still many, are advised."""
+    target = ["--target", "300"] if "--me" in position else []
+    code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,5", *position,
+                                      *target, "--json"])
+    if refused:
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert err.startswith("error: ") and "would need" in err
+    else:
+        assert code == 0 and err == "" and json.loads(out)["options"]
+
+
 def test_advise_penta_is_policy_penta(capsys):
     argv = ["--roll", "1,3,3,4,6", "--card", "ones=3,fours=12", "--rolls-left", "1",
             "--strategy", "greedy", "--json", "--top", "0"]

@@ -437,6 +437,43 @@ def test_bad_logs_exit_2_with_one_line_and_write_nothing(logs, tmp_path, capsys,
     assert not png.exists() and not list(out_dir.glob("*"))
 
 
+STOPPED_AT_ONCE = {  # a game stopped during its first turn, as `dicelab play` logs it
+    "penta": '{"dicelab_log": 1, "game": "penta", "rules": "seed", "seats": [{"name": "a", '
+             '"policy": "human"}]}\n{"seat": 0, "rolls": [[3, 4, 5, 6, 1]], "keeps": []}\n',
+    "farkle": '{"dicelab_log": 1, "game": "farkle", "rules": "default", "target": 500, '
+              '"seats": [{"name": "a", "policy": "human"}]}\n'
+              '{"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": []}\n'}
+
+
+@pytest.mark.parametrize(("game", "args", "measure"), [
+    ("penta", [], "score"), ("penta", ["--objective", "at-least:300"], "at-least:300"),
+    ("penta", ["--objective", "mean"], "score"), ("farkle", [], "turn"),
+    ("farkle-two-seats", [], "win")])
+def test_a_log_without_a_finished_turn_has_nothing_to_review(tmp_path, capsys, game, args,
+                                                             measure):
+    """A Penta log of a game stopped in its first turn is reviewed as a Farkle one is:
+    nothing to review, exit 0 (it was the error "unknown objective ''"). Nothing is solved
+    for it: a two-seat Farkle game to a target no solve could reach is reviewed too (it
+    was refused as the solve's memory)."""
+    path = tmp_path / "stopped.jsonl"
+    text = STOPPED_AT_ONCE[game.split("-")[0]]
+    if game == "farkle-two-seats":
+        text = text.replace('"target": 500', f'"target": {10 ** 30}').replace(
+            '"policy": "human"}', '"policy": "human"}, {"name": "b", "policy": "ai"}')
+        game = "farkle"
+    path.write_text(text)
+    code, out, err = run_cli(capsys, ["analyse", str(path), *args])
+    assert code == 0 and err == "" and out == f"{game}: no finished turn to review\n"
+    png = tmp_path / "value.png"  # nothing to draw: not said to be saved
+    code, out, err = run_cli(capsys, ["analyse", str(path), *args, "--plot", str(png)])
+    assert code == 0 and out == f"{game}: no finished turn to review\n"
+    assert err == f"note: nothing to plot (no finished turn): {png} not written\n"
+    assert not png.exists()
+    code, out, err = run_cli(capsys, ["analyse", str(path), *args, "--json"])
+    d = json.loads(out)
+    assert code == 0 and d["measure"] == {game: measure} and d["decisions"] == []
+
+
 def test_an_unreadable_log(tmp_path, capsys):
     for path in (tmp_path / "missing.jsonl", tmp_path):
         code, _, err = run_cli(capsys, ["analyse", str(path)])

@@ -137,6 +137,10 @@ def test_a_penta_turn_from_the_format_description():
      ["field 'rolls[0]'", "dice 1..6"]),
     ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1]], "end": "bank", "x": 1},
      ["field 'x'"]),
+    ({"seat": 0, "rolls": [[True, 2, 3, 4, 6, 6]], "keeps": [[1]], "end": "bank"},
+     ["field 'rolls[0]'", "dice 1..6, not [true,"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1.0]], "end": "bank"},
+     ["field 'keeps[0]'", "dice 1..6, not [1.0]"]),
 ])
 def test_illegal_farkle_turns_are_refused_with_their_place(event, words):
     _refused(_lines(_farkle(), [event]), *words)
@@ -177,6 +181,15 @@ def _penta_card(n_turns):
       "box": "chance"}, ["field 'keeps'", "one keep per reroll"]),
     ({"seat": 0, "rolls": [[1, 2, 3, 4]], "keeps": [], "box": "chance"},
      ["field 'rolls[0]'", "5 dice"]),
+    # a die is an integer: true and 4.0 are not the dice 1 and 4
+    ({"seat": 0, "rolls": [[True, 2, 3, 4, 6]], "keeps": [], "box": "chance"},
+     ["field 'rolls[0]'", "dice 1..6, not [true,"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4.0, 6]], "keeps": [], "box": "chance"},
+     ["field 'rolls[0]'", "dice 1..6, not [1, 2, 3, 4.0, 6]"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6], [1, 1, 1, 1, 6]], "keeps": [[6.0]],
+      "box": "chance"}, ["field 'keeps[0]'", "dice 1..6, not [6.0]"]),
+    ({"seat": 0, "rolls": [[1, 2, 3, 4, 6], [1, 1, 1, 1, 1]], "keeps": [[True]],
+      "box": "chance"}, ["field 'keeps[0]'", "dice 1..6, not [true]"]),
 ])
 def test_illegal_penta_turns_are_refused_with_their_place(event, words):
     h = new_game_header("penta", "seed", ONE)
@@ -342,6 +355,33 @@ def _read_both(lines, **kw):
             out.append(str(exc))
     assert out[0] == out[1]
     return out[0]
+
+
+@pytest.mark.parametrize("game", ["penta", "farkle"])
+def test_a_number_too_long_for_python_is_refused_with_its_line(game):
+    """An integer of more digits than Python converts (4,300) is one error naming its line,
+    in a turn or a header, by both readers (it was a ValueError traceback); one of 4,300
+    digits is read, and refused by its field's check."""
+    if game == "penta":
+        lines = _lines(new_game_header("penta", "seed", ONE), _penta_card(2))
+        turn = '{"seat": 0, "rolls": [[1, 2, 3, 4, %s]], "keeps": [], "box": "chance"}'
+    else:
+        lines = _lines(_farkle(), [{"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]],
+                                    "keeps": [[1]], "end": "bank"}])
+        turn = '{"seat": 1, "rolls": [[1, 2, 3, 4, 6, %s]], "keeps": [[1]], "end": "bank"}'
+    n = len(lines) + 1
+    for digits, too_long in ((5000, True), (4300, False)):
+        big = "6" * digits
+        msg = _read_both([*lines, turn % big])
+        assert isinstance(msg, str) and msg.startswith(f"g.jsonl:{n}:"), msg
+        assert ("a number too long" in msg) == too_long, msg
+        assert ("field 'rolls[0]'" in msg) != too_long, msg
+        header = json.dumps({**json.loads(lines[0]), "first_seat": 0}).replace(
+            '"first_seat": 0', f'"first_seat": {big}')
+        msg = _read_both([header, *lines[1:]])
+        assert isinstance(msg, str) and msg.startswith("g.jsonl:1:"), msg
+        assert ("a number too long" in msg) == too_long, msg
+        assert ("field 'first_seat'" in msg) != too_long, msg
 
 
 def _random_penta_game(rng, rules, n_seats):

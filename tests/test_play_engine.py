@@ -395,7 +395,12 @@ def test_keep_reroll_and_score():
 
 def test_boxes_typed():
     assert parse_box("13") == 12 and parse_box("large straight") == 10
-    for bad, why in (("f", "could be"), ("14", "1 to 13"), ("bogus", "no box")):
+    assert [parse_box(n) for n in ("1", " 01 ", "12", "full-house", "-chance-")] == \
+        [0, 0, 11, 8, 11]
+    for bad, why in (("f", "could be"), ("14", "1 to 13"), ("bogus", "no box"),
+                     ("0", "1 to 13"), ("001", "1 to 13"), ("-1", "not -1"),
+                     ("1-", "not 1-"), ("--12", "not --12"), ("- 3", "not - 3"),
+                     ("+1", "no box"), ("1 2", "no box"), ("-", "type a box")):
         with pytest.raises(IllegalMove, match=why):
             parse_box(bad)
 

@@ -198,6 +198,35 @@ def test_ctrl_c_exits_130_with_one_line():
     assert "Traceback" not in child.before
 
 
+def send_intr_to_a_worker_thread(child) -> None:
+    """SIGINT to a thread of the child other than the main one, as the kernel may hand a
+    Ctrl-C to the solvers' workers: Python notes it, but the main thread's read of the
+    terminal is not woken by it."""
+    import ctypes
+    import signal
+
+    workers = [int(t) for t in os.listdir(f"/proc/{child.pid}/task") if int(t) != child.pid]
+    assert workers, "the command runs worker threads at its prompt"
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.tgkill(child.pid, workers[0], signal.SIGINT) == 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads under /proc")
+@pytest.mark.parametrize(("argv", "prompt"), [
+    (["farkle", "--ai", "threshold-300"], SET_ASIDE), (["penta", "--ai", "greedy"], KEEP)])
+def test_ctrl_c_at_a_prompt_is_not_held_until_enter(argv, prompt):
+    """A Ctrl-C that does not interrupt the read itself still stops the game at once,
+    without waiting for a line."""
+    child = spawn("play", *argv, "--seed", "1")
+    child.expect(prompt)
+    send_intr_to_a_worker_thread(child)
+    child.expect(pexpect.EOF, timeout=5)  # held until Enter: a timeout
+    child.close()
+    assert child.exitstatus == 130
+    assert child.before.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in child.before
+
+
 # --- in-process: the same command line and the same keystrokes replay the same game ---------
 
 
@@ -250,6 +279,47 @@ def test_a_stopped_game_logs_its_turn_in_progress_and_penta_boxes_by_name(
     boxes = [json.loads(line).get("box") for line in log.read_text().splitlines()[1:]]
     assert boxes[:2] == [BOX_NAMES[t.box] for t in rec.turns] and boxes[2] is None
     assert rec.in_progress["keeps"] == [[]] and len(rec.in_progress["rolls"]) == 2
+
+
+def test_bank_or_roll_before_a_set_aside_asks_for_dice(capsys, monkeypatch):
+    """b, r, bank and roll, typed before any die is set aside: each refused with what to
+    do first, as b and r are at the bank-or-roll prompt."""
+    keys = ["b", "r", "bank", "Roll", "t"]
+    code, out, _ = run_with_input(capsys, monkeypatch, ["play", "farkle", "--seed", "4"],
+                                  [*keys, "q"])
+    refusals = [line for line in out.splitlines() if "✗" in line]
+    assert code == 0 and len(refusals) == 4
+    assert all("first set aside at least one scoring die" in r for r in refusals)
+
+
+def test_the_penta_coach_at_a_box_with_rerolls_left_names_the_better_keep(capsys,
+                                                                         monkeypatch):
+    """Stopped early, the box table's losses count against the best keep: the coach says
+    so, with the value the keep table then ranks first; with no reroll left, no note."""
+    keys = ["", "?", "b", "?", "0", "0", "?", "q"]
+    code, out, _ = run_with_input(capsys, monkeypatch, ["play", "penta", "--ai", "greedy",
+                                                        "--seed", "7", "--coach"], keys)
+    notes = re.findall(r"\(a keep is better: ([\d.,]+); b goes back", out)
+    best_rows = re.findall(r"│ (\S[^│]*?) +│ +([\d.,]+) │ +best │", out)
+    assert code == 0 and len(notes) == 1 and len(best_rows) == 2
+    assert best_rows[0][0].startswith("keep ") and best_rows[0][1] == notes[0]
+    assert best_rows[1][0].startswith("score ")  # no reroll left: a box is the best
+
+
+@pytest.mark.parametrize(("keep", "noted"), [("5", True), ("1555", False)])
+def test_the_farkle_coach_after_a_worse_set_aside_says_where_losses_count_from(
+        capsys, monkeypatch, keep, noted):
+    """After a set-aside that was not the best, the bank-or-roll table's losses count from
+    the best option of the roll: the coach says so, with the value its cost line then
+    names as the best; after the best set-aside it has nothing to add."""
+    argv = ["play", "farkle", "--seed", "5", "--target", "1000", "--ai", "none", "--coach"]
+    code, out, _ = run_with_input(capsys, monkeypatch, argv, [keep, "?", "b", "q"])
+    notes = re.findall(r"\(losses count from the best option of this roll, ([\d.,]+) "
+                       r"points\)", out)
+    costs = re.findall(r"coach: that cost [\d.,]+ expected points \(best: [^,]+, \w+, "
+                       r"([\d.,]+) points\)", out)
+    assert code == 0 and "coach: expected turn score" in out
+    assert notes == (costs if noted else []) and len(costs) == noted
 
 
 @pytest.mark.parametrize("rules", ["default", "zilch"])

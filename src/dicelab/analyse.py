@@ -462,9 +462,11 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
     for g in games:
         by_rules.setdefault(g.rules_name, []).append(g)
     for name, group in by_rules.items():
+        n = sum(len(g.turns) for g in group)
+        if not n:  # games stopped in their first turn: nothing to value
+            continue
         rules = group[0].rules
         V = solve(rules).values
-        n = sum(len(g.turns) for g in group)
         check_memory(f"analysing {n:,} Penta turns", n * 600)
         c = penta_columns(group)
         mask, up, fifty, total, n_rolls = (c[k] for k in ("mask", "up", "fifty", "total",
@@ -601,6 +603,8 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
                 for q in steps:
                     tr.extend((float(vb[q]), float(vc[q])))
                 traces[(g.path, g.index, s)] = tr
+    if not used:  # no finished turn: the measure the players would have been judged by
+        used[objective if objective not in (None, "mean") else "score"] = None
     return dec_frames, player_frames, traces, list(used)
 
 
@@ -659,6 +663,8 @@ def _farkle_games(games: list[GameRecord], measure: str | None
             raise UserError(f"{g.path}:{g.line}: field 'seats': --measure win needs a "
                             f"two-seat game, not {g.n_seats} seats")
         used[m] = m
+        if not g.turns:  # stopped in its first turn: nothing to value, nothing to solve
+            continue
         try:
             if m == "turn":
                 roll_value = max_ev_capped(g.rules).roll_value  # [lost in a row, 0, 6]

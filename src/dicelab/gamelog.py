@@ -649,8 +649,8 @@ class _PentaGame:
 
 def _rank_of(v, rank) -> int | None:
     """The dice rank of a list of faces 1..6 (at most 5), or None."""
-    if type(v) is not list:
-        return None
+    if type(v) is not list or not all(type(f) is int for f in v):
+        return None  # true or 4.0 would pass for the die 1 or 4
     try:
         return rank.get(tuple(sorted(v)))
     except TypeError:  # not all numbers
@@ -925,14 +925,14 @@ class _BulkReader:
         rows = [(ln, t) for ln, t in rows if t.strip()]
         try:
             values = json.loads("[" + ",".join(t for _, t in rows) + "]")
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: JSON, or a number too long
             values = None
         if values is None or len(values) != len(rows):
             values = []
             for _, t in rows:
                 try:
                     values.append(json.loads(t))
-                except (json.JSONDecodeError, RecursionError):
+                except (ValueError, RecursionError):  # ValueError: JSON, or a number too long
                     values.append(_BAD)
         return [(ln, t, v) for (ln, t), v in zip(rows, values, strict=True)]
 
@@ -1034,11 +1034,14 @@ def _decoded(lines: Iterable[str], path: str, first: int = 1):
             except RecursionError:
                 raise _Where(path, n).error(None, "not valid JSON for a log (nested too "
                                                   "deeply)") from None
+            except ValueError:  # an integer of more digits than Python converts
+                raise _Where(path, n).error(None, "not valid JSON for a log (a number "
+                                                  "too long)") from None
 
     def flush():
         try:
             values = loads("[" + ",".join(block) + "]")
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: JSON, or a number too long
             values = None
         if values is None or len(values) != len(block):
             yield from one_by_one()

@@ -68,6 +68,10 @@ def register(app: typer.Typer) -> None:
             figs = result.figures()
             if figs:
                 save_png(next(iter(figs.values())), plot_path)
+            else:  # no finished turn: no value to draw, and no file
+                plot_path = None
+                typer.echo(f"note: nothing to plot (no finished turn): {plot} not written",
+                           err=True)
         if json_out:
             echo_json(result.to_dict())
             return

@@ -44,11 +44,31 @@ MAX_ANSWER = 1000
 MAX_SKIP = 1 << 20
 
 
+def _wait_for_the_terminal() -> None:
+    """Wait until the terminal has a line to read, waking every 0.1 s.
+
+    A read blocked in the kernel is not woken by a Ctrl-C that arrives just before it
+    starts, or that the kernel hands to another thread (the solvers' workers): Python
+    only notes the signal, and the game would go on waiting for Enter. Between waits the
+    interpreter runs, so the interrupt is raised within 0.1 s. A terminal (canonical
+    mode) hands over one line per read, so nothing waits in Python's buffer meanwhile.
+    """
+    import select
+
+    fd = sys.stdin.fileno()
+    while not select.select([fd], [], [], 0.1)[0]:
+        pass
+
+
 def _ask(prompt: str) -> str:
     try:
-        if sys.stdin.isatty():  # a terminal's line is short, and editable
-            return console.input(f"[bold]{prompt}[/]> ").strip()
         console.print(f"[bold]{prompt}[/]> ", end="")
+        if sys.stdin.isatty():  # a terminal's line is short, and editable
+            _wait_for_the_terminal()
+            line = sys.stdin.readline()
+            if not line:
+                raise _EndOfInput
+            return line.strip()
         line = sys.stdin.readline(MAX_ANSWER + 1)
         if not line:
             raise _EndOfInput
@@ -158,6 +178,11 @@ def _farkle_advice_table(game, advice, top: int = 8) -> None:
     console.print(table)
     if len(advice.options) > top:
         console.print(f"  ({len(advice.options) - top} more options)")
+    first = advice.options[0] if advice.options else None
+    if first is not None and first.loss > 0:  # after a set-aside that was not the best
+        best = first.value + first.loss
+        console.print(f"  (losses count from the best option of this roll, "
+                      f"{_farkle_value(unit, best)})")
 
 
 def _show_farkle_events(game) -> None:
@@ -254,7 +279,7 @@ def _farkle_loop(game) -> None:
             return
         try:
             if game.phase == "set-aside":
-                if key in ("b", "r"):
+                if key in ("b", "r", "bank", "roll"):
                     raise IllegalMove("first set aside at least one scoring die: type the "
                                       "dice, e.g. 1 5")
                 game.set_aside(parse_faces(line))
@@ -341,6 +366,10 @@ def _penta_advice_table(options, top: int = 8) -> None:
         table.add_row(_penta_option(o), F.number(o.expected_final_score),
                       "best" if o.loss == 0 else F.number(o.loss))
     console.print(table)
+    if options and options[0].loss > 0:  # the boxes only, and a keep is better
+        best = options[0].expected_final_score + options[0].loss
+        console.print(f"  (a keep is better: {F.number(best)}; b goes back to keeping dice, "
+                      "? there ranks the keeps)")
 
 
 def _penta_boxes(game) -> None:

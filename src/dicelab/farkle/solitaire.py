@@ -61,6 +61,13 @@ FORMAT_VERSION = 5
 TAIL_POINTS = (300, 500, 1000, 2000, 3000)
 
 
+def check_turn_rows(m: Model, rows: int, what: str) -> None:
+    """``UserError`` if a turn table over ``rows`` rows (its scratch, with the values it is
+    given) would need more than the memory limit: ``what`` says whose table it is."""
+    check_memory(f"{what} (turn points up to {rows * POINT_UNIT:,})",
+                 rows * (7 * 8 * 3 + 7 + 4 * m.class_prob.size + 8 * 6))
+
+
 def work(m: Model, rows: int) -> game.Scratch:
     """A turn table's scratch over ``rows`` rows, zeroed."""
     w = game.scratch(m, rows)

@@ -56,7 +56,7 @@ from dicelab.farkle.rules import (
     check_target,
     solver_floor,
 )
-from dicelab.farkle.solitaire import roll_values, turn_table
+from dicelab.farkle.solitaire import check_turn_rows, roll_values, turn_table
 from dicelab.outcomes import Outcome
 from dicelab.resources import check_memory
 
@@ -104,6 +104,7 @@ def last_turn(m: Model, lead: int, rows: int, floor: np.ndarray | None = None
     ``floor`` (default the rules' bank floor) and banking from past the lead on; six dice
     that may not bank roll on and win with ``m.ahead6``."""
     floor = m.bank_floor if floor is None else floor
+    check_turn_rows(m, rows, "the last turn")
     i = np.arange(rows)
     return turn_table(m, np.where(i > lead, 1.0, np.where(i == lead, 0.5, 0.0)),
                       max(lead + 1, int(floor[1])), floor=floor)[1]
@@ -500,7 +501,10 @@ class OptimalWinSolution:
         """The optimal turn at ``state``: (its table, the lost turn's value)."""
         m, g, _a, b = self.engine()
         beta = game.lost_value(m, g, b, *state)[0]
-        sc = game.scratch(m, max(g.rows, fill_to + m.six_rows + m.max_points))
+        rows = max(g.rows, fill_to + m.six_rows + m.max_points)
+        if rows > g.rows:  # a turn past the solved table's rows (advice at many points)
+            check_turn_rows(m, rows, f"a turn of {self.policy}")
+        sc = game.scratch(m, rows)
         game.optimal_turn(m, g, b, *state, beta, sc, fill_to, False)
         return sc, beta
 

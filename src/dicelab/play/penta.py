@@ -84,13 +84,14 @@ def parse_box(text: str) -> int:
     >>> parse_box("13"), parse_box("Full house"), parse_box("ch"), parse_box("3k")
     (12, 8, 11, 6)
     """
-    key = " ".join(text.strip().lower().replace("-", " ").split())
+    typed = text.strip().lower()
+    key = " ".join(typed.replace("-", " ").split())  # "-" stands for a space in names only
     if not key:
         raise IllegalMove("type a box: its name or its number 1 to 13")
     if key.isascii() and key.isdigit():
-        if len(key) <= 2 and 1 <= int(key) <= N_BOXES:
+        if typed == key and len(key) <= 2 and 1 <= int(key) <= N_BOXES:
             return int(key) - 1
-        raise IllegalMove(f"box numbers are 1 to {N_BOXES}, not {key}")
+        raise IllegalMove(f"box numbers are 1 to {N_BOXES}, not {text.strip()}")
     if key in BOX_ALIASES:
         return BOX_ALIASES[key]
     titles = [n.replace("-", " ") for n in BOX_NAMES]
