@@ -55,6 +55,8 @@ def _wait_for_the_terminal() -> None:
     """
     import select
 
+    if sys.platform == "win32":  # select takes sockets only there: a plain read
+        return
     fd = sys.stdin.fileno()
     while not select.select([fd], [], [], 0.1)[0]:
         pass
