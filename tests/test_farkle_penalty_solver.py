@@ -245,6 +245,7 @@ def test_cli_max_ev_under_facebook(capsys):
     assert code == 0 and "long-run points per turn" in out and "expected banked" in out
 
 
+@pytest.mark.slow  # 5.4 s; fast twins: max-ev under the penalty, and under must-roll
 def test_max_ev_penalty_under_must_roll_matches_the_plain_reference():
     """Hot dice must-roll with the penalty: six dice never bank, past the cap too (the
     reference recurses up to 9,000 points); the rate and both biases as the plain relative

@@ -302,6 +302,9 @@ def test_a_table_too_large_is_refused_before_allocating(capsys, monkeypatch, tmp
 
 @pytest.mark.slow
 def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_path):
+    """``solve penta --objective utility``: the policy's distribution beside optimal's, in
+    JSON and text; its games, simulated, agree with that distribution (one solve for
+    both: it takes most of a minute)."""
     theta = 0.02
     code, stdout, err = run_cli(capsys, ["solve", "penta", "--objective",
                                          f"utility:theta={theta}", "--json",
@@ -325,6 +328,19 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
                                          f"utility:theta={theta}"])
     assert code == 0, err
     assert "certainty equivalent" in stdout and "differing from optimal" in stdout
+
+    # its games, simulated (the table from the solve above): the exact distribution
+    dist = objective_distribution(f"utility:theta={theta}", "seed")
+    res = simulate_penta([f"optimal:utility:theta={theta}"], games=20_000, seed=5)
+    seat = res.seat(0)
+    assert abs(seat.mean_final_score.mean - dist.mean) < 4 * seat.mean_final_score.se
+    n = res.games
+    for target in (250, 300, 400):
+        p = dist.p_at_least(target)
+        got = res.hist[0, target:].sum() / n
+        assert abs(got - p) < 4 * math.sqrt(p * (1 - p) / n), target
+    # decisions differ from optimal: the policy is not optimal's
+    assert dist.differ_from_optimal > 0.5
 
 
 # --- penta-win's parts ---------------------------------------------------------------------
@@ -470,22 +486,6 @@ def test_a_settled_objective_plays_optimal_game_for_game():
     np.testing.assert_array_equal(online.hist, table.hist)
     np.testing.assert_array_equal(online.box_sum, table.box_sum)
     assert online.seats[0] == "optimal:at-least:0"
-
-
-@pytest.mark.slow
-def test_simulated_objective_policy_agrees_with_its_exact_distribution():
-    theta = 0.02
-    dist = objective_distribution(f"utility:theta={theta}", "seed")
-    res = simulate_penta([f"optimal:utility:theta={theta}"], games=20_000, seed=5)
-    seat = res.seat(0)
-    assert abs(seat.mean_final_score.mean - dist.mean) < 4 * seat.mean_final_score.se
-    n = res.games
-    for target in (250, 300, 400):
-        p = dist.p_at_least(target)
-        got = res.hist[0, target:].sum() / n
-        assert abs(got - p) < 4 * math.sqrt(p * (1 - p) / n), target
-    # decisions differ from optimal: the policy is not optimal's
-    assert dist.differ_from_optimal > 0.5
 
 
 @pytest.mark.parametrize(("seats", "needle"), [

@@ -69,7 +69,9 @@ BOOKS = ("hist", "box_sum", "box_sq", "upper_bonus", "fifty", "bonus_sum", "bonu
          "tied", "beat")
 
 
-@pytest.mark.parametrize("streams", [STREAM_PER_CHUNK, STREAM_PER_TURN])
+@pytest.mark.parametrize("streams", [
+    pytest.param(STREAM_PER_CHUNK, marks=pytest.mark.slow),  # 5.5 s; fast twin: per turn
+    STREAM_PER_TURN])
 def test_copies_of_the_built_ins_play_the_kernels_games_bit_for_bit(copies, streams):
     seats = [parse_policy(f"{copies}:greedy_copy", "penta"),
              parse_policy(f"{copies}:optimal_copy", "penta")]
