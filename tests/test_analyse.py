@@ -474,6 +474,21 @@ def test_a_log_without_a_finished_turn_has_nothing_to_review(tmp_path, capsys, g
     assert code == 0 and d["measure"] == {game: measure} and d["decisions"] == []
 
 
+def test_a_two_seat_game_too_large_to_solve_names_its_target(tmp_path, capsys):
+    """A finished turn of a two-seat game to a target no solve can hold: one error line
+    that names the header's target with its rules (the solve refused is the target's)."""
+    path = tmp_path / "huge.jsonl"
+    path.write_text(
+        '{"dicelab_log": 1, "game": "farkle", "rules": "default", "target": 100000000, '
+        '"seats": [{"name": "a", "policy": "human"}, {"name": "b", "policy": "ai"}]}\n'
+        '{"seat": 0, "rolls": [[1, 1, 5, 2, 3, 4]], "keeps": [[1, 1]], "end": "bank"}\n')
+    code, out, err = run_cli(capsys, ["analyse", str(path)])
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert err.startswith(f"error: {path}:1: fields 'rules' and 'target': ")
+    code, out, err = run_cli(capsys, ["analyse", str(path), "--measure", "turn"])
+    assert code == 0, err  # the turn measure solves no game: reviewed
+
+
 def test_an_unreadable_log(tmp_path, capsys):
     for path in (tmp_path / "missing.jsonl", tmp_path):
         code, _, err = run_cli(capsys, ["analyse", str(path)])

@@ -673,8 +673,9 @@ def _farkle_games(games: list[GameRecord], measure: str | None
                 sol = None
             else:
                 sol = optimal_win_solution(g.rules, g.target)
-        except UserError as exc:
-            raise UserError(f"{g.path}:{g.line}: field 'rules': {exc}") from None
+        except UserError as exc:  # the win measure solves the game to its target too
+            fields = "field 'rules'" if m == "turn" else "fields 'rules' and 'target'"
+            raise UserError(f"{g.path}:{g.line}: {fields}: {exc}") from None
         p, tr = _farkle_game(g, m, sol, start_value if m == "turn" else None, advise,
                              rows)
         players += p
