@@ -230,6 +230,35 @@ def test_a_best_response_to_a_user_rule_is_cached_by_what_the_rule_decides():
     assert not exact_pair("ai", other.policy_table(), rules=rules, target=600).from_cache
 
 
+def test_the_endings_of_a_tables_slices_are_cached_by_the_slices(monkeypatch):
+    """The endings of a policy table's many slices are kept in the table cache under a
+    digest of the slices: read back equal to the forward pass, and another table's are its
+    own. (Small slice sets are followed again: the limit lowered here.)"""
+    from dicelab import cache
+    from dicelab.farkle.builtin import resolve
+    from dicelab.farkle.solitaire import endings
+
+    rules = dataclasses.replace(DEFAULT, name="default-ftb", ending="first-to-bank")
+    grid = fixed.grid_of(rules, 600, 30)
+    tables = [solve_best_response(rules, 600, t).policy_table()
+              for t in ("threshold-300", "threshold-500")]
+    monkeypatch.setattr(fixed, "CACHED_SLICES", 1)
+
+    def stored() -> set[str]:
+        return {f.key for f in cache.scan().entries if f.key.startswith("farkle-turn-endings")}
+
+    for table in tables:
+        slices = fixed.policy_slices(resolve(table, rules, 600), grid, rules)
+        want = endings(rules, slices.bank, slices.value)[:2]
+        before = stored()
+        for _ in range(2):  # the forward pass, then the cache
+            got = fixed.slice_endings(slices, rules)
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[1], want[1])
+        assert len(stored() - before) == 1
+    assert len(stored()) == 2
+
+
 def test_monte_carlo_of_a_user_rule_agrees_with_its_exact_score():
     spec = parse_policy(f"{EXAMPLES}:cautious:big=800")
     exact = exact_pair(spec, "ai", target=1500, use_cache=False)

@@ -25,6 +25,8 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
+from dicelab import cache
+from dicelab.digest import array_digest
 from dicelab.errors import UserError
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.policy_table import PolicyTable
@@ -33,6 +35,11 @@ from dicelab.farkle.solitaire import endings, legal_bank
 from dicelab.registry import parse_policy
 from dicelab.resources import check_memory
 
+#: Slices from which their endings are kept in the table cache: a policy table's (tens of
+#: thousands at 10,000; 20 to 40 s to follow forwards); fewer are followed again.
+CACHED_SLICES = 5000
+#: Bump when the cached turn endings' arrays change.
+ENDINGS_FORMAT = 1
 #: The most rows (turn points, units of 50) a turn slice may have: a policy that keeps
 #: rolling far beyond that (``threshold-1000000``) is refused before anything is built.
 MAX_SLICE_ROWS = 4096
@@ -185,11 +192,30 @@ def policy_slices(policy: FixedPolicy, grid: Grid, rules: FarkleRules) -> Slices
     return slices._replace(bank=legal_bank(rules, slices.bank))
 
 
+def slice_endings(slices: Slices, rules: FarkleRules) -> tuple[np.ndarray, np.ndarray]:
+    """Every slice's P(lost turn) and P(bank at row i) (:func:`~dicelab.farkle.solitaire.
+    endings`). The endings of :data:`CACHED_SLICES` slices or more (a policy table's, one
+    slice per state) are kept in the table cache under a digest of the slices, so an
+    evaluation against the same table again reads them."""
+    value = None if slices.keep_all else slices.value
+    if slices.bank.shape[0] < CACHED_SLICES:
+        return endings(rules, slices.bank, value)[:2]
+
+    def build() -> dict[str, np.ndarray]:
+        return dict(zip(("bust", "dist"), endings(rules, slices.bank, value)[:2], strict=True))
+
+    what = (slices.bank,) if value is None else (slices.bank, value)
+    key = cache.entry_key("farkle-turn-endings", rules.name, rules.digest(),
+                          s=array_digest(*what))
+    arrays, _ = cache.cached(key, str(ENDINGS_FORMAT), build)
+    return arrays["bust"], arrays["dist"]
+
+
 def turn_outcomes(slices: Slices, rules: FarkleRules) -> Side:
     """Every slice's exact turn ending, and the policy's last turn against every lead the
     slices cover (what the game needs)."""
     m = model(rules)
-    bust, dist, _ = endings(rules, slices.bank, None if slices.keep_all else slices.value)
+    bust, dist = slice_endings(slices, rules)
     if m.first_to_bank:  # no last round: no last turn to catch up with
         zero = np.zeros(slices.last.shape)
         return Side(bust, dist, slices.normal, zero, zero.copy())
@@ -227,6 +253,6 @@ def side_of(policy, rules: FarkleRules, target: int, d: int) -> Side:
     return turn_outcomes(policy_slices(policy, grid, rules), rules)
 
 
-__all__ = ["MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices", "grid_of",
-           "joined", "keep_all_slices", "lead_rows", "name_of", "policy_slices",
-           "rows_for", "side_of", "table_slices", "turn_outcomes"]
+__all__ = ["CACHED_SLICES", "MAX_SLICE_ROWS", "FixedPolicy", "Grid", "Side", "Slices",
+           "grid_of", "joined", "keep_all_slices", "lead_rows", "name_of", "policy_slices",
+           "rows_for", "side_of", "slice_endings", "table_slices", "turn_outcomes"]
