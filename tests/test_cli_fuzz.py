@@ -353,13 +353,18 @@ def _check_all(capsys, cases, workdir, sandbox=None, cache=None):
     assert not bad, "\n".join(map(str, bad[:20]))
 
 
-@pytest.mark.parametrize("part", range(4))
+#: The parts of the cases a test checks; the fast tier takes the first two (the same checks,
+#: on half the inputs), the default suite all four.
+PARTS = [0, 1, *(pytest.param(k, marks=pytest.mark.slow) for k in (2, 3))]
+
+
+@pytest.mark.parametrize("part", PARTS)
 def test_every_bad_input_is_one_error_line_and_exit_2(capsys, rules_dir, workdir, part):
     cases = _cases(rules_dir)
     _check_all(capsys, cases[part::4], workdir)
 
 
-@pytest.mark.parametrize("part", range(4))
+@pytest.mark.parametrize("part", PARTS)
 def test_bad_outputs_inputs_and_numbers_change_nothing(capsys, sandbox, workdir,
                                                        _isolated_cache_dir, part):
     _check_all(capsys, _more_cases(sandbox)[part::4], workdir, sandbox, _isolated_cache_dir)

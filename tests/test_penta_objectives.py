@@ -138,7 +138,8 @@ def test_mean_is_the_solver():
     assert solve_objective("mean", "seed").value == pytest.approx(254.48484588168, abs=1e-8)
 
 
-@pytest.mark.parametrize("theta", [0.02, -0.03])
+@pytest.mark.parametrize("theta", [
+    0.02, pytest.param(-0.03, marks=pytest.mark.slow)])  # 3.6 s; fast twin: theta 0.02
 def test_utility_matches_the_recursion(theta):
     sol = solve_objective(f"utility:theta={theta}", "seed")
     for filled in (TWO_OPEN, TWO_OPEN_B):
@@ -478,6 +479,9 @@ def test_advice_bad_input(capsys, argv, needle):
 # --- objective policies in the simulator --------------------------------------------------
 
 
+# 6.6 s; fast twin of an objective's policy played online: test_play_terminal's
+# test_a_penta_game_against_an_objective_policy_judged_by_its_objective
+@pytest.mark.slow
 def test_a_settled_objective_plays_optimal_game_for_game():
     """at-least:0 is met from the start: every option is tied, so the policy plays as
     optimal does (ties go to optimal's values, then the fixed order) -- the same games on

@@ -107,10 +107,11 @@ COACH_SEED = "224"
 
 
 @pytest.mark.parametrize("rules", [
-    "default", pytest.param("basic", marks=pytest.mark.slow),
+    pytest.param("default", marks=pytest.mark.slow),  # 3 s; fast twin: must-roll
+    pytest.param("basic", marks=pytest.mark.slow),
     pytest.param("ones-300", marks=pytest.mark.slow),
-    # 8 s; its fast twins: this session under default and must-roll, and test_advise's
-    # values under the penalty (the coach's numbers are advise's)
+    # 8 s; its fast twins: this session under must-roll, and test_advise's values under
+    # the penalty (the coach's numbers are advise's)
     pytest.param("facebook", marks=pytest.mark.slow), "must-roll"])
 def test_the_coach_judges_every_decision_of_a_whole_game_with_lost_turns(tmp_path, rules):
     """A whole game with the coach under each preset and a must-roll file: both players
