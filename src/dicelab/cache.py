@@ -157,8 +157,9 @@ def _last_used(st: os.stat_result) -> float:
     return max(st.st_atime, st.st_mtime)
 
 
-def _hasher(dtype: np.dtype, shape: tuple[int, ...]):
-    h = hashlib.sha256()
+def _hasher(dtype: np.dtype, shape: tuple[int, ...], h=None):
+    """A SHA-256 (``h``, or a new one) fed an array's dtype and shape, for its bytes next."""
+    h = hashlib.sha256() if h is None else h
     h.update(str(dtype).encode())
     # as np.ascontiguousarray sees it (a 0-d array has shape (1,)): the files on disk say so
     h.update(str(tuple(shape) or (1,)).encode())
@@ -170,11 +171,17 @@ def _bytes_of(a: np.ndarray) -> memoryview:
     return memoryview(a.reshape(-1).view(np.uint8))
 
 
-def digest(arr: np.ndarray) -> str:
-    """SHA-256 (hex) of an array's dtype, shape and bytes: what entries are checked with."""
-    a = np.ascontiguousarray(arr)
-    h = _hasher(a.dtype, a.shape)
-    h.update(_bytes_of(a))
+def digest(*arrays: np.ndarray) -> str:
+    """SHA-256 (hex) of arrays' dtypes, shapes and bytes, in order: what entries are
+    checked with (one array), and what names a table by its content (several).
+
+    >>> digest(np.zeros(2)) == digest(np.zeros((1, 2)))
+    False
+    """
+    h = hashlib.sha256()
+    for arr in arrays:
+        a = np.ascontiguousarray(arr)
+        _hasher(a.dtype, a.shape, h).update(_bytes_of(a))
     return h.hexdigest()
 
 

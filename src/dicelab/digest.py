@@ -14,17 +14,3 @@ def text_digest(obj) -> str:
     """
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
-
-def array_digest(*arrays) -> str:
-    """Short SHA-256 of numpy arrays' shapes, types and contents (in order): a table named
-    by what it holds.
-
-    >>> import numpy as np
-    >>> array_digest(np.zeros(2)) == array_digest(np.zeros((1, 2)))
-    False
-    """
-    h = hashlib.sha256()
-    for a in arrays:
-        h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(memoryview(a.ravel(order="C")).cast("B"))
-    return h.hexdigest()[:16]

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dicelab import cache, config
-from dicelab.digest import array_digest, text_digest
+from dicelab.digest import text_digest
 from dicelab.errors import UserError
 from dicelab.farkle import builtin, fixed, solve
 from dicelab.farkle.builtin import resolve
@@ -120,7 +120,7 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
         return got[k]
 
     if use_cache:  # a user's policy or a table by its turns' endings, not its name alone
-        tags = [t if builtin.named(p) else f"{t}:{array_digest(*side(k))}"
+        tags = [t if builtin.named(p) else f"{t}:{cache.digest(*side(k))[:16]}"
                 for k, (t, p) in enumerate(zip(tags, policies, strict=True))]
     key = cache.entry_key("farkle-exact-pair", rules.name, rules.digest(), t=target,
                           a=text_digest(tags)[:12]) if use_cache else None

@@ -26,7 +26,6 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from dicelab import cache
-from dicelab.digest import array_digest
 from dicelab.errors import UserError
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.policy_table import PolicyTable
@@ -206,7 +205,7 @@ def slice_endings(slices: Slices, rules: FarkleRules) -> tuple[np.ndarray, np.nd
 
     what = (slices.bank,) if value is None else (slices.bank, value)
     key = cache.entry_key("farkle-turn-endings", rules.name, rules.digest(),
-                          s=array_digest(*what))
+                          s=cache.digest(*what)[:16])
     arrays, _ = cache.cached(key, str(ENDINGS_FORMAT), build)
     return arrays["bust"], arrays["dist"]
 

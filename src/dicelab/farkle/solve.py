@@ -41,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dicelab import cache, config
-from dicelab.digest import array_digest, text_digest
+from dicelab.digest import text_digest
 from dicelab.errors import UserError
 from dicelab.farkle import fixed
 from dicelab.farkle.engine import game, turn
@@ -733,7 +733,7 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
     if use_cache and by_content:
         seat = opponent_seat(rules, target, tol, opponent())
         b = seat[0]
-        tag = f"{name}:{array_digest(b.bust, b.dist, b.normal, b.c_win, b.c_tie)}"
+        tag = f"{name}:{cache.digest(b.bust, b.dist, b.normal, b.c_win, b.c_tie)[:16]}"
 
     def build() -> dict[str, np.ndarray]:
         start = time.perf_counter()
