@@ -24,31 +24,28 @@ FACEBOOK_SMALL = dataclasses.replace(PRESETS["facebook"], name="fb-small", farkl
 #: a tiny table under the last round, with a penalty
 SMALL_LAST_ROUND = dataclasses.replace(_small_table("ones-fives", five=50, three_ones=300),
                                        farkle_penalty=100)
-#: hot dice must-roll with the penalty: six dice never bank, past the cap they roll on
+#: hot dice must-roll with a penalty of 50: six dice never bank, past the cap they roll on
 FACEBOOK_SMALL_MUST_ROLL = dataclasses.replace(FACEBOOK_SMALL, name="fb-small-must-roll",
-                                               hot_dice="must-roll")
+                                               hot_dice="must-roll", farkle_penalty=50)
 
 
-@pytest.fixture
-def tight(monkeypatch):
-    """Sweeps to 1e-13, totals down to -200."""
-    monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
-    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
-
-
-@pytest.mark.parametrize(("rules", "target"), [(FACEBOOK_SMALL, 300),
-                                               (SMALL_LAST_ROUND, 200),
-                                               (FACEBOOK_SMALL_MUST_ROLL, 300)],
-                         ids=["facebook-first-to-bank", "small-last-round",
-                              "facebook-must-roll"])
+@pytest.mark.parametrize(("rules", "target", "floor_points"), [
+    (FACEBOOK_SMALL, 300, 200), (SMALL_LAST_ROUND, 200, 200),
+    (FACEBOOK_SMALL_MUST_ROLL, 300, 100)],
+    ids=["facebook-first-to-bank", "small-last-round", "facebook-must-roll"])
 @pytest.mark.slow
-def test_penalty_matches_naive_value_iteration_at_every_state(tight, rules, target):
+def test_penalty_matches_naive_value_iteration_at_every_state(monkeypatch, rules, target,
+                                                              floor_points):
+    """Sweeps to 1e-13, totals down to the floor (two penalties): every state against the
+    plain value iteration."""
+    monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", floor_points)
     cap = None if rules.ending == "first-to-bank" else naive_cap(rules, 1e-12)
-    floor = 200 // 50
+    floor = floor_points // 50
     # must-roll: the reference's six dice roll 100 rows past its cap (5,000 points)
     ref = naive.solve(rules, target, cap, floor=floor, hot_rows=100)
     sol = solve_optimal_win(rules, target, tol=1e-12, use_cache=False)
-    assert sol.floor_points == 200
+    assert sol.floor_points == floor_points
     assert sol.sweeps >= 2
     for mine, theirs in ((sol.streak_values, ref.value), (sol.streak_win, ref.win),
                          (sol.streak_tie, ref.tie)):

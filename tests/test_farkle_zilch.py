@@ -93,18 +93,20 @@ def test_fastest_and_races_under_zilch():
 
 @pytest.mark.slow
 def test_optimal_win_under_zilch_matches_the_plain_value_iteration(monkeypatch):
-    """Zilch's table with a small penalty, totals down to -200, to 200: every state against
-    the plain value iteration (whose six dice bank at its cap: a difference of at most the
-    catch-up chance there, below 1e-10)."""
+    """Zilch's table with a small penalty, totals down to -100 (two penalties), to 100:
+    every state against the plain value iteration (whose six dice bank at its cap: a
+    difference of at most the catch-up chance there, below 1e-10). A third lost turn in a
+    row reaches the floor from -50 and stops there from -100."""
     monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
-    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
-    rules = dataclasses.replace(ZILCH, name="zilch-small", farkle_penalty=100)
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 100)
+    rules = dataclasses.replace(ZILCH, name="zilch-small", farkle_penalty=50)
     last = naive.LastRound(rules)
     cap = 1
     while last.turn(cap)[0] >= 1e-10:
         cap += 1
-    ref = naive.solve(rules, 200, cap, floor=4)
-    sol = solve_optimal_win(rules, 200, tol=1e-12, use_cache=False)
+    ref = naive.solve(rules, 100, cap, floor=2)
+    sol = solve_optimal_win(rules, 100, tol=1e-12, use_cache=False)
+    assert sol.streak_values.shape == (3, 3, 4, 4)
     np.testing.assert_allclose(sol.streak_values, ref.value, rtol=0, atol=1e-9)
     np.testing.assert_allclose(sol.streak_win, ref.win, rtol=0, atol=1e-9)
 

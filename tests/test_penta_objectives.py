@@ -13,6 +13,7 @@ import late_penta
 import numpy as np
 import pytest
 from cli_helpers import run_cli
+from glossary_checks import capture_tables, run_both
 from late_penta import FIRST_LAYER, late_rows
 from naive_penta import BOXES
 from naive_penta_objectives import objective_value
@@ -183,6 +184,7 @@ def test_opponent_share_counts_ties_by_the_players_sharing_the_top():
     assert float(pmf @ opponent_share(pmf, 1)) == pytest.approx(0.5, abs=1e-15)
 
 
+@pytest.mark.slow  # 5 s; fast twin: the utility policy's, through the same forward pass
 def test_forward_pass_of_an_at_least_policy(every_target):
     """From a late card the policy's exact distribution gives P(final >= T) = the optimum,
     and the policy plays differently from optimal."""
@@ -304,14 +306,17 @@ def test_a_table_too_large_is_refused_before_allocating(capsys, monkeypatch, tmp
 
 
 @pytest.mark.slow
-def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_path):
+def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_path,
+                                                                   monkeypatch):
     """``solve penta --objective utility``: the policy's distribution beside optimal's, in
-    JSON and text; its games, simulated, agree with that distribution (one solve for
-    both: it takes most of a minute)."""
+    JSON and text, both following the glossary; its games, simulated, agree with that
+    distribution (one solve for all: it takes most of a minute)."""
     theta = 0.02
-    code, stdout, err = run_cli(capsys, ["solve", "penta", "--objective",
-                                         f"utility:theta={theta}", "--json",
-                                         "--out", str(tmp_path / "o")])
+    argv = ["solve", "penta", "--objective", f"utility:theta={theta}"]
+    printed = capture_tables(monkeypatch)
+    run_both(capsys, printed, argv)
+    assert printed  # its tables, checked against the glossary
+    code, stdout, err = run_cli(capsys, [*argv, "--json", "--out", str(tmp_path / "o")])
     assert code == 0, err
     d = json.loads(stdout)
     assert d["objective"] == f"utility:theta={theta}"
@@ -327,14 +332,13 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
     assert d["optimal_distribution"]["expected_final_score"] == pytest.approx(254.48484588168,
                                                                               abs=1e-8)
     assert (tmp_path / "o" / "distribution.parquet").exists()
-    code, stdout, err = run_cli(capsys, ["solve", "penta", "--objective",
-                                         f"utility:theta={theta}"])
+    code, stdout, err = run_cli(capsys, argv)
     assert code == 0, err
     assert "certainty equivalent" in stdout and "differing from optimal" in stdout
 
     # its games, simulated (the table from the solve above): the exact distribution
     dist = objective_distribution(f"utility:theta={theta}", "seed")
-    res = simulate_penta([f"optimal:utility:theta={theta}"], games=20_000, seed=5)
+    res = simulate_penta([f"optimal:utility:theta={theta}"], games=10_000, seed=5)
     seat = res.seat(0)
     assert abs(seat.mean_final_score.mean - dist.mean) < 4 * seat.mean_final_score.se
     n = res.games
@@ -1122,6 +1126,7 @@ def _checked_by_hand(data: dict, games, seat: int) -> int:
     return checked
 
 
+@pytest.mark.slow  # 5 s; fast twin: the win share judged by hand, through judge_win_turns
 def test_analyse_judges_penta_win_by_its_win_share(every_target, late_points, monkeypatch,
                                                    capsys, tmp_path):
     """A whole session on the small variant (penta-win's tables hold the last two layers

@@ -76,8 +76,8 @@ def test_copies_of_the_built_ins_play_the_kernels_games_bit_for_bit(copies, stre
     seats = [parse_policy(f"{copies}:greedy_copy", "penta"),
              parse_policy(f"{copies}:optimal_copy", "penta")]
     assert [s.family for s in seats] == ["user", "user"]
-    mine = simulate_penta(seats, games=150, seed=31, streams=streams, per_chunk=True)
-    kernel = simulate_penta(["greedy", "optimal"], games=150, seed=31, streams=streams,
+    mine = simulate_penta(seats, games=60, seed=31, streams=streams, per_chunk=True)
+    kernel = simulate_penta(["greedy", "optimal"], games=60, seed=31, streams=streams,
                             per_chunk=True)
     for name in BOOKS:
         assert np.array_equal(getattr(mine, name), getattr(kernel, name)), name

@@ -254,8 +254,8 @@ def test_a_random_masked_agent_never_moves_illegally_quick():
 
 
 @pytest.mark.slow
-def test_a_random_masked_agent_never_moves_illegally_in_100000_steps():
-    _random_play(100_000)
+def test_a_random_masked_agent_never_moves_illegally_in_30000_steps_per_environment():
+    _random_play(30_000)
 
 
 def _random_play(steps: int) -> None:
