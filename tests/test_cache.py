@@ -7,6 +7,7 @@ import io
 import json
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -314,6 +315,34 @@ def test_cli_cache_dir_is_a_file(capsys, tmp_path, monkeypatch):
         assert code == 2 and err.startswith("error: cannot read the cache directory")
         assert err.count("\n") == 1
     assert os.path.isfile(tmp_path / "f")
+
+
+@pytest.mark.parametrize("where", ["under-a-file", "read-only-file-system"])
+def test_a_cache_that_cannot_be_written_only_costs_speed(capsys, tmp_path, monkeypatch, where):
+    """A solve whose cache directory cannot be made (a path through a regular file, or on
+    a read-only file system, which stops root too) reports what a writable cache gives,
+    and one line on stderr says the table is not kept; nothing is written."""
+    if where == "read-only-file-system":
+        bad = Path("/proc/self/dicelab-cache")
+        if not bad.parent.is_dir():
+            pytest.skip("no /proc file system here")
+    else:
+        (tmp_path / "f").write_text("x")
+        bad = tmp_path / "f" / "cache"
+    argv = ["solve", "farkle", "-p", "optimal-win", "--target", "300", "--json"]
+    timing = {"solve_s", "elapsed_s", "from_cache"}
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(tmp_path / "writable"))
+    code, out, err = run_cli(capsys, argv)
+    assert code == 0, err
+    want = {k: v for k, v in json.loads(out).items() if k not in timing}
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(bad))
+    code, out, err = run_cli(capsys, argv)
+    assert code == 0, err
+    assert {k: v for k, v in json.loads(out).items() if k not in timing} == want
+    assert err.count("\n") == 1 and f"cache: {bad} cannot be written" in err, err
+    assert "solved tables are not kept" in err and "Traceback" not in err
+    assert not bad.exists()
+    assert where != "under-a-file" or (tmp_path / "f").read_text() == "x"
 
 
 # --- size control: last use, prune, the automatic limit ------------------------------------
