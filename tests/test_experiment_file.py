@@ -56,8 +56,19 @@ def test_sweeps_expand_in_order():
     ("policies = ['ai', 'max-ev']\nseed = -3\n", "seed:"),
     ("policies = ['ai', 'max-ev']\ntarget = 25\n", "target:"),
     ("policies = ['ai', 'max-ev']\nrules = 'nope'\n", "rules:"),
-    ("policies = ['ai', 'max-ev']\nending = 'sudden'\n", "rules: --ending"),
-    ("policies = ['ai', 'max-ev']\ncrn = 1\n", "crn must be true or false"),
+    ("policies = ['ai', 'max-ev']\nending = 'sudden'\n", "ending: --ending must be one of"),
+    ("policies = ['optimal', 'greedy']\nending = 'last-round'\n",
+     "ending: --ending applies to Farkle only"),
+    ("policies = ['ai', 'max-ev']\nrules = 'nope'\nending = 'last-round'\n", "rules: unknown"),
+    ("policies = ['ai', 'max-ev']\ncrn = 1\n", "crn must be true or false, not 1"),
+    ("policies = ['ai', 'max-ev']\nseed = true\n", "seed must be a non-negative integer, not true"),
+    ("policies = ['ai', 'max-ev']\ngames = false\n", "games must be an integer, not false"),
+    ("policies = ['ai', 'max-ev']\nexact = 'yes'\n", "exact must be true or false, not 'yes'"),
+    ("policies = ['ai', 'max-ev']\n[sweep]\n", "sweep is empty"),
+    ("policies = ['ai', 'max-ev']\nsweep = [1]\n",
+     "sweep must be a table like {T = {from = 100, to = 1000, step = 50}}"),
+    ("policies = ['threshold-T', 'ai']\n[sweep]\nT = { from = 50, to = 50050, step = 50 }\n",
+     "at most 1,000 values"),
     ("policies = ['ai', 'max-ev']\nname = '../x'\n", "name must be letters"),
     ("policies = ['threshold-T', 'ai']\n[sweep]\nT = { from = 1, to = 2 }\n", "sweep.T"),
     ("policies = ['threshold-T', 'ai']\n[sweep]\nt = { from = 1, to = 2, step = 1 }\n",
@@ -77,6 +88,18 @@ def test_every_bad_field_is_named(text, field):
     with pytest.raises(UserError) as err:
         parse_experiment(text, "exp.toml")
     assert str(err.value).startswith("exp.toml: ") and field in str(err.value)
+
+
+def test_a_sweep_message_closes_its_braces_once():
+    with pytest.raises(UserError) as err:
+        parse_experiment("policies = ['ai', 'max-ev']\nsweep = 3\n", "exp.toml")
+    assert str(err.value).endswith("step = 50}}"), err.value
+
+
+def test_a_sweep_of_a_thousand_values_is_taken():
+    spec = parse_experiment("policies = ['threshold-T', 'ai']\n[sweep]\n"
+                            "T = { from = 50, to = 50000, step = 50 }\n", "exp.toml")
+    assert len(spec.policies) == 1001 and spec.policies[-2:] == ("threshold-50000", "ai")
 
 
 class Stop(Exception):

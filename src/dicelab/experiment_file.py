@@ -82,8 +82,13 @@ class ExperimentSpec:
 
 def _typed(source: str, key: str, value, kind, what: str):
     if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
-        raise UserError(f"{source}: {key} must be {what}, not {value!r}")
+        raise UserError(f"{source}: {key} must be {what}, not {_toml_value(value)}")
     return value
+
+
+def _toml_value(value) -> str:
+    """A value as the file spells it (``true``, not Python's ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
@@ -104,7 +109,7 @@ def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
     policies = data["policies"]
     if not isinstance(policies, list) or not all(isinstance(p, str) for p in policies):
         raise UserError(f"{source}: policies must be a list of policy names")
-    names = _expand(source, policies, data.get("sweep", {}))
+    names = _expand(source, policies, data.get("sweep"))
     for p in names:
         try:
             parse_policy(p)
@@ -131,9 +136,14 @@ def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
 
 
 def _expand(source: str, policies: list[str], sweep) -> list[str]:
+    if sweep is None:
+        return list(policies)
     if not isinstance(sweep, dict):
         raise UserError(f"{source}: sweep must be a table like {{T = {{from = 100, to = 1000, "
-                        "step = 50}}}}")
+                        "step = 50}}")
+    if not sweep:
+        raise UserError(f"{source}: sweep is empty; give it a variable (T = {{from = 100, "
+                        "to = 1000, step = 50}) or leave it out")
     names = list(policies)
     for var, rng in sweep.items():
         if not re.fullmatch(r"[A-Z]", var):
@@ -143,7 +153,7 @@ def _expand(source: str, policies: list[str], sweep) -> list[str]:
             raise UserError(f"{source}: sweep.{var} must be {{from = A, to = B, step = C}} "
                             "with integers")
         lo, hi, step = rng["from"], rng["to"], rng["step"]
-        if step <= 0 or hi < lo or (hi - lo) // step > 1000 or (hi - lo) % step:
+        if step <= 0 or hi < lo or (hi - lo) // step >= 1000 or (hi - lo) % step:
             raise UserError(f"{source}: sweep.{var}: want from <= to, step > 0, to - from a "
                             "multiple of step (to is swept too), at most 1,000 values")
         out = []
@@ -188,6 +198,8 @@ def _check_values(spec: ExperimentSpec) -> None:
     if spec.seed is not None:
         named("seed", lambda: check_seed(spec.seed))
     tables = TABLE_GAMES[specs[0].game]
+    if spec.ending is not None:
+        named("ending", lambda: tables.make(None, spec.ending, None))
     named("rules", lambda: tables.make(spec.rules, spec.ending, None))
     named("target", lambda: tables.make(None, None, spec.target))
 
