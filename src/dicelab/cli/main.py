@@ -402,8 +402,8 @@ def tune(
     monte_carlo: Annotated[bool, typer.Option(
         "--monte-carlo", help="Simulate instead of the exact evaluation (common dice across "
                               "candidates; the winner re-played on fresh seeds).")] = False,
-    budget: Annotated[int, typer.Option(
-        help="--monte-carlo: games per opponent and seating.")] = 100_000,
+    budget: Annotated[int | None, typer.Option(
+        help="--monte-carlo: games per opponent and seating. [default: 100000]")] = None,
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
@@ -413,10 +413,10 @@ def tune(
 ) -> None:
     """Find the member of a policy family with the best score against a field: every
     member of a small space, a search of a large one."""
-    from dicelab.tune import parse_range
+    from dicelab.tune import parse_ranges
     from dicelab.tune import tune as run
 
-    ranges = dict(parse_range(r) for r in range_ or [])
+    ranges = parse_ranges(range_ or [])
     names = None
     if params is not None:
         names = [p.strip() for p in params.split(",")]
