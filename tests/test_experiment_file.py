@@ -233,7 +233,8 @@ def test_a_stopped_run_keeps_its_cells_says_so_and_the_next_run_continues(capsys
     code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml"])
     partial, kept = unfinished_run(tmp_path / "demo.toml")
     assert code == 130 and kept == 2 and partial.is_dir()
-    assert f"stopped: 2 finished table(s) kept in {partial}" in err, err
+    assert err == (f"interrupted: 2 finished table(s) kept in {partial}; run the same file "
+                   "again to continue from them, or delete that directory\n"), err
     monkeypatch.setattr(CellStore, "put", put)
     (partial / f"{calls[0]}.npz").write_bytes(b"cut off")  # played again
     (partial / f".{calls[1]}.npz.abc123.tmp").write_bytes(b"half a write")

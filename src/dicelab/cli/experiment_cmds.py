@@ -205,6 +205,7 @@ def register(app: typer.Typer) -> None:
         """Run an experiment file (docs: dicelab.experiment_file); an interrupted run
         continues where it stopped when run again."""
         from dicelab.cli import render
+        from dicelab.cli.invocation import INTERRUPTED
         from dicelab.experiment_file import read_experiment, run_experiment_file, unfinished_run
         from dicelab.results import check_out_dir, echo_json
 
@@ -222,10 +223,9 @@ def register(app: typer.Typer) -> None:
                                                            progress=advance)
         except KeyboardInterrupt:
             partial, kept = unfinished_run(path, seed=seed)
-            if kept:
-                typer.echo(f"stopped: {kept} finished {cells} kept in {partial}; run the "
-                           "same file again to continue from them, or delete that "
-                           "directory", err=True)
+            if kept:  # said on the one line of the interruption
+                INTERRUPTED[:] = [f"{kept} finished {cells} kept in {partial}; run the same "
+                                  "file again to continue from them, or delete that directory"]
             raise
         if json_out:
             echo_json({**result.to_dict(), "out": str(where),

@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx
 
 import dicelab
-from dicelab.cli.invocation import ARGV, reproducing_command
+from dicelab.cli.invocation import ARGV, INTERRUPTED, interrupted_line, reproducing_command
 from dicelab.config import DEFAULT_GAMES, TUNE_ENUMERATE_MEMBERS
 from dicelab.errors import UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
@@ -482,13 +482,14 @@ def main(argv: list[str] | None = None) -> None:
     exit 2)."""
     _show_notices()
     ARGV[:] = _fill_bare_sprt(sys.argv[1:] if argv is None else list(argv))
+    INTERRUPTED.clear()
     try:
         # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
         with json_stdout("--json" in ARGV):  # its JSON alone on standard output
             code = app(args=list(ARGV), prog_name="dicelab", standalone_mode=False)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             if code == _INTERRUPTED:
-                typer.echo("interrupted", err=True)
+                typer.echo(interrupted_line(), err=True)
             sys.exit(code)
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -500,7 +501,7 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt):
-        typer.echo("interrupted", err=True)
+        typer.echo(interrupted_line(), err=True)
         sys.exit(_INTERRUPTED)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
