@@ -102,6 +102,20 @@ def test_a_sweep_of_a_thousand_values_is_taken():
     assert len(spec.policies) == 1001 and spec.policies[-2:] == ("threshold-50000", "ai")
 
 
+@pytest.mark.parametrize("given", [False, True])
+def test_a_blocked_output_directory_is_named_as_the_user_knows_it(capsys, tmp_path,
+                                                                  monkeypatch, given):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD)
+    (tmp_path / "results").write_text("x")
+    args = ["--out", "results/mine"] if given else []
+    code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml", *args])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("error: --out results/mine: " if given
+                          else "error: the results directory "), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.toml", "results"]
+
+
 class Stop(Exception):
     pass
 

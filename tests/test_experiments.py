@@ -155,6 +155,23 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(capsys, tmp_path, monke
 
 
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+@pytest.mark.parametrize("given", [False, True])
+def test_a_blocked_output_directory_is_named_as_the_user_knows_it(capsys, tmp_path,
+                                                                  monkeypatch, name, given):
+    """results/ a file: the default directory is refused as the results directory (the
+    user gave no --out); a --out through the same file is refused as --out."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").write_text("x")
+    args = ["--out", "results/mine"] if given else []
+    code, out, err = run_cli(capsys, ["experiment", "run", name, *args])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("error: --out results/mine: " if given
+                          else "error: the results directory "), err
+    assert "results is not a directory" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
 @pytest.mark.parametrize("blocked", [0, 1, 2])
 def test_every_output_file_is_checked_before_the_run(capsys, tmp_path, monkeypatch, name,
                                                      blocked):

@@ -256,7 +256,8 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     base = Path.cwd() if base is None else Path(base)
     figures = FIGURE_FILES if spec.kind == "tournament" else ()
     where = check_out_dir(out if out is not None else base / "results" / spec.name,
-                          (*RUN_FILES, *figures))
+                          (*RUN_FILES, *figures),
+                          option="--out" if out is not None else "the results directory")
     partial = _partial_dir(spec, base)
     check_out_dir(partial, ("state.json",), option="the unfinished runs' directory")
     made = [d for d in (partial.parent.parent, partial.parent) if not d.exists()]
