@@ -129,6 +129,9 @@ def test_head_to_head_is_reproducible_and_equals_compare(capsys, tmp_path, monke
 
 @pytest.mark.parametrize("args, message", [
     (["nope"], "unknown experiment 'nope'; valid: threshold-sweep, head-to-head"),
+    (["a-file"], "experiment file 'a-file': its name must end in .toml (or name an "
+                 "experiment: threshold-sweep, head-to-head)"),
+    (["."], "experiment file '.': its name must end in .toml"),
     (["threshold-sweep", "--games", "5"], "experiment threshold-sweep has no option --games"),
     (["threshold-sweep", "--seed", "1"], "has no option --seed"),
     (["head-to-head", "--bogus"], "experiment head-to-head has no option --bogus"),

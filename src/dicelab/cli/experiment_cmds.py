@@ -9,6 +9,7 @@ option it does not have is a one-line error. Thin shells over
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Annotated, Any
 
 import typer
@@ -32,6 +33,9 @@ class _ExperimentGroup(TyperGroup):
         if args and args[0].lower().endswith(".toml"):  # an experiment file
             return super().resolve_command(ctx, [_FILE_COMMAND, *args])
         if args and not args[0].startswith("-") and args[0] not in self.commands:
+            if os.path.lexists(args[0]):  # a file meant as an experiment file
+                raise UserError(f"experiment file '{args[0]}': its name must end in .toml "
+                                f"(or name an experiment: {', '.join(EXPERIMENTS)})")
             get_experiment(args[0])  # raises the UserError
         return super().resolve_command(ctx, args)
 
