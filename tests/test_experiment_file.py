@@ -158,6 +158,22 @@ def test_cli_runs_a_file_and_records_its_command(capsys, tmp_path, monkeypatch):
     assert code == 2 and "not found" in err
 
 
+@pytest.mark.parametrize("given, recorded", [("9", ["--seed", "9"]), ("4", []), (None, [])])
+def test_the_recorded_command_carries_a_seed_that_replaced_the_files(capsys, tmp_path,
+                                                                       monkeypatch, given,
+                                                                       recorded):
+    """--seed replaces the file's seed = 4: the manifest's command says so, or it would
+    reproduce the file's seed instead (the file's own seed needs no --seed)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD.replace("games = 9000", "games = 300"))
+    extra = [] if given is None else ["--seed", given]
+    code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml", *extra, "--json"])
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "results" / "demo" / "manifest.json").read_text())
+    assert manifest["command"] == ["dicelab", "experiment", "run", "demo.toml", *recorded]
+    assert json.loads(out)["seed"] == int(given or 4) == manifest["seed"]
+
+
 @pytest.mark.parametrize("had_results", [False, True])
 def test_a_run_with_out_leaves_no_empty_results_directory(tmp_path, had_results):
     f = tmp_path / "demo.toml"

@@ -246,8 +246,8 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     """Run (or finish) an experiment file; returns (result, directory, files written).
 
     ``seed`` replaces the file's. The manifest's command names the file, and the seed when
-    the file has none (the one drawn), so it reproduces the files. What a run that stops
-    leaves behind: see the module docstring."""
+    it is not the file's (the one drawn, or ``seed``), so it reproduces the files. What a
+    run that stops leaves behind: see the module docstring."""
     from dicelab.results import RUN_FILES, check_out_dir, prepare_out_dir, save_run
     from dicelab.seeding import fresh_seed
     from dicelab.tournament import FIGURE_FILES
@@ -281,7 +281,7 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     prepare_out_dir(where)
     command = ["dicelab", "experiment", "run", str(path)] + (
         ["--out", str(out)] if out is not None else []) + (
-        ["--seed", str(seed)] if read_experiment(path).seed is None else [])
+        ["--seed", str(seed)] if read_experiment(path).seed != seed else [])
     files = save_run(where, result, command=command)
     if hasattr(result, "figures"):
         from dicelab.plots import save_png
