@@ -315,3 +315,23 @@ def test_one_game_a_table_prints_no_rating(capsys):
     rows = [line for line in out.split("pairs:")[0].splitlines() if line.startswith("│ ")]
     assert len(rows) == 2 and all(line.rstrip("│ ").endswith("n/a") for line in rows)
     assert "1,800" not in out
+
+
+def test_policies_equal_on_every_count_share_their_rank(capsys):
+    """Two names of one policy (max-steps=0 leaves step unused) on common dice mirror
+    each other exactly: the same win rate, tie rate and rating, so the same rank, not
+    the order given; a third policy ranks after both (1, 1, 3)."""
+    same = ["ai:max-steps=0", "ai:max-steps=0,step=0"]
+    t = tournament(same, games=300, seed=2, target=1000)
+    assert [s.rank for s in t.standings()] == [1, 1]
+    t = tournament([*same, "threshold-2000"], games=300, seed=2, target=1000)
+    ranks = {s.policy: s.rank for s in t.standings()}
+    assert sorted(ranks.values()) == [1, 2, 3]  # different dice per group: no exact tie
+    code, out, err = run_cli(capsys, ["tournament", *same, "-n", "300", "--seed", "2",
+                                      "--target", "1000", "--json"])
+    assert code == 0, err
+    assert [s["rank"] for s in json.loads(out)["standings"]] == [1, 1]
+    # without common dice the two do not mirror each other, and rank apart
+    t = tournament(same, games=300, seed=2, target=1000, crn=False)
+    a, b = t.standings()
+    assert a.win_rate.mean > b.win_rate.mean and (a.rank, b.rank) == (1, 2)
