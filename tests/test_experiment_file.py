@@ -83,6 +83,10 @@ def test_sweeps_expand_in_order():
     ("policies = ['ai', 'max-ev']\nexact = true\n", "exact: applies to kind = \"compare\""),
     ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nseats = 3\n", "seats: a compare plays"),
     ("kind = 'compare'\npolicies = ['ai', 'max-ev']\ncrn = false\n", "crn: applies to"),
+    ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nexact = true\ngames = 300\n",
+     "games: an exact compare plays no games"),
+    ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nexact = true\nseed = 1\n",
+     "seed: an exact compare plays no games"),
 ])
 def test_every_bad_field_is_named(text, field):
     with pytest.raises(UserError) as err:
@@ -156,6 +160,27 @@ def test_cli_runs_a_file_and_records_its_command(capsys, tmp_path, monkeypatch):
                                    str(seed)]
     code, _, err = run_cli(capsys, ["experiment", "run", "missing.toml"])
     assert code == 2 and "not found" in err
+
+
+def test_an_exact_compare_draws_no_seed_and_takes_none(capsys, tmp_path, monkeypatch):
+    """An exact compare plays no games: no seed is drawn or recorded (the command it
+    recorded, with a --seed, was refused as compare --exact refuses one), and --seed is
+    refused before any work; the same file with games and a seed plays them."""
+    monkeypatch.chdir(tmp_path)
+    exact = "kind = 'compare'\npolicies = ['threshold-300', 'threshold-350']\ntarget = 300\n"
+    (tmp_path / "ex.toml").write_text(exact + "exact = true\n")
+    code, out, err = run_cli(capsys, ["experiment", "run", "ex.toml", "--json"])
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "results" / "ex" / "manifest.json").read_text())
+    assert manifest["command"] == ["dicelab", "experiment", "run", "ex.toml"]
+    assert json.loads(out)["seed"] is None and manifest["seed"] is None
+    code, out, err = run_cli(capsys, ["experiment", "run", "ex.toml", "--seed", "3",
+                                      "--out", "other"])
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "--seed: ex.toml is an exact compare" in err and not (tmp_path / "other").exists()
+    (tmp_path / "mc.toml").write_text(exact + "games = 300\n")  # the neighbour: games
+    code, out, err = run_cli(capsys, ["experiment", "run", "mc.toml", "--seed", "3", "--json"])
+    assert code == 0 and json.loads(out)["seed"] == 3, err
 
 
 @pytest.mark.parametrize("given, recorded", [("9", ["--seed", "9"]), ("4", []), (None, [])])

@@ -130,6 +130,11 @@ def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
                              ("exact", bool, "true or false")):
         if key in data:
             kw[key] = _typed(source, key, data[key], kind_, what)
+    if kw.get("exact"):  # as compare --exact refuses --games and --seed
+        for key in ("games", "seed"):
+            if key in data:
+                raise UserError(f"{source}: {key}: an exact compare plays no games; leave "
+                                f"{key} out")
     spec = ExperimentSpec(**kw)
     _check_values(spec)
     return spec
@@ -264,7 +269,9 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     try:
         store = CellStore(partial)
         state = partial / "state.json"
-        if spec.seed is not None:
+        if spec.exact:  # no games, no seed
+            seed = None
+        elif spec.seed is not None:
             seed = spec.seed
         elif state.exists():
             seed = _saved_seed(state)
@@ -281,7 +288,8 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     prepare_out_dir(where)
     command = ["dicelab", "experiment", "run", str(path)] + (
         ["--out", str(out)] if out is not None else []) + (
-        ["--seed", str(seed)] if read_experiment(path).seed != seed else [])
+        ["--seed", str(seed)] if seed is not None and read_experiment(path).seed != seed
+        else [])
     files = save_run(where, result, command=command)
     if hasattr(result, "figures"):
         from dicelab.plots import save_png
@@ -306,6 +314,9 @@ def _with_seed(spec: ExperimentSpec, seed: int | None) -> ExperimentSpec:
 
     from dicelab.seeding import check_seed
 
+    if seed is not None and spec.exact:
+        raise UserError(f"--seed: {spec.source} is an exact compare, which plays no games; "
+                        "leave out --seed")
     return spec if seed is None else dataclasses.replace(spec, seed=check_seed(seed))
 
 
