@@ -127,6 +127,13 @@ def test_head_to_head_is_reproducible_and_equals_compare(capsys, tmp_path, monke
     assert again.command == [*command, "--out", str(tmp_path / "again")]
 
 
+def test_run_help_names_experiment_files(capsys):
+    code, out, err = run_cli(capsys, ["experiment", "run", "--help"])
+    text = " ".join((out + err).split())
+    assert code == 0 and "dicelab experiment run FILE.toml [--out DIR] [--seed S]" in text, text
+    assert "threshold-sweep" in text and "head-to-head" in text
+
+
 @pytest.mark.parametrize("args, message", [
     (["nope"], "unknown experiment 'nope'; valid: threshold-sweep, head-to-head"),
     (["a-file"], "experiment file 'a-file': its name must end in .toml (or name an "

@@ -185,7 +185,10 @@ def register(app: typer.Typer) -> None:
     run_app = typer.Typer(cls=_ExperimentGroup, no_args_is_help=True,
                           help="Run an experiment: dicelab experiment run NAME [options]; "
                                "results go to results/<experiment>/<variant> unless --out "
-                               "(dicelab experiment list shows where).")
+                               "(dicelab experiment list shows where). Or run your own "
+                               "tournament or compare, described in a TOML file, resumably: "
+                               "dicelab experiment run FILE.toml [--out DIR] [--seed S] "
+                               "[--json]; results go to results/<name> unless --out.")
     experiment_app.add_typer(run_app, name="run")
 
     @experiment_app.command("list")
