@@ -4,10 +4,15 @@ continues where it stopped and ends with the files of an uninterrupted one."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pandas as pd
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import as_from_a_shell, run_cli
 
 from dicelab.errors import UserError
 from dicelab.experiment_file import (
@@ -331,3 +336,45 @@ def test_a_finished_run_removes_the_unfinished_runs_of_its_earlier_versions(tmp_
     assert not old.exists() and not new.exists()
     partial, kept = unfinished_run(other, base=tmp_path)
     assert kept > 0 and [p.name for p in partial.parent.iterdir()] == [partial.name]
+
+
+@pytest.mark.slow
+def test_a_real_ctrl_c_is_one_line_and_the_next_run_ends_as_an_uninterrupted_one(tmp_path):
+    """A SIGINT to a real process once a table is finished: exit 130, one line saying what
+    was kept; the same file then continues and ends with an uninterrupted run's table (the
+    fast twin: test_a_stopped_run_keeps_its_cells_says_so_and_the_next_run_continues)."""
+    (tmp_path / "demo.toml").write_text(GOOD.replace("games = 9000", "games = 400000")
+                                        .replace("target = 1500", "target = 10000"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def dicelab(*args, **kw):
+        return subprocess.Popen([sys.executable, "-m", "dicelab", "experiment", "run",
+                                 "demo.toml", *args], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+    proc = dicelab(preexec_fn=as_from_a_shell)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob("results/.partial/*/table-*.npz")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no table finished"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    partial, kept = unfinished_run(tmp_path / "demo.toml", base=tmp_path)
+    assert proc.returncode == 130 and out == b"" and 0 < kept < 12, err
+    assert err.decode() == (f"interrupted: {kept} finished table(s) kept in {partial}; run the "
+                            "same file again to continue from them, or delete that "
+                            "directory\n")
+    for args in ((), ("--out", "whole")):  # the rest, then an uninterrupted run
+        if args:
+            (tmp_path / "results" / "demo").rename(tmp_path / "resumed")
+        done = dicelab(*args)
+        out, err = done.communicate(timeout=300)
+        assert done.returncode == 0, err
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "resumed" / "summary.parquet"),
+                                  pd.read_parquet(tmp_path / "whole" / "summary.parquet"),
+                                  check_exact=True)
