@@ -20,7 +20,7 @@ def interrupted_line() -> str:
     'interrupted: 2 finished table(s) kept in results/.partial/x'
     >>> INTERRUPTED.clear()
     """
-    return "; ".join(["interrupted", *INTERRUPTED]).replace("interrupted; ", "interrupted: ", 1)
+    return "interrupted" + (": " + "; ".join(INTERRUPTED) if INTERRUPTED else "")
 
 
 def reproducing_command(seed: int | None) -> list[str]:
