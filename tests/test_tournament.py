@@ -335,3 +335,18 @@ def test_policies_equal_on_every_count_share_their_rank(capsys):
     t = tournament(same, games=300, seed=2, target=1000, crn=False)
     a, b = t.standings()
     assert a.win_rate.mean > b.win_rate.mean and (a.rank, b.rank) == (1, 2)
+
+
+def test_the_win_matrix_writes_n_a_where_a_score_has_no_interval():
+    """Cells without an interval (too few units) say [n/a], as the table does, not
+    [nan, nan]; cells with one show it."""
+    from dicelab.plots import win_matrix_figure
+
+    s = np.array([[np.nan, 0.6, 0.7], [0.4, np.nan, 0.5], [0.3, 0.5, np.nan]])
+    lo, hi = s - 0.01, s + 0.01
+    lo[0, 2] = hi[0, 2] = lo[2, 0] = hi[2, 0] = np.nan
+    texts = [t.get_text() for t in win_matrix_figure(["a", "b", "c"], s, lo, hi,
+                                                     title="t").axes[0].texts]
+    assert len(texts) == 6 and not any("nan" in t for t in texts), texts
+    assert texts.count("0.700\n[n/a]") == texts.count("0.300\n[n/a]") == 1
+    assert "0.600\n[0.590, 0.610]" in texts
