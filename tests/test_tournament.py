@@ -350,3 +350,16 @@ def test_the_win_matrix_writes_n_a_where_a_score_has_no_interval():
     assert len(texts) == 6 and not any("nan" in t for t in texts), texts
     assert texts.count("0.700\n[n/a]") == texts.count("0.300\n[n/a]") == 1
     assert "0.600\n[0.590, 0.610]" in texts
+
+
+def test_the_ratings_figure_says_when_a_rating_has_no_interval():
+    """A point without a bar is not a rating known exactly: the axis says why."""
+    from dicelab.plots import ratings_figure
+
+    r = np.array([10.0, -10.0])
+    label = ratings_figure(["a", "b"], r, np.full((2, 2), np.nan),
+                           title="t").axes[0].get_xlabel()
+    assert label.endswith("95% CI; no bar: no interval, too few units)"), label
+    label = ratings_figure(["a", "b"], r, np.array([[5.0, 15.0], [-15.0, -5.0]]),
+                           title="t").axes[0].get_xlabel()
+    assert label.endswith("95% CI)"), label

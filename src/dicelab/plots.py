@@ -190,7 +190,9 @@ def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, t
                 capsize=3)
     ax.set_yticks(y, [policies[i] for i in order])
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set_xlabel("rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI)")
+    missing = "; no bar: no interval, too few units" if np.isnan(ci[order]).any() else ""
+    ax.set_xlabel("rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI"
+                  f"{missing})")
     ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=10)
     return fig
 
