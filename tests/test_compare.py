@@ -9,7 +9,7 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.cli.main import main
-from dicelab.compare import PairResult, compare, pair_seed
+from dicelab.compare import Comparison, PairResult, compare, pair_seed
 from dicelab.errors import UserError
 from dicelab.simulate import simulate
 
@@ -86,6 +86,49 @@ def test_mean_scores_are_complementary_and_verdicts_follow_the_interval():
         assert p.verdict == ("tie" if lo <= 0.5 <= hi else "better" if lo > 0.5 else "worse")
     # banking only at 2000 loses clearly to both
     assert [p.verdict for p in c.pairs if p.opponent == "threshold-2000"] == ["better"] * 2
+
+
+def _comparison(pairs: list[PairResult], method: str = "monte-carlo") -> Comparison:
+    names = list(dict.fromkeys(n for p in pairs for n in (p.policy, p.opponent)))
+    return Comparison("farkle", names, "default", 1000, 1, 100, pairs, 0.0, method=method)
+
+
+def test_mean_scores_carry_their_intervals():
+    """The ranking line's mean scores come with 95% intervals: the pairs' variances add
+    (independent games), and a policy in one pair has that pair's interval."""
+    ab, ac, bc = (PairResult("a", "b", 400, 210, 20, 1), PairResult("a", "c", 400, 300, 0, 2),
+                  PairResult("b", "c", 400, 200, 0, 3))
+    c = _comparison([ab, ac, bc])
+    ms, ci = c.mean_scores(), c.mean_score_ci95()
+    half = 1.959963984540054 * math.sqrt(ab.score_se ** 2 + ac.score_se ** 2) / 2
+    assert ci["a"] == pytest.approx((ms["a"] - half, ms["a"] + half))
+    half = 1.959963984540054 * math.sqrt(ab.score_se ** 2 + bc.score_se ** 2) / 2
+    assert ci["b"] == pytest.approx((ms["b"] - half, ms["b"] + half))
+    assert json.loads(json.dumps(c.to_dict()))["mean_score_ci95"]["c"] == pytest.approx(
+        list(ci["c"]))
+    # two policies: the pair's own interval, from each side
+    two = _comparison([ac]).mean_score_ci95()
+    assert two["a"] == ac.score_ci95
+    assert two["c"] == pytest.approx((1 - ac.score_ci95[1], 1 - ac.score_ci95[0]))
+    # games without spread: never a zero-width interval, within [0, 1]
+    sweep = _comparison([PairResult("a", "b", 50, 50, 0, 1), PairResult("a", "c", 50, 50, 0, 2),
+                         PairResult("b", "c", 50, 50, 0, 3)]).mean_score_ci95()
+    assert sweep["a"][0] < 1.0 == sweep["a"][1]
+    assert 0.0 == sweep["c"][0] < sweep["c"][1]
+    # exact: nothing to estimate
+    assert _comparison([ab], method="exact").mean_score_ci95() is None
+
+
+def test_cli_ranking_line_shows_the_intervals(capsys):
+    code, out, _err = run_cli(capsys, ["compare", "threshold-300", "ai", "threshold-600",
+                                       "-n", "300", "--target", "1000", "--seed", "4"])
+    line = out[out.index("mean score over its pairings"):]  # the last line, maybe wrapped
+    assert code == 0 and line.count("[") == 3, line
+    code, out, _err = run_cli(capsys, ["compare", "threshold-300", "ai", "-n", "300",
+                                       "--target", "1000", "--seed", "4", "--json"])
+    report = json.loads(out)
+    lo, hi = report["mean_score_ci95"]["ai"]
+    assert code == 0 and lo < report["mean_score"]["ai"] < hi
 
 
 @pytest.mark.slow

@@ -4,10 +4,15 @@ continues where it stopped and ends with the files of an uninterrupted one."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pandas as pd
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import as_from_a_shell, run_cli
 
 from dicelab.errors import UserError
 from dicelab.experiment_file import (
@@ -56,8 +61,19 @@ def test_sweeps_expand_in_order():
     ("policies = ['ai', 'max-ev']\nseed = -3\n", "seed:"),
     ("policies = ['ai', 'max-ev']\ntarget = 25\n", "target:"),
     ("policies = ['ai', 'max-ev']\nrules = 'nope'\n", "rules:"),
-    ("policies = ['ai', 'max-ev']\nending = 'sudden'\n", "rules: --ending"),
-    ("policies = ['ai', 'max-ev']\ncrn = 1\n", "crn must be true or false"),
+    ("policies = ['ai', 'max-ev']\nending = 'sudden'\n", "ending: --ending must be one of"),
+    ("policies = ['optimal', 'greedy']\nending = 'last-round'\n",
+     "ending: --ending applies to Farkle only"),
+    ("policies = ['ai', 'max-ev']\nrules = 'nope'\nending = 'last-round'\n", "rules: unknown"),
+    ("policies = ['ai', 'max-ev']\ncrn = 1\n", "crn must be true or false, not 1"),
+    ("policies = ['ai', 'max-ev']\nseed = true\n", "seed must be a non-negative integer, not true"),
+    ("policies = ['ai', 'max-ev']\ngames = false\n", "games must be an integer, not false"),
+    ("policies = ['ai', 'max-ev']\nexact = 'yes'\n", "exact must be true or false, not 'yes'"),
+    ("policies = ['ai', 'max-ev']\n[sweep]\n", "sweep is empty"),
+    ("policies = ['ai', 'max-ev']\nsweep = [1]\n",
+     "sweep must be a table like {T = {from = 100, to = 1000, step = 50}}"),
+    ("policies = ['threshold-T', 'ai']\n[sweep]\nT = { from = 50, to = 50050, step = 50 }\n",
+     "at most 1,000 values"),
     ("policies = ['ai', 'max-ev']\nname = '../x'\n", "name must be letters"),
     ("policies = ['threshold-T', 'ai']\n[sweep]\nT = { from = 1, to = 2 }\n", "sweep.T"),
     ("policies = ['threshold-T', 'ai']\n[sweep]\nt = { from = 1, to = 2, step = 1 }\n",
@@ -72,11 +88,41 @@ def test_sweeps_expand_in_order():
     ("policies = ['ai', 'max-ev']\nexact = true\n", "exact: applies to kind = \"compare\""),
     ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nseats = 3\n", "seats: a compare plays"),
     ("kind = 'compare'\npolicies = ['ai', 'max-ev']\ncrn = false\n", "crn: applies to"),
+    ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nexact = true\ngames = 300\n",
+     "games: an exact compare plays no games"),
+    ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nexact = true\nseed = 1\n",
+     "seed: an exact compare plays no games"),
 ])
 def test_every_bad_field_is_named(text, field):
     with pytest.raises(UserError) as err:
         parse_experiment(text, "exp.toml")
     assert str(err.value).startswith("exp.toml: ") and field in str(err.value)
+
+
+def test_a_sweep_message_closes_its_braces_once():
+    with pytest.raises(UserError) as err:
+        parse_experiment("policies = ['ai', 'max-ev']\nsweep = 3\n", "exp.toml")
+    assert str(err.value).endswith("step = 50}}"), err.value
+
+
+def test_a_sweep_of_a_thousand_values_is_taken():
+    spec = parse_experiment("policies = ['threshold-T', 'ai']\n[sweep]\n"
+                            "T = { from = 50, to = 50000, step = 50 }\n", "exp.toml")
+    assert len(spec.policies) == 1001 and spec.policies[-2:] == ("threshold-50000", "ai")
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_a_blocked_output_directory_is_named_as_the_user_knows_it(capsys, tmp_path,
+                                                                  monkeypatch, given):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD)
+    (tmp_path / "results").write_text("x")
+    args = ["--out", "results/mine"] if given else []
+    code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml", *args])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("error: --out results/mine: " if given
+                          else "error: the results directory "), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.toml", "results"]
 
 
 class Stop(Exception):
@@ -119,6 +165,43 @@ def test_cli_runs_a_file_and_records_its_command(capsys, tmp_path, monkeypatch):
                                    str(seed)]
     code, _, err = run_cli(capsys, ["experiment", "run", "missing.toml"])
     assert code == 2 and "not found" in err
+
+
+def test_an_exact_compare_draws_no_seed_and_takes_none(capsys, tmp_path, monkeypatch):
+    """An exact compare plays no games: no seed is drawn or recorded (the command it
+    recorded, with a --seed, was refused as compare --exact refuses one), and --seed is
+    refused before any work; the same file with games and a seed plays them."""
+    monkeypatch.chdir(tmp_path)
+    exact = "kind = 'compare'\npolicies = ['threshold-300', 'threshold-350']\ntarget = 300\n"
+    (tmp_path / "ex.toml").write_text(exact + "exact = true\n")
+    code, out, err = run_cli(capsys, ["experiment", "run", "ex.toml", "--json"])
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "results" / "ex" / "manifest.json").read_text())
+    assert manifest["command"] == ["dicelab", "experiment", "run", "ex.toml"]
+    assert json.loads(out)["seed"] is None and manifest["seed"] is None
+    code, out, err = run_cli(capsys, ["experiment", "run", "ex.toml", "--seed", "3",
+                                      "--out", "other"])
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "--seed: ex.toml is an exact compare" in err and not (tmp_path / "other").exists()
+    (tmp_path / "mc.toml").write_text(exact + "games = 300\n")  # the neighbour: games
+    code, out, err = run_cli(capsys, ["experiment", "run", "mc.toml", "--seed", "3", "--json"])
+    assert code == 0 and json.loads(out)["seed"] == 3, err
+
+
+@pytest.mark.parametrize("given, recorded", [("9", ["--seed", "9"]), ("4", []), (None, [])])
+def test_the_recorded_command_carries_a_seed_that_replaced_the_files(capsys, tmp_path,
+                                                                       monkeypatch, given,
+                                                                       recorded):
+    """--seed replaces the file's seed = 4: the manifest's command says so, or it would
+    reproduce the file's seed instead (the file's own seed needs no --seed)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD.replace("games = 9000", "games = 300"))
+    extra = [] if given is None else ["--seed", given]
+    code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml", *extra, "--json"])
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "results" / "demo" / "manifest.json").read_text())
+    assert manifest["command"] == ["dicelab", "experiment", "run", "demo.toml", *recorded]
+    assert json.loads(out)["seed"] == int(given or 4) == manifest["seed"]
 
 
 @pytest.mark.parametrize("had_results", [False, True])
@@ -210,7 +293,8 @@ def test_a_stopped_run_keeps_its_cells_says_so_and_the_next_run_continues(capsys
     code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml"])
     partial, kept = unfinished_run(tmp_path / "demo.toml")
     assert code == 130 and kept == 2 and partial.is_dir()
-    assert f"stopped: 2 finished table(s) kept in {partial}" in err, err
+    assert err == (f"interrupted: 2 finished table(s) kept in {partial}; run the same file "
+                   "again to continue from them, or delete that directory\n"), err
     monkeypatch.setattr(CellStore, "put", put)
     (partial / f"{calls[0]}.npz").write_bytes(b"cut off")  # played again
     (partial / f".{calls[1]}.npz.abc123.tmp").write_bytes(b"half a write")
@@ -252,3 +336,45 @@ def test_a_finished_run_removes_the_unfinished_runs_of_its_earlier_versions(tmp_
     assert not old.exists() and not new.exists()
     partial, kept = unfinished_run(other, base=tmp_path)
     assert kept > 0 and [p.name for p in partial.parent.iterdir()] == [partial.name]
+
+
+@pytest.mark.slow
+def test_a_real_ctrl_c_is_one_line_and_the_next_run_ends_as_an_uninterrupted_one(tmp_path):
+    """A SIGINT to a real process once a table is finished: exit 130, one line saying what
+    was kept; the same file then continues and ends with an uninterrupted run's table (the
+    fast twin: test_a_stopped_run_keeps_its_cells_says_so_and_the_next_run_continues)."""
+    (tmp_path / "demo.toml").write_text(GOOD.replace("games = 9000", "games = 400000")
+                                        .replace("target = 1500", "target = 10000"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def dicelab(*args, **kw):
+        return subprocess.Popen([sys.executable, "-m", "dicelab", "experiment", "run",
+                                 "demo.toml", *args], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+    proc = dicelab(preexec_fn=as_from_a_shell)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob("results/.partial/*/table-*.npz")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no table finished"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    partial, kept = unfinished_run(tmp_path / "demo.toml", base=tmp_path)
+    assert proc.returncode == 130 and out == b"" and 0 < kept < 12, err
+    assert err.decode() == (f"interrupted: {kept} finished table(s) kept in {partial}; run the "
+                            "same file again to continue from them, or delete that "
+                            "directory\n")
+    for args in ((), ("--out", "whole")):  # the rest, then an uninterrupted run
+        if args:
+            (tmp_path / "results" / "demo").rename(tmp_path / "resumed")
+        done = dicelab(*args)
+        out, err = done.communicate(timeout=300)
+        assert done.returncode == 0, err
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "resumed" / "summary.parquet"),
+                                  pd.read_parquet(tmp_path / "whole" / "summary.parquet"),
+                                  check_exact=True)

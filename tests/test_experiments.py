@@ -127,8 +127,18 @@ def test_head_to_head_is_reproducible_and_equals_compare(capsys, tmp_path, monke
     assert again.command == [*command, "--out", str(tmp_path / "again")]
 
 
+def test_run_help_names_experiment_files(capsys):
+    code, out, err = run_cli(capsys, ["experiment", "run", "--help"])
+    text = " ".join((out + err).split())
+    assert code == 0 and "dicelab experiment run FILE.toml [--out DIR] [--seed S]" in text, text
+    assert "threshold-sweep" in text and "head-to-head" in text
+
+
 @pytest.mark.parametrize("args, message", [
     (["nope"], "unknown experiment 'nope'; valid: threshold-sweep, head-to-head"),
+    (["a-file"], "experiment file 'a-file': its name must end in .toml (or name an "
+                 "experiment: threshold-sweep, head-to-head)"),
+    (["."], "experiment file '.': its name must end in .toml"),
     (["threshold-sweep", "--games", "5"], "experiment threshold-sweep has no option --games"),
     (["threshold-sweep", "--seed", "1"], "has no option --seed"),
     (["head-to-head", "--bogus"], "experiment head-to-head has no option --bogus"),
@@ -152,6 +162,23 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(capsys, tmp_path, monke
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
     assert "Traceback" not in err and out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPERIMENTS))
+@pytest.mark.parametrize("given", [False, True])
+def test_a_blocked_output_directory_is_named_as_the_user_knows_it(capsys, tmp_path,
+                                                                  monkeypatch, name, given):
+    """results/ a file: the default directory is refused as the results directory (the
+    user gave no --out); a --out through the same file is refused as --out."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").write_text("x")
+    args = ["--out", "results/mine"] if given else []
+    code, out, err = run_cli(capsys, ["experiment", "run", name, *args])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("error: --out results/mine: " if given
+                          else "error: the results directory "), err
+    assert "results is not a directory" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
 
 
 @pytest.mark.parametrize("name", sorted(EXPERIMENTS))

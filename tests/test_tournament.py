@@ -315,3 +315,51 @@ def test_one_game_a_table_prints_no_rating(capsys):
     rows = [line for line in out.split("pairs:")[0].splitlines() if line.startswith("│ ")]
     assert len(rows) == 2 and all(line.rstrip("│ ").endswith("n/a") for line in rows)
     assert "1,800" not in out
+
+
+def test_policies_equal_on_every_count_share_their_rank(capsys):
+    """Two names of one policy (max-steps=0 leaves step unused) on common dice mirror
+    each other exactly: the same win rate, tie rate and rating, so the same rank, not
+    the order given; a third policy ranks after both (1, 1, 3)."""
+    same = ["ai:max-steps=0", "ai:max-steps=0,step=0"]
+    t = tournament(same, games=300, seed=2, target=1000)
+    assert [s.rank for s in t.standings()] == [1, 1]
+    t = tournament([*same, "threshold-2000"], games=300, seed=2, target=1000)
+    ranks = {s.policy: s.rank for s in t.standings()}
+    assert sorted(ranks.values()) == [1, 2, 3]  # different dice per group: no exact tie
+    code, out, err = run_cli(capsys, ["tournament", *same, "-n", "300", "--seed", "2",
+                                      "--target", "1000", "--json"])
+    assert code == 0, err
+    assert [s["rank"] for s in json.loads(out)["standings"]] == [1, 1]
+    # without common dice the two do not mirror each other, and rank apart
+    t = tournament(same, games=300, seed=2, target=1000, crn=False)
+    a, b = t.standings()
+    assert a.win_rate.mean > b.win_rate.mean and (a.rank, b.rank) == (1, 2)
+
+
+def test_the_win_matrix_writes_n_a_where_a_score_has_no_interval():
+    """Cells without an interval (too few units) say [n/a], as the table does, not
+    [nan, nan]; cells with one show it."""
+    from dicelab.plots import win_matrix_figure
+
+    s = np.array([[np.nan, 0.6, 0.7], [0.4, np.nan, 0.5], [0.3, 0.5, np.nan]])
+    lo, hi = s - 0.01, s + 0.01
+    lo[0, 2] = hi[0, 2] = lo[2, 0] = hi[2, 0] = np.nan
+    texts = [t.get_text() for t in win_matrix_figure(["a", "b", "c"], s, lo, hi,
+                                                     title="t").axes[0].texts]
+    assert len(texts) == 6 and not any("nan" in t for t in texts), texts
+    assert texts.count("0.700\n[n/a]") == texts.count("0.300\n[n/a]") == 1
+    assert "0.600\n[0.590, 0.610]" in texts
+
+
+def test_the_ratings_figure_says_when_a_rating_has_no_interval():
+    """A point without a bar is not a rating known exactly: the axis says why."""
+    from dicelab.plots import ratings_figure
+
+    r = np.array([10.0, -10.0])
+    label = ratings_figure(["a", "b"], r, np.full((2, 2), np.nan),
+                           title="t").axes[0].get_xlabel()
+    assert label.endswith("95% CI; no bar: no interval, too few units)"), label
+    label = ratings_figure(["a", "b"], r, np.array([[5.0, 15.0], [-15.0, -5.0]]),
+                           title="t").axes[0].get_xlabel()
+    assert label.endswith("95% CI)"), label

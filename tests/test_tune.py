@@ -10,9 +10,10 @@ import math
 import pytest
 from cli_helpers import run_cli
 
+from dicelab.errors import UserError
 from dicelab.farkle.exact import exact_pair
 from dicelab.stats import ALPHA, holm
-from dicelab.tune import member, space_size, tune
+from dicelab.tune import member, parse_ranges, space_size, tune
 
 
 def test_a_small_space_is_enumerated_and_its_winner_is_the_best_member():
@@ -259,17 +260,53 @@ def test_monte_carlo_says_when_every_member_ties_with_the_best(capsys):
     """Two members whose scores differ by less than their noise: no best is named, in the
     JSON (all_tied) and the text; exact mode names the best of the same two."""
     argv = ["tune", "threshold", "--against", "ai", "--range", "threshold=250:300:50",
-            "--budget", "20000", "--seed", "1", "--target", "1000"]
-    code, out, err = run_cli(capsys, [*argv, "--monte-carlo", "--json"])
+            "--seed", "1", "--target", "1000"]
+    mc = ["--monte-carlo", "--budget", "20000"]
+    code, out, err = run_cli(capsys, [*argv, *mc, "--json"])
     assert code == 0, err
     d = json.loads(out)
     assert d["all_tied"] is True and d["alpha"] == ALPHA and d["best_score_se"] > 0
     assert d["tied_members"] == [p for p in ("threshold-250", "threshold-300")
                                  if p != d["best"]]
-    code, out, err = run_cli(capsys, [*argv, "--monte-carlo"])
+    code, out, err = run_cli(capsys, [*argv, *mc])
     assert code == 0, err
     assert "no best: every member evaluated is tied with the highest score" in out
     assert "highest score: threshold-" in out and "best found" not in out
     code, out, err = run_cli(capsys, [*argv, "--json"])
     d = json.loads(out)
     assert d["all_tied"] is False and d["alpha"] is None and d["tied_members"] == []
+
+
+@pytest.mark.parametrize("extra, why", [
+    (["--budget", "5000"], "--budget applies to --monte-carlo only"),
+    (["--budget", "100000"], "--budget applies to --monte-carlo only"),  # the default, named
+    (["--range", "threshold=200:400:50", "--range", "threshold=250:300:50"],
+     "--range threshold: given twice"),
+    (["--range", "threshold=200:400:50", "--range", " threshold =200:400:50"],
+     "--range threshold: given twice"),
+])
+def test_tune_refuses_an_option_it_would_ignore(capsys, tmp_path, extra, why):
+    """An exact tune plays no games, and a second range of a parameter would replace the
+    first: both are errors, before any work, not options silently dropped."""
+    out = tmp_path / "tuned"
+    code, text, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--target",
+                                       "1000", *extra, "--out", str(out)])
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert why in err and not text and not out.exists()
+
+
+def test_ranges_of_different_parameters_are_taken():
+    assert parse_ranges(["base=300:350:50", "two-dice=0:50:50"]) == {
+        "base": (300, 350, 50), "two-dice": (0, 50, 50)}
+    assert parse_ranges([]) == {}
+    with pytest.raises(UserError, match="given twice"):
+        parse_ranges(["base=300:350:50", "base=300:350:50"])
+
+
+def test_a_budget_is_taken_with_monte_carlo_only():
+    r = tune("threshold", ["ai"], ranges={"threshold": (300, 350, 50)}, monte_carlo=True,
+             budget=300, seed=1, target=1000)
+    assert r.evaluated == 2
+    with pytest.raises(UserError, match="--monte-carlo only"):
+        tune("threshold", ["ai"], ranges={"threshold": (300, 350, 50)}, budget=300, seed=1,
+             target=1000)

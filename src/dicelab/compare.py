@@ -130,6 +130,30 @@ class Comparison:
             scores[pr.opponent].append(1.0 - pr.score)
         return {p: float(np.mean(v)) for p, v in scores.items()}
 
+    def mean_score_ci95(self) -> dict[str, tuple[float, float]] | None:
+        """Each mean score's 95% interval (None when exact). The pairs play independent
+        games, so the variances add; a pair whose games show no spread counts with its
+        interval's half width (never a zero-width interval); within [0, 1]. A policy in
+        one pair has that pair's interval."""
+        if self.method == "exact":
+            return None
+        var: dict[str, list[float]] = {p: [] for p in self.policies}
+        own: dict[str, tuple[float, float]] = {}
+        for pr in self.pairs:
+            lo, hi = pr.score_ci95
+            own[pr.policy], own[pr.opponent] = (lo, hi), (1.0 - hi, 1.0 - lo)
+            se = pr.score_se if pr.score_se > 0 else (hi - lo) / (2 * Z95)
+            var[pr.policy].append(se * se)
+            var[pr.opponent].append(se * se)
+        out = {}
+        for p, mean in self.mean_scores().items():
+            if len(var[p]) == 1:
+                out[p] = own[p]
+                continue
+            half = Z95 * math.sqrt(sum(var[p])) / len(var[p])
+            out[p] = (max(mean - half, 0.0), min(mean + half, 1.0))
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "method": self.method, "policies": self.policies,
                 "rules": self.rules, "ending": self.ending, "target": self.target,
@@ -137,7 +161,9 @@ class Comparison:
                 "games_per_table": self.games_per_table, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers,
                 "pairs": [p.to_dict() for p in self.pairs],
-                "mean_score": self.mean_scores()}
+                "mean_score": self.mean_scores(),
+                **({} if self.method == "exact" else {"mean_score_ci95": {
+                    p: list(ci) for p, ci in self.mean_score_ci95().items()}})}
 
     def to_frame(self) -> pd.DataFrame:
         run = {"game": self.game, "method": self.method, "rules": self.rules,

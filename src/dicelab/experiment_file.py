@@ -82,8 +82,13 @@ class ExperimentSpec:
 
 def _typed(source: str, key: str, value, kind, what: str):
     if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
-        raise UserError(f"{source}: {key} must be {what}, not {value!r}")
+        raise UserError(f"{source}: {key} must be {what}, not {_toml_value(value)}")
     return value
+
+
+def _toml_value(value) -> str:
+    """A value as the file spells it (``true``, not Python's ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
@@ -104,7 +109,7 @@ def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
     policies = data["policies"]
     if not isinstance(policies, list) or not all(isinstance(p, str) for p in policies):
         raise UserError(f"{source}: policies must be a list of policy names")
-    names = _expand(source, policies, data.get("sweep", {}))
+    names = _expand(source, policies, data.get("sweep"))
     for p in names:
         try:
             parse_policy(p)
@@ -125,15 +130,25 @@ def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
                              ("exact", bool, "true or false")):
         if key in data:
             kw[key] = _typed(source, key, data[key], kind_, what)
+    if kw.get("exact"):  # as compare --exact refuses --games and --seed
+        for key in ("games", "seed"):
+            if key in data:
+                raise UserError(f"{source}: {key}: an exact compare plays no games; leave "
+                                f"{key} out")
     spec = ExperimentSpec(**kw)
     _check_values(spec)
     return spec
 
 
 def _expand(source: str, policies: list[str], sweep) -> list[str]:
+    if sweep is None:
+        return list(policies)
     if not isinstance(sweep, dict):
         raise UserError(f"{source}: sweep must be a table like {{T = {{from = 100, to = 1000, "
-                        "step = 50}}}}")
+                        "step = 50}}")
+    if not sweep:
+        raise UserError(f"{source}: sweep is empty; give it a variable (T = {{from = 100, "
+                        "to = 1000, step = 50}) or leave it out")
     names = list(policies)
     for var, rng in sweep.items():
         if not re.fullmatch(r"[A-Z]", var):
@@ -143,7 +158,7 @@ def _expand(source: str, policies: list[str], sweep) -> list[str]:
             raise UserError(f"{source}: sweep.{var} must be {{from = A, to = B, step = C}} "
                             "with integers")
         lo, hi, step = rng["from"], rng["to"], rng["step"]
-        if step <= 0 or hi < lo or (hi - lo) // step > 1000 or (hi - lo) % step:
+        if step <= 0 or hi < lo or (hi - lo) // step >= 1000 or (hi - lo) % step:
             raise UserError(f"{source}: sweep.{var}: want from <= to, step > 0, to - from a "
                             "multiple of step (to is swept too), at most 1,000 values")
         out = []
@@ -188,6 +203,8 @@ def _check_values(spec: ExperimentSpec) -> None:
     if spec.seed is not None:
         named("seed", lambda: check_seed(spec.seed))
     tables = TABLE_GAMES[specs[0].game]
+    if spec.ending is not None:
+        named("ending", lambda: tables.make(None, spec.ending, None))
     named("rules", lambda: tables.make(spec.rules, spec.ending, None))
     named("target", lambda: tables.make(None, None, spec.target))
 
@@ -234,8 +251,8 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     """Run (or finish) an experiment file; returns (result, directory, files written).
 
     ``seed`` replaces the file's. The manifest's command names the file, and the seed when
-    the file has none (the one drawn), so it reproduces the files. What a run that stops
-    leaves behind: see the module docstring."""
+    it is not the file's (the one drawn, or ``seed``), so it reproduces the files. What a
+    run that stops leaves behind: see the module docstring."""
     from dicelab.results import RUN_FILES, check_out_dir, prepare_out_dir, save_run
     from dicelab.seeding import fresh_seed
     from dicelab.tournament import FIGURE_FILES
@@ -244,14 +261,17 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     base = Path.cwd() if base is None else Path(base)
     figures = FIGURE_FILES if spec.kind == "tournament" else ()
     where = check_out_dir(out if out is not None else base / "results" / spec.name,
-                          (*RUN_FILES, *figures))
+                          (*RUN_FILES, *figures),
+                          option="--out" if out is not None else "the results directory")
     partial = _partial_dir(spec, base)
     check_out_dir(partial, ("state.json",), option="the unfinished runs' directory")
     made = [d for d in (partial.parent.parent, partial.parent) if not d.exists()]
     try:
         store = CellStore(partial)
         state = partial / "state.json"
-        if spec.seed is not None:
+        if spec.exact:  # no games, no seed
+            seed = None
+        elif spec.seed is not None:
             seed = spec.seed
         elif state.exists():
             seed = _saved_seed(state)
@@ -268,7 +288,8 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     prepare_out_dir(where)
     command = ["dicelab", "experiment", "run", str(path)] + (
         ["--out", str(out)] if out is not None else []) + (
-        ["--seed", str(seed)] if read_experiment(path).seed is None else [])
+        ["--seed", str(seed)] if seed is not None and read_experiment(path).seed != seed
+        else [])
     files = save_run(where, result, command=command)
     if hasattr(result, "figures"):
         from dicelab.plots import save_png
@@ -293,6 +314,9 @@ def _with_seed(spec: ExperimentSpec, seed: int | None) -> ExperimentSpec:
 
     from dicelab.seeding import check_seed
 
+    if seed is not None and spec.exact:
+        raise UserError(f"--seed: {spec.source} is an exact compare, which plays no games; "
+                        "leave out --seed")
     return spec if seed is None else dataclasses.replace(spec, seed=check_seed(seed))
 
 

@@ -331,7 +331,8 @@ def run_experiment(name: str, options: Mapping[str, Any] | None = None, *,
     experiment = get_experiment(name)
     opts = resolve_options(experiment, options)
     where = Path(out) if out is not None else default_out(experiment, opts, base)
-    check_out_dir(where, files=experiment.out_files)
+    check_out_dir(where, files=experiment.out_files,
+                  option="--out" if out is not None else "the results directory")
     command = command_line(experiment, opts, None if out is None else Path(out))
     with contextlib.ExitStack() as stack:
         if client is None and opts.get("dask") is not None:

@@ -141,7 +141,7 @@ def win_matrix_figure(policies: list[str], score: np.ndarray, lo: np.ndarray, hi
                       *, title: str) -> Figure:
     """Heat map of a tournament's pairwise scores: cell (i, j) is policy i's share of
     finishing ahead of policy j (level finishes half), with its 95% interval written in
-    the cell; NaN where the two never met.
+    the cell (``[n/a]`` without one, as in the printed table); NaN where the two never met.
 
     >>> import numpy as np
     >>> s = np.array([[np.nan, 0.6], [0.4, np.nan]])
@@ -158,8 +158,10 @@ def win_matrix_figure(policies: list[str], score: np.ndarray, lo: np.ndarray, hi
             if np.isnan(score[i, j]):
                 continue
             dark = abs(score[i, j] - 0.5) > 0.3
-            ax.text(j, i, f"{score[i, j]:.3f}\n[{lo[i, j]:.3f}, {hi[i, j]:.3f}]", ha="center",
-                    va="center", fontsize=7, color="white" if dark else "black")
+            ci = ("[n/a]" if np.isnan(lo[i, j]) or np.isnan(hi[i, j])  # as the table says
+                  else f"[{lo[i, j]:.3f}, {hi[i, j]:.3f}]")
+            ax.text(j, i, f"{score[i, j]:.3f}\n{ci}", ha="center", va="center", fontsize=7,
+                    color="white" if dark else "black")
     ax.set_xticks(range(k), policies, rotation=30, ha="right")
     ax.set_yticks(range(k), policies)
     ax.set_xlabel("opponent")
@@ -188,7 +190,9 @@ def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, t
                 capsize=3)
     ax.set_yticks(y, [policies[i] for i in order])
     ax.axvline(0, color="grey", lw=0.8)
-    ax.set_xlabel("rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI)")
+    missing = "; no bar: no interval, too few units" if np.isnan(ci[order]).any() else ""
+    ax.set_xlabel("rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI"
+                  f"{missing})")
     ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=10)
     return fig
 

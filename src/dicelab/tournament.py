@@ -126,7 +126,7 @@ class PolicyStanding:
     mean_place: Estimate  # mean finishing place (1 = first; level seats share the best place)
     rating: float  # Elo scale, mean 0: how often it finishes ahead of another policy
     rating_ci95: tuple[float, float]
-    rank: int  # by win rate (then tie rate), 1 = best
+    rank: int  # by win rate (then tie rate, rating), 1 = best; equal on all, equal rank
 
     def to_dict(self) -> dict[str, Any]:
         return {"policy": self.policy, "games": self.games, **fields("win_rate", self.win_rate),
@@ -304,8 +304,12 @@ class Tournament:
                                   bounds=(1.0, float(self.seats_per_table))),
                          float(rating[p]),
                          (float(ci[p, 0]), float(ci[p, 1]))))
-        rows.sort(key=lambda r: (-r[2].mean, -r[3].mean, -np.nan_to_num(r[5])))
-        return [PolicyStanding(*r, rank) for rank, r in enumerate(rows, 1)]
+        def key(r):
+            return (-r[2].mean, -r[3].mean, -np.nan_to_num(r[5]))
+
+        rows.sort(key=key)
+        # equal on every count, equal rank (1, 1, 3): a tie is not broken by the order given
+        return [PolicyStanding(*r, 1 + sum(key(o) < key(r) for o in rows)) for r in rows]
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(score, lo, hi), each (policies, policies): row i's score against column j with

@@ -252,9 +252,25 @@ def parse_range(text: str) -> tuple[str, tuple[int, int, int]]:
     return name.strip(), (lo, hi, step)
 
 
+def parse_ranges(texts: list[str]) -> dict[str, tuple[int, int, int]]:
+    """Several ``--range`` options, each parameter at most once."""
+    out: dict[str, tuple[int, int, int]] = {}
+    for text in texts:
+        name, rng = parse_range(text)
+        if name in out:
+            raise UserError(f"--range {name}: given twice ({name}={':'.join(map(str, out[name]))}"
+                            f" and {text.strip()}); give each parameter one range")
+        out[name] = rng
+    return out
+
+
+#: Games per opponent and seating of a Monte Carlo tune without a ``budget``.
+DEFAULT_BUDGET = 100_000
+
+
 def tune(family: str, field: list[str], *, params: list[str] | None = None,
          ranges: dict[str, tuple[int, int, int]] | None = None, trials: int = 60,
-         monte_carlo: bool = False, budget: int = 100_000, seed: int | None = None,
+         monte_carlo: bool = False, budget: int | None = None, seed: int | None = None,
          target: int | None = None, rules: str | None = None, ending: str | None = None,
          progress=None) -> TuneResult:
     """Find the member of ``family`` of best mean score against ``field`` (two seats,
@@ -278,7 +294,10 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
         raise UserError(f"--against: a policy is named twice ({', '.join(names)})")
     if not 1 <= trials <= 10_000:
         raise UserError(f"--trials must be 1 to 10,000, not {trials}")
-    budget = check_games(budget, "--budget")
+    if budget is not None and not monte_carlo and fam.game == "farkle":  # Penta: below
+        raise UserError("--budget applies to --monte-carlo only: the exact evaluation plays "
+                        "no games")
+    budget = check_games(DEFAULT_BUDGET if budget is None else budget, "--budget")
     seed = check_seed(seed)
     if fam.game == "penta":
         from dicelab.penta.rules import get_rules

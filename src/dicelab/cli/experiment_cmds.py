@@ -9,6 +9,7 @@ option it does not have is a one-line error. Thin shells over
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Annotated, Any
 
 import typer
@@ -32,6 +33,9 @@ class _ExperimentGroup(TyperGroup):
         if args and args[0].lower().endswith(".toml"):  # an experiment file
             return super().resolve_command(ctx, [_FILE_COMMAND, *args])
         if args and not args[0].startswith("-") and args[0] not in self.commands:
+            if os.path.lexists(args[0]):  # a file meant as an experiment file
+                raise UserError(f"experiment file '{args[0]}': its name must end in .toml "
+                                f"(or name an experiment: {', '.join(EXPERIMENTS)})")
             get_experiment(args[0])  # raises the UserError
         return super().resolve_command(ctx, args)
 
@@ -181,7 +185,10 @@ def register(app: typer.Typer) -> None:
     run_app = typer.Typer(cls=_ExperimentGroup, no_args_is_help=True,
                           help="Run an experiment: dicelab experiment run NAME [options]; "
                                "results go to results/<experiment>/<variant> unless --out "
-                               "(dicelab experiment list shows where).")
+                               "(dicelab experiment list shows where). Or run your own "
+                               "tournament or compare, described in a TOML file, resumably: "
+                               "dicelab experiment run FILE.toml [--out DIR] [--seed S] "
+                               "[--json]; results go to results/<name> unless --out.")
     experiment_app.add_typer(run_app, name="run")
 
     @experiment_app.command("list")
@@ -205,6 +212,7 @@ def register(app: typer.Typer) -> None:
         """Run an experiment file (docs: dicelab.experiment_file); an interrupted run
         continues where it stopped when run again."""
         from dicelab.cli import render
+        from dicelab.cli.invocation import INTERRUPTED
         from dicelab.experiment_file import read_experiment, run_experiment_file, unfinished_run
         from dicelab.results import check_out_dir, echo_json
 
@@ -222,10 +230,9 @@ def register(app: typer.Typer) -> None:
                                                            progress=advance)
         except KeyboardInterrupt:
             partial, kept = unfinished_run(path, seed=seed)
-            if kept:
-                typer.echo(f"stopped: {kept} finished {cells} kept in {partial}; run the "
-                           "same file again to continue from them, or delete that "
-                           "directory", err=True)
+            if kept:  # said on the one line of the interruption
+                INTERRUPTED[:] = [f"{kept} finished {cells} kept in {partial}; run the same "
+                                  "file again to continue from them, or delete that directory"]
             raise
         if json_out:
             echo_json({**result.to_dict(), "out": str(where),

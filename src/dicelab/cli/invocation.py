@@ -7,6 +7,21 @@ from __future__ import annotations
 #: The command line of this process (``main``'s argv, bare options filled in).
 ARGV: list[str] = []
 
+#: What a command stopped by Ctrl-C adds to its one ``interrupted`` line (what it kept).
+INTERRUPTED: list[str] = []
+
+
+def interrupted_line() -> str:
+    """The one line on stderr of an interrupted command: ``interrupted``, and what the
+    command noted in :data:`INTERRUPTED`.
+
+    >>> INTERRUPTED[:] = ["2 finished table(s) kept in results/.partial/x"]
+    >>> interrupted_line()
+    'interrupted: 2 finished table(s) kept in results/.partial/x'
+    >>> INTERRUPTED.clear()
+    """
+    return "interrupted" + (": " + "; ".join(INTERRUPTED) if INTERRUPTED else "")
+
 
 def reproducing_command(seed: int | None) -> list[str]:
     """``dicelab ...`` as typed, with the seed the run used spelled out when it was drawn.

@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx
 
 import dicelab
-from dicelab.cli.invocation import ARGV, reproducing_command
+from dicelab.cli.invocation import ARGV, INTERRUPTED, interrupted_line, reproducing_command
 from dicelab.config import DEFAULT_GAMES, TUNE_ENUMERATE_MEMBERS
 from dicelab.errors import UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
@@ -402,8 +402,8 @@ def tune(
     monte_carlo: Annotated[bool, typer.Option(
         "--monte-carlo", help="Simulate instead of the exact evaluation (common dice across "
                               "candidates; the winner re-played on fresh seeds).")] = False,
-    budget: Annotated[int, typer.Option(
-        help="--monte-carlo: games per opponent and seating.")] = 100_000,
+    budget: Annotated[int | None, typer.Option(
+        help="--monte-carlo: games per opponent and seating. [default: 100000]")] = None,
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
@@ -413,10 +413,10 @@ def tune(
 ) -> None:
     """Find the member of a policy family with the best score against a field: every
     member of a small space, a search of a large one."""
-    from dicelab.tune import parse_range
+    from dicelab.tune import parse_ranges
     from dicelab.tune import tune as run
 
-    ranges = dict(parse_range(r) for r in range_ or [])
+    ranges = parse_ranges(range_ or [])
     names = None
     if params is not None:
         names = [p.strip() for p in params.split(",")]
@@ -482,13 +482,14 @@ def main(argv: list[str] | None = None) -> None:
     exit 2)."""
     _show_notices()
     ARGV[:] = _fill_bare_sprt(sys.argv[1:] if argv is None else list(argv))
+    INTERRUPTED.clear()
     try:
         # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
         with json_stdout("--json" in ARGV):  # its JSON alone on standard output
             code = app(args=list(ARGV), prog_name="dicelab", standalone_mode=False)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             if code == _INTERRUPTED:
-                typer.echo("interrupted", err=True)
+                typer.echo(interrupted_line(), err=True)
             sys.exit(code)
     except UserError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -500,7 +501,7 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo(f"error: {exc.format_message()}", err=True)
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt):
-        typer.echo("interrupted", err=True)
+        typer.echo(interrupted_line(), err=True)
         sys.exit(_INTERRUPTED)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

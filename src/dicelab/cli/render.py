@@ -344,8 +344,15 @@ def _iteration_note(pairs) -> str:
 
 def _ranking(result, digits: int) -> None:
     ranking = sorted(result.mean_scores().items(), key=lambda kv: -kv[1])
+    cis = result.mean_score_ci95() or {}
+
+    def shown(name: str, score: float) -> str:
+        ci = cis.get(name)
+        return _pct(score, digits) + ("" if ci is None else
+                                      f" [{_pct(ci[0], digits)}, {_pct(ci[1], digits)}]")
+
     console.print("mean score over its pairings: "
-                  + ", ".join(f"{name} {_pct(score, digits)}" for name, score in ranking)
+                  + ", ".join(f"{name} {shown(name, score)}" for name, score in ranking)
                   + f"  ({F.seconds(result.elapsed_s)})")
 
 
