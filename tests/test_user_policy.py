@@ -294,6 +294,38 @@ def test_plain_functions_are_bank_rules_and_the_referee_allows_only_legal_banks(
     assert move == Move((1, 1, 1), s.rules.can_bank(1000, 3))
 
 
+_AT_ONE_STATE = """\
+def rule(my, opp, tp, n):
+    if my == 650 and opp == 350 and tp == 450 and n == 2:
+        {}
+    return tp >= 300
+"""
+
+def _falls_through(my, opp, tp, n):  # numba: an optional bool, never None here
+    if tp >= 300 + (my > opp) * 100:
+        return True
+    elif tp < 300 + (my > opp) * 100:
+        return False
+
+
+def _zero_or_one(my, opp, tp, n):
+    return 1 if tp >= 350 or n == 1 else 0
+
+
+@pytest.mark.parametrize("function", [_falls_through, _zero_or_one])
+def test_a_compiled_rule_answering_0_1_or_an_optional_bool_has_the_plain_rules_grid(
+        function):
+    rule = BankRule(function)
+    totals = np.arange(0, 1000, POINT_UNIT)
+    grid = rule.bank_grid(totals, totals, 1000)
+    plain = np.zeros_like(grid)
+    for (i, my), (j, opp), p, n in itertools.product(enumerate(totals), enumerate(totals),
+                                                     range(grid.shape[2] - 1), range(1, 7)):
+        plain[i, j, p, n] = bool(function(int(my), int(opp), p * POINT_UNIT, n))
+    plain[:, :, -1, 1:] = 1
+    np.testing.assert_array_equal(grid, plain)
+
+
 BAD_FILES = {
     "wrong_signature.py": ("def rule(my, opp):\n    return True\n",
                            "rule", "must take (my, opp, turn_points, dice_left)"),
@@ -303,7 +335,27 @@ BAD_FILES = {
     "not_bool.py": ("def rule(my, opp, tp, n):\n    return 'yes'\n", "rule",
                     "must return True or False"),
     "not_a_policy.py": ("rule = 42\n", "rule", "is an int"),
+    # a rule numba compiles, wrong at one state only: the compiled grid finds it
+    "raises_at_one_state.py": (_AT_ONE_STATE.format("raise ValueError('here')"), "rule",
+                               "(650, 350, 450, 2): ValueError: here"),
+    "divides_by_zero_at_one_state.py": (_AT_ONE_STATE.format("return 1 // (n - 2) > 0"),
+                                        "rule", "(650, 350, 450, 2): ZeroDivisionError"),
+    "none_at_one_state.py": (_AT_ONE_STATE.format("return None"), "rule",
+                             "returned None at (my, opp, turn_points, dice_left) = "
+                             "(650, 350, 450, 2): it must return True or False"),
+    "two_at_one_state.py": (_AT_ONE_STATE.format("return 2"), "rule",
+                            "returned 2 at (my, opp, turn_points, dice_left) = "
+                            "(650, 350, 450, 2)"),
+    "half_at_one_state.py": (_AT_ONE_STATE.format("return 0.5"), "rule",
+                             "returned 0.5 at (my, opp, turn_points, dice_left) = "
+                             "(650, 350, 450, 2)"),
+    "exits_in_rule.py": ("import sys\ndef rule(my, opp, tp, n):\n    sys.exit(0)\n", "rule",
+                         "SystemExit: 0"),
+    "exits_in_decide.py": ("import sys\ndef rule(state):\n    sys.exit('bye')\n", "rule",
+                           "SystemExit: bye"),
 }
+_RAISES = ("raises_on_import.py", "raises_in_rule.py", "raises_at_one_state.py",
+           "divides_by_zero_at_one_state.py", "exits_in_rule.py", "exits_in_decide.py")
 
 
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
@@ -317,7 +369,7 @@ def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
     assert code == 2, err
     assert err.startswith("error: ") and says in err, err
     assert "Traceback" not in err and not out.exists()
-    if name in ("raises_on_import.py", "raises_in_rule.py"):  # the user's own frames
+    if name in _RAISES:  # the user's own frames
         assert f"{path}:" in err and "dicelab/" not in err.split("\n", 1)[1]
 
 
