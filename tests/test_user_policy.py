@@ -353,9 +353,16 @@ BAD_FILES = {
                          "SystemExit: 0"),
     "exits_in_decide.py": ("import sys\ndef rule(state):\n    sys.exit('bye')\n", "rule",
                            "SystemExit: bye"),
+    "exits_when_made.py": ("import sys\nclass Rule:\n    name = 'r'\n"
+                           "    def __init__(self):\n        sys.exit(3)\n"
+                           "    def decide(self, state):\n        pass\n", "Rule",
+                           "making a Rule failed: SystemExit: 3"),
+    "recurses.py": ("def rule(my, opp, tp, n):\n    return rule(my, opp, tp, n)\n", "rule",
+                    "RecursionError"),
 }
 _RAISES = ("raises_on_import.py", "raises_in_rule.py", "raises_at_one_state.py",
-           "divides_by_zero_at_one_state.py", "exits_in_rule.py", "exits_in_decide.py")
+           "divides_by_zero_at_one_state.py", "exits_in_rule.py", "exits_in_decide.py",
+           "exits_when_made.py", "recurses.py")
 
 
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
@@ -369,8 +376,11 @@ def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
     assert code == 2, err
     assert err.startswith("error: ") and says in err, err
     assert "Traceback" not in err and not out.exists()
-    if name in _RAISES:  # the user's own frames
+    if name in _RAISES:  # the user's own frames, a frame repeated counted
         assert f"{path}:" in err and "dicelab/" not in err.split("\n", 1)[1]
+        assert len(err.splitlines()) <= 4, err
+    if name == "recurses.py":
+        assert err.splitlines()[2].startswith("  [the line above "), err
 
 
 @pytest.mark.parametrize(("ref", "says"), [

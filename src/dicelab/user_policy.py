@@ -102,7 +102,7 @@ def as_policy(obj, name: str = "policy"):
     if isinstance(obj, type) and callable(getattr(obj, "decide", None)):
         try:  # a policy class: its instance with the defaults
             obj = obj()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise user_code_error(exc, f"making a {name} failed") from None
     if getattr(obj, "game", None) == "penta":
         if not callable(getattr(obj, "decide", None)) or not isinstance(
