@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,6 +235,25 @@ def test_a_log_of_a_users_games_is_analysed_against_optimal(tmp_path, capsys):
     assert players["optimal"]["total_loss"] == 0.0
     mine = players[f"{EXAMPLES}:chase_penta"]
     assert mine["decisions"] > 5 * 13 and mine["total_loss"] > 10
+
+
+def test_analysing_a_log_does_not_run_the_policy_file_it_names(tmp_path, capsys):
+    """The log only names the policy: a file changed since the games were played (here:
+    one that would leave a mark) is not imported, and the games are judged by the
+    expected final score."""
+    log = tmp_path / "games.jsonl"
+    code, _, err = run_cli(capsys, ["simulate", "-s", f"{EXAMPLES}:most_points", "--games",
+                                    "2", "--seed", "1", "--log", str(log), "--json"])
+    assert code == 0, err
+    policy = tmp_path / "mine.py"  # never imported in this process
+    log.write_text(log.read_text().replace(EXAMPLES, str(policy)))
+    mark = tmp_path / "imported"
+    policy.write_text(f"open({str(mark)!r}, 'w').close()\n{Path(EXAMPLES).read_text()}")
+    code, out, err = run_cli(capsys, ["analyse", str(log), "--json"])
+    assert code == 0 and not mark.exists(), err
+    result = json.loads(out)
+    assert result["measure"] == {"penta": "score"}
+    assert [p["policy"] for p in result["players"]] == [f"{policy}:most_points"]
 
 
 def test_the_report_card_of_optimal_loses_nothing():
