@@ -392,5 +392,6 @@ def test_a_penta_policys_number_keywords_are_its_parameters():
                           (":keep_high:nope=1", "unknown parameter 'nope'"),
                           (":most_points:high=2", "parameters: none"),
                           (":keep_high:high", "key=value")):
-        with pytest.raises(UserError, match=message):
+        with pytest.raises(UserError, match=message) as refused:
             parse_policy(f"{EXAMPLES}{text}", "penta")
+        assert str(refused.value).startswith(f"policy '{EXAMPLES}{text}': ")

@@ -174,7 +174,10 @@ def _with_params(policy, text: str, whole: str):
         given[key] = value.strip()
     if not given:
         raise UserError(f"policy '{whole}': nothing after the last ':'")
-    return policy.with_params(**given)
+    try:
+        return policy.with_params(**given)
+    except UserError as exc:  # which of the policies named
+        raise UserError(f"policy '{whole}': {exc}") from None
 
 
 def _import(src: str):
