@@ -627,6 +627,25 @@ def test_a_logged_game_of_a_policy_named_otherwise_is_written(tmp_path, capsys):
         "bank_rule) or a policy table; simulate it instead\n", err
 
 
+@pytest.mark.parametrize("first", [True, False])
+def test_compare_exact_refuses_a_policy_that_decides_move_by_move_before_any_pair(
+        tmp_path, capsys, monkeypatch, first):
+    """Named by the reference, before optimal-win is solved for the first pair."""
+    from dicelab.farkle import exact
+
+    def no_pair(*args, **kwargs):
+        raise AssertionError("a pair was evaluated before the refusal")
+
+    monkeypatch.setattr(exact, "exact_pair", no_pair)
+    (tmp_path / "named.py").write_text(NAMED_OTHERWISE)
+    ref = f"{tmp_path}/named.py:Steady"
+    policies = [ref, "optimal-win", "ai"] if first else ["optimal-win", "ai", ref]
+    code, out, err = run_cli(capsys, ["compare", *policies, "--exact", "--target", "500"])
+    assert code == 2 and not out and err == f"error: policy '{ref}' cannot be answered " \
+        "exactly: the exact solvers read a policy written as a bank rule (dicelab.farkle." \
+        "policy.bank_rule) or a policy table; simulate it instead\n", err
+
+
 @pytest.mark.parametrize("argv", [["simulate"], ["play", "farkle"], ["play", "penta"]])
 def test_the_help_of_a_policy_option_says_a_users_policy_is_taken(capsys, argv):
     code, out, _ = run_cli(capsys, [*argv, "--help"])
