@@ -400,6 +400,16 @@ def test_a_missing_policy_is_one_error(capsys, ref, says):
     assert code == 2 and err.startswith("error: ") and says in err, err
 
 
+def test_a_policy_named_in_another_script_loads(tmp_path):
+    """Any Python name: a letter of any script first (not only A-Z), not a digit."""
+    path = tmp_path / "règles.py"
+    path.write_text("def élan(my, opp, tp, n, *, base=300):\n    return tp >= base\n")
+    spec = parse_policy(f"{path}:élan:base=350")
+    assert spec.name == f"{path}:élan:base=350" and spec.params == {"base": 350}
+    with pytest.raises(UserError, match=r"a policy in a file is named FILE\.py:NAME"):
+        parse_policy(f"{path}:1élan")
+
+
 def test_a_policy_from_an_importable_module(tmp_path, monkeypatch, capsys):
     (tmp_path / "mypolicies.py").write_text(textwrap.dedent("""
         def steady(my, opp, turn_points, dice_left, base=400):

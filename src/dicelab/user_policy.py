@@ -44,8 +44,9 @@ from typing import Any, NamedTuple
 from dicelab.errors import UserError, user_code_error
 
 #: ``SOURCE:NAME[:PARAMS]``: a ``.py`` file (any path) or a dotted module name.
+#: (A Python name: a letter or ``_``, any script's, then letters, digits or ``_``.)
 _REFERENCE = re.compile(
-    r"^(?P<src>[^:]+\.py|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?P<obj>[A-Za-z_]\w*)"
+    r"^(?P<src>[^:]+\.py|[^\W\d]\w*(?:\.[^\W\d]\w*)*):(?P<obj>[^\W\d]\w*)"
     r"(?::(?P<params>.*))?$")
 
 
