@@ -252,3 +252,19 @@ def test_a_finished_run_removes_the_unfinished_runs_of_its_earlier_versions(tmp_
     assert not old.exists() and not new.exists()
     partial, kept = unfinished_run(other, base=tmp_path)
     assert kept > 0 and [p.name for p in partial.parent.iterdir()] == [partial.name]
+
+
+def test_a_users_policy_file_edited_after_a_stop_is_another_experiment(tmp_path):
+    """Its finished cells were played by the old code: the edited file's run plays
+    them again (the TOML file itself unchanged)."""
+    policy = tmp_path / "mine.py"
+    policy.write_text("def rule(my, opp, tp, n):\n    return tp >= 300\n")
+    f = tmp_path / "demo.toml"
+    f.write_text(f'policies = ["{policy}:rule", "ai"]\ngames = 900\nseed = 4\n'
+                 "target = 1000\n")
+    first = parse_experiment(f.read_text(), str(f)).digest()
+    assert parse_experiment(f.read_text(), str(f)).digest() == first
+    policy.write_text("def rule(my, opp, tp, n):\n    return tp >= 350\n")
+    assert parse_experiment(f.read_text(), str(f)).digest() != first
+    builtin = parse_experiment(GOOD, "demo.toml")  # no user's policy: no code in it
+    assert builtin.digest() == parse_experiment(GOOD, "demo.toml").digest()

@@ -90,6 +90,21 @@ def load(text: str, game: str | None = None) -> Loaded:
     return Loaded(policy_game, name, dict(getattr(policy, "params", {})), policy)
 
 
+def source_digest(text: str) -> str | None:
+    """A digest of the file a user's policy ``text`` names (its code, which may change
+    under the same name), without running it; None for a name that is no such file."""
+    m = _REFERENCE.match(text.strip())
+    if m is None:
+        return None
+    src = m["src"]
+    try:
+        path = Path(src).expanduser() if src.endswith(".py") else Path(
+            importlib.util.find_spec(src).origin)
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (AttributeError, ImportError, OSError, TypeError, ValueError):
+        return None
+
+
 def as_policy(obj, name: str = "policy"):
     """A user's object as a dicelab policy (see the module docstring), or the refusal
     that says what it should be."""
@@ -214,4 +229,5 @@ def _import(src: str):
         raise user_code_error(exc, f"importing {src} failed") from None
 
 
-__all__ = ["DecideFunction", "Loaded", "as_policy", "load", "looks_like_reference"]
+__all__ = ["DecideFunction", "Loaded", "as_policy", "load", "looks_like_reference",
+           "source_digest"]
