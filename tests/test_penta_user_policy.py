@@ -363,6 +363,58 @@ def test_a_users_policy_given_as_values_is_compared_and_evaluated_exactly(capsys
     assert e.total_loss.mean == pytest.approx(greedy.total_loss.mean, abs=1e-9)
 
 
+BAD_VALUES = textwrap.dedent("""
+    import numpy as np
+    from dicelab.penta.policy import ValuesPolicy
+    from dicelab.penta.rules import N_STATES
+
+    short = ValuesPolicy("short", np.zeros(10))
+    words = ValuesPolicy("words", "high")
+    nans = ValuesPolicy("nans", np.full(N_STATES, np.nan))
+    one_inf = ValuesPolicy("one_inf", np.where(np.arange(N_STATES) == 7, np.inf, 0.0))
+
+    class Raises:
+        game = "penta"
+        name = "raises"
+
+        def values(self, rules):
+            raise RuntimeError("no values")
+
+        def decide(self, state):
+            return list(state.roll) if state.rolls_left else "chance"
+""")
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("short", "policy short: its values are one number per Penta state index "
+              "(1,048,576, dicelab.penta.rules.state_index), not shape (10,)"),
+    ("words", "policy words: its values are one number per Penta state index "
+              "(1,048,576, dicelab.penta.rules.state_index), not str"),
+    ("nans", "policy nans: its values are finite numbers, not nan (state index 0, and "
+             "1,048,575 more)"),
+    ("one_inf", "policy one_inf: its values are finite numbers, not inf (state index 7, "
+                "and 0 more)"),
+    ("Raises", "its values: RuntimeError: no values"),
+])
+@pytest.mark.parametrize("command", ["compare", "simulate"])
+def test_bad_values_are_one_error_before_any_game(tmp_path, capsys, name, says, command):
+    """(NaN values crashed the exact head to head; values of another length played.)"""
+    path = tmp_path / "values.py"
+    path.write_text(BAD_VALUES)
+    ref = f"{path}:{name}"
+    argv = ["compare", ref, "greedy", "--exact"] if command == "compare" else \
+        ["simulate", "-s", ref, "--games", "2", "--seed", "1"]
+    out = tmp_path / "out"
+    code, text, err = run_cli(capsys, [*argv, "--json", "--out", str(out)])
+    if name == "Raises" and command == "simulate":  # decides move by move: not asked
+        assert code == 2 and "chance is filled" in err, err
+        return
+    assert code == 2 and not text and not out.exists(), err
+    assert err.startswith("error: ") and says in err and "Traceback" not in err, err
+    if name == "Raises":
+        assert len(err.splitlines()) == 2 and f"{path}:" in err.splitlines()[1], err
+
+
 def test_a_users_penta_policy_plays_a_tournament_and_a_sequential_test(capsys, tmp_path):
     out = tmp_path / "t"
     code, _, err = run_cli(capsys, ["tournament", f"{EXAMPLES}:chase_penta", "greedy",
