@@ -393,6 +393,9 @@ def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
     ("policies.py:", "a policy in a file is named FILE.py:NAME"),
     ("policies.py:1x", "a policy in a file is named FILE.py:NAME"),
     ("policies.pyx", "valid policies are"),
+    ("dir/policies:rule", "a policy in a file is named FILE.py:NAME"),
+    ("dir/policies.txt:rule", "a policy in a file is named FILE.py:NAME"),
+    ("dir/policies", "a policy in a file is named FILE.py:NAME"),
     ("thresh", "valid policies are"),
 ])
 def test_a_missing_policy_is_one_error(capsys, ref, says):

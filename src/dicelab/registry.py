@@ -215,7 +215,8 @@ def parse_policy(text: str, game: str | None = None, *, users: bool = True) -> P
             raise UserError(f"policy '{text}' is a user's policy, not loaded here")
         found = user_policy.load(text, game)
         return PolicySpec(found.game, "user", found.name, found.params, policy=found.policy)
-    if not matches and re.search(r"\.py(?!\w)", text):  # a file without a name in it
+    # a file without a name in it, or a path to a file that is not .py
+    if not matches and (re.search(r"\.py(?!\w)", text) or re.match(r"[^:]*[/\\]", text)):
         raise UserError(f"unknown policy '{text}': a policy in a file is named FILE.py:NAME "
                         "(NAME a Python name defined in the file)")
     if not matches:
