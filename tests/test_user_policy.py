@@ -296,6 +296,24 @@ def test_plain_functions_are_bank_rules_and_the_referee_allows_only_legal_banks(
     assert move == Move((1, 1, 1), s.rules.can_bank(1000, 3))
 
 
+def test_a_numba_rule_compiled_for_other_types_too_fills_its_grid_compiled(monkeypatch):
+    """Only the types the grid asks it with count: a float signature answering floats,
+    compiled before, does not send the rule to the plain (one call a state) loop."""
+    import numba
+
+    @numba.njit
+    def rule(my, opp, tp, n):
+        return tp * 0 + (tp >= 300)  # an integer for integers, a float for floats
+
+    assert rule(1.0, 2.0, 300.0, 4.0) == 1.0
+    asked = []
+    monkeypatch.setattr(BankRule, "wants_bank", lambda self, *a: asked.append(a))
+    totals = np.arange(0, 500, POINT_UNIT)
+    grid = BankRule(rule).bank_grid(totals, totals, 500)
+    assert not asked
+    assert (grid[:, :, :6, 1:] == 0).all() and (grid[:, :, 6:, 1:] == 1).all()
+
+
 _AT_ONE_STATE = """\
 def rule(my, opp, tp, n):
     if my == 650 and opp == 350 and tp == 450 and n == 2:

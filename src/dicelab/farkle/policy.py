@@ -566,7 +566,7 @@ def _agrees(fast, rule: BankRule, mine: np.ndarray, theirs: np.ndarray, rows: in
     """Whether the compiled rule answers as the plain one on a sample of states (and
     compiles at all, to a function returning a bool or an integer: a rule that
     returns another type anywhere is asked as it is, and refused where it does)."""
-    from numba import types
+    from numba import typeof, types
 
     rng = np.random.default_rng(0)
     plain = getattr(rule.function, "py_func", rule.function)
@@ -580,12 +580,12 @@ def _agrees(fast, rule: BankRule, mine: np.ndarray, theirs: np.ndarray, rows: in
                 return False
     except (Exception, SystemExit):  # a typing failure, a wrong answer: the plain rule's turn
         return False
-    for sig in fast.nopython_signatures:
-        answers = sig.return_type
-        answers = answers.type if isinstance(answers, types.Optional) else answers
-        if not isinstance(answers, types.Boolean | types.Integer):
-            return False
-    return True
+    compiled = fast.overloads.get(tuple(typeof(x) for x in (my, opp, tp, n, *params)))
+    if compiled is None:  # (not compiled for the grid's types: the plain rule)
+        return False
+    answers = compiled.signature.return_type
+    answers = answers.type if isinstance(answers, types.Optional) else answers
+    return isinstance(answers, types.Boolean | types.Integer)
 
 
 @functools.lru_cache(maxsize=1)
