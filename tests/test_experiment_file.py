@@ -378,3 +378,19 @@ def test_a_real_ctrl_c_is_one_line_and_the_next_run_ends_as_an_uninterrupted_one
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "resumed" / "summary.parquet"),
                                   pd.read_parquet(tmp_path / "whole" / "summary.parquet"),
                                   check_exact=True)
+
+
+def test_a_users_policy_file_edited_after_a_stop_is_another_experiment(tmp_path):
+    """Its finished cells were played by the old code: the edited file's run plays
+    them again (the TOML file itself unchanged)."""
+    policy = tmp_path / "mine.py"
+    policy.write_text("def rule(my, opp, tp, n):\n    return tp >= 300\n")
+    f = tmp_path / "demo.toml"
+    f.write_text(f'policies = ["{policy}:rule", "ai"]\ngames = 900\nseed = 4\n'
+                 "target = 1000\n")
+    first = parse_experiment(f.read_text(), str(f)).digest()
+    assert parse_experiment(f.read_text(), str(f)).digest() == first
+    policy.write_text("def rule(my, opp, tp, n):\n    return tp >= 350\n")
+    assert parse_experiment(f.read_text(), str(f)).digest() != first
+    builtin = parse_experiment(GOOD, "demo.toml")  # no user's policy: no code in it
+    assert builtin.digest() == parse_experiment(GOOD, "demo.toml").digest()

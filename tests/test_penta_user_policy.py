@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -236,6 +237,25 @@ def test_a_log_of_a_users_games_is_analysed_against_optimal(tmp_path, capsys):
     assert mine["decisions"] > 5 * 13 and mine["total_loss"] > 10
 
 
+def test_analysing_a_log_does_not_run_the_policy_file_it_names(tmp_path, capsys):
+    """The log only names the policy: a file changed since the games were played (here:
+    one that would leave a mark) is not imported, and the games are judged by the
+    expected final score."""
+    log = tmp_path / "games.jsonl"
+    code, _, err = run_cli(capsys, ["simulate", "-s", f"{EXAMPLES}:most_points", "--games",
+                                    "2", "--seed", "1", "--log", str(log), "--json"])
+    assert code == 0, err
+    policy = tmp_path / "mine.py"  # never imported in this process
+    log.write_text(log.read_text().replace(EXAMPLES, str(policy)))
+    mark = tmp_path / "imported"
+    policy.write_text(f"open({str(mark)!r}, 'w').close()\n{Path(EXAMPLES).read_text()}")
+    code, out, err = run_cli(capsys, ["analyse", str(log), "--json"])
+    assert code == 0 and not mark.exists(), err
+    result = json.loads(out)
+    assert result["measure"] == {"penta": "score"}
+    assert [p["policy"] for p in result["players"]] == [f"{policy}:most_points"]
+
+
 def test_the_report_card_of_optimal_loses_nothing():
     e = evaluate_penta("optimal", games=20, seed=3)
     assert e.exact and e.mean_final_score.mean == pytest.approx(solve(SEED).expected_score)
@@ -343,6 +363,58 @@ def test_a_users_policy_given_as_values_is_compared_and_evaluated_exactly(capsys
     assert e.total_loss.mean == pytest.approx(greedy.total_loss.mean, abs=1e-9)
 
 
+BAD_VALUES = textwrap.dedent("""
+    import numpy as np
+    from dicelab.penta.policy import ValuesPolicy
+    from dicelab.penta.rules import N_STATES
+
+    short = ValuesPolicy("short", np.zeros(10))
+    words = ValuesPolicy("words", "high")
+    nans = ValuesPolicy("nans", np.full(N_STATES, np.nan))
+    one_inf = ValuesPolicy("one_inf", np.where(np.arange(N_STATES) == 7, np.inf, 0.0))
+
+    class Raises:
+        game = "penta"
+        name = "raises"
+
+        def values(self, rules):
+            raise RuntimeError("no values")
+
+        def decide(self, state):
+            return list(state.roll) if state.rolls_left else "chance"
+""")
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("short", "policy short: its values are one number per Penta state index "
+              "(1,048,576, dicelab.penta.rules.state_index), not shape (10,)"),
+    ("words", "policy words: its values are one number per Penta state index "
+              "(1,048,576, dicelab.penta.rules.state_index), not str"),
+    ("nans", "policy nans: its values are finite numbers, not nan (state index 0, and "
+             "1,048,575 more)"),
+    ("one_inf", "policy one_inf: its values are finite numbers, not inf (state index 7, "
+                "and 0 more)"),
+    ("Raises", "its values: RuntimeError: no values"),
+])
+@pytest.mark.parametrize("command", ["compare", "simulate"])
+def test_bad_values_are_one_error_before_any_game(tmp_path, capsys, name, says, command):
+    """(NaN values crashed the exact head to head; values of another length played.)"""
+    path = tmp_path / "values.py"
+    path.write_text(BAD_VALUES)
+    ref = f"{path}:{name}"
+    argv = ["compare", ref, "greedy", "--exact"] if command == "compare" else \
+        ["simulate", "-s", ref, "--games", "2", "--seed", "1"]
+    out = tmp_path / "out"
+    code, text, err = run_cli(capsys, [*argv, "--json", "--out", str(out)])
+    if name == "Raises" and command == "simulate":  # decides move by move: not asked
+        assert code == 2 and "chance is filled" in err, err
+        return
+    assert code == 2 and not text and not out.exists(), err
+    assert err.startswith("error: ") and says in err and "Traceback" not in err, err
+    if name == "Raises":
+        assert len(err.splitlines()) == 2 and f"{path}:" in err.splitlines()[1], err
+
+
 def test_a_users_penta_policy_plays_a_tournament_and_a_sequential_test(capsys, tmp_path):
     out = tmp_path / "t"
     code, _, err = run_cli(capsys, ["tournament", f"{EXAMPLES}:chase_penta", "greedy",
@@ -372,5 +444,6 @@ def test_a_penta_policys_number_keywords_are_its_parameters():
                           (":keep_high:nope=1", "unknown parameter 'nope'"),
                           (":most_points:high=2", "parameters: none"),
                           (":keep_high:high", "key=value")):
-        with pytest.raises(UserError, match=message):
+        with pytest.raises(UserError, match=message) as refused:
             parse_policy(f"{EXAMPLES}{text}", "penta")
+        assert str(refused.value).startswith(f"policy '{EXAMPLES}{text}': ")

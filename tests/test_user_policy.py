@@ -279,8 +279,10 @@ def test_parameters_by_name_and_their_errors():
                       (":cautious:big=1,big=2", "given twice"),
                       (":threshold_300:x=1", "unknown parameter"),
                       (":nothing", "has no 'nothing'")):
-        with pytest.raises(UserError, match=says):
+        with pytest.raises(UserError, match=says) as refused:
             parse_policy(EXAMPLES + bad)
+        if bad != ":nothing":  # which policy: a command may name several
+            assert str(refused.value).startswith(f"policy '{EXAMPLES}{bad}': ")
 
 
 def test_plain_functions_are_bank_rules_and_the_referee_allows_only_legal_banks():
@@ -294,6 +296,56 @@ def test_plain_functions_are_bank_rules_and_the_referee_allows_only_legal_banks(
     assert move == Move((1, 1, 1), s.rules.can_bank(1000, 3))
 
 
+def test_a_numba_rule_compiled_for_other_types_too_fills_its_grid_compiled(monkeypatch):
+    """Only the types the grid asks it with count: a float signature answering floats,
+    compiled before, does not send the rule to the plain (one call a state) loop."""
+    import numba
+
+    @numba.njit
+    def rule(my, opp, tp, n):
+        return tp * 0 + (tp >= 300)  # an integer for integers, a float for floats
+
+    assert rule(1.0, 2.0, 300.0, 4.0) == 1.0
+    asked = []
+    monkeypatch.setattr(BankRule, "wants_bank", lambda self, *a: asked.append(a))
+    totals = np.arange(0, 500, POINT_UNIT)
+    grid = BankRule(rule).bank_grid(totals, totals, 500)
+    assert not asked
+    assert (grid[:, :, :6, 1:] == 0).all() and (grid[:, :, 6:, 1:] == 1).all()
+
+
+_AT_ONE_STATE = """\
+def rule(my, opp, tp, n):
+    if my == 650 and opp == 350 and tp == 450 and n == 2:
+        {}
+    return tp >= 300
+"""
+
+def _falls_through(my, opp, tp, n):  # numba: an optional bool, never None here
+    if tp >= 300 + (my > opp) * 100:
+        return True
+    elif tp < 300 + (my > opp) * 100:
+        return False
+
+
+def _zero_or_one(my, opp, tp, n):
+    return 1 if tp >= 350 or n == 1 else 0
+
+
+@pytest.mark.parametrize("function", [_falls_through, _zero_or_one])
+def test_a_compiled_rule_answering_0_1_or_an_optional_bool_has_the_plain_rules_grid(
+        function):
+    rule = BankRule(function)
+    totals = np.arange(0, 1000, POINT_UNIT)
+    grid = rule.bank_grid(totals, totals, 1000)
+    plain = np.zeros_like(grid)
+    for (i, my), (j, opp), p, n in itertools.product(enumerate(totals), enumerate(totals),
+                                                     range(grid.shape[2] - 1), range(1, 7)):
+        plain[i, j, p, n] = bool(function(int(my), int(opp), p * POINT_UNIT, n))
+    plain[:, :, -1, 1:] = 1
+    np.testing.assert_array_equal(grid, plain)
+
+
 BAD_FILES = {
     "wrong_signature.py": ("def rule(my, opp):\n    return True\n",
                            "rule", "must take (my, opp, turn_points, dice_left)"),
@@ -303,7 +355,34 @@ BAD_FILES = {
     "not_bool.py": ("def rule(my, opp, tp, n):\n    return 'yes'\n", "rule",
                     "must return True or False"),
     "not_a_policy.py": ("rule = 42\n", "rule", "is an int"),
+    # a rule numba compiles, wrong at one state only: the compiled grid finds it
+    "raises_at_one_state.py": (_AT_ONE_STATE.format("raise ValueError('here')"), "rule",
+                               "(650, 350, 450, 2): ValueError: here"),
+    "divides_by_zero_at_one_state.py": (_AT_ONE_STATE.format("return 1 // (n - 2) > 0"),
+                                        "rule", "(650, 350, 450, 2): ZeroDivisionError"),
+    "none_at_one_state.py": (_AT_ONE_STATE.format("return None"), "rule",
+                             "returned None at (my, opp, turn_points, dice_left) = "
+                             "(650, 350, 450, 2): it must return True or False"),
+    "two_at_one_state.py": (_AT_ONE_STATE.format("return 2"), "rule",
+                            "returned 2 at (my, opp, turn_points, dice_left) = "
+                            "(650, 350, 450, 2)"),
+    "half_at_one_state.py": (_AT_ONE_STATE.format("return 0.5"), "rule",
+                             "returned 0.5 at (my, opp, turn_points, dice_left) = "
+                             "(650, 350, 450, 2)"),
+    "exits_in_rule.py": ("import sys\ndef rule(my, opp, tp, n):\n    sys.exit(0)\n", "rule",
+                         "SystemExit: 0"),
+    "exits_in_decide.py": ("import sys\ndef rule(state):\n    sys.exit('bye')\n", "rule",
+                           "SystemExit: bye"),
+    "exits_when_made.py": ("import sys\nclass Rule:\n    name = 'r'\n"
+                           "    def __init__(self):\n        sys.exit(3)\n"
+                           "    def decide(self, state):\n        pass\n", "Rule",
+                           "making a Rule failed: SystemExit: 3"),
+    "recurses.py": ("def rule(my, opp, tp, n):\n    return rule(my, opp, tp, n)\n", "rule",
+                    "RecursionError"),
 }
+_RAISES = ("raises_on_import.py", "raises_in_rule.py", "raises_at_one_state.py",
+           "divides_by_zero_at_one_state.py", "exits_in_rule.py", "exits_in_decide.py",
+           "exits_when_made.py", "recurses.py")
 
 
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
@@ -317,8 +396,11 @@ def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
     assert code == 2, err
     assert err.startswith("error: ") and says in err, err
     assert "Traceback" not in err and not out.exists()
-    if name in ("raises_on_import.py", "raises_in_rule.py"):  # the user's own frames
+    if name in _RAISES:  # the user's own frames, a frame repeated counted
         assert f"{path}:" in err and "dicelab/" not in err.split("\n", 1)[1]
+        assert len(err.splitlines()) <= 4, err
+    if name == "recurses.py":
+        assert err.splitlines()[2].startswith("  [the line above "), err
 
 
 @pytest.mark.parametrize(("ref", "says"), [
@@ -329,11 +411,24 @@ def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
     ("policies.py:", "a policy in a file is named FILE.py:NAME"),
     ("policies.py:1x", "a policy in a file is named FILE.py:NAME"),
     ("policies.pyx", "valid policies are"),
+    ("dir/policies:rule", "a policy in a file is named FILE.py:NAME"),
+    ("dir/policies.txt:rule", "a policy in a file is named FILE.py:NAME"),
+    ("dir/policies", "a policy in a file is named FILE.py:NAME"),
     ("thresh", "valid policies are"),
 ])
 def test_a_missing_policy_is_one_error(capsys, ref, says):
     code, _, err = run_cli(capsys, ["simulate", "-s", ref, "--games", "100"])
     assert code == 2 and err.startswith("error: ") and says in err, err
+
+
+def test_a_policy_named_in_another_script_loads(tmp_path):
+    """Any Python name: a letter of any script first (not only A-Z), not a digit."""
+    path = tmp_path / "règles.py"
+    path.write_text("def élan(my, opp, tp, n, *, base=300):\n    return tp >= base\n")
+    spec = parse_policy(f"{path}:élan:base=350")
+    assert spec.name == f"{path}:élan:base=350" and spec.params == {"base": 350}
+    with pytest.raises(UserError, match=r"a policy in a file is named FILE\.py:NAME"):
+        parse_policy(f"{path}:1élan")
 
 
 def test_a_policy_from_an_importable_module(tmp_path, monkeypatch, capsys):
@@ -561,6 +656,25 @@ def test_a_logged_game_of_a_policy_named_otherwise_is_written(tmp_path, capsys):
     assert code == 2 and err == f"error: policy '{ref}' cannot be answered exactly: the " \
         "exact solvers read a policy written as a bank rule (dicelab.farkle.policy." \
         "bank_rule) or a policy table; simulate it instead\n", err
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_compare_exact_refuses_a_policy_that_decides_move_by_move_before_any_pair(
+        tmp_path, capsys, monkeypatch, first):
+    """Named by the reference, before optimal-win is solved for the first pair."""
+    from dicelab.farkle import exact
+
+    def no_pair(*args, **kwargs):
+        raise AssertionError("a pair was evaluated before the refusal")
+
+    monkeypatch.setattr(exact, "exact_pair", no_pair)
+    (tmp_path / "named.py").write_text(NAMED_OTHERWISE)
+    ref = f"{tmp_path}/named.py:Steady"
+    policies = [ref, "optimal-win", "ai"] if first else ["optimal-win", "ai", ref]
+    code, out, err = run_cli(capsys, ["compare", *policies, "--exact", "--target", "500"])
+    assert code == 2 and not out and err == f"error: policy '{ref}' cannot be answered " \
+        "exactly: the exact solvers read a policy written as a bank rule (dicelab.farkle." \
+        "policy.bank_rule) or a policy table; simulate it instead\n", err
 
 
 @pytest.mark.parametrize("argv", [["simulate"], ["play", "farkle"], ["play", "penta"]])

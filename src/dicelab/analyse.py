@@ -372,12 +372,13 @@ def _categories(cats: tuple[str, ...]):
 
 def _logged_objective(policy: str) -> str:
     """What a logged Penta policy is judged by: the objective it plays
-    (``optimal:OBJECTIVE``), penta-win's win share, else "score"."""
+    (``optimal:OBJECTIVE``), penta-win's win share, else "score" (a user's policy: its
+    file, named by the log, is not run)."""
     from dicelab.penta.builtin import family_of
     from dicelab.registry import parse_policy
 
     try:
-        spec = parse_policy(policy, "penta")
+        spec = parse_policy(policy, "penta", users=False)
     except UserError:
         return "score"
     return family_of(spec).judged_by(spec) or "score"

@@ -263,7 +263,7 @@ _EXACT_STEPS = 1000
 def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
     if specs[0].game == "penta":
         return _exact_penta(specs, pairs, target, rules, ending, progress)
-    from dicelab.farkle.builtin import family_of
+    from dicelab.farkle.builtin import check_exact, family_of
     from dicelab.farkle.exact import exact_pair
     from dicelab.farkle.rules import check_target, load_rules
 
@@ -273,6 +273,7 @@ def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
     # any solve
     for s in specs:
         family_of(s).check(s, table, target, 2)
+        check_exact(s)
     started = time.perf_counter()
     results = []
     steps = _EXACT_STEPS * len(pairs)  # each pair's share: its solves, then its evaluation

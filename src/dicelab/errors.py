@@ -21,6 +21,14 @@ def user_code_error(exc: BaseException, what: str) -> UserError:
               if not f.filename.startswith(ours) and "site-packages" not in f.filename
               and not f.filename.startswith("<")]
     lines = [f"{what}: {type(exc).__name__}: {exc}"]
-    lines += [f"  {f.filename}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
-              for f in frames]
+    shown = [f"  {f.filename}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
+             for f in frames]
+    for i, line in enumerate(shown):  # a recursion: the line once, then its count
+        if i and line == shown[i - 1]:
+            continue
+        repeats = next((k for k in range(i + 1, len(shown)) if shown[k] != line),
+                       len(shown)) - i - 1
+        lines.append(line)
+        if repeats:
+            lines.append(f"  [the line above {repeats} more time{'s' * (repeats > 1)}]")
     return UserError("\n".join(lines))

@@ -74,9 +74,15 @@ class ExperimentSpec:
     source: str = field(default="", compare=False)
 
     def digest(self) -> str:
+        """The file's content, and the code of the users' policies it names (a policy
+        file edited after a stop is another experiment: its cells are played again)."""
         from dicelab.digest import text_digest
+        from dicelab.user_policy import source_digest
 
         d = {k: v for k, v in self.__dict__.items() if k not in ("source", "description")}
+        code = [source_digest(p) for p in self.policies]
+        if any(code):
+            d["code"] = code
         return text_digest(d)
 
 

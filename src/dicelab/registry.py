@@ -194,8 +194,10 @@ def valid_names(game: str | None = None) -> str:
     return "; ".join(parts)
 
 
-def parse_policy(text: str, game: str | None = None) -> PolicySpec:
+def parse_policy(text: str, game: str | None = None, *, users: bool = True) -> PolicySpec:
     """Parse a policy name; ``game`` (``"farkle"``/``"penta"``) restricts the search.
+    ``users=False``: a user's policy is a ``UserError``, its file not run (a name read
+    from a file, not typed).
 
     >>> parse_policy("threshold-300").params
     {'threshold': 300}
@@ -209,9 +211,12 @@ def parse_policy(text: str, game: str | None = None) -> PolicySpec:
         if spec is not None:
             matches.append(spec)
     if not matches and user_policy.looks_like_reference(text):
+        if not users:
+            raise UserError(f"policy '{text}' is a user's policy, not loaded here")
         found = user_policy.load(text, game)
         return PolicySpec(found.game, "user", found.name, found.params, policy=found.policy)
-    if not matches and re.search(r"\.py(?!\w)", text):  # a file without a name in it
+    # a file without a name in it, or a path to a file that is not .py
+    if not matches and (re.search(r"\.py(?!\w)", text) or re.match(r"[^:]*[/\\]", text)):
         raise UserError(f"unknown policy '{text}': a policy in a file is named FILE.py:NAME "
                         "(NAME a Python name defined in the file)")
     if not matches:

@@ -44,8 +44,9 @@ from typing import Any, NamedTuple
 from dicelab.errors import UserError, user_code_error
 
 #: ``SOURCE:NAME[:PARAMS]``: a ``.py`` file (any path) or a dotted module name.
+#: (A Python name: a letter or ``_``, any script's, then letters, digits or ``_``.)
 _REFERENCE = re.compile(
-    r"^(?P<src>[^:]+\.py|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):(?P<obj>[A-Za-z_]\w*)"
+    r"^(?P<src>[^:]+\.py|[^\W\d]\w*(?:\.[^\W\d]\w*)*):(?P<obj>[^\W\d]\w*)"
     r"(?::(?P<params>.*))?$")
 
 
@@ -89,6 +90,21 @@ def load(text: str, game: str | None = None) -> Loaded:
     return Loaded(policy_game, name, dict(getattr(policy, "params", {})), policy)
 
 
+def source_digest(text: str) -> str | None:
+    """A digest of the file a user's policy ``text`` names (its code, which may change
+    under the same name), without running it; None for a name that is no such file."""
+    m = _REFERENCE.match(text.strip())
+    if m is None:
+        return None
+    src = m["src"]
+    try:
+        path = Path(src).expanduser() if src.endswith(".py") else Path(
+            importlib.util.find_spec(src).origin)
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (AttributeError, ImportError, OSError, TypeError, ValueError):
+        return None
+
+
 def as_policy(obj, name: str = "policy"):
     """A user's object as a dicelab policy (see the module docstring), or the refusal
     that says what it should be."""
@@ -102,7 +118,7 @@ def as_policy(obj, name: str = "policy"):
     if isinstance(obj, type) and callable(getattr(obj, "decide", None)):
         try:  # a policy class: its instance with the defaults
             obj = obj()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise user_code_error(exc, f"making a {name} failed") from None
     if getattr(obj, "game", None) == "penta":
         if not callable(getattr(obj, "decide", None)) or not isinstance(
@@ -174,7 +190,10 @@ def _with_params(policy, text: str, whole: str):
         given[key] = value.strip()
     if not given:
         raise UserError(f"policy '{whole}': nothing after the last ':'")
-    return policy.with_params(**given)
+    try:
+        return policy.with_params(**given)
+    except UserError as exc:  # which of the policies named
+        raise UserError(f"policy '{whole}': {exc}") from None
 
 
 def _import(src: str):
@@ -210,4 +229,5 @@ def _import(src: str):
         raise user_code_error(exc, f"importing {src} failed") from None
 
 
-__all__ = ["DecideFunction", "Loaded", "as_policy", "load", "looks_like_reference"]
+__all__ = ["DecideFunction", "Loaded", "as_policy", "load", "looks_like_reference",
+           "source_digest"]

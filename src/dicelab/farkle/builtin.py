@@ -602,11 +602,21 @@ def resolve(policy, rules: FarkleRules, target: int, progress: Progress = None
     out = as_policy(policy, rules, target, 2, progress)
     if not callable(getattr(out, "slices", None)):
         shown = policy.name if isinstance(policy, PolicySpec) else getattr(out, "name", out)
-        raise UserError(f"policy '{shown}' cannot be answered exactly: "
-                        "the exact solvers read a policy written as a bank rule "
-                        "(dicelab.farkle.policy.bank_rule) or a policy table; simulate it "
-                        "instead")
+        raise _inexact(shown)
     return out
+
+
+def check_exact(spec: PolicySpec) -> None:
+    """Refuse, before any solve, a policy the exact solvers cannot read (one that
+    decides move by move)."""
+    if not tabulable(spec):
+        raise _inexact(spec.name)
+
+
+def _inexact(shown) -> UserError:
+    return UserError(f"policy '{shown}' cannot be answered exactly: the exact solvers read "
+                     "a policy written as a bank rule (dicelab.farkle.policy.bank_rule) or "
+                     "a policy table; simulate it instead")
 
 
 def best_response(rules: FarkleRules, target: int, opponent, *,
@@ -622,5 +632,5 @@ def best_response(rules: FarkleRules, target: int, opponent, *,
 
 
 __all__ = ["FAMILIES", "USER", "AiPolicy", "Family", "KernelCode", "TablePolicy",
-           "ThresholdPolicy", "ai_params", "as_policy", "best_response", "family_named",
-           "family_of", "named", "resolve", "tabulable"]
+           "ThresholdPolicy", "ai_params", "as_policy", "best_response", "check_exact",
+           "family_named", "family_of", "named", "resolve", "tabulable"]

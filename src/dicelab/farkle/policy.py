@@ -278,7 +278,7 @@ class BankRule:
             return True
         try:
             answer = self.function(my, opp, turn_points, dice_left, **self.params)
-        except Exception as exc:  # the user's code: its own traceback
+        except (Exception, SystemExit) as exc:  # the user's code: its own traceback
             raise user_code_error(exc, f"bank rule {self.name} at (my, opp, turn_points, "
                                   f"dice_left) = {(my, opp, turn_points, dice_left)}"
                                   ) from None
@@ -320,10 +320,17 @@ class BankRule:
         params = tuple(self.params.values())
         mine = np.asarray(my_totals, dtype=np.int64)
         theirs = np.asarray(opp_totals, dtype=np.int64)
-        fast = _compiled(self.function)
+        fast, filled = _compiled(self.function), False
         if fast is not None and _agrees(fast, self, mine, theirs, rows, params):
-            _grid_kernel()(fast, params, mine, theirs, out)
-        else:
+            at = np.zeros(4, dtype=np.int64)  # the state being asked
+            try:
+                filled = _grid_kernel()(fast, params, mine, theirs, out, at)
+            except Exception:  # the compiled rule raised there
+                filled = False
+            if not filled:  # the plain rule there: its error, with the user's frames
+                i, j, p, n = at.tolist()
+                self.wants_bank(int(mine[i]), int(theirs[j]), p * POINT_UNIT, n, target)
+        if not filled:  # (or the plain rule answers where the compiled one did not)
             for i, my in enumerate(mine.tolist()):
                 for j, opp in enumerate(theirs.tolist()):
                     for p in range(rows):
@@ -557,7 +564,10 @@ def _all_positional(function):
 def _agrees(fast, rule: BankRule, mine: np.ndarray, theirs: np.ndarray, rows: int,
             params: tuple) -> bool:
     """Whether the compiled rule answers as the plain one on a sample of states (and
-    compiles at all)."""
+    compiles at all, to a function returning a bool or an integer: a rule that
+    returns another type anywhere is asked as it is, and refused where it does)."""
+    from numba import typeof, types
+
     rng = np.random.default_rng(0)
     plain = getattr(rule.function, "py_func", rule.function)
     try:
@@ -568,9 +578,14 @@ def _agrees(fast, rule: BankRule, mine: np.ndarray, theirs: np.ndarray, rows: in
                               (my, opp, tp, n))
             if bool(fast(my, opp, tp, n, *params)) != answer:
                 return False
-    except Exception:  # a typing failure or a wrong answer: the plain function's turn
+    except (Exception, SystemExit):  # a typing failure, a wrong answer: the plain rule's turn
         return False
-    return True
+    compiled = fast.overloads.get(tuple(typeof(x) for x in (my, opp, tp, n, *params)))
+    if compiled is None:  # (not compiled for the grid's types: the plain rule)
+        return False
+    answers = compiled.signature.return_type
+    answers = answers.type if isinstance(answers, types.Optional) else answers
+    return isinstance(answers, types.Boolean | types.Integer)
 
 
 @functools.lru_cache(maxsize=1)
@@ -578,13 +593,26 @@ def _grid_kernel():
     from numba import njit
 
     @njit
-    def fill(fn, params, mine, theirs, out):
+    def fill(fn, params, mine, theirs, out, at):
+        """The rule's answers below the last row (it banks); False at the first answer
+        that is not a bool, 0 or 1, ``at`` holding its (i, j, p, n), as it does for an
+        exception."""
         for i in range(mine.shape[0]):
+            at[0] = i
             for j in range(theirs.shape[0]):
-                for p in range(out.shape[2]):
+                at[1] = j
+                for p in range(out.shape[2] - 1):
+                    at[2] = p
                     for n in range(1, 7):
-                        out[i, j, p, n] = 1 if fn(mine[i], theirs[j], p * POINT_UNIT, n,
-                                                  *params) else 0
+                        at[3] = n
+                        answer = fn(mine[i], theirs[j], p * POINT_UNIT, n, *params)
+                        if answer is None:
+                            return False
+                        if answer == 1:
+                            out[i, j, p, n] = 1
+                        elif answer != 0:
+                            return False
+        return True
 
     return fill
 

@@ -190,7 +190,7 @@ class Referee:
                       self.target, self.rules)
         try:
             move = policy.decide(state)
-        except Exception as exc:  # the policy's code: its own frames and the state
+        except (Exception, SystemExit) as exc:  # the policy's code: its frames, the state
             raise user_code_error(exc, f"policy {_name(policy)} at {describe(state)}"
                                   ) from None
         return self.check(move, state, policy)

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dicelab import families
-from dicelab.errors import UserError
+from dicelab.errors import UserError, user_code_error
 from dicelab.penta import objective_play
 from dicelab.penta.distribution import ScoreDistribution, score_distribution, values_distribution
 from dicelab.penta.objective_play import (
@@ -47,7 +47,7 @@ from dicelab.penta.objective_play import (
 )
 from dicelab.penta.objectives import solve_objective
 from dicelab.penta.policies import all_states, policy_values
-from dicelab.penta.policy import BUILT_IN, WidgetPolicy
+from dicelab.penta.policy import BUILT_IN, WidgetPolicy, checked_values
 from dicelab.penta.rules import RuleSet
 from dicelab.penta.solver import solve
 from dicelab.penta.tables import N_ROLLS
@@ -251,8 +251,13 @@ class User(Family):
 
     def distribution(self, spec, rules):
         self.check_exact(spec, rules)
-        return values_distribution(np.asarray(spec.policy.values(rules), dtype=np.float64),
-                                   rules, spec.name)
+        try:
+            values = spec.policy.values(rules)
+        except UserError:  # a ValuesPolicy's own check
+            raise
+        except (Exception, SystemExit) as exc:  # the user's code: its own frames
+            raise user_code_error(exc, f"policy {spec.name}: its values") from None
+        return values_distribution(checked_values(values, spec.name), rules, spec.name)
 
 
 #: The registry's Penta families by name, and a user's policies (``"user"``).

@@ -521,6 +521,8 @@ def values_distribution(values: np.ndarray, rules: str | RuleSet | None = None,
     if values.shape != (N_STATES,):
         raise UserError(f"values has one entry per Penta state index ({N_STATES:,}), not "
                         f"shape {values.shape}")
+    if not np.isfinite(values).all():  # a NaN would be read as a decision
+        raise UserError("values are finite numbers, one per Penta state index")
     t0 = time.perf_counter()
     states, slot = all_states()
     check_memory("the decision block of a Penta policy's values", states.size * N_ROLLS * 2)

@@ -58,7 +58,7 @@ from dicelab.penta.policies import (
     policy_values,
     table_policy,
 )
-from dicelab.penta.rules import BOX_NAMES, N_DICE, RuleSet, get_rules
+from dicelab.penta.rules import BOX_NAMES, N_DICE, N_STATES, RuleSet, get_rules
 from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import ROLL_BASE, roll_index
 from dicelab.text import as_number_like
@@ -299,10 +299,31 @@ class ValuesPolicy(WidgetPolicy):
         self.name = name
         self.params: dict = {}
         self._values = values
+        self._checked: np.ndarray | None = None
         self._turn = None
 
     def values(self, rules: RuleSet) -> np.ndarray:
-        return self._values
+        if self._checked is None:
+            self._checked = checked_values(self._values, self.name)
+        return self._checked
+
+
+def checked_values(values, name: str) -> np.ndarray:
+    """A user's ``values`` as the widget reads them (float64), or a ``UserError`` naming
+    the policy: one finite number per state index."""
+    try:
+        out = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        out = None
+    if out is None or out.shape != (N_STATES,):
+        what = f"shape {out.shape}" if out is not None else type(values).__name__
+        raise UserError(f"policy {name}: its values are one number per Penta state index "
+                        f"({N_STATES:,}, dicelab.penta.rules.state_index), not {what}")
+    bad = np.flatnonzero(~np.isfinite(out))
+    if bad.size:
+        raise UserError(f"policy {name}: its values are finite numbers, not "
+                        f"{out[bad[0]]} (state index {bad[0]}, and {bad.size - 1:,} more)")
+    return out
 
 
 #: dicelab's Penta policies as policy objects, by name.
@@ -362,5 +383,6 @@ three-of-a-kind, four-of-a-kind, full-house, small-straight, large-straight, cha
 
 
 __all__ = ["BUILT_IN", "Answer", "BuiltInPolicy", "FunctionPolicy", "Policy", "State",
-           "TablePolicy", "ValuesPolicy", "WidgetPolicy", "ask", "card_text", "greedy", "optimal",
+           "TablePolicy", "ValuesPolicy", "WidgetPolicy", "ask", "card_text", "checked_values",
+           "greedy", "optimal",
            "penta_policy", "points_of", "positional_arity"]
