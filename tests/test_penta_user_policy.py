@@ -371,7 +371,10 @@ BAD_VALUES = textwrap.dedent("""
     short = ValuesPolicy("short", np.zeros(10))
     words = ValuesPolicy("words", "high")
     nans = ValuesPolicy("nans", np.full(N_STATES, np.nan))
-    one_inf = ValuesPolicy("one_inf", np.where(np.arange(N_STATES) == 7, np.inf, 0.0))
+    one_inf = ValuesPolicy("one_inf", np.where(np.arange(N_STATES) == 128, np.inf, 0.0))
+    # optimal's own values hold NaN where no game goes (state index 7): never read
+    off_the_game = ValuesPolicy("off_the_game", np.where(np.arange(N_STATES) == 7, np.nan,
+                                                         0.0))
 
     class Raises:
         game = "penta"
@@ -390,10 +393,10 @@ BAD_VALUES = textwrap.dedent("""
               "(1,048,576, dicelab.penta.rules.state_index), not shape (10,)"),
     ("words", "policy words: its values are one number per Penta state index "
               "(1,048,576, dicelab.penta.rules.state_index), not str"),
-    ("nans", "policy nans: its values are finite numbers, not nan (state index 0, and "
-             "1,048,575 more)"),
-    ("one_inf", "policy one_inf: its values are finite numbers, not inf (state index 7, "
-                "and 0 more)"),
+    ("nans", "policy nans: its values are finite numbers at every state a game reaches, "
+             "not nan (state index 0, and 536,319 more)"),
+    ("one_inf", "policy one_inf: its values are finite numbers at every state a game "
+                "reaches, not inf (state index 128, and 0 more)"),
     ("Raises", "its values: RuntimeError: no values"),
 ])
 @pytest.mark.parametrize("command", ["compare", "simulate"])
@@ -413,6 +416,21 @@ def test_bad_values_are_one_error_before_any_game(tmp_path, capsys, name, says, 
     assert err.startswith("error: ") and says in err and "Traceback" not in err, err
     if name == "Raises":
         assert len(err.splitlines()) == 2 and f"{path}:" in err.splitlines()[1], err
+
+
+@pytest.mark.parametrize("command", [
+    pytest.param("compare", marks=pytest.mark.slow),  # 17 s; fast twin: simulate's check
+    "simulate"])
+def test_values_not_finite_where_no_game_goes_are_never_read(tmp_path, capsys, command):
+    """The neighbour of NaN values: NaN only at states no game reaches (as in optimal's
+    own values) is a policy like any other."""
+    path = tmp_path / "values.py"
+    path.write_text(BAD_VALUES)
+    ref = f"{path}:off_the_game"
+    argv = ["compare", ref, "greedy", "--exact"] if command == "compare" else \
+        ["simulate", "-s", ref, "--games", "2", "--seed", "1"]
+    code, text, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0 and json.loads(text), err
 
 
 def test_a_users_penta_policy_plays_a_tournament_and_a_sequential_test(capsys, tmp_path):

@@ -521,10 +521,10 @@ def values_distribution(values: np.ndarray, rules: str | RuleSet | None = None,
     if values.shape != (N_STATES,):
         raise UserError(f"values has one entry per Penta state index ({N_STATES:,}), not "
                         f"shape {values.shape}")
-    if not np.isfinite(values).all():  # a NaN would be read as a decision
-        raise UserError("values are finite numbers, one per Penta state index")
     t0 = time.perf_counter()
     states, slot = all_states()
+    if not np.isfinite(values[states]).all():  # a NaN would be read as a decision
+        raise UserError("values are finite numbers at every Penta state a game reaches")
     check_memory("the decision block of a Penta policy's values", states.size * N_ROLLS * 2)
     block = np.empty((states.size, N_ROLLS), dtype=np.uint16)
     build_decision_block(np.ascontiguousarray(values, dtype=np.float64), rs, slot, block)

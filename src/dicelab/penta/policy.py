@@ -53,6 +53,7 @@ from dicelab.penta.policies import (
     DecisionTables,
     Scorecard,
     TurnAnalysis,
+    all_states,
     analyse_turn,
     decision_tables,
     policy_values,
@@ -310,7 +311,8 @@ class ValuesPolicy(WidgetPolicy):
 
 def checked_values(values, name: str) -> np.ndarray:
     """A user's ``values`` as the widget reads them (float64), or a ``UserError`` naming
-    the policy: one finite number per state index."""
+    the policy: one number per state index, finite at every state a game reaches (the
+    rest are never read: ``optimal``'s own values hold NaN there)."""
     try:
         out = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -319,10 +321,12 @@ def checked_values(values, name: str) -> np.ndarray:
         what = f"shape {out.shape}" if out is not None else type(values).__name__
         raise UserError(f"policy {name}: its values are one number per Penta state index "
                         f"({N_STATES:,}, dicelab.penta.rules.state_index), not {what}")
-    bad = np.flatnonzero(~np.isfinite(out))
+    reached = all_states()[0]
+    bad = reached[~np.isfinite(out[reached])]
     if bad.size:
-        raise UserError(f"policy {name}: its values are finite numbers, not "
-                        f"{out[bad[0]]} (state index {bad[0]}, and {bad.size - 1:,} more)")
+        raise UserError(f"policy {name}: its values are finite numbers at every state a "
+                        f"game reaches, not {out[bad[0]]} (state index {bad[0]}, and "
+                        f"{bad.size - 1:,} more)")
     return out
 
 
