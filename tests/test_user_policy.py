@@ -697,3 +697,29 @@ def test_what_a_policy_prints_leaves_json_alone(tmp_path, capsys):
     assert code == 0 and json.loads(out)["games"] == 10 and "deciding" in err, (out, err)
     code, out, _ = run_cli(capsys, argv)
     assert code == 0 and "deciding" in out  # (no --json: printed as usual)
+
+
+def test_a_manifest_records_the_code_of_each_users_policy_it_names(capsys, tmp_path):
+    """--out's manifest.json gives the SHA-256 of the file of every user's policy the run
+    names (the name stays when the code changes): another digest once the file is edited,
+    none for a run of built-in policies only."""
+    import hashlib
+
+    rules = tmp_path / "mine.py"
+    rules.write_text("def rule(my, opp, tp, n):\n    return tp >= 300\n")
+
+    def manifest(*policies: str) -> dict:
+        out = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
+        code, _, err = run_cli(capsys, ["simulate", "-s", policies[0], "--vs", *policies[1:],
+                                        "-n", "50", "--seed", "1", "--target", "500",
+                                        "--out", str(out)])
+        assert code == 0, err
+        return json.loads((out / "manifest.json").read_text())
+
+    first = manifest(f"{rules}:rule", "threshold-300")
+    assert first["policy_code"] == {
+        f"{rules}:rule": hashlib.sha256(rules.read_bytes()).hexdigest()}
+    rules.write_text("def rule(my, opp, tp, n):\n    return tp >= 350\n")
+    edited = manifest(f"{rules}:rule", "threshold-300")
+    assert edited["policy_code"][f"{rules}:rule"] != first["policy_code"][f"{rules}:rule"]
+    assert "policy_code" not in manifest("ai", "threshold-300")

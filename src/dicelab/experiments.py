@@ -347,7 +347,13 @@ def run_experiment(name: str, options: Mapping[str, Any] | None = None, *,
 
 def _write(out: Path, experiment: Experiment, options: dict[str, Any], command: list[str],
            output: ExperimentOutput) -> tuple[dict[str, Path], dict[str, Any]]:
-    from dicelab.results import atomic_write_parquet, atomic_write_text, to_json, versions
+    from dicelab.results import (
+        atomic_write_parquet,
+        atomic_write_text,
+        policy_code,
+        to_json,
+        versions,
+    )
 
     table, csv, _ = experiment.out_files
     manifest = {"command": command, "experiment": experiment.name,
@@ -356,6 +362,8 @@ def _write(out: Path, experiment: Experiment, options: dict[str, Any], command: 
                 **output.manifest,
                 "files": {"table": table, "csv": csv},
                 "versions": versions()}
+    if code := policy_code(command, manifest):
+        manifest["policy_code"] = code
     atomic_write_parquet(out / table, output.table)
     atomic_write_text(out / csv, output.table.to_csv(index=False))
     # the manifest goes last: its presence says the other files are complete

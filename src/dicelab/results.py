@@ -154,14 +154,41 @@ def prepare_out_dir(out: Path) -> Path:
     return out
 
 
+def policy_code(*named) -> dict[str, str]:
+    """The SHA-256 of the file of each user's policy named anywhere in ``named`` (a
+    command line, a manifest's fields), by the name given: the name stays when the file's
+    code changes, so a manifest records which code played. Empty when the run names no
+    user's policy."""
+    from dicelab.user_policy import source_digest
+
+    out: dict[str, str] = {}
+
+    def walk(x) -> None:
+        if isinstance(x, str):
+            if ":" in x and x not in out and (code := source_digest(x)) is not None:
+                out[x] = code
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list | tuple):
+            for v in x:
+                walk(v)
+
+    walk(named)
+    return out
+
+
 def save_run(out: Path, result: SimulationResult, command: list[str] | None = None,
              name: str = "summary") -> dict[str, Path]:
     """Write ``<out>/<name>.parquet`` and ``<out>/manifest.json``; returns the paths."""
     out = prepare_out_dir(out)
+    command = command if command is not None else list(sys.argv)
+    run = result.manifest()
     manifest = {
-        "command": command if command is not None else list(sys.argv),
-        **result.manifest(),
+        "command": command,
+        **run,
         "versions": versions(),
+        **({"policy_code": code} if (code := policy_code(command, run)) else {}),
         "files": {"summary": f"{name}.parquet"},
         "summary": result.to_dict(),
     }
