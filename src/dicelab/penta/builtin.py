@@ -47,7 +47,7 @@ from dicelab.penta.objective_play import (
 )
 from dicelab.penta.objectives import solve_objective
 from dicelab.penta.policies import all_states, policy_values
-from dicelab.penta.policy import BUILT_IN, WidgetPolicy, checked_values
+from dicelab.penta.policy import BUILT_IN, WidgetPolicy
 from dicelab.penta.rules import RuleSet
 from dicelab.penta.solver import solve
 from dicelab.penta.tables import N_ROLLS
@@ -257,7 +257,7 @@ class User(Family):
             raise
         except (Exception, SystemExit) as exc:  # the user's code: its own frames
             raise user_code_error(exc, f"policy {spec.name}: its values") from None
-        return values_distribution(checked_values(values, spec.name), rules, spec.name)
+        return values_distribution(values, rules, spec.name)
 
 
 #: The registry's Penta families by name, and a user's policies (``"user"``).

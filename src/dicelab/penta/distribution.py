@@ -47,6 +47,7 @@ from dicelab.penta.policies import (
     Scorecard,
     all_states,
     build_decision_block,
+    checked_values,
     decision_tables,
     decisions_version,
 )
@@ -55,7 +56,6 @@ from dicelab.penta.rules import (
     FACES,
     FULL_CARD,
     N_BOXES,
-    N_STATES,
     PENTA_BOX,
     REROLLS,
     UPPER_TARGET,
@@ -516,18 +516,15 @@ def values_distribution(values: np.ndarray, rules: str | RuleSet | None = None,
     """The exact distribution of the final TOTAL of the policy that plays the one-turn
     widget under ``values`` (float64, one per state index: the points still to come, as
     estimated by whoever made them), i.e. decides as ``optimal`` does with other values.
-    Its decision block (270 MB) is built for the call and dropped; nothing is cached."""
+    Its decision block (270 MB) is built for the call and dropped; nothing is cached.
+    ``values`` are checked first (:func:`~dicelab.penta.policies.checked_values`)."""
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
-    if values.shape != (N_STATES,):
-        raise UserError(f"values has one entry per Penta state index ({N_STATES:,}), not "
-                        f"shape {values.shape}")
+    values = checked_values(values, name)  # a NaN would be read as a decision
     t0 = time.perf_counter()
     states, slot = all_states()
-    if not np.isfinite(values[states]).all():  # a NaN would be read as a decision
-        raise UserError("values are finite numbers at every Penta state a game reaches")
     check_memory("the decision block of a Penta policy's values", states.size * N_ROLLS * 2)
     block = np.empty((states.size, N_ROLLS), dtype=np.uint16)
-    build_decision_block(np.ascontiguousarray(values, dtype=np.float64), rs, slot, block)
+    build_decision_block(np.ascontiguousarray(values), rs, slot, block)
     arrays = propagate(slot, block, rs)
     arrays["compute_s"] = np.array(time.perf_counter() - t0)
     return distribution_from(name, rs, arrays, False, t0)

@@ -537,6 +537,27 @@ def decision_tables(policies: str | tuple[str, ...], rules: str | RuleSet | None
     return tables
 
 
+def checked_values(values, name: str) -> np.ndarray:
+    """A user's ``values`` as the widget reads them (float64), or a ``UserError`` naming
+    the policy: one number per state index, finite at every state a game reaches (the
+    rest are never read: ``optimal``'s own values hold NaN there)."""
+    try:
+        out = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        out = None
+    if out is None or out.shape != (N_STATES,):
+        what = f"shape {out.shape}" if out is not None else type(values).__name__
+        raise UserError(f"policy {name}: its values are one number per Penta state index "
+                        f"({N_STATES:,}, dicelab.penta.rules.state_index), not {what}")
+    reached = all_states()[0]
+    bad = reached[~np.isfinite(out[reached])]
+    if bad.size:
+        raise UserError(f"policy {name}: its values are finite numbers at every state a "
+                        f"game reaches, not {out[bad[0]]} (state index {bad[0]}, and "
+                        f"{bad.size - 1:,} more)")
+    return out
+
+
 __all__ = [
     "POLICIES",
     "TABLE_POLICIES",
@@ -549,6 +570,7 @@ __all__ = [
     "analyse_turn",
     "build_decision_block",
     "check_turn",
+    "checked_values",
     "choose",
     "decision_block_stored",
     "decision_tables",

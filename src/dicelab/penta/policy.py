@@ -53,13 +53,13 @@ from dicelab.penta.policies import (
     DecisionTables,
     Scorecard,
     TurnAnalysis,
-    all_states,
     analyse_turn,
+    checked_values,
     decision_tables,
     policy_values,
     table_policy,
 )
-from dicelab.penta.rules import BOX_NAMES, N_DICE, N_STATES, RuleSet, get_rules
+from dicelab.penta.rules import BOX_NAMES, N_DICE, RuleSet, get_rules
 from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import ROLL_BASE, roll_index
 from dicelab.text import as_number_like
@@ -309,27 +309,6 @@ class ValuesPolicy(WidgetPolicy):
         return self._checked
 
 
-def checked_values(values, name: str) -> np.ndarray:
-    """A user's ``values`` as the widget reads them (float64), or a ``UserError`` naming
-    the policy: one number per state index, finite at every state a game reaches (the
-    rest are never read: ``optimal``'s own values hold NaN there)."""
-    try:
-        out = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        out = None
-    if out is None or out.shape != (N_STATES,):
-        what = f"shape {out.shape}" if out is not None else type(values).__name__
-        raise UserError(f"policy {name}: its values are one number per Penta state index "
-                        f"({N_STATES:,}, dicelab.penta.rules.state_index), not {what}")
-    reached = all_states()[0]
-    bad = reached[~np.isfinite(out[reached])]
-    if bad.size:
-        raise UserError(f"policy {name}: its values are finite numbers at every state a "
-                        f"game reaches, not {out[bad[0]]} (state index {bad[0]}, and "
-                        f"{bad.size - 1:,} more)")
-    return out
-
-
 #: dicelab's Penta policies as policy objects, by name.
 BUILT_IN: dict[str, TablePolicy] = {name: TablePolicy(name) for name in POLICIES}
 optimal = BUILT_IN["optimal"]
@@ -387,6 +366,5 @@ three-of-a-kind, four-of-a-kind, full-house, small-straight, large-straight, cha
 
 
 __all__ = ["BUILT_IN", "Answer", "BuiltInPolicy", "FunctionPolicy", "Policy", "State",
-           "TablePolicy", "ValuesPolicy", "WidgetPolicy", "ask", "card_text", "checked_values",
-           "greedy", "optimal",
+           "TablePolicy", "ValuesPolicy", "WidgetPolicy", "ask", "card_text", "greedy", "optimal",
            "penta_policy", "points_of", "positional_arity"]
