@@ -156,19 +156,35 @@ def test_bad_input(capsys, tmp_path, argv, needle):
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.parametrize("games, measured", [(2_000, False), (8_192, False), (8_193, False),
-                                             (10_239, False), (10_240, True)])
-def test_one_chunk_per_table_gives_no_verdict(games, measured):
-    """With one chunk of games per table the score has no standard error: no p-value, no
-    verdict either way, however far the score is from a half, and no rating interval; a
-    second chunk of at least a quarter of the first gives them all (a shorter last chunk
-    is part of the one before it: a unit of one game beside 8,192 would set the spread)."""
+@pytest.mark.parametrize("games, units", [(1, 1), (16, 1), (19, 1), (20, 2), (40, 3),
+                                          (2_000, 16), (131_072 + 2_047, 16)])
+def test_a_tables_units_are_its_chunks(games, units):
+    """A table's units are its chunks of games: 8,192 games each, or for a table of fewer
+    than 16 such chunks, 16 chunks of at least 16 games; a last chunk under a quarter of
+    the others is part of the one before it (a unit of one game beside 8,192 would set
+    the spread). Each unit is its group's, whatever the tail did to the count."""
+    t = tournament(["threshold-300", "threshold-500", "threshold-1000"], games=games,
+                   seed=1, target=1000)
+    assert t.chunk_games == min(8192, max(16, -(-games // 16)))
+    assert t.strata.tolist() == np.repeat(range(3), units).tolist()
+    for u, g in enumerate(t.strata):  # a unit's games are its group's policies' only
+        members = {p for table in t.tables if table["group"] == g for p in table["policies"]}
+        played = {t.policies[p] for p in np.nonzero(t.units[u, :, 0])[0]}
+        assert played == members and len(members) == 2
+
+
+@pytest.mark.parametrize("games, measured", [(16, False), (19, False), (20, True), (2_000, True)])
+def test_one_unit_per_table_gives_no_verdict(games, measured):
+    """With one unit of games per table (one chunk: see above) the score has no standard
+    error: no p-value, no verdict either way, however far the score is from a half, and no
+    rating interval; a second unit gives them all, even from 20 games a table."""
     t = tournament(["threshold-1000", "max-ev"], games=games, seed=1, target=2000)
     (pair,) = t.pairs()
     assert abs(pair.score.mean - 0.5) > 0.1
     if measured:
-        assert pair.score.se > 0 and 0 <= pair.p_value < 0.05
-        assert pair.verdict == "worse"
+        assert pair.score.se > 0 and 0 <= pair.p_value <= 1
+        assert pair.verdict == ("worse" if pair.p_holm < 0.05 else "tie")
+        assert (pair.verdict == "worse") == (games == 2_000)
     else:
         assert np.isnan(pair.score.se) and np.isnan(pair.p_value) and np.isnan(pair.p_holm)
         assert pair.verdict == "n/a"  # far from even, yet unmeasured: neither a tie nor not
@@ -179,28 +195,32 @@ def test_one_chunk_per_table_gives_no_verdict(games, measured):
         assert (ci[:, 0] < rating).all() and (rating < ci[:, 1]).all()
 
 
-def test_every_standing_interval_uses_the_units_degrees_of_freedom():
-    """Two units per table: one degree of freedom, so every interval of a standing is a
-    t interval (the mean place's was a normal one, six times too narrow)."""
+@pytest.mark.parametrize("games, df", [(20, 1), (16_384, 15)])
+def test_every_standing_interval_uses_the_units_degrees_of_freedom(games, df):
+    """Every interval of a standing is a t interval on the units' degrees of freedom (two
+    units of 16 and 4 games: one; 16 units: 15), not a normal one, six times too narrow at
+    one."""
     from scipy.stats import t as t_dist
 
-    t = tournament(["threshold-1000", "max-ev"], games=16_384, seed=1, target=2000)
-    q = float(t_dist.ppf(0.975, 1))
+    t = tournament(["threshold-1000", "max-ev"], games=games, seed=1, target=2000)
+    q = float(t_dist.ppf(0.975, df))
     for s in t.standings():
         for e in (s.win_rate, s.mean_place):
-            assert e.df == 1 and e.se > 0
-            assert e.ci95 == pytest.approx((e.mean - q * e.se, e.mean + q * e.se))
+            assert e.df == df and e.se > 0
+            lo, hi = e.bounds  # an interval stays within what the quantity can be
+            assert e.ci95 == pytest.approx((max(e.mean - q * e.se, lo),
+                                            min(e.mean + q * e.se, hi)))
 
 
 def test_an_estimate_without_an_interval_says_so(capsys):
-    """The text report shows ``[n/a]`` where an estimate has no interval (one chunk of
+    """The text report shows ``[n/a]`` where an estimate has no interval (one unit of
     games per table), not the bare value: rich would take ``[n/a, n/a]`` for a tag."""
-    code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "2000",
+    code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "16",
                                     "--target", "1000", "--seed", "1"])
     rows = [line for line in out.splitlines() if "│ ai " in line or "threshold-300 │" in line]
     # win rate, tie rate, mean place, rating
     assert code == 0 and rows and all(line.count("[n/a]") == 4 for line in rows[:2])
-    code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "16384",
+    code, out, _ = run_cli(capsys, ["tournament", "ai", "threshold-300", "-n", "2000",
                                     "--target", "1000", "--seed", "1"])
     standings = out.split("pairs:")[0]
     rows = [line for line in standings.splitlines() if "│ ai " in line
@@ -226,7 +246,8 @@ def _two_policy_tournament(ahead: list[int], games: int = 8192):
     units[:, 0, 3] = games - np.array(ahead)
     units[:, 1, 3] = ahead
     return Tournament("farkle", ["a", "b"], 2, n * games, 1, True, "default", 1000, [],
-                      units, pair, np.zeros((2, 2, 3)), np.zeros(n, dtype=np.int64), 0.0)
+                      units, pair, np.zeros((2, 2, 3)), np.zeros(n, dtype=np.int64), 0.0,
+                      games)
 
 
 @pytest.mark.parametrize("ahead, spread", [([4500, 4500], False), ([4500, 4500, 4500], False),

@@ -72,21 +72,23 @@ def test_monte_carlo_members_equal_on_the_same_dice_are_listed_as_ties():
     assert r.candidates["score"].nunique() == 2 and r.tied_members == []
 
 
-def test_monte_carlo_has_no_standard_error_from_one_chunk_and_a_short_one():
+def test_monte_carlo_has_no_standard_error_from_one_unit():
+    """The units are chunks of games: 16 of at least 16 games for a budget under 16 x
+    8,192 (see test_tournament); 19 games are one chunk and a short one, 20 two units."""
     r = tune("threshold", ["ai"], ranges={"threshold": (300, 300, 50)}, monte_carlo=True,
-             budget=8_193, seed=1, target=1000)
+             budget=19, seed=1, target=1000)
     assert math.isnan(r.best_score_se) and math.isnan(r.rechecked_score_se)
     r = tune("threshold", ["ai"], ranges={"threshold": (300, 300, 50)}, monte_carlo=True,
-             budget=10_240, seed=1, target=1000)
+             budget=20, seed=1, target=1000)
     assert r.best_score_se > 0
 
 
-@pytest.mark.parametrize("budget, measured", [(1, False), (300, False), (8_193, False),
-                                              (10_240, True)])
-def test_monte_carlo_without_a_standard_error_names_no_best(capsys, budget, measured):
-    """Scores without a standard error (one chunk of games per seating) cannot tell the
+@pytest.mark.parametrize("budget, units", [(1, None), (19, None), (2_000, 16)])
+def test_monte_carlo_without_a_standard_error_names_no_best(capsys, budget, units):
+    """Scores without a standard error (one unit of games per seating) cannot tell the
     members apart, however different: every member is tied with the highest, in the
-    JSON and the text; from two chunks on the scores are measured and the best named."""
+    JSON and the text; from two units on the scores are measured and the best named."""
+    measured = units is not None
     argv = ["tune", "threshold", "--against", "ai", "--range", "threshold=250:2000:1750",
             "--monte-carlo", "--budget", str(budget), "--seed", "1", "--target", "1000"]
     code, out, err = run_cli(capsys, [*argv, "--json"])
@@ -98,13 +100,25 @@ def test_monte_carlo_without_a_standard_error_names_no_best(capsys, budget, meas
     assert d["best"] not in d["tied_members"]
     code, out, err = run_cli(capsys, argv)
     assert code == 0, err
-    assert ("no standard error (one chunk of games per seating), so no best: all 2 "
-            "members evaluated tie" in out) != measured
+    assert ("no standard error (one unit of games per seating, or no spread), so "
+            "no best: all 2 members evaluated tie" in out) != measured
     assert ("highest score: threshold-" in out) != measured
     assert ("best found: threshold-" in out) == measured
-    # the SE says how many units it comes from: two chunks, a rough one
-    assert ("SE: its standard error over 2 chunks of games per opponent" in out) == measured
-    assert ("from so few chunks the SE is itself rough" in out) == measured
+    # the SE says how many units it comes from
+    assert (f"SE: its standard error over {units} chunks of games per opponent" in out) \
+        == measured
+    assert "from so few chunks the SE is itself rough" not in out
+
+
+def test_a_standard_error_from_few_units_says_it_is_rough(capsys):
+    """40 games per seating are three units (16, 16 and 8 games): an SE, a rough one."""
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--range",
+                                      "threshold=250:2000:1750", "--monte-carlo", "--budget",
+                                      "40", "--seed", "1", "--target", "1000"])
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "SE: its standard error over 3 chunks of games per opponent" in text
+    assert "from so few chunks the SE is itself rough" in text
 
 
 def test_the_search_is_reproducible():
@@ -213,9 +227,10 @@ def test_one_member_without_a_standard_error_says_so_without_a_tie(capsys):
     """A space of one member: nothing to tie with, still no standard error to report."""
     code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--range",
                                       "threshold=300:300:50", "--monte-carlo", "--budget",
-                                      "100", "--seed", "1", "--target", "1000"])
+                                      "16", "--seed", "1", "--target", "1000"])
     assert code == 0, err
-    assert "no standard error (one chunk of games per seating); a --budget" in out
+    assert "no standard error (one unit of games per seating, or no spread); a " \
+        "larger --budget gives one" in out
     assert "highest score: threshold-300" in out and "tie" not in out.split("score:")[0]
 
 

@@ -17,6 +17,13 @@ from __future__ import annotations
 #: Games per chunk: one random stream per chunk (``SeedSequence(seed, spawn_key=(chunk,))``).
 #: Part of the reproducibility contract: changing it changes results.
 CHUNK_GAMES = 8192
+#: A comparison whose chunks of games are the units of its error estimate (tournaments,
+#: tune's Monte Carlo) plays a run of fewer than this many standard chunks in this many
+#: smaller ones (:func:`dicelab.seeding.unit_chunk_games`), so that a short run still
+#: measures its error; part of what a seed means there.
+MIN_UNITS = 16
+#: ... each of at least this many games.
+MIN_UNIT_GAMES = 16
 #: Chunks per kernel call (one progress tick, one Dask task per batch).
 BATCH_CHUNKS = 16
 #: Games simulated when the user gives no ``--games``.

@@ -13,12 +13,12 @@ import secrets
 
 import numpy as np
 
-from dicelab.config import CHUNK_GAMES, MAX_GAMES
+from dicelab.config import CHUNK_GAMES, MAX_GAMES, MIN_UNIT_GAMES, MIN_UNITS
 from dicelab.errors import UserError
 from dicelab.rng import state_from_seedsequence
 
 __all__ = ["CHUNK_GAMES", "MAX_SEED", "check_games", "check_seed", "chunk_bounds", "chunk_states",
-           "fresh_seed", "group_seed", "n_chunks"]
+           "fresh_seed", "group_seed", "n_chunks", "unit_chunk_games"]
 
 
 #: The largest seed: saved tables and manifests store a seed as an unsigned 64-bit integer.
@@ -62,6 +62,19 @@ def check_games(games, what: str = "--games", unit: str = "games") -> int:
 
 def n_chunks(games: int, chunk_games: int = CHUNK_GAMES) -> int:
     return (games + chunk_games - 1) // chunk_games
+
+
+def unit_chunk_games(games: int) -> int:
+    """Games per chunk of a run whose chunks are the units of its error estimate: the
+    standard :data:`CHUNK_GAMES`, or for a run of fewer than :data:`~dicelab.config.
+    MIN_UNITS` such chunks, ``games / MIN_UNITS`` rounded up (at least
+    :data:`~dicelab.config.MIN_UNIT_GAMES`), so that a short run has units enough to
+    measure its spread. A function of the number of games only, like the chunks.
+
+    >>> unit_chunk_games(1_000_000), unit_chunk_games(20_000), unit_chunk_games(100)
+    (8192, 1250, 16)
+    """
+    return min(CHUNK_GAMES, max(MIN_UNIT_GAMES, -(-int(games) // MIN_UNITS)))
 
 
 def chunk_bounds(games: int, first: int = 0, stop: int | None = None,

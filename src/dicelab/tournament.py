@@ -106,9 +106,9 @@ def _check_size(n_policies: int, seats: int, games: int) -> None:
     """Refuse, before listing the tables, a tournament whose tables and per-chunk sums
     would not fit in the memory limit."""
     from dicelab.resources import check_memory
-    from dicelab.seeding import n_chunks
+    from dicelab.seeding import n_chunks, unit_chunk_games
 
-    tables, chunks = count_tables(n_policies, seats), n_chunks(games)
+    tables, chunks = count_tables(n_policies, seats), n_chunks(games, unit_chunk_games(games))
     per_table = 8 * seats + 64 + chunks * seats * (3 + seats) * 8  # lineup, outcomes
     units = tables * chunks * n_policies * (4 + 3 * n_policies) * 8
     check_memory(f"a tournament of {tables:,} tables of {seats:,} seats",
@@ -187,6 +187,7 @@ class Tournament:
     cells: np.ndarray
     strata: np.ndarray  # the group (or table, without common dice) of each unit
     elapsed_s: float
+    chunk_games: int  # games per chunk of a table: its units (seeding.unit_chunk_games)
     executor: str = "local"
     workers: int | None = None
     _memo: dict = field(default_factory=dict, repr=False)
@@ -336,7 +337,8 @@ class Tournament:
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "policies": self.policies,
                 "seats_per_table": self.seats_per_table,
-                "games_per_table": self.games_per_table, "seed": self.seed, "crn": self.crn,
+                "games_per_table": self.games_per_table, "chunk_games": self.chunk_games,
+                "seed": self.seed, "crn": self.crn,
                 "rules": getattr(self.rules, "name", self.rules), "target": self.target,
                 "tables": self.tables, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers,
@@ -356,7 +358,7 @@ class Tournament:
             else getattr(self.rules, "name", self.rules)
         return {"game": self.game, "experiment": "tournament", "policies": self.policies,
                 "seats_per_table": self.seats_per_table,
-                "games_per_table": self.games_per_table,
+                "games_per_table": self.games_per_table, "chunk_games": self.chunk_games,
                 "seed": self.seed, "crn": self.crn, "rules": rules, "target": self.target,
                 "tables": self.tables, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers}
@@ -384,9 +386,11 @@ class TableGame(Protocol):
     target: int | None
 
     def play(self, seats: list[PolicySpec], *, games: int, seed: int, crn: bool,
-             progress: Callable[[int, int], None], client: Any) -> np.ndarray:
+             chunk_games: int, progress: Callable[[int, int], None], client: Any
+             ) -> np.ndarray:
         """``games`` games of ``seats`` from ``seed`` (``crn``: the stream per turn that
-        tables sharing the seed share), as outcomes (layout ``O_*``), chunk by chunk."""
+        tables sharing the seed share), as outcomes (layout ``O_*``), chunk by chunk
+        (``chunk_games`` games each)."""
 
     def plan(self, seats: list[PolicySpec], *, games: int, seed: int, crn: bool,
              chunk_games: int) -> Any:
@@ -425,13 +429,13 @@ class FarkleTables:
             if family_of(s).two_seats and seats != 2:
                 raise UserError(f"{s.name} plays two-seat games only; use --seats 2")
 
-    def play(self, seats, *, games, seed, crn, progress, client) -> np.ndarray:
+    def play(self, seats, *, games, seed, crn, chunk_games, progress, client) -> np.ndarray:
         from dicelab.farkle import kernels as K
         from dicelab.farkle.simulate import simulate_farkle
 
         res = simulate_farkle(seats, games=games, seed=seed, target=self.target,
                               rules=self.rules, progress=progress, client=client,
-                              per_chunk=True,
+                              per_chunk=True, chunk_games=chunk_games,
                               streams=K.STREAM_PER_TURN if crn else K.STREAM_PER_CHUNK)
         return self._columns(res.chunk_stats)
 
@@ -483,13 +487,14 @@ class PentaTables:
         if seats < 2:
             raise UserError(f"--seats must be at least 2 for Penta, not {seats}")
 
-    def play(self, seats, *, games, seed, crn, progress, client) -> np.ndarray:
+    def play(self, seats, *, games, seed, crn, chunk_games, progress, client) -> np.ndarray:
         from dicelab.penta.simulate import simulate_penta
         from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
 
         res = simulate_penta(seats, games=games, seed=seed, rules=self.rules.name,
                              progress=progress, client=client, per_chunk=True,
-                             streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK)
+                             streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK,
+                             chunk_games=chunk_games)
         return self._columns(res.chunk_tallies)
 
     def plan(self, seats, *, games, seed, crn, chunk_games):
@@ -544,9 +549,11 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
     ('threshold-300', 'better')
     """
     from dicelab.runner import executor_info
+    from dicelab.seeding import n_chunks, unit_chunk_games
 
     specs = check_policies(policies, seats, game)
     games = check_games(games)
+    chunk_games = unit_chunk_games(games)
     seed = check_seed(seed)
     _check_size(len(specs), seats, games)
     tables_of = TABLE_GAMES[specs[0].game].make(rules, ending, target)
@@ -565,20 +572,22 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
                 progress(base + d, total)
 
         cell = None if store is None else store.get(f"table-{t}")
-        if cell is None or "outcomes" not in cell:
+        if cell is None or len(cell.get("outcomes", ())) != n_chunks(games, chunk_games):
             outcomes = tables_of.play([specs[i] for i in lineup], games=games, seed=s,
-                                      crn=crn, progress=tick, client=client)
+                                      crn=crn, chunk_games=chunk_games, progress=tick,
+                                      client=client)
             cell = {"outcomes": outcomes}
             if store is not None:
                 store.put(f"table-{t}", cell)
         done += games
         tables.append({"group": g, "policies": [specs[i].name for i in lineup], "seed": s})
         per_table_units.append(cell["outcomes"])
-    units, pair_units, cells = _units(plan, per_table_units, k, crn, games)
-    strata = np.arange(units.shape[0]) // per_table_units[0].shape[0]
+    units, pair_units, cells, strata = _units(plan, per_table_units, k, crn, games,
+                                              chunk_games)
     return Tournament(tables_of.game, [s.name for s in specs], seats, games, seed, crn,
                       tables_of.rules, tables_of.target, tables, units, pair_units, cells,
-                      strata, time.perf_counter() - started, **executor_info(client))
+                      strata, time.perf_counter() - started, chunk_games,
+                      **executor_info(client))
 
 
 def check_policies(policies: list[str | PolicySpec], seats: int, game: str | None
@@ -598,19 +607,20 @@ def check_policies(policies: list[str | PolicySpec], seats: int, game: str | Non
     return specs
 
 
-def _units(plan, per_table: list[np.ndarray], k: int, crn: bool, games: int
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sum the tables' per-chunk outcomes (layout ``O_*``) into per-unit (group or table,
-    chunk) sums.
+def _units(plan, per_table: list[np.ndarray], k: int, crn: bool, games: int,
+           chunk_games: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sum the tables' per-chunk outcomes (layout ``O_*``, chunks of ``chunk_games``)
+    into per-unit (group or table, chunk) sums, a short last chunk merged into the one
+    before it (:func:`~dicelab.stats.merge_short_tail`).
 
     Returns ``units`` (units, policies, [seat-games, wins, ties, seats ahead]), ``pair``
-    (units, policies, policies, [games p finished ahead of q, level, common games])
-    and ``cells`` (policies, policies, [S_nn, S_nd, S_dd]): the sums of squares and
+    (units, policies, policies, [games p finished ahead of q, level, common games]),
+    ``cells`` (policies, policies, [S_nn, S_nd, S_dd]): the sums of squares and
     products of those two over every (unit, table) cell, for the independent-dice
-    variance."""
+    variance; and ``strata`` (units,), the group (or table) of each unit."""
     from dicelab.seeding import chunk_bounds
 
-    sizes = np.diff(chunk_bounds(games))
+    sizes = np.diff(chunk_bounds(games, chunk_games=chunk_games))
     chunk_games = merge_short_tail(sizes.astype(float), sizes)
     per_table = [merge_short_tail(st, sizes) for st in per_table]
     n_chunks = chunk_games.size
@@ -643,4 +653,4 @@ def _units(plan, per_table: list[np.ndarray], k: int, crn: bool, games: int
         cells[:, :, 0] += (score * score).sum(axis=2)
         cells[:, :, 1] += (score * common).sum(axis=2)
         cells[:, :, 2] += (common * common).sum(axis=2)
-    return units, pair, cells
+    return units, pair, cells, np.arange(n_units) // n_chunks

@@ -11,14 +11,15 @@ A member's score is its mean ``P(win) + P(tie)/2`` over the field, both seatings
   candidate on the *same* dice (a stream per turn with one seed: common random numbers
   across candidates, so their differences are not luck); each candidate's score carries
   its standard error, from the independent chunks of games (each chunk pairs the two
-  seatings' games on the same dice). The winner is re-played on fresh seeds, and both
-  numbers are reported, so the winner's curse is visible. The best is the highest
-  score; the members it cannot be told apart from are listed as tied with it: each
-  member's difference from the best, chunk by chunk on the same dice (paired), is tested
-  against zero, with Holm's correction over the members compared
-  (:func:`dicelab.stats.holm`, family-wise :data:`dicelab.stats.ALPHA`); a difference
-  without spread (members that play alike, or one chunk of games) is no test, and the
-  member is tied. A budget of one chunk (at most 8,192 games, or one chunk and a short
+  seatings' games on the same dice; 8,192 games a chunk, or a budget of fewer than 16
+  such chunks in 16 smaller ones: :func:`dicelab.seeding.unit_chunk_games`). The winner
+  is re-played on fresh seeds, and both numbers are reported, so the winner's curse is
+  visible. The best is the highest score; the members it cannot be told apart from are
+  listed as tied with it: each member's difference from the best, chunk by chunk on the
+  same dice (paired), is tested against zero, with Holm's correction over the members
+  compared (:func:`dicelab.stats.holm`, family-wise :data:`dicelab.stats.ALPHA`); a
+  difference without spread (members that play alike, or one chunk of games) is no test, and the
+  member is tied. A budget of one chunk (under 20 games: one chunk of 16 and a short
   one) gives no standard error: then no member is measured better than another, and
   all are reported tied.
 
@@ -63,7 +64,7 @@ from dicelab.errors import UserError
 from dicelab.farkle.builtin import family_named
 from dicelab.penta import builtin as penta_builtin
 from dicelab.registry import parse_policy
-from dicelab.seeding import chunk_bounds, group_seed
+from dicelab.seeding import chunk_bounds, group_seed, unit_chunk_games
 from dicelab.stats import (
     ALPHA,
     TIE_TOLERANCE,
@@ -163,8 +164,8 @@ class TuneResult:
     @property
     def measured(self) -> bool:
         """Whether the scores carry a standard error (exact: an error of 0); Monte Carlo
-        from one chunk of games per seating (at most 8,192 games, or one chunk and a short
-        one) does not, and then no member is better than another."""
+        from one chunk of games per seating (a budget under 20 games) does not, and then
+        no member is better than another."""
         return self.method == "exact" or self.best_score_se > 0
 
     @property
@@ -459,7 +460,8 @@ def _monte_carlo(opponents, rules, target, budget):
     from dicelab.farkle import kernels as K
     from dicelab.farkle.simulate import simulate_farkle
 
-    games = np.diff(chunk_bounds(budget)).astype(float)
+    chunk = unit_chunk_games(budget)
+    games = np.diff(chunk_bounds(budget, chunk_games=chunk)).astype(float)
 
     def at(seed: int) -> Callable[[str], dict[str, tuple[np.ndarray, np.ndarray]]]:
         def score(name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -469,7 +471,7 @@ def _monte_carlo(opponents, rules, target, budget):
                 s = group_seed(seed, 2000 + i)
                 ab, ba = (simulate_farkle(seats, games=budget, seed=s, target=target,
                                           rules=rules, streams=K.STREAM_PER_TURN,
-                                          per_chunk=True).chunk_stats
+                                          per_chunk=True, chunk_games=chunk).chunk_stats
                           for seats in ([me, o], [o, me]))
                 num = (ab[:, 0, K.ST_WINS] + 0.5 * ab[:, 0, K.ST_TIES]
                        + ba[:, 1, K.ST_WINS] + 0.5 * ba[:, 1, K.ST_TIES])
@@ -490,7 +492,8 @@ def _monte_carlo_penta(opponents, rules, budget):
     from dicelab.penta.simulate import simulate_penta
     from dicelab.rng import STREAM_PER_TURN
 
-    games = np.diff(chunk_bounds(budget)).astype(float)
+    chunk = unit_chunk_games(budget)
+    games = np.diff(chunk_bounds(budget, chunk_games=chunk)).astype(float)
 
     def at(seed: int) -> Callable[[str], dict[str, tuple[np.ndarray, np.ndarray]]]:
         def score(name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -499,7 +502,7 @@ def _monte_carlo_penta(opponents, rules, budget):
             for i, o in enumerate(opponents):
                 t = simulate_penta([me, o], games=budget, seed=group_seed(seed, 2000 + i),
                                    rules=rules.name, streams=STREAM_PER_TURN,
-                                   per_chunk=True).chunk_tallies
+                                   per_chunk=True, chunk_games=chunk).chunk_tallies
                 num = t["wins"][:, 0] + 0.5 * t["tied"][:, 0]
                 out[o.name] = (merge_short_tail(num.astype(float), games),
                                merge_short_tail(games, games))

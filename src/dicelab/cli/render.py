@@ -27,7 +27,6 @@ from rich.progress import (
 from rich.table import Table
 
 from dicelab.cli import formats as F
-from dicelab.config import CHUNK_GAMES
 from dicelab.penta.rules import BOX_NAMES
 from dicelab.stats import ALPHA
 
@@ -453,10 +452,10 @@ def tune_result(result) -> None:
                       "evaluated; the best found is not proven best")
     se = f" (SE {_pct(result.best_score_se, 4)})" if mc else ""
     if not result.measured:
-        console.print("  no standard error (one chunk of games per seating)"
+        console.print("  no standard error (one unit of games per seating, or no spread)"
                       + (f", so no best: all {F.count(result.evaluated)} members evaluated "
                          "tie" if result.evaluated > 1 else "")
-                      + f"; a --budget of {F.count(2 * CHUNK_GAMES)} or more measures one")
+                      + "; a larger --budget gives one")
     label = ("best" if result.proven_best
              else "best found" if result.measured and not result.all_tied
              else "highest score")

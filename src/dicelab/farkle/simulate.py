@@ -465,7 +465,8 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
                     first_seat: int | None = None,
                     progress: Callable[[int, int], None] | None = None,
                     client: Any = None, per_chunk: bool = False,
-                    streams: int = K.STREAM_PER_CHUNK) -> FarkleResult:
+                    streams: int = K.STREAM_PER_CHUNK, chunk_games: int = CHUNK_GAMES
+                    ) -> FarkleResult:
     """Simulate ``games`` Farkle games, one seat per policy; returns a :class:`FarkleResult`.
 
     ``seats``: 1..7 parsed policies (or PolicyTables); ``target``: positive multiple of
@@ -475,10 +476,12 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
     index; ``client``: a ``distributed.Client`` to run the chunks on a Dask cluster (same
     results as a local run); ``per_chunk``: keep each chunk's statistics too
     (``result.chunk_stats``); ``streams``: the random-stream layout (one per turn for
-    common random numbers: :data:`dicelab.farkle.kernels.STREAM_PER_TURN`).
-    All-threshold seats are played by the lanes kernel, seats that decide move by move
-    (no table) by the referee in Python (:func:`simulate_python`), any other mix by the
-    general kernel (:func:`kernel_for`; ``result.kernel``).
+    common random numbers: :data:`dicelab.farkle.kernels.STREAM_PER_TURN`);
+    ``chunk_games``: games per chunk (the standard size, or a comparison's units:
+    :func:`dicelab.seeding.unit_chunk_games`). All-threshold seats are played by the
+    lanes kernel, seats that decide move by move (no table) by the referee in Python
+    (:func:`simulate_python`), any other mix by the general kernel (:func:`kernel_for`;
+    ``result.kernel``).
 
     >>> from dicelab.registry import parse_policy
     >>> r = simulate_farkle([parse_policy("threshold-300")], games=1000, seed=1)
@@ -492,10 +495,10 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
             raise UserError("--dask: a policy that decides move by move (no table) plays in "
                             "this process only")
         return _referee_run(seats, rules, target, seed, seed_given, games, first_seat,
-                            progress, per_chunk, streams)
+                            progress, per_chunk, streams, chunk_games)
     plan = FarklePlan(tuple(seats), rules, target, seed, games,
                       None if first_seat is None else int(first_seat), per_chunk=per_chunk,
-                      streams=streams)
+                      streams=streams, chunk_games=chunk_games)
     check_memory(f"a simulation to {target:,} (its histograms of final totals)",
                  plan.batch_chunks * len(seats) * plan.n_bins * 8 * 3)
 
@@ -516,7 +519,8 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
                         first_seat=first_seat, stats=acc["stats"], hist=acc["hist"],
                         counters=counters, elapsed_s=elapsed, threads=numba.get_num_threads(),
                         seed_given=seed_given, setup_s=t1 - t0, kernel=plan.kernel,
-                        chunk_stats=acc.get(PER_CHUNK + "stats"), **executor_info(client))
+                        chunk_games=chunk_games, chunk_stats=acc.get(PER_CHUNK + "stats"),
+                        **executor_info(client))
 
 
 def _checked(seats, games, seed, target, rules, ending, first_seat):
@@ -557,7 +561,7 @@ def simulate_python(seats: list, *, games: int = DEFAULT_GAMES, seed: int | None
 
 
 def _referee_run(seats, rules, target, seed, seed_given, games, first_seat, progress,
-                 per_chunk, streams) -> FarkleResult:
+                 per_chunk, streams, chunk_games=CHUNK_GAMES) -> FarkleResult:
     from dicelab.farkle.pysim import play_python
 
     n_bins = (target + HIST_HEADROOM) // POINT_UNIT + 1
@@ -567,14 +571,16 @@ def _referee_run(seats, rules, target, seed, seed_given, games, first_seat, prog
     policies = [as_policy(s, rules, target, len(seats)) for s in seats]
     t1 = time.perf_counter()
     acc = play_python(policies, rules, target, seed, games, n_bins, first_seat=first_seat,
-                      streams=streams, per_chunk=per_chunk, progress=progress)
+                      streams=streams, per_chunk=per_chunk, progress=progress,
+                      chunk_games=chunk_games)
     return FarkleResult(seats=[s.name for s in seats],
                         seat_params=[_seat_params(x) for x in seats],
                         rules=rules, target=target, seed=seed, games=games,
                         first_seat=first_seat, stats=acc["stats"], hist=acc["hist"],
                         counters=acc["counters"], elapsed_s=time.perf_counter() - t1,
                         threads=1, seed_given=seed_given, setup_s=t1 - t0,
-                        kernel=REFEREE_KERNEL, chunk_stats=acc.get("chunk_stats"))
+                        kernel=REFEREE_KERNEL, chunk_games=chunk_games,
+                        chunk_stats=acc.get("chunk_stats"))
 
 
 @dataclass

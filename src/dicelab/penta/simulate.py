@@ -842,7 +842,8 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
                    seed: int | None = None, rules: str | None = None,
                    progress: Callable[[int, int], None] | None = None,
                    client: Any = None, per_chunk: bool = False,
-                   streams: int = STREAM_PER_CHUNK) -> PentaResult:
+                   streams: int = STREAM_PER_CHUNK,
+                   chunk_games: int = config.CHUNK_GAMES) -> PentaResult:
     """Play ``games`` games of Penta for every seat (each its own card and dice).
 
     ``seats``: policy specs or names (``optimal``, ``greedy``); ``rules``: a rule set
@@ -851,7 +852,9 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     chunks on a Dask cluster (each worker builds the decision tables itself; same results
     as a local run). ``per_chunk``: keep each chunk's outcomes too
     (``result.chunk_tallies``); ``streams``: the random-stream layout (a stream per turn
-    for common random numbers: :data:`dicelab.rng.STREAM_PER_TURN`). The example is not
+    for common random numbers: :data:`dicelab.rng.STREAM_PER_TURN`); ``chunk_games``: games
+    per chunk (the standard size, or a comparison's units:
+    :func:`dicelab.seeding.unit_chunk_games`). The example is not
     run as a doctest: the decision tables it needs take seconds to build and 270 MB of
     cache per policy.
 
@@ -870,9 +873,10 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
         raise ValueError(f"unknown stream layout {streams}")
     if any(family_of(s).by_referee for s in specs):
         return _simulate_by_referee(specs, rs, games, int(seed), seed_given, progress,
-                                    streams, client, per_chunk)
+                                    streams, client, per_chunk, chunk_games)
     plan = PentaPlan(tuple(specs), rs.name, int(seed), games,
-                     batch_chunks=config.BATCH_CHUNKS, per_chunk=per_chunk, streams=streams)
+                     batch_chunks=config.BATCH_CHUNKS, per_chunk=per_chunk, streams=streams,
+                     chunk_games=chunk_games)
     t0 = time.perf_counter()
     if client is None:
         plan.prepare()  # the tables, before the clock starts; workers build their own
@@ -890,7 +894,7 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
         bonus_sum=acc["bonus_sum"], bonus_sq=acc["bonus_sq"], wins=acc["wins"],
         tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=elapsed, setup_s=setup,
         threads=numba.get_num_threads(), table_bytes=_table_bytes(len(plan.families)),
-        exact_optimum=exact, beat=acc["beat"],
+        exact_optimum=exact, beat=acc["beat"], chunk_games=chunk_games,
         chunk_tallies={name: acc[PER_CHUNK + name] for name in CHUNK_TALLIES}
         if per_chunk else None, **executor_info(client))
 
@@ -905,7 +909,8 @@ def referee_policies(specs) -> list:
 
 
 def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, seed_given: bool,
-                         progress, streams: int, client, per_chunk: bool) -> PentaResult:
+                         progress, streams: int, client, per_chunk: bool,
+                         chunk_games: int = config.CHUNK_GAMES) -> PentaResult:
     """A run with a user's policy in some seat: every seat played by the Python referee
     (:mod:`dicelab.penta.referee`) on the kernel's chunks and dice, so the built-in seats
     play and score as in the kernel."""
@@ -915,13 +920,13 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
     policies = referee_policies(specs)
     if client is not None:  # the workers load the users' policies by their names
         plan = RefereePlan(tuple(specs), rs.name, seed, games, streams=streams,
-                           per_chunk=per_chunk, batch_chunks=1)
+                           chunk_games=chunk_games, per_chunk=per_chunk, batch_chunks=1)
         acc = run_plan(plan, progress=progress, client=client)
         acc.update({f"chunk_{name}": acc.pop(PER_CHUNK + name) for name in CHUNK_TALLIES
                     if PER_CHUNK + name in acc})
     else:
         acc = play_chunks(policies, rs, seed, games, max_total=MAX_TOTAL, streams=streams,
-                          progress=progress, per_chunk=per_chunk)
+                          progress=progress, per_chunk=per_chunk, chunk_games=chunk_games)
     exact = _exact_optimum(specs, rs)
     return PentaResult(
         seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=seed,
@@ -930,6 +935,7 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
         bonus_sum=acc["bonus_sum"], bonus_sq=acc["bonus_sq"], wins=acc["wins"],
         tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=time.perf_counter() - t0,
         setup_s=0.0, threads=1, table_bytes=0, exact_optimum=exact, beat=acc["beat"],
+        chunk_games=chunk_games,
         chunk_tallies={name: acc[f"chunk_{name}"] for name in CHUNK_TALLIES}
         if per_chunk else None, **executor_info(client))
 
