@@ -432,12 +432,25 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
                 return None
         # the table is stored; a cache that cannot shrink only costs disk
         with contextlib.suppress(OSError, UserError):
+            total = _files_bytes(path.parent)
+            if total is not None and total <= limit:
+                return path  # it fits: no need to open every entry (a scan's cost)
             done = prune(limit, path.parent, keep=(key,))
             if done.deleted:
                 log.info("cache: removed %d least recently used file(s), %s, to keep %s "
                          "within its limit of %s", len(done.deleted),
                          human_bytes(done.freed), done.directory, limit_words(limit, source))
     return path
+
+
+def _files_bytes(directory: Path) -> int | None:
+    """Bytes of the regular files in ``directory``, at least what :func:`prune` counts,
+    found without opening any; ``None`` if they cannot be listed."""
+    try:
+        with os.scandir(directory) as it:
+            return sum(e.stat().st_size for e in it if e.is_file())
+    except OSError:  # unreadable, or a file vanished meanwhile
+        return None
 
 
 def _too_big(key: str, n_bytes: int, limit: int, source: str) -> None:
