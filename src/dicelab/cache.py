@@ -410,8 +410,9 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
     limit, source = size_limit()
     path = path or cache_path(key)
     # an .npz holds its arrays uncompressed: their bytes are a floor of the file's size
-    if limit is not None and sum(a.nbytes for a in arrays.values()) > limit:
-        _too_big(key, sum(a.nbytes for a in arrays.values()), limit, source)
+    n_bytes = sum(np.asarray(a).nbytes for a in arrays.values())
+    if limit is not None and n_bytes > limit:
+        _too_big(key, n_bytes, limit, source)
         return None
     header = {"key": key, "version": version,
               "digests": {name: digest(a) for name, a in arrays.items()}}

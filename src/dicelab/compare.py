@@ -50,7 +50,7 @@ def check_size(n_policies: int) -> None:
     """Refuse, before listing the pairs, a compare whose pairs would not fit in the memory
     limit (a swept experiment file can name a million policies: 5e11 pairs).
 
-    >>> check_size(1000)
+    >>> check_size(10)  # 45 pairs
     """
     from dicelab.resources import check_memory
 
