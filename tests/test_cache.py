@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from cli_helpers import run_cli
 
-from dicelab import cache
+from dicelab import cache, config
 from dicelab.cli.formats import size
 from dicelab.errors import UserError
 from dicelab.text import human_bytes
@@ -385,16 +385,36 @@ def test_parse_size_refuses_with_one_line_naming_the_input(text):
     assert "\n" not in msg
 
 
-def test_max_size_from_the_environment(monkeypatch):
+def test_max_size_from_the_environment_else_the_default(monkeypatch):
     monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
-    assert cache.max_size() is None
-    monkeypatch.setenv(cache.MAX_SIZE_ENV, " ")
-    assert cache.max_size() is None
+    assert config.CACHE_MAX_SIZE == "10GB"
+    assert cache.size_limit() == (10 * 10**9, "default") and cache.max_size() == 10**10
+    monkeypatch.setattr(config, "CACHE_MAX_SIZE", "5kB")  # read when asked, not on import
+    assert cache.size_limit() == (5000, "default")
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, " ")  # empty: as if unset
+    assert cache.size_limit() == (5000, "default")
     monkeypatch.setenv(cache.MAX_SIZE_ENV, "1.5GiB")
-    assert cache.max_size() == 3 * 2**29
-    monkeypatch.setenv(cache.MAX_SIZE_ENV, "lots")
-    with pytest.raises(UserError, match=r"^\$DICELAB_CACHE_MAX_SIZE: 'lots' is not a size"):
-        cache.max_size()
+    assert cache.size_limit() == (3 * 2**29, "$DICELAB_CACHE_MAX_SIZE")
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "0")  # a limit of nothing is a limit
+    assert cache.size_limit() == (0, "$DICELAB_CACHE_MAX_SIZE")
+    for off in ("none", "NONE", " None "):
+        monkeypatch.setenv(cache.MAX_SIZE_ENV, off)
+        assert cache.size_limit() == (None, "$DICELAB_CACHE_MAX_SIZE")
+        assert cache.max_size() is None
+
+
+@pytest.mark.parametrize("value", ["lots", "nothing", "none0", "no", "unlimited", "-1GB",
+                                   "2G", "99999999999TB"])
+def test_a_malformed_max_size_is_one_error_naming_the_variable(monkeypatch, value):
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, value)
+    with pytest.raises(UserError) as exc:
+        cache.size_limit()
+    msg = str(exc.value)
+    assert msg.startswith(f"$DICELAB_CACHE_MAX_SIZE: {value!r} is ") and "\n" not in msg
+    if "not a size" in msg:
+        assert msg.endswith("e.g. 2GB or 1.5GiB, or none for no limit")
+    else:
+        assert "larger than the largest size" in msg and value == "99999999999TB"
 
 
 def test_a_successful_load_records_last_use_and_nothing_else_does(cache_dir):
@@ -495,6 +515,7 @@ def test_prune_within_the_limit_only_removes_stale_writes(cache_dir):
 
 def test_prune_keeps_an_entry_rewritten_or_vanished_since_its_scan(cache_dir, monkeypatch):
     sizes = make_lru_dir(cache_dir)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "none")  # the store below prunes nothing itself
     stale = cache.scan()
     cache.store("e2", 1, {"a": np.zeros(1000, np.uint8)})  # rewritten: the newest now
     cache.cache_path("e4").unlink()  # deleted by someone else
@@ -522,18 +543,97 @@ def test_store_keeps_the_cache_within_the_automatic_limit(cache_dir, monkeypatch
     monkeypatch.setenv(cache.MAX_SIZE_ENV, str(3 * n + 10))
     store_sized("d", 2000)
     assert entry_keys() == ["a", "c", "d"]
-    # a new entry bigger than the limit stays; every other entry goes
-    monkeypatch.setenv(cache.MAX_SIZE_ENV, "5kB")
-    big = store_sized("e", 8000)
-    assert big > 5000 and entry_keys() == ["e"]
     # the foreign file is not touched by the automatic prune either
     (cache_dir / "notes.txt").write_text("mine")
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "5kB")
     store_sized("f", 100)
-    assert entry_keys() == ["f"] and (cache_dir / "notes.txt").exists()
+    assert entry_keys() == ["d", "f"] and (cache_dir / "notes.txt").exists()
     # no limit: nothing pruned
-    monkeypatch.delenv(cache.MAX_SIZE_ENV)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "None")
     store_sized("g", 9000)
-    assert entry_keys() == ["f", "g"]
+    assert entry_keys() == ["d", "f", "g"]
+
+
+def test_a_store_within_the_limit_opens_no_other_entry(cache_dir, monkeypatch):
+    """Every store checks the limit: within it, the directory's file sizes say so without
+    a scan (which opens every entry: 0.3 s for 2,000 of them); beyond it, prune scans."""
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    n = store_sized("a", 2000)
+    scans = []
+    real_scan = cache.scan
+    monkeypatch.setattr(cache, "scan", lambda d=None: scans.append(d) or real_scan(d))
+    monkeypatch.setattr(config, "CACHE_MAX_SIZE", str(2 * n))  # a total == limit fits
+    store_sized("b", 2000)
+    assert scans == [] and entry_keys() == ["a", "b"]
+    scans.clear()
+    (cache_dir / "notes.txt").write_text("x")  # a foreign byte: at least as much to count
+    store_sized("b", 2000)
+    assert scans == [cache_dir] and entry_keys() == ["a", "b"]  # scanned, nothing to prune
+    scans.clear()
+    store_sized("c", 2000)
+    assert scans == [cache_dir] and entry_keys() == ["b", "c"]
+
+
+def test_the_default_limit_applies_when_the_variable_is_unset(cache_dir, monkeypatch):
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    monkeypatch.setattr(config, "CACHE_MAX_SIZE", "1MB")  # the 10 GB default, scaled down
+    n = store_sized("a", 2000)
+    store_sized("b", 2000)
+    monkeypatch.setattr(config, "CACHE_MAX_SIZE", str(2 * n + 10))
+    set_last_use("a", days_ago=2)
+    set_last_use("b", days_ago=1)
+    store_sized("c", 2000)
+    assert entry_keys() == ["b", "c"]
+    # the variable overrides the default, either way
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "1MB")
+    store_sized("d", 2000)
+    assert entry_keys() == ["b", "c", "d"]
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "none")
+    store_sized("e", 2000)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "")  # empty: the default again
+    store_sized("f", 2000)
+    assert entry_keys() == ["e", "f"]
+
+
+@pytest.mark.parametrize("nbytes", [8000, 4990])  # the arrays alone; only with the headers
+def test_an_entry_larger_than_the_limit_by_itself_is_not_kept(cache_dir, monkeypatch, caplog,
+                                                              nbytes):
+    """Neither kept nor a reason to prune the others: the cache stays within its limit."""
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    sizes = {k: store_sized(k, 1000) for k in ("a", "b")}
+    monkeypatch.setattr(config, "CACHE_MAX_SIZE", "5kB")
+    with caplog.at_level("INFO", logger="dicelab.cache"):
+        assert cache.store("big", 1, {"a": np.zeros(nbytes, np.uint8)}) is None
+    assert entry_keys() == ["a", "b"] and cache.scan().total_bytes == sum(sizes.values())
+    assert sorted(p.name for p in cache_dir.iterdir()) == ["a.npz", "b.npz"]  # no leftovers
+    (msg,) = [r.getMessage() for r in caplog.records if r.name == "dicelab.cache"]
+    assert msg.startswith("cache: big (") and "is by itself larger than the cache's limit " \
+        "of 5.0 kB (the default; $DICELAB_CACHE_MAX_SIZE sets another, none for no limit)" \
+        "; not kept" in msg
+    # the neighbours: one that fits the limit is kept (and prunes); with no limit, too
+    assert cache.store("fits", 1, {"a": np.zeros(2000, np.uint8)}) is not None
+    assert entry_keys() == ["b", "fits"]
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "none")
+    assert cache.store("big", 1, {"a": np.zeros(nbytes, np.uint8)}) is not None
+    assert entry_keys() == ["b", "big", "fits"]
+
+
+def test_a_table_larger_than_the_limit_is_built_and_used_but_not_cached(cache_dir,
+                                                                          monkeypatch):
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "1kB")
+    built = []
+
+    def build():
+        built.append(1)
+        return {"a": np.arange(500, dtype=np.int64)}
+
+    for _ in range(2):
+        arrays, was_cached = cache.cached("unit-big", 1, build)
+        assert not was_cached and np.array_equal(arrays["a"], np.arange(500))
+    assert built == [1, 1] and entry_keys() == []
+    cache.store_in_background("unit-big", 1, build())
+    cache.wait_stores()
+    assert entry_keys() == []
 
 
 def test_a_malformed_automatic_limit_fails_before_writing_or_building(cache_dir,
@@ -638,13 +738,40 @@ def test_cli_list_shows_last_use_and_the_automatic_limit(capsys, cache_dir, monk
     assert f"automatic limit: {size(3 * 2**29)} ($DICELAB_CACHE_MAX_SIZE)" in out
     code, out, _ = run_cli(capsys, ["cache", "list", "--json"])
     d = json.loads(out)
-    assert d["max_bytes"] == 3 * 2**29
+    assert d["max_bytes"] == 3 * 2**29 and d["max_bytes_source"] == "$DICELAB_CACHE_MAX_SIZE"
     by_key = {e["key"]: e for e in d["entries"]}
     assert by_key["e2"]["last_used"] < by_key["e4"]["last_used"] < by_key["e3"]["last_used"]
-    monkeypatch.setenv(cache.MAX_SIZE_ENV, "big")
-    code, _, err = run_cli(capsys, ["cache", "list"])
-    assert code == 2 and err.startswith("error: $DICELAB_CACHE_MAX_SIZE: 'big'")
-    assert err.count("\n") == 1
+    # unset: the default, and how to change it
+    monkeypatch.delenv(cache.MAX_SIZE_ENV)
+    code, out, _ = run_cli(capsys, ["cache", "list"])
+    assert code == 0 and ("automatic limit: 10.0 GB (the default; $DICELAB_CACHE_MAX_SIZE "
+                          "sets another, none for no limit)") in out
+    code, out, _ = run_cli(capsys, ["cache", "list", "--json"])
+    d = json.loads(out)
+    assert d["max_bytes"] == 10**10 and d["max_bytes_source"] == "default"
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "none")
+    code, out, _ = run_cli(capsys, ["cache"])
+    assert code == 0 and "automatic limit: none ($DICELAB_CACHE_MAX_SIZE)" in out
+    code, out, _ = run_cli(capsys, ["cache", "list", "--json"])
+    d = json.loads(out)
+    assert d["max_bytes"] is None and d["max_bytes_source"] == "$DICELAB_CACHE_MAX_SIZE"
+    # an empty directory shows the limit too
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(cache_dir / "empty"))
+    code, out, _ = run_cli(capsys, ["cache", "list"])
+    assert code == 0 and "no cache entries" in out and "automatic limit: none" in out
+
+
+@pytest.mark.parametrize("argv", [["cache"], ["cache", "list"], ["cache", "list", "--json"],
+                                  ["solve", "farkle", "--policy", "fastest", "--target", "1000"]])
+@pytest.mark.parametrize("value", ["big", "unlimited", "nan", "5 G"])
+def test_a_malformed_limit_is_one_error_line_before_any_work(capsys, cache_dir, monkeypatch,
+                                                             argv, value):
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, value)
+    code, out, err = run_cli(capsys, argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"error: $DICELAB_CACHE_MAX_SIZE: {value!r} is not a size")
+    assert err.endswith("or none for no limit\n")
+    assert not cache_dir.exists() or not any(cache_dir.iterdir())  # nothing built or stored
 
 
 def test_the_automatic_prune_says_what_it_removed(cache_dir, monkeypatch, capsys, caplog):
@@ -666,7 +793,8 @@ def test_the_automatic_prune_says_what_it_removed(cache_dir, monkeypatch, capsys
     assert not [r for r in caplog.records if r.name == "dicelab.cache"]
     # through the CLI: a command that stores, with a limit that forces a removal
     capsys.readouterr()  # (once the CLI has run in a process, the lines above print too)
-    monkeypatch.setenv(cache.MAX_SIZE_ENV, "1")
+    # (the new table, 104.7 kB, fits; the three others of 2.6 kB each go)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "106kB")
     code, out, err = run_cli(capsys, ["solve", "farkle", "--policy", "fastest", "--target", "1000",
                                       "--json"])
     assert code == 0 and json.loads(out)

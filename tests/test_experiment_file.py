@@ -250,11 +250,54 @@ def test_a_run_refused_before_any_cell_leaves_nothing_behind(capsys, tmp_path, m
     monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "1kB")
     code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml"])
     assert code == 2 and out == "" and err.count("\n") == 1 and "of memory" in err, err
+    assert err.startswith("error: demo.toml: a tournament of 12 tables of 2 seats would need ")
     assert _tree(tmp_path) == ["demo.toml", *(["results"] if had_results else [])]
     monkeypatch.delenv("DICELAB_MEMORY_LIMIT")  # the neighbour: the same run, allowed
     code, out, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json"])
     assert code == 0, err
     assert "results/demo/manifest.json" in _tree(tmp_path) and ".partial" not in out
+
+
+SWEEP_OF_1000 = """policies = ["threshold-T"]
+[sweep]
+T = { from = 50, to = 50000, step = 50 }
+"""
+
+
+@pytest.mark.parametrize("kind, what", [
+    ("tournament", "a tournament of 999,000 tables of 2 seats"),
+    ("compare", "a compare of 499,500 pairs"),  # 511.5 MB: it was a MemoryError, or worse
+])
+def test_a_sweep_too_large_for_memory_is_refused_naming_the_file(capsys, tmp_path,
+                                                                 monkeypatch, kind, what):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "exps").mkdir()
+    (tmp_path / "exps" / "big.toml").write_text(f"kind = '{kind}'\n{SWEEP_OF_1000}")
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "100MB")
+    code, out, err = run_cli(capsys, ["experiment", "run", "exps/big.toml"])
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"error: exps/big.toml: {what} would need ")
+    assert err.rstrip().endswith("more than the limit of 100.0 MB ($DICELAB_MEMORY_LIMIT)")
+    assert _tree(tmp_path) == ["exps", "exps/big.toml"]  # nothing left behind
+    # the library names the file too (its path as given)
+    with pytest.raises(UserError, match=rf"^{tmp_path}/exps/big.toml: {what} would need "):
+        run_experiment_file(tmp_path / "exps" / "big.toml", base=tmp_path)
+    assert _tree(tmp_path) == ["exps", "exps/big.toml"]
+
+
+def test_a_compare_refuses_more_pairs_than_fit_before_listing_them(monkeypatch):
+    from dicelab.compare import PAIR_BYTES, check_size, compare
+
+    names = [f"threshold-{50 * t}" for t in range(1, 1001)]
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", str(499_500 * PAIR_BYTES))
+    check_size(1000)  # exactly at the limit: taken
+    check_size(2)
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", str(499_500 * PAIR_BYTES - 1))
+    with pytest.raises(UserError, match=r"^a compare of 499,500 pairs would need "):
+        check_size(1000)
+    with pytest.raises(UserError, match=r"^a compare of 499,500 pairs would need "):
+        compare(names, games=100, seed=1)
+    check_size(999)  # 498,501 pairs fit
 
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError])

@@ -23,8 +23,10 @@ that are not uses -- :func:`scan` opening each entry to read its header -- open 
 with ``O_NOATIME`` (Linux, when we own the file) or else put the access time back, since
 under the usual ``relatime`` the kernel would otherwise stamp every scanned entry as used.
 :func:`prune` deletes entries least recently used first until the total fits a size
-(``dicelab cache prune --max-size``); with ``$DICELAB_CACHE_MAX_SIZE`` set, :func:`store`
-prunes the other entries after each write so the cache stays within that size.
+(``dicelab cache prune --max-size``). The cache has an automatic limit (:func:`size_limit`):
+:data:`dicelab.config.CACHE_MAX_SIZE` (10 GB), or ``$DICELAB_CACHE_MAX_SIZE`` if set
+(``none`` turns it off). After each write :func:`store` prunes the other entries so the
+cache stays within it; an entry larger than the limit by itself is not kept at all.
 
 Concurrency: deleting an entry another process is reading is safe on POSIX (an open
 file stays readable until closed); on Windows the delete fails and is reported. A
@@ -54,6 +56,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from dicelab import config
 from dicelab.errors import UserError
 from dicelab.files import write_output
 from dicelab.text import human_bytes
@@ -72,8 +75,12 @@ TMP_GRACE_SECONDS = 3600.0
 #: stderr, a library user sees them through :mod:`logging`.
 log = logging.getLogger(__name__)
 
-#: Environment variable with the automatic size limit (see :func:`max_size`).
+#: Environment variable with the automatic size limit (see :func:`size_limit`).
 MAX_SIZE_ENV = "DICELAB_CACHE_MAX_SIZE"
+#: The value of :data:`MAX_SIZE_ENV` that turns the automatic limit off (in any case).
+NO_LIMIT = "none"
+#: Where the limit in force comes from (:func:`size_limit`): dicelab's default.
+DEFAULT_SOURCE = "default"
 #: 0 where the platform has no O_NOATIME (anything but Linux).
 _O_NOATIME = getattr(os, "O_NOATIME", 0)
 
@@ -101,10 +108,11 @@ _SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**1
 MAX_SIZE_BYTES = 2**63 - 1
 
 
-def parse_size(text: str, what: str = "SIZE") -> int:
+def parse_size(text: str, what: str = "SIZE", also: str = "") -> int:
     """Bytes in a size: plain bytes or a number with a unit, decimal (kB, MB, GB, TB)
     or binary (KiB, MiB, GiB, TiB); case and a space before the unit do not matter.
-    A fraction of a byte is dropped. ``what`` names the input in the error message.
+    A fraction of a byte is dropped. ``what`` names the input in the error message,
+    ``also`` ends the message of what is not a size (another value the input takes).
 
     >>> parse_size("2GB"), parse_size("1.5GiB"), parse_size("500 MB"), parse_size("1024")
     (2000000000, 1610612736, 500000000, 1024)
@@ -115,7 +123,7 @@ def parse_size(text: str, what: str = "SIZE") -> int:
         # a bare G or M is refused rather than guessed (1000**3 or 1024**3?)
         raise UserError(f"{what}: {text!r} is not a size; give bytes (5000000) or a number "
                         "with a unit: kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB "
-                        "(powers of 1024), e.g. 2GB or 1.5GiB")
+                        f"(powers of 1024), e.g. 2GB or 1.5GiB{also}")
     n = int(Decimal(m.group(1)) * unit)
     if n > MAX_SIZE_BYTES:
         raise UserError(f"{what}: {text[:40]!r} is larger than the largest size taken "
@@ -123,12 +131,43 @@ def parse_size(text: str, what: str = "SIZE") -> int:
     return n
 
 
+def size_limit() -> tuple[int | None, str]:
+    """(the automatic cache limit in bytes, where it comes from): ``$DICELAB_CACHE_MAX_SIZE``
+    if set and not empty (same syntax as :func:`parse_size`; ``none``, in any case, is no
+    limit: ``None``), else :data:`dicelab.config.CACHE_MAX_SIZE` (:data:`DEFAULT_SOURCE`).
+    ``UserError`` naming the variable if malformed.
+
+    >>> size_limit()  # doctest: +SKIP
+    (10000000000, 'default')
+    """
+    raw = os.environ.get(MAX_SIZE_ENV, "").strip()
+    if not raw:
+        return parse_size(config.CACHE_MAX_SIZE, "dicelab.config.CACHE_MAX_SIZE"), \
+            DEFAULT_SOURCE
+    if raw.lower() == NO_LIMIT:
+        return None, f"${MAX_SIZE_ENV}"
+    return (parse_size(raw, f"${MAX_SIZE_ENV}", f", or {NO_LIMIT} for no limit"),
+            f"${MAX_SIZE_ENV}")
+
+
 def max_size() -> int | None:
-    """The automatic cache limit in bytes from ``$DICELAB_CACHE_MAX_SIZE`` (same syntax as
-    :func:`parse_size`), or ``None`` if unset or empty (no limit); ``UserError`` naming the
-    variable if malformed."""
-    raw = os.environ.get(MAX_SIZE_ENV, "")
-    return parse_size(raw, f"${MAX_SIZE_ENV}") if raw.strip() else None
+    """The automatic cache limit in bytes, ``None`` if there is none (:func:`size_limit`)."""
+    return size_limit()[0]
+
+
+def limit_words(limit: int | None, source: str) -> str:
+    """The limit in force, in words, for messages: its size (or none) and where it comes
+    from, and how to change the default.
+
+    >>> limit_words(10**10, DEFAULT_SOURCE)
+    '10.0 GB (the default; $DICELAB_CACHE_MAX_SIZE sets another, none for no limit)'
+    >>> limit_words(None, "$DICELAB_CACHE_MAX_SIZE")
+    'none ($DICELAB_CACHE_MAX_SIZE)'
+    """
+    size = "none" if limit is None else human_bytes(limit)
+    if source == DEFAULT_SOURCE:
+        return f"{size} (the default; ${MAX_SIZE_ENV} sets another, {NO_LIMIT} for no limit)"
+    return f"{size} ({source})"
 
 
 def _open_unstamped(path: Path) -> tuple[BinaryIO, bool]:
@@ -358,15 +397,23 @@ def _read_entry(fh: BinaryIO, path: Path, key: str, version: Version,
 
 def store(key: str, version: Version, arrays: dict[str, np.ndarray],
           path: Path | None = None) -> Path | None:
-    """Write arrays atomically; returns the path, or None if the cache is not writable.
-    ``path``: where (default :func:`cache_path` of ``key``).
+    """Write arrays atomically; returns the path, or None if the cache is not writable
+    or the entry is larger than the cache's limit. ``path``: where (default
+    :func:`cache_path` of ``key``).
 
-    With ``$DICELAB_CACHE_MAX_SIZE`` set, other entries are then pruned, least recently
-    used first, until the cache fits (the entry just written always stays, even if it
-    alone is bigger); a malformed value raises ``UserError`` before anything is written.
+    Other entries are then pruned, least recently used first, until the cache fits its
+    automatic limit (:func:`size_limit`); a malformed ``$DICELAB_CACHE_MAX_SIZE`` raises
+    ``UserError`` before anything is written. An entry larger than the limit by itself is
+    not kept (and nothing else is pruned for it): a notice says so, and the table is
+    computed again when next needed. Both notices go to the ``dicelab.cache`` logger.
     """
-    limit = max_size()
+    limit, source = size_limit()
     path = path or cache_path(key)
+    # an .npz holds its arrays uncompressed: their bytes are a floor of the file's size
+    n_bytes = sum(np.asarray(a).nbytes for a in arrays.values())
+    if limit is not None and n_bytes > limit:
+        _too_big(key, n_bytes, limit, source)
+        return None
     header = {"key": key, "version": version,
               "digests": {name: digest(a) for name, a in arrays.items()}}
     payload = dict(arrays)
@@ -378,14 +425,39 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
         _warn_unusable(path.parent, exc)
         return None  # a cache that cannot be written only costs speed
     if limit is not None:
+        with contextlib.suppress(OSError):
+            written = path.stat().st_size
+            if written > limit:  # the arrays fit, but not with the file's headers
+                path.unlink()
+                _too_big(key, written, limit, source)
+                return None
         # the table is stored; a cache that cannot shrink only costs disk
         with contextlib.suppress(OSError, UserError):
+            total = _files_bytes(path.parent)
+            if total is not None and total <= limit:
+                return path  # it fits: no need to open every entry (a scan's cost)
             done = prune(limit, path.parent, keep=(key,))
             if done.deleted:
-                log.info("cache: removed %d least recently used file(s), %s, to keep "
-                         "%s within $%s", len(done.deleted), human_bytes(done.freed),
-                         done.directory, MAX_SIZE_ENV)
+                log.info("cache: removed %d least recently used file(s), %s, to keep %s "
+                         "within its limit of %s", len(done.deleted),
+                         human_bytes(done.freed), done.directory, limit_words(limit, source))
     return path
+
+
+def _files_bytes(directory: Path) -> int | None:
+    """Bytes of the regular files in ``directory``, at least what :func:`prune` counts,
+    found without opening any; ``None`` if they cannot be listed."""
+    try:
+        with os.scandir(directory) as it:
+            return sum(e.stat().st_size for e in it if e.is_file())
+    except OSError:  # unreadable, or a file vanished meanwhile
+        return None
+
+
+def _too_big(key: str, n_bytes: int, limit: int, source: str) -> None:
+    log.info("cache: %s (%s) is by itself larger than the cache's limit of %s; not kept "
+             "(it is computed again when next needed)", key, human_bytes(n_bytes),
+             limit_words(limit, source))
 
 
 _WARNED: set[str] = set()

@@ -41,6 +41,23 @@ def pair_seed(seed: int, index: int) -> int:
     return int(state) >> 1
 
 
+#: Bytes a compare holds per pair, rounded up: its result (about 270 B measured) and its
+#: rows of the report.
+PAIR_BYTES = 1024
+
+
+def check_size(n_policies: int) -> None:
+    """Refuse, before listing the pairs, a compare whose pairs would not fit in the memory
+    limit (a swept experiment file can name a million policies: 5e11 pairs).
+
+    >>> check_size(10)  # 45 pairs
+    """
+    from dicelab.resources import check_memory
+
+    pairs = math.comb(n_policies, 2)
+    check_memory(f"a compare of {pairs:,} pairs", pairs * PAIR_BYTES)
+
+
 @dataclass(frozen=True)
 class PairResult:
     """One pairing, from the point of view of ``policy`` (seat 0 of the simulation)."""
@@ -217,6 +234,7 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise UserError(f"compare: a policy is named twice ({', '.join(names)})")
+    check_size(len(names))
     pairs = list(itertools.combinations(names, 2))
     if exact:
         return _exact(specs, pairs, target, rules, ending, progress)

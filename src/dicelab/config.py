@@ -93,6 +93,13 @@ TUNE_ENUMERATE_MEMBERS = 50
 #: machine they are bit for bit; integers (Monte Carlo sums) are bit for bit everywhere.
 CROSS_MACHINE_RTOL = 1e-12
 
+# --- the table cache ----------------------------------------------------------------------
+
+#: The on-disk table cache's size limit when ``$DICELAB_CACHE_MAX_SIZE`` is unset or empty
+#: (a size as :func:`dicelab.cache.parse_size` reads it): each newly stored table prunes the
+#: least recently used others until the cache fits (:func:`dicelab.cache.store`).
+CACHE_MAX_SIZE = "10GB"
+
 # --- execution ---------------------------------------------------------------------------
 
 #: ``--dask local:N`` refuses more worker processes than this many per core.

@@ -17,7 +17,8 @@
     [sweep]                        # T in every policy name: threshold-100 .. threshold-1000
     T = { from = 100, to = 1000, step = 50 }
 
-Every field is checked before anything runs, and a bad one is one error naming it.
+Every field is checked before anything runs, and a bad one is one error naming it. A
+refusal found while running (a sweep too large for the memory limit) names the file too.
 
 **Resumable.** A tournament's tables (a compare's pairs) are its *cells*. Each finished
 cell is written at once, atomically, to ``results/.partial/<name>-<digest>/``, keyed by the
@@ -286,7 +287,10 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
 
             seed = fresh_seed()
             atomic_write_text(state, json.dumps({"seed": seed}))
-        result = _run(spec, seed, store, progress)
+        try:
+            result = _run(spec, seed, store, progress)
+        except UserError as exc:  # a refusal while running (the memory limit): of this file
+            raise UserError(f"{spec.source}: {exc}") from None
     except BaseException:  # an error or Ctrl-C: keep only what a new run continues from
         if not _cells(partial):
             _remove(partial, made)

@@ -60,15 +60,15 @@ def _file_table(files):
 
 def list_cache(json_out: bool) -> None:
     """Print the cache directory, each entry (key, size, last used, modified), the total
-    and the automatic limit if one is set."""
+    and the automatic limit in force (or none) with where it comes from."""
     from dicelab import cache
     from dicelab.cli.render import console
     from dicelab.results import echo_json
 
-    limit = cache.max_size()
+    limit, source = cache.size_limit()
     found = cache.scan()
     if json_out:
-        echo_json({**found.to_dict(), "max_bytes": limit})
+        echo_json({**found.to_dict(), "max_bytes": limit, "max_bytes_source": source})
         return
     typer.echo(f"cache directory: {found.directory}")
     files = found.entries + found.temporary
@@ -77,8 +77,7 @@ def list_cache(json_out: bool) -> None:
     else:
         console.print(_file_table(files))
         typer.echo(f"total: {len(files)} file(s), {_size(found.total_bytes)}")
-    if limit is not None:
-        typer.echo(f"automatic limit: {_size(limit)} (${cache.MAX_SIZE_ENV})")
+    typer.echo(f"automatic limit: {cache.limit_words(limit, source)}")
     if found.other:
         typer.echo(f"{len(found.other)} other file(s) in the directory are not dicelab "
                    "entries; 'dicelab cache clear' and 'prune' leave them alone")
@@ -159,7 +158,7 @@ def register(app: typer.Typer) -> None:
     @cache_app.command("list")
     def cache_list(json_out: JsonOpt = False) -> None:
         """The cache directory, then each entry (key, size, last used, modified), the total
-        and the automatic limit ($DICELAB_CACHE_MAX_SIZE) if set."""
+        and the automatic limit: 10 GB, or $DICELAB_CACHE_MAX_SIZE if set."""
         list_cache(json_out)
 
     @cache_app.command("clear")
@@ -205,8 +204,8 @@ def register(app: typer.Typer) -> None:
         """Delete dicelab's entries, least recently used first, until the cache fits SIZE.
 
         Unfinished writes older than an hour go too; nothing else is touched. Last use =
-        the last time a command loaded the table (or stored it). Set
-        $DICELAB_CACHE_MAX_SIZE (same SIZE syntax) to prune automatically each time a new
-        table is stored.
+        the last time a command loaded the table (or stored it). Each newly stored table
+        prunes the cache automatically to 10 GB, or to $DICELAB_CACHE_MAX_SIZE (same SIZE
+        syntax; none for no limit).
         """
         prune_cache(max_size, dry_run, json_out, yes)
