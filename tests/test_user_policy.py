@@ -723,3 +723,54 @@ def test_a_manifest_records_the_code_of_each_users_policy_it_names(capsys, tmp_p
     edited = manifest(f"{rules}:rule", "threshold-300")
     assert edited["policy_code"][f"{rules}:rule"] != first["policy_code"][f"{rules}:rule"]
     assert "policy_code" not in manifest("ai", "threshold-300")
+
+
+def test_a_manifest_records_the_code_of_a_users_policy_named_as_a_parameter(
+        capsys, tmp_path, monkeypatch):
+    """A best response to a user's rule (optimal-win:vs=FILE.py:NAME), in an experiment
+    whose manifest holds that name only inside the other: the file's SHA-256 is recorded
+    under the name as given inside."""
+    import hashlib
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.py").write_text("def rule(my, opp, tp, n):\n    return tp >= 300\n")
+    (tmp_path / "vs.toml").write_text(
+        'kind = "compare"\npolicies = ["optimal-win:vs=mine.py:rule", "threshold-300"]\n'
+        "games = 100\nseed = 1\ntarget = 300\n")
+    code, _, err = run_cli(capsys, ["experiment", "run", "vs.toml", "--out", "run"])
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["policy_code"] == {
+        "mine.py:rule": hashlib.sha256((tmp_path / "mine.py").read_bytes()).hexdigest()}
+
+
+@pytest.mark.parametrize(("named", "ref", "recorded"), [
+    ("optimal-win:vs={}:rule", "{}:rule", True),
+    ("optimal-win:vs= {}:rule:base=350 ", "{}:rule:base=350", True),
+    ("optimal-win:vs=optimal-win:vs={}:rule", "{}:rule", True),
+    ("{}:rule", "{}:rule", True),
+    ("{}:rule:base=350", "{}:rule:base=350", True),
+    ("optimal-win:vs={}.gone.py:rule", "{}.gone.py:rule", False),
+    ("optimal-win:vs=ai", None, False),
+    ("ai:base=350", None, False),
+    ("optimal-win:vs={}c:rule", None, False),
+])
+def test_policy_code_finds_a_users_policy_named_inside_another_name(tmp_path, named, ref,
+                                                                     recorded):
+    """results.policy_code and user_policy.references: a user's policy as a parameter's
+    value, at any depth, keyed by the name given inside; a built-in one or a missing file
+    records nothing. Nothing is run."""
+    import hashlib
+
+    from dicelab.results import policy_code
+    from dicelab.user_policy import references, source_digest
+
+    mine = tmp_path / "mine.py"
+    mine.write_text("raise SystemExit('run')\n")
+    text = named.format(mine)
+    assert references(text) == ([] if ref is None else [ref.format(mine)])
+    digest = hashlib.sha256(mine.read_bytes()).hexdigest() if recorded else None
+    assert source_digest(text) == digest
+    expected = {ref.format(mine): digest} if recorded else {}
+    assert policy_code(["dicelab", "simulate", "-s", text]) == expected
+    assert policy_code({"policies": [{"name": text}]}) == expected

@@ -90,13 +90,37 @@ def load(text: str, game: str | None = None) -> Loaded:
     return Loaded(policy_game, name, dict(getattr(policy, "params", {})), policy)
 
 
+def references(text: str) -> list[str]:
+    """The users' policies ``text`` names, each as given, without running anything:
+    ``text`` itself when it is one (``FILE.py:NAME[:PARAMS]``), else each named as a
+    parameter's value, after an ``=`` (``optimal-win:vs=my.py:rule``, at any depth).
+
+    >>> references("optimal-win:vs=my.py:rule"), references("ai:base=350")
+    (['my.py:rule'], [])
+    """
+    text = text.strip()
+    if looks_like_reference(text):
+        return [text]  # (its own parameters are numbers)
+    found: list[str] = []
+    start = 0
+    while (eq := text.find("=", start)) >= 0:
+        value = text[eq + 1:].strip()
+        if looks_like_reference(value):
+            found.append(value)  # the rest of the name is its own
+            break
+        start = eq + 1
+    return found
+
+
 def source_digest(text: str) -> str | None:
-    """A digest of the file a user's policy ``text`` names (its code, which may change
-    under the same name), without running it; None for a name that is no such file."""
-    m = _REFERENCE.match(text.strip())
-    if m is None:
+    """A digest of the code of the user's policy ``text`` names (which may change under
+    the same name), without running it: the SHA-256 of its file, or of the file of the
+    policy it names as a parameter's value (:func:`references`); None for a name that
+    names no such file."""
+    refs = references(text)
+    if not refs:
         return None
-    src = m["src"]
+    src = _REFERENCE.match(refs[0])["src"]
     try:
         path = Path(src).expanduser() if src.endswith(".py") else Path(
             importlib.util.find_spec(src).origin)
@@ -230,4 +254,4 @@ def _import(src: str):
 
 
 __all__ = ["DecideFunction", "Loaded", "as_policy", "load", "looks_like_reference",
-           "source_digest"]
+           "references", "source_digest"]
