@@ -385,6 +385,12 @@ BAD_VALUES = textwrap.dedent("""
 
         def decide(self, state):
             return list(state.roll) if state.rolls_left else "chance"
+
+    class NanValues(Raises):
+        name = "nan_values"
+
+        def values(self, rules):
+            return np.where(np.arange(N_STATES) == 0, np.nan, 0.0)
 """)
 
 
@@ -416,6 +422,64 @@ def test_bad_values_are_one_error_before_any_game(tmp_path, capsys, name, says, 
     assert err.startswith("error: ") and says in err and "Traceback" not in err, err
     if name == "Raises":
         assert len(err.splitlines()) == 2 and f"{path}:" in err.splitlines()[1], err
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("nans", "policy nans: its values are finite numbers at every state a game reaches"),
+    ("short", "policy short: its values are one number per Penta state index"),
+    ("Raises", "its values: RuntimeError: no values"),
+    ("NanValues", "values.py:NanValues: its values are finite numbers at every state a "
+                  "game reaches, not nan (state index 0, and 0 more)"),
+])
+def test_bad_values_are_refused_before_the_other_policies_are_worked_on(
+        tmp_path, capsys, monkeypatch, name, says):
+    """compare greedy FILE.py:NAME --exact: the values of the policy named second are
+    checked before greedy's distribution is begun (its tables take seconds to build)."""
+    from dicelab.penta import builtin
+
+    def begun(policy, rules):
+        raise UserError(f"{policy}'s distribution was begun")
+
+    monkeypatch.setattr(builtin, "score_distribution", begun)
+    path = tmp_path / "values.py"
+    path.write_text(BAD_VALUES)
+    out = tmp_path / "out"
+    code, text, err = run_cli(capsys, ["compare", "greedy", f"{path}:{name}", "--exact",
+                                       "--out", str(out)])
+    assert code == 2 and not text and not out.exists(), err
+    assert err.startswith("error: ") and says in err and "begun" not in err, err
+
+
+def test_values_are_asked_once_for_the_check_and_the_distribution(tmp_path, monkeypatch):
+    """The neighbour of bad values: good ones are checked before any work and read by the
+    distribution after it, the user's values(rules) called once."""
+    from dicelab.penta import builtin
+
+    path = tmp_path / "counted.py"
+    path.write_text(textwrap.dedent("""
+        import numpy as np
+        from dicelab.penta.rules import N_STATES
+
+        class Counted:
+            game = "penta"
+            name = "counted"
+            calls = 0
+
+            def values(self, rules):
+                Counted.calls += 1
+                return np.arange(N_STATES, dtype=np.float64)
+
+            def decide(self, state):
+                return list(state.roll) if state.rolls_left else "chance"
+    """))
+    monkeypatch.setattr(builtin, "values_distribution",
+                        lambda values, rules, name: (values, name))
+    spec = parse_policy(f"{path}:Counted", "penta")
+    family, rules = builtin.family_of(spec), get_rules(None)
+    family.check_exact(spec, rules)
+    values, name = family.distribution(spec, rules)
+    assert type(spec.policy).calls == 1 and name == spec.name
+    assert np.array_equal(values, np.arange(values.size))
 
 
 @pytest.mark.parametrize("command", [
