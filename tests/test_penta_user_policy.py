@@ -391,6 +391,9 @@ BAD_VALUES = textwrap.dedent("""
 
         def values(self, rules):
             return np.where(np.arange(N_STATES) == 0, np.nan, 0.0)
+
+        def decide(self, state):
+            return list(state.roll) if state.rolls_left else next(iter(state.points()))
 """)
 
 
@@ -448,6 +451,50 @@ def test_bad_values_are_refused_before_the_other_policies_are_worked_on(
                                        "--out", str(out)])
     assert code == 2 and not text and not out.exists(), err
     assert err.startswith("error: ") and says in err and "begun" not in err, err
+
+
+GOOD_VALUES = BAD_VALUES + textwrap.dedent("""
+    class GoodValues(NanValues):
+        def values(self, rules):
+            return np.zeros(N_STATES)
+""")
+
+
+def test_a_report_card_refuses_bad_values(tmp_path, capsys, monkeypatch):
+    """evaluate FILE.py:NAME of a policy whose values are bad (it decides by its own
+    decide) is one error, not a simulated report card; its neighbour, good values over
+    the memory limit, is refused as such, which a report card takes as its cue to simulate
+    (slow twin below)."""
+    from dicelab.penta.builtin import family_of
+    from dicelab.resources import OverMemoryLimit
+
+    path = tmp_path / "values.py"
+    path.write_text(GOOD_VALUES)
+    out = tmp_path / "out"
+    code, text, err = run_cli(capsys, ["evaluate", f"{path}:NanValues", "-n", "4",
+                                       "--seed", "1", "--out", str(out)])
+    assert code == 2 and not text and not out.exists(), err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "NanValues: its values are finite numbers" in err, err
+    rules = get_rules(None)
+    bad, good = (parse_policy(f"{path}:{n}", "penta") for n in ("NanValues", "GoodValues"))
+    with pytest.raises(UserError, match="finite numbers") as refused:
+        family_of(bad).check_exact(bad, rules)
+    assert not isinstance(refused.value, OverMemoryLimit)
+    family_of(good).check_exact(good, rules)
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "100MB")
+    with pytest.raises(OverMemoryLimit, match="decision block"):
+        family_of(good).check_exact(good, rules)
+
+
+@pytest.mark.slow
+def test_a_report_card_simulates_good_values_over_the_memory_limit(tmp_path, monkeypatch):
+    path = tmp_path / "values.py"
+    path.write_text(GOOD_VALUES)
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "100MB")
+    e = evaluate_penta(parse_policy(f"{path}:GoodValues", "penta"), games=4, seed=1)
+    assert not e.exact and e.games == 4
+    assert e.mean_final_score.se > 0  # simulated: an estimate
 
 
 def test_values_are_asked_once_for_the_check_and_the_distribution(tmp_path, monkeypatch):
