@@ -497,6 +497,36 @@ def test_a_report_card_simulates_good_values_over_the_memory_limit(tmp_path, mon
     assert e.mean_final_score.se > 0  # simulated: an estimate
 
 
+@pytest.mark.parametrize("argv", [
+    ["simulate", "-s", "greedy", "--vs", "{}", "-n", "64"],
+    ["compare", "greedy", "{}", "-n", "64"],
+    ["tournament", "greedy", "{}", "-n", "64"],
+    ["tournament", "greedy", "{}", "--sprt"],
+], ids=["simulate", "compare", "tournament", "sprt"])
+@pytest.mark.parametrize(("name", "says"), [
+    ("nans", "policy nans: its values are finite numbers at every state a game reaches"),
+    ("one_inf", "policy one_inf: its values are finite numbers at every state a game "),
+    ("short", "policy short: its values are one number per Penta state index"),
+    ("NanValues", None),  # decides by its own decide: its values are not read, it plays
+])
+def test_bad_values_are_refused_before_any_game_whatever_the_seat(
+        tmp_path, capsys, monkeypatch, argv, name, says):
+    """A policy given as values, in the second seat: its values are checked before the
+    referee plays a game (greedy's first decision builds its tables, seconds)."""
+    from dicelab.penta import referee
+
+    def began(*args, **kwargs):
+        raise UserError("the games began")
+
+    monkeypatch.setattr(referee, "play_chunks", began)
+    path = tmp_path / "values.py"
+    path.write_text(BAD_VALUES)
+    argv = [a.format(f"{path}:{name}") for a in argv]
+    code, text, err = run_cli(capsys, [*argv, "--seed", "1", "--json"])
+    assert code == 2 and not text and err.startswith("error: ") and err.count("\n") == 1
+    assert (says or "the games began") in err, err
+
+
 def test_values_are_asked_once_for_the_check_and_the_distribution(tmp_path, monkeypatch):
     """The neighbour of bad values: good ones are checked before any work and read by the
     distribution after it, the user's values(rules) called once."""

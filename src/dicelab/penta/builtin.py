@@ -72,6 +72,10 @@ class Family(families.Family):
     def check(self, spec: PolicySpec, seats: Sequence[PolicySpec]) -> None:
         """What it refuses at a table of ``seats`` (itself among them), before any work."""
 
+    def check_rules(self, spec: PolicySpec, rules: RuleSet) -> None:
+        """What it refuses to play under ``rules``, before any game (a policy given as
+        values: values it would read that are not finite)."""
+
     def kernel_seat(self, spec: PolicySpec, seat: int, n_seats: int,
                     rules: RuleSet) -> OnlineSeat:
         """Its seat as the simulation kernel plays it (a table seat: from its block)."""
@@ -251,6 +255,10 @@ class User(Family):
                 "out --exact)")
         check_memory(f"the decision block of {spec.name}", states.size * N_ROLLS * 2)
         self.given_values(spec, rules)  # bad values refused before any work
+
+    def check_rules(self, spec, rules):
+        if isinstance(spec.policy, WidgetPolicy):  # it decides by values(rules)
+            self.given_values(spec, rules)
 
     def given_values(self, spec: PolicySpec, rules: RuleSet) -> np.ndarray:
         """The values a policy given as values decides by under ``rules``, checked
