@@ -11,7 +11,8 @@ module branches on a Penta family's name. A family gives
   :data:`dicelab.penta.policies.POLICIES`), or its own turn-by-turn seat
   (:meth:`Family.kernel_seat`, ``online``); a user's policy is played by the Python
   referee instead (``by_referee``);
-* its refusals at a table (:meth:`Family.check`: ``penta-win``'s seats);
+* its refusals at a table (:meth:`Family.check`: ``penta-win``'s seats) and under a
+  rule set (:meth:`Family.check_rules`: a user's values), before any game;
 * the policy object the referee asks move by move (:meth:`Family.policy`; for game logs,
   :meth:`Family.logged`, which needs no 270 MB tables);
 * the values its options are ranked by (:meth:`Family.values`: ``advise``, ``play``) and
