@@ -423,13 +423,16 @@ def test_a_real_ctrl_c_is_one_line_and_the_next_run_ends_as_an_uninterrupted_one
                                   check_exact=True)
 
 
-def test_a_users_policy_file_edited_after_a_stop_is_another_experiment(tmp_path):
+@pytest.mark.parametrize("named", ["{}:rule", "optimal-win:vs={}:rule"],
+                         ids=["itself", "as-a-parameter"])
+def test_a_users_policy_file_edited_after_a_stop_is_another_experiment(tmp_path, named):
     """Its finished cells were played by the old code: the edited file's run plays
-    them again (the TOML file itself unchanged)."""
+    them again (the TOML file itself unchanged), the policy named as it is or as the
+    opponent of a best response."""
     policy = tmp_path / "mine.py"
     policy.write_text("def rule(my, opp, tp, n):\n    return tp >= 300\n")
     f = tmp_path / "demo.toml"
-    f.write_text(f'policies = ["{policy}:rule", "ai"]\ngames = 900\nseed = 4\n'
+    f.write_text(f'policies = ["{named.format(policy)}", "ai"]\ngames = 900\nseed = 4\n'
                  "target = 1000\n")
     first = parse_experiment(f.read_text(), str(f)).digest()
     assert parse_experiment(f.read_text(), str(f)).digest() == first

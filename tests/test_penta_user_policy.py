@@ -385,6 +385,15 @@ BAD_VALUES = textwrap.dedent("""
 
         def decide(self, state):
             return list(state.roll) if state.rolls_left else "chance"
+
+    class NanValues(Raises):
+        name = "nan_values"
+
+        def values(self, rules):
+            return np.where(np.arange(N_STATES) == 0, np.nan, 0.0)
+
+        def decide(self, state):
+            return list(state.roll) if state.rolls_left else next(iter(state.points()))
 """)
 
 
@@ -416,6 +425,138 @@ def test_bad_values_are_one_error_before_any_game(tmp_path, capsys, name, says, 
     assert err.startswith("error: ") and says in err and "Traceback" not in err, err
     if name == "Raises":
         assert len(err.splitlines()) == 2 and f"{path}:" in err.splitlines()[1], err
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("nans", "policy nans: its values are finite numbers at every state a game reaches"),
+    ("short", "policy short: its values are one number per Penta state index"),
+    ("Raises", "its values: RuntimeError: no values"),
+    ("NanValues", "values.py:NanValues: its values are finite numbers at every state a "
+                  "game reaches, not nan (state index 0, and 0 more)"),
+])
+def test_bad_values_are_refused_before_the_other_policies_are_worked_on(
+        tmp_path, capsys, monkeypatch, name, says):
+    """compare greedy FILE.py:NAME --exact: the values of the policy named second are
+    checked before greedy's distribution is begun (its tables take seconds to build)."""
+    from dicelab.penta import builtin
+
+    def begun(policy, rules):
+        raise UserError(f"{policy}'s distribution was begun")
+
+    monkeypatch.setattr(builtin, "score_distribution", begun)
+    path = tmp_path / "values.py"
+    path.write_text(BAD_VALUES)
+    out = tmp_path / "out"
+    code, text, err = run_cli(capsys, ["compare", "greedy", f"{path}:{name}", "--exact",
+                                       "--out", str(out)])
+    assert code == 2 and not text and not out.exists(), err
+    assert err.startswith("error: ") and says in err and "begun" not in err, err
+
+
+GOOD_VALUES = BAD_VALUES + textwrap.dedent("""
+    class GoodValues(NanValues):
+        def values(self, rules):
+            return np.zeros(N_STATES)
+""")
+
+
+def test_a_report_card_refuses_bad_values(tmp_path, capsys, monkeypatch):
+    """evaluate FILE.py:NAME of a policy whose values are bad (it decides by its own
+    decide) is one error, not a simulated report card; its neighbour, good values over
+    the memory limit, is refused as such, which a report card takes as its cue to simulate
+    (slow twin below)."""
+    from dicelab.penta.builtin import family_of
+    from dicelab.resources import OverMemoryLimit
+
+    path = tmp_path / "values.py"
+    path.write_text(GOOD_VALUES)
+    out = tmp_path / "out"
+    code, text, err = run_cli(capsys, ["evaluate", f"{path}:NanValues", "-n", "4",
+                                       "--seed", "1", "--out", str(out)])
+    assert code == 2 and not text and not out.exists(), err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "NanValues: its values are finite numbers" in err, err
+    rules = get_rules(None)
+    bad, good = (parse_policy(f"{path}:{n}", "penta") for n in ("NanValues", "GoodValues"))
+    with pytest.raises(UserError, match="finite numbers") as refused:
+        family_of(bad).check_exact(bad, rules)
+    assert not isinstance(refused.value, OverMemoryLimit)
+    family_of(good).check_exact(good, rules)
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "100MB")
+    with pytest.raises(OverMemoryLimit, match="decision block"):
+        family_of(good).check_exact(good, rules)
+
+
+@pytest.mark.slow
+def test_a_report_card_simulates_good_values_over_the_memory_limit(tmp_path, monkeypatch):
+    path = tmp_path / "values.py"
+    path.write_text(GOOD_VALUES)
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "100MB")
+    e = evaluate_penta(parse_policy(f"{path}:GoodValues", "penta"), games=4, seed=1)
+    assert not e.exact and e.games == 4
+    assert e.mean_final_score.se > 0  # simulated: an estimate
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", "-s", "greedy", "--vs", "{}", "-n", "64"],
+    ["compare", "greedy", "{}", "-n", "64"],
+    ["tournament", "greedy", "{}", "-n", "64"],
+    ["tournament", "greedy", "{}", "--sprt"],
+], ids=["simulate", "compare", "tournament", "sprt"])
+@pytest.mark.parametrize(("name", "says"), [
+    ("nans", "policy nans: its values are finite numbers at every state a game reaches"),
+    ("one_inf", "policy one_inf: its values are finite numbers at every state a game "),
+    ("short", "policy short: its values are one number per Penta state index"),
+    ("NanValues", None),  # decides by its own decide: its values are not read, it plays
+])
+def test_bad_values_are_refused_before_any_game_whatever_the_seat(
+        tmp_path, capsys, monkeypatch, argv, name, says):
+    """A policy given as values, in the second seat: its values are checked before the
+    referee plays a game (greedy's first decision builds its tables, seconds)."""
+    from dicelab.penta import referee
+
+    def began(*args, **kwargs):
+        raise UserError("the games began")
+
+    monkeypatch.setattr(referee, "play_chunks", began)
+    path = tmp_path / "values.py"
+    path.write_text(BAD_VALUES)
+    argv = [a.format(f"{path}:{name}") for a in argv]
+    code, text, err = run_cli(capsys, [*argv, "--seed", "1", "--json"])
+    assert code == 2 and not text and err.startswith("error: ") and err.count("\n") == 1
+    assert (says or "the games began") in err, err
+
+
+def test_values_are_asked_once_for_the_check_and_the_distribution(tmp_path, monkeypatch):
+    """The neighbour of bad values: good ones are checked before any work and read by the
+    distribution after it, the user's values(rules) called once."""
+    from dicelab.penta import builtin
+
+    path = tmp_path / "counted.py"
+    path.write_text(textwrap.dedent("""
+        import numpy as np
+        from dicelab.penta.rules import N_STATES
+
+        class Counted:
+            game = "penta"
+            name = "counted"
+            calls = 0
+
+            def values(self, rules):
+                Counted.calls += 1
+                return np.arange(N_STATES, dtype=np.float64)
+
+            def decide(self, state):
+                return list(state.roll) if state.rolls_left else "chance"
+    """))
+    monkeypatch.setattr(builtin, "values_distribution",
+                        lambda values, rules, name: (values, name))
+    spec = parse_policy(f"{path}:Counted", "penta")
+    family, rules = builtin.family_of(spec), get_rules(None)
+    family.check_exact(spec, rules)
+    values, name = family.distribution(spec, rules)
+    assert type(spec.policy).calls == 1 and name == spec.name
+    assert np.array_equal(values, np.arange(values.size))
 
 
 @pytest.mark.parametrize("command", [

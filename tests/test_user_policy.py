@@ -421,6 +421,77 @@ def test_a_missing_policy_is_one_error(capsys, ref, says):
     assert code == 2 and err.startswith("error: ") and says in err, err
 
 
+@pytest.fixture
+def naming_dir(tmp_path, monkeypatch):
+    """A working directory with my.py (a bank rule with a parameter), pkgdir/ (a
+    directory, no package), pkg/ (a package defining rule) and a:b/my.py (a ':' in the
+    path)."""
+    rule = "def rule(my, opp, tp, n, *, base=300):\n    return tp >= base\n"
+    (tmp_path / "my.py").write_text(rule)
+    (tmp_path / "pkgdir").mkdir()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(rule)
+    (tmp_path / "a:b").mkdir()
+    (tmp_path / "a:b" / "my.py").write_text(rule)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("ref", "says"), [
+    ("my.py:", "unknown policy 'my.py:': a name is missing after the colon"),
+    ("my.py::", "a name is missing after the colon"),
+    ("nodir/x.py:", "a name is missing after the colon"),
+    ("json:", "a name is missing after the colon"),
+    ("optimal-win:vs=my.py:", "the opponent: unknown policy 'my.py:': a name is missing"),
+    ("my.py:rule:", "policy 'my.py:rule:': nothing after the last ':'"),
+    ("pkgdir:rule", "pkgdir is a directory"),
+    ("pkgdir/:rule", "pkgdir/ is a directory, not a .py file"),
+    ("pkgdir/", "pkgdir/ is a directory, not a .py file"),
+    ("a:c/my.py:rule", "policy file a:c/my.py does not exist"),
+])
+@pytest.mark.parametrize("importable", [False, True], ids=["cwd", "on-sys-path"])
+def test_a_name_cut_short_or_of_a_directory_is_one_error(capsys, naming_dir, monkeypatch,
+                                                         ref, says, importable):
+    """(My.py: was refused as any unknown name, my.py:rule: taken silently, pkgdir:rule
+    said the directory defines nothing, a path with ':' could not be named.) With the
+    directory on sys.path too, where pkgdir imports as a namespace package."""
+    if importable:
+        monkeypatch.syspath_prepend(str(naming_dir))
+    out = naming_dir / "out"
+    code, text, err = run_cli(capsys, ["simulate", "-s", ref, "-n", "10", "--target", "300",
+                                       "--out", str(out)])
+    assert code == 2 and not text and not out.exists(), err
+    assert err.startswith("error: ") and err.count("\n") == 1 and says in err, err
+
+
+def test_the_neighbours_of_a_name_cut_short_load(capsys, naming_dir, monkeypatch):
+    """A path with ':' in it to a file that exists, with parameters, relative or absolute;
+    a package defining the name; the plain names beside them."""
+    from dicelab.results import policy_code
+
+    for ref, params in [("a:b/my.py:rule", {"base": 300}),
+                        (f"{naming_dir}/a:b/my.py:rule:base=350", {"base": 350}),
+                        ("my.py:rule:base=400", {"base": 400}),
+                        ("my.py:rule", {"base": 300})]:
+        spec = parse_policy(ref)
+        assert spec.family == "user" and spec.name == ref and spec.params == params, ref
+    monkeypatch.syspath_prepend(str(naming_dir))
+    assert parse_policy("pkg:rule").name == "pkg:rule"
+    assert policy_code(["optimal-win:vs=a:b/my.py:rule"]) == {
+        "a:b/my.py:rule": policy_code(["my.py:rule"])["my.py:rule"]}
+
+
+def test_a_path_with_a_colon_plays_and_is_recorded(capsys, naming_dir):
+    (naming_dir / "a:b" / "my.py").write_text("def rule(my, opp, tp, n):\n"
+                                              "    return tp >= 300\n")
+    code, _, err = run_cli(capsys, ["simulate", "-s", "a:b/my.py:rule", "--vs",
+                                    "threshold-300", "-n", "10", "--seed", "1", "--target",
+                                    "300", "--out", "run"])
+    assert code == 0, err
+    manifest = json.loads((naming_dir / "run" / "manifest.json").read_text())
+    assert set(manifest["policy_code"]) == {"a:b/my.py:rule"}
+
+
 def test_a_policy_named_in_another_script_loads(tmp_path):
     """Any Python name: a letter of any script first (not only A-Z), not a digit."""
     path = tmp_path / "règles.py"
@@ -723,3 +794,54 @@ def test_a_manifest_records_the_code_of_each_users_policy_it_names(capsys, tmp_p
     edited = manifest(f"{rules}:rule", "threshold-300")
     assert edited["policy_code"][f"{rules}:rule"] != first["policy_code"][f"{rules}:rule"]
     assert "policy_code" not in manifest("ai", "threshold-300")
+
+
+def test_a_manifest_records_the_code_of_a_users_policy_named_as_a_parameter(
+        capsys, tmp_path, monkeypatch):
+    """A best response to a user's rule (optimal-win:vs=FILE.py:NAME), in an experiment
+    whose manifest holds that name only inside the other: the file's SHA-256 is recorded
+    under the name as given inside."""
+    import hashlib
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.py").write_text("def rule(my, opp, tp, n):\n    return tp >= 300\n")
+    (tmp_path / "vs.toml").write_text(
+        'kind = "compare"\npolicies = ["optimal-win:vs=mine.py:rule", "threshold-300"]\n'
+        "games = 100\nseed = 1\ntarget = 300\n")
+    code, _, err = run_cli(capsys, ["experiment", "run", "vs.toml", "--out", "run"])
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["policy_code"] == {
+        "mine.py:rule": hashlib.sha256((tmp_path / "mine.py").read_bytes()).hexdigest()}
+
+
+@pytest.mark.parametrize(("named", "ref", "recorded"), [
+    ("optimal-win:vs={}:rule", "{}:rule", True),
+    ("optimal-win:vs= {}:rule:base=350 ", "{}:rule:base=350", True),
+    ("optimal-win:vs=optimal-win:vs={}:rule", "{}:rule", True),
+    ("{}:rule", "{}:rule", True),
+    ("{}:rule:base=350", "{}:rule:base=350", True),
+    ("optimal-win:vs={}.gone.py:rule", "{}.gone.py:rule", False),
+    ("optimal-win:vs=ai", None, False),
+    ("ai:base=350", None, False),
+    ("optimal-win:vs={}c:rule", None, False),
+])
+def test_policy_code_finds_a_users_policy_named_inside_another_name(tmp_path, named, ref,
+                                                                     recorded):
+    """results.policy_code and user_policy.references: a user's policy as a parameter's
+    value, at any depth, keyed by the name given inside; a built-in one or a missing file
+    records nothing. Nothing is run."""
+    import hashlib
+
+    from dicelab.results import policy_code
+    from dicelab.user_policy import references, source_digest
+
+    mine = tmp_path / "mine.py"
+    mine.write_text("raise SystemExit('run')\n")
+    text = named.format(mine)
+    assert references(text) == ([] if ref is None else [ref.format(mine)])
+    digest = hashlib.sha256(mine.read_bytes()).hexdigest() if recorded else None
+    assert source_digest(text) == digest
+    expected = {ref.format(mine): digest} if recorded else {}
+    assert policy_code(["dicelab", "simulate", "-s", text]) == expected
+    assert policy_code({"policies": [{"name": text}]}) == expected

@@ -215,10 +215,9 @@ def parse_policy(text: str, game: str | None = None, *, users: bool = True) -> P
             raise UserError(f"policy '{text}' is a user's policy, not loaded here")
         found = user_policy.load(text, game)
         return PolicySpec(found.game, "user", found.name, found.params, policy=found.policy)
-    # a file without a name in it, or a path to a file that is not .py
-    if not matches and (re.search(r"\.py(?!\w)", text) or re.match(r"[^:]*[/\\]", text)):
-        raise UserError(f"unknown policy '{text}': a policy in a file is named FILE.py:NAME "
-                        "(NAME a Python name defined in the file)")
+    # a file without a name in it, a path to a file that is not .py, a directory
+    if not matches and (why := user_policy.misnamed(text)) is not None:
+        raise UserError(f"unknown policy '{text}': {why}")
     if not matches:
         raise UserError(f"unknown policy '{text}'; valid policies are {valid_names()}")
     if game is not None:

@@ -43,12 +43,17 @@ def memory_limit() -> tuple[int | None, str]:
                                         f"{human_bytes(phys)} of memory")
 
 
+class OverMemoryLimit(UserError):
+    """What :func:`check_memory` raises: a ``UserError`` a caller with another way to
+    answer (a simulation instead of an exact table) may catch, and no other."""
+
+
 def check_memory(what: str, n_bytes: float) -> None:
-    """``UserError`` if ``what`` would need more than the memory limit.
+    """:class:`OverMemoryLimit` if ``what`` would need more than the memory limit.
 
     >>> check_memory("a small table", 1000)
     """
     limit, why = memory_limit()
     if limit is not None and n_bytes > limit:
-        raise UserError(f"{what} would need {human_bytes(n_bytes)} of memory, more than "
-                        f"the limit of {human_bytes(limit)} ({why})")
+        raise OverMemoryLimit(f"{what} would need {human_bytes(n_bytes)} of memory, more "
+                              f"than the limit of {human_bytes(limit)} ({why})")

@@ -156,17 +156,19 @@ def prepare_out_dir(out: Path) -> Path:
 
 def policy_code(*named) -> dict[str, str]:
     """The SHA-256 of the file of each user's policy named anywhere in ``named`` (a
-    command line, a manifest's fields), by the name given: the name stays when the file's
-    code changes, so a manifest records which code played. Empty when the run names no
-    user's policy."""
-    from dicelab.user_policy import source_digest
+    command line, a manifest's fields), by the name given, a policy named as another's
+    parameter too (``optimal-win:vs=my.py:rule``: under ``my.py:rule``): the name stays
+    when the file's code changes, so a manifest records which code played. Empty when the
+    run names no user's policy."""
+    from dicelab.user_policy import references, source_digest
 
     out: dict[str, str] = {}
 
     def walk(x) -> None:
         if isinstance(x, str):
-            if ":" in x and x not in out and (code := source_digest(x)) is not None:
-                out[x] = code
+            for ref in references(x) if ":" in x else ():
+                if ref not in out and (code := source_digest(ref)) is not None:
+                    out[ref] = code
         elif isinstance(x, dict):
             for v in x.values():
                 walk(v)

@@ -504,6 +504,8 @@ class PentaTables:
         streams = STREAM_PER_TURN if crn else STREAM_PER_CHUNK
         from dicelab.penta.builtin import family_of
 
+        for s in seats:  # before any game (as simulate_penta)
+            family_of(s).check_rules(s, self.rules)
         if any(family_of(s).by_referee for s in seats):  # played by the Python referee
             return RefereePlan(tuple(seats), self.rules.name, seed, games, streams=streams,
                                chunk_games=chunk_games)

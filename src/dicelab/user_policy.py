@@ -48,11 +48,65 @@ from dicelab.errors import UserError, user_code_error
 _REFERENCE = re.compile(
     r"^(?P<src>[^:]+\.py|[^\W\d]\w*(?:\.[^\W\d]\w*)*):(?P<obj>[^\W\d]\w*)"
     r"(?::(?P<params>.*))?$")
+#: What follows ``FILE.py:`` in a name: ``NAME[:PARAMS]``.
+_AFTER_FILE = re.compile(r"(?P<obj>[^\W\d]\w*)(?::(?P<params>.*))?")
+
+
+def _parts(text: str) -> tuple[str, str, str | None] | None:
+    """``(source, NAME, parameters or None)`` of a user's policy name, or None. A path
+    with ``:`` in it is split at the last ``.py:`` whose left side is an existing file
+    (``C:/rules/my.py:rule``); any other name splits at its first ``:``."""
+    text = text.strip()
+    found = None
+    for at in re.finditer(r"\.py:", text):
+        src = text[:at.end() - 1]
+        rest = _AFTER_FILE.fullmatch(text, at.end())
+        if ":" in src and rest and _is("file", src):
+            found = (src, rest["obj"], rest["params"])
+    if found is None and (m := _REFERENCE.match(text)) is not None:
+        found = (m["src"], m["obj"], m["params"])
+    return found
 
 
 def looks_like_reference(text: str) -> bool:
     """Whether ``text`` names a user's policy (``FILE.py:NAME`` or ``module:NAME``)."""
-    return _REFERENCE.match(text.strip()) is not None
+    return _parts(text) is not None
+
+
+def misnamed(text: str) -> str | None:
+    """Why ``text``, which names no policy (:func:`looks_like_reference` is false), reads
+    as a try at a user's policy, in words; None if it does not."""
+    text = text.strip()
+    hint = "a policy in a file is named FILE.py:NAME (NAME a Python name defined in the file)"
+    if text.endswith(":") and _looks_like_source(text.rstrip(":")):
+        return f"a name is missing after the colon; {hint}"
+    for at in re.finditer(r"\.py:", text):  # a path with ':' in it, to no file
+        src = text[:at.end() - 1]
+        if ":" in src and _AFTER_FILE.fullmatch(text, at.end()):
+            return f"policy file {src} does not exist"
+    src = text.partition(":")[0]
+    if src != text.rstrip("/\\") and _is("dir", src):  # dir:NAME, dir/
+        return f"{src} is a directory, not a .py file; {hint}"
+    if re.search(r"\.py(?!\w)", text) or re.match(r"[^:]*[/\\]", text):
+        return hint
+    return None
+
+
+def _is(kind: str, path: str) -> bool:
+    """Whether ``path`` is an existing file (``kind`` ``"file"``) or directory; False for
+    a name the system refuses (too long, a NUL in it)."""
+    try:
+        p = Path(path).expanduser()
+        return p.is_file() if kind == "file" else p.is_dir()
+    except (OSError, ValueError, RuntimeError):
+        return False
+
+
+def _looks_like_source(text: str) -> bool:
+    """Whether ``text`` reads as the SOURCE of ``SOURCE:NAME``: a .py file, a path, or a
+    dotted module name."""
+    return bool(text) and (text.endswith(".py") or re.search(r"[/\\]", text) is not None
+                           or re.fullmatch(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*", text) is not None)
 
 
 class Loaded(NamedTuple):
@@ -66,18 +120,21 @@ class Loaded(NamedTuple):
 
 def load(text: str, game: str | None = None) -> Loaded:
     """The user's policy ``text`` names."""
-    m = _REFERENCE.match(text.strip())
-    if m is None:
+    parts = _parts(text)
+    if parts is None:
         raise UserError(f"'{text}' does not name a policy: write FILE.py:NAME or "
                         "package.module:NAME, then optionally :key=value,...")
-    src, obj_name, params = m["src"], m["obj"], m["params"]
+    src, obj_name, params = parts
     module = _import(src)
     if not hasattr(module, obj_name):
+        if getattr(module, "__file__", None) is None and hasattr(module, "__path__"):
+            raise UserError(f"{src} is a directory (a namespace package), not a .py file "
+                            "or a module: a policy in a file is named FILE.py:NAME")
         found = sorted(n for n in vars(module) if not n.startswith("_"))
         raise UserError(f"{src} has no '{obj_name}' (it defines: "
                         f"{', '.join(found[:12]) or 'nothing public'})")
     policy = as_policy(getattr(module, obj_name), obj_name)
-    if params:
+    if params is not None:
         policy = _with_params(policy, params, text)
     policy_game = getattr(policy, "game", "farkle")
     if game is not None and game != policy_game:
@@ -90,13 +147,37 @@ def load(text: str, game: str | None = None) -> Loaded:
     return Loaded(policy_game, name, dict(getattr(policy, "params", {})), policy)
 
 
+def references(text: str) -> list[str]:
+    """The users' policies ``text`` names, each as given, without running anything:
+    ``text`` itself when it is one (``FILE.py:NAME[:PARAMS]``), else each named as a
+    parameter's value, after an ``=`` (``optimal-win:vs=my.py:rule``, at any depth).
+
+    >>> references("optimal-win:vs=my.py:rule"), references("ai:base=350")
+    (['my.py:rule'], [])
+    """
+    text = text.strip()
+    if looks_like_reference(text):
+        return [text]  # (its own parameters are numbers)
+    found: list[str] = []
+    start = 0
+    while (eq := text.find("=", start)) >= 0:
+        value = text[eq + 1:].strip()
+        if looks_like_reference(value):
+            found.append(value)  # the rest of the name is its own
+            break
+        start = eq + 1
+    return found
+
+
 def source_digest(text: str) -> str | None:
-    """A digest of the file a user's policy ``text`` names (its code, which may change
-    under the same name), without running it; None for a name that is no such file."""
-    m = _REFERENCE.match(text.strip())
-    if m is None:
+    """A digest of the code of the user's policy ``text`` names (which may change under
+    the same name), without running it: the SHA-256 of its file, or of the file of the
+    policy it names as a parameter's value (:func:`references`); None for a name that
+    names no such file."""
+    refs = references(text)
+    if not refs:
         return None
-    src = m["src"]
+    src = _parts(refs[0])[0]
     try:
         path = Path(src).expanduser() if src.endswith(".py") else Path(
             importlib.util.find_spec(src).origin)
@@ -177,6 +258,9 @@ def _takes_one_argument(function, inspect) -> bool:
 
 
 def _with_params(policy, text: str, whole: str):
+    if not text.strip():
+        raise UserError(f"policy '{whole}': nothing after the last ':' (parameters are "
+                        ":key=value,...)")
     if not hasattr(policy, "with_params"):
         raise UserError(f"policy '{whole}' takes no parameters")
     given: dict[str, str] = {}
@@ -222,6 +306,9 @@ def _import(src: str):
         raise
     except ModuleNotFoundError as exc:
         if exc.name and src.startswith(exc.name):
+            if _is("dir", src):
+                raise UserError(f"{src} is a directory, not a .py file or a module (a policy "
+                                "in a file is named FILE.py:NAME)") from None
             raise UserError(f"no module named '{src}' (a policy in a file is named "
                             "FILE.py:NAME)") from None
         raise user_code_error(exc, f"importing {src} failed") from None
@@ -230,4 +317,4 @@ def _import(src: str):
 
 
 __all__ = ["DecideFunction", "Loaded", "as_policy", "load", "looks_like_reference",
-           "source_digest"]
+           "misnamed", "references", "source_digest"]

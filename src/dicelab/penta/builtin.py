@@ -11,7 +11,8 @@ module branches on a Penta family's name. A family gives
   :data:`dicelab.penta.policies.POLICIES`), or its own turn-by-turn seat
   (:meth:`Family.kernel_seat`, ``online``); a user's policy is played by the Python
   referee instead (``by_referee``);
-* its refusals at a table (:meth:`Family.check`: ``penta-win``'s seats);
+* its refusals at a table (:meth:`Family.check`: ``penta-win``'s seats) and under a
+  rule set (:meth:`Family.check_rules`: a user's values), before any game;
 * the policy object the referee asks move by move (:meth:`Family.policy`; for game logs,
   :meth:`Family.logged`, which needs no 270 MB tables);
 * the values its options are ranked by (:meth:`Family.values`: ``advise``, ``play``) and
@@ -46,7 +47,7 @@ from dicelab.penta.objective_play import (
     table_seat,
 )
 from dicelab.penta.objectives import solve_objective
-from dicelab.penta.policies import all_states, policy_values
+from dicelab.penta.policies import all_states, checked_values, policy_values
 from dicelab.penta.policy import BUILT_IN, WidgetPolicy
 from dicelab.penta.rules import RuleSet
 from dicelab.penta.solver import solve
@@ -71,6 +72,10 @@ class Family(families.Family):
 
     def check(self, spec: PolicySpec, seats: Sequence[PolicySpec]) -> None:
         """What it refuses at a table of ``seats`` (itself among them), before any work."""
+
+    def check_rules(self, spec: PolicySpec, rules: RuleSet) -> None:
+        """What it refuses to play under ``rules``, before any game (a policy given as
+        values: values it would read that are not finite)."""
 
     def kernel_seat(self, spec: PolicySpec, seat: int, n_seats: int,
                     rules: RuleSet) -> OnlineSeat:
@@ -227,6 +232,8 @@ class User(Family):
     name = "user"
     named = False
     by_referee = True
+    #: the values :meth:`given_values` gave last: (policy, rules, values)
+    _given: tuple | None = None
 
     def policy(self, spec, seat=0, n_seats=2):
         return spec.policy
@@ -248,16 +255,32 @@ class User(Family):
                 "given as values (dicelab.penta.policy.ValuesPolicy); simulate it (leave "
                 "out --exact)")
         check_memory(f"the decision block of {spec.name}", states.size * N_ROLLS * 2)
+        self.given_values(spec, rules)  # bad values refused before any work
 
-    def distribution(self, spec, rules):
-        self.check_exact(spec, rules)
+    def check_rules(self, spec, rules):
+        if isinstance(spec.policy, WidgetPolicy):  # it decides by values(rules)
+            self.given_values(spec, rules)
+
+    def given_values(self, spec: PolicySpec, rules: RuleSet) -> np.ndarray:
+        """The values a policy given as values decides by under ``rules``, checked
+        (:func:`dicelab.penta.policies.checked_values`). The last ones asked are kept:
+        the check before any work and the distribution after it run the user's code once."""
+        last = self._given
+        if last is not None and last[0] is spec.policy and last[1] == rules:
+            return last[2]
         try:
             values = spec.policy.values(rules)
         except UserError:  # a ValuesPolicy's own check
             raise
         except (Exception, SystemExit) as exc:  # the user's code: its own frames
             raise user_code_error(exc, f"policy {spec.name}: its values") from None
-        return values_distribution(values, rules, spec.name)
+        values = checked_values(values, spec.name)
+        self._given = (spec.policy, rules, values)
+        return values
+
+    def distribution(self, spec, rules):
+        self.check_exact(spec, rules)
+        return values_distribution(self.given_values(spec, rules), rules, spec.name)
 
 
 #: The registry's Penta families by name, and a user's policies (``"user"``).

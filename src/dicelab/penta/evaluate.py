@@ -31,6 +31,7 @@ from dicelab.penta.builtin import as_spec, family_of
 from dicelab.penta.distribution import ScoreDistribution
 from dicelab.penta.rules import RuleSet, get_rules
 from dicelab.registry import PolicySpec
+from dicelab.resources import OverMemoryLimit
 from dicelab.stats import Estimate, fields, mean_estimate
 
 #: The decision classes of a turn, in order.
@@ -132,7 +133,7 @@ def _distribution(spec: PolicySpec, rules: RuleSet) -> ScoreDistribution | None:
         return None
     try:
         return family_of(spec).distribution(spec, rules)
-    except UserError:  # its decision block does not fit the memory limit
+    except OverMemoryLimit:  # its decision block does not fit: simulated instead
         return None
 
 

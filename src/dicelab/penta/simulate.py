@@ -865,6 +865,8 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     games = seeding.check_games(games)
     specs = _specs(seats)
     rs = get_rules(rules)
+    for spec in specs:
+        family_of(spec).check_rules(spec, rs)
     check_memory(f"Penta games of {len(specs):,} seats (the books of a batch of chunks)",
                  2 * tallies_bytes(config.BATCH_CHUNKS, len(specs)))
     seed_given = seed is not None
