@@ -313,6 +313,20 @@ def test_parse_threshold_and_ai():
     ("ai:nope=1", "ai parameters are base=300"),
     ("ai:base", "ai parameters are"),
     ("ai:base=x", "base must be an integer"),
+    # nothing where parameters go, an empty one, or one without a key or value
+    ("ai:", "nothing after the ':'; ai parameters are"),
+    ("ai: ", "nothing after the ':'"),
+    ("ai:,", "an empty parameter (two commas, or one at an end)"),
+    ("ai:base=300,", "an empty parameter"),
+    ("ai:,base=300", "an empty parameter"),
+    ("ai:base=300,,step=50", "an empty parameter"),
+    ("ai:base=", "parameters are key=value, not 'base='"),
+    ("ai:=300", "parameters are key=value, not '=300'"),
+    ("ai::", "parameters are key=value, not ':'"),
+    # a built-in without parameters, followed by a colon
+    ("greedy:", "policy 'greedy:': nothing after the ':' (greedy takes no parameters)"),
+    ("threshold-300:", "(threshold-300 takes no parameters)"),
+    ("max-ev :", "(max-ev takes no parameters)"),
 ])
 def test_bad_policy_names_are_user_errors(bad, message):
     with pytest.raises(UserError) as exc:
@@ -323,6 +337,7 @@ def test_bad_policy_names_are_user_errors(bad, message):
 def test_ai_names_are_canonical():
     # parameters at their defaults are dropped, the rest named in the kernels' order
     assert parse_policy("ai:chase=1,base=300").name == "ai"
+    assert parse_policy(" ai: base = 350 , one_die = 0 ").name == "ai:base=350,one-die=0"
     assert parse_policy("ai:one_die=0, base=350").name == "ai:base=350,one-die=0"
     assert parse_policy("ai:chase=0").params["chase"] == 0
     assert list(parse_policy("ai:chase=0").params) == list(AI_DEFAULTS)

@@ -277,6 +277,9 @@ def test_parameters_by_name_and_their_errors():
                       (":cautious:big=1.5", "not an integer"),
                       (":cautious:big=", "key=value"),
                       (":cautious:big=1,big=2", "given twice"),
+                      (":cautious:big=800,", "an empty parameter"),
+                      (":cautious:,big=800", "an empty parameter"),
+                      (":cautious:=800", "key=value"),
                       (":threshold_300:x=1", "unknown parameter"),
                       (":nothing", "has no 'nothing'")):
         with pytest.raises(UserError, match=says) as refused:

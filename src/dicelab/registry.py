@@ -24,7 +24,7 @@ from typing import Any
 from dicelab import user_policy
 from dicelab.errors import UserError
 from dicelab.farkle.rules import POINT_UNIT
-from dicelab.text import parse_int
+from dicelab.text import key_values, parse_int
 
 GAMES = ("farkle", "penta")
 
@@ -96,19 +96,21 @@ def _parse_ai(text: str) -> PolicySpec | None:
         return None
     params = dict(AI_DEFAULTS)
     if text.startswith("ai:"):
-        body = text[3:]
+        known = f"ai parameters are {', '.join(f'{k}={v}' for k, v in AI_DEFAULTS.items())}"
+        try:
+            items = key_values(text[3:])
+        except ValueError as exc:
+            raise UserError(f"policy '{text}': {exc}; {known}") from None
         given: set[str] = set()
-        for item in filter(None, body.split(",")):
-            key, sep, value = item.partition("=")
-            key = key.strip().replace("_", "-")
-            if not sep or key not in AI_DEFAULTS:
-                raise UserError(f"policy '{text}': ai parameters are "
-                                f"{', '.join(f'{k}={v}' for k, v in AI_DEFAULTS.items())}")
+        for key, value in items:
+            key = key.replace("_", "-")
+            if key not in AI_DEFAULTS:
+                raise UserError(f"policy '{text}': {known}")
             if key in given:
                 raise UserError(f"policy '{text}': {key} is given twice")
             given.add(key)
             try:
-                params[key] = parse_int(value.strip())
+                params[key] = parse_int(value)
             except ValueError:
                 raise UserError(f"policy '{text}': {key} must be an integer") from None
         for key in ("base", "step", "two-dice", "one-die"):
@@ -215,6 +217,10 @@ def parse_policy(text: str, game: str | None = None, *, users: bool = True) -> P
             raise UserError(f"policy '{text}' is a user's policy, not loaded here")
         found = user_policy.load(text, game)
         return PolicySpec(found.game, "user", found.name, found.params, policy=found.policy)
+    if not matches and text.endswith(":") and any(
+            fam.parse(text[:-1].rstrip()) is not None for fam in _FAMILIES):
+        raise UserError(f"policy '{text}': nothing after the ':' ({text[:-1].rstrip()} takes "
+                        "no parameters)")
     # a file without a name in it, a path to a file that is not .py, a directory
     if not matches and (why := user_policy.misnamed(text)) is not None:
         raise UserError(f"unknown policy '{text}': {why}")

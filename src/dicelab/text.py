@@ -5,6 +5,8 @@ width), and ``re``'s ``\\d`` matches every script's digits; no option takes thos
 the command line's integer options, an integer may group its digits with ``_``
 (``1_000_000``) and have spaces around it.
 
+Parameters as a user types them after a policy's name: :func:`key_values`.
+
 Sizes as a user reads them: :func:`human_bytes`, the one format of a number of bytes
 (the CLI's ``size``, error messages, logs).
 """
@@ -70,7 +72,36 @@ def as_number_like(default: int | float, value) -> int | float:
     return kind(value)
 
 
-__all__ = ["MAX_DIGITS", "as_number_like", "parse_decimal", "parse_int"]
+def key_values(body: str) -> list[tuple[str, str]]:
+    """``key=value,...`` as typed after a policy's name, in order, keys and values
+    stripped; ``ValueError`` saying what is wrong: nothing given, an empty item (two
+    commas, or one at an end), an item without ``=``, a key or a value, a key given
+    twice.
+
+    >>> key_values("base=300, step=50")
+    [('base', '300'), ('step', '50')]
+    >>> key_values("base=300,")
+    Traceback (most recent call last):
+    ...
+    ValueError: an empty parameter (two commas, or one at an end)
+    """
+    items = [item.strip() for item in body.split(",")]
+    if items == [""]:
+        raise ValueError("nothing after the ':'")
+    out: list[tuple[str, str]] = []
+    for item in items:
+        if not item:
+            raise ValueError("an empty parameter (two commas, or one at an end)")
+        key, sep, value = (x.strip() for x in item.partition("="))
+        if not (sep and key and value):
+            raise ValueError(f"parameters are key=value, not '{item}'")
+        if key in dict(out):
+            raise ValueError(f"{key} is given twice")
+        out.append((key, value))
+    return out
+
+
+__all__ = ["MAX_DIGITS", "as_number_like", "key_values", "parse_decimal", "parse_int"]
 
 
 def human_bytes(n: float) -> str:

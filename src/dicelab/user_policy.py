@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dicelab.errors import UserError, user_code_error
+from dicelab.text import key_values
 
 #: ``SOURCE:NAME[:PARAMS]``: a ``.py`` file (any path) or a dotted module name.
 #: (A Python name: a letter or ``_``, any script's, then letters, digits or ``_``.)
@@ -263,17 +264,10 @@ def _with_params(policy, text: str, whole: str):
                         ":key=value,...)")
     if not hasattr(policy, "with_params"):
         raise UserError(f"policy '{whole}' takes no parameters")
-    given: dict[str, str] = {}
-    for item in filter(None, (i.strip() for i in text.split(","))):
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not value.strip():
-            raise UserError(f"policy '{whole}': parameters are key=value, not '{item}'")
-        if key in given:
-            raise UserError(f"policy '{whole}': {key} is given twice")
-        given[key] = value.strip()
-    if not given:
-        raise UserError(f"policy '{whole}': nothing after the last ':'")
+    try:
+        given = dict(key_values(text))
+    except ValueError as exc:
+        raise UserError(f"policy '{whole}': {exc}") from None
     try:
         return policy.with_params(**given)
     except UserError as exc:  # which of the policies named

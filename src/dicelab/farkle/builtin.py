@@ -370,7 +370,8 @@ class Ai(Family):
         return parse_policy("ai")
 
     def member(self, ref, values):
-        return parse_policy("ai:" + ",".join(f"{k}={v}" for k, v in values.items())).name
+        given = ",".join(f"{k}={v}" for k, v in values.items())
+        return parse_policy(f"ai:{given}" if given else "ai").name
 
     def bank_table(self, spec, rules, target, me, opp, progress=None, my_farkles=0,
                    opp_farkles=0):
