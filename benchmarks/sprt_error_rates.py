@@ -98,7 +98,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=400)
     ap.add_argument("--quick", action="store_true",
-                    help=f"{len(QUICK)} of the cases, 50 seeds (a minute)")
+                    help=f"{len(QUICK)} of the cases, 50 seeds (seconds)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     cases = [CASES[i] for i in QUICK] if args.quick else CASES
