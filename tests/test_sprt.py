@@ -12,7 +12,7 @@ from numba_threads import dicts_by_threads
 
 from dicelab.errors import UserError
 from dicelab.farkle.exact import exact_pair
-from dicelab.sprt import MIN_UNITS, UNIT_GAMES, Judge, SprtSpec, elo_score, sprt
+from dicelab.sprt import MIN_SPREAD, MIN_UNITS, UNIT_GAMES, Judge, SprtSpec, elo_score, sprt
 
 #: A 1-point difference: H0 even, H1 the policy scores 0.51.
 ONE_POINT = SprtSpec(0.0, 400 * math.log10(0.51 / 0.49), 0.05, 0.05)
@@ -107,14 +107,18 @@ def test_the_running_judge_is_the_batch_formula():
 
 
 def test_looks_are_frequent_enough_that_the_overshoot_is_small():
-    """A pair far apart (about 90 Elo) is decided within a few looks of the first, and
-    its LLR lands near the bound, not several times past it."""
+    """A pair far apart (about 90 Elo) is decided at the first look; a pair nearer (1.2
+    points) is decided at a later look, and its LLR lands near the bound, not several
+    times past it (the test looks after every unit)."""
     spec = SprtSpec(0, 20)
     runs = [sprt("threshold-300", "threshold-1000", spec, seed=s, target=2000, crn=crn)
             for s in range(4) for crn in (True, False)]
-    assert all(r.decision == "H1" for r in runs)
-    assert all(r.games <= 4 * MIN_UNITS * 2 * UNIT_GAMES for r in runs)
-    assert sum(r.llr for r in runs) / len(runs) <= 1.5 * spec.bounds[1]
+    assert all(r.decision == "H1" and r.units == MIN_UNITS for r in runs)
+    runs = [sprt(BETTER, WORSE, ONE_POINT, seed=s, crn=crn)
+            for s in range(4) for crn in (True, False)]
+    later = [r for r in runs if r.units > MIN_UNITS]
+    assert all(r.decision == "H1" for r in runs) and len(later) >= len(runs) // 2
+    assert sum(r.llr for r in later) / len(later) <= 1.1 * ONE_POINT.bounds[1]
 
 
 def test_the_expected_games_and_the_fixed_test():
@@ -160,7 +164,9 @@ def test_a_lopsided_score_keeps_its_interval_within_zero_and_one(loser):
     r = sprt("threshold-300", loser, SprtSpec(0, 10), seed=1, target=1000)
     assert r.decision == "H1" and r.score.mean > 0.98
     lo, hi = r.score.ci95
-    assert r.score.se > 0 and lo < r.score.mean < hi == 1.0
+    assert r.score.se > 0 and lo < r.score.mean < hi <= 1.0
+    # nearly every unit won outright: the normal interval would run past 100%
+    assert (hi == 1.0) == (loser == "threshold-10000")
 
 
 def test_units_without_spread_decide_nothing():
@@ -196,7 +202,8 @@ def test_policies_that_play_alike_on_common_dice_are_not_decided():
 
 def test_the_judge_waits_for_spread():
     """Units all alike (even or lopsided) give no ratio at any look; the first unit that
-    differs lets the test decide."""
+    differs lets a lopsided test decide (its ratio crosses the bound even with the
+    largest variance of its mean)."""
     for x in (0.5, 1.0):
         judge = Judge(ONE_POINT)
         for _ in range(10 * MIN_UNITS):
@@ -204,6 +211,35 @@ def test_the_judge_waits_for_spread():
     judge.add(15 / 16)
     assert judge.decision == "H1" and judge.llr > ONE_POINT.bounds[1]
     assert math.isnan(ONE_POINT.llr(100, 0.6, 0.0))
+
+
+@pytest.mark.parametrize("off", [1 / 16, -1 / 16])
+def test_a_pair_that_rarely_differs_is_not_decided_on_one_game(off):
+    """Units mostly level, one in a hundred a game off: the variance rests on the few
+    that differ, and one of them put the ratio hundreds of times past a bound (H0 at the
+    first look, from one game). The test waits for MIN_SPREAD units off the level score,
+    and then decides."""
+    judge = Judge(SprtSpec())
+    for i in range(1, 100 * MIN_SPREAD + 1):
+        judge.add(0.5 + off if i % 100 == 0 else 0.5)
+        if judge.spread < MIN_SPREAD:
+            assert judge.decision == "undecided", (i, judge.llr)
+    assert judge.spread == MIN_SPREAD and judge.decision == "H0"
+    assert judge.llr < 100 * SprtSpec().bounds[0]  # no doubt by then: H0 is far off...
+    judge = Judge(SprtSpec(-5, 5))
+    for i in range(1, 100 * MIN_SPREAD + 1):
+        judge.add(0.5 + off if i % 100 == 0 else 0.5)
+    assert judge.decision == ("H1" if off > 0 else "H0")  # ...or the sign of the units off
+
+
+def test_a_pair_that_rarely_differs_on_common_dice():
+    """ai:max-steps=1 and ai (to 3,000) play alike but about 3,000 points behind: the
+    decision (H0: its exact score, 49.985%, is at most elo0) comes after MIN_SPREAD units
+    with a winner, not the first."""
+    r = sprt("ai:max-steps=1", "ai", SprtSpec(), seed=1, target=3000)
+    assert r.decision == "H0" and r.unit_var > 0
+    first_look = MIN_UNITS * 2 * UNIT_GAMES
+    assert r.games > 10 * first_look
 
 
 def test_long_policy_names_leave_every_column_readable(capsys):

@@ -17,10 +17,15 @@ order, so the decision and the games used depend only on the seed.
 
 A unit is small (:data:`UNIT_GAMES` games with each seating) and the test looks after
 every unit from the :data:`MIN_UNITS`-th on, with running sums (:class:`Judge`), so it
-stops close to the bound it crosses rather than far past it. Units without spread (every
-unit the same score, as two policies that play alike on common dice give) measure no
-variance: the ratio is not defined (NaN, not an infinite certainty), and the test plays
-on until the units vary; a pair that never varies ends ``undecided`` at ``max_games``.
+stops close to the bound it crosses rather than far past it. The variance must rest on
+enough units: a look decides only once :data:`MIN_SPREAD` units have a score other than
+the most common one (a pair that rarely plays differently waits for enough units that
+differ, rather than deciding on one game), or the ratio crosses the bound even with the
+largest variance units of this mean score can have (``mean (1 - mean)``: a lopsided
+pair is decided at once). Units without spread (every unit the same
+score, as two policies that play alike on common dice give) measure no variance: the
+ratio is not defined (NaN, not an infinite certainty), and the test plays on until the
+units vary; a pair that never varies ends ``undecided`` at ``max_games``.
 Each result also gives the games the test needs on average under H0 and H1 (Wald's
 approximation) and the games of a fixed-size test with the same error rates, both from
 the measured unit variance.
@@ -43,8 +48,16 @@ from dicelab.text import parse_decimal
 #: seeding.
 UNIT_GAMES = 8
 #: Units before the first look: the variance of the unit scores must be estimated from
-#: enough units, or the first few decide on noise.
-MIN_UNITS = 16
+#: enough units, or the test decides on noise. From the 16th unit on, a pair whose true
+#: score is H1's accepted H0 in 9% of runs (beta = 5%), most of the wrong decisions
+#: resting on a variance measured too small; from the 64th, 5% or less
+#: (``benchmarks/sprt_error_rates.py``).
+MIN_UNITS = 64
+#: Units off the most common score before the first look: a pair that rarely plays
+#: differently has most units at one score (level, on common dice), and its variance
+#: rests on the few that are not; one or two of them would decide (the ratio hundreds of
+#: times past the bound, on one or two games).
+MIN_SPREAD = 16
 #: The most units computed per kernel call (all judged in order).
 MAX_BATCH_UNITS = 1024
 
@@ -211,8 +224,11 @@ class Judge:
     """The running test: units are added one by one, in order (:meth:`add`), and the
     log-likelihood ratio is updated from running sums (Welford's mean and variance), so a
     look costs the same at the ten-thousandth unit as at the first. A look decides only
-    once the units vary: while every unit has the same score the ratio is NaN and the
-    test goes on."""
+    once the units vary enough: while every unit has the same score the ratio is NaN,
+    and while fewer than :data:`MIN_SPREAD` units are off the most common score (the
+    variance resting on too few) the ratio decides only if the largest variance of
+    scores in [0, 1] of this mean, ``mean (1 - mean)``, would cross the bound too (a
+    lopsided pair is still decided at once; a pair that rarely differs waits)."""
 
     def __init__(self, spec: SprtSpec):
         self.spec = spec
@@ -220,6 +236,8 @@ class Judge:
         self.n = 0
         self.mean = 0.0
         self._m2 = 0.0
+        self._counts: dict[float, int] = {}
+        self._mode = 0  # units at the most common score
         self.llr = 0.0
         self.decision = "undecided"
 
@@ -228,14 +246,28 @@ class Judge:
         """The sample variance of the unit scores (NaN below two units)."""
         return self._m2 / (self.n - 1) if self.n > 1 else math.nan
 
+    @property
+    def spread(self) -> int:
+        """Units whose score is not the most common one."""
+        return self.n - self._mode
+
     def add(self, x: float) -> str:
         """Add one unit's score; returns the decision (``H0``, ``H1`` or ``undecided``)."""
         self.n += 1
         d = x - self.mean
         self.mean += d / self.n
         self._m2 += d * (x - self.mean)
+        self._counts[x] = c = self._counts.get(x, 0) + 1
+        self._mode = max(self._mode, c)
         if self.n >= MIN_UNITS:
             self.llr = self.spec.llr(self.n, self.mean, self.var)
+            if self.spread < MIN_SPREAD:
+                # the variance rests on too few units: decide only on a ratio that
+                # crosses the bound even with the largest variance scores in [0, 1] of
+                # this mean can have
+                worst = self.spec.llr(self.n, self.mean, self.mean * (1 - self.mean))
+                if not (worst >= self.hi or worst <= self.lo):
+                    return self.decision
             if self.llr >= self.hi:
                 self.decision = "H1"
             elif self.llr <= self.lo:
@@ -253,7 +285,7 @@ def sprt(policy: str | PolicySpec, opponent: str | PolicySpec, spec: SprtSpec, *
 
     >>> r = sprt("threshold-300", "threshold-1000", SprtSpec(0, 20), seed=1, target=2000)
     >>> r.decision, r.games
-    ('H1', 256)
+    ('H1', 1024)
     """
     from dicelab.seeding import check_games, check_seed, group_seed
     from dicelab.tournament import O_TIES, O_WINS, TABLE_GAMES, check_policies
