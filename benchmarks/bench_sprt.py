@@ -10,8 +10,12 @@ pair where H1 holds, one where H0 does. A fixed-size test with independent games
 ``((z_0.95 + z_0.95) * sd / 0.01)^2`` games, ``sd`` the per-game standard deviation of
 the score; the sequential test's average games are measured over ``--seeds`` runs, with
 common random numbers and without, beside the LLR at the decision over the bound (1 =
-stopped exactly at it). Target: at most a third of the fixed test's games, and an LLR
-within a few tenths of the bound.
+stopped exactly at it). Target, for the pair whose units often differ (``ai`` against
+``ai:two-dice=0``): at most a third of the fixed test's games, and an LLR within a few
+tenths of the bound. The pair that rarely differs on common dice (``ai:max-steps=3``
+against ``ai``: most units level) has no such target: the test waits for
+``MIN_SPREAD`` units that differ before it trusts their variance, which takes about a
+fixed test's games (docs/design/sprt.md); on independent dice most units differ.
 
 A look is one unit (``UNIT_GAMES`` games with each seating): seeding its two chunks,
 playing them, and judging. Each part is timed on its own (the best of 5 repeats).
