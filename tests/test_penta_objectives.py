@@ -539,19 +539,21 @@ def test_penta_win_measurement_pairs_each_seat_with_optimal_on_the_same_dice(mon
     from dicelab.penta.penta_win import measure_penta_win
 
     games = 3 * seeding.CHUNK_GAMES
-    n = np.diff(seeding.chunk_bounds(games))
+    chunk = seeding.unit_chunk_games(games)  # 16 chunks of 1,536: a tournament's units
+    n = np.diff(seeding.chunk_bounds(games, chunk_games=chunk))
     calls = []
     rng = np.random.default_rng(0)
 
     class Fake:
         def __init__(self, names):
-            self.games, self.elapsed_s = games, 2.0
+            self.games, self.elapsed_s, self.chunk_games = games, 2.0, chunk
             wins = rng.integers(0, n[:, None] // 2, size=(n.size, len(names)))
             tied = rng.integers(0, 50, size=(n.size, len(names)))
             self.chunk_tallies = {"wins": wins, "tied": tied}
 
-    def fake(names, games, seed, rules, per_chunk, streams, progress=None):
+    def fake(names, games, seed, rules, per_chunk, streams, chunk_games, progress=None):
         assert per_chunk and streams == STREAM_PER_TURN and seed == 7
+        assert chunk_games == chunk == 1536
         calls.append(list(names))
         return Fake(names)
 
@@ -602,38 +604,44 @@ def test_the_paired_gains_interval_covers_the_true_gain_95_percent_of_the_time(s
     assert abs(covered / runs - 0.95) < 4 * math.sqrt(0.95 * 0.05 / runs)
 
 
-def test_the_penta_win_measurement_at_its_smallest_sizes(monkeypatch):
-    """measure_penta_win refuses a run of fewer than two whole chunks before any game is
-    played, and at two whole chunks, or two and one game (the game merged into the second
-    chunk), gives a finite interval over two units."""
+@pytest.mark.parametrize("games, chunks", [(32, 2), (33, 2), (34, 3), (20_000, 16),
+                                           (2 * 8192 * 8, 16)])
+def test_the_penta_win_measurement_at_its_smallest_sizes(monkeypatch, games, chunks):
+    """measure_penta_win refuses a run of fewer than two whole chunks of 16 games before
+    any game is played; from there its units are a tournament's chunks (16 for a run
+    under 131,072 games, 8,192 games each from there), a last chunk under an eighth of
+    the first merged into the one before (33 games: 16, 16 and 1, two units; 34: three),
+    and the interval over them is finite."""
     import dicelab.penta.simulate as sim
     from dicelab import seeding
     from dicelab.penta.penta_win import MIN_GAMES, measure_penta_win
 
-    assert MIN_GAMES == 2 * seeding.CHUNK_GAMES
+    assert MIN_GAMES == 32
 
     def refuse(*args, **kwargs):
         raise AssertionError("no game is played")
 
     monkeypatch.setattr(sim, "simulate_penta", refuse)
-    with pytest.raises(UserError, match="at least 16,384, not 16,383"):
+    with pytest.raises(UserError, match="two chunks of 16 games on: games must be at "
+                                        "least 32, not 31"):
         measure_penta_win(seats=2, games=MIN_GAMES - 1, seed=1, ceiling=False)
-    for games in (MIN_GAMES, MIN_GAMES + 1):
-        n = np.diff(seeding.chunk_bounds(games))
-        rng = np.random.default_rng(games)
+    size = seeding.unit_chunk_games(games)
+    n = np.diff(seeding.chunk_bounds(games, chunk_games=size))
+    rng = np.random.default_rng(games)
 
-        class Fake:
-            def __init__(self, names, games=games, n=n, rng=rng):
-                self.games, self.elapsed_s = games, 1.0
-                self.chunk_tallies = {
-                    "wins": rng.integers(0, n[:, None] // 2 + 1, size=(n.size, len(names))),
-                    "tied": np.zeros((n.size, len(names)), dtype=np.int64)}
+    class Fake:
+        def __init__(self, names, **kw):
+            assert kw["chunk_games"] == size  # the games the units are made of
+            self.games, self.elapsed_s, self.chunk_games = games, 1.0, size
+            self.chunk_tallies = {
+                "wins": rng.integers(0, n[:, None] // 2 + 1, size=(n.size, len(names))),
+                "tied": np.zeros((n.size, len(names)), dtype=np.int64)}
 
-        monkeypatch.setattr(sim, "simulate_penta", lambda names, **kw: Fake(names))
-        m = measure_penta_win(seats=2, games=games, seed=1, ceiling=False)
-        lo, hi = m.gain_ci95
-        assert m.chunks == 2 and m.gain_se > 0 and lo < m.gain < hi
-        assert math.isfinite(lo) and math.isfinite(hi)
+    monkeypatch.setattr(sim, "simulate_penta", Fake)
+    m = measure_penta_win(seats=2, games=games, seed=1, ceiling=False)
+    lo, hi = m.gain_ci95
+    assert m.chunks == chunks and m.gain_se > 0 and lo < m.gain < hi
+    assert math.isfinite(lo) and math.isfinite(hi)
 
 
 def test_an_objective_seat_beside_a_users_policy_plays_the_kernels_games_bit_for_bit():
@@ -780,8 +788,8 @@ def test_clairvoyant_bounds_by_enumeration(monkeypatch):
     (["--seats", "1"], "2 to 8 seats"),
     (["--seats", "9"], "2 to 8 seats"),
     (["--games", "0"], "games"),
-    (["--games", "2000"], "games must be at least 16,384, not 2,000"),
-    (["--games", "16383"], "games must be at least 16,384, not 16,383"),
+    (["--games", "20"], "games must be at least 32, not 20"),
+    (["--games", "31"], "games must be at least 32, not 31"),
 ])
 def test_the_penta_win_experiment_refuses(tmp_path, capsys, argv, message):
     import importlib.util

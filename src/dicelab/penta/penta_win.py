@@ -9,8 +9,10 @@ the same seed with a stream per (game, seat, turn): every seat rolls the same di
 the opponents play the same games, and a game's difference is due to penta-win's
 decisions alone. The score of a seat is P(alone on top) + 1/2 P(shared top); the gain is
 the paired difference per chunk of games, with a 95% interval over the chunks (Student's
-t with one degree of freedom fewer than the units: :func:`paired_gain`). A run needs
-two whole chunks (:data:`MIN_GAMES`) for an interval; fewer games are refused.
+t with one degree of freedom fewer than the units: :func:`paired_gain`). The chunks are
+those of a tournament's tables (:func:`dicelab.seeding.unit_chunk_games`: 8,192 games, or
+16 smaller ones for a run under 131,072 games); a run needs two whole chunks
+(:data:`MIN_GAMES`) for an interval, and fewer games are refused.
 
 The *clairvoyant* player knows the opponent's final TOTAL ``m`` before it starts and
 plays the best policy for ``1[F > m] + 1/2 1[F = m]``: with ``optimal``'s exact
@@ -30,6 +32,7 @@ import numpy as np
 
 from dicelab import cache as disk_cache
 from dicelab import seeding
+from dicelab.config import MIN_UNIT_GAMES
 from dicelab.errors import UserError
 from dicelab.penta.distribution import score_distribution
 from dicelab.penta.objectives import (
@@ -49,9 +52,9 @@ from dicelab.rng import STREAM_PER_TURN
 from dicelab.stats import Estimate
 
 _TIES: dict[str, RowTable] = {}
-#: The fewest games per seat position :func:`measure_penta_win` takes: two whole chunks,
-#: the independent units its interval is estimated over.
-MIN_GAMES = 2 * seeding.CHUNK_GAMES
+#: The fewest games per seat position :func:`measure_penta_win` takes: two whole chunks
+#: of the smallest size, the independent units its interval is estimated over.
+MIN_GAMES = 2 * MIN_UNIT_GAMES
 
 
 def tie_table(rules: str | RuleSet | None = None,
@@ -201,7 +204,7 @@ class WinMeasurement:
 def _chunk_scores(res, seat: int) -> np.ndarray:
     """Per chunk: the seat's P(alone on top) + 1/2 P(shared top) (chunks, )."""
     ct = res.chunk_tallies
-    n = np.diff(seeding.chunk_bounds(res.games))
+    n = np.diff(seeding.chunk_bounds(res.games, chunk_games=res.chunk_games))
     return (ct["wins"][:, seat] + 0.5 * ct["tied"][:, seat]) / n
 
 
@@ -253,11 +256,12 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
     games = seeding.check_games(games)
     if games < MIN_GAMES:
         raise UserError(f"penta-win's gain has an interval from two chunks of "
-                        f"{seeding.CHUNK_GAMES:,} games on: games must be at least "
+                        f"{MIN_UNIT_GAMES:,} games on: games must be at least "
                         f"{MIN_GAMES:,}, not {games:,}")
+    chunk = seeding.unit_chunk_games(games)
     base = simulate_penta(["optimal"] * seats, games=games, seed=seed, rules=rs.name,
-                          per_chunk=True, streams=STREAM_PER_TURN)
-    n = np.diff(seeding.chunk_bounds(games)).astype(np.float64)
+                          per_chunk=True, streams=STREAM_PER_TURN, chunk_games=chunk)
+    n = np.diff(seeding.chunk_bounds(games, chunk_games=chunk)).astype(np.float64)
     diffs = np.zeros(n.size)
     win_scores, opt_scores = [], []
     elapsed = 0.0
@@ -265,7 +269,7 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
         names = ["optimal"] * seats
         names[p] = "penta-win"
         res = simulate_penta(names, games=games, seed=seed, rules=rs.name, per_chunk=True,
-                             streams=STREAM_PER_TURN, progress=progress)
+                             streams=STREAM_PER_TURN, progress=progress, chunk_games=chunk)
         elapsed += res.elapsed_s
         w, o = _chunk_scores(res, p), _chunk_scores(base, p)
         win_scores.append(float((w * n).sum() / games))
