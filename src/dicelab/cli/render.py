@@ -406,6 +406,8 @@ def tournament(result) -> None:
 def sprt_run(result) -> None:
     """A :class:`dicelab.sprt.SprtRun`: every pair's sequential decision, beside the games
     the test needs on average and those of a fixed-size test."""
+    from dicelab.sprt import FIRST_LOOK_GAMES
+
     s = result.spec
     t = Table(title=f"{result.game.capitalize()} SPRT: H0 elo {s.elo0:g} vs H1 elo "
                     f"{s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g} (LLR bounds "
@@ -418,8 +420,11 @@ def sprt_run(result) -> None:
                       "fixed-size test with the same error rates; both from this pair's "
                       "measured variance"
                       + ("; LLR n/a: every unit had the same score, no variance to test "
-                         "with, so no decision" if any(math.isnan(p.llr) for p in result.pairs)
-                         else ""))
+                         "with, so no decision" if any(math.isnan(p.llr) and p.looked
+                                                       for p in result.pairs) else "")
+                      + (f"; LLR n/a: --games ended the test before its first look, at "
+                         f"{F.count(FIRST_LOOK_GAMES)} games, so no decision"
+                         if not all(p.looked for p in result.pairs) else ""))
     for col in ("policy", "vs", "decision", "games", "score", "LLR", "expected if H0",
                 "expected if H1", "fixed test"):
         t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right",
