@@ -380,7 +380,20 @@ def test_the_ratings_figure_says_when_a_rating_has_no_interval():
     r = np.array([10.0, -10.0])
     label = ratings_figure(["a", "b"], r, np.full((2, 2), np.nan),
                            title="t").axes[0].get_xlabel()
-    assert label.endswith("95% CI; no bar: no interval, too few units)"), label
+    assert " ".join(label.split()).endswith("95% CI; no bar: no interval, too few units)"), label
     label = ratings_figure(["a", "b"], r, np.array([[5.0, 15.0], [-15.0, -5.0]]),
                            title="t").axes[0].get_xlabel()
     assert label.endswith("95% CI)"), label
+
+
+@pytest.mark.parametrize("half", [np.nan, 5.0])
+def test_the_ratings_figure_label_fits_in_the_figure(half):
+    """The axis label, with or without the note on missing bars, is drawn whole inside
+    the figure (the note ran past both edges)."""
+    from dicelab.plots import ratings_figure
+
+    r = np.array([10.0, -10.0])
+    fig = ratings_figure(["a", "b"], r, np.stack([r - half, r + half], axis=1), title="t")
+    fig.canvas.draw()
+    box = fig.axes[0].xaxis.label.get_window_extent(fig.canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width, (box, fig.bbox.width)

@@ -191,8 +191,8 @@ def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, t
     ax.set_yticks(y, [policies[i] for i in order])
     ax.axvline(0, color="grey", lw=0.8)
     missing = "; no bar: no interval, too few units" if np.isnan(ci[order]).any() else ""
-    ax.set_xlabel("rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI"
-                  f"{missing})")
+    ax.set_xlabel("\n".join(textwrap.wrap("rating: finishing ahead of another policy (Elo "
+                                         f"scale, mean 0; 95% CI{missing})", 72)))
     ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=10)
     return fig
 
