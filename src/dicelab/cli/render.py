@@ -493,12 +493,11 @@ def tune_result(result) -> None:
                   *((_pct(score_se, 4), vs) if mc else ()))
     console.print(t)
     seatings = "both seatings" if result.game == "farkle" else "two-seat games"
-    dfs = [e.df for e in result.per_opponent.values() if e.df is not None]
-    units = min(dfs) + 1 if dfs else None
-    chunks = ("chunks of games" if units is None
-              else f"{F.count(units)} chunks of games per opponent")
+    units = result.units
+    chunks = ("chunks of games" if units is None else "one chunk of games per opponent"
+              if units == 1 else f"{F.count(units)} chunks of games per opponent")
     rough = ("; from so few chunks the SE is itself rough" if units is not None
-             and units < 10 else "")
+             and 1 < units < 10 else "")
     console.print(f"score: mean P(win) + ½P(tie) over the field, {seatings}"
                   + (f"; SE: its standard error over {chunks} (n/a with one chunk, "
                      f"and with one and a short one){rough}; vs best: tie when its "
