@@ -397,3 +397,28 @@ def test_the_ratings_figure_label_fits_in_the_figure(half):
     fig.canvas.draw()
     box = fig.axes[0].xaxis.label.get_window_extent(fig.canvas.get_renderer())
     assert box.x0 >= 0 and box.x1 <= fig.bbox.width, (box, fig.bbox.width)
+
+
+def test_a_kept_table_of_another_chunk_layout_is_played_again(tmp_path):
+    """An experiment's kept table is reused only if its chunks are this run's units: one
+    kept without its chunk size (another version's layout, of the same count of chunks)
+    is played again, one kept by this run is read back."""
+    from dicelab.experiment_file import CellStore
+    from dicelab.seeding import n_chunks, unit_chunk_games
+
+    args = dict(games=40, seed=1, target=1000)
+    fresh = tournament(["threshold-300", "max-ev"], **args)
+    store = CellStore(tmp_path / "old")
+    chunks = n_chunks(40, unit_chunk_games(40))
+    for t in range(2):
+        store.put(f"table-{t}", {"outcomes": np.zeros((chunks, 2, 5), dtype=np.int64)})
+    again = tournament(["threshold-300", "max-ev"], store=store, **args)
+    assert np.array_equal(again.units, fresh.units) and fresh.units[:, :, 1].sum() > 0
+    assert np.array_equal(again.pair_units, fresh.pair_units)
+    kept = {t: store.get(f"table-{t}") for t in range(2)}
+    assert all(int(c["chunk_games"]) == unit_chunk_games(40) for c in kept.values())
+    for t in range(2):  # this run's cells: read back, not played
+        kept[t]["outcomes"][:, :, 0] = 0
+        store.put(f"table-{t}", kept[t])
+    reused = tournament(["threshold-300", "max-ev"], store=store, **args)
+    assert reused.units[:, :, 1].sum() == 0
