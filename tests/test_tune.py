@@ -148,6 +148,19 @@ def test_the_chunk_count_is_said_when_the_recheck_has_no_spread(capsys):
     assert "SE: its standard error over 2 chunks of games per opponent" in text
 
 
+def test_scores_without_spread_over_many_chunks_do_not_ask_for_a_larger_budget(capsys):
+    """Every chunk won against threshold-10000 (at 1,000): no spread, no SE, over 16
+    chunks; a larger budget would not give one, and the report does not say it would."""
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "threshold-10000",
+                                      "--range", "threshold=300:300:50", "--monte-carlo",
+                                      "--budget", "2000", "--seed", "2", "--target", "1000"])
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert ("no standard error (no spread: against a policy of the field all 16 chunks of "
+            "games had the same score)") in text
+    assert "larger --budget" not in text and "one unit" not in text
+
+
 def test_the_search_is_reproducible():
     runs = [tune("ai", ["threshold-300"], params=["base", "two-dice"], trials=8, seed=5,
                  target=1500).candidates for _ in range(2)]

@@ -457,10 +457,15 @@ def tune_result(result) -> None:
                       "evaluated; the best found is not proven best")
     se = f" (SE {_pct(result.best_score_se, 4)})" if mc else ""
     if not result.measured:
-        console.print("  no standard error (one unit of games per seating, or no spread)"
+        one = result.units == 1  # else: some opponent's chunks all had the same score
+        console.print("  no standard error ("
+                      + ("one unit of games per seating, or no spread" if one else
+                         f"no spread: against a policy of the field all "
+                         f"{F.count(result.units)} chunks of games had the same score")
+                      + ")"
                       + (f", so no best: all {F.count(result.evaluated)} members evaluated "
                          "tie" if result.evaluated > 1 else "")
-                      + "; a larger --budget gives one")
+                      + ("; a larger --budget gives one" if one else ""))
     label = ("best" if result.proven_best
              else "best found" if result.measured and not result.all_tied
              else "highest score")
