@@ -422,3 +422,16 @@ def test_a_kept_table_of_another_chunk_layout_is_played_again(tmp_path):
         store.put(f"table-{t}", kept[t])
     reused = tournament(["threshold-300", "max-ev"], store=store, **args)
     assert reused.units[:, :, 1].sum() == 0
+
+
+def test_one_game_per_table_is_said_in_the_singular(capsys):
+    """-n 1: 'tables of 1 game' in the table's title and '1 game per table' in the
+    figures' (they said '1 games'); more games, plural."""
+    for n, words in ((1, "1 game"), (2, "2 games")):
+        code, out, err = run_cli(capsys, ["tournament", "threshold-300", "max-ev", "-n",
+                                          str(n), "--seed", "1", "--target", "1000"])
+        assert code == 0, err
+        assert f"2 tables of {words}, seed 1" in " ".join(out.split())
+        t = tournament(["threshold-300", "max-ev"], games=n, seed=1, target=1000)
+        titles = [f.axes[0].get_title() for f in t.figures().values()]
+        assert all(f"{words} per table" in " ".join(x.split()) for x in titles), titles

@@ -329,7 +329,8 @@ class Tournament:
 
         rating, ci = self.ratings()
         what = (f"{self.game.capitalize()} tournament, {self.seats_per_table} seats, "
-                f"{self.games_per_table:,} games per table, seed {self.seed}")
+                f"{self.games_per_table:,} game{'s' if self.games_per_table != 1 else ''} "
+                f"per table, seed {self.seed}")
         matrix, ratings = FIGURE_FILES
         return {matrix: win_matrix_figure(self.policies, *self.matrix(), title=what),
                 ratings: ratings_figure(self.policies, rating, ci, title=what)}

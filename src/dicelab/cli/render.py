@@ -374,7 +374,8 @@ def tournament(result) -> None:
     pair's verdict."""
     t = Table(title=f"{result.game.capitalize()} tournament: {len(result.policies)} policies, "
                     f"{result.seats_per_table} seats, {len(result.tables)} tables of "
-                    f"{F.count(result.games_per_table)} games, seed {result.seed}"
+                    f"{F.count(result.games_per_table)} "
+                    f"game{'s' if result.games_per_table != 1 else ''}, seed {result.seed}"
                     + (", common random numbers" if result.crn else ""),
               caption="ranked by win rate (tables won alone); tie rate: tables where it "
                       "shared the top; mean place: 1 = first; rating: how often it finishes "
