@@ -384,19 +384,36 @@ def test_the_ratings_figure_says_when_a_rating_has_no_interval():
     label = ratings_figure(["a", "b"], r, np.array([[5.0, 15.0], [-15.0, -5.0]]),
                            title="t").axes[0].get_xlabel()
     assert label.endswith("95% CI)"), label
+    # no finite rating at all (one policy ahead in every game): no point, and it says why
+    none = np.full(2, np.nan)
+    label = " ".join(ratings_figure(["a", "b"], none, np.stack([none, none], axis=1),
+                                    title="t").axes[0].get_xlabel().split())
+    assert label.endswith("no point: no finite rating, a policy finished ahead in every "
+                          "game it played)"), label
 
 
 @pytest.mark.parametrize("half", [np.nan, 5.0])
-def test_the_ratings_figure_label_fits_in_the_figure(half):
+@pytest.mark.parametrize("names", [["a", "b"], ["threshold-1000", "threshold-300"],
+                                   ["docs/examples/policies/farkle_rules.py:practical",
+                                    "max-ev"]])
+def test_the_ratings_figure_label_fits_in_the_figure(half, names):
     """The axis label, with or without the note on missing bars, is drawn whole inside
-    the figure (the note ran past both edges)."""
+    the figure, beside short names or long (the note ran past both edges)."""
     from dicelab.plots import ratings_figure
 
     r = np.array([10.0, -10.0])
-    fig = ratings_figure(["a", "b"], r, np.stack([r - half, r + half], axis=1), title="t")
+    from matplotlib.text import Text
+
+    fig = ratings_figure(names, r, np.stack([r - half, r + half], axis=1),
+                         title="Farkle tournament, 2 seats, 16 games per table, seed 1")
     fig.canvas.draw()
-    box = fig.axes[0].xaxis.label.get_window_extent(fig.canvas.get_renderer())
-    assert box.x0 >= 0 and box.x1 <= fig.bbox.width, (box, fig.bbox.width)
+    ax = fig.axes[0]
+    words = {ax.get_xlabel(), *(ax.get_title(loc=w) for w in ("left", "center", "right"))}
+    texts = [t for t in fig.findobj(Text) if t.get_text() and t.get_text() in words]
+    assert len(texts) == 2 and ("no bar" in " ".join(ax.get_xlabel().split())) == np.isnan(half)
+    for text in texts:
+        box = text.get_window_extent(fig.canvas.get_renderer())
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.width, (text, box, fig.bbox.width)
 
 
 def test_a_kept_table_of_another_chunk_layout_is_played_again(tmp_path):
