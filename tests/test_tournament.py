@@ -450,5 +450,6 @@ def test_one_game_per_table_is_said_in_the_singular(capsys):
         assert code == 0, err
         assert f"2 tables of {words}, seed 1" in " ".join(out.split())
         t = tournament(["threshold-300", "max-ev"], games=n, seed=1, target=1000)
-        titles = [f.axes[0].get_title() for f in t.figures().values()]
+        titles = [" ".join(f.axes[0].get_title(loc=w) for w in ("center", "right"))
+                  for f in t.figures().values()]
         assert all(f"{words} per table" in " ".join(x.split()) for x in titles), titles
