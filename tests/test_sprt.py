@@ -157,6 +157,25 @@ def test_the_test_plays_no_more_than_the_most_games(most):
         sprt("ai", "max-ev", SprtSpec(0, 10), max_games=2 * UNIT_GAMES - 1, seed=1)
 
 
+def test_a_test_ended_before_its_first_look_has_no_ratio(capsys):
+    """--games below the first look (64 units): the test never looked, so no ratio (NaN,
+    'n/a', and the caption says why), not an LLR of 0 beside a lopsided score; from the
+    first look on, a ratio."""
+    first_look = MIN_UNITS * 2 * UNIT_GAMES
+    for most in (2 * UNIT_GAMES, first_look - 1):
+        r = sprt("threshold-300", "max-ev", SprtSpec(0, 10), max_games=most, seed=1,
+                 target=1000)
+        assert r.decision == "undecided" and not r.looked and math.isnan(r.llr)
+    r = sprt("threshold-300", "max-ev", SprtSpec(0, 10), max_games=first_look, seed=1,
+             target=1000)
+    assert r.looked and math.isfinite(r.llr)
+    code, out, err = run_cli(capsys, ["tournament", "threshold-300", "max-ev", "--sprt",
+                                      "-n", "100", "--seed", "1", "--target", "1000"])
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "before its first look, at 1,024 games" in text and "same score" not in text
+
+
 @pytest.mark.parametrize("loser", ["threshold-10000", "threshold-5000"])
 def test_a_lopsided_score_keeps_its_interval_within_zero_and_one(loser):
     """A policy that wins nearly every game: the score's interval stays within [0, 1] (a
@@ -207,7 +226,7 @@ def test_the_judge_waits_for_spread():
     for x in (0.5, 1.0):
         judge = Judge(ONE_POINT)
         for _ in range(10 * MIN_UNITS):
-            assert judge.add(x) == "undecided" and math.isnan(judge.llr) == (judge.n >= MIN_UNITS)
+            assert judge.add(x) == "undecided" and math.isnan(judge.llr)
     judge.add(15 / 16)
     assert judge.decision == "H1" and judge.llr > ONE_POINT.bounds[1]
     assert math.isnan(ONE_POINT.llr(100, 0.6, 0.0))

@@ -380,7 +380,76 @@ def test_the_ratings_figure_says_when_a_rating_has_no_interval():
     r = np.array([10.0, -10.0])
     label = ratings_figure(["a", "b"], r, np.full((2, 2), np.nan),
                            title="t").axes[0].get_xlabel()
-    assert label.endswith("95% CI; no bar: no interval, too few units)"), label
+    assert " ".join(label.split()).endswith("95% CI; no bar: no interval, too few units)"), label
     label = ratings_figure(["a", "b"], r, np.array([[5.0, 15.0], [-15.0, -5.0]]),
                            title="t").axes[0].get_xlabel()
     assert label.endswith("95% CI)"), label
+    # no finite rating at all (one policy ahead in every game): no point, and it says why
+    none = np.full(2, np.nan)
+    label = " ".join(ratings_figure(["a", "b"], none, np.stack([none, none], axis=1),
+                                    title="t").axes[0].get_xlabel().split())
+    assert label.endswith("no point: no finite rating, a policy finished ahead in every "
+                          "game it played)"), label
+
+
+@pytest.mark.parametrize("half", [np.nan, 5.0])
+@pytest.mark.parametrize("names", [["a", "b"], ["threshold-1000", "threshold-300"],
+                                   ["docs/examples/policies/farkle_rules.py:practical",
+                                    "max-ev"]])
+def test_the_ratings_figure_label_fits_in_the_figure(half, names):
+    """The axis label, with or without the note on missing bars, is drawn whole inside
+    the figure, beside short names or long (the note ran past both edges)."""
+    from dicelab.plots import ratings_figure
+
+    r = np.array([10.0, -10.0])
+    from matplotlib.text import Text
+
+    fig = ratings_figure(names, r, np.stack([r - half, r + half], axis=1),
+                         title="Farkle tournament, 2 seats, 16 games per table, seed 1")
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    words = {ax.get_xlabel(), *(ax.get_title(loc=w) for w in ("left", "center", "right"))}
+    texts = [t for t in fig.findobj(Text) if t.get_text() and t.get_text() in words]
+    assert len(texts) == 2 and ("no bar" in " ".join(ax.get_xlabel().split())) == np.isnan(half)
+    for text in texts:
+        box = text.get_window_extent(fig.canvas.get_renderer())
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.width, (text, box, fig.bbox.width)
+
+
+def test_a_kept_table_of_another_chunk_layout_is_played_again(tmp_path):
+    """An experiment's kept table is reused only if its chunks are this run's units: one
+    kept without its chunk size (another version's layout, of the same count of chunks)
+    is played again, one kept by this run is read back."""
+    from dicelab.experiment_file import CellStore
+    from dicelab.seeding import n_chunks, unit_chunk_games
+
+    args = dict(games=40, seed=1, target=1000)
+    fresh = tournament(["threshold-300", "max-ev"], **args)
+    store = CellStore(tmp_path / "old")
+    chunks = n_chunks(40, unit_chunk_games(40))
+    for t in range(2):
+        store.put(f"table-{t}", {"outcomes": np.zeros((chunks, 2, 5), dtype=np.int64)})
+    again = tournament(["threshold-300", "max-ev"], store=store, **args)
+    assert np.array_equal(again.units, fresh.units) and fresh.units[:, :, 1].sum() > 0
+    assert np.array_equal(again.pair_units, fresh.pair_units)
+    kept = {t: store.get(f"table-{t}") for t in range(2)}
+    assert all(int(c["chunk_games"]) == unit_chunk_games(40) for c in kept.values())
+    for t in range(2):  # this run's cells: read back, not played
+        kept[t]["outcomes"][:, :, 0] = 0
+        store.put(f"table-{t}", kept[t])
+    reused = tournament(["threshold-300", "max-ev"], store=store, **args)
+    assert reused.units[:, :, 1].sum() == 0
+
+
+def test_one_game_per_table_is_said_in_the_singular(capsys):
+    """-n 1: 'tables of 1 game' in the table's title and '1 game per table' in the
+    figures' (they said '1 games'); more games, plural."""
+    for n, words in ((1, "1 game"), (2, "2 games")):
+        code, out, err = run_cli(capsys, ["tournament", "threshold-300", "max-ev", "-n",
+                                          str(n), "--seed", "1", "--target", "1000"])
+        assert code == 0, err
+        assert f"2 tables of {words}, seed 1" in " ".join(out.split())
+        t = tournament(["threshold-300", "max-ev"], games=n, seed=1, target=1000)
+        titles = [" ".join(f.axes[0].get_title(loc=w) for w in ("center", "right"))
+                  for f in t.figures().values()]
+        assert all(f"{words} per table" in " ".join(x.split()) for x in titles), titles

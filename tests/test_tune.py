@@ -121,6 +121,46 @@ def test_a_standard_error_from_few_units_says_it_is_rough(capsys):
     assert "from so few chunks the SE is itself rough" in text
 
 
+@pytest.mark.parametrize("budget, chunk, units", [(19, 16, 1), (40, 16, 3),
+                                                  (20_000, 1_250, 16)])
+def test_monte_carlo_records_its_budget_and_chunks(budget, chunk, units):
+    """The budget and its chunk size are part of what the seed means: the JSON records
+    them (null when exact), and the units the SEs come from follow from them."""
+    r = tune("threshold", ["threshold-300"], ranges={"threshold": (300, 300, 50)},
+             monte_carlo=True, budget=budget, seed=1, target=200)
+    d = r.to_dict()
+    assert (d["budget"], d["chunk_games"], r.units) == (budget, chunk, units)
+    d = tune("threshold", ["threshold-300"], ranges={"threshold": (300, 300, 50)}, seed=1,
+             target=200).to_dict()
+    assert d["budget"] is None and d["chunk_games"] is None
+
+
+def test_the_chunk_count_is_said_when_the_recheck_has_no_spread(capsys):
+    """Scores without spread (threshold-300 wins all 20 games against threshold-10000 at
+    1,000, in the search and on fresh dice) leave the SEs n/a; the caption still says
+    how many chunks they come from (it left the count out)."""
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "threshold-10000",
+                                      "--range", "threshold=300:300:50", "--monte-carlo",
+                                      "--budget", "20", "--seed", "1", "--target", "1000"])
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "on fresh dice 100.0000% (SE n/a)" in text
+    assert "SE: its standard error over 2 chunks of games per opponent" in text
+
+
+def test_scores_without_spread_over_many_chunks_do_not_ask_for_a_larger_budget(capsys):
+    """Every chunk won against threshold-10000 (at 1,000): no spread, no SE, over 16
+    chunks; a larger budget would not give one, and the report does not say it would."""
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "threshold-10000",
+                                      "--range", "threshold=300:300:50", "--monte-carlo",
+                                      "--budget", "2000", "--seed", "2", "--target", "1000"])
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert ("no standard error (no spread: against a policy of the field all 16 chunks of "
+            "games had the same score)") in text
+    assert "larger --budget" not in text and "one unit" not in text
+
+
 def test_the_search_is_reproducible():
     runs = [tune("ai", ["threshold-300"], params=["base", "two-dice"], trials=8, seed=5,
                  target=1500).candidates for _ in range(2)]

@@ -190,10 +190,14 @@ def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, t
                 capsize=3)
     ax.set_yticks(y, [policies[i] for i in order])
     ax.axvline(0, color="grey", lw=0.8)
-    missing = "; no bar: no interval, too few units" if np.isnan(ci[order]).any() else ""
-    ax.set_xlabel("rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI"
-                  f"{missing})")
-    ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=10)
+    missing = ("; no point: no finite rating, a policy finished ahead in every game it "
+               "played" if np.isnan(rating).all()
+               else "; no bar: no interval, too few units" if np.isnan(ci[order]).any()
+               else "")
+    ax.set_xlabel("\n".join(textwrap.wrap("rating: finishing ahead of another policy (Elo "
+                                         f"scale, mean 0; 95% CI{missing})", 72)),
+                  loc="right")  # from the axes' right end: long names push the axes right
+    ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=10, loc="right")
     return fig
 
 

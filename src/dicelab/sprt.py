@@ -58,6 +58,8 @@ MIN_UNITS = 64
 #: rests on the few that are not; one or two of them would decide (the ratio hundreds of
 #: times past the bound, on one or two games).
 MIN_SPREAD = 16
+#: Games played by the first look (a smaller ``max_games`` ends the test undecided).
+FIRST_LOOK_GAMES = MIN_UNITS * 2 * UNIT_GAMES
 #: The most units computed per kernel call (all judged in order).
 MAX_BATCH_UNITS = 1024
 
@@ -176,7 +178,8 @@ class SprtResult:
     ``unit_var``: the variance of the unit scores it measured, from which the games the
     test needs on average (:attr:`expected_games`, Wald) and the games of a fixed-size
     test with the same error rates (:attr:`fixed_games`) follow; ``llr``: NaN when the
-    units never varied (no variance: no ratio, and no decision)."""
+    units never varied (no variance: no ratio, and no decision) or when ``max_games``
+    ended the test before its first look (:attr:`looked`)."""
 
     policy: str
     opponent: str
@@ -191,6 +194,12 @@ class SprtResult:
     seed: int
     elapsed_s: float
     game: str = "farkle"
+
+    @property
+    def looked(self) -> bool:
+        """Whether the test looked at all: ``max_games`` reached its first look, at the
+        :data:`MIN_UNITS`-th unit (fewer units than that cannot decide)."""
+        return self.units >= MIN_UNITS
 
     @property
     def expected_games(self) -> tuple[float, float]:
@@ -238,7 +247,7 @@ class Judge:
         self._m2 = 0.0
         self._counts: dict[float, int] = {}
         self._mode = 0  # units at the most common score
-        self.llr = 0.0
+        self.llr = math.nan  # no ratio before the first look
         self.decision = "undecided"
 
     @property

@@ -329,7 +329,8 @@ class Tournament:
 
         rating, ci = self.ratings()
         what = (f"{self.game.capitalize()} tournament, {self.seats_per_table} seats, "
-                f"{self.games_per_table:,} games per table, seed {self.seed}")
+                f"{self.games_per_table:,} game{'s' if self.games_per_table != 1 else ''} "
+                f"per table, seed {self.seed}")
         matrix, ratings = FIGURE_FILES
         return {matrix: win_matrix_figure(self.policies, *self.matrix(), title=what),
                 ratings: ratings_figure(self.policies, rating, ci, title=what)}
@@ -574,11 +575,14 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
                 progress(base + d, total)
 
         cell = None if store is None else store.get(f"table-{t}")
-        if cell is None or len(cell.get("outcomes", ())) != n_chunks(games, chunk_games):
+        # a cell of another chunk layout (kept by a version that cut the games otherwise)
+        # is played again: its chunks are not these units
+        if cell is None or len(cell.get("outcomes", ())) != n_chunks(games, chunk_games) \
+                or cell.get("chunk_games") != chunk_games:
             outcomes = tables_of.play([specs[i] for i in lineup], games=games, seed=s,
                                       crn=crn, chunk_games=chunk_games, progress=tick,
                                       client=client)
-            cell = {"outcomes": outcomes}
+            cell = {"outcomes": outcomes, "chunk_games": np.int64(chunk_games)}
             if store is not None:
                 store.put(f"table-{t}", cell)
         done += games

@@ -155,6 +155,17 @@ class TuneResult:
     tied_members: list[str]
     elapsed_s: float
     game: str = "farkle"
+    budget: int | None = None  # Monte Carlo: games per opponent and seating
+    chunk_games: int | None = None  # ... in chunks of this many (seeding.unit_chunk_games)
+
+    @property
+    def units(self) -> int | None:
+        """Monte Carlo: the units of each score's standard error per opponent (its chunks
+        of games, a short last one joined to the one before)."""
+        if self.budget is None:
+            return None
+        sizes = np.diff(chunk_bounds(self.budget, chunk_games=self.chunk_games))
+        return len(merge_short_tail(sizes, sizes))
 
     @property
     def evaluated(self) -> int:
@@ -184,7 +195,8 @@ class TuneResult:
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "family": self.family, "field": self.field,
                 "params": self.params, "ranges": {k: list(v) for k, v in self.ranges.items()},
-                "method": self.method, "seed": self.seed, "target": self.target,
+                "method": self.method, "budget": self.budget,
+                "chunk_games": self.chunk_games, "seed": self.seed, "target": self.target,
                 "rules": self.rules.name, "search": self.search, "members": self.members,
                 "evaluated": self.evaluated, "trials": self.trials,
                 "proven_best": self.proven_best, "best": self.best,
@@ -364,7 +376,8 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
                       "monte-carlo" if monte_carlo else "exact", seed, target, table, frame,
                       members, search, n_trials, best, float(best_row["score"]),
                       float(best_row["score_se"]), recheck.mean, recheck.se, per_opp, ties,
-                      time.perf_counter() - started, fam.game)
+                      time.perf_counter() - started, fam.game,
+                      *((budget, unit_chunk_games(budget)) if monte_carlo else ()))
 
 
 def _search(space: dict[str, tuple[int, int, int]], trials: int, seed: int, sampler: str,

@@ -374,7 +374,8 @@ def tournament(result) -> None:
     pair's verdict."""
     t = Table(title=f"{result.game.capitalize()} tournament: {len(result.policies)} policies, "
                     f"{result.seats_per_table} seats, {len(result.tables)} tables of "
-                    f"{F.count(result.games_per_table)} games, seed {result.seed}"
+                    f"{F.count(result.games_per_table)} "
+                    f"game{'s' if result.games_per_table != 1 else ''}, seed {result.seed}"
                     + (", common random numbers" if result.crn else ""),
               caption="ranked by win rate (tables won alone); tie rate: tables where it "
                       "shared the top; mean place: 1 = first; rating: how often it finishes "
@@ -406,6 +407,8 @@ def tournament(result) -> None:
 def sprt_run(result) -> None:
     """A :class:`dicelab.sprt.SprtRun`: every pair's sequential decision, beside the games
     the test needs on average and those of a fixed-size test."""
+    from dicelab.sprt import FIRST_LOOK_GAMES
+
     s = result.spec
     t = Table(title=f"{result.game.capitalize()} SPRT: H0 elo {s.elo0:g} vs H1 elo "
                     f"{s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g} (LLR bounds "
@@ -418,8 +421,11 @@ def sprt_run(result) -> None:
                       "fixed-size test with the same error rates; both from this pair's "
                       "measured variance"
                       + ("; LLR n/a: every unit had the same score, no variance to test "
-                         "with, so no decision" if any(math.isnan(p.llr) for p in result.pairs)
-                         else ""))
+                         "with, so no decision" if any(math.isnan(p.llr) and p.looked
+                                                       for p in result.pairs) else "")
+                      + (f"; LLR n/a: --games ended the test before its first look, at "
+                         f"{F.count(FIRST_LOOK_GAMES)} games, so no decision"
+                         if not all(p.looked for p in result.pairs) else ""))
     for col in ("policy", "vs", "decision", "games", "score", "LLR", "expected if H0",
                 "expected if H1", "fixed test"):
         t.add_column(col, justify="left" if col in ("policy", "vs", "decision") else "right",
@@ -452,10 +458,15 @@ def tune_result(result) -> None:
                       "evaluated; the best found is not proven best")
     se = f" (SE {_pct(result.best_score_se, 4)})" if mc else ""
     if not result.measured:
-        console.print("  no standard error (one unit of games per seating, or no spread)"
+        one = result.units == 1  # else: some opponent's chunks all had the same score
+        console.print("  no standard error ("
+                      + ("one unit of games per seating, or no spread" if one else
+                         f"no spread: against a policy of the field all "
+                         f"{F.count(result.units)} chunks of games had the same score")
+                      + ")"
                       + (f", so no best: all {F.count(result.evaluated)} members evaluated "
                          "tie" if result.evaluated > 1 else "")
-                      + "; a larger --budget gives one")
+                      + ("; a larger --budget gives one" if one else ""))
     label = ("best" if result.proven_best
              else "best found" if result.measured and not result.all_tied
              else "highest score")
@@ -488,12 +499,11 @@ def tune_result(result) -> None:
                   *((_pct(score_se, 4), vs) if mc else ()))
     console.print(t)
     seatings = "both seatings" if result.game == "farkle" else "two-seat games"
-    dfs = [e.df for e in result.per_opponent.values() if e.df is not None]
-    units = min(dfs) + 1 if dfs else None
-    chunks = ("chunks of games" if units is None
-              else f"{F.count(units)} chunks of games per opponent")
+    units = result.units
+    chunks = ("chunks of games" if units is None else "one chunk of games per opponent"
+              if units == 1 else f"{F.count(units)} chunks of games per opponent")
     rough = ("; from so few chunks the SE is itself rough" if units is not None
-             and units < 10 else "")
+             and 1 < units < 10 else "")
     console.print(f"score: mean P(win) + ½P(tie) over the field, {seatings}"
                   + (f"; SE: its standard error over {chunks} (n/a with one chunk, "
                      f"and with one and a short one){rough}; vs best: tie when its "
