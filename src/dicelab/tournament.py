@@ -552,7 +552,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
     ('threshold-300', 'better')
     """
     from dicelab.runner import executor_info
-    from dicelab.seeding import n_chunks, unit_chunk_games
+    from dicelab.seeding import unit_chunk_games
 
     specs = check_policies(policies, seats, game)
     games = check_games(games)
@@ -577,8 +577,7 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
         cell = None if store is None else store.get(f"table-{t}")
         # a cell of another chunk layout (kept by a version that cut the games otherwise)
         # is played again: its chunks are not these units
-        if cell is None or len(cell.get("outcomes", ())) != n_chunks(games, chunk_games) \
-                or cell.get("chunk_games") != chunk_games:
+        if cell is None or "outcomes" not in cell or cell.get("chunk_games") != chunk_games:
             outcomes = tables_of.play([specs[i] for i in lineup], games=games, seed=s,
                                       crn=crn, chunk_games=chunk_games, progress=tick,
                                       client=client)

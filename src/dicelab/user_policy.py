@@ -46,11 +46,20 @@ from dicelab.text import key_values
 
 #: ``SOURCE:NAME[:PARAMS]``: a ``.py`` file (any path) or a dotted module name.
 #: (A Python name: a letter or ``_``, any script's, then letters, digits or ``_``.)
+_MODULE = r"[^\W\d]\w*(?:\.[^\W\d]\w*)*"  # a dotted module name
 _REFERENCE = re.compile(
-    r"^(?P<src>[^:]+\.py|[^\W\d]\w*(?:\.[^\W\d]\w*)*):(?P<obj>[^\W\d]\w*)"
-    r"(?::(?P<params>.*))?$")
+    rf"^(?P<src>[^:]+\.py|{_MODULE}):(?P<obj>[^\W\d]\w*)(?::(?P<params>.*))?$")
 #: What follows ``FILE.py:`` in a name: ``NAME[:PARAMS]``.
 _AFTER_FILE = re.compile(r"(?P<obj>[^\W\d]\w*)(?::(?P<params>.*))?")
+
+
+def _colon_paths(text: str):
+    """Each way ``text`` splits as ``PATH.py:NAME[:PARAMS]`` with a ``:`` inside PATH,
+    left to right: (PATH, the match of the rest)."""
+    for at in re.finditer(r"\.py:", text):
+        src = text[:at.end() - 1]
+        if ":" in src and (rest := _AFTER_FILE.fullmatch(text, at.end())):
+            yield src, rest
 
 
 def _parts(text: str) -> tuple[str, str, str | None] | None:
@@ -59,10 +68,8 @@ def _parts(text: str) -> tuple[str, str, str | None] | None:
     (``C:/rules/my.py:rule``); any other name splits at its first ``:``."""
     text = text.strip()
     found = None
-    for at in re.finditer(r"\.py:", text):
-        src = text[:at.end() - 1]
-        rest = _AFTER_FILE.fullmatch(text, at.end())
-        if ":" in src and rest and _is("file", src):
+    for src, rest in _colon_paths(text):
+        if _is("file", src):
             found = (src, rest["obj"], rest["params"])
     if found is None and (m := _REFERENCE.match(text)) is not None:
         found = (m["src"], m["obj"], m["params"])
@@ -81,10 +88,8 @@ def misnamed(text: str) -> str | None:
     hint = "a policy in a file is named FILE.py:NAME (NAME a Python name defined in the file)"
     if text.endswith(":") and _looks_like_source(text.rstrip(":")):
         return f"a name is missing after the colon; {hint}"
-    for at in re.finditer(r"\.py:", text):  # a path with ':' in it, to no file
-        src = text[:at.end() - 1]
-        if ":" in src and _AFTER_FILE.fullmatch(text, at.end()):
-            return f"policy file {src} does not exist"
+    for src, _ in _colon_paths(text):  # a path with ':' in it, to no file
+        return f"policy file {src} does not exist"
     src = text.partition(":")[0]
     if src != text.rstrip("/\\") and _is("dir", src):  # dir:NAME, dir/
         return f"{src} is a directory, not a .py file; {hint}"
@@ -107,7 +112,7 @@ def _looks_like_source(text: str) -> bool:
     """Whether ``text`` reads as the SOURCE of ``SOURCE:NAME``: a .py file, a path, or a
     dotted module name."""
     return bool(text) and (text.endswith(".py") or re.search(r"[/\\]", text) is not None
-                           or re.fullmatch(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*", text) is not None)
+                           or re.fullmatch(_MODULE, text) is not None)
 
 
 class Loaded(NamedTuple):
