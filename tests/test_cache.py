@@ -618,6 +618,25 @@ def test_an_entry_larger_than_the_limit_by_itself_is_not_kept(cache_dir, monkeyp
     assert entry_keys() == ["b", "big", "fits"]
 
 
+def test_an_entry_too_large_to_keep_takes_the_older_file_of_its_key_with_it(cache_dir,
+                                                                            monkeypatch):
+    """A key's older entry (another format version, or one stored under a larger limit) is
+    not left behind when its new table is refused for its size; a symlink at the key's
+    path is left alone."""
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "none")
+    store_sized("old", 1000)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "5kB")
+    for nbytes in (8000, 4990):  # refused before writing; only once written, with headers
+        cache.store("old", 1, {"a": np.zeros(1000, np.uint8)})
+        assert cache.store("old", 2, {"a": np.zeros(nbytes, np.uint8)}) is None
+        assert entry_keys() == [] and not cache.cache_path("old").exists()
+    target = cache_dir / "elsewhere.bin"
+    target.write_bytes(b"x")
+    cache.cache_path("link").symlink_to(target)
+    assert cache.store("link", 1, {"a": np.zeros(8000, np.uint8)}) is None
+    assert cache.cache_path("link").is_symlink() and target.read_bytes() == b"x"
+
+
 def test_a_table_larger_than_the_limit_is_built_and_used_but_not_cached(cache_dir,
                                                                           monkeypatch):
     monkeypatch.setenv(cache.MAX_SIZE_ENV, "1kB")

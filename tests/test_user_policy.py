@@ -848,3 +848,5 @@ def test_policy_code_finds_a_users_policy_named_inside_another_name(tmp_path, na
     expected = {ref.format(mine): digest} if recorded else {}
     assert policy_code(["dicelab", "simulate", "-s", text]) == expected
     assert policy_code({"policies": [{"name": text}]}) == expected
+    for option in ("--strategy=", "-s=", "--vs="):  # an option's value written with '='
+        assert policy_code(["dicelab", "simulate", option + text]) == expected

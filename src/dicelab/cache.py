@@ -43,6 +43,7 @@ import json
 import logging
 import os
 import re
+import stat
 import sys
 import threading
 import time
@@ -412,6 +413,7 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
     # an .npz holds its arrays uncompressed: their bytes are a floor of the file's size
     n_bytes = sum(np.asarray(a).nbytes for a in arrays.values())
     if limit is not None and n_bytes > limit:
+        _drop_regular(path)  # an older entry of the key (another version) goes too
         _too_big(key, n_bytes, limit, source)
         return None
     header = {"key": key, "version": version,
@@ -452,6 +454,13 @@ def _files_bytes(directory: Path) -> int | None:
             return sum(e.stat().st_size for e in it if e.is_file())
     except OSError:  # unreadable, or a file vanished meanwhile
         return None
+
+
+def _drop_regular(path: Path) -> None:
+    """Delete ``path`` if it is a regular file (never a symlink or a device)."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISREG(path.lstat().st_mode):
+            path.unlink()
 
 
 def _too_big(key: str, n_bytes: int, limit: int, source: str) -> None:

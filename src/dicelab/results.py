@@ -157,7 +157,8 @@ def prepare_out_dir(out: Path) -> Path:
 def policy_code(*named) -> dict[str, str]:
     """The SHA-256 of the file of each user's policy named anywhere in ``named`` (a
     command line, a manifest's fields), by the name given, a policy named as another's
-    parameter too (``optimal-win:vs=my.py:rule``: under ``my.py:rule``): the name stays
+    parameter too (``optimal-win:vs=my.py:rule``: under ``my.py:rule``), or an option's
+    value written with ``=`` (``--strategy=my.py:rule``): the name stays
     when the file's code changes, so a manifest records which code played. Empty when the
     run names no user's policy."""
     from dicelab.user_policy import references, source_digest
@@ -166,6 +167,8 @@ def policy_code(*named) -> dict[str, str]:
 
     def walk(x) -> None:
         if isinstance(x, str):
+            if x.startswith("-") and "=" in x:  # an option and its value: --vs=my.py:rule
+                x = x.split("=", 1)[1]
             for ref in references(x) if ":" in x else ():
                 if ref not in out and (code := source_digest(ref)) is not None:
                     out[ref] = code
