@@ -12,7 +12,7 @@ from cli_helpers import run_cli
 
 from dicelab.errors import UserError
 from dicelab.farkle.exact import exact_pair
-from dicelab.stats import ALPHA, holm
+from dicelab.stats import ALPHA, holm, two_sided_p
 from dicelab.tune import member, parse_ranges, space_size, tune
 
 
@@ -100,7 +100,7 @@ def test_monte_carlo_without_a_standard_error_names_no_best(capsys, budget, unit
     assert d["best"] not in d["tied_members"]
     code, out, err = run_cli(capsys, argv)
     assert code == 0, err
-    assert ("no standard error (one unit of games per seating, or no spread), so "
+    assert ("no standard error (one unit of games per seating), so "
             "no best: all 2 members evaluated tie" in out) != measured
     assert ("highest score: threshold-" in out) != measured
     assert ("best found: threshold-" in out) == measured
@@ -156,9 +156,43 @@ def test_scores_without_spread_over_many_chunks_do_not_ask_for_a_larger_budget(c
                                       "--budget", "2000", "--seed", "2", "--target", "1000"])
     assert code == 0, err
     text = " ".join(out.split())
-    assert ("no standard error (no spread: against a policy of the field all 16 chunks of "
-            "games had the same score)") in text
+    assert ("its score has no standard error (all 16 chunks of games scored alike against "
+            "the field)") in text
     assert "larger --budget" not in text and "one unit" not in text
+
+
+def test_a_field_policy_beaten_in_every_game_leaves_the_best_named(capsys):
+    """threshold-10000 is beaten in every game at 1,000 (no spread against it): the
+    field's score is measured over its units, all opponents together, so the member that
+    plays ai better is named best and the other measured worse; with threshold-10000
+    alone every member wins every game, and all tie (no difference, not no test)."""
+    argv = ["tune", "threshold", "--range", "threshold=250:2000:1750", "--monte-carlo",
+            "--budget", "2000", "--seed", "1", "--target", "1000", "--json"]
+    code, out, err = run_cli(capsys, [*argv, "--against", "threshold-10000", "--against", "ai"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["per_opponent"]["threshold-10000"]["score"] == 1.0
+    assert d["best"] == "threshold-250" and d["tied_members"] == [] and not d["all_tied"]
+    assert d["best_score_se"] > 0
+    argv[3], argv[8] = "threshold=300:450:150", "2"
+    code, out, err = run_cli(capsys, [*argv, "--against", "threshold-10000"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["best_score"] == 1.0 and d["all_tied"] and d["tied_members"] == ["threshold-450"]
+
+
+def test_a_difference_the_same_in_every_unit_is_judged_by_the_sign_test():
+    """No spread in a member's paired difference: the sign test where it differs (all
+    units on one side), no test where it does not, or from one unit."""
+    from dicelab.stats import Estimate
+    from dicelab.tune import _paired_p
+
+    assert _paired_p(Estimate(0.25, math.nan, 100), 16) == pytest.approx(2.0 ** -15)
+    assert _paired_p(Estimate(-0.25, math.nan, 100), 3) == pytest.approx(0.25)
+    assert math.isnan(_paired_p(Estimate(0.0, math.nan, 100), 16))
+    assert math.isnan(_paired_p(Estimate(0.25, math.nan, 100), 1))
+    with_spread = Estimate(0.25, 0.1, 100, df=15)
+    assert _paired_p(with_spread, 16) == pytest.approx(two_sided_p(with_spread))
 
 
 def test_the_search_is_reproducible():
@@ -269,7 +303,7 @@ def test_one_member_without_a_standard_error_says_so_without_a_tie(capsys):
                                       "threshold=300:300:50", "--monte-carlo", "--budget",
                                       "16", "--seed", "1", "--target", "1000"])
     assert code == 0, err
-    assert "no standard error (one unit of games per seating, or no spread); a " \
+    assert "no standard error (one unit of games per seating); a " \
         "larger --budget gives one" in out
     assert "highest score: threshold-300" in out and "tie" not in out.split("score:")[0]
 

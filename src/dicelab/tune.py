@@ -17,11 +17,13 @@ A member's score is its mean ``P(win) + P(tie)/2`` over the field, both seatings
   visible. The best is the highest score; the members it cannot be told apart from are
   listed as tied with it: each member's difference from the best, chunk by chunk on the
   same dice (paired), is tested against zero, with Holm's correction over the members
-  compared (:func:`dicelab.stats.holm`, family-wise :data:`dicelab.stats.ALPHA`); a
-  difference without spread (members that play alike, or one chunk of games) is no test, and the
-  member is tied. A budget of one chunk (under 20 games: one chunk of 16 and a short
-  one) gives no standard error: then no member is measured better than another, and
-  all are reported tied.
+  compared (:func:`dicelab.stats.holm`, family-wise :data:`dicelab.stats.ALPHA`). The
+  field's score and these differences are measured over the field's units (each chunk's
+  games against every opponent together), so an opponent beaten in every game leaves
+  them measurable; a difference the same in every unit (no spread) is judged by the sign
+  test, and no difference at all (members that play alike) is a tie. A budget of one
+  chunk (under 20 games: one chunk of 16 and a short one) gives no standard error: then
+  no member is measured better than another, and all are reported tied.
 
 How the space is covered:
 
@@ -174,10 +176,12 @@ class TuneResult:
 
     @property
     def measured(self) -> bool:
-        """Whether the scores carry a standard error (exact: an error of 0); Monte Carlo
-        from one chunk of games per seating (a budget under 20 games) does not, and then
-        no member is better than another."""
-        return self.method == "exact" or self.best_score_se > 0
+        """Whether the members can be told apart: exact, or Monte Carlo over two units of
+        games or more (a budget of 20 games or more). From one unit (one chunk of games
+        per seating) no member is better than another. A score without spread (every
+        unit alike: the field beaten in every game) has no standard error of its own,
+        but a member's paired difference from it is still tested."""
+        return self.method == "exact" or (self.units or 0) > 1
 
     @property
     def all_tied(self) -> bool:
@@ -343,8 +347,7 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
             per = score_of(name)
             if monte_carlo:
                 units[name] = per
-                per = _estimates(per)
-            e = _field_mean(per)
+            e = unit_ratio(*_pooled(per)) if monte_carlo else _field_mean(per)
             seen[name] = e.mean
             rows.append({**values, "policy": name, "score": e.mean, "score_se": e.se})
         calls[0] += 1
@@ -370,8 +373,12 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
         ties = [str(p) for p, v in zip(frame["policy"], frame["score"], strict=True)
                 if p != best and abs(v - best_row["score"]) <= TIE_TOLERANCE]
     # Monte Carlo: fresh dice for the winner (the search's value is optimistic)
-    per_opp = _estimates(mc(seed ^ 0x5EED)(best)) if monte_carlo else score_of(best)
-    recheck = _field_mean(per_opp)
+    if monte_carlo:
+        fresh = mc(seed ^ 0x5EED)(best)
+        per_opp, recheck = _estimates(fresh), unit_ratio(*_pooled(fresh))
+    else:
+        per_opp = score_of(best)
+        recheck = _field_mean(per_opp)
     return TuneResult(family, [o.name for o in opponents], list(space), space,
                       "monte-carlo" if monte_carlo else "exact", seed, target, table, frame,
                       members, search, n_trials, best, float(best_row["score"]),
@@ -402,21 +409,42 @@ def _estimates(units: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Est
     return {o: unit_ratio(num, den) for o, (num, den) in units.items()}
 
 
+def _pooled(units: dict[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The field's units: each chunk's numerator and games summed over the opponents.
+    Every opponent is played in the same chunks, on its own dice, so the field's score
+    (the mean of the opponents' scores: they play equal games) is one ratio over these
+    units, and their spread measures its error even where one opponent's chunks all
+    score alike (a policy beaten in every game)."""
+    nums, dens = zip(*units.values(), strict=True)
+    return np.sum(nums, axis=0), np.sum(dens, axis=0)
+
+
+def _paired_p(diff: Estimate, units: int) -> float:
+    """The two-sided p-value of no difference from a member's paired difference from the
+    best over ``units`` units: Student's t (:func:`two_sided_p`); where every unit
+    differs by the same nonzero amount (no spread, so no t), the sign test, as exact as
+    it is free of the spread: all ``units`` on one side, ``2 ** (1 - units)``; NaN for
+    no difference in any unit, or one unit (no test)."""
+    p = two_sided_p(diff)
+    if math.isnan(p) and units > 1 and diff.mean != 0:
+        from scipy.stats import binomtest
+
+        p = float(binomtest(units, units).pvalue)
+    return p
+
+
 def _ties_by_test(frame: pd.DataFrame, units: dict, best: str) -> tuple[pd.DataFrame, list]:
     """The candidates with each one's difference from ``best`` (``diff_se``: its SE, from
-    the units both played on the same dice, paired; ``p_value``: the two-sided p-value of
-    no difference, ``p_holm`` Holm-corrected over the candidates compared; NaN without
-    spread: no test; ``vs_best``: ``best``, ``tie`` or ``worse``), and the members tied
-    with ``best``: Holm does not reject no difference at :data:`ALPHA`, or there is no
-    test."""
-    diffs = {}
-    for name in frame["policy"]:
-        if name != best:
-            diffs[name] = _field_mean({
-                o: unit_ratio(num - units[name][o][0], den)
-                for o, (num, den) in units[best].items()})
+    the field's units both played on the same dice, paired: :func:`_pooled`;
+    ``p_value``: the two-sided p-value of no difference (:func:`_paired_p`), ``p_holm``
+    Holm-corrected over the candidates compared; NaN for no test; ``vs_best``: ``best``,
+    ``tie`` or ``worse``), and the members tied with ``best``: Holm does not reject no
+    difference at :data:`ALPHA`, or there is no test."""
+    num_best, den = _pooled(units[best])
+    diffs = {name: unit_ratio(num_best - _pooled(units[name])[0], den)
+             for name in frame["policy"] if name != best}
     names = list(diffs)
-    raw = {n: two_sided_p(diffs[n]) for n in names}
+    raw = {n: _paired_p(diffs[n], den.size) for n in names}
     adjusted = dict(zip(names, holm(list(raw.values())), strict=True))
     frame = frame.assign(
         diff_se=[diffs[n].se if n in diffs else math.nan for n in frame["policy"]],

@@ -458,15 +458,14 @@ def tune_result(result) -> None:
                       "evaluated; the best found is not proven best")
     se = f" (SE {_pct(result.best_score_se, 4)})" if mc else ""
     if not result.measured:
-        one = result.units == 1  # else: some opponent's chunks all had the same score
-        console.print("  no standard error ("
-                      + ("one unit of games per seating, or no spread" if one else
-                         f"no spread: against a policy of the field all "
-                         f"{F.count(result.units)} chunks of games had the same score")
-                      + ")"
+        console.print("  no standard error (one unit of games per seating)"
                       + (f", so no best: all {F.count(result.evaluated)} members evaluated "
                          "tie" if result.evaluated > 1 else "")
-                      + ("; a larger --budget gives one" if one else ""))
+                      + "; a larger --budget gives one")
+    elif mc and not result.best_score_se > 0:
+        console.print(f"  its score has no standard error (all {F.count(result.units)} "
+                      "chunks of games scored alike against the field); the other members "
+                      "are told apart from it by their paired differences")
     label = ("best" if result.proven_best
              else "best found" if result.measured and not result.all_tied
              else "highest score")
@@ -508,8 +507,8 @@ def tune_result(result) -> None:
                   + (f"; SE: its standard error over {chunks} (n/a with one chunk, "
                      f"and with one and a short one){rough}; vs best: tie when its "
                      "difference from the best, paired on the same dice, is not "
-                     f"significant at {1 - ALPHA:.0%} (Holm over the members compared) "
-                     "or has no spread"
+                     f"significant at {1 - ALPHA:.0%} (Holm over the members compared; "
+                     "the sign test where it is the same in every chunk) or is zero"
                      if mc else ", exact"))
 
 
