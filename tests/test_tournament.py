@@ -270,6 +270,18 @@ def test_units_without_spread_give_no_verdict(ahead, spread):
         assert np.isnan(s.win_rate.se) != spread and np.isnan(s.rating_ci95).all() != spread
 
 
+@pytest.mark.parametrize("units, verdict", [(5, "n/a"), (6, "better"), (16, "better")])
+def test_units_all_alike_give_the_sign_tests_verdict_once_it_can_reject(units, verdict):
+    """Units that all give the same score, away from a half, carry no spread for a t test,
+    but all lie on one side: the sign test's p-value, 2 ** (1 - units), once it can fall
+    below 5% (six units); still no interval."""
+    t = _two_policy_tournament([4500] * units)
+    (pair,) = t.pairs()
+    assert np.isnan(pair.score.se) and np.isnan(pair.score.ci95).all()
+    assert pair.verdict == verdict
+    assert (pair.p_value == pytest.approx(2.0 ** (1 - units))) == (verdict != "n/a")
+
+
 @pytest.mark.parametrize("ahead", [[4400, 4500], [4400, 4450, 4500], [4400, 4500] * 3])
 def test_a_rating_interval_from_few_units_is_a_t_interval(ahead):
     """With two policies the rating difference is the Elo of the pair's score, so its

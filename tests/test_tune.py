@@ -184,15 +184,16 @@ def test_a_field_policy_beaten_in_every_game_leaves_the_best_named(capsys):
 def test_a_difference_the_same_in_every_unit_is_judged_by_the_sign_test():
     """No spread in a member's paired difference: the sign test where it differs (all
     units on one side), no test where it does not, or from one unit."""
-    from dicelab.stats import Estimate
-    from dicelab.tune import _paired_p
+    from dicelab.stats import Estimate, unit_p
 
-    assert _paired_p(Estimate(0.25, math.nan, 100), 16) == pytest.approx(2.0 ** -15)
-    assert _paired_p(Estimate(-0.25, math.nan, 100), 3) == pytest.approx(0.25)
-    assert math.isnan(_paired_p(Estimate(0.0, math.nan, 100), 16))
-    assert math.isnan(_paired_p(Estimate(0.25, math.nan, 100), 1))
+    assert unit_p(Estimate(0.25, math.nan, 100), 16) == pytest.approx(2.0 ** -15)
+    assert unit_p(Estimate(-0.25, math.nan, 100), 6) == pytest.approx(2.0 ** -5)
+    assert math.isnan(unit_p(Estimate(-0.25, math.nan, 100), 5))  # could not reject: none
+    assert unit_p(Estimate(0.0, math.nan, 100), 16, 0.5) == pytest.approx(2.0 ** -15)
+    assert math.isnan(unit_p(Estimate(0.0, math.nan, 100), 16))
+    assert math.isnan(unit_p(Estimate(0.25, math.nan, 100), 1))
     with_spread = Estimate(0.25, 0.1, 100, df=15)
-    assert _paired_p(with_spread, 16) == pytest.approx(two_sided_p(with_spread))
+    assert unit_p(with_spread, 16) == pytest.approx(two_sided_p(with_spread))
 
 
 def test_the_search_is_reproducible():

@@ -204,6 +204,28 @@ def two_sided_p(e: Estimate, null: float = 0.0) -> float:
     return float(2 * (t_dist.sf(z, e.df) if e.df else norm.sf(z)))
 
 
+def unit_p(e: Estimate, units: int, null: float = 0.0) -> float:
+    """The two-sided p-value of ``e.mean == null`` for an estimate over ``units``
+    independent units: :func:`two_sided_p`; where every unit gave the same value, away
+    from ``null`` (no spread, so no t), the sign test, which needs no spread: all
+    ``units`` on one side, ``2 ** (1 - units)``, from the six units on which it can fall
+    below :data:`ALPHA`. NaN otherwise (no test): at ``null`` itself, or from fewer units,
+    where the sign test could only call a pair level that won every game.
+
+    >>> unit_p(Estimate(1.0, math.nan, 64), 16, 0.5) == 2.0 ** -15
+    True
+    >>> unit_p(Estimate(0.5, math.nan, 64), 16, 0.5), unit_p(Estimate(1.0, math.nan, 4), 5, 0.5)
+    (nan, nan)
+    """
+    p = two_sided_p(e, null)
+    if (math.isnan(p) and 2.0 ** (1 - units) < ALPHA and e.mean != null
+            and not math.isnan(e.mean)):
+        from scipy.stats import binomtest
+
+        p = float(binomtest(units, units).pvalue)
+    return p
+
+
 def holm(p_values: list[float]) -> list[float]:
     """Holm-adjusted p-values (:mod:`statsmodels`), in the same order; a NaN (no test)
     stays NaN and is not one of the tests corrected for.

@@ -62,7 +62,7 @@ from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.seeding import check_games, check_seed, group_seed
-from dicelab.stats import ALPHA, Estimate, fields, holm, merge_short_tail, two_sided_p, unit_ratio
+from dicelab.stats import ALPHA, Estimate, fields, holm, merge_short_tail, unit_p, unit_ratio
 
 #: A rating's jackknife SE (Elo) at or below this is no spread, only the fit's rounding.
 RATING_SPREAD = 1e-6
@@ -150,10 +150,12 @@ class PairVerdict:
 
     @property
     def verdict(self) -> str:
-        """``better``/``worse`` if Holm rejects an even score at 5%, else ``tie``. Without
-        a test (no standard error: one chunk of games a table, or chunks without spread)
-        ``tie`` only for a score of exactly 1/2 (as identical policies on common dice
-        play), else ``n/a``: 100% against 3% is not a tie but unmeasured."""
+        """``better``/``worse`` if Holm rejects an even score at 5% (Student's t on the
+        units, or the sign test where every unit gives the same score:
+        :func:`dicelab.stats.unit_p`), else ``tie``. Without a test (one chunk of games a
+        table, or every unit exactly level) ``tie`` only for a score of exactly 1/2 (as
+        identical policies on common dice play), else ``n/a``: 100% against 3% from one
+        unit is not a tie but unmeasured."""
         if math.isnan(self.p_holm):
             return "tie" if self.score.mean == 0.5 else "n/a"
         if self.p_holm >= ALPHA:
@@ -207,10 +209,10 @@ class Tournament:
             if common.sum() == 0:
                 continue
             score = unit_ratio(num, common, bounds=(0.0, 1.0))
-            # NaN with one unit a group, or no spread: no error to test
-            p = two_sided_p(score, 0.5)
             # the same games with each table's own dice: no covariance between tables
             n = int((common > 0).sum())
+            # NaN with one unit a group, or every unit level: no test
+            p = unit_p(score, n, 0.5)
             s_nn, s_nd, s_dd = self.cells[i, j]
             r = score.mean
             d = float(common.sum())

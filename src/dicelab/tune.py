@@ -73,7 +73,7 @@ from dicelab.stats import (
     Estimate,
     holm,
     merge_short_tail,
-    two_sided_p,
+    unit_p,
     unit_ratio,
 )
 from dicelab.text import parse_int
@@ -419,24 +419,11 @@ def _pooled(units: dict[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray
     return np.sum(nums, axis=0), np.sum(dens, axis=0)
 
 
-def _paired_p(diff: Estimate, units: int) -> float:
-    """The two-sided p-value of no difference from a member's paired difference from the
-    best over ``units`` units: Student's t (:func:`two_sided_p`); where every unit
-    differs by the same nonzero amount (no spread, so no t), the sign test, as exact as
-    it is free of the spread: all ``units`` on one side, ``2 ** (1 - units)``; NaN for
-    no difference in any unit, or one unit (no test)."""
-    p = two_sided_p(diff)
-    if math.isnan(p) and units > 1 and diff.mean != 0:
-        from scipy.stats import binomtest
-
-        p = float(binomtest(units, units).pvalue)
-    return p
-
-
 def _ties_by_test(frame: pd.DataFrame, units: dict, best: str) -> tuple[pd.DataFrame, list]:
     """The candidates with each one's difference from ``best`` (``diff_se``: its SE, from
     the field's units both played on the same dice, paired: :func:`_pooled`;
-    ``p_value``: the two-sided p-value of no difference (:func:`_paired_p`), ``p_holm``
+    ``p_value``: the two-sided p-value of no difference (:func:`dicelab.stats.unit_p`:
+    the sign test where every unit differs alike), ``p_holm``
     Holm-corrected over the candidates compared; NaN for no test; ``vs_best``: ``best``,
     ``tie`` or ``worse``), and the members tied with ``best``: Holm does not reject no
     difference at :data:`ALPHA`, or there is no test."""
@@ -444,7 +431,7 @@ def _ties_by_test(frame: pd.DataFrame, units: dict, best: str) -> tuple[pd.DataF
     diffs = {name: unit_ratio(num_best - _pooled(units[name])[0], den)
              for name in frame["policy"] if name != best}
     names = list(diffs)
-    raw = {n: _paired_p(diffs[n], den.size) for n in names}
+    raw = {n: unit_p(diffs[n], den.size) for n in names}
     adjusted = dict(zip(names, holm(list(raw.values())), strict=True))
     frame = frame.assign(
         diff_se=[diffs[n].se if n in diffs else math.nan for n in frame["policy"]],

@@ -393,8 +393,9 @@ def tournament(result) -> None:
     print_whole(t)
     p = Table(title="pairs: the first policy's share of finishing ahead (level = half)",
               caption="score with its 95% CI; verdict: Holm-corrected two-sided test of an "
-                      "even score at 5%; effective games per game: the variance with "
-                      "independent dice over the variance with the common dice")
+                      "even score at 5% (the sign test where every chunk scores alike); "
+                      "effective games per game: the variance with independent dice over "
+                      "the variance with the common dice")
     for col in ("policy", "vs", "score", "p (Holm)", "verdict", "eff. games/game"):
         p.add_column(col, justify="right" if col not in ("policy", "vs", "verdict")
                      else "left", no_wrap=col != "eff. games/game")
