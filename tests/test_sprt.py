@@ -12,7 +12,16 @@ from numba_threads import dicts_by_threads
 
 from dicelab.errors import UserError
 from dicelab.farkle.exact import exact_pair
-from dicelab.sprt import MIN_SPREAD, MIN_UNITS, UNIT_GAMES, Judge, SprtSpec, elo_score, sprt
+from dicelab.sprt import (
+    MIN_SPREAD,
+    MIN_UNITS,
+    UNIT_GAMES,
+    Judge,
+    SprtSpec,
+    elo_score,
+    largest_var,
+    sprt,
+)
 
 #: A 1-point difference: H0 even, H1 the policy scores 0.51.
 ONE_POINT = SprtSpec(0.0, 400 * math.log10(0.51 / 0.49), 0.05, 0.05)
@@ -176,7 +185,7 @@ def test_a_test_ended_before_its_first_look_has_no_ratio(capsys):
     assert "before its first look, at 1,024 games" in text and "same score" not in text
 
 
-@pytest.mark.parametrize("loser", ["threshold-10000", "threshold-5000"])
+@pytest.mark.parametrize("loser", ["threshold-6000", "threshold-5000"])
 def test_a_lopsided_score_keeps_its_interval_within_zero_and_one(loser):
     """A policy that wins nearly every game: the score's interval stays within [0, 1] (a
     normal interval ran past 100%)."""
@@ -185,24 +194,25 @@ def test_a_lopsided_score_keeps_its_interval_within_zero_and_one(loser):
     lo, hi = r.score.ci95
     assert r.score.se > 0 and lo < r.score.mean < hi <= 1.0
     # nearly every unit won outright: the normal interval would run past 100%
-    assert (hi == 1.0) == (loser == "threshold-10000")
+    assert (hi == 1.0) == (loser == "threshold-6000")
 
 
-def test_units_without_spread_decide_nothing():
+def test_units_all_won_are_decided_on_the_largest_variance():
     """threshold-300 wins every game of the first units against threshold-10000 (at
-    1,000): units without spread measure no variance, so no ratio (NaN, not an infinite
-    one) and no decision at the first look: the test plays on until a unit differs,
-    then decides; capped before that, it ends undecided, the score without an
-    interval (not [100%, 100%])."""
+    1,000): the units measure no variance, but the largest variance units of that mean
+    can have (largest_var) decides at the first look (it played on to 49,584 games, for
+    16 units with a lost game); the score keeps no interval (not [100%, 100%]) and the
+    games a test would need are not made up from a variance of 0."""
     first_look = MIN_UNITS * 2 * UNIT_GAMES
-    r = sprt("threshold-300", "threshold-10000", SprtSpec(0, 10), seed=1, target=1000,
-             max_games=first_look)
-    assert r.decision == "undecided" and r.games == first_look and math.isnan(r.llr)
-    assert r.score.mean == 1.0 and math.isnan(r.score.se) and math.isnan(r.score.ci95[0])
-    assert r.unit_var == 0 and math.isnan(r.fixed_games)
     r = sprt("threshold-300", "threshold-10000", SprtSpec(0, 10), seed=1, target=1000)
-    assert r.decision == "H1" and r.games > first_look and r.unit_var > 0
-    assert math.isfinite(r.llr) and r.llr >= SprtSpec(0, 10).bounds[1]
+    assert r.decision == "H1" and r.games == first_look and r.unit_var == 0
+    assert r.llr == pytest.approx(SprtSpec(0, 10).llr(MIN_UNITS, 1.0,
+                                                      largest_var(MIN_UNITS, 1.0)))
+    assert r.score.mean == 1.0 and math.isnan(r.score.se) and math.isnan(r.score.ci95[0])
+    assert math.isnan(r.fixed_games)
+    # the other way round: H0 (threshold-10000 is not the stronger)
+    r = sprt("threshold-10000", "threshold-300", SprtSpec(0, 10), seed=1, target=1000)
+    assert r.decision == "H0" and r.games == first_look
 
 
 def test_policies_that_play_alike_on_common_dice_are_not_decided():
@@ -220,15 +230,21 @@ def test_policies_that_play_alike_on_common_dice_are_not_decided():
 
 
 def test_the_judge_waits_for_spread():
-    """Units all alike (even or lopsided) give no ratio at any look; the first unit that
-    differs lets a lopsided test decide (its ratio crosses the bound even with the
-    largest variance of its mean)."""
-    for x in (0.5, 1.0):
-        judge = Judge(ONE_POINT)
-        for _ in range(10 * MIN_UNITS):
-            assert judge.add(x) == "undecided" and math.isnan(judge.llr)
-    judge.add(15 / 16)
-    assert judge.decision == "H1" and judge.llr > ONE_POINT.bounds[1]
+    """Units all level give no ratio at any look; units all at one other score are judged
+    on the largest variance of their mean, lopsided ones at the first look, others once
+    that crosses a bound."""
+    judge = Judge(ONE_POINT)
+    for _ in range(10 * MIN_UNITS):
+        assert judge.add(0.5) == "undecided" and math.isnan(judge.llr)
+    for x, decided in ((1.0, "H1"), (0.0, "H0"), (0.95, "H1")):
+        alike = Judge(ONE_POINT)
+        for i in range(1, MIN_UNITS + 1):
+            assert alike.add(x) == ("undecided" if i < MIN_UNITS else decided)
+        assert alike.llr == pytest.approx(ONE_POINT.llr(MIN_UNITS, x,
+                                                        largest_var(MIN_UNITS, x)))
+    near = Judge(ONE_POINT)  # a score near the hypotheses: many units before a decision
+    n = next(i for i in range(1, 100_000) if near.add(0.53) != "undecided")
+    assert n > 10 * MIN_UNITS and near.decision == "H1"
     assert math.isnan(ONE_POINT.llr(100, 0.6, 0.0))
 
 

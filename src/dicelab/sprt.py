@@ -21,11 +21,11 @@ stops close to the bound it crosses rather than far past it. The variance must r
 enough units: a look decides only once :data:`MIN_SPREAD` units have a score other than
 the most common one (a pair that rarely plays differently waits for enough units that
 differ, rather than deciding on one game), or the ratio crosses the bound even with the
-largest variance units of this mean score can have (``mean (1 - mean)``: a lopsided
-pair is decided at once). Units without spread (every unit the same
-score, as two policies that play alike on common dice give) measure no variance: the
-ratio is not defined (NaN, not an infinite certainty), and the test plays on until the
-units vary; a pair that never varies ends ``undecided`` at ``max_games``.
+largest variance units of this mean score can have (:func:`largest_var`: a lopsided
+pair is decided at once). Units without spread measure no variance: every unit level
+(two policies that play alike on common dice) gives no ratio (NaN, not an infinite
+certainty), and such a pair ends ``undecided`` at ``max_games``; every unit at one
+other score (a policy that wins every game) is judged on that largest variance alone.
 Each result also gives the games the test needs on average under H0 and H1 (Wald's
 approximation) and the games of a fixed-size test with the same error rates, both from
 the measured unit variance.
@@ -66,6 +66,19 @@ MAX_BATCH_UNITS = 1024
 
 #: The largest Elo difference a hypothesis may name (an expected score of 99.68%).
 MAX_ELO = 1000
+
+
+def largest_var(n: int, mean: float) -> float:
+    """The largest variance unit scores in [0, 1] can have, given ``n`` units of this
+    mean: ``m (1 - m)`` (Bhatia-Davis), at the mean ``m`` moved one unit's worth toward
+    1/2 (``(n mean + 1/2) / (n + 1)``), so that units all won (a mean of exactly 1)
+    still bound a variance above 0: the mean is measured, not known.
+
+    >>> largest_var(64, 0.5), round(largest_var(64, 1.0), 6)
+    (0.25, 0.007633)
+    """
+    m = (n * mean + 0.5) / (n + 1)
+    return m * (1 - m)
 
 
 def elo_score(elo: float) -> float:
@@ -236,8 +249,10 @@ class Judge:
     once the units vary enough: while every unit has the same score the ratio is NaN,
     and while fewer than :data:`MIN_SPREAD` units are off the most common score (the
     variance resting on too few) the ratio decides only if the largest variance of
-    scores in [0, 1] of this mean, ``mean (1 - mean)``, would cross the bound too (a
-    lopsided pair is still decided at once; a pair that rarely differs waits)."""
+    scores in [0, 1] of this mean (:func:`largest_var`) would cross the bound too (a
+    lopsided pair is still decided at once; a pair that rarely differs waits). Units all
+    at one score other than 1/2 (a policy that wins every game) are judged on that
+    largest variance; all level, they give no ratio."""
 
     def __init__(self, spec: SprtSpec):
         self.spec = spec
@@ -274,9 +289,11 @@ class Judge:
                 # the variance rests on too few units: decide only on a ratio that
                 # crosses the bound even with the largest variance scores in [0, 1] of
                 # this mean can have
-                worst = self.spec.llr(self.n, self.mean, self.mean * (1 - self.mean))
+                worst = self.spec.llr(self.n, self.mean, largest_var(self.n, self.mean))
                 if not (worst >= self.hi or worst <= self.lo):
                     return self.decision
+                if math.isnan(self.llr) and self.mean != 0.5:
+                    self.llr = worst  # every unit at one score, not level: that bound
             if self.llr >= self.hi:
                 self.decision = "H1"
             elif self.llr <= self.lo:

@@ -421,7 +421,7 @@ def sprt_run(result) -> None:
                       "when that hypothesis holds (Wald); fixed test: the games of a "
                       "fixed-size test with the same error rates; both from this pair's "
                       "measured variance"
-                      + ("; LLR n/a: every unit had the same score, no variance to test "
+                      + ("; LLR n/a: every unit was level, no variance to test "
                          "with, so no decision" if any(math.isnan(p.llr) and p.looked
                                                        for p in result.pairs) else "")
                       + (f"; LLR n/a: --games ended the test before its first look, at "
