@@ -267,14 +267,11 @@ def bank_runs(bank: np.ndarray) -> dict:
     300
     """
     top = min(last_roll(bank) + 1, bank.shape[0] - 1)
-    runs = []
-    start = 1
-    for p in range(2, top + 2):
-        if p <= top and np.array_equal(bank[p, 1:], bank[start, 1:]):
-            continue
-        runs.append({"lo": start * POINT_UNIT, "hi": None if p > top else (p - 1) * POINT_UNIT,
-                     "bank": [bool(bank[start, n]) for n in range(1, 7)]})
-        start = p
+    # a run starts at row 1 and at every row up to ``top`` that differs from the one before
+    starts = [1, *(np.nonzero((bank[2:top + 1, 1:] != bank[1:top, 1:]).any(axis=1))[0] + 2)]
+    ends = [(int(p) - 1) * POINT_UNIT for p in starts[1:]] + [None]
+    runs = [{"lo": int(p) * POINT_UNIT, "hi": hi, "bank": [bool(b) for b in bank[p, 1:]]}
+            for p, hi in zip(starts, ends, strict=True)]
     return {"bank_from": text_keys(bank_thresholds(bank)), "runs": runs}
 
 
@@ -285,11 +282,8 @@ def text_keys(d: dict) -> dict:
 
 def bank_thresholds(bank: np.ndarray, lo: int = 1) -> dict[int, int | None]:
     """Smallest turn points (in points) at which ``bank[p, n]`` is 1, per n = 1..6."""
-    out: dict[int, int | None] = {}
-    for n in range(1, 7):
-        idx = np.nonzero(bank[lo:, n])[0]
-        out[n] = int(idx[0] + lo) * POINT_UNIT if idx.size else None
-    return out
+    first = {n: np.flatnonzero(bank[lo:, n]) for n in range(1, 7)}
+    return {n: int(i[0] + lo) * POINT_UNIT if i.size else None for n, i in first.items()}
 
 
 # ---------------------------------------------------------------------------------
