@@ -162,10 +162,9 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
     else:  # a table shorter than one roll: the first roll leaves it too
         rv = edge[0]
         rb = edge_slope
-    for n in range(7):
-        v[n] = 0.0
-        bp[n] = 0.0
-        bk[n] = 0
+    v[:7] = 0.0
+    bp[:7] = 0.0
+    bk[:7] = 0
     v[HOT_DICE] = rv
     bp[HOT_DICE] = rb
     return rv, rb
@@ -204,8 +203,7 @@ def turn_ends(m, bk, bk_rows, choice, choice_rows, guess, reach, out):
     nc = cp.size
     rows = out.size
     size = (rows + m.max_points + 1) * 7
-    for k in range(size):
-        reach[k] = 0.0
+    reach[:size] = 0.0
     reach[HOT_DICE] = 1.0
     lost = 0.0
     left = 0.0
