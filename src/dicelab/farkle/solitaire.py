@@ -681,11 +681,10 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
         rows = reach + m.max_points
         bankv = -turns[0, np.minimum(u + np.arange(rows), big)]
         x = turns[0, min(u + 1, big)] + 1.0 if beta is None else beta
-        edge = np.empty(rows)
         bounds = np.zeros(2)
         for dps in range(1, 201):
             b = -x
-            edge[:] = m.six_finish * b
+            edge = np.full(rows, m.six_finish * b)
             val, slope = turn.turn_back_tracked(m, m.bank_floor, bankv, edge, m.six_finish, b,
                                                 reach, rows, w.v, w.bp, w.bk, w.choice, bounds)
             if beta is not None:
