@@ -248,8 +248,9 @@ def _kept(m: Model, u: int, optimal: bool) -> game.Kept:
 def _sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
             progress: Callable[[float], None] | None) -> Sweeps:
     """Solve the seats' values: :func:`_exact_sweep` where no rule lowers a total, else
-    :func:`_iterated_sweeps`."""
+    :func:`_iterated_sweeps`. ``progress``: None reports nothing."""
     u = g.u
+    progress = progress or (lambda _done: None)
     info = game.Info(*(np.zeros((u, u), dtype=t) for t in (float, float, np.int64, float,
                                                              np.int64, float)))
     kept = _kept(m, u, g.a_optimal)
@@ -259,7 +260,7 @@ def _sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,
 
 
 def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.Kept,
-                 info: game.Info, progress: Callable[[float], None] | None) -> Sweeps:
+                 info: game.Info, progress: Callable[[float], None]) -> Sweeps:
     """One pass over the sums of the totals from the largest down solves every unit, each
     with the P(win) and P(tie) split. Two fixed seats need no turn DP: one thread."""
     if not g.a_optimal:
@@ -272,13 +273,12 @@ def _exact_sweep(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.
         # + a unit solved by Newton steps, to float rounding
         bound = max(bound, float(info.cap_err[x, diag - x].max())) \
             + float(info.fp_err[x, diag - x].max()) + game.ROUNDING
-        if progress is not None:
-            progress(1.0 - diag / max(2 * u - 2, 1))
+        progress(1.0 - diag / max(2 * u - 2, 1))
     return Sweeps(bound, int(info.dps.sum()), 0, 0)
 
 
 def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: game.Kept,
-                     info: game.Info, what: str, progress: Callable[[float], None] | None
+                     info: game.Info, what: str, progress: Callable[[float], None]
                      ) -> Sweeps:
     """Policy iteration (an optimal seat A) or plain sweeps (two fixed seats), until no
     value moves by more than the sweep tolerance, the last sweeps carrying P(win) and
@@ -302,8 +302,7 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
         for diag in range(2 * u - 2, -1, -1):
             game.sweep_diagonal(diag, m, g, a, b, kept, False, True, False, info)
         improve.append(float(info.change.max()))
-        if progress is not None:
-            progress(0.95 * len(improve) / (len(improve) + 2))  # not known ahead
+        progress(0.95 * len(improve) / (len(improve) + 2))  # not known ahead
         if improve[-1] <= sweep_tol:
             break
         if len(improve) >= max_sweeps:
@@ -322,8 +321,7 @@ def _iterated_sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, kept: g
             seat.w[:] = seat.v
             seat.t[:] = 0.0
     rho = max(rho, _contraction(final))
-    if progress is not None:
-        progress(1.0)
+    progress(1.0)
     if g.a_optimal:
         bound = (2.0 * improve[-1] + final[-1]) * rho / (1.0 - rho) + float(info.gap.max())
     else:
@@ -668,24 +666,19 @@ def _check(rules: FarkleRules, target, tol) -> tuple[int, float]:
     return target, float(tol)
 
 
-def solve_bytes(m: Model, u: int, both: bool) -> int:
-    """Memory of an optimal-win solve over ``u`` indices: each seat's values (value,
-    P(win), P(tie)), the kept turn endings of the optimal seat under a penalty, the
-    per-unit diagnostics."""
-    n = m.streak * m.streak * u * u
-    seats = 2 if both else 1
-    kept = n * (4 + (u - 1) // 2) if m.streak > 1 else 0
-    return 8 * (seats * 3 * n + kept + 6 * u * u)
-
-
 def check_solve_memory(rules: FarkleRules, target: int, what: str, response: bool
                        ) -> tuple[Model, int]:
     """Refuse a solve (``what``, a best response with ``response``) that the memory limit
-    cannot hold, before anything is built; returns its model and its indices ``u``."""
+    cannot hold, before anything is built; returns its model and its indices ``u``. Its
+    memory: each seat's values (value, P(win), P(tie)), the kept turn endings of the
+    optimal seat under a penalty, the per-unit diagnostics."""
     m = model(rules)
     u = target // POINT_UNIT + m.floor
+    n = m.streak * m.streak * u * u
+    seats = 2 if response else 1
+    kept = n * (4 + (u - 1) // 2) if m.streak > 1 else 0
     check_memory(f"{what} to {target:,} ({m.streak ** 2} x {u:,} x {u:,} states)",
-                 solve_bytes(m, u, response))
+                 8 * (seats * 3 * n + kept + 6 * u * u))
     return m, u
 
 
