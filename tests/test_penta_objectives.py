@@ -604,6 +604,20 @@ def test_the_paired_gains_interval_covers_the_true_gain_95_percent_of_the_time(s
     assert abs(covered / runs - 0.95) < 4 * math.sqrt(0.95 * 0.05 / runs)
 
 
+@pytest.mark.parametrize("seats", [2.0, "2", True, 1, 9, None])
+def test_the_penta_win_measurement_refuses_a_bad_table_size_before_any_game(monkeypatch,
+                                                                           seats):
+    import dicelab.penta.simulate as sim
+    from dicelab.penta.penta_win import measure_penta_win
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("no game is played")
+
+    monkeypatch.setattr(sim, "simulate_penta", refuse)
+    with pytest.raises(UserError, match="penta-win plays at tables of 2 to 8 seats"):
+        measure_penta_win(seats=seats, games=64, seed=1, ceiling=False)
+
+
 @pytest.mark.parametrize("games, chunks", [(32, 2), (33, 2), (34, 3), (20_000, 16),
                                            (2 * 8192 * 8, 16)])
 def test_the_penta_win_measurement_at_its_smallest_sizes(monkeypatch, games, chunks):

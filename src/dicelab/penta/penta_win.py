@@ -248,9 +248,11 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
     from dicelab.penta.objective_play import WIN_MAX_SEATS
     from dicelab.penta.simulate import simulate_penta
 
-    if not 2 <= seats <= WIN_MAX_SEATS:
+    if isinstance(seats, bool) or not isinstance(seats, int | np.integer) \
+            or not 2 <= seats <= WIN_MAX_SEATS:
         raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
-                        f"{seats}")
+                        f"{seats!r}")
+    seats = int(seats)
     rs = get_rules(rules)
     seed = seeding.check_seed(seed)
     games = seeding.check_games(games)
