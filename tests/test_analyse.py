@@ -512,6 +512,28 @@ def test_one_file_of_both_games_names_each_games_count(logs, tmp_path, capsys):
     assert (res.games_of("farkle"), res.games_of("penta"), res.n_games) == (2, 2, 4)
 
 
+def test_a_sum_rounded_to_zero_is_shown_as_0_00_not_minus_0_00(logs, capsys, monkeypatch):
+    """A skill of -1e-19 (a tie within rounding) reads 0.00 in the luck/skill table, as
+    the zero loss beside it; a real -0.01 keeps its sign."""
+    from dicelab.analyse import AnalysisResult
+    from dicelab.cli import render
+
+    res = analyse_logs([logs / "penta.jsonl"])
+    rows = res.summary()
+    assert len(rows) == 1
+    tiny = [{**rows[0], "skill": -1e-19, "luck": -0.004, "opponents": 0.0,
+             "outcome": -0.0}]
+    monkeypatch.setattr(AnalysisResult, "summary", lambda self: tiny)
+    render.game_analysis(res)
+    out = capsys.readouterr().out
+    assert "-0.00" not in out
+    split = out[out.index("luck and skill"):]
+    assert split.count("0.00") >= 3  # luck, skill and outcome
+    tiny[0]["skill"] = -0.0051
+    render.game_analysis(res)
+    assert "-0.01" in capsys.readouterr().out
+
+
 def test_no_number_or_name_is_cut_at_any_terminal_width(logs, capsys, monkeypatch):
     """Large totals under the turn measure, at 40 columns and at 200: every figure of the
     summary appears whole."""

@@ -604,6 +604,20 @@ def test_the_paired_gains_interval_covers_the_true_gain_95_percent_of_the_time(s
     assert abs(covered / runs - 0.95) < 4 * math.sqrt(0.95 * 0.05 / runs)
 
 
+@pytest.mark.parametrize("seats", [2.0, "2", True, 1, 9, None])
+def test_the_penta_win_measurement_refuses_a_bad_table_size_before_any_game(monkeypatch,
+                                                                           seats):
+    import dicelab.penta.simulate as sim
+    from dicelab.penta.penta_win import measure_penta_win
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("no game is played")
+
+    monkeypatch.setattr(sim, "simulate_penta", refuse)
+    with pytest.raises(UserError, match="penta-win plays at tables of 2 to 8 seats"):
+        measure_penta_win(seats=seats, games=64, seed=1, ceiling=False)
+
+
 @pytest.mark.parametrize("games, chunks", [(32, 2), (33, 2), (34, 3), (20_000, 16),
                                            (2 * 8192 * 8, 16)])
 def test_the_penta_win_measurement_at_its_smallest_sizes(monkeypatch, games, chunks):
@@ -782,6 +796,27 @@ def test_clairvoyant_bounds_by_enumeration(monkeypatch):
     got = pw.clairvoyant_bounds(3, "seed")
     assert got == pytest.approx((lo, hi), abs=1e-15)
     assert got[0] < got[1]
+    assert pw.clairvoyant_bounds(np.int64(3), "seed") == got
+    assert pw.clairvoyant_bounds(101, "seed")[0] >= 0  # beat:100's table is the largest
+
+
+@pytest.mark.parametrize("seats", [1, 0, 102, 2000, 2.0, "2", True, None])
+def test_clairvoyant_bounds_refuse_a_table_they_do_not_bound(monkeypatch, seats):
+    """One seat has no one to beat (the bounds said 0), and 2,000 seats overflowed a
+    float: both, and seat counts that are not integers, are one UserError, before any
+    table is read."""
+    import dicelab.penta.penta_win as pw
+
+    class Dist:
+        probability = np.full(1576, 1 / 1576)
+
+    class Table:
+        best = np.linspace(1.0, 0.0, 1577)
+
+    monkeypatch.setattr(pw, "score_distribution", lambda name, rs: Dist)
+    monkeypatch.setattr(pw, "at_least_table", lambda rs: Table)
+    with pytest.raises(UserError, match="tables of 2 to 101 seats"):
+        pw.clairvoyant_bounds(seats)
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -394,6 +394,32 @@ def test_keep_reroll_and_score():
         g.keep([6])
 
 
+def test_decisions_from_python_with_values_that_are_not_dice_or_boxes_are_illegal_moves():
+    """keep, set_aside and score take integer faces and a box number or name: anything
+    else (a float, a bool, text, None) is an IllegalMove that changes nothing, as an
+    illegal decision is; integers of any kind are dice."""
+    g = penta([6, 6, 2, 3, 1] + [1] * 200)
+    for bad in (None, 6, [6.0], [6.7], [True], ["6"], "66"):
+        with pytest.raises(IllegalMove, match="dice are"):
+            g.keep(bad)
+    g.keep([np.int64(6), 6])
+    assert g.roll == [6, 6, 1, 1, 1] and g.rolls_left == 1
+    g.stop()
+    for bad in (1.5, None, True, [11]):
+        with pytest.raises(IllegalMove, match="a box is its number"):
+            g.score(bad)
+    assert g.phase == "box" and g.cards[0].scores == (None,) * 13
+    g.score(np.int64(11))
+    assert g.cards[0].scores[11] == 15
+    f = farkle([1, 5, 2, 3, 4, 6])
+    for bad in (None, [1.0], [False], ["1"], "15"):
+        with pytest.raises(IllegalMove, match="dice are"):
+            f.set_aside(bad)
+    assert f.phase == "set-aside" and f.turn_points == 0
+    f.set_aside([np.int8(1), 5])
+    assert f.turn_points == 150
+
+
 def test_boxes_typed():
     assert parse_box("13") == 12 and parse_box("large straight") == 10
     assert [parse_box(n) for n in ("1", " 01 ", "12", "full-house", "-chance-")] == \

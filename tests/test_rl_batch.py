@@ -105,6 +105,34 @@ def test_step_before_reset_and_bad_arguments_are_errors():
             FarkleBatch(**kw)
 
 
+@pytest.mark.parametrize("seed", ["x", -1, 1.5, [1, -2]])
+def test_a_bad_seed_is_one_user_error_at_construction_and_at_reset(seed):
+    from dicelab.rl.batch import PentaBatch
+
+    for make in (FarkleBatch, PentaBatch):
+        with pytest.raises(UserError, match="seed must be a non-negative integer"):
+            make(2, seed=seed)
+        batch = make(2, seed=0)
+        with pytest.raises(UserError, match="seed must be a non-negative integer"):
+            batch.reset(seed=seed)
+    for good in (0, 2**70, [1, 2]):  # what SeedSequence takes
+        FarkleBatch(2, seed=good).reset()
+
+
+def test_a_target_or_threshold_beyond_the_kernels_integers_is_one_user_error():
+    from dicelab.rl.batch import MAX_POINTS
+
+    with pytest.raises(UserError, match="--target must be at most"):
+        FarkleBatch(2, target=MAX_POINTS + 50)
+    batch = FarkleBatch(2, target=MAX_POINTS, seed=1)  # the largest is played
+    batch.reset()
+    _, reward, *_ = batch.step(batch.threshold_actions(MAX_POINTS))
+    assert reward.shape == (2,)
+    for bad in (MAX_POINTS + 50, 0, -50, 1.5, "300", None, True):
+        with pytest.raises(UserError, match="threshold"):
+            batch.threshold_actions(bad)
+
+
 def test_the_same_seed_gives_the_same_games_whatever_the_batch_around_them():
     def play(games, seed):
         batch = FarkleBatch(games, target=1000, seed=seed)

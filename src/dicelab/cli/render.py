@@ -743,9 +743,9 @@ def game_analysis(result) -> None:
                            f"{row['decisions']:,}", f"{scale * row['total_loss']:,.2f}",
                            f"{scale * row['mean_loss']:,.3f}",
                            *(f"{row[c]:,}" for c in CLASS_NAMES))
-            split.add_row(row["player"], row["policy"],
-                          *(f"{scale * row[k]:,.2f}" for k in ("initial", "outcome", "luck",
-                                                               "skill", "opponents")
+            split.add_row(row["player"], row["policy"],  # + 0.0: rounding shows no -0.00
+                          *(f"{round(scale * row[k], 2) + 0.0:,.2f}"
+                            for k in ("initial", "outcome", "luck", "skill", "opponents")
                             if k != "opponents" or others))
         print_whole(losses)
         print_whole(split)

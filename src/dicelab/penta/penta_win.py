@@ -36,6 +36,7 @@ from dicelab.config import MIN_UNIT_GAMES
 from dicelab.errors import UserError
 from dicelab.penta.distribution import score_distribution
 from dicelab.penta.objectives import (
+    BEAT_MAX,
     FORMAT_VERSION,
     at_least_table,
     cached_rows,
@@ -106,7 +107,12 @@ def clairvoyant_bounds(seats: int = 2, rules: str | RuleSet | None = None
     ``optimal``), from the table of every target (``A(T)``, the most P(final >= T)).
     Knowing the highest of the others' TOTALs ``M`` and how many (``k``) reach it, the
     clairvoyant plays for ``(k 1[F > M] + 1[F >= M]) / (k + 1)``: its best is at least
-    ``A(M + 1)`` and at most ``(k A(M + 1) + A(M)) / (k + 1)``."""
+    ``A(M + 1)`` and at most ``(k A(M + 1) + A(M)) / (k + 1)``. ``seats``: 2 to
+    ``BEAT_MAX + 1`` (the clairvoyant and up to ``beat:N``'s most opponents)."""
+    if isinstance(seats, bool) or not isinstance(seats, int | np.integer) \
+            or not 2 <= seats <= BEAT_MAX + 1:
+        raise UserError(f"the clairvoyant's bounds are for tables of 2 to {BEAT_MAX + 1} "
+                        f"seats, not {seats!r}")
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
     p = score_distribution("optimal", rs).probability
     best = at_least_table(rs).best
@@ -248,9 +254,11 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
     from dicelab.penta.objective_play import WIN_MAX_SEATS
     from dicelab.penta.simulate import simulate_penta
 
-    if not 2 <= seats <= WIN_MAX_SEATS:
+    if isinstance(seats, bool) or not isinstance(seats, int | np.integer) \
+            or not 2 <= seats <= WIN_MAX_SEATS:
         raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
-                        f"{seats}")
+                        f"{seats!r}")
+    seats = int(seats)
     rs = get_rules(rules)
     seed = seeding.check_seed(seed)
     games = seeding.check_games(games)

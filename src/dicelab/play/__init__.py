@@ -166,6 +166,19 @@ def parse_faces(text: str) -> list[int]:
     return faces
 
 
+def check_faces(faces) -> list[int]:
+    """Dice given to a game's decision from Python: a sequence of integer faces (no
+    bool, no float); ``IllegalMove`` for anything else, before the game changes."""
+    try:
+        items = list(faces)
+    except TypeError:
+        raise IllegalMove(f"dice are a list of faces 1 to 6, not {faces!r}") from None
+    for f in items:
+        if isinstance(f, bool) or not isinstance(f, int | np.integer):
+            raise IllegalMove(f"dice are faces 1 to 6, not {f!r}")
+    return [int(f) for f in items]
+
+
 def take_from(roll: list[int], faces: list[int]) -> list[int] | None:
     """The dice of ``roll`` left after taking ``faces`` out, or None if ``faces`` are not
     all there."""

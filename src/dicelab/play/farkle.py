@@ -50,6 +50,7 @@ from dicelab.play import (
     IllegalMove,
     Player,
     TurnGame,
+    check_faces,
     missing_reason,
     take_from,
     winners,
@@ -312,7 +313,7 @@ class FarkleGame(TurnGame):
         """Set aside these dice of the roll (a human's decision); ``IllegalMove`` with the
         reason if the rules do not allow it."""
         self._expect("set-aside")
-        faces = [int(f) for f in faces]
+        faces = check_faces(faces)
         reason = self.setaside_refusal(faces)
         if reason:
             raise IllegalMove(reason)

@@ -31,6 +31,8 @@ shows it by its title (:func:`box_title`).
 
 from __future__ import annotations
 
+import numpy as np
+
 from dicelab.errors import UserError
 from dicelab.penta.builtin import family_of
 from dicelab.penta.policies import Option, Scorecard, rank_options
@@ -53,6 +55,7 @@ from dicelab.play import (
     IllegalMove,
     Player,
     TurnGame,
+    check_faces,
     missing_reason,
     take_from,
     winners,
@@ -222,7 +225,7 @@ class PentaGame(TurnGame):
     def keep(self, faces) -> None:
         """Keep these dice and reroll the others (all five kept: stop and score)."""
         self._expect("keep")
-        faces = [int(f) for f in faces]
+        faces = check_faces(faces)
         if take_from(self.roll, faces) is None:
             raise IllegalMove(missing_reason(self.roll, faces))
         if len(faces) == N_DICE:
@@ -246,7 +249,10 @@ class PentaGame(TurnGame):
         """Write the roll into ``box`` (number 0..12 or name/title as :func:`parse_box`)."""
         if self.phase not in ("keep", "box"):
             self._expect("box")
-        b = box if isinstance(box, int) else parse_box(box)
+        if isinstance(box, bool) or not isinstance(box, int | np.integer | str):
+            raise IllegalMove(f"a box is its number 0 to {N_BOXES - 1} or its name, not "
+                              f"{box!r}")
+        b = parse_box(box) if isinstance(box, str) else int(box)
         reason = self.box_refusal(b)
         if reason:
             raise IllegalMove(reason)

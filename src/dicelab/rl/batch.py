@@ -32,11 +32,11 @@ import numpy as np
 
 from dicelab import dice
 from dicelab.errors import UserError
-from dicelab.farkle.rules import PENALTY_STREAK, check_target
+from dicelab.farkle.rules import PENALTY_STREAK, check_points, check_target
 from dicelab.penta.rules import N_BOXES
 from dicelab.penta.scoring import TABLES
 from dicelab.rl import kernels
-from dicelab.rl.common import IllegalActionError, masked_space, require_gymnasium
+from dicelab.rl.common import OBS_HIGH, IllegalActionError, masked_space, require_gymnasium
 from dicelab.rl.farkle import TURN_OBS, FarkleActions, check_rules
 
 gym = require_gymnasium()
@@ -44,6 +44,10 @@ gym = require_gymnasium()
 MODES = ("solo", "turn")
 #: The most games one batch holds (its arrays are about 300 bytes a game).
 MAX_GAMES = 10_000_000
+#: The largest target or bank threshold of a batch (a multiple of 50 below ``OBS_HIGH``:
+#: the kernels count points in 64-bit integers).
+MAX_POINTS = 10**12
+assert MAX_POINTS < OBS_HIGH
 
 
 def _check_games(games) -> int:
@@ -117,6 +121,9 @@ class FarkleBatch(_Batch):
             raise UserError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.rules = check_rules(rules, ending)
         self.target = check_target(target)
+        if self.target > MAX_POINTS:
+            raise UserError(f"--target must be at most {MAX_POINTS:,} in a batch, not "
+                            f"{self.target:,}")
         self.mode = mode
         self.actions = FarkleActions(self.rules)
         sa = self.actions.sa
@@ -151,6 +158,7 @@ class FarkleBatch(_Batch):
         """Each game's action under ``threshold-T``: set aside every scoring die, bank
         once the turn points reach ``threshold`` (a baseline, and what ``simulate`` plays
         as ``threshold-T``)."""
+        threshold = check_points("threshold", threshold, maximum=MAX_POINTS)
         out = np.zeros(self.num_envs, dtype=np.int64)
         roll_class, option_start, points, dice_left, bank_floor = self._model
         kernels.keep_all_actions(self._rank, self._tp, roll_class, option_start,

@@ -80,7 +80,7 @@ def check_flag(name: str, value) -> bool:
 
 
 def yardstick_info(values: np.ndarray, unit: str) -> dict:
-    """The yardstick of one decision: ``values[a]`` the exact value of action ``a`` (NaN
+    """The yardstick of one decision: ``values[a]`` the exact value of action ``a`` (-inf
     where illegal), the best value, and the unit."""
     return {"values": values, "best": float(values.max()), "unit": unit}
 

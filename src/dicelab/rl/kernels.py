@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from dicelab.errors import UserError
 from dicelab.penta.scoring import apply_box, roll_box_scores
 from dicelab.penta.tables import N_ROLLS, ROLL_BASE, roll_dice_of
 from dicelab.rng import roll_dice_at
@@ -169,7 +170,10 @@ def new_rng_states(seed, games: int) -> np.ndarray:
     """One xoshiro256** state per game from ``SeedSequence(seed)`` (a child each)."""
     from dicelab.rng import state_from_seedsequence
 
-    children = np.random.SeedSequence(seed).spawn(games)
+    try:
+        children = np.random.SeedSequence(seed).spawn(games)
+    except (TypeError, ValueError):
+        raise UserError(f"seed must be a non-negative integer, not {seed!r}") from None
     return np.array([state_from_seedsequence(c) for c in children], dtype=np.uint64)
 
 
