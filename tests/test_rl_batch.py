@@ -377,3 +377,29 @@ def test_penta_batch_refuses_illegal_actions_and_replays_a_seed():
         PentaBatch(4, rules="yahtzee")
     again, _ = PentaBatch(4, seed=3).reset()
     assert (again["observation"] == before).all()
+
+
+def test_a_solitaire_game_that_never_banks_is_truncated():
+    """A policy that always rolls on never reaches the target: each game is truncated once
+    it has played MAX_ROUNDS turns (as FarkleSoloEnv truncates it), its last observation
+    in final_obs, its return minus its turns, and starts again at once; it ran for ever."""
+    from dicelab.config import MAX_ROUNDS
+
+    batch = FarkleBatch(3, target=1000, seed=1)
+    obs, _ = batch.reset()
+    returns, first = np.zeros(3), [None] * 3
+    for _ in range(20 * MAX_ROUNDS):
+        acts = 2 * np.argmax(obs["action_mask"][:, 0::2], axis=1)  # roll on, never bank
+        obs, reward, terminated, truncated, info = batch.step(acts)
+        assert not terminated.any()
+        assert (info["_final_obs"] == truncated).all()
+        for i in np.flatnonzero(truncated):
+            if first[i] is None:
+                first[i] = (returns[i] + reward[i], info["final_obs"][i].copy())
+                assert obs["observation"][i, 8] == 0  # the next game, from 0
+        returns += reward
+        if all(f is not None for f in first):
+            break
+    for total_return, final in first:
+        assert -MAX_ROUNDS - 10 < total_return <= -MAX_ROUNDS
+        assert final[8] < 1000 and not final[:7].any()

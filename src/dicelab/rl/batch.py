@@ -12,8 +12,11 @@ one numba kernel (:mod:`dicelab.rl.kernels`)::
     obs, reward, terminated, truncated, info = batch.step(actions)   # actions (1024,)
 
 A game that ends in a step starts again in that same step: ``obs`` is the new game's
-first decision, ``info["final_obs"]`` (rows where ``terminated``) the finished game's last
-observation (its roll entries zero). ``info["lost_turns_at_start"]`` counts, per game,
+first decision, ``info["final_obs"]`` (rows where ``terminated`` or ``truncated``) the
+finished game's last observation (its roll entries zero). A solitaire game still short
+of the target after :data:`~dicelab.config.MAX_ROUNDS` turns (a policy that never
+banks) is truncated, as :class:`~dicelab.rl.farkle.FarkleSoloEnv` truncates it.
+``info["lost_turns_at_start"]`` counts, per game,
 the turns lost to rolls of six dice that scored nothing before a new game's (``solo``:
 each is -1, not in the rewards, as :class:`FarkleSoloEnv`'s ``reset`` reports them) or a
 new turn's first decision (``turn``: ``skipped_turns``). An illegal action in any game
@@ -31,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from dicelab import dice
+from dicelab.config import MAX_ROUNDS
 from dicelab.errors import UserError
 from dicelab.farkle.rules import PENALTY_STREAK, check_points, check_target
 from dicelab.penta.rules import N_BOXES
@@ -72,6 +76,7 @@ class _Batch(gym.vector.VectorEnv):
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, games)
         self._reward = np.zeros(games)
         self._done = np.zeros(games, dtype=np.bool_)
+        self._truncated = np.zeros(games, dtype=np.bool_)
         self._obs = np.zeros((games, n_obs), dtype=np.int64)
         self._final = np.zeros((games, n_obs), dtype=np.int64)
         self._mask = np.zeros((games, n_actions), dtype=np.int8)
@@ -105,10 +110,11 @@ class _Batch(gym.vector.VectorEnv):
             legal = np.flatnonzero(self._mask[bad]).tolist()
             raise IllegalActionError(f"game {bad}: action {int(acts[bad])} is illegal; legal "
                                      f"actions: {legal}")
-        info = {"final_obs": self._final.copy(), "_final_obs": self._done.copy(),
+        ended = self._done | self._truncated
+        info = {"final_obs": self._final.copy(), "_final_obs": ended,
                 **self._infos(), "action_mask": self._mask.copy()}
         return (self._out(), self._reward.copy(), self._done.copy(),
-                np.zeros(self.num_envs, dtype=np.bool_), info)
+                self._truncated.copy(), info)
 
 
 class FarkleBatch(_Batch):
@@ -150,9 +156,9 @@ class FarkleBatch(_Batch):
     def _step_games(self, acts: np.ndarray) -> int:
         return kernels.step_games(acts, self._solo, self.target, self._rank, self._tp,
                                   self._total, self._lost, self._turns, self._rng, dice.COUNTS,
-                                  *self._model, self._penalty, PENALTY_STREAK, self._reward,
-                                  self._done, self._start_lost, self._final, self._obs,
-                                  self._mask)
+                                  *self._model, self._penalty, PENALTY_STREAK, MAX_ROUNDS,
+                                  self._reward, self._done, self._truncated, self._start_lost,
+                                  self._final, self._obs, self._mask)
 
     def threshold_actions(self, threshold: int) -> np.ndarray:
         """Each game's action under ``threshold-T``: set aside every scoring die, bank

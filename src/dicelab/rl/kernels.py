@@ -91,10 +91,11 @@ def reset_games(solo, rank, tp, total, lost, turns, rng, start_lost, counts, rol
 @njit(cache=True)
 def step_games(actions, solo, target, rank, tp, total, lost, turns, rng, counts,
                roll_class, option_start, points, dice_left, bank_floor, penalty, streak,
-               reward, done, start_lost, final_obs, obs, mask):
+               max_turns, reward, done, truncated, start_lost, final_obs, obs, mask):
     """One action per game; a finished game starts again at once (its last observation
-    in ``final_obs``). Returns -1, or the first game whose action is illegal (then no game
-    has moved)."""
+    in ``final_obs``): ``done`` where it reached the target (a one-turn game: where the
+    turn ended), ``truncated`` where a solitaire game played ``max_turns`` turns without.
+    Returns -1, or the first game whose action is illegal (then no game has moved)."""
     g = rank.size
     for i in range(g):
         a = actions[i]
@@ -111,6 +112,7 @@ def step_games(actions, solo, target, rank, tp, total, lost, turns, rng, counts,
         tp[i] += points[j] * UNIT
         reward[i] = 0.0
         done[i] = False
+        truncated[i] = False
         start_lost[i] = 0
         banked = a % 2 == 1
         ended = banked
@@ -133,10 +135,11 @@ def step_games(actions, solo, target, rank, tp, total, lost, turns, rng, counts,
                     n_lost = _start_turn(i, solo, rank, tp, total, lost, turns, rng,
                                          roll_class, penalty, streak)
                     reward[i] -= n_lost
+                    truncated[i] = turns[i] >= max_turns
             else:
                 reward[i] = tp[i] if banked else 0.0
                 done[i] = True
-            if done[i]:
+            if done[i] or truncated[i]:
                 final_obs[i, :] = 0
                 final_obs[i, 7] = tp[i]
                 if solo:
