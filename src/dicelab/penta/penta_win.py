@@ -246,11 +246,12 @@ def paired_gain(diffs: np.ndarray, n: np.ndarray) -> tuple[float, float, int]:
 def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None = None,
                       rules: str | None = None, ceiling: bool = True,
                       progress: Callable[[int, int], None] | None = None,
-                      build_ceiling: bool = True) -> WinMeasurement:
+                      build_ceiling: bool = False) -> WinMeasurement:
     """Measure penta-win against ``optimal`` at every seat of tables of ``seats`` (see the
     module docstring); ``ceiling``: with the clairvoyant ceiling's exact bounds
-    (:func:`clairvoyant_bounds`) and, for two seats, the ceiling itself (its table is
-    solved once, then cached; not built unless ``build_ceiling``)."""
+    (:func:`clairvoyant_bounds`, from the table of every target: solved once, minutes,
+    then cached) and, for two seats, the ceiling itself when its own table is cached
+    (``build_ceiling`` builds it: 2.3 GB, minutes, then cached)."""
     from dicelab.penta.objective_play import WIN_MAX_SEATS
     from dicelab.penta.simulate import simulate_penta
 
