@@ -203,13 +203,12 @@ def _check_values(spec: ExperimentSpec) -> None:
         except UserError as exc:
             raise UserError(f"{src}: {key}: {exc}") from None
 
-    specs = named("policies", lambda: check_policies(list(spec.policies),
-                                             spec.seats if spec.kind == "tournament" else 2,
-                                             None))
+    specs = named("policies", lambda: check_policies(list(spec.policies), 2, None))
+    tables = TABLE_GAMES[specs[0].game]
+    named("seats", lambda: tables.check(specs, spec.seats))  # the seats the game plays
     named("games", lambda: check_games(spec.games, "games"))
     if spec.seed is not None:
         named("seed", lambda: check_seed(spec.seed))
-    tables = TABLE_GAMES[specs[0].game]
     if spec.ending is not None:
         named("ending", lambda: tables.make(None, spec.ending, None))
     named("rules", lambda: tables.make(spec.rules, spec.ending, None))
