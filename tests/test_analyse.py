@@ -569,3 +569,26 @@ def test_the_value_trace_under_the_turn_measure_ends_at_the_points_banked(tmp_pa
     assert labels == ["seat 0 (ai)", "seat 1 (threshold-300)"]
     assert player_label("Computer (ai)", "ai") == "Computer (ai)"
     assert player_label("You", "human") == "You"
+
+
+@pytest.mark.parametrize("measures", [("win-share", "score"), ("score", "score"),
+                                      ("at-least:300", "score"), ("win", "win")])
+def test_the_value_figure_draws_each_unit_on_its_own_axis(measures):
+    """Seats judged by different measures (penta-win in win share, optimal in points) are
+    not drawn on one axis, where the win share is a flat line at 0: one panel a unit, each
+    labelled with its unit; seats judged alike share one panel."""
+    import pandas as pd
+
+    from dicelab.analyse import TRACE_LABELS, AnalysisResult, unit_of
+
+    players = pd.DataFrame({"log": "g.jsonl", "game": 0, "seat": [0, 1],
+                            "player": ["seat 0", "seat 1"], "policy": ["a", "b"],
+                            "game_kind": "penta", "measure": list(measures)})
+    traces = {("g.jsonl", 0, 0): [0.5, 0.6, 1.0], ("g.jsonl", 0, 1): [254.5, 240.0, 212.0]}
+    result = AnalysisResult(["g.jsonl"], {"penta": ", ".join(dict.fromkeys(measures))}, None,
+                            players, traces)
+    axes = result.figures()["value.png"].axes
+    units = list(dict.fromkeys(TRACE_LABELS.get(m, unit_of(m)) for m in measures))
+    assert [" ".join(ax.get_ylabel().split()) for ax in axes] == units
+    assert [[line.get_label() for line in ax.get_lines()] for ax in axes] == (
+        [["seat 0 (a)", "seat 1 (b)"]] if len(units) == 1 else [["seat 0 (a)"], ["seat 1 (b)"]])

@@ -54,7 +54,11 @@ def test_sweeps_expand_in_order():
     ("policies = 'ai'\n", "policies must be a list"),
     ("policies = ['ai', 'bogus']\n", "policies: unknown policy 'bogus'"),
     ("policies = ['ai']\n", "policies: a tournament needs at least two"),
-    ("policies = ['ai', 'max-ev']\nseats = 9\n", "policies: --seats must be 2 to 7"),
+    ("policies = ['ai', 'max-ev']\nseats = 9\n", "exp.toml: seats: --seats must be 2 to 7"),
+    ("policies = ['ai', 'max-ev']\nseats = 1\n", "exp.toml: seats: --seats must be 2 to 7"),
+    ("policies = ['optimal', 'greedy']\nseats = 1\n", "exp.toml: seats: --seats must be at"),
+    ("policies = ['optimal-win', 'ai']\nseats = 3\n", "exp.toml: seats: optimal-win plays"),
+    ("policies = ['ai', 'bogus']\nseats = 1\n", "exp.toml: policies: unknown policy"),
     ("policies = ['ai', 'max-ev']\nseats = '2'\n", "seats must be an integer"),
     ("policies = ['ai', 'max-ev']\ngames = 0\n", "games: games must be a positive"),
     ("policies = ['ai', 'max-ev']\ngames = true\n", "games must be an integer"),
@@ -440,3 +444,31 @@ def test_a_users_policy_file_edited_after_a_stop_is_another_experiment(tmp_path,
     assert parse_experiment(f.read_text(), str(f)).digest() != first
     builtin = parse_experiment(GOOD, "demo.toml")  # no user's policy: no code in it
     assert builtin.digest() == parse_experiment(GOOD, "demo.toml").digest()
+
+
+def test_a_run_says_it_does_not_continue_an_earlier_versions_unfinished_run(capsys, tmp_path,
+                                                                            monkeypatch):
+    """The file edited after a stop: the new run does not continue from the old cells, and
+    says so (and that they go when it finishes); an empty folder of an earlier version and
+    another experiment's cells are not mentioned; the same file's own cells are continued."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text('name = "demo"\npolicies = ["ai", "threshold-300"]\n'
+                                        "games = 300\nseed = 4\ntarget = 1000\n")
+    runs = tmp_path / "results" / ".partial"
+    old, empty, other = runs / "demo-0123456789ab", runs / "demo-ba9876543210", \
+        runs / "demo-x-0123456789ab"
+    for d in (old, empty, other):
+        d.mkdir(parents=True)
+    for d in (old, other):
+        for i in range(2):
+            (d / f"table-{i}.npz").write_bytes(b"old")
+    code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json"])
+    assert code == 0, err
+    said = [line for line in err.splitlines() if "not continuing" in line]
+    assert said == [f"not continuing the unfinished run in {old} (2 finished table(s)): the "
+                    "file, a policy file it names or the seed has changed since; it is "
+                    "deleted when this run finishes"], err
+    assert "continuing an unfinished run" not in err
+    assert not old.exists() and not empty.exists() and other.is_dir()
+    code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json"])
+    assert code == 0 and "not continuing" not in err, err

@@ -350,7 +350,10 @@ def test_cli_compare_exact_penta(dist, capsys, tmp_path):
 @pytest.mark.parametrize(("argv", "needle"), [
     (["solve", "penta", "--distribution", "--policy", "bogus"], "unknown Penta policy"),
     (["solve", "penta", "--distribution", "--rules", "bogus"], "unknown Penta rule set"),
-    (["solve", "penta", "--policy", "greedy"], "only with --distribution"),
+    (["solve", "penta", "--policy", "greedy"], "--policy: only with --distribution\n"),
+    (["solve", "penta", "-p", "greedy", "--plot", "{tmp}/x.png"], "--policy: only with"),
+    (["solve", "penta", "--plot", "{tmp}/x.png"], "--plot: only with --distribution or"),
+    (["solve", "penta", "--out", "{tmp}/o"], "--out: only with --distribution or"),
     (["solve", "penta", "--distribution", "--plot", "{tmp}/x.jpg"], "must end in .png"),
     (["solve", "penta", "--distribution", "--plot", "{tmp}/no/such/x.png"], "does not exist"),
     (["solve", "penta", "--distribution", "--out", "{tmp}/file"], "not a directory"),

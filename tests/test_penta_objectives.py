@@ -470,7 +470,9 @@ def test_advice_command_under_an_objective(capsys):
 @pytest.mark.parametrize(("argv", "needle"), [
     (["--objective", "utility:theta=0.01", "-s", "greedy"], "leave out --strategy"),
     (["--objective", "mode"], "unknown objective"),
-    (["-s", "penta-win"], "use --objective"),
+    (["-s", "penta-win"], "by the other seats' cards, which advise does not take"),
+    (["-s", "optimal:at-least:300"], "use --objective at-least:300\n"),
+    (["-s", "optimal:utility:theta=-0.01"], "use --objective utility:theta=-0.01\n"),
     (["-s", "docs/examples/policies/penta_rules.py:most_points"], "is your own policy"),
     (["-s", "docs/examples/policies/penta_rules.py:this_turn"], "is your own policy"),
 ])

@@ -403,6 +403,28 @@ def test_the_win_matrix_writes_n_a_where_a_score_has_no_interval():
     assert "0.600\n[0.590, 0.610]" in texts
 
 
+@pytest.mark.parametrize("long", [1, 40, 70, 120])
+def test_long_policy_names_leave_the_figures_room(long):
+    """A policy of the user's is named by its path: the figures grow with the longest
+    name, so the matrix's cells and the ratings' axis keep their size (an inch and more a
+    cell, three inches of axis), never squeezed into a corner by the tick labels."""
+    from dicelab.plots import ratings_figure, win_matrix_figure
+
+    names = ["optimal", "greedy", "p" * long]
+    s = np.array([[np.nan, 0.7, 0.9], [0.3, np.nan, 0.8], [0.1, 0.2, np.nan]])
+    fig = win_matrix_figure(names, s, s - 0.01, s + 0.01, title="a tournament")
+    fig.canvas.draw()
+    box = fig.axes[0].get_window_extent()
+    assert min(box.width, box.height) / 3 / fig.dpi >= 1.0, (box, long)
+    assert all(t.get_window_extent().x0 >= 0 for t in fig.axes[0].get_yticklabels())
+    fig = ratings_figure(names, np.array([100.0, 0.0, -100.0]),
+                         np.array([[90.0, 110.0], [-10.0, 10.0], [-110.0, -90.0]]),
+                         title="a tournament")
+    fig.canvas.draw()
+    assert fig.axes[0].get_window_extent().width / fig.dpi >= 3.0, long
+    assert all(t.get_window_extent().x0 >= 0 for t in fig.axes[0].get_yticklabels())
+
+
 def test_the_ratings_figure_says_when_a_rating_has_no_interval():
     """A point without a bar is not a rating known exactly: the axis says why."""
     from dicelab.plots import ratings_figure

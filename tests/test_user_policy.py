@@ -545,6 +545,19 @@ def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tm
                                                "banks.png"}
 
 
+@pytest.mark.parametrize(("target", "rules"), [(200, "default"), (250, "basic")])
+def test_evaluate_banks_figure_names_the_target_and_rules(target, rules):
+    """optimal-win's banks depend on the target (and the rules): the panels say which."""
+    from dicelab.evaluate import evaluate_farkle
+    from dicelab.farkle.rules import load_rules
+
+    card = evaluate_farkle("threshold-300", rules=load_rules(rules, None), target=target)
+    fig = card.figures()["banks.png"]
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == [f"{p} to {target:,} at 0 vs 0 (rules {rules})"
+                      for p in ("threshold-300", "optimal-win")]
+
+
 def test_evaluate_optimal_win_shows_no_negative_zero(capsys):
     """optimal-win's best response scores ½ against it to the last bits, a hair below or
     above: the card says 0.00%, never -0.00%."""

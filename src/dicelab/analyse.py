@@ -33,6 +33,7 @@ once, so thousands of games take seconds once the tables are loaded.
 from __future__ import annotations
 
 import functools
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,18 +208,16 @@ class AnalysisResult:
             return {}
         first = next(iter(self.traces))
         log, game = first[0], first[1]
-        series = {}
+        series, units = {}, {}
         for (lg, gm, seat), tr in self.traces.items():
             if (lg, gm) == (log, game):
                 row = self.players[(self.players["log"] == lg) & (self.players["game"] == gm)
                                    & (self.players["seat"] == seat)].iloc[0]
                 label = player_label(row["player"], row["policy"])
-                series[label if row["player"] == f"seat {seat}" else f"seat {seat}: {label}"] = tr
-                kind = row["game_kind"]
-        measure = self.measure[kind]
-        label = TRACE_LABELS.get(measure, unit_of(measure) if ", " not in measure
-                                 else "each player's measure")
-        return {"value.png": value_trace_figure(series, ylabel=label,
+                name = label if row["player"] == f"seat {seat}" else f"seat {seat}: {label}"
+                series[name] = tr
+                units[name] = TRACE_LABELS.get(row["measure"], unit_of(row["measure"]))
+        return {"value.png": value_trace_figure(series, ylabel=units,
                                                 title=f"{log}, game {game}")}
 
     def games_of(self, kind: str) -> int:
@@ -241,24 +240,36 @@ def player_label(name: str, policy: str) -> str:
     return f"{name} ({policy})"
 
 
-def value_trace_figure(series: dict[str, list[float]], *, ylabel: str, title: str):
+def value_trace_figure(series: dict[str, list[float]], *, ylabel: str | dict[str, str],
+                       title: str):
     """Each player's value after every step of the game (chance events and decisions).
+    ``ylabel``: the values' unit, or each series' unit; series in different units are
+    drawn in panels of their own, one a unit, on a shared step axis.
 
     >>> value_trace_figure({"a": [1.0, 2.0]}, ylabel="v", title="t").axes[0].get_ylabel()
     'v'
+    >>> [a.get_ylabel() for a in value_trace_figure({"a": [1.0], "b": [2.0]}, title="t",
+    ...                                             ylabel={"a": "v", "b": "w"}).axes]
+    ['v', 'w']
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 3.5), layout="constrained")
+    units = {name: ylabel for name in series} if isinstance(ylabel, str) else ylabel
+    panels = list(dict.fromkeys(units[name] for name in series))
+    fig = Figure(figsize=(7, 1 + 2.5 * len(panels)), layout="constrained")
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    for name, values in series.items():
-        ax.plot(np.arange(len(values)), values, drawstyle="steps-post", label=name)
-    ax.set_xlabel("step (each roll and each decision)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    colours = iter(f"C{i}" for i in range(len(series)))
+    for ax, unit in zip(axes, panels, strict=True):
+        for name, values in series.items():
+            if units[name] == unit:
+                ax.plot(np.arange(len(values)), values, drawstyle="steps-post", label=name,
+                        color=next(colours))
+        ax.set_ylabel("\n".join(textwrap.wrap(unit, 40)))  # a long unit fits the panel
+        ax.legend(fontsize=8)
+    axes[-1].set_xlabel("step (each roll and each decision)")
+    axes[0].set_title(title, fontsize=10)
     return fig
 
 

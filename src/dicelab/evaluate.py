@@ -126,9 +126,10 @@ class FarkleEvaluation:
     def figures(self) -> dict[str, Any]:
         from dicelab.plots import banks_side_by_side_figure
 
+        at = f"to {self.target:,} at 0 vs 0 (rules {self.rules.name})"  # whose banks move
         return {"banks.png": banks_side_by_side_figure(
             [self.banks, self.optimal_banks],
-            [f"{self.policy} at 0 : 0", "optimal-win at 0 : 0"])}
+            [f"{self.policy} {at}", f"optimal-win {at}"])}
 
 
 def _bank_from(bank: np.ndarray) -> dict[int, int | None]:

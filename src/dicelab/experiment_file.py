@@ -203,13 +203,12 @@ def _check_values(spec: ExperimentSpec) -> None:
         except UserError as exc:
             raise UserError(f"{src}: {key}: {exc}") from None
 
-    specs = named("policies", lambda: check_policies(list(spec.policies),
-                                             spec.seats if spec.kind == "tournament" else 2,
-                                             None))
+    specs = named("policies", lambda: check_policies(list(spec.policies), 2, None))
+    tables = TABLE_GAMES[specs[0].game]
+    named("seats", lambda: tables.check(specs, spec.seats))  # the seats the game plays
     named("games", lambda: check_games(spec.games, "games"))
     if spec.seed is not None:
         named("seed", lambda: check_seed(spec.seed))
-    tables = TABLE_GAMES[specs[0].game]
     if spec.ending is not None:
         named("ending", lambda: tables.make(None, spec.ending, None))
     named("rules", lambda: tables.make(spec.rules, spec.ending, None))
@@ -307,10 +306,8 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
         for name, fig in result.figures().items():
             files[name] = save_png(fig, where / name)
     # the unfinished runs of other versions of this experiment would write these results
-    for other in partial.parent.iterdir():
-        if other != partial and _PARTIAL_NAME.fullmatch(other.name) and \
-                other.name.rpartition("-")[0] == spec.name and other.is_dir():
-            shutil.rmtree(other, ignore_errors=True)
+    for other in _other_versions(spec, base):
+        shutil.rmtree(other, ignore_errors=True)
     _remove(partial, made)
     return result, where, files
 
@@ -350,6 +347,27 @@ def unfinished_run(path: Path | str, *, base: Path | None = None, seed: int | No
     spec = _with_seed(read_experiment(path), seed)
     partial = _partial_dir(spec, Path.cwd() if base is None else Path(base))
     return partial, _cells(partial)
+
+
+def _other_versions(spec: ExperimentSpec, base: Path) -> list[Path]:
+    """The unfinished runs' directories of this experiment's other versions (the file, a
+    policy file of it or the seed changed since they stopped)."""
+    partial = _partial_dir(spec, base)
+    if not partial.parent.is_dir():
+        return []
+    return sorted(d for d in partial.parent.iterdir()
+                  if d != partial and _PARTIAL_NAME.fullmatch(d.name)
+                  and d.name.rpartition("-")[0] == spec.name and d.is_dir())
+
+
+def earlier_versions(path: Path | str, *, base: Path | None = None, seed: int | None = None
+                     ) -> list[tuple[Path, int]]:
+    """The unfinished runs of other versions of the experiment file at ``path`` (with
+    ``seed`` in place of the file's), each with its finished cells: a run of this version
+    does not continue from them, and its finished run deletes them."""
+    spec = _with_seed(read_experiment(path), seed)
+    found = _other_versions(spec, Path.cwd() if base is None else Path(base))
+    return [(d, n) for d in found if (n := _cells(d))]
 
 
 def _remove(partial: Path, made: list[Path]) -> None:

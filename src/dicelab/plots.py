@@ -149,7 +149,9 @@ def win_matrix_figure(policies: list[str], score: np.ndarray, lo: np.ndarray, hi
     't'
     """
     k = len(policies)
-    fig = Figure(figsize=(1.4 * k + 2.5, 1.1 * k + 2), layout="constrained")
+    names = 0.08 * max(len(p) for p in policies)  # inches the longest tick label takes
+    fig = Figure(figsize=(1.4 * k + 2.5 + names, 1.1 * k + 2 + names / 2),
+                 layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     im = ax.imshow(score, cmap="RdBu", vmin=0, vmax=1)
@@ -181,7 +183,8 @@ def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, t
     'rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI)'
     """
     order = np.argsort(rating)
-    fig = Figure(figsize=(6, 0.45 * len(policies) + 1.5), layout="constrained")
+    names = 0.08 * max(len(p) for p in policies)  # inches the longest tick label takes
+    fig = Figure(figsize=(6 + names, 0.45 * len(policies) + 1.5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     y = np.arange(len(order))

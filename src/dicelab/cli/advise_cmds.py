@@ -60,9 +60,13 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
         raise UserError(f"advise penta: {spec.name} is your own policy; the options are "
                         "ranked by optimal's or greedy's values (--strategy) or an "
                         "objective's (--objective): judge yours with dicelab analyse")
-    if ranking is None:
+    if ranking is None and spec.name.startswith("optimal:"):
         raise UserError(f"advise penta: --strategy is optimal or greedy; for "
-                        f"{spec.name} use --objective")
+                        f"{spec.name} use --objective {spec.name.partition(':')[2]}")
+    if ranking is None:  # penta-win: its values need the other seats' cards
+        raise UserError(f"advise penta: --strategy is optimal or greedy; {spec.name} values "
+                        "an option by the other seats' cards, which advise does not take: "
+                        "judge its games with dicelab analyse")
     rs = get_rules(rules)
     sc = Scorecard.parse(card)
     faces = parse_dice(roll, "--roll", range(5, 6), "1,3,3,4,6")

@@ -213,7 +213,12 @@ def register(app: typer.Typer) -> None:
         continues where it stopped when run again."""
         from dicelab.cli import render
         from dicelab.cli.invocation import INTERRUPTED
-        from dicelab.experiment_file import read_experiment, run_experiment_file, unfinished_run
+        from dicelab.experiment_file import (
+            earlier_versions,
+            read_experiment,
+            run_experiment_file,
+            unfinished_run,
+        )
         from dicelab.results import check_out_dir, echo_json
 
         spec = read_experiment(path)  # checked before the progress bar starts
@@ -223,6 +228,10 @@ def register(app: typer.Typer) -> None:
         if done:
             typer.echo(f"continuing an unfinished run from {partial}: {done} finished "
                        f"{cells} found", err=True)
+        for old, n in earlier_versions(path, seed=seed):
+            typer.echo(f"not continuing the unfinished run in {old} ({n} finished {cells}): "
+                       "the file, a policy file it names or the seed has changed since; "
+                       "it is deleted when this run finishes", err=True)
         try:
             with render.progress_bar(enabled=not json_out, total=max(len(spec.policies), 1),
                                      description="playing") as advance:

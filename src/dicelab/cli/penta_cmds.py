@@ -70,8 +70,9 @@ def register(app, solve_app, policy_app) -> None:
         if distribution:
             _distribution(rs, policy, plot, json_out, out)
             return
-        given = [f for f, v in (("--policy", policy), ("--plot", plot), ("--out", out))
-                 if v is not None]
+        if policy is not None:  # --objective refuses it too: it names its own policy
+            raise UserError("--policy: only with --distribution")
+        given = [f for f, v in (("--plot", plot), ("--out", out)) if v is not None]
         if given:
             raise UserError(f"{', '.join(given)}: only with --distribution or --objective")
         from dicelab.penta.solver import solve
