@@ -430,7 +430,7 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
         with contextlib.suppress(OSError):
             written = path.stat().st_size
             if written > limit:  # the arrays fit, but not with the file's headers
-                path.unlink()
+                _drop_regular(path)
                 _too_big(key, written, limit, source)
                 return None
         # the table is stored; a cache that cannot shrink only costs disk

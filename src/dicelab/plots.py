@@ -137,6 +137,11 @@ def bust_risk_figure(exact: dict[int, float], simulated: dict | None = None) -> 
     return fig
 
 
+def _label_inches(labels: list[str]) -> float:
+    """About the inches the longest of these tick labels takes at the figures' font."""
+    return 0.08 * max(len(x) for x in labels)
+
+
 def win_matrix_figure(policies: list[str], score: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                       *, title: str) -> Figure:
     """Heat map of a tournament's pairwise scores: cell (i, j) is policy i's share of
@@ -149,7 +154,7 @@ def win_matrix_figure(policies: list[str], score: np.ndarray, lo: np.ndarray, hi
     't'
     """
     k = len(policies)
-    names = 0.08 * max(len(p) for p in policies)  # inches the longest tick label takes
+    names = _label_inches(policies)
     fig = Figure(figsize=(1.4 * k + 2.5 + names, 1.1 * k + 2 + names / 2),
                  layout="constrained")
     FigureCanvasAgg(fig)
@@ -183,7 +188,7 @@ def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, t
     'rating: finishing ahead of another policy (Elo scale, mean 0; 95% CI)'
     """
     order = np.argsort(rating)
-    names = 0.08 * max(len(p) for p in policies)  # inches the longest tick label takes
+    names = _label_inches(policies)
     fig = Figure(figsize=(6 + names, 0.45 * len(policies) + 1.5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
