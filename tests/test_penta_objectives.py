@@ -985,6 +985,36 @@ def test_analyse_objective_bad_input(capsys, tmp_path):
         assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
 
 
+def test_analyse_says_which_table_it_solves_before_a_long_solve(capsys, tmp_path,
+                                                                monkeypatch):
+    """Judging by an objective whose table is not in the cache starts a solve of minutes:
+    the command says which table, once it is sure to solve it (after the log is read and
+    the memory checked), not before an error found earlier. The solve itself is replaced by
+    one that stops at once, so the notice is seen to come before it."""
+    from dicelab.gamelog import new_game_header, write_games
+    from dicelab.penta import objectives
+
+    log = tmp_path / "one.jsonl"
+    write_games(log, [(new_game_header("penta", "seed", [{"name": "me", "policy": "optimal"}]),
+                       [{"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [],
+                         "box": "chance"}])])
+
+    def stop(*args, **kwargs):
+        raise UserError("solve stopped")
+
+    objectives.release_tables()
+    monkeypatch.setattr(objectives, "solve_rows", stop)
+    notice = ("dicelab: solving the Penta at-least:123 table (rules 'seed'): this can take "
+              "minutes\n")
+    code, out, err = run_cli(capsys, ["analyse", str(log), "--objective", "at-least:123"])
+    assert (code, out, err) == (2, "", notice + "error: solve stopped\n")
+    for argv in (["--objective", "at-least:5000"], ["--objective", "at-least:123", "--game",
+                                                     "farkle"]):
+        code, out, err = run_cli(capsys, ["analyse", str(log), *argv])
+        assert code == 2 and not out and "solving" not in err
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+
+
 # --- analyse: penta-win's decisions judged by its win share --------------------------------
 
 

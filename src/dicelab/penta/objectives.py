@@ -34,6 +34,7 @@ ties settled by ``optimal``'s values: see :mod:`dicelab.penta.objective_play`.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -67,6 +68,9 @@ from dicelab.penta.solver import (
 from dicelab.penta.widget import RowTable, row_value
 from dicelab.resources import check_memory
 from dicelab.text import parse_decimal, parse_int
+
+#: Notices of long solves (the CLI shows INFO on stderr; a library user through logging).
+log = logging.getLogger(__name__)
 
 #: Objective kinds, in the order of the docs.
 KINDS = ("mean", "at-least", "utility", "beat")
@@ -424,7 +428,9 @@ def _key(kind: str, rules: RuleSet, **parts) -> str:
 
 def _state_entry(objective: Objective, rs: RuleSet) -> dict[str, np.ndarray]:
     t0 = time.perf_counter()
-    check_memory(f"the Penta {objective.name} value table", 8 * N_STATES * 2)
+    what = f"the Penta {objective.name} value table (rules '{rs.name}')"
+    check_memory(what, 8 * N_STATES * 2)
+    log.info("solving %s: this can take a minute", what)
     V = np.full(N_STATES, np.nan)
     mult = utility_mult(objective.theta) if objective.kind == "utility" else np.zeros(0)
     V[layer_states()[N_BOXES]] = math.copysign(1.0, objective.theta) if mult.size else 0.0
@@ -436,6 +442,7 @@ def _row_entry(spec: RowSpec, rs: RuleSet, what: str,
                progress: Callable[[int, int], None] | None) -> dict[str, np.ndarray]:
     t0 = time.perf_counter()
     R = new_row_table(spec, what)
+    log.info("solving %s: this can take minutes", what)
     solve_rows(R, rs, progress=progress)
     return {"F": R.F, "lo": R.lo, "width": R.width, "solve_s": np.array(time.perf_counter() - t0)}
 
@@ -561,7 +568,7 @@ def _solve_at_least(obj: Objective, rs: RuleSet, use_cache: bool,
                                      rows=table.rows, start=obj.target, table="every target",
                                      n_values=table.n_values, nbytes=table.nbytes)
     spec = at_least_rows(bounds, obj.target)
-    what = f"the Penta at-least:{obj.target} table"
+    what = f"the Penta at-least:{obj.target} table (rules '{rs.name}')"
     if use_cache:
         arrays, from_cache = cached_rows(
             _key("at-least", rs, t=obj.target), f"{FORMAT_VERSION}",
@@ -586,7 +593,7 @@ def _solve_beat(obj: Objective, rs: RuleSet, use_cache: bool,
                 progress: Callable[[int, int], None] | None, t0: float) -> ObjectiveSolution:
     u = beat_share(rs, obj.opponents)
     spec, x_sat = utility_rows(score_bounds(rs), u)
-    what = f"the Penta {obj.name} table"
+    what = f"the Penta {obj.name} table (rules '{rs.name}')"
     version = f"{FORMAT_VERSION}:u={disk_cache.digest(u)[:16]}"
     build = lambda: _row_entry(spec, rs, what, progress)  # noqa: E731
     if use_cache:
