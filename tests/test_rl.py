@@ -201,6 +201,8 @@ def test_illegal_actions_and_finished_episodes_are_errors(make):
     (lambda: farkle_env(True), "seats"),
     (lambda: farkle_env(3, yardstick=True), "two seats"),
     (lambda: penta_env(1), "seats"),
+    (lambda: penta_env(2.0), "seats"),
+    (lambda: penta_env(10**6), "a Penta table of 1,000,000 seats would need"),
     (lambda: farkle_env(2, rules="tomato.toml"), "tomato.toml"),
     (lambda: farkle_env(2, opponent="threshold-300"), "yardstick=True"),
     (lambda: farkle_env(2, yardstick=True, opponent="threshold-310"), "threshold"),

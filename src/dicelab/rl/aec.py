@@ -41,6 +41,7 @@ from dicelab.farkle.rules import (
     check_target,
     dice_after,
 )
+from dicelab.resources import check_memory
 from dicelab.rl.common import (
     NOT_STARTED,
     OBS_HIGH,
@@ -193,7 +194,8 @@ def farkle_env(seats: int = 2, rules=None, target: int | None = None,
 
 def penta_env(seats: int = 2, rules=None, yardstick: bool = False,
               render_mode: str | None = None) -> PentaAECEnv:
-    """A Penta table of ``seats`` (2 or more) as a PettingZoo AEC environment."""
+    """A Penta table of ``seats`` (2 or more, as many as fit the memory limit: each seat
+    sees every other TOTAL) as a PettingZoo AEC environment."""
     return PentaAECEnv(seats, rules, yardstick, render_mode)
 
 
@@ -333,6 +335,8 @@ class PentaAECEnv(_TurnTakingEnv):
 
     def __init__(self, seats=2, rules=None, yardstick=False, render_mode=None):
         seats = _check_seats(seats, 2, None)
+        # each seat's observation (and its space's bounds) holds every other seat's TOTAL
+        check_memory(f"a Penta table of {seats:,} seats", 24 * seats * (N_OBS + seats))
         self.rules = check_penta_rules(rules)
         self.yardstick = check_flag("yardstick", yardstick)
         super().__init__(seats, N_OBS + seats - 1, PENTA_ACTIONS, render_mode, low=-1)
