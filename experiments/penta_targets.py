@@ -14,7 +14,6 @@ distribution. Without ``--out`` this writes the checkout's ``results/penta_targe
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dicelab.results import run_script, to_json
+from dicelab.results import ScriptParser, run_script, to_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +63,7 @@ class Targets:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rules", default="seed")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--json", action="store_true")

@@ -21,19 +21,18 @@ nothing written.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from dicelab.penta.penta_win import MIN_GAMES, measure_penta_win
-from dicelab.results import run_script, to_json
+from dicelab.results import ScriptParser, run_script, to_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seats", type=int, default=2)
     ap.add_argument("--games", type=int, default=1_000_000,
                     help=f"games per seat position, at least {MIN_GAMES:,} (two chunks: "

@@ -15,11 +15,10 @@ judge builds a 270 MB decision block. A bad option is one ``error:`` line and ex
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from dicelab.results import run_script, to_json
+from dicelab.results import ScriptParser, run_script, to_json
 from dicelab.rl.penta_agent import judge, train_penta
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rules", default="seed")
     ap.add_argument("--games", type=int, default=2000)
     ap.add_argument("--iterations", type=int, default=8)

@@ -23,13 +23,12 @@ rules, the agent's settings, versions, the final exact gap). A bad option is one
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from dicelab.errors import UserError
 from dicelab.registry import parse_policy
-from dicelab.results import run_script, to_json
+from dicelab.results import ScriptParser, run_script, to_json
 from dicelab.rl.tabular import duel, train_solo, train_turn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ScriptParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kind", choices=("turn", "solo"), default="turn")
     ap.add_argument("--rules", default="default")
     ap.add_argument("--target", type=int, default=1000)

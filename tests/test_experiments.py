@@ -308,3 +308,25 @@ def test_rules_option_names_every_preset():
     from dicelab.farkle.rules import PRESETS
 
     assert all(name in RULES.help for name in PRESETS)
+
+
+@pytest.mark.parametrize("script", ["penta_win", "penta_targets", "rl_penta", "rl_qlearning"])
+@pytest.mark.parametrize("argv, needle", [
+    (["--nonsense"], "unrecognized arguments: --nonsense"),
+    (["--json=x"], "argument --json: ignored explicit argument 'x'"),
+    (["--json", "--rules"], "argument --rules: expected one argument"),
+])
+def test_a_scripts_bad_option_is_one_error_line(capsys, tmp_path, script, argv, needle):
+    """The experiment scripts answer a bad option as the command line does: one ``error:``
+    line and exit code 2 (argparse's own adds its usage lines), nothing written."""
+    spec = importlib.util.spec_from_file_location(script, ROOT / "experiments" / f"{script}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(SystemExit) as stop:
+        module.main(["--out", str(tmp_path / "o"), *argv])
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == "" and err == f"error: {needle}\n"
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(SystemExit) as stop:
+        module.main(["--help"])
+    assert stop.value.code == 0 and capsys.readouterr().out.startswith("usage: ")

@@ -7,6 +7,7 @@ half-written file behind, and never in place of a symbolic link or a device.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -202,6 +203,15 @@ def save_run(out: Path, result: SimulationResult, command: list[str] | None = No
     atomic_write_parquet(pq, result.to_frame())
     atomic_write_text(mf, json.dumps(manifest, indent=2, default=_json_default) + "\n")
     return {"summary": pq, "manifest": mf}
+
+
+class ScriptParser(argparse.ArgumentParser):
+    """An experiment script's options: a bad one is one ``error: ...`` line on stderr and
+    exit code 2, as on the command line (argparse's own adds its usage lines)."""
+
+    def error(self, message: str):
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def run_script(out: Path | str, compute: Callable[[], SimulationResult],
