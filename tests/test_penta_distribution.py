@@ -332,6 +332,26 @@ def test_cli_distribution_json_plot_and_out(dist, capsys, tmp_path):
     assert "final score SD" in stdout and "final score p90" in stdout
 
 
+def test_a_figure_marks_an_at_least_target_with_its_probability():
+    """An at-least:T objective's histogram marks T with P(TOTAL >= T) summed by hand, and
+    its axis reaches T even where T lies beyond the central mass."""
+    from dicelab.plots import score_distribution_figure
+
+    scores = np.arange(50, 251)
+    p = np.exp(-0.5 * ((scores - 150) / 20.0) ** 2)
+    p /= p.sum()
+    for target in (170, 400):
+        ax = score_distribution_figure(scores, p, title="t", mean=150.0,
+                                       target=target).axes[0]
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        reach = sum(float(q) for s, q in zip(scores, p, strict=True) if s >= target)
+        assert labels == ["mean 150.00",
+                          f"target {target}: P(TOTAL >= {target}) = {reach:.6f}"]
+        assert ax.get_xlim()[0] < target < ax.get_xlim()[1]
+    ax = score_distribution_figure(scores, p, title="t").axes[0]
+    assert ax.get_legend() is None
+
+
 def test_cli_compare_exact_penta(dist, capsys, tmp_path):
     dist("optimal", "seed"), dist("greedy", "seed")
     code, stdout, err = run_cli(capsys, ["compare", "optimal", "greedy", "--exact",

@@ -211,10 +211,13 @@ def ratings_figure(policies: list[str], rating: np.ndarray, ci: np.ndarray, *, t
 
 def score_distribution_figure(scores: np.ndarray, probability: np.ndarray, *, title: str,
                               mean: float | None = None,
-                              percentiles: dict[int, float] | None = None) -> Figure:
+                              percentiles: dict[int, float] | None = None,
+                              target: int | None = None) -> Figure:
     """Bar chart of an exact score distribution: P(TOTAL = s) per score (in %), the mean
-    as a line and the given percentiles as marks. The x axis spans the central 99.98% of
-    the probability (long thin tails, of bonuses above all, would squash the rest).
+    as a line, the given percentiles as marks and a ``target`` T (an ``at-least:T``
+    objective) as a line with P(TOTAL >= T). The x axis spans the central 99.98% of the
+    probability (long thin tails, of bonuses above all, would squash the rest), and
+    reaches the target.
 
     >>> import numpy as np
     >>> score_distribution_figure(np.arange(3), np.array([0.2, 0.5, 0.3]), title="t",
@@ -232,6 +235,11 @@ def score_distribution_figure(scores: np.ndarray, probability: np.ndarray, *, ti
     ax.bar(scores, 100 * probability, width=1.0, color=ROLL_COLOR, linewidth=0)
     if mean is not None:
         ax.axvline(mean, color=BANK_COLOR, lw=1.5, label=f"mean {mean:.2f}")
+    if target is not None:
+        reach = float(probability[scores >= target].sum())
+        ax.axvline(target, color="black", lw=1.2, ls="--",
+                   label=f"target {target}: P(TOTAL >= {target}) = {reach:.6f}")
+        lo, top = min(lo, target), max(top, target)
     for q, v in (percentiles or {}).items():
         ax.axvline(v, color="grey", lw=0.6, ls=":")
         ax.text(v, ax.get_ylim()[1], f"p{q}", fontsize=6, ha="center", va="bottom",
@@ -240,7 +248,7 @@ def score_distribution_figure(scores: np.ndarray, probability: np.ndarray, *, ti
     ax.set_xlabel("final score (TOTAL)")
     ax.set_ylabel("probability (%)")
     ax.set_title("\n".join(textwrap.wrap(title, 80)), fontsize=10)
-    if mean is not None:
+    if mean is not None or target is not None:
         ax.legend(loc="upper right")
     return fig
 

@@ -106,9 +106,10 @@ def _check_outputs(plot: str | None, out: str | None):
     return where
 
 
-def _show_distribution(rs, dist, shown, where, plot: str | None, json_out: bool) -> None:
-    """Write ``dist`` (a ScoreDistribution) to ``where`` and ``plot``, then print ``shown``
-    (its JSON, or its table)."""
+def _show_distribution(rs, dist, shown, where, plot: str | None, json_out: bool,
+                       target: int | None = None) -> None:
+    """Write ``dist`` (a ScoreDistribution) to ``where`` and ``plot`` (``target``: an
+    at-least objective's T, marked), then print ``shown`` (its JSON, or its table)."""
     from dicelab.cli import render
     from dicelab.cli.invocation import reproducing_command
     from dicelab.results import echo_json, save_run
@@ -122,7 +123,8 @@ def _show_distribution(rs, dist, shown, where, plot: str | None, json_out: bool)
                  f"the final score (mean {dist.mean:.4f}, SD {dist.sd:.4f})")
         fig = score_distribution_figure(dist.scores, dist.probability, title=title,
                                         mean=dist.mean,
-                                        percentiles={q: dist.percentiles[q] for q in (5, 50, 95)})
+                                        percentiles={q: dist.percentiles[q] for q in (5, 50, 95)},
+                                        target=target)
         save_png(fig, plot)
     if json_out:
         echo_json(shown.to_dict())
@@ -174,7 +176,8 @@ def _objective(rs, text: str, plot: str | None, json_out: bool, out: str | None)
     where = _check_outputs(plot, out)
     report = objective_report(obj, rs, progress=_progress(json_out), forward_progress=_progress(
         json_out, "the policy's exact score distribution: {pct}% of (card, score) pairs"))
-    _show_distribution(rs, report.policy, report, where, plot, json_out)
+    _show_distribution(rs, report.policy, report, where, plot, json_out,
+                       obj.target if obj.kind == "at-least" else None)
 
 
 def _table(rs, json_out: bool) -> None:
