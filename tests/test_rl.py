@@ -523,3 +523,22 @@ def test_penta_table_yardstick_is_the_movers_own_card():
         assert stick == pytest.approx(card.values(card.mask()))
 
     assert _yardstick_play(env, 14, check) >= 26
+
+
+def test_numpy_integers_are_integers_everywhere_a_count_is_taken(tmp_path):
+    """A library caller's NumPy integer (``argmax`` gives one) is an integer wherever a count
+    is taken, as a Python int is; a bool or a float is not."""
+    from dicelab.logplay import check_log_path
+    from dicelab.rl.batch import FarkleBatch
+
+    env = penta_env(np.int64(3))
+    assert env.seats == 3 and type(env.seats) is int
+    assert FarkleBatch(np.int64(4), target=500).num_envs == 4
+    check_log_path(tmp_path / "games.jsonl", np.int32(2))
+    for bad in (True, 3.0, np.float64(3)):
+        with pytest.raises(UserError, match="--log-games"):
+            check_log_path(tmp_path / "games.jsonl", bad)
+        with pytest.raises(UserError, match="seats"):
+            penta_env(bad)
+        with pytest.raises(UserError, match="games"):
+            FarkleBatch(bad, target=500)

@@ -29,6 +29,7 @@ import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.gamelog import new_game_header, write_games
+from dicelab.text import is_whole
 
 #: The spawn key of the log's dice stream (the kernels' chunks use keys 0, 1, ...).
 LOG_STREAM = 2**31 - 1
@@ -80,8 +81,9 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
     ``progress(done, games)`` after each game."""
     from dicelab.registry import PolicySpec, parse_policy
 
-    if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= MAX_LOG_GAMES:
+    if not is_whole(games) or not 1 <= games <= MAX_LOG_GAMES:
         raise UserError(f"--log-games must be 1 to {MAX_LOG_GAMES:,}, not {games}")
+    games = int(games)
     specs = [p if isinstance(p, PolicySpec) else parse_policy(p, game) for p in policies]
     names = [{"name": f"seat {i}", "policy": s.name} for i, s in enumerate(specs)]
     out = []
@@ -121,7 +123,7 @@ def check_log_path(path, games: int) -> None:
     range."""
     from dicelab.files import check_output
 
-    if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= MAX_LOG_GAMES:
+    if not is_whole(games) or not 1 <= games <= MAX_LOG_GAMES:
         raise UserError(f"--log-games must be 1 to {MAX_LOG_GAMES:,}, not {games}")
     check_output(path, "--log")
 

@@ -16,6 +16,7 @@ import numpy as np
 from dicelab.config import CHUNK_GAMES, MAX_GAMES, MIN_UNIT_GAMES, MIN_UNITS
 from dicelab.errors import UserError
 from dicelab.rng import state_from_seedsequence
+from dicelab.text import is_whole
 
 __all__ = ["CHUNK_GAMES", "MAX_SEED", "check_games", "check_seed", "chunk_bounds", "chunk_states",
            "fresh_seed", "group_seed", "n_chunks", "unit_chunk_games"]
@@ -35,7 +36,7 @@ def check_seed(seed: int | None) -> int:
     a fresh one when ``None``."""
     if seed is None:
         return fresh_seed()
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+    if not is_whole(seed) or seed < 0:
         raise UserError(f"--seed must be a non-negative integer, not {seed}")
     if seed > MAX_SEED:
         raise UserError(f"--seed {seed} is too large: at most {MAX_SEED} (2**64 - 1)")
@@ -52,7 +53,7 @@ def group_seed(seed: int, key: int) -> int:
 def check_games(games, what: str = "--games", unit: str = "games") -> int:
     """A positive number of games (or rolls), at most :data:`~dicelab.config.MAX_GAMES`,
     as an int; ``UserError`` otherwise."""
-    if isinstance(games, bool) or not isinstance(games, int | np.integer) or games <= 0:
+    if not is_whole(games) or games <= 0:
         raise UserError(f"{what} must be a positive number of {unit}, not {games}")
     if games > MAX_GAMES:
         raise UserError(f"{what} {games:,} is more than one run plays (at most "

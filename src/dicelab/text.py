@@ -9,12 +9,16 @@ Parameters as a user types them after a policy's name: :func:`key_values`.
 
 Sizes as a user reads them: :func:`human_bytes`, the one format of a number of bytes
 (the CLI's ``size``, error messages, logs).
+
+Integers as a library caller passes them: :func:`is_whole`.
 """
 
 from __future__ import annotations
 
 import math
 import re
+
+import numpy as np
 
 #: The most digits read (Python refuses to convert more than 4,300; no option needs 30).
 MAX_DIGITS = 30
@@ -101,7 +105,18 @@ def key_values(body: str) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["MAX_DIGITS", "as_number_like", "key_values", "parse_decimal", "parse_int"]
+def is_whole(value) -> bool:
+    """Whether a library argument is an integer: Python's or NumPy's (``np.int64(4)``, as
+    ``argmax`` gives), never a bool.
+
+    >>> is_whole(4), is_whole(np.int64(4)), is_whole(True), is_whole(4.0)
+    (True, True, False, False)
+    """
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+__all__ = ["MAX_DIGITS", "as_number_like", "is_whole", "key_values", "parse_decimal",
+           "parse_int"]
 
 
 def human_bytes(n: float) -> str:

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dicelab.farkle.rules import POINT_UNIT
+from dicelab.text import is_whole
 
 #: How a table banks in the last round (see the module docstring).
 LAST_ROUND_RULES = ("rule", "rule-to-beat", "chase")
@@ -96,8 +97,7 @@ class PolicyTable:
                              f"(S, S, M, O, P, 7), not {v.shape}")
         if self.bank.shape != v.shape:
             raise ValueError("bank must have the shape of value")
-        if isinstance(self.floor, bool) or not isinstance(self.floor, int | np.integer) \
-                or self.floor < 0:
+        if not is_whole(self.floor) or self.floor < 0:
             raise ValueError(f"floor must be an integer >= 0, not {self.floor!r}")
         if self.last_round not in LAST_ROUND_RULES:
             raise ValueError(f"last_round is one of {LAST_ROUND_RULES}, not {self.last_round!r}")

@@ -38,6 +38,7 @@ import numpy as np
 from dicelab import config, dice
 from dicelab.digest import text_digest
 from dicelab.errors import UserError
+from dicelab.text import is_whole
 
 #: Every score, target and threshold is a multiple of this many points.
 POINT_UNIT = 50
@@ -90,7 +91,7 @@ def check_target(target: int | None) -> int:
     """The game target in points: a positive multiple of 50 (``None``: the default)."""
     if target is None:
         return DEFAULT_TARGET
-    if isinstance(target, bool) or not isinstance(target, int | np.integer) or target <= 0 \
+    if not is_whole(target) or target <= 0 \
             or target % POINT_UNIT:
         raise UserError(f"--target must be a positive multiple of {POINT_UNIT} (e.g. 5000, "
                         f"10000, 15000), not {target!r}")
@@ -108,7 +109,7 @@ def check_points(name: str, value, minimum: int = POINT_UNIT, maximum: int | Non
                  ) -> int:
     """A number of points that must be a multiple of 50, at least ``minimum`` and (if
     given) at most ``maximum``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+    if not is_whole(value):
         raise UserError(f"{name} must be an integer multiple of {POINT_UNIT}, not {value!r}")
     value = int(value)
     if value < minimum or value % POINT_UNIT or (maximum is not None and value > maximum):
@@ -134,7 +135,7 @@ def check_floor(rules: FarkleRules, points: int | None) -> int | None:
 def check_lost_turns(name: str, value, streak: int = PENALTY_STREAK) -> int:
     """A count of turns lost in a row, ``0 .. streak - 1`` (the count restarts at the
     penalty's streak)."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) \
+    if not is_whole(value) \
             or not 0 <= value < streak:
         raise UserError(f"{name} (turns lost in a row) must be in 0..{streak - 1}, not "
                         f"{value!r}: {PENALTY_STREAK} lost turns in a row restart the count")

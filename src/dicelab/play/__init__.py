@@ -19,6 +19,7 @@ import numpy as np
 
 from dicelab.errors import UserError
 from dicelab.seeding import check_seed
+from dicelab.text import is_whole
 
 #: Human players at one table (the app's "1 to 6 human players ... plus 1 computer").
 MAX_HUMANS = 6
@@ -174,7 +175,7 @@ def check_faces(faces) -> list[int]:
     except TypeError:
         raise IllegalMove(f"dice are a list of faces 1 to 6, not {faces!r}") from None
     for f in items:
-        if isinstance(f, bool) or not isinstance(f, int | np.integer):
+        if not is_whole(f):
             raise IllegalMove(f"dice are faces 1 to 6, not {f!r}")
     return [int(f) for f in items]
 

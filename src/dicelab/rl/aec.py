@@ -64,6 +64,7 @@ from dicelab.rl.farkle import (
 )
 from dicelab.rl.penta import N_ACTIONS as PENTA_ACTIONS
 from dicelab.rl.penta import N_DICE, N_KEEPS, N_OBS, ROLL_AT, PentaCard, check_penta_rules
+from dicelab.text import is_whole
 
 gym = require_gymnasium()
 
@@ -74,11 +75,11 @@ except ImportError:  # pragma: no cover - the rl extra is installed by make setu
 
 
 def _check_seats(seats, low: int, high: int | None) -> int:
-    if isinstance(seats, bool) or not isinstance(seats, int) or seats < low \
+    if not is_whole(seats) or seats < low \
             or (high is not None and seats > high):
         top = f"to {high}" if high is not None else "or more"
         raise UserError(f"seats must be an integer {low} {top}, not {seats!r}")
-    return seats
+    return int(seats)
 
 
 def outcome_rewards(totals) -> list[float]:

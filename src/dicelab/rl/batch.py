@@ -42,6 +42,7 @@ from dicelab.penta.scoring import TABLES
 from dicelab.rl import kernels
 from dicelab.rl.common import OBS_HIGH, IllegalActionError, masked_space, require_gymnasium
 from dicelab.rl.farkle import TURN_OBS, FarkleActions, check_rules
+from dicelab.text import is_whole
 
 gym = require_gymnasium()
 
@@ -55,9 +56,9 @@ assert MAX_POINTS < OBS_HIGH
 
 
 def _check_games(games) -> int:
-    if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= MAX_GAMES:
+    if not is_whole(games) or not 1 <= games <= MAX_GAMES:
         raise UserError(f"games must be an integer from 1 to {MAX_GAMES:,}, not {games!r}")
-    return games
+    return int(games)
 
 
 class _Batch(gym.vector.VectorEnv):

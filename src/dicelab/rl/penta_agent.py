@@ -51,6 +51,7 @@ from dicelab.penta.rules import (
 )
 from dicelab.rl.penta import check_penta_rules
 from dicelab.stats import mean_estimate
+from dicelab.text import is_whole
 
 #: The upper bonus's block: cells by the *slack*, the par (three of each face) of the open
 #: upper boxes minus the points the bonus still needs, in steps of ``SLACK_STEP`` clipped
@@ -178,8 +179,9 @@ def train_penta(rules=None, *, games: int = 500, iterations: int = 6, seed: int 
     (a seed gives the same run)."""
     rs = check_penta_rules(rules)
     for name, value, low in (("games", games, 1), ("iterations", iterations, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        if not is_whole(value) or value < low:
             raise UserError(f"{name} must be an integer >= {low}, not {value!r}")
+    games, iterations = int(games), int(iterations)
     if not ridge > 0:
         raise UserError(f"ridge must be > 0, not {ridge!r}")
     t0 = time.perf_counter()

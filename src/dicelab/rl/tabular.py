@@ -37,6 +37,7 @@ from dicelab.rl import kernels
 from dicelab.rl.batch import FarkleBatch
 from dicelab.rl.farkle import FarkleActions, check_rules
 from dicelab.stats import Estimate, fields, mean_estimate
+from dicelab.text import is_whole
 
 #: Turn points (rows of 50) a policy's exact evaluation follows; what is still rolling
 #: past them is reported as ``unfinished``.
@@ -203,7 +204,7 @@ def _check_training(rules, games, steps, rows, evaluations, alpha_min, epsilon,
                         "count: train on rules without one")
     for name, v in (("games", games), ("steps", steps), ("rows", rows),
                     ("evaluations", evaluations)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        if not is_whole(v) or v < 1:
             raise UserError(f"{name} must be a positive integer, not {v!r}")
     if not 0.0 < alpha_min <= 1.0:
         raise UserError(f"alpha_min must be in (0, 1], not {alpha_min!r}")
