@@ -135,8 +135,7 @@ def check_floor(rules: FarkleRules, points: int | None) -> int | None:
 def check_lost_turns(name: str, value, streak: int = PENALTY_STREAK) -> int:
     """A count of turns lost in a row, ``0 .. streak - 1`` (the count restarts at the
     penalty's streak)."""
-    if not is_whole(value) \
-            or not 0 <= value < streak:
+    if not is_whole(value) or not 0 <= value < streak:
         raise UserError(f"{name} (turns lost in a row) must be in 0..{streak - 1}, not "
                         f"{value!r}: {PENALTY_STREAK} lost turns in a row restart the count")
     return int(value)

@@ -110,8 +110,7 @@ def clairvoyant_bounds(seats: int = 2, rules: str | RuleSet | None = None
     clairvoyant plays for ``(k 1[F > M] + 1[F >= M]) / (k + 1)``: its best is at least
     ``A(M + 1)`` and at most ``(k A(M + 1) + A(M)) / (k + 1)``. ``seats``: 2 to
     ``BEAT_MAX + 1`` (the clairvoyant and up to ``beat:N``'s most opponents)."""
-    if not is_whole(seats) \
-            or not 2 <= seats <= BEAT_MAX + 1:
+    if not is_whole(seats) or not 2 <= seats <= BEAT_MAX + 1:
         raise UserError(f"the clairvoyant's bounds are for tables of 2 to {BEAT_MAX + 1} "
                         f"seats, not {seats!r}")
     rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
@@ -256,8 +255,7 @@ def measure_penta_win(seats: int = 2, games: int = 1_000_000, seed: int | None =
     from dicelab.penta.objective_play import WIN_MAX_SEATS
     from dicelab.penta.simulate import simulate_penta
 
-    if not is_whole(seats) \
-            or not 2 <= seats <= WIN_MAX_SEATS:
+    if not is_whole(seats) or not 2 <= seats <= WIN_MAX_SEATS:
         raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
                         f"{seats!r}")
     seats = int(seats)
