@@ -163,8 +163,21 @@ def test_penta_tournament_identical_locally_and_on_dask(client, monkeypatch):
     assert dask.executor == "dask"
 
 
+@pytest.fixture
+def kept_environ():
+    """The process's environment put back after the test: a LocalCluster of worker
+    processes started by the test itself sets its workers' variables (OMP_NUM_THREADS=1,
+    ...) here, where later tests' subprocesses would inherit them."""
+    import os
+
+    environ = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(environ)
+
+
 @pytest.mark.slow
-def test_worker_processes_give_the_same_results():
+def test_worker_processes_give_the_same_results(kept_environ):
     # real worker processes: each unpickles the plan and builds its own arrays
     seats = [parse_policy("ai"), parse_policy("threshold-300")]
     games = 3 * seeding.CHUNK_GAMES + 1
@@ -301,12 +314,19 @@ def test_a_users_penta_policy_plays_identically_locally_and_on_dask(client):
 
 
 def test_compare_takes_a_users_penta_policy_on_dask(capsys):
+    """... and a local cluster leaves the caller's environment as it found it (Dask's
+    nanny sets its workers' OMP_NUM_THREADS=1 and the like in the starting process: a
+    game started later from the same process would run its kernels on one thread)."""
+    import os
+
+    before = dict(os.environ)
     code, out, err = run_cli(capsys, ["compare", f"{PENTA_EXAMPLES}:chase_penta",
                                       f"{PENTA_EXAMPLES}:most_points", "-n", "300",
                                       "--seed", "1", "--dask", "local:1", "--json"])
     assert code == 0, err
     result = json.loads(out)
     assert result["executor"] == "dask" and result["pairs"][0]["games"] == 300
+    assert dict(os.environ) == before
 
 
 FARKLE_RULES_FILE = """

@@ -29,10 +29,11 @@ SET_ASIDE, BANK_OR_ROLL = "Set aside> ", r"Bank or roll \(b/r\)> "
 KEEP, BOX = "Keep> ", r"Box \[[^\]]+\]> "
 
 
-def spawn(*args):
-    """``dicelab ARGS`` in a pseudo-terminal of 200 columns (TERM=dumb: plain text). The
-    timeout is generous: after a source change the first run compiles its kernels."""
-    env = dict(os.environ, TERM="dumb")
+def spawn(*args, **env):
+    """``dicelab ARGS`` in a pseudo-terminal of 200 columns (TERM=dumb: plain text; ``env``:
+    more variables). The timeout is generous: after a source change the first run compiles
+    its kernels."""
+    env = dict(os.environ, TERM="dumb", **env)
     return pexpect.spawn(DICELAB, list(args), env=env, encoding="utf-8", timeout=300,
                          dimensions=(40, 200), preexec_fn=as_from_a_shell)
 
@@ -221,7 +222,8 @@ def send_intr_to_a_worker_thread(child) -> None:
 def test_ctrl_c_at_a_prompt_is_not_held_until_enter(argv, prompt):
     """A Ctrl-C that does not interrupt the read itself still stops the game at once,
     without waiting for a line."""
-    child = spawn("play", *argv, "--seed", "1")
+    # OpenBLAS's worker threads, two whatever the machine or an earlier Dask run set
+    child = spawn("play", *argv, "--seed", "1", OPENBLAS_NUM_THREADS="2")
     child.expect(prompt)
     send_intr_to_a_worker_thread(child)
     child.expect(pexpect.EOF, timeout=5)  # held until Enter: a timeout

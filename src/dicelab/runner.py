@@ -256,6 +256,23 @@ def _workers_ignore_ctrl_c() -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _environ_kept() -> Iterator[None]:
+    """The process's environment as it was, on exit: Dask's nanny sets its workers'
+    variables (``OMP_NUM_THREADS=1``, ``OPENBLAS_NUM_THREADS=1``, ...) in the environment
+    of the process that starts them, which every later subprocess of the caller's (a
+    notebook's, a game's) would otherwise inherit."""
+    import os
+
+    before = dict(os.environ)
+    try:
+        yield
+    finally:
+        for key in set(os.environ) - set(before):
+            del os.environ[key]
+        os.environ.update(before)
+
+
+@contextlib.contextmanager
 def dask_client(spec: str) -> Iterator[Any]:
     """A ``distributed.Client`` for ``--dask SPEC``, closed (with its cluster) on exit.
 
@@ -283,12 +300,13 @@ def dask_client(spec: str) -> Iterator[Any]:
         env = {"NUMBA_NUM_THREADS": str(max(1, cores // n))}
         # a failed task reaches the caller as its exception (a UserError is one line):
         # the workers' own log of it would only repeat it as a traceback
-        with _workers_ignore_ctrl_c():
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", env=env,
-                                   silence_logs=logging.CRITICAL)
-        with cluster, Client(cluster) as client:
-            yield client
+        with _environ_kept():
+            with _workers_ignore_ctrl_c():
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0", env=env,
+                                       silence_logs=logging.CRITICAL)
+            with cluster, Client(cluster) as client:
+                yield client
         return
     try:
         client = Client(spec, timeout="10s")
