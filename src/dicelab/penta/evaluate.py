@@ -198,7 +198,9 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
                         progress=None if progress is None else
                         lambda d, _t: progress(done + d, total_steps))
     records = parse_lines(format_games(played).splitlines(), "<report card>", game="penta")
-    analysis = analyse_games(records, logs=["<report card>"])
+    # judged in expected final score, whatever the policy plays for (an objective's
+    # player is judged by its objective in ``dicelab analyse``: it would lose nothing)
+    analysis = analyse_games(records, logs=["<report card>"], objective="mean")
     losses, total = class_losses(analysis.decisions, games)
     return PentaEvaluation(spec.name, rs.name, exact, None if exact else games, seed,
                            seed_given, mean, sd, float(solve(rs).expected_score), games,
