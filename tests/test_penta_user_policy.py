@@ -6,6 +6,7 @@ games is analysed against optimal; the report card."""
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from pathlib import Path
 
@@ -299,6 +300,27 @@ def test_the_report_card_judges_in_expected_final_score_whatever_it_is_judged_by
     assert judged.total_loss.mean == 0.0
     assert json.dumps(judged.to_dict() | {"elapsed_s": 0}) == \
         json.dumps(plain.to_dict() | {"elapsed_s": 0})
+
+
+@pytest.mark.parametrize("losses", [[0.0, 0.0, 0.0, 3.0], [0.0, 0.5, 0.0, 0.0, 4.0],
+                                    [0.0, 0.0, 0.0]])
+def test_a_loss_interval_never_goes_below_zero(losses):
+    """A decision's loss is at least 0: so are the ends of its interval, per class and in
+    all (a few games, one of them costly, would put a t interval's lower end below 0)."""
+    import pandas as pd
+
+    from dicelab.penta.evaluate import class_losses
+
+    games = len(losses)
+    rows = [{"game": g, "step": 3, "chosen": "box chance", "loss": x}
+            for g, x in enumerate(losses)]
+    rows += [{"game": g, "step": 1, "chosen": "keep 6 6", "loss": x / 2}
+             for g, x in enumerate(losses)]
+    by_class, total = class_losses(pd.DataFrame(rows), games)
+    for e in [total, *(c.per_game for c in by_class.values())]:
+        lo, hi = e.ci95
+        assert math.isnan(lo) or 0.0 <= lo <= e.mean <= hi
+    assert total.mean == pytest.approx(1.5 * sum(losses) / games)
 
 
 def test_a_users_report_card_adds_up(capsys, tmp_path):
