@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 from typing import Annotated
 
@@ -191,8 +192,11 @@ def simulate(
     if log is None and log_games is not None:
         raise UserError("--log-games needs --log FILE (the games are written there)")
     if log is not None:
+        from dicelab.results import RUN_FILES
+
         log_games = DEFAULT_LOG_GAMES if log_games is None else log_games
-        check_log_path(log, log_games)
+        check_log_path(log, log_games, taken={} if out is None else
+                       {"--out": [os.path.join(out, name) for name in RUN_FILES]})
 
     def go(progress, client):
         result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
