@@ -358,6 +358,26 @@ def test_simulate_log_is_refused_where_out_writes(tmp_path, capsys, log):
         "games.jsonl", "manifest.json", "summary.parquet"]
 
 
+@pytest.mark.parametrize("log", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+def test_simulate_json_and_a_log_on_standard_output_are_refused(capfd, log):
+    """--json keeps its JSON alone on standard output: a log there too would mix into it
+    (``--json | jq`` breaks). Refused before the run; the log alone goes there, and beside
+    --json it may go to standard error."""
+    args = ["simulate", "-s", "threshold-300", "--target", "1000", "-n", "20", "--seed", "3",
+            "--log-games", "1", "--log", log]
+    code, out, err = run_cli(capfd, [*args, "--json"])
+    assert code == 2 and not out
+    assert err == (f"error: --log {log}: --json prints its JSON alone on standard output; "
+                   "write the log to a file, or leave out --json\n")
+    code, out, err = run_cli(capfd, args)
+    assert code == 0, err
+    assert json.loads(out.splitlines()[0])["dicelab_log"] == 1
+    code, out, err = run_cli(capfd, [*args[:-1], "/dev/stderr", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["games"] == 20
+    assert '"dicelab_log": 1' in err
+
+
 # --- the bulk reader of Penta games agrees with the Python replay -----------------------------
 
 

@@ -89,6 +89,16 @@ def _std_fd(st: os.stat_result | None) -> int | None:
     return None
 
 
+def is_standard_output(path: Path | str) -> bool:
+    """Whether ``path`` is this process's standard output (``/dev/stdout``, ``/dev/fd/1``,
+    the file or pipe standard output goes to), where :func:`write_output` writes through
+    the stream."""
+    try:
+        return _std_fd(os.stat(path)) == 1
+    except OSError:
+        return False
+
+
 def _final(path: Path) -> Path:
     """The path a rename must replace: a symbolic link's target, else the path itself."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -293,5 +303,5 @@ def parse_toml(text: str, source: str) -> dict:
         raise UserError(f"{source}: malformed TOML (nested too deeply)") from None
 
 
-__all__ = ["MAX_NAME_BYTES", "check_name", "check_not_dangling", "check_output", "parse_toml",
-           "read_input", "write_output"]
+__all__ = ["MAX_NAME_BYTES", "check_name", "check_not_dangling", "check_output",
+           "is_standard_output", "parse_toml", "read_input", "write_output"]

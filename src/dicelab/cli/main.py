@@ -197,6 +197,12 @@ def simulate(
         log_games = DEFAULT_LOG_GAMES if log_games is None else log_games
         check_log_path(log, log_games, taken={} if out is None else
                        {"--out": [os.path.join(out, name) for name in RUN_FILES]})
+        if json_out:
+            from dicelab.files import is_standard_output
+
+            if is_standard_output(log):
+                raise UserError(f"--log {log}: --json prints its JSON alone on standard "
+                                "output; write the log to a file, or leave out --json")
 
     def go(progress, client):
         result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
