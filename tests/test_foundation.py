@@ -357,6 +357,33 @@ def test_bad_policy_names_are_user_errors(bad, message):
     assert "\n" not in str(exc.value) and message in str(exc.value)
 
 
+BIG = 10**18  # the most points a policy's parameter names (registry.MAX_POLICY_POINTS)
+
+
+@pytest.mark.parametrize(("name", "ok"), [
+    (f"threshold-{BIG}", True), (f"threshold-{BIG + 50}", False),
+    (f"threshold-{10**23}", False), (f"threshold-{(2**63 // 50 + 1) * 50}", False),
+    (f"ai:base={BIG},step=0", True), (f"ai:base={BIG + 50},step=0", False),
+    (f"ai:base={10**23}", False), (f"ai:base={BIG - 500}", True), (f"ai:base={BIG - 450}", False),
+    (f"ai:base={BIG - 300},step=100,max-steps=3", True),
+    (f"ai:base={BIG - 300},step=100,max-steps=4", False),
+    ("ai:base=4611686018427387900,step=4611686018427387900,max-steps=3", False),
+    (f"ai:per={BIG}", True), (f"ai:per={BIG + 1}", False),
+    (f"ai:two-dice={BIG + 50}", False), (f"ai:one-die={BIG + 50}", False),
+    (f"ai:max-steps={BIG // 100}", False), (f"ai:max-steps={BIG // 100 - 3}", True),
+])
+def test_policy_points_beyond_the_kernels_integers_are_refused(name, ok):
+    """A threshold (or ai's highest threshold, base + step x max-steps) that a kernel's
+    64-bit integer cannot hold was a traceback (or wrapped round to a negative threshold);
+    up to 10^18 points it is a policy."""
+    if ok:
+        assert parse_policy(name).game == "farkle"
+        return
+    with pytest.raises(UserError) as exc:
+        parse_policy(name)
+    assert "\n" not in str(exc.value) and "at most 1,000,000,000,000,000,000" in str(exc.value)
+
+
 def test_ai_names_are_canonical():
     # parameters at their defaults are dropped, the rest named in the kernels' order
     assert parse_policy("ai:chase=1,base=300").name == "ai"
