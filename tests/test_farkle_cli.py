@@ -229,3 +229,28 @@ def test_a_bank_table_over_the_memory_limit_is_refused_before_it_is_built(
     assert code == 2 and len(lines) == 1 and not out, err
     assert lines[0].startswith("error: the bank table of ") and f"({rows:,} rows" in lines[0]
     assert "more than the limit of 1.0 MB" in lines[0]
+
+
+@pytest.mark.parametrize("args", [
+    ["policy", "farkle", "threshold-300"],
+    ["evaluate", "threshold-300", "--target", "1000"],
+])
+def test_a_picture_on_standard_output_beside_json_is_refused(args, tmp_path, capfd):
+    """--json's JSON is the only thing on standard output: a --plot that goes there (a
+    .png link to /dev/stdout) is refused before any work; without --json it is drawn
+    there, and a file beside --json is written."""
+    from cli_helpers import run_cli
+
+    link = tmp_path / "out.png"
+    link.symlink_to("/dev/stdout")
+    code, out, err = run_cli(capfd, [*args, "--plot", str(link), "--json"])
+    assert code == 2 and not out
+    assert err == (f"error: --plot {link}: --json prints its JSON alone on standard output; "
+                   "write to a file, or leave out --json\n")
+    if args[0] == "evaluate":  # the same check; its report card takes long to compute
+        return
+    code, out, err = run_cli(capfd, [*args, "--plot", str(link)])
+    assert code == 0 and "PNG" in out[:8], err
+    code, out, err = run_cli(capfd, [*args, "--plot", str(tmp_path / "f.png"), "--json"])
+    assert code == 0 and json.loads(out)["plot"] == str(tmp_path / "f.png"), err
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"

@@ -368,7 +368,7 @@ def test_simulate_json_and_a_log_on_standard_output_are_refused(capfd, log):
     code, out, err = run_cli(capfd, [*args, "--json"])
     assert code == 2 and not out
     assert err == (f"error: --log {log}: --json prints its JSON alone on standard output; "
-                   "write the log to a file, or leave out --json\n")
+                   "write to a file, or leave out --json\n")
     code, out, err = run_cli(capfd, args)
     assert code == 0, err
     assert json.loads(out.splitlines()[0])["dicelab_log"] == 1

@@ -129,14 +129,20 @@ def check_name(path: Path | str, option: str) -> Path:
     return path
 
 
-def check_output(path: Path | str, option: str, *, suffix: str | None = None) -> Path:
+def check_output(path: Path | str, option: str, *, suffix: str | None = None,
+                 json_out: bool = False) -> Path:
     """Refuse, before any work, a path that :func:`write_output` could not write: a
     directory, a block device or a socket, a file or device that is not writable, a
     missing directory, a directory where no file can be created; with ``suffix`` (e.g.
-    ``".png"``), a name that does not end in it. Returns the path."""
+    ``".png"``), a name that does not end in it; with ``json_out`` (a ``--json`` command,
+    whose JSON is the only thing on standard output), standard output. Returns the
+    path."""
     path = check_name(path, option)
     if suffix is not None and path.suffix.lower() != suffix:
         raise UserError(f"{option} {path}: the file name must end in {suffix}")
+    if json_out and is_standard_output(path):
+        raise UserError(f"{option} {path}: --json prints its JSON alone on standard output; "
+                        "write to a file, or leave out --json")
     st = _stat(path, option)
     if st is None:
         check_not_dangling(path, option)

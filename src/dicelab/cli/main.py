@@ -196,13 +196,8 @@ def simulate(
 
         log_games = DEFAULT_LOG_GAMES if log_games is None else log_games
         check_log_path(log, log_games, taken={} if out is None else
-                       {"--out": [os.path.join(out, name) for name in RUN_FILES]})
-        if json_out:
-            from dicelab.files import is_standard_output
-
-            if is_standard_output(log):
-                raise UserError(f"--log {log}: --json prints its JSON alone on standard "
-                                "output; write the log to a file, or leave out --json")
+                       {"--out": [os.path.join(out, name) for name in RUN_FILES]},
+                       json_out=json_out)
 
     def go(progress, client):
         result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
@@ -306,7 +301,7 @@ def evaluate(
     from dicelab.results import check_png_path
 
     table = load_rules(rules, ending)
-    plot_path = None if plot is None else check_png_path(plot)
+    plot_path = None if plot is None else check_png_path(plot, json_out=json_out)
 
     def run(progress, client):
         result = evaluate_farkle(spec, rules=table, target=target, progress=progress)
