@@ -182,6 +182,9 @@ def test_capped_games_are_reported_on_stderr(capsys):
     (["simulate", "-s", "ai:base=300,base=350"], "given twice"),
     (["simulate", "-s", "ai:chase=2"], "chase is 0 or 1"),
     (["simulate", "-s", "ai:two-dice=-50"], "non-negative multiple of 50"),
+    (["simulate", "-s", f"threshold-{10**23}"], "at most 1,000,000,000,000,000,000 points"),
+    (["simulate", "-s", "threshold-300", "--vs", f"ai:base={10**20}"],
+     "must each be at most 1,000,000,000,000,000,000"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(args, message, tmp_path, capsys):
     bad = tmp_path / "bad.toml"
@@ -200,3 +203,54 @@ def test_bad_input_is_one_line_exit_2_nothing_written(args, message, tmp_path, c
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
     assert "Traceback" not in lines[0]
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("args", "rows"), [
+    (["policy", "farkle", "threshold-1562450"], 31_250),
+    (["policy", "farkle", "threshold-1562500"], 31_251),
+    (["solve", "farkle", "-p", "threshold-1562500", "--target", "1000"], 31_251),
+    (["policy", "farkle", "ai:base=1562400,step=0"], 31_250),
+    (["policy", "farkle", "ai:base=1562450,step=0"], 31_251),
+    (["policy", "farkle", f"threshold-{10**18}"], 2 * 10**16 + 1),
+])
+def test_a_bank_table_over_the_memory_limit_is_refused_before_it_is_built(
+        args, rows, capsys, monkeypatch):
+    """A bank table has a row per 50 turn points up to the policy's highest threshold:
+    one over the memory limit (32 bytes a row) is one error line, not numpy's
+    MemoryError (or a table of petabytes); one within it is drawn."""
+    from cli_helpers import run_cli
+
+    monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "1MB")
+    code, out, err = run_cli(capsys, args)
+    if rows * 32 <= 1_000_000:
+        assert code == 0 and "turn points" in out, err
+        return
+    lines = err.splitlines()
+    assert code == 2 and len(lines) == 1 and not out, err
+    assert lines[0].startswith("error: the bank table of ") and f"({rows:,} rows" in lines[0]
+    assert "more than the limit of 1.0 MB" in lines[0]
+
+
+@pytest.mark.parametrize("args", [
+    ["policy", "farkle", "threshold-300"],
+    ["evaluate", "threshold-300", "--target", "1000"],
+])
+def test_a_picture_on_standard_output_beside_json_is_refused(args, tmp_path, capfd):
+    """--json's JSON is the only thing on standard output: a --plot that goes there (a
+    .png link to /dev/stdout) is refused before any work; without --json it is drawn
+    there, and a file beside --json is written."""
+    from cli_helpers import run_cli
+
+    link = tmp_path / "out.png"
+    link.symlink_to("/dev/stdout")
+    code, out, err = run_cli(capfd, [*args, "--plot", str(link), "--json"])
+    assert code == 2 and not out
+    assert err == (f"error: --plot {link}: --json prints its JSON alone on standard output; "
+                   "write to a file, or leave out --json\n")
+    if args[0] == "evaluate":  # the same check; its report card takes long to compute
+        return
+    code, out, err = run_cli(capfd, [*args, "--plot", str(link)])
+    assert code == 0 and "PNG" in out[:8], err
+    code, out, err = run_cli(capfd, [*args, "--plot", str(tmp_path / "f.png"), "--json"])
+    assert code == 0 and json.loads(out)["plot"] == str(tmp_path / "f.png"), err
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"

@@ -286,6 +286,19 @@ def test_load_rules_refusals(tmp_path):
         load_rules(str(tmp_path / "missing.toml"))
 
 
+@pytest.mark.parametrize("name", ["", " ", "   "])
+def test_an_empty_rules_name_is_no_rules_not_the_current_directory(name):
+    """'' is not a path ('.', a directory): it is named as given, like any unknown name."""
+    with pytest.raises(UserError) as exc:
+        load_rules(name)
+    assert str(exc.value).startswith(f"unknown Farkle rules {name!r}; valid: default")
+
+
+def test_a_directory_named_as_rules_is_still_refused_as_a_file(tmp_path):
+    with pytest.raises(UserError, match="is a directory"):
+        load_rules(str(tmp_path))
+
+
 @pytest.mark.parametrize("bad", [0, -50, 125, 10.0, "10000", True])
 def test_check_target(bad):
     assert check_target(None) == 10_000 and check_target(np.int64(5000)) == 5000

@@ -257,6 +257,29 @@ def test_a_rates_interval_stays_within_its_bounds():
                                              bounds=(0.0, 1.0)).ci95))
 
 
+@pytest.mark.parametrize(("y", "x"), [
+    ([1.0, 1.0], [6.0, 6.0]),            # two games, one bust in six rolls each
+    ([2.0, 1.0, 3.0], [4.0, 2.0, 6.0]),  # three games at the same ratio, sizes differ
+    ([0.0, 0.0, 0.0], [5.0, 3.0, 7.0]),  # no bust at all
+    ([550.0], [1.0]),                    # one game
+])
+def test_a_ratio_without_spread_has_no_interval_but_its_value(y, x):
+    """As a mean's: games that all show the same ratio, or one game, measure no error:
+    the ratio with no SE and no interval, never a zero-width one; the ratio itself is
+    there (one game too)."""
+    y, x = np.array(y), np.array(x)
+    args = (y.sum(), (y * y).sum(), x.sum(), (x * x).sum(), (x * y).sum(), len(y))
+    for bounds in (None, (0.0, math.inf)):
+        r = stats.ratio_estimate(*args, bounds=bounds)
+        assert r.mean == pytest.approx(y.sum() / x.sum()) and r.n == len(y)
+        assert np.isnan(r.se) and r.df is None and all(np.isnan(r.ci95))
+    # a neighbour with spread has its t interval
+    y2, x2 = np.append(y, y[0] + 1.0), np.append(x, x[0])
+    r = stats.ratio_estimate(y2.sum(), (y2 * y2).sum(), x2.sum(), (x2 * x2).sum(),
+                             (x2 * y2).sum(), len(y2))
+    assert r.se > 0 and r.df == len(y2) - 1 and r.ci95[0] < r.mean < r.ci95[1]
+
+
 def test_a_short_last_chunk_joins_the_one_before_it():
     sizes = np.array([8192, 8192, 1])
     sums = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
@@ -332,6 +355,33 @@ def test_bad_policy_names_are_user_errors(bad, message):
     with pytest.raises(UserError) as exc:
         parse_policy(bad)
     assert "\n" not in str(exc.value) and message in str(exc.value)
+
+
+BIG = 10**18  # the most points a policy's parameter names (registry.MAX_POLICY_POINTS)
+
+
+@pytest.mark.parametrize(("name", "ok"), [
+    (f"threshold-{BIG}", True), (f"threshold-{BIG + 50}", False),
+    (f"threshold-{10**23}", False), (f"threshold-{(2**63 // 50 + 1) * 50}", False),
+    (f"ai:base={BIG},step=0", True), (f"ai:base={BIG + 50},step=0", False),
+    (f"ai:base={10**23}", False), (f"ai:base={BIG - 500}", True), (f"ai:base={BIG - 450}", False),
+    (f"ai:base={BIG - 300},step=100,max-steps=3", True),
+    (f"ai:base={BIG - 300},step=100,max-steps=4", False),
+    ("ai:base=4611686018427387900,step=4611686018427387900,max-steps=3", False),
+    (f"ai:per={BIG}", True), (f"ai:per={BIG + 1}", False),
+    (f"ai:two-dice={BIG + 50}", False), (f"ai:one-die={BIG + 50}", False),
+    (f"ai:max-steps={BIG // 100}", False), (f"ai:max-steps={BIG // 100 - 3}", True),
+])
+def test_policy_points_beyond_the_kernels_integers_are_refused(name, ok):
+    """A threshold (or ai's highest threshold, base + step x max-steps) that a kernel's
+    64-bit integer cannot hold was a traceback (or wrapped round to a negative threshold);
+    up to 10^18 points it is a policy."""
+    if ok:
+        assert parse_policy(name).game == "farkle"
+        return
+    with pytest.raises(UserError) as exc:
+        parse_policy(name)
+    assert "\n" not in str(exc.value) and "at most 1,000,000,000,000,000,000" in str(exc.value)
 
 
 def test_ai_names_are_canonical():

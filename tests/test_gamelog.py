@@ -335,6 +335,49 @@ def test_simulate_log_is_reproduced_by_the_seed(tmp_path, capsys):
     assert code == 0 and err == f"game log written to {tmp_path / 'd.jsonl'} (100 games)\n"
 
 
+@pytest.mark.parametrize("log", ["out/summary.parquet", "out/manifest.json",
+                                 "out/../out/manifest.json", "link.jsonl"])
+def test_simulate_log_is_refused_where_out_writes(tmp_path, capsys, log):
+    """A --log that is (or links to) a file --out writes would be overwritten by it after
+    "game log written": refused before the run, nothing written; beside them it is
+    written."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "manifest.json").write_text("{}")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "out" / "manifest.json")
+    args = ["simulate", "-s", "threshold-300", "--target", "1000", "-n", "50", "--seed", "5",
+            "--log-games", "2", "--out", str(tmp_path / "out")]
+    code, out, err = run_cli(capsys, [*args, "--log", str(tmp_path / log)])
+    assert code == 2 and not out and err.count("\n") == 1
+    assert err.startswith(f"error: --log {tmp_path / log}: --out writes ")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["manifest.json"]
+    assert (tmp_path / "out" / "manifest.json").read_text() == "{}"
+    code, _, err = run_cli(capsys, [*args, "--log", str(tmp_path / "out" / "games.jsonl")])
+    assert code == 0, err
+    assert len(read_games(tmp_path / "out" / "games.jsonl")) == 2
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "games.jsonl", "manifest.json", "summary.parquet"]
+
+
+@pytest.mark.parametrize("log", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+def test_simulate_json_and_a_log_on_standard_output_are_refused(capfd, log):
+    """--json keeps its JSON alone on standard output: a log there too would mix into it
+    (``--json | jq`` breaks). Refused before the run; the log alone goes there, and beside
+    --json it may go to standard error."""
+    args = ["simulate", "-s", "threshold-300", "--target", "1000", "-n", "20", "--seed", "3",
+            "--log-games", "1", "--log", log]
+    code, out, err = run_cli(capfd, [*args, "--json"])
+    assert code == 2 and not out
+    assert err == (f"error: --log {log}: --json prints its JSON alone on standard output; "
+                   "write to a file, or leave out --json\n")
+    code, out, err = run_cli(capfd, args)
+    assert code == 0, err
+    assert json.loads(out.splitlines()[0])["dicelab_log"] == 1
+    code, out, err = run_cli(capfd, [*args[:-1], "/dev/stderr", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["games"] == 20
+    assert '"dicelab_log": 1' in err
+
+
 # --- the bulk reader of Penta games agrees with the Python replay -----------------------------
 
 

@@ -6,6 +6,7 @@ games is analysed against optimal; the report card."""
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from pathlib import Path
 
@@ -264,6 +265,62 @@ def test_the_report_card_of_optimal_loses_nothing():
     assert e.total_loss.mean == 0.0
     d = e.to_dict()
     assert d["mean_exact"] and d["loss_by_decision"]["box"]["decisions"] == 20 * 13
+
+
+@pytest.mark.slow  # solves the objective (2.5 s); fast twin: the next test
+def test_the_report_card_of_an_objective_judges_it_in_expected_final_score():
+    """optimal:OBJECTIVE plays its own objective's best, not optimal's: the report card
+    counts what its decisions give up in expected final score (what ``analyse
+    --objective mean`` finds in the same games), not the nothing it loses by its own
+    objective."""
+    from dicelab.analyse import analyse_games
+    from dicelab.gamelog import format_games, parse_lines
+    from dicelab.logplay import play_games
+    from dicelab.penta.evaluate import class_losses
+
+    policy = "optimal:utility:theta=0.02"
+    e = evaluate_penta(policy, games=4, seed=5)
+    assert e.total_loss.mean > 0
+    played = play_games("penta", [policy], games=4, seed=5)
+    records = parse_lines(format_games(played).splitlines(), "<games>", game="penta")
+    losses, total = class_losses(analyse_games(records, objective="mean").decisions, 4)
+    assert e.losses == losses and e.total_loss == total
+
+
+def test_the_report_card_judges_in_expected_final_score_whatever_it_is_judged_by_elsewhere(
+        monkeypatch):
+    """A policy that ``analyse`` would judge by an objective (as it judges
+    optimal:OBJECTIVE) gets the report card it gets when judged in points: the card's
+    losses are in expected final score (optimal's: none; by the objective, some)."""
+    from dicelab.penta.builtin import Optimal
+
+    plain = evaluate_penta("optimal", games=3, seed=2)
+    monkeypatch.setattr(Optimal, "judged_by", lambda self, spec: "utility:theta=0.02")
+    judged = evaluate_penta("optimal", games=3, seed=2)
+    assert judged.total_loss.mean == 0.0
+    assert json.dumps(judged.to_dict() | {"elapsed_s": 0}) == \
+        json.dumps(plain.to_dict() | {"elapsed_s": 0})
+
+
+@pytest.mark.parametrize("losses", [[0.0, 0.0, 0.0, 3.0], [0.0, 0.5, 0.0, 0.0, 4.0],
+                                    [0.0, 0.0, 0.0]])
+def test_a_loss_interval_never_goes_below_zero(losses):
+    """A decision's loss is at least 0: so are the ends of its interval, per class and in
+    all (a few games, one of them costly, would put a t interval's lower end below 0)."""
+    import pandas as pd
+
+    from dicelab.penta.evaluate import class_losses
+
+    games = len(losses)
+    rows = [{"game": g, "step": 3, "chosen": "box chance", "loss": x}
+            for g, x in enumerate(losses)]
+    rows += [{"game": g, "step": 1, "chosen": "keep 6 6", "loss": x / 2}
+             for g, x in enumerate(losses)]
+    by_class, total = class_losses(pd.DataFrame(rows), games)
+    for e in [total, *(c.per_game for c in by_class.values())]:
+        lo, hi = e.ci95
+        assert math.isnan(lo) or 0.0 <= lo <= e.mean <= hi
+    assert total.mean == pytest.approx(1.5 * sum(losses) / games)
 
 
 def test_a_users_report_card_adds_up(capsys, tmp_path):

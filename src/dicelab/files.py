@@ -89,6 +89,16 @@ def _std_fd(st: os.stat_result | None) -> int | None:
     return None
 
 
+def is_standard_output(path: Path | str) -> bool:
+    """Whether ``path`` is this process's standard output (``/dev/stdout``, ``/dev/fd/1``,
+    the file or pipe standard output goes to), where :func:`write_output` writes through
+    the stream."""
+    try:
+        return _std_fd(os.stat(path)) == 1
+    except OSError:
+        return False
+
+
 def _final(path: Path) -> Path:
     """The path a rename must replace: a symbolic link's target, else the path itself."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -119,14 +129,20 @@ def check_name(path: Path | str, option: str) -> Path:
     return path
 
 
-def check_output(path: Path | str, option: str, *, suffix: str | None = None) -> Path:
+def check_output(path: Path | str, option: str, *, suffix: str | None = None,
+                 json_out: bool = False) -> Path:
     """Refuse, before any work, a path that :func:`write_output` could not write: a
     directory, a block device or a socket, a file or device that is not writable, a
     missing directory, a directory where no file can be created; with ``suffix`` (e.g.
-    ``".png"``), a name that does not end in it. Returns the path."""
+    ``".png"``), a name that does not end in it; with ``json_out`` (a ``--json`` command,
+    whose JSON is the only thing on standard output), standard output. Returns the
+    path."""
     path = check_name(path, option)
     if suffix is not None and path.suffix.lower() != suffix:
         raise UserError(f"{option} {path}: the file name must end in {suffix}")
+    if json_out and is_standard_output(path):
+        raise UserError(f"{option} {path}: --json prints its JSON alone on standard output; "
+                        "write to a file, or leave out --json")
     st = _stat(path, option)
     if st is None:
         check_not_dangling(path, option)
@@ -293,5 +309,5 @@ def parse_toml(text: str, source: str) -> dict:
         raise UserError(f"{source}: malformed TOML (nested too deeply)") from None
 
 
-__all__ = ["MAX_NAME_BYTES", "check_name", "check_not_dangling", "check_output", "parse_toml",
-           "read_input", "write_output"]
+__all__ = ["MAX_NAME_BYTES", "check_name", "check_not_dangling", "check_output",
+           "is_standard_output", "parse_toml", "read_input", "write_output"]

@@ -118,14 +118,23 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
     return out
 
 
-def check_log_path(path, games: int) -> None:
-    """``UserError`` before a run if ``path`` cannot take the log or ``games`` is out of
-    range."""
+def check_log_path(path, games: int, taken: dict | None = None, *,
+                   json_out: bool = False) -> None:
+    """``UserError`` before a run if ``path`` cannot take the log (``json_out``: as
+    :func:`dicelab.files.check_output`), is (or links to) a file another output of the
+    run writes (``taken``: option -> its paths), or ``games`` is out of range."""
+    import os
+
     from dicelab.files import check_output
 
     if not is_whole(games) or not 1 <= games <= MAX_LOG_GAMES:
         raise UserError(f"--log-games must be 1 to {MAX_LOG_GAMES:,}, not {games}")
-    check_output(path, "--log")
+    check_output(path, "--log", json_out=json_out)
+    for option, paths in (taken or {}).items():
+        for other in paths:
+            if os.path.realpath(path) == os.path.realpath(other):
+                raise UserError(f"--log {path}: {option} writes {other} there; give the log "
+                                "a file of its own")
 
 
 def simulation_log(path, strategy: str, vs: list[str] | None, *, games: int, seed: int,

@@ -75,6 +75,9 @@ def _exact(game: str, family: str) -> Callable[[str], PolicySpec | None]:
 
 
 _THRESHOLD = re.compile(r"threshold-(-?[0-9]+)")
+#: The most points a policy's parameter may name (a threshold; ``ai``'s highest threshold,
+#: base + step x max-steps): the kernels' 64-bit integers hold it with room to spare.
+MAX_POLICY_POINTS = 10**18
 
 
 def _parse_threshold(text: str) -> PolicySpec | None:
@@ -88,6 +91,9 @@ def _parse_threshold(text: str) -> PolicySpec | None:
     if t <= 0 or t % POINT_UNIT:
         raise UserError(f"policy '{text}': the threshold must be a positive multiple of "
                         f"{POINT_UNIT} (e.g. threshold-300)")
+    if t > MAX_POLICY_POINTS:
+        raise UserError(f"policy '{text}': the threshold must be at most "
+                        f"{MAX_POLICY_POINTS:,} points")
     return PolicySpec("farkle", "threshold", f"threshold-{t}", {"threshold": t})
 
 
@@ -122,6 +128,10 @@ def _parse_ai(text: str) -> PolicySpec | None:
                             "max-steps non-negative")
         if params["chase"] not in (0, 1):
             raise UserError(f"policy '{text}': chase is 0 or 1, not {params['chase']}")
+        top = params["base"] + params["step"] * params["max-steps"]
+        if max(top, params["per"], params["two-dice"], params["one-die"]) > MAX_POLICY_POINTS:
+            raise UserError(f"policy '{text}': base + step x max-steps, per, two-dice and "
+                            f"one-die must each be at most {MAX_POLICY_POINTS:,}")
     changed = [f"{k}={v}" for k, v in params.items() if v != AI_DEFAULTS[k]]
     name = "ai" if not changed else "ai:" + ",".join(changed)
     return PolicySpec("farkle", "ai", name, params)

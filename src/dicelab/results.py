@@ -137,10 +137,12 @@ def check_out_dir(out: Path | str, files: tuple[str, ...] = RUN_FILES,
     return out
 
 
-def check_png_path(path: Path | str, option: str = "--plot") -> Path:
+def check_png_path(path: Path | str, option: str = "--plot", *, json_out: bool = False
+                   ) -> Path:
     """Fail before any work is done if ``path`` cannot become a PNG file (its name must
-    end in .png, and :func:`dicelab.files.check_output` must accept it)."""
-    return check_output(path, option, suffix=".png")
+    end in .png, and :func:`dicelab.files.check_output` must accept it, ``json_out`` as
+    there)."""
+    return check_output(path, option, suffix=".png", json_out=json_out)
 
 
 def prepare_out_dir(out: Path) -> Path:

@@ -134,15 +134,27 @@ def ratio_estimate(num_sum: float, num_sq: float, den_sum: float, den_sq: float,
     ``bounds``: the range of the ratio (a rate: ``(0, 1)``), which its interval keeps to.
 
     Used for per-turn rates estimated from whole games (turns within a game are not
-    independent units, games are); a t interval on ``n - 1`` degrees of freedom.
+    independent units, games are); a t interval on ``n - 1`` degrees of freedom. As for
+    :func:`mean_estimate`: one unit, or units without spread (every game at the same
+    ratio), give the ratio with no SE, never a zero-width interval.
+
+    >>> e = ratio_estimate(2.0, 2.0, 12.0, 72.0, 12.0, 2)  # 1 of 6 in each of two games
+    >>> e.mean, e.se
+    (0.16666666666666666, nan)
+    >>> ratio_estimate(3.0, 9.0, 6.0, 36.0, 18.0, 1).mean
+    0.5
     """
-    if n <= 1 or den_sum == 0:
+    if n <= 0 or den_sum == 0:
         return Estimate(math.nan, math.nan, n, bounds=bounds)
     r = num_sum / den_sum
+    if n == 1:
+        return Estimate(r, math.nan, 1, bounds=bounds)
     xbar = den_sum / n
     # variance of residuals y_i - r x_i, divided by n xbar^2
     resid_sq = num_sq - 2 * r * cross + r * r * den_sq
     var = max(resid_sq / (n - 1), 0.0) / (n * xbar * xbar)
+    if not var > 0:  # no spread measures no error (every game at the same ratio)
+        return Estimate(r, math.nan, n, bounds=bounds)
     return Estimate(r, math.sqrt(var), n, df=n - 1, bounds=bounds)
 
 

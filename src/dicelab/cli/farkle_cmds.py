@@ -134,7 +134,7 @@ def register(app, solve_app, policy_app) -> None:
         if plot is not None:
             from dicelab.results import check_png_path
 
-            check_png_path(plot)
+            check_png_path(plot, json_out=json_out)
         if max_points is not None:
             if plot is None:
                 raise UserError("--max-points sets the top of the picture: it needs --plot")

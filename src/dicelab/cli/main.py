@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 from typing import Annotated
 
@@ -191,8 +192,12 @@ def simulate(
     if log is None and log_games is not None:
         raise UserError("--log-games needs --log FILE (the games are written there)")
     if log is not None:
+        from dicelab.results import RUN_FILES
+
         log_games = DEFAULT_LOG_GAMES if log_games is None else log_games
-        check_log_path(log, log_games)
+        check_log_path(log, log_games, taken={} if out is None else
+                       {"--out": [os.path.join(out, name) for name in RUN_FILES]},
+                       json_out=json_out)
 
     def go(progress, client):
         result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
@@ -296,7 +301,7 @@ def evaluate(
     from dicelab.results import check_png_path
 
     table = load_rules(rules, ending)
-    plot_path = None if plot is None else check_png_path(plot)
+    plot_path = None if plot is None else check_png_path(plot, json_out=json_out)
 
     def run(progress, client):
         result = evaluate_farkle(spec, rules=table, target=target, progress=progress)

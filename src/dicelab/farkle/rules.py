@@ -519,7 +519,8 @@ def load_rules(name_or_path: str | FarkleRules | None, ending: str | None = None
     if name_or_path in PRESETS:
         return PRESETS[name_or_path].with_ending(ending)
     path = Path(name_or_path)
-    if path.suffix.lower() == ".toml" or path.exists():
+    # an empty name is no file ('' would be the current directory, '.')
+    if name_or_path.strip() and (path.suffix.lower() == ".toml" or path.exists()):
         return parse_rules_toml(read_rules_file(path), source=str(path)).with_ending(ending)
     raise UserError(f"unknown Farkle rules '{name_or_path}'; valid: {', '.join(PRESETS)} "
                     "or a .toml file")

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -137,6 +138,10 @@ def _distribution(spec: PolicySpec, rules: RuleSet) -> ScoreDistribution | None:
         return None
 
 
+#: A loss is never negative: the range its intervals keep to.
+LOSS_RANGE = (0.0, math.inf)
+
+
 def class_losses(decisions, games: int) -> tuple[dict[str, ClassLoss], Estimate]:
     """Each decision class's losses, and all decisions', of the decisions frame of
     :func:`dicelab.analyse.analyse_games` (one seat, ``games`` games)."""
@@ -155,8 +160,9 @@ def class_losses(decisions, games: int) -> tuple[dict[str, ClassLoss], Estimate]
         n = int(mine.sum())
         out[name] = ClassLoss(n, float(loss[mine].mean()) if n else None,
                               mean_estimate(float(per_game.sum()),
-                                            float((per_game ** 2).sum()), games))
-    return out, mean_estimate(float(total.sum()), float((total ** 2).sum()), games)
+                                            float((per_game ** 2).sum()), games, LOSS_RANGE))
+    return out, mean_estimate(float(total.sum()), float((total ** 2).sum()), games,
+                              LOSS_RANGE)
 
 
 def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None = None,
@@ -198,7 +204,9 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
                         progress=None if progress is None else
                         lambda d, _t: progress(done + d, total_steps))
     records = parse_lines(format_games(played).splitlines(), "<report card>", game="penta")
-    analysis = analyse_games(records, logs=["<report card>"])
+    # judged in expected final score, whatever the policy plays for (an objective's
+    # player is judged by its objective in ``dicelab analyse``: it would lose nothing)
+    analysis = analyse_games(records, logs=["<report card>"], objective="mean")
     losses, total = class_losses(analysis.decisions, games)
     return PentaEvaluation(spec.name, rs.name, exact, None if exact else games, seed,
                            seed_given, mean, sd, float(solve(rs).expected_score), games,
