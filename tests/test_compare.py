@@ -42,12 +42,14 @@ def test_score_interval_and_verdicts():
 
 
 def test_games_without_spread_give_an_interval_not_a_point():
+    from scipy.stats import binomtest
+
     from dicelab.stats import wilson_interval
 
-    # one game: no standard error; the interval is the score's Wilson interval
+    # one game: no standard error; the interval is the exact one of one game won
     one = PairResult("a", "b", games=1, wins=1, ties=0, seed=1)
     assert math.isnan(one.score_se)
-    assert one.score_ci95 == wilson_interval(1, 1)
+    assert one.score_ci95 == pytest.approx((0.025, 1.0))
     assert one.verdict == "tie"
     assert PairResult("a", "b", 1, 0, 0, 1).verdict == "tie"
     assert PairResult("a", "b", 1, 0, 1, 1).verdict == "tie"
@@ -55,16 +57,36 @@ def test_games_without_spread_give_an_interval_not_a_point():
     lo, hi = PairResult("a", "b", 2, 2, 0, 1).score_ci95
     assert lo < 0.5 < hi == 1.0
     assert PairResult("a", "b", 2, 0, 0, 1).verdict == "tie"
-    assert PairResult("a", "b", 2, 0, 2, 1).verdict == "tie"  # two ties
+    assert PairResult("a", "b", 2, 0, 2, 1).score_ci95 == wilson_interval(1, 2)  # two ties
+    assert PairResult("a", "b", 2, 0, 2, 1).verdict == "tie"
     assert PairResult("a", "b", 200, 200, 0, 1).verdict == "better"
     assert PairResult("a", "b", 200, 0, 0, 1).verdict == "worse"
-    # with spread, the normal interval as before, within [0, 1]
-    p = PairResult("a", "b", 10, 6, 0, 1)
-    assert p.score_ci95 == pytest.approx((p.score - 1.959963984540054 * p.score_se,
-                                          p.score + 1.959963984540054 * p.score_se))
-    p = PairResult("a", "b", 10, 9, 0, 1)
-    assert p.score + 1.959963984540054 * p.score_se > 1
-    assert p.score_ci95 == (pytest.approx(p.score - 1.959963984540054 * p.score_se), 1.0)
+    # every game won or lost: the exact interval, deciding from 6 games on, as the sign
+    # test does (p = 2^(1 - n))
+    for n in range(1, 12):
+        for wins in (0, n):
+            p = PairResult("a", "b", n, wins, 0, 1)
+            ci = binomtest(wins, n).proportion_ci(0.95, method="exact")
+            assert p.score_ci95 == pytest.approx((ci.low, ci.high))
+            assert (p.verdict != "tie") == (n >= 6) == (binomtest(wins, n).pvalue < 0.05)
+
+
+def test_few_games_with_spread_take_a_t_interval():
+    """With spread, a t interval on games - 1 degrees of freedom within [0, 1]: from few
+    games a normal one calls a winner the exact test does not (5 of 6 won: p = 0.22; 26
+    of 40: p = 0.08)."""
+    from scipy.stats import binomtest, t
+
+    for games, wins, ties in ((6, 5, 0), (40, 26, 0), (10, 6, 0), (10, 9, 0), (12, 8, 3),
+                              (1000, 500, 100)):
+        p = PairResult("a", "b", games, wins, ties, 1)
+        half = float(t.ppf(0.975, games - 1)) * p.score_se
+        assert p.score_ci95 == pytest.approx((max(p.score - half, 0.0),
+                                              min(p.score + half, 1.0)))
+    for games, wins in ((6, 5), (40, 26)):
+        assert binomtest(wins, games).pvalue > 0.05
+        assert PairResult("a", "b", games, wins, 0, 1).verdict == "tie"
+    assert PairResult("a", "b", 10, 9, 0, 1).verdict == "better"
     assert PairResult("a", "b", 10, 0, 1, 1).score_ci95[0] == 0.0
 
 

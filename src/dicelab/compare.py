@@ -32,7 +32,7 @@ from dicelab.registry import parse_policy
 from dicelab.results import frame_row
 from dicelab.runner import executor_info
 from dicelab.seeding import check_games, check_seed
-from dicelab.stats import Z95, Proportion, fields, wilson_interval
+from dicelab.stats import Z95, Estimate, Proportion, fields, wilson_interval
 
 
 def pair_seed(seed: int, index: int) -> int:
@@ -88,14 +88,22 @@ class PairResult:
 
     @property
     def score_ci95(self) -> tuple[float, float]:
-        """Normal interval; when the games show no spread (one game, or every game the
-        same outcome) the Wilson interval of the score as a proportion instead (a score
-        in [0, 1] varies no more than a proportion), never a zero-width interval; always
-        within [0, 1]."""
+        """A t interval on ``games - 1`` degrees of freedom (the SE is measured from the
+        same games: from few, a normal interval is too narrow), within [0, 1]. When the
+        games show no spread (one game, or every game the same outcome): every game won
+        or lost, the exact (Clopper-Pearson) interval of that proportion, which excludes
+        1/2 from 6 games on, as the sign test does; every game tied, the Wilson interval
+        around 1/2. Never a zero-width interval."""
         se = self.score_se
-        if not se > 0:
-            return wilson_interval(self.wins + 0.5 * self.ties, self.games)
-        return (max(self.score - Z95 * se, 0.0), min(self.score + Z95 * se, 1.0))
+        if se > 0:
+            return Estimate(self.score, se, self.games, df=self.games - 1,
+                            bounds=(0.0, 1.0)).ci95
+        if self.ties == self.games:
+            return wilson_interval(0.5 * self.games, self.games)
+        from scipy.stats import binomtest
+
+        ci = binomtest(self.wins, self.games).proportion_ci(0.95, method="exact")
+        return (float(ci.low), float(ci.high))
 
     @property
     def verdict(self) -> str:
