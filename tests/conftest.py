@@ -67,8 +67,15 @@ def pytest_unconfigure(config):
         shutil.rmtree(store, ignore_errors=True)
 
 
-#: Disk-cache files of Penta decision blocks (270 MB each; see dicelab.penta.policies).
-DECISION_FILES = "penta-decisions-*.npz"
+#: Disk-cache files the session shares: Penta decision blocks (270 MB each; see
+#: dicelab.penta.policies) and utility objectives' value tables (16 MB, most of a minute
+#: each to solve; see dicelab.penta.objectives).
+DECISION_FILES = ("penta-decisions-*.npz", "penta-utility-*.npz")
+
+
+def _shared_files(directory: Path) -> list[Path]:
+    """The files of ``directory`` that the session shares (:data:`DECISION_FILES`)."""
+    return [f for pattern in DECISION_FILES for f in directory.glob(pattern)]
 
 #: Test modules that use Penta's decision tables: their fresh cache directories start with
 #: the blocks already built in this session. (A module that counts the files of its cache
@@ -101,7 +108,7 @@ def _isolated_cache_dir(request, tmp_path_factory, monkeypatch, _decision_blocks
     """
     d = tmp_path_factory.mktemp("dicelab-cache")
     if request.module.__name__.rpartition(".")[2] in SHARES_DECISION_BLOCKS:
-        for block in _decision_blocks.glob(DECISION_FILES):
+        for block in _shared_files(_decision_blocks):
             try:
                 os.link(block, d / block.name)
             except OSError:  # no hard links here: the test builds its own
@@ -111,7 +118,7 @@ def _isolated_cache_dir(request, tmp_path_factory, monkeypatch, _decision_blocks
     from dicelab import cache
 
     cache.wait_stores()  # blocks still being written on their own threads
-    for block in d.glob(DECISION_FILES):
+    for block in _shared_files(d):
         kept = _decision_blocks / block.name
         if kept.exists() and os.path.samefile(block, kept):
             block.unlink()

@@ -145,4 +145,4 @@ def test_penta_reports_follow_the_glossary(capsys, printed, tmp_path):
 
 def test_penta_objective_advice_follows_the_glossary(capsys, printed):
     run_both(capsys, printed, ["advise", "penta", "--roll", "6,6,6,2,1", "--objective",
-                                "utility:theta=0.01"])
+                                "utility:theta=0.02"])
