@@ -204,6 +204,9 @@ def test_cli_dask_address_gives_the_local_json(client, capsys):
     ("local:100000", "at most"),
     ("", "scheduler address"),
     ("no-port-here", "cannot reach a Dask scheduler"),
+    ("http://127.0.0.1:1", "unknown address scheme"),
+    ("tls://127.0.0.1:1", "TLS"),  # no TLS settings in Dask's configuration
+    ("ucx://127.0.0.1:1", "cannot reach a Dask scheduler"),  # UCX not installed
 ])
 def test_cli_bad_dask_spec_is_one_line_exit_2(capsys, spec, message):
     code, out, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", spec])

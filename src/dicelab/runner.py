@@ -292,7 +292,9 @@ def dask_client(spec: str) -> Iterator[Any]:
         return
     try:
         client = Client(spec, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as exc:
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        # TypeError: a scheme this Dask cannot use as configured (tls:// without Dask's TLS
+        # settings, ucx:// without UCX)
         raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({exc})") from None
     try:
         yield client
