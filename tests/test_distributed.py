@@ -374,7 +374,6 @@ def test_local_cluster_workers_start_with_ctrl_c_ignored(monkeypatch):
                                             text=True, check=True).stdout.strip()
 
         def __enter__(self):
-            seen["during run"] = signal.getsignal(signal.SIGINT)
             return self
 
         def __exit__(self, *exc):
@@ -385,6 +384,7 @@ def test_local_cluster_workers_start_with_ctrl_c_ignored(monkeypatch):
             pass
 
         def __enter__(self):
+            seen["during run"] = signal.getsignal(signal.SIGINT)
             return self
 
         def __exit__(self, *exc):
@@ -398,6 +398,62 @@ def test_local_cluster_workers_start_with_ctrl_c_ignored(monkeypatch):
     assert seen["worker"] == "True"
     assert seen["during run"] is before and before is not signal.SIG_IGN
     assert signal.getsignal(signal.SIGINT) is before
+
+
+# A process whose distributed is a stand-in: a Ctrl-C at the terminal (SIGINT to the
+# process group) while its LocalCluster starts, or none.
+CTRL_C_AT_START = """
+import os, signal, sys, types
+events = []
+class LocalCluster:
+    def __init__(self, **kwargs):
+        if PRESS:
+            os.killpg(0, signal.SIGINT)
+        events.append("started")
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        events.append("closed")
+        return False
+class Client:
+    def __init__(self, cluster):
+        pass
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return False
+sys.modules["distributed"] = types.SimpleNamespace(LocalCluster=LocalCluster, Client=Client)
+from dicelab import runner
+try:
+    with runner.dask_client("local:1"):
+        events.append("ran")
+except KeyboardInterrupt:
+    events.append("interrupted")
+print(" ".join(events), signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+@pytest.mark.parametrize(("press", "events"), [
+    (True, "started closed interrupted"),  # the run never starts; the cluster is closed
+    (False, "started ran closed"),
+])
+def test_ctrl_c_while_a_local_cluster_starts_interrupts(press, events):
+    """The command ignores SIGINT while the cluster starts (its workers inherit that); a
+    Ctrl-C pressed meanwhile still interrupts it once the cluster is up (it was lost, and
+    the run went on as if never interrupted)."""
+    import os
+    import subprocess
+
+    from cli_helpers import as_from_a_shell
+
+    def own_group():
+        as_from_a_shell()
+        os.setpgrp()
+
+    done = subprocess.run([sys.executable, "-c", f"PRESS = {press}\n{CTRL_C_AT_START}"],
+                          capture_output=True, text=True, timeout=60, preexec_fn=own_group)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [*events.split(), "True"]
 
 
 @pytest.mark.slow

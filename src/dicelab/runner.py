@@ -242,17 +242,32 @@ def _parse_local(spec: str) -> int | None:
 def _workers_ignore_ctrl_c() -> Iterator[None]:
     """Processes started inside inherit an ignored SIGINT. Ctrl-C at a terminal reaches
     the whole process group: the local cluster's workers leave it to this process, which
-    stops the run and closes them (else each prints a KeyboardInterrupt traceback)."""
+    stops the run and closes them (else each prints a KeyboardInterrupt traceback).
+
+    This process ignores it meanwhile too, so a watcher process started before, which
+    keeps the default action, tells whether Ctrl-C was pressed: then KeyboardInterrupt is
+    raised on the way out (else that Ctrl-C would be lost and the run would go on). The
+    watcher reads its stdin to the end: it exits 0 when that is closed, unless Ctrl-C
+    ended it first."""
     import signal
+    import subprocess
+    import sys
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    watcher = subprocess.Popen([sys.executable, "-S", "-c", "import sys; sys.stdin.read()"],
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        watcher.stdin.close()
+        pressed = watcher.wait() != 0
+    if pressed:
+        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -283,12 +298,13 @@ def dask_client(spec: str) -> Iterator[Any]:
         env = {"NUMBA_NUM_THREADS": str(max(1, cores // n))}
         # a failed task reaches the caller as its exception (a UserError is one line):
         # the workers' own log of it would only repeat it as a traceback
-        with _workers_ignore_ctrl_c():
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", env=env,
-                                   silence_logs=logging.CRITICAL)
-        with cluster, Client(cluster) as client:
-            yield client
+        with contextlib.ExitStack() as stack:
+            # entered at once: a Ctrl-C pressed while it starts closes it on the way out
+            with _workers_ignore_ctrl_c():
+                cluster = stack.enter_context(LocalCluster(
+                    n_workers=n, threads_per_worker=1, processes=True,
+                    dashboard_address=":0", env=env, silence_logs=logging.CRITICAL))
+            yield stack.enter_context(Client(cluster))
         return
     try:
         client = Client(spec, timeout="10s")
