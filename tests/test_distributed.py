@@ -214,6 +214,52 @@ def test_cli_bad_dask_spec_is_one_line_exit_2(capsys, spec, message):
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
+@pytest.fixture
+def server():
+    """``serve(reply)``: the address of a TCP server on this machine that is not Dask's. It
+    accepts every connection and sends ``reply`` (b"": nothing, as a web server waiting
+    for its request); connections stay open until the test ends."""
+    import socket
+    import threading
+
+    sockets = []
+
+    def serve(reply: bytes) -> str:
+        listener = socket.create_server(("127.0.0.1", 0))
+        sockets.append(listener)
+
+        def accept():
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:  # closed: the test is over
+                    return
+                sockets.append(conn)
+                conn.sendall(reply)
+
+        threading.Thread(target=accept, daemon=True).start()
+        return f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+
+    yield serve
+    for sock in sockets:
+        sock.close()
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    (b"", "cannot reach a Dask scheduler there (no answer within 0.5 s)"),
+    (b"SSH-2.0-OpenSSH_9.6\r\n" + bytes(range(64)), "does not answer as a Dask scheduler"),
+], ids=["silent", "another-protocol"])
+def test_cli_dask_address_of_another_server_is_one_line_exit_2(capsys, monkeypatch, server,
+                                                               reply, message):
+    """A server that is not a scheduler: one that says nothing made the command wait for
+    ever, one that says something else made it fail with a MemoryError traceback."""
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 0.5)
+    code, out, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask",
+                                      server(reply)])
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
 def test_cli_without_dask_installed_says_what_to_install(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # the import fails
     code, _, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", "local:1"])

@@ -270,6 +270,42 @@ def _workers_ignore_ctrl_c() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+#: Seconds ``--dask ADDRESS`` waits for a scheduler to connect and answer.
+SCHEDULER_TIMEOUT_S = 10
+
+
+def _check_scheduler(spec: str) -> None:
+    """UserError unless a Dask server at ``spec`` answers Dask's handshake within
+    :data:`SCHEDULER_TIMEOUT_S`. ``distributed.Client`` bounds only the connection: it
+    waits for ever on a server that accepts it and says nothing (a web server), and fails
+    with a MemoryError on one that says something else first (an SSH server)."""
+    import asyncio
+
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    async def handshake() -> None:
+        args = Security().get_connection_args("client")
+        comm = await asyncio.wait_for(connect(spec, timeout=SCHEDULER_TIMEOUT_S, **args),
+                                      SCHEDULER_TIMEOUT_S)
+        await comm.close()
+
+    try:
+        asyncio.run(handshake())
+    except TimeoutError as exc:
+        reason = str(exc) or f"no answer within {SCHEDULER_TIMEOUT_S} s"
+        raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({reason})") \
+            from None
+    except (OSError, ValueError, TypeError) as exc:
+        # TypeError: a scheme this Dask cannot use as configured (tls:// without Dask's TLS
+        # settings, ucx:// without UCX)
+        raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({exc})") \
+            from None
+    except Exception:  # the reply, if any, was not Dask's
+        raise UserError(f"--dask {spec}: the server there does not answer as a Dask "
+                        "scheduler does") from None
+
+
 @contextlib.contextmanager
 def dask_client(spec: str) -> Iterator[Any]:
     """A ``distributed.Client`` for ``--dask SPEC``, closed (with its cluster) on exit.
@@ -306,11 +342,10 @@ def dask_client(spec: str) -> Iterator[Any]:
                     dashboard_address=":0", env=env, silence_logs=logging.CRITICAL))
             yield stack.enter_context(Client(cluster))
         return
+    _check_scheduler(spec)
     try:
-        client = Client(spec, timeout="10s")
+        client = Client(spec, timeout=f"{SCHEDULER_TIMEOUT_S}s")
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        # TypeError: a scheme this Dask cannot use as configured (tls:// without Dask's TLS
-        # settings, ucx:// without UCX)
         raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({exc})") from None
     try:
         yield client
