@@ -260,6 +260,20 @@ def test_cli_dask_address_of_another_server_is_one_line_exit_2(capsys, monkeypat
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
+def test_cli_dask_scheduler_without_workers_is_one_line_exit_2(capsys, monkeypatch):
+    """A scheduler no worker has joined (yet): the run's first task waited, then failed
+    with a TimeoutError traceback ("No valid workers found")."""
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 0.5)
+    with distributed.LocalCluster(n_workers=0, processes=False,
+                                  dashboard_address=":0") as cluster:
+        address = cluster.scheduler.address
+        code, out, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask",
+                                          address])
+    assert code == 2 and out == ""
+    assert err == (f"error: --dask {address}: the scheduler there has no workers (none "
+                   f"joined within 0.5 s): start them with 'dask worker {address}'\n")
+
+
 def test_cli_without_dask_installed_says_what_to_install(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # the import fails
     code, _, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", "local:1"])

@@ -348,6 +348,12 @@ def dask_client(spec: str) -> Iterator[Any]:
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({exc})") from None
     try:
+        try:  # else the first task waits, and fails with a traceback
+            client.wait_for_workers(1, timeout=SCHEDULER_TIMEOUT_S)
+        except TimeoutError:
+            raise UserError(f"--dask {spec}: the scheduler there has no workers (none joined "
+                            f"within {SCHEDULER_TIMEOUT_S} s): start them with "
+                            f"'dask worker {spec}'") from None
         yield client
     finally:
         client.close()
