@@ -274,6 +274,20 @@ def test_cli_dask_scheduler_without_workers_is_one_line_exit_2(capsys, monkeypat
                    f"joined within 0.5 s): start them with 'dask worker {address}'\n")
 
 
+def test_cli_sprt_refuses_dask_before_a_cluster_starts(capsys, monkeypatch):
+    """A sequential test plays in this process: --dask was silently ignored."""
+    def no_cluster(spec):
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(runner, "dask_client", no_cluster)
+    args = ["tournament", "ai", "threshold-300", "--sprt", "--seed", "1", "--target", "1000"]
+    code, out, err = run_cli(capsys, [*args, "--dask", "local:1"])
+    assert (code, out) == (2, "")
+    assert err == "error: --sprt plays in this process, not on Dask; leave out --dask\n"
+    code, out, err = run_cli(capsys, [*args, "--json"])  # without --dask it plays
+    assert code == 0 and json.loads(out)["pairs"][0]["decision"] in ("H0", "H1")
+
+
 def test_cli_without_dask_installed_says_what_to_install(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # the import fails
     code, _, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", "local:1"])
