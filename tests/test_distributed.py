@@ -260,6 +260,18 @@ def test_cli_dask_address_of_another_server_is_one_line_exit_2(capsys, monkeypat
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
+def test_dask_client_of_an_address_where_an_event_loop_runs(client):
+    """As in a notebook (run_experiment(..., dask=ADDRESS) under a running event loop): the
+    check that a scheduler answers runs its own loop, in a thread."""
+    import asyncio
+
+    async def in_a_notebook():
+        with runner.dask_client(client.scheduler.address) as c:
+            return len(c.nthreads())
+
+    assert asyncio.run(in_a_notebook()) == 2
+
+
 def test_cli_dask_scheduler_without_workers_is_one_line_exit_2(capsys, monkeypatch):
     """A scheduler no worker has joined (yet): the run's first task waited, then failed
     with a TimeoutError traceback ("No valid workers found")."""

@@ -290,8 +290,19 @@ def _check_scheduler(spec: str) -> None:
                                       SCHEDULER_TIMEOUT_S)
         await comm.close()
 
+    def in_a_thread() -> None:  # its own event loop, also where one runs (a notebook)
+        try:
+            asyncio.run(handshake())
+        except BaseException as exc:  # raised below, in the caller's thread
+            failed.append(exc)
+
+    failed: list[BaseException] = []
+    thread = threading.Thread(target=in_a_thread, daemon=True)
+    thread.start()
+    thread.join()
     try:
-        asyncio.run(handshake())
+        if failed:
+            raise failed[0]
     except TimeoutError as exc:
         reason = str(exc) or f"no answer within {SCHEDULER_TIMEOUT_S} s"
         raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({reason})") \
