@@ -217,11 +217,100 @@ def test_cli_dask_address_gives_the_local_json(client, capsys):
     ("local:100000", "at most"),
     ("", "scheduler address"),
     ("no-port-here", "cannot reach a Dask scheduler"),
+    ("http://127.0.0.1:1", "unknown address scheme"),
+    ("tls://127.0.0.1:1", "TLS"),  # no TLS settings in Dask's configuration
+    ("ucx://127.0.0.1:1", "cannot reach a Dask scheduler"),  # UCX not installed
 ])
 def test_cli_bad_dask_spec_is_one_line_exit_2(capsys, spec, message):
     code, out, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask", spec])
     assert code == 2 and out == ""
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+@pytest.fixture
+def server():
+    """``serve(reply)``: the address of a TCP server on this machine that is not Dask's. It
+    accepts every connection and sends ``reply`` (b"": nothing, as a web server waiting
+    for its request); connections stay open until the test ends."""
+    import socket
+    import threading
+
+    sockets = []
+
+    def serve(reply: bytes) -> str:
+        listener = socket.create_server(("127.0.0.1", 0))
+        sockets.append(listener)
+
+        def accept():
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:  # closed: the test is over
+                    return
+                sockets.append(conn)
+                conn.sendall(reply)
+
+        threading.Thread(target=accept, daemon=True).start()
+        return f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+
+    yield serve
+    for sock in sockets:
+        sock.close()
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    (b"", "cannot reach a Dask scheduler there (no answer within 0.5 s)"),
+    (b"SSH-2.0-OpenSSH_9.6\r\n" + bytes(range(64)), "does not answer as a Dask scheduler"),
+], ids=["silent", "another-protocol"])
+def test_cli_dask_address_of_another_server_is_one_line_exit_2(capsys, monkeypatch, server,
+                                                               reply, message):
+    """A server that is not a scheduler: one that says nothing made the command wait for
+    ever, one that says something else made it fail with a MemoryError traceback."""
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 0.5)
+    code, out, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask",
+                                      server(reply)])
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_dask_client_of_an_address_where_an_event_loop_runs(client):
+    """As in a notebook (run_experiment(..., dask=ADDRESS) under a running event loop): the
+    check that a scheduler answers runs its own loop, in a thread."""
+    import asyncio
+
+    async def in_a_notebook():
+        with runner.dask_client(client.scheduler.address) as c:
+            return len(c.nthreads())
+
+    assert asyncio.run(in_a_notebook()) == 2
+
+
+def test_cli_dask_scheduler_without_workers_is_one_line_exit_2(capsys, monkeypatch):
+    """A scheduler no worker has joined (yet): the run's first task waited, then failed
+    with a TimeoutError traceback ("No valid workers found")."""
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 0.5)
+    with distributed.LocalCluster(n_workers=0, processes=False,
+                                  dashboard_address=":0") as cluster:
+        address = cluster.scheduler.address
+        code, out, err = run_cli(capsys, ["simulate", "-s", "ai", "-n", "100", "--dask",
+                                          address])
+    assert code == 2 and out == ""
+    assert err == (f"error: --dask {address}: the scheduler there has no workers (none "
+                   f"joined within 0.5 s): start them with 'dask worker {address}'\n")
+
+
+def test_cli_sprt_refuses_dask_before_a_cluster_starts(capsys, monkeypatch):
+    """A sequential test plays in this process: --dask was silently ignored."""
+    def no_cluster(spec):
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(runner, "dask_client", no_cluster)
+    args = ["tournament", "ai", "threshold-300", "--sprt", "--seed", "1", "--target", "1000"]
+    code, out, err = run_cli(capsys, [*args, "--dask", "local:1"])
+    assert (code, out) == (2, "")
+    assert err == "error: --sprt plays in this process, not on Dask; leave out --dask\n"
+    code, out, err = run_cli(capsys, [*args, "--json"])  # without --dask it plays
+    assert code == 0 and json.loads(out)["pairs"][0]["decision"] in ("H0", "H1")
 
 
 def test_cli_without_dask_installed_says_what_to_install(capsys, monkeypatch):
@@ -391,7 +480,6 @@ def test_local_cluster_workers_start_with_ctrl_c_ignored(monkeypatch):
                                             text=True, check=True).stdout.strip()
 
         def __enter__(self):
-            seen["during run"] = signal.getsignal(signal.SIGINT)
             return self
 
         def __exit__(self, *exc):
@@ -402,6 +490,7 @@ def test_local_cluster_workers_start_with_ctrl_c_ignored(monkeypatch):
             pass
 
         def __enter__(self):
+            seen["during run"] = signal.getsignal(signal.SIGINT)
             return self
 
         def __exit__(self, *exc):
@@ -415,6 +504,62 @@ def test_local_cluster_workers_start_with_ctrl_c_ignored(monkeypatch):
     assert seen["worker"] == "True"
     assert seen["during run"] is before and before is not signal.SIG_IGN
     assert signal.getsignal(signal.SIGINT) is before
+
+
+# A process whose distributed is a stand-in: a Ctrl-C at the terminal (SIGINT to the
+# process group) while its LocalCluster starts, or none.
+CTRL_C_AT_START = """
+import os, signal, sys, types
+events = []
+class LocalCluster:
+    def __init__(self, **kwargs):
+        if PRESS:
+            os.killpg(0, signal.SIGINT)
+        events.append("started")
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        events.append("closed")
+        return False
+class Client:
+    def __init__(self, cluster):
+        pass
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return False
+sys.modules["distributed"] = types.SimpleNamespace(LocalCluster=LocalCluster, Client=Client)
+from dicelab import runner
+try:
+    with runner.dask_client("local:1"):
+        events.append("ran")
+except KeyboardInterrupt:
+    events.append("interrupted")
+print(" ".join(events), signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+@pytest.mark.parametrize(("press", "events"), [
+    (True, "started closed interrupted"),  # the run never starts; the cluster is closed
+    (False, "started ran closed"),
+])
+def test_ctrl_c_while_a_local_cluster_starts_interrupts(press, events):
+    """The command ignores SIGINT while the cluster starts (its workers inherit that); a
+    Ctrl-C pressed meanwhile still interrupts it once the cluster is up (it was lost, and
+    the run went on as if never interrupted)."""
+    import os
+    import subprocess
+
+    from cli_helpers import as_from_a_shell
+
+    def own_group():
+        as_from_a_shell()
+        os.setpgrp()
+
+    done = subprocess.run([sys.executable, "-c", f"PRESS = {press}\n{CTRL_C_AT_START}"],
+                          capture_output=True, text=True, timeout=60, preexec_fn=own_group)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [*events.split(), "True"]
 
 
 @pytest.mark.slow

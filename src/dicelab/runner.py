@@ -242,17 +242,79 @@ def _parse_local(spec: str) -> int | None:
 def _workers_ignore_ctrl_c() -> Iterator[None]:
     """Processes started inside inherit an ignored SIGINT. Ctrl-C at a terminal reaches
     the whole process group: the local cluster's workers leave it to this process, which
-    stops the run and closes them (else each prints a KeyboardInterrupt traceback)."""
+    stops the run and closes them (else each prints a KeyboardInterrupt traceback).
+
+    This process ignores it meanwhile too, so a watcher process started before, which
+    keeps the default action, tells whether Ctrl-C was pressed: then KeyboardInterrupt is
+    raised on the way out (else that Ctrl-C would be lost and the run would go on). The
+    watcher reads its stdin to the end: it exits 0 when that is closed, unless Ctrl-C
+    ended it first."""
     import signal
+    import subprocess
+    import sys
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    watcher = subprocess.Popen([sys.executable, "-S", "-c", "import sys; sys.stdin.read()"],
+                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        watcher.stdin.close()
+        pressed = watcher.wait() != 0
+    if pressed:
+        raise KeyboardInterrupt
+
+
+#: Seconds ``--dask ADDRESS`` waits for a scheduler to connect and answer.
+SCHEDULER_TIMEOUT_S = 10
+
+
+def _check_scheduler(spec: str) -> None:
+    """UserError unless a Dask server at ``spec`` answers Dask's handshake within
+    :data:`SCHEDULER_TIMEOUT_S`. ``distributed.Client`` bounds only the connection: it
+    waits for ever on a server that accepts it and says nothing (a web server), and fails
+    with a MemoryError on one that says something else first (an SSH server)."""
+    import asyncio
+
+    from distributed.comm import connect
+    from distributed.security import Security
+
+    async def handshake() -> None:
+        args = Security().get_connection_args("client")
+        comm = await asyncio.wait_for(connect(spec, timeout=SCHEDULER_TIMEOUT_S, **args),
+                                      SCHEDULER_TIMEOUT_S)
+        await comm.close()
+
+    def in_a_thread() -> None:  # its own event loop, also where one runs (a notebook)
+        try:
+            asyncio.run(handshake())
+        except BaseException as exc:  # raised below, in the caller's thread
+            failed.append(exc)
+
+    failed: list[BaseException] = []
+    thread = threading.Thread(target=in_a_thread, daemon=True)
+    thread.start()
+    thread.join()
+    try:
+        if failed:
+            raise failed[0]
+    except TimeoutError as exc:
+        reason = str(exc) or f"no answer within {SCHEDULER_TIMEOUT_S} s"
+        raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({reason})") \
+            from None
+    except (OSError, ValueError, TypeError) as exc:
+        # TypeError: a scheme this Dask cannot use as configured (tls:// without Dask's TLS
+        # settings, ucx:// without UCX)
+        raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({exc})") \
+            from None
+    except Exception:  # the reply, if any, was not Dask's
+        raise UserError(f"--dask {spec}: the server there does not answer as a Dask "
+                        "scheduler does") from None
 
 
 @contextlib.contextmanager
@@ -300,19 +362,26 @@ def dask_client(spec: str) -> Iterator[Any]:
         env = {"NUMBA_NUM_THREADS": str(max(1, cores // n))}
         # a failed task reaches the caller as its exception (a UserError is one line):
         # the workers' own log of it would only repeat it as a traceback
-        with _environ_kept():
+        with _environ_kept(), contextlib.ExitStack() as stack:
+            # entered at once: a Ctrl-C pressed while it starts closes it on the way out
             with _workers_ignore_ctrl_c():
-                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0", env=env,
-                                       silence_logs=logging.CRITICAL)
-            with cluster, Client(cluster) as client:
-                yield client
+                cluster = stack.enter_context(LocalCluster(
+                    n_workers=n, threads_per_worker=1, processes=True,
+                    dashboard_address=":0", env=env, silence_logs=logging.CRITICAL))
+            yield stack.enter_context(Client(cluster))
         return
+    _check_scheduler(spec)
     try:
-        client = Client(spec, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as exc:
+        client = Client(spec, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise UserError(f"--dask {spec}: cannot reach a Dask scheduler there ({exc})") from None
     try:
+        try:  # else the first task waits, and fails with a traceback
+            client.wait_for_workers(1, timeout=SCHEDULER_TIMEOUT_S)
+        except TimeoutError:
+            raise UserError(f"--dask {spec}: the scheduler there has no workers (none joined "
+                            f"within {SCHEDULER_TIMEOUT_S} s): start them with "
+                            f"'dask worker {spec}'") from None
         yield client
     finally:
         client.close()

@@ -371,6 +371,8 @@ def tournament(
         spec = SprtSpec.parse(sprt)
         if seats != 2:
             raise UserError("--sprt tests pairs: use --seats 2")
+        if dask is not None:
+            raise UserError("--sprt plays in this process, not on Dask; leave out --dask")
         n_pairs = len(policies) * (len(policies) - 1) // 2
         _run_games(
             lambda progress, client: sprt_pairs(policies, spec, max_games=games, seed=seed,
