@@ -235,3 +235,20 @@ def test_only_the_most_recently_used_hash_directories_are_kept(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [*names[:3], "not-a-hash"]
     dicelab._prune_jit_dirs(str(tmp_path), keep=0)
     assert [p.name for p in tmp_path.iterdir()] == ["not-a-hash"]
+
+
+def test_a_directory_used_lately_is_kept_beyond_the_most_recent(tmp_path):
+    """Another checkout's process started within the grace may still save its kernels in
+    its directory: it stays, however many newer ones there are; older ones go."""
+    import time
+
+    now = time.time()
+    ages = {f"{i:016x}": age for i, age in enumerate((0, 10, 20, 600, 7200, 90_000))}
+    for name, age in ages.items():
+        (tmp_path / name).mkdir()
+        os.utime(tmp_path / name, (now - age, now - age))
+    dicelab._prune_jit_dirs(str(tmp_path), keep=2, grace_s=3600)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [n for n, a in ages.items()
+                                                          if a < 3600]
+    dicelab._prune_jit_dirs(str(tmp_path), keep=2)  # the default grace: a day
+    assert len(list(tmp_path.iterdir())) == 4

@@ -38,6 +38,10 @@ _JIT_CHOSEN_ENV = "DICELAB_CHOSEN_NUMBA_CACHE_DIR"
 #: Kernel-source-hash directories kept (most recently used first): the current source, and a
 #: couple of others for switching branches or checkouts. One holds ~10 MB of kernels.
 _JIT_KEEP = 3
+#: Seconds since its last use before a directory beyond those may go: a process still
+#: running another source (another checkout's) saves its new kernels there, and numba
+#: fails on a directory removed under it.
+_JIT_GRACE_S = 24 * 3600
 _HASH_CHARS = 16
 
 
@@ -149,22 +153,26 @@ def _is_hash_name(name: str) -> bool:
     return len(name) == _HASH_CHARS and all(c in "0123456789abcdef" for c in name)
 
 
-def _prune_jit_dirs(root: str, keep: int = _JIT_KEEP) -> None:
+def _prune_jit_dirs(root: str, keep: int = _JIT_KEEP, grace_s: float = _JIT_GRACE_S) -> None:
     """Delete the kernel-source-hash directories of ``root`` beyond the ``keep`` most recently
-    used (directory mtime, set on every import). Another process still running an older
-    source only loses its cached kernels: numba recreates the directory when it saves."""
+    used (directory mtime, set on every import) and unused for ``grace_s`` seconds: a
+    process started within that time on another source may still save kernels in its own."""
+    import time
+
     try:
         with os.scandir(root) as it:
             dirs = [e for e in it if _is_hash_name(e.name) and e.is_dir(follow_symlinks=False)]
         if len(dirs) <= keep:
             return
-        dirs.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
+        used = {e.path: e.stat(follow_symlinks=False).st_mtime for e in dirs}
     except OSError:
         return
     import shutil
 
+    dirs.sort(key=lambda e: used[e.path], reverse=True)
     for e in dirs[keep:]:
-        shutil.rmtree(e.path, ignore_errors=True)
+        if used[e.path] < time.time() - grace_s:
+            shutil.rmtree(e.path, ignore_errors=True)
 
 
 def _use_source_keyed_jit_cache() -> str | None:
