@@ -186,6 +186,7 @@ def test_equal_options_are_ties():
     ({"roll": [1, 5], "turn_points": 100, "me": 100, "opp": 1000, "target": 1000,
       "ending": "first-to-bank"}, "game ended"),
     ({"roll": [1, 5], "turn_points": 100, "target": 1010}, "multiple of 50"),
+    ({"roll": [1, 5], "turn_points": 100, "target": 1000}, "--target needs --me and --opp"),
 ])
 def test_impossible_positions_are_user_errors(kwargs, message):
     with pytest.raises(UserError, match=message):
@@ -194,6 +195,24 @@ def test_impossible_positions_are_user_errors(kwargs, message):
 
 # ---------------------------------------------------------------------------------
 # the command
+
+
+@pytest.mark.parametrize(("position", "refused"), [
+    (["--target", "1000"], True),  # solitaire: max-ev plays to no target
+    (["--target", "10000"], True),  # the default, given: still refused without totals
+    ([], False),
+    (["--target", "1000", "--me", "0", "--opp", "1000"], False),  # the last round
+])
+def test_a_target_without_both_totals_is_one_error_line(capsys, position, refused):
+    """Solitaire advice has no target: a --target given without --me and --opp was
+    silently ignored (and the JSON reported it), as --floor and --opp-farkles are not."""
+    code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,1,5,2,3,4", *position,
+                                      "--json", "--top", "1"])
+    if refused:
+        assert (code, out) == (2, "") and err.count("\n") == 1
+        assert err.startswith("error: --target needs --me and --opp")
+    else:
+        assert code == 0 and err == "" and json.loads(out)["options"]
 
 
 def test_advise_farkle_command_table_and_json(capsys):

@@ -145,6 +145,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         raise UserError("give both --me and --opp (two players), or neither (solitaire)")
     if me is None and opp_given:
         raise UserError("--opp-farkles needs --me and --opp (two players)")
+    if me is None and target is not None:
+        raise UserError("--target needs --me and --opp (two players): solitaire advice "
+                        "follows max-ev, which plays to no target")
     if me is None and floor is not None:
         raise UserError("--floor needs --me and --opp (two players): solitaire advice "
                         "follows max-ev, which plays no totals")
