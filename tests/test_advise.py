@@ -18,7 +18,7 @@ from cli_helpers import run_cli
 
 from dicelab.errors import UserError
 from dicelab.farkle import solitaire
-from dicelab.farkle.advise import advise, legal_setasides
+from dicelab.farkle.advise import advise, legal_setasides, tied
 from dicelab.farkle.rules import PRESETS, FarkleRules, load_rules
 
 
@@ -195,6 +195,25 @@ def test_impossible_positions_are_user_errors(kwargs, message):
 
 # ---------------------------------------------------------------------------------
 # the command
+
+
+def test_a_tiny_chance_to_win_does_not_tie_a_certain_loss():
+    """Far behind in the last round every roll has a chance below 1e-12 and every bank
+    none: they were all ties of the best (loss 0) under an absolute tolerance."""
+    got = advise([1, 5], turn_points=100, me=0, opp=100000, target=1000)
+    best = got.options[0]
+    assert best.action == "roll" and best.value > 0 and got.ties == 1
+    banks = [o for o in got.options if o.action == "bank"]
+    assert len(banks) == 3 and all(o.value == 0.0 and not o.tie_with_best for o in banks)
+    assert all(o.loss == best.value for o in banks)
+    rolls = [o for o in got.options[1:] if o.action == "roll"]
+    assert rolls and all(0 < o.value < best.value and o.loss == best.value - o.value
+                         for o in rolls)
+    # the neighbours: banks that win for sure still tie, and equal values tie
+    sure = advise([1, 5, 5], turn_points=300, me=900, opp=1000, target=1000)
+    assert sure.ties == 5 and all(o.value == 1.0 and o.loss == 0.0
+                                  for o in sure.options[:5])
+    assert tied(0.0, 0.0) and tied(0.5, 0.5 - 1e-14) and not tied(2e-47, 7e-48)
 
 
 @pytest.mark.parametrize(("position", "refused"), [

@@ -9,7 +9,7 @@ the target (and ``last-round``), it is the last turn: the chance to beat ``opp``
 
 An option is a set of dice to set aside (every distinct legal one: each die in it part of
 a combination formed within this roll) and what follows: bank, or roll the dice left (6
-after hot dice). Options worth the same (within 1e-12) are ties and say so
+after hot dice). Options worth the same (up to a relative 1e-12) are ties and say so
 (``tie_with_best``, loss 0); the values assume play by ``max-ev`` (solitaire) or
 ``optimal-win`` (two players) after this decision.
 """
@@ -43,8 +43,18 @@ from dicelab.farkle.rules import (
 from dicelab.farkle.solitaire import max_ev_capped, roll_values
 from dicelab.farkle.solve import last_turn, solve_optimal_win
 
-#: Options whose values differ by at most this are ties.
+#: Options whose values differ by at most this fraction of the larger are ties.
 TIE = 1e-12
+
+
+def tied(best: float, value: float) -> bool:
+    """Whether ``value`` ties ``best``: equal up to :data:`TIE` relative to the larger of
+    the two (relative, so a tiny chance to win never ties a certain loss).
+
+    >>> tied(0.5, 0.5 - 1e-14), tied(2e-47, 7e-48), tied(0.0, 0.0)
+    (True, False, True)
+    """
+    return best - value <= TIE * max(abs(best), abs(value))
 
 
 @dataclass(frozen=True)
@@ -189,8 +199,8 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         rows.append((keep, pts, "roll", left, float(roll_values[left])))
     best = max(r[4] for r in rows)
     rows.sort(key=lambda r: (-r[4], -r[1], r[2] != "bank"))
-    out = [FarkleOption(keep, pts, action, d, v, 0.0 if best - v <= TIE else best - v,
-                        best - v <= TIE) for keep, pts, action, d, v in rows]
+    out = [FarkleOption(keep, pts, action, d, v, 0.0 if tied(best, v) else best - v,
+                        tied(best, v)) for keep, pts, action, d, v in rows]
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
                         mode, "max-ev" if me is None else "optimal-win", unit, out,
                         sum(o.tie_with_best for o in out), note=note, floor_points=deepest)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dicelab.errors import UserError
-from dicelab.farkle.advise import TIE, FarkleAdvice, advise, legal_setasides
+from dicelab.farkle.advise import FarkleAdvice, advise, legal_setasides, tied
 from dicelab.farkle.builtin import as_policy, family_of
 from dicelab.farkle.referee import Referee
 from dicelab.farkle.rules import (
@@ -118,7 +118,7 @@ def _legal_options(game: FarkleGame, adv: FarkleAdvice) -> list[Choice]:
                                                                     len(o.keep)))]
     best = opts[0].value
     return [Choice(o.keep, o.points, o.action, o.dice, o.value,
-                   0.0 if best - o.value <= TIE else best - o.value) for o in opts]
+                   0.0 if tied(best, o.value) else best - o.value) for o in opts]
 
 
 # --- the game --------------------------------------------------------------------------
@@ -304,7 +304,7 @@ class FarkleGame(TurnGame):
         mine = [o for o in self._advice.options if o.keep == tuple(sorted(self._kept))]
         best = self._advice.options[0].value
         return Advice(self.coach_unit, [Choice(o.keep, o.points, o.action, o.dice, o.value,
-                                               0.0 if best - o.value <= TIE
+                                               0.0 if tied(best, o.value)
                                                else best - o.value) for o in mine])
 
     # -- decisions
