@@ -658,6 +658,28 @@ def test_policy_farkle_refuses_a_policy_that_decides_move_by_move(capsys, tmp_pa
     assert "decides move by move" in err and not out and not png.exists()
 
 
+@pytest.mark.parametrize("argv", [
+    ["solve", "farkle", "-p", "optimal-win:vs={f}", "--target", "1000"],
+    ["compare", "ai", "optimal-win:vs={f}", "--exact", "--target", "1000"],
+    ["compare", "ai", "{f}", "--exact", "--target", "1000"],
+])
+def test_an_exact_refusal_names_the_policy_as_given(capsys, tmp_path, argv):
+    (tmp_path / "mine.py").write_text(textwrap.dedent("""
+        from dicelab.farkle.policy import Move, all_scoring
+
+        class Mover:
+            name = "inner-name"
+
+            def decide(self, state):
+                o = all_scoring(state)
+                return Move(o.keep, state.turn_points + o.points >= 400 and state.can_bank(o))
+    """))
+    f = f"{tmp_path}/mine.py:Mover"
+    code, out, err = run_cli(capsys, [a.format(f=f) for a in argv])
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert f"policy '{f}' cannot be answered exactly" in err and not out
+
+
 @pytest.mark.slow  # fast twin: test_best_response_to_a_user_rule_matches_plain_value_iteration
 def test_best_response_to_a_user_rule_under_the_penalty_is_the_built_ins():
     """Under a penalty for lost turns in a row a user's rule may read the run of lost
