@@ -404,6 +404,8 @@ def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
         assert len(err.splitlines()) <= 4, err
     if name == "recurses.py":
         assert err.splitlines()[2].startswith("  [the line above "), err
+    if name == "not_a_policy.py":  # named as given, its file with it
+        assert err.startswith(f"error: '{path}:{obj}' is an int; "), err
 
 
 @pytest.mark.parametrize(("ref", "says"), [
