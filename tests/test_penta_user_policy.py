@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import textwrap
 from pathlib import Path
 
@@ -187,7 +188,8 @@ def test_what_loads_as_a_penta_policy(tmp_path):
     assert parse_policy(f"{tmp_path}/p.py:four").game == "farkle"
     with pytest.raises(UserError, match="is a farkle policy, not penta"):
         parse_policy(f"{tmp_path}/p.py:four", "penta")
-    with pytest.raises(UserError, match="takes 2 positional parameters"):
+    with pytest.raises(UserError, match=re.escape(f"'{tmp_path}/p.py:two' takes 2 positional "
+                                                  "parameters")):
         parse_policy(f"{tmp_path}/p.py:two")
 
 

@@ -106,6 +106,24 @@ def test_simulate_farkle_keeps_tables_on_the_kernels_and_refuses_dask_for_the_re
     assert simulate_farkle([rule], games=100, seed=1, target=1000).kernel != "referee"
     with pytest.raises(UserError, match="this process only"):
         simulate_farkle([AiByHand()], games=100, seed=1, target=1000, client=object())
+
+
+def test_simulate_farkle_takes_policy_names_as_it_takes_parsed_ones():
+    names = ["ai", "threshold-300"]
+    by_name = simulate_farkle(names, games=200, seed=1, target=1000)
+    parsed = simulate_farkle([parse_policy(n) for n in names], games=200, seed=1, target=1000)
+    assert by_name.seats == parsed.seats == names
+    assert by_name.kernel == parsed.kernel != "referee"
+    assert [by_name.seat(i).wins for i in (0, 1)] == [parsed.seat(i).wins for i in (0, 1)]
+    mixed = simulate_farkle(["ai", AiByHand()], games=20, seed=1, target=1000)
+    assert mixed.kernel == "referee" and mixed.seats == ["ai", "ai-by-hand"]
+
+
+def test_dask_refusal_names_the_policy_that_decides_move_by_move():
+    mover = AiByHand()
+    for seats in ([mover], ["ai", mover], [parse_policy("threshold-300"), mover]):
+        with pytest.raises(UserError, match="--dask: policy 'ai-by-hand' decides move by move"):
+            simulate_farkle(seats, games=100, seed=1, target=1000, client=object())
     with pytest.raises(UserError, match="--first"):
         simulate_python([AiByHand()], games=10, seed=1, first_seat=1)
 

@@ -138,6 +138,28 @@ def test_both_games_read_a_users_tuning_space_alike():
                                             policy=wrong))
 
 
+@pytest.mark.parametrize("space, ok", [
+    (range(200, 601, 50), (200, 600, 50)),
+    ((200, 600, 50), (200, 600, 50)),
+    ((3.0, 6.0, 1.5), None),
+    ((600, 200, 50), None),
+    ((200, 600, 0), None),
+    ((200, 610, 50), None),
+    (range(0), None),
+    (["a", "b"], None),
+])
+def test_a_users_space_is_integer_ranges_and_a_refusal_says_so(space, ok):
+    spec = PolicySpec("farkle", "user", "mine.py:rule", {"base": 300},
+                      policy=SimpleNamespace(space={"base": space}))
+    if ok is not None:
+        assert builtin.USER.space(spec) == {"base": ok}
+        return
+    with pytest.raises(UserError, match=r"^policy 'mine\.py:rule': the space of 'base' must "
+                       r"be a non-empty range or \(low, high, step\) of integers, step > 0 "
+                       r"and high - low a multiple of it, not "):
+        builtin.USER.space(spec)
+
+
 class _PentaSpy(penta_builtin.Family):
     """A Penta family that records what it is asked, then answers as ``inner``."""
 

@@ -404,6 +404,8 @@ def test_a_bad_policy_file_is_one_error_and_exit_2(tmp_path, capsys, name):
         assert len(err.splitlines()) <= 4, err
     if name == "recurses.py":
         assert err.splitlines()[2].startswith("  [the line above "), err
+    if name == "not_a_policy.py":  # named as given, its file with it
+        assert err.startswith(f"error: '{path}:{obj}' is an int; "), err
 
 
 @pytest.mark.parametrize(("ref", "says"), [
@@ -656,6 +658,28 @@ def test_policy_farkle_refuses_a_policy_that_decides_move_by_move(capsys, tmp_pa
                                       "--plot", str(png)])
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
     assert "decides move by move" in err and not out and not png.exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["solve", "farkle", "-p", "optimal-win:vs={f}", "--target", "1000"],
+    ["compare", "ai", "optimal-win:vs={f}", "--exact", "--target", "1000"],
+    ["compare", "ai", "{f}", "--exact", "--target", "1000"],
+])
+def test_an_exact_refusal_names_the_policy_as_given(capsys, tmp_path, argv):
+    (tmp_path / "mine.py").write_text(textwrap.dedent("""
+        from dicelab.farkle.policy import Move, all_scoring
+
+        class Mover:
+            name = "inner-name"
+
+            def decide(self, state):
+                o = all_scoring(state)
+                return Move(o.keep, state.turn_points + o.points >= 400 and state.can_bank(o))
+    """))
+    f = f"{tmp_path}/mine.py:Mover"
+    code, out, err = run_cli(capsys, [a.format(f=f) for a in argv])
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert f"policy '{f}' cannot be answered exactly" in err and not out
 
 
 @pytest.mark.slow  # fast twin: test_best_response_to_a_user_rule_matches_plain_value_iteration

@@ -70,7 +70,8 @@ def user_space(spec: PolicySpec | None) -> dict[str, Range]:
             out[name] = values
         else:
             raise UserError(f"policy '{spec.name}': the space of {name!r} must be a "
-                            f"range or (low, high, step), not {values!r}")
+                            "non-empty range or (low, high, step) of integers, step > 0 "
+                            f"and high - low a multiple of it, not {values!r}")
         if name not in spec.params:
             raise UserError(f"policy '{spec.name}': its space names {name!r}, which is "
                             f"not one of its parameters ({', '.join(spec.params) or 'none'})")

@@ -139,7 +139,7 @@ def load(text: str, game: str | None = None) -> Loaded:
         found = sorted(n for n in vars(module) if not n.startswith("_"))
         raise UserError(f"{src} has no '{obj_name}' (it defines: "
                         f"{', '.join(found[:12]) or 'nothing public'})")
-    policy = as_policy(getattr(module, obj_name), obj_name)
+    policy = as_policy(getattr(module, obj_name), obj_name, f"{src}:{obj_name}")
     if params is not None:
         policy = _with_params(policy, params, text)
     policy_game = getattr(policy, "game", "farkle")
@@ -192,9 +192,9 @@ def source_digest(text: str) -> str | None:
         return None
 
 
-def as_policy(obj, name: str = "policy"):
+def as_policy(obj, name: str = "policy", shown: str | None = None):
     """A user's object as a dicelab policy (see the module docstring), or the refusal
-    that says what it should be."""
+    that says what it should be (naming it ``shown``, by default ``name``)."""
     import inspect
 
     from dicelab.farkle.policy import BankRule, bank_rule
@@ -210,7 +210,8 @@ def as_policy(obj, name: str = "policy"):
     if getattr(obj, "game", None) == "penta":
         if not callable(getattr(obj, "decide", None)) or not isinstance(
                 getattr(obj, "name", None), str):
-            raise UserError(f"'{name}' says game = 'penta' but has no name and decide(state)")
+            raise UserError(f"'{shown or name}' says game = 'penta' but has no name and "
+                            "decide(state)")
         return obj
     if callable(getattr(obj, "decide", None)):  # a Farkle policy that decides move by move
         if not isinstance(getattr(obj, "name", None), str):
@@ -229,12 +230,12 @@ def as_policy(obj, name: str = "policy"):
                 return FunctionPolicy(obj, name)
             if arity in (4, None):
                 raise
-            raise UserError(f"'{name}' takes {arity} positional parameters: a Farkle bank "
+            raise UserError(f"'{shown or name}' takes {arity} positional parameters: a Farkle bank "
                             "rule must take (my, opp, turn_points, dice_left), a Penta "
                             "policy (card, roll, rolls_left)") from None
     kind = type(obj).__name__
     article = "an" if kind[0] in "aeiouAEIOU" else "a"
-    raise UserError(f"'{name}' is {article} {kind}; a Farkle policy is a bank rule "
+    raise UserError(f"'{shown or name}' is {article} {kind}; a Farkle policy is a bank rule "
                     "(a function of my, opp, turn_points, dice_left, or one decorated with "
                     "dicelab.farkle.policy.bank_rule), a function of the decision state, "
                     "an object with decide(state), or a PolicyTable; a Penta policy a "

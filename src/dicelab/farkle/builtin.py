@@ -617,7 +617,8 @@ def resolve(policy, rules: FarkleRules, target: int, progress: Progress = None
                         "head of Farkle takes Farkle policies")
     out = as_policy(policy, rules, target, 2, progress)
     if not callable(getattr(out, "slices", None)):
-        shown = policy.name if isinstance(policy, PolicySpec) else getattr(out, "name", out)
+        shown = policy.name if isinstance(policy, PolicySpec) else \
+            policy if isinstance(policy, str) else getattr(out, "name", out)
         raise _inexact(shown)
     return out
 

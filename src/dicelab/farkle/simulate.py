@@ -469,7 +469,8 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
                     ) -> FarkleResult:
     """Simulate ``games`` Farkle games, one seat per policy; returns a :class:`FarkleResult`.
 
-    ``seats``: 1..7 parsed policies (or PolicyTables); ``target``: positive multiple of
+    ``seats``: 1..7 policies (names, parsed policies, PolicyTables or policy objects);
+    ``target``: positive multiple of
     50 (default 10,000); ``rules``: preset name, TOML path or FarkleRules (default
     ``default``); ``ending``: replaces the rules' ending rule (``last-round``,
     ``first-to-bank``); ``first_seat``: fixed starting seat, else it rotates with the game
@@ -488,12 +489,15 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
     >>> r.seat(0).mean_final_score.n
     1000
     """
+    seats = [parse_policy(s, "farkle") if isinstance(s, str) else s for s in seats]
     games, seed, seed_given, target, rules = _checked(seats, games, seed, target, rules,
                                                       ending, first_seat)
     if kernel_for(seats) == REFEREE_KERNEL:  # a policy that decides move by move
         if client is not None:
-            raise UserError("--dask: a policy that decides move by move (no table) plays in "
-                            "this process only")
+            moving = [s.name if isinstance(s, PolicySpec) else str(getattr(s, "name", s))
+                      for s in seats if not tabulable(s)]
+            raise UserError(f"--dask: policy '{moving[0]}' decides move by move (no table) "
+                            "and plays in this process only")
         return _referee_run(seats, rules, target, seed, seed_given, games, first_seat,
                             progress, per_chunk, streams, chunk_games)
     plan = FarklePlan(tuple(seats), rules, target, seed, games,
