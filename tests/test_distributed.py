@@ -498,12 +498,18 @@ def test_local_cluster_workers_start_with_ctrl_c_ignored(monkeypatch):
 
     monkeypatch.setattr(distributed, "LocalCluster", FakeCluster)
     monkeypatch.setattr(distributed, "Client", FakeClient)
-    before = signal.getsignal(signal.SIGINT)
-    with runner.dask_client("local:1"):
-        pass
+    # the command's own handler, also where the suite runs with Ctrl-C ignored (nohup)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        before = signal.getsignal(signal.SIGINT)
+        with runner.dask_client("local:1"):
+            pass
+        after = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert seen["worker"] == "True"
     assert seen["during run"] is before and before is not signal.SIG_IGN
-    assert signal.getsignal(signal.SIGINT) is before
+    assert after is before
 
 
 # A process whose distributed is a stand-in: a Ctrl-C at the terminal (SIGINT to the
