@@ -69,6 +69,7 @@ from dicelab.farkle.rules import (
     solver_floor,
 )
 from dicelab.farkle.solitaire import (
+    check_bank_rows,
     fastest_solution,
     fastest_table,
     legal_bank,
@@ -347,26 +348,12 @@ class Threshold(Family):
 
     def bank_table(self, spec, rules, target, me, opp, progress=None, my_farkles=0,
                    opp_farkles=0):
-        _check_bank_rows(spec, spec.params["threshold"] // POINT_UNIT + 1)
         bank = threshold_bank_table(spec.params["threshold"])
         ignored = IGNORES_LOST if my_farkles or opp_farkles else None
         return legal_bank(rules, bank), f"{spec.name} ({_tag(rules, ignored)})"
 
     def solve(self, spec, rules, target, progress=None):
-        _check_bank_rows(spec, spec.params["threshold"] // POINT_UNIT + 1)
         return threshold_solution(rules, spec.params["threshold"], target, spec.name)
-
-
-#: Bytes per row of turn points (50 each) that a bank table takes while it is built (a
-#: threshold's: the table, its turn points and their comparison, 29 measured).
-BANK_ROW_BYTES = 32
-
-
-def _check_bank_rows(spec: PolicySpec, rows: int) -> None:
-    """Refuse, before it is built, a bank table of ``rows`` rows of turn points (up to the
-    policy's highest threshold) over the memory limit."""
-    check_memory(f"the bank table of {spec.name} ({rows:,} rows of turn points)",
-                 rows * BANK_ROW_BYTES)
 
 
 class Ai(Family):
@@ -391,7 +378,7 @@ class Ai(Family):
                    opp_farkles=0):
         thr = self.policy(spec, rules, target).thresholds(max(opp - me, 0))
         rows = int(thr[1:].max()) // POINT_UNIT + 2
-        _check_bank_rows(spec, rows)
+        check_bank_rows(spec.name, rows)
         bank = np.zeros((rows, 7), dtype=np.uint8)
         for n in range(1, 7):
             bank[max(int(thr[n]), POINT_UNIT) // POINT_UNIT:, n] = 1

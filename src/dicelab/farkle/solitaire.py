@@ -240,9 +240,22 @@ def threshold_bank(thr_n: np.ndarray, rows: int) -> np.ndarray:
     return bank
 
 
+#: Bytes per row of turn points (50 each) a bank table takes while it is built (a
+#: threshold's: the table, its turn points and their comparison, 29 measured).
+BANK_ROW_BYTES = 32
+
+
+def check_bank_rows(name: str, rows: int) -> None:
+    """``UserError``, before it is built, if ``name``'s bank table of ``rows`` rows of turn
+    points would not fit the memory limit."""
+    check_memory(f"the bank table of {name} ({rows:,} rows of turn points)",
+                 rows * BANK_ROW_BYTES)
+
+
 def threshold_bank_table(threshold: int) -> np.ndarray:
     """Bank table (T/50 + 1, 7) of ``threshold-T``: bank as soon as tp >= T."""
     t = check_points("threshold", threshold)
+    check_bank_rows(f"threshold-{t}", t // POINT_UNIT + 1)
     return threshold_bank(np.full(7, t), t // POINT_UNIT + 1)
 
 
@@ -1036,8 +1049,9 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
                            floor=sol.floor_points // POINT_UNIT)
 
 
-__all__ = ["FastestSolution", "MaxEvSolution", "ThresholdSolution",
-           "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds", "endings",
+__all__ = ["BANK_ROW_BYTES", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
+           "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds",
+           "check_bank_rows", "endings",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns",
            "last_roll", "legal_bank", "max_ev_table", "race", "race_ends", "race_turns",
            "roll_values", "solve_fastest", "solve_max_ev", "table_ends", "threshold_bank",

@@ -31,8 +31,6 @@ shows it by its title (:func:`box_title`).
 
 from __future__ import annotations
 
-import numpy as np
-
 from dicelab.errors import UserError
 from dicelab.penta.builtin import family_of
 from dicelab.penta.policies import Option, Scorecard, rank_options
@@ -61,6 +59,7 @@ from dicelab.play import (
     winners,
 )
 from dicelab.play import table_players as _table_players
+from dicelab.text import is_whole
 
 #: The game's message when no open box scores (RULES.md §1, seed 000).
 SACRIFICE_MESSAGE = "No open box scores: you must sacrifice one"
@@ -249,7 +248,7 @@ class PentaGame(TurnGame):
         """Write the roll into ``box`` (number 0..12 or name/title as :func:`parse_box`)."""
         if self.phase not in ("keep", "box"):
             self._expect("box")
-        if isinstance(box, bool) or not isinstance(box, int | np.integer | str):
+        if not (is_whole(box) or isinstance(box, str)):
             raise IllegalMove(f"a box is its number 0 to {N_BOXES - 1} or its name, not "
                               f"{box!r}")
         b = parse_box(box) if isinstance(box, str) else int(box)
