@@ -163,6 +163,21 @@ def test_scan_of_a_missing_dir_is_empty_and_of_a_file_an_error(tmp_path, monkeyp
         cache.scan()
 
 
+def test_without_the_variable_tables_and_kernels_share_the_user_cache_directory(
+        tmp_path, monkeypatch):
+    """On Linux: $XDG_CACHE_HOME/dicelab, else ~/.cache/dicelab; the kernels in its numba/."""
+    import dicelab
+
+    monkeypatch.delenv("DICELAB_CACHE_DIR", raising=False)
+    monkeypatch.delenv(dicelab.JIT_CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_dir() == tmp_path / "xdg" / "dicelab"
+    assert Path(dicelab._jit_cache_root()) == tmp_path / "xdg" / "dicelab" / "numba"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.cache_dir() == tmp_path / "home" / ".cache" / "dicelab"
+
+
 # --- the CLI --------------------------------------------------------------------------------
 
 

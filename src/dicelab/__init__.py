@@ -28,7 +28,7 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "user_cache_dir"]
 
 #: Environment variable: the directory holding the per-kernel-source-hash kernel caches.
 JIT_CACHE_ENV = "DICELAB_JIT_CACHE_DIR"
@@ -45,23 +45,19 @@ _JIT_GRACE_S = 24 * 3600
 _HASH_CHARS = 16
 
 
-def _user_cache_dir() -> str:
-    """The platform's user cache directory for dicelab (the rules of
-    :func:`dicelab.cache.cache_dir`, without its ``$DICELAB_CACHE_DIR``, which names the
-    table cache and is often a temporary directory)."""
-    home = os.path.expanduser("~")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "dicelab")
-    if os.name == "nt":
-        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
-        return os.path.join(base, "dicelab", "Cache")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
-    return os.path.join(base, "dicelab")
+def user_cache_dir() -> str:
+    """dicelab's directory in the platform's user cache directory (``platformdirs``):
+    ``$XDG_CACHE_HOME/dicelab`` or ``~/.cache/dicelab`` on Linux. The table cache lives
+    there unless ``$DICELAB_CACHE_DIR`` names another (:func:`dicelab.cache.cache_dir`),
+    and the compiled kernels in its ``numba/``."""
+    import platformdirs
+
+    return platformdirs.user_cache_dir("dicelab", appauthor=False)
 
 
 def _jit_cache_root() -> str:
     """The directory of the per-kernel-source-hash kernel caches."""
-    return os.environ.get(JIT_CACHE_ENV) or os.path.join(_user_cache_dir(), "numba")
+    return os.environ.get(JIT_CACHE_ENV) or os.path.join(user_cache_dir(), "numba")
 
 
 #: A module that defines kernels imports numba at its top level (its decorators run at

@@ -44,7 +44,6 @@ import logging
 import os
 import re
 import stat
-import sys
 import threading
 import time
 import zipfile
@@ -57,7 +56,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from dicelab import config
+from dicelab import config, user_cache_dir
 from dicelab.errors import UserError
 from dicelab.files import write_output
 from dicelab.text import human_bytes
@@ -91,13 +90,7 @@ def cache_dir() -> Path:
     env = os.environ.get("DICELAB_CACHE_DIR")
     if env:
         return Path(env)
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "dicelab"
-    if os.name == "nt":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "dicelab" / "Cache"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "dicelab"
+    return Path(user_cache_dir())
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)\s*$", re.IGNORECASE | re.ASCII)
