@@ -105,6 +105,17 @@ def test_ctrl_c_is_exit_130_one_line_and_nothing_written(tmp_path, extra):
             proc.wait()
 
 
+def test_what_runs_before_the_console_scripts_ctrl_c_guard_stays_light():
+    """``import dicelab`` runs before the guard of dicelab.cli.entry: it loads no numerical
+    library and does not read the package metadata (which ``--version`` still reports)."""
+    probe = ("import dicelab, sys; heavy = {'numpy', 'numba', 'importlib.metadata'}; "
+             "print(sorted(heavy & set(sys.modules))); print(dicelab.__version__)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[0] == "[]"
+    assert out[1] == __import__("importlib.metadata").metadata.version("dicelab")
+
+
 def _interrupt_and_check(proc: subprocess.Popen, out: Path) -> None:
     # Python's own start-up (before any dicelab code runs) cannot turn an interrupt into
     # exit 130: wait until the command line is importing its libraries (then inside the

@@ -21,14 +21,24 @@ import hashlib
 import os
 import re
 import sys
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("dicelab")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
 
 __all__ = ["__version__", "user_cache_dir"]
+
+
+def __getattr__(name: str):
+    """``__version__``, read from the installed package's metadata when first asked for
+    (importlib.metadata costs half of this module's import; the console script's Ctrl-C
+    guard in :mod:`dicelab.cli.entry` starts only after this module ran)."""
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("dicelab")
+    except PackageNotFoundError:  # running from a source tree without installation
+        found = "0.0.0+unknown"
+    globals()["__version__"] = found
+    return found
 
 #: Environment variable: the directory holding the per-kernel-source-hash kernel caches.
 JIT_CACHE_ENV = "DICELAB_JIT_CACHE_DIR"
