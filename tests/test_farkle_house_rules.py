@@ -126,6 +126,7 @@ HOUSE_CASES = {
     "penalty": (PENALTY, ["threshold-1000", "table", "ai"], 1500, 30),
     "all": (ALL, ["threshold-50", "ai", "table", "threshold-600"], 1500, 20),
     "facebook": (FACEBOOK, ["threshold-250", "ai", "table"], 2000, 30),
+    "zilch": (PRESETS["zilch"], ["threshold-300", "table", "ai"], 2000, 30),  # six dice score
 }
 
 

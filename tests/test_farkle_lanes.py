@@ -51,8 +51,13 @@ def house(tmp_path_factory):
     return load_rules(str(f))
 
 
+#: The default table with zilch's six dice that score nothing (500, hot dice) and no
+#: house rule of banking: a table the lanes kernel plays.
+SIX_NOTHING = dataclasses.replace(PRESETS["default"], name="six-nothing", six_dice_nothing=500)
+
+
 def table_of(rules, house):
-    return house if rules == "house" else PRESETS[rules]
+    return {"house": house, "six-nothing": SIX_NOTHING}.get(rules) or PRESETS[rules]
 
 
 # ----------------------------------------------------------------------- flag bits
@@ -97,7 +102,7 @@ def test_lane_halves_are_whole_groups_of_eight_for_the_flag_bits():
 # ----------------------------------------------------------------------- outcome table
 
 
-@pytest.mark.parametrize("rules", ["default", "basic", "ones-300", "house"])
+@pytest.mark.parametrize("rules", ["default", "basic", "ones-300", "house", "six-nothing"])
 def test_outcome_table_matches_the_naive_scorer_for_every_raw_draw(rules, house):
     table = table_of(rules, house)
     code = lanes.outcome_table(set_asides(table))
@@ -201,6 +206,7 @@ LANES1_CASES = {
               -1),
     "seven-fixed-first": (["threshold-300"] * 3 + ["threshold-600"] * 4, "house", 2000, 500,
                           3),
+    "six-nothing": (["threshold-300", "threshold-1000"], "six-nothing", 3000, 1000, -1),
 }
 
 

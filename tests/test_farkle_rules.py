@@ -4,8 +4,11 @@ rules' own checks, and the TOML rules files."""
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections import defaultdict
+import math
+from collections import Counter, defaultdict
+from fractions import Fraction
 
 import naive_farkle as nf
 import numpy as np
@@ -44,7 +47,7 @@ HOUSE = parse_rules_toml(
     two-triplets = 0
     """, source="house.toml")
 
-TABLES = [PRESETS["default"], PRESETS["basic"], PRESETS["ones-300"], HOUSE]
+TABLES = [*PRESETS.values(), HOUSE]
 ROLLS = range(int(dice.SIZE_OFFSET[1]), int(dice.SIZE_OFFSET[7]))  # every roll of 1..6 dice
 
 
@@ -106,9 +109,10 @@ def test_classes_are_the_rolls_with_one_option_list_and_carry_their_probability(
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
 def test_setaside_points_is_the_best_partition_of_every_multiset(table):
     for r in ROLLS:
-        faces = dice.dice_of_rank(r)
-        p = nf.best_partition(table, tuple(faces))
-        assert setaside_points(table, faces) == (p if p else None), faces
+        faces = tuple(dice.dice_of_rank(r))
+        # the best partition, or zilch's six dice that score nothing (all six, hot dice)
+        assert setaside_points(table, faces) == nf.legal_setasides(table, faces).get(faces), \
+            faces
 
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
@@ -157,6 +161,104 @@ def test_rule_examples():
     # ones-300: four 4s score 800, six 1s 2400
     assert setaside_points(PRESETS["ones-300"], [4] * 4) == 800
     assert setaside_points(PRESETS["ones-300"], [1] * 6) == 2400
+
+
+#: docs/rules.md's table of the presets, written out from the page alone (not from the
+#: FarkleRules fields): (three 1s, n of a kind ("fixed" 1000/2000/3000, or the multiples
+#: of the triple for four, five, six), straight, three pairs, four of a kind + a pair as
+#: three pairs, two triplets, six dice that score nothing).
+DOC_TABLE = {
+    "default": (1000, "fixed", 1500, 1500, True, 2500, 0),
+    "basic": (1000, None, 0, 0, False, 0, 0),
+    "ones-300": (300, (2, 4, 8), 1500, 750, False, 0, 0),
+    "facebook": (1000, (2, 3, 4), 1500, 750, False, 0, 0),
+    "zilch": (1000, (2, 4, 8), 1500, 1500, True, 0, 500),
+}
+#: The page's exact bust risks, 1..6 dice (the same for every preset but at six dice).
+DOC_BUST = [Fraction(2, 3), Fraction(4, 9), Fraction(5, 18), Fraction(17, 108),
+            Fraction(25, 324)]
+DOC_BUST_SIX = {"default": Fraction(5, 216), "ones-300": Fraction(5, 216),
+                "facebook": Fraction(5, 216), "basic": Fraction(5, 162), "zilch": 0}
+
+
+@functools.cache
+def _doc_combinations(name: str) -> tuple[tuple[Counter, int], ...]:
+    ones, kinds, straight, pairs, four_pair, triplets, _ = DOC_TABLE[name]
+    out = [(Counter({1: 1}), 100), (Counter({5: 1}), 50)]
+    for f in range(1, 7):
+        triple = ones if f == 1 else 100 * f
+        out.append((Counter({f: 3}), triple))
+        for k in (4, 5, 6):
+            if kinds == "fixed":
+                out.append((Counter({f: k}), 1000 * (k - 3)))
+            elif kinds:
+                out.append((Counter({f: k}), triple * kinds[k - 4]))
+    if straight:
+        out.append((Counter(range(1, 7)), straight))
+    for a, b, c in itertools.combinations(range(1, 7), 3) if pairs else ():
+        out.append((Counter({a: 2, b: 2, c: 2}), pairs))
+    for a, b in itertools.permutations(range(1, 7), 2) if four_pair else ():
+        out.append((Counter({a: 4, b: 2}), pairs))
+    for a, b in itertools.combinations(range(1, 7), 2) if triplets else ():
+        out.append((Counter({a: 3, b: 3}), triplets))
+    return tuple(out)
+
+
+@functools.cache
+def _doc_best(name: str, counts: tuple[int, ...]) -> int | None:
+    """The best split of the dice (``counts[f - 1]`` dice show ``f``) into the page's
+    combinations; None if some die belongs to none."""
+    if not any(counts):
+        return 0
+    have = Counter({f: k for f, k in zip(range(1, 7), counts, strict=True) if k})
+    top = None
+    for combo, pts in _doc_combinations(name):
+        if combo <= have:
+            rest = _doc_best(name, tuple((have - combo)[f] for f in range(1, 7)))
+            if rest is not None and (top is None or pts + rest > top):
+                top = pts + rest
+    return top
+
+
+def _doc_points(name: str, faces: tuple[int, ...]) -> int | None:
+    """The page's points of setting aside exactly ``faces``; six dice that hold no
+    combination at all score the table's six-dice entry (zilch); None: not a legal
+    set-aside."""
+    def best(dice_):
+        return _doc_best(name, tuple(dice_.count(f) for f in range(1, 7)))
+
+    got = best(faces)
+    six = DOC_TABLE[name][-1]
+    if got is None and six and len(faces) == 6 and not any(
+            best(sub) for k in range(1, 7) for sub in itertools.combinations(faces, k)):
+        return six
+    return got
+
+
+@pytest.mark.parametrize("name", list(DOC_TABLE))
+def test_every_preset_scores_as_the_rules_page_says(name):
+    """Every set-aside of 1..6 dice under each preset scores what docs/rules.md's table
+    says (its best split into the listed combinations), and each preset's exact bust
+    risks are the page's."""
+    assert set(PRESETS) == set(DOC_TABLE)  # the page lists every preset
+    rules = PRESETS[name]
+    risk = {}
+    for n in range(1, 7):
+        risk[n] = Fraction(0)
+        for faces in itertools.combinations_with_replacement(range(1, 7), n):
+            want = _doc_points(name, faces)
+            assert setaside_points(rules, faces) == want, (name, faces)
+            legal = any(_doc_points(name, sub) for k in range(1, n + 1)
+                        for sub in set(itertools.combinations(faces, k)))
+            if not legal:  # the roll scores nothing: its chance, rolled in any order
+                ways = math.factorial(n)
+                for c in Counter(faces).values():
+                    ways //= math.factorial(c)
+                risk[n] += Fraction(ways, 6 ** n)
+    assert [risk[n] for n in range(1, 6)] == DOC_BUST
+    assert risk[6] == DOC_BUST_SIX[name]
+    assert list(bust_probabilities(rules).values()) == pytest.approx(
+        [float(risk[n]) for n in range(1, 7)], abs=1e-15)
 
 
 def test_the_encoding_is_read_only_and_memoised():

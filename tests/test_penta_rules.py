@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from naive_penta import BOXES, LOWER, allowed_scores, joker_value, ordinary
+from naive_penta import BOXES, LOWER, allowed_scores, joker_value, ordinary, play_game
 
 from dicelab import dice
 from dicelab.errors import UserError
 from dicelab.penta import tables
+from dicelab.penta.policies import Scorecard
+from dicelab.penta.referee import fill
 from dicelab.penta.rules import RULE_SETS, get_rules
-from dicelab.penta.scoring import BOX_VALUES, ORDINARY, PENTA_FACE, box_scores
+from dicelab.penta.scoring import BOX_VALUES, MAX_TOTAL, ORDINARY, PENTA_FACE, box_scores
 
 ALL_ROLLS = [tuple(tables.roll_dice_of(r)) for r in range(tables.N_ROLLS)]
 
@@ -122,6 +124,33 @@ def test_free_joker_values_only_once_the_face_box_is_filled():
 def test_no_bonus_rules_never_joker():
     got, bonus = _only("no-bonus", PENTA_50 | FOURS, 1, [4] * 5)
     assert bonus == 0 and got["large-straight"] == 0 and got["ones"] == 0
+
+
+def test_the_highest_total_is_thirteen_pentas_under_the_forced_joker():
+    """docs/rules.md: the highest TOTAL is 1575. A Penta in the Penta box, a Penta of each
+    face forced into its upper box (105, +35), then five 6s in every lower box at joker
+    values (185), +100 for each of the twelve Pentas after the first."""
+    faces = [6, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6]
+    order = ["penta", *BOXES[:6], *LOWER]
+    assert sorted(order) == sorted(BOXES)
+    # the most each box can hold (ordinary scores and joker values), the bonuses: 1575
+    most = sum(max([ordinary(b, roll) for roll in ALL_ROLLS]
+                   + [joker_value(b, (f,) * 5) for f in range(1, 7) if b in LOWER])
+               for b in BOXES)
+    assert most + 35 + 12 * 100 == 1575 == MAX_TOTAL
+    card, filled = Scorecard(), {}
+    for f, box in zip(faces, order, strict=True):
+        scores, bonus = allowed_scores("seed", filled, (f,) * 5)
+        assert box in scores  # the forced order allows it
+        got, got_bonus = _only("seed", card.mask, card.fifty, [f] * 5)
+        assert (got, got_bonus) == (scores, bonus)
+        card = fill(card, box, [f] * 5, get_rules("seed"))
+        filled[box] = scores[box]
+    assert card.total == 1575 and card.penta_bonuses == 12
+    turns = iter(order)
+    game = play_game("seed", (d for f in faces for d in [f] * 5),
+                     lambda _card, roll, left: roll if left else next(turns))
+    assert game["total"] == 1575 and game["upper_bonus"] and game["bonuses"] == 12
 
 
 def test_unknown_rule_set_is_a_user_error():
