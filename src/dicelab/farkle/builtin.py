@@ -254,6 +254,9 @@ class Family(families.Family):
     two_seats = False
     #: its solve stops totals at the penalty floor (``solve farkle --floor`` sets it)
     floored = False
+    #: what its own exact analysis (:meth:`solve`) reads besides the scoring: the target,
+    #: the ending rule (a family without one refuses the solve itself)
+    solve_reads: tuple[str, ...] = ("target", "ending")
 
     def check(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int) -> int:
         """What it refuses in a game of ``n_seats`` to ``target``, refused before any
@@ -264,6 +267,17 @@ class Family(families.Family):
                             f"{n_seats} seats); use max-ev, fastest, ai or threshold-T "
                             "with more seats")
         return target
+
+    def check_solve(self, spec: PolicySpec, target: int | None, ending: str | None) -> None:
+        """Refuse, before any work, a ``target`` or an ``ending`` given (not None) that its
+        exact analysis does not read (``solve farkle -p max-ev --target``)."""
+        if target is not None and "target" not in self.solve_reads:
+            raise UserError(f"--target is for fastest, optimal-win and threshold-T's race, "
+                            f"not {spec.name}: its solve is one turn's, which plays to no "
+                            "target")
+        if ending is not None and "ending" not in self.solve_reads:
+            raise UserError(f"--ending is for optimal-win, not {spec.name}: its solve is one "
+                            "player's alone, whom no opponent's last round or win ends")
 
     def floor(self, spec: PolicySpec, rules: FarkleRules, points: int | None):
         """The block in which its solve stops totals ``points`` below zero (``--floor``,
@@ -330,6 +344,7 @@ def _run(rules: FarkleRules, lost: int) -> str:
 
 class Threshold(Family):
     name = "threshold"
+    solve_reads = ("target",)
 
     def policy(self, spec, rules, target, n_seats=2, progress=None):
         return ThresholdPolicy(spec.params["threshold"], spec.name)
@@ -405,6 +420,7 @@ class Exact(Family):
 
 class MaxEv(Exact):
     name = "max-ev"
+    solve_reads = ()
 
     def table(self, spec, rules, target, progress=None):
         return max_ev_table(rules)
@@ -423,6 +439,7 @@ class MaxEv(Exact):
 class Fastest(Exact):
     name = "fastest"
     floored = True
+    solve_reads = ("target",)
 
     def table(self, spec, rules, target, progress=None):
         return fastest_table(rules, target)
