@@ -187,6 +187,8 @@ def test_equal_options_are_ties():
       "ending": "first-to-bank"}, "game ended"),
     ({"roll": [1, 5], "turn_points": 100, "target": 1010}, "multiple of 50"),
     ({"roll": [1, 5], "turn_points": 100, "target": 1000}, "--target needs --me and --opp"),
+    ({"roll": [1, 5], "turn_points": 100, "ending": "first-to-bank"},
+     "--ending needs --me and --opp"),
 ])
 def test_impossible_positions_are_user_errors(kwargs, message):
     with pytest.raises(UserError, match=message):
@@ -232,6 +234,29 @@ def test_a_target_without_both_totals_is_one_error_line(capsys, position, refuse
         assert err.startswith("error: --target needs --me and --opp")
     else:
         assert code == 0 and err == "" and json.loads(out)["options"]
+
+
+@pytest.mark.parametrize(("position", "refused"), [
+    (["--ending", "first-to-bank"], True),  # solitaire: max-ev's turn, no game to end
+    (["--ending", "last-round"], True),  # the default, given: still refused without totals
+    (["--ending", "first-to-bank", "--my-farkles", "1", "--rules", "facebook"], True),
+    (["--my-farkles", "1", "--rules", "facebook"], False),  # solitaire reads its own run
+    (["--ending", "first-to-bank", "--me", "0", "--opp", "100", "--target", "300"], False),
+])
+def test_an_ending_without_both_totals_is_one_error_line(capsys, position, refused):
+    """Solitaire advice follows max-ev, which no ending rule changes: an --ending given
+    without --me and --opp was silently ignored (and the JSON reported it)."""
+    code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,1,5,2,3,4", *position,
+                                      "--json", "--top", "1"])
+    if refused:
+        assert (code, out) == (2, "") and err.count("\n") == 1
+        assert err.startswith("error: --ending needs --me and --opp")
+    else:
+        d = json.loads(out)
+        assert code == 0 and err == "" and d["options"]
+        assert d["mode"] == ("solitaire" if "--me" not in position else "two-player")
+        # the ending given, else the rules' own (facebook's: first-to-bank)
+        assert d["ending"] == "first-to-bank"
 
 
 def test_advise_farkle_command_table_and_json(capsys):

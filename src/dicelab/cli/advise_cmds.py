@@ -127,7 +127,8 @@ def register(app, policy_app) -> None:
         rules: Annotated[str | None, typer.Option(
             help=f"Scoring preset ({', '.join(PRESETS)}) or TOML file.")] = None,
         ending: Annotated[str | None, typer.Option(
-            help="Ending rule: last-round (the default) or first-to-bank.")] = None,
+            help="Ending rule (two players): last-round (the default) or "
+                 "first-to-bank.")] = None,
         my_farkles: Annotated[int, typer.Option(
             "--my-farkles", help="Your turns lost in a row (0-2); they count under a "
                                  "farkle penalty and change nothing under other rules.")] = 0,

@@ -161,6 +161,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     if me is None and floor is not None:
         raise UserError("--floor needs --me and --opp (two players): solitaire advice "
                         "follows max-ev, which plays no totals")
+    if me is None and ending is not None:
+        raise UserError("--ending needs --me and --opp (two players): solitaire advice "
+                        "follows max-ev, whose turn no ending rule changes")
     floor = check_floor(table, floor)
     options = legal_setasides(table, faces)
     if not options:
