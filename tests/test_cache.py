@@ -278,14 +278,26 @@ def test_cli_clear_yes_removes_only_dicelab_files(capsys, cache_dir):
     assert code == 0 and "nothing to clear" in out
 
 
-@pytest.mark.parametrize("answer, deleted", [("n\n", False), ("y\n", True), ("\n", False)])
-def test_cli_clear_asks_first(capsys, cache_dir, monkeypatch, answer, deleted):
+@pytest.mark.parametrize("answer, deleted", [("n\n", False), ("y\n", True), ("\n", False),
+                                             ("", None), ("maybe\ny\n", True)])
+def test_cli_clear_asks_first_on_stderr(capsys, cache_dir, monkeypatch, answer, deleted):
+    """The question goes to stderr: stdout may be a file, where a question is never seen
+    (it was on stdout). No answer at all (end of input) is an error, the question's line
+    ended first."""
     make_mixed_dir(cache_dir)
     monkeypatch.setattr("sys.stdin", io.StringIO(answer))
-    code, out, _ = run_cli(capsys, ["cache", "clear"])
-    assert code == 0 and "delete 3 file(s)" in out
-    assert cache_path_exists("farkle-unit") is not deleted
-    assert ("nothing deleted" in out) is not deleted
+    code, out, err = run_cli(capsys, ["cache", "clear"])
+    assert err.startswith("delete 3 file(s), ") and "? [y/N]: " in err
+    assert "[y/N]" not in out and not out.startswith(" ")  # (click's prompt wrote a space)
+    assert cache_path_exists("farkle-unit") is not bool(deleted)
+    if deleted is None:
+        assert (code, out) == (2, "") and err.count("\n") == 2
+        assert err.splitlines()[1].startswith("error: no answer to the confirmation")
+        return
+    # the answer typed ends the line; another answer is asked for again
+    assert code == 0 and err.count("\n") == ("maybe" in answer)
+    assert err.count("[y/N]") == 1 + ("maybe" in answer)
+    assert out == "nothing deleted\n" if not deleted else out.startswith("freed ")
 
 
 def cache_path_exists(key: str) -> bool:
@@ -301,9 +313,12 @@ def cache_path_exists(key: str) -> bool:
 def test_cli_bad_input_exits_2_with_one_line(capsys, cache_dir, monkeypatch, argv, needle):
     make_mixed_dir(cache_dir)
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
-    code, _out, err = run_cli(capsys, argv)
-    assert code == 2 and err.startswith("error:") and needle in err
-    assert err.count("\n") == 1 and "Traceback" not in err
+    code, out, err = run_cli(capsys, argv)
+    # the unanswered question is on stderr, on a line of its own
+    asked = argv == ["cache", "clear"]
+    assert code == 2 and out == "" and err.splitlines()[-1].startswith("error:")
+    assert needle in err.splitlines()[-1] and err.count("error:") == 1
+    assert err.count("\n") == 1 + asked and "Traceback" not in err
     assert cache_path_exists("farkle-unit")
 
 
@@ -712,8 +727,8 @@ def test_cli_prune_json(capsys, cache_dir):
 def test_cli_prune_asks_first(capsys, cache_dir, monkeypatch, answer, deleted):
     sizes = make_lru_dir(cache_dir)
     monkeypatch.setattr("sys.stdin", io.StringIO(answer))
-    code, out, _ = run_cli(capsys, ["cache", "prune", "--max-size", str(sizes["e3"] + 300)])
-    assert code == 0 and "delete 5 file(s)" in out
+    code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", str(sizes["e3"] + 300)])
+    assert code == 0 and err.startswith("delete 5 file(s)") and "delete 5" not in out
     assert entry_keys() == (["e3"] if deleted else sorted(sizes))
     assert ("nothing deleted" in out) is not deleted
 
@@ -723,6 +738,7 @@ def test_cli_prune_json_asks_on_stderr(capsys, cache_dir, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
     code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", "0", "--json"])
     d = json.loads(out)
+    assert out.startswith("{")  # nothing of the question on stdout
     assert code == 0 and "delete 6 file(s)" in err
     assert d["deleted"] == [] and d["total_bytes"] == d["total_bytes_before"]
     assert entry_keys() == sorted(sizes)
@@ -741,10 +757,10 @@ def test_cli_prune_bad_input_exits_2_with_one_line(capsys, cache_dir, monkeypatc
     sizes = make_lru_dir(cache_dir)
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     code, out, err = run_cli(capsys, argv)
-    # with --json the unanswered question is on stderr, on a line of its own
+    # the unanswered question is on stderr, on a line of its own
     assert code == 2 and err.splitlines()[-1].startswith("error:")
     assert needle in err.splitlines()[-1] and err.endswith("\n")
-    assert err.count("\n") == (2 if "--json" in argv and "0" in argv else 1)
+    assert err.count("\n") == (2 if "0" in argv else 1)
     assert err.count("error:") == 1 and "Traceback" not in err and "{" not in out
     assert entry_keys() == sorted(sizes)
 
