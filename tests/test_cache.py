@@ -837,6 +837,59 @@ def test_the_automatic_prune_says_what_it_removed(cache_dir, monkeypatch, capsys
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_limit_of_zero_keeps_nothing(cache_dir, monkeypatch, capsys, caplog):
+    """$DICELAB_CACHE_MAX_SIZE=0: the new table is not kept and every older entry goes
+    (the older ones stayed: a table too large for the limit pruned nothing); foreign
+    files and a write in progress stay, as in any prune."""
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    sizes = make_lru_dir(cache_dir)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "0")
+    with caplog.at_level("INFO", logger="dicelab.cache"):
+        assert cache.store("new", 1, {"a": np.arange(10)}) is None
+    assert entry_keys() == []
+    assert sorted(p.name for p in cache_dir.iterdir()) == [".e8.zzzz_999.tmp", *FOREIGN]
+    msgs = [r.getMessage() for r in caplog.records if r.name == "dicelab.cache"]
+    assert len(msgs) == 2 and "not kept" in msgs[0]
+    assert msgs[1].startswith(f"cache: removed {len(sizes) + 1} least recently used file(s)")
+    # a store on an empty cache (or none yet) says only that the table is not kept
+    caplog.clear()
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(cache_dir / "none-yet"))
+    with caplog.at_level("INFO", logger="dicelab.cache"):
+        assert cache.store("new", 1, {"a": np.arange(10)}) is None
+    assert [r.getMessage() for r in caplog.records if "removed" in r.getMessage()] == []
+    assert not (cache_dir / "none-yet").exists()
+
+
+@pytest.mark.parametrize("limit, kept", [("1", []), ("3kB", ["e3"]), ("none", None)])
+def test_a_table_too_large_for_the_limit_still_prunes_the_others_to_it(cache_dir,
+                                                                      monkeypatch, limit,
+                                                                      kept):
+    """Neighbours of 0: a limit below every entry keeps none; a limit that a too-large
+    table does not fit still prunes the others to it (none to make room for it); no
+    limit keeps all and stores the table."""
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    sizes = make_lru_dir(cache_dir)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, limit)
+    stored = cache.store("big", 1, {"a": np.zeros(5000, np.uint8)})
+    if kept is None:
+        assert stored is not None and entry_keys() == sorted([*sizes, "big"])
+    else:
+        assert stored is None and entry_keys() == kept
+
+
+def test_the_cli_with_a_limit_of_zero_leaves_no_table(capsys, cache_dir, monkeypatch):
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    store_sized("older", 2000)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "0")
+    code, out, err = run_cli(capsys, ["solve", "farkle", "--policy", "fastest", "--target",
+                                      "1000", "--json"])
+    assert code == 0 and json.loads(out)["expected_turns_to_target"] > 1
+    assert entry_keys() == []
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("dicelab: cache: ") for line in lines)
+    assert "not kept" in lines[0] and "removed 1 least recently used file(s)" in lines[1]
+
+
 def test_a_store_in_the_background_is_written_before_anyone_reads_the_cache(tmp_path,
                                                                            monkeypatch):
     """A background store resolves its path when it is made (a later change of the cache
