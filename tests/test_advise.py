@@ -355,6 +355,15 @@ def test_advise_penta_is_policy_penta(capsys):
     assert code == 0 and json.loads(out)["unit"] == "expected final score"
 
 
+@pytest.mark.parametrize(("left", "words"), [(0, "0 rerolls left"), (1, "1 reroll left"),
+                                             (2, "2 rerolls left")])
+def test_advise_penta_title_counts_the_rerolls_in_words(capsys, left, words):
+    """The title said '1 rerolls left'."""
+    code, out, _ = run_cli(capsys, ["advise", "penta", "--roll", "1,3,3,4,6", "--rolls-left",
+                                    str(left), "--strategy", "greedy", "--top", "1"])
+    assert code == 0 and f"roll 1 3 3 4 6, {words}, card total 0" in out
+
+
 def test_load_rules_of_the_advice_follows_the_ending():
     got = advise([1, 5], turn_points=100, me=0, opp=0, target=300,
                  rules=load_rules("default"), ending="first-to-bank")

@@ -177,6 +177,20 @@ def test_mean_score_intervals_of_pairs_without_spread_keep_their_half_widths():
                                         rel=1e-12)
 
 
+@pytest.mark.parametrize(("games", "words"), [(1, "1 game per table"),
+                                              (2, "2 games per table"),
+                                              (1000, "1,000 games per table")])
+def test_the_report_counts_the_games_per_table_in_words(capsys, games, words):
+    """The title said '1 games per table' (compare -n 1)."""
+    from dicelab.cli import render
+
+    pairs = [PairResult("a", "b", games, games, 0, 1)]
+    c = Comparison("farkle", ["a", "b"], "default", 1000, 1, games, pairs, 0.0)
+    render.show(c)
+    out = " ".join(capsys.readouterr().out.split())  # the title may wrap
+    assert f"target 1,000, {words} (one table per pair), seed 1" in out
+
+
 def test_cli_ranking_line_shows_the_intervals(capsys):
     code, out, _err = run_cli(capsys, ["compare", "threshold-300", "ai", "threshold-600",
                                        "-n", "300", "--target", "1000", "--seed", "4"])

@@ -16,6 +16,7 @@ import typer
 from dicelab.cli.farkle_cmds import FloorOpt, JsonOpt
 from dicelab.errors import UserError
 from dicelab.farkle.rules import PRESETS
+from dicelab.text import counted
 
 TopOpt = Annotated[int, typer.Option(min=0, help="Show this many options (0 = all).")]
 RollHelp = "The dice just rolled, e.g. {}."
@@ -99,8 +100,9 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
              else f"score {o.box} ({o.points})", o.expected_final_score, o.loss,
              o.tie_with_best)
             for o in shown]
-    advice_table(f"Penta {name} ({rs.name}): roll {F.dice(faces)}, {rolls_left} rerolls "
-                 f"left, card total {F.count(sc.total)}", unit, rows, ties, F.number, digits,
+    advice_table(f"Penta {name} ({rs.name}): roll {F.dice(faces)}, "
+                 f"{counted(rolls_left, 'reroll')} left, card total {F.count(sc.total)}",
+                 unit, rows, ties, F.number, digits,
                  tie_order="ties go to optimal's choice, then the lowest box, then the "
                            "largest keep" if obj is not None and obj.kind != "mean"
                  else "ties go to the lowest box, then the largest keep")

@@ -215,8 +215,9 @@ def simulate(
         total=games, json_out=json_out, out=out, dask=dask, threads=threads,
         check_names=lambda: parse_seats(strategy, vs, game))
     if log is not None:
-        typer.echo(f"game log written to {log} ({log_games:,} game"
-                   f"{'' if log_games == 1 else 's'})", err=True)
+        from dicelab.text import counted
+
+        typer.echo(f"game log written to {log} ({counted(log_games, 'game')})", err=True)
 
 
 @app.command()

@@ -81,6 +81,7 @@ from dicelab.farkle.solitaire import (
 )
 from dicelab.registry import AI_DEFAULTS, PolicySpec, parse_policy
 from dicelab.resources import check_memory
+from dicelab.text import counted
 
 #: The ai rule as plain Python: the kernel's own function, not a copy of it.
 _ai_thresholds = ai_thresholds.py_func
@@ -264,7 +265,8 @@ class Family(families.Family):
         target = check_target(target)
         if self.two_seats and n_seats != 2:
             raise UserError(f"{spec.name} plays two-seat games only (this game has "
-                            f"{n_seats} seats); use max-ev, fastest, ai or threshold-T "
+                            f"{counted(n_seats, 'seat')}); use max-ev, fastest, ai or "
+                            "threshold-T "
                             "with more seats")
         return target
 
@@ -339,7 +341,7 @@ def _run(rules: FarkleRules, lost: int) -> str:
     """A title's run of own lost turns, under a farkle penalty (else nothing)."""
     if not rules.farkle_penalty:
         return ""
-    return f" after {lost} lost turn{'' if lost == 1 else 's'} in a row"
+    return f" after {counted(lost, 'lost turn')} in a row"
 
 
 class Threshold(Family):
