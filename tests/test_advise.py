@@ -364,6 +364,24 @@ def test_advise_penta_title_counts_the_rerolls_in_words(capsys, left, words):
     assert code == 0 and f"roll 1 3 3 4 6, {words}, card total 0" in out
 
 
+@pytest.mark.parametrize(("runs", "last", "noted"), [
+    ({"my_farkles": 2}, True, True), ({"opp_farkles": 1}, True, True),
+    ({}, True, False), ({"my_farkles": 2}, False, False),
+])
+def test_runs_of_lost_turns_in_the_last_round_are_noted(runs, last, noted):
+    """Under a penalty the last turn's values do not read the runs of lost turns (the turn
+    decides the game): given, they were ignored without a word, as the runs under rules
+    without a penalty are not."""
+    where = {"me": 0, "opp": 300 if last else 100, "target": 300, "rules": FB_SMALL,
+             "ending": "last-round", "floor": 200}
+    got = advise([1, 5], turn_points=100, **where, **runs)
+    assert got.mode == ("last-round" if last else "two-player")
+    assert (got.note is not None) is noted
+    if noted:
+        assert got.note.startswith("in the last round turns lost in a row do not change")
+        assert got.options == advise([1, 5], turn_points=100, **where).options
+
+
 def test_load_rules_of_the_advice_follows_the_ending():
     got = advise([1, 5], turn_points=100, me=0, opp=0, target=300,
                  rules=load_rules("default"), ending="first-to-bank")
