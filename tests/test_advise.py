@@ -187,6 +187,8 @@ def test_equal_options_are_ties():
       "ending": "first-to-bank"}, "game ended"),
     ({"roll": [1, 5], "turn_points": 100, "target": 1010}, "multiple of 50"),
     ({"roll": [1, 5], "turn_points": 100, "target": 1000}, "--target needs --me and --opp"),
+    ({"roll": [1, 5], "turn_points": 100, "ending": "first-to-bank"},
+     "--ending needs --me and --opp"),
 ])
 def test_impossible_positions_are_user_errors(kwargs, message):
     with pytest.raises(UserError, match=message):
@@ -232,6 +234,29 @@ def test_a_target_without_both_totals_is_one_error_line(capsys, position, refuse
         assert err.startswith("error: --target needs --me and --opp")
     else:
         assert code == 0 and err == "" and json.loads(out)["options"]
+
+
+@pytest.mark.parametrize(("position", "refused"), [
+    (["--ending", "first-to-bank"], True),  # solitaire: max-ev's turn, no game to end
+    (["--ending", "last-round"], True),  # the default, given: still refused without totals
+    (["--ending", "first-to-bank", "--my-farkles", "1", "--rules", "facebook"], True),
+    (["--my-farkles", "1", "--rules", "facebook"], False),  # solitaire reads its own run
+    (["--ending", "first-to-bank", "--me", "0", "--opp", "100", "--target", "300"], False),
+])
+def test_an_ending_without_both_totals_is_one_error_line(capsys, position, refused):
+    """Solitaire advice follows max-ev, which no ending rule changes: an --ending given
+    without --me and --opp was silently ignored (and the JSON reported it)."""
+    code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,1,5,2,3,4", *position,
+                                      "--json", "--top", "1"])
+    if refused:
+        assert (code, out) == (2, "") and err.count("\n") == 1
+        assert err.startswith("error: --ending needs --me and --opp")
+    else:
+        d = json.loads(out)
+        assert code == 0 and err == "" and d["options"]
+        assert d["mode"] == ("solitaire" if "--me" not in position else "two-player")
+        # the ending given, else the rules' own (facebook's: first-to-bank)
+        assert d["ending"] == "first-to-bank"
 
 
 def test_advise_farkle_command_table_and_json(capsys):
@@ -328,6 +353,33 @@ def test_advise_penta_is_policy_penta(capsys):
     # optimal's values are the expected final score
     code, out, _ = run_cli(capsys, ["advise", "penta", *argv[:-5], "--json"])
     assert code == 0 and json.loads(out)["unit"] == "expected final score"
+
+
+@pytest.mark.parametrize(("left", "words"), [(0, "0 rerolls left"), (1, "1 reroll left"),
+                                             (2, "2 rerolls left")])
+def test_advise_penta_title_counts_the_rerolls_in_words(capsys, left, words):
+    """The title said '1 rerolls left'."""
+    code, out, _ = run_cli(capsys, ["advise", "penta", "--roll", "1,3,3,4,6", "--rolls-left",
+                                    str(left), "--strategy", "greedy", "--top", "1"])
+    assert code == 0 and f"roll 1 3 3 4 6, {words}, card total 0" in out
+
+
+@pytest.mark.parametrize(("runs", "last", "noted"), [
+    ({"my_farkles": 2}, True, True), ({"opp_farkles": 1}, True, True),
+    ({}, True, False), ({"my_farkles": 2}, False, False),
+])
+def test_runs_of_lost_turns_in_the_last_round_are_noted(runs, last, noted):
+    """Under a penalty the last turn's values do not read the runs of lost turns (the turn
+    decides the game): given, they were ignored without a word, as the runs under rules
+    without a penalty are not."""
+    where = {"me": 0, "opp": 300 if last else 100, "target": 300, "rules": FB_SMALL,
+             "ending": "last-round", "floor": 200}
+    got = advise([1, 5], turn_points=100, **where, **runs)
+    assert got.mode == ("last-round" if last else "two-player")
+    assert (got.note is not None) is noted
+    if noted:
+        assert got.note.startswith("in the last round turns lost in a row do not change")
+        assert got.options == advise([1, 5], turn_points=100, **where).options
 
 
 def test_load_rules_of_the_advice_follows_the_ending():

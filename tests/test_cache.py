@@ -293,14 +293,26 @@ def test_cli_clear_yes_removes_only_dicelab_files(capsys, cache_dir):
     assert code == 0 and "nothing to clear" in out
 
 
-@pytest.mark.parametrize("answer, deleted", [("n\n", False), ("y\n", True), ("\n", False)])
-def test_cli_clear_asks_first(capsys, cache_dir, monkeypatch, answer, deleted):
+@pytest.mark.parametrize("answer, deleted", [("n\n", False), ("y\n", True), ("\n", False),
+                                             ("", None), ("maybe\ny\n", True)])
+def test_cli_clear_asks_first_on_stderr(capsys, cache_dir, monkeypatch, answer, deleted):
+    """The question goes to stderr: stdout may be a file, where a question is never seen
+    (it was on stdout). No answer at all (end of input) is an error, the question's line
+    ended first."""
     make_mixed_dir(cache_dir)
     monkeypatch.setattr("sys.stdin", io.StringIO(answer))
-    code, out, _ = run_cli(capsys, ["cache", "clear"])
-    assert code == 0 and "delete 3 file(s)" in out
-    assert cache_path_exists("farkle-unit") is not deleted
-    assert ("nothing deleted" in out) is not deleted
+    code, out, err = run_cli(capsys, ["cache", "clear"])
+    assert err.startswith("delete 3 file(s), ") and "? [y/N]: " in err
+    assert "[y/N]" not in out and not out.startswith(" ")  # (click's prompt wrote a space)
+    assert cache_path_exists("farkle-unit") is not bool(deleted)
+    if deleted is None:
+        assert (code, out) == (2, "") and err.count("\n") == 2
+        assert err.splitlines()[1].startswith("error: no answer to the confirmation")
+        return
+    # the answer typed ends the line; another answer is asked for again
+    assert code == 0 and err.count("\n") == ("maybe" in answer)
+    assert err.count("[y/N]") == 1 + ("maybe" in answer)
+    assert out == "nothing deleted\n" if not deleted else out.startswith("freed ")
 
 
 def cache_path_exists(key: str) -> bool:
@@ -316,9 +328,12 @@ def cache_path_exists(key: str) -> bool:
 def test_cli_bad_input_exits_2_with_one_line(capsys, cache_dir, monkeypatch, argv, needle):
     make_mixed_dir(cache_dir)
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
-    code, _out, err = run_cli(capsys, argv)
-    assert code == 2 and err.startswith("error:") and needle in err
-    assert err.count("\n") == 1 and "Traceback" not in err
+    code, out, err = run_cli(capsys, argv)
+    # the unanswered question is on stderr, on a line of its own
+    asked = argv == ["cache", "clear"]
+    assert code == 2 and out == "" and err.splitlines()[-1].startswith("error:")
+    assert needle in err.splitlines()[-1] and err.count("error:") == 1
+    assert err.count("\n") == 1 + asked and "Traceback" not in err
     assert cache_path_exists("farkle-unit")
 
 
@@ -727,8 +742,8 @@ def test_cli_prune_json(capsys, cache_dir):
 def test_cli_prune_asks_first(capsys, cache_dir, monkeypatch, answer, deleted):
     sizes = make_lru_dir(cache_dir)
     monkeypatch.setattr("sys.stdin", io.StringIO(answer))
-    code, out, _ = run_cli(capsys, ["cache", "prune", "--max-size", str(sizes["e3"] + 300)])
-    assert code == 0 and "delete 5 file(s)" in out
+    code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", str(sizes["e3"] + 300)])
+    assert code == 0 and err.startswith("delete 5 file(s)") and "delete 5" not in out
     assert entry_keys() == (["e3"] if deleted else sorted(sizes))
     assert ("nothing deleted" in out) is not deleted
 
@@ -738,6 +753,7 @@ def test_cli_prune_json_asks_on_stderr(capsys, cache_dir, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
     code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", "0", "--json"])
     d = json.loads(out)
+    assert out.startswith("{")  # nothing of the question on stdout
     assert code == 0 and "delete 6 file(s)" in err
     assert d["deleted"] == [] and d["total_bytes"] == d["total_bytes_before"]
     assert entry_keys() == sorted(sizes)
@@ -756,10 +772,10 @@ def test_cli_prune_bad_input_exits_2_with_one_line(capsys, cache_dir, monkeypatc
     sizes = make_lru_dir(cache_dir)
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     code, out, err = run_cli(capsys, argv)
-    # with --json the unanswered question is on stderr, on a line of its own
+    # the unanswered question is on stderr, on a line of its own
     assert code == 2 and err.splitlines()[-1].startswith("error:")
     assert needle in err.splitlines()[-1] and err.endswith("\n")
-    assert err.count("\n") == (2 if "--json" in argv and "0" in argv else 1)
+    assert err.count("\n") == (2 if "0" in argv else 1)
     assert err.count("error:") == 1 and "Traceback" not in err and "{" not in out
     assert entry_keys() == sorted(sizes)
 
@@ -834,6 +850,59 @@ def test_the_automatic_prune_says_what_it_removed(cache_dir, monkeypatch, capsys
     assert code == 0 and json.loads(out)
     assert err.startswith("dicelab: cache: removed 3 least recently used file(s)")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_limit_of_zero_keeps_nothing(cache_dir, monkeypatch, capsys, caplog):
+    """$DICELAB_CACHE_MAX_SIZE=0: the new table is not kept and every older entry goes
+    (the older ones stayed: a table too large for the limit pruned nothing); foreign
+    files and a write in progress stay, as in any prune."""
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    sizes = make_lru_dir(cache_dir)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "0")
+    with caplog.at_level("INFO", logger="dicelab.cache"):
+        assert cache.store("new", 1, {"a": np.arange(10)}) is None
+    assert entry_keys() == []
+    assert sorted(p.name for p in cache_dir.iterdir()) == [".e8.zzzz_999.tmp", *FOREIGN]
+    msgs = [r.getMessage() for r in caplog.records if r.name == "dicelab.cache"]
+    assert len(msgs) == 2 and "not kept" in msgs[0]
+    assert msgs[1].startswith(f"cache: removed {len(sizes) + 1} least recently used file(s)")
+    # a store on an empty cache (or none yet) says only that the table is not kept
+    caplog.clear()
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(cache_dir / "none-yet"))
+    with caplog.at_level("INFO", logger="dicelab.cache"):
+        assert cache.store("new", 1, {"a": np.arange(10)}) is None
+    assert [r.getMessage() for r in caplog.records if "removed" in r.getMessage()] == []
+    assert not (cache_dir / "none-yet").exists()
+
+
+@pytest.mark.parametrize("limit, kept", [("1", []), ("3kB", ["e3"]), ("none", None)])
+def test_a_table_too_large_for_the_limit_still_prunes_the_others_to_it(cache_dir,
+                                                                      monkeypatch, limit,
+                                                                      kept):
+    """Neighbours of 0: a limit below every entry keeps none; a limit that a too-large
+    table does not fit still prunes the others to it (none to make room for it); no
+    limit keeps all and stores the table."""
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    sizes = make_lru_dir(cache_dir)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, limit)
+    stored = cache.store("big", 1, {"a": np.zeros(5000, np.uint8)})
+    if kept is None:
+        assert stored is not None and entry_keys() == sorted([*sizes, "big"])
+    else:
+        assert stored is None and entry_keys() == kept
+
+
+def test_the_cli_with_a_limit_of_zero_leaves_no_table(capsys, cache_dir, monkeypatch):
+    monkeypatch.delenv(cache.MAX_SIZE_ENV, raising=False)
+    store_sized("older", 2000)
+    monkeypatch.setenv(cache.MAX_SIZE_ENV, "0")
+    code, out, err = run_cli(capsys, ["solve", "farkle", "--policy", "fastest", "--target",
+                                      "1000", "--json"])
+    assert code == 0 and json.loads(out)["expected_turns_to_target"] > 1
+    assert entry_keys() == []
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("dicelab: cache: ") for line in lines)
+    assert "not kept" in lines[0] and "removed 1 least recently used file(s)" in lines[1]
 
 
 def test_a_store_in_the_background_is_written_before_anyone_reads_the_cache(tmp_path,

@@ -7,6 +7,7 @@ import math
 
 import pytest
 from cli_helpers import run_cli
+from scipy.stats import t as t_dist
 
 from dicelab.cli.main import main
 from dicelab.compare import Comparison, PairResult, compare, pair_seed
@@ -122,10 +123,11 @@ def test_mean_scores_carry_their_intervals():
                   PairResult("b", "c", 400, 200, 0, 3))
     c = _comparison([ab, ac, bc])
     ms, ci = c.mean_scores(), c.mean_score_ci95()
-    half = 1.959963984540054 * math.sqrt(ab.score_se ** 2 + ac.score_se ** 2) / 2
-    assert ci["a"] == pytest.approx((ms["a"] - half, ms["a"] + half))
-    half = 1.959963984540054 * math.sqrt(ab.score_se ** 2 + bc.score_se ** 2) / 2
-    assert ci["b"] == pytest.approx((ms["b"] - half, ms["b"] + half))
+    q = t_dist.ppf(0.975, 399)  # t on games - 1, as each pair's own interval
+    half = q * math.sqrt(ab.score_se ** 2 + ac.score_se ** 2) / 2
+    assert ci["a"] == pytest.approx((ms["a"] - half, ms["a"] + half), rel=1e-12)
+    half = q * math.sqrt(ab.score_se ** 2 + bc.score_se ** 2) / 2
+    assert ci["b"] == pytest.approx((ms["b"] - half, ms["b"] + half), rel=1e-12)
     assert json.loads(json.dumps(c.to_dict()))["mean_score_ci95"]["c"] == pytest.approx(
         list(ci["c"]))
     # two policies: the pair's own interval, from each side
@@ -139,6 +141,54 @@ def test_mean_scores_carry_their_intervals():
     assert 0.0 == sweep["c"][0] < sweep["c"][1]
     # exact: nothing to estimate
     assert _comparison([ab], method="exact").mean_score_ci95() is None
+
+
+@pytest.mark.parametrize("games", [10, 20, 40, 100_000])
+def test_mean_score_intervals_use_the_t_quantile_as_the_pairs_do(games):
+    """The mean score's interval used the normal quantile while each pair's used t on
+    games - 1: from few games it was too narrow. From many the two agree."""
+    k = games // 3
+    pairs = [PairResult("a", "b", games, k, 1, 1), PairResult("a", "c", games, 2 * k, 0, 2),
+             PairResult("b", "c", games, k + 1, 0, 3)]
+    c = _comparison(pairs)
+    ms, ci = c.mean_scores(), c.mean_score_ci95()
+    se = math.sqrt(pairs[0].score_se ** 2 + pairs[1].score_se ** 2) / 2
+    t_half, z_half = t_dist.ppf(0.975, games - 1) * se, 1.959963984540054 * se
+    assert ci["a"] == pytest.approx((ms["a"] - t_half, ms["a"] + t_half), rel=1e-12)
+    # as one pair's own interval: the same quantile on the same SE (where not cut at 0)
+    (lo, hi), s = pairs[2].score_ci95, pairs[2].score_se
+    assert (hi - lo) / (2 * s) == pytest.approx(t_dist.ppf(0.975, games - 1), rel=1e-12)
+    if games >= 100_000:  # many games: within 1e-4 of the normal interval
+        assert ci["a"] == pytest.approx((ms["a"] - z_half, ms["a"] + z_half), rel=1e-4)
+    else:
+        assert ci["a"][1] - ci["a"][0] > 2 * z_half * (1 + 1e-3)
+
+
+def test_mean_score_intervals_of_pairs_without_spread_keep_their_half_widths():
+    """A pair with no spread counts with its own interval's half width, whatever the
+    quantile: two such pairs give sqrt(h1^2 + h2^2) / 2; one game a pair too."""
+    for games in (1, 5):
+        pairs = [PairResult("a", "b", games, games, 0, 1),
+                 PairResult("a", "c", games, 0, 0, 2), PairResult("b", "c", games, 0, 0, 3)]
+        ms, ci = _comparison(pairs).mean_scores(), _comparison(pairs).mean_score_ci95()
+        h = [(hi - lo) / 2 for lo, hi in (p.score_ci95 for p in pairs[:2])]
+        half = math.sqrt(h[0] ** 2 + h[1] ** 2) / 2
+        assert ci["a"] == pytest.approx((max(ms["a"] - half, 0.0), min(ms["a"] + half, 1.0)),
+                                        rel=1e-12)
+
+
+@pytest.mark.parametrize(("games", "words"), [(1, "1 game per table"),
+                                              (2, "2 games per table"),
+                                              (1000, "1,000 games per table")])
+def test_the_report_counts_the_games_per_table_in_words(capsys, games, words):
+    """The title said '1 games per table' (compare -n 1)."""
+    from dicelab.cli import render
+
+    pairs = [PairResult("a", "b", games, games, 0, 1)]
+    c = Comparison("farkle", ["a", "b"], "default", 1000, 1, games, pairs, 0.0)
+    render.show(c)
+    out = " ".join(capsys.readouterr().out.split())  # the title may wrap
+    assert f"target 1,000, {words} (one table per pair), seed 1" in out
 
 
 def test_cli_ranking_line_shows_the_intervals(capsys):

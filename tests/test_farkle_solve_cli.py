@@ -93,6 +93,52 @@ def test_solve_bad_input_exits_2(capsys, argv, message):
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(("argv", "refused"), [
+    # max-ev maximises one turn's score: no target, no ending
+    (["-p", "max-ev", "--target", "1000"], "--target is for fastest"),
+    (["-p", "max-ev", "--target", "10000"], "--target is for fastest"),  # the default, given
+    (["-p", "max-ev", "--ending", "last-round"], "--ending is for optimal-win"),
+    (["-p", "max-ev"], None),
+    (["-p", "max-ev", "--rules", "basic"], None),
+    # the solitaire races read the target, not the ending rule
+    (["-p", "threshold-300", "--target", "1000", "--ending", "first-to-bank"],
+     "--ending is for optimal-win"),
+    (["-p", "threshold-300", "--target", "1000"], None),
+    (["-p", "fastest", "--target", "1000", "--ending", "last-round"],
+     "--ending is for optimal-win"),
+    (["-p", "fastest", "--target", "1000"], None),
+    # two players read both
+    (["-p", "optimal-win", "--target", "300", "--ending", "first-to-bank"], None),
+    (["-p", "optimal-win:vs=threshold-300", "--target", "300", "--ending", "first-to-bank"],
+     None),
+])
+def test_solve_refuses_an_option_its_policy_ignores(capsys, argv, refused):
+    """An option the policy's solve does not read was accepted and silently ignored
+    (max-ev --target, a solitaire race's --ending): one error line, before any work."""
+    from dicelab import cache
+
+    code, out, err = run(capsys, "solve", "farkle", *argv, "--json")
+    if refused is None:
+        assert code == 0 and json.loads(out)["policy"] == argv[1]
+        return
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith(f"error: {refused}") and argv[1] in err
+    assert not cache.scan().entries  # nothing solved, nothing stored
+
+
+def test_solve_policy_refuses_an_ignored_target_or_ending_as_the_command_does():
+    from dicelab.errors import UserError
+    from dicelab.farkle.exact import solve_policy
+
+    with pytest.raises(UserError, match="--target is for fastest"):
+        solve_policy("max-ev", target=1000)
+    with pytest.raises(UserError, match="--ending is for optimal-win, not fastest"):
+        solve_policy("fastest", target=1000, ending="first-to-bank")
+    # the rules' own ending rule is no option: a solitaire solve takes it as it is
+    table = load_rules("default", "first-to-bank")
+    assert solve_policy("fastest", table, 1000).expected_turns_to_target > 1
+
+
 def test_policy_text_table(capsys):
     code, out, _ = run(capsys, "policy", "farkle", "threshold-300")
     assert code == 0
@@ -392,11 +438,12 @@ def test_solve_takes_the_floor_of_fastest_and_optimal_win(capsys, tmp_path):
     no_penalty.write_text('base = "facebook"\nfarkle-penalty = 0\n')
     for argv, message in (
             (["-p", "max-ev"], "--floor is for fastest and optimal-win, not max-ev"),
-            (["-p", "threshold-300"], "not threshold-300"),
-            (["-p", "ai"], "not ai"),
-            (["-p", "fastest", "--rules", str(no_penalty)], "have no farkle penalty"),
-    ):
-        code, out, err = run(capsys, *base, *argv, "--floor", "2000")
+            (["-p", "threshold-300", "--target", "200"], "not threshold-300"),
+            (["-p", "ai", "--target", "200"], "not ai"),
+            (["-p", "fastest", "--target", "200", "--rules", str(no_penalty)],
+             "have no farkle penalty"),
+    ):  # (max-ev reads no target: it is refused too)
+        code, out, err = run(capsys, *base[:2], *base[4:], *argv, "--floor", "2000")
         assert (code, out) == (2, "") and err.startswith("error: ") and message in err, err
     for bad in ("950", "1025", "-50", "1000050"):  # under two penalties, off the grid, too deep
         code, out, err = run(capsys, *base, "-p", "fastest", "--floor", bad)

@@ -479,3 +479,26 @@ def test_a_mean_of_few_values_has_a_t_interval(n):
     assert e.df == n - 1 and e.ci95 == pytest.approx((e.mean - q * e.se, e.mean + q * e.se))
     r = stats.ratio_estimate(x.sum(), (x * x).sum(), 2.0 * n, 4.0 * n, 2 * x.sum(), n)
     assert r.df == n - 1 and r.ci95 == pytest.approx((r.mean - q * r.se, r.mean + q * r.se))
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    ((0, "game"), "0 games"), ((1, "game"), "1 game"), ((2, "game"), "2 games"),
+    ((1000, "state"), "1,000 states"), ((1, "turn"), "1 turn"), ((-1, "point"), "-1 points"),
+    ((1, "die", "dice"), "1 die"), ((6, "die", "dice"), "6 dice"),
+    ((1, "lost turn"), "1 lost turn"), ((2, "lost turn"), "2 lost turns"),
+])
+def test_a_count_and_its_noun(args, words):
+    from dicelab.text import counted
+
+    assert counted(*args) == words
+
+
+@pytest.mark.parametrize(("vs", "words"), [([], "1 seat"), (["ai", "ai"], "3 seats")])
+def test_a_refusal_counts_the_seats_in_words(capsys, vs, words):
+    """'this game has 1 seats' (optimal-win simulated alone)."""
+    from cli_helpers import run_cli
+
+    argv = ["simulate", "-s", "optimal-win", "-n", "10", *[x for v in vs for x in ("--vs", v)]]
+    code, out, err = run_cli(capsys, argv)
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert f"plays two-seat games only (this game has {words});" in err

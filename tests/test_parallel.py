@@ -76,3 +76,56 @@ def test_in_background_runs_beside_the_caller_and_join_raises_its_error():
     join = parallel.in_background(fail)
     with pytest.raises(RuntimeError, match="compile failed"):
         join()
+
+
+@pytest.fixture
+def _threads_restored():
+    import numba
+
+    before = numba.get_num_threads()
+    yield int(numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(before)
+
+
+def test_set_threads_caps_at_the_cores_and_says_so_once(_threads_restored, caplog):
+    """More threads than numba can use were capped silently: the cap stays (results do
+    not depend on the count), a notice says it; a count within the cores says nothing."""
+    import numba
+
+    from dicelab.errors import UserError
+
+    cores = _threads_restored
+    for n in (1, cores):
+        with caplog.at_level("INFO", logger="dicelab.parallel"):
+            assert parallel.set_threads(n) == n == numba.get_num_threads()
+        assert not caplog.records
+    with caplog.at_level("INFO", logger="dicelab.parallel"):
+        assert parallel.set_threads(cores + 6) == cores == numba.get_num_threads()
+    (msg,) = [r.getMessage() for r in caplog.records]
+    core_s = "core" if cores == 1 else "cores"
+    assert msg == f"--threads {cores + 6} is more than the {cores} {core_s} numba can use; " \
+                  f"using {cores}"
+    for bad in (0, -2):
+        with pytest.raises(UserError, match=f"--threads must be positive, not {bad}"):
+            parallel.set_threads(bad)
+
+
+@pytest.mark.slow  # a simulation's kernels load (5 s); its fast twin: the test above
+def test_the_cli_says_once_that_it_caps_the_threads(capsys, _threads_restored):
+    import json
+
+    from cli_helpers import run_cli
+
+    cores = _threads_restored
+    argv = ["simulate", "-s", "threshold-300", "-n", "200", "--seed", "5", "--target", "1000",
+            "--json", "--threads"]
+    code, out, err = run_cli(capsys, [*argv, str(cores + 1)])
+    assert code == 0 and err.splitlines() == [
+        f"dicelab: --threads {cores + 1} is more than the {cores} "
+        f"{'core' if cores == 1 else 'cores'} numba can use; using {cores}"]
+    capped = json.loads(out)
+    code, out, err = run_cli(capsys, [*argv, str(cores)])
+    assert code == 0 and err == ""
+    strip = ("elapsed_s", "games_per_s", "setup_s")
+    assert {k: v for k, v in capped.items() if k not in strip} == \
+        {k: v for k, v in json.loads(out).items() if k not in strip}

@@ -47,6 +47,7 @@ from dicelab.penta.rules import N_BOXES, N_DICE, state_index
 from dicelab.penta.scoring import apply_box, roll_box_scores
 from dicelab.penta.tables import KEEP_SIZE, ROLL_BASE
 from dicelab.penta.widget import new_turn_scratch, state_value
+from dicelab.text import counted
 
 MEASURES = ("turn", "win")
 #: Loss classes: a loss at or above the first bound is "doubtful", the second an "error",
@@ -184,7 +185,7 @@ class AnalysisResult:
                 f"{len(self.players)} player rows: see summary.parquet (--out)",
                 "decisions": self.decisions.to_dict(orient="records")
                 if len(self.decisions) <= JSON_ROWS else
-                f"{len(self.decisions)} decisions: see decisions.parquet (--out)"}
+                f"{counted(len(self.decisions), 'decision')}: see decisions.parquet (--out)"}
 
     def manifest(self) -> dict:
         return {"analysis": "dicelab analyse", "logs": self.logs, "games": self.n_games,
@@ -673,7 +674,7 @@ def _farkle_games(games: list[GameRecord], measure: str | None
         m = measure or ("win" if g.n_seats == 2 else "turn")
         if m == "win" and g.n_seats != 2:
             raise UserError(f"{g.path}:{g.line}: field 'seats': --measure win needs a "
-                            f"two-seat game, not {g.n_seats} seats")
+                            f"two-seat game, not {counted(g.n_seats, 'seat')}")
         used[m] = m
         if not g.turns:  # stopped in its first turn: nothing to value, nothing to solve
             continue

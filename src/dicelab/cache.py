@@ -26,7 +26,8 @@ under the usual ``relatime`` the kernel would otherwise stamp every scanned entr
 (``dicelab cache prune --max-size``). The cache has an automatic limit (:func:`size_limit`):
 :data:`dicelab.config.CACHE_MAX_SIZE` (10 GB), or ``$DICELAB_CACHE_MAX_SIZE`` if set
 (``none`` turns it off). After each write :func:`store` prunes the other entries so the
-cache stays within it; an entry larger than the limit by itself is not kept at all.
+cache stays within it; an entry larger than the limit by itself is not kept at all (the
+others are still pruned to the limit: a limit of 0 keeps no entry).
 
 Concurrency: deleting an entry another process is reading is safe on POSIX (an open
 file stays readable until closed); on Windows the delete fails and is reported. A
@@ -398,8 +399,10 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
     Other entries are then pruned, least recently used first, until the cache fits its
     automatic limit (:func:`size_limit`); a malformed ``$DICELAB_CACHE_MAX_SIZE`` raises
     ``UserError`` before anything is written. An entry larger than the limit by itself is
-    not kept (and nothing else is pruned for it): a notice says so, and the table is
-    computed again when next needed. Both notices go to the ``dicelab.cache`` logger.
+    not kept: a notice says so, and the table is computed again when next needed; the
+    others are then pruned to the limit as after any store (none to make room for it).
+    A limit of 0 thus keeps nothing: each store removes every older entry. Both notices
+    go to the ``dicelab.cache`` logger.
     """
     limit, source = size_limit()
     path = path or cache_path(key)
@@ -408,6 +411,7 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
     if limit is not None and n_bytes > limit:
         _drop_regular(path)  # an older entry of the key (another version) goes too
         _too_big(key, n_bytes, limit, source)
+        _fit(path.parent, limit, source)
         return None
     header = {"key": key, "version": version,
               "digests": {name: digest(a) for name, a in arrays.items()}}
@@ -425,18 +429,25 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
             if written > limit:  # the arrays fit, but not with the file's headers
                 _drop_regular(path)
                 _too_big(key, written, limit, source)
+                _fit(path.parent, limit, source)
                 return None
-        # the table is stored; a cache that cannot shrink only costs disk
-        with contextlib.suppress(OSError, UserError):
-            total = _files_bytes(path.parent)
-            if total is not None and total <= limit:
-                return path  # it fits: no need to open every entry (a scan's cost)
-            done = prune(limit, path.parent, keep=(key,))
-            if done.deleted:
-                log.info("cache: removed %d least recently used file(s), %s, to keep %s "
-                         "within its limit of %s", len(done.deleted),
-                         human_bytes(done.freed), done.directory, limit_words(limit, source))
+        _fit(path.parent, limit, source, keep=(key,))
     return path
+
+
+def _fit(directory: Path, limit: int, source: str, keep: Collection[str] = ()) -> None:
+    """Prune the entries of ``directory`` but ``keep``, least recently used first, until
+    the cache fits ``limit``, saying what went; a cache that cannot shrink only costs
+    disk."""
+    with contextlib.suppress(OSError, UserError):
+        total = _files_bytes(directory)
+        if total is not None and total <= limit:
+            return  # it fits: no need to open every entry (a scan's cost)
+        done = prune(limit, directory, keep=keep)
+        if done.deleted:
+            log.info("cache: removed %d least recently used file(s), %s, to keep %s "
+                     "within its limit of %s", len(done.deleted),
+                     human_bytes(done.freed), done.directory, limit_words(limit, source))
 
 
 def _files_bytes(directory: Path) -> int | None:

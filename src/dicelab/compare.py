@@ -3,8 +3,9 @@
 ``compare(["ai", "max-ev", "threshold-250"])`` plays ``games`` two-seat games for every
 pair of policies (who starts rotates, so each starts half the games) and reports, for
 the first-named policy of each pair, its wins, ties and losses, its win rate with a 95%
-Wilson interval and its match score ``P(win) + P(tie)/2`` with a 95% normal interval
-(a Wilson interval when the games show no spread: one game, or all one outcome).
+Wilson interval and its match score ``P(win) + P(tie)/2`` with a 95% t interval
+(an exact or Wilson interval when the games show no spread: one game, or all one
+outcome).
 A pair whose score interval contains 1/2 is reported as a tie, never silently broken.
 
 Each pair has its own seed, derived from the comparison's seed and the pair's index, and
@@ -157,17 +158,24 @@ class Comparison:
 
     def mean_score_ci95(self) -> dict[str, tuple[float, float]] | None:
         """Each mean score's 95% interval (None when exact). The pairs play independent
-        games, so the variances add; a pair whose games show no spread counts with its
-        interval's half width (never a zero-width interval); within [0, 1]. A policy in
-        one pair has that pair's interval."""
+        games, so the variances add; the quantile is Student's t on ``games - 1`` degrees
+        of freedom (the fewest games of a pair), as each pair's own :attr:`PairResult.
+        score_ci95`: every SE is measured from the same games. A pair whose games show no
+        spread counts with its interval's half width (never a zero-width interval);
+        within [0, 1]. A policy in one pair has that pair's interval."""
         if self.method == "exact":
             return None
+        from scipy.stats import t
+
+        df = min((pr.games for pr in self.pairs), default=2) - 1
+        # one game a pair: no pair has a spread, and the quantile cancels out
+        q = float(t.ppf(0.975, df)) if df > 0 else Z95
         var: dict[str, list[float]] = {p: [] for p in self.policies}
         own: dict[str, tuple[float, float]] = {}
         for pr in self.pairs:
             lo, hi = pr.score_ci95
             own[pr.policy], own[pr.opponent] = (lo, hi), (1.0 - hi, 1.0 - lo)
-            se = pr.score_se if pr.score_se > 0 else (hi - lo) / (2 * Z95)
+            se = pr.score_se if pr.score_se > 0 else (hi - lo) / (2 * q)
             var[pr.policy].append(se * se)
             var[pr.opponent].append(se * se)
         out = {}
@@ -175,7 +183,7 @@ class Comparison:
             if len(var[p]) == 1:
                 out[p] = own[p]
                 continue
-            half = Z95 * math.sqrt(sum(var[p])) / len(var[p])
+            half = q * math.sqrt(sum(var[p])) / len(var[p])
             out[p] = (max(mean - half, 0.0), min(mean + half, 1.0))
         return out
 

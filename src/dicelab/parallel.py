@@ -18,10 +18,14 @@ The number of threads is numba's for the calling thread (:func:`numba.get_num_th
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+#: Notices (a thread count capped) go to this logger; the CLI prints them on stderr.
+log = logging.getLogger(__name__)
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
@@ -62,6 +66,26 @@ def threads() -> int:
     import numba
 
     return int(numba.get_num_threads())
+
+
+def set_threads(n: int) -> int:
+    """Use ``n`` numba threads from the calling thread (``--threads``), at most the cores
+    numba can use (``NUMBA_NUM_THREADS``): more is capped, and a notice says so (results
+    never depend on the count). Returns the count in use; ``UserError`` unless ``n`` is
+    positive."""
+    import numba
+
+    from dicelab.errors import UserError
+    from dicelab.text import counted
+
+    if n <= 0:
+        raise UserError(f"--threads must be positive, not {n}")
+    cores = int(numba.config.NUMBA_NUM_THREADS)
+    if n > cores:
+        log.info("--threads %d is more than the %s numba can use; using %d", n,
+                 counted(cores, "core"), cores)
+    numba.set_num_threads(min(n, cores))
+    return min(n, cores)
 
 
 def run_blocks(kernel: Callable[..., Any], n: int, *args: Any) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 
 from dicelab import seeding
 from dicelab.errors import UserError
+from dicelab.text import counted
 
 Accumulators = dict[str, np.ndarray]
 
@@ -233,7 +234,8 @@ def _parse_local(spec: str) -> int | None:
     limit = MAX_LOCAL_WORKERS_PER_CORE * (os.cpu_count() or 1)
     if n > limit:
         raise UserError(f"--dask {spec}: at most {limit} local worker processes on this "
-                        f"machine ({os.cpu_count()} cores); a bigger cluster needs a scheduler "
+                        f"machine ({counted(os.cpu_count() or 1, 'core')}); a bigger cluster "
+                        "needs a scheduler "
                         "address")
     return n
 

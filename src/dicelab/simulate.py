@@ -40,9 +40,9 @@ def simulate(strategy: str, vs: list[str] | None = None, *, game: str | None = N
         raise UserError(f"--threads must be positive, not {threads}")
     game_name, seats = parse_seats(strategy, vs, game)
     if threads is not None:
-        import numba
+        from dicelab.parallel import set_threads
 
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        set_threads(threads)
     if game_name == "farkle":
         from dicelab.farkle.simulate import simulate_farkle
 

@@ -11,6 +11,9 @@ Sizes as a user reads them: :func:`human_bytes`, the one format of a number of b
 (the CLI's ``size``, error messages, logs).
 
 Integers as a library caller passes them: :func:`is_whole`.
+
+Counts in words: :func:`counted`, the one way to put a noun after a count (``1 game``,
+``2 games``).
 """
 
 from __future__ import annotations
@@ -115,8 +118,20 @@ def is_whole(value) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
-__all__ = ["MAX_DIGITS", "as_number_like", "is_whole", "key_values", "parse_decimal",
-           "parse_int"]
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count and its noun, singular for one (``plural``: where it is not ``noun`` +
+    ``s``), the count with thousands separators.
+
+    >>> counted(1, "game"), counted(0, "turn"), counted(10_000, "state")
+    ('1 game', '0 turns', '10,000 states')
+    >>> counted(1, "die", "dice"), counted(3, "die", "dice")
+    ('1 die', '3 dice')
+    """
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+__all__ = ["MAX_DIGITS", "as_number_like", "counted", "is_whole", "key_values",
+           "parse_decimal", "parse_int"]
 
 
 def human_bytes(n: float) -> str:

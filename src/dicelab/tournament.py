@@ -63,6 +63,7 @@ from dicelab.errors import UserError
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.seeding import check_games, check_seed, group_seed
 from dicelab.stats import ALPHA, Estimate, fields, holm, merge_short_tail, unit_p, unit_ratio
+from dicelab.text import counted
 
 #: A rating's jackknife SE (Elo) at or below this is no spread, only the fit's rounding.
 RATING_SPREAD = 1e-6
@@ -342,8 +343,7 @@ class Tournament:
 
         rating, ci = self.ratings()
         what = (f"{self.game.capitalize()} tournament, {self.seats_per_table} seats, "
-                f"{self.games_per_table:,} game{'s' if self.games_per_table != 1 else ''} "
-                f"per table, seed {self.seed}")
+                f"{counted(self.games_per_table, 'game')} per table, seed {self.seed}")
         matrix, ratings = FIGURE_FILES
         return {matrix: win_matrix_figure(self.policies, *self.matrix(), title=what),
                 ratings: ratings_figure(self.policies, rating, ci, title=what)}

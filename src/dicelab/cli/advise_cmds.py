@@ -16,6 +16,7 @@ import typer
 from dicelab.cli.farkle_cmds import FloorOpt, JsonOpt
 from dicelab.errors import UserError
 from dicelab.farkle.rules import PRESETS
+from dicelab.text import counted
 
 TopOpt = Annotated[int, typer.Option(min=0, help="Show this many options (0 = all).")]
 RollHelp = "The dice just rolled, e.g. {}."
@@ -99,8 +100,9 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
              else f"score {o.box} ({o.points})", o.expected_final_score, o.loss,
              o.tie_with_best)
             for o in shown]
-    advice_table(f"Penta {name} ({rs.name}): roll {F.dice(faces)}, {rolls_left} rerolls "
-                 f"left, card total {F.count(sc.total)}", unit, rows, ties, F.number, digits,
+    advice_table(f"Penta {name} ({rs.name}): roll {F.dice(faces)}, "
+                 f"{counted(rolls_left, 'reroll')} left, card total {F.count(sc.total)}",
+                 unit, rows, ties, F.number, digits,
                  tie_order="ties go to optimal's choice, then the lowest box, then the "
                            "largest keep" if obj is not None and obj.kind != "mean"
                  else "ties go to the lowest box, then the largest keep")
@@ -127,7 +129,8 @@ def register(app, policy_app) -> None:
         rules: Annotated[str | None, typer.Option(
             help=f"Scoring preset ({', '.join(PRESETS)}) or TOML file.")] = None,
         ending: Annotated[str | None, typer.Option(
-            help="Ending rule: last-round (the default) or first-to-bank.")] = None,
+            help="Ending rule (two players): last-round (the default) or "
+                 "first-to-bank.")] = None,
         my_farkles: Annotated[int, typer.Option(
             "--my-farkles", help="Your turns lost in a row (0-2); they count under a "
                                  "farkle penalty and change nothing under other rules.")] = 0,

@@ -6,6 +6,7 @@ Thin shells over :func:`dicelab.cache.scan`, :func:`dicelab.cache.clear` and
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from typing import Annotated
 
@@ -27,19 +28,27 @@ def _local_time(ts: float | None) -> str:
     return "n/a" if ts is None else datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-def _confirm(question: str, err: bool = False) -> bool | None:
-    """The user's yes/no, or None when there is no answer (no terminal, end of input).
-    Ctrl-C at the question is an interrupt (exit 130), not a missing answer: click turns
-    both into ``Abort``, and only its context tells them apart."""
-    try:
-        return typer.confirm(question, default=False, err=err)
-    except typer.Abort as exc:
-        if isinstance(exc.__context__, KeyboardInterrupt):
-            typer.echo("", err=err)  # end the question's line
-            raise KeyboardInterrupt from None
-        return None
-    except (EOFError, OSError):
-        return None
+def _confirm(question: str) -> bool | None:
+    """The user's yes/no to ``question [y/N]:``, asked on stderr (stdout may go to a file,
+    where a question is never seen; click's ``confirm`` writes a space to stdout), or None
+    when there is no answer (end of input, no input), the question's line then ended.
+    Ctrl-C at the question is an interrupt (exit 130), not a missing answer."""
+    while True:
+        typer.echo(f"{question} [y/N]: ", nl=False, err=True)
+        try:
+            line = sys.stdin.readline()
+        except KeyboardInterrupt:
+            typer.echo("", err=True)  # end the question's line
+            raise
+        except (EOFError, OSError, ValueError, AttributeError):  # no input, or closed
+            line = ""
+        if not line:
+            typer.echo("", err=True)
+            return None
+        answer = line.strip().lower()
+        if answer in ("y", "yes", "n", "no", ""):
+            return answer in ("y", "yes")
+        typer.echo("answer y or n", err=True)
 
 
 def _file_table(files):
@@ -99,10 +108,8 @@ def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None
         if not yes:
             question = (f"delete {len(plan.deleted)} file(s), {_size(plan.freed)}, least "
                         f"recently used first, in {plan.directory}?")
-            # with --json the question goes to stderr: stdout stays one JSON object
-            ok = _confirm(question, err=json_out)
+            ok = _confirm(question)
             if ok is None:
-                typer.echo("", err=json_out)  # end the question's line
                 raise UserError("no answer to the confirmation; add --yes to prune without "
                                 "asking (or --dry-run to only see what would go)")
             if not ok:

@@ -79,7 +79,9 @@ def register(app, solve_app, policy_app) -> None:
             help="Target score (fastest, optimal-win; threshold-T: expected turns to it). "
                  f"[default: {DEFAULT_TARGET}]")] = None,
         rules: RulesOpt = None,
-        ending: EndingOpt = None,
+        ending: Annotated[str | None, typer.Option(
+            help="Ending rule (optimal-win): last-round (the default) or first-to-bank; "
+                 "replaces the rules'.")] = None,
         floor: FloorOpt = None,
         json_out: JsonOpt = False,
     ) -> None:

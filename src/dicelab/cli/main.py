@@ -73,7 +73,9 @@ RulesOpt = Annotated[str | None, typer.Option(
 EndingOpt = Annotated[str | None, typer.Option(
     help="Farkle ending rule: last-round (the default) or first-to-bank; replaces the "
          "rules'.")]
-ThreadsOpt = Annotated[int | None, typer.Option(help="Worker threads (default: all cores).")]
+ThreadsOpt = Annotated[int | None, typer.Option(
+    help="Worker threads, at most the cores (more is capped, with a notice). "
+         "[default: all cores]")]
 DaskOpt = Annotated[str | None, typer.Option(
     "--dask", metavar="ADDRESS",
     help="Run the chunks on a Dask cluster: a scheduler address (tcp://host:8786), "
@@ -125,11 +127,9 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
     # check --out and its files before the (long) run; they are written after it succeeded
     out = None if out is None else check_out_dir(out, (*RUN_FILES, *figures))
     if threads is not None:
-        if threads <= 0:
-            raise UserError(f"--threads must be positive, not {threads}")
-        import numba
+        from dicelab.parallel import set_threads
 
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        set_threads(threads)
     with contextlib.ExitStack() as stack:
         client = None
         if dask is not None:
@@ -215,8 +215,9 @@ def simulate(
         total=games, json_out=json_out, out=out, dask=dask, threads=threads,
         check_names=lambda: parse_seats(strategy, vs, game))
     if log is not None:
-        typer.echo(f"game log written to {log} ({log_games:,} game"
-                   f"{'' if log_games == 1 else 's'})", err=True)
+        from dicelab.text import counted
+
+        typer.echo(f"game log written to {log} ({counted(log_games, 'game')})", err=True)
 
 
 @app.command()

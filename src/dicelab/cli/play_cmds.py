@@ -21,6 +21,7 @@ from rich.table import Table
 from dicelab.cli import formats as F
 from dicelab.farkle.rules import PRESETS
 from dicelab.play import IllegalMove, SeededDice, parse_faces
+from dicelab.text import counted
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 100)
 
@@ -122,7 +123,7 @@ def _write_log(gamelog, path: str | None, header: dict | None, game) -> None:
     gamelog.write_games(path, [(header, turns)])
     stopped = len(turns) > len(game.turns)
     how = "" if game.phase == "over" else (
-        f" (unfinished: {len(game.turns)} turns"
+        f" (unfinished: {counted(len(game.turns), 'turn')}"
         f"{' and the turn in progress' if stopped else ''})")
     console.print(f"game log written to {escape(str(path))}{how}")
 
@@ -208,8 +209,7 @@ def _show_farkle_events(game) -> None:
         elif ev.kind == "set-aside":
             left = d["dice_left"]
             console.print(f"  {who} set aside {_dice(d['dice'])}: {d['points']:,} · turn points "
-                          f"{d['turn_points']:,} · {left} {'die' if left == 1 else 'dice'} "
-                          "to roll")
+                          f"{d['turn_points']:,} · {counted(left, 'die', 'dice')} to roll")
         elif ev.kind == "hot-dice":
             console.print(f"  [bold yellow]{d['message']}[/] All six dice come back.")
         elif ev.kind == "bank":
@@ -398,7 +398,7 @@ def _show_penta_events(game) -> None:
         elif ev.kind == "roll":
             left = d["rolls_left"]
             console.print(f"  Roll {3 - left}: [bold]{_dice(d['dice'])}[/]   "
-                          f"({left} reroll{'' if left == 1 else 's'} left)")
+                          f"({counted(left, 'reroll')} left)")
         elif ev.kind == "keep":
             console.print(f"  {_verb(who, 'keep')} {_dice(d['dice']) or 'nothing'}")
         elif ev.kind == "sacrifice":

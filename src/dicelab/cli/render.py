@@ -29,6 +29,7 @@ from rich.table import Table
 from dicelab.cli import formats as F
 from dicelab.penta.rules import BOX_NAMES
 from dicelab.stats import ALPHA
+from dicelab.text import counted
 
 # piped or captured output has no terminal width: use a wide page rather than rich's 80
 # columns, so tables of several seats stay one line per statistic
@@ -120,16 +121,17 @@ def farkle_simulation(result) -> None:
     row("bust rate per roll", lambda s: est(s.bust_rate_per_roll, 2, _pct))
     row("bust rate per turn", lambda s: est(s.bust_rate_per_turn, 2, _pct))
     for n in range(1, 7):
-        row(f"bust rate, {n} {'die' if n == 1 else 'dice'}",
+        row(f"bust rate, {counted(n, 'die', 'dice')}",
             lambda s, n=n: est(s.bust_by_dice[n], 2, _pct))
     for q in (1, 5, 25, 50, 75, 95, 99):
         row(f"final score p{q}", lambda s, q=q: ("≥" if s.percentiles[q] >= s.histogram_top
                                                  else "") + F.count(s.percentiles[q]))
     console.print(t)
     if result.capped_games:
-        err_console.print(f"[bold yellow]warning:[/] {result.capped_games:,} games hit the "
-                          "safety cap of rounds and were cut short (a policy that almost "
-                          "never banks?)")
+        n = result.capped_games
+        err_console.print(f"[bold yellow]warning:[/] {counted(n, 'game')} hit the safety cap "
+                          f"of rounds and {'was' if n == 1 else 'were'} cut short (a policy "
+                          "that almost never banks?)")
 
 
 def bust_risk(result) -> None:
@@ -228,7 +230,7 @@ def fastest_solution(sol) -> None:
             if abs(high - low) <= 1e-9 * high else
             f"  with no floor to totals this policy takes {_num(high, 6)} turns ({deep});\n"
             f"  the best play there takes from {_num(low, 6)} to {_num(high, 6)}")
-        console.print(f"  {d['sweeps']} sweeps")
+        console.print(f"  {counted(d['sweeps'], 'sweep')}")
     console.print(f"  {_how(d['from_cache'])} {F.seconds(d['solve_s'])}")
 
 
@@ -252,12 +254,12 @@ def optimal_win_solution(sol) -> None:
                   f"½P(tie) = {_pct(d['fair_head_start_value'], 4)})")
     if "farkle_penalty" in d:
         console.print(f"  farkle penalty {d['farkle_penalty']}: totals down to "
-                      f"-{d['floor_points']:,}, lost turns in a row; {d['sweeps']} policy "
-                      "improvement sweeps")
+                      f"-{d['floor_points']:,}, lost turns in a row; "
+                      f"{counted(d['sweeps'], 'policy improvement sweep')}")
         error = f"value error about {d['tolerance']:.1e} (from the sweeps' contraction)"
     else:
         error = f"value error <= {d['tolerance']:.1e}"
-    console.print(f"  {F.count(d['states'])} states, {error}, "
+    console.print(f"  {counted(d['states'], 'state')}, {error}, "
                   f"{F.size(d['memory_bytes'])}; {_how(d['from_cache'])} "
                   f"{F.seconds(d['solve_s'])}")
 
@@ -300,7 +302,7 @@ def comparison(result) -> None:
     where = f", target {F.count(result.target)}" if result.target else ""
     where += f", ending {result.ending}" if result.ending else ""
     t = _pairs_table(f"{result.game.capitalize()} head to head: rules {result.rules}{where}, "
-                     f"{F.count(result.games_per_table)} games per table (one table per "
+                     f"{counted(result.games_per_table, 'game')} per table (one table per "
                      f"pair), seed {result.seed}",
                      "score = P(win) + ½P(tie) of the policy; tie = the score's CI contains "
                      "50%; 95% CIs in brackets",
@@ -373,9 +375,8 @@ def tournament(result) -> None:
     """A :class:`dicelab.tournament.Tournament`: standings (ranked by win rate), then every
     pair's verdict."""
     t = Table(title=f"{result.game.capitalize()} tournament: {len(result.policies)} policies, "
-                    f"{result.seats_per_table} seats, {len(result.tables)} tables of "
-                    f"{F.count(result.games_per_table)} "
-                    f"game{'s' if result.games_per_table != 1 else ''}, seed {result.seed}"
+                    f"{result.seats_per_table} seats, {counted(len(result.tables), 'table')} "
+                    f"of {counted(result.games_per_table, 'game')}, seed {result.seed}"
                     + (", common random numbers" if result.crn else ""),
               caption="ranked by win rate (tables won alone); tie rate: tables where it "
                       "shared the top; mean place: 1 = first; rating: how often it finishes "
@@ -454,8 +455,8 @@ def tune_result(result) -> None:
         console.print(f"  every member evaluated: {F.count(result.evaluated)} of "
                       f"{F.count(result.members)}")
     else:
-        console.print(f"  searched ({result.search}, {F.count(result.trials)} trials): "
-                      f"{F.count(result.evaluated)} of {F.count(result.members)} members "
+        console.print(f"  searched ({result.search}, {counted(result.trials, 'trial')}): "
+                      f"{F.count(result.evaluated)} of {counted(result.members, 'member')} "
                       "evaluated; the best found is not proven best")
     se = f" (SE {_pct(result.best_score_se, 4)})" if mc else ""
     if not result.measured:
@@ -475,8 +476,7 @@ def tune_result(result) -> None:
                   + (f" in the search; on fresh dice {_pct(result.rechecked_score, 4)} "
                      f"(SE {_pct(result.rechecked_score_se, 4)})" if mc else ""))
     others = result.evaluated - 1
-    confidence = (f"{1 - ALPHA:.0%} confidence, Holm over {F.count(others)} "
-                  f"comparison{'s' if others != 1 else ''}")
+    confidence = f"{1 - ALPHA:.0%} confidence, Holm over {counted(others, 'comparison')}"
     if mc and result.measured and result.all_tied:
         console.print(f"  no best: every member evaluated is tied with the highest score "
                       f"(none differs from it at {confidence})")
@@ -553,9 +553,9 @@ def farkle_advice(advice) -> None:
 def penta_simulation(result) -> None:
     """Rich tables of a :class:`PentaResult`: one column per seat."""
     seats = [result.seat(s) for s in range(len(result.seats))]
-    title = (f"Penta, rules '{result.rules}': {F.count(result.games)} games, "
+    title = (f"Penta, rules '{result.rules}': {counted(result.games, 'game')}, "
              f"seed {result.seed}, {F.count(round(result.games_per_s))} games/s"
-             + (f" on a Dask cluster of {result.workers} worker(s)"
+             + (f" on a Dask cluster of {counted(result.workers, 'worker')}"
                 if result.executor == "dask" else ""))
     t = Table(title=title, caption=(
         f"95% CI in brackets; simulation {F.seconds(result.elapsed_s)}; set-up "
@@ -593,7 +593,7 @@ def penta_simulation(result) -> None:
     if len(seats) > 1:
         tie = result.tie_rate
         console.print(f"tie rate (the highest final score shared): "
-                      f"{F.estimate(tie.p, tie.ci95, F.percent)}, {F.count(tie.count)} games")
+                      f"{F.estimate(tie.p, tie.ci95, F.percent)}, {counted(tie.count, 'game')}")
 
 
 def penta_distribution(dist) -> None:
@@ -720,7 +720,7 @@ def game_analysis(result) -> None:
         if not rows:
             console.print(f"{kind}: no finished turn to review")
             continue
-        games = (f"{n:,} game{'' if n == 1 else 's'}" if not mixed
+        games = (counted(n, "game") if not mixed
                  else f"players judged by {measure}")
         losses = Table(title=f"{kind}: {games}, losses in {unit_of(measure)}{as_pct}",
                        caption=f"classes ({unit}): {bounds}")
@@ -786,7 +786,7 @@ def farkle_evaluation(e) -> None:
 
 def penta_evaluation(e) -> None:
     """A :class:`~dicelab.penta.evaluate.PentaEvaluation` (a Penta report card)."""
-    how = "exact" if e.exact else f"{e.games:,} games simulated, seed {e.seed}"
+    how = "exact" if e.exact else f"{counted(e.games, 'game')} simulated, seed {e.seed}"
     console.print(f"[bold]{e.policy}[/bold]: Penta report card, rules {e.rules} ({how})")
     m = e.mean_final_score
     lo, hi = m.ci95  # the optimum is exact: the gap's interval is the mean's, reflected
@@ -797,8 +797,9 @@ def penta_evaluation(e) -> None:
                   + (F.number(e.gap, 2) if e.exact else
                      F.estimate(e.gap, (e.optimum - hi, e.optimum - lo), F.number, 2))
                   + " below it")
-    t = Table(title=f"what it loses against optimal, by decision ({e.analysed_games:,} games "
-                    f"played move by move, seed {e.seed})", show_header=True)
+    t = Table(title=f"what it loses against optimal, by decision "
+                    f"({counted(e.analysed_games, 'game')} played move by move, seed "
+                    f"{e.seed})", show_header=True)
     for col in ("decision class", "decisions", "loss per decision", "loss per game"):
         t.add_column(col, justify="left" if col == "decision class" else "right")
     for cls, loss in e.losses.items():

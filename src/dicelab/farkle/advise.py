@@ -161,6 +161,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     if me is None and floor is not None:
         raise UserError("--floor needs --me and --opp (two players): solitaire advice "
                         "follows max-ev, which plays no totals")
+    if me is None and ending is not None:
+        raise UserError("--ending needs --me and --opp (two players): solitaire advice "
+                        "follows max-ev, whose turn no ending rule changes")
     floor = check_floor(table, floor)
     options = legal_setasides(table, faces)
     if not options:
@@ -185,6 +188,9 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                 raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
                                 "opponent reached the target")
             mode = "last-round" if last else "two-player"
+            if last and (my_farkles or opp_farkles):  # (under a penalty: else noted above)
+                note = ("in the last round turns lost in a row do not change these values: "
+                        "this turn decides the game")
             unit = "P(win) + P(tie)/2"
             value = _last_turn(table, me, opp) if last else functools.partial(
                 optimal_win_solution(table, t, progress).turn_values, me, opp,

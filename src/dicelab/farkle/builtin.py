@@ -81,6 +81,7 @@ from dicelab.farkle.solitaire import (
 )
 from dicelab.registry import AI_DEFAULTS, PolicySpec, parse_policy
 from dicelab.resources import check_memory
+from dicelab.text import counted
 
 #: The ai rule as plain Python: the kernel's own function, not a copy of it.
 _ai_thresholds = ai_thresholds.py_func
@@ -254,6 +255,9 @@ class Family(families.Family):
     two_seats = False
     #: its solve stops totals at the penalty floor (``solve farkle --floor`` sets it)
     floored = False
+    #: what its own exact analysis (:meth:`solve`) reads besides the scoring: the target,
+    #: the ending rule (a family without one refuses the solve itself)
+    solve_reads: tuple[str, ...] = ("target", "ending")
 
     def check(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int) -> int:
         """What it refuses in a game of ``n_seats`` to ``target``, refused before any
@@ -261,9 +265,21 @@ class Family(families.Family):
         target = check_target(target)
         if self.two_seats and n_seats != 2:
             raise UserError(f"{spec.name} plays two-seat games only (this game has "
-                            f"{n_seats} seats); use max-ev, fastest, ai or threshold-T "
+                            f"{counted(n_seats, 'seat')}); use max-ev, fastest, ai or "
+                            "threshold-T "
                             "with more seats")
         return target
+
+    def check_solve(self, spec: PolicySpec, target: int | None, ending: str | None) -> None:
+        """Refuse, before any work, a ``target`` or an ``ending`` given (not None) that its
+        exact analysis does not read (``solve farkle -p max-ev --target``)."""
+        if target is not None and "target" not in self.solve_reads:
+            raise UserError(f"--target is for fastest, optimal-win and threshold-T's race, "
+                            f"not {spec.name}: its solve is one turn's, which plays to no "
+                            "target")
+        if ending is not None and "ending" not in self.solve_reads:
+            raise UserError(f"--ending is for optimal-win, not {spec.name}: its solve is one "
+                            "player's alone, whom no opponent's last round or win ends")
 
     def floor(self, spec: PolicySpec, rules: FarkleRules, points: int | None):
         """The block in which its solve stops totals ``points`` below zero (``--floor``,
@@ -325,11 +341,12 @@ def _run(rules: FarkleRules, lost: int) -> str:
     """A title's run of own lost turns, under a farkle penalty (else nothing)."""
     if not rules.farkle_penalty:
         return ""
-    return f" after {lost} lost turn{'' if lost == 1 else 's'} in a row"
+    return f" after {counted(lost, 'lost turn')} in a row"
 
 
 class Threshold(Family):
     name = "threshold"
+    solve_reads = ("target",)
 
     def policy(self, spec, rules, target, n_seats=2, progress=None):
         return ThresholdPolicy(spec.params["threshold"], spec.name)
@@ -405,6 +422,7 @@ class Exact(Family):
 
 class MaxEv(Exact):
     name = "max-ev"
+    solve_reads = ()
 
     def table(self, spec, rules, target, progress=None):
         return max_ev_table(rules)
@@ -423,6 +441,7 @@ class MaxEv(Exact):
 class Fastest(Exact):
     name = "fastest"
     floored = True
+    solve_reads = ("target",)
 
     def table(self, spec, rules, target, progress=None):
         return fastest_table(rules, target)

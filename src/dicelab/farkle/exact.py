@@ -156,8 +156,9 @@ def solve_policy(policy: str | PolicySpec, rules: str | FarkleRules | None = Non
     True
     """
     spec = policy if isinstance(policy, PolicySpec) else parse_policy(policy, "farkle")
-    rules = load_rules(rules, ending)
-    family, target = builtin.family_of(spec), check_target(target)
+    family = builtin.family_of(spec)
+    family.check_solve(spec, target, ending)
+    rules, target = load_rules(rules, ending), check_target(target)
     with family.floor(spec, rules, floor):
         return family.solve(spec, rules, target, progress)
 

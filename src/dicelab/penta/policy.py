@@ -62,7 +62,7 @@ from dicelab.penta.policies import (
 from dicelab.penta.rules import BOX_NAMES, N_DICE, RuleSet, get_rules
 from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import ROLL_BASE, roll_index
-from dicelab.text import as_number_like
+from dicelab.text import as_number_like, counted
 
 #: A policy's answer, as :func:`ask` returns it: the dice to keep, or a box name.
 Answer = tuple[int, ...] | str
@@ -95,8 +95,7 @@ class State(NamedTuple):
     def describe(self) -> str:
         """The decision in one line, as errors show it (the card in ``--card`` syntax)."""
         return (f"card '{card_text(self.card)}' (total {self.card.total}), roll "
-                f"{' '.join(map(str, self.roll))}, {self.rolls_left} roll"
-                f"{'' if self.rolls_left == 1 else 's'} left")
+                f"{' '.join(map(str, self.roll))}, {counted(self.rolls_left, 'roll')} left")
 
 
 @runtime_checkable

@@ -57,6 +57,7 @@ from dicelab.play import (
 )
 from dicelab.play import table_players as _table_players
 from dicelab.registry import PolicySpec
+from dicelab.text import counted
 
 #: The game's messages (seed 001, RULES.md §2).
 TURN_LOST = "Turn lost!"
@@ -106,7 +107,8 @@ def check_computer(spec: PolicySpec, n_seats: int) -> None:
     """What a computer seat refuses before the game: ``optimal-win`` away from two seats."""
     if family_of(spec).two_seats and n_seats != 2:
         raise UserError(f"{spec.name} plays two-seat games only (this game has "
-                        f"{n_seats} seats): play with one human, or choose another --ai")
+                        f"{counted(n_seats, 'seat')}): play with one human, or choose "
+                        "another --ai")
 
 
 def _legal_options(game: FarkleGame, adv: FarkleAdvice) -> list[Choice]:
