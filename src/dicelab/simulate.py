@@ -36,13 +36,11 @@ def simulate(strategy: str, vs: list[str] | None = None, *, game: str | None = N
     ('farkle', True)
     """
     games = check_games(games)
-    if threads is not None and threads <= 0:
-        raise UserError(f"--threads must be positive, not {threads}")
-    game_name, seats = parse_seats(strategy, vs, game)
     if threads is not None:
         from dicelab.parallel import set_threads
 
         set_threads(threads)
+    game_name, seats = parse_seats(strategy, vs, game)
     if game_name == "farkle":
         from dicelab.farkle.simulate import simulate_farkle
 
