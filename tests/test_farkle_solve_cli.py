@@ -139,6 +139,83 @@ def test_solve_policy_refuses_an_ignored_target_or_ending_as_the_command_does():
     assert solve_policy("fastest", table, 1000).expected_turns_to_target > 1
 
 
+@pytest.mark.parametrize(("argv", "refused"), [
+    # max-ev and threshold-T decide by the turn alone: no target, no totals, no ending
+    (["max-ev", "--target", "1000", "--me", "500", "--opp", "700"], "--target is for fastest"),
+    (["max-ev", "--me", "0"], "--me is for fastest, optimal-win, ai and a bank rule"),
+    (["max-ev", "--opp", "700"], "--opp is for optimal-win, ai and a bank rule"),
+    (["max-ev", "--ending", "last-round"], "--ending is for optimal-win"),
+    (["max-ev", "--my-farkles", "1", "--rules", "facebook"], None),
+    (["threshold-300", "--target", "10000"], "--target is for fastest"),  # the default, given
+    (["threshold-300", "--me", "500"], "--me is for"),
+    (["threshold-300"], None),
+    # ai reads the deficit, not the target; its last-round chase is not drawn
+    (["ai", "--target", "1000", "--me", "500", "--opp", "3000"], "--target is for"),
+    (["ai", "--me", "500", "--opp", "3000", "--ending", "first-to-bank"], "--ending is for"),
+    (["ai", "--me", "500", "--opp", "3000"], None),
+    # fastest races alone: its own total and the target, not the opponent's nor the ending
+    (["fastest", "--target", "500", "--me", "100", "--opp", "200"], "--opp is for"),
+    (["fastest", "--target", "500", "--ending", "first-to-bank"], "--ending is for"),
+    (["fastest", "--target", "500", "--me", "100"], None),
+    # two players read them all
+    (["optimal-win", "--target", "300", "--me", "100", "--opp", "200", "--ending",
+      "first-to-bank"], None),
+])
+def test_policy_refuses_an_option_its_decisions_ignore(capsys, tmp_path, argv, refused):
+    """An option the policy's decisions do not read (max-ev --target --me --opp, fastest
+    --opp, ai --target, --ending but for optimal-win) was accepted and silently ignored:
+    one error line, before any work and before the picture is written."""
+    from dicelab import cache
+
+    png = tmp_path / "banks.png"
+    code, out, err = run(capsys, "policy", "farkle", *argv, "--plot", str(png), "--json")
+    if refused is None:
+        assert code == 0 and json.loads(out)["policy"] == argv[0] and png.exists()
+        return
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith(f"error: {refused}") and f"not {argv[0]}:" in err
+    assert not png.exists() and not cache.scan().entries  # nothing drawn, nothing solved
+
+
+def test_policy_of_a_bank_rule_reads_target_and_totals_not_the_ending(capsys, tmp_path):
+    """A bank rule's picture reads the target (it banks at the target) and both totals;
+    the ending rule only in the last round, which it does not show."""
+    (tmp_path / "mine.py").write_text(
+        "from dicelab.farkle.policy import bank_rule\n\n\n@bank_rule\n"
+        "def lead(my, opp, turn_points, dice_left):\n"
+        "    return turn_points >= (300 if my >= opp else 600)\n\n\n"
+        "@bank_rule\ndef never(my, opp, turn_points, dice_left):\n    return False\n")
+    views = {}
+    for name, argv in (("never", ["--target", "500"]), ("never", ["--target", "1000"]),
+                       ("lead", ["--me", "0", "--opp", "0"]),
+                       ("lead", ["--me", "0", "--opp", "500"])):
+        d = _view(capsys, f"{tmp_path}/mine.py:{name}", *argv)
+        views[(name, *argv)] = d["runs"]
+    assert len({json.dumps(v) for v in views.values()}) == 4  # each option changes it
+    code, out, err = run(capsys, "policy", "farkle", f"{tmp_path}/mine.py:lead", "--ending",
+                         "first-to-bank")
+    assert (code, out) == (2, "") and err.startswith("error: --ending is for optimal-win")
+
+
+def test_bank_table_refuses_what_the_policy_does_not_read_as_the_command_does():
+    from dicelab.errors import UserError
+    from dicelab.farkle.policies import bank_table
+    from dicelab.registry import parse_policy
+
+    default = PRESETS["default"]
+    with pytest.raises(UserError, match=r"--target is for fastest.* not max-ev"):
+        bank_table(parse_policy("max-ev"), default, 1000)
+    with pytest.raises(UserError, match=r"--me is for .* not threshold-300"):
+        bank_table(parse_policy("threshold-300"), default, my_total=0)
+    with pytest.raises(UserError, match=r"--opp is for .* not fastest"):
+        bank_table(parse_policy("fastest"), default, 1000, 500, 300)
+    # what each reads is taken
+    assert bank_table(parse_policy("fastest"), default, 1000, 500)[1].startswith(
+        "fastest to 1000 at own total 500")
+    assert bank_table(parse_policy("ai"), default, None, 500, 3000)[1].startswith(
+        "ai at 500 vs 3000")
+
+
 def test_policy_text_table(capsys):
     code, out, _ = run(capsys, "policy", "farkle", "threshold-300")
     assert code == 0
@@ -490,9 +567,11 @@ def test_policy_view_takes_the_floor_of_fastest_and_optimal_win(capsys, tmp_path
     assert runs[0] != runs[1]
     code, out, err = run(capsys, *base, *argv, "--floor", "1000", "--me", "-1050")
     assert (code, out) == (2, "") and "--me must be a multiple of 50 in -1000..150" in err
-    for more, message in ((["max-ev"], "--floor is for fastest and optimal-win, not max-ev"),
-                          (["fastest", "--rules", "default"], "have no farkle penalty"),
-                          (["fastest", "--floor", "1025"], "--floor must be a multiple")):
+    solitaire_turn = ["policy", "farkle", "--rules", str(path), "--json"]  # no totals
+    for given, more, message in (
+            (solitaire_turn, ["max-ev"], "--floor is for fastest and optimal-win, not max-ev"),
+            (base, ["fastest", "--rules", "default"], "have no farkle penalty"),
+            (base, ["fastest", "--floor", "1025"], "--floor must be a multiple")):
         more = more if "--floor" in more else [*more, "--floor", "2000"]
-        code, out, err = run(capsys, *base, *more)
+        code, out, err = run(capsys, *given, *more)
         assert (code, out) == (2, "") and message in err and err.count("\n") == 1, err

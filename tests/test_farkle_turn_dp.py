@@ -341,7 +341,7 @@ def test_bank_table_of_every_family():
     bank, title = bank_table(parse_policy("threshold-300"), DEFAULT)
     assert bank[6, 1:].all() and not bank[5, 1:].any() and "threshold-300" in title
     # ai behind by 2500: 300 + 2 * 100 = 500, minus 50 with two dice left, 100 with one
-    bank, title = bank_table(parse_policy("ai"), DEFAULT, 10_000, 500, 3000)
+    bank, title = bank_table(parse_policy("ai"), DEFAULT, None, 500, 3000)
     first = [int(np.nonzero(bank[:, n])[0][0]) * 50 for n in range(1, 7)]
     assert first == [400, 450, 500, 500, 500, 500] and "chase not shown" in title
     assert bank[-1, 1:].all()

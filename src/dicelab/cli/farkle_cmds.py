@@ -20,8 +20,6 @@ from dicelab.farkle.rules import DEFAULT_TARGET, PRESETS
 
 RulesOpt = Annotated[str | None, typer.Option(
     help=f"Scoring preset ({', '.join(PRESETS)}) or TOML file.")]
-EndingOpt = Annotated[str | None, typer.Option(
-    help="Ending rule: last-round (the default) or first-to-bank; replaces the rules'.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 FloorOpt = Annotated[int | None, typer.Option(
     help="Under a farkle penalty: how far below zero totals may fall (fastest, "
@@ -105,12 +103,14 @@ def register(app, solve_app, policy_app) -> None:
         plot: Annotated[str | None, typer.Option(
             help="Write a heat map of bank/roll to this PNG file.")] = None,
         target: Annotated[int | None, typer.Option(
-            help=f"Target (fastest, optimal-win). [default: {DEFAULT_TARGET}]")] = None,
-        me: Annotated[int, typer.Option(
+            help=f"Target (fastest, optimal-win, a bank rule). [default: {DEFAULT_TARGET}]"
+        )] = None,
+        me: Annotated[int | None, typer.Option(
             "--me", help="Own total (fastest, optimal-win, ai, a bank rule); under a "
-                         "farkle penalty down to the floor below zero.")] = 0,
-        opp: Annotated[int, typer.Option(
-            "--opp", help="Opponent total (optimal-win, ai, a bank rule), as --me.")] = 0,
+                         "farkle penalty down to the floor below zero. [default: 0]")] = None,
+        opp: Annotated[int | None, typer.Option(
+            "--opp", help="Opponent total (optimal-win, ai, a bank rule), as --me. "
+                          "[default: 0]")] = None,
         my_farkles: Annotated[int, typer.Option(
             "--my-farkles", help="Own turns lost in a row (0-2; max-ev, fastest, "
                                  "optimal-win); they count under a farkle penalty and "
@@ -119,7 +119,9 @@ def register(app, solve_app, policy_app) -> None:
             "--opp-farkles", help="The opponent's turns lost in a row (0-2; optimal-win), "
                                   "as --my-farkles.")] = 0,
         rules: RulesOpt = None,
-        ending: EndingOpt = None,
+        ending: Annotated[str | None, typer.Option(
+            help="Ending rule (optimal-win): last-round (the default) or first-to-bank; "
+                 "replaces the rules'.")] = None,
         floor: FloorOpt = None,
         max_points: Annotated[int | None, typer.Option(
             "--max-points", help="Top of the picture's turn-points axis (--plot), 100 to "
@@ -143,7 +145,9 @@ def register(app, solve_app, policy_app) -> None:
             if not 100 <= max_points <= MAX_PICTURE_POINTS:
                 raise UserError(f"--max-points must be 100 to {MAX_PICTURE_POINTS:,}, not "
                                 f"{max_points}")
-        spec, table = parse_policy(name, "farkle"), load_rules(rules, ending)
+        spec = parse_policy(name, "farkle")
+        family_of(spec).check_picture(spec, target, me, opp, ending)
+        table = load_rules(rules, ending)
         my_farkles, opp_farkles, note = lost_turn_runs(table, my_farkles, opp_farkles,
                                                        "these decisions")
         # an exact policy is solved (or loaded) first, with progress
@@ -160,7 +164,7 @@ def register(app, solve_app, policy_app) -> None:
             from dicelab.farkle.solitaire import bank_runs
             from dicelab.results import echo_json
 
-            echo_json({"policy": name, "title": title, "me": me, "opp": opp,
+            echo_json({"policy": name, "title": title, "me": me or 0, "opp": opp or 0,
                        "my_farkles": my_farkles, "opp_farkles": opp_farkles,
                        "floor_points": family_of(spec).floor_points(table, floor),
                        **bank_runs(bank), "plot": plot})

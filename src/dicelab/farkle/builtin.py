@@ -258,6 +258,11 @@ class Family(families.Family):
     #: what its own exact analysis (:meth:`solve`) reads besides the scoring: the target,
     #: the ending rule (a family without one refuses the solve itself)
     solve_reads: tuple[str, ...] = ("target", "ending")
+    #: what its bank picture (:meth:`bank_table`, ``policy farkle``) reads besides the
+    #: scoring and the runs of lost turns: the target, the totals ``me`` and ``opp``, the
+    #: ending rule; and why it reads no other (:meth:`check_picture`)
+    picture_reads: tuple[str, ...] = ("target", "me", "opp")
+    picture_ignores = ""
 
     def check(self, spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int) -> int:
         """What it refuses in a game of ``n_seats`` to ``target``, refused before any
@@ -280,6 +285,18 @@ class Family(families.Family):
         if ending is not None and "ending" not in self.solve_reads:
             raise UserError(f"--ending is for optimal-win, not {spec.name}: its solve is one "
                             "player's alone, whom no opponent's last round or win ends")
+
+    def check_picture(self, spec: PolicySpec, target: int | None = None,
+                      me: int | None = None, opp: int | None = None,
+                      ending: str | None = None) -> None:
+        """Refuse, before any work, a ``target``, a total (``me``, ``opp``) or an
+        ``ending`` given (not None) that its bank picture does not read (``policy farkle
+        max-ev --me 500``)."""
+        given = {"target": target, "me": me, "opp": opp, "ending": ending}
+        for option, value in given.items():
+            if value is not None and option not in self.picture_reads:
+                raise UserError(f"--{option} is for {PICTURE_READERS[option]}, not "
+                                f"{spec.name}: {self.picture_ignores}")
 
     def floor(self, spec: PolicySpec, rules: FarkleRules, points: int | None):
         """The block in which its solve stops totals ``points`` below zero (``--floor``,
@@ -328,6 +345,10 @@ class Family(families.Family):
                         "threshold-300, or evaluate it: dicelab evaluate")
 
 
+#: The policies whose bank picture reads each option (:meth:`Family.check_picture`).
+PICTURE_READERS = {"target": "fastest, optimal-win and a bank rule",
+                   "me": "fastest, optimal-win, ai and a bank rule",
+                   "opp": "optimal-win, ai and a bank rule", "ending": "optimal-win"}
 #: A title's words where a policy's picture does not read the runs of lost turns given.
 IGNORES_LOST = "lost turns in a row do not change it"
 IGNORES_OPP_LOST = "the opponent's lost turns do not change it"
@@ -347,6 +368,9 @@ def _run(rules: FarkleRules, lost: int) -> str:
 class Threshold(Family):
     name = "threshold"
     solve_reads = ("target",)
+    picture_reads = ()
+    picture_ignores = ("it banks from its threshold on, whatever the totals, the target "
+                       "and the ending rule")
 
     def policy(self, spec, rules, target, n_seats=2, progress=None):
         return ThresholdPolicy(spec.params["threshold"], spec.name)
@@ -375,6 +399,8 @@ class Threshold(Family):
 
 class Ai(Family):
     name = "ai"
+    picture_reads = ("me", "opp")
+    picture_ignores = "its thresholds follow the deficit (its last-round chase is not shown)"
 
     def policy(self, spec, rules, target, n_seats=2, progress=None):
         return AiPolicy(ai_params(spec).tolist(), spec.name)
@@ -423,6 +449,9 @@ class Exact(Family):
 class MaxEv(Exact):
     name = "max-ev"
     solve_reads = ()
+    picture_reads = ()
+    picture_ignores = ("it maximises one turn's score, whatever the totals, the target and "
+                       "the ending rule")
 
     def table(self, spec, rules, target, progress=None):
         return max_ev_table(rules)
@@ -442,6 +471,9 @@ class Fastest(Exact):
     name = "fastest"
     floored = True
     solve_reads = ("target",)
+    picture_reads = ("target", "me")
+    picture_ignores = ("it races to the target alone, whatever the opponent's total and the "
+                       "ending rule")
 
     def table(self, spec, rules, target, progress=None):
         return fastest_table(rules, target)
@@ -464,6 +496,7 @@ class OptimalWin(Exact):
     name = "optimal-win"
     two_seats = True
     floored = True
+    picture_reads = ("target", "me", "opp", "ending")
 
     def check(self, spec, rules, target, n_seats):
         target = super().check(spec, rules, target, n_seats)
@@ -502,6 +535,7 @@ class User(Family):
 
     name = "user"
     named = False
+    picture_ignores = "the picture is of its bank rule before the last round"
 
     def policy(self, spec, rules, target, n_seats=2, progress=None):
         return as_policy(spec.policy, rules, target, n_seats)

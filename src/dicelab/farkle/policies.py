@@ -119,8 +119,9 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
 
 
 def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
-               my_total: int = 0, opp_total: int = 0, progress=None, my_farkles: int = 0,
-               opp_farkles: int = 0, floor: int | None = None) -> tuple[np.ndarray, str]:
+               my_total: int | None = None, opp_total: int | None = None, progress=None,
+               my_farkles: int = 0, opp_farkles: int = 0, floor: int | None = None
+               ) -> tuple[np.ndarray, str]:
     """(bank table, title): a Farkle policy's bank decisions at the given game scores and
     runs of lost turns (``my_farkles``, ``opp_farkles``:
     :func:`~dicelab.farkle.rules.lost_turn_runs`; under a farkle
@@ -133,7 +134,9 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     hot-dice rule are applied (:func:`dicelab.farkle.solitaire.legal_bank`). An exact
     policy is solved or loaded from the cache (``progress(fraction)`` through a solve),
     after the totals and counts are checked. The title names the counts where the policy
-    reads them, and says so where it does not, and the floor where it has one.
+    reads them, and says so where it does not, and the floor where it has one. A target
+    or a total (None: the default target, totals 0) given to a policy whose decisions do
+    not read it is refused (:meth:`~dicelab.farkle.builtin.Family.check_picture`).
 
     >>> from dicelab.registry import parse_policy
     >>> from dicelab.farkle.rules import PRESETS
@@ -141,7 +144,10 @@ def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,
     >>> int(bank[6, 1]), int(bank[5, 1]), title
     (1, 0, 'threshold-300 (rules default)')
     """
-    t, family = check_target(target), family_of(spec)
+    family = family_of(spec)
+    family.check_picture(spec, target, my_total, opp_total)
+    t = check_target(target)
+    my_total, opp_total = my_total or 0, opp_total or 0
     my_farkles, opp_farkles, _ = lost_turn_runs(rules, my_farkles, opp_farkles,
                                                 "these decisions")
     with family.floor(spec, rules, floor):
