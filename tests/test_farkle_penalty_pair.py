@@ -285,8 +285,7 @@ def test_the_tuner_scores_exactly_under_the_penalty(capsys, monkeypatch, tmp_pat
     rules = load_rules(str(path))
     code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--rules",
                                       str(path), "--target", "400", "--range",
-                                      "threshold=300:600:50", "--trials", "7", "--seed",
-                                      "1", "--json"])
+                                      "threshold=300:600:50", "--json"])
     assert code == 0, err
     d = json.loads(out)
     assert d["method"] == "exact" and d["rules"] == rules.name

@@ -67,7 +67,7 @@ FARKLE_COMMANDS = [
     ["tournament", "ai", "max-ev", "threshold-300", "--seats", "3", "-n", "3000", "--seed",
      "1", "--target", "1000"],
     ["tournament", "ai", "threshold-300", "--sprt", "--seed", "1", "--target", "1000"],
-    ["tune", "threshold", "--against", "ai", "--target", "1000", "--seed", "1"],
+    ["tune", "threshold", "--against", "ai", "--target", "1000"],
     ["evaluate", "threshold-300", "--target", "1000"],
     ["tune", "ai", "--params", "base,two-dice", "--against", "threshold-300", "--target",
      "1000", "--trials", "3", "--seed", "1", "--monte-carlo", "--budget", "3000"],

@@ -18,11 +18,10 @@ from dicelab.tune import member, parse_ranges, space_size, tune
 
 def test_a_small_space_is_enumerated_and_its_winner_is_the_best_member():
     """Every threshold-T, T = 100..800, against ai at 2,000: the scan's best is the
-    tuner's, with 3 trials (the space has 15 members: all are evaluated)."""
+    tuner's (the space has 15 members: all are evaluated)."""
     scan = {t: exact_pair(f"threshold-{t}", "ai", target=2000).score
             for t in range(100, 801, 50)}
-    r = tune("threshold", ["ai"], ranges={"threshold": (100, 800, 50)}, trials=3, seed=3,
-             target=2000)
+    r = tune("threshold", ["ai"], ranges={"threshold": (100, 800, 50)}, target=2000)
     best = max(scan, key=scan.get)
     assert (r.search, r.members, r.evaluated, r.trials, r.proven_best) == \
         ("enumerated", 15, 15, None, True)
@@ -34,9 +33,9 @@ def test_a_small_space_is_enumerated_and_its_winner_is_the_best_member():
 
 
 def test_the_readme_example_finds_the_exact_optimum():
-    """``tune threshold --against ai --target 3000 --trials 10``: threshold-250 at
-    0.446043, the best of the 40 thresholds (a search of 10 trials found threshold-300)."""
-    r = tune("threshold", ["ai"], trials=10, seed=1, target=3000)
+    """``tune threshold --against ai --target 3000``: threshold-250 at 0.446043, the best
+    of the 40 thresholds (a search of 10 trials found threshold-300)."""
+    r = tune("threshold", ["ai"], target=3000)
     assert r.evaluated == r.members == 40 and r.proven_best
     assert r.best == "threshold-250"
     assert r.best_score == pytest.approx(0.446043, abs=5e-7)
@@ -55,7 +54,7 @@ def test_ties_with_the_best_are_listed():
     """With no step to rise by (step=0), ai's max-steps changes nothing: its four members
     are one policy, and all tie."""
     r = tune("ai", ["threshold-300"], params=["step", "max-steps"],
-             ranges={"step": (0, 0, 50), "max-steps": (0, 3, 1)}, seed=1, target=1000)
+             ranges={"step": (0, 0, 50), "max-steps": (0, 3, 1)}, target=1000)
     assert r.evaluated == 4 and len(r.tied_members) == 3 and r.best not in r.tied_members
 
 
@@ -130,7 +129,7 @@ def test_monte_carlo_records_its_budget_and_chunks(budget, chunk, units):
              monte_carlo=True, budget=budget, seed=1, target=200)
     d = r.to_dict()
     assert (d["budget"], d["chunk_games"], r.units) == (budget, chunk, units)
-    d = tune("threshold", ["threshold-300"], ranges={"threshold": (300, 300, 50)}, seed=1,
+    d = tune("threshold", ["threshold-300"], ranges={"threshold": (300, 300, 50)},
              target=200).to_dict()
     assert d["budget"] is None and d["chunk_games"] is None
 
@@ -220,9 +219,9 @@ def test_member_names_are_the_registry_names():
 
 
 def test_cli_reports_the_coverage(capsys, tmp_path):
-    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--trials", "6",
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai",
                                       "--range", "threshold=200:500:50", "--target", "1500",
-                                      "--seed", "1", "--json", "--out", str(tmp_path / "t")])
+                                      "--json", "--out", str(tmp_path / "t")])
     assert code == 0, err
     d = json.loads(out)
     assert d["best"].startswith("threshold-") and d["evaluated"] == d["members"] == 7
@@ -234,6 +233,45 @@ def test_cli_reports_the_coverage(capsys, tmp_path):
     assert code == 0, err
     assert "of 171 members evaluated; the best found is not proven best" in out
     assert "best found: ai" in out
+
+
+@pytest.mark.parametrize(("extra", "refused"), [
+    # threshold=200:500:50: 7 members, evaluated whole whatever --trials says, exactly
+    (["--trials", "5"], "--trials is for the search of a space of more than 50 members; "
+                        "this one has 7 members"),
+    (["--trials", "60"], "--trials is for the search"),  # the default, given
+    (["--seed", "1"], "--seed is for --monte-carlo and the search of a large space"),
+    (["--monte-carlo", "--budget", "20", "--trials", "5"], "--trials is for the search"),
+    ([], None),
+    (["--monte-carlo", "--budget", "20", "--seed", "1"], None),  # the dice read the seed
+])
+def test_an_option_a_small_space_does_not_read_is_one_error_line(capsys, tmp_path, extra,
+                                                                 refused):
+    """A space evaluated whole takes no --trials, and its exact evaluation draws nothing
+    from a seed: both were accepted and silently ignored (the seed reported)."""
+    out_dir = tmp_path / "t"
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "threshold-300",
+                                      "--range", "threshold=200:500:50", "--target", "200",
+                                      *extra, "--json", "--out", str(out_dir)])
+    if refused is None:
+        d = json.loads(out)
+        assert code == 0 and d["search"] == "enumerated" and d["evaluated"] == 7
+        assert (d["seed"] is None) == ("--monte-carlo" not in extra)  # null: none drawn
+        assert "--seed" not in extra or d["seed"] == 1
+        return
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith(f"error: {refused}") and not out_dir.exists()
+
+
+def test_a_large_space_reads_trials_and_seed():
+    """ai's base and two-dice, 171 members: --trials sets the search, the seed its
+    samples; trials as many as the members evaluate it whole, which reads no seed."""
+    r = tune("ai", ["threshold-300"], params=["base", "two-dice"], trials=3, seed=1,
+             target=200)
+    assert (r.search, r.trials, r.seed) == ("cma-es", 3, 1) and r.evaluated <= 3
+    with pytest.raises(UserError, match="--seed is for --monte-carlo"):
+        tune("ai", ["threshold-300"], params=["base", "two-dice"], trials=171, seed=1,
+             target=200)
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
@@ -350,8 +388,8 @@ def test_monte_carlo_says_when_every_member_ties_with_the_best(capsys):
     """Two members whose scores differ by less than their noise: no best is named, in the
     JSON (all_tied) and the text; exact mode names the best of the same two."""
     argv = ["tune", "threshold", "--against", "ai", "--range", "threshold=250:300:50",
-            "--seed", "1", "--target", "1000"]
-    mc = ["--monte-carlo", "--budget", "20000"]
+            "--target", "1000"]
+    mc = ["--monte-carlo", "--budget", "20000", "--seed", "1"]
     code, out, err = run_cli(capsys, [*argv, *mc, "--json"])
     assert code == 0, err
     d = json.loads(out)

@@ -76,7 +76,7 @@ from dicelab.stats import (
     unit_p,
     unit_ratio,
 )
-from dicelab.text import parse_int
+from dicelab.text import counted, parse_int
 
 
 def member(family: str, values: dict[str, int]) -> str:
@@ -141,7 +141,7 @@ class TuneResult:
     params: list[str]
     ranges: dict[str, tuple[int, int, int]]
     method: str  # "exact" or "monte-carlo"
-    seed: int
+    seed: int | None  # None: exact, every member evaluated (nothing drawn)
     target: int | None  # Penta: None
     rules: Any
     candidates: pd.DataFrame
@@ -283,18 +283,24 @@ def parse_ranges(texts: list[str]) -> dict[str, tuple[int, int, int]]:
 
 #: Games per opponent and seating of a Monte Carlo tune without a ``budget``.
 DEFAULT_BUDGET = 100_000
+#: Trials of the search of a large space (``--trials``).
+DEFAULT_TRIALS = 60
 
 
 def tune(family: str, field: list[str], *, params: list[str] | None = None,
-         ranges: dict[str, tuple[int, int, int]] | None = None, trials: int = 60,
+         ranges: dict[str, tuple[int, int, int]] | None = None, trials: int | None = None,
          monte_carlo: bool = False, budget: int | None = None, seed: int | None = None,
          target: int | None = None, rules: str | None = None, ending: str | None = None,
          progress=None) -> TuneResult:
     """Find the member of ``family`` of best mean score against ``field`` (two seats,
-    both seatings): every member of a small space, else ``trials`` trials of a search;
-    see the module docstring.
+    both seatings): every member of a small space, else ``trials`` trials of a search
+    (None: :data:`DEFAULT_TRIALS`); see the module docstring. ``trials`` given where the
+    space is evaluated whole whatever it says (at most
+    :data:`~dicelab.config.TUNE_ENUMERATE_MEMBERS` members), and ``seed`` given to an exact
+    evaluation of every member (which draws nothing: the result's seed is then None), are
+    refused.
 
-    >>> r = tune("threshold", ["threshold-300"], seed=1, target=1000)
+    >>> r = tune("threshold", ["threshold-300"], target=1000)
     >>> r.search, r.evaluated, r.members, r.proven_best, r.best_score >= 0.5
     ('enumerated', 40, 40, True, True)
     """
@@ -309,13 +315,20 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     names = [o.name for o in opponents]
     if len(set(names)) != len(names):  # (each opponent's score is kept by its name)
         raise UserError(f"--against: a policy is named twice ({', '.join(names)})")
-    if not 1 <= trials <= 10_000:
+    if trials is not None and not 1 <= trials <= 10_000:
         raise UserError(f"--trials must be 1 to 10,000, not {trials}")
+    members = space_size(space)
+    if trials is not None and members <= config.TUNE_ENUMERATE_MEMBERS:
+        raise UserError(f"--trials is for the search of a space of more than "
+                        f"{config.TUNE_ENUMERATE_MEMBERS} members; this one has "
+                        f"{counted(members, 'member')}, every one evaluated: leave out "
+                        "--trials")
+    trials = DEFAULT_TRIALS if trials is None else trials
+    enumerate_all = members <= max(trials, config.TUNE_ENUMERATE_MEMBERS)
     if budget is not None and not monte_carlo and fam.game == "farkle":  # Penta: below
         raise UserError("--budget applies to --monte-carlo only: the exact evaluation plays "
                         "no games")
     budget = check_games(DEFAULT_BUDGET if budget is None else budget, "--budget")
-    seed = check_seed(seed)
     if fam.game == "penta":
         from dicelab.penta.rules import get_rules
 
@@ -331,8 +344,13 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
         table = load_rules(rules, ending)
         target = check_target(target)
         mc = _monte_carlo(opponents, table, target, budget)
+    drawn = monte_carlo or not enumerate_all  # dice, or a search's samples
+    if seed is not None and not drawn:
+        raise UserError(f"--seed is for --monte-carlo and the search of a large space; the "
+                        f"exact evaluation of every member ({counted(members, 'member')}) "
+                        "draws nothing: leave out --seed")
+    seed = check_seed(seed) if drawn else None
     started = time.perf_counter()
-    members = space_size(space)
     score_of = (mc(seed) if monte_carlo
                 else _exact(opponents, table, target,
                             fam.member(family, {**start.params, **_widest(space)})))
@@ -355,7 +373,6 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
             progress(calls[0], total)
         return seen[name]
 
-    enumerate_all = members <= max(trials, config.TUNE_ENUMERATE_MEMBERS)
     if enumerate_all:
         search, n_trials = ENUMERATED, None
         axes = [range(lo, hi + 1, step) for lo, hi, step in space.values()]

@@ -404,15 +404,19 @@ def tune(
     range_: Annotated[list[str] | None, typer.Option(
         "--range", metavar="NAME=LOW:HIGH:STEP",
         help="Narrow a parameter's range, e.g. base=200:600:50 (repeatable).")] = None,
-    trials: Annotated[int, typer.Option(
+    trials: Annotated[int | None, typer.Option(
         help="Trials of the search of a large space. A space of at most max(trials, "
-             f"{TUNE_ENUMERATE_MEMBERS}) members is evaluated whole (every member).")] = 60,
+             f"{TUNE_ENUMERATE_MEMBERS}) members is evaluated whole (every member); of at "
+             f"most {TUNE_ENUMERATE_MEMBERS} it takes no --trials. [default: 60]")] = None,
     monte_carlo: Annotated[bool, typer.Option(
         "--monte-carlo", help="Simulate instead of the exact evaluation (common dice across "
                               "candidates; the winner re-played on fresh seeds).")] = False,
     budget: Annotated[int | None, typer.Option(
         help="--monte-carlo: games per opponent and seating. [default: 100000]")] = None,
-    seed: SeedOpt = None,
+    seed: Annotated[int | None, typer.Option(
+        help="Seed of --monte-carlo and of the search of a large space (an exact "
+             "evaluation of every member draws nothing). Default: a fresh seed, "
+             "reported.")] = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
     ending: EndingOpt = None,
@@ -436,7 +440,7 @@ def tune(
                                      trials=trials, monte_carlo=monte_carlo, budget=budget,
                                      seed=seed, target=target, rules=rules, ending=ending,
                                      progress=progress),
-        total=max(trials, 1), json_out=json_out, out=out, dask=None, threads=None,
+        total=max(trials or 1, 1), json_out=json_out, out=out, dask=None, threads=None,
         check_names=lambda: None)
 
 

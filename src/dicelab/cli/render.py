@@ -449,8 +449,9 @@ def tune_result(result) -> None:
     the best candidates."""
     mc = result.method != "exact"
     target = "" if result.target is None else f", target {F.count(result.target)}"
+    seed = "" if result.seed is None else f", seed {result.seed}"  # None: nothing drawn
     console.print(f"tuned {result.family} ({', '.join(result.params)}) against "
-                  f"{', '.join(result.field)}: {result.method}{target}, seed {result.seed}")
+                  f"{', '.join(result.field)}: {result.method}{target}{seed}")
     if result.search == "enumerated":
         console.print(f"  every member evaluated: {F.count(result.evaluated)} of "
                       f"{F.count(result.members)}")
