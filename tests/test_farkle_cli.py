@@ -254,3 +254,44 @@ def test_a_picture_on_standard_output_beside_json_is_refused(args, tmp_path, cap
     code, out, err = run_cli(capfd, [*args, "--plot", str(tmp_path / "f.png"), "--json"])
     assert code == 0 and json.loads(out)["plot"] == str(tmp_path / "f.png"), err
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(("extra", "refused"), [
+    (["--ending", "first-to-bank"], "--ending is for two or more seats"),
+    (["--ending", "last-round"], "--ending is for two or more seats"),  # the default, given
+    (["--first", "0"], "--first picks the seat that starts a game of two or more seats"),
+    (["--ending", "sudden"], "--ending must be one of"),  # a bad value: that first
+    ([], None),
+    (["--vs", "threshold-500", "--ending", "first-to-bank", "--first", "1"], None),
+])
+def test_solitaire_simulation_refuses_an_ending_and_a_first_seat(extra, refused, tmp_path,
+                                                                 capsys):
+    """A game of one seat ends when it reaches the target under either ending rule, and
+    its one player starts every game: --ending and --first were accepted and changed
+    nothing (the same games, the JSON reporting them)."""
+    log = tmp_path / "games.jsonl"
+    args = ["simulate", "-s", "threshold-300", "-n", "100", "--seed", "1", "--target",
+            "500", *extra, "--log", str(log), "--log-games", "1", "--json"]
+    if refused is None:
+        d = json.loads(run_ok(args).stdout)
+        assert len(d["seats"]) == 1 + ("--vs" in extra) and log.exists()
+        assert d["first_seat"] == (1 if "--first" in extra else None)
+        return
+    code, lines = run_fail(args, capsys)
+    assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {refused}")
+    assert not log.exists()
+
+
+def test_simulate_farkle_refuses_them_for_one_seat_as_the_command_does():
+    from dicelab.errors import UserError
+    from dicelab.farkle.simulate import simulate_farkle
+    from dicelab.registry import parse_policy
+
+    one = [parse_policy("threshold-300")]
+    with pytest.raises(UserError, match="--ending is for two or more seats"):
+        simulate_farkle(one, games=10, seed=1, target=1000, ending="first-to-bank")
+    with pytest.raises(UserError, match="--first picks the seat"):
+        simulate_farkle(one, games=10, seed=1, target=1000, first_seat=0)
+    # the rules' own ending is no option: a solitaire game takes it as it is
+    r = simulate_farkle(one, games=10, seed=1, target=1000, rules="facebook")
+    assert r.rules.ending == "first-to-bank"

@@ -525,8 +525,11 @@ def test_the_batch_size_is_read_from_config(monkeypatch):
 
 @pytest.mark.parametrize("ending", list(ENDINGS))
 def test_games_that_never_end_are_capped_and_counted(ending):
-    r = simulate_farkle(seats_of("threshold-1000000"), games=2, seed=1, target=50,
-                        ending=ending)
+    r = simulate_farkle(seats_of("threshold-1000000", "threshold-1000000"), games=2, seed=1,
+                        target=50, ending=ending)
+    assert r.capped_games == 2 and r.to_dict()["capped_games"] == 2
+    assert r.stats[0, K.ST_TURNS] == 2 * config.MAX_ROUNDS
+    r = simulate_farkle(seats_of("threshold-1000000"), games=2, seed=1, target=50)
     assert r.capped_games == 2 and r.to_dict()["capped_games"] == 2
     assert r.stats[0, K.ST_TURNS] == 2 * config.MAX_ROUNDS
     r = simulate_farkle(seats_of("ai", "threshold-1000000"), games=2, seed=1, target=50,

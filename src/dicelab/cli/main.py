@@ -170,9 +170,12 @@ def simulate(
     seed: SeedOpt = None,
     target: TargetOpt = None,
     rules: RulesOpt = None,
-    ending: EndingOpt = None,
+    ending: Annotated[str | None, typer.Option(
+        help="Farkle ending rule (two or more seats): last-round (the default) or "
+             "first-to-bank; replaces the rules'.")] = None,
     first: Annotated[int | None, typer.Option(
-        "--first", help="Farkle: seat that starts every game (default: rotates).")] = None,
+        "--first", help="Farkle: seat that starts every game (two or more seats; default: "
+                        "rotates).")] = None,
     threads: ThreadsOpt = None,
     dask: DaskOpt = None,
     json_out: JsonOpt = False,

@@ -474,8 +474,9 @@ def simulate_farkle(seats: list[PolicySpec | PolicyTable], *, games: int = DEFAU
     50 (default 10,000); ``rules``: preset name, TOML path or FarkleRules (default
     ``default``); ``ending``: replaces the rules' ending rule (``last-round``,
     ``first-to-bank``); ``first_seat``: fixed starting seat, else it rotates with the game
-    index; ``client``: a ``distributed.Client`` to run the chunks on a Dask cluster (same
-    results as a local run); ``per_chunk``: keep each chunk's statistics too
+    index (both refused for one seat, which neither changes); ``client``: a
+    ``distributed.Client`` to run the chunks on a Dask cluster (same results as a local
+    run); ``per_chunk``: keep each chunk's statistics too
     (``result.chunk_stats``); ``streams``: the random-stream layout (one per turn for
     common random numbers: :data:`dicelab.farkle.kernels.STREAM_PER_TURN`);
     ``chunk_games``: games per chunk (the standard size, or a comparison's units:
@@ -535,6 +536,12 @@ def _checked(seats, games, seed, target, rules, ending, first_seat):
     rules = load_rules(rules, ending)
     if first_seat is not None and not 0 <= first_seat < len(seats):
         raise UserError(f"--first must be a seat number 0..{len(seats) - 1}, not {first_seat}")
+    if len(seats) == 1 and ending is not None:
+        raise UserError("--ending is for two or more seats: a solitaire game ends when its "
+                        "one player reaches the target, under either rule")
+    if len(seats) == 1 and first_seat is not None:
+        raise UserError("--first picks the seat that starts a game of two or more seats: a "
+                        "solitaire game's one player starts every game")
     for seat in seats:
         if isinstance(seat, PolicySpec) and seat.game != "farkle":
             raise UserError(f"policy '{seat.name}' is a {seat.game} policy, not farkle")
