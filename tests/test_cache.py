@@ -322,7 +322,7 @@ def cache_path_exists(key: str) -> bool:
 @pytest.mark.parametrize("argv, needle", [
     (["cache", "clear"], "--yes"),  # stdin closed: no answer
     (["cache", "bogus"], "bogus"),
-    (["cache", "--json", "clear"], "after the subcommand"),
+    (["cache", "--json", "clear"], "cache clear prints no JSON"),  # it has no --json
     (["cache", "list", "--nope"], "--nope"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(capsys, cache_dir, monkeypatch, argv, needle):
@@ -766,6 +766,10 @@ def test_cli_prune_json_asks_on_stderr(capsys, cache_dir, monkeypatch):
     (["cache", "prune"], "--max-size"),
     (["cache", "prune", "--max-size", "0"], "--yes"),  # stdin closed: no answer
     (["cache", "prune", "--max-size", "0", "--json"], "--yes"),
+    # a dry run asks nothing: a --yes to its question was accepted and ignored
+    (["cache", "prune", "--max-size", "10MB", "--dry-run", "--yes"],
+     "--dry-run deletes nothing"),
+    (["cache", "prune", "--max-size", "1GB", "-y", "--dry-run", "--json"], "asks nothing"),
 ])
 def test_cli_prune_bad_input_exits_2_with_one_line(capsys, cache_dir, monkeypatch, argv,
                                                    needle):
@@ -778,6 +782,19 @@ def test_cli_prune_bad_input_exits_2_with_one_line(capsys, cache_dir, monkeypatc
     assert err.count("\n") == (2 if "0" in argv else 1)
     assert err.count("error:") == 1 and "Traceback" not in err and "{" not in out
     assert entry_keys() == sorted(sizes)
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["cache", "--json", "clear", "--yes"], "cache clear prints no JSON: leave out --json"),
+    (["cache", "--json", "prune", "--max-size", "0"], "dicelab cache prune --json"),
+])
+def test_json_before_a_subcommand_says_where_it_goes(capsys, cache_dir, argv, needle):
+    """cache clear has no --json: the refusal sent there (cache clear --json), to a second
+    error; prune takes it after its name."""
+    sizes = make_lru_dir(cache_dir)
+    code, out, err = run_cli(capsys, argv)
+    assert (code, out) == (2, "") and err == f"error: {err[7:]}" and err.count("\n") == 1
+    assert needle in err and entry_keys() == sorted(sizes)
 
 
 def test_cli_list_shows_last_use_and_the_automatic_limit(capsys, cache_dir, monkeypatch):

@@ -94,8 +94,8 @@ def list_cache(json_out: bool) -> None:
 
 def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None:
     """Delete least recently used entries until the cache fits ``max_size`` (asking
-    first unless ``yes`` or ``dry_run``); print what was or would be deleted and the new
-    total."""
+    first unless ``yes``; ``dry_run`` deletes nothing, asks nothing and refuses ``yes``);
+    print what was or would be deleted and the new total."""
     import dataclasses
 
     from dicelab import cache
@@ -103,6 +103,9 @@ def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None
     from dicelab.results import echo_json
 
     limit = cache.parse_size(max_size, "--max-size")
+    if dry_run and yes:
+        raise UserError("--yes answers the question before deleting: --dry-run deletes "
+                        "nothing and asks nothing")
     result = plan = cache.prune(limit, dry_run=True)
     if plan.deleted and not dry_run:
         if not yes:
@@ -158,6 +161,8 @@ def register(app: typer.Typer) -> None:
         """
         if ctx.invoked_subcommand is None:
             list_cache(json_out)
+        elif json_out and ctx.invoked_subcommand == "clear":
+            raise UserError("cache clear prints no JSON: leave out --json")
         elif json_out:
             raise UserError(f"put --json after the subcommand: dicelab cache "
                             f"{ctx.invoked_subcommand} --json")
@@ -204,7 +209,8 @@ def register(app: typer.Typer) -> None:
             help="Keep at most this much: bytes, or e.g. 500MB, 2GB (powers of 1000), "
                  "1.5GiB (powers of 1024).")],
         dry_run: Annotated[bool, typer.Option(
-            "--dry-run", help="Only show what would be deleted.")] = False,
+            "--dry-run", help="Only show what would be deleted (nothing is asked: not with "
+                              "--yes).")] = False,
         json_out: JsonOpt = False,
         yes: YesOpt = False,
     ) -> None:
