@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from dicelab import config
+from dicelab.errors import UserError
 from dicelab.farkle import kernels as K
 from dicelab.farkle.advise import advise
 from dicelab.farkle.policies import seat_arrays
@@ -139,6 +140,19 @@ def test_equal_highest_totals_share_the_win():
         g.set_aside([1, 1, 1])
         g.bank()
     assert g.phase == "over" and g.winners == [0, 1]
+
+
+def test_a_game_alone_takes_no_ending_rule():
+    """One player ends the game on reaching the target under either rule: an ending
+    given was accepted and changed nothing."""
+    for ending in ("first-to-bank", "last-round"):
+        with pytest.raises(UserError, match="--ending is for two or more players"):
+            farkle([1, 1, 1, 2, 3, 4], target=1000, ending=ending)
+    g = farkle([1, 1, 1, 2, 3, 4], target=1000, rules="facebook")  # the rules' own: taken
+    assert g.rules.ending == "first-to-bank"
+    g.set_aside([1, 1, 1])
+    g.bank()
+    assert g.phase == "over" and g.winners == [0]
 
 
 def test_first_to_bank_ends_the_game_at_once():

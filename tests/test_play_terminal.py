@@ -349,6 +349,9 @@ def test_a_fresh_seed_is_printed_in_the_first_line_and_replays_the_game(
     (["farkle", "--target", "25"], "--target must be a positive multiple of 50"),
     (["farkle", "--rules", "bogus"], "unknown Farkle rules 'bogus'"),
     (["farkle", "--seed", "-1"], "--seed must be a non-negative integer"),
+    # a game alone ends at the target under either rule
+    (["farkle", "--ai", "none", "--ending", "first-to-bank"], "--ending is for two or more"),
+    (["farkle", "--ai", "none", "--ending", "last-round"], "--ending is for two or more"),
     (["penta", "--ai", "max-ev"], "is a farkle policy, not penta"),
     (["penta", "--rules", "bogus"], "unknown Penta rule set 'bogus'"),
     (["penta", "--log", "no/such/dir/game.jsonl"], "does not exist"),

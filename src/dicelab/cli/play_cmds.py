@@ -543,7 +543,8 @@ def register(app) -> None:
         rules: Annotated[str | None, typer.Option(
             help=f"Scoring preset ({', '.join(PRESETS)}) or TOML file.")] = None,
         ending: Annotated[str | None, typer.Option(
-            help="last-round (the default) or first-to-bank; replaces the rules'.")] = None,
+            help="last-round (the default) or first-to-bank (two or more players); "
+                 "replaces the rules'.")] = None,
         seed: SeedOpt = None,
         coach: CoachOpt = False,
         log: LogOpt = None,

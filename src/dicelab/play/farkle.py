@@ -143,6 +143,9 @@ class FarkleGame(TurnGame):
         self.players = list(players)
         n = check_seats(len(self.players))
         self.rules = load_rules(rules, ending)
+        if n == 1 and ending is not None:
+            raise UserError("--ending is for two or more players: a game alone ends when its "
+                            "player reaches the target, under either rule")
         self.target = check_target(target)
         if not 0 <= first_seat < n:
             raise UserError(f"the first seat must be 0 to {n - 1}, not {first_seat}")
