@@ -373,13 +373,35 @@ def test_runs_of_lost_turns_in_the_last_round_are_noted(runs, last, noted):
     decides the game): given, they were ignored without a word, as the runs under rules
     without a penalty are not."""
     where = {"me": 0, "opp": 300 if last else 100, "target": 300, "rules": FB_SMALL,
-             "ending": "last-round", "floor": 200}
+             "ending": "last-round", **({} if last else {"floor": 200})}
     got = advise([1, 5], turn_points=100, **where, **runs)
     assert got.mode == ("last-round" if last else "two-player")
     assert (got.note is not None) is noted
     if noted:
         assert got.note.startswith("in the last round turns lost in a row do not change")
         assert got.options == advise([1, 5], turn_points=100, **where).options
+
+
+@pytest.mark.parametrize(("given", "note"), [
+    ({"floor": 400}, "in the last round --floor does not change these values: this turn "
+                     "decides the game (the floor only bounds the totals)"),
+    ({"floor": 400, "my_farkles": 1},
+     "in the last round turns lost in a row and --floor do not change these values"),
+    ({}, None),
+    # (before the last round the solve stops totals at the floor: no note, as above)
+])
+def test_a_floor_given_for_the_last_round_is_noted(given, note):
+    """The last turn is valued without a solve: a --floor given there bounds the totals
+    (--me -400 needs it) and changes no value; it was taken without a word."""
+    where = {"me": -400 if "floor" in given else 0, "opp": 300, "target": 300,
+             "rules": FB_SMALL, "ending": "last-round"}
+    got = advise([1, 5], turn_points=100, **where, **given)
+    assert got.mode == "last-round"
+    if note is None:
+        assert got.note is None
+        return
+    assert got.note.startswith(note)
+    assert got.options == advise([1, 5], turn_points=100, **where, floor=600).options
 
 
 def test_load_rules_of_the_advice_follows_the_ending():

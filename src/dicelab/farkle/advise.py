@@ -129,7 +129,8 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     below zero); under rules without one they are accepted and change nothing, which
     :attr:`FarkleAdvice.note` says. ``floor``: under a farkle penalty, how far below
     zero (points) two players' totals may fall (:func:`~dicelab.farkle.rules.check_floor`;
-    None: the default). ``progress(fraction)``: through the ``optimal-win`` solve
+    None: the default; in the last round, which no solve values, it only bounds them,
+    which the note says). ``progress(fraction)``: through the ``optimal-win`` solve
     two-player advice needs the first time (then cached on disk).
 
     >>> a = advise([1, 5, 2, 3, 4, 6])   # a straight: all six, then roll six again
@@ -164,7 +165,7 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     if me is None and ending is not None:
         raise UserError("--ending needs --me and --opp (two players): solitaire advice "
                         "follows max-ev, whose turn no ending rule changes")
-    floor = check_floor(table, floor)
+    floor_given, floor = floor is not None, check_floor(table, floor)
     options = legal_setasides(table, faces)
     if not options:
         raise UserError(f"the roll {','.join(map(str, faces))} scores nothing: the turn is "
@@ -188,9 +189,14 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                 raise UserError(f"--opp {opp}: under first-to-bank the game ended when the "
                                 "opponent reached the target")
             mode = "last-round" if last else "two-player"
-            if last and (my_farkles or opp_farkles):  # (under a penalty: else noted above)
-                note = ("in the last round turns lost in a row do not change these values: "
-                        "this turn decides the game")
+            # (under a penalty: else the runs are noted above, a floor refused)
+            unread = [what for what, given in (("turns lost in a row", my_farkles or opp_farkles),
+                                               ("--floor", floor_given)) if given]
+            if last and unread:
+                verb = "does" if unread == ["--floor"] else "do"
+                note = (f"in the last round {' and '.join(unread)} {verb} not change these "
+                        "values: this turn decides the game" + (
+                            " (the floor only bounds the totals)" if floor_given else ""))
             unit = "P(win) + P(tie)/2"
             value = _last_turn(table, me, opp) if last else functools.partial(
                 optimal_win_solution(table, t, progress).turn_values, me, opp,
