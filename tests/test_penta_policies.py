@@ -105,6 +105,17 @@ def test_bad_scorecards_are_user_errors(bad):
         Scorecard.parse(bad)
 
 
+@pytest.mark.parametrize("text, message", [
+    ("penta=50,bonuses=1", "bonuses=1 needs as many boxes filled besides the Penta box, not 0"),
+    ("penta=50,ones=3,bonuses=2",
+     "bonuses=2 needs as many boxes filled besides the Penta box, not 1"),
+])
+def test_more_bonuses_than_other_boxes_filled_is_said_in_the_cards_words(text, message):
+    with pytest.raises(UserError) as exc:
+        Scorecard.parse(text)
+    assert str(exc.value) == message
+
+
 @pytest.mark.parametrize("text, total", [
     ("", 0), ("chance=5,three-of-a-kind=30,full-house=25", 60),
     ("ones=3,twos=6,threes=9,fours=12,fives=15,sixes=12", 57),  # upper 57: no bonus

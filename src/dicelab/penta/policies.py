@@ -160,7 +160,7 @@ class Scorecard:
         # each bonus is a Penta written into another box, after the Penta box's 50
         others = sum(s is not None for b, s in enumerate(self.scores) if b != PENTA_BOX)
         if self.penta_bonuses > others:
-            raise UserError(f"{self.penta_bonuses} Penta bonuses need as many boxes filled "
+            raise UserError(f"bonuses={self.penta_bonuses} needs as many boxes filled "
                             f"besides the Penta box, not {others}")
 
     def check_rules(self, rules: RuleSet) -> None:
