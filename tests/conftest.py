@@ -68,9 +68,10 @@ def pytest_unconfigure(config):
 
 
 #: Disk-cache files the session shares: Penta decision blocks (270 MB each; see
-#: dicelab.penta.policies) and utility objectives' value tables (16 MB, most of a minute
-#: each to solve; see dicelab.penta.objectives).
-DECISION_FILES = ("penta-decisions-*.npz", "penta-utility-*.npz")
+#: dicelab.penta.policies), utility objectives' value tables (16 MB, most of a minute
+#: each to solve; see dicelab.penta.objectives) and the empty card's score distributions
+#: (a few kB, 2.5 s each for optimal's on one thread; see dicelab.penta.distribution).
+DECISION_FILES = ("penta-decisions-*.npz", "penta-utility-*.npz", "penta-distribution-*.npz")
 
 
 def _shared_files(directory: Path) -> list[Path]:
