@@ -152,12 +152,7 @@ def _fresh_farkle_solutions():
         advise.held_solutions_clear()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _release_penta_tables():
-    """Drop Penta's decision tables (hundreds of MB) after each test module that built them."""
-    yield
-    import sys
-
-    policies = sys.modules.get("dicelab.penta.policies")
-    if policies is not None:
-        policies.release_decision_tables()
+# Penta's decision tables stay in the worker from one test module to the next: loading them
+# again took about a second per 270 MB block in each module that plays them, and dicelab
+# keeps the tables of one rule set only (at most 540 MB: optimal's and greedy's blocks).
+# A test that needs them gone says so (dicelab.penta.policies.release_decision_tables).
