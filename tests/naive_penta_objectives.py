@@ -8,11 +8,10 @@ The scorer (boxes, joker, bonuses) is :mod:`naive_penta`'s.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from functools import cache
 
-from naive_penta import BOXES, allowed_scores, immediate_points
+from naive_penta import BOXES, allowed_scores, immediate_points, keeps, rerolls_after
 
 
 def objective_value(rules: str, filled: dict[str, int], total: int,
@@ -46,29 +45,15 @@ def objective_value(rules: str, filled: dict[str, int], total: int,
         def roll_value(roll: tuple[int, ...], rerolls: int) -> float:
             if rerolls == 0:
                 return final(roll)
-            return max(keep_value(kept, rerolls) for kept in _keeps(roll))
+            return max(keep_value(kept, rerolls) for kept in keeps(roll))
 
         @cache
         def keep_value(kept: tuple[int, ...], rerolls: int) -> float:
-            outcomes = _rerolls(kept)
+            outcomes = rerolls_after(kept)
             return sum(roll_value(r, rerolls - 1) for r in outcomes) / len(outcomes)
 
-        rolls = _rerolls(())
+        rolls = rerolls_after(())
         return sum(roll_value(r, 2) for r in rolls) / len(rolls)
 
     return value(tuple(sorted(filled.items())), total)
 
-
-@cache
-def _keeps(roll: tuple[int, ...]) -> frozenset[tuple[int, ...]]:
-    """The dice ``roll`` can keep (sorted): every subset of its five dice, by position."""
-    return frozenset(tuple(sorted(d for d, p in zip(roll, pick, strict=True) if p))
-                     for pick in itertools.product((0, 1), repeat=5))
-
-
-@cache
-def _rerolls(kept: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    """The roll (sorted) after ``kept`` and each ordered outcome of the other dice, in order:
-    the same for every card, so worked out once."""
-    return tuple(tuple(sorted(kept + o))
-                 for o in itertools.product(range(1, 7), repeat=5 - len(kept)))
