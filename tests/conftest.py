@@ -68,9 +68,10 @@ def pytest_unconfigure(config):
 
 
 #: Disk-cache files the session shares: Penta decision blocks (270 MB each; see
-#: dicelab.penta.policies) and utility objectives' value tables (16 MB, most of a minute
-#: each to solve; see dicelab.penta.objectives).
-DECISION_FILES = ("penta-decisions-*.npz", "penta-utility-*.npz")
+#: dicelab.penta.policies), utility objectives' value tables (16 MB, most of a minute
+#: each to solve; see dicelab.penta.objectives) and the empty card's score distributions
+#: (a few kB, 2.5 s each for optimal's on one thread; see dicelab.penta.distribution).
+DECISION_FILES = ("penta-decisions-*.npz", "penta-utility-*.npz", "penta-distribution-*.npz")
 
 
 def _shared_files(directory: Path) -> list[Path]:
@@ -151,12 +152,7 @@ def _fresh_farkle_solutions():
         advise.held_solutions_clear()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _release_penta_tables():
-    """Drop Penta's decision tables (hundreds of MB) after each test module that built them."""
-    yield
-    import sys
-
-    policies = sys.modules.get("dicelab.penta.policies")
-    if policies is not None:
-        policies.release_decision_tables()
+# Penta's decision tables stay in the worker from one test module to the next: loading them
+# again took about a second per 270 MB block in each module that plays them, and dicelab
+# keeps the tables of one rule set only (at most 540 MB: optimal's and greedy's blocks).
+# A test that needs them gone says so (dicelab.penta.policies.release_decision_tables).

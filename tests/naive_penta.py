@@ -106,23 +106,30 @@ def turn_value(rules: str, filled: dict[str, int], future) -> float:
     def value(roll: tuple[int, ...], rerolls: int) -> float:
         if rerolls == 0:
             return final(roll)
-        best = float("-inf")
-        seen = set()
-        for pick in itertools.product((0, 1), repeat=5):
-            kept = tuple(sorted(d for d, p in zip(roll, pick, strict=True) if p))
-            if kept not in seen:
-                seen.add(kept)
-                best = max(best, keep_value(kept, rerolls))
-        return best
+        return max(keep_value(kept, rerolls) for kept in keeps(roll))
 
     @cache
     def keep_value(kept: tuple[int, ...], rerolls: int) -> float:
-        n = 5 - len(kept)
-        outcomes = list(itertools.product(range(1, 7), repeat=n))
-        return sum(value(tuple(sorted(kept + o)), rerolls - 1) for o in outcomes) / len(outcomes)
+        outcomes = rerolls_after(kept)
+        return sum(value(r, rerolls - 1) for r in outcomes) / len(outcomes)
 
-    rolls = list(itertools.product(range(1, 7), repeat=5))
-    return sum(value(tuple(sorted(r)), 2) for r in rolls) / len(rolls)
+    rolls = rerolls_after(())
+    return sum(value(r, 2) for r in rolls) / len(rolls)
+
+
+@cache
+def keeps(roll: tuple[int, ...]) -> frozenset[tuple[int, ...]]:
+    """The dice ``roll`` can keep (sorted): every subset of its five dice, by position."""
+    return frozenset(tuple(sorted(d for d, p in zip(roll, pick, strict=True) if p))
+                     for pick in itertools.product((0, 1), repeat=5))
+
+
+@cache
+def rerolls_after(kept: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """The roll (sorted) after ``kept`` and each ordered outcome of the other dice, in
+    order (all ``6 ** (5 - len(kept))``): the same on every card, so worked out once."""
+    return tuple(tuple(sorted(kept + o))
+                 for o in itertools.product(range(1, 7), repeat=5 - len(kept)))
 
 
 # --- a whole game ---------------------------------------------------------------------------

@@ -8,11 +8,10 @@ The scorer (boxes, joker, bonuses) is :mod:`naive_penta`'s.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from functools import cache
 
-from naive_penta import BOXES, allowed_scores, immediate_points
+from naive_penta import BOXES, allowed_scores, immediate_points, keeps, rerolls_after
 
 
 def objective_value(rules: str, filled: dict[str, int], total: int,
@@ -46,19 +45,15 @@ def objective_value(rules: str, filled: dict[str, int], total: int,
         def roll_value(roll: tuple[int, ...], rerolls: int) -> float:
             if rerolls == 0:
                 return final(roll)
-            best = float("-inf")
-            for pick in set(itertools.product((0, 1), repeat=5)):
-                kept = tuple(sorted(d for d, p in zip(roll, pick, strict=True) if p))
-                best = max(best, keep_value(kept, rerolls))
-            return best
+            return max(keep_value(kept, rerolls) for kept in keeps(roll))
 
         @cache
         def keep_value(kept: tuple[int, ...], rerolls: int) -> float:
-            outcomes = list(itertools.product(range(1, 7), repeat=5 - len(kept)))
-            return sum(roll_value(tuple(sorted(kept + o)), rerolls - 1)
-                       for o in outcomes) / len(outcomes)
+            outcomes = rerolls_after(kept)
+            return sum(roll_value(r, rerolls - 1) for r in outcomes) / len(outcomes)
 
-        rolls = list(itertools.product(range(1, 7), repeat=5))
-        return sum(roll_value(tuple(sorted(r)), 2) for r in rolls) / len(rolls)
+        rolls = rerolls_after(())
+        return sum(roll_value(r, 2) for r in rolls) / len(rolls)
 
     return value(tuple(sorted(filled.items())), total)
+

@@ -92,8 +92,9 @@ def test_common_dice_give_more_than_a_game_per_game():
 
 
 def test_identical_policies_are_even_and_get_no_verdict():
-    # with common dice the rotations mirror each other: exactly even
-    t = tournament(["optimal", COPY, "greedy"], games=40_000, seed=6)
+    # with common dice the rotations mirror each other: exactly even (in any number of
+    # games); optimal's lead over greedy is decided in far fewer (p about 1e-21)
+    t = tournament(["optimal", COPY, "greedy"], games=10_000, seed=6)
     pairs = {(p.policy, p.opponent): p for p in t.pairs()}
     same = pairs[("optimal", "optimal-copy")]
     assert same.score.mean == 0.5 and same.verdict == "tie"

@@ -30,17 +30,23 @@ EXAMPLES = "docs/examples/policies/penta_rules.py"
 SEED = get_rules("seed")
 
 #: A user's copy of the built-ins, written from the public widget: each turn's choices
-#: of analyse_turn under the policy's values (greedy: zeros; optimal: the solved values).
+#: of analyse_turn under the policy's values (greedy: zeros; optimal: the solved values),
+#: worked out once per turn (its three decisions read the same analysis).
 COPY = textwrap.dedent("""
+    from functools import lru_cache
+
     from dicelab import dice
     from dicelab.penta.policies import analyse_turn, policy_values
     from dicelab.penta.rules import BOX_NAMES, get_rules
     from dicelab.penta.tables import ROLL_BASE, roll_index
 
-    def _decide(values_of, card, roll, rolls_left):
+    @lru_cache(maxsize=4)
+    def _turn(values_of, mask, up, fifty):
         rules = get_rules("seed")
-        t = analyse_turn(policy_values(values_of, rules), rules, card.mask, card.up,
-                         card.fifty)
+        return analyse_turn(policy_values(values_of, rules), rules, mask, up, fifty)
+
+    def _decide(values_of, card, roll, rolls_left):
+        t = _turn(values_of, card.mask, card.up, card.fifty)
         r = roll_index(roll)
         if rolls_left == 0:
             return BOX_NAMES[int(t.box[r])]
