@@ -83,8 +83,13 @@ def solved_values(rules: RuleSet) -> np.ndarray:
 
 
 def zero_values(rules: RuleSet) -> np.ndarray:
-    """``greedy``'s values: nothing to come (every turn takes its most points)."""
-    return np.zeros(N_STATES)
+    """``greedy``'s values: nothing to come (every turn takes its most points); one
+    read-only array for every rule set, made once (as ``optimal``'s, held per rule set)."""
+    return _ZEROS
+
+
+_ZEROS = np.zeros(N_STATES)
+_ZEROS.flags.writeable = False
 
 
 #: The decision tables' blocks, in their order (named data; which family plays from
