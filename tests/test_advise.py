@@ -219,43 +219,30 @@ def test_a_tiny_chance_to_win_does_not_tie_a_certain_loss():
 
 
 @pytest.mark.parametrize(("position", "refused"), [
-    (["--target", "1000"], True),  # solitaire: max-ev plays to no target
-    (["--target", "10000"], True),  # the default, given: still refused without totals
-    ([], False),
-    (["--target", "1000", "--me", "0", "--opp", "1000"], False),  # the last round
+    (["--target", "1000"], "--target"),  # solitaire: max-ev plays to no target
+    (["--target", "10000"], "--target"),  # the default, given: still refused without totals
+    ([], None),
+    (["--target", "1000", "--me", "0", "--opp", "1000"], None),  # the last round
+    (["--ending", "first-to-bank"], "--ending"),  # solitaire: max-ev's turn, no game to end
+    (["--ending", "last-round"], "--ending"),  # the default, given: still refused
+    (["--ending", "first-to-bank", "--my-farkles", "1", "--rules", "facebook"], "--ending"),
+    (["--my-farkles", "1", "--rules", "facebook"], None),  # solitaire reads its own run
+    (["--ending", "first-to-bank", "--me", "0", "--opp", "100", "--target", "300"], None),
 ])
-def test_a_target_without_both_totals_is_one_error_line(capsys, position, refused):
-    """Solitaire advice has no target: a --target given without --me and --opp was
-    silently ignored (and the JSON reported it), as --floor and --opp-farkles are not."""
+def test_a_target_or_ending_without_both_totals_is_one_error_line(capsys, position, refused):
+    """Solitaire advice follows max-ev, which plays to no target and which no ending rule
+    changes: a --target or an --ending given without --me and --opp was silently ignored
+    (and the JSON reported it), as --floor and --opp-farkles are not."""
     code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,1,5,2,3,4", *position,
                                       "--json", "--top", "1"])
     if refused:
         assert (code, out) == (2, "") and err.count("\n") == 1
-        assert err.startswith("error: --target needs --me and --opp")
-    else:
-        assert code == 0 and err == "" and json.loads(out)["options"]
-
-
-@pytest.mark.parametrize(("position", "refused"), [
-    (["--ending", "first-to-bank"], True),  # solitaire: max-ev's turn, no game to end
-    (["--ending", "last-round"], True),  # the default, given: still refused without totals
-    (["--ending", "first-to-bank", "--my-farkles", "1", "--rules", "facebook"], True),
-    (["--my-farkles", "1", "--rules", "facebook"], False),  # solitaire reads its own run
-    (["--ending", "first-to-bank", "--me", "0", "--opp", "100", "--target", "300"], False),
-])
-def test_an_ending_without_both_totals_is_one_error_line(capsys, position, refused):
-    """Solitaire advice follows max-ev, which no ending rule changes: an --ending given
-    without --me and --opp was silently ignored (and the JSON reported it)."""
-    code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,1,5,2,3,4", *position,
-                                      "--json", "--top", "1"])
-    if refused:
-        assert (code, out) == (2, "") and err.count("\n") == 1
-        assert err.startswith("error: --ending needs --me and --opp")
-    else:
-        d = json.loads(out)
-        assert code == 0 and err == "" and d["options"]
-        assert d["mode"] == ("solitaire" if "--me" not in position else "two-player")
-        # the ending given, else the rules' own (facebook's: first-to-bank)
+        assert err.startswith(f"error: {refused} needs --me and --opp")
+        return
+    d = json.loads(out)
+    assert code == 0 and err == "" and d["options"]
+    assert (d["mode"] == "solitaire") == ("--me" not in position)
+    if "--ending" in position:  # the ending given, else the rules' own
         assert d["ending"] == "first-to-bank"
 
 
