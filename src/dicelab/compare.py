@@ -33,7 +33,7 @@ from dicelab.registry import parse_policy
 from dicelab.results import frame_row
 from dicelab.runner import executor_info
 from dicelab.seeding import check_games, check_seed
-from dicelab.stats import Z95, Estimate, Proportion, fields, wilson_interval
+from dicelab.stats import Z95, Estimate, Proportion, fields, quantile95, wilson_interval
 
 
 def pair_seed(seed: int, index: int) -> int:
@@ -165,11 +165,9 @@ class Comparison:
         within [0, 1]. A policy in one pair has that pair's interval."""
         if self.method == "exact":
             return None
-        from scipy.stats import t
-
         df = min((pr.games for pr in self.pairs), default=2) - 1
         # one game a pair: no pair has a spread, and the quantile cancels out
-        q = float(t.ppf(0.975, df)) if df > 0 else Z95
+        q = quantile95(df) if df > 0 else Z95
         var: dict[str, list[float]] = {p: [] for p in self.policies}
         own: dict[str, tuple[float, float]] = {}
         for pr in self.pairs:

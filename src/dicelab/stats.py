@@ -32,6 +32,20 @@ def exact_verdict(score: float) -> str:
     return "better" if score > 0.5 else "worse"
 
 
+def quantile95(df: int | None = None) -> float:
+    """The two-sided 95% quantile: normal (``df`` None), else Student's t on ``df``
+    degrees of freedom (infinite at 0: no spread can be measured).
+
+    >>> round(quantile95(), 4), round(quantile95(9), 4), quantile95(0)
+    (1.96, 2.2622, inf)
+    """
+    if df is None:
+        return Z95
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df)) if df > 0 else math.inf
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A mean with its standard error and 95% interval: normal, or Student's t with
@@ -46,11 +60,7 @@ class Estimate:
 
     @property
     def ci95(self) -> tuple[float, float]:
-        z = Z95
-        if self.df is not None:
-            from scipy.stats import t
-
-            z = float(t.ppf(0.975, self.df)) if self.df > 0 else math.inf
+        z = quantile95(self.df)
         lo, hi = self.mean - z * self.se, self.mean + z * self.se
         if self.bounds is not None and not math.isnan(self.se):
             lo, hi = max(lo, self.bounds[0]), min(hi, self.bounds[1])

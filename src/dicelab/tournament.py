@@ -62,7 +62,16 @@ from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.seeding import check_games, check_seed, group_seed
-from dicelab.stats import ALPHA, Estimate, fields, holm, merge_short_tail, unit_p, unit_ratio
+from dicelab.stats import (
+    ALPHA,
+    Estimate,
+    fields,
+    holm,
+    merge_short_tail,
+    quantile95,
+    unit_p,
+    unit_ratio,
+)
 from dicelab.text import counted
 
 #: A rating's jackknife SE (Elo) at or below this is no spread, only the fit's rounding.
@@ -252,7 +261,6 @@ class Tournament:
             return self._memo["ratings"]
         import choix
         from scipy.sparse.csgraph import connected_components
-        from scipy.stats import t as t_dist
 
         def fit(sums: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
             wins = sums[..., 0] + 0.5 * sums[..., 1]
@@ -291,8 +299,7 @@ class Tournament:
             reps = ELO * (reps - reps.mean(axis=1, keepdims=True))
             var += (m - 1) / m * ((reps - reps.mean(axis=0)) ** 2).sum(axis=0)
             df += m - 1
-        half = float(t_dist.ppf(0.975, df)) * np.sqrt(var) if df else np.full(point.size,
-                                                                              np.nan)
+        half = quantile95(df) * np.sqrt(var) if df else np.full(point.size, np.nan)
         # no spread measures no error (below RATING_SPREAD: the fit's rounding)
         half = np.where(np.sqrt(var) > RATING_SPREAD, half, np.nan)
         ci = np.stack([point - half, point + half], axis=1)
