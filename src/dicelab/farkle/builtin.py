@@ -278,13 +278,8 @@ class Family(families.Family):
     def check_solve(self, spec: PolicySpec, target: int | None, ending: str | None) -> None:
         """Refuse, before any work, a ``target`` or an ``ending`` given (not None) that its
         exact analysis does not read (``solve farkle -p max-ev --target``)."""
-        if target is not None and "target" not in self.solve_reads:
-            raise UserError(f"--target is for fastest, optimal-win and threshold-T's race, "
-                            f"not {spec.name}: its solve is one turn's, which plays to no "
-                            "target")
-        if ending is not None and "ending" not in self.solve_reads:
-            raise UserError(f"--ending is for optimal-win, not {spec.name}: its solve is one "
-                            "player's alone, whom no opponent's last round or win ends")
+        _refuse_unread(spec, {"target": target, "ending": ending}, self.solve_reads,
+                       SOLVE_READERS, SOLVE_IGNORES)
 
     def check_picture(self, spec: PolicySpec, target: int | None = None,
                       me: int | None = None, opp: int | None = None,
@@ -292,11 +287,8 @@ class Family(families.Family):
         """Refuse, before any work, a ``target``, a total (``me``, ``opp``) or an
         ``ending`` given (not None) that its bank picture does not read (``policy farkle
         max-ev --me 500``)."""
-        given = {"target": target, "me": me, "opp": opp, "ending": ending}
-        for option, value in given.items():
-            if value is not None and option not in self.picture_reads:
-                raise UserError(f"--{option} is for {PICTURE_READERS[option]}, not "
-                                f"{spec.name}: {self.picture_ignores}")
+        _refuse_unread(spec, {"target": target, "me": me, "opp": opp, "ending": ending},
+                       self.picture_reads, PICTURE_READERS, self.picture_ignores)
 
     def floor(self, spec: PolicySpec, rules: FarkleRules, points: int | None):
         """The block in which its solve stops totals ``points`` below zero (``--floor``,
@@ -349,6 +341,24 @@ class Family(families.Family):
 PICTURE_READERS = {"target": "fastest, optimal-win and a bank rule",
                    "me": "fastest, optimal-win, ai and a bank rule",
                    "opp": "optimal-win, ai and a bank rule", "ending": "optimal-win"}
+#: The policies whose solve reads each option (:meth:`Family.check_solve`) ...
+SOLVE_READERS = {"target": "fastest, optimal-win and threshold-T's race",
+                 "ending": "optimal-win"}
+#: ... and why another's does not.
+SOLVE_IGNORES = {"target": "its solve is one turn's, which plays to no target",
+                 "ending": "its solve is one player's alone, whom no opponent's last round "
+                           "or win ends"}
+
+
+def _refuse_unread(spec: PolicySpec, given: dict, reads: tuple[str, ...],
+                   readers: dict[str, str], why: str | dict[str, str]) -> None:
+    """``UserError`` for the first option of ``given`` that is given (not None) but not
+    in ``reads``: which policies read it (``readers``), and why this one does not
+    (``why``, or ``why[option]``)."""
+    for option, value in given.items():
+        if value is not None and option not in reads:
+            reason = why if isinstance(why, str) else why[option]
+            raise UserError(f"--{option} is for {readers[option]}, not {spec.name}: {reason}")
 #: A title's words where a policy's picture does not read the runs of lost turns given.
 IGNORES_LOST = "lost turns in a row do not change it"
 IGNORES_OPP_LOST = "the opponent's lost turns do not change it"
