@@ -434,6 +434,7 @@ BAD_VALUES = textwrap.dedent("""
     from dicelab.penta.rules import N_STATES
 
     short = ValuesPolicy("short", np.zeros(10))
+    renamed = ValuesPolicy("rl-penta", np.zeros(10))  # its own name is not the file's
     words = ValuesPolicy("words", "high")
     nans = ValuesPolicy("nans", np.full(N_STATES, np.nan))
     one_inf = ValuesPolicy("one_inf", np.where(np.arange(N_STATES) == 128, np.inf, 0.0))
@@ -472,6 +473,7 @@ BAD_VALUES = textwrap.dedent("""
     ("one_inf", "policy one_inf: its values are finite numbers at every state a game "
                 "reaches, not inf (state index 128, and 0 more)"),
     ("Raises", "its values: RuntimeError: no values"),
+    ("renamed", "values.py:renamed: policy rl-penta: its values are one number per Penta"),
 ])
 @pytest.mark.parametrize("command", ["compare", "simulate"])
 def test_bad_values_are_one_error_before_any_game(tmp_path, capsys, name, says, command):

@@ -270,8 +270,8 @@ class User(Family):
             return last[2]
         try:
             values = spec.policy.values(rules)
-        except UserError:  # a ValuesPolicy's own check
-            raise
+        except UserError as exc:  # a ValuesPolicy's own check, under the object's name
+            raise UserError(f"{spec.name}: {exc}") from None
         except (Exception, SystemExit) as exc:  # the user's code: its own frames
             raise user_code_error(exc, f"policy {spec.name}: its values") from None
         values = checked_values(values, spec.name)
