@@ -250,6 +250,24 @@ def test_a_threshold_race_deepens_its_floor_until_the_answer_settles(monkeypatch
     assert (solved.expected_turns_to_target, solved.floor_points) == (turns, floor)
 
 
+@pytest.mark.slow
+def test_a_race_that_settles_only_far_below_zero_is_solved_not_refused(capsys, monkeypatch):
+    """threshold-2000 under facebook: its totals drift up by only 7 points a turn, so they
+    fall far below zero. The race moves by 1e-8 between 512,000 and 1,024,000 below zero
+    and not at all a doubling later: solved there (the threshold sweep's T = 2,000 under
+    facebook), equal to the race with the floor doubled once more. (Its fast twin, the
+    same deepening on a small race: the test above.)"""
+    code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "threshold-2000", "--rules",
+                                      "facebook", "--target", "2000", "--json"])
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["floor_points"] > 1_000_000
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 2 * got["floor_points"])
+    deeper = solitaire.race(FACEBOOK, 2000, solitaire.threshold_bank_table(2000))
+    assert got["expected_turns_to_target"] == pytest.approx(
+        deeper[0, FACEBOOK.penalty_floor()], rel=1e-10)
+
+
 def test_a_race_that_lost_turns_outweigh_takes_forever_or_is_refused():
     """Banks of 3,000 or more with P = 3%, and 500 points lost every third lost turn: from
     deep below zero the target is out of reach, so the expected turns have no bound."""

@@ -275,6 +275,24 @@ def test_the_report_card_of_optimal_loses_nothing():
     assert d["mean_exact"] and d["loss_by_decision"]["box"]["decisions"] == 20 * 13
 
 
+def test_the_report_cards_all_row_is_in_its_json(capsys):
+    """The row ``all`` (every decision: their count and mean loss) of the printed report
+    card is in ``--json`` too (it held only the classes' rows and the loss per game).
+    (optimal, whose tables the test before loaded: it loses nothing, 0.000 per decision.)"""
+    argv = ["evaluate", "optimal", "--game", "penta", "-n", "5", "--seed", "2"]
+    code, text, err = run_cli(capsys, argv)
+    assert code == 0, err
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    n = sum(c["decisions"] for c in d["loss_by_decision"].values())
+    assert d["total_decisions"] == n > 5 * 13
+    assert d["total_loss_per_decision"] == pytest.approx(
+        d["total_loss_per_game"] * 5 / n, rel=1e-12)
+    row = next(line for line in text.splitlines() if "\u2502 all " in line).split("\u2502")
+    assert [c.strip() for c in row[2:4]] == [str(n), f"{d['total_loss_per_decision']:.3f}"]
+
+
 @pytest.mark.slow  # solves the objective (2.5 s); fast twin: the next test
 def test_the_report_card_of_an_objective_judges_it_in_expected_final_score():
     """optimal:OBJECTIVE plays its own objective's best, not optimal's: the report card

@@ -235,6 +235,27 @@ def test_cli_reports_the_coverage(capsys, tmp_path):
     assert "best found: ai" in out
 
 
+def test_the_json_carries_every_candidate_the_table_shows(capsys):
+    """The text's table of the best candidates and ``--json``'s ``candidates`` give the
+    same members and scores (the JSON had only the winner's)."""
+    argv = ["tune", "threshold", "--against", "ai", "--range", "threshold=200:500:50",
+            "--target", "1000"]
+    code, text, err = run_cli(capsys, argv)
+    assert code == 0, err
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    rows = {c["params"]["threshold"]: c for c in d["candidates"]}
+    assert sorted(rows) == list(range(200, 501, 50))
+    assert all(c["policy"] == f"threshold-{t}" for t, c in rows.items())
+    shown = [line.split("\u2502")[1:3] for line in text.splitlines() if "%" in line
+             and line.count("\u2502") == 3]
+    assert len(shown) == 7
+    for t, score in shown:
+        assert f"{100 * rows[int(t)]['score']:.4f}%" == score.strip()
+    assert max(rows.values(), key=lambda c: c["score"])["policy"] == d["best"]
+
+
 @pytest.mark.parametrize(("extra", "refused"), [
     # threshold=200:500:50: 7 members, evaluated whole whatever --trials says, exactly
     (["--trials", "5"], "--trials is for the search of a space of more than 50 members; "

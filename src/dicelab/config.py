@@ -64,6 +64,11 @@ PENALTY_FLOOR_POINTS = 2_000
 #: The deepest floor (points below zero) a solve goes to: ``solve farkle --floor`` at most,
 #: and where a threshold race that still moves is refused.
 DEEPEST_FLOOR_POINTS = 1_000_000
+#: The deepest floor (points below zero) a solitaire race is solved down to before one
+#: whose expected turns still move is refused. Deeper than the solves' own: a race
+#: whose totals drift up slowly settles only there (``threshold-2000`` under ``facebook``
+#: moves by 1e-8 between 512,000 and 1,024,000 below zero and not at all beyond).
+DEEPEST_RACE_FLOOR_POINTS = 2_000_000
 PENALTY_SWEEP_TOL = 1e-11
 PENALTY_MAX_SWEEPS = 200
 #: Solitaire Farkle ``fastest``: relative change at which the Newton steps per total stop.

@@ -211,6 +211,8 @@ class TuneResult:
                 "rechecked_score_se": self.rechecked_score_se,
                 "per_opponent": {k: {"score": e.mean, "score_se": e.se}
                                  for k, e in self.per_opponent.items()},
+                "candidates": [{"params": {k: row.pop(k) for k in self.params}, **row}
+                               for row in self.candidates.to_dict(orient="records")],
                 "elapsed_s": self.elapsed_s}
 
     def to_frame(self) -> pd.DataFrame:

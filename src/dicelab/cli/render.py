@@ -807,8 +807,7 @@ def penta_evaluation(e) -> None:
         t.add_row(cls, F.count(loss.decisions), F.number(loss.per_decision, 3),
                   F.estimate(loss.per_game.mean, loss.per_game.ci95, F.number, 2))
     tl = e.total_loss
-    n = sum(c.decisions for c in e.losses.values())
-    t.add_row("all", F.count(n), F.number(tl.mean * e.analysed_games / n if n else None, 3),
+    t.add_row("all", F.count(e.decisions), F.number(e.loss_per_decision, 3),
               F.estimate(tl.mean, tl.ci95, F.number, 2))
     console.print(t)
     console.print("loss: the expected final score a decision gives up against the best "

@@ -39,7 +39,7 @@ from scipy import sparse
 from scipy.sparse import linalg as sparse_linalg
 
 from dicelab import cache
-from dicelab.config import DEEPEST_FLOOR_POINTS, FASTEST_TOL
+from dicelab.config import DEEPEST_RACE_FLOOR_POINTS, FASTEST_TOL
 from dicelab.errors import UserError
 from dicelab.farkle.engine import game, turn
 from dicelab.farkle.engine.model import Model, gain_bound, model
@@ -853,7 +853,7 @@ def race(rules: FarkleRules, target: int, bank: np.ndarray, value: np.ndarray | 
 
 def race_turns(rules: FarkleRules, target: int, bank: np.ndarray,
                value: np.ndarray | None = None, *, floor: int | None = None,
-               tol: float = 1e-10, deepest: int = DEEPEST_FLOOR_POINTS) -> tuple[float, int]:
+               tol: float = 1e-10, deepest: int = DEEPEST_RACE_FLOOR_POINTS) -> tuple[float, int]:
     """Expected turns of a turn policy (``bank``/``value`` as in :func:`race`, per-total
     tables indexed from ``floor`` units below zero, default the rules' penalty floor) to
     reach ``target`` from 0, and the floor (points below zero) the race was solved down

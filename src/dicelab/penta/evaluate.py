@@ -85,6 +85,17 @@ class PentaEvaluation:
         """The optimum minus its mean final score."""
         return self.optimum - self.mean_final_score.mean
 
+    @property
+    def decisions(self) -> int:
+        """Its decisions in the analysed games, every class."""
+        return sum(loss.decisions for loss in self.losses.values())
+
+    @property
+    def loss_per_decision(self) -> float | None:
+        """The mean loss of all its decisions (None: none made)."""
+        n = self.decisions
+        return self.total_loss.mean * self.analysed_games / n if n else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "penta-evaluation", "game": "penta", "policy": self.policy,
@@ -94,6 +105,8 @@ class PentaEvaluation:
             "final_score_sd": self.final_score_sd, "optimum": self.optimum,
             "below_optimum": self.gap, "analysed_games": self.analysed_games,
             "loss_by_decision": {cls: loss.to_dict() for cls, loss in self.losses.items()},
+            "total_decisions": self.decisions,
+            "total_loss_per_decision": self.loss_per_decision,
             **fields("total_loss_per_game", self.total_loss),
             "elapsed_s": self.elapsed_s,
         }
@@ -110,7 +123,8 @@ class PentaEvaluation:
             rows += [(f"loss per game, {cls}", loss.per_game.mean),
                      (f"loss per game se, {cls}", loss.per_game.se),
                      (f"loss per decision, {cls}", loss.per_decision)]
-        rows.append(("loss per game, all decisions", self.total_loss.mean))
+        rows += [("loss per game, all decisions", self.total_loss.mean),
+                 ("loss per decision, all decisions", self.loss_per_decision)]
         return pd.DataFrame(rows, columns=["measure", "value"])
 
     def manifest(self) -> dict[str, Any]:
