@@ -14,7 +14,6 @@ shared machine). ``--json`` prints one JSON list of rows for ``benchmarks/run_al
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -22,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import benchopts
 import numpy as np
 
 
@@ -62,10 +62,10 @@ def _timed(f, n: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--games", type=int, default=100_000)
-    ap.add_argument("--distinct", type=int, default=10_000)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap = benchopts.Parser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--games", type=benchopts.count(), default=100_000)
+    ap.add_argument("--distinct", type=benchopts.count(), default=10_000)
+    ap.add_argument("--repeats", type=benchopts.count(), default=3)
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
     say = (lambda *_: None) if args.json else print

@@ -16,13 +16,14 @@ found under the names it has). The machine should be otherwise idle.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import benchopts
 
 HERE = Path(__file__).resolve().parent
 
@@ -81,11 +82,13 @@ def run(name: str, checkout: Path | None) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", choices=sorted(SOLVES), default=None)
     ap.add_argument("--checkout", type=Path, default=None)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.checkout is not None and not (args.checkout / "src/dicelab").is_dir():
+        ap.error(f"--checkout {args.checkout}: no src/dicelab there (a dicelab checkout)")
     rows = []
     for name in args.only or list(SOLVES):
         r = run(name, args.checkout)

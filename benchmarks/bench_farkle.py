@@ -19,10 +19,10 @@ game cost within 2x of the random-number cost. The best of ``--repeat`` runs is 
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
+import benchopts
 import numba
 import numpy as np
 from numba import njit, prange
@@ -100,12 +100,15 @@ def bench(seats: list[str], games: int, repeat: int) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=3_000_000)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=benchopts.count(), default=3_000_000)
+    ap.add_argument("--threads", type=benchopts.count(), default=None)
+    ap.add_argument("--repeat", type=benchopts.count(), default=3)
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
+    if args.threads and args.threads > numba.config.NUMBA_NUM_THREADS:
+        ap.error(f"argument --threads: at most {numba.config.NUMBA_NUM_THREADS} here, not "
+                 f"{args.threads}")
     if args.threads:
         numba.set_num_threads(args.threads)
     for seats in (["threshold-300"], ["ai"]):  # warm-up: compile or load the kernels

@@ -9,10 +9,12 @@ cache load, so it is run once before timing.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
+import benchopts
+
+from dicelab.errors import UserError
 from dicelab.farkle import solitaire
 from dicelab.farkle.rules import load_rules
 
@@ -24,11 +26,14 @@ def timed(fn, *args, **kw):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = benchopts.Parser()
     ap.add_argument("--rules", default="default")
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
-    rules = load_rules(args.rules)
+    try:
+        rules = load_rules(args.rules)
+    except UserError as exc:
+        ap.error(str(exc))
     solitaire.solve_max_ev(rules)  # warm-up: numba compile / cache load
     solitaire.solve_fastest(rules, 500)
     cmd = "python benchmarks/bench_farkle_solve.py"

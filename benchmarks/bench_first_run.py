@@ -29,7 +29,6 @@ docs/design/first-run.md). ``--only 'solve penta'`` measures that command alone.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -39,6 +38,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import benchopts
 
 #: (command line after ``dicelab``, budget in seconds; None: yatzy-solver's build)
 COMMANDS = [
@@ -201,8 +202,9 @@ def _verdict(seconds: float, budget: float | None) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=2, help="runs per figure (best is kept)")
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=benchopts.count(), default=2,
+                    help="runs per figure (best is kept)")
     ap.add_argument("--breakdown", action="store_true",
                     help="also the compile time per kernel of each first run")
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
@@ -210,6 +212,10 @@ def main() -> int:
                     help="measure only the commands whose line contains WORDS "
                          "(e.g. 'solve penta'); yatzy-solver is measured all the same")
     args = ap.parse_args()
+    lines = [" ".join(["dicelab", *argv]) for argv, _ in COMMANDS]
+    if args.only is not None and not any(args.only in line for line in lines):
+        ap.error(f"--only {args.only!r} is in no command measured: "
+                 + "; ".join(f"'{line}'" for line in lines))
     say = (lambda *_: None) if args.json else print
     rows = []
     peer = yatzy_build(args.repeat)

@@ -28,7 +28,6 @@ two checkouts to compare them (no slowdown of the default rules):
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -36,6 +35,8 @@ import resource
 import shutil
 import tempfile
 import time
+
+import benchopts
 
 
 def _best(fn, repeat: int) -> float:
@@ -48,13 +49,13 @@ def _best(fn, repeat: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", type=int, default=10_000)
-    ap.add_argument("--two-player-target", type=int, default=3000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", type=benchopts.count(), default=10_000)
+    ap.add_argument("--two-player-target", type=benchopts.count(), default=3000)
+    ap.add_argument("--repeat", type=benchopts.count(), default=3)
     ap.add_argument("--default-only", action="store_true",
                     help="only the default rules (what an older checkout can run)")
-    ap.add_argument("--facebook-target", type=int, default=0,
+    ap.add_argument("--facebook-target", type=benchopts.count(), default=0,
                     help="also solve optimal-win under the facebook preset to this target")
     ap.add_argument("--facebook-only", action="store_true",
                     help="only the facebook solve (to --facebook-target, default 10000)")
@@ -64,6 +65,20 @@ def main() -> None:
                     help="only the exact head to head of ai against threshold-300")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.facebook_only and (args.head_to_head or args.default_only):
+        ap.error("--facebook-only measures the facebook solve alone: not with "
+                 + ("--head-to-head" if args.head_to_head else "--default-only"))
+    if args.facebook_response is not None:
+        if not (args.facebook_only or args.facebook_target):
+            ap.error("--facebook-response names the opponent of the facebook solve: give "
+                     "--facebook-only or --facebook-target")
+        from dicelab.errors import UserError
+        from dicelab.registry import parse_policy
+
+        try:
+            parse_policy(args.facebook_response, "farkle")
+        except UserError as exc:
+            ap.error(f"--facebook-response: {exc}")
     scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
     os.environ["DICELAB_CACHE_DIR"] = scratch
     try:

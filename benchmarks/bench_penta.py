@@ -14,7 +14,6 @@ Run: ``.venv/bin/python benchmarks/bench_penta.py [--games N] [--rules seed,hasb
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import json
 import os
@@ -23,6 +22,7 @@ import shutil
 import tempfile
 import time
 
+import benchopts
 import numba
 import numpy as np
 from numba import njit, prange
@@ -50,9 +50,10 @@ def peak_rss_mb() -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=2_000_000)
-    ap.add_argument("--rules", default="seed,hasbro,free-joker,no-bonus")
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=benchopts.count(), default=2_000_000)
+    ap.add_argument("--rules", type=benchopts.names(RULE_SETS),
+                    default=["seed", "hasbro", "free-joker", "no-bonus"])
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
     if "DICELAB_CACHE_DIR" not in os.environ:
@@ -66,7 +67,7 @@ def main() -> None:
 
     solve_values(RULE_SETS["no-bonus"])  # JIT warm-up
     threads = numba.get_num_threads()
-    for name in args.rules.split(","):
+    for name in args.rules:
         times = []
         for _ in range(3):
             t0 = time.perf_counter()

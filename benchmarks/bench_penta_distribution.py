@@ -18,7 +18,6 @@ Run: ``.venv/bin/python benchmarks/bench_penta_distribution.py [--rules seed,...
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import json
 import math
@@ -28,6 +27,7 @@ import shutil
 import tempfile
 import time
 
+import benchopts
 import numpy as np
 
 from dicelab import config
@@ -38,7 +38,7 @@ from dicelab.penta.policies import (
     decision_tables,
     release_decision_tables,
 )
-from dicelab.penta.rules import N_BOXES, get_rules
+from dicelab.penta.rules import N_BOXES, RULE_SETS, get_rules
 from dicelab.penta.solver import DecisionSink, layer_groups, solve, solve_layer
 from dicelab.penta.tables import N_ROLLS
 
@@ -70,9 +70,9 @@ def tie_shift(rules: str) -> tuple[float, float, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rules", default="seed,free-joker")
-    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rules", type=benchopts.names(RULE_SETS), default=["seed", "free-joker"])
+    ap.add_argument("--policies", type=benchopts.names(POLICIES), default=list(POLICIES))
     ap.add_argument("--ties", action="store_true", help="also measure the tie-breaking shift")
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
@@ -83,9 +83,9 @@ def main() -> None:
     say = (lambda *_: None) if args.json else print
     cmd = "python benchmarks/bench_penta_distribution.py"
     rows = []
-    for rules in args.rules.split(","):
+    for rules in args.rules:
         rs = get_rules(rules)
-        for policy in args.policies.split(","):
+        for policy in args.policies:
             t0 = time.perf_counter()
             first = score_distribution(policy, rs)  # tables built or loaded, JIT warmed
             cold = time.perf_counter() - t0

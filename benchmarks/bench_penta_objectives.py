@@ -34,6 +34,8 @@ import shutil
 import tempfile
 import time
 
+import benchopts
+
 
 def peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2
@@ -46,13 +48,21 @@ def _fresh_cache() -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--target", type=int, default=300)
+    ap = benchopts.Parser()
+    ap.add_argument("--target", type=benchopts.count(0), default=300)
     ap.add_argument("--table", action="store_true")
-    ap.add_argument("--win-games", type=int, default=0)
+    ap.add_argument("--win-games", type=benchopts.count(), default=0)
     ap.add_argument("--win-only", action="store_true", help="only penta-win's figure")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    from dicelab.penta.scoring import MAX_TOTAL
+
+    if args.target >= MAX_TOTAL:  # the warm-up solves at-least:target+1
+        ap.error(f"argument --target: at most {MAX_TOTAL - 1:,}, not {args.target:,}")
+    if args.win_only and not args.win_games:
+        ap.error("--win-only measures penta-win's games: give --win-games N")
+    if args.win_only and args.table:
+        ap.error("--table is not measured with --win-only")
     user_cache = os.environ.get("DICELAB_CACHE_DIR")
     rows: list[dict[str, str]] = []
     here = "python benchmarks/bench_penta_objectives.py"

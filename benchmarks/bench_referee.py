@@ -15,9 +15,10 @@ one idle core gives.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
+
+import benchopts
 
 from dicelab.farkle.policy import Move, all_scoring
 
@@ -44,8 +45,8 @@ def rates(seats: int, games: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=20_000)
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=benchopts.count(), default=20_000)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rows = []

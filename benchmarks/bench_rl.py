@@ -18,10 +18,10 @@ rounds is reported. Target: each batch at least 50 times faster.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
+import benchopts
 import numpy as np
 
 from dicelab.rl.batch import FarkleBatch, PentaBatch
@@ -108,9 +108,9 @@ def penta_batch_rate(games: int, seconds: float) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=1024)
-    ap.add_argument("--seconds", type=float, default=3.0)
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=benchopts.count(), default=1024)
+    ap.add_argument("--seconds", type=benchopts.seconds, default=3.0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     single = max(single_rate(args.seconds) for _ in range(3))

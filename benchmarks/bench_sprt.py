@@ -23,11 +23,11 @@ playing them, and judging. Each part is timed on its own (the best of 5 repeats)
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
 
+import benchopts
 import numpy as np
 from scipy.stats import norm
 
@@ -72,8 +72,8 @@ def look_cost() -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=20)
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=benchopts.count(), default=20)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     spec = SprtSpec(0.0, 400 * math.log10(0.51 / 0.49), 0.05, 0.05)

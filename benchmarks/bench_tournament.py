@@ -11,9 +11,10 @@ seats, the same way.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
+
+import benchopts
 
 from dicelab.tournament import tournament
 
@@ -22,9 +23,9 @@ POLICIES = ["ai", "ai:two-dice=0", "ai:base=350", "ai:one-die=0", "threshold-250
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=200_000, help="games per pair")
-    ap.add_argument("--penta-games", type=int, default=100_000,
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=benchopts.count(2), default=200_000, help="games per pair")
+    ap.add_argument("--penta-games", type=benchopts.count(2), default=100_000,
                     help="Penta: games per pair")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()

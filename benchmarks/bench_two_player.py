@@ -12,7 +12,6 @@ memory under 4 GB. The cache is bypassed (a private temporary cache dir is used)
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import os
 import resource
@@ -20,6 +19,8 @@ import shutil
 import sys
 import tempfile
 import time
+
+import benchopts
 
 
 def _rss_mb() -> float:
@@ -29,26 +30,32 @@ def _rss_mb() -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--targets", type=int, nargs="+", default=[5000, 10000, 15000])
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--targets", type=benchopts.count(), nargs="+", default=[5000, 10000, 15000])
     ap.add_argument("--rules", default="default")
     ap.add_argument("--table", action="store_true", help="also build the policy table")
-    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--threads", type=benchopts.count(), default=None)
     ap.add_argument("--ending", default=None, help="last-round or first-to-bank")
     ap.add_argument("--json", action="store_true", help="print the rows as one JSON list")
     args = ap.parse_args()
-    scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
-    atexit.register(shutil.rmtree, scratch, True)
-    os.environ["DICELAB_CACHE_DIR"] = scratch
-
     import numba
 
+    from dicelab.errors import UserError
     from dicelab.farkle.rules import load_rules
     from dicelab.farkle.solve import solve_optimal_win
 
+    if args.threads and args.threads > numba.config.NUMBA_NUM_THREADS:
+        ap.error(f"argument --threads: at most {numba.config.NUMBA_NUM_THREADS} here, not "
+                 f"{args.threads}")
+    try:
+        rules = load_rules(args.rules, args.ending)
+    except UserError as exc:
+        ap.error(str(exc))
+    scratch = tempfile.mkdtemp(prefix="dicelab-bench-")
+    atexit.register(shutil.rmtree, scratch, True)
+    os.environ["DICELAB_CACHE_DIR"] = scratch
     if args.threads:
         numba.set_num_threads(args.threads)
-    rules = load_rules(args.rules, args.ending)
     say = (lambda *a, **k: None) if args.json else print
     t0 = time.perf_counter()
     solve_optimal_win(rules, 200, use_cache=False)  # compile (or load) the kernels

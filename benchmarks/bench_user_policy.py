@@ -25,7 +25,6 @@ machine gives, and the report says which. ``--json`` prints one JSON list of ``{
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -34,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+import benchopts
 from bench_referee import Steady
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,9 +97,9 @@ def timed(argv: list[str]) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=1_000_000)
-    ap.add_argument("--python-games", type=int, default=20_000)
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=benchopts.count(), default=1_000_000)
+    ap.add_argument("--python-games", type=benchopts.count(), default=20_000)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     dicelab = str(Path(sys.executable).parent / "dicelab")

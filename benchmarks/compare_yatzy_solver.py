@@ -11,15 +11,16 @@ both simulate optimal games; the script prints wall-clock times, values and game
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
+import benchopts
+
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=20_000, help="yatzy-solver games")
-    ap.add_argument("--our-games", type=int, default=2_000_000, help="dicelab games")
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=benchopts.count(), default=20_000, help="yatzy-solver games")
+    ap.add_argument("--our-games", type=benchopts.count(), default=2_000_000, help="dicelab games")
     args = ap.parse_args(argv)
     try:
         import yatzy_solver

@@ -16,16 +16,16 @@ after adding a rule set or changing scoring. About 2-3 minutes per rule set and 
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
 
+import benchopts
 import numpy as np
 from numba import njit
 
 from dicelab import config
-from dicelab.penta.policies import POLICIES, _policy_values
+from dicelab.penta.policies import POLICIES, policy_values
 from dicelab.penta.rules import N_BOXES, RULE_SETS, get_rules, state_fifty, state_mask, state_up
 from dicelab.penta.scoring import TABLES, roll_box_scores
 from dicelab.penta.solver import layer_states
@@ -97,7 +97,7 @@ def _scan(V, rp, T, states, eps, h_box, x_box, h_keep, x_keep):
 def scan(rules: str, policy: str) -> bool:
     """Print the gap report of one rule set and policy; True if the gaps stay clear."""
     rs = get_rules(rules)
-    V = np.ascontiguousarray(_policy_values(policy, rs))
+    V = np.ascontiguousarray(policy_values(policy, rs))
     t0 = time.perf_counter()
     hists = {k: np.zeros(N_BINS, np.int64) for k in ("box", "keep")}
     ext = {k: np.array([0.0, np.inf]) for k in ("box", "keep")}
@@ -120,11 +120,11 @@ def scan(rules: str, policy: str) -> bool:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rules", default=",".join(RULE_SETS))
-    ap.add_argument("--policies", default=",".join(POLICIES))
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rules", type=benchopts.names(RULE_SETS), default=list(RULE_SETS))
+    ap.add_argument("--policies", type=benchopts.names(POLICIES), default=list(POLICIES))
     args = ap.parse_args()
-    ok = [scan(r, p) for r in args.rules.split(",") for p in args.policies.split(",")]
+    ok = [scan(r, p) for r in args.rules for p in args.policies]
     return 0 if all(ok) else 1
 
 

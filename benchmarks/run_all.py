@@ -17,7 +17,6 @@ not come from the run the header describes. The other rows stay as they were.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -27,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import benchopts
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -78,7 +79,7 @@ def _replace_rows(text: str, scripts: list[str], new: list[str]) -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks.md")
     ap.add_argument("--only", action="append", metavar="SCRIPT",
                     help="run only this script (repeatable) and replace its rows")
@@ -89,6 +90,18 @@ def main() -> int:
     for script in args.only or []:
         if script not in known:
             ap.error(f"--only {script}: not one of {', '.join(known)}")
+    if args.shared and not args.only:
+        ap.error("--shared says how the rows of --only were measured: give --only SCRIPT")
+    from dicelab.errors import UserError
+    from dicelab.files import check_output
+
+    try:
+        check_output(args.out, "--out")
+    except UserError as exc:
+        ap.error(str(exc))
+    if args.only and not args.out.is_file():
+        ap.error(f"--out {args.out}: --only replaces rows of an existing table, and there "
+                 "is none")
     rows, failed = [], []
     load_before = os.getloadavg()[0]
     scratch = tempfile.mkdtemp(prefix="dicelab-bench-")

@@ -17,11 +17,12 @@ not solvers and are counted by neither.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import io
 import tokenize
 from pathlib import Path
+
+import benchopts
 
 HERE = Path(__file__).resolve().parent
 
@@ -68,10 +69,12 @@ def count(root: Path, names: tuple[str, ...]) -> list[tuple[str, int, int]]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--old", type=Path, default=None,
                     help="a checkout from before the engine (its src/dicelab/farkle)")
     args = ap.parse_args()
+    if args.old is not None and not (args.old / "src/dicelab/farkle").is_dir():
+        ap.error(f"--old {args.old}: no src/dicelab/farkle there (a dicelab checkout)")
     trees = [("this tree", HERE.parent / "src/dicelab/farkle", NEW)]
     if args.old is not None:
         trees.insert(0, ("before the engine", args.old / "src/dicelab/farkle", OLD))

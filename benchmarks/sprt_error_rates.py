@@ -22,11 +22,11 @@ interval.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
 
+import benchopts
 import numpy as np
 from scipy.stats import binomtest
 
@@ -95,14 +95,16 @@ def run_case(a: str, b: str, target: int, where: str, seeds: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", type=int, default=400)
+    ap = benchopts.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=benchopts.count(), default=None, help="default 400")
     ap.add_argument("--quick", action="store_true",
                     help=f"{len(QUICK)} of the cases, 50 seeds (seconds)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.quick and args.seeds is not None:
+        ap.error("--quick runs 50 seeds: not with --seeds")
     cases = [CASES[i] for i in QUICK] if args.quick else CASES
-    seeds = 50 if args.quick else args.seeds
+    seeds = 50 if args.quick else args.seeds or 400
     rows = []
     if not args.json:
         print("| pair | target | exact score (Elo) | --sprt | truth | seeds | H0 / H1 / undecided "

@@ -1,0 +1,205 @@
+"""The benchmark scripts (benchmarks/): each imports, and a bad option is one ``error: ...``
+line on stderr and exit code 2 before any work. Their figures are measured by running them
+(docs/benchmarks.md), not here."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+SRC = BENCH.parent / "src"
+SCRIPTS = sorted(p.stem for p in BENCH.glob("*.py") if p.stem != "benchopts")
+
+
+@pytest.fixture
+def bench_path(monkeypatch):
+    """The benchmarks folder first on the path, as when a script is run from it."""
+    monkeypatch.syspath_prepend(str(BENCH))
+
+
+def _load(name: str):
+    return importlib.import_module(name)
+
+
+def _top_imports(name: str) -> list[ast.ImportFrom]:
+    tree = ast.parse((BENCH / f"{name}.py").read_text())
+    return [node for node in tree.body if isinstance(node, ast.ImportFrom)]
+
+
+def _imports_dicelab(name: str) -> bool:
+    """Whether importing the script imports dicelab (seconds, not milliseconds)."""
+    tree = ast.parse((BENCH / f"{name}.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and (
+                node.module.startswith("dicelab") or node.module.startswith("bench_")):
+            return True
+        if isinstance(node, ast.Import) and any(a.name.startswith("dicelab")
+                                                for a in node.names):
+            return True
+    return False
+
+
+def _defines(module: str, name: str) -> bool:
+    """Whether dicelab's ``module`` binds ``name`` at its top level (read, not imported)."""
+    path = SRC.joinpath(*module.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    if (path.parent / name).is_dir() or (path.parent / f"{name}.py").exists():
+        return True  # a submodule of a package
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_benchmark_scripts_import_public_names_that_exist(name):
+    """Each name a script imports from dicelab at its top level is public and defined
+    there (a private one goes when its module changes, and the script with it)."""
+    for node in _top_imports(name):
+        if not (node.module or "").startswith("dicelab"):
+            continue
+        for alias in node.names:
+            assert not alias.name.startswith("_"), f"{name}: {node.module}.{alias.name}"
+            assert _defines(node.module, alias.name), f"{name}: {node.module}.{alias.name}"
+
+
+def test_the_import_check_sees_a_missing_name():
+    assert _defines("dicelab.penta.policies", "policy_values")
+    assert _defines("dicelab.penta.policies", "POLICIES")
+    assert _defines("dicelab.farkle", "kernels")
+    assert not _defines("dicelab.penta.policies", "_policy_values")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_every_benchmark_script_imports(bench_path, name):
+    assert callable(_load(name).main)
+
+
+#: (script, its options): each a user error the script must refuse before any work.
+BAD = [
+    ("analyse_speed", ["--games", "0"]),
+    ("analyse_speed", ["--distinct", "-1"]),
+    ("analyse_speed", ["--repeats", "0"]),
+    ("bench_engine", ["--only", "nope"]),
+    ("bench_engine", ["--checkout", "/"]),
+    ("bench_farkle", ["--games", "0"]),
+    ("bench_farkle", ["--repeat", "0"]),
+    ("bench_farkle", ["--threads", "0"]),
+    ("bench_farkle", ["--threads", "4096"]),
+    ("bench_farkle_solve", ["--rules", "nope"]),
+    ("bench_first_run", ["--repeat", "0"]),
+    ("bench_first_run", ["--only", "no such command"]),
+    ("bench_house_rules", ["--target", "0"]),
+    ("bench_house_rules", ["--repeat", "0"]),
+    ("bench_house_rules", ["--facebook-response", "threshold-300"]),
+    ("bench_house_rules", ["--facebook-only", "--facebook-response", "nope"]),
+    ("bench_house_rules", ["--facebook-only", "--head-to-head"]),
+    ("bench_house_rules", ["--facebook-only", "--default-only"]),
+    ("bench_penta", ["--games", "0"]),
+    ("bench_penta", ["--rules", "seed,nope"]),
+    ("bench_penta", ["--rules", "seed,seed"]),
+    ("bench_penta_distribution", ["--rules", "nope"]),
+    ("bench_penta_distribution", ["--policies", "optimal,nope"]),
+    ("bench_penta_objectives", ["--target", "-1"]),
+    ("bench_penta_objectives", ["--target", "100000"]),
+    ("bench_penta_objectives", ["--win-games", "0"]),
+    ("bench_penta_objectives", ["--win-only"]),
+    ("bench_penta_objectives", ["--win-only", "--win-games", "10", "--table"]),
+    ("bench_referee", ["--games", "0"]),
+    ("bench_referee", ["--games", "x"]),
+    ("bench_rl", ["--games", "0"]),
+    ("bench_rl", ["--seconds", "0"]),
+    ("bench_rl", ["--seconds", "nan"]),
+    ("bench_sprt", ["--seeds", "0"]),
+    ("bench_tournament", ["--games", "1"]),
+    ("bench_tournament", ["--penta-games", "0"]),
+    ("bench_two_player", ["--targets", "0"]),
+    ("bench_two_player", ["--rules", "nope"]),
+    ("bench_two_player", ["--ending", "nope"]),
+    ("bench_two_player", ["--threads", "4096"]),
+    ("bench_user_policy", ["--games", "0"]),
+    ("bench_user_policy", ["--python-games", "-5"]),
+    ("compare_yatzy_solver", ["--games", "0"]),
+    ("compare_yatzy_solver", ["--our-games", "0"]),
+    ("penta_tie_gaps", ["--rules", "nope"]),
+    ("penta_tie_gaps", ["--policies", "nope"]),
+    ("run_all", ["--only", "nope.py"]),
+    ("run_all", ["--shared"]),
+    ("run_all", ["--out", "/no/such/dir/benchmarks.md"]),
+    ("run_all", ["--out", "/"]),
+    ("solver_lines", ["--old", "/"]),
+    ("sprt_error_rates", ["--seeds", "0"]),
+    ("sprt_error_rates", ["--quick", "--seeds", "3"]),
+]
+
+
+@pytest.mark.parametrize(("name", "argv"), [
+    pytest.param(n, a, id=f"{n} {' '.join(a)}",
+                 marks=[pytest.mark.slow] if _imports_dicelab(n) else [])
+    for n, a in BAD])
+def test_a_bad_option_is_one_error_line(bench_path, monkeypatch, capsys, name, argv):
+    main = _load(name).main
+    monkeypatch.setattr(sys, "argv", [f"{name}.py", *argv])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+
+
+def test_run_all_only_needs_a_table_to_replace_rows_of(bench_path, monkeypatch, capsys,
+                                                       tmp_path):
+    main = _load("run_all").main
+    monkeypatch.setattr(sys, "argv", ["run_all.py", "--only", "bench_referee.py", "--out",
+                                      str(tmp_path / "new.md")])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    assert "no" in capsys.readouterr().err
+    assert not (tmp_path / "new.md").exists()
+
+
+def test_a_script_with_a_bad_option_exits_2_with_one_line(tmp_path):
+    """The same as a process: no traceback, exit code 2, and the neighbouring good value
+    is taken (``--help``)."""
+    env = {**os.environ, "PYTHONPATH": str(BENCH.parent / "src")}
+    bad = subprocess.run([sys.executable, str(BENCH / "solver_lines.py"), "--old",
+                          str(tmp_path)], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    assert bad.stderr.startswith("error: --old ") and bad.stderr.count("\n") == 1
+    (tmp_path / "src" / "dicelab" / "farkle").mkdir(parents=True)
+    good = subprocess.run([sys.executable, str(BENCH / "solver_lines.py"), "--old",
+                           str(tmp_path)], capture_output=True, text=True, env=env)
+    assert good.returncode == 0, good.stderr
+    assert "before the engine" in good.stdout
+
+
+@pytest.mark.parametrize("text", ["1", "7", "300"])
+def test_counts_take_whole_numbers_from_their_least(bench_path, text):
+    benchopts = _load("benchopts")
+    assert benchopts.count(1)(text) == int(text)
+    assert benchopts.count(0)("0") == 0
+
+
+def test_names_take_a_list_of_known_names(bench_path):
+    benchopts = _load("benchopts")
+    parse = benchopts.names(["seed", "hasbro"])
+    assert parse("hasbro,seed") == ["hasbro", "seed"]
+    for bad in ("", "seed,", "nope", "seed,seed"):
+        with pytest.raises(Exception, match=r"not one of|twice"):
+            parse(bad)
