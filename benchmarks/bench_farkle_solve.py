@@ -36,6 +36,7 @@ def main() -> None:
         ap.error(str(exc))
     solitaire.solve_max_ev(rules)  # warm-up: numba compile / cache load
     solitaire.solve_fastest(rules, 500)
+    solitaire.threshold_sweep(rules)  # the sweep has kernels of its own
     cmd = "python benchmarks/bench_farkle_solve.py"
     sol, secs = timed(solitaire.solve_max_ev, rules)
     rows = [{"what": "Farkle max-ev solve", "figure": f"{secs * 1000:.0f} ms "

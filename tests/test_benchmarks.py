@@ -203,3 +203,38 @@ def test_names_take_a_list_of_known_names(bench_path):
     for bad in ("", "seed,", "nope", "seed,seed"):
         with pytest.raises(Exception, match=r"not one of|twice"):
             parse(bad)
+
+
+def test_bench_farkle_solve_times_only_warm_solvers(bench_path, monkeypatch, capsys):
+    """Every solver it times has run once before (numba's compile or cache load is not
+    in the figure): the threshold sweep has kernels of its own."""
+    from types import SimpleNamespace
+
+    bench = _load("bench_farkle_solve")
+    ran = []
+
+    def fake(name, **result):
+        def solver(*args):
+            ran.append(name)
+            return SimpleNamespace(**result)
+        return solver
+
+    monkeypatch.setattr(bench.solitaire, "solve_max_ev", fake("max-ev", expected_score=1.0))
+    monkeypatch.setattr(bench.solitaire, "solve_fastest",
+                        fake("fastest", expected_turns_to_target=1.0))
+    monkeypatch.setattr(bench.solitaire, "threshold_sweep", fake("sweep", best_threshold=50))
+    timed = []
+    real = bench.timed
+
+    def checked(fn, *args, **kw):
+        before = set(ran)
+        out = real(fn, *args, **kw)
+        timed.append((ran[-1], ran[-1] in before))
+        return out
+
+    monkeypatch.setattr(bench, "timed", checked)
+    monkeypatch.setattr(sys, "argv", ["bench_farkle_solve.py", "--json"])
+    bench.main()
+    assert [t for t, _ in timed] == ["max-ev", "fastest", "fastest", "fastest", "sweep"]
+    assert all(warm for _, warm in timed), timed
+    assert "threshold sweep" in capsys.readouterr().out
