@@ -238,3 +238,31 @@ def test_bench_farkle_solve_times_only_warm_solvers(bench_path, monkeypatch, cap
     assert [t for t, _ in timed] == ["max-ev", "fastest", "fastest", "fastest", "sweep"]
     assert all(warm for _, warm in timed), timed
     assert "threshold sweep" in capsys.readouterr().out
+
+
+def test_bench_user_policy_solves_in_a_cache_of_its_own(bench_path, monkeypatch, capsys,
+                                                        tmp_path):
+    """The user's cache may hold the best response and the exact pair the timed commands
+    solve: the run uses an empty cache of its own, with optimal-win solved into it first."""
+    bench = _load("bench_user_policy")
+    user = tmp_path / "user-cache"
+    user.mkdir()
+    (user / "farkle-best-response-cautious.npz").write_bytes(b"")
+    monkeypatch.setenv("DICELAB_CACHE_DIR", str(user))
+    seen = []
+
+    def run(argv, **kw):
+        where = os.environ["DICELAB_CACHE_DIR"]
+        seen.append((argv[1], where, sorted(os.listdir(where))))
+        return subprocess.CompletedProcess(argv, 0)
+
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    monkeypatch.setattr(bench, "simulation_rates", lambda games: ((2.0, 2.0), (1.0, 1.0)))
+    monkeypatch.setattr(bench, "python_rate", lambda games: (1.0, 1.0))
+    monkeypatch.setattr(sys, "argv", ["bench_user_policy.py", "--json"])
+    bench.main()
+    assert [cmd for cmd, _, _ in seen] == ["solve", "compare", "evaluate"]
+    assert {where for _, where, _ in seen} != {str(user)}
+    assert len({where for _, where, _ in seen}) == 1
+    assert seen[0][2] == []
+    assert "budget" in capsys.readouterr().out
