@@ -10,9 +10,10 @@ every other doc that states a measured speed links to it. The machine should be
 otherwise idle: the figures are wall-clock rates.
 
 ``--only bench_sprt.py`` (repeatable) runs only those scripts and replaces their rows in
-the existing table; each such row says when it was measured and the load average around
-its run (``--shared``: and that the machine was shared with other work), since it does
-not come from the run the header describes. The other rows stay as they were.
+the existing table; each such row says when and on what machine it was measured and the
+load average around its run (``--shared``: and that the machine was shared with other
+work), since it does not come from the run the header describes. The other rows stay as
+they were.
 """
 
 from __future__ import annotations
@@ -63,6 +64,14 @@ def _machine() -> str:
     except OSError:
         pass
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def only_note(day: dt.date, machine: str, load_before: float, load_after: float,
+              shared: bool) -> str:
+    """What a row measured by ``--only`` says of its run: the day, the machine (the
+    table's header names the machine of the whole run, maybe another) and the load."""
+    return (f" (measured {day.isoformat()} on {machine}, load average {load_before:.1f} to "
+            f"{load_after:.1f}" + ("; the machine shared with other work)" if shared else ")"))
 
 
 def _replace_rows(text: str, scripts: list[str], new: list[str]) -> str:
@@ -122,9 +131,7 @@ def main() -> int:
     shutil.rmtree(scratch, ignore_errors=True)
     load_after = os.getloadavg()[0]
     if args.only:  # rows of their own run, which say so; a script that failed keeps its own
-        note = (f" (measured {dt.date.today().isoformat()}, load average {load_before:.1f} "
-                f"to {load_after:.1f}" + ("; the machine shared with other work)"
-                                           if args.shared else ")"))
+        note = only_note(dt.date.today(), _machine(), load_before, load_after, args.shared)
         text = _replace_rows(args.out.read_text(), [s for s in args.only if s not in failed],
                              [f"| {r['what']} | {r['figure']} | `{r['command']}`{note} |"
                               for r in rows])

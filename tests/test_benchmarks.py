@@ -266,3 +266,17 @@ def test_bench_user_policy_solves_in_a_cache_of_its_own(bench_path, monkeypatch,
     assert len({where for _, where, _ in seen}) == 1
     assert seen[0][2] == []
     assert "budget" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_run_all_only_rows_name_their_machine(bench_path, shared):
+    """A row replaced by --only names the machine it was measured on: the table's header
+    names the machine of the whole run, which may be another."""
+    import datetime as dt
+
+    run_all = _load("run_all")
+    note = run_all.only_note(dt.date(2026, 12, 6), "Some CPU, 2 cores, Python 3.11.7", 1.25,
+                             2.0, shared)
+    assert note.startswith(" (measured 2026-12-06 on Some CPU, 2 cores, Python 3.11.7, "
+                           "load average 1.2 to 2.0")
+    assert note.endswith("; the machine shared with other work)" if shared else "2.0)")
