@@ -253,10 +253,10 @@ def test_a_threshold_race_deepens_its_floor_until_the_answer_settles(monkeypatch
 @pytest.mark.slow
 def test_a_race_that_settles_only_far_below_zero_is_solved_not_refused(capsys, monkeypatch):
     """threshold-2000 under facebook: its totals drift up by only 7 points a turn, so they
-    fall far below zero. The race moves by 1e-8 between 512,000 and 1,024,000 below zero
-    and not at all a doubling later: solved there (the threshold sweep's T = 2,000 under
-    facebook), equal to the race with the floor doubled once more. (Its fast twin, the
-    same deepening on a small race: the test above.)"""
+    fall far below zero. The race moves by 4e-6 turns (1e-8 relative) between 512,000
+    and 1,024,000 below zero and not at all a doubling later: solved there (the threshold
+    sweep's T = 2,000 under facebook), equal to the race with the floor doubled once
+    more. (Its fast twin, the same deepening on a small race: the test above.)"""
     code, out, err = run_cli(capsys, ["solve", "farkle", "-p", "threshold-2000", "--rules",
                                       "facebook", "--target", "2000", "--json"])
     assert code == 0, err

@@ -61,13 +61,13 @@ OPTIMAL_WIN_FIXED_POINT_STEPS = 5000
 #: at least two penalties), Gauss-Seidel sweeps stop when no value moves by more than
 #: the sweep tolerance, and give up after the most sweeps.
 PENALTY_FLOOR_POINTS = 2_000
-#: The deepest floor (points below zero) a solve goes to: ``solve farkle --floor`` at most,
-#: and where a threshold race that still moves is refused.
+#: The deepest floor (points below zero) a solve goes to: ``solve farkle --floor`` at most.
 DEEPEST_FLOOR_POINTS = 1_000_000
 #: The deepest floor (points below zero) a solitaire race is solved down to before one
 #: whose expected turns still move is refused. Deeper than the solves' own: a race
 #: whose totals drift up slowly settles only there (``threshold-2000`` under ``facebook``
-#: moves by 1e-8 between 512,000 and 1,024,000 below zero and not at all beyond).
+#: moves by 4e-6 of its 373.2 turns between 512,000 and 1,024,000 below zero, and not at
+#: all a doubling later).
 DEEPEST_RACE_FLOOR_POINTS = 2_000_000
 PENALTY_SWEEP_TOL = 1e-11
 PENALTY_MAX_SWEEPS = 200
