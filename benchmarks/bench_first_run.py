@@ -16,8 +16,8 @@ its budget:
   game, measured in the same run, in a fresh process of its own; without it installed
   that row says so and the budget is not judged.
 
-Also measured: what finding and hashing the kernel sources costs per ``import dicelab``
-(the key of the kernel cache, :mod:`dicelab`). Figures are wall-clock seconds and the CPU
+Also measured: what finding and hashing the kernel sources costs a process that imports
+numba (the key of the kernel cache, :mod:`dicelab`). Figures are wall-clock seconds and the CPU
 seconds (user + system) of the process, best of ``--repeat`` runs by wall time; the
 machine should be otherwise idle (on a busy one compare CPU seconds, which include the
 process a first run forks to compile beside it: compiling on two cores shortens the wall
@@ -182,7 +182,7 @@ def breakdown(args: list[str]) -> tuple[dict[str, float], dict[str, float]]:
 
 
 def key_cost(repeat: int = 20) -> tuple[float, int, int]:
-    """Seconds per import of finding and hashing the kernel sources (best of ``repeat``),
+    """Seconds per process of finding and hashing the kernel sources (best of ``repeat``),
     and how many of the package's modules they are."""
     import dicelab
 
@@ -256,10 +256,10 @@ def main() -> int:
                     for name, seconds in sorted(spent.items(), key=lambda kv: -kv[1])[:10]:
                         say(f"      {seconds:6.2f} s  {name}")
     seconds, kernel_modules, modules = key_cost()
-    say(f"kernel cache key     {seconds * 1000:.1f} ms per import "
+    say(f"kernel cache key     {seconds * 1000:.1f} ms per process "
         f"({kernel_modules} of {modules} modules)")
-    rows.append({"what": "Kernel cache key: finding and hashing the kernel sources, per "
-                         "`import dicelab`",
+    rows.append({"what": "Kernel cache key: finding and hashing the kernel sources, once "
+                         "per process, when numba is first imported",
                  "figure": f"{seconds * 1000:.1f} ms ({kernel_modules} of {modules} modules)",
                  "command": "python benchmarks/bench_first_run.py"})
     if args.json:

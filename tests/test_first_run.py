@@ -125,3 +125,42 @@ def test_two_first_runs_at_once_agree(tmp_path):
     assert len(scores) == 1  # bit for bit
     assert scores.pop() == pytest.approx(254.48484588168247, rel=1e-12)
     assert _compiled(tmp_path, "solve", "penta") == {}  # a new table cache: loads the kernels
+
+
+def test_kernel_arguments_made_fresh_or_shared_are_one_type(tmp_path):
+    """numba compiles a kernel again for a read-only array where it had a writable one: the
+    arrays the engine, the simulation kernels and the Penta seats take are of one type
+    whether made fresh, shared read-only or memory-mapped from the cache."""
+    import numpy as np
+    from numba import typeof
+
+    from dicelab import cache
+    from dicelab.farkle.engine.model import model
+    from dicelab.farkle.policies import seat_arrays
+    from dicelab.farkle.policy_table import PolicyTable
+    from dicelab.farkle.rules import PRESETS
+    from dicelab.farkle.solve import last_round, optimal_seat
+    from dicelab.penta.objective_play import SEAT_ROWS, frozen_seat
+    from dicelab.penta.widget import RowTable
+
+    rules = PRESETS["default"]
+    last = last_round(rules, 4, 1e-10)
+    # one total (a broadcast of one lead's row is contiguous: it was passed read-only)
+    seats = [optimal_seat(model(rules), u, last) for u in (1, 4)]
+    assert len({typeof(s) for s in seats}) == 1
+
+    def table(bank: np.ndarray) -> PolicyTable:
+        return PolicyTable("t", np.zeros(bank.shape, np.float32), bank)
+
+    bank = np.zeros((1, 1, 1, 1, 8, 7), np.uint8)
+    bank[..., -1, 1:] = 1
+    shared = bank.copy()
+    shared.setflags(write=False)
+    made = [seat_arrays([table(b)], rules, 1000) for b in (bank, shared)]
+    assert len({typeof(s) for s in made}) == 1
+
+    cache.store("first-run-rows", "1", {"F": np.linspace(0.0, 1.0, 10)})
+    mapped = cache.load_mapped("first-run-rows", "1", {"F"})["F"]
+    z = np.zeros(3, np.int64)
+    rows = [frozen_seat(SEAT_ROWS, R=RowTable(F, z, z, z)) for F in (mapped, np.zeros(10))]
+    assert len({typeof(s) for s in rows}) == 1

@@ -116,6 +116,24 @@ def test_what_runs_before_the_console_scripts_ctrl_c_guard_stays_light():
     assert out[1] == __import__("importlib.metadata").metadata.version("dicelab")
 
 
+def test_the_kernel_cache_is_chosen_when_numba_is_first_imported(tmp_path):
+    """``import dicelab`` neither hashes the kernel sources nor imports platformdirs (so the
+    console script's guard starts at once); the first ``import numba`` after it finds the
+    cache directory chosen, as when numba came first."""
+    probe = ("import os, sys, dicelab; print(int('platformdirs' in sys.modules), "
+             "int('NUMBA_CACHE_DIR' in os.environ), dicelab._JIT_CACHE_DIR); import numba; "
+             "print(numba.config.CACHE_DIR == os.environ['NUMBA_CACHE_DIR'] "
+             "== dicelab._JIT_CACHE_DIR, dicelab._JIT_CACHE_DIR)")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CACHE_DIR", "DICELAB_CHOSEN_NUMBA_CACHE_DIR")}
+    env["DICELAB_JIT_CACHE_DIR"] = str(tmp_path)
+    lines = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           check=True, env=env).stdout.splitlines()
+    assert lines[0] == "0 0 None"
+    same, chosen = lines[1].split()
+    assert same == "True" and Path(chosen).parent == tmp_path
+
+
 def _interrupt_and_check(proc: subprocess.Popen, out: Path) -> None:
     # Python's own start-up (before any dicelab code runs) cannot turn an interrupt into
     # exit 130: wait until the command line is importing its libraries (then inside the

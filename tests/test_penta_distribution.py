@@ -326,6 +326,10 @@ def test_cli_distribution_json_plot_and_out(dist, capsys, tmp_path):
     assert d["policy"] == "greedy" and d["rules"] == "seed"
     assert d["expected_final_score"] == pytest.approx(ref.mean, abs=1e-9)
     assert sum(d["probability"]) == pytest.approx(1.0, abs=1e-12)
+    lo = d["support"][0]  # P(final >= T), summed here from the exact probabilities
+    assert d["p_at_least"] == pytest.approx(
+        {str(t): sum(d["probability"][max(t - lo, 0):]) for t in (200, 250, 300, 350, 400)},
+        abs=1e-12)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     frame = pd.read_parquet(out / "distribution.parquet")
     assert list(frame.columns) == ["final_score", "probability"]
@@ -335,6 +339,7 @@ def test_cli_distribution_json_plot_and_out(dist, capsys, tmp_path):
     code, stdout, err = run_cli(capsys, ["solve", "penta", "--distribution", "-p", "greedy"])
     assert code == 0, err
     assert "final score SD" in stdout and "final score p90" in stdout
+    assert f"{ref.p_at_least(300):.6f}" in stdout.split("P(final score >= 300)")[1].split("\n")[0]
 
 
 def test_a_figure_marks_an_at_least_target_with_its_probability():

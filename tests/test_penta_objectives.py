@@ -22,8 +22,8 @@ from dicelab.errors import UserError
 from dicelab.penta.distribution import score_distribution
 from dicelab.penta.objective_play import (
     SEAT_ROWS,
-    OnlineSeat,
     forward,
+    frozen_seat,
     new_win_scratch,
     objective_distribution,
     online_seat,
@@ -192,8 +192,7 @@ def test_forward_pass_of_an_at_least_policy(every_target):
         card = _card(filled)
         x = card.total
         target = x + need
-        seat = OnlineSeat(SEAT_ROWS, np.zeros(0), np.zeros(0), every_target, target,
-                          every_target, np.zeros(0, dtype=np.int64))
+        seat = frozen_seat(SEAT_ROWS, R=every_target, start=target, H=every_target)
         calls = []
         out = forward(seat, get_rules("seed"), card,
                       progress=lambda d, t, c=calls: c.append((d, t)))
@@ -222,8 +221,7 @@ def test_forward_pass_of_a_utility_policy():
 
 
 def test_forward_refuses_a_card_no_game_reaches(every_target):
-    seat = OnlineSeat(SEAT_ROWS, np.zeros(0), np.zeros(0), every_target, 200, every_target,
-                      np.zeros(0, dtype=np.int64))
+    seat = frozen_seat(SEAT_ROWS, R=every_target, start=200, H=every_target)
     with pytest.raises(ValueError, match="no game reaches"):
         forward(seat, get_rules("seed"), _card(_filled(("fours", "chance")), bonuses=5))
 
@@ -413,8 +411,7 @@ def test_penta_win_reads_optimal_keep_values_only_for_tied_keeps(every_target, l
     )
 
     rs = get_rules("seed")
-    none = np.zeros(0)
-    seat = OnlineSeat(SEAT_WIN, none, none, every_target, 0, late_points, np.array([1]))
+    seat = frozen_seat(SEAT_WIN, R=every_target, H=late_points, opponents=np.array([1]))
     me, opp = _card(TWO_OPEN), _card(TWO_OPEN_B)
     X = new_cand_scratch()
     seat_turn(seat, rs.params, TABLES, me.mask, me.up, me.fifty, me.total,
@@ -692,11 +689,10 @@ def test_a_game_of_play_against_penta_win_to_the_end(every_target, late_points, 
     from dicelab.registry import parse_policy
 
     rs = get_rules("seed")
-    none = np.zeros(0)
 
     def late_seat(rules, seat, seats):
         others = np.array([q for q in range(seats) if q != seat])
-        return op.OnlineSeat(op.SEAT_WIN, none, none, every_target, 0, late_points, others)
+        return op.frozen_seat(op.SEAT_WIN, R=every_target, H=late_points, opponents=others)
 
     monkeypatch.setattr(op, "win_seat", late_seat)
     seen, decisions = [], []
@@ -1084,18 +1080,10 @@ def _late_win_seat(every_target, late_points):
     """A stand-in for objective_play.win_seat: penta-win's seat on the late tables, its
     arrays read-only as the simulation kernel takes them."""
     from dicelab.penta import objective_play as op
-    from dicelab.penta.widget import RowTable
 
-    def ro(a):
-        v = np.asarray(a).view()
-        v.flags.writeable = False
-        return v
-
-    none = ro(np.zeros(0))
-    return lambda rules, seat, seats: op.OnlineSeat(
-        op.SEAT_WIN, none, none, RowTable(*map(ro, every_target)), 0,
-        RowTable(*map(ro, late_points)),
-        ro(np.array([q for q in range(seats) if q != seat], dtype=np.int64)))
+    return lambda rules, seat, seats: op.frozen_seat(
+        op.SEAT_WIN, R=every_target, H=late_points,
+        opponents=np.array([q for q in range(seats) if q != seat], dtype=np.int64))
 
 
 def _hand_win_turn(card: Scorecard, opponents: list[Scorecard]):

@@ -3,8 +3,9 @@
 Compiled kernels. numba's on-disk cache (``cache=True``) checks only the source file of
 the function it compiled, so a kernel that inlined a function (or froze a constant) from
 another module would be loaded stale after that module changed. Importing dicelab, before
-any kernel module, therefore points numba's cache (``NUMBA_CACHE_DIR``) at a directory
-named by a hash of the *kernel sources* (:func:`kernel_sources`): every module that
+any kernel module, therefore arranges that numba's cache (``NUMBA_CACHE_DIR``) points,
+from the moment numba is first imported (or at once, if it was imported before), at a
+directory named by a hash of the *kernel sources* (:func:`kernel_sources`): every module that
 imports numba at its top level (the modules that define kernels), and every dicelab
 module those import, directly or through others (where the helpers and constants a
 kernel compiles in come from). A changed kernel source compiles afresh and an earlier
@@ -203,6 +204,28 @@ def _use_source_keyed_jit_cache() -> str | None:
     return directory
 
 
+class _BeforeNumba:
+    """A finder on ``sys.meta_path`` that finds nothing: asked for numba the first time,
+    it points numba's cache at these kernel sources (:func:`_use_source_keyed_jit_cache`)
+    before numba loads and reads its configuration. The hashing waits until a kernel is
+    needed, so ``import dicelab`` stays light (the console script's Ctrl-C guard starts
+    after it) and a command that compiles nothing never hashes."""
+
+    done = False
+
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name == "numba" and not cls.done:
+            cls.done = True  # (left on sys.meta_path: removing it mid-search skips a finder)
+            global _JIT_CACHE_DIR
+            _JIT_CACHE_DIR = _use_source_keyed_jit_cache()
+        return None
+
+
 #: The directory numba caches dicelab's compiled kernels in (``None``: numba's default,
-#: or the user's ``NUMBA_CACHE_DIR``).
-_JIT_CACHE_DIR = _use_source_keyed_jit_cache()
+#: or the user's ``NUMBA_CACHE_DIR``; until numba is imported, ``None`` too).
+_JIT_CACHE_DIR: str | None = None
+if "numba" in sys.modules:  # imported before dicelab
+    _JIT_CACHE_DIR = _use_source_keyed_jit_cache()
+else:
+    sys.meta_path.insert(0, _BeforeNumba)

@@ -40,6 +40,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from numba import njit, typeof
 from numba.core import event
 from numba.core.registry import CPUDispatcher
@@ -219,3 +220,17 @@ def types_of(*values: Any) -> tuple:
     from numba.core import types as nbtypes
 
     return tuple(v if isinstance(v, nbtypes.Type) else typeof(v) for v in values)
+
+
+def read_only(a: Any, dtype: Any = None) -> np.ndarray:
+    """A read-only plain-array view of ``a`` (as ``dtype``): how a shared table reaches the
+    kernels. numba types a read-only array apart from a writable one, so a table made
+    fresh and the same table memory-mapped from the cache would compile each kernel that
+    reads it twice; passing both read-only makes them one type.
+
+    >>> read_only([1, 2]).flags.writeable
+    False
+    """
+    v = np.asarray(a, dtype=dtype).view(np.ndarray)
+    v.flags.writeable = False
+    return v

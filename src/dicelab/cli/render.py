@@ -599,6 +599,8 @@ def penta_simulation(result) -> None:
 
 def penta_distribution(dist) -> None:
     """A rich table of a :class:`~dicelab.penta.distribution.ScoreDistribution`."""
+    from dicelab.penta.distribution import AT_LEAST
+
     t = Table(title=f"Penta, rules '{dist.rules.name}', policy {dist.policy}: exact "
                     "distribution of the final score",
               caption=("loaded from the disk cache; the pass took " if dist.from_cache
@@ -611,6 +613,8 @@ def penta_distribution(dist) -> None:
     for q, v in dist.percentiles.items():
         t.add_row(f"final score p{q}", F.count(v))
     t.add_row("final score range", F.interval(dist.support, F.count))
+    for target in AT_LEAST:
+        t.add_row(f"P(final score >= {target})", F.number(dist.p_at_least(target), 6))
     t.add_row("P(upper bonus)", F.percent(dist.p_upper_bonus, 4))
     t.add_row("P(Penta box = 50)", F.percent(dist.p_penta_fifty, 4))
     t.add_row("expected Penta bonuses", F.number(dist.mean_penta_bonuses, 6))
@@ -622,6 +626,8 @@ def penta_distribution(dist) -> None:
 def penta_objective(report) -> None:
     """A :class:`dicelab.penta.objective_play.ObjectiveReport`: the objective's policy
     beside ``optimal`` (``mean``'s policy is ``optimal``: one column)."""
+    from dicelab.penta.distribution import AT_LEAST
+
     sol, dist, base = report.solution, report.policy, report.optimal
     obj = report.objective
     t = Table(title=f"Penta, rules '{sol.rules.name}': objective {obj.name} ({obj.unit})",
@@ -649,7 +655,7 @@ def penta_objective(report) -> None:
     row("final score SD", lambda d: F.number(d.sd, 4))
     for q in dist.percentiles:
         row(f"final score p{q}", lambda d, q=q: F.count(d.percentiles[q]))
-    for target in (200, 250, 300, 350, 400):
+    for target in AT_LEAST:
         if obj.kind != "at-least" or target != obj.target:  # that one is the first row
             row(f"P(final score >= {target})", lambda d, x=target: F.number(d.p_at_least(x), 6))
     row("P(upper bonus)", lambda d: F.percent(d.p_upper_bonus, 4))

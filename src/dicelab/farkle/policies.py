@@ -37,6 +37,7 @@ from dicelab.farkle.rules import (
     check_target,
     lost_turn_runs,
 )
+from dicelab.jit import read_only
 from dicelab.registry import PolicySpec
 from dicelab.resources import check_memory
 
@@ -115,7 +116,8 @@ def seat_arrays(seats: list[PolicySpec | PolicyTable], rules: FarkleRules, targe
                      2 * sum(v.nbytes + b.nbytes for v, b in zip(values, banks, strict=True)))
     if not values:  # never empty: the kernel's argument types are the same without tables
         place(np.zeros(1), np.zeros(1))
-    return K.Seats(kinds, params, meta, joined(values, np.float32), joined(banks, np.uint8))
+    return K.Seats(kinds, params, meta, read_only(joined(values, np.float32)),
+                   read_only(joined(banks, np.uint8)))  # shared or made here: one type
 
 
 def bank_table(spec: PolicySpec, rules: FarkleRules, target: int | None = None,

@@ -187,23 +187,26 @@ def _values(m: Model, u: int, start: float | np.ndarray = 0.0) -> tuple[np.ndarr
     return np.full(shape, start, dtype=np.float64), np.zeros(shape), np.zeros(shape)
 
 
+def _own(a: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """``a`` as the kernels take a seat's arrays: C-ordered and writable (a read-only
+    array, such as a broadcast of one lead's row, is another type: a compile of its own)."""
+    return np.require(a, dtype=dtype, requirements=["C", "W"])
+
+
 def optimal_seat(m: Model, u: int, last: LastRound, start=0.5) -> game.Seat:
     """Seat A optimal: its values, and its optimal last turn at every count and total."""
     shape = (m.streak, u, last.catch.size)
-    catch = [np.ascontiguousarray(np.broadcast_to(a, shape))
-             for a in (last.catch, last.catch_win, last.catch_tie)]
+    catch = [_own(np.broadcast_to(a, shape)) for a in (last.catch, last.catch_win,
+                                                         last.catch_tie)]
     none = np.zeros(1), np.zeros((1, 1)), np.zeros((1, 1, 1, 1), dtype=np.int64)
     return game.Seat(*_values(m, u, start), *catch, _cap(catch[0]), *none)
 
 
 def fixed_seat(m: Model, u: int, side: fixed.Side, start=0.0) -> game.Seat:
     """A fixed seat: its values, its last turns and its turns' endings."""
-    def own(a: np.ndarray, dtype=np.float64) -> np.ndarray:  # one array type for the kernels
-        return np.require(a, dtype=dtype, requirements=["C", "W"])
-
-    c_val = own(side.catch_win + 0.5 * side.catch_tie)
-    return game.Seat(*_values(m, u, start), c_val, own(side.catch_win), own(side.catch_tie),
-                     _cap(c_val), own(side.bust), own(side.dist), own(side.normal, np.int64))
+    c_val = _own(side.catch_win + 0.5 * side.catch_tie)
+    return game.Seat(*_values(m, u, start), c_val, _own(side.catch_win), _own(side.catch_tie),
+                     _cap(c_val), _own(side.bust), _own(side.dist), _own(side.normal, np.int64))
 
 
 # ---------------------------------------------------------------------------------

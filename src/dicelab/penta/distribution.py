@@ -83,6 +83,8 @@ from dicelab.stats import percentiles_from_histogram
 FORMAT_VERSION = 1
 #: The percentiles reported.
 PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
+#: The final scores T whose P(final score >= T) is reported.
+AT_LEAST = (200, 250, 300, 350, 400)
 #: Outcome codes: ``box << 7 | score << 1 | bonus`` (a box score is at most 50).
 _SCORE_SHIFT = 1
 _BOX_SHIFT = 7
@@ -418,6 +420,7 @@ class ScoreDistribution:
                 "rules": self.rules.name, "card": _card_text(self.card),
                 "expected_final_score": self.mean, "final_score_sd": self.sd,
                 "final_score_percentiles": {str(q): v for q, v in self.percentiles.items()},
+                "p_at_least": {str(t): self.p_at_least(t) for t in AT_LEAST},
                 "p_upper_bonus": self.p_upper_bonus, "p_penta_fifty": self.p_penta_fifty,
                 "expected_penta_bonuses": self.mean_penta_bonuses,
                 "expected_box_scores": {n: float(m) for n, m in zip(BOX_NAMES, self.box_means,

@@ -31,6 +31,7 @@ from numba import njit
 from dicelab import cache as disk_cache
 from dicelab import config, dice
 from dicelab.errors import UserError
+from dicelab.jit import read_only
 from dicelab.parallel import run_blocks, threads
 from dicelab.penta.distribution import (
     MAX_OUTCOMES,
@@ -107,17 +108,9 @@ _SETTLED = -(1 << 40)
 FORMAT_VERSION = 1
 
 
-def _frozen(a: np.ndarray, dtype) -> np.ndarray:
-    """A read-only plain-array view of ``a`` (every seat's arrays of one numba type, a
-    memory-mapped table's included)."""
-    v = np.asarray(a, dtype=dtype).view()
-    v.flags.writeable = False
-    return v
-
-
 def _frozen_rows(R: RowTable) -> RowTable:
-    return RowTable(_frozen(R.F, np.float64), _frozen(R.off, np.int64),
-                    _frozen(R.lo, np.int64), _frozen(R.width, np.int64))
+    return RowTable(read_only(R.F, np.float64), read_only(R.off, np.int64),
+                    read_only(R.lo, np.int64), read_only(R.width, np.int64))
 
 
 def _empty_rows() -> RowTable:
@@ -125,14 +118,17 @@ def _empty_rows() -> RowTable:
     return _frozen_rows(RowTable(np.zeros(2), z, z, z))
 
 
-def _seat(kind: int, V=None, mult=None, R=None, start: int = 0, H=None,
-          opponents=None) -> OnlineSeat:
+def frozen_seat(kind: int, V=None, mult=None, R=None, start: int = 0, H=None,
+                opponents=None) -> OnlineSeat:
+    """An :class:`OnlineSeat` (fields left out: empty), every array a read-only view: the
+    one way to build one, so that every seat, a memory-mapped table's included, is one
+    numba type (a writable one would compile each kernel it reaches once more)."""
     none = np.zeros(0)
-    return OnlineSeat(kind, _frozen(none if V is None else V, np.float64),
-                      _frozen(none if mult is None else mult, np.float64),
+    return OnlineSeat(kind, read_only(none if V is None else V, np.float64),
+                      read_only(none if mult is None else mult, np.float64),
                       _empty_rows() if R is None else _frozen_rows(R), int(start),
                       _empty_rows() if H is None else _frozen_rows(H),
-                      _frozen(np.zeros(0) if opponents is None else opponents, np.int64))
+                      read_only(np.zeros(0) if opponents is None else opponents, np.int64))
 
 
 class OnlineSeat(NamedTuple):
@@ -155,15 +151,15 @@ class OnlineSeat(NamedTuple):
 def online_seat(solution: ObjectiveSolution) -> OnlineSeat:
     """The :class:`OnlineSeat` of a solved objective (not ``mean``: ``optimal`` is a table)."""
     if solution.rows is not None:
-        return _seat(SEAT_ROWS, R=solution.rows, start=solution.start)
+        return frozen_seat(SEAT_ROWS, R=solution.rows, start=solution.start)
     if solution.objective.kind == "mean":
         raise ValueError("optimal plays from its decision table")
-    return _seat(SEAT_STATE, V=solution.values, mult=solution.mult)
+    return frozen_seat(SEAT_STATE, V=solution.values, mult=solution.mult)
 
 
 def table_seat() -> OnlineSeat:
     """The :class:`OnlineSeat` of a seat that plays from decision tables."""
-    return _seat(SEAT_TABLE)
+    return frozen_seat(SEAT_TABLE)
 
 
 def win_seat(rules: RuleSet, seat: int, seats: int,
@@ -175,7 +171,7 @@ def win_seat(rules: RuleSet, seat: int, seats: int,
         raise UserError(f"penta-win plays at tables of 2 to {WIN_MAX_SEATS} seats, not "
                         f"{seats}")
     table = at_least_table(rules, progress=progress)
-    return _seat(SEAT_WIN, R=table.rows, H=points_to_come(rules),
+    return frozen_seat(SEAT_WIN, R=table.rows, H=points_to_come(rules),
                  opponents=np.array([q for q in range(seats) if q != seat]))
 
 
