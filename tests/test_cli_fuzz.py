@@ -448,7 +448,11 @@ PROCESS_SAMPLE = [
 ]
 
 
-def test_a_sample_as_processes_of_the_console_script(sandbox, tmp_path):
+@pytest.mark.parametrize("sample", [
+    pytest.param(PROCESS_SAMPLE[:2], id="two"),
+    pytest.param(PROCESS_SAMPLE[2:], marks=pytest.mark.slow, id="the-rest"),  # fast twin: two
+])
+def test_a_sample_as_processes_of_the_console_script(sandbox, tmp_path, sample):
     exe = str(Path(sys.executable).with_name("dicelab"))
     cwd = tmp_path / "cwd"
     cwd.mkdir()
@@ -458,12 +462,12 @@ def test_a_sample_as_processes_of_the_console_script(sandbox, tmp_path):
     procs = [subprocess.Popen([exe, *(a.format(sb=sandbox) for a in argv)], cwd=cwd, env=env,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
-             for argv in [*PROCESS_SAMPLE, ["experiment", "run"]]]
+             for argv in [*sample, ["experiment", "run"]]]
     results = [(p.args[1:], *p.communicate(timeout=300), p.returncode) for p in procs]
-    for argv, out, err, code in results[:len(PROCESS_SAMPLE)]:
+    for argv, out, err, code in results[:len(sample)]:
         assert code == 2 and out == "" and err.count("\n") == 1, (argv, err)
         assert err.startswith("error: "), (argv, err)
-    for argv, out, err, code in results[len(PROCESS_SAMPLE):]:
+    for argv, out, err, code in results[len(sample):]:
         assert code == 2 and out == "" and err.startswith("Usage: dicelab"), (argv, err)
     assert _snapshot(sandbox) == before
     assert os.listdir(cwd) == [] and not (tmp_path / "cache").exists()
