@@ -172,7 +172,7 @@ def win_seat(rules: RuleSet, seat: int, seats: int,
                         f"{seats}")
     table = at_least_table(rules, progress=progress)
     return frozen_seat(SEAT_WIN, R=table.rows, H=points_to_come(rules),
-                 opponents=np.array([q for q in range(seats) if q != seat]))
+                       opponents=np.array([q for q in range(seats) if q != seat]))
 
 
 class WinScratch(NamedTuple):
