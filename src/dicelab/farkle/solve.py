@@ -245,7 +245,9 @@ def _kept(m: Model, u: int, optimal: bool) -> game.Kept:
     if not optimal or k == 1:
         return game.Kept(np.zeros(1), offs[:2], np.zeros((1, 1, 1, 1, 4)))
     offs[1:] = np.cumsum(u - 1 - np.arange(u))
-    return game.Kept(np.zeros(k * k * u * int(offs[-1])), offs, np.zeros((k, k, u, u, 4)))
+    ends = np.zeros((k, k, u, u, 4))
+    ends[..., 3] = -1.0  # no turn kept yet
+    return game.Kept(np.zeros(k * k * u * int(offs[-1])), offs, ends)
 
 
 def _sweeps(m: Model, g: game.Game, a: game.Seat, b: game.Seat, what: str,

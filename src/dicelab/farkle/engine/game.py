@@ -50,6 +50,10 @@ from dicelab.farkle.rules import HOT_DICE
 
 #: Per sum of the totals: float64 rounding of one unit's solve (added to the bound).
 ROUNDING = 2.0**-50
+#: An improvement sweep keeps a state's turn whose value falls short of the new turn DP's
+#: by at most this (rounding: the largest gap between a DP and the evaluation of its own
+#: ending is about 1e-15); the gap enters the error bound.
+KEEP_GAP = 1e-14
 
 
 class Game(NamedTuple):
@@ -87,7 +91,7 @@ class Kept(NamedTuple):
     """Seat A's optimal turns as they end (the iterated mode): ``dist`` rows of P(bank at
     index m), m = x + 1 .. U - 1, of state (s, r, x, y) at ``((s K + r) U + y) offs[U] +
     offs[x]``; ``ends[s, r, x, y]`` = (value, P(win), P(tie) of banks past the target,
-    P(lost turn))."""
+    P(lost turn); -1 before a turn is kept)."""
 
     dist: np.ndarray
     offs: np.ndarray
@@ -396,11 +400,16 @@ def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split
         e = kept.ends[i, j, mx, my]
         if improve:
             val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False)
-            e[3] = optimal_ends(m, g, sc, rows)
-            for kk in range(u - 1 - mx):
-                row[kk] = sc.ends[kk + 1] if kk + 1 < rows else 0.0
-            e[0], e[1], e[2] = banks(m, g, sc.ends[u - mx:rows], mx, my, j, other, True, u - mx)
             n_states = (top - 1) * 6 + 1
+            # a kept turn as good as the new one stays (a greedy choice all the same), and
+            # the new one is not followed forwards (half a state's work)
+            if e[3] < 0.0 or e[0] + banks(m, g, row, mx, my, j, other, False, 1)[0] \
+                    + e[3] * lv < val - KEEP_GAP:
+                e[3] = optimal_ends(m, g, sc, rows)
+                for kk in range(u - 1 - mx):
+                    row[kk] = sc.ends[kk + 1] if kk + 1 < rows else 0.0
+                e[0], e[1], e[2] = banks(m, g, sc.ends[u - mx:rows], mx, my, j, other, True,
+                                         u - mx)
         past_v, past_w, past_t, q = e[0], e[1], e[2], e[3]
     else:
         sl = me.normal[i, j, mx, my]
