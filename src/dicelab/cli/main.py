@@ -7,6 +7,7 @@ line on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import sys
@@ -491,6 +492,15 @@ def _show_notices() -> None:
 _INTERRUPTED = 130
 
 
+@functools.cache
+def command():
+    """The app as one click command, built once per process: Typer builds it again at
+    every call of the app (about 30 ms: every command's signature read), which a process
+    that runs many commands (a test session) paid each time. The app is complete when
+    this module and the ones it imports are."""
+    return typer.main.get_command(app)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning user errors into one line + exit 2
     (a command group with nothing after it, such as ``dicelab solve``: its help on stderr,
@@ -501,7 +511,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
         with json_stdout("--json" in ARGV):  # its JSON alone on standard output
-            code = app(args=list(ARGV), prog_name="dicelab", standalone_mode=False)
+            code = command()(args=list(ARGV), prog_name="dicelab", standalone_mode=False)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0:
             if code == _INTERRUPTED:
                 typer.echo(interrupted_line(), err=True)
