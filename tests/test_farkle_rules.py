@@ -4,6 +4,7 @@ rules' own checks, and the TOML rules files."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -136,6 +137,18 @@ def test_published_bust_risks():
     assert basic[6] == pytest.approx(5 / 162, abs=1e-15)
     assert [basic[n] for n in range(1, 6)] == [bust_probabilities(PRESETS["default"])[n]
                                                for n in range(1, 6)]
+
+
+def test_rule_sets_that_score_alike_share_their_roll_classes():
+    """The set-asides are compiled once per scoring: a rule set that differs in banking
+    shares the classes and keeps its own bank floor and digest."""
+    base = PRESETS["default"]
+    other = dataclasses.replace(base, name="floor-300", min_bank=300, farkle_penalty=500)
+    a, b = set_asides(base), set_asides(other)
+    assert a.class_prob is b.class_prob and a.roll_class is b.roll_class
+    assert a.bank_floor[1] < b.bank_floor[1] == 300 and a.rules_digest != b.rules_digest
+    zilch = set_asides(PRESETS["zilch"])
+    assert zilch.class_prob is not a.class_prob and zilch.bust[6] == 0.0 < a.bust[6]
 
 
 def test_rule_examples():

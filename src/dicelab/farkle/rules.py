@@ -608,12 +608,22 @@ class SetAsides:
         return [(int(self.points[j]) * POINT_UNIT, int(self.dice[j])) for j in js]
 
 
-def _best_partitions(rules: FarkleRules) -> np.ndarray:
+@functools.lru_cache(maxsize=64)
+def scoring(rules: FarkleRules) -> tuple:
+    """What of ``rules`` decides the set-asides (every combination, and six dice that
+    score nothing): rule sets that differ only in banking or the game share their
+    compiled set-asides."""
+    return tuple(rules.combinations()), rules.six_dice_nothing
+
+
+@functools.lru_cache(maxsize=16)
+def _best_partitions(key: tuple) -> np.ndarray:
     """Best-partition points of every multiset of 0..6 dice as a set-aside, -1 where some
     die belongs to no combination; the empty multiset scores 0 (the recursion's base).
     Under ``six_dice_nothing``, six dice none of which belongs to a combination are that
-    many points as one set-aside (the rule applies to the whole roll of six)."""
-    combos = rules.combinations()
+    many points as one set-aside (the rule applies to the whole roll of six). ``key``:
+    :func:`scoring`."""
+    combos, six_dice_nothing = key
     counts = [tuple(c) for c in dice.COUNTS.tolist()]
     best = [-1] * dice.N_MULTISETS
     best[0] = 0
@@ -627,27 +637,20 @@ def _best_partitions(rules: FarkleRules) -> np.ndarray:
                 if rest >= 0:
                     top = max(top, pts + rest)
         best[r] = top
-    if rules.six_dice_nothing:
+    if six_dice_nothing:
         for r in range(int(dice.SIZE_OFFSET[dice.MAX_DICE]), dice.N_MULTISETS):
             if all(best[s] <= 0 for s in dice.sub_multisets(r)):
-                best[r] = rules.six_dice_nothing
-    return np.array(best, dtype=np.int64)
+                best[r] = six_dice_nothing
+    out = np.array(best, dtype=np.int64)
+    out.setflags(write=False)
+    return out
 
 
-@functools.lru_cache(maxsize=64)
-def set_asides(rules: FarkleRules) -> SetAsides:
-    """Compile ``rules`` into the :class:`SetAsides` encoding (memoised per rule set).
-
-    >>> sa = set_asides(PRESETS["default"])
-    >>> sa.options(dice.rank_of_dice([1, 1, 1, 1, 5, 5]))[:4]
-    [(1500, 6), (1150, 1), (1100, 2), (1100, 1)]
-    >>> round(float(sa.bust[6]), 4)
-    0.0231
-    """
-    best = _best_partitions_cached(rules)
-    if (best[best > 0] % POINT_UNIT).any():
-        raise UserError(f"rules '{rules.name}': every score must be a multiple of "
-                        f"{POINT_UNIT}")
+@functools.lru_cache(maxsize=16)
+def _classes(key: tuple) -> tuple[np.ndarray, ...]:
+    """The roll classes of a scoring (:func:`scoring`): :class:`SetAsides`'s arrays from
+    ``class_start`` to ``bust``, read-only."""
+    best = _best_partitions(key)
     class_start = [0, 0]
     probs: list[float] = []
     keep_all: list[int] = []
@@ -680,13 +683,32 @@ def set_asides(rules: FarkleRules) -> SetAsides:
             roll_class[r] = c
         class_start.append(len(probs))
     i64 = functools.partial(np.array, dtype=np.int64)
-    out = SetAsides(rules.digest(), i64(class_start), np.array(probs), i64(option_start),
-                    i64(points), i64(left), i64(keep_all), roll_class, bust,
-                    i64(rules.bank_floor))
-    for a in (out.class_start, out.class_prob, out.option_start, out.points, out.dice,
-              out.keep_all, out.roll_class, out.bust, out.bank_floor):
+    out = (i64(class_start), np.array(probs), i64(option_start), i64(points), i64(left),
+           i64(keep_all), roll_class, bust)
+    for a in out:
         a.setflags(write=False)
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def set_asides(rules: FarkleRules) -> SetAsides:
+    """Compile ``rules`` into the :class:`SetAsides` encoding (memoised per rule set, and
+    its roll classes per scoring).
+
+    >>> sa = set_asides(PRESETS["default"])
+    >>> sa.options(dice.rank_of_dice([1, 1, 1, 1, 5, 5]))[:4]
+    [(1500, 6), (1150, 1), (1100, 2), (1100, 1)]
+    >>> round(float(sa.bust[6]), 4)
+    0.0231
+    """
+    key = scoring(rules)
+    best = _best_partitions(key)
+    if (best[best > 0] % POINT_UNIT).any():
+        raise UserError(f"rules '{rules.name}': every score must be a multiple of "
+                        f"{POINT_UNIT}")
+    floor = np.array(rules.bank_floor, dtype=np.int64)
+    floor.setflags(write=False)
+    return SetAsides(rules.digest(), *_classes(key), floor)
 
 
 def setaside_points(rules: FarkleRules, faces) -> int | None:
@@ -699,13 +721,8 @@ def setaside_points(rules: FarkleRules, faces) -> int | None:
     faces = list(faces)
     if not 1 <= len(faces) <= dice.MAX_DICE:
         raise UserError(f"a set-aside is 1 to {dice.MAX_DICE} dice, not {len(faces)}")
-    p = int(_best_partitions_cached(rules)[dice.rank_of_dice(faces)])
+    p = int(_best_partitions(scoring(rules))[dice.rank_of_dice(faces)])
     return p if p > 0 else None
-
-
-@functools.lru_cache(maxsize=16)
-def _best_partitions_cached(rules: FarkleRules) -> np.ndarray:
-    return _best_partitions(rules)
 
 
 def bust_probabilities(rules: FarkleRules) -> dict[int, float]:
