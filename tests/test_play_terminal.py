@@ -34,8 +34,12 @@ def spawn(*args, **env):
     more variables). The timeout is generous: after a source change the first run compiles
     its kernels."""
     env = dict(os.environ, TERM="dumb", **env)
-    return pexpect.spawn(DICELAB, list(args), env=env, encoding="utf-8", timeout=300,
-                         dimensions=(40, 200), preexec_fn=as_from_a_shell)
+    child = pexpect.spawn(DICELAB, list(args), env=env, encoding="utf-8", timeout=300,
+                          dimensions=(40, 200), preexec_fn=as_from_a_shell)
+    # every send follows the prompt it answers (pexpect's default 50 ms pause before a
+    # send guards programs that turn echo off after their prompt; dicelab does not)
+    child.delaybeforesend = None
+    return child
 
 
 def play_penta_to_the_end(child) -> None:

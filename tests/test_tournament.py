@@ -4,6 +4,7 @@ head to head, Holm verdicts, ratings, reproducibility, CLI and bad input."""
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 
 import numpy as np
@@ -16,6 +17,7 @@ from dicelab.farkle import kernels as K
 from dicelab.farkle.exact import exact_pair
 from dicelab.farkle.simulate import simulate_farkle
 from dicelab.registry import parse_policy
+from dicelab.stats import holm
 from dicelab.tournament import lineups, tournament
 
 #: Three names for one behaviour: ai without its adjustments is threshold-300.
@@ -505,3 +507,27 @@ def test_one_game_per_table_is_said_in_the_singular(capsys):
         titles = [" ".join(f.axes[0].get_title(loc=w) for w in ("center", "right"))
                   for f in t.figures().values()]
         assert all(f"{words} per table" in " ".join(x.split()) for x in titles), titles
+
+
+def test_holm_is_the_step_down_correction_and_leaves_the_collector_as_it_was():
+    """Holm by hand (sorted p-values times m, m - 1, ..., a running maximum, at most 1);
+    the objects frozen around statsmodels' collection are thawed after it, and a caller's
+    own frozen objects stay frozen."""
+    import gc
+
+    ps = [0.04, 0.01, math.nan, 0.03, 0.5]
+    order = sorted((p, i) for i, p in enumerate(ps) if not math.isnan(p))
+    want, top = {}, 0.0
+    for k, (p, i) in enumerate(order):
+        top = max(top, min(1.0, p * (len(order) - k)))
+        want[i] = top
+    got = holm(ps)
+    assert math.isnan(got[2]) and all(got[i] == pytest.approx(w) for i, w in want.items())
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        holm(ps)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
