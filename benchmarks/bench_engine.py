@@ -61,7 +61,8 @@ sol = solve(args["target"])
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_bytes": peak,
-                  "p_win": sol.first_outcome.win,
+                  "p_win": sol.first_outcome.win if hasattr(sol, "first_outcome")
+                  else sol.p_win,  # a checkout from before the shared Outcome
                   "states": sol.states, "sweeps": getattr(sol, "sweeps", 0),
                   "tolerance": sol.tolerance}))
 """

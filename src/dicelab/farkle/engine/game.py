@@ -29,8 +29,9 @@ unit a lost turn moves to a higher count sum, except the last lost turn of a str
   kept as how it ends (the chance to bank at each total below the target, and the
   value, P(win) and P(tie) of its banks past it, and of losing it), so that with the
   turns fixed a sweep is a dot product per state: *improvement* sweeps solve every
-  optimal turn and keep it; *evaluation* sweeps re-evaluate the kept turns. The caller
-  alternates them (policy iteration).
+  optimal turn and keep it (or the turn kept before, where that is as good);
+  *evaluation* sweeps re-evaluate the kept turns. The caller alternates them (policy
+  iteration).
 
 The outcome split (P(win), P(tie)) is carried by the same formulas from every state's
 turn ending; an optimal turn's ending is its final table followed forwards
@@ -402,7 +403,7 @@ def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split
             val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False)
             n_states = (top - 1) * 6 + 1
             # a kept turn as good as the new one stays (a greedy choice all the same), and
-            # the new one is not followed forwards (half a state's work)
+            # the new one is not followed forwards (a quarter of a state's work)
             if e[3] < 0.0 or e[0] + banks(m, g, row, mx, my, j, other, False, 1)[0] \
                     + e[3] * lv < val - KEEP_GAP:
                 e[3] = optimal_ends(m, g, sc, rows)
