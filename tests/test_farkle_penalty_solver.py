@@ -21,7 +21,7 @@ from cli_helpers import run_cli
 
 from dicelab import config
 from dicelab.errors import UserError
-from dicelab.farkle import solitaire
+from dicelab.farkle import solitaire, solve
 from dicelab.farkle.engine import game
 from dicelab.farkle.rules import PRESETS, load_rules
 from dicelab.farkle.solve import solve_optimal_win
@@ -100,6 +100,29 @@ def test_each_turn_ends_once_and_its_ending_gives_its_value(request, solved):
         evaluated = past + lost * beta + row @ (1.0 - vv[r, 0, y, x + 1:])
         worst = max(worst, abs(evaluated - value), abs(value - vv[s, r, x, y]))
     assert worst < 1e-10
+
+
+@pytest.mark.parametrize(("start_steps", "values_first"), [(1, 1.1), (8, 0.0)],
+                         ids=["rough-start-values-first", "close-start-choices-always"])
+def test_the_solve_ends_alike_however_it_starts_and_solves_kept_turns(
+        monkeypatch, facebook_600, start_steps, values_first):
+    """Policy iteration ends at the same values from a rougher or a closer start (the game
+    without the penalty by 1 or 8 fixed-point steps), and whether an improvement sweep
+    solves a kept turn's values first (from the second sweep on: every better turn is
+    then solved again with its choices and followed) or always with its choices; the
+    start itself lies close to the exact game without the penalty."""
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 1000)
+    monkeypatch.setattr(solve, "START_STEPS", start_steps)
+    monkeypatch.setattr(solve, "VALUES_FIRST", values_first)
+    sol = solve_optimal_win(PRESETS["facebook"], 600, use_cache=False)
+    np.testing.assert_allclose(sol.streak_values, facebook_600.streak_values, rtol=0,
+                               atol=sol.tolerance + facebook_600.tolerance + 1e-12)
+    assert sol.first_outcome.win == pytest.approx(facebook_600.first_outcome.win, abs=1e-10)
+    u = facebook_600.streak_values.shape[2]
+    free = dataclasses.replace(PRESETS["facebook"], farkle_penalty=0)
+    exact = solve_optimal_win(free, u * 50, use_cache=False).streak_values[0, 0]
+    start, _ = solve._start_values(PRESETS["facebook"], u, sol.cap_tolerance)
+    assert np.abs(start - exact).max() < (0.2 if start_steps == 1 else 1e-4)
 
 
 def _table_plays(sol, s, r, a, b):

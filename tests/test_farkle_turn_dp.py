@@ -367,7 +367,8 @@ def test_the_dominant_options_give_the_choices_of_every_option(rules, shape):
     as many points and dice left) where the rows a roll reaches grow with the points and
     the dice, else every option; the DP with tracking reads every option. Both give the
     same values (to rounding), banks and set-asides on rising bank values (the dominant
-    options read) and on ones that fall (every option read there)."""
+    options read) and on ones that fall (every option read there); the DP without its
+    choices gives the same values and banks."""
     from dicelab.farkle.engine import turn
     from dicelab.farkle.engine.model import model
 
@@ -385,22 +386,27 @@ def test_the_dominant_options_give_the_choices_of_every_option(rules, shape):
     bankv = {"rising": np.sort(rng.random(rows)), "random": rng.random(rows),
              "falls": np.sort(rng.random(rows))[::-1].copy()}[shape]
     out = []
-    for track in (False, True):
+    for kernel in (turn.turn_back, turn.turn_back_tracked, turn.turn_value):
         v, bp = np.zeros(rows * 7), np.zeros(rows * 7)
         bk = np.zeros(rows * 7, dtype=np.uint8)
         choice = np.zeros(rows * m.class_prob.size, dtype=np.int32)
         edge = bankv * m.six_bank
-        args = (m, m.bank_floor, bankv, edge, m.bust[6], 0.3, top, rows, v, bp, bk, choice)
-        if track:
-            turn.turn_back_tracked(*args, np.array([0.0, 1.0]))
+        args = (m, m.bank_floor, bankv, edge, m.bust[6], 0.3, top, rows, v)
+        if kernel is turn.turn_value:  # the values and banks alone
+            value, _ = kernel(*args, bk)
         else:
-            turn.turn_back(*args)
+            value, _ = kernel(*args, bp, bk, choice,
+                              *([np.array([0.0, 1.0])] if kernel is turn.turn_back_tracked
+                                else []))
+        assert value == v[6]
         out.append((v, bk, choice))
     # the same sums over the same options; two compiled functions may round them apart
     # by an ulp (the host CPU's fused multiply-adds), so values agree to 1e-13
-    (v0, bk0, c0), (v1, bk1, c1) = out
-    np.testing.assert_allclose(v0, v1, rtol=1e-13, atol=0)
-    assert np.array_equal(bk0, bk1) and np.array_equal(c0, c1)
+    (v0, bk0, c0), (v1, bk1, c1), (v2, bk2, c2) = out
+    for v, bk in ((v1, bk1), (v2, bk2)):
+        np.testing.assert_allclose(v0, v, rtol=1e-13, atol=0)
+        assert np.array_equal(bk0, bk)
+    assert np.array_equal(c0, c1) and not c2.any()  # turn_value writes no choice
 
 
 def test_a_table_shorter_than_one_roll_starts_at_its_edge():

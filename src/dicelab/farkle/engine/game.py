@@ -55,6 +55,9 @@ ROUNDING = 2.0**-50
 #: by at most this (rounding: the largest gap between a DP and the evaluation of its own
 #: ending is about 1e-15); the gap enters the error bound.
 KEEP_GAP = 1e-14
+#: ``improve`` of :func:`unit_chain`: solve every optimal turn with its choices, or (where
+#: a turn is kept) its values first, and its choices only where the new turn is better.
+IMPROVE, IMPROVE_VALUES_FIRST = 1, 2
 
 
 class Game(NamedTuple):
@@ -67,7 +70,8 @@ class Game(NamedTuple):
     a_optimal: bool  # seat A plays its best turn (else its fixed turns)
     rows: int  # rows of a turn DP's scratch
     newton: int  # Newton steps of an exact unit before plain fixed-point steps
-    fixed_point: int  # the most fixed-point steps
+    fixed_point: int  # the most fixed-point steps (with ``start``: the steps)
+    start: bool  # a start for iterated sweeps: values alone (see :func:`unit_start`)
 
 
 class Seat(NamedTuple):
@@ -102,7 +106,7 @@ class Kept(NamedTuple):
 class Info(NamedTuple):
     """Per unit ``[x, y]``: the cap's error, the fixed point's error, turn DPs (exact
     mode); the largest change, turn-DP states, the gap between a turn DP and its ending's
-    evaluation (iterated mode)."""
+    evaluation, the turns followed forwards (iterated mode)."""
 
     cap_err: np.ndarray
     fp_err: np.ndarray
@@ -110,6 +114,7 @@ class Info(NamedTuple):
     change: np.ndarray
     states: np.ndarray
     gap: np.ndarray
+    followed: np.ndarray
 
 
 class Scratch(NamedTuple):
@@ -216,12 +221,12 @@ def cap_row(m, g, other, r, x, y, beta):
 
 
 @njit(cache=True)
-def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track):
+def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track, decide=True):
     """The optimal turn of the mover at state (s, r, x, y) with a lost turn worth ``beta``:
-    its table in ``sc`` over at least ``fill_to`` rows. Returns (value, slope, top, cap
-    error, rows); with ``track`` ``sc.bounds`` is the interval of ``beta`` over which the
-    policy stays optimal (its value then a line of the slope), the cap's validity
-    included."""
+    its table in ``sc`` over at least ``fill_to`` rows (without ``decide``, its values and
+    bank decisions alone). Returns (value, slope, top, cap error, rows); with ``track``
+    ``sc.bounds`` is the interval of ``beta`` over which the policy stays optimal (its
+    value then a line of the slope), the cap's validity included."""
     top, c, cap_err = cap_row(m, g, other, r, x, y, beta)
     if m.six_rows > 0:
         # six dice climb past the rows held with a chance of at most CLIMB_ERR (their value
@@ -251,9 +256,12 @@ def optimal_turn(m, g, other, s, r, x, y, beta, sc, fill_to, track):
         value, slope = turn.turn_back_tracked(m, m.bank_floor, sc.bankv, sc.edge, bust6, beta,
                                               top, rows, sc.v, sc.bp, sc.bk, sc.choice,
                                               sc.bounds)
-    else:
+    elif decide:
         value, slope = turn.turn_back(m, m.bank_floor, sc.bankv, sc.edge, bust6, beta, top,
                                       rows, sc.v, sc.bp, sc.bk, sc.choice)
+    else:
+        value, slope = turn.turn_value(m, m.bank_floor, sc.bankv, sc.edge, bust6, beta, top,
+                                       rows, sc.v, sc.bk)
     return value, slope, top, cap_err, rows
 
 
@@ -387,25 +395,58 @@ def unit_exact(m, g, A, B, x, y, sa, sb, info):
 
 
 @njit(cache=True)
+def unit_start(m, g, A, B, x, y, sa, sb):
+    """A start for the iterated sweeps from the game without the penalty (one count, seat
+    A optimal): the unit's values alone, by ``g.fixed_point`` plain fixed-point steps of
+    the turns' values from :func:`_guess`. A step shrinks the error by the turns' chance
+    to lose, so a few make a start as good as the exact unit's for a third of the DPs."""
+    u = g.u
+    one = g.self_play and x == y
+    c2 = q2 = 0.0
+    if not g.self_play:
+        c2, _, _, q2 = fixed_turn(m, g, B, A, y, x, False)
+    xv = _guess(A.v, x, y, u)
+    yv = xv if one else _guess(A.v, y, x, u) if g.self_play else c2 + q2 * (1.0 - xv)
+    for _ in range(g.fixed_point):
+        xv = optimal_turn(m, g, B, 0, 0, x, y, 1.0 - yv, sa, 0, False, False)[0]
+        if one:
+            yv = xv
+        elif g.self_play:
+            yv = optimal_turn(m, g, A, 0, 0, y, x, 1.0 - xv, sb, 0, False, False)[0]
+        else:
+            yv = c2 + q2 * (1.0 - xv)
+    A.v[0, 0, x, y] = xv
+    B.v[0, 0, y, x] = yv
+
+
+@njit(cache=True)
 def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split):
     """One state of :func:`unit_chain`: the mover ``me`` at ``(i, j, mx, my)``. Writes its
     value (and with ``split`` P(win), P(tie)); returns (its change, its turn-DP states,
-    the gap between its turn DP and its ending's evaluation)."""
+    the gap between its turn DP and its ending's evaluation, 1 if its new turn was
+    followed forwards)."""
     u = g.u
     lv, lw, lt = lost_value(m, g, other, i, j, mx, my)
-    n_states = 0
+    n_states = followed = 0
     worst = val = 0.0
     if optimal:  # its kept turn: banks below the target, past it, and the chance to lose
         at = ((i * m.streak + j) * u + my) * kept.offs[u] + kept.offs[mx]
         row = kept.dist[at:at + u - 1 - mx]
         e = kept.ends[i, j, mx, my]
         if improve:
-            val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False)
+            # values first: the DP without its choices (a quarter faster), where the kept
+            # turn will likely stay
+            first = improve == IMPROVE_VALUES_FIRST and e[3] >= 0.0
+            val, _, top, _, rows = optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False,
+                                                not first)
             n_states = (top - 1) * 6 + 1
             # a kept turn as good as the new one stays (a greedy choice all the same), and
             # the new one is not followed forwards (a quarter of a state's work)
             if e[3] < 0.0 or e[0] + banks(m, g, row, mx, my, j, other, False, 1)[0] \
                     + e[3] * lv < val - KEEP_GAP:
+                if first:  # its choices, to follow it
+                    optimal_turn(m, g, other, i, j, mx, my, lv, sc, 0, False)
+                followed = 1
                 e[3] = optimal_ends(m, g, sc, rows)
                 for kk in range(u - 1 - mx):
                     row[kk] = sc.ends[kk + 1] if kk + 1 < rows else 0.0
@@ -429,35 +470,40 @@ def chain_state(m, g, me, other, kept, i, j, mx, my, optimal, sc, improve, split
         moved = max(moved, abs(w - me.w[i, j, mx, my]), abs(t - me.t[i, j, mx, my]))
         me.w[i, j, mx, my] = w
         me.t[i, j, mx, my] = t
-    return moved, n_states, worst
+    return moved, n_states, worst, followed
 
 
 @njit(cache=True)
 def unit_chain(m, g, A, B, kept, x, y, sc, improve, split, info):
     """One Gauss-Seidel pass over the unit of A at (x, y) and B at (y, x), every count, in
-    decreasing order of the counts' sum (the iterated mode). ``improve``: solve seat A's
-    optimal turns and keep them (else evaluate the kept ones); ``split``: carry P(win)
+    decreasing order of the counts' sum (the iterated mode). ``improve``
+    (:data:`IMPROVE` or :data:`IMPROVE_VALUES_FIRST`): solve seat A's optimal turns and
+    keep them (0: evaluate the kept ones); ``split``: carry P(win)
     and P(tie) too. Writes the states and the unit's change (and with ``improve`` its
-    turn-DP states and the largest gap between a DP and its ending's evaluation)."""
+    turn-DP states, the largest gap between a DP and its ending's evaluation and the
+    turns followed forwards)."""
     k = m.streak
     moved = 0.0
-    n_states = 0
+    n_states = followed = 0
     worst = 0.0
     both = not (g.self_play and x == y)
     for total in range(2 * (k - 1), -1, -1):
         for i in range(max(0, total - (k - 1)), min(k - 1, total) + 1):
             j = total - i
-            d, n, w = chain_state(m, g, A, B, kept, i, j, x, y, g.a_optimal, sc, improve,
-                                  split)
+            d, n, w, f = chain_state(m, g, A, B, kept, i, j, x, y, g.a_optimal, sc, improve,
+                                     split)
             moved, n_states, worst = max(moved, d), n_states + n, max(worst, w)
+            followed += f
             if both:
-                d, n, w = chain_state(m, g, B, A, kept, i, j, y, x, g.self_play, sc, improve,
-                                      split)
+                d, n, w, f = chain_state(m, g, B, A, kept, i, j, y, x, g.self_play, sc,
+                                         improve, split)
                 moved, n_states, worst = max(moved, d), n_states + n, max(worst, w)
+                followed += f
     info.change[x, y] = moved
     if improve:
         info.states[x, y] = n_states
         info.gap[x, y] = worst
+        info.followed[x, y] = followed
 
 
 @njit(inline="always")
@@ -484,7 +530,10 @@ def sweep_diagonal(diag, m, g, A, B, kept, exact, improve, split, info):
         sa = scratch(m, g.rows if (g.a_optimal and (exact or improve)) else 1)
         if exact:
             sb = scratch(m, g.rows if g.self_play else 1)
-            unit_exact(m, g, A, B, x, y, sa, sb, info)
+            if g.start:
+                unit_start(m, g, A, B, x, y, sa, sb)
+            else:
+                unit_exact(m, g, A, B, x, y, sa, sb, info)
         else:
             unit_chain(m, g, A, B, kept, x, y, sa, improve, split, info)
 
@@ -503,7 +552,7 @@ def sweep_serial(m, g, A, B, kept, exact, split, info):
             if exact:
                 unit_exact(m, g, A, B, x, diag - x, sa, sa, info)
             else:
-                unit_chain(m, g, A, B, kept, x, diag - x, sa, False, split, info)
+                unit_chain(m, g, A, B, kept, x, diag - x, sa, 0, split, info)
     return info.change.max()
 
 
@@ -528,7 +577,7 @@ def fill_table(m, g, A, B, value_out, bank_out, top_out):
                         top_out[s, r, x, y] = cap_row(m, g, B, r, x, y, beta)[0]
                         continue
                     top_out[s, r, x, y] = optimal_turn(m, g, B, s, r, x, y, beta, sc, n_p,
-                                                       False)[2]
+                                                       False, False)[2]
                     # column 0 of every row is 0 (see turn._turn); row 0 is the turn start
                     value_out[s, r, x, y] = sc.v[:n_p * 7].reshape(n_p, 7)
                     bank_out[s, r, x, y] = sc.bk[:n_p * 7].reshape(n_p, 7)

@@ -11,7 +11,8 @@ leads from row ``i`` to the flat index ``i * 7 + model.oflat[j]``.
   (``bankv``) and what a lost turn is worth (``beta``): values and decisions (bank, and
   the option chosen for every roll class at every row); :func:`turn_back_tracked` also
   each state's slope in ``beta`` (its chance to lose the turn) and the interval of
-  ``beta`` over which every decision stays optimal.
+  ``beta`` over which every decision stays optimal; :func:`turn_value` its values and
+  bank decisions alone (no set-aside choices: a quarter faster).
 * :func:`turn_ends`: how a turn with given decisions ends, followed forwards from its
   start: the chance to bank at each row, to lose the turn, and to be still rolling
   past the rows held.
@@ -43,15 +44,15 @@ WINDOW = 0.01
 
 
 @njit(inline="always")
-def roll_step(m, i, n, beta, v, bp, choice, track, bounds, dominant=False):
+def roll_step(m, i, n, beta, v, bp, choice, track, bounds, dominant=False, decide=True):
     """Rolling ``n`` dice at row ``i``: (value, slope). Each roll class takes its best
-    option (the first strict maximum of ``v``), a lost turn is worth ``beta``; the
-    choices go to ``choice[i * C + c]``. With ``track``, ``slope`` is the chance to lose
-    the turn under these choices (``bp`` holds the successors' slopes), and ``bounds``
-    narrows to the ``beta`` over which every choice here stays best (all values are
-    lines in ``beta`` with slopes in [0, 1]). With ``dominant`` (the caller has checked
-    that the rows a roll reaches grow with the points and the dice left) only the
-    model's dominant options are read: the same choice.
+    option (the first strict maximum of ``v``), a lost turn is worth ``beta``; with
+    ``decide`` the choices go to ``choice[i * C + c]``. With ``track``, ``slope`` is the
+    chance to lose the turn under these choices (``bp`` holds the successors' slopes),
+    and ``bounds`` narrows to the ``beta`` over which every choice here stays best (all
+    values are lines in ``beta`` with slopes in [0, 1]). With ``dominant`` (the caller
+    has checked that the rows a roll reaches grow with the points and the dice left)
+    only the model's dominant options are read: the same choice.
 
     Indices are unsigned: a signed index is checked for wrapping around on every read,
     which costs this loop a factor of 2 to 3."""
@@ -90,23 +91,26 @@ def roll_step(m, i, n, beta, v, bp, choice, track, bounds, dominant=False):
         elif dominant:
             q1 = uint64(m.dom_start[c + uint64(1)])
             for q in range(uint64(m.dom_start[c]) + uint64(1), q1):  # the first is j0
-                j = uint64(m.dom[q])
-                x = v[base + uint64(of[j])]
-                jb += (j - jb) * uint64(x > best)
+                x = v[base + uint64(m.dom_of[q])]
+                if decide:
+                    j = uint64(m.dom[q])
+                    jb += (j - jb) * uint64(x > best)
                 best = max(best, x)
         else:
             for j in range(j0 + uint64(1), j1):
                 x = v[base + uint64(of[j])]
-                jb += (j - jb) * uint64(x > best)  # branch-free: a branch costs 2.5x here
+                if decide:
+                    jb += (j - jb) * uint64(x > best)  # branch-free: a branch costs 2.5x
                 best = max(best, x)
-        choice[at + c] = jb
+        if decide:
+            choice[at + c] = jb
         rv += cp[c] * best
     return rv, rb
 
 
 @njit(inline="always")
 def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice, track,
-          bounds):
+          bounds, decide=True):
     """The optimal turn over rows ``0 .. rows - 1``; returns (value, slope) at its start.
 
     ``floor[n]``: the fewest rows a bank with ``n`` dice left needs (usually
@@ -115,8 +119,8 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
     six dice rolling on (``m.six_rows``) excepted; ``edge[i]`` (slope ``edge_slope``):
     the value of six dice at a row where a roll would leave the table
     (``i + m.max_points >= rows``). Writes ``v``, ``bp`` (slopes, with ``track``),
-    ``bk`` (1 = bank) and ``choice`` (see :func:`roll_step`); ``bounds`` as there, and
-    also narrowed where a bank and a roll cross.
+    ``bk`` (1 = bank) and, with ``decide``, ``choice`` (see :func:`roll_step`); ``bounds``
+    as there, and also narrowed where a bank and a roll cross.
     """
     max_s = m.max_points
     six_on = m.six_rows > 0
@@ -136,7 +140,8 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
             bank = i >= top and allowed and not (six_on and n == HOT_DICE)
             if not bank:
                 if i + max_s < rows:
-                    rv, rb = roll_step(m, i, n, beta, v, bp, choice, track, bounds, dominant)
+                    rv, rb = roll_step(m, i, n, beta, v, bp, choice, track, bounds, dominant,
+                                       decide)
                 else:
                     rv = edge[i]
                     rb = edge_slope
@@ -149,8 +154,9 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
                 rv = bvi
                 rb = 0.0
             v[k] = rv
-            bp[k] = rb
             bk[k] = bank
+            if track:
+                bp[k] = rb
         if not track:
             for n in range(1, 7):
                 if (i + 1 < rows and v[base + n] > v[base + 7 + n]) or \
@@ -158,15 +164,16 @@ def _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice,
                     fall = i
     if max_s < rows:
         rv, rb = roll_step(m, 0, HOT_DICE, beta, v, bp, choice, track, bounds,
-                           not track and fall > max_s)
+                           not track and fall > max_s, decide)
     else:  # a table shorter than one roll: the first roll leaves it too
         rv = edge[0]
         rb = edge_slope
     v[:7] = 0.0
-    bp[:7] = 0.0
     bk[:7] = 0
     v[HOT_DICE] = rv
-    bp[HOT_DICE] = rb
+    if track:
+        bp[:7] = 0.0
+        bp[HOT_DICE] = rb
     return rv, rb
 
 
@@ -175,6 +182,14 @@ def turn_back(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, cho
     """:func:`_turn` without slopes: (value, 0) at the turn's start."""
     return _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bp, bk, choice, False,
                  bp[:0])
+
+
+@njit(cache=True)
+def turn_value(m, floor, bankv, edge, edge_slope, beta, top, rows, v, bk):
+    """:func:`turn_back` without the set-aside choices (the values and bank decisions
+    alone): about a quarter faster, for a turn that need not be followed forwards."""
+    return _turn(m, floor, bankv, edge, edge_slope, beta, top, rows, v, v[:0], bk, bk[:0],
+                 False, v[:0], False)
 
 
 @njit(cache=True)
