@@ -68,8 +68,7 @@ EVAL_MARGIN = 1e-2
 #: ... or, before another improvement sweep, by this share of the square of the last
 #: improvement's change (modified policy iteration), if that is more.
 EVAL_SHARE = 1e-3
-#: Fixed-point steps of the penalty's start (:func:`~.game.unit_start`): its values within
-#: about 1e-5 of the exact game's.
+#: Fixed-point steps of the penalty's start (:func:`~.engine.game.unit_start`).
 START_STEPS = 4
 #: An improvement sweep solves a kept turn's values first (its choices only where the new
 #: turn is better: a DP a quarter faster, and a second where it was not) once the last
@@ -814,12 +813,13 @@ def solve_optimal_win(rules: FarkleRules, target: int, *, tol: float = config.OP
 def _start_values(rules: FarkleRules, u: int, tol: float, opponent=None
                   ) -> tuple[np.ndarray | float, np.ndarray | float]:
     """A start for the penalty's sweeps (A's values, B's): the same game without the
-    penalty, solved over the whole index range (index ``i`` of a game to ``u`` is total ``i
-    - floor`` of the game to ``t``: only the distances between the totals and to the
-    target matter), for every pair of counts; against a fixed ``opponent`` its best
-    response there, when the opponent plays the same without the penalty (a threshold or
-    ``ai``, whose turns read no run of lost turns: 4 improvement sweeps instead of 6 under
-    ``facebook`` against ``threshold-300``), else one half."""
+    penalty, solved roughly (:func:`~.engine.game.unit_start`) over the whole index
+    range (index ``i`` of a game to ``u`` is total ``i - floor`` of the game to ``t``:
+    only the distances between the totals and to the target matter), for every pair of
+    counts; against a fixed ``opponent`` its best response there, when the opponent plays
+    the same without the penalty (a threshold or ``ai``, whose turns read no run of lost
+    turns: 4 improvement sweeps instead of 6 under ``facebook`` against
+    ``threshold-300``), else one half."""
     if opponent is not None and not opponent.same_without_penalty:
         return 0.5, 0.5
     free = dataclasses.replace(rules, farkle_penalty=0)
