@@ -405,3 +405,19 @@ def test_a_few_games_keep_their_means_to_what_a_card_can_score():
     clipped = [e for e in seat.mean_box_scores.values() if e.ci95[0] == 0.0 < e.mean]
     alike = [e for e in seat.mean_box_scores.values() if math.isnan(e.se)]
     assert clipped and alike  # (seed 1: both kinds occur)
+
+
+def test_the_game_kernel_compiles_once_whatever_the_number_of_seats():
+    """A table's seats reach the kernel as arrays and its distinct online seats: a table of
+    nine seats plays the kernel compiled for two (one entry per seat in its type made a
+    table of 100 seats a compile of minutes)."""
+    from dicelab.penta import simulate as sim
+
+    for kernel, few, many in (
+            (sim._simulate_chunks, ["optimal", "greedy"], ["greedy"] * 4 + ["optimal"] * 5),
+            (sim._simulate_chunks_online, ["optimal:at-least:200", "greedy"],
+             ["optimal:at-least:200"] * 3 + ["greedy"])):
+        simulate_penta(few, games=8, seed=3)
+        compiled = len(kernel.signatures)
+        simulate_penta(many, games=8, seed=3)
+        assert len(kernel.signatures) == compiled

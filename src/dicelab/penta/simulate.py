@@ -100,14 +100,18 @@ if TYPE_CHECKING:
 
 class SeatPolicies(NamedTuple):
     """What the seats play: ``decisions[seat_policy[s], slot[state], r]`` (see
-    :class:`~dicelab.penta.policies.DecisionTables`), or, for a seat whose ``online[s]``
-    has a kind (:class:`~dicelab.penta.objective_play.OnlineSeat`), decisions taken turn
-    by turn from its value tables, ties settled by ``optimal``'s values ``mean_values``."""
+    :class:`~dicelab.penta.policies.DecisionTables`), or, for a seat whose
+    ``online[online_of[s]]`` has a kind (:class:`~dicelab.penta.objective_play.
+    OnlineSeat`), decisions taken turn by turn from its value tables, ties settled by
+    ``optimal``'s values ``mean_values``. ``online`` holds each distinct seat once, led by
+    the seat of the tables: its length, part of the kernels' type, does not grow with the
+    seats (a tuple of one entry per seat made a table of 100 seats a compile of minutes)."""
 
     slot: np.ndarray  # int32 (N_STATES,)
     decisions: np.ndarray  # uint16 (policies, rows, 252)
     seat_policy: np.ndarray  # int64 (seats,)
-    online: tuple  # OnlineSeat per seat (kind 0: plays from the tables)
+    online: tuple  # distinct OnlineSeats, the tables' (kind 0) first
+    online_of: np.ndarray  # int64 (seats,): each seat's entry of ``online``
     mean_values: np.ndarray  # float64 (N_STATES,) or empty (no online seat)
 
 
@@ -363,7 +367,7 @@ def _play_seat_online(src, pol, rp, T, W, tl, j, s):
     (:func:`~dicelab.penta.objective_play.seat_turn`), one game after another; books as
     :func:`_play_seat`. penta-win reads its opponents' cards from ``W.trace_*``: a seat
     before it has played one more turn than it when it starts a turn."""
-    seat = pol.online[s]
+    seat = pol.online[pol.online_of[s]]
     G = W.mask.shape[0]
     S = pol.seat_policy.shape[0]
     X = new_cand_scratch()
@@ -483,7 +487,7 @@ def _play_chunk_online(src, pol, rp, T, W, tl, j):
     # the others' cards turn by turn (each seat's dice are its own, whatever the order)
     for phase in range(3):
         for s in range(S):
-            kind = pol.online[s].kind
+            kind = pol.online[pol.online_of[s]].kind
             if (phase == 0) == (kind == 0) and (phase == 2) == (kind == SEAT_WIN):
                 if kind == 0:
                     _play_seat(src, pol, rp, T, W, tl, j, s)
@@ -700,15 +704,32 @@ def _has_online(seats: Sequence[PolicySpec]) -> bool:
     return any(family_of(spec).online for spec in seats)
 
 
+def _online_of(seats: Sequence[PolicySpec]) -> np.ndarray:
+    """Each seat's entry of :attr:`SeatPolicies.online`: 0 (the tables') or its distinct
+    online seat's, numbered from 1 in the order of the seats (an objective's seat is the
+    same at every seat; one that watches the others is not)."""
+    entry: dict = {}
+    out = np.zeros(len(seats), dtype=np.int64)
+    for s, spec in enumerate(seats):
+        family = family_of(spec)
+        if family.online:
+            out[s] = entry.setdefault((spec.name, s) if family.watches else spec.name,
+                                      len(entry) + 1)
+    return out
+
+
 def _seat_policies(tables: DecisionTables, seats: Sequence[PolicySpec],
                    rules: RuleSet) -> SeatPolicies:
-    online = tuple(family_of(spec).kernel_seat(spec, s, len(seats), rules)
-                   for s, spec in enumerate(seats))
+    online_of = _online_of(seats)
+    online = [table_seat()]
+    for s, spec in enumerate(seats):
+        if online_of[s] == len(online):
+            online.append(family_of(spec).kernel_seat(spec, s, len(seats), rules))
     mean = solve(rules).values if _has_online(seats) else np.zeros(0)
     blocks = [family_of(s).block(s) for s in seats]
     return SeatPolicies(tables.slot, tables.decisions,
                         np.array([0 if b is None else tables.policies.index(b) for b in blocks],
-                                 dtype=np.int64), online, mean)
+                                 dtype=np.int64), tuple(online), online_of, mean)
 
 
 def _table_families(seats: Sequence[PolicySpec]) -> tuple[str, ...]:
@@ -779,7 +800,8 @@ class PentaPlan(LazyArrays):
         plays from (:class:`SeatPolicies`, as made by :func:`_seat_policies`)."""
         pol = SeatPolicies(np.zeros(0, dtype=np.int32), np.zeros((0, 0, N_ROLLS), np.uint16),
                            np.zeros(len(self.seats), dtype=np.int64),
-                           tuple(table_seat() for _ in self.seats), np.zeros(0))
+                           (table_seat(),) * (1 + int(_online_of(self.seats).max())),
+                           np.zeros(len(self.seats), dtype=np.int64), np.zeros(0))
         self._kernel()(0, 0, np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol,
                        get_rules(self.rules).params, TABLES, new_tallies(0, len(self.seats)),
                        self.streams)
