@@ -68,6 +68,31 @@ def test_max_ev_reproduces_busches_620_855_points_per_turn():
     assert sol.is_threshold_policy()
 
 
+def test_max_evs_turn_in_the_long_run_mixes_the_counts_by_the_chains_stationary_shares():
+    """The report's turn (P(lost turn), its spread) is the long run's, as its points per
+    turn are: the three policies' turns mixed by the stationary law of the chain of lost
+    turns in a row (a bank returns to 0, a loss moves on, the third back to 0), found
+    here as the chain's left eigenvector. Without a penalty, the one policy's turn."""
+    sol = solitaire.max_ev_capped(ZILCH)
+    q = np.array([d.p_bust for d in sol.distributions])
+    chain = np.zeros((3, 3))
+    chain[:, 0] = 1.0 - q
+    chain[[0, 1, 2], [1, 2, 0]] += q
+    w, v = np.linalg.eig(chain.T)
+    share = np.real(v[:, np.argmin(np.abs(w - 1.0))])
+    share /= share.sum()
+    turn = sol.long_run()
+    assert turn.p_bust == pytest.approx(float(share @ q), abs=1e-12)
+    # simulate -s max-ev --rules zilch --target 2000 -n 1000000 --seed 1: 18.83% [18.80%, 18.87%]
+    assert turn.p_bust == pytest.approx(0.1882, abs=1e-4)
+    assert turn.p_bust + turn.p_bank.sum() + turn.p_unresolved == pytest.approx(1.0, abs=1e-12)
+    report = sol.to_dict()
+    assert report["p_bust"] == turn.p_bust
+    assert report["turn_score_sd"] == turn.sd
+    free = solitaire.max_ev_capped(PRESETS["default"])
+    assert free.to_dict()["p_bust"] == free.distributions[0].p_bust
+
+
 @pytest.mark.slow  # the fast tier has zilch's max-ev through Busche's optimum (above)
 def test_max_ev_under_zilch_matches_the_plain_relative_value_iteration():
     """With banking forced from 1,000 (six dice roll on past it, up to 31,000 points in the

@@ -384,10 +384,20 @@ class MaxEvSolution:
         higher = max_ev_capped(self.farkle_rules, -(-need // _CAP_STEP) * _CAP_STEP)
         return higher.turn_values(turn_points, s)
 
+    def long_run(self) -> TurnDistribution:
+        """The result of a turn in the long run: the policies' turn distributions mixed by
+        the share of turns started at each count (:attr:`stationary`); without a penalty
+        the one policy's. Its points banked leave out the penalty (:attr:`rate` takes it
+        off)."""
+        d = self.distributions
+        mix = [sum(w * getattr(x, f) for w, x in zip(self.stationary, d, strict=True))
+               for f in ("p_bust", "p_bank", "p_unresolved")]
+        return TurnDistribution("max-ev", self.rules, float(mix[0]), mix[1], float(mix[2]))
+
     def to_dict(self) -> dict:
         out = {"policy": "max-ev", "rules": self.rules,
                "expected_turn_score": self.expected_score, "cap": self.cap,
-               **self.distributions[0].spread(),
+               **self.long_run().spread(),
                "bank_thresholds": text_keys(self.bank_thresholds()),
                "threshold_policy": self.is_threshold_policy(),
                "value_error": self.value_error,
