@@ -36,6 +36,7 @@ FORMATS = {
     "percent": _or_interval(_PERCENT),
     "interval": rf"\[(?:{_NUMBER}|{_PERCENT}), (?:{_NUMBER}|{_PERCENT})\]",
     "p-value": r"\d(?:\.\d+)?(?:e-\d+)?|0\.\d+",
+    "scientific": r"-?\d\.\d+e[-+]\d+%?",
     "seconds": rf"{_NUMBER} s\b.*",
     "size": rf"{_NUMBER} (?:B|kB|MB|GB|TB|PB|EB)",
     "dice": r"[1-6](?: [1-6])*",

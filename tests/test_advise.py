@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from cli_helpers import run_cli
 
+from dicelab.cli import formats as F
 from dicelab.errors import UserError
 from dicelab.farkle import solitaire
 from dicelab.farkle.advise import advise, legal_setasides, tied
@@ -216,6 +217,60 @@ def test_a_tiny_chance_to_win_does_not_tie_a_certain_loss():
     assert sure.ties == 5 and all(o.value == 1.0 and o.loss == 0.0
                                   for o in sure.options[:5])
     assert tied(0.0, 0.0) and tied(0.5, 0.5 - 1e-14) and not tied(2e-47, 7e-48)
+
+
+def _table_rows(out: str) -> list[list[str]]:
+    """The cells of a printed advice table's rows: #, option, value, loss."""
+    return [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines()
+            if line.startswith("│")]
+
+
+def test_the_table_tells_tiny_values_and_losses_apart(capsys, monkeypatch):
+    """Far behind in the last round every roll's chance is below 1e-44 and every bank's
+    0: four decimals of a percent would print every value and loss as 0.0000%, while the
+    JSON holds distinct values and no tie. Each value prints with its significant digits,
+    and only the loss of an option that ties the best is zero."""
+    from glossary_checks import capture_tables, check_tables
+
+    printed = capture_tables(monkeypatch)
+    argv = ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--me", "0",
+            "--opp", "100000", "--target", "1000"]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    options = json.loads(out)["options"]
+    code, out, err = run_cli(capsys, argv)
+    assert code == 0, err
+    rows = _table_rows(out)
+    assert len(rows) == len(options) == 6
+    for (_, _, value, loss), o in zip(rows, options, strict=True):
+        assert float(value.rstrip("%")) == pytest.approx(100 * o["value"], rel=1e-3)
+        assert (float(loss.rstrip("%")) == 0) == o["tie_with_best"]
+    rolls = [value for _, what, value, _ in rows if what.endswith(("roll 6", "roll 1"))]
+    assert len(rolls) == len(set(rolls)) == 3
+    check_tables(printed, " ".join(argv))
+
+
+def test_a_long_shots_options_print_apart_as_their_json_says(monkeypatch, capsys):
+    """``advise penta --roll 6,6,6,6,6 --objective at-least:1200``: P(final >= 1200) of
+    each option is below 2e-10, where eight decimals would show 0.00000000 for every value
+    and loss. (The command's values, as its JSON gives them, through the table that prints
+    them.)"""
+    from glossary_checks import capture_tables, check_tables
+
+    from dicelab.cli.render import advice_table
+
+    printed = capture_tables(monkeypatch)
+    values = [1.7424584069685088e-10, 5.5003652871085665e-11, 1.8548699828290132e-11,
+              7.488265842417557e-12, 4.6498579735115484e-12]
+    rows = [(f"option {i}", v, values[0] - v, i == 0) for i, v in enumerate(values)]
+    advice_table("a long shot", "P(final score >= 1200)", rows, 1, F.number, 8,
+                 tie_order="ties go to optimal's choice")
+    shown = _table_rows(capsys.readouterr().out)
+    assert [r[2] for r in shown] == ["1.7424584e-10", "5.5003653e-11", "1.8548700e-11",
+                                     "7.4882658e-12", "4.6498580e-12"]
+    assert [r[3] for r in shown] == ["0.00000000", "1.1924219e-10", "1.5569714e-10",
+                                     "1.6675757e-10", "1.6959598e-10"]
+    check_tables(printed, "advise penta --objective at-least:1200")
 
 
 @pytest.mark.parametrize(("position", "refused"), [

@@ -407,6 +407,15 @@ def test_analyse_command_table_json_out_and_plot(logs, tmp_path, capsys):
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_analyse_plot_goes_in_the_folder_out_creates(logs, tmp_path, capsys):
+    out_dir = tmp_path / "runs" / "a"
+    code, _, err = run_cli(capsys, ["analyse", str(logs / "penta.jsonl"), "--out",
+                                    str(out_dir), "--plot", str(out_dir / "v.png")])
+    assert code == 0, err
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "decisions.parquet", "manifest.json", "summary.parquet", "v.png"]
+
+
 @pytest.mark.parametrize(("content", "args", "words"), [
     ('{"dicelab_log": 1, "game": "penta", "rules": "seed", "seats": [{"name": "a", '
      '"policy": "p"}]}\n{"seat": 0, "rolls": [[1, 2', [], [":2:", "not valid JSON"]),

@@ -137,6 +137,28 @@ def test_directories_sockets_and_missing_directories_are_refused(tmp_path):
         check_output(loop, "--log")
 
 
+def test_a_path_in_the_out_directory_the_run_creates_is_taken(tmp_path, monkeypatch):
+    """``--out DIR --plot DIR/p.png`` with DIR still to be made: the plot is checked
+    against the directory --out creates (``creates``), and nothing is made by the check.
+    A missing directory that is not --out's, or one below it, is still refused."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "runs" / "d1"
+    for plot, creates in ((out / "p.png", out), (out / "p.png", f"{out}/"),
+                          (Path("runs/d1/p.png"), out), (out / "p.png", "runs/d1")):
+        assert check_output(plot, "--plot", suffix=".png", creates=creates) == plot
+    assert not (tmp_path / "runs").exists()
+    for plot in (tmp_path / "runs" / "d2" / "p.png", out / "sub" / "p.png",
+                 tmp_path / "runs" / "x" / ".." / "d1" / "p.png"):
+        with pytest.raises(UserError, match="does not exist"):
+            check_output(plot, "--plot", creates=out)
+    with pytest.raises(UserError, match=r"must end in \.png"):
+        check_output(out / "p.jpg", "--plot", suffix=".png", creates=out)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UserError, match="Not a directory"):  # a file: no directory to be
+        check_output(tmp_path / "file" / "p.png", "--plot", creates=tmp_path / "file")
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_cache_entry_is_never_written_into_a_device(tmp_path):
     fifo = tmp_path / "entry.npz"
     os.mkfifo(fifo)

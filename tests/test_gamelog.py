@@ -358,6 +358,22 @@ def test_simulate_log_is_refused_where_out_writes(tmp_path, capsys, log):
         "games.jsonl", "manifest.json", "summary.parquet"]
 
 
+def test_simulate_log_goes_in_the_folder_out_creates(tmp_path, capsys):
+    """``--out runs/s --log runs/s/games.jsonl``: --out makes runs/s, so the log may go
+    there (a folder no output makes is still refused, before the run)."""
+    out = tmp_path / "runs" / "s"
+    args = ["simulate", "-s", "threshold-300", "--target", "1000", "-n", "50", "--seed", "5",
+            "--log-games", "2", "--out", str(out)]
+    code, _, err = run_cli(capsys, [*args, "--log", str(tmp_path / "runs" / "t" / "g.jsonl")])
+    assert code == 2 and err.count("\n") == 1 and "does not exist" in err, err
+    assert not (tmp_path / "runs").exists()
+    code, _, err = run_cli(capsys, [*args, "--log", str(out / "games.jsonl")])
+    assert code == 0, err
+    assert len(read_games(out / "games.jsonl")) == 2
+    assert sorted(p.name for p in out.iterdir()) == [
+        "games.jsonl", "manifest.json", "summary.parquet"]
+
+
 @pytest.mark.parametrize("log", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
 def test_simulate_json_and_a_log_on_standard_output_are_refused(capfd, log):
     """--json keeps its JSON alone on standard output: a log there too would mix into it

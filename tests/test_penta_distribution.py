@@ -386,6 +386,10 @@ def test_cli_compare_exact_penta(dist, capsys, tmp_path):
     (["solve", "penta", "--out", "{tmp}/o"], "--out: only with --distribution or"),
     (["solve", "penta", "--distribution", "--plot", "{tmp}/x.jpg"], "must end in .png"),
     (["solve", "penta", "--distribution", "--plot", "{tmp}/no/such/x.png"], "does not exist"),
+    (["solve", "penta", "--distribution", "--out", "{tmp}/o", "--plot", "{tmp}/p/x.png"],
+     "the directory {tmp}/p does not exist"),
+    (["solve", "penta", "--distribution", "--out", "{tmp}/o", "--plot", "{tmp}/o/p/x.png"],
+     "the directory {tmp}/o/p does not exist"),
     (["solve", "penta", "--distribution", "--out", "{tmp}/file"], "not a directory"),
     (["compare", "optimal", "greedy", "--exact", "--target", "1000"], "no target"),
     (["compare", "optimal", "ai", "--exact"], "one game"),
@@ -395,8 +399,21 @@ def test_bad_input_is_one_line_exit_2_nothing_written(capsys, tmp_path, argv, ne
     before = sorted(tmp_path.rglob("*"))
     code, _, err = run_cli(capsys, [a.replace("{tmp}", str(tmp_path)) for a in argv])
     assert code == 2
+    needle = needle.replace("{tmp}", str(tmp_path))
     assert err.startswith("error: ") and err.count("\n") == 1 and needle in err, err
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_plot_goes_in_the_folder_out_creates(capsys, tmp_path):
+    """``--out runs/d1 --plot runs/d1/p.png``: --out makes runs/d1, so the plot may go
+    there; all three files are written."""
+    out = tmp_path / "runs" / "d1"
+    code, _, err = run_cli(capsys, ["solve", "penta", "--distribution", "-p", "greedy",
+                                    "--out", str(out), "--plot", str(out / "p.png")])
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == ["distribution.parquet",
+                                                     "manifest.json", "p.png"]
+    assert (out / "p.png").read_bytes()[:4] == b"\x89PNG"
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -313,6 +313,58 @@ def test_the_report_card_of_an_objective_judges_it_in_expected_final_score():
     assert e.losses == losses and e.total_loss == total
 
 
+@pytest.mark.parametrize("name", ["optimal:at-least:300", "optimal:utility:theta=0.01",
+                                  "optimal:beat:1"])
+def test_the_report_card_of_an_objective_reads_its_exact_distribution(name, monkeypatch):
+    """Every objective's policy has an exact score distribution (the one ``solve penta
+    --objective`` and ``compare --exact`` read): the report card's mean and SD are that
+    distribution's, and no game is simulated for them. (The distribution and the games
+    played move by move are optimal's here, standing in for the objective's, whose solve
+    and forward pass take minutes: the slow twin below.)"""
+    import dataclasses
+
+    from dicelab import logplay
+    from dicelab.penta import simulate
+    from dicelab.penta.builtin import Objective
+    from dicelab.penta.distribution import score_distribution
+
+    stand_in = dataclasses.replace(score_distribution("optimal", SEED), policy=name)
+    monkeypatch.setattr(Objective, "distribution", lambda self, spec, rules: stand_in)
+    play = logplay.play_games
+    monkeypatch.setattr(logplay, "play_games",
+                        lambda game, specs, **kw: play(game, ["optimal"], **kw))
+
+    def simulated(*args, **kwargs):
+        raise AssertionError("an objective's report card simulated its final score")
+
+    monkeypatch.setattr(simulate, "simulate_penta", simulated)
+    e = evaluate_penta(name, games=2, seed=1)
+    assert e.exact and e.games is None
+    assert e.mean_final_score.mean == stand_in.mean and e.mean_final_score.se == 0.0
+    assert e.final_score_sd == stand_in.sd
+
+
+@pytest.mark.slow  # the objective's solve and forward pass: about a minute on two cores
+def test_the_report_card_of_a_utility_objective_is_exact(capsys):
+    """``evaluate optimal:utility:theta=0.01`` gives the mean and SD of ``solve penta
+    --objective utility:theta=0.01``, exactly, and says so."""
+    from dicelab.penta.objective_play import objective_distribution
+
+    argv = ["evaluate", "optimal:utility:theta=0.01", "-n", "3", "--seed", "1"]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    dist = objective_distribution("utility:theta=0.01", SEED)
+    assert d["mean_exact"] and d["games"] is None
+    assert d["mean_final_score"] == pytest.approx(dist.mean, abs=1e-9)
+    assert d["mean_final_score"] == pytest.approx(253.506251, abs=5e-7)
+    assert d["final_score_sd"] == pytest.approx(61.7355, abs=5e-5)
+    assert d["below_optimum"] == pytest.approx(0.98, abs=5e-3)
+    code, text, err = run_cli(capsys, argv)
+    assert code == 0, err
+    assert "(exact)" in text and "253.5063" in text and "simulated" not in text
+
+
 def test_the_report_card_judges_in_expected_final_score_whatever_it_is_judged_by_elsewhere(
         monkeypatch):
     """A policy that ``analyse`` would judge by an objective (as it judges

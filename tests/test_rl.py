@@ -66,6 +66,24 @@ def test_render_before_reset_says_so_and_after_reset_shows_the_game(name):
     assert isinstance(after, str) and "roll" in after and "reset()" not in after
 
 
+@pytest.mark.parametrize("env_id", list(ENV_IDS))
+def test_an_env_from_gym_make_renders_before_reset_and_steps_only_after(env_id):
+    """``gym.make`` adds no OrderEnforcing wrapper to the ids (its ``render()`` before the
+    first ``reset()`` raises ResetNeeded): the env renders the text docs/rl.md promises.
+    The order holds all the same: ``step`` first is ResetNeeded; an env made again from
+    its spec renders the same."""
+    kw = {"target": 500} if env_id == "dicelab/FarkleSolo-v0" else {}
+    env = gym.make(env_id, render_mode="ansi", **kw)
+    assert env.render() == "no game yet: call reset() first"
+    with pytest.raises(gym.error.ResetNeeded, match="no game yet: call reset"):
+        env.step(0)
+    again = gym.make(env.spec)
+    assert again.render() == "no game yet: call reset() first"
+    env.reset(seed=3)
+    assert "roll" in env.render()
+    assert gym.make(env_id, **kw).render() is None
+
+
 @pytest.mark.parametrize("name", ["farkle_env", "farkle_env-3", "penta_env"])
 def test_aec_game_asked_for_before_reset_is_resetneeded(name):
     env = ENV_MAKERS[name](None)

@@ -560,6 +560,16 @@ def test_evaluate_banks_figure_names_the_target_and_rules(target, rules):
                       for p in ("threshold-300", "optimal-win")]
 
 
+def test_evaluate_plot_goes_in_the_folder_out_creates(capsys, tmp_path):
+    """The banks' picture of --plot is written into the --out folder the run creates."""
+    out = tmp_path / "runs" / "card"
+    code, _, err = run_cli(capsys, ["evaluate", "threshold-300", "--target", "200", "--json",
+                                    "--out", str(out), "--plot", str(out / "b.png")])
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == [
+        "b.png", "banks.png", "manifest.json", "summary.parquet"]
+
+
 def test_evaluate_optimal_win_shows_no_negative_zero(capsys):
     """optimal-win's best response scores ½ against it to the last bits, a hair below or
     above: the card says 0.00%, never -0.00%."""

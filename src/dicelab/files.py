@@ -129,14 +129,22 @@ def check_name(path: Path | str, option: str) -> Path:
     return path
 
 
+def same_directory(a: Path | str, b: Path | str) -> bool:
+    """Whether two paths, made absolute, are one directory's name as written (neither
+    need exist yet, so no link or ``..`` is resolved)."""
+    return Path(a).absolute() == Path(b).absolute()
+
+
 def check_output(path: Path | str, option: str, *, suffix: str | None = None,
-                 json_out: bool = False) -> Path:
+                 json_out: bool = False, creates: Path | str | None = None) -> Path:
     """Refuse, before any work, a path that :func:`write_output` could not write: a
     directory, a block device or a socket, a file or device that is not writable, a
     missing directory, a directory where no file can be created; with ``suffix`` (e.g.
     ``".png"``), a name that does not end in it; with ``json_out`` (a ``--json`` command,
-    whose JSON is the only thing on standard output), standard output. Returns the
-    path."""
+    whose JSON is the only thing on standard output), standard output. ``creates``: a
+    directory the command creates before it writes ``path`` (its ``--out``, which
+    :func:`dicelab.results.check_out_dir` checks): a path directly in it is taken while
+    nothing is there yet. Returns the path."""
     path = check_name(path, option)
     if suffix is not None and path.suffix.lower() != suffix:
         raise UserError(f"{option} {path}: the file name must end in {suffix}")
@@ -147,6 +155,9 @@ def check_output(path: Path | str, option: str, *, suffix: str | None = None,
     if st is None:
         check_not_dangling(path, option)
         final = _final(path)
+        if (creates is not None and not os.path.lexists(final.parent)
+                and same_directory(final.parent, creates)):
+            return path
         if not final.parent.is_dir():
             raise UserError(f"{option} {path}: the directory {final.parent} does not exist")
         _probe(final.parent, option, path)

@@ -119,17 +119,18 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
 
 
 def check_log_path(path, games: int, taken: dict | None = None, *,
-                   json_out: bool = False) -> None:
-    """``UserError`` before a run if ``path`` cannot take the log (``json_out``: as
-    :func:`dicelab.files.check_output`), is (or links to) a file another output of the
-    run writes (``taken``: option -> its paths), or ``games`` is out of range."""
+                   json_out: bool = False, creates: str | None = None) -> None:
+    """``UserError`` before a run if ``path`` cannot take the log (``json_out`` and
+    ``creates``, the run's ``--out``: as :func:`dicelab.files.check_output`), is (or links
+    to) a file another output of the run writes (``taken``: option -> its paths), or
+    ``games`` is out of range."""
     import os
 
     from dicelab.files import check_output
 
     if not is_whole(games) or not 1 <= games <= MAX_LOG_GAMES:
         raise UserError(f"--log-games must be 1 to {MAX_LOG_GAMES:,}, not {games}")
-    check_output(path, "--log", json_out=json_out)
+    check_output(path, "--log", json_out=json_out, creates=creates)
     for option, paths in (taken or {}).items():
         for other in paths:
             if os.path.realpath(path) == os.path.realpath(other):

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from dicelab.errors import UserError
-from dicelab.files import check_name, check_not_dangling, check_output, write_output
+from dicelab.files import (
+    check_name,
+    check_not_dangling,
+    check_output,
+    same_directory,
+    write_output,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -137,12 +143,12 @@ def check_out_dir(out: Path | str, files: tuple[str, ...] = RUN_FILES,
     return out
 
 
-def check_png_path(path: Path | str, option: str = "--plot", *, json_out: bool = False
-                   ) -> Path:
+def check_png_path(path: Path | str, option: str = "--plot", *, json_out: bool = False,
+                   creates: Path | str | None = None) -> Path:
     """Fail before any work is done if ``path`` cannot become a PNG file (its name must
-    end in .png, and :func:`dicelab.files.check_output` must accept it, ``json_out`` as
-    there)."""
-    return check_output(path, option, suffix=".png", json_out=json_out)
+    end in .png, and :func:`dicelab.files.check_output` must accept it, ``json_out`` and
+    ``creates``, the run's ``--out``, as there)."""
+    return check_output(path, option, suffix=".png", json_out=json_out, creates=creates)
 
 
 def prepare_out_dir(out: Path) -> Path:
@@ -155,6 +161,14 @@ def prepare_out_dir(out: Path) -> Path:
     if not os.access(out, os.W_OK):
         raise UserError(f"--out {out}: directory is not writable")
     return out
+
+
+def prepare_out_dir_of(path: Path | str, out: Path | str | None) -> None:
+    """Create the ``--out`` directory ``out`` now if ``path``, another output of the run
+    (a ``--plot``, a ``--log``) written before the run's own files, goes in it
+    (``creates`` of :func:`dicelab.files.check_output`)."""
+    if out is not None and same_directory(Path(path).parent, out):
+        prepare_out_dir(Path(out))
 
 
 def policy_code(*named) -> dict[str, str]:

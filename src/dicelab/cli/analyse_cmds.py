@@ -55,7 +55,8 @@ def register(app: typer.Typer) -> None:
         # every output checked before the logs are read
         out_dir = None if out is None else check_out_dir(out, ("decisions.parquet",
                                                                *RUN_FILES))
-        plot_path = None if plot is None else check_png_path(plot, json_out=json_out)
+        plot_path = None if plot is None else check_png_path(plot, json_out=json_out,
+                                                             creates=out_dir)
         result = analyse_logs(logs, game=game, rules=rules, measure=measure,
                               objective=objective)
         if out_dir is not None:

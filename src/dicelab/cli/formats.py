@@ -10,6 +10,8 @@ lists them. Every table and line of the CLI formats through these.
 * **interval**: a 95% confidence interval, ``[53.58%, 54.01%]``, each end in the format of
   its value; **estimate**: a value and its interval in one cell, ``53.79% [53.58%, 54.01%]``;
 * **p-value**: two significant digits, ``0.00047``, ``7.3e-05``;
+* **scientific**: a value or loss of an exact ranking (``advise``) too small for its
+  decimals, ``1.7424584e-10``, ``1.200e-07%``;
 * **seconds** ``1.23 s``, **size** ``12.3 MB``, ``4.5 kB``, ``512 B`` (powers of 1000);
 * **dice**: faces separated by spaces, ``1 1 5 2 3 4``, for both games;
 * a number that is not there (NaN, None) is ``n/a``.
@@ -56,6 +58,26 @@ def percent(x, digits: int = 2) -> str:
     ('53.79%', '44.6043%', '0.00%')
     """
     return MISSING if _missing(x) else f"{100 * x:z.{digits}f}%"
+
+
+def ranked(x, digits: int = 2, fmt: Callable[..., str] = number) -> str:
+    """A value or a loss of an exact ranking (``advise``) in ``fmt`` (:func:`number` or
+    :func:`percent`) with ``digits`` decimals; a nonzero one those decimals would show
+    with fewer than two significant digits in scientific notation, with ``digits``
+    significant digits: the tiny values and losses of a long shot stay apart, and only a
+    tie's loss is zero.
+
+    >>> ranked(0.17601877, 8), ranked(1.7424584069685088e-10, 8), ranked(0.0, 8)
+    ('0.17601877', '1.7424584e-10', '0.00000000')
+    >>> ranked(1.2e-9, 4, percent), ranked(0.004, 2), ranked(-0.25, 2)
+    ('1.200e-07%', '4.0e-03', '-0.25')
+    """
+    if _missing(x) or x == 0:
+        return fmt(x, digits)
+    shown, sign = (100 * x, "%") if fmt is percent else (x, "")
+    if abs(shown) >= 10.0 ** (1 - digits):
+        return fmt(x, digits)
+    return f"{shown:.{max(digits - 1, 1)}e}{sign}"
 
 
 def interval(lo_hi: Iterable[float], fmt: Callable[..., str] = number, digits: int = 2

@@ -201,7 +201,7 @@ def simulate(
         log_games = DEFAULT_LOG_GAMES if log_games is None else log_games
         check_log_path(log, log_games, taken={} if out is None else
                        {"--out": [os.path.join(out, name) for name in RUN_FILES]},
-                       json_out=json_out)
+                       json_out=json_out, creates=out)
 
     def go(progress, client):
         result = run(strategy, vs, game=game, games=games, seed=seed, target=target,
@@ -209,7 +209,9 @@ def simulate(
                      client=client)
         if log is not None:
             from dicelab.logplay import simulation_log
+            from dicelab.results import prepare_out_dir_of
 
+            prepare_out_dir_of(log, out)
             simulation_log(log, strategy, vs, games=log_games, seed=result.seed, game=game,
                            target=target, rules=rules, ending=ending, first_seat=first)
         return result
@@ -288,8 +290,8 @@ def evaluate(
     """A policy's report card. Farkle, exactly: its score against optimal-win and ai in each
     seat, what the best response takes from it, points per turn, turns to the target,
     where it banks, and its costliest decisions. Penta: the mean and SD of its final score
-    (exact for optimal and greedy, else simulated) and what it loses against optimal at
-    each kind of decision."""
+    (exact for optimal, greedy, optimal:OBJECTIVE and a policy given as values, else
+    simulated) and what it loses against optimal at each kind of decision."""
     from dicelab.registry import parse_policy
 
     spec = parse_policy(policy, game)
@@ -303,16 +305,18 @@ def evaluate(
 
     from dicelab.evaluate import evaluate_farkle
     from dicelab.farkle.rules import load_rules
-    from dicelab.results import check_png_path
+    from dicelab.results import check_png_path, prepare_out_dir_of
 
     table = load_rules(rules, ending)
-    plot_path = None if plot is None else check_png_path(plot, json_out=json_out)
+    plot_path = None if plot is None else check_png_path(plot, json_out=json_out,
+                                                         creates=out)
 
     def run(progress, client):
         result = evaluate_farkle(spec, rules=table, target=target, progress=progress)
         if plot_path is not None:
             from dicelab.plots import save_png
 
+            prepare_out_dir_of(plot_path, out)
             save_png(result.figures()["banks.png"], plot_path)
         return result
 

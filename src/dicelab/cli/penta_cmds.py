@@ -102,7 +102,7 @@ def _check_outputs(plot: str | None, out: str | None):
     where = None if out is None else check_out_dir(out, ("distribution.parquet",
                                                          "manifest.json"))
     if plot is not None:
-        check_png_path(plot)
+        check_png_path(plot, creates=where)
     return where
 
 

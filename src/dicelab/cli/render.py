@@ -517,8 +517,9 @@ def tune_result(result) -> None:
 def advice_table(title: str, value_name: str, rows, ties: int, fmt: Callable[..., str],
                  digits: int, tie_order: str) -> None:
     """The options of one decision, best first: ``rows`` of (option, value, loss,
-    tied with the best), the value and the loss in ``fmt``; ``ties`` how many options are
-    worth the best."""
+    tied with the best), the value and the loss in ``fmt`` with ``digits`` decimals, or
+    scientific notation where those would hide them (:func:`~dicelab.cli.formats.ranked`);
+    ``ties`` how many options are worth the best."""
     t = Table(title=title, caption="#1 is the best" + (
         f"; {ties} options tie with the best (equal up to rounding; {tie_order})"
         if ties > 1 else ""))
@@ -527,8 +528,8 @@ def advice_table(title: str, value_name: str, rows, ties: int, fmt: Callable[...
     t.add_column(value_name, justify="right")
     t.add_column("loss", justify="right")
     for i, (what, value, loss, tie) in enumerate(rows, 1):
-        t.add_row(F.count(i), what, fmt(value, digits),
-                  "tie" if tie and ties > 1 else fmt(loss, digits))
+        t.add_row(F.count(i), what, F.ranked(value, digits, fmt),
+                  "tie" if tie and ties > 1 else F.ranked(loss, digits, fmt))
     console.print(t)
 
 

@@ -17,9 +17,10 @@ module branches on a Penta family's name. A family gives
   :meth:`Family.logged`, which needs no 270 MB tables);
 * the values its options are ranked by (:meth:`Family.values`: ``advise``, ``play``) and
   what ``analyse`` judges its decisions by (:meth:`Family.judged_by`);
-* its exact score distribution when its decisions can be tabulated
-  (:meth:`Family.distribution`: ``compare --exact``, ``evaluate``) and its exact mean
-  when known without one (:meth:`Family.expected_score`);
+* its exact score distribution when it has one of its own (:meth:`Family.distribution`,
+  :meth:`Family.has_distribution`: a decision block's, or an objective's forward pass;
+  ``compare --exact``, ``evaluate``) and its exact mean when known without one
+  (:meth:`Family.expected_score`);
 * its tuning space (:meth:`dicelab.families.Family.space`: a user's declared ``space``).
 
 >>> family_of(parse_policy("optimal:at-least:300")).online
@@ -127,6 +128,12 @@ class Family(families.Family):
         pass over it (no solve of its own)."""
         return self.block(spec) is not None
 
+    def has_distribution(self, spec: PolicySpec) -> bool:
+        """Whether it has an exact distribution of its own final TOTAL
+        (:meth:`distribution`, memory permitting), so that a report card gives its mean
+        and SD exactly: a decision block's (:meth:`tabulated`), or an objective's."""
+        return self.tabulated(spec)
+
 
 class Tabled(Family):
     """A family that plays from a block of the decision tables (its name's)."""
@@ -185,6 +192,10 @@ class Objective(Online):
 
     def objective(self, spec):
         return spec.params["objective"]
+
+    def has_distribution(self, spec):
+        # a forward pass over (state, TOTAL so far) that decides as the kernel's seat does
+        return True
 
     def check_exact(self, spec, rules):
         pass

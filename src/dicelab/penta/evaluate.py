@@ -2,11 +2,13 @@
 
 :func:`evaluate_penta` answers where a Penta policy stands:
 
-* the mean and SD of its final TOTAL: exact when its decisions are a decision block
-  within the memory limit (``optimal``, ``greedy``, a policy given as values: its
-  family's :meth:`~dicelab.penta.builtin.Family.distribution`), simulated with a 95%
-  interval for any other policy (:func:`dicelab.penta.simulate.simulate_penta`,
-  the referee's games);
+* the mean and SD of its final TOTAL: exact when it has a distribution of its own within
+  the memory limit (its family's :meth:`~dicelab.penta.builtin.Family.distribution`:
+  ``optimal``, ``greedy`` and a policy given as values from their decision blocks,
+  ``optimal:OBJECTIVE`` from its objective's forward pass), simulated with a 95%
+  interval for any other policy (:func:`dicelab.penta.simulate.simulate_penta`: a
+  user's policy by the referee's games; ``penta-win``, whose play depends on the other
+  seats' cards);
 * what it loses against ``optimal`` per class of decision -- the first keep, the second
   keep, the box -- from the analysis (:mod:`dicelab.analyse`) of games it plays move by
   move (the game-log driver, :func:`dicelab.logplay.play_games`, on the seed's log
@@ -135,20 +137,20 @@ class PentaEvaluation:
 
 
 def exact_mean(spec: PolicySpec, rules: RuleSet) -> bool:
-    """Whether a report card gives ``spec``'s final score exactly: its family tabulates
-    its decisions (:meth:`dicelab.penta.builtin.Family.distribution`) without solving
-    anything new (a table policy's, or a policy given as values)."""
-    return family_of(spec).tabulated(spec)
+    """Whether a report card gives ``spec``'s final score exactly: its family has an exact
+    distribution of it (:meth:`dicelab.penta.builtin.Family.has_distribution`: a table
+    policy's, a policy given as values, an objective's)."""
+    return family_of(spec).has_distribution(spec)
 
 
 def _distribution(spec: PolicySpec, rules: RuleSet) -> ScoreDistribution | None:
-    """``spec``'s exact distribution when its decisions can be tabulated within the
-    memory limit (:func:`exact_mean`), else None: it is simulated."""
+    """``spec``'s exact distribution when it has one (:func:`exact_mean`) within the
+    memory limit, else None: it is simulated."""
     if not exact_mean(spec, rules):
         return None
     try:
         return family_of(spec).distribution(spec, rules)
-    except OverMemoryLimit:  # its decision block does not fit: simulated instead
+    except OverMemoryLimit:  # its decision block or forward pass does not fit: simulated
         return None
 
 
@@ -183,8 +185,8 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
                    progress: Callable[[int, int], None] | None = None, *,
                    rules: str | None = None) -> PentaEvaluation:
     """The report card of ``policy`` (a name, a PolicySpec or a Penta policy object) under
-    ``rules``: the final score over ``games`` simulated games (exact for the built-ins)
-    and the losses of ``games`` games played move by move, both from ``seed``.
+    ``rules``: the final score, exactly (:func:`exact_mean`) or over ``games`` simulated
+    games, and the losses of ``games`` games played move by move, both from ``seed``.
     ``progress(done, total)`` counts games."""
     from dicelab.analyse import analyse_games
     from dicelab.gamelog import format_games, parse_lines

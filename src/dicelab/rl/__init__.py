@@ -29,11 +29,16 @@ ENV_IDS = {
 
 
 def register_envs() -> None:
-    """Register :data:`ENV_IDS` with Gymnasium (done on import; idempotent)."""
+    """Register :data:`ENV_IDS` with Gymnasium (done on import; idempotent).
+
+    Without Gymnasium's ``OrderEnforcing`` wrapper (``order_enforce=False``), which
+    ``gym.make`` would add and which refuses ``render()`` before the first ``reset()``:
+    each environment keeps the order itself (``step`` before ``reset`` raises
+    ``ResetNeeded``) and renders :data:`~dicelab.rl.common.NOT_STARTED` until then."""
     gym = require_gymnasium()
     for env_id, entry in ENV_IDS.items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry)
+            gym.register(id=env_id, entry_point=entry, order_enforce=False)
 
 
 register_envs()

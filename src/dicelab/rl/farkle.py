@@ -220,6 +220,8 @@ class _FarkleEnv(gym.Env):
         return info
 
     def step(self, action):
+        if self._ref is None:
+            raise reset_needed()
         if self._done:
             raise gym.error.ResetNeeded("the episode is over: call reset() first")
         a = check_action(action, self._mask)

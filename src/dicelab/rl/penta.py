@@ -40,6 +40,7 @@ from dicelab.rl.common import (
     masked_discrete,
     masked_space,
     require_gymnasium,
+    reset_needed,
     yardstick_info,
 )
 from dicelab.rl.kernels import P_BOXES, P_KEEPS, canonical_keep
@@ -191,6 +192,8 @@ class PentaSoloEnv(gym.Env):
         return self._obs(), self._info()
 
     def step(self, action):
+        if not self._started:
+            raise reset_needed()
         if self._done:
             raise gym.error.ResetNeeded("the episode is over: call reset() first")
         a = check_action(action, self._mask)
