@@ -369,6 +369,29 @@ def test_bad_options_are_refused_before_the_game(capsys, argv, message):
     assert err.startswith("error: ") and err.count("\n") == 1
 
 
+def test_a_computer_that_cannot_play_is_refused_before_the_banner(capsys, monkeypatch,
+                                                                   tmp_path):
+    """As a simulation of it would be, before a line of the game: a solve over the memory
+    limit, and a bank rule of the user's that fails at some state of the game (asked at
+    every one before the first roll, not at the computer's first turn)."""
+    from cli_helpers import run_cli
+
+    rule = tmp_path / "rule.py"
+    rule.write_text("from dicelab.farkle.policy import bank_rule\n\n\n@bank_rule\n"
+                    "def r(me, opp, tp, n):\n    return tp >= 300 if me != 1000 else {}['x']\n")
+    log = tmp_path / "game.jsonl"
+    code, out, err = run_cli(capsys, ["play", "farkle", "--ai", f"{rule}:r", "--target",
+                                      "2000", "--log", str(log)])
+    assert code == 2 and out == "" and not log.exists()
+    assert err.startswith("error: bank rule r at (my, opp, turn_points, dice_left) = (1000, ")
+    assert "KeyError: 'x'" in err and "UserError" not in err and err.count("\n") == 2
+    for ai, target in (("fastest", "100000000000000"), ("optimal-win", "2000")):
+        monkeypatch.setenv("DICELAB_MEMORY_LIMIT", "10kB")
+        code, out, err = run_cli(capsys, ["play", "farkle", "--ai", ai, "--target", target])
+        assert code == 2 and out == "" and "of memory, more than the limit" in err
+        assert err.startswith("error: ") and err.count("\n") == 1
+
+
 def test_a_penta_game_against_an_objective_policy_judged_by_its_objective(capsys, tmp_path):
     """A whole game against optimal:utility:theta=0.02 (an objective's policy, deciding turn
     by turn) in the terminal, every box the computer's suggestion; the game log, analysed,

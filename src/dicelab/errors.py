@@ -20,7 +20,9 @@ def user_code_error(exc: BaseException, what: str) -> UserError:
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if not f.filename.startswith(ours) and "site-packages" not in f.filename
               and not f.filename.startswith("<")]
-    lines = [f"{what}: {type(exc).__name__}: {exc}"]
+    # a UserError says what went wrong in its own words (a bank rule's, asked by a policy)
+    lines = [f"{what}: {exc}" if isinstance(exc, UserError)
+             else f"{what}: {type(exc).__name__}: {exc}"]
     shown = [f"  {f.filename}:{f.lineno} in {f.name}: {(f.line or '').strip()}"
              for f in frames]
     for i, line in enumerate(shown):  # a recursion: the line once, then its count

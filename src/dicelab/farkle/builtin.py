@@ -70,6 +70,7 @@ from dicelab.farkle.rules import (
 )
 from dicelab.farkle.solitaire import (
     check_bank_rows,
+    check_fastest,
     fastest_solution,
     fastest_table,
     legal_bank,
@@ -484,6 +485,9 @@ class Fastest(Exact):
     picture_reads = ("target", "me")
     picture_ignores = ("it races to the target alone, whatever the opponent's total and the "
                        "ending rule")
+
+    def check(self, spec, rules, target, n_seats):
+        return check_fastest(rules, super().check(spec, rules, target, n_seats))
 
     def table(self, spec, rules, target, progress=None):
         return fastest_table(rules, target)

@@ -654,6 +654,18 @@ class FastestSolution:
         return out
 
 
+def check_fastest(rules: FarkleRules, target: int, floor_points: int | None = None) -> int:
+    """Refuse, before any work, a ``fastest`` whose value and bank tables would not fit the
+    memory limit; returns the checked target."""
+    m = model(rules)
+    target = check_target(target)
+    big = target // POINT_UNIT + rules.penalty_floor(floor_points)
+    p_rows = max(big, int(m.bank_floor[1])) + m.max_points + 1
+    check_memory(f"fastest to {target:,} (its value and bank tables)",
+                 m.streak * big * p_rows * 7 * 9)
+    return target
+
+
 def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FASTEST_TOL,
                   sweep_tol: float = 1e-13, max_sweeps: int = 500,
                   floor_points: int | None = None) -> FastestSolution:
@@ -676,13 +688,11 @@ def solve_fastest(rules: FarkleRules, target: int = 10_000, *, tol: float = FAST
     True
     """
     m = model(rules)
-    target = check_target(target)
+    target = check_fastest(rules, target, floor_points)
     k = m.streak
     floor = rules.penalty_floor(floor_points)
     big = target // POINT_UNIT + floor
     p_rows = max(big, int(m.bank_floor[1])) + m.max_points + 1
-    check_memory(f"fastest to {target:,} (its value and bank tables)",
-                 k * big * p_rows * 7 * 9)
     t0 = time.perf_counter()
     value = np.zeros((k, big, p_rows, 7))
     bank = np.zeros((k, big, p_rows, 7), dtype=np.uint8)
@@ -1061,7 +1071,7 @@ def fastest_table(rules: FarkleRules, target: int) -> PolicyTable:
 
 __all__ = ["BANK_ROW_BYTES", "FastestSolution", "MaxEvSolution", "ThresholdSolution",
            "ThresholdSweep", "TurnDistribution", "bank_runs", "bank_thresholds",
-           "check_bank_rows", "endings",
+           "check_bank_rows", "check_fastest", "endings",
            "evaluate_turn_policy", "fastest_solution", "fastest_table", "fixed_turns",
            "last_roll", "legal_bank", "max_ev_table", "race", "race_ends", "race_turns",
            "roll_values", "solve_fastest", "solve_max_ev", "table_ends", "threshold_bank",

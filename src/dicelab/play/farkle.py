@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 from dicelab.errors import UserError
 from dicelab.farkle.advise import FarkleAdvice, advise, legal_setasides, tied
-from dicelab.farkle.builtin import as_policy, family_of
+from dicelab.farkle.builtin import USER, as_policy, family_of
+from dicelab.farkle.policies import seat_of
 from dicelab.farkle.referee import Referee
 from dicelab.farkle.rules import (
     HOT_DICE,
@@ -103,12 +104,20 @@ class Advice:
 # --- the computer ----------------------------------------------------------------------
 
 
-def check_computer(spec: PolicySpec, n_seats: int) -> None:
-    """What a computer seat refuses before the game: ``optimal-win`` away from two seats."""
-    if family_of(spec).two_seats and n_seats != 2:
+def check_computer(spec: PolicySpec, rules: FarkleRules, target: int, n_seats: int
+                   ) -> None:
+    """What a computer seat refuses before the game, as a simulation of it would:
+    ``optimal-win`` away from two seats, a solve the memory limit cannot hold (its
+    family's check), a user's bank rule that fails at a state of the game (tabulated: it
+    is asked at every one)."""
+    family = family_of(spec)
+    if family.two_seats and n_seats != 2:
         raise UserError(f"{spec.name} plays two-seat games only (this game has "
                         f"{counted(n_seats, 'seat')}): play with one human, or choose "
                         "another --ai")
+    family.check(spec, rules, target, n_seats)
+    if family is USER and family.tabulable(spec):
+        seat_of(spec.policy, rules, target)
 
 
 def _legal_options(game: FarkleGame, adv: FarkleAdvice) -> list[Choice]:
@@ -153,7 +162,7 @@ class FarkleGame(TurnGame):
         self.dice = dice
         for p in self.players:
             if not p.human:
-                check_computer(p.policy, n)
+                check_computer(p.policy, self.rules, self.target, n)
         self.computers: dict = {}  # seat -> its Policy (start() makes them)
         self.referee = Referee(n, rules=self.rules, target=self.target, dice=dice,
                                first_seat=first_seat, record=True)
