@@ -559,6 +559,63 @@ def test_advise_farkle_command_under_facebook(capsys, monkeypatch):
     assert d["mode"] == "two-player" and 0.0 < d["options"][0]["value"] < 1.0
 
 
+def test_advice_names_the_runs_of_lost_turns_and_the_ending_as_policy_farkle_does(
+        capsys, monkeypatch):
+    """Under a farkle penalty the runs change the values: the title and the JSON name
+    them (two players' both, solitaire your own), in policy farkle's words; the ending
+    named is the rules' own (facebook: first-to-bank) unless --ending replaces it."""
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
+    two = ["advise", "farkle", "--roll", "1,5,2,3,4,4", "--me", "-500", "--opp", "100",
+           "--target", "600", "--rules", "facebook"]
+    seen = {}
+    for s, r in ((0, 0), (2, 1)):
+        argv = [*two, "--my-farkles", str(s), "--opp-farkles", str(r)]
+        code, out, err = run_cli(capsys, [*argv, "--json"])
+        assert code == 0, err
+        d = json.loads(out)
+        assert (d["my_farkles"], d["opp_farkles"], d["ending"]) == (s, r, "first-to-bank")
+        seen[s, r] = d["options"][0]["value"]
+        code, out, err = run_cli(capsys, argv)
+        text = " ".join(out.split())  # the title as one line
+        assert code == 0 and err == ""
+        assert (f"Farkle (facebook, me -500, opponent 100, target 600, first-to-bank, lost "
+                f"turns in a row {s} vs {r}, totals down to -1,000): roll 1 5 2 3 4 4") in text
+    assert seen[0, 0] != seen[2, 1]  # different values, and the titles say why
+    code, out, err = run_cli(capsys, [*two, "--ending", "last-round"])
+    assert code == 0, err
+    assert "target 600, last-round, lost turns in a row 0 vs 0," in " ".join(out.split())
+
+    solo = ["advise", "farkle", "--roll", "1,5,2,3,4,4", "--rules", "facebook",
+            "--my-farkles", "2"]
+    code, out, err = run_cli(capsys, [*solo, "--json"])
+    assert code == 0, err
+    assert (json.loads(out)["my_farkles"], json.loads(out)["opp_farkles"]) == (2, 0)
+    code, out, err = run_cli(capsys, solo)
+    assert code == 0 and err == ""
+    assert "Farkle (facebook, solitaire after 2 lost turns in a row): roll" in " ".join(
+        out.split())
+    code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,5,2,3,4,4",
+                                      "--my-farkles", "2"])  # no penalty: no run named
+    assert code == 0 and "Farkle (default, solitaire): roll" in " ".join(out.split())
+
+
+def test_the_runs_title_is_policy_farkles():
+    from dicelab.farkle.policies import bank_table
+    from dicelab.farkle.rules import runs_title
+    from dicelab.registry import parse_policy
+
+    fb = PRESETS["facebook"]
+    assert runs_title(fb, 2, 1) == ", lost turns in a row 2 vs 1"
+    assert runs_title(fb, 1) == " after 1 lost turn in a row"
+    assert runs_title(PRESETS["default"], 2, 1) == runs_title(PRESETS["default"], 2) == ""
+    _, title = bank_table(parse_policy("max-ev"), fb, my_farkles=1)
+    assert title.startswith(f"max-ev{runs_title(fb, 1)} (")
+    a = advise([1, 5, 2, 3, 4, 4], rules=fb, my_farkles=1)
+    assert a.runs_words == runs_title(fb, 1) and (a.my_farkles, a.opp_farkles) == (1, 0)
+
+
 # ------------------------------------------------------------------ hot dice must-roll
 
 

@@ -521,6 +521,38 @@ def test_one_file_of_both_games_names_each_games_count(logs, tmp_path, capsys):
     assert (res.games_of("farkle"), res.games_of("penta"), res.n_games) == (2, 2, 4)
 
 
+def test_the_costliest_decisions_of_several_logs_name_their_log(logs, tmp_path, capsys,
+                                                                monkeypatch):
+    """Each log counts its games from 0: with several logs a row of the table says whose
+    game it is (the log as given, printed as it stands, brackets too), as the JSON's
+    ``log``; with one log the table has no log column."""
+    from glossary_checks import capture_tables
+
+    from dicelab.cli import render
+
+    other = tmp_path / "[b]other.jsonl"  # rich markup, were it read as such
+    write_games(other, _random_farkle(PRESETS["default"], 1, 500, seed=2, games=2))
+    first = str(logs / "farkle.jsonl")
+    monkeypatch.setattr(render.console, "width", 400)  # every table printed as it is
+    printed = capture_tables(monkeypatch)
+    code, out, err = run_cli(capsys, ["analyse", first, str(other), "--measure", "turn"])
+    assert code == 0, err
+    table = printed[0]
+    assert "costliest decisions" in str(table.title)
+    assert [c.header for c in table.columns][:3] == ["log", "game", "seat"]
+    rows = list(zip(*(map(str, c.cells) for c in table.columns[:2]), strict=True))
+    assert {log for log, _ in rows} == {first, str(other)}  # both logs lose somewhere
+    assert str(other) in out
+    code, data, _ = run_cli(capsys, ["analyse", first, str(other), "--measure", "turn",
+                                     "--json"])
+    losing = [d for d in json.loads(data)["decisions"] if d["loss"] > 0]
+    assert set(rows) <= {(d["log"], str(d["game"])) for d in losing}
+    printed.clear()
+    code, out, err = run_cli(capsys, ["analyse", first, "--measure", "turn"])
+    assert code == 0, err
+    assert [c.header for c in printed[0].columns][:2] == ["game", "seat"]
+
+
 def test_a_sum_rounded_to_zero_is_shown_as_0_00_not_minus_0_00(logs, capsys, monkeypatch):
     """A skill of -1e-19 (a tie within rounding) reads 0.00 in the luck/skill table, as
     the zero loss beside it; a real -0.01 keeps its sign."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import os
 import socket
 import stat
@@ -165,6 +166,13 @@ def _cases(tmp_rules) -> list[list[str]]:
 ODD_DIGITS = ["\uff11", "\u0661", "\u0967", "\u00b9", "\U0001d7d9"]
 HUGE = "9" * 5000
 BIG = str(2**63)
+#: Integers that ``int()`` (and Typer's own conversion) reads but no option takes:
+#: grouped, with a plus sign or a signed zero, spaced; and their neighbours.
+ODD_INTEGERS = ["2_000", "1_0", "+2000", "-0", "-00", " 2000", "2000 ", "2 000",
+                "\t2000", "\uff12000", "0x10", "1e3", "2,000"]
+#: Dice lists with an empty item (two commas, or one at an end) or an odd number.
+BAD_ROLLS = ["{},", ",{}", ",{},", "1,,{}", "1, ,{}", "1 , , {}", ",", "+5,{}", "-0,{}",
+             "1_1,{}", "\uff11,{}"]
 
 
 def _bad_output_files(sb: Path, suffix: str) -> list[str]:
@@ -226,6 +234,37 @@ def _more_cases(sb: Path) -> list[list[str]]:
                   ["tournament", "ai", "max-ev", "--sprt", f"elo1={d}"],
                   ["simulate", "-s", "ai", "-n", d], ["simulate", "-s", "ai", "--seed", d],
                   ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--top", d]]
+    for v in ODD_INTEGERS:
+        cases += [["simulate", "-s", "ai", "--target", v, "-n", "100"],
+                  ["simulate", "-s", "ai", "-n", v], ["simulate", "-s", "ai", "--seed", v],
+                  ["simulate", "-s", "ai", "--vs", "ai", "-n", "100", "--first", v],
+                  ["compare", "ai", "max-ev", "--exact", "--target", v],
+                  ["policy", "farkle", "optimal-win", "--target", "300", "--me", v],
+                  ["policy", "farkle", "max-ev", "--rules", "facebook", "--my-farkles", v],
+                  ["advise", "farkle", "--roll", "1,5", "--turn-points", v],
+                  ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--top", v],
+                  ["advise", "penta", "--roll", "1,3,3,4,6", "--rolls-left", v],
+                  ["tournament", "ai", "max-ev", "--seats", v, "-n", "100"],
+                  ["tune", "ai", "--against", "threshold-300", "--trials", v],
+                  ["experiment", "run", "threshold-sweep", "--target", v],
+                  ["play", "farkle", "--target", v], ["play", "penta", "--seed", v],
+                  ["simulate", "-s", "ai", "-n", "100", "--dask", f"local:{v}"],
+                  ["tune", "ai", "--against", "threshold-300", "--range",
+                   f"base=200:{v}:50"]]
+        if v.strip() == v:  # a policy's parameters may have spaces around them
+            cases += [["simulate", "-s", f"ai:base={v}", "-n", "100"],
+                      ["advise", "penta", "--roll", "1,3,3,4,6", "--objective",
+                       f"at-least:{v}"]]
+    for roll in BAD_ROLLS:
+        cases += [["advise", "farkle", "--roll", roll.format("1,5,2,3,4")],
+                  ["advise", "farkle", "--roll", roll.format("5"), "--turn-points", "100"],
+                  ["advise", "penta", "--roll", roll.format("3,3,4,6")],
+                  ["policy", "penta", "--roll", roll.format("3,3,4,6")]]
+    for card in (",fours=12", "fours=12,", "fours=12,,penta=50", ",", "fours=+12",
+                 "fours=1_2"):
+        cases += [["advise", "penta", "--roll", "1,3,3,4,6", "--card", card]]
+    for spec in ("elo1=5,", ",elo1=5", "elo1=5,,alpha=0.1", ",", "elo1=5, ,alpha=0.1"):
+        cases += [["tournament", "ai", "max-ev", "--sprt", spec]]
     for v in (BIG, f"-{BIG}", "1e400", "nan", "inf", "-inf", "1e18", "1001", "x"):
         cases += [["tournament", "ai", "max-ev", "--sprt", f"elo1={v}"],
                   ["tournament", "ai", "max-ev", "--sprt", f"elo0={v}"]]
@@ -471,3 +510,71 @@ def test_a_sample_as_processes_of_the_console_script(sandbox, tmp_path, sample):
         assert code == 2 and out == "" and err.startswith("Usage: dicelab"), (argv, err)
     assert _snapshot(sandbox) == before
     assert os.listdir(cwd) == [] and not (tmp_path / "cache").exists()
+
+
+def _integer_options():
+    """(command words, parameter) of every integer option of every command."""
+    from dicelab.cli.main import command
+
+    found = []
+
+    def walk(cmd, words):
+        for name, sub in getattr(cmd, "commands", {}).items():
+            walk(sub, [*words, name])
+        found.extend((words, p) for p in cmd.params
+                     if getattr(p, "type_descriptor", None) is not None
+                     and p.type_descriptor.annotation is int)
+
+    walk(command(), [])
+    return found
+
+
+def test_every_integer_option_takes_its_digits_alone():
+    """Every integer option of every command (play's and the experiments' too) reads
+    ASCII digits, a minus sign before a negative number, and refuses the rest of what
+    int() reads, naming the option."""
+    import typer
+
+    from dicelab.cli.main import command
+
+    options = _integer_options()
+    names = {(" ".join(w), p.opts[0]) for w, p in options}
+    assert len(options) >= 50
+    assert {("play farkle", "--target"), ("advise farkle", "--me"), ("simulate", "--games"),
+            ("experiment run head-to-head", "--seed")} <= names
+    for words, param in options:
+        ctx = typer.Context(command())
+        assert param.process_value(ctx, "12") == 12, words
+        assert param.process_value(ctx, "012") == 12, words
+        for odd in [*ODD_INTEGERS, *ODD_DIGITS, "", "12 "]:
+            with pytest.raises(Exception, match="not an integer in the digits 0-9") as exc:
+                param.process_value(ctx, odd)
+            assert type(exc.value).__name__ == "BadParameter", (words, odd)
+
+
+def test_integers_and_lists_as_users_write_them_still_work(capsys):
+    """The spellings next to the refused ones: digits, a minus sign for a negative total,
+    leading zeros, dice separated by commas, spaces or both, spaces around a list's
+    items."""
+    from dicelab.cli.advise_cmds import parse_dice
+    from dicelab.penta.policies import Scorecard
+    from dicelab.sprt import SprtSpec
+
+    def ok(*argv) -> dict:
+        code, out, err = run_cli(capsys, [*argv, "--json"])
+        assert code == 0, (argv, err)
+        return json.loads(out)
+
+    plain = ok("advise", "farkle", "--roll", "1,1,5,2,3,4", "--top", "2")
+    for roll in ("1 1 5 2 3 4", " 1,1,5,2,3,4 ", "1, 1, 5, 2, 3, 4", "1 ,1 ,5 ,2 ,3 ,4",
+                 "1,1 5,2 3,4"):
+        assert ok("advise", "farkle", "--roll", roll, "--top", "02") == plain, roll
+    assert parse_dice("1 3, 3 ,4,6", "--roll", range(5, 6), "1,3,3,4,6") == [1, 3, 3, 4, 6]
+    assert Scorecard.parse(" fours=12 , penta=50 ") == Scorecard.parse("fours=12,penta=50")
+    d = ok("policy", "farkle", "ai", "--rules", "facebook", "--me", "-1000", "--opp", "900")
+    assert (d["me"], d["opp"]) == (-1000, 900)
+    d = ok("simulate", "-s", "threshold-300", "-n", "0100", "--seed", "0", "--target", "500")
+    assert (d["games"], d["seed"], d["target"]) == (100, 0, 500)
+    assert Scorecard.parse("").total == Scorecard.parse("  ").total == 0
+    assert SprtSpec.parse("elo1=5, alpha=0.1") == SprtSpec(elo1=5.0, alpha=0.1)
+    assert SprtSpec.parse("") == SprtSpec()

@@ -71,12 +71,44 @@ def test_policy_optimal_win_follows_the_ending(capsys):
     from dicelab.cli.render import decision_text
     from dicelab.farkle.solve import solve_optimal_win
 
+    shown = set()
     for ending in ("last-round", "first-to-bank"):
         code, out, _ = run(capsys, "policy", "farkle", "optimal-win", "--target", "500",
                            "--me", "300", "--opp", "450", "--ending", ending)
         assert code == 0
         bank = solve_optimal_win(load_rules("default", ending), 500).bank_decisions(300, 450)
-        assert decision_text(bank) in out and "at 300 vs 450" in out
+        assert decision_text(bank) in out
+        assert out.startswith(f"optimal-win to 500 at 300 vs 450 (rules default, ending "
+                              f"{ending})\n")
+        shown.add(decision_text(bank))
+    assert len(shown) == 2  # the endings' decisions differ here: the title tells them apart
+
+
+@pytest.mark.parametrize(("argv", "ending"), [
+    (["optimal-win", "--target", "300", "--me", "100", "--opp", "200"], "last-round"),
+    (["optimal-win", "--target", "300", "--me", "100", "--opp", "200", "--ending",
+      "first-to-bank"], "first-to-bank"),
+    (["optimal-win", "--target", "300", "--rules", "facebook"], "first-to-bank"),
+    (["optimal-win:vs=threshold-300", "--target", "300", "--ending", "first-to-bank"],
+     "first-to-bank"),
+    (["optimal-win:vs=threshold-300", "--target", "300", "--rules", "facebook", "--ending",
+      "last-round"], "last-round"),
+    (["max-ev"], None), (["fastest", "--target", "300"], None), (["threshold-300"], None),
+    (["ai", "--rules", "facebook"], None),
+])
+def test_policy_view_names_the_ending_its_decisions_follow(capsys, monkeypatch, argv, ending):
+    """optimal-win and its best responses decide by the ending rule (--ending, else the
+    rules'): the title and the JSON name it; the other policies' decisions do not read
+    it: their JSON's ending is null and their title names none."""
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)
+    d = _view(capsys, *argv)
+    assert d["ending"] == ending
+    if ending is None:
+        assert "ending" not in d["title"]
+    else:
+        assert f", ending {ending})" in d["title"]
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -407,7 +439,7 @@ def test_policy_view_of_optimal_win_by_both_runs_of_lost_turns(capsys, monkeypat
               "--opp", "0", "--my-farkles", "2", "--opp-farkles", "1")
     assert (d["me"], d["opp"], d["my_farkles"], d["opp_farkles"]) == (-500, 0, 2, 1)
     assert d["title"] == ("optimal-win to 600 at -500 vs 0, lost turns in a row 2 vs 1 "
-                          "(rules facebook); totals down to -1,000")
+                          "(rules facebook, ending first-to-bank); totals down to -1,000")
     assert d["runs"] == solitaire.bank_runs(sol.bank_decisions(-500, 0, 2, 1))["runs"]
     assert d["runs"] != solitaire.bank_runs(sol.bank_decisions(-500, 0, 0, 0))["runs"]
 

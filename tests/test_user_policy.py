@@ -547,16 +547,18 @@ def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tm
                                                "banks.png"}
 
 
-@pytest.mark.parametrize(("target", "rules"), [(200, "default"), (250, "basic")])
-def test_evaluate_banks_figure_names_the_target_and_rules(target, rules):
-    """optimal-win's banks depend on the target (and the rules): the panels say which."""
+@pytest.mark.parametrize(("target", "rules", "ending"), [(200, "default", "last-round"),
+                                                         (250, "basic", "first-to-bank")])
+def test_evaluate_banks_figure_names_the_target_rules_and_ending(target, rules, ending):
+    """optimal-win's banks depend on the target, the rules and the ending rule: the
+    panels say which."""
     from dicelab.evaluate import evaluate_farkle
     from dicelab.farkle.rules import load_rules
 
-    card = evaluate_farkle("threshold-300", rules=load_rules(rules, None), target=target)
+    card = evaluate_farkle("threshold-300", rules=load_rules(rules, ending), target=target)
     fig = card.figures()["banks.png"]
-    titles = [ax.get_title() for ax in fig.axes]
-    assert titles == [f"{p} to {target:,} at 0 vs 0 (rules {rules})"
+    titles = [" ".join(ax.get_title().split()) for ax in fig.axes]  # wrapped to fit
+    assert titles == [f"{p} to {target:,} at 0 vs 0 (rules {rules}, ending {ending})"
                       for p in ("threshold-300", "optimal-win")]
 
 

@@ -126,7 +126,8 @@ class FarkleEvaluation:
     def figures(self) -> dict[str, Any]:
         from dicelab.plots import banks_side_by_side_figure
 
-        at = f"to {self.target:,} at 0 vs 0 (rules {self.rules.name})"  # whose banks move
+        at = (f"to {self.target:,} at 0 vs 0 (rules {self.rules.name}, ending "
+              f"{self.rules.ending})")  # whose banks move
         return {"banks.png": banks_side_by_side_figure(
             [self.banks, self.optimal_banks],
             [f"{self.policy} {at}", f"optimal-win {at}"])}

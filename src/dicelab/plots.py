@@ -89,7 +89,8 @@ def _draw_banks(ax, bank, title: str, point_unit: int, max_points: int | None) -
     ax.set_xticks(range(1, 7))
     ax.set_xlabel("dice left to roll")
     ax.set_ylabel("turn points")
-    ax.set_title("\n".join(textwrap.wrap(title, 48)), fontsize=10)
+    # a policy's or an ending rule's name stays whole (optimal-win, first-to-bank)
+    ax.set_title("\n".join(textwrap.wrap(title, 48, break_on_hyphens=False)), fontsize=10)
     ax.legend(handles=[Patch(color=ROLL_COLOR, label="roll"),
                        Patch(color=BANK_COLOR, label="bank")],
               loc="upper left", framealpha=0.9)

@@ -26,7 +26,7 @@ import numpy as np
 
 from dicelab import seeding
 from dicelab.errors import UserError
-from dicelab.text import counted
+from dicelab.text import counted, parse_int
 
 Accumulators = dict[str, np.ndarray]
 
@@ -225,7 +225,7 @@ def _parse_local(spec: str) -> int | None:
     if not rest:
         return None
     try:
-        n = int(rest[1:]) if rest[0] == ":" else 0
+        n = parse_int(rest[1:]) if rest[0] == ":" else 0
     except ValueError:
         n = 0
     if n <= 0:

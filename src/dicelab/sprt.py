@@ -98,13 +98,18 @@ class SprtSpec:
 
     @classmethod
     def parse(cls, text: str) -> SprtSpec:
-        """From ``elo0=0,elo1=10,alpha=0.05,beta=0.05`` (any subset; the rest default).
+        """From ``elo0=0,elo1=10,alpha=0.05,beta=0.05`` (any subset; the rest default; an
+        empty item, two commas or one at an end, is refused).
 
         >>> SprtSpec.parse("elo1=5,alpha=0.01")
         SprtSpec(elo0=0.0, elo1=5.0, alpha=0.01, beta=0.05)
         """
         values: dict[str, float] = {}
-        for item in filter(None, (x.strip() for x in text.split(","))):
+        items = [x.strip() for x in text.split(",")]
+        for item in [] if items == [""] else items:
+            if not item:
+                raise UserError(f"--sprt {text!r}: an empty item (two commas, or one at an "
+                                "end); write elo0=0,elo1=10,alpha=0.05,beta=0.05")
             key, sep, value = item.partition("=")
             key = key.strip()
             if not sep or key not in ("elo0", "elo1", "alpha", "beta"):

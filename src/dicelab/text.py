@@ -1,9 +1,10 @@
 """Numbers as a user types them: ASCII digits.
 
 Python's ``int()`` and ``float()`` also read other scripts' digits (``"３００"``, full
-width), and ``re``'s ``\\d`` matches every script's digits; no option takes those. Like
-the command line's integer options, an integer may group its digits with ``_``
-(``1_000_000``) and have spaces around it.
+width), and ``re``'s ``\\d`` matches every script's digits; no option takes those. An
+integer is its digits alone, with a minus sign before a negative one (:func:`parse_int`,
+which every integer option of the command line reads its value by): not ``2_000``,
+``+5``, ``-0`` or a number with spaces around it, all of which ``int()`` reads.
 
 Parameters as a user types them after a policy's name: :func:`key_values`.
 
@@ -25,25 +26,36 @@ import numpy as np
 
 #: The most digits read (Python refuses to convert more than 4,300; no option needs 30).
 MAX_DIGITS = 30
-_INT = re.compile(r"[+-]?[0-9](_?[0-9])*")
+_INT = re.compile(r"[0-9]+|-0*[1-9][0-9]*")
 _DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def parse_int(text: str) -> int:
-    """An integer in ASCII digits (at most :data:`MAX_DIGITS`, ``_`` between them
-    allowed) with an optional sign; ``ValueError`` otherwise.
+    """An integer in the ASCII digits 0-9 (at most :data:`MAX_DIGITS`), a minus sign
+    before a negative one; ``ValueError`` saying what is wrong otherwise (a sign on
+    zero or a plus sign, ``_``, spaces, other scripts' digits).
 
-    >>> parse_int("-300"), parse_int(" +5 "), parse_int("1_000")
-    (-300, 5, 1000)
-    >>> parse_int("３００")
-    Traceback (most recent call last):
-    ...
-    ValueError: not an integer in ASCII digits: '３００'
+    >>> parse_int("-300"), parse_int("0"), parse_int("0050")
+    (-300, 0, 50)
+    >>> for text in ("1_000", "+5", "-0", " 5", "３００"):
+    ...     try:
+    ...         parse_int(text)
+    ...     except ValueError as exc:
+    ...         print(str(exc).partition(" (")[0])
+    '1_000' is not an integer in the digits 0-9
+    '+5' is not an integer in the digits 0-9
+    '-0' is not an integer in the digits 0-9
+    ' 5' is not an integer in the digits 0-9
+    '３００' is not an integer in the digits 0-9
     """
-    body = text.strip()
-    if not _INT.fullmatch(body) or sum(c.isdigit() for c in body) > MAX_DIGITS:
-        raise ValueError(f"not an integer in ASCII digits: {text!r}")
-    return int(body)
+    if not _INT.fullmatch(text):
+        shown = repr(text) if len(text) <= 2 * MAX_DIGITS else "the value"
+        raise ValueError(f"{shown} is not an integer in the digits 0-9 (a minus sign before "
+                         "a negative one; no '+', '_' or spaces)")
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"an integer has at most {MAX_DIGITS} digits, not "
+                         f"{len(text.lstrip('-')):,}")
+    return int(text)
 
 
 def parse_decimal(text: str) -> float:

@@ -9,6 +9,7 @@ Thin shells over :func:`dicelab.farkle.advise.advise` and
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
@@ -23,18 +24,27 @@ RollHelp = "The dice just rolled, e.g. {}."
 
 
 def parse_dice(text: str, what: str, sizes: range, example: str) -> list[int]:
-    """Faces 1..6 separated by commas or spaces, as many as ``sizes`` allows."""
+    """Faces 1..6 separated by commas or spaces (a comma may have spaces around it), as
+    many as ``sizes`` allows; an empty item (two commas, or one at an end) is refused.
+
+    >>> parse_dice(" 1, 1,5 2 ", "--roll", range(1, 7), "1,5")
+    [1, 1, 5, 2]
+    """
     from dicelab.text import parse_int
 
+    items = re.split(r"\s*,\s*|\s+", text.strip())
     try:
-        faces = [parse_int(x) for x in text.replace(" ", ",").split(",") if x]
+        faces = [parse_int(x) for x in items]
     except ValueError:
         faces = []
     if len(faces) not in sizes or not all(1 <= f <= 6 for f in faces):
         words = dict(enumerate(("zero", "one", "two", "three", "four", "five", "six")))
         count = (words[sizes.start] if len(sizes) == 1
                  else f"{words[sizes.start]} to {words[sizes.stop - 1]}")
-        raise UserError(f"{what} '{text}': give {count} dice 1..6, e.g. {what} {example}")
+        empty = ("an empty item (two commas, or one at an end); " if "" in items
+                 and text.strip() else "")
+        raise UserError(f"{what} {text!r}: {empty}give {count} dice 1..6, e.g. {what} "
+                        f"{example}")
     return faces
 
 

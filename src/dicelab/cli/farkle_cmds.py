@@ -164,9 +164,11 @@ def register(app, solve_app, policy_app) -> None:
             from dicelab.farkle.solitaire import bank_runs
             from dicelab.results import echo_json
 
+            family = family_of(spec)
             echo_json({"policy": name, "title": title, "me": me or 0, "opp": opp or 0,
                        "my_farkles": my_farkles, "opp_farkles": opp_farkles,
-                       "floor_points": family_of(spec).floor_points(table, floor),
+                       "ending": table.ending if "ending" in family.picture_reads else None,
+                       "floor_points": family.floor_points(table, floor),
                        **bank_runs(bank), "plot": plot})
         elif plot is not None:
             typer.echo(f"wrote {plot}")

@@ -496,13 +496,49 @@ def _show_notices() -> None:
 _INTERRUPTED = 130
 
 
+def _takes_an_integer(param) -> bool:
+    """Whether a command's option or argument is an integer."""
+    descriptor = getattr(param, "type_descriptor", None)  # typer >= 0.29
+    if descriptor is not None:
+        return descriptor.annotation is int
+    return getattr(param.type, "name", "").startswith("integer")  # pragma: no cover
+
+
+def _integer_value(param, process, ctx, value):
+    """An integer option's text read by :func:`dicelab.text.parse_int` (Typer's own
+    conversion, Pydantic's or click's ``int()``, also takes ``2_000``, ``+5``, ``-0``
+    and spaces), then checked as Typer checks it (``min``)."""
+    from dicelab.text import parse_int
+
+    if isinstance(value, str):
+        try:
+            value = parse_int(value)
+        except ValueError as exc:
+            raise _cx.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return process(ctx, value)
+
+
+def _read_integers(cmd) -> None:
+    """Every integer option of ``cmd`` and its subcommands reads its value by
+    :func:`_integer_value`."""
+    for sub in getattr(cmd, "commands", {}).values():
+        _read_integers(sub)
+    for param in cmd.params:
+        if _takes_an_integer(param):
+            param.process_value = functools.partial(_integer_value, param,
+                                                    param.process_value)
+
+
 @functools.cache
 def command():
     """The app as one click command, built once per process: Typer builds it again at
     every call of the app (about 30 ms: every command's signature read), which a process
     that runs many commands (a test session) paid each time. The app is complete when
-    this module and the ones it imports are."""
-    return typer.main.get_command(app)
+    this module and the ones it imports are. Its integer options read their values by
+    :func:`_integer_value`."""
+    cmd = typer.main.get_command(app)
+    _read_integers(cmd)
+    return cmd
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,6 +25,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from dicelab.cli import formats as F
 from dicelab.penta.rules import BOX_NAMES
@@ -537,10 +538,10 @@ def farkle_advice(advice) -> None:
     """A :class:`dicelab.farkle.advise.FarkleAdvice`."""
     a = advice
     two = a.me is not None
-    where = ("solitaire" if not two else
+    where = (f"solitaire{a.runs_words}" if not two else
              f"me {F.count(a.me)}, opponent {F.count(a.opp)}, target {F.count(a.target)}, "
-             f"{a.ending}" + ("" if a.floor_points is None
-                              else f", totals down to -{F.count(a.floor_points)}"))
+             f"{a.ending}{a.runs_words}" + ("" if a.floor_points is None
+                                            else f", totals down to -{F.count(a.floor_points)}"))
     rows = [(f"set aside {F.dice(o.keep)} ({F.count(o.points)}), "
              + ("bank" if o.action == "bank" else f"roll {o.dice}"), o.value, o.loss,
              o.tie_with_best)
@@ -699,6 +700,7 @@ def game_analysis(result) -> None:
     from dicelab.penta.objective_play import WIN_SHARE
 
     dec = result.decisions
+    several = len(set(result.logs)) > 1  # each counts its games from 0: a row names its log
     for kind, measure in result.sections():
         mixed = len(result.sections()) > len(result.measure)
         d = dec[(dec["game_kind"] == kind) & (dec["measure"] == measure) & (dec["loss"] > 0)]
@@ -708,12 +710,13 @@ def game_analysis(result) -> None:
         unit = "%" if pct else "points"
         t = Table(title=f"{kind}: the costliest decisions (loss in {unit_of(measure)}"
                         f"{', as %' if pct else ''})")
-        for col in ("game", "seat", "turn", "roll", "chosen", "best", "value chosen",
-                    "value best", "loss", "class"):
+        for col in ("log", "game", "seat", "turn", "roll", "chosen", "best", "value chosen",
+                    "value best", "loss", "class")[0 if several else 1:]:
             number = col in ("game", "seat", "turn", "loss") or col.startswith("value")
             t.add_column(col, justify="right" if number else "left", no_wrap=number)
         for _, r in d.iterrows():
-            t.add_row(str(r["game"]), str(r["seat"]), str(r["turn"]), r["roll"], r["chosen"],
+            t.add_row(*([Text(r["log"])] if several else []),  # as given, not markup
+                      str(r["game"]), str(r["seat"]), str(r["turn"]), r["roll"], r["chosen"],
                       r["best"], *(f"{scale * r[k]:,.{digits}f}" for k in ("value_chosen",
                                                                           "value_best",
                                                                           "loss")),

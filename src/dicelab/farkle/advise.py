@@ -38,6 +38,7 @@ from dicelab.farkle.rules import (
     dice_after,
     load_rules,
     lost_turn_runs,
+    runs_title,
     solver_floor,
 )
 from dicelab.farkle.solitaire import max_ev_capped, roll_values
@@ -93,10 +94,17 @@ class FarkleAdvice:
     note: str | None = None  # an input given that these rules do not use (say so)
     #: two players under a farkle penalty: how far below zero (points) totals may fall
     floor_points: int | None = None
+    #: the turns each player has lost in a row (:func:`~dicelab.farkle.rules.lost_turn_runs`:
+    #: 0 under rules without a farkle penalty; solitaire: the opponent's 0)
+    my_farkles: int = 0
+    opp_farkles: int = 0
+    #: the title's words for them (:func:`~dicelab.farkle.rules.runs_title`)
+    runs_words: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": "farkle", "roll": list(self.roll), "turn_points": self.turn_points,
-                "me": self.me, "opp": self.opp, "target": self.target, "rules": self.rules,
+                "me": self.me, "opp": self.opp, "my_farkles": self.my_farkles,
+                "opp_farkles": self.opp_farkles, "target": self.target, "rules": self.rules,
                 "ending": self.ending, "mode": self.mode, "policy": self.policy,
                 "unit": self.unit, "floor_points": self.floor_points,
                 "tied_with_best": self.ties, "options": [o.to_dict() for o in self.options]}
@@ -215,7 +223,10 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         tied(best, v)) for keep, pts, action, d, v in rows]
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
                         mode, "max-ev" if me is None else "optimal-win", unit, out,
-                        sum(o.tie_with_best for o in out), note=note, floor_points=deepest)
+                        sum(o.tie_with_best for o in out), note=note, floor_points=deepest,
+                        my_farkles=my_farkles, opp_farkles=opp_farkles,
+                        runs_words=runs_title(table, my_farkles,
+                                              None if me is None else opp_farkles))
 
 
 #: The optimal-win solutions held in this process, (rules, target, penalty floor) ->

@@ -66,6 +66,7 @@ from dicelab.farkle.rules import (
     FarkleRules,
     check_floor,
     check_target,
+    runs_title,
     solver_floor,
 )
 from dicelab.farkle.solitaire import (
@@ -369,13 +370,6 @@ def _tag(rules: FarkleRules, ignored: str | None = None) -> str:
     return f"rules {rules.name}" + (f"; {ignored}" if ignored else "")
 
 
-def _run(rules: FarkleRules, lost: int) -> str:
-    """A title's run of own lost turns, under a farkle penalty (else nothing)."""
-    if not rules.farkle_penalty:
-        return ""
-    return f" after {counted(lost, 'lost turn')} in a row"
-
-
 class Threshold(Family):
     name = "threshold"
     solve_reads = ("target",)
@@ -472,7 +466,7 @@ class MaxEv(Exact):
         sol = solve_max_ev(rules)  # past its exact rows six dice meet the table's edge
         ignored = IGNORES_OPP_LOST if opp_farkles else None
         return sol.bank[my_farkles, :sol.exact_rows], (
-            f"max-ev{_run(rules, my_farkles)} ({_tag(rules, ignored)})")
+            f"max-ev{runs_title(rules, my_farkles)} ({_tag(rules, ignored)})")
 
     def solve(self, spec, rules, target, progress=None):
         return solve_max_ev(rules)
@@ -497,7 +491,7 @@ class Fastest(Exact):
         sol = fastest_solution(rules, target)
         ignored = IGNORES_OPP_LOST if opp_farkles else None
         return sol.bank_at(me, my_farkles), (f"fastest to {target} at own total {me}"
-                                             f"{_run(rules, my_farkles)} "
+                                             f"{runs_title(rules, my_farkles)} "
                                              f"({_tag(rules, ignored)})")
 
     def solve(self, spec, rules, target, progress=None):
@@ -535,10 +529,10 @@ class OptimalWin(Exact):
     def bank_table(self, spec, rules, target, me, opp, progress=None, my_farkles=0,
                    opp_farkles=0):
         sol = self.solution(spec, rules, target, progress)
-        runs = f", lost turns in a row {my_farkles} vs {opp_farkles}" \
-            if rules.farkle_penalty else ""
         return sol.bank_decisions(me, opp, my_farkles, opp_farkles), (
-            f"{spec.name} to {target} at {me} vs {opp}{runs} ({_tag(rules)})")
+            f"{spec.name} to {target} at {me} vs {opp}"
+            f"{runs_title(rules, my_farkles, opp_farkles)} ({_tag(rules)}, ending "
+            f"{rules.ending})")
 
     def solve(self, spec, rules, target, progress=None):
         return self.solution(spec, rules, target, progress)

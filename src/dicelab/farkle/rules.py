@@ -38,7 +38,7 @@ import numpy as np
 from dicelab import config, dice
 from dicelab.digest import text_digest
 from dicelab.errors import UserError
-from dicelab.text import is_whole
+from dicelab.text import counted, is_whole
 
 #: Every score, target and threshold is a multiple of this many points.
 POINT_UNIT = 50
@@ -506,6 +506,21 @@ def lost_turn_runs(rules: FarkleRules, my_farkles: int, opp_farkles: int, what: 
         return 0, 0, (f"rules '{rules.name}' have no farkle penalty: turns lost in a row do "
                       f"not change {what}")
     return my_farkles, opp_farkles, None
+
+
+def runs_title(rules: FarkleRules, my_farkles: int, opp_farkles: int | None = None) -> str:
+    """A title's words for the runs of lost turns (:func:`lost_turn_runs`) under a farkle
+    penalty, else nothing: one player's (``opp_farkles`` None), or both players'.
+
+    >>> fb = PRESETS["facebook"]
+    >>> runs_title(fb, 2), runs_title(fb, 2, 1), runs_title(PRESETS["default"], 0, 0)
+    (' after 2 lost turns in a row', ', lost turns in a row 2 vs 1', '')
+    """
+    if not rules.farkle_penalty:
+        return ""
+    if opp_farkles is None:
+        return f" after {counted(my_farkles, 'lost turn')} in a row"
+    return f", lost turns in a row {my_farkles} vs {opp_farkles}"
 
 
 def load_rules(name_or_path: str | FarkleRules | None, ending: str | None = None

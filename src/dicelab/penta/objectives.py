@@ -139,7 +139,7 @@ def parse_objective(text: str) -> Objective:
         return Objective("mean")
     if kind == "at-least" and sep:
         try:
-            t = parse_int(arg)
+            t = parse_int(arg.strip())
         except ValueError:
             raise UserError(f"objective '{raw}': T must be an integer, e.g. at-least:300"
                             ) from None
@@ -168,7 +168,7 @@ def parse_objective(text: str) -> Objective:
         return Objective("utility", theta=theta)
     if kind == "beat" and sep:
         try:
-            n = parse_int(arg)
+            n = parse_int(arg.strip())
         except ValueError:
             raise UserError(f"objective '{raw}': N must be an integer, e.g. beat:1") from None
         if not 1 <= n <= BEAT_MAX:

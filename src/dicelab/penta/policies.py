@@ -128,11 +128,16 @@ class Scorecard:
     @classmethod
     def parse(cls, text: str | None) -> Scorecard:
         """From ``"box=points,..."`` (box names as in ``BOX_NAMES`` or numbers 0..12),
-        plus optionally ``bonuses=N``; empty text = an empty card."""
+        plus optionally ``bonuses=N``; empty text = an empty card, an empty item (two
+        commas, or one at an end) is refused."""
         scores: list[int | None] = [None] * N_BOXES
         bonuses = 0
         seen: set[str] = set()
-        for item in filter(None, (x.strip() for x in (text or "").split(","))):
+        items = [x.strip() for x in (text or "").split(",")]
+        for item in [] if items == [""] else items:
+            if not item:
+                raise UserError(f"scorecard {text!r}: an empty item (two commas, or one at "
+                                "an end); write box=points,..., e.g. fours=12,penta=50")
             key, sep, value = item.partition("=")
             key = key.strip().lower().replace("_", "-")
             if not sep or not re.fullmatch(r"[0-9]{1,9}", value.strip()):
