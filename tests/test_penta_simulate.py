@@ -415,8 +415,8 @@ def test_the_game_kernel_compiles_once_whatever_the_number_of_seats():
 
     for kernel, few, many in (
             (sim._simulate_chunks, ["optimal", "greedy"], ["greedy"] * 4 + ["optimal"] * 5),
-            (sim._simulate_chunks_online, ["optimal:at-least:200", "greedy"],
-             ["optimal:at-least:200"] * 3 + ["greedy"])):
+            (sim._simulate_chunks_online, ["optimal:utility:theta=0.01", "greedy"],
+             ["optimal:utility:theta=0.01"] * 3 + ["greedy"])):
         simulate_penta(few, games=8, seed=3)
         compiled = len(kernel.signatures)
         simulate_penta(many, games=8, seed=3)
