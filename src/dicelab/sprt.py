@@ -41,7 +41,7 @@ from typing import Any
 from dicelab.errors import UserError
 from dicelab.registry import PolicySpec
 from dicelab.stats import Estimate, fields
-from dicelab.text import parse_decimal
+from dicelab.text import comma_items, parse_decimal
 
 #: Games of one seating in one unit (a unit plays twice this many, and the test looks
 #: after every unit). Part of what a seed means: the unit is the chunk of the games'
@@ -105,11 +105,12 @@ class SprtSpec:
         SprtSpec(elo0=0.0, elo1=5.0, alpha=0.01, beta=0.05)
         """
         values: dict[str, float] = {}
-        items = [x.strip() for x in text.split(",")]
-        for item in [] if items == [""] else items:
-            if not item:
-                raise UserError(f"--sprt {text!r}: an empty item (two commas, or one at an "
-                                "end); write elo0=0,elo1=10,alpha=0.05,beta=0.05")
+        try:
+            items = comma_items(text)
+        except ValueError as exc:
+            raise UserError(f"--sprt {text!r}: {exc}; write elo0=0,elo1=10,alpha=0.05,"
+                            "beta=0.05") from None
+        for item in items:
             key, sep, value = item.partition("=")
             key = key.strip()
             if not sep or key not in ("elo0", "elo1", "alpha", "beta"):

@@ -91,6 +91,22 @@ def as_number_like(default: int | float, value) -> int | float:
     return kind(value)
 
 
+def comma_items(text: str, what: str = "item") -> list[str]:
+    """The items of a comma-separated list, stripped (none for empty text);
+    ``ValueError`` for an empty one (``what``: the word for an item), which ``str.split``
+    would give.
+
+    >>> comma_items(" fours=12, penta=50 "), comma_items("")
+    (['fours=12', 'penta=50'], [])
+    """
+    items = [item.strip() for item in text.split(",")]
+    if items == [""]:
+        return []
+    if "" in items:
+        raise ValueError(f"an empty {what} (two commas, or one at an end)")
+    return items
+
+
 def key_values(body: str) -> list[tuple[str, str]]:
     """``key=value,...`` as typed after a policy's name, in order, keys and values
     stripped; ``ValueError`` saying what is wrong: nothing given, an empty item (two
@@ -104,13 +120,11 @@ def key_values(body: str) -> list[tuple[str, str]]:
     ...
     ValueError: an empty parameter (two commas, or one at an end)
     """
-    items = [item.strip() for item in body.split(",")]
-    if items == [""]:
+    items = comma_items(body, "parameter")
+    if not items:
         raise ValueError("nothing after the ':'")
     out: list[tuple[str, str]] = []
     for item in items:
-        if not item:
-            raise ValueError("an empty parameter (two commas, or one at an end)")
         key, sep, value = (x.strip() for x in item.partition("="))
         if not (sep and key and value):
             raise ValueError(f"parameters are key=value, not '{item}'")

@@ -63,6 +63,7 @@ from dicelab.penta.tables import (
 )
 from dicelab.penta.widget import KEEP_PREFERENCE, best_box, new_turn_scratch, state_value
 from dicelab.resources import check_memory
+from dicelab.text import comma_items
 
 
 @dataclass(frozen=True)
@@ -133,11 +134,12 @@ class Scorecard:
         scores: list[int | None] = [None] * N_BOXES
         bonuses = 0
         seen: set[str] = set()
-        items = [x.strip() for x in (text or "").split(",")]
-        for item in [] if items == [""] else items:
-            if not item:
-                raise UserError(f"scorecard {text!r}: an empty item (two commas, or one at "
-                                "an end); write box=points,..., e.g. fours=12,penta=50")
+        try:
+            items = comma_items(text or "")
+        except ValueError as exc:
+            raise UserError(f"scorecard {text!r}: {exc}; write box=points,..., e.g. "
+                            "fours=12,penta=50") from None
+        for item in items:
             key, sep, value = item.partition("=")
             key = key.strip().lower().replace("_", "-")
             if not sep or not re.fullmatch(r"[0-9]{1,9}", value.strip()):
