@@ -82,29 +82,40 @@ def test_a_first_run_compiles_what_it_needs_once(tmp_path, argv, modules, absent
 #: (:func:`dicelab.penta.solver._compile_split`).
 ASIDE = {"dicelab.penta.widget.visit_box_lanes", "dicelab.penta.widget.best_box",
          "dicelab.penta.widget.reroll_stage_lanes"}
+#: ... and the Farkle threshold lanes' (:func:`dicelab.farkle.lanes._compile_split`)
+LANES_ASIDE = {"dicelab.farkle.lanes._vec"}
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2,
                     reason="compiles in a child process only where it forks, on 2+ cores")
-@pytest.mark.parametrize(("argv", "kernel"), [
-    (("solve", "penta"), "_values_blocks"),
-    (("simulate", "-s", "optimal", "-n", "20000", "--seed", "1"), "_decisions_blocks"),
+@pytest.mark.parametrize(("argv", "kernel", "aside"), [
+    (("solve", "penta"), "dicelab.penta.solver._values_blocks", ASIDE),
+    (("simulate", "-s", "optimal", "-n", "20000", "--seed", "1"),
+     "dicelab.penta.solver._decisions_blocks", ASIDE),
+    (("simulate", "-s", "threshold-300", "-n", "20000", "--seed", "1"),
+     "dicelab.farkle.lanes._chunk", LANES_ASIDE),
+    (("simulate", "-s", "threshold-300", "--vs", "threshold-500", "--vs", "threshold-350",
+      "-n", "20000", "--seed", "1"), "dicelab.farkle.lanes._chunk", LANES_ASIDE),
 ])
-def test_the_solver_compiles_part_of_its_kernel_in_a_child_process(tmp_path, argv, kernel):
+def test_a_kernel_compiles_part_of_itself_in_a_child_process(tmp_path, argv, kernel, aside):
     """The child stores what it compiled and the command's process loads it: the command's
-    process compiles none of it (the argument types of the plan are the kernel's), and the
-    rest once."""
+    process compiles none of it (the argument types of the plan are the kernel's; the
+    lanes' seat count is a compile-time constant, so one seat and three), and the rest
+    once."""
     compiled = _compiled(tmp_path, *argv)
-    assert f"dicelab.penta.solver.{kernel}" in compiled
-    assert not ASIDE & compiled.keys(), compiled
+    assert kernel in compiled
+    assert not aside & compiled.keys(), compiled
     assert {name: n for name, n in compiled.items() if n != 1} == {}
 
 
 @pytest.mark.slow
-def test_on_one_thread_solve_compiles_its_whole_kernel_itself(tmp_path):
-    compiled = _compiled(tmp_path, "solve", "penta", threads=1)
-    assert compiled.keys() >= ASIDE, compiled
+@pytest.mark.parametrize(("argv", "aside"), [
+    (("solve", "penta"), ASIDE),
+    (("simulate", "-s", "threshold-300", "-n", "2000", "--seed", "1"), LANES_ASIDE)])
+def test_on_one_thread_a_kernel_compiles_all_of_itself(tmp_path, argv, aside):
+    compiled = _compiled(tmp_path, *argv, threads=1)
+    assert compiled.keys() >= aside, compiled
     assert {name: n for name, n in compiled.items() if n != 1} == {}
 
 

@@ -30,7 +30,8 @@ from dicelab.config import FARKLE_LANES, FARKLE_SOLO_LANES, MAX_ROUNDS, MAX_TURN
 from dicelab.dice import MAX_DICE, POW6, SEQ_OFFSET, SEQ_TO_RANK
 from dicelab.farkle import kernels as K
 from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, POINT_UNIT, SetAsides
-from dicelab.parallel import run_blocks
+from dicelab.jit import compile_split, helper, loads, types_of
+from dicelab.parallel import run_blocks, threads
 from dicelab.rng import below_s
 
 #: Packed counters: 9 bits per dice count n = 1..6 (field n - 1). At most one is added
@@ -176,7 +177,7 @@ def _sum6(packed):
     return (pairs & f) + ((pairs >> (2 * _FIELD_BITS)) & f) + ((pairs >> (4 * _FIELD_BITS)) & f)
 
 
-@njit
+@helper
 def _flush_all(S, w, lo, hi, n_seats, active, stats, fl):
     """Empty the packed counters of every lane in play into the statistics, and note
     what was emptied (for the game's booking) in ``fl``. Rare: no need to inline it."""
@@ -218,7 +219,7 @@ def nonzero_bits8(typingctx, arr, start):
     return sig, codegen
 
 
-@njit
+@helper(cache=True)
 def _vec(S, w, lo, hi, thr_t, target50, at_once):
     """The vector loop: lanes ``lo .. hi - 1`` play the roll drawn for them, branch-free
     (see the module's docstring); returns their flag bits for the scalar step (bit j:
@@ -291,7 +292,7 @@ def _vec(S, w, lo, hi, thr_t, target50, at_once):
     return flagged
 
 
-@njit(cache=True)
+@helper(cache=True)
 def _chunk(st, first_game, n_games, game, thr_t, out, lanes, tally):
     """Play games ``first_game ..`` (``n_games``) of one chunk in ``lanes`` lanes.
 
@@ -482,6 +483,39 @@ def _run_chunks(lo, hi, states, bounds, game, thr_t, out, lanes, stats, hist, co
     for c in range(lo, hi):
         _chunk(states[c].copy(), bounds[c], bounds[c + 1] - bounds[c], game, thr_t, out,
                lanes, K.Tally(stats[c], hist[c], counters[c]))
+
+
+def _compile_split(game, thr_t: tuple, out: np.ndarray) -> None:
+    """Compile the chunk on two cores (:func:`dicelab.jit.compile_split`): the vector loop
+    in a child process, the counters' flush and the draw here, then the chunk, which loads
+    the child's loop from numba's cache. The argument types are those the chunk calls them
+    with: the lane and seat counts are compile-time constants (``tests/test_first_run.py``
+    checks that this process compiles none of the child's again)."""
+    n, w = len(thr_t), lanes_for(len(thr_t))
+    lit_w, i64, u64 = types.literal(w), types.int64, types.uint64
+    S = np.zeros(1, np.int64)
+    tally = K.Tally(np.zeros((1, 1), np.int64), np.zeros((1, 1), np.int64),
+                    np.zeros(1, np.int64))
+    aside = [(_vec, types_of(S, lit_w, i64, i64, thr_t, i64, i64))]
+    here = [
+        (_flush_all, types_of(S, lit_w, i64, i64, types.literal(n), np.zeros(1, np.bool_),
+                              np.zeros((1, 1), np.int64), np.zeros((1, 1, 1), np.int64)), 0),
+        (below_s, (u64,) * 5, 0),
+        (_chunk, types_of(np.zeros(4, np.uint64), i64, i64, game, thr_t, out, i64, tally), 1),
+    ]
+    compile_split(aside, here, threads())
+
+
+def warm_up(game, thr, out) -> None:
+    """Compile (or load from numba's cache) the kernel :func:`run_chunks` runs for
+    ``game`` (its seat count) on no chunks; a compile runs on two cores."""
+    s, thr_t = game.n_seats, tuple(int(t) // POINT_UNIT for t in thr)
+    args = (np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), game, thr_t, out,
+            lanes_for(s), np.zeros((0, s, K.N_STATS), np.int64), np.zeros((0, s, 1), np.int64),
+            np.zeros((0, K.N_CHUNK_COUNTERS), np.int64))
+    if not loads(_run_chunks, (0, 0, *args)):
+        _compile_split(game, thr_t, out)
+    run_chunks(*args[:3], thr, *args[4:])
 
 
 def run_chunks(states, bounds, game, thr, out, lanes, stats, hist, counters):

@@ -639,19 +639,27 @@ def _best_partitions(key: tuple) -> np.ndarray:
     many points as one set-aside (the rule applies to the whole roll of six). ``key``:
     :func:`scoring`."""
     combos, six_dice_nothing = key
-    counts = [tuple(c) for c in dice.COUNTS.tolist()]
-    best = [-1] * dice.N_MULTISETS
+    counts = dice.COUNTS
+    vs = np.array([v for v, _ in combos], dtype=np.int64).reshape(-1, counts.shape[1])
+    pts = np.array([p for _, p in combos], dtype=np.int64)
+    # rests[r, j]: the rank of multiset r less combination j, -1 where j is not in r
+    rest = counts[:, None, :] - vs[None, :, :]
+    fits = (rest >= 0).all(axis=2)
+    base = dice.MAX_DICE + 1
+    code_rank = dict(zip((counts @ base ** np.arange(counts.shape[1])).tolist(),
+                         range(dice.N_MULTISETS), strict=True))
+    codes = np.where(fits, rest @ base ** np.arange(counts.shape[1]), -1)
+    rests = np.array([code_rank.get(c, -1) for c in codes.ravel().tolist()],
+                     dtype=np.int64).reshape(codes.shape)
+    best = np.full(dice.N_MULTISETS, -1, dtype=np.int64)
     best[0] = 0
     # ranks are ordered by size, so every proper sub-multiset is done before its multiset
     for r in range(1, dice.N_MULTISETS):
-        c = counts[r]
-        top = -1
-        for v, pts in combos:
-            if all(a <= b for a, b in zip(v, c, strict=True)):
-                rest = best[dice.rank_of_counts([b - a for a, b in zip(v, c, strict=True)])]
-                if rest >= 0:
-                    top = max(top, pts + rest)
-        best[r] = top
+        j = rests[r] >= 0
+        sub = best[rests[r][j]]
+        ok = sub >= 0
+        best[r] = (pts[j][ok] + sub[ok]).max(initial=-1)
+    best = best.tolist()
     if six_dice_nothing:
         for r in range(int(dice.SIZE_OFFSET[dice.MAX_DICE]), dice.N_MULTISETS):
             if all(best[s] <= 0 for s in dice.sub_multisets(r)):

@@ -329,6 +329,9 @@ class _Built:
 
     def warm_up(self, game: K.Game) -> None:
         """Compile (or load from numba's cache) the kernel that will run, on no chunks."""
+        if self.kernel != GENERAL_KERNEL:
+            lanes.warm_up(game, self.thr, self.outcomes)
+            return
         s = game.n_seats
         self.run_chunks(np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), game,
                         np.zeros((0, s, K.N_STATS), np.int64), np.zeros((0, s, 1), np.int64),

@@ -35,8 +35,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
-from scipy.sparse import linalg as sparse_linalg
 
 from dicelab import cache
 from dicelab.config import DEEPEST_RACE_FLOOR_POINTS, FASTEST_TOL
@@ -816,6 +814,9 @@ def race_ends(m: Model, big: int, bust: np.ndarray, dist: np.ndarray, left: np.n
     ``E(u, 0) = sum_s c_s B_s + c_S E(u - penalty, 0)`` with ``c_s = q_0 ... q_(s-1)``: one
     sparse linear system over the totals, solved directly. A state from which the
     target is not reached for sure takes ``inf`` turns."""
+    from scipy import sparse  # (a tenth of a second: not imported by every command)
+    from scipy.sparse import linalg as sparse_linalg
+
     k = m.streak
     bust, left = np.broadcast_to(bust, (k, big)), np.broadcast_to(left, (k, big))
     dist = np.broadcast_to(dist, (k, big, dist.shape[-1]))
