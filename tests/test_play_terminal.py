@@ -166,7 +166,7 @@ def test_the_coach_judges_every_decision_of_a_whole_game_with_lost_turns(tmp_pat
     judged = len(re.findall(r"coach: (a best move|that cost)", seen))
     assert decisions > 0 and judged == decisions
     assert asked == sum(t.startswith("You") for t in turns)
-    assert re.search(r"coach: You lost [\d.]+ percentage points of P\(win\) \+ ½P\(tie\) "
+    assert re.search(r"coach: You lost [\d.e+-]+ percentage points of P\(win\) \+ ½P\(tie\) "
                      r"in all", seen)
 
 
@@ -327,7 +327,7 @@ def test_the_farkle_coach_after_a_worse_set_aside_says_where_losses_count_from(
     code, out, _ = run_with_input(capsys, monkeypatch, argv, [keep, "?", "b", "q"])
     notes = re.findall(r"\(losses count from the best option of this roll, ([\d.,]+) "
                        r"points\)", out)
-    costs = re.findall(r"coach: that cost [\d.,]+ expected points \(best: [^,]+, \w+, "
+    costs = re.findall(r"coach: that cost [\d.,e+-]+ expected points \(best: [^,]+, \w+, "
                        r"([\d.,]+) points\)", out)
     assert code == 0 and "coach: expected turn score" in out
     assert notes == (costs if noted else []) and len(costs) == noted

@@ -61,7 +61,7 @@ def percent(x, digits: int = 2) -> str:
 
 
 def ranked(x, digits: int = 2, fmt: Callable[..., str] = number) -> str:
-    """A value or a loss of an exact ranking (``advise``) in ``fmt`` (:func:`number` or
+    """A value or a loss of an exact ranking (``advise``, the coach) in ``fmt`` (:func:`number` or
     :func:`percent`) with ``digits`` decimals; a nonzero one those decimals would show
     with fewer than two significant digits in scientific notation, with ``digits``
     significant digits: the tiny values and losses of a long shot stay apart, and only a

@@ -154,8 +154,8 @@ def _farkle_value(unit: str, v: float) -> str:
 
 
 def _farkle_cost(unit: str, loss: float) -> str:
-    return (f"{F.number(100 * loss)} percentage points of P(win) + ½P(tie)" if unit == "win"
-            else f"{F.number(loss, 1)} expected points")
+    return (f"{F.ranked(100 * loss)} percentage points of P(win) + ½P(tie)" if unit == "win"
+            else f"{F.ranked(loss, 1)} expected points")
 
 
 def _farkle_choice(keep, action: str, dice: int) -> str:
@@ -174,8 +174,8 @@ def _farkle_advice_table(game, advice, top: int = 8) -> None:
                      justify="right")
     table.add_column("loss", justify="right")
     for o in advice.options[:top]:
-        loss = "best" if o.loss == 0 else (F.percent(o.loss) if unit == "win"
-                                            else F.number(o.loss, 1))
+        loss = "best" if o.loss == 0 else (F.ranked(o.loss, fmt=F.percent) if unit == "win"
+                                            else F.ranked(o.loss, 1))
         table.add_row(_farkle_choice(o.keep, o.action, o.dice),
                       F.percent(o.value) if unit == "win" else F.number(o.value, 1), loss)
     console.print(table)
@@ -366,7 +366,7 @@ def _penta_advice_table(options, top: int = 8) -> None:
     table.add_column("loss", justify="right")
     for o in options[:top]:
         table.add_row(_penta_option(o), F.number(o.expected_final_score),
-                      "best" if o.loss == 0 else F.number(o.loss))
+                      "best" if o.loss == 0 else F.ranked(o.loss))
     console.print(table)
     if options and options[0].loss > 0:  # the boxes only, and a keep is better
         best = options[0].expected_final_score + options[0].loss
@@ -419,7 +419,7 @@ def _show_penta_events(game) -> None:
                 kind, what = d["best"]
                 best = (f"keep {_dice(what) or 'nothing'}" if kind == "keep"
                         else f"score {box_title(what)}")
-                console.print(f"  [yellow]coach: that cost {d['loss']:.2f} expected points "
+                console.print(f"  [yellow]coach: that cost {F.ranked(d['loss'])} expected points "
                               f"(best: {best}, {d['best_value']:.2f})[/]")
         elif ev.kind == "game-over":
             console.print()
@@ -436,7 +436,7 @@ def _show_penta_events(game) -> None:
             if game.coach:
                 for s, p in enumerate(game.players):
                     if p.human:
-                        console.print(f"  coach: {p.name} lost {game.losses[s]:.2f} expected "
+                        console.print(f"  coach: {p.name} lost {F.ranked(game.losses[s])} expected "
                                       "points in all")
 
 
