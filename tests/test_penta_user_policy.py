@@ -329,7 +329,7 @@ def test_the_report_card_of_an_objective_reads_its_exact_distribution(name, monk
     from dicelab.penta.distribution import score_distribution
 
     stand_in = dataclasses.replace(score_distribution("optimal", SEED), policy=name)
-    monkeypatch.setattr(Objective, "distribution", lambda self, spec, rules: stand_in)
+    monkeypatch.setattr(Objective, "distribution", lambda self, spec, rules, stage: stand_in)
     play = logplay.play_games
     monkeypatch.setattr(logplay, "play_games",
                         lambda game, specs, **kw: play(game, ["optimal"], **kw))
@@ -342,6 +342,35 @@ def test_the_report_card_of_an_objective_reads_its_exact_distribution(name, monk
     assert e.exact and e.games is None
     assert e.mean_final_score.mean == stand_in.mean and e.mean_final_score.se == 0.0
     assert e.final_score_sd == stand_in.sd
+
+
+def test_the_report_card_follows_an_objectives_solve_and_forward_pass(monkeypatch):
+    """The minutes an objective's distribution takes the first time are followed: its
+    solve in rows, then its forward pass in (card, score) pairs, each named (what the
+    progress bar of ``evaluate`` and ``compare --exact`` shows); then the games."""
+    import dataclasses
+
+    from dicelab import logplay
+    from dicelab.penta import builtin
+    from dicelab.penta.distribution import score_distribution
+
+    def solved(objective, rules, progress=None, forward_progress=None):
+        progress(1, 2)
+        forward_progress(3, 4)
+        return dataclasses.replace(score_distribution("optimal", SEED),
+                                   policy=f"optimal:{objective}")
+
+    monkeypatch.setattr(builtin, "objective_distribution", solved)
+    play = logplay.play_games  # optimal's games stand in for the objective's (no solve)
+    monkeypatch.setattr(logplay, "play_games",
+                        lambda game, specs, **kw: play(game, ["optimal"], **kw))
+    stages, games = [], []
+    evaluate_penta("optimal:at-least:300", games=2, seed=1,
+                   progress=lambda d, t: games.append((d, t)),
+                   stage=lambda *a: stages.append(a))
+    assert stages == [("solving at-least:300 (rows)", 1, 2),
+                      ("its score distribution ((card, score) pairs)", 3, 4)]
+    assert games[-1] == (2, 2)
 
 
 @pytest.mark.slow  # the objective's solve and forward pass: about a minute on two cores

@@ -220,13 +220,16 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
             game: str | None = None, target: int | None = None, rules: str | None = None,
             ending: str | None = None, exact: bool = False,
             progress: Callable[[int, int], None] | None = None,
-            client: Any = None, store: Any = None) -> Comparison:
+            client: Any = None, store: Any = None,
+            stage: Callable[[str, int, int], None] | None = None) -> Comparison:
     """Play every pair of ``policies`` against each other in ``games`` two-seat games, or
     with ``exact`` evaluate every pair exactly (:func:`dicelab.farkle.exact.exact_pair`,
     :mod:`dicelab.penta.head_to_head`).
 
     ``progress(done, total)`` counts games over all pairs (exact: steps of the pairs'
-    solves and evaluations). ``client``: a
+    solves and evaluations; Penta: pairs, and ``stage`` follows the work of an exact
+    distribution that takes minutes, :meth:`dicelab.penta.builtin.Family.distribution`).
+    ``client``: a
     Dask client, as for :func:`dicelab.simulate.simulate`. ``store``: a
     :class:`dicelab.experiment_file.CellStore` keeping each finished pair (Monte Carlo),
     so that an interrupted run continues where it stopped.
@@ -251,7 +254,7 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
     check_size(len(names))
     pairs = list(itertools.combinations(names, 2))
     if exact:
-        return _exact(specs, pairs, target, rules, ending, progress)
+        return _exact(specs, pairs, target, rules, ending, progress, stage)
     games = check_games(games)
     seed = check_seed(seed)
     total = games * len(pairs)
@@ -292,9 +295,9 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
 _EXACT_STEPS = 1000
 
 
-def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
+def _exact(specs, pairs, target, rules, ending, progress, stage) -> Comparison:
     if specs[0].game == "penta":
-        return _exact_penta(specs, pairs, target, rules, ending, progress)
+        return _exact_penta(specs, pairs, target, rules, ending, progress, stage)
     from dicelab.farkle.builtin import check_exact, family_of
     from dicelab.farkle.exact import exact_pair
     from dicelab.farkle.rules import check_target, load_rules
@@ -323,7 +326,7 @@ def _exact(specs, pairs, target, rules, ending, progress) -> Comparison:
                       method="exact", ending=table.ending)
 
 
-def _exact_penta(specs, pairs, target, rules, ending, progress) -> Comparison:
+def _exact_penta(specs, pairs, target, rules, ending, progress, stage) -> Comparison:
     """Penta pairs from the policies' exact score distributions
     (:mod:`dicelab.penta.head_to_head`)."""
     if target is not None or ending is not None:
@@ -343,7 +346,7 @@ def _exact_penta(specs, pairs, target, rules, ending, progress) -> Comparison:
     def distribution(name: str):
         if name not in dists:
             spec = by_name[name]
-            dists[name] = family_of(spec).distribution(spec, rs)
+            dists[name] = family_of(spec).distribution(spec, rs, stage)
         return dists[name]
 
     results = []

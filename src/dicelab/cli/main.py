@@ -113,6 +113,12 @@ def _fill_bare_sprt(argv: list[str]) -> list[str]:
     return out
 
 
+def _stage(advance):
+    """A ``stage(what, done, total)`` callback that shows a stage of other work on the
+    progress bar of :func:`_run_games` (``advance``; none without a bar)."""
+    return None if advance is None else lambda what, done, total: advance(done, total, what)
+
+
 def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | None,
                threads: int | None, check_names, unit: str = "games",
                figures: tuple[str, ...] = ()) -> None:
@@ -262,7 +268,8 @@ def compare(
     _run_games(
         lambda progress, client: run(policies, games=games, seed=seed, game=game,
                                      target=target, rules=rules, ending=ending, exact=exact,
-                                     progress=progress, client=client),
+                                     progress=progress, client=client,
+                                     stage=_stage(progress)),
         total=max(n_pairs, 1) * (1 if exact else games), json_out=json_out, out=out,
         dask=dask, threads=threads, unit="evaluating" if exact else "games",
         check_names=lambda: [parse_policy(p, game) for p in policies])
@@ -335,7 +342,7 @@ def _evaluate_penta(spec, *, rules, games, seed, json_out, out, farkle_only) -> 
     rs = get_rules(rules)
     games = DEFAULT_EVALUATE_GAMES if games is None else games
     _run_games(lambda progress, client: evaluate_penta(spec, games, seed, progress,
-                                                       rules=rs.name),
+                                                       rules=rs.name, stage=_stage(progress)),
                total=games if exact_mean(spec, rs) else 2 * games, json_out=json_out,
                out=out, dask=None, threads=None, check_names=lambda: spec)
 

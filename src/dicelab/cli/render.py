@@ -41,7 +41,9 @@ err_console = Console(stderr=True)
 @contextlib.contextmanager
 def progress_bar(enabled: bool, total: int, description: str = "games"
                  ) -> Iterator[Callable[[int, int], None] | None]:
-    """A rich progress bar on stderr (only on a terminal); yields a ``(done, total)`` callback."""
+    """A rich progress bar on stderr (only on a terminal); yields a ``(done, total)``
+    callback, which also takes the ``description`` of a stage of other work (the next
+    call without one goes back to ``description``)."""
     if not enabled or not sys.stderr.isatty():
         yield None
         return
@@ -50,8 +52,9 @@ def progress_bar(enabled: bool, total: int, description: str = "games"
                   console=err_console, transient=True) as bar:
         task = bar.add_task(description, total=total)
 
-        def advance(done: int, total_: int) -> None:
-            bar.update(task, completed=done, total=total_)
+        def advance(done: int, total_: int, stage: str | None = None) -> None:
+            bar.update(task, completed=done, total=total_,
+                       description=description if stage is None else stage)
 
         yield advance
 

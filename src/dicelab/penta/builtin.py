@@ -31,7 +31,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -55,6 +55,10 @@ from dicelab.penta.solver import solve
 from dicelab.penta.tables import N_ROLLS
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.resources import check_memory
+
+#: ``stage(what, done, total)``: progress through a stage of work, ``what`` naming what
+#: ``done`` and ``total`` count (:meth:`Family.distribution`).
+Stage = Callable[[str, int, int], None]
 
 
 class Family(families.Family):
@@ -113,9 +117,12 @@ class Family(families.Family):
         raise UserError(f"policy '{spec.name}' has no exact score distribution; simulate "
                         "it (leave out --exact)")
 
-    def distribution(self, spec: PolicySpec, rules: RuleSet) -> ScoreDistribution:
+    def distribution(self, spec: PolicySpec, rules: RuleSet, stage: Stage | None = None
+                     ) -> ScoreDistribution:
         """Its exact distribution of the final TOTAL (refused by :meth:`check_exact`
-        when its decisions cannot be tabulated)."""
+        when its decisions cannot be tabulated). ``stage(what, done, total)`` follows the
+        work of one that takes minutes the first time (an objective's solve, then its
+        forward pass), ``what`` saying what is counted."""
         self.check_exact(spec, rules)
         raise NotImplementedError
 
@@ -153,7 +160,7 @@ class Tabled(Family):
     def check_exact(self, spec, rules):
         pass
 
-    def distribution(self, spec, rules):
+    def distribution(self, spec, rules, stage=None):
         return score_distribution(self.name, rules)
 
 
@@ -200,8 +207,14 @@ class Objective(Online):
     def check_exact(self, spec, rules):
         pass
 
-    def distribution(self, spec, rules):
-        return objective_distribution(spec.params["objective"], rules)
+    def distribution(self, spec, rules, stage=None):
+        def follow(what: str):
+            return None if stage is None else lambda done, total: stage(what, done, total)
+
+        objective = spec.params["objective"]
+        return objective_distribution(
+            objective, rules, progress=follow(f"solving {objective} (rows)"),
+            forward_progress=follow("its score distribution ((card, score) pairs)"))
 
 
 class PentaWin(Online):
@@ -289,7 +302,7 @@ class User(Family):
         self._given = (spec.policy, rules, values)
         return values
 
-    def distribution(self, spec, rules):
+    def distribution(self, spec, rules, stage=None):
         self.check_exact(spec, rules)
         return values_distribution(self.given_values(spec, rules), rules, spec.name)
 
@@ -327,4 +340,4 @@ def as_spec(policy) -> PolicySpec:
                     "game = 'penta' and decide(state))")
 
 
-__all__ = ["FAMILIES", "USER", "Family", "as_spec", "check_table", "family_of"]
+__all__ = ["FAMILIES", "USER", "Family", "Stage", "as_spec", "check_table", "family_of"]

@@ -30,7 +30,7 @@ import numpy as np
 
 from dicelab import seeding
 from dicelab.errors import UserError
-from dicelab.penta.builtin import as_spec, family_of
+from dicelab.penta.builtin import Stage, as_spec, family_of
 from dicelab.penta.distribution import ScoreDistribution
 from dicelab.penta.rules import RuleSet, get_rules
 from dicelab.registry import PolicySpec
@@ -143,13 +143,14 @@ def exact_mean(spec: PolicySpec, rules: RuleSet) -> bool:
     return family_of(spec).has_distribution(spec)
 
 
-def _distribution(spec: PolicySpec, rules: RuleSet) -> ScoreDistribution | None:
+def _distribution(spec: PolicySpec, rules: RuleSet, stage: Stage | None
+                  ) -> ScoreDistribution | None:
     """``spec``'s exact distribution when it has one (:func:`exact_mean`) within the
     memory limit, else None: it is simulated."""
     if not exact_mean(spec, rules):
         return None
     try:
-        return family_of(spec).distribution(spec, rules)
+        return family_of(spec).distribution(spec, rules, stage)
     except OverMemoryLimit:  # its decision block or forward pass does not fit: simulated
         return None
 
@@ -183,11 +184,12 @@ def class_losses(decisions, games: int) -> tuple[dict[str, ClassLoss], Estimate]
 
 def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None = None,
                    progress: Callable[[int, int], None] | None = None, *,
-                   rules: str | None = None) -> PentaEvaluation:
+                   rules: str | None = None, stage: Stage | None = None) -> PentaEvaluation:
     """The report card of ``policy`` (a name, a PolicySpec or a Penta policy object) under
     ``rules``: the final score, exactly (:func:`exact_mean`) or over ``games`` simulated
     games, and the losses of ``games`` games played move by move, both from ``seed``.
-    ``progress(done, total)`` counts games."""
+    ``progress(done, total)`` counts games; ``stage`` follows the exact distribution's
+    work where it takes minutes (:meth:`dicelab.penta.builtin.Family.distribution`)."""
     from dicelab.analyse import analyse_games
     from dicelab.gamelog import format_games, parse_lines
     from dicelab.logplay import MAX_LOG_GAMES, play_games
@@ -202,7 +204,7 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
     seed_given = seed is not None
     seed = seeding.check_seed(seed)
     t0 = time.perf_counter()
-    dist = _distribution(spec, rs)
+    dist = _distribution(spec, rs, stage)
     exact = dist is not None
     total_steps = games if exact else 2 * games
     if dist is not None:
