@@ -195,6 +195,12 @@ def test_illegal_actions_and_finished_episodes_are_errors(make):
     for bad in (-1, env.action_space.n, 1.5, "0", None):
         with pytest.raises(IllegalActionError):
             env.step(bad)
+    legal = int(np.flatnonzero(obs["action_mask"])[0])
+    for bad in (float(legal), np.float32(legal), np.array(float(legal)), True, legal + 0.5):
+        with pytest.raises(IllegalActionError, match="an action is an integer"):
+            env.step(bad)  # a whole float too: not an integer
+    env.step(np.array(legal))  # a 0-d integer array is an integer
+    obs, _ = env.reset(seed=1)
     rng = np.random.default_rng(0)
     done = False
     while not done:
@@ -252,6 +258,24 @@ def test_reset_with_a_seed_replays_the_same_episode():
     for make in (lambda: FarkleSoloEnv(target=1500), PentaSoloEnv):
         assert episode(make(), 7) == episode(make(), 7)
         assert episode(make(), 7) != episode(make(), 8)
+
+
+@pytest.mark.parametrize("make", [lambda: farkle_env(2, target=500), lambda: penta_env(2)])
+def test_an_aec_game_played_to_its_end_needs_a_reset(make):
+    """Once every agent has taken its last (dead) step, stepping or asking for the last
+    move is Gymnasium's ResetNeeded, as for the single-game environments; the game after
+    a reset plays as ever."""
+    env = make()
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        env.reset(seed=3)
+        for _agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            env.step(None if term or trunc else random_legal(obs, rng))
+        assert env.agents == []
+        for ask in (lambda: env.step(0), lambda: env.step(None), env.last):
+            with pytest.raises(gym.error.ResetNeeded, match="the episode is over"):
+                ask()
 
 
 def test_the_action_spaces_sample_is_a_legal_move():

@@ -163,8 +163,8 @@ class _TurnTakingEnv(AECEnv):
         self._accumulate_rewards()
 
     def step(self, action):
-        if not self._started:
-            raise reset_needed()
+        if not self._started or not self.agents:  # (every agent's last step taken: over)
+            raise reset_needed(over=self._started)
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -176,6 +176,11 @@ class _TurnTakingEnv(AECEnv):
         self._play(a)
         self.agent_selection = self.possible_agents[self._seat]
         self._publish(loss, actor)
+
+    def last(self, observe: bool = True):
+        if not self._started or not self.agents:
+            raise reset_needed(over=self._started)
+        return super().last(observe)
 
     def render(self):
         if self.render_mode != "ansi":

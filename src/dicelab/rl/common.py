@@ -29,9 +29,11 @@ def require_gymnasium():
     return gymnasium
 
 
-def reset_needed():
-    """Gymnasium's ``ResetNeeded`` error of a game asked for before its first ``reset()``."""
-    return require_gymnasium().error.ResetNeeded("no game yet: call reset() first")
+def reset_needed(over: bool = False):
+    """Gymnasium's ``ResetNeeded`` error of a game asked for before its first ``reset()``,
+    or (``over``) stepped after its end."""
+    return require_gymnasium().error.ResetNeeded(
+        "the episode is over: call reset() first" if over else "no game yet: call reset() first")
 
 
 def masked_space(n_obs: int, n_actions: int, low: int = -OBS_HIGH):
@@ -61,12 +63,13 @@ def masked_discrete(n: int, mask_of):
 
 def check_action(action, mask: np.ndarray) -> int:
     """``action`` as an int if the mask allows it; :class:`IllegalActionError` otherwise."""
-    try:
-        a = int(action)
-    except (TypeError, ValueError):
-        raise IllegalActionError(f"an action is an integer, not {action!r}") from None
-    if isinstance(action, bool) or a != action or not 0 <= a < mask.size:
-        raise IllegalActionError(f"action {action!r} is not in 0..{mask.size - 1}")
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        action = action[()]  # a 0-d integer array, as some agents return
+    if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+        raise IllegalActionError(f"an action is an integer, not {action!r}")
+    a = int(action)
+    if not 0 <= a < mask.size:
+        raise IllegalActionError(f"action {a} is not in 0..{mask.size - 1}")
     if not mask[a]:
         legal = np.flatnonzero(mask).tolist()
         raise IllegalActionError(f"action {a} is illegal here; legal actions: {legal}")

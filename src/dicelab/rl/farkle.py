@@ -223,7 +223,7 @@ class _FarkleEnv(gym.Env):
         if self._ref is None:
             raise reset_needed()
         if self._done:
-            raise gym.error.ResetNeeded("the episode is over: call reset() first")
+            raise reset_needed(over=True)
         a = check_action(action, self._mask)
         loss = loss_of(self._stick, a)
         play_action(self.actions, self._ref, a)

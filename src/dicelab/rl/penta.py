@@ -195,7 +195,7 @@ class PentaSoloEnv(gym.Env):
         if not self._started:
             raise reset_needed()
         if self._done:
-            raise gym.error.ResetNeeded("the episode is over: call reset() first")
+            raise reset_needed(over=True)
         a = check_action(action, self._mask)
         loss = loss_of(self._stick, a)
         reward = float(self._game.play(a, self.np_random))
