@@ -105,6 +105,22 @@ def test_ctrl_c_is_exit_130_one_line_and_nothing_written(tmp_path, extra):
             proc.wait()
 
 
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_a_reader_that_stops_reading_ends_the_command_quietly(tmp_path, extra):
+    """``dicelab ... | head``: a reader that closed the pipe before anything was printed
+    (rich's console, or the JSON line) ends the command with exit code 0 and nothing on
+    stderr, as when the output fitted in the pipe before the reader left; what the
+    command saves is complete."""
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "dicelab", "simulate", "-s", "threshold-300", "-n", "2000",
+           "--seed", "1", "--out", str(out), *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the command can print
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 0 and err == ""
+    assert (out / "manifest.json").is_file()
+
+
 def test_what_runs_before_the_console_scripts_ctrl_c_guard_stays_light():
     """``import dicelab`` runs before the guard of dicelab.cli.entry: it loads no numerical
     library and does not read the package metadata (which ``--version`` still reports)."""

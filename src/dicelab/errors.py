@@ -9,6 +9,12 @@ class UserError(ValueError):
     """
 
 
+class ReaderGone(Exception):
+    """Standard output's reader stopped reading (``dicelab ... | head``): the command ends
+    quietly, with exit code 0 (:func:`dicelab.cli.main.main`). Not an ``OSError``, which
+    the command line's framework (click) would turn into exit code 1 on its way."""
+
+
 def user_code_error(exc: BaseException, what: str) -> UserError:
     """A :class:`UserError` for an exception raised by a user's own code (a policy file):
     ``what`` (the decision it was asked), then the exception and the frames of the

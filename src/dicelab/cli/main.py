@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover - older typer on top of click
 import dicelab
 from dicelab.cli.invocation import ARGV, INTERRUPTED, interrupted_line, reproducing_command
 from dicelab.config import DEFAULT_GAMES, TUNE_ENUMERATE_MEMBERS
-from dicelab.errors import UserError
+from dicelab.errors import ReaderGone, UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
 from dicelab.results import json_stdout
 
@@ -536,15 +536,36 @@ def _read_integers(cmd) -> None:
                                                     param.process_value)
 
 
+def _guard_pipes(cmd) -> None:
+    """Every command of ``cmd`` turns a write to a reader that left (``BrokenPipeError``)
+    into :class:`~dicelab.errors.ReaderGone`, which :func:`main` ends with exit code 0
+    (click would end an ``OSError`` with exit code 1 on its way)."""
+    for sub in getattr(cmd, "commands", {}).values():
+        _guard_pipes(sub)
+    if cmd.callback is not None:
+        callback = cmd.callback
+
+        @functools.wraps(callback)
+        def guarded(*args, **kwargs):
+            try:
+                return callback(*args, **kwargs)
+            except BrokenPipeError:
+                raise ReaderGone from None
+
+        cmd.callback = guarded
+
+
 @functools.cache
 def command():
     """The app as one click command, built once per process: Typer builds it again at
     every call of the app (about 30 ms: every command's signature read), which a process
     that runs many commands (a test session) paid each time. The app is complete when
     this module and the ones it imports are. Its integer options read their values by
-    :func:`_integer_value`."""
+    :func:`_integer_value`; its commands end quietly where the reader left
+    (:func:`_guard_pipes`)."""
     cmd = typer.main.get_command(app)
     _read_integers(cmd)
+    _guard_pipes(cmd)
     return cmd
 
 
@@ -575,6 +596,9 @@ def main(argv: list[str] | None = None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         typer.echo(interrupted_line(), err=True)
         sys.exit(_INTERRUPTED)
+    except ReaderGone:  # the reader stopped reading (| head): the work is done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (the last flush)
+        sys.exit(0)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except _cx.ClickException as exc:

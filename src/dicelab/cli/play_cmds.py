@@ -14,16 +14,16 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from dicelab.cli import formats as F
+from dicelab.cli.console import CliConsole
 from dicelab.farkle.rules import PRESETS
 from dicelab.play import IllegalMove, SeededDice, parse_faces
 from dicelab.text import counted
 
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 100)
+console = CliConsole(highlight=False, width=None if sys.stdout.isatty() else 100)
 
 HumansOpt = Annotated[int, typer.Option(help="Human players at this terminal, 1 to 6.")]
 SeedOpt = Annotated[int | None, typer.Option(

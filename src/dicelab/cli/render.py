@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -28,14 +27,15 @@ from rich.table import Table
 from rich.text import Text
 
 from dicelab.cli import formats as F
+from dicelab.cli.console import CliConsole
 from dicelab.penta.rules import BOX_NAMES
 from dicelab.stats import ALPHA
 from dicelab.text import counted
 
 # piped or captured output has no terminal width: use a wide page rather than rich's 80
 # columns, so tables of several seats stay one line per statistic
-console = Console(width=None if sys.stdout.isatty() else 120)
-err_console = Console(stderr=True)
+console = CliConsole(width=None if sys.stdout.isatty() else 120)
+err_console = CliConsole(stderr=True)
 
 
 @contextlib.contextmanager
