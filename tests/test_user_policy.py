@@ -288,6 +288,20 @@ def test_parameters_by_name_and_their_errors():
             assert str(refused.value).startswith(f"policy '{EXAMPLES}{bad}': ")
 
 
+def test_a_missing_name_is_answered_with_the_close_ones_and_how_many_names_there_are(
+        capsys, tmp_path):
+    """A file of many policies: the one misspelled is suggested, and the list of what the
+    file defines says how many it leaves out (it is cut at twelve)."""
+    names = [f"rule_{c}" for c in "abcdefghijklmnop"] + ["zeta_bank"]
+    (tmp_path / "many.py").write_text("".join(f"def {n}(my, opp, tp, n):\n    return True\n"
+                                              for n in names))
+    code, out, err = run_cli(capsys, ["simulate", "-s", f"{tmp_path}/many.py:zeta_bnak",
+                                      "-n", "10"])
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "has no 'zeta_bnak' (did you mean 'zeta_bank'? it defines: rule_a, " in err
+    assert err.rstrip().endswith("rule_l and 5 more)")
+
+
 def test_plain_functions_are_bank_rules_and_the_referee_allows_only_legal_banks():
     def plain(my, opp, tp, n):
         return True

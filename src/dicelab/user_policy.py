@@ -33,6 +33,7 @@ traceback frames included.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -136,9 +137,7 @@ def load(text: str, game: str | None = None) -> Loaded:
         if getattr(module, "__file__", None) is None and hasattr(module, "__path__"):
             raise UserError(f"{src} is a directory (a namespace package), not a .py file "
                             "or a module: a policy in a file is named FILE.py:NAME")
-        found = sorted(n for n in vars(module) if not n.startswith("_"))
-        raise UserError(f"{src} has no '{obj_name}' (it defines: "
-                        f"{', '.join(found[:12]) or 'nothing public'})")
+        raise UserError(f"{src} has no '{obj_name}' ({_defines(vars(module), obj_name)})")
     policy = as_policy(getattr(module, obj_name), obj_name, f"{src}:{obj_name}")
     if params is not None:
         policy = _with_params(policy, params, text)
@@ -278,6 +277,26 @@ def _with_params(policy, text: str, whole: str):
         return policy.with_params(**given)
     except UserError as exc:  # which of the policies named
         raise UserError(f"policy '{whole}': {exc}") from None
+
+
+#: Public names of a module listed when the one asked for is missing.
+SHOWN_NAMES = 12
+
+
+def _defines(names, missing: str) -> str:
+    """What a module defines, for a missing name: the close matches first, then its first
+    :data:`SHOWN_NAMES` public names, saying how many more there are.
+
+    >>> _defines({"keep_six": 0, "bank": 0, "_x": 0}, "keep_sxi")
+    "did you mean 'keep_six'? it defines: bank, keep_six"
+    >>> _defines({f"p{i:02}": 0 for i in range(14)}, "q")
+    'it defines: p00, p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11 and 2 more'
+    """
+    found = sorted(n for n in names if not n.startswith("_"))
+    close = difflib.get_close_matches(missing, found, n=3)
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    more = f" and {len(found) - SHOWN_NAMES} more" if len(found) > SHOWN_NAMES else ""
+    return f"{hint}it defines: {', '.join(found[:SHOWN_NAMES]) or 'nothing public'}{more}"
 
 
 def _import(src: str):
