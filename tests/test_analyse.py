@@ -504,6 +504,23 @@ def test_an_unreadable_log(tmp_path, capsys):
         assert code == 2 and err.startswith(f"error: {path}") and err.count("\n") == 1
 
 
+def test_a_log_given_twice_is_refused_before_any_is_read(logs, tmp_path, capsys):
+    """The same file twice, or a link to it beside it, would count its games twice: one
+    line, exit 2, nothing written; two copies of it are two logs."""
+    log = logs / "farkle.jsonl"
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(log)
+    out = tmp_path / "never"
+    for twice in ([log, log], [log, link], [tmp_path / "missing.jsonl", link, log]):
+        code, text, err = run_cli(capsys, ["analyse", *map(str, twice), "--out", str(out)])
+        assert code == 2 and text == "" and not out.exists()
+        assert err == f"error: {twice[-1]} is the same log as {twice[-2]}: give each log " \
+                      "once\n"
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(log.read_bytes())
+    assert analyse_logs([log, copy]).n_games == 2 * analyse_logs([log]).n_games
+
+
 def test_analyse_logs_reads_files(logs):
     res = analyse_logs([logs / "penta.jsonl", logs / "farkle.jsonl"])
     assert res.n_games == 4 and set(res.measure) == {"penta", "farkle"}

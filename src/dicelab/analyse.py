@@ -33,6 +33,7 @@ once, so thousands of games take seconds once the tables are loaded.
 from __future__ import annotations
 
 import functools
+import os
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
@@ -930,6 +931,22 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
                           dec, pl, traces, len(games))
 
 
+def _check_once(paths: list[str]) -> None:
+    """``UserError`` where two of ``paths`` are one file (the same name twice, or a link to
+    it): its games would count twice. A path that cannot be read is left to
+    :func:`~dicelab.gamelog.read_games` to refuse."""
+    seen: dict[tuple[int, int], str] = {}
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            raise UserError(f"{p} is the same log as {seen[st.st_dev, st.st_ino]}: give each "
+                            "log once")
+        seen[st.st_dev, st.st_ino] = p
+
+
 def analyse_logs(paths, *, game: str | None = None, rules=None,
                  measure: str | None = None, objective: str | None = None) -> AnalysisResult:
     """Read, replay and analyse every game of the logs at ``paths``.
@@ -961,6 +978,7 @@ def analyse_logs(paths, *, game: str | None = None, rules=None,
         raise UserError("give one or more log files")
     if objective is not None:  # a bad objective is refused before the logs are read
         _judge_by(objective)
+    _check_once(paths)
     games: list[GameRecord] = []
     for p in paths:
         games.extend(read_games(p, game=game, rules=rules))
