@@ -521,6 +521,23 @@ def test_a_log_given_twice_is_refused_before_any_is_read(logs, tmp_path, capsys)
     assert analyse_logs([log, copy]).n_games == 2 * analyse_logs([log]).n_games
 
 
+@pytest.mark.parametrize("other_seats", [1, 3])
+def test_two_seat_games_and_others_valued_in_turn_points_are_one_measure_or_refused(
+        tmp_path, capsys, other_seats):
+    """Two-seat games are valued in P(win), the others (one seat, three or more) in turn
+    points: a mix is refused, saying which is which, unless --measure turn values all."""
+    two, other = tmp_path / "two.jsonl", tmp_path / "other.jsonl"
+    write_games(two, _random_farkle(PRESETS["default"], 2, 500, seed=1, games=1))
+    write_games(other, _random_farkle(PRESETS["default"], other_seats, 500, seed=2, games=1))
+    code, out, err = run_cli(capsys, ["analyse", str(two), str(other)])
+    assert (code, out) == (2, "") and err == (
+        "error: these logs mix two-seat Farkle games (valued in P(win)) with games of one "
+        "seat or of three or more (valued in turn points): give --measure turn to value "
+        "them all in turn points\n")
+    code, out, err = run_cli(capsys, ["analyse", str(two), str(other), "--measure", "turn"])
+    assert code == 0, err
+
+
 def test_analyse_logs_reads_files(logs):
     res = analyse_logs([logs / "penta.jsonl", logs / "farkle.jsonl"])
     assert res.n_games == 4 and set(res.measure) == {"penta", "farkle"}

@@ -90,6 +90,8 @@ def test_sweeps_expand_in_order():
      "sweep.T: want from <= to"),
     ("policies = [", "malformed TOML"),
     ("policies = ['ai', 'max-ev']\nexact = true\n", "exact: applies to kind = \"compare\""),
+    ("policies = ['ai', 'max-ev']\nexact = true\ngames = 100\n",
+     "exact: applies to kind = \"compare\""),  # (a tournament's own mistake first)
     ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nseats = 3\n", "seats: a compare plays"),
     ("kind = 'compare'\npolicies = ['ai', 'max-ev']\ncrn = false\n", "crn: applies to"),
     ("kind = 'compare'\npolicies = ['ai', 'max-ev']\nexact = true\ngames = 300\n",

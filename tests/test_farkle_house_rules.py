@@ -456,3 +456,25 @@ def test_advice_under_a_minimum_to_bank_offers_only_legal_banks():
                 x = (opp - me - p) // 50
                 want = last.roll(x, o.dice, min(p // 50, last.f))[0]
                 assert o.value == pytest.approx(want, abs=1e-12), (me, opp, tp, o)
+
+
+@pytest.mark.parametrize(("table", "says"), [
+    ("singles = {1=100,2=50,3=50,4=50,5=50,6=50}\n",
+     "a roll of 1 die can never lose, so a turn can go on forever"),
+    # every roll of six dice scores 500 as six dice of nothing (the triples score 0): the
+    # chances of the six-dice rolls that keep all six add up to 1 less a rounding error
+    ("singles = {}\nthree-of-a-kind = {1=0,2=0,3=0,4=0,5=0,6=0}\n"
+     'n-of-a-kind-mode = "none"\nstraight = 0\nthree-pairs = 0\ntwo-triplets = 0\n'
+     "six-dice-nothing = 500\n",
+     "every roll of six dice lets all six be set aside, so a turn can go on forever")])
+@pytest.mark.parametrize("argv", [
+    ["solve", "farkle", "-p", "max-ev"], ["solve", "farkle", "-p", "threshold-300"],
+    ["advise", "farkle", "--roll", "1,2,3,4,5,6"],
+    ["compare", "ai", "threshold-300", "--exact", "--target", "1000"]])
+def test_a_table_whose_turn_never_ends_is_refused_by_every_exact_command(
+        tmp_path, capsys, table, says, argv):
+    """(The six-dice table hung the exact commands, its memory growing without end.)"""
+    toml = tmp_path / "endless.toml"
+    toml.write_text(table)
+    code, out, err = run_cli(capsys, [*argv, "--rules", str(toml)])
+    assert (code, out) == (2, "") and err == f"error: rules 'endless': {says}\n"

@@ -302,6 +302,28 @@ def test_a_missing_name_is_answered_with_the_close_ones_and_how_many_names_there
     assert err.rstrip().endswith("rule_l and 5 more)")
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_bank_rule_is_asked_only_at_states_a_turn_reaches(capsys, tmp_path, compiled):
+    """A rule that divides by the turn points, or asserts they are positive, is never
+    asked at 0 turn points (no turn banks before it sets dice aside); it plays, and is
+    tabulated, as any rule."""
+    head = "import numba\n@numba.njit\n" if compiled else ""
+    (tmp_path / "share.py").write_text(
+        f"{head}def share(my, opp, turn_points, dice_left):\n"
+        "    return (opp - my) / turn_points < 5 and turn_points >= 300\n"
+        "def positive(my, opp, turn_points, dice_left):\n"
+        "    assert turn_points > 0\n"
+        "    return turn_points >= 300\n")
+    for name in ("share", "positive"):
+        rule = f"{tmp_path}/share.py:{name}"
+        code, _, err = run_cli(capsys, ["compare", rule, "threshold-300", "--exact",
+                                        "--target", "1000", "--json"])
+        assert code == 0, err
+        code, _, err = run_cli(capsys, ["simulate", "-s", rule, "--vs", "ai", "-n", "200",
+                                        "--seed", "1", "--target", "1000"])
+        assert code == 0, err
+
+
 def test_plain_functions_are_bank_rules_and_the_referee_allows_only_legal_banks():
     def plain(my, opp, tp, n):
         return True

@@ -918,8 +918,9 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
         player_frames.append(pd.DataFrame(p))
         traces.update(tr)
         if len(ms) > 1:
-            raise UserError("these logs mix solitaire and two-seat Farkle games: give "
-                            "--measure turn to value them all in turn points")
+            raise UserError("these logs mix two-seat Farkle games (valued in P(win)) with "
+                            "games of one seat or of three or more (valued in turn points): "
+                            "give --measure turn to value them all in turn points")
         used["farkle"] = next(iter(ms))
     if len(dec_frames) == 1 and list(dec_frames[0].columns) == _DECISION_COLUMNS:
         dec = dec_frames[0]  # one game kind and rule set: the frame as built

@@ -137,7 +137,7 @@ def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
                              ("exact", bool, "true or false")):
         if key in data:
             kw[key] = _typed(source, key, data[key], kind_, what)
-    if kw.get("exact"):  # as compare --exact refuses --games and --seed
+    if kw.get("exact") and kind == "compare":  # as compare --exact refuses --games, --seed
         for key in ("games", "seed"):
             if key in data:
                 raise UserError(f"{source}: {key}: an exact compare plays no games; leave "

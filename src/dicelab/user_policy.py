@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from dicelab.errors import UserError, user_code_error
-from dicelab.text import key_values
+from dicelab.text import counted, key_values
 
 #: ``SOURCE:NAME[:PARAMS]``: a ``.py`` file (any path) or a dotted module name.
 #: (A Python name: a letter or ``_``, any script's, then letters, digits or ``_``.)
@@ -229,9 +229,9 @@ def as_policy(obj, name: str = "policy", shown: str | None = None):
                 return FunctionPolicy(obj, name)
             if arity in (4, None):
                 raise
-            raise UserError(f"'{shown or name}' takes {arity} positional parameters: a Farkle bank "
-                            "rule must take (my, opp, turn_points, dice_left), a Penta "
-                            "policy (card, roll, rolls_left)") from None
+            raise UserError(f"'{shown or name}' takes {counted(arity, 'positional parameter')}"
+                            ": a Farkle bank rule must take (my, opp, turn_points, "
+                            "dice_left), a Penta policy (card, roll, rolls_left)") from None
     kind = type(obj).__name__
     article = "an" if kind[0] in "aeiouAEIOU" else "a"
     raise UserError(f"'{shown or name}' is {article} {kind}; a Farkle policy is a bank rule "

@@ -307,8 +307,9 @@ class BankRule:
         """uint8 (X, Y, R, 7): the rule's bank at (my total, opponent's total) =
         ``(my_totals[x], opp_totals[y])`` (points), turn points ``p * 50`` for ``p < R``
         and dice left ``n`` (column 0 unused); ``R = target // 50 + 1``, the last row
-        banks. (An opponent's total from the target on is the leader's in the last
-        round: no other total reaches it.)"""
+        banks. Row 0 rolls, unasked: a turn has at least 50 points after a set-aside, and
+        a rule may divide by them. (An opponent's total from the target on is the leader's
+        in the last round: no other total reaches it.)"""
         key = (target, np.asarray(my_totals).tobytes(), np.asarray(opp_totals).tobytes())
         if key in self._grids:
             return self._grids[key]
@@ -333,7 +334,7 @@ class BankRule:
         if not filled:  # (or the plain rule answers where the compiled one did not)
             for i, my in enumerate(mine.tolist()):
                 for j, opp in enumerate(theirs.tolist()):
-                    for p in range(rows):
+                    for p in range(1, rows):
                         for n in range(1, 7):
                             out[i, j, p, n] = self.wants_bank(my, opp, p * POINT_UNIT, n,
                                                               target)
@@ -573,7 +574,7 @@ def _agrees(fast, rule: BankRule, mine: np.ndarray, theirs: np.ndarray, rows: in
     try:
         for _ in range(64):
             my, opp = int(rng.choice(mine)), int(rng.choice(theirs))
-            tp, n = int(rng.integers(rows)) * POINT_UNIT, int(rng.integers(1, 7))
+            tp, n = int(rng.integers(1, rows)) * POINT_UNIT, int(rng.integers(1, 7))
             answer = _as_bool(plain(my, opp, tp, n, **rule.params), rule.name,
                               (my, opp, tp, n))
             if bool(fast(my, opp, tp, n, *params)) != answer:
@@ -594,14 +595,14 @@ def _grid_kernel():
 
     @njit
     def fill(fn, params, mine, theirs, out, at):
-        """The rule's answers below the last row (it banks); False at the first answer
-        that is not a bool, 0 or 1, ``at`` holding its (i, j, p, n), as it does for an
-        exception."""
+        """The rule's answers from row 1 (row 0 is no state) below the last row (it
+        banks); False at the first answer that is not a bool, 0 or 1, ``at`` holding its
+        (i, j, p, n), as it does for an exception."""
         for i in range(mine.shape[0]):
             at[0] = i
             for j in range(theirs.shape[0]):
                 at[1] = j
-                for p in range(out.shape[2] - 1):
+                for p in range(1, out.shape[2] - 1):
                     at[2] = p
                     for n in range(1, 7):
                         at[3] = n

@@ -40,6 +40,7 @@ from dicelab.farkle.rules import (
     FarkleRules,
     set_asides,
 )
+from dicelab.text import counted
 
 #: Six dice past a banking region: the most probability a turn may still be climbing past
 #: the ``six_rows`` rows the solvers hold (see :class:`Model`).
@@ -96,7 +97,9 @@ def six_rows(rules: FarkleRules) -> int:
     sa = set_asides(rules)
     if rules.bank_floor[HOT_DICE] < NO_BANK and float(sa.bust[HOT_DICE]) != 0.0:
         return 0
-    if sum(p for p, _, left in classes(sa, HOT_DICE) if (left == HOT_DICE).any()) >= 1.0:
+    # (chances are multiples of 6**-6: a sum within half of one of 1 is 1, rounding apart)
+    if sum(p for p, _, left in classes(sa, HOT_DICE)
+           if (left == HOT_DICE).any()) >= 1.0 - 0.5 / 6 ** HOT_DICE:
         raise UserError(f"rules '{rules.name}': every roll of six dice lets all six be set "
                         "aside, so a turn can go on forever")
     hot = [(p, int(s)) for p, points, left in classes(sa, HOT_DICE)
@@ -143,8 +146,8 @@ def _model(rules: FarkleRules, floor: int) -> Model:
     sa = set_asides(rules)
     if (sa.bust[1:HOT_DICE] <= 0.0).any():
         n = int(np.nonzero(sa.bust[1:HOT_DICE] <= 0.0)[0][0]) + 1
-        raise UserError(f"rules '{rules.name}': a roll of {n} dice can never lose, so a turn "
-                        "can go on forever")
+        raise UserError(f"rules '{rules.name}': a roll of {counted(n, 'die', 'dice')} can "
+                        "never lose, so a turn can go on forever")
     # six dice: P(some set-aside leaves fewer dice), P(every one leaves six)
     fewer = sum(p for p, _, left in classes(sa, HOT_DICE) if (left < HOT_DICE).any())
     only_hot = sum(p for p, _, left in classes(sa, HOT_DICE) if not (left < HOT_DICE).any())
