@@ -377,9 +377,9 @@ def test_a_compiled_rule_answering_0_1_or_an_optional_bool_has_the_plain_rules_g
     rule = BankRule(function)
     totals = np.arange(0, 1000, POINT_UNIT)
     grid = rule.bank_grid(totals, totals, 1000)
-    plain = np.zeros_like(grid)
+    plain = np.zeros_like(grid)  # row 0 (no turn banks before a set-aside) rolls, unasked
     for (i, my), (j, opp), p, n in itertools.product(enumerate(totals), enumerate(totals),
-                                                     range(grid.shape[2] - 1), range(1, 7)):
+                                                     range(1, grid.shape[2] - 1), range(1, 7)):
         plain[i, j, p, n] = bool(function(int(my), int(opp), p * POINT_UNIT, n))
     plain[:, :, -1, 1:] = 1
     np.testing.assert_array_equal(grid, plain)
