@@ -197,6 +197,27 @@ def test_user_error_on_a_worker_reaches_the_caller(client):
                              client=client)
 
 
+def test_a_run_whose_work_the_cluster_loses_is_one_user_error(client, monkeypatch):
+    """A worker lost with the run's work (here: its plan forgotten, as when the only
+    worker holding it dies) ends the run with a UserError, one line on the command line,
+    not distributed's traceback. (The plan now goes to every worker, so one lost worker
+    among several no longer loses it.)"""
+    import threading
+
+    scatter = client.scatter
+
+    def forgotten_soon(*args, **kwargs):
+        future = scatter(*args, **kwargs)
+        assert kwargs.get("broadcast") is True
+        threading.Timer(0.5, client.cancel, [future]).start()
+        return future
+
+    monkeypatch.setattr(client, "scatter", forgotten_soon)
+    with pytest.raises(UserError, match="the Dask cluster lost the run's work"):
+        fsim.simulate_farkle(["ai", "threshold-300"], games=200_000_000, seed=1,
+                             client=client)
+
+
 # ------------------------------------------------------------------------------ the CLI
 
 

@@ -77,6 +77,22 @@ def test_the_manifest_command_reproduces_the_files(capsys, tmp_path, argv):
             assert (out / name).read_bytes() == (first / name).read_bytes()
 
 
+def test_a_manifest_is_strict_json_with_null_for_a_missing_value(capsys, tmp_path):
+    """A tournament too short for an error estimate has missing values: the manifest holds
+    ``null`` for them, as ``--json`` does, never the bare ``NaN`` strict readers refuse."""
+    def refuse(word):
+        raise ValueError(f"{word} in the manifest")
+
+    out = tmp_path / "t"
+    code, _, err = run_cli(capsys, ["tournament", "threshold-300", "threshold-500", "-n", "10",
+                                    "--seed", "1", "--target", "1000", "--out", str(out)])
+    assert code == 0, err
+    text = (out / "manifest.json").read_text()
+    manifest = json.loads(text, parse_constant=refuse)
+    assert "null" in text and manifest["summary"]["policies"] == ["threshold-300",
+                                                                  "threshold-500"]
+
+
 def test_result_files_honour_the_umask(capsys, tmp_path):
     old = os.umask(0o022)
     try:

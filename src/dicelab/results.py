@@ -217,7 +217,8 @@ def save_run(out: Path, result: SimulationResult, command: list[str] | None = No
     pq = out / f"{name}.parquet"
     mf = out / "manifest.json"
     atomic_write_parquet(pq, result.to_frame())
-    atomic_write_text(mf, json.dumps(manifest, indent=2, default=_json_default) + "\n")
+    atomic_write_text(mf, json.dumps(_nan_to_none(manifest), indent=2,
+                                     default=_json_default) + "\n")
     return {"summary": pq, "manifest": mf}
 
 

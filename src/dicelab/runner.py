@@ -177,11 +177,15 @@ def _run_on_dask(plan: Plan, client: Any, total: Accumulators,
                  chunks: dict[str, dict[int, np.ndarray]],
                  progress: Callable[[int, int], None] | None) -> None:
     from distributed import as_completed
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
 
+    lost = (FutureCancelledError, KilledWorker)  # a worker died with the run's work
     ranges = batch_ranges(plan)
     _WORKERS_AT_SUBMIT[id(client)] = len(client.nthreads())
-    # the plan goes to the cluster once; tasks refer to it
-    plan_future = client.scatter(plan, hash=False)
+    # the plan goes to the cluster once, to every worker (a worker lost takes no other
+    # worker's plan with it); tasks refer to it
+    plan_future = client.scatter(plan, hash=False, broadcast=True)
     token = plan.token()
     futures = client.map(_run_range, [plan_future] * len(ranges), [a for a, _ in ranges],
                          [b for _, b in ranges],
@@ -195,8 +199,11 @@ def _run_on_dask(plan: Plan, client: Any, total: Accumulators,
             done += _games_before(plan, b) - _games_before(plan, a)
             if progress is not None:
                 progress(done, plan.games)
-    except BaseException:  # a failed task or Ctrl-C: stop the batches still queued
+    except BaseException as exc:  # a failed task or Ctrl-C: stop the batches still queued
         client.cancel([*futures, plan_future])
+        if isinstance(exc, lost):
+            raise UserError(f"the Dask cluster lost the run's work ({type(exc).__name__}: "
+                            f"{exc}); start it again") from None
         raise
 
 
