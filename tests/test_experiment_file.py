@@ -185,6 +185,7 @@ def test_an_exact_compare_draws_no_seed_and_takes_none(capsys, tmp_path, monkeyp
     manifest = json.loads((tmp_path / "results" / "ex" / "manifest.json").read_text())
     assert manifest["command"] == ["dicelab", "experiment", "run", "ex.toml"]
     assert json.loads(out)["seed"] is None and manifest["seed"] is None
+    assert json.loads(out)["command"] == manifest["command"]  # --json names it too
     code, out, err = run_cli(capsys, ["experiment", "run", "ex.toml", "--seed", "3",
                                       "--out", "other"])
     assert (code, out) == (2, "") and err.count("\n") == 1, err
@@ -357,6 +358,25 @@ def test_a_stopped_run_keeps_its_cells_says_so_and_the_next_run_continues(capsys
     pd.testing.assert_frame_equal(
         pd.read_parquet(tmp_path / "results" / "demo" / "summary.parquet"),
         pd.read_parquet(where / "summary.parquet"), check_exact=True)
+
+
+def test_an_interrupted_run_with_a_seed_says_to_give_it_again(capsys, tmp_path, monkeypatch):
+    """Without the same --seed a new run would not continue: the interruption's line
+    says to give it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD)
+    put = CellStore.put
+
+    def stop_after_one(self, key, arrays):
+        put(self, key, arrays)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CellStore, "put", stop_after_one)
+    code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--seed", "7"])
+    partial, kept = unfinished_run(tmp_path / "demo.toml", seed=7)
+    assert code == 130 and kept == 1
+    assert err == (f"interrupted: 1 finished table(s) kept in {partial}; run the same file "
+                   "again with --seed 7 to continue from them, or delete that directory\n")
 
 
 def test_a_finished_run_removes_the_unfinished_runs_of_its_earlier_versions(tmp_path):

@@ -9,6 +9,7 @@ option it does not have is a one-line error. Thin shells over
 from __future__ import annotations
 
 import inspect
+import json
 import os
 from typing import Annotated, Any
 
@@ -240,11 +241,14 @@ def register(app: typer.Typer) -> None:
         except KeyboardInterrupt:
             partial, kept = unfinished_run(path, seed=seed)
             if kept:  # said on the one line of the interruption
+                again = "" if seed is None else f" with --seed {seed}"
                 INTERRUPTED[:] = [f"{kept} finished {cells} kept in {partial}; run the same "
-                                  "file again to continue from them, or delete that directory"]
+                                  f"file again{again} to continue from them, or delete that "
+                                  "directory"]
             raise
         if json_out:
-            echo_json({**result.to_dict(), "out": str(where),
+            command = json.loads(files["manifest"].read_text())["command"]  # as saved
+            echo_json({**result.to_dict(), "command": command, "out": str(where),
                        "files": {k: str(v) for k, v in files.items()}})
             return
         render.show(result)
