@@ -22,7 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,9 @@ from dicelab.results import frame_row
 from dicelab.runner import executor_info
 from dicelab.seeding import check_games, check_seed
 from dicelab.stats import Z95, Estimate, Proportion, fields, quantile95, wilson_interval
+
+if TYPE_CHECKING:
+    from dicelab.penta.builtin import Stage
 
 
 def pair_seed(seed: int, index: int) -> int:
@@ -221,7 +224,7 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
             ending: str | None = None, exact: bool = False,
             progress: Callable[[int, int], None] | None = None,
             client: Any = None, store: Any = None,
-            stage: Callable[[str, int, int], None] | None = None) -> Comparison:
+            stage: Stage | None = None) -> Comparison:
     """Play every pair of ``policies`` against each other in ``games`` two-seat games, or
     with ``exact`` evaluate every pair exactly (:func:`dicelab.farkle.exact.exact_pair`,
     :mod:`dicelab.penta.head_to_head`).

@@ -526,10 +526,7 @@ def _integer_value(param, process, ctx, value):
 
 
 def _read_integers(cmd) -> None:
-    """Every integer option of ``cmd`` and its subcommands reads its value by
-    :func:`_integer_value`."""
-    for sub in getattr(cmd, "commands", {}).values():
-        _read_integers(sub)
+    """Every integer option of ``cmd`` reads its value by :func:`_integer_value`."""
     for param in cmd.params:
         if _takes_an_integer(param):
             param.process_value = functools.partial(_integer_value, param,
@@ -537,11 +534,9 @@ def _read_integers(cmd) -> None:
 
 
 def _guard_pipes(cmd) -> None:
-    """Every command of ``cmd`` turns a write to a reader that left (``BrokenPipeError``)
-    into :class:`~dicelab.errors.ReaderGone`, which :func:`main` ends with exit code 0
-    (click would end an ``OSError`` with exit code 1 on its way)."""
-    for sub in getattr(cmd, "commands", {}).values():
-        _guard_pipes(sub)
+    """``cmd`` turns a write to a reader that left (``BrokenPipeError``) into
+    :class:`~dicelab.errors.ReaderGone`, which :func:`main` ends with exit code 0 (click
+    would end an ``OSError`` with exit code 1 on its way)."""
     if cmd.callback is not None:
         callback = cmd.callback
 
@@ -555,6 +550,13 @@ def _guard_pipes(cmd) -> None:
         cmd.callback = guarded
 
 
+def _every_command(cmd):
+    """``cmd`` and every command under it."""
+    yield cmd
+    for sub in getattr(cmd, "commands", {}).values():
+        yield from _every_command(sub)
+
+
 @functools.cache
 def command():
     """The app as one click command, built once per process: Typer builds it again at
@@ -564,8 +566,9 @@ def command():
     :func:`_integer_value`; its commands end quietly where the reader left
     (:func:`_guard_pipes`)."""
     cmd = typer.main.get_command(app)
-    _read_integers(cmd)
-    _guard_pipes(cmd)
+    for each in _every_command(cmd):
+        _read_integers(each)
+        _guard_pipes(each)
     return cmd
 
 
