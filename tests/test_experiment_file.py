@@ -16,6 +16,7 @@ from cli_helpers import as_from_a_shell, run_cli
 
 from dicelab.errors import UserError
 from dicelab.experiment_file import (
+    MADE_RESULTS,
     CellStore,
     parse_experiment,
     run_experiment_file,
@@ -404,14 +405,31 @@ def test_a_finished_run_removes_the_unfinished_runs_of_its_earlier_versions(tmp_
     run_experiment_file(f, base=tmp_path)
     assert not old.exists() and not new.exists()
     partial, kept = unfinished_run(other, base=tmp_path)
-    assert kept > 0 and [p.name for p in partial.parent.iterdir()] == [partial.name]
+    assert kept > 0 and sorted(p.name for p in partial.parent.iterdir()) == sorted(
+        [MADE_RESULTS, partial.name])
+
+
+#: The files of a finished tournament's directory.
+_FINISHED = ["manifest.json", "ratings.png", "summary.parquet", "win-matrix.png"]
+
+
+def _finished_in(where: str) -> list[str]:
+    """The tree a finished run leaves in its directory: ``where`` and its files, and the
+    directories above it (``results/demo``: ``results`` too)."""
+    parts = where.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)] + [
+        f"{where}/{name}" for name in _FINISHED]
 
 
 @pytest.mark.slow
 def test_a_real_ctrl_c_is_one_line_and_the_next_run_ends_as_an_uninterrupted_one(tmp_path):
     """A SIGINT to a real process once a table is finished: exit 130, one line saying what
-    was kept; the same file then continues and ends with an uninterrupted run's table (the
-    fast twin: test_a_stopped_run_keeps_its_cells_says_so_and_the_next_run_continues)."""
+    was kept; the same file then continues and ends with an uninterrupted run's table and
+    nothing else left behind: with --out, not the empty results/ that had been made for
+    the kept tables, which used to stay (the fast twins: test_a_stopped_run_keeps_its_
+    cells_says_so_and_the_next_run_continues, test_a_stopped_run_finished_elsewhere_
+    leaves_no_empty_results)."""
+    out = ["--out", "resumed"]  # stopped and finished with --out (the other ways: the twin)
     (tmp_path / "demo.toml").write_text(GOOD.replace("games = 9000", "games = 400000")
                                         .replace("target = 1500", "target = 10000"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -421,32 +439,74 @@ def test_a_real_ctrl_c_is_one_line_and_the_next_run_ends_as_an_uninterrupted_one
                                  "demo.toml", *args], cwd=tmp_path, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
-    proc = dicelab(preexec_fn=as_from_a_shell)
+    proc = dicelab(*out, preexec_fn=as_from_a_shell)
     try:
         deadline = time.monotonic() + 120
         while not list(tmp_path.glob("results/.partial/*/table-*.npz")):
             assert proc.poll() is None and time.monotonic() < deadline, "no table finished"
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        stdout, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     partial, kept = unfinished_run(tmp_path / "demo.toml", base=tmp_path)
-    assert proc.returncode == 130 and out == b"" and 0 < kept < 12, err
+    assert proc.returncode == 130 and stdout == b"" and 0 < kept < 12, err
     assert err.decode() == (f"interrupted: {kept} finished table(s) kept in {partial}; run the "
                             "same file again to continue from them, or delete that "
                             "directory\n")
-    for args in ((), ("--out", "whole")):  # the rest, then an uninterrupted run
-        if args:
-            (tmp_path / "results" / "demo").rename(tmp_path / "resumed")
-        done = dicelab(*args)
-        out, err = done.communicate(timeout=300)
-        assert done.returncode == 0, err
-    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "resumed" / "summary.parquet"),
+    done = dicelab(*out)  # the rest
+    _, err = done.communicate(timeout=300)
+    assert done.returncode == 0, err
+    resumed = out[1]
+    assert _tree(tmp_path) == sorted(["demo.toml", *_finished_in(resumed)])
+    whole = dicelab("--out", "whole")  # an uninterrupted run
+    _, err = whole.communicate(timeout=300)
+    assert whole.returncode == 0, err
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / resumed / "summary.parquet"),
                                   pd.read_parquet(tmp_path / "whole" / "summary.parquet"),
                                   check_exact=True)
+    assert _tree(tmp_path) == sorted(["demo.toml", *_finished_in(resumed),
+                                      *_finished_in("whole")])
+
+
+@pytest.mark.parametrize("first, then", [
+    (["--out", "a"], ["--out", "b/c"]), ([], ["--out", "b/c"]), (["--out", "a"], []),
+    ([], [])], ids=["out-out", "results-out", "out-results", "results-results"])
+def test_a_stopped_run_finished_elsewhere_leaves_no_empty_results(capsys, tmp_path,
+                                                                   monkeypatch, first, then):
+    """The results/ a stopped run made for its kept cells goes with them when a later run
+    finishes, unless that run's files went there (a stopped run knows nothing of the
+    next one's --out); one the user had stays, empty."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo.toml").write_text(GOOD)
+    put = CellStore.put
+
+    def stop_after_one(self, key, arrays):
+        put(self, key, arrays)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CellStore, "put", stop_after_one)
+    code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", *first])
+    assert code == 130 and unfinished_run(tmp_path / "demo.toml")[1] == 1, err
+    monkeypatch.setattr(CellStore, "put", put)
+    code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json", *then])
+    assert code == 0, err
+    where = then[1] if then else "results/demo"
+    assert _tree(tmp_path) == sorted(["demo.toml", *_finished_in(where)])
+    (tmp_path / "mine").mkdir()  # the user's own results/, empty: kept
+    monkeypatch.chdir(tmp_path / "mine")
+    (tmp_path / "mine" / "results").mkdir()
+    (tmp_path / "mine" / "demo.toml").write_text(GOOD)
+    monkeypatch.setattr(CellStore, "put", stop_after_one)
+    code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", *first])
+    assert code == 130, err
+    monkeypatch.setattr(CellStore, "put", put)
+    code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json", *then])
+    assert code == 0, err
+    assert _tree(tmp_path / "mine") == sorted({"demo.toml", "results",
+                                               *_finished_in(where)})
 
 
 @pytest.mark.parametrize("named", ["{}:rule", "optimal-win:vs={}:rule"],

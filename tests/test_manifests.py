@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 from cli_helpers import as_from_a_shell, run_cli
 
+from dicelab.farkle.rules import load_rules
+
 #: Manifest entries that may differ between two runs of one command: time, versions, and
 #: whether the seed was drawn or given (the rerun is given the drawn one).
 _VOLATILE = {"elapsed_s", "setup_s", "games_per_s", "threads", "versions", "from_cache",
@@ -201,3 +203,137 @@ def test_out_names_every_file_written_and_the_manifest_comes_last(capsys, tmp_pa
     assert sorted(p.name for p in out.iterdir()) == sorted(names)
     written = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     assert written["manifest.json"] == max(written.values())
+
+
+#: Penta policies of the docs' examples, one with a parameter: played by the referee,
+#: they need no decision tables (a test of seconds, not of a 270 MB table's build).
+PENTA = "docs/examples/policies/penta_rules.py"
+_FARKLE = ["--target", "1000"]
+_P = pytest.param
+
+
+@pytest.mark.parametrize("argv, kernel, params", [
+    _P(["tournament", "ai:base=400", "threshold-300", "-n", "200", *_FARKLE], "general",
+       {"ai:base=400": {"family": "ai", "base": 400}}, id="tournament-farkle"),
+    _P(["tournament", "threshold-300", "ai:base=400", "--sprt", "-n", "4000", *_FARKLE],
+       "general", {"ai:base=400": {"family": "ai", "base": 400}}, id="tournament-sprt"),
+    _P(["tournament", f"{PENTA}:most_points", f"{PENTA}:keep_high:high=6", "-n", "20"],
+       "referee", {f"{PENTA}:keep_high:high=6": {"family": "user", "high": 6}},
+       id="tournament-penta"),
+    # two kernels: the threshold pair plays on the lanes kernel, the others on the general
+    _P(["compare", "ai:base=400", "threshold-300", "threshold-400", "-n", "200", *_FARKLE],
+       ["general", "lanes-16"], {"threshold-400": {"family": "threshold", "threshold": 400}},
+       id="compare-farkle"),
+    _P(["compare", "ai:base=400", "threshold-300", "--exact", *_FARKLE], None,
+       {"ai:base=400": {"family": "ai", "base": 400}}, id="compare-farkle-exact"),
+    _P(["compare", f"{PENTA}:most_points", f"{PENTA}:keep_high:high=6", "-n", "20"],
+       "referee", {f"{PENTA}:keep_high:high=6": {"family": "user", "high": 6}},
+       id="compare-penta"),
+    _P(["simulate", "-s", f"{PENTA}:keep_high:high=6", "-n", "20"], "referee",
+       {f"{PENTA}:keep_high:high=6": {"family": "user", "high": 6}}, id="simulate-penta"),
+    _P(["tournament", f"{PENTA}:most_points", f"{PENTA}:keep_high:high=6", "--sprt",
+        "-n", "160"], "referee",
+       {f"{PENTA}:keep_high:high=6": {"family": "user", "high": 6}}, id="tournament-sprt-penta"),
+])
+def test_every_manifest_names_the_policies_parameters_kernel_and_threads(capsys, tmp_path,
+                                                                          argv, kernel,
+                                                                          params):
+    """What the README promises every --out manifest of a run holds: the policies with
+    their parameters, the full rules table, the chunk size and the kernel (none for an
+    exact compare: no game is played), the threads and the executor (tournament and
+    compare had neither kernel nor threads, and named the policies only; compare and
+    --sprt had no chunk size; Penta's named only the rule set)."""
+    import numba
+
+    out = tmp_path / "o"
+    code, _, err = run_cli(capsys, [*argv, "--seed", "1", "--out", str(out)]
+                           if "--exact" not in argv else [*argv, "--out", str(out)])
+    assert code == 0, err
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["kernel"] == kernel
+    # numba's threads of this process; a simulation played by the referee says it used one
+    assert m["threads"] == (1 if argv[0] == "simulate" else numba.get_num_threads())
+    assert (m["executor"], m["workers"]) == ("local", None)
+    assert (m["chunk_games"] is None) == ("--exact" in argv)  # the games' units, if any
+    if argv[0] == "simulate":  # a seat each
+        by_name = {p["name"]: p["params"] for p in m["policies"]}
+    else:
+        by_name = m["policy_params"]
+        assert list(by_name) == m["policies"] == m["summary"]["policies"]
+    for name, given in params.items():
+        assert by_name[name] == {**by_name[name], **given}, by_name[name]
+    if argv[0] == "tournament" and "--sprt" not in argv:  # and each table's
+        assert {t["kernel"] for t in m["tables"]} == {kernel}
+    if argv[0] == "compare" and "--exact" not in argv:  # and each pair's, beside its seed
+        assert list(m["pair_kernels"]) == list(m["pair_seeds"])
+        assert sorted(set(m["pair_kernels"].values())) == sorted(
+            [kernel] if isinstance(kernel, str) else kernel)
+    # the rules table (the glossary's `rules`: the name in the summary, as in --json)
+    if any(PENTA in a for a in argv):
+        _check_penta_rules(m, "seed")
+    else:
+        assert m["rules"] == json.loads(json.dumps(load_rules("default").to_dict()))
+        assert m["summary"]["rules"] == "default"
+
+
+def _check_penta_rules(m: dict, name: str) -> None:
+    """``m`` records Penta rule set ``name`` as its table, parameters in words; its
+    summary (what ``--json`` prints) names it."""
+    from dicelab.penta.rules import get_rules
+
+    assert m["rules"] == get_rules(name).to_dict()
+    assert m["summary"]["rules"] == name
+
+
+def test_the_penta_rules_table_says_its_parameters_in_words():
+    """The table manifests record: the name, the description, the joker's when and order
+    as words and the bonus in points, for every rule set (JSON as it is)."""
+    from dicelab.penta.rules import RULE_SETS, get_rules
+
+    words = {"seed": ("if-fifty", "forced", 100), "hasbro": ("if-filled", "forced", 100),
+             "free-joker": ("if-filled", "free", 100), "no-bonus": ("never", "forced", 0)}
+    assert set(words) == set(RULE_SETS)
+    for name, (when, order, bonus) in words.items():
+        table = get_rules(name).to_dict()
+        assert table == {"name": name, "description": get_rules(name).description,
+                         "joker_when": when, "joker_order": order, "penta_bonus": bonus}
+        assert json.loads(json.dumps(table)) == table
+
+
+def test_an_exact_penta_compare_records_the_rules_table(capsys, tmp_path, monkeypatch):
+    """``compare --exact`` of Penta policies: the manifest holds the rule set's table (it
+    held the name). The distributions are stand-ins (a real one is a solve of minutes)."""
+    import numpy as np
+
+    import dicelab.penta.builtin as builtin
+    from dicelab.penta.distribution import ScoreDistribution
+    from dicelab.penta.rules import BOX_NAMES
+    from dicelab.penta.scoring import MAX_TOTAL
+
+    def stand_in(policy, rules):
+        p = np.zeros(MAX_TOTAL + 1)
+        p[200 if policy == "optimal" else 150] = 1.0
+        return ScoreDistribution(policy, rules, p, np.zeros(len(BOX_NAMES)), 0.0, 0.0,
+                                 0.0, 0.0, True, 0.0, 0)
+
+    monkeypatch.setattr(builtin, "score_distribution", stand_in)
+    out = tmp_path / "o"
+    code, _, err = run_cli(capsys, ["compare", "optimal", "greedy", "--game", "penta",
+                                    "--exact", "--rules", "hasbro", "--out", str(out)])
+    assert code == 0, err
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["method"] == "exact"
+    _check_penta_rules(m, "hasbro")
+
+
+def test_a_penta_report_card_records_the_rules_table():
+    """``evaluate --game penta --out``: the manifest holds the rule set's table, the
+    summary (``--json``) its name."""
+    from dicelab.penta.evaluate import PentaEvaluation
+    from dicelab.penta.rules import get_rules
+    from dicelab.stats import Estimate
+
+    e = PentaEvaluation("greedy", "free-joker", True, None, 1, True, Estimate(220.0, 0.0, 0),
+                        50.0, 254.6, 10, {}, Estimate(1.0, 0.1, 10), 0.0)
+    assert e.manifest()["rules"] == get_rules("free-joker").to_dict()
+    assert e.to_dict()["rules"] == "free-joker"

@@ -311,7 +311,7 @@ def test_cli_simulate_table_and_out(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "mean final score" in out and "P(upper bonus)" in out and "set-up" in out
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["rules"] == "no-bonus"
+    assert manifest["rules"]["name"] == "no-bonus"
     assert [p["name"] for p in manifest["policies"]] == ["greedy"]
     assert (tmp_path / "run" / "summary.parquet").is_file()
 

@@ -135,7 +135,7 @@ def test_cli_table_json_out_and_figures(capsys, tmp_path):
     assert {p.name for p in out.iterdir()} == {"summary.parquet", "manifest.json",
                                                 "win-matrix.png", "ratings.png"}
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["game"] == "penta" and manifest["rules"] == "seed"
+    assert manifest["game"] == "penta" and manifest["rules"]["name"] == "seed"
     code, stdout, err = run_cli(capsys, ["tournament", "optimal", "greedy", "-n", "9000",
                                          "--seed", "1", "--rules", "seed"])
     assert code == 0, err

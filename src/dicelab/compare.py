@@ -30,7 +30,7 @@ import pandas as pd
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
 from dicelab.registry import parse_policy
-from dicelab.results import frame_row
+from dicelab.results import frame_row, played_by, policy_params
 from dicelab.runner import executor_info
 from dicelab.seeding import check_games, check_seed
 from dicelab.stats import Z95, Estimate, Proportion, fields, quantile95, wilson_interval
@@ -143,6 +143,7 @@ class Comparison:
     games_per_table: int | None
     pairs: list
     elapsed_s: float
+    #: the rules table the manifest records (the rules' ``to_dict()``; None: ``rules``)
     rules_data: Any = field(default=None, repr=False)
     #: "local" or "dask" (``workers`` Dask workers), as for simulations
     executor: str = "local"
@@ -150,6 +151,14 @@ class Comparison:
     method: str = "monte-carlo"
     #: Farkle's ending rule (None for Penta)
     ending: str | None = None
+    #: each policy's family and parameters, in the order of ``policies``
+    policy_params: list[dict[str, Any]] = field(default_factory=list)
+    #: the game kernel of each pair, in the order of ``pairs`` (none: exact, or unknown)
+    kernels: list[str] = field(default_factory=list)
+    #: numba threads of this process
+    threads: int | None = None
+    #: games per chunk of a pair's simulation (none: exact)
+    chunk_games: int | None = None
 
     def mean_scores(self) -> dict[str, float]:
         """Each policy's average match score over its pairings (a ranking, not a test)."""
@@ -209,14 +218,19 @@ class Comparison:
 
     def manifest(self) -> dict[str, Any]:
         seeds = {} if self.method == "exact" else {
-            "pair_seeds": {f"{p.policy} vs {p.opponent}": p.seed for p in self.pairs}}
+            "pair_seeds": {f"{p.policy} vs {p.opponent}": p.seed for p in self.pairs},
+            "pair_kernels": {f"{p.policy} vs {p.opponent}": k for p, k in
+                             zip(self.pairs, self.kernels or [None] * len(self.pairs),
+                                 strict=True)}}
         return {"game": self.game, "experiment": "compare", "method": self.method,
-                "ending": self.ending, "policies": self.policies,
+                "ending": self.ending,
+                **played_by(self.policies, self.policy_params, kernels=self.kernels,
+                            threads=self.threads, executor=self.executor,
+                            workers=self.workers),
                 "rules": self.rules_data if self.rules_data is not None else self.rules,
                 "target": self.target, "seed": self.seed,
-                "games_per_table": self.games_per_table, **seeds,
-                "elapsed_s": self.elapsed_s, "executor": self.executor,
-                "workers": self.workers}
+                "games_per_table": self.games_per_table, "chunk_games": self.chunk_games,
+                **seeds, "elapsed_s": self.elapsed_s}
 
 
 def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None = None,
@@ -262,7 +276,8 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
     seed = check_seed(seed)
     total = games * len(pairs)
     results = []
-    rules_name, rules_data, target_used = None, None, None
+    kernels: list[str] = []
+    rules_name, rules_data, target_used, chunk_games = None, None, None, None
     started = time.perf_counter()
     for i, (a, b) in enumerate(pairs):
         def tick(done: int, _total: int, base: int = i * games) -> None:
@@ -271,17 +286,23 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
 
         s = pair_seed(seed, i)
         cell = None if store is None else store.get(f"pair-{i}")
-        if cell is None:
+        # a cell kept by a version that did not record the pair's kernel is played again
+        if cell is None or not {"kernel", "chunk_games"} <= set(cell):
             res = simulate(a, [b], game=specs[0].game, games=games, seed=s, target=target,
                            rules=rules, ending=ending, progress=tick, client=client)
             first = res.seat(0)
+            run = res.manifest()
             cell = {"wins": np.array(first.wins), "ties": np.array(first.ties),
-                    "rules": np.array(json.dumps(res.manifest().get("rules"))),
+                    "rules": np.array(json.dumps(run.get("rules"))),
                     "name": np.array(res.to_dict()["rules"]),
-                    "target": np.array(getattr(res, "target", -1) or -1)}
+                    "target": np.array(getattr(res, "target", -1) or -1),
+                    "kernel": np.array(run["kernel"]),
+                    "chunk_games": np.array(run["chunk_games"])}
             if store is not None:
                 store.put(f"pair-{i}", cell)
         results.append(PairResult(a, b, games, int(cell["wins"]), int(cell["ties"]), s))
+        kernels.append(str(cell["kernel"]))
+        chunk_games = int(cell["chunk_games"])
         rules_name = str(cell["name"])
         rules_data = json.loads(str(cell["rules"]))
         target_used = None if int(cell["target"]) < 0 else int(cell["target"])
@@ -291,7 +312,8 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
                       games_per_table=games,
                       pairs=results, elapsed_s=time.perf_counter() - started,
                       **executor_info(client),
-                      rules_data=rules_data)
+                      rules_data=rules_data, kernels=kernels, chunk_games=chunk_games,
+                      **_policies_and_threads(specs))
 
 
 #: Progress steps of one exactly evaluated pair (a solve reports fractions of its share).
@@ -326,7 +348,7 @@ def _exact(specs, pairs, target, rules, ending, progress, stage) -> Comparison:
     return Comparison(game="farkle", policies=[s.name for s in specs], rules=table.name,
                       target=target, seed=None, games_per_table=None, pairs=results,
                       elapsed_s=time.perf_counter() - started, rules_data=table.to_dict(),
-                      method="exact", ending=table.ending)
+                      method="exact", ending=table.ending, **_policies_and_threads(specs))
 
 
 def _exact_penta(specs, pairs, target, rules, ending, progress, stage) -> Comparison:
@@ -359,5 +381,13 @@ def _exact_penta(specs, pairs, target, rules, ending, progress, stage) -> Compar
             progress(i + 1, len(pairs))
     return Comparison(game="penta", policies=[s.name for s in specs], rules=rs.name,
                       target=None, seed=None, games_per_table=None, pairs=results,
-                      elapsed_s=time.perf_counter() - started, rules_data=rs.name,
-                      method="exact")
+                      elapsed_s=time.perf_counter() - started, rules_data=rs.to_dict(),
+                      method="exact", **_policies_and_threads(specs))
+
+
+def _policies_and_threads(specs) -> dict[str, Any]:
+    """A finished comparison's :attr:`Comparison.policy_params` and
+    :attr:`Comparison.threads`."""
+    from dicelab.parallel import threads
+
+    return {"policy_params": [policy_params(s) for s in specs], "threads": threads()}

@@ -34,7 +34,11 @@ directories the run made for it. A partial directory left by a killed process is
 a stop leaves: the same file continues from it (a cell cut off mid-write is played
 again). A finished run also removes the partial directories of the other versions of
 the same experiment (``<name>-<other digest>``: the file edited after a stop): they
-would write the results just replaced.
+would write the results just replaced. When the last unfinished run is gone, so is
+``results/.partial``, and ``results/`` too if a run made it for its cells (a note in
+``results/.partial`` says so, :data:`MADE_RESULTS`, for the run that finishes later)
+and nothing else went in it: a run stopped and finished with ``--out`` elsewhere
+leaves no empty ``results/`` behind.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ import numpy as np
 from dicelab.errors import UserError
 
 _KINDS = ("tournament", "compare")
+#: A note in ``results/.partial``: the unfinished runs kept there made ``results/`` for
+#: their cells, so the last of them to finish removes it if it is left empty.
+MADE_RESULTS = "made-results"
 _KEYS = {"name", "kind", "policies", "seats", "games", "seed", "rules", "target", "ending",
          "crn", "exact", "sweep", "description"}
 
@@ -274,6 +281,12 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
     made = [d for d in (partial.parent.parent, partial.parent) if not d.exists()]
     try:
         store = CellStore(partial)
+        if partial.parent.parent in made:  # for a later run, should this one stop
+            from dicelab.results import atomic_write_text
+
+            atomic_write_text(partial.parent / MADE_RESULTS,
+                              "results/ was made for the unfinished runs kept here\n",
+                              "the unfinished runs' directory")
         state = partial / "state.json"
         if spec.exact:  # no games, no seed
             seed = None
@@ -371,14 +384,26 @@ def earlier_versions(path: Path | str, *, base: Path | None = None, seed: int | 
 
 
 def _remove(partial: Path, made: list[Path]) -> None:
-    """Remove an unfinished run's directory, ``results/.partial`` if no other run is
-    unfinished, and the directories of ``made`` left empty."""
+    """Remove an unfinished run's directory; if no other run is unfinished,
+    ``results/.partial`` too, and ``results/`` when it was made for the partial cells (by
+    this run, in ``made``, or by an earlier one that stopped: :data:`MADE_RESULTS`) and is
+    left empty."""
     shutil.rmtree(partial, ignore_errors=True)
+    results = partial.parent.parent
+    note = partial.parent / MADE_RESULTS
+    try:
+        others = [p for p in partial.parent.iterdir() if p.name != MADE_RESULTS]
+    except OSError:  # no results/.partial
+        others = []
+    if others:  # another run is unfinished: its cells need both
+        return
+    if note.is_file() and results not in made:
+        made = [results, *made]
     with contextlib.suppress(OSError):
-        partial.parent.rmdir()  # only if no other run is unfinished
-    for d in reversed(made):  # results/ itself, when only the partial cells needed it
+        note.unlink()
+    for d in (partial.parent, *(d for d in reversed(made) if d != partial.parent)):
         with contextlib.suppress(OSError):
-            d.rmdir()
+            d.rmdir()  # only if left empty
 
 
 def _saved_seed(state: Path) -> int:

@@ -13,7 +13,7 @@ import json
 import os
 import platform
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -69,6 +69,46 @@ def frame_row(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             row[name] = value
     return row
+
+
+def policy_params(spec) -> dict[str, Any]:
+    """A parsed policy's (:class:`dicelab.registry.PolicySpec`) family and parameters, as
+    results and manifests record them.
+
+    >>> from dicelab.registry import parse_policy
+    >>> policy_params(parse_policy("threshold-300"))
+    {'family': 'threshold', 'threshold': 300}
+    """
+    return {"family": spec.family, **spec.params}
+
+
+def played_by(names: Sequence[str], params: Sequence[dict[str, Any]], *,
+              kernels: Iterable[str | None], threads: int | None, executor: str,
+              workers: int | None, seats: bool = False) -> dict[str, Any]:
+    """What played a run and how, as every manifest of a run of policies records it (the
+    one builder of these fields): the policies with their parameters, the game kernel,
+    this process's threads, the executor and its workers.
+
+    ``seats``: the policies are a simulation's seats, ``policies`` a list of ``{"seat",
+    "name", "params"}``; else (a tournament's or a compare's policies) ``policies`` lists
+    the names and ``policy_params`` maps each to its parameters. ``kernels``: the kernel
+    of each table or pair played (``None``: none played it); ``kernel`` is the one that
+    played them all, the list of those that did when they differ, ``None`` when no game
+    was played (an exact evaluation).
+
+    >>> played_by(["a", "b"], [{"family": "x"}, {"family": "y"}], kernels=["k", "k"],
+    ...           threads=2, executor="local", workers=None)["kernel"]
+    'k'
+    """
+    used = list(dict.fromkeys(k for k in kernels if k is not None))
+    policies: dict[str, Any] = (
+        {"policies": [{"seat": s, "name": n, "params": p}
+                      for s, (n, p) in enumerate(zip(names, params, strict=True))]}
+        if seats else
+        {"policies": list(names),
+         "policy_params": dict(zip(names, params, strict=True))})
+    return {**policies, "kernel": used[0] if len(used) == 1 else (used or None),
+            "threads": threads, "executor": executor, "workers": workers}
 
 
 def versions() -> dict[str, str]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dicelab.errors import UserError
@@ -213,6 +213,8 @@ class SprtResult:
     seed: int
     elapsed_s: float
     game: str = "farkle"
+    #: the game kernel that played the units
+    kernel: str | None = None
 
     @property
     def looked(self) -> bool:
@@ -356,7 +358,7 @@ def sprt(policy: str | PolicySpec, opponent: str | PolicySpec, spec: SprtSpec, *
                      n * 2 * UNIT_GAMES, df=n - 1 if measured else None, bounds=(0.0, 1.0))
     return SprtResult(a.name, b.name, spec, judge.decision, float(judge.llr), n,
                       n * 2 * UNIT_GAMES, score, judge.var, crn, seed,
-                      time.perf_counter() - started, a.game)
+                      time.perf_counter() - started, a.game, plans[0].kernel)
 
 
 @dataclass
@@ -368,11 +370,15 @@ class SprtRun:
     seed: int
     max_games: int
     crn: bool
-    rules: Any
+    rules: Any  # FarkleRules or a Penta RuleSet: JSON gives its name, a manifest to_dict()
     target: int | None
     pairs: list[SprtResult]
     elapsed_s: float
     game: str = "farkle"
+    #: each policy's family and parameters, in the order of ``policies``
+    policy_params: list[dict[str, Any]] = field(default_factory=list)
+    #: numba threads of this process (the units are played here, never on Dask)
+    threads: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"game": self.game, "policies": self.policies, "sprt": self.spec.to_dict(),
@@ -390,10 +396,16 @@ class SprtRun:
                                         if k != "elapsed_s"}) for p in self.pairs])
 
     def manifest(self) -> dict[str, Any]:
-        return {"game": self.game, "experiment": "sprt", "policies": self.policies,
+        from dicelab.results import played_by
+        from dicelab.runner import executor_info
+
+        return {"game": self.game, "experiment": "sprt",
+                **played_by(self.policies, self.policy_params,
+                            kernels=[p.kernel for p in self.pairs], threads=self.threads,
+                            **executor_info(None)),
                 "sprt": self.spec.to_dict(), "seed": self.seed, "max_games": self.max_games,
-                "crn": self.crn, "rules": self.rules.to_dict() if hasattr(self.rules, "to_dict")
-                else self.rules.name, "target": self.target,
+                "chunk_games": UNIT_GAMES, "crn": self.crn,
+                "rules": self.rules.to_dict(), "target": self.target,
                 "elapsed_s": self.elapsed_s}
 
 
@@ -405,6 +417,8 @@ def sprt_pairs(policies: list[str], spec: SprtSpec, *, max_games: int = 10_000_0
     ``seed`` and the pair's index)."""
     import itertools
 
+    from dicelab.parallel import threads
+    from dicelab.results import policy_params
     from dicelab.seeding import check_seed, group_seed
     from dicelab.tournament import TABLE_GAMES, check_policies
 
@@ -420,4 +434,5 @@ def sprt_pairs(policies: list[str], spec: SprtSpec, *, max_games: int = 10_000_0
         if progress is not None:
             progress(i + 1, len(pairs))
     return SprtRun([s.name for s in specs], spec, seed, max_games, crn, tables.rules,
-                   tables.target, out, time.perf_counter() - started, tables.game)
+                   tables.target, out, time.perf_counter() - started, tables.game,
+                   policy_params=[policy_params(s) for s in specs], threads=threads())

@@ -191,7 +191,7 @@ class Tournament:
     games_per_table: int
     seed: int
     crn: bool
-    rules: Any
+    rules: Any  # FarkleRules or a Penta RuleSet: JSON gives its name, a manifest to_dict()
     target: int | None
     tables: list[dict[str, Any]]
     units: np.ndarray
@@ -202,6 +202,10 @@ class Tournament:
     chunk_games: int  # games per chunk of a table: its units (seeding.unit_chunk_games)
     executor: str = "local"
     workers: int | None = None
+    #: each policy's family and parameters, in the order of ``policies``
+    policy_params: list[dict[str, Any]] = field(default_factory=list)
+    #: numba threads of this process
+    threads: int | None = None
     _memo: dict = field(default_factory=dict, repr=False)
 
     # units[u, p, :] = [seat-games, wins, ties, ahead-of-it]
@@ -360,7 +364,7 @@ class Tournament:
                 "seats_per_table": self.seats_per_table,
                 "games_per_table": self.games_per_table, "chunk_games": self.chunk_games,
                 "seed": self.seed, "crn": self.crn,
-                "rules": getattr(self.rules, "name", self.rules), "target": self.target,
+                "rules": self.rules.name, "target": self.target,
                 "tables": self.tables, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers,
                 "standings": [s.to_dict() for s in self.standings()],
@@ -375,14 +379,17 @@ class Tournament:
         return pd.DataFrame(rows)
 
     def manifest(self) -> dict[str, Any]:
-        rules = self.rules.to_dict() if hasattr(self.rules, "to_dict") \
-            else getattr(self.rules, "name", self.rules)
-        return {"game": self.game, "experiment": "tournament", "policies": self.policies,
+        from dicelab.results import played_by
+
+        return {"game": self.game, "experiment": "tournament",
+                **played_by(self.policies, self.policy_params,
+                            kernels=[t.get("kernel") for t in self.tables],
+                            threads=self.threads, executor=self.executor,
+                            workers=self.workers),
                 "seats_per_table": self.seats_per_table,
                 "games_per_table": self.games_per_table, "chunk_games": self.chunk_games,
-                "seed": self.seed, "crn": self.crn, "rules": rules, "target": self.target,
-                "tables": self.tables, "elapsed_s": self.elapsed_s,
-                "executor": self.executor, "workers": self.workers}
+                "seed": self.seed, "crn": self.crn, "rules": self.rules.to_dict(),
+                "target": self.target, "tables": self.tables, "elapsed_s": self.elapsed_s}
 
 
 #: Columns of a table's outcomes, (chunks, seats, O_BEAT + seats) int64, what every game
@@ -396,11 +403,11 @@ class TableGame(Protocol):
     """The game-specific part of a tournament (and of a sequential test): one table's
     games as per-chunk outcomes.
 
-    ``game``: its name; ``rules``: what the results record (with ``to_dict`` or a
-    ``name``); ``target``: Farkle's target (None for Penta). Each game's class (in
-    :data:`TABLE_GAMES`) also has ``check(specs, seats)``, the seats it plays (a
-    ``UserError`` otherwise), and ``make(rules, ending, target)``, which checks those and
-    returns the instance."""
+    ``game``: its name; ``rules``: the rules (FarkleRules or a Penta RuleSet), which the
+    results record by ``name`` (JSON) and ``to_dict()`` (manifests); ``target``:
+    Farkle's target (None for Penta). Each game's class (in :data:`TABLE_GAMES`) also has
+    ``check(specs, seats)``, the seats it plays (a ``UserError`` otherwise), and
+    ``make(rules, ending, target)``, which checks those and returns the instance."""
 
     game: str
     rules: Any
@@ -416,7 +423,8 @@ class TableGame(Protocol):
     def plan(self, seats: list[PolicySpec], *, games: int, seed: int, crn: bool,
              chunk_games: int) -> Any:
         """The same games as a :class:`dicelab.runner.Plan` in chunks of ``chunk_games``,
-        to be played range by range; :meth:`outcomes` reads what it returns."""
+        to be played range by range; :meth:`outcomes` reads what it returns. Its
+        ``kernel`` names the game kernel that plays them, here or through :meth:`play`."""
 
     def outcomes(self, acc: dict[str, np.ndarray]) -> np.ndarray:
         """The outcomes (layout ``O_*``) of a plan's accumulators, chunk by chunk."""
@@ -571,6 +579,8 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
     >>> t.standings()[0].policy, t.pairs()[0].verdict
     ('threshold-300', 'better')
     """
+    from dicelab.parallel import threads
+    from dicelab.results import policy_params
     from dicelab.runner import executor_info
     from dicelab.seeding import unit_chunk_games
 
@@ -594,25 +604,30 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
             if progress is not None:
                 progress(base + d, total)
 
+        seats_of = [specs[i] for i in lineup]
         cell = None if store is None else store.get(f"table-{t}")
         # a cell of another chunk layout (kept by a version that cut the games otherwise)
         # is played again: its chunks are not these units
         if cell is None or "outcomes" not in cell or cell.get("chunk_games") != chunk_games:
-            outcomes = tables_of.play([specs[i] for i in lineup], games=games, seed=s,
-                                      crn=crn, chunk_games=chunk_games, progress=tick,
-                                      client=client)
+            outcomes = tables_of.play(seats_of, games=games, seed=s, crn=crn,
+                                      chunk_games=chunk_games, progress=tick, client=client)
             cell = {"outcomes": outcomes, "chunk_games": np.int64(chunk_games)}
             if store is not None:
                 store.put(f"table-{t}", cell)
         done += games
-        tables.append({"group": g, "policies": [specs[i].name for i in lineup], "seed": s})
+        # the kernel that plays these seats (decided from them, as when they are played)
+        kernel = tables_of.plan(seats_of, games=games, seed=s, crn=crn,
+                                chunk_games=chunk_games).kernel
+        tables.append({"group": g, "policies": [x.name for x in seats_of], "seed": s,
+                       "kernel": kernel})
         per_table_units.append(cell["outcomes"])
     units, pair_units, cells, strata = _units(plan, per_table_units, k, crn, games,
                                               chunk_games)
     return Tournament(tables_of.game, [s.name for s in specs], seats, games, seed, crn,
                       tables_of.rules, tables_of.target, tables, units, pair_units, cells,
                       strata, time.perf_counter() - started, chunk_games,
-                      **executor_info(client))
+                      **executor_info(client), policy_params=[policy_params(s) for s in specs],
+                      threads=threads())
 
 
 def check_policies(policies: list[str | PolicySpec], seats: int, game: str | None

@@ -219,8 +219,7 @@ class TuneResult:
         return self.candidates
 
     def manifest(self) -> dict[str, Any]:
-        rules = self.rules.to_dict() if hasattr(self.rules, "to_dict") else self.rules.name
-        return {**self.to_dict(), "experiment": "tune", "rules": rules}
+        return {**self.to_dict(), "experiment": "tune", "rules": self.rules.to_dict()}
 
 
 def space_size(space: dict[str, tuple[int, int, int]]) -> int:

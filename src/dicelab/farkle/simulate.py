@@ -45,7 +45,7 @@ from dicelab.farkle.rules import (
 )
 from dicelab.registry import PolicySpec, parse_policy
 from dicelab.resources import check_memory
-from dicelab.results import frame_row
+from dicelab.results import frame_row, played_by, policy_params
 from dicelab.runner import PER_CHUNK, LazyArrays, executor_info, plan_token, run_plan
 from dicelab.seeding import check_games, check_seed, chunk_bounds, chunk_states, n_chunks
 from dicelab.stats import (
@@ -240,23 +240,19 @@ class FarkleResult:
     def manifest(self) -> dict[str, Any]:
         return {
             "game": self.game,
-            "policies": [{"seat": s, "name": n, "params": p}
-                         for s, (n, p) in enumerate(zip(self.seats, self.seat_params,
-                                                        strict=True))],
             "rules": self.rules.to_dict(),
             "target": self.target,
             "seed": self.seed,
             "seed_given": self.seed_given,
             "games": self.games,
             "chunk_games": self.chunk_games,
-            "kernel": self.kernel,
             "first_seat": self.first_seat,
             "elapsed_s": self.elapsed_s,
             "setup_s": self.setup_s,
-            "threads": self.threads,
-            "executor": self.executor,
-            "workers": self.workers,
             "capped_games": self.capped_games,
+            **played_by(self.seats, self.seat_params, kernels=[self.kernel],
+                        threads=self.threads, executor=self.executor, workers=self.workers,
+                        seats=True),
         }
 
 
@@ -269,7 +265,7 @@ def _place(ahead: float, ahead_sq: float, n: int, seats: int) -> Estimate:
 
 def _seat_params(seat) -> dict[str, Any]:
     if isinstance(seat, PolicySpec):
-        return {"family": seat.family, **seat.params}
+        return policy_params(seat)
     if isinstance(seat, PolicyTable):
         return {"family": "table"}
     return {"family": "user", **getattr(seat, "params", {})}

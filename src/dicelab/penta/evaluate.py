@@ -131,8 +131,8 @@ class PentaEvaluation:
 
     def manifest(self) -> dict[str, Any]:
         return {"kind": "penta-evaluation", "game": "penta", "policy": self.policy,
-                "rules": self.rules, "mean_exact": self.exact, "games": self.games,
-                "seed": self.seed, "seed_given": self.seed_given,
+                "rules": get_rules(self.rules).to_dict(), "mean_exact": self.exact,
+                "games": self.games, "seed": self.seed, "seed_given": self.seed_given,
                 "analysed_games": self.analysed_games}
 
 

@@ -24,7 +24,8 @@ take their joker values only if the upper box of the Penta's face is already fil
 (else they score 0 as for any five equal dice).
 
 Kernels receive a rule set as ``RuleSet.params``, a :class:`RuleParams` (a NamedTuple
-of three ints, which numba passes by value).
+of three ints, which numba passes by value); results (manifests) record it as
+``RuleSet.to_dict()``, the name, description and the parameters in words.
 
 A turn-start state is one int64 index (:func:`state_index`)
 ``s = (mask << MASK_SHIFT) | (up << UP_SHIFT) | fifty``: ``mask`` the set of filled
@@ -39,7 +40,7 @@ boxes (bit ``b`` = box ``b``), ``up`` the upper-section total capped at
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from numba import njit
 
@@ -115,6 +116,11 @@ def state_fifty(s):
 
 JOKER_NEVER, JOKER_IF_FIFTY, JOKER_IF_FILLED = 0, 1, 2
 ORDER_FORCED, ORDER_FREE = 0, 1
+#: How results write ``joker_when`` and ``joker_order`` (:meth:`RuleSet.to_dict`), by value:
+#: the joker never applies, applies while the Penta box holds 50, or once it is filled
+#: (50 or 0); a joker Penta goes by the forced order, or to any open box (free joker).
+JOKER_WHEN_WORDS = ("never", "if-fifty", "if-filled")
+JOKER_ORDER_WORDS = ("forced", "free")
 
 
 class RuleParams(NamedTuple):
@@ -153,6 +159,25 @@ class RuleSet:
         True
         """
         return text_digest(self.params._asdict())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule set as JSON-able data, what manifests record as ``rules``: its name,
+        description and three parameters, the joker's in words (:data:`JOKER_WHEN_WORDS`,
+        :data:`JOKER_ORDER_WORDS`), the bonus in points (0: none). A rule set whose joker
+        never applies still states its (unused) order.
+
+        >>> RULE_SETS["no-bonus"].to_dict()  # doctest: +NORMALIZE_WHITESPACE
+        {'name': 'no-bonus', 'description': 'no +100 bonus and no joker at all',
+         'joker_when': 'never', 'joker_order': 'forced', 'penta_bonus': 0}
+        >>> d = RULE_SETS["free-joker"].to_dict()
+        >>> d["joker_when"], d["joker_order"], d["penta_bonus"]
+        ('if-filled', 'free', 100)
+        """
+        p = self.params
+        return {"name": self.name, "description": self.description,
+                "joker_when": JOKER_WHEN_WORDS[p.joker_when],
+                "joker_order": JOKER_ORDER_WORDS[p.joker_order],
+                "penta_bonus": p.penta_bonus}
 
 
 RULE_SETS: dict[str, RuleSet] = {

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numba
 import numpy as np
@@ -74,7 +74,7 @@ from dicelab.penta.widget import (
 )
 from dicelab.registry import PolicySpec, parse_policy, valid_names
 from dicelab.resources import check_memory
-from dicelab.results import frame_row
+from dicelab.results import frame_row, played_by, policy_params
 from dicelab.rng import (
     STREAM_PER_CHUNK,
     STREAM_PER_TURN,
@@ -94,6 +94,11 @@ from dicelab.stats import (
 
 if TYPE_CHECKING:
     import pandas as pd
+
+#: Names of the game kernels, as manifests record them (``kernel``): the seats play from
+#: decision tables; a seat decides turn by turn (an objective's, penta-win); every seat is
+#: played by the Python referee (a user's policy at the table).
+TABLE_KERNEL, ONLINE_KERNEL, REFEREE_KERNEL = "tables", "online", "referee"
 
 #: Histogram bins of TOTAL: 0..MAX_TOTAL (:data:`dicelab.penta.scoring.MAX_TOTAL`).
 
@@ -590,6 +595,8 @@ class PentaResult:
 
     ``elapsed_s``: simulation wall time; ``setup_s``: solving or loading the values and
     the decision tables before it; ``threads``: numba threads of this process;
+    ``kernel``: the game kernel that played (``TABLE_KERNEL``, ...); ``seat_params``:
+    each seat's policy family and parameters;
     ``executor``: "local" (this process) or "dask" (``workers`` Dask workers).
     ``beat[s, q]``: games seat ``s`` finished with a higher TOTAL than seat ``q``;
     ``chunk_tallies``: with ``per_chunk``, each chunk's ``wins``, ``tied`` (chunks, seats)
@@ -622,6 +629,8 @@ class PentaResult:
     workers: int | None = None
     beat: np.ndarray | None = None
     chunk_tallies: dict[str, np.ndarray] | None = None
+    kernel: str | None = None
+    seat_params: tuple[dict[str, Any], ...] = ()
 
     @property
     def games_per_s(self) -> float:
@@ -687,12 +696,13 @@ class PentaResult:
                              for s in range(len(self.seats))])
 
     def manifest(self) -> dict[str, Any]:
-        return {"game": self.game, "rules": self.rules,
-                "policies": [{"seat": s, "name": n} for s, n in enumerate(self.seats)],
+        return {"game": self.game, "rules": get_rules(self.rules).to_dict(),
                 "games": self.games, "seed": self.seed, "seed_given": self.seed_given,
                 "chunk_games": self.chunk_games, "elapsed_s": self.elapsed_s,
-                "setup_s": self.setup_s, "threads": self.threads,
-                "executor": self.executor, "workers": self.workers}
+                "setup_s": self.setup_s,
+                **played_by(self.seats, self.seat_params, kernels=[self.kernel],
+                            threads=self.threads, executor=self.executor,
+                            workers=self.workers, seats=True)}
 
 
 # --- running ------------------------------------------------------------------------------
@@ -805,6 +815,11 @@ class PentaPlan(LazyArrays):
         self._kernel()(0, 0, np.zeros((0, 4), np.uint64), np.zeros(1, np.int64), 0, pol,
                        get_rules(self.rules).params, TABLES, new_tallies(0, len(self.seats)),
                        self.streams)
+
+    @property
+    def kernel(self) -> str:
+        """The name of the game kernel this plan runs (:meth:`_kernel`'s)."""
+        return ONLINE_KERNEL if _has_online(self.seats) else TABLE_KERNEL
 
     def _kernel(self):
         """The chunks' kernel: :func:`_simulate_chunks_online` if a seat decides turn by
@@ -920,7 +935,8 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
         threads=numba.get_num_threads(), table_bytes=_table_bytes(len(plan.families)),
         exact_optimum=exact, beat=acc["beat"], chunk_games=chunk_games,
         chunk_tallies={name: acc[PER_CHUNK + name] for name in CHUNK_TALLIES}
-        if per_chunk else None, **executor_info(client))
+        if per_chunk else None, kernel=plan.kernel,
+        seat_params=tuple(policy_params(s) for s in specs), **executor_info(client))
 
 
 # --- seats of users' policies: the Python referee --------------------------------------------
@@ -961,7 +977,8 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
         setup_s=0.0, threads=1, table_bytes=0, exact_optimum=exact, beat=acc["beat"],
         chunk_games=chunk_games,
         chunk_tallies={name: acc[f"chunk_{name}"] for name in CHUNK_TALLIES}
-        if per_chunk else None, **executor_info(client))
+        if per_chunk else None, kernel=REFEREE_KERNEL,
+        seat_params=tuple(policy_params(s) for s in specs), **executor_info(client))
 
 
 @dataclass(frozen=True)
@@ -984,6 +1001,8 @@ class RefereePlan:
     chunk_games: int = config.CHUNK_GAMES
     per_chunk: bool = True
     batch_chunks: int = 1
+    #: the game kernel (what manifests record): every seat played by the referee
+    kernel: ClassVar[str] = REFEREE_KERNEL
 
     def token(self) -> str:
         return plan_token("penta-referee", tuple(s.name for s in self.seats), self.rules,
