@@ -428,7 +428,9 @@ def test_analyse_plot_goes_in_the_folder_out_creates(logs, tmp_path, capsys):
      '"policy": "p"}]}\n{"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [], "box": "ones"}'
      '\n{"seat": 0, "rolls": [[1, 2, 3, 4, 6]], "keeps": [], "box": "ones"}', [],
      [":3:", "field 'box'", "already filled"]),
-    ("", ["--measure", "win"], ["--measure is for Farkle"]),
+    ("", ["--measure", "win"], ["--measure is for Farkle; judge Penta decisions with "
+                                "--objective (mean, at-least:T, utility:theta=X, beat:N, "
+                                "win-share)"]),
 ])
 def test_bad_logs_exit_2_with_one_line_and_write_nothing(logs, tmp_path, capsys, content,
                                                           args, words):
@@ -667,3 +669,106 @@ def test_the_value_figure_draws_each_unit_on_its_own_axis(measures):
     assert [" ".join(ax.get_ylabel().split()) for ax in axes] == units
     assert [[line.get_label() for line in ax.get_lines()] for ax in axes] == (
         [["seat 0 (a)", "seat 1 (b)"]] if len(units) == 1 else [["seat 0 (a)"], ["seat 1 (b)"]])
+
+
+def _games_of(path) -> list[list[str]]:
+    """The lines of each game of a log."""
+    games: list[list[str]] = []
+    for line in path.read_text().splitlines():
+        if line.startswith('{"dicelab_log"'):
+            games.append([])
+        games[-1].append(line)
+    return games
+
+
+def test_the_games_keep_the_order_given_whatever_their_game(logs, tmp_path, capsys):
+    """A Farkle log given before a Penta log comes first everywhere (it came after: the
+    Penta games were analysed first): in --json, the files, the printed sections and
+    the figure, whose game is the first log's first game; and games of both in one file
+    keep the file's order."""
+    import pandas as pd
+
+    farkle, penta = str(logs / "farkle.jsonl"), str(logs / "penta.jsonl")
+    out_dir = tmp_path / "out"
+    code, out, err = run_cli(capsys, ["analyse", farkle, penta, "--json", "--out",
+                                      str(out_dir)])
+    assert code == 0, err
+    d = json.loads(out)
+    given = [(farkle, 0), (farkle, 1), (penta, 0), (penta, 1)]
+    assert d["logs"] == [farkle, penta]
+    assert list(d["measure"]) == list(d["units"]) == ["farkle", "penta"]
+    assert [r["game"] for r in d["players"]] == ["farkle", "penta"]
+    assert [(r["log"], r["game"]) for r in d["per_game"]] == given
+    assert list(dict.fromkeys((r["log"], r["game"]) for r in d["decisions"])) == given
+    players = pd.read_parquet(out_dir / "summary.parquet")
+    assert list(zip(players["log"], players["game"], strict=True)) == given
+    dec = pd.read_parquet(out_dir / "decisions.parquet")
+    assert list(dict.fromkeys(zip(dec["log"], dec["game"], strict=True))) == given
+    code, out, err = run_cli(capsys, ["analyse", farkle, penta])
+    assert code == 0, err
+    assert -1 < out.index("farkle: ") < out.index("penta: ")
+    (fig,) = analyse_logs([farkle, penta]).figures().values()
+    assert fig.axes[0].get_title() == f"{farkle}, game 0"
+    (fig,) = analyse_logs([penta, farkle]).figures().values()
+    assert fig.axes[0].get_title() == f"{penta}, game 0"
+    # one file: Farkle, Penta, Farkle, Penta
+    f_games, p_games = _games_of(logs / "farkle.jsonl"), _games_of(logs / "penta.jsonl")
+    both = tmp_path / "both.jsonl"
+    both.write_text("\n".join(f_games[0] + p_games[0] + f_games[1] + p_games[1]) + "\n")
+    res = analyse_logs([both])
+    assert list(res.players["game"]) == [0, 1, 2, 3]
+    assert list(res.players["game_kind"]) == ["farkle", "penta", "farkle", "penta"]
+    assert list(dict.fromkeys(res.decisions["game"])) == [0, 1, 2, 3]
+    assert list(res.measure) == ["farkle", "penta"]
+    _check_split(res)
+
+
+def test_an_unfinished_games_outcome_is_marked_as_an_estimate(logs, tmp_path, capsys):
+    """A game that stopped before its end has no final TOTAL or result: its players'
+    outcome is the value of their last position, marked ``outcome_estimated`` (per game;
+    a count per player) and said under the tables, which read it as a final TOTAL. Not
+    so under Farkle ``turn``, whose points banked are known."""
+    from glossary_checks import check_keys
+
+    from dicelab.gamelog import read_games
+
+    p_games = _games_of(logs / "penta.jsonl")
+    stopped = tmp_path / "stopped.jsonl"  # game 0 stops after 5 turns, game 1 is whole
+    stopped.write_text("\n".join(p_games[0][:6] + p_games[1]) + "\n")
+    res = analyse_logs([stopped])
+    _check_split(res)
+    p = res.players
+    assert list(p["finished"]) == [False, True]
+    assert list(p["outcome_estimated"]) == [True, False]
+    final = read_games(stopped)[1].totals[0]
+    assert p["outcome"].iloc[1] == final
+    assert p["outcome"].iloc[0] != int(p["outcome"].iloc[0])  # an expected TOTAL
+    assert [r["outcome_estimated"] for r in res.summary()] == [1]
+    two = _random_farkle(PRESETS["default"], 2, 500, seed=1, games=1)
+    (header, events), = two
+    farkle2 = tmp_path / "farkle2.jsonl"
+    write_games(farkle2, [(header, events[:3])])
+    one = _random_farkle(PRESETS["default"], 1, 500, seed=1, games=1)
+    (header, events), = one
+    farkle1 = tmp_path / "farkle1.jsonl"
+    write_games(farkle1, [(header, events[:2])])
+    res = analyse_logs([farkle2])
+    assert list(res.players["outcome_estimated"]) == [True, True]
+    assert not res.players["finished"].any()
+    res = analyse_logs([farkle1], measure="turn")
+    assert list(res.players["finished"]) == [False]
+    assert list(res.players["outcome_estimated"]) == [False]
+    note = ("note: {} stopped before {} end: the outcome of {} players is the value of "
+            "their last position, an estimate, not a final result (outcome_estimated in "
+            "--json and summary.parquet)\n")
+    for argv, said in (([stopped], note.format("1 game", "its", "its")),
+                       ([stopped, farkle2], note.format("2 games", "their", "their")),
+                       ([logs / "penta.jsonl"], ""), ([farkle1, "--measure", "turn"], "")):
+        code, out, err = run_cli(capsys, ["analyse", *map(str, argv)])
+        assert (code, err) == (0, said), err
+    code, out, err = run_cli(capsys, ["analyse", str(stopped), str(farkle2), "--json"])
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    check_keys(d, "analyse of unfinished games")
+    assert [r["outcome_estimated"] for r in d["per_game"]] == [True, False, True, True]
+    assert [r["outcome_estimated"] for r in d["players"]] == [1, 1, 1]

@@ -295,7 +295,7 @@ def test_a_turn_in_progress_is_a_stopped_games_last_line():
              "field 'rolls[0]'", "scores nothing", "bust")
     _refused(_lines(_farkle(), [{"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]],
                                  "keeps": [[1], [1]]}]),
-             "field 'keeps'", "0 or 1 set-aside(s), not 2")
+             "field 'keeps'", "a turn in progress with 1 roll has 0 or 1 set-aside, not 2")
     h = new_game_header("penta", "seed", ONE)
     t = {"seat": 0, "rolls": [[6, 6, 2, 3, 1], [6, 6, 6, 4, 5]], "keeps": [[6, 6]]}
     (g,) = parse_lines(_lines(h, [t]), "x")
@@ -541,3 +541,66 @@ def test_the_bulk_reader_with_farkle_games_and_carriage_returns(tmp_path):
     from_file = read_games(path)
     assert [r.totals for r in from_file] == [r[3] for r in recs]
     assert [list(r.turns) for r in from_file] == [r[8] for r in recs]
+
+
+def test_counts_in_the_refusals_are_singular_or_plural_never_s_in_brackets():
+    """Each count with its noun as the count says ("1 roll", "0 set-asides"), in every
+    refusal that counts rolls, keeps, set-asides or seats (they read "1 roll(s)")."""
+    bust = {"seat": 0, "rolls": [[2, 3, 4, 6, 6, 2]], "keeps": [[2]], "end": "bust"}
+    bank = {"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6], [2, 3, 4, 6, 5]], "keeps": [[1]],
+            "end": "bank"}
+    stopped = {"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6], [2, 3, 4, 6, 5]], "keeps": []}
+    h = new_game_header("penta", "seed", ONE)
+    penta = {"seat": 0, "rolls": [[6, 6, 2, 3, 1]], "keeps": [[6, 6]], "box": "chance"}
+    win = {"seat": 0, "rolls": [[1, 1, 1, 2, 3, 4]], "keeps": [[1, 1, 1]], "end": "bank"}
+    one = new_game_header("farkle", "default", ONE, target=500)
+    messages = [
+        _refused(_lines(_farkle(), [bust]), "field 'keeps'",
+                 "a turn that ends in a bust with 1 roll has 0 set-asides, not 1"),
+        _refused(_lines(_farkle(), [bank]), "field 'keeps'",
+                 "a turn that ends in a bank with 2 rolls has 2 set-asides, not 1"),
+        _refused(_lines(_farkle(), [stopped]), "field 'keeps'",
+                 "a turn in progress with 2 rolls has 1 or 2 set-asides, not 0"),
+        _refused(_lines(h, [penta]), "field 'keeps'",
+                 "one keep per reroll: 0 keeps for 1 roll, not 1"),
+        _refused(_lines(h, [{**penta, "rolls": penta["rolls"] * 2, "keeps": []}]),
+                 "one keep per reroll: 1 keep for 2 rolls, not 0"),
+        _refused(_lines(one, [win, {"result": {"winners": [1]}}]), "field 'result.winners'",
+                 "[1] disagrees with the totals, which give [0]: seat 0 has the highest "
+                 "total"),
+    ]
+    assert not [m for m in messages if "(s)" in m]
+
+
+def test_a_key_given_twice_is_refused_with_its_line_by_both_readers():
+    """JSON keeps the last value of a key given twice, so a line could say two things and
+    be read as the second: both readers refuse it, naming the file, the line and the key,
+    wherever the object is (a turn, a header, a seat, a result) and whatever its form."""
+    played = play_games("penta", ["greedy", "greedy"], games=1, seed=2)
+    lines = format_games(played).splitlines()
+    assert isinstance(_read_both(lines), list)
+    turn = lines[2]  # seat 1's first turn (line 3), in the writers' form
+    assert json.loads(turn)["seat"] == 1
+    box = turn[turn.index('"box"'):-1]
+    cases = [  # (line index, the line, the key given twice)
+        (2, turn.replace('"seat": 1', '"seat": 0, "seat": 1'), "seat"),  # the last is right
+        (2, turn[:-1] + ", " + box + "}", "box"),  # the writers' form, then the box again
+        (2, turn.replace('"seat": 1', '"seat": 1, "x": 1, "x": 1'), "x"),
+        (0, lines[0][:-1] + ', "rules": "seed"}', "rules"),
+        (0, lines[0].replace('"name": "seat 0"', '"name": "x", "name": "seat 0"'), "name"),
+        (len(lines) - 1, lines[-1].replace('{"totals"', '{"winners": [0], "totals"'),
+         "winners"),
+    ]
+    for i, text, key in cases:
+        assert text.count(f'"{key}"') >= 2 and text != lines[i], text
+        msg = _read_both([*lines[:i], text, *lines[i + 1:]])
+        assert msg == f"g.jsonl:{i + 1}: field '{key}': given twice in one object (a key is " \
+                      "given once)", msg
+    farkle = _lines(_farkle(), [{"seat": 0, "rolls": [[1, 2, 3, 4, 6, 6]], "keeps": [[1]],
+                                 "end": "bank"}])
+    farkle[1] = farkle[1].replace('"end"', '"end": "bust", "end"')
+    _refused(farkle, "g.jsonl:2: field 'end': given twice")
+    # a key with a line break in it: the error stays one line
+    bad = turn[:-1] + ', "a\\nb": 1, "a\\nb": 2}'
+    msg = _read_both([*lines[:2], bad, *lines[3:]])
+    assert msg == "g.jsonl:3: field 'a\\nb': given twice in one object (a key is given once)"

@@ -289,3 +289,30 @@ def test_every_family_reaches_kernels_engine_and_referee_through_its_policy(spec
     sim = simulate_farkle([spec, parse_policy("ai")], games=200, seed=3, target=TARGET)
     assert sim.kernel == "general" and ref.kernel == "referee"
     assert ref.seat(0).wins + ref.seat(1).wins + ref.seat(0).ties == 200
+
+
+@pytest.mark.parametrize(("argv", "game"), [
+    (["play", "farkle", "--ai", "bogus"], "farkle"),
+    (["play", "penta", "--ai", "bogus"], "penta"),
+    (["simulate", "-s", "bogus", "--game", "farkle", "-n", "10"], "farkle"),
+    (["simulate", "-s", "ai", "--vs", "bogus", "-n", "10"], "farkle"),
+    (["simulate", "-s", "greedy", "--vs", "bogus", "-n", "10"], "penta"),
+    (["evaluate", "bogus", "--game", "penta"], "penta"),
+    (["simulate", "-s", "bogus", "-n", "10"], None),
+])
+def test_an_unknown_policy_lists_the_policies_of_its_game(capsys, argv, game):
+    """A policy name unknown where the game is known (play farkle, a seat beside a Farkle
+    policy, --game) lists that game's policies only, as a policy of the other game does;
+    with no game to go by, both games'."""
+    from cli_helpers import run_cli
+
+    from dicelab.registry import valid_names
+
+    code, out, err = run_cli(capsys, argv)
+    assert (code, out) == (2, "")
+    listed = valid_names(game)
+    assert err == f"error: unknown policy 'bogus'; valid policies are {listed}\n"
+    assert ("farkle: " in listed, "penta: " in listed) == (game != "penta", game != "farkle")
+    with pytest.raises(UserError, match="is a penta policy, not farkle; valid are farkle: "
+                                        r"threshold-T[^;]*$"):
+        parse_policy("optimal", "farkle")

@@ -137,9 +137,14 @@ class AnalysisResult:
     :data:`_DECISION_COLUMNS`: where, the roll, the option chosen and the best, their
     values, ``luck`` = the change at the chance event just before, ``loss``, ``class``).
     ``players``: one row per player and game: decisions, total and mean loss, counts by
-    class, ``initial``, ``outcome``, ``luck``, ``skill``, ``opponents`` and ``residual``
-    (outcome - initial - luck - skill - opponents, rounding only). ``traces[(log,
-    game, seat)]``: the value after each step of that player's chain (for figures).
+    class, ``initial``, ``outcome``, ``outcome_estimated``, ``luck``, ``skill``,
+    ``opponents`` and ``residual`` (outcome - initial - luck - skill - opponents, rounding
+    only). ``outcome`` is the final result in the measure's unit, except in a game that
+    stopped before its end (``finished`` false), which has none: there it is the value of
+    the player's last position, an estimate, and ``outcome_estimated`` is true (not under
+    Farkle ``turn``, whose outcome, the points banked, is known). ``traces[(log, game,
+    seat)]``: the value after each step of that player's chain (for figures), in the
+    order of the games given.
     """
 
     logs: list[str]
@@ -170,6 +175,7 @@ class AnalysisResult:
                         **{c: int(d[c].sum()) for c in CLASS_NAMES},
                         "initial": float(d["initial"].sum()),
                         "outcome": float(d["outcome"].sum()),
+                        "outcome_estimated": int(d["outcome_estimated"].sum()),
                         "luck": float(d["luck"].sum()), "skill": float(d["skill"].sum()),
                         "opponents": float(d["opponents"].sum())})
         return out
@@ -205,7 +211,8 @@ class AnalysisResult:
         return [(k, m) for k, ms in self._measures().items() for m in ms]
 
     def figures(self) -> dict:
-        """``value.png``: each player's value through the first game analysed."""
+        """``value.png``: each player's value through the first game given (the first
+        log's first game; the first with a finished turn)."""
         if not self.traces:
             return {}
         first = next(iter(self.traces))
@@ -221,6 +228,14 @@ class AnalysisResult:
                 units[name] = TRACE_LABELS.get(row["measure"], unit_of(row["measure"]))
         return {"value.png": value_trace_figure(series, ylabel=units,
                                                 title=f"{log}, game {game}")}
+
+    def estimated_games(self) -> int:
+        """How many games stopped before their end with an estimate for an outcome (see
+        ``outcome_estimated``)."""
+        p = self.players
+        if p.empty:
+            return 0
+        return len(p[p["outcome_estimated"]][["log", "game"]].drop_duplicates())
 
     def games_of(self, kind: str) -> int:
         """How many games of ``kind`` (farkle or penta) were analysed."""
@@ -454,10 +469,11 @@ def _check_win_tables(players_meta, measures) -> None:
 
 
 def _penta_games(games: list[GameRecord], objective: str | None = None):
-    """(decisions frame, players frame, traces of the first game, the measures used) of
-    Penta games; every step after the kernels is a whole-array operation. A player is
-    judged by ``objective`` if given, else by the objective its policy plays
-    (``optimal:OBJECTIVE``), else in expected points ("score")."""
+    """(decisions frames, players frames, traces of each rule set's first game, the
+    measures used) of Penta games, a frame per rule set; every step after the kernels is
+    a whole-array operation. A player is judged by ``objective`` if given, else by the
+    objective its policy plays (``optimal:OBJECTIVE``), else in expected points
+    ("score")."""
     import pandas as pd
 
     from dicelab import config
@@ -585,7 +601,7 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
                 final_total = np.where(of_m, u_won, final_total)
             else:
                 final_total = np.where(of_m, u[final_total.astype(np.int64)], final_total)
-        outcome = np.where(finished, final_total, end_value)
+        outcome = np.where(finished, final_total, end_value)  # unfinished: an estimate
         initial = start[first_turn]
         opponents_p = _between_turns(np.array(measures) == WIN_SHARE, player_of_turn,
                                      by_player, start, chosen[np.arange(n), n_rolls - 1],
@@ -603,20 +619,22 @@ def _penta_games(games: list[GameRecord], objective: str | None = None):
         for k, cname in enumerate(CLASS_NAMES, 1):
             frame[cname] = np.bincount(pid, weights=(cls_code == k), minlength=n_p
                                        ).astype(np.int64)
-        frame.update({"initial": initial, "outcome": outcome, "luck": luck_p,
+        frame.update({"initial": initial, "outcome": outcome,
+                      "outcome_estimated": ~finished, "luck": luck_p,
                       "skill": skill_p, "opponents": opponents_p,
                       "residual": outcome - initial - luck_p - skill_p - opponents_p})
         player_frames.append(pd.DataFrame(frame, copy=False))
-        if not traces:  # the first game's chains, for the figure
-            g0 = group[0]
-            for p_i, (g, s) in enumerate(players_meta):
-                if g is not g0:
-                    break
-                steps = np.nonzero(pid == p_i)[0]
-                tr = [float(initial[p_i])]
-                for q in steps:
-                    tr.extend((float(vb[q]), float(vc[q])))
-                traces[(g.path, g.index, s)] = tr
+        # the chains of the rule set's first game with a finished turn, for the figure
+        # (of the first game given, which may be of any rule set)
+        g0 = players_meta[0][0]
+        for p_i, (g, s) in enumerate(players_meta):
+            if g is not g0:
+                break
+            steps = np.nonzero(pid == p_i)[0]
+            tr = [float(initial[p_i])]
+            for q in steps:
+                tr.extend((float(vb[q]), float(vc[q])))
+            traces[(g.path, g.index, s)] = tr
     if not used:  # no finished turn: the measure the players would have been judged by
         used[objective if objective not in (None, "mean") else "score"] = None
     return dec_frames, player_frames, traces, list(used)
@@ -638,7 +656,7 @@ def _between_turns(of_player, player_of_turn, by_player, start, after_box, outco
 
 
 def _player_row(g: GameRecord, s: int, kind: str, measure: str, acc: dict, outcome: float,
-                opponents: float) -> dict:
+                opponents: float, estimated: bool) -> dict:
     seat = g.seats[s]
     residual = outcome - acc["initial"] - acc["luck"] - acc["skill"] - opponents
     return {"log": g.path, "game": g.index, "game_kind": kind, "rules": g.rules_name,
@@ -647,7 +665,8 @@ def _player_row(g: GameRecord, s: int, kind: str, measure: str, acc: dict, outco
             "total_loss": acc["loss"],
             "mean_loss": acc["loss"] / acc["decisions"] if acc["decisions"] else 0.0,
             **{c: acc["classes"][k] for k, c in enumerate(CLASS_NAMES)},
-            "initial": acc["initial"], "outcome": outcome, "luck": acc["luck"],
+            "initial": acc["initial"], "outcome": outcome, "outcome_estimated": estimated,
+            "luck": acc["luck"],
             "skill": acc["skill"], "opponents": opponents, "residual": residual}
 
 
@@ -816,8 +835,10 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
             outcome = _outcome(g, s) if g.finished else acc["_end"]
         else:
             outcome = float(banked[s])
+        # turn: the points banked are known; win: an unfinished game's value is an estimate
         out.append(_player_row(g, s, "farkle", m, acc, outcome,
-                               opponents[s] if m == "win" else 0.0))
+                               opponents[s] if m == "win" else 0.0,
+                               m == "win" and not g.finished))
         traces[(g.path, g.index, s)] = acc["trace"]
     return out, traces
 
@@ -902,7 +923,8 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
     farkle = [g for g in games if g.game == "farkle"]
     if penta and measure is not None:
         raise UserError(f"{penta[0].path}:{penta[0].line}: field 'game': --measure is for "
-                        "Farkle; Penta decisions are valued in expected final score")
+                        "Farkle; judge Penta decisions with --objective (mean, at-least:T, "
+                        f"utility:theta=X, beat:N, {WIN_SHARE})")
     dec_frames, player_frames, traces = [], [], {}
     used: dict[str, str] = {}
     if penta:
@@ -928,8 +950,41 @@ def analyse_games(games: list[GameRecord], *, measure: str | None = None,
         dec = (pd.concat(dec_frames, ignore_index=True) if dec_frames
                else pd.DataFrame(columns=_DECISION_COLUMNS))[_DECISION_COLUMNS]
     pl = pd.concat(player_frames, ignore_index=True) if player_frames else pd.DataFrame()
-    return AnalysisResult(sorted({g.path for g in games}) if logs is None else logs, used,
-                          dec, pl, traces, len(games))
+    # the frames come by game kind and rule set: the games in the order given (the first
+    # log's first game first) in every table, file and figure
+    position: dict[tuple[str, int], int] = {}
+    for g in games:
+        position.setdefault((g.path, g.index), len(position))
+    if len(dec_frames) > 1:
+        dec = _in_game_order(dec, position)
+    if len(player_frames) > 1:
+        pl = _in_game_order(pl, position)
+    kinds = dict.fromkeys(g.game for g in games)
+    used = {k: used[k] for k in kinds if k in used}
+    traces = dict(sorted(traces.items(), key=lambda kv: position[kv[0][0], kv[0][1]]))
+    return AnalysisResult(list(dict.fromkeys(g.path for g in games)) if logs is None
+                          else logs, used, dec, pl, traces, len(games))
+
+
+def _in_game_order(frame, position: dict[tuple[str, int], int]):
+    """The rows of ``frame`` (a game's rows next to each other) with the games in their
+    ``position`` order, each game's rows as they were."""
+    import pandas as pd
+
+    n = len(frame)
+    if not n:
+        return frame
+    log = frame["log"]
+    codes = (log.cat.codes.to_numpy() if isinstance(log.dtype, pd.CategoricalDtype)
+             else pd.factorize(log)[0])
+    game = frame["game"].to_numpy()
+    start = np.flatnonzero(np.r_[True, (codes[1:] != codes[:-1]) | (game[1:] != game[:-1])])
+    pos = np.array([position[lg, int(gm)] for lg, gm in zip(log.iloc[start], game[start],
+                                                             strict=True)], np.int64)
+    if np.all(pos[1:] >= pos[:-1]):
+        return frame
+    key = np.repeat(pos, np.diff(np.r_[start, n]))
+    return frame.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
 
 
 def _check_once(paths: list[str]) -> None:

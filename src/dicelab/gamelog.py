@@ -12,8 +12,9 @@ an optional result line (docs/game-log.md is the user's description)::
 :func:`read_games` parses and *replays* every game against its rules: every die set
 aside scores within its roll, the dice rolled follow from the dice kept (``[1, 1]`` set
 aside from six dice leaves four to roll), a Penta box
-is open and allowed, the seats move in turn, no turn comes after the game's end, and a
-result line agrees with the replayed totals. Any fault is one
+is open and allowed, the seats move in turn, no turn comes after the game's end, a
+result line agrees with the replayed totals, and no object gives a key twice (``json``
+would keep the last value). Any fault is one
 :class:`~dicelab.errors.UserError` naming the file, the line and the field. Penta games
 whose turn lines are in the writers' form are read and replayed in bulk by compiled code
 (:mod:`dicelab.gamelog_penta`, with the same checks); every other game, and any game
@@ -41,6 +42,7 @@ import numpy as np
 
 from dicelab import dice
 from dicelab.errors import UserError
+from dicelab.text import counted
 
 #: The format version a header's ``dicelab_log`` holds; readers refuse other versions.
 FORMAT_VERSION = 1
@@ -273,7 +275,11 @@ class _Where:
 
     def error(self, fld: str | None, msg: str) -> UserError:
         place = f"{self.path}:{self.line}" if self.line else self.path
-        return UserError(f"{place}: field '{fld}': {msg}" if fld else f"{place}: {msg}")
+        text = f"{place}: field '{fld}': {msg}" if fld else f"{place}: {msg}"
+        if not text.isprintable():  # a key or value of the log with a line break in it:
+            # escaped as JSON escapes it, so the error stays one line
+            text = "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
+        return UserError(text)
 
 
 def _is_int(v) -> bool:
@@ -430,14 +436,15 @@ class _FarkleGame:
             raise w.error("keeps", "a list of set-asides, one per scoring roll")
         if stopped:
             if len(keeps) not in (len(rolls) - 1, len(rolls)):
-                raise w.error("keeps", f"a turn in progress with {len(rolls)} roll(s) has "
-                                       f"{len(rolls) - 1} or {len(rolls)} set-aside(s), not "
-                                       f"{len(keeps)}")
+                raise w.error("keeps", f"a turn in progress with {counted(len(rolls), 'roll')}"
+                                       f" has {len(rolls) - 1} or "
+                                       f"{counted(len(rolls), 'set-aside')}, not {len(keeps)}")
         else:
             want = len(rolls) if end == "bank" else len(rolls) - 1
             if len(keeps) != want:
-                raise w.error("keeps", f"a turn that ends in a {end} with {len(rolls)} "
-                                       f"roll(s) has {want} set-aside(s), not {len(keeps)}")
+                raise w.error("keeps", f"a turn that ends in a {end} with "
+                                       f"{counted(len(rolls), 'roll')} has "
+                                       f"{counted(want, 'set-aside')}, not {len(keeps)}")
         n_dice, tp = dice.MAX_DICE, 0
         out_rolls, out_keeps = [], []
         for k, raw in enumerate(rolls):
@@ -570,8 +577,8 @@ class _PentaGame:
         if type(rolls) is not list or not 1 <= len(rolls) <= c.REROLLS + 1:
             raise w.error("rolls", f"a list of 1 to {c.REROLLS + 1} rolls of {c.N_DICE} dice")
         if type(keeps) is not list or len(keeps) != len(rolls) - 1:
-            raise w.error("keeps", f"one keep per reroll: {len(rolls) - 1} for "
-                                   f"{len(rolls)} roll(s), not "
+            raise w.error("keeps", f"one keep per reroll: {counted(len(rolls) - 1, 'keep')} "
+                                   f"for {counted(len(rolls), 'roll')}, not "
                                    f"{len(keeps) if isinstance(keeps, list) else keeps!r}")
         roll_ids, keep_ranks = [], []
         prev_keep = None
@@ -677,9 +684,10 @@ def _finish(rec: GameRecord, totals, over: bool, result: dict | None,
         raise w.error("result.totals", f"{json.dumps(result['totals'])} disagrees with the "
                                        f"turns, which give {json.dumps(rec.totals)}")
     if "winners" in result and result["winners"] != rec.winners:
+        top = (f"seat {rec.winners[0]} has the highest total" if len(rec.winners) == 1 else
+               f"seats {', '.join(map(str, rec.winners))} share the highest total")
         raise w.error("result.winners", f"{json.dumps(result['winners'])} disagrees with the "
-                                        f"totals, whose highest are seat(s) "
-                                        f"{json.dumps(rec.winners)}")
+                                        f"totals, which give {json.dumps(rec.winners)}: {top}")
 
 
 @contextmanager
@@ -890,7 +898,32 @@ def penta_columns(games: list[GameRecord]) -> dict[str, np.ndarray]:
             for k in parts[0]}
 
 
-_BAD = object()  # a line that is not valid JSON
+_BAD = object()  # a line that is not valid JSON (or gives a key twice)
+
+
+class _DuplicateKey(ValueError):
+    """A key given twice in one object of a line (``json`` would keep the last value)."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict:
+    """``json``'s object of ``pairs``, refusing a key given twice (:class:`_DuplicateKey`)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+def _loads(text: str):
+    """``json.loads`` of a log's text; a key given twice in an object is refused."""
+    return json.loads(text, object_pairs_hook=_object)
 
 
 class _BulkReader:
@@ -924,15 +957,15 @@ class _BulkReader:
         rows = [(ln, self._text(ln)) for ln in self.other]
         rows = [(ln, t) for ln, t in rows if t.strip()]
         try:
-            values = json.loads("[" + ",".join(t for _, t in rows) + "]")
-        except (ValueError, RecursionError):  # ValueError: JSON, or a number too long
+            values = _loads("[" + ",".join(t for _, t in rows) + "]")
+        except (ValueError, RecursionError):  # ValueError: JSON, a number too long, a key twice
             values = None
         if values is None or len(values) != len(rows):
             values = []
             for _, t in rows:
                 try:
-                    values.append(json.loads(t))
-                except (ValueError, RecursionError):  # ValueError: JSON, or a number too long
+                    values.append(_loads(t))
+                except (ValueError, RecursionError):  # as above: its game is replayed slowly
                     values.append(_BAD)
         return [(ln, t, v) for (ln, t), v in zip(rows, values, strict=True)]
 
@@ -1020,7 +1053,7 @@ _DECODE_BLOCK = 4096
 def _decoded(lines: Iterable[str], path: str, first: int = 1):
     """(line number, decoded value) of every non-blank line, in order; ``lines`` starts at
     line ``first``."""
-    loads = json.loads
+    loads = _loads
     block: list[str] = []
     numbers: list[int] = []
 
@@ -1031,6 +1064,9 @@ def _decoded(lines: Iterable[str], path: str, first: int = 1):
             except json.JSONDecodeError as exc:
                 raise _Where(path, n).error(None, f"not valid JSON ({exc.msg}, column "
                                                   f"{exc.colno})") from None
+            except _DuplicateKey as exc:
+                raise _Where(path, n).error(exc.key, "given twice in one object (a key is "
+                                                     "given once)") from None
             except RecursionError:
                 raise _Where(path, n).error(None, "not valid JSON for a log (nested too "
                                                   "deeply)") from None
@@ -1041,7 +1077,7 @@ def _decoded(lines: Iterable[str], path: str, first: int = 1):
     def flush():
         try:
             values = loads("[" + ",".join(block) + "]")
-        except (ValueError, RecursionError):  # ValueError: JSON, or a number too long
+        except (ValueError, RecursionError):  # ValueError: JSON, a number too long, a key twice
             values = None
         if values is None or len(values) != len(block):
             yield from one_by_one()

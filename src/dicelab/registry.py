@@ -234,8 +234,8 @@ def parse_policy(text: str, game: str | None = None, *, users: bool = True) -> P
     # a file without a name in it, a path to a file that is not .py, a directory
     if not matches and (why := user_policy.misnamed(text)) is not None:
         raise UserError(f"unknown policy '{text}': {why}")
-    if not matches:
-        raise UserError(f"unknown policy '{text}'; valid policies are {valid_names()}")
+    if not matches:  # the game's own policies, when the game is known
+        raise UserError(f"unknown policy '{text}'; valid policies are {valid_names(game)}")
     if game is not None:
         in_game = [m for m in matches if m.game == game]
         if not in_game:

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
             metavar="DIR", help="Save summary.parquet (players), decisions.parquet and "
                                 "manifest.json in this directory.")] = None,
         plot: Annotated[str | None, typer.Option(
-            metavar="FILE.png", help="Draw each player's value through the first game.")
+            metavar="FILE.png", help="Draw each player's value through the first game given.")
         ] = None,
     ) -> None:
         """Review logged games move by move: the option chosen, the best option and the
@@ -51,6 +51,7 @@ def register(app: typer.Typer) -> None:
             prepare_out_dir,
             save_run,
         )
+        from dicelab.text import counted
 
         # every output checked before the logs are read
         out_dir = None if out is None else check_out_dir(out, ("decisions.parquet",
@@ -77,6 +78,13 @@ def register(app: typer.Typer) -> None:
             echo_json(result.to_dict())
             return
         show(result)
+        estimated = result.estimated_games()
+        if estimated:  # an unfinished game has no final result: its outcome is not one
+            its = "its" if estimated == 1 else "their"
+            typer.echo(f"note: {counted(estimated, 'game')} stopped before {its} end: the "
+                       f"outcome of {its} players is the value of their last position, an "
+                       "estimate, not a final result (outcome_estimated in --json and "
+                       "summary.parquet)", err=True)
         if out_dir is not None:
             typer.echo(f"saved {out_dir / 'summary.parquet'}, {out_dir / 'decisions.parquet'}"
                        f" and {out_dir / 'manifest.json'}", err=True)
