@@ -25,7 +25,7 @@ from dicelab.penta.policies import Scorecard, rank_options
 from dicelab.play import IllegalMove, ScriptedDice, SeededDice, parse_faces
 from dicelab.play.farkle import HOT_DICE_MESSAGE, LAST_ROUND_MESSAGE, TURN_LOST, FarkleGame
 from dicelab.play.farkle import Player as FPlayer
-from dicelab.play.penta import SACRIFICE_MESSAGE, PentaGame, parse_box
+from dicelab.play.penta import SACRIFICE_MESSAGE, PentaGame, parse_box, sacrifice_message
 from dicelab.play.penta import Player as PPlayer
 from dicelab.registry import parse_policy
 
@@ -380,6 +380,58 @@ def test_the_coach_judges_every_decision_of_whole_games_with_lost_turns(rules, h
     assert g.coach_unit == unit and g.coach_note is None
 
 
+@pytest.mark.parametrize(("humans", "ai", "ending", "seed"), [
+    (1, None, None, 0),  # alone: the bank that reaches the target
+    (3, None, "last-round", 0),  # three seats: the last turn of the last round
+    (2, "ai", "first-to-bank", 0),  # three seats: the first to bank the target
+    (1, "ai", "last-round", 26)])  # two seats (P(win)): the last turn of the last round
+def test_a_bank_that_wins_the_game_costs_nothing_whatever_the_coachs_measure(
+        humans, ai, ending, seed):
+    """Whole games to 1,000 with the coach, the humans banking at 300: every bank's cost
+    says ``won`` exactly when the game ended on it with the banker its only winner (each
+    game ends so: asserted), and that bank is not charged. Expected turn points (one
+    seat, three) would charge it; P(win) (two seats) values it 1, the best."""
+    from dicelab.farkle.advise import legal_setasides
+    from dicelab.play import table_players
+
+    g = FarkleGame(table_players("farkle", humans, ai), ending=ending, target=1000,
+                   dice=SeededDice(seed), coach=True)
+    g.start()
+    unit = "win" if g.coach_unit == "win" else "points"
+    assert unit == ("win" if len(g.players) == 2 else "points")
+    won, charged = [], [0.0] * len(g.players)
+    while g.phase != "over":
+        if g.phase == "computer":
+            g.step()
+        elif g.phase == "set-aside":
+            g.set_aside(max(legal_setasides(g.rules, g.roll),
+                            key=lambda kp: (len(kp[0]), kp[1]))[0])
+        elif g.turn_points >= 300 and g.can_bank():
+            seat, last_round = g.seat, g.last_round
+            (measured,) = [o.loss for o in g.advice().options if o.action == "bank"]
+            g.bank()
+            (cost,) = [e.data for e in g.take_events() if e.kind == "cost"]
+            ended_won = g.phase == "over" and g.winners == [seat]
+            assert cost["won"] == ended_won
+            if ended_won:
+                won.append((seat, last_round, measured))
+                assert cost["loss"] == 0.0
+            charged[seat] += cost["loss"]
+        else:
+            g.roll_on()
+            for e in g.take_events():
+                if e.kind == "cost":
+                    assert not e.data["won"]
+                    charged[e.seat] += e.data["loss"]
+    assert len(won) == 1 and g.losses == pytest.approx(charged)
+    seat, last_round, measured = won[0]
+    assert last_round == (ending == "last-round" and humans + (ai is not None) > 1)
+    if unit == "win":
+        assert measured == 0.0  # P(win) 1: the best option
+    elif humans in (1, 3):
+        assert measured > 100  # expected turn points: rolling on was worth more
+
+
 # --- Penta ---------------------------------------------------------------------------------
 
 
@@ -484,8 +536,10 @@ def test_a_roll_no_open_box_scores_must_sacrifice_a_box():
     g.cards[0] = card
     g.stop()
     assert g.must_sacrifice()
+    # the game addresses "you" only alone at the table ("You"); anyone else is named
     assert [e.data["message"] for e in g.take_events() if e.kind == "sacrifice"] == \
-        [SACRIFICE_MESSAGE]
+        ["No open box scores: h0 must sacrifice one"]
+    assert sacrifice_message("You") == SACRIFICE_MESSAGE
     g.score("penta")
     assert g.cards[0].scores[12] == 0
 

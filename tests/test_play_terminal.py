@@ -163,7 +163,7 @@ def test_the_coach_judges_every_decision_of_a_whole_game_with_lost_turns(tmp_pat
     lost = {who: sum(t.startswith(who) and "Turn lost!" in t for t in turns)
             for who in ("You", "Computer")}
     assert lost["You"] >= 2 and lost["Computer"] >= 2, lost
-    judged = len(re.findall(r"coach: (a best move|that cost)", seen))
+    judged = len(re.findall(r"coach: (a best move|that cost|that bank wins the game)", seen))
     assert decisions > 0 and judged == decisions
     assert asked == sum(t.startswith("You") for t in turns)
     assert re.search(r"coach: You lost [\d.e+-]+ percentage points of P\(win\) \+ ½P\(tie\) "
@@ -290,6 +290,139 @@ def test_a_stopped_game_logs_its_turn_in_progress_and_penta_boxes_by_name(
     boxes = [json.loads(line).get("box") for line in log.read_text().splitlines()[1:]]
     assert boxes[:2] == [BOX_NAMES[t.box] for t in rec.turns] and boxes[2] is None
     assert rec.in_progress["keeps"] == [[]] and len(rec.in_progress["rolls"]) == 2
+
+
+def penta_cards(out: str) -> list[list[list[str]]]:
+    """Every scorecard printed, as its rows of cells (the header row first)."""
+    cards = []
+    for block in re.findall(r"┏.*?┛|┏.*?┘", out, flags=re.S):
+        lines = block.splitlines()
+        assert len({len(line) for line in lines}) == 1, block  # a rectangle
+        cards.append([[c.strip() for c in line.strip("┃│").split("┃" if "┃" in line
+                                                                   else "│")]
+                      for line in lines if line[0] in "┃│"])
+    return cards
+
+
+def test_penta_cards_add_up_to_their_totals_and_a_sacrifice_names_the_player(
+        capsys, monkeypatch):
+    """A whole game against greedy, the card shown ('c') at every turn of the human, who
+    stops at once and takes the computer's box: every card, mid-game and final, adds up
+    to its TOTAL from the rows shown (the upper bonus shows the upper sum toward 63, then
+    35, or 0 when the upper boxes are full short of it; the Penta bonuses their points),
+    all at the same width. A forced sacrifice says "you" on the human's turn and names
+    the computer on its own. (Seed 14: the computer earns the upper bonus and a Penta
+    bonus, the human neither; both sacrifice a box: asserted.)"""
+    code, out, err = run_with_input(capsys, monkeypatch,
+                                    ["play", "penta", "--ai", "greedy", "--seed", "14"],
+                                    ["c", "", ""] * 13)
+    assert code == 0 and err == "" and "Computer (greedy) won with" in out
+    cards = penta_cards(out)
+    assert len(cards) == 14  # one per turn, and the final card
+    widths = {len(line) for line in out.splitlines() if line.startswith(("┃", "│", "└"))}
+    assert len(widths) == 1, widths  # the card keeps its width through the game
+    progress = set()
+    for card in cards:
+        header, rows = card[0], {r[0]: r[1:] for r in card[1:]}
+        assert header[1:] == ["You", "Computer (greedy)"]
+        boxes = [r[1:] for r in card[1:14]]
+        for col in range(2):
+            filled = [int(r[col]) for r in boxes if r[col] != ""]
+            upper = [r[col] for r in boxes[:6]]
+            upper_sum = sum(int(x) for x in upper if x)
+            bonus = rows["Upper bonus at 63"][col]
+            if upper_sum >= 63:
+                assert bonus == "35"
+            elif all(upper):
+                assert bonus == "0"
+            else:
+                assert bonus == f"{upper_sum}/63"
+                progress.add(bonus)
+            bonus_points = 0 if "/" in bonus else int(bonus)
+            penta = int(rows["Penta bonuses"][col])
+            assert penta % 100 == 0
+            assert sum(filled) + bonus_points + penta == int(rows["TOTAL"][col])
+    final = {r[0]: r[1:] for r in cards[-1][1:]}
+    assert final["Upper bonus at 63"] == ["0", "35"] and final["Penta bonuses"] == ["0", "100"]
+    assert len(progress) > 2  # the upper sum shown on its way
+    turns = re.split(r"\n── Round \d+/13 · ", out)[1:]
+    sacrifices = [(turn.split(" ·")[0], line.strip()) for turn in turns
+                  for line in turn.splitlines() if "No open box scores" in line]
+    assert {who for who, _ in sacrifices} == {"You", "Computer (greedy)"}
+    for who, line in sacrifices:
+        assert line.endswith("No open box scores: " + ("you" if who == "You" else who)
+                             + " must sacrifice one")
+
+
+def test_a_computer_policy_that_fails_mid_game_writes_the_log_of_the_game_so_far(
+        capsys, monkeypatch, tmp_path):
+    """Your own --ai policy raising at its first (Farkle) or second (Penta) turn: the
+    game stops with its error line and exit 2, the log written as when the player stops
+    (the turns played and the turn in progress), and it reads back."""
+    from dicelab.gamelog import read_games
+
+    monkeypatch.chdir(tmp_path)
+    policies = tmp_path / "mine.py"
+    policies.write_text(
+        "def broken(state):\n    return 1 / 0\n\n\n"
+        "def late(card, roll, rolls_left):\n"
+        "    if card.total:\n        return 1 / 0\n"
+        "    return roll if rolls_left else 'chance'\n")
+    for game, ai, keys, played in (("farkle", "broken", ["5", "b"], 1),
+                                   ("penta", "late", ["", ""] * 2, 3)):
+        log = tmp_path / f"{game}.jsonl"
+        code, out, err = run_with_input(
+            capsys, monkeypatch, ["play", game, "--ai", f"mine.py:{ai}", "--seed", "3",
+                                  "--log", str(log)], keys)
+        assert code == 2 and err.startswith(f"error: policy {ai} ")
+        assert "ZeroDivisionError" in err and err.count("error:") == 1
+        assert f"(unfinished:{played}turn{'s' * (played > 1)}andtheturninprogress)" in \
+            "".join(out.split()), out
+        (rec,) = read_games(log)
+        assert not rec.finished and len(rec.turns) == played
+        assert rec.in_progress["seat"] == 1 and len(rec.in_progress["rolls"]) == 1
+
+
+def test_the_help_of_the_play_commands_says_what_log_and_ai_take(capsys):
+    """--log: the game is written also when it stops early; penta's --ai: every family of
+    Penta policies the registry parses (as docs/play.md lists them)."""
+    from cli_helpers import run_cli
+
+    from dicelab.registry import valid_names
+
+    for game in ("farkle", "penta"):
+        code, out, _ = run_cli(capsys, ["play", game, "--help"])
+        text = " ".join(out.split())
+        assert code == 0 and "finished game" not in text
+        assert "when it stops early (q, end of input, a computer policy's error)" in text
+        if game == "penta":
+            names = re.findall(r"([\w:-]+)(?: \([^)]*\))?(?:, |$)",
+                               valid_names("penta").removeprefix("penta: "))
+            assert names == ["optimal", "greedy", "optimal:OBJECTIVE", "penta-win"]
+            assert all(re.search(rf"[(, ]{re.escape(n)}[,)]", text) for n in names), text
+
+
+def test_the_coach_says_a_bank_wins_the_game_whatever_it_measures(capsys, monkeypatch):
+    """Alone (expected turn points) and at two seats (P(win)), with a target that one bank
+    reaches: the coach says once, at the start, that its expected points leave out the
+    target (alone only), marks the bank "wins the game" in its table and charges it
+    nothing."""
+    line = ("coach: judges by the turn's expected points (max-ev), which leave out the "
+            "target: a bank that wins the game costs nothing")
+    for argv, measure in ((["--ai", "none"], "expected points"),
+                          (["--humans", "2", "--ai", "none", "--ending", "first-to-bank"],
+                           "percentage points of P(win) + ½P(tie)")):
+        code, out, _ = run_with_input(capsys, monkeypatch,
+                                      ["play", "farkle", *argv, "--target", "100", "--seed",
+                                       "1", "--coach"], ["1", "?", "b"])
+        flat = " ".join(out.split())
+        first = "You" if "--humans" not in argv else "Player 1"
+        assert code == 0 and f"{first} won with 100." in flat
+        assert flat.count(line) == (measure == "expected points")
+        assert line not in flat or flat.index(line) < flat.index("Roll:")
+        assert re.search(r"│ set aside 1, bank +│ +[\d.%]+ │ wins the game │", out)
+        assert "coach: that bank wins the game" in flat and "that cost" not in flat
+        assert f"coach: {first} lost 0.0{'0' * ('P(win)' in measure)} {measure} in all" in flat
 
 
 def test_bank_or_roll_before_a_set_aside_asks_for_dice(capsys, monkeypatch):

@@ -63,21 +63,28 @@ def percent(x, digits: int = 2) -> str:
 def ranked(x, digits: int = 2, fmt: Callable[..., str] = number) -> str:
     """A value or a loss of an exact ranking (``advise``, the coach) in ``fmt`` (:func:`number` or
     :func:`percent`) with ``digits`` decimals; a nonzero one those decimals would show
-    with fewer than two significant digits in scientific notation, with ``digits``
-    significant digits: the tiny values and losses of a long shot stay apart, and only a
-    tie's loss is zero.
+    with fewer than two significant digits gets up to :data:`MORE_DECIMALS` more, and past
+    them scientific notation with ``digits`` significant digits: the tiny values and
+    losses of a long shot stay apart, and only a tie's loss is zero.
 
     >>> ranked(0.17601877, 8), ranked(1.7424584069685088e-10, 8), ranked(0.0, 8)
     ('0.17601877', '1.7424584e-10', '0.00000000')
-    >>> ranked(1.2e-9, 4, percent), ranked(0.004, 2), ranked(-0.25, 2)
-    ('1.200e-07%', '4.0e-03', '-0.25')
+    >>> ranked(0.029, 2), ranked(0.004, 2), ranked(0.0004, 2), ranked(-0.25, 2)
+    ('0.029', '0.0040', '4.0e-04', '-0.25')
+    >>> ranked(1.2e-9, 4, percent), ranked(2.9e-4, 2, percent)
+    ('1.200e-07%', '0.029%')
     """
     if _missing(x) or x == 0:
         return fmt(x, digits)
     shown, sign = (100 * x, "%") if fmt is percent else (x, "")
-    if abs(shown) >= 10.0 ** (1 - digits):
-        return fmt(x, digits)
+    for d in range(digits, digits + MORE_DECIMALS + 1):
+        if abs(shown) >= 10.0 ** (1 - d):
+            return fmt(x, d)
     return f"{shown:.{max(digits - 1, 1)}e}{sign}"
+
+
+#: Decimals :func:`ranked` adds to show two significant digits before scientific notation.
+MORE_DECIMALS = 2
 
 
 def interval(lo_hi: Iterable[float], fmt: Callable[..., str] = number, digits: int = 2

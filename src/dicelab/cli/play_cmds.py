@@ -4,8 +4,10 @@ The games are :class:`dicelab.play.farkle.FarkleGame` and
 :class:`dicelab.play.penta.PentaGame`; this module only prompts, reads lines and prints
 the games' events. A refused line (an illegal set-aside, an unknown box, a typo) prints
 the reason and asks again; it never ends the game. End of input (or ``q``) stops the
-game with a message (exit 0; with ``--log`` the turns played so far are written);
-Ctrl-C exits 130 with one line and writes nothing.
+game with a message (exit 0; with ``--log`` the turns played so far are written); a
+computer policy of the user's that fails mid-game stops it with its ``error:`` line
+(exit 2), the log written the same way; Ctrl-C exits 130 with one line and writes
+nothing.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from rich.table import Table
 
 from dicelab.cli import formats as F
 from dicelab.cli.console import CliConsole
+from dicelab.errors import UserError
 from dicelab.farkle.rules import PRESETS
-from dicelab.play import IllegalMove, SeededDice, parse_faces
+from dicelab.play import YOU, IllegalMove, SeededDice, parse_faces
 from dicelab.text import counted
 
 console = CliConsole(highlight=False, width=None if sys.stdout.isatty() else 100)
@@ -32,7 +35,9 @@ SeedOpt = Annotated[int | None, typer.Option(
 CoachOpt = Annotated[bool, typer.Option(
     "--coach", help="Advice on request ('?') and the cost of every decision.")]
 LogOpt = Annotated[str | None, typer.Option(
-    "--log", metavar="FILE", help="Write the finished game to this game-log file.")]
+    "--log", metavar="FILE",
+    help="Write the game to this game-log file: when it ends, and also when it stops "
+         "early (q, end of input, a computer policy's error), with the turns played so far.")]
 
 
 class _EndOfInput(Exception):
@@ -97,7 +102,7 @@ def _refuse(reason: str) -> None:
 
 def _verb(who: str, verb: str) -> str:
     """``who`` and the verb in the right person: "You bank", "Player 2 banks"."""
-    return f"{who} {verb}" if who == "You" else f"{who} {verb}s"
+    return f"{who} {verb}" if who == YOU else f"{who} {verb}s"
 
 
 def _dice(faces) -> str:
@@ -134,19 +139,36 @@ def _seats(players) -> list[dict]:
             for p in players]
 
 
-def _run(play) -> None:
-    """Run a game loop: end of input stops cleanly, Ctrl-C exits 130 (one line)."""
+def _run(play, write_log) -> None:
+    """Run a game loop, then ``write_log()``: end of input stops cleanly; an error in the
+    game (a computer policy of the user's that fails) writes the log of the game so far,
+    then exits 2 with its line; Ctrl-C exits 130 (one line) and writes nothing."""
     try:
         play()
     except _EndOfInput:
         console.print()
         console.print("end of input: the game stops here, unfinished")
+    except UserError:
+        console.print()
+        try:  # the log of the game so far, as when the player stops it
+            write_log()
+        except UserError as exc:  # the game's error stays the error line
+            console.print(f"the game log was not written: {escape(str(exc))}")
+        raise
     except KeyboardInterrupt:
         console.print()
         raise
+    write_log()
 
 
 # --- Farkle ------------------------------------------------------------------------------
+
+
+#: What the coach says of a bank that ends the game with the banker's win (not a cost).
+WINS = "wins the game"
+#: The coach's line at the start when it judges in expected turn points.
+POINTS_COACH = ("coach: judges by the turn's expected points (max-ev), which leave out the "
+                "target: a bank that wins the game costs nothing")
 
 
 def _farkle_value(unit: str, v: float) -> str:
@@ -174,8 +196,8 @@ def _farkle_advice_table(game, advice, top: int = 8) -> None:
                      justify="right")
     table.add_column("loss", justify="right")
     for o in advice.options[:top]:
-        loss = "best" if o.loss == 0 else (F.ranked(o.loss, fmt=F.percent) if unit == "win"
-                                            else F.ranked(o.loss, 1))
+        loss = WINS if o.wins else "best" if o.loss == 0 else (
+            F.ranked(o.loss, fmt=F.percent) if unit == "win" else F.ranked(o.loss, 1))
         table.add_row(_farkle_choice(o.keep, o.action, o.dice),
                       F.percent(o.value) if unit == "win" else F.number(o.value, 1), loss)
     console.print(table)
@@ -218,7 +240,9 @@ def _show_farkle_events(game) -> None:
             console.print(f"  [bold magenta]{d['message']}[/] {who} reached "
                           f"{game.target:,}: every other player has one more turn.")
         elif ev.kind == "cost":
-            if d["loss"] == 0:
+            if d["won"]:
+                console.print(f"  [green]coach: that bank {WINS}[/]")
+            elif d["loss"] == 0:
                 console.print("  [green]coach: a best move[/]")
             else:
                 best = _farkle_choice(*d["best"])
@@ -326,26 +350,47 @@ def play_farkle(humans: int, ai: str, target: int | None, rules: str | None,
     game.start()
     if game.coach_note:
         console.print(f"[yellow]coach: {escape(game.coach_note)}[/]")
+    if game.coach_unit == "points":
+        console.print(POINTS_COACH)
     console.print(FARKLE_HELP)
-    _run(lambda: _farkle_loop(game))
-    _write_log(gamelog, log, header, game)
+    _run(lambda: _farkle_loop(game), lambda: _write_log(gamelog, log, header, game))
 
 
 # --- Penta -------------------------------------------------------------------------------
 
 
+def _upper_bonus(card) -> str:
+    """The card's upper bonus cell: its points once earned (or once the upper boxes are
+    all filled short of the target: 0), the upper boxes' sum toward the target before."""
+    from dicelab.penta.rules import UPPER_BONUS, UPPER_BOXES, UPPER_TARGET
+
+    if card.upper_sum >= UPPER_TARGET:
+        return str(UPPER_BONUS)
+    if all(s is not None for s in card.scores[:UPPER_BOXES]):
+        return "0"
+    return f"{card.upper_sum}/{UPPER_TARGET}"
+
+
+#: The card's columns are never narrower than an upper bonus in progress ("62/63"), so
+#: the card keeps its width through the game.
+CARD_CELL = 5
+
+
 def _penta_card(game) -> None:
-    from dicelab.penta.rules import BOX_NAMES
+    """The scorecards: every box, the upper bonus and the Penta bonuses in points (their
+    sum is TOTAL)."""
+    from dicelab.penta.rules import BOX_NAMES, PENTA_BONUS, UPPER_TARGET
     from dicelab.play.penta import box_title
 
     table = Table(title="scorecards", title_justify="left")
     table.add_column("box")
     for p in game.players:
-        table.add_column(p.name, justify="right")
+        table.add_column(p.name, justify="right", min_width=CARD_CELL)
     for b in range(len(BOX_NAMES)):
         table.add_row(f"{b + 1:>2} {box_title(b)}",
                       *("" if c.scores[b] is None else str(c.scores[b]) for c in game.cards))
-    table.add_row("Penta bonuses", *(str(c.penta_bonuses) for c in game.cards))
+    table.add_row(f"Upper bonus at {UPPER_TARGET}", *(_upper_bonus(c) for c in game.cards))
+    table.add_row("Penta bonuses", *(str(PENTA_BONUS * c.penta_bonuses) for c in game.cards))
     table.add_row("[bold]TOTAL[/]", *(f"[bold]{c.total}[/]" for c in game.cards))
     console.print(table)
 
@@ -402,7 +447,7 @@ def _show_penta_events(game) -> None:
         elif ev.kind == "keep":
             console.print(f"  {_verb(who, 'keep')} {_dice(d['dice']) or 'nothing'}")
         elif ev.kind == "sacrifice":
-            console.print(f"  [bold red]{d['message']}[/]")
+            console.print(f"  [bold red]{escape(d['message'])}[/]")
         elif ev.kind == "score":
             extra = []
             if d["bonus"]:
@@ -520,8 +565,7 @@ def play_penta(humans: int, ai: str, rules: str | None, seed: int | None, coach:
         "penta", game.rules.name, _seats(players), seed=dice.seed, first_seat=game.first_seat)
     game.start()
     console.print(PENTA_HELP)
-    _run(lambda: _penta_loop(game))
-    _write_log(gamelog, log, header, game)
+    _run(lambda: _penta_loop(game), lambda: _write_log(gamelog, log, header, game))
 
 
 def register(app) -> None:
@@ -556,8 +600,8 @@ def register(app) -> None:
     def penta_command(
         humans: HumansOpt = 1,
         ai: Annotated[str, typer.Option(
-            help="The computer's Penta policy (optimal, greedy, or your own: "
-                 "FILE.py:NAME); none: no computer.")
+            help="The computer's Penta policy (optimal, greedy, optimal:OBJECTIVE, "
+                 "penta-win, or your own: FILE.py:NAME); none: no computer.")
         ] = "optimal",
         rules: Annotated[str | None, typer.Option(
             help="Rule set: seed, hasbro, free-joker, no-bonus. [default: seed]")] = None,

@@ -23,6 +23,9 @@ from dicelab.text import is_whole
 
 #: Human players at one table (the app's "1 to 6 human players ... plus 1 computer").
 MAX_HUMANS = 6
+#: The name of the only human at a table (several humans are "Player 1", "Player 2", ...):
+#: the games' messages address this player as "you" and name every other seat.
+YOU = "You"
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ def table_players(game: str, humans: int, ai: str | None, names: list[str] | Non
 
     if not 1 <= humans <= MAX_HUMANS:
         raise UserError(f"--humans must be 1 to {MAX_HUMANS}, not {humans}")
-    names = names or [f"Player {i + 1}" if humans > 1 else "You" for i in range(humans)]
+    names = names or [f"Player {i + 1}" if humans > 1 else YOU for i in range(humans)]
     players = [Player(n) for n in names[:humans]]
     if ai is not None and ai.strip().lower() != "none":
         spec = parse_policy(ai, game)

@@ -23,7 +23,9 @@ sequencing of its own). The computer is any Farkle policy, a user's too
 same name, and its moves are checked as every policy's are. With ``coach=True`` every
 human decision is judged by :func:`~dicelab.farkle.advise.advise`: with two seats in
 P(win) + P(tie)/2 (optimal-win values), otherwise in expected turn points (max-ev
-values).
+values), which leave the target out. Either way a bank that ends the game with the
+banker's win is not charged: its ``cost`` event says ``won`` (the two-seat values give it
+P(win) 1, the best; the expected turn points know nothing of it).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from dicelab.farkle.builtin import USER, as_policy, family_of
 from dicelab.farkle.policies import seat_of
 from dicelab.farkle.referee import Referee
 from dicelab.farkle.rules import (
+    FIRST_TO_BANK,
     HOT_DICE,
     POINT_UNIT,
     FarkleRules,
@@ -76,7 +79,8 @@ def table_players(humans: int, ai: str | None, names: list[str] | None = None
 class Choice:
     """One option of a decision: set aside ``keep`` (``points``), then ``action``
     (``"bank"`` or ``"roll"`` the ``dice`` left); ``value`` in the coach's unit and
-    ``loss`` against the best legal option."""
+    ``loss`` against the best legal option; ``wins``: a bank that ends the game with this
+    player's win (the coach charges it nothing, whatever its ``loss``)."""
 
     keep: tuple[int, ...]
     points: int
@@ -84,6 +88,7 @@ class Choice:
     dice: int
     value: float
     loss: float
+    wins: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,9 @@ def _legal_options(game: FarkleGame, adv: FarkleAdvice) -> list[Choice]:
                                                                     len(o.keep)))]
     best = opts[0].value
     return [Choice(o.keep, o.points, o.action, o.dice, o.value,
-                   0.0 if tied(best, o.value) else best - o.value) for o in opts]
+                   0.0 if tied(best, o.value) else best - o.value,
+                   o.action == "bank" and game.bank_wins(game.turn_points + o.points))
+            for o in opts]
 
 
 # --- the game --------------------------------------------------------------------------
@@ -319,7 +326,22 @@ class FarkleGame(TurnGame):
         best = self._advice.options[0].value
         return Advice(self.coach_unit, [Choice(o.keep, o.points, o.action, o.dice, o.value,
                                                0.0 if tied(best, o.value)
-                                               else best - o.value) for o in mine])
+                                               else best - o.value, o.wins) for o in mine])
+
+    def bank_wins(self, turn_points: int) -> bool:
+        """Whether banking ``turn_points`` now would end the game with the current seat
+        its only winner (RULES.md §2): alone, on reaching the target; under
+        ``first-to-bank``, on banking the target first; in the last round, on the last
+        turn, with the highest total."""
+        n, seat = len(self.players), self.seat
+        totals = list(self.totals)
+        totals[seat] += turn_points
+        if self.trigger is None:
+            ends = totals[seat] >= self.target and (
+                n == 1 or self.rules.ending_code == FIRST_TO_BANK)
+        else:
+            ends = (seat + 1) % n == self.trigger
+        return ends and winners(totals) == [seat]
 
     # -- decisions
 
@@ -403,9 +425,11 @@ class FarkleGame(TurnGame):
         if mine is None:  # cannot happen: every legal decision is an option
             raise AssertionError(f"no option {self._kept} {action}")
         best = self._advice.options[0]  # the best of the whole decision
-        self.losses[self.seat] += mine.loss
-        self._emit("cost", unit=adv.unit, loss=mine.loss, value=mine.value,
-                   best=(best.keep, best.action, best.dice), best_value=best.value)
+        loss = 0.0 if mine.wins else mine.loss  # a bank that wins the game costs nothing
+        self.losses[self.seat] += loss
+        self._emit("cost", unit=adv.unit, loss=loss, value=mine.value,
+                   best=(best.keep, best.action, best.dice), best_value=best.value,
+                   won=mine.wins)
 
 
 _MESSAGES = {"bust": TURN_LOST, "hot-dice": HOT_DICE_MESSAGE,

@@ -48,6 +48,7 @@ from dicelab.penta.rules import (
 from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import roll_index
 from dicelab.play import (
+    YOU,
     Dice,
     Event,
     IllegalMove,
@@ -61,7 +62,8 @@ from dicelab.play import (
 from dicelab.play import table_players as _table_players
 from dicelab.text import is_whole
 
-#: The game's message when no open box scores (RULES.md §1, seed 000).
+#: The game's message when no open box scores (RULES.md §1, seed 000), to the human
+#: playing alone; any other seat is named (:func:`sacrifice_message`).
 SACRIFICE_MESSAGE = "No open box scores: you must sacrifice one"
 #: The policy of the computer's choice when no computer plays (RULES.md §1).
 DEFAULT_CHOICE_POLICY = "optimal"
@@ -107,6 +109,18 @@ def parse_box(text: str) -> int:
                           "type more of the name, or the box's number")
     raise IllegalMove(f"there is no box '{text.strip()}': boxes are "
                       f"{', '.join(box_title(b) for b in range(N_BOXES))} (or 1 to 13)")
+
+
+def sacrifice_message(name: str) -> str:
+    """:data:`SACRIFICE_MESSAGE` on the turn of the player called ``name``: "you" for
+    :data:`~dicelab.play.YOU`, the name for anyone else (a computer, one of several
+    humans), as the game's other lines name them.
+
+    >>> sacrifice_message("Computer (optimal)")
+    'No open box scores: Computer (optimal) must sacrifice one'
+    """
+    return SACRIFICE_MESSAGE if name == YOU else \
+        f"No open box scores: {name} must sacrifice one"
 
 
 def table_players(humans: int, ai: str | None, names: list[str] | None = None
@@ -337,7 +351,7 @@ class PentaGame(TurnGame):
         if self.player.human:
             self.phase = "box"
         if self.must_sacrifice():
-            self._emit("sacrifice", message=SACRIFICE_MESSAGE)
+            self._emit("sacrifice", message=sacrifice_message(self.player.name))
 
     def _judge(self, kind: str, what) -> dict | None:
         """The coach's verdict on a human decision (the ``cost`` event's data), counted in
