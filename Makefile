@@ -16,11 +16,13 @@ STAMP := $(VENV)/.installed
 # dicelab/__init__.py)
 TEST_JIT_CACHE := $(abspath $(VENV))/jit-cache
 # pytest worker processes (pytest-xdist): one per core; whole test files go to one worker,
-# so a module's shared tables are built once
+# so a module's shared tables are built once, in the order tests/conftest.py gives them
+# (the longest first: LONGEST_FIRST), not xdist's own (--no-loadscope-reorder)
 TEST_WORKERS ?= auto
 # --durations: the slowest tests are printed by every run, so that creep shows in CI logs.
 # nbmake's plugin (it imports Jupyter) is loaded only by the run that executes notebooks.
-PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	--no-loadscope-reorder --durations=15
 NO_NB := -p no:nbmake
 
 # Prefix for a recipe line: runs the rest of the line with DICELAB_CACHE_DIR set to a new

@@ -45,6 +45,29 @@ def pytest_configure(config):
         numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
 
 
+#: The test files and notebooks that take longest in a `make test` from nothing (every
+#: kernel compiled), longest first. pytest-xdist hands whole files to the workers in the
+#: order of collection (the Makefile turns off its own order, by number of tests): these
+#: go first, so that the run does not end with one worker on a long file while the other
+#: idles. A file not named keeps its place after them.
+LONGEST_FIRST = ("test_farkle_penalty_solver.py", "test_penta_objectives.py",
+                 "test_play_terminal.py", "test_farkle_zilch.py", "test_penta_user_policy.py",
+                 "test_first_run.py", "test_cache.py", "test_user_policy.py",
+                 "test_farkle_penalty_pair.py", "test_two_player.py",
+                 "test_penta_decision_cache.py", "farkle_tournament.ipynb",
+                 "test_farkle_penalty_solver_slow.py", "test_rl.py", "test_advise.py",
+                 "penta_optimal.ipynb", "test_penta_solver.py", "test_rl_penta_agent.py",
+                 "test_farkle_penalty_response.py", "test_distributed.py", "game_review.ipynb")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files of :data:`LONGEST_FIRST` first, in its order (a stable sort: the tests
+    of a file keep theirs)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0].rpartition("/")[2],
+                                         len(rank)))
+
+
 #: Name of a session's store of decision blocks: then the id of the process that made it.
 STORE_PREFIX = "dicelab-test-decision-blocks-"
 
@@ -70,8 +93,10 @@ def pytest_unconfigure(config):
 #: Disk-cache files the session shares: Penta decision blocks (270 MB each; see
 #: dicelab.penta.policies), utility objectives' value tables (16 MB, most of a minute
 #: each to solve; see dicelab.penta.objectives) and the empty card's score distributions
-#: (a few kB, 2.5 s each for optimal's on one thread; see dicelab.penta.distribution).
-DECISION_FILES = ("penta-decisions-*.npz", "penta-utility-*.npz", "penta-distribution-*.npz")
+#: (a few kB, 2.5 s each for optimal's on one thread; see dicelab.penta.distribution; an
+#: objective's policy's, about 40 s on one thread: dicelab.penta.objective_play).
+DECISION_FILES = ("penta-decisions-*.npz", "penta-utility-*.npz", "penta-distribution-*.npz",
+                  "penta-objective-distribution-*.npz")
 
 
 def _shared_files(directory: Path) -> list[Path]:

@@ -308,8 +308,10 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
                                                                    monkeypatch):
     """``solve penta --objective utility``: the policy's distribution beside optimal's, in
     JSON and text, both following the glossary; its games, simulated, agree with that
-    distribution (one solve for all: it takes most of a minute)."""
-    theta = 0.02
+    distribution (one solve for all: it takes most of a minute; the objective of
+    test_penta_user_policy's exact report card, so the session computes its distribution
+    once: tests/conftest.py DECISION_FILES)."""
+    theta = 0.01
     argv = ["solve", "penta", "--objective", f"utility:theta={theta}"]
     printed = capture_tables(monkeypatch)
     run_both(capsys, printed, argv)

@@ -293,20 +293,23 @@ def test_the_report_cards_all_row_is_in_its_json(capsys):
     assert [c.strip() for c in row[2:4]] == [str(n), f"{d['total_loss_per_decision']:.3f}"]
 
 
-@pytest.mark.slow  # solves the objective (2.5 s); fast twin: the next test
-def test_the_report_card_of_an_objective_judges_it_in_expected_final_score():
+@pytest.mark.slow  # solves the objective (10 s); fast twin: the next test
+def test_the_report_card_of_an_objective_judges_it_in_expected_final_score(monkeypatch):
     """optimal:OBJECTIVE plays its own objective's best, not optimal's: the report card
     counts what its decisions give up in expected final score (what ``analyse
     --objective mean`` finds in the same games), not the nothing it loses by its own
-    objective."""
+    objective. (Its mean is simulated here: the losses do not depend on how the mean is
+    found, and the exact one is the next slow test's.)"""
     from dicelab.analyse import analyse_games
     from dicelab.gamelog import format_games, parse_lines
     from dicelab.logplay import play_games
+    from dicelab.penta.builtin import Objective
     from dicelab.penta.evaluate import class_losses
 
+    monkeypatch.setattr(Objective, "has_distribution", lambda self, spec: False)
     policy = "optimal:utility:theta=0.02"
     e = evaluate_penta(policy, games=4, seed=5)
-    assert e.total_loss.mean > 0
+    assert not e.exact and e.total_loss.mean > 0
     played = play_games("penta", [policy], games=4, seed=5)
     records = parse_lines(format_games(played).splitlines(), "<games>", game="penta")
     losses, total = class_losses(analyse_games(records, objective="mean").decisions, 4)
