@@ -423,6 +423,14 @@ def test_the_coach_says_a_bank_wins_the_game_whatever_it_measures(capsys, monkey
         assert re.search(r"│ set aside 1, bank +│ +[\d.%]+ │ wins the game │", out)
         assert "coach: that bank wins the game" in flat and "that cost" not in flat
         assert f"coach: {first} lost 0.0{'0' * ('P(win)' in measure)} {measure} in all" in flat
+        assert "would have won" not in flat
+        # rolling on instead: the coach says the bank would have won, whatever it measures
+        code, out, _ = run_with_input(capsys, monkeypatch,
+                                      ["play", "farkle", *argv, "--target", "100", "--seed",
+                                       "1", "--coach"], ["1", "r", "q"])
+        flat = " ".join(out.split())
+        assert code == 0 and flat.count("coach: banking now would have won the game") == 1
+        assert "a best move" not in flat and "bank wins the game" not in flat
 
 
 def test_bank_or_roll_before_a_set_aside_asks_for_dice(capsys, monkeypatch):

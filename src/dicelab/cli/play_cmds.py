@@ -242,9 +242,12 @@ def _show_farkle_events(game) -> None:
         elif ev.kind == "cost":
             if d["won"]:
                 console.print(f"  [green]coach: that bank {WINS}[/]")
-            elif d["loss"] == 0:
+                continue
+            if d["missed_win"]:  # whatever the measure says of the choice
+                console.print("  [yellow]coach: banking now would have won the game[/]")
+            if d["loss"] == 0 and not d["missed_win"]:
                 console.print("  [green]coach: a best move[/]")
-            else:
+            elif d["loss"] != 0:
                 best = _farkle_choice(*d["best"])
                 console.print(f"  [yellow]coach: that cost {_farkle_cost(d['unit'], d['loss'])}"
                               f" (best: {best}, {_farkle_value(d['unit'], d['best_value'])})[/]")

@@ -25,7 +25,8 @@ human decision is judged by :func:`~dicelab.farkle.advise.advise`: with two seat
 P(win) + P(tie)/2 (optimal-win values), otherwise in expected turn points (max-ev
 values), which leave the target out. Either way a bank that ends the game with the
 banker's win is not charged: its ``cost`` event says ``won`` (the two-seat values give it
-P(win) 1, the best; the expected turn points know nothing of it).
+P(win) 1, the best; the expected turn points know nothing of it), and a decision that
+passed up such a bank says ``missed_win``.
 """
 
 from __future__ import annotations
@@ -427,9 +428,12 @@ class FarkleGame(TurnGame):
         best = self._advice.options[0]  # the best of the whole decision
         loss = 0.0 if mine.wins else mine.loss  # a bank that wins the game costs nothing
         self.losses[self.seat] += loss
+        # a bank that would have won the game now, not taken (a measure of turn points
+        # does not see it: it is said beside the loss)
+        missed = not mine.wins and any(o.wins for o in adv.options)
         self._emit("cost", unit=adv.unit, loss=loss, value=mine.value,
                    best=(best.keep, best.action, best.dice), best_value=best.value,
-                   won=mine.wins)
+                   won=mine.wins, missed_win=missed)
 
 
 _MESSAGES = {"bust": TURN_LOST, "hot-dice": HOT_DICE_MESSAGE,
