@@ -766,6 +766,9 @@ def test_an_unfinished_games_outcome_is_marked_as_an_estimate(logs, tmp_path, ca
                        ([logs / "penta.jsonl"], ""), ([farkle1, "--measure", "turn"], "")):
         code, out, err = run_cli(capsys, ["analyse", *map(str, argv)])
         assert (code, err) == (0, said), err
+        # and under the luck-and-skill table
+        assert ("outcome of a game stopped early: the value of its last position, an "
+                "estimate" in " ".join(out.split())) == bool(said)
     code, out, err = run_cli(capsys, ["analyse", str(stopped), str(farkle2), "--json"])
     assert code == 0 and err == ""
     d = json.loads(out)

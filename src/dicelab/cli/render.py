@@ -743,7 +743,10 @@ def game_analysis(result) -> None:
                       caption="outcome - initial = luck + skill"
                               + (" + opponents" if others else "")
                               + ("; opponents: the change between its turns"
-                                 if measure == WIN_SHARE else ""))
+                                 if measure == WIN_SHARE else "")
+                              + ("; outcome of a game stopped early: the value of its last "
+                                 "position, an estimate"
+                                 if any(row.get("outcome_estimated") for row in rows) else ""))
         for t, cols in ((losses, ("games", "decisions", "total loss", "mean loss",
                                   *CLASS_NAMES)),
                         (split, ("initial", "outcome", "luck", "skill",
