@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 import pandas as pd
 import pytest
@@ -324,6 +325,27 @@ def test_a_run_stopped_before_any_cell_removes_its_directory(tmp_path, monkeypat
     assert _tree(tmp_path) == ["demo.toml"]
 
 
+def stop_after(monkeypatch, tables: int) -> Callable[[], list[str]]:
+    """Make the next experiment run stop as Ctrl-C does once ``tables`` tables are kept;
+    returns what undoes it, which gives the keys of the tables kept."""
+    put = CellStore.put
+    kept: list[str] = []
+
+    def stopping(self, key, arrays):
+        if len(kept) == tables:
+            raise KeyboardInterrupt
+        kept.append(key)
+        put(self, key, arrays)
+
+    monkeypatch.setattr(CellStore, "put", stopping)
+
+    def undo() -> list[str]:
+        monkeypatch.setattr(CellStore, "put", put)
+        return kept
+
+    return undo
+
+
 def test_a_stopped_run_keeps_its_cells_says_so_and_the_next_run_continues(capsys, tmp_path,
                                                                          monkeypatch):
     """Ctrl-C after two cells: exit 130, the cells kept and the user told where; a second
@@ -331,22 +353,13 @@ def test_a_stopped_run_keeps_its_cells_says_so_and_the_next_run_continues(capsys
     plays the rest and ends with an uninterrupted run's files and no unfinished run."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "demo.toml").write_text(GOOD)
-    put = CellStore.put
-    calls = []
-
-    def stop_after_two(self, key, arrays):
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        calls.append(key)
-        put(self, key, arrays)
-
-    monkeypatch.setattr(CellStore, "put", stop_after_two)
+    undo = stop_after(monkeypatch, 2)
     code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml"])
     partial, kept = unfinished_run(tmp_path / "demo.toml")
     assert code == 130 and kept == 2 and partial.is_dir()
     assert err == (f"interrupted: 2 finished table(s) kept in {partial}; run the same file "
                    "again to continue from them, or delete that directory\n"), err
-    monkeypatch.setattr(CellStore, "put", put)
+    calls = undo()
     (partial / f"{calls[0]}.npz").write_bytes(b"cut off")  # played again
     (partial / f".{calls[1]}.npz.abc123.tmp").write_bytes(b"half a write")
     code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json"])
@@ -366,13 +379,7 @@ def test_an_interrupted_run_with_a_seed_says_to_give_it_again(capsys, tmp_path, 
     says to give it."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "demo.toml").write_text(GOOD)
-    put = CellStore.put
-
-    def stop_after_one(self, key, arrays):
-        put(self, key, arrays)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(CellStore, "put", stop_after_one)
+    stop_after(monkeypatch, 1)
     code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--seed", "7"])
     partial, kept = unfinished_run(tmp_path / "demo.toml", seed=7)
     assert code == 130 and kept == 1
@@ -481,16 +488,10 @@ def test_a_stopped_run_finished_elsewhere_leaves_no_empty_results(capsys, tmp_pa
     next one's --out); one the user had stays, empty."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "demo.toml").write_text(GOOD)
-    put = CellStore.put
-
-    def stop_after_one(self, key, arrays):
-        put(self, key, arrays)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(CellStore, "put", stop_after_one)
+    undo = stop_after(monkeypatch, 1)
     code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", *first])
     assert code == 130 and unfinished_run(tmp_path / "demo.toml")[1] == 1, err
-    monkeypatch.setattr(CellStore, "put", put)
+    undo()
     code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json", *then])
     assert code == 0, err
     where = then[1] if then else "results/demo"
@@ -499,10 +500,10 @@ def test_a_stopped_run_finished_elsewhere_leaves_no_empty_results(capsys, tmp_pa
     monkeypatch.chdir(tmp_path / "mine")
     (tmp_path / "mine" / "results").mkdir()
     (tmp_path / "mine" / "demo.toml").write_text(GOOD)
-    monkeypatch.setattr(CellStore, "put", stop_after_one)
+    undo = stop_after(monkeypatch, 1)
     code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", *first])
     assert code == 130, err
-    monkeypatch.setattr(CellStore, "put", put)
+    undo()
     code, _, err = run_cli(capsys, ["experiment", "run", "demo.toml", "--json", *then])
     assert code == 0, err
     assert _tree(tmp_path / "mine") == sorted({"demo.toml", "results",
