@@ -935,3 +935,32 @@ def test_policy_code_finds_a_users_policy_named_inside_another_name(tmp_path, na
     assert policy_code({"policies": [{"name": text}]}) == expected
     for option in ("--strategy=", "-s=", "--vs="):  # an option's value written with '='
         assert policy_code(["dicelab", "simulate", option + text]) == expected
+
+
+def test_the_library_functions_take_a_policy_object_as_they_take_its_name(tmp_path):
+    """simulate, compare (Monte Carlo and exact) and tournament play a policy object (a
+    bank rule defined in Python) as they play the same rule named in a file; tune, whose
+    argument is a family's name, refuses an object with one line."""
+    from dicelab.compare import compare
+    from dicelab.simulate import simulate
+    from dicelab.tournament import tournament
+    from dicelab.tune import tune
+
+    path = tmp_path / "mine.py"
+    path.write_text("def cautious(my, opp, tp, n):\n    return tp >= 350 or n < 3\n")
+    named = f"{path}:cautious"
+    rule = parse_policy(named).policy
+    assert isinstance(rule, BankRule)
+    a = simulate(rule, ["ai"], games=200, seed=3)
+    b = simulate(named, ["ai"], games=200, seed=3)
+    assert np.array_equal(a.seat(0).wins, b.seat(0).wins) and a.seat(0).wins > 0
+    c, d = compare([rule, "ai"], games=200, seed=3), compare([named, "ai"], games=200, seed=3)
+    assert (c.pairs[0].wins, c.pairs[0].ties) == (d.pairs[0].wins, d.pairs[0].ties)
+    e = compare([rule, "threshold-300"], exact=True, target=500)
+    f = compare([named, "threshold-300"], exact=True, target=500)
+    assert e.pairs[0].score == pytest.approx(f.pairs[0].score, abs=1e-12)
+    t = tournament([rule, "ai"], games=200, seed=3)
+    u = tournament([named, "ai"], games=200, seed=3)
+    assert t.to_dict()["pairs"][0]["score"] == u.to_dict()["pairs"][0]["score"]
+    with pytest.raises(UserError, match="tune takes the name of a family"):
+        tune(rule, ["ai"], target=1000)

@@ -270,6 +270,7 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
         raise UserError(f"compare: a policy is named twice ({', '.join(names)})")
     check_size(len(names))
     pairs = list(itertools.combinations(names, 2))
+    by_name = dict(zip(names, specs, strict=True))  # a policy object has no name to parse
     if exact:
         return _exact(specs, pairs, target, rules, ending, progress, stage)
     games = check_games(games)
@@ -288,8 +289,9 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
         cell = None if store is None else store.get(f"pair-{i}")
         # a cell kept by a version that did not record the pair's kernel is played again
         if cell is None or not {"kernel", "chunk_games"} <= set(cell):
-            res = simulate(a, [b], game=specs[0].game, games=games, seed=s, target=target,
-                           rules=rules, ending=ending, progress=tick, client=client)
+            res = simulate(by_name[a], [by_name[b]], game=specs[0].game, games=games, seed=s,
+                           target=target, rules=rules, ending=ending, progress=tick,
+                           client=client)
             first = res.seat(0)
             run = res.manifest()
             cell = {"wins": np.array(first.wins), "ties": np.array(first.ties),
@@ -335,6 +337,7 @@ def _exact(specs, pairs, target, rules, ending, progress, stage) -> Comparison:
         family_of(s).check(s, table, target, 2)
         check_exact(s)
     started = time.perf_counter()
+    by_name = {s.name: s for s in specs}
     results = []
     steps = _EXACT_STEPS * len(pairs)  # each pair's share: its solves, then its evaluation
     for i, (a, b) in enumerate(pairs):
@@ -342,7 +345,8 @@ def _exact(specs, pairs, target, rules, ending, progress, stage) -> Comparison:
             if progress is not None:
                 progress(base + int(0.9 * _EXACT_STEPS * fraction), steps)
 
-        results.append(exact_pair(a, b, rules=table, target=target, progress=tick))
+        results.append(exact_pair(by_name[a], by_name[b], rules=table, target=target,
+                                  progress=tick))
         if progress is not None:
             progress((i + 1) * _EXACT_STEPS, steps)
     return Comparison(game="farkle", policies=[s.name for s in specs], rules=table.name,

@@ -206,16 +206,24 @@ def valid_names(game: str | None = None) -> str:
     return "; ".join(parts)
 
 
-def parse_policy(text: str, game: str | None = None, *, users: bool = True) -> PolicySpec:
+def parse_policy(text, game: str | None = None, *, users: bool = True) -> PolicySpec:
     """Parse a policy name; ``game`` (``"farkle"``/``"penta"``) restricts the search.
     ``users=False``: a user's policy is a ``UserError``, its file not run (a name read
-    from a file, not typed).
+    from a file, not typed). A spec is itself; a user's policy object (in Python) is its
+    spec (:func:`dicelab.user_policy.of_object`).
 
     >>> parse_policy("threshold-300").params
     {'threshold': 300}
     """
     if game is not None and game not in GAMES:
         raise UserError(f"unknown game '{game}'; valid: {', '.join(GAMES)}")
+    if isinstance(text, PolicySpec):
+        if game is not None and text.game != game:
+            raise UserError(f"policy '{text.name}' is a {text.game} policy, not {game}")
+        return text
+    if not isinstance(text, str):
+        found = user_policy.of_object(text, game)
+        return PolicySpec(found.game, "user", found.name, found.params, policy=found.policy)
     text = text.strip()
     matches = []
     for fam in _FAMILIES:

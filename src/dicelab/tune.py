@@ -99,6 +99,9 @@ def family_space(family: str) -> dict[str, tuple[int, int, int]]:
 def _family(ref: str):
     """The family ``ref`` names and the member it starts from: a Farkle family
     (:func:`dicelab.farkle.builtin.family_named`) or a user's Penta policy with a space."""
+    if not isinstance(ref, str):  # a family has a name: a policy object has none to tune
+        raise UserError(f"tune takes the name of a family (e.g. 'threshold', 'ai', or "
+                        f"FILE.py:NAME), not a {type(ref).__name__} object")
     if user_policy.looks_like_reference(ref):
         spec = parse_policy(ref)
         if spec.game == "penta":
@@ -415,7 +418,9 @@ def _search(space: dict[str, tuple[int, int, int]], trials: int, seed: int, samp
         return evaluate({p: trial.suggest_int(p, lo, hi, step=step)
                          for p, (lo, hi, step) in space.items()}, trials)
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    # ERROR: a trial stopped by Ctrl-C (or any error, which propagates) is not also logged
+    # by optuna as a failed trial, with its traceback: the command says it in one line
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
     chosen = (optuna.samplers.CmaEsSampler(seed=seed % 2**32) if sampler == CMA_ES
               else optuna.samplers.TPESampler(seed=seed % 2**32))
     study = optuna.create_study(direction="maximize", sampler=chosen)

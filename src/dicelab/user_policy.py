@@ -152,6 +152,19 @@ def load(text: str, game: str | None = None) -> Loaded:
     return Loaded(policy_game, name, dict(getattr(policy, "params", {})), policy)
 
 
+def of_object(obj, game: str | None = None) -> Loaded:
+    """A user's policy given as an object in Python (a bank rule, a function, a class or
+    an instance), as :func:`load` gives one named in a file; it goes by its ``name`` (a
+    function's: its own)."""
+    name = str(getattr(obj, "name", None) or getattr(obj, "__name__", None) or "policy")
+    policy = as_policy(obj, name)
+    policy_game = getattr(policy, "game", "farkle")
+    if game is not None and game != policy_game:
+        raise UserError(f"policy '{name}' is a {policy_game} policy, not {game}")
+    return Loaded(policy_game, str(getattr(policy, "name", name)),
+                  dict(getattr(policy, "params", {})), policy)
+
+
 def references(text: str) -> list[str]:
     """The users' policies ``text`` names, each as given, without running anything:
     ``text`` itself when it is one (``FILE.py:NAME[:PARAMS]``), else each named as a
