@@ -459,3 +459,14 @@ def test_a_budget_is_taken_with_monte_carlo_only():
     with pytest.raises(UserError, match="--monte-carlo only"):
         tune("threshold", ["ai"], ranges={"threshold": (300, 350, 50)}, budget=300, seed=1,
              target=1000)
+
+
+def test_an_enumerated_winner_is_called_the_best_of_its_space_not_of_the_family(capsys):
+    """Every member of a --range evaluated exactly: the winner is the best of that range,
+    which the text names (a member outside it may score higher)."""
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--range",
+                                      "threshold=300:400:50", "--target", "1000"])
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "the best of the 3 members of the space (threshold 300..400 step 50)" in flat
+    assert "of the family" not in flat

@@ -477,7 +477,8 @@ def tune_result(result) -> None:
              else "best found" if result.measured and not result.all_tied
              else "highest score")
     console.print(f"  {label}: {result.best}, score {_pct(result.best_score, 4)}{se}"
-                  + (", the best of the family" if result.proven_best else "")
+                  + (f", the best of the {F.count(result.members)} members of the "
+                     f"space ({_space(result.ranges)})" if result.proven_best else "")
                   + (f" in the search; on fresh dice {_pct(result.rechecked_score, 4)} "
                      f"(SE {_pct(result.rechecked_score_se, 4)})" if mc else ""))
     others = result.evaluated - 1
@@ -766,6 +767,11 @@ def game_analysis(result) -> None:
                             if k != "opponents" or others))
         print_whole(losses)
         print_whole(split)
+
+
+def _space(ranges) -> str:
+    """A tune's space as its ranges: ``threshold 300..400 step 50``."""
+    return ", ".join(f"{p} {lo:,}..{hi:,} step {step:,}" for p, (lo, hi, step) in ranges.items())
 
 
 def farkle_evaluation(e) -> None:
