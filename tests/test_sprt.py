@@ -81,6 +81,7 @@ def test_cli_sprt_json(capsys):
     assert code == 0, err
     d = json.loads(out)
     assert d["pairs"][0]["decision"] == "H1" and d["pairs"][0]["games"] % (2 * UNIT_GAMES) == 0
+    assert (d["rules"], d["ending"]) == ("default", "last-round")
     pair = d["pairs"][0]
     assert pair["expected_games_h1"] < pair["fixed_games"]
 

@@ -502,7 +502,8 @@ def test_one_game_per_table_is_said_in_the_singular(capsys):
         code, out, err = run_cli(capsys, ["tournament", "threshold-300", "max-ev", "-n",
                                           str(n), "--seed", "1", "--target", "1000"])
         assert code == 0, err
-        assert f"2 tables of {words}, seed 1" in " ".join(out.split())
+        assert (f"2 tables of {words}, rules default, target 1,000, ending last-round, "
+                "seed 1") in " ".join(out.split())
         t = tournament(["threshold-300", "max-ev"], games=n, seed=1, target=1000)
         titles = [" ".join(f.axes[0].get_title(loc=w) for w in ("center", "right"))
                   for f in t.figures().values()]

@@ -469,4 +469,8 @@ def test_an_enumerated_winner_is_called_the_best_of_its_space_not_of_the_family(
     assert code == 0, err
     flat = " ".join(out.split())
     assert "the best of the 3 members of the space (threshold 300..400 step 50)" in flat
-    assert "of the family" not in flat
+    assert "of the family" not in flat and "rules default, target 1,000, ending last-round" in flat
+    code, out, err = run_cli(capsys, ["tune", "threshold", "--against", "ai", "--range",
+                                      "threshold=300:400:50", "--target", "1000", "--ending",
+                                      "first-to-bank", "--json"])
+    assert code == 0 and json.loads(out)["ending"] == "first-to-bank", err

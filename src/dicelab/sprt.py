@@ -384,6 +384,7 @@ class SprtRun:
         return {"game": self.game, "policies": self.policies, "sprt": self.spec.to_dict(),
                 "seed": self.seed, "max_games": self.max_games, "crn": self.crn,
                 "rules": self.rules.name, "target": self.target,
+                "ending": getattr(self.rules, "ending", None),
                 "games": sum(p.games for p in self.pairs), "elapsed_s": self.elapsed_s,
                 "pairs": [p.to_dict() for p in self.pairs]}
 

@@ -365,6 +365,7 @@ class Tournament:
                 "games_per_table": self.games_per_table, "chunk_games": self.chunk_games,
                 "seed": self.seed, "crn": self.crn,
                 "rules": self.rules.name, "target": self.target,
+                "ending": getattr(self.rules, "ending", None),
                 "tables": self.tables, "elapsed_s": self.elapsed_s,
                 "executor": self.executor, "workers": self.workers,
                 "standings": [s.to_dict() for s in self.standings()],

@@ -375,12 +375,21 @@ def penta_exact_comparison(result) -> None:
     _ranking(result, 7)
 
 
+def _played_under(rules, target) -> str:
+    """``, rules R, target T, ending E`` of a run (Penta's rules have no target or
+    ending)."""
+    ending = getattr(rules, "ending", None)
+    return (f", rules {rules.name}" + ("" if target is None else f", target {F.count(target)}")
+            + (f", ending {ending}" if ending else ""))
+
+
 def tournament(result) -> None:
     """A :class:`dicelab.tournament.Tournament`: standings (ranked by win rate), then every
     pair's verdict."""
     t = Table(title=f"{result.game.capitalize()} tournament: {len(result.policies)} policies, "
                     f"{result.seats_per_table} seats, {counted(len(result.tables), 'table')} "
-                    f"of {counted(result.games_per_table, 'game')}, seed {result.seed}"
+                    f"of {counted(result.games_per_table, 'game')}"
+                    f"{_played_under(result.rules, result.target)}, seed {result.seed}"
                     + (", common random numbers" if result.crn else ""),
               caption="ranked by win rate (tables won alone); tie rate: tables where it "
                       "shared the top; mean place: 1 = first; rating: how often it finishes "
@@ -418,7 +427,8 @@ def sprt_run(result) -> None:
     s = result.spec
     t = Table(title=f"{result.game.capitalize()} SPRT: H0 elo {s.elo0:g} vs H1 elo "
                     f"{s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g} (LLR bounds "
-                    f"{_ci(s.bounds)}), seed {result.seed}"
+                    f"{_ci(s.bounds)}){_played_under(result.rules, result.target)}, seed "
+                    f"{result.seed}"
                     + (", common random numbers" if result.crn else ""),
               caption="H1: the policy is the stronger by elo1; H0: by elo0; games: played "
                       "until the decision; score with its 95% CI; expected if H0 / if H1: "
@@ -452,10 +462,10 @@ def tune_result(result) -> None:
     """A :class:`dicelab.tune.TuneResult`: how the space was covered, the winner, then
     the best candidates."""
     mc = result.method != "exact"
-    target = "" if result.target is None else f", target {F.count(result.target)}"
     seed = "" if result.seed is None else f", seed {result.seed}"  # None: nothing drawn
     console.print(f"tuned {result.family} ({', '.join(result.params)}) against "
-                  f"{', '.join(result.field)}: {result.method}{target}{seed}")
+                  f"{', '.join(result.field)}: {result.method}"
+                  f"{_played_under(result.rules, result.target)}{seed}")
     if result.search == "enumerated":
         console.print(f"  every member evaluated: {F.count(result.evaluated)} of "
                       f"{F.count(result.members)}")
