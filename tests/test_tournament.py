@@ -149,7 +149,11 @@ def test_cli_json_out_and_figures(capsys, tmp_path):
     (["tournament", "ai", "max-ev", "--seats", "8"], "2 to 7"),
     (["tournament", "ai", "max-ev", "--seats", "1"], "2 to 7"),
     (["tournament", "ai", "optimal-win", "--seats", "3"], "two-seat"),
-    (["tournament", "ai", "ai"], "named twice"),
+    (["tournament", "ai", "ai"], "named twice (ai)"),
+    (["tournament", "ai", "max-ev", "ai:base=300"], "named twice (ai and ai:base=300 are "
+                                                     "both ai)"),
+    (["compare", "ai", "ai:base=300"], "compare: a policy is named twice (ai and "
+                                       "ai:base=300 are both ai)"),
     (["tournament", "ai", "max-ev", "-n", "0"], "positive"),
 ])
 def test_bad_input(capsys, tmp_path, argv, needle):

@@ -308,7 +308,7 @@ def test_a_large_space_reads_trials_and_seed():
     (["tune", "ai", "--against", "ai", "--trials", "0"], "--trials"),
     (["tune", "threshold", "--against", "ai", "--against", "ai"], "named twice"),
     (["tune", "threshold", "--against", "ai", "--against", "ai:base=300", "--monte-carlo"],
-     "named twice"),
+     "named twice (ai and ai:base=300 are both ai)"),
     (["tune", "ai"], "--against"),
 ])
 def test_bad_input(capsys, tmp_path, argv, needle):

@@ -29,7 +29,7 @@ import pandas as pd
 
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
-from dicelab.registry import parse_policy
+from dicelab.registry import check_distinct, parse_policy
 from dicelab.results import frame_row, played_by, policy_params
 from dicelab.runner import executor_info
 from dicelab.seeding import check_games, check_seed
@@ -265,9 +265,8 @@ def compare(policies: list[str], *, games: int = DEFAULT_GAMES, seed: int | None
     if len(games_of) > 1:
         raise UserError("compare takes policies of one game; got "
                         + ", ".join(f"{s.name} ({s.game})" for s in specs))
+    check_distinct(policies, specs, "compare: ")
     names = [s.name for s in specs]
-    if len(set(names)) != len(names):
-        raise UserError(f"compare: a policy is named twice ({', '.join(names)})")
     check_size(len(names))
     pairs = list(itertools.combinations(names, 2))
     by_name = dict(zip(names, specs, strict=True))  # a policy object has no name to parse

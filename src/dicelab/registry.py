@@ -256,6 +256,20 @@ def parse_policy(text, game: str | None = None, *, users: bool = True) -> Policy
     return matches[0]
 
 
+def check_distinct(given, specs: list[PolicySpec], where: str = "") -> None:
+    """Refuse two of ``specs`` that are one policy, naming both as the user gave them
+    (``given``: the texts or objects parsed; ``ai`` and ``ai:base=300`` are one)."""
+    seen: dict[str, str] = {}
+    for text, spec in zip(given, specs, strict=True):
+        shown = text.strip() if isinstance(text, str) else spec.name
+        if spec.name in seen:
+            first = seen[spec.name]
+            both = (f"{first} and {shown} are both {spec.name}" if first != shown
+                    else f"{shown}")
+            raise UserError(f"{where}a policy is named twice ({both})")
+        seen[spec.name] = shown
+
+
 def parse_seats(strategy: str, vs: list[str] | None, game: str | None = None
                 ) -> tuple[str, list[PolicySpec]]:
     """Parse the seat policies of one simulation; all seats must play the same game."""

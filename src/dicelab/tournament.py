@@ -60,7 +60,7 @@ import pandas as pd
 
 from dicelab.config import DEFAULT_GAMES
 from dicelab.errors import UserError
-from dicelab.registry import PolicySpec, parse_policy
+from dicelab.registry import PolicySpec, check_distinct, parse_policy
 from dicelab.seeding import check_games, check_seed, group_seed
 from dicelab.stats import (
     ALPHA,
@@ -641,9 +641,7 @@ def check_policies(policies: list[str | PolicySpec], seats: int, game: str | Non
     if len(kinds) > 1:
         raise UserError("a tournament takes policies of one game; got "
                         + ", ".join(f"{s.name} ({s.game})" for s in specs))
-    names = [s.name for s in specs]
-    if len(set(names)) != len(names):
-        raise UserError(f"a policy is named twice ({', '.join(names)})")
+    check_distinct(policies, specs)
     TABLE_GAMES[specs[0].game].check(specs, seats)
     return specs
 

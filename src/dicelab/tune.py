@@ -65,7 +65,7 @@ from dicelab import config, user_policy
 from dicelab.errors import UserError
 from dicelab.farkle.builtin import family_named
 from dicelab.penta import builtin as penta_builtin
-from dicelab.registry import parse_policy
+from dicelab.registry import check_distinct, parse_policy
 from dicelab.seeding import chunk_bounds, group_seed, unit_chunk_games
 from dicelab.stats import (
     ALPHA,
@@ -317,9 +317,7 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
     if not field:
         raise UserError("tune needs a field to play against: --against POLICY")
     opponents = [parse_policy(p, fam.game) for p in field]
-    names = [o.name for o in opponents]
-    if len(set(names)) != len(names):  # (each opponent's score is kept by its name)
-        raise UserError(f"--against: a policy is named twice ({', '.join(names)})")
+    check_distinct(field, opponents, "--against: ")  # (a score is kept by its name)
     if trials is not None and not 1 <= trials <= 10_000:
         raise UserError(f"--trials must be 1 to 10,000, not {trials}")
     members = space_size(space)
