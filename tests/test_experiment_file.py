@@ -50,7 +50,10 @@ def test_sweeps_expand_in_order():
 
 
 @pytest.mark.parametrize(("text", "field"), [
-    ("policies = ['ai', 'max-ev']\nbogus = 1\n", "unknown field(s) bogus"),
+    ("policies = ['ai', 'max-ev']\nbogus = 1\n", "unknown field bogus;"),
+    ("policies = ['ai', 'max-ev']\nbogus = 1\nmore = 2\n", "unknown fields bogus, more;"),
+    ("policies = []\n[sweep]\nT = {from = 1, to = 2, step = 1}\n",
+     "policies is empty: a tournament needs at least two policies"),
     ("kind = 'league'\npolicies = ['ai', 'max-ev']\n", "kind"),
     ("name = 'x'\n", "policies is missing"),
     ("policies = 'ai'\n", "policies must be a list"),

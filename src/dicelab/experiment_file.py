@@ -113,7 +113,8 @@ def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
     data = parse_toml(text, source)
     unknown = sorted(set(data) - _KEYS)
     if unknown:
-        raise UserError(f"{source}: unknown field(s) {', '.join(unknown)}; known: "
+        raise UserError(f"{source}: unknown field{'s' * (len(unknown) > 1)} "
+                        f"{', '.join(unknown)}; known: "
                         f"{', '.join(sorted(_KEYS))}")
     kind = data.get("kind", "tournament")
     if kind not in _KINDS:
@@ -123,6 +124,8 @@ def parse_experiment(text: str, source: str = "<toml>") -> ExperimentSpec:
     policies = data["policies"]
     if not isinstance(policies, list) or not all(isinstance(p, str) for p in policies):
         raise UserError(f"{source}: policies must be a list of policy names")
+    if not policies:
+        raise UserError(f"{source}: policies is empty: a {kind} needs at least two policies")
     names = _expand(source, policies, data.get("sweep"))
     for p in names:
         try:
