@@ -79,12 +79,12 @@ def play_games(game: str, policies: list[str], *, games: int, seed: int,
     turn events) pairs, ready for :func:`dicelab.gamelog.write_games`. Farkle's starting
     seat rotates with the game index unless ``first_seat`` is given. Penta:
     ``progress(done, games)`` after each game."""
-    from dicelab.registry import PolicySpec, parse_policy
+    from dicelab.registry import parse_policy
 
     if not is_whole(games) or not 1 <= games <= MAX_LOG_GAMES:
         raise UserError(f"--log-games must be 1 to {MAX_LOG_GAMES:,}, not {games}")
     games = int(games)
-    specs = [p if isinstance(p, PolicySpec) else parse_policy(p, game) for p in policies]
+    specs = [parse_policy(p, game) for p in policies]
     names = [{"name": f"seat {i}", "policy": s.name} for i, s in enumerate(specs)]
     out = []
     if game == "penta":

@@ -416,16 +416,16 @@ class TableGame(Protocol):
 
     def play(self, seats: list[PolicySpec], *, games: int, seed: int, crn: bool,
              chunk_games: int, progress: Callable[[int, int], None], client: Any
-             ) -> np.ndarray:
+             ) -> tuple[np.ndarray, str]:
         """``games`` games of ``seats`` from ``seed`` (``crn``: the stream per turn that
         tables sharing the seed share), as outcomes (layout ``O_*``), chunk by chunk
-        (``chunk_games`` games each)."""
+        (``chunk_games`` games each), and the name of the game kernel that played them."""
 
     def plan(self, seats: list[PolicySpec], *, games: int, seed: int, crn: bool,
              chunk_games: int) -> Any:
         """The same games as a :class:`dicelab.runner.Plan` in chunks of ``chunk_games``,
         to be played range by range; :meth:`outcomes` reads what it returns. Its
-        ``kernel`` names the game kernel that plays them, here or through :meth:`play`."""
+        ``kernel`` names the game kernel that plays them."""
 
     def outcomes(self, acc: dict[str, np.ndarray]) -> np.ndarray:
         """The outcomes (layout ``O_*``) of a plan's accumulators, chunk by chunk."""
@@ -459,7 +459,7 @@ class FarkleTables:
             if family_of(s).two_seats and seats != 2:
                 raise UserError(f"{s.name} plays two-seat games only; use --seats 2")
 
-    def play(self, seats, *, games, seed, crn, chunk_games, progress, client) -> np.ndarray:
+    def play(self, seats, *, games, seed, crn, chunk_games, progress, client):
         from dicelab.farkle import kernels as K
         from dicelab.farkle.simulate import simulate_farkle
 
@@ -467,7 +467,7 @@ class FarkleTables:
                               rules=self.rules, progress=progress, client=client,
                               per_chunk=True, chunk_games=chunk_games,
                               streams=K.STREAM_PER_TURN if crn else K.STREAM_PER_CHUNK)
-        return self._columns(res.chunk_stats)
+        return self._columns(res.chunk_stats), res.kernel
 
     def plan(self, seats, *, games, seed, crn, chunk_games):
         from dicelab.farkle import kernels as K
@@ -517,7 +517,7 @@ class PentaTables:
         if seats < 2:
             raise UserError(f"--seats must be at least 2 for Penta, not {seats}")
 
-    def play(self, seats, *, games, seed, crn, chunk_games, progress, client) -> np.ndarray:
+    def play(self, seats, *, games, seed, crn, chunk_games, progress, client):
         from dicelab.penta.simulate import simulate_penta
         from dicelab.rng import STREAM_PER_CHUNK, STREAM_PER_TURN
 
@@ -525,7 +525,7 @@ class PentaTables:
                              progress=progress, client=client, per_chunk=True,
                              streams=STREAM_PER_TURN if crn else STREAM_PER_CHUNK,
                              chunk_games=chunk_games)
-        return self._columns(res.chunk_tallies)
+        return self._columns(res.chunk_tallies), res.kernel
 
     def plan(self, seats, *, games, seed, crn, chunk_games):
         from dicelab.penta.simulate import PentaPlan, RefereePlan
@@ -608,19 +608,20 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
         seats_of = [specs[i] for i in lineup]
         cell = None if store is None else store.get(f"table-{t}")
         # a cell of another chunk layout (kept by a version that cut the games otherwise)
-        # is played again: its chunks are not these units
-        if cell is None or "outcomes" not in cell or cell.get("chunk_games") != chunk_games:
-            outcomes = tables_of.play(seats_of, games=games, seed=s, crn=crn,
-                                      chunk_games=chunk_games, progress=tick, client=client)
-            cell = {"outcomes": outcomes, "chunk_games": np.int64(chunk_games)}
+        # is played again: its chunks are not these units; so is one that does not name
+        # the kernel that played it (kept by an older version)
+        if (cell is None or not {"outcomes", "kernel"} <= set(cell)
+                or cell.get("chunk_games") != chunk_games):
+            outcomes, kernel = tables_of.play(seats_of, games=games, seed=s, crn=crn,
+                                              chunk_games=chunk_games, progress=tick,
+                                              client=client)
+            cell = {"outcomes": outcomes, "chunk_games": np.int64(chunk_games),
+                    "kernel": np.array(kernel)}
             if store is not None:
                 store.put(f"table-{t}", cell)
         done += games
-        # the kernel that plays these seats (decided from them, as when they are played)
-        kernel = tables_of.plan(seats_of, games=games, seed=s, crn=crn,
-                                chunk_games=chunk_games).kernel
         tables.append({"group": g, "policies": [x.name for x in seats_of], "seed": s,
-                       "kernel": kernel})
+                       "kernel": str(cell["kernel"])})
         per_table_units.append(cell["outcomes"])
     units, pair_units, cells, strata = _units(plan, per_table_units, k, crn, games,
                                               chunk_games)
@@ -636,7 +637,7 @@ def check_policies(policies: list[str | PolicySpec], seats: int, game: str | Non
     if len(policies) < 2:
         raise UserError("a tournament needs at least two policies, e.g. dicelab tournament "
                         "ai max-ev threshold-300")
-    specs = [p if isinstance(p, PolicySpec) else parse_policy(p, game) for p in policies]
+    specs = [parse_policy(p, game) for p in policies]
     kinds = {s.game for s in specs}
     if len(kinds) > 1:
         raise UserError("a tournament takes policies of one game; got "
