@@ -91,12 +91,13 @@ def pytest_unconfigure(config):
 
 
 #: Disk-cache files the session shares: Penta decision blocks (270 MB each; see
-#: dicelab.penta.policies), utility objectives' value tables (16 MB, most of a minute
-#: each to solve; see dicelab.penta.objectives) and the empty card's score distributions
-#: (a few kB, 2.5 s each for optimal's on one thread; see dicelab.penta.distribution; an
-#: objective's policy's, about 40 s on one thread: dicelab.penta.objective_play).
-DECISION_FILES = ("penta-decisions-*.npz", "penta-utility-*.npz", "penta-distribution-*.npz",
-                  "penta-objective-distribution-*.npz")
+#: dicelab.penta.policies), optimal's values (8 MB, 1.7 s a rule set: dicelab.penta.solver),
+#: utility objectives' value tables (16 MB, most of a minute each to solve; see
+#: dicelab.penta.objectives) and the empty card's score distributions (a few kB, 2.5 s
+#: each for optimal's on one thread; see dicelab.penta.distribution; an objective's
+#: policy's, about 40 s on one thread: dicelab.penta.objective_play).
+DECISION_FILES = ("penta-decisions-*.npz", "penta-values-*.npz", "penta-utility-*.npz",
+                  "penta-distribution-*.npz", "penta-objective-distribution-*.npz")
 
 
 def _shared_files(directory: Path) -> list[Path]:

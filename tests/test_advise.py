@@ -553,7 +553,7 @@ def test_advise_farkle_command_under_facebook(capsys, monkeypatch):
     code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,5,2,3,4,4",
                                       "--turn-points", "0", "--me", "-500", "--opp", "100",
                                       "--my-farkles", "2", "--opp-farkles", "1",
-                                      "--target", "600", "--rules", "facebook", "--json"])
+                                      "--target", "300", "--rules", "facebook", "--json"])
     assert code == 0, err
     d = json.loads(out)
     assert d["mode"] == "two-player" and 0.0 < d["options"][0]["value"] < 1.0
@@ -568,7 +568,7 @@ def test_advice_names_the_runs_of_lost_turns_and_the_ending_as_policy_farkle_doe
 
     monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 0)  # the floor: two penalties
     two = ["advise", "farkle", "--roll", "1,5,2,3,4,4", "--me", "-500", "--opp", "100",
-           "--target", "600", "--rules", "facebook"]
+           "--target", "300", "--rules", "facebook"]
     seen = {}
     for s, r in ((0, 0), (2, 1)):
         argv = [*two, "--my-farkles", str(s), "--opp-farkles", str(r)]
@@ -580,12 +580,12 @@ def test_advice_names_the_runs_of_lost_turns_and_the_ending_as_policy_farkle_doe
         code, out, err = run_cli(capsys, argv)
         text = " ".join(out.split())  # the title as one line
         assert code == 0 and err == ""
-        assert (f"Farkle (facebook, me -500, opponent 100, target 600, first-to-bank, lost "
+        assert (f"Farkle (facebook, me -500, opponent 100, target 300, first-to-bank, lost "
                 f"turns in a row {s} vs {r}, totals down to -1,000): roll 1 5 2 3 4 4") in text
     assert seen[0, 0] != seen[2, 1]  # different values, and the titles say why
     code, out, err = run_cli(capsys, [*two, "--ending", "last-round"])
     assert code == 0, err
-    assert "target 600, last-round, lost turns in a row 0 vs 0," in " ".join(out.split())
+    assert "target 300, last-round, lost turns in a row 0 vs 0," in " ".join(out.split())
 
     solo = ["advise", "farkle", "--roll", "1,5,2,3,4,4", "--rules", "facebook",
             "--my-farkles", "2"]

@@ -59,20 +59,20 @@ def test_sweeps_expand_in_order():
     ("policies = 'ai'\n", "policies must be a list"),
     ("policies = ['ai', 'bogus']\n", "policies: unknown policy 'bogus'"),
     ("policies = ['ai']\n", "policies: a tournament needs at least two"),
-    ("policies = ['ai', 'max-ev']\nseats = 9\n", "exp.toml: seats: --seats must be 2 to 7"),
-    ("policies = ['ai', 'max-ev']\nseats = 1\n", "exp.toml: seats: --seats must be 2 to 7"),
-    ("policies = ['optimal', 'greedy']\nseats = 1\n", "exp.toml: seats: --seats must be at"),
+    ("policies = ['ai', 'max-ev']\nseats = 9\n", "exp.toml: seats must be 2 to 7"),
+    ("policies = ['ai', 'max-ev']\nseats = 1\n", "exp.toml: seats must be 2 to 7"),
+    ("policies = ['optimal', 'greedy']\nseats = 1\n", "exp.toml: seats must be at"),
     ("policies = ['optimal-win', 'ai']\nseats = 3\n", "exp.toml: seats: optimal-win plays"),
     ("policies = ['ai', 'bogus']\nseats = 1\n", "exp.toml: policies: unknown policy"),
     ("policies = ['ai', 'max-ev']\nseats = '2'\n", "seats must be an integer"),
-    ("policies = ['ai', 'max-ev']\ngames = 0\n", "games: games must be a positive"),
+    ("policies = ['ai', 'max-ev']\ngames = 0\n", "exp.toml: games must be a positive"),
     ("policies = ['ai', 'max-ev']\ngames = true\n", "games must be an integer"),
-    ("policies = ['ai', 'max-ev']\nseed = -3\n", "seed:"),
-    ("policies = ['ai', 'max-ev']\ntarget = 25\n", "target:"),
+    ("policies = ['ai', 'max-ev']\nseed = -3\n", "exp.toml: seed must be a non-negative"),
+    ("policies = ['ai', 'max-ev']\ntarget = 25\n", "exp.toml: target must be a positive"),
     ("policies = ['ai', 'max-ev']\nrules = 'nope'\n", "rules:"),
-    ("policies = ['ai', 'max-ev']\nending = 'sudden'\n", "ending: --ending must be one of"),
+    ("policies = ['ai', 'max-ev']\nending = 'sudden'\n", "exp.toml: ending must be one of"),
     ("policies = ['optimal', 'greedy']\nending = 'last-round'\n",
-     "ending: --ending applies to Farkle only"),
+     "exp.toml: ending applies to Farkle only"),
     ("policies = ['ai', 'max-ev']\nrules = 'nope'\nending = 'last-round'\n", "rules: unknown"),
     ("policies = ['ai', 'max-ev']\ncrn = 1\n", "crn must be true or false, not 1"),
     ("policies = ['ai', 'max-ev']\nseed = true\n", "seed must be a non-negative integer, not true"),
@@ -482,7 +482,9 @@ def test_a_real_ctrl_c_is_one_line_and_the_next_run_ends_as_an_uninterrupted_one
 
 
 @pytest.mark.parametrize("first, then", [
-    (["--out", "a"], ["--out", "b/c"]), ([], ["--out", "b/c"]), (["--out", "a"], [])],
+    # 1.1 s; fast twins: out-results (a stopped run with --out), results-out (then --out)
+    pytest.param(["--out", "a"], ["--out", "b/c"], marks=pytest.mark.slow),
+    ([], ["--out", "b/c"]), (["--out", "a"], [])],
     ids=["out-out", "results-out", "out-results"])  # neither: a stopped run keeps its cells
 def test_a_stopped_run_finished_elsewhere_leaves_no_empty_results(capsys, tmp_path,
                                                                    monkeypatch, first, then):

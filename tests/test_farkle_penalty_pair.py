@@ -28,11 +28,13 @@ FACEBOOK = PRESETS["facebook"]
 
 
 def naive_penalty_pair(rules, thr_a: int, thr_b: int, target: int, floor: int
-                       ) -> tuple[float, float]:
-    """(P(win), P(tie)) of threshold-thr_a moving first against threshold-thr_b under the
-    farkle penalty, by plain Gauss-Seidel value iteration over (mover, lost turns in a row
-    of both, totals in points down to ``-floor``); a penalty stops at ``-floor``. Each
-    turn's gains from the plain-Python scorer; the last turn is the same turn."""
+                       ) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(P(win), P(tie)) of threshold-thr_a moving first against threshold-thr_b, and of
+    threshold-thr_b moving first against threshold-thr_a, under the farkle penalty, by
+    plain Gauss-Seidel value iteration over (mover, lost turns in a row of both, totals in
+    points down to ``-floor``); a penalty stops at ``-floor``. Each turn's gains from the
+    plain-Python scorer; the last turn is the same turn. (Every state is the mover's: the
+    game of thr_b moving first is the same iteration's state of thr_b to move at 0 to 0.)"""
     dist = {x: nf.threshold_turn_distribution(rules, x) for x in {thr_a, thr_b}}
     thr = {0: thr_a, 1: thr_b}
     totals = range(-floor, target, 50)
@@ -68,7 +70,7 @@ def naive_penalty_pair(rules, thr_a: int, thr_b: int, target: int, floor: int
             moved = max(moved, abs(win - old[0]), abs(tie - old[1]))
         if moved < 1e-14:
             break
-    return val[(0, 0, 0, 0, 0)]
+    return val[(0, 0, 0, 0, 0)], val[(1, 0, 0, 0, 0)]
 
 
 # a small penalty and floor keep the plain iteration's state space small
@@ -87,10 +89,9 @@ def test_exact_pair_matches_plain_value_iteration_under_the_penalty(rules, a, b,
     assert rules.penalty_floor() * 50 == floor
     p = exact_pair(f"threshold-{a}", f"threshold-{b}", rules=rules, target=target,
                    use_cache=False)
-    win, tie = naive_penalty_pair(rules, a, b, target, floor)
+    (win, tie), (bw, bt) = naive_penalty_pair(rules, a, b, target, floor)
     assert p.first.win == pytest.approx(win, abs=1e-10)
     assert p.first.tie == pytest.approx(tie, abs=1e-10)
-    bw, bt = naive_penalty_pair(rules, b, a, target, floor)
     assert p.second.win == pytest.approx(1 - bw - bt, abs=1e-10)
     assert p.second.tie == pytest.approx(bt, abs=1e-10)
     assert 0.0 < p.tolerance < 1e-9

@@ -45,7 +45,8 @@ def test_max_ev_with_low_cap_matches_naive(rules, cap):
     assert (every - best_only > 1e-3) == (cap == 1000)
 
 
-@pytest.mark.parametrize("rules", ["default", "basic"])
+@pytest.mark.parametrize("rules", [
+    "default", pytest.param("basic", marks=pytest.mark.slow)])  # 0.8 s; fast twin: default
 def test_max_ev_is_unaffected_by_the_dominated_set_asides(rules):
     """The solver chooses among every distinct legal set-aside (points, dice left); a
     set-aside with fewer points and the same dice left as another is never better for
@@ -80,7 +81,10 @@ def test_threshold_distribution_matches_naive(rules, threshold):
     assert got.expected_score == pytest.approx(sum(x * p for x, p in want.items()), rel=1e-12)
 
 
-@pytest.mark.parametrize("rules,target", [("default", 300), ("default", 600), ("basic", 400)])
+@pytest.mark.parametrize("rules,target", [
+    ("default", 300),
+    pytest.param("default", 600, marks=pytest.mark.slow),  # 1.3 s; fast twin: default-300
+    ("basic", 400)])
 def test_fastest_matches_naive(rules, target):
     sol = solitaire.solve_fastest(PRESETS[rules], target)
     want = naive.fastest_turns(rules, target)

@@ -31,6 +31,14 @@ def naive_pair(rules, thr_a: int, thr_b: int, target: int, turn=None) -> tuple[f
     value iteration over (mover, totals); each turn's gain distribution from the
     plain-Python scorer (``naive_farkle``, or ``turn(threshold)``), the last turn the same
     turn."""
+    return naive_pairs(rules, thr_a, thr_b, target, turn)[0]
+
+
+def naive_pairs(rules, thr_a: int, thr_b: int, target: int, turn=None
+                ) -> tuple[tuple[float, float], tuple[float, float]]:
+    """:func:`naive_pair` of thr_a moving first, and of thr_b moving first, from one value
+    iteration (its states are the mover's: thr_b moving first is thr_b to move at 0 to
+    0)."""
     turn = turn or (lambda x: _threshold_turn_distribution(rules, x))
     dist = {x: turn(x) for x in {thr_a, thr_b}}
     thr = {0: thr_a, 1: thr_b}
@@ -64,7 +72,7 @@ def naive_pair(rules, thr_a: int, thr_b: int, target: int, turn=None) -> tuple[f
             moved = max(moved, abs(win - old[0]), abs(tie - old[1]))
         if moved < 1e-15:
             break
-    return val[(0, 0, 0)]
+    return val[(0, 0, 0)], val[(1, 0, 0)]
 
 
 @pytest.mark.parametrize("ending", ["last-round", "first-to-bank"])
@@ -72,13 +80,12 @@ def naive_pair(rules, thr_a: int, thr_b: int, target: int, turn=None) -> tuple[f
                                                 (500, 200, 1000)])
 def test_exact_pair_matches_plain_value_iteration(a, b, target, ending):
     rules = DEFAULT.with_ending(ending)
-    win, tie = naive_pair(rules, a, b, target)
+    (win, tie), (bw, bt) = naive_pairs(rules, a, b, target)
     p = exact_pair(f"threshold-{a}", f"threshold-{b}", rules=rules, target=target,
                    use_cache=False)
     assert p.first.win == pytest.approx(win, abs=1e-12)
     assert p.first.tie == pytest.approx(tie, abs=1e-12)
     # moving second is the other policy moving first
-    bw, bt = naive_pair(rules, b, a, target)
     assert p.second.win == pytest.approx(1 - bw - bt, abs=1e-12)
     assert p.second.tie == pytest.approx(bt, abs=1e-12)
     if ending == "first-to-bank":
@@ -125,16 +132,19 @@ def test_monte_carlo_compare_agrees_with_compare_exact():
         assert abs(m.score - e.score) <= 4 * m.score_se
 
 
-@pytest.mark.parametrize("opponent", ["threshold-300", "ai", "max-ev"])
+@pytest.mark.parametrize("opponent", [
+    "threshold-300", "ai",
+    # 0.9 s; fast twin: test_best_response_under_a_minimum_to_bank_is_what_its_table_plays[max-ev]
+    pytest.param("max-ev", marks=pytest.mark.slow)])
 def test_best_response_is_what_its_table_plays_and_beats_optimal_win(opponent):
-    br = solve_best_response(DEFAULT, 1000, opponent, use_cache=False)
-    played = exact_pair(f"optimal-win:vs={opponent}", opponent, target=1000, use_cache=False)
+    br = solve_best_response(DEFAULT, 600, opponent, use_cache=False)
+    played = exact_pair(f"optimal-win:vs={opponent}", opponent, target=600, use_cache=False)
     assert played.first.win == pytest.approx(br.first_outcome.win, abs=1e-9)
     assert played.first.tie == pytest.approx(br.first_outcome.tie, abs=1e-9)
     second = br.second_outcome
     assert played.second.win == pytest.approx(second.win, abs=1e-9)
     # knowing the opponent is worth something, in both seats, never less than nothing
-    general = exact_pair("optimal-win", opponent, target=1000)
+    general = exact_pair("optimal-win", opponent, target=600)
     assert played.first.score >= general.first.score - 1e-9
     assert played.second.score >= general.second.score - 1e-9
     assert played.score > general.score
@@ -175,7 +185,7 @@ def test_cli_exact_json_table_and_out(capsys, tmp_path):
 
 @pytest.mark.parametrize(("argv", "needle"), [
     (["compare", "optimal", "greedy", "--exact", "--ending", "first-to-bank"],
-     "Penta has no target or ending rule"),
+     "--ending applies to Farkle only"),
     (["compare", "optimal-win:vs=bogus", "ai", "--exact"], "unknown policy 'bogus'"),
     (["compare", "optimal-win:vs=optimal", "ai", "--exact"], "penta policy"),
     (["compare", "optimal-win:versus=ai", "ai", "--exact"], "optimal-win:vs=POLICY"),
@@ -212,23 +222,25 @@ def test_exact_pair_under_a_minimum_to_bank_matches_plain_value_iteration(a, b, 
         assert same.first.win == p.first.win and same.second.win == p.second.win
 
 
-@pytest.mark.parametrize("opponent", ["ai", "max-ev"])
+@pytest.mark.parametrize("opponent", [
+    # 1.2 s; fast twin: test_best_response_is_what_its_table_plays_and_beats_optimal_win[ai]
+    pytest.param("ai", marks=pytest.mark.slow), "max-ev"])
 def test_best_response_under_a_minimum_to_bank_is_what_its_table_plays(opponent):
     """(The solve is cached: the head to head of ``optimal-win:vs=...`` plays its table.)"""
-    br = solve_best_response(MIN_BANK, 1000, opponent)
-    played = exact_pair(f"optimal-win:vs={opponent}", opponent, rules=MIN_BANK, target=1000,
+    br = solve_best_response(MIN_BANK, 600, opponent)
+    played = exact_pair(f"optimal-win:vs={opponent}", opponent, rules=MIN_BANK, target=600,
                         use_cache=False)
     assert played.first.win == pytest.approx(br.first_outcome.win, abs=1e-9)
     assert played.first.tie == pytest.approx(br.first_outcome.tie, abs=1e-9)
     assert played.second.win == pytest.approx(br.second_outcome.win, abs=1e-9)
-    general = exact_pair("optimal-win", opponent, rules=MIN_BANK, target=1000,
+    general = exact_pair("optimal-win", opponent, rules=MIN_BANK, target=600,
                          use_cache=False)
     assert played.score >= general.score - 1e-12
 
 
 def test_optimal_win_under_a_minimum_to_bank_plays_its_table_against_itself():
-    ow = solve_optimal_win(MIN_BANK, 1000)
-    self_play = exact_pair("optimal-win", "optimal-win", rules=MIN_BANK, target=1000,
+    ow = solve_optimal_win(MIN_BANK, 600)
+    self_play = exact_pair("optimal-win", "optimal-win", rules=MIN_BANK, target=600,
                            use_cache=False)
     assert self_play.first.win == pytest.approx(ow.first_outcome.win, abs=1e-9)
 

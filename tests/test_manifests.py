@@ -334,6 +334,7 @@ def test_a_penta_report_card_records_the_rules_table():
     from dicelab.stats import Estimate
 
     e = PentaEvaluation("greedy", "free-joker", True, None, 1, True, Estimate(220.0, 0.0, 0),
-                        50.0, 254.6, 10, {}, Estimate(1.0, 0.1, 10), 0.0)
+                        50.0, 254.6, 10, {}, Estimate(1.0, 0.1, 10),
+                        Estimate(0.03, 0.01, 300), 0.0)
     assert e.manifest()["rules"] == get_rules("free-joker").to_dict()
     assert e.to_dict()["rules"] == "free-joker"

@@ -68,6 +68,7 @@ def test_an_optimal_block_built_by_the_solve_equals_one_built_from_the_values(mo
     p = POLICIES.index("optimal")
     solver._MEMO.pop(solver.cache_key(rs), None)
     block_file("optimal", "no-bonus").unlink(missing_ok=True)
+    cache.cache_path(solver.cache_key(rs)).unlink(missing_ok=True)  # a shared file, linked
     with monkeypatch.context() as m:
         m.setattr(policies, "build_decision_block", None)  # not the separate build
         swept = fresh("optimal", "no-bonus")

@@ -391,7 +391,8 @@ def test_cli_compare_exact_penta(dist, capsys, tmp_path):
     (["solve", "penta", "--distribution", "--out", "{tmp}/o", "--plot", "{tmp}/o/p/x.png"],
      "the directory {tmp}/o/p does not exist"),
     (["solve", "penta", "--distribution", "--out", "{tmp}/file"], "not a directory"),
-    (["compare", "optimal", "greedy", "--exact", "--target", "1000"], "no target"),
+    (["compare", "optimal", "greedy", "--exact", "--target", "1000"],
+     "--target applies to Farkle only"),
     (["compare", "optimal", "ai", "--exact"], "one game"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(capsys, tmp_path, argv, needle):

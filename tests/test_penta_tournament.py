@@ -156,7 +156,7 @@ def test_experiment_files_take_penta_tournaments(tmp_path):
                               / "penta-tournament.toml")
     assert example.policies == ("optimal", "greedy") and example.rules == "hasbro"
 
-    with pytest.raises(UserError, match="target: --target applies to Farkle only"):
+    with pytest.raises(UserError, match=r"penta.toml: target applies to Farkle only"):
         parse_experiment(text + "target = 2000\n", "penta.toml")
     with pytest.raises(UserError, match="rules: unknown Penta rule set"):
         parse_experiment(text.replace("'seed'", "'default'"), "penta.toml")

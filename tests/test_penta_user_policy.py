@@ -56,14 +56,17 @@ COPY = textwrap.dedent("""
     def greedy_copy(card, roll, rolls_left):
         return _decide("greedy", card, roll, rolls_left)
 
-    class OptimalCopy:
+    class Copy:
         game = "penta"
-        name = "optimal-copy"
+
+        def __init__(self, values_of):
+            self.values_of, self.name = values_of, f"{values_of}-copy"
 
         def decide(self, state):
-            return _decide("optimal", state.card, state.roll, state.rolls_left)
+            return _decide(self.values_of, state.card, state.roll, state.rolls_left)
 
-    optimal_copy = OptimalCopy()
+    optimal_copy = Copy("optimal")
+    greedy_object = Copy("greedy")
 """)
 
 
@@ -78,15 +81,19 @@ BOOKS = ("hist", "box_sum", "box_sq", "upper_bonus", "fifty", "bonus_sum", "bonu
          "tied", "beat")
 
 
-@pytest.mark.parametrize("streams", [
-    pytest.param(STREAM_PER_CHUNK, marks=pytest.mark.slow),  # 5.5 s; fast twin: per turn
-    STREAM_PER_TURN])
-def test_copies_of_the_built_ins_play_the_kernels_games_bit_for_bit(copies, streams):
+@pytest.mark.parametrize("streams, second", [
+    # 5.5 s, and optimal's block (7 s when no test built it yet); fast twin: per turn, with
+    # greedy's copy as an object (the same referee and widget, the block the tier builds)
+    pytest.param(STREAM_PER_CHUNK, "optimal", marks=pytest.mark.slow),
+    (STREAM_PER_TURN, "greedy")])
+def test_copies_of_the_built_ins_play_the_kernels_games_bit_for_bit(copies, streams, second):
+    """A copy as a function (greedy's) and one as an object with ``decide``."""
     seats = [parse_policy(f"{copies}:greedy_copy", "penta"),
-             parse_policy(f"{copies}:optimal_copy", "penta")]
+             parse_policy(f"{copies}:{'optimal_copy' if second == 'optimal' else 'greedy_object'}",
+                          "penta")]
     assert [s.family for s in seats] == ["user", "user"]
     mine = simulate_penta(seats, games=60, seed=31, streams=streams, per_chunk=True)
-    kernel = simulate_penta(["greedy", "optimal"], games=60, seed=31, streams=streams,
+    kernel = simulate_penta(["greedy", second], games=60, seed=31, streams=streams,
                             per_chunk=True)
     for name in BOOKS:
         assert np.array_equal(getattr(mine, name), getattr(kernel, name)), name
@@ -95,7 +102,7 @@ def test_copies_of_the_built_ins_play_the_kernels_games_bit_for_bit(copies, stre
     for name, books in kernel.chunk_tallies.items():  # what tournaments read
         assert np.array_equal(mine.chunk_tallies[name], books), name
     # a sequential test's units, a range at a time: the referee's plan plays the kernel's
-    built = [parse_policy("greedy", "penta"), parse_policy("optimal", "penta")]
+    built = [parse_policy("greedy", "penta"), parse_policy(second, "penta")]
     ref = RefereePlan(tuple(seats), "seed", 31, 40, streams=streams, chunk_games=8)
     ker = PentaPlan(tuple(built), "seed", 31, 40, per_chunk=True, streams=streams,
                     chunk_games=8)
@@ -290,7 +297,8 @@ def test_the_report_cards_all_row_is_in_its_json(capsys):
     assert d["total_loss_per_decision"] == pytest.approx(
         d["total_loss_per_game"] * 5 / n, rel=1e-12)
     row = next(line for line in text.splitlines() if "\u2502 all " in line).split("\u2502")
-    assert [c.strip() for c in row[2:4]] == [str(n), f"{d['total_loss_per_decision']:.3f}"]
+    # no loss at all measures no error: no interval
+    assert [c.strip() for c in row[2:4]] == [str(n), f"{d['total_loss_per_decision']:.3f} [n/a]"]
 
 
 @pytest.mark.slow  # solves the objective (10 s); fast twin: the next test
@@ -312,8 +320,10 @@ def test_the_report_card_of_an_objective_judges_it_in_expected_final_score(monke
     assert not e.exact and e.total_loss.mean > 0
     played = play_games("penta", [policy], games=4, seed=5)
     records = parse_lines(format_games(played).splitlines(), "<games>", game="penta")
-    losses, total = class_losses(analyse_games(records, objective="mean").decisions, 4)
+    losses, total, per_decision = class_losses(
+        analyse_games(records, objective="mean").decisions, 4)
     assert e.losses == losses and e.total_loss == total
+    assert e.loss_per_decision == per_decision
 
 
 @pytest.mark.parametrize("name", ["optimal:at-least:300", "optimal:utility:theta=0.01",
@@ -426,11 +436,15 @@ def test_a_loss_interval_never_goes_below_zero(losses):
             for g, x in enumerate(losses)]
     rows += [{"game": g, "step": 1, "chosen": "keep 6 6", "loss": x / 2}
              for g, x in enumerate(losses)]
-    by_class, total = class_losses(pd.DataFrame(rows), games)
-    for e in [total, *(c.per_game for c in by_class.values())]:
+    by_class, total, per_decision = class_losses(pd.DataFrame(rows), games)
+    for e in [total, per_decision, *(e for c in by_class.values()
+                                     for e in (c.per_game, c.per_decision))]:
         lo, hi = e.ci95
         assert math.isnan(lo) or 0.0 <= lo <= e.mean <= hi
     assert total.mean == pytest.approx(1.5 * sum(losses) / games)
+    # a ratio over the games: every game makes one decision of each class here
+    assert per_decision.mean == pytest.approx(1.5 * sum(losses) / (2 * games))
+    assert by_class["box"].per_decision.mean == pytest.approx(sum(losses) / games)
 
 
 def test_a_users_report_card_adds_up(capsys, tmp_path):
@@ -441,6 +455,13 @@ def test_a_users_report_card_adds_up(capsys, tmp_path):
     assert abs(e.total_loss.mean - e.gap) < 4 * se, (e.total_loss, e.gap)
     assert e.losses["box"].decisions == 150 * 13
     assert sum(c.per_game.mean for c in e.losses.values()) == pytest.approx(e.total_loss.mean)
+    # the loss per decision: all the games' losses over all their decisions, with its SE
+    per = e.loss_per_decision
+    assert per.mean == pytest.approx(e.total_loss.mean * 150 / e.decisions, rel=1e-12)
+    assert 0 < per.se < per.mean and per.ci95[0] < per.mean < per.ci95[1]
+    d = e.to_dict()
+    assert (d["total_loss_per_decision_se"], d["loss_by_decision"]["box"]["loss_per_decision_se"]
+            ) == (per.se, e.losses["box"].per_decision.se)
     again = evaluate_penta(f"{EXAMPLES}:chase_penta", games=150, seed=9)
     assert again.to_dict() | {"elapsed_s": 0} == e.to_dict() | {"elapsed_s": 0}
     frame = e.to_frame()

@@ -399,7 +399,7 @@ def test_a_bank_that_wins_the_game_costs_nothing_whatever_the_coachs_measure(
     g.start()
     unit = "win" if g.coach_unit == "win" else "points"
     assert unit == ("win" if len(g.players) == 2 else "points")
-    won, charged = [], [0.0] * len(g.players)
+    won, charged = [], {u: [0.0] * len(g.players) for u in ("win", "points")}
     while g.phase != "over":
         if g.phase == "computer":
             g.step()
@@ -416,20 +416,58 @@ def test_a_bank_that_wins_the_game_costs_nothing_whatever_the_coachs_measure(
             if ended_won:
                 won.append((seat, last_round, measured))
                 assert cost["loss"] == 0.0
-            charged[seat] += cost["loss"]
+            charged[cost["unit"]][seat] += cost["loss"]
         else:
             g.roll_on()
             for e in g.take_events():
                 if e.kind == "cost":
                     assert not e.data["won"]
-                    charged[e.seat] += e.data["loss"]
-    assert len(won) == 1 and g.losses == pytest.approx(charged)
+                    charged[e.data["unit"]][e.seat] += e.data["loss"]
+    assert len(won) == 1 and g.losses == pytest.approx(charged[unit])
+    if unit == "points":  # the last turn's, in P(win), kept apart (None: not judged)
+        assert [x or 0.0 for x in g.last_turn_losses] == pytest.approx(charged["win"])
     seat, last_round, measured = won[0]
     assert last_round == (ending == "last-round" and humans + (ai is not None) > 1)
-    if unit == "win":
-        assert measured == 0.0  # P(win) 1: the best option
-    elif humans in (1, 3):
+    if unit == "win" or last_round:
+        assert measured == 0.0  # P(win) 1: the best option (a last turn is judged so)
+    elif humans == 1:
         assert measured > 100  # expected turn points: rolling on was worth more
+
+
+def test_a_coach_of_turn_points_judges_the_games_last_turn_by_the_chance_to_win():
+    """Three seats, the coach counting expected turn points: the last turn of the last
+    round decides the game alone, so it is judged in P(win) + P(tie)/2 of beating the
+    highest total: banking 50 behind 1,000 loses for sure, rolling on is the best. Its
+    loss is kept apart from the turn points lost before it."""
+    faces = rolls([1, 1, 1, 2, 3, 4], [5, 2, 3, 4, 6, 6], [5, 2, 3, 4, 6, 6])
+    g = farkle(faces, n_humans=3, target=1000, coach=True)
+    assert g.coach_unit == "points"
+    g.set_aside([1, 1, 1])
+    g.bank()  # 1,000: the last round
+    assert g.last_round and not g.final_turn and g.seat == 1
+    assert g.advice().unit == "points"  # another turn follows this one
+    g.set_aside([5])
+    g.bank()
+    points_lost = g.losses[1]
+    assert points_lost > 0 and g.last_turn_losses == [None, None, None]
+    assert g.final_turn and g.seat == 2
+    adv = g.advice()
+    ref = advise([5, 2, 3, 4, 6, 6], turn_points=0, me=0, opp=1000, target=1000)
+    assert ref.mode == "last-round" and adv.unit == "win"
+    assert [(o.keep, o.action) for o in adv.options] == [(o.keep, o.action)
+                                                         for o in ref.options]
+    assert [o.value for o in adv.options] == pytest.approx([o.value for o in ref.options])
+    g.set_aside([5])
+    bank, roll = (next(o for o in g.advice().options if o.action == a)
+                  for a in ("bank", "roll"))
+    assert bank.value == 0.0 and roll.loss == 0.0 and roll.value > 0
+    g.take_events()
+    g.bank()
+    (cost,) = [e.data for e in g.take_events() if e.kind == "cost"]
+    assert cost["unit"] == "win" and cost["loss"] == pytest.approx(roll.value)
+    assert not cost["won"] and g.phase == "over" and g.winners == [0]
+    assert g.last_turn_losses == [None, None, pytest.approx(roll.value)]
+    assert g.losses == [0.0, points_lost, 0.0]
 
 
 # --- Penta ---------------------------------------------------------------------------------

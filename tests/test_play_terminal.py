@@ -408,7 +408,8 @@ def test_the_coach_says_a_bank_wins_the_game_whatever_it_measures(capsys, monkey
     target (alone only), marks the bank "wins the game" in its table and charges it
     nothing."""
     line = ("coach: judges by the turn's expected points (max-ev), which leave out the "
-            "target: a bank that wins the game costs nothing")
+            "target: a bank that wins the game costs nothing, and the game's last turn is "
+            "judged by the chance to beat the highest total")
     for argv, measure in ((["--ai", "none"], "expected points"),
                           (["--humans", "2", "--ai", "none", "--ending", "first-to-bank"],
                            "percentage points of P(win) + ½P(tie)")):
@@ -431,6 +432,33 @@ def test_the_coach_says_a_bank_wins_the_game_whatever_it_measures(capsys, monkey
         flat = " ".join(out.split())
         assert code == 0 and flat.count("coach: banking now would have won the game") == 1
         assert "a best move" not in flat and "bank wins the game" not in flat
+
+
+def test_three_players_last_turn_is_judged_by_the_chance_to_win(capsys, monkeypatch):
+    """A whole game of three players to 100 with the coach (expected turn points): the
+    first banks 100 (the last round), the second banks 50 (judged in points: a turn
+    follows), the third, on the game's last turn, asks the coach, which ranks by the
+    chance to beat 100, then banks 50 behind it: that costs win probability, said apart
+    from the points at the end."""
+    keys = ["1", "b", "5", "b", "?", "5", "b"]
+    code, out, _ = run_with_input(capsys, monkeypatch,
+                                  ["play", "farkle", "--humans", "3", "--ai", "none",
+                                   "--target", "100", "--seed", "0", "--coach"], keys)
+    flat = " ".join(out.split())
+    assert code == 0 and "Player 1 won with 100." in flat
+    assert "coach: this turn ends the game: P(win) + ½P(tie) of beating 100" in flat
+    costs = re.findall(r"coach: that cost ([\d.]+) (expected points|percentage points of "
+                       r"P\(win\) \+ ½P\(tie\)) \(best: (.*?)\) Player \d banks", flat)
+    assert [unit for _, unit, _ in costs] == ["expected points", "expected points",
+                                              "percentage points of P(win) + ½P(tie)"]
+    (first, _, _), (second, _, _), (last, _, best) = costs
+    # four 4s and the 5, banked, win the game; banking 50 behind 100 loses it for sure
+    assert best == "set aside 4 4 4 4 5, bank, 100.00% P(win) + ½P(tie)"
+    assert float(last) == 100.0
+    assert f"coach: Player 1 lost {first} expected points in all coach: Player 2" in flat
+    assert f"coach: Player 2 lost {second} expected points in all coach: Player 3" in flat
+    assert flat.endswith(f"coach: Player 3 lost 0.0 expected points in all, and {last} "
+                         "percentage points of P(win) + ½P(tie) on the last turn")
 
 
 def test_bank_or_roll_before_a_set_aside_asks_for_dice(capsys, monkeypatch):

@@ -164,13 +164,13 @@ def test_a_plan_of_referee_seats_runs_as_simulate_python_and_in_a_sequential_tes
     from dicelab.runner import PER_CHUNK, run_plan
 
     seats = (AiByHand(), parse_policy("threshold-300"))
-    plan = FarklePlan(seats, DEFAULT, 1000, 9, 2500, per_chunk=True,
+    plan = FarklePlan(seats, DEFAULT, 1000, 9, 1100, per_chunk=True,
                       streams=K.STREAM_PER_TURN, chunk_games=512)
     acc = run_plan(plan)
-    alone = simulate_python(list(seats), games=2500, seed=9, target=1000,
+    alone = simulate_python(list(seats), games=1100, seed=9, target=1000,
                             streams=K.STREAM_PER_TURN, per_chunk=True)
     assert plan.kernel == "referee" and acc["stats"].tolist() == alone.stats.tolist()
-    assert acc[PER_CHUNK + "stats"].shape[0] == 5  # chunks of 512 games, the last one short
+    assert acc[PER_CHUNK + "stats"].shape[0] == 3  # chunks of 512 games, the last one short
     f = tmp_path / "mine.py"
     f.write_text("from dicelab.farkle.policy import Move, all_scoring\n"
                  "def greedy(state):\n"

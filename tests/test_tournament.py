@@ -141,6 +141,9 @@ def test_cli_json_out_and_figures(capsys, tmp_path):
     assert len(d["pairs"]) == 3
     assert {p.name for p in out.iterdir()} == {"summary.parquet", "manifest.json",
                                                 "win-matrix.png", "ratings.png"}
+    files = json.loads((out / "manifest.json").read_text())["files"]
+    assert files["summary"] == "summary.parquet"
+    assert sorted(files["figures"]) == ["ratings.png", "win-matrix.png"]
 
 
 @pytest.mark.parametrize(("argv", "needle"), [

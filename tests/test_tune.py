@@ -339,7 +339,7 @@ def test_tune_searches_a_users_penta_family_by_simulation(capsys, tmp_path):
 
 @pytest.mark.parametrize("extra, why", [
     ([], "add --monte-carlo"),
-    (["--monte-carlo", "--target", "1000"], "Penta has no target"),
+    (["--monte-carlo", "--target", "1000"], "--target applies to Farkle only"),
     (["--monte-carlo", "--range", "high=1:9:1"], "within 2..6"),
 ])
 def test_tune_refuses_what_a_penta_family_cannot_do(capsys, tmp_path, extra, why):
@@ -417,9 +417,12 @@ def test_monte_carlo_says_when_every_member_ties_with_the_best(capsys):
     assert d["all_tied"] is True and d["alpha"] == ALPHA and d["best_score_se"] > 0
     assert d["tied_members"] == [p for p in ("threshold-250", "threshold-300")
                                  if p != d["best"]]
+    assert {c["policy"]: c["vs_best"] for c in d["candidates"]} == {
+        p: "highest" if p == d["best"] else "tie" for p in ("threshold-250", "threshold-300")}
     code, out, err = run_cli(capsys, [*argv, *mc])
     assert code == 0, err
     assert "no best: every member evaluated is tied with the highest score" in out
+    assert "highest │" in out and "best │" not in out  # the table's vs best column
     assert "highest score: threshold-" in out and "best found" not in out
     code, out, err = run_cli(capsys, [*argv, "--json"])
     d = json.loads(out)

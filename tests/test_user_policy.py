@@ -176,7 +176,7 @@ def test_best_response_to_a_user_rule_matches_plain_value_iteration():
     response against value iteration over every state and every legal set-aside; no
     other policy does better against the rule, in either seat."""
     rules = dataclasses.replace(DEFAULT, name="default-ftb", ending="first-to-bank")
-    target = 1000
+    target = 800
 
     @bank_rule
     def by_dice(my, opp, tp, n, *, low=250, high=600):
@@ -562,7 +562,7 @@ def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tm
     best response takes at least what optimal-win takes; the report's files."""
     import json
 
-    target = 1000
+    target = 500
     out = tmp_path / "card"
     code, stdout, err = run_cli(capsys, ["evaluate", f"{EXAMPLES}:threshold_300", "--target",
                                          str(target), "--json", "--out", str(out)])
@@ -601,11 +601,16 @@ def test_evaluate_banks_figure_names_the_target_rules_and_ending(target, rules, 
 def test_evaluate_plot_goes_in_the_folder_out_creates(capsys, tmp_path):
     """The banks' picture of --plot is written into the --out folder the run creates."""
     out = tmp_path / "runs" / "card"
-    code, _, err = run_cli(capsys, ["evaluate", "threshold-300", "--target", "200", "--json",
-                                    "--out", str(out), "--plot", str(out / "b.png")])
+    code, text, err = run_cli(capsys, ["evaluate", "threshold-300", "--target", "200",
+                                       "--json", "--out", str(out), "--plot", str(out / "b.png")])
     assert code == 0, err
     assert sorted(p.name for p in out.iterdir()) == [
         "b.png", "banks.png", "manifest.json", "summary.parquet"]
+    # the game is named, as Penta's report card names it
+    assert json.loads(text)["game"] == "farkle"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["game"] == "farkle"
+    assert manifest["files"] == {"summary": "summary.parquet", "figures": ["banks.png"]}
 
 
 def test_evaluate_optimal_win_shows_no_negative_zero(capsys):

@@ -357,11 +357,11 @@ def _exact(specs, pairs, target, rules, ending, progress, stage) -> Comparison:
 def _exact_penta(specs, pairs, target, rules, ending, progress, stage) -> Comparison:
     """Penta pairs from the policies' exact score distributions
     (:mod:`dicelab.penta.head_to_head`)."""
-    if target is not None or ending is not None:
-        raise UserError("Penta has no target or ending rule: leave out --target and --ending")
     from dicelab.penta.builtin import family_of
     from dicelab.penta.head_to_head import exact_pair
-    from dicelab.penta.rules import get_rules
+    from dicelab.penta.rules import get_rules, refuse_farkle_options
+
+    refuse_farkle_options(("--target", target), ("--ending", ending))
 
     rs = get_rules(rules)
     by_name = {s.name: s for s in specs}

@@ -1,5 +1,8 @@
 """Errors a user can cause. The CLI turns each into one line on stderr and exit code 2."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class UserError(ValueError):
     """Bad input from the user (unknown policy, bad option value, malformed file, ...).
@@ -7,6 +10,29 @@ class UserError(ValueError):
     The message is a single line that says what is wrong and, where possible, what
     would be accepted instead.
     """
+
+
+@contextmanager
+def worded_for(name: str, prefix: str = "") -> Iterator[None]:
+    """Within it, a :class:`UserError` of the checks shared with the command line, worded
+    for its option (``--seats must be ...``), is worded for the argument or field ``name``
+    (``seats must be ...``), after ``prefix`` (a file's name, say); another refusal is
+    said after ``name:``.
+
+    >>> from dicelab.farkle.rules import check_target
+    >>> with worded_for("target"):
+    ...     check_target(77)
+    Traceback (most recent call last):
+    dicelab.errors.UserError: target must be a positive multiple of 50 (e.g. ...), not 77
+    """
+    try:
+        yield
+    except UserError as exc:
+        text = str(exc)
+        for said in (f"--{name} ", f"{name} "):
+            if text.startswith(said):
+                raise UserError(f"{prefix}{name} {text[len(said):]}") from None
+        raise UserError(f"{prefix}{name}: {text}") from None
 
 
 class ReaderGone(Exception):

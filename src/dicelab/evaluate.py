@@ -91,7 +91,8 @@ class FarkleEvaluation:
             return {"score": p.score, "first": p.first.to_dict(), "second": p.second.to_dict()}
 
         return {
-            "kind": "farkle-evaluation", "policy": self.policy, "rules": self.rules.name,
+            "kind": "farkle-evaluation", "game": "farkle", "policy": self.policy,
+            "rules": self.rules.name,
             "ending": self.rules.ending, "target": self.target,
             "vs_optimal_win": pair(self.vs_optimal_win), "vs_ai": pair(self.vs_ai),
             "exploitability": self.exploitability,
@@ -105,7 +106,7 @@ class FarkleEvaluation:
         }
 
     def manifest(self) -> dict[str, Any]:
-        return {"kind": "farkle-evaluation", "policy": self.policy,
+        return {"kind": "farkle-evaluation", "game": "farkle", "policy": self.policy,
                 "rules": self.rules.to_dict(), "target": self.target}
 
     def to_frame(self):

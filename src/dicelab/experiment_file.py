@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from dicelab.errors import UserError
+from dicelab.errors import UserError, worded_for
 
 _KINDS = ("tournament", "compare")
 #: A note in ``results/.partial``: the unfinished runs kept there made ``results/`` for
@@ -208,10 +208,8 @@ def _check_values(spec: ExperimentSpec) -> None:
         raise UserError(f"{src}: crn: applies to kind = \"tournament\" only")
 
     def named(key: str, check):
-        try:
+        with worded_for(key, f"{src}: "):  # "seats must be ...", not "--seats must be ..."
             return check()
-        except UserError as exc:
-            raise UserError(f"{src}: {key}: {exc}") from None
 
     specs = named("policies", lambda: check_policies(list(spec.policies), 2, None))
     tables = TABLE_GAMES[specs[0].game]

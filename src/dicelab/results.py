@@ -241,8 +241,9 @@ def policy_code(*named) -> dict[str, str]:
 
 
 def save_run(out: Path, result: SimulationResult, command: list[str] | None = None,
-             name: str = "summary") -> dict[str, Path]:
-    """Write ``<out>/<name>.parquet`` and ``<out>/manifest.json``; returns the paths."""
+             name: str = "summary", figures: tuple[str, ...] = ()) -> dict[str, Path]:
+    """Write ``<out>/<name>.parquet`` and ``<out>/manifest.json``, which lists them and
+    ``figures`` (the names of pictures already written there); returns the paths."""
     out = prepare_out_dir(out)
     command = command if command is not None else list(sys.argv)
     run = result.manifest()
@@ -251,7 +252,8 @@ def save_run(out: Path, result: SimulationResult, command: list[str] | None = No
         **run,
         "versions": versions(),
         **({"policy_code": code} if (code := policy_code(command, run)) else {}),
-        "files": {"summary": f"{name}.parquet"},
+        "files": {"summary": f"{name}.parquet", **({"figures": list(figures)} if figures
+                                                    else {})},
         "summary": result.to_dict(),
     }
     pq = out / f"{name}.parquet"

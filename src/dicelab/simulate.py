@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from dicelab.config import DEFAULT_GAMES
-from dicelab.errors import UserError
 from dicelab.registry import parse_seats
 from dicelab.results import SimulationResult
 from dicelab.seeding import check_games
@@ -47,11 +46,10 @@ def simulate(strategy: str, vs: list[str] | None = None, *, game: str | None = N
         return simulate_farkle(seats, games=games, seed=seed, target=target, rules=rules,
                                ending=ending, first_seat=first_seat, progress=progress,
                                client=client)
-    for name, value in (("--target", target), ("--ending", ending), ("--first", first_seat)):
-        if value is not None:
-            raise UserError(f"{name} applies to Farkle only; a Penta game is 13 turns per "
-                            "seat, every seat on its own card")
+    from dicelab.penta.rules import refuse_farkle_options
     from dicelab.penta.simulate import simulate_penta
+
+    refuse_farkle_options(("--target", target), ("--ending", ending), ("--first", first_seat))
 
     return simulate_penta(seats, games=games, seed=seed, rules=rules, progress=progress,
                           client=client)

@@ -504,12 +504,9 @@ class PentaTables:
     @classmethod
     def make(cls, rules: Any, ending: str | None, target: int | None) -> PentaTables:
         """``rules``: a rule-set name (None: ``seed``) or a RuleSet."""
-        from dicelab.penta.rules import RuleSet, get_rules
+        from dicelab.penta.rules import RuleSet, get_rules, refuse_farkle_options
 
-        for name, value in (("--target", target), ("--ending", ending)):
-            if value is not None:
-                raise UserError(f"{name} applies to Farkle only; a Penta game is 13 turns "
-                                "per seat, every seat on its own card")
+        refuse_farkle_options(("--target", target), ("--ending", ending))
         return cls(rules if isinstance(rules, RuleSet) else get_rules(rules))
 
     @staticmethod

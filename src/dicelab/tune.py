@@ -333,11 +333,9 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
                         "no games")
     budget = check_games(DEFAULT_BUDGET if budget is None else budget, "--budget")
     if fam.game == "penta":
-        from dicelab.penta.rules import get_rules
+        from dicelab.penta.rules import get_rules, refuse_farkle_options
 
-        if target is not None or ending is not None:
-            raise UserError("Penta has no target or ending rule: leave out --target and "
-                            "--ending")
+        refuse_farkle_options(("--target", target), ("--ending", ending))
         if not monte_carlo:
             raise UserError(f"{family} decides move by move: a Penta family is tuned by "
                             "simulation; add --monte-carlo (and a --budget of games)")
@@ -446,8 +444,9 @@ def _ties_by_test(frame: pd.DataFrame, units: dict, best: str) -> tuple[pd.DataF
     the field's units both played on the same dice, paired: :func:`_pooled`;
     ``p_value``: the two-sided p-value of no difference (:func:`dicelab.stats.unit_p`:
     the sign test where every unit differs alike), ``p_holm``
-    Holm-corrected over the candidates compared; NaN for no test; ``vs_best``: ``best``,
-    ``tie`` or ``worse``), and the members tied with ``best``: Holm does not reject no
+    Holm-corrected over the candidates compared; NaN for no test; ``vs_best``: ``best``
+    (``highest`` when every other member ties with it), ``tie`` or ``worse``), and the
+    members tied with ``best``: Holm does not reject no
     difference at :data:`ALPHA`, or there is no test."""
     num_best, den = _pooled(units[best])
     diffs = {name: unit_ratio(num_best - _pooled(units[name])[0], den)
@@ -460,7 +459,9 @@ def _ties_by_test(frame: pd.DataFrame, units: dict, best: str) -> tuple[pd.DataF
         p_value=[raw.get(n, math.nan) for n in frame["policy"]],
         p_holm=[adjusted.get(n, math.nan) for n in frame["policy"]])
     ties = [n for n in names if not adjusted[n] < ALPHA]
-    frame["vs_best"] = ["best" if n == best else "tie" if n in ties else "worse"
+    # when every other member ties with it, the highest score is not a best
+    top = "highest" if names and len(ties) == len(names) else "best"
+    frame["vs_best"] = [top if n == best else "tie" if n in ties else "worse"
                         for n in frame["policy"]]
     return frame, ties
 

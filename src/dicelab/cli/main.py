@@ -156,7 +156,8 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
             for name, fig in result.figures().items():
                 saved.append(save_png(fig, out / name))
         # the manifest last: its presence says the other files are complete
-        saved[:0] = save_run(out, result, command=reproducing_command(result.seed)).values()
+        saved[:0] = save_run(out, result, command=reproducing_command(result.seed),
+                             figures=tuple(p.name for p in saved)).values()
     if json_out:
         echo_json(result.to_dict())
     else:

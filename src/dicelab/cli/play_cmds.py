@@ -168,7 +168,8 @@ def _run(play, write_log) -> None:
 WINS = "wins the game"
 #: The coach's line at the start when it judges in expected turn points.
 POINTS_COACH = ("coach: judges by the turn's expected points (max-ev), which leave out the "
-                "target: a bank that wins the game costs nothing")
+                "target: a bank that wins the game costs nothing, and the game's last turn "
+                "is judged by the chance to beat the highest total")
 
 
 def _farkle_value(unit: str, v: float) -> str:
@@ -189,6 +190,9 @@ def _farkle_advice_table(game, advice, top: int = 8) -> None:
     unit = advice.unit
     what = ("P(win) + ½P(tie), optimal-win play after" if unit == "win"
             else "expected turn score, max-ev play after")
+    if unit != game.coach_unit:  # the last turn of a game judged in turn points
+        what = (f"this turn ends the game: P(win) + ½P(tie) of beating "
+                f"{game.best_opponent_total():,}")
     console.print(f"  coach: {what}")
     table = Table()
     table.add_column("option")
@@ -270,7 +274,10 @@ def _farkle_result(game, d) -> None:
         for s, p in enumerate(game.players):
             if p.human:
                 cost = _farkle_cost(game.coach_unit, game.losses[s])
-                console.print(f"  coach: {p.name} lost {cost} in all")
+                last = game.last_turn_losses[s]
+                console.print(f"  coach: {p.name} lost {cost} in all" + (
+                    "" if last is None else
+                    f", and {_farkle_cost('win', last)} on the last turn"))
 
 
 FARKLE_HELP = ("Set aside: type the dice, e.g. 1 5 5 (or 155). Then b banks, r rolls the dice "

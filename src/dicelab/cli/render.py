@@ -836,10 +836,11 @@ def penta_evaluation(e) -> None:
     for col in ("decision class", "decisions", "loss per decision", "loss per game"):
         t.add_column(col, justify="left" if col == "decision class" else "right")
     for cls, loss in e.losses.items():
-        t.add_row(cls, F.count(loss.decisions), F.number(loss.per_decision, 3),
+        t.add_row(cls, F.count(loss.decisions),
+                  F.estimate(loss.per_decision.mean, loss.per_decision.ci95, F.number, 3),
                   F.estimate(loss.per_game.mean, loss.per_game.ci95, F.number, 2))
-    tl = e.total_loss
-    t.add_row("all", F.count(e.decisions), F.number(e.loss_per_decision, 3),
+    tl, td = e.total_loss, e.loss_per_decision
+    t.add_row("all", F.count(e.decisions), F.estimate(td.mean, td.ci95, F.number, 3),
               F.estimate(tl.mean, tl.ci95, F.number, 2))
     console.print(t)
     console.print("loss: the expected final score a decision gives up against the best "

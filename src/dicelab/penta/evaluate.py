@@ -35,7 +35,7 @@ from dicelab.penta.distribution import ScoreDistribution
 from dicelab.penta.rules import RuleSet, get_rules
 from dicelab.registry import PolicySpec
 from dicelab.resources import OverMemoryLimit
-from dicelab.stats import Estimate, fields, mean_estimate
+from dicelab.stats import Estimate, fields, mean_estimate, unit_ratio
 
 #: The decision classes of a turn, in order.
 DECISION_CLASSES = ("first keep", "second keep", "box")
@@ -46,15 +46,16 @@ DEFAULT_EVALUATE_GAMES = 2_000
 @dataclass(frozen=True)
 class ClassLoss:
     """What a policy loses against ``optimal`` at one class of decision: ``decisions``
-    made in ``games`` games, their mean loss (points of expected final score), and the
-    loss per game with its standard error (``per_game``)."""
+    made in ``games`` games, their mean loss (points of expected final score; a ratio over
+    the games, with its delta-method SE: NaN when no decision of the class was made), and
+    the loss per game with its standard error (``per_game``)."""
 
     decisions: int
-    per_decision: float | None  # None: no decision of this class
+    per_decision: Estimate
     per_game: Estimate
 
     def to_dict(self) -> dict[str, Any]:
-        return {"decisions": self.decisions, "loss_per_decision": self.per_decision,
+        return {"decisions": self.decisions, **fields("loss_per_decision", self.per_decision),
                 **fields("loss_per_game", self.per_game)}
 
 
@@ -79,6 +80,7 @@ class PentaEvaluation:
     analysed_games: int
     losses: dict[str, ClassLoss]
     total_loss: Estimate  # loss per game, all decisions
+    loss_per_decision: Estimate  # the mean loss of all its decisions
     elapsed_s: float
     game: str = "penta"
 
@@ -92,12 +94,6 @@ class PentaEvaluation:
         """Its decisions in the analysed games, every class."""
         return sum(loss.decisions for loss in self.losses.values())
 
-    @property
-    def loss_per_decision(self) -> float | None:
-        """The mean loss of all its decisions (None: none made)."""
-        n = self.decisions
-        return self.total_loss.mean * self.analysed_games / n if n else None
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "penta-evaluation", "game": "penta", "policy": self.policy,
@@ -108,7 +104,7 @@ class PentaEvaluation:
             "below_optimum": self.gap, "analysed_games": self.analysed_games,
             "loss_by_decision": {cls: loss.to_dict() for cls, loss in self.losses.items()},
             "total_decisions": self.decisions,
-            "total_loss_per_decision": self.loss_per_decision,
+            **fields("total_loss_per_decision", self.loss_per_decision),
             **fields("total_loss_per_game", self.total_loss),
             "elapsed_s": self.elapsed_s,
         }
@@ -124,9 +120,12 @@ class PentaEvaluation:
         for cls, loss in self.losses.items():
             rows += [(f"loss per game, {cls}", loss.per_game.mean),
                      (f"loss per game se, {cls}", loss.per_game.se),
-                     (f"loss per decision, {cls}", loss.per_decision)]
+                     (f"loss per decision, {cls}", loss.per_decision.mean),
+                     (f"loss per decision se, {cls}", loss.per_decision.se)]
         rows += [("loss per game, all decisions", self.total_loss.mean),
-                 ("loss per decision, all decisions", self.loss_per_decision)]
+                 ("loss per game se, all decisions", self.total_loss.se),
+                 ("loss per decision, all decisions", self.loss_per_decision.mean),
+                 ("loss per decision se, all decisions", self.loss_per_decision.se)]
         return pd.DataFrame(rows, columns=["measure", "value"])
 
     def manifest(self) -> dict[str, Any]:
@@ -159,9 +158,10 @@ def _distribution(spec: PolicySpec, rules: RuleSet, stage: Stage | None
 LOSS_RANGE = (0.0, math.inf)
 
 
-def class_losses(decisions, games: int) -> tuple[dict[str, ClassLoss], Estimate]:
-    """Each decision class's losses, and all decisions', of the decisions frame of
-    :func:`dicelab.analyse.analyse_games` (one seat, ``games`` games)."""
+def class_losses(decisions, games: int) -> tuple[dict[str, ClassLoss], Estimate, Estimate]:
+    """Each decision class's losses, and all decisions' (per game, per decision), of the
+    decisions frame of :func:`dicelab.analyse.analyse_games` (one seat, ``games`` games).
+    A loss per decision is a ratio over the games (:func:`dicelab.stats.unit_ratio`)."""
     chosen = decisions["chosen"].astype(str)
     is_box = chosen.str.startswith("box ").to_numpy()
     step = decisions["step"].to_numpy()
@@ -170,16 +170,18 @@ def class_losses(decisions, games: int) -> tuple[dict[str, ClassLoss], Estimate]
     loss = decisions["loss"].to_numpy(dtype=float)
     out = {}
     total = np.zeros(games)
+    made = np.zeros(games)
     for k, name in enumerate(DECISION_CLASSES):
         mine = cls == k
         per_game = np.bincount(game[mine], weights=loss[mine], minlength=games)[:games]
+        count = np.bincount(game[mine], minlength=games)[:games].astype(float)
         total += per_game
-        n = int(mine.sum())
-        out[name] = ClassLoss(n, float(loss[mine].mean()) if n else None,
+        made += count
+        out[name] = ClassLoss(int(mine.sum()), unit_ratio(per_game, count, bounds=LOSS_RANGE),
                               mean_estimate(float(per_game.sum()),
                                             float((per_game ** 2).sum()), games, LOSS_RANGE))
-    return out, mean_estimate(float(total.sum()), float((total ** 2).sum()), games,
-                              LOSS_RANGE)
+    return (out, mean_estimate(float(total.sum()), float((total ** 2).sum()), games,
+                               LOSS_RANGE), unit_ratio(total, made, bounds=LOSS_RANGE))
 
 
 def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None = None,
@@ -225,10 +227,10 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
     # judged in expected final score, whatever the policy plays for (an objective's
     # player is judged by its objective in ``dicelab analyse``: it would lose nothing)
     analysis = analyse_games(records, logs=["<report card>"], objective="mean")
-    losses, total = class_losses(analysis.decisions, games)
+    losses, total, per_decision = class_losses(analysis.decisions, games)
     return PentaEvaluation(spec.name, rs.name, exact, None if exact else games, seed,
                            seed_given, mean, sd, float(solve(rs).expected_score), games,
-                           losses, total, time.perf_counter() - t0)
+                           losses, total, per_decision, time.perf_counter() - t0)
 
 
 __all__ = ["DECISION_CLASSES", "DEFAULT_EVALUATE_GAMES", "ClassLoss", "PentaEvaluation",

@@ -204,3 +204,17 @@ def get_rules(name: str | None) -> RuleSet:
     if key not in RULE_SETS:
         raise UserError(f"unknown Penta rule set '{name}'; valid: {', '.join(RULE_SETS)}")
     return RULE_SETS[key]
+
+
+def refuse_farkle_options(*options: tuple[str, Any]) -> None:
+    """A ``UserError`` for the first of ``options`` (flag, value) that is given: the
+    Farkle options (a target, an ending rule, who moves first) mean nothing in Penta.
+
+    >>> refuse_farkle_options(("--target", None), ("--ending", "last-round"))
+    Traceback (most recent call last):
+    dicelab.errors.UserError: --ending applies to Farkle only; ...
+    """
+    for name, value in options:
+        if value is not None:
+            raise UserError(f"{name} applies to Farkle only; a Penta game is 13 turns per "
+                            "seat, every seat on its own card")

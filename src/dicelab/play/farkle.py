@@ -26,7 +26,12 @@ P(win) + P(tie)/2 (optimal-win values), otherwise in expected turn points (max-e
 values), which leave the target out. Either way a bank that ends the game with the
 banker's win is not charged: its ``cost`` event says ``won`` (the two-seat values give it
 P(win) 1, the best; the expected turn points know nothing of it), and a decision that
-passed up such a bank says ``missed_win``.
+passed up such a bank says ``missed_win``. The game's last turn (the last round's, by the
+seat before the one that started it: :attr:`FarkleGame.final_turn`) decides the game
+alone: a coach counting turn points judges it in P(win) + P(tie)/2 of beating the highest
+total (the last-round advice of :func:`~dicelab.farkle.advise.advise`), and keeps its
+losses apart (:attr:`FarkleGame.last_turn_losses`). A tie of three or more at the top
+counts as half a win there, as between two.
 """
 
 from __future__ import annotations
@@ -174,7 +179,10 @@ class FarkleGame(TurnGame):
         self.computers: dict = {}  # seat -> its Policy (start() makes them)
         self.referee = Referee(n, rules=self.rules, target=self.target, dice=dice,
                                first_seat=first_seat, record=True)
-        self.losses = [0.0] * n  # the coach's sum of losses per seat
+        self.losses = [0.0] * n  # the coach's sum of losses per seat, in coach_unit
+        #: the coach's losses on the game's last turn when coach_unit is "points" (they are
+        #: in P(win) + P(tie)/2: :attr:`final_turn`), per seat; None: not judged
+        self.last_turn_losses: list[float | None] = [None] * n
         self.events: list[Event] = []
         self.phase = "new"
         self.coach_unit: str | None = None
@@ -276,6 +284,12 @@ class FarkleGame(TurnGame):
     def winners(self) -> list[int]:
         return winners(self.totals) if self.phase == "over" else []
 
+    @property
+    def final_turn(self) -> bool:
+        """Whether the turn in progress is the game's last: in the last round, the turn of
+        the seat before the one that started it."""
+        return self.trigger is not None and (self.seat + 1) % len(self.players) == self.trigger
+
     def best_opponent_total(self) -> int:
         """The highest total of the other seats (0 when alone)."""
         others = [t for s, t in enumerate(self.totals) if s != self.seat]
@@ -313,21 +327,24 @@ class FarkleGame(TurnGame):
         if self._advice is None:
             me, opp = self.totals[self.seat], self.best_opponent_total()
             other = self.best_opponent_seat()
+            # the last turn decides the game: the chance to beat the highest total
+            unit = "win" if self.final_turn else self.coach_unit
             try:
-                ranked = self._coach_advice(self.coach_unit, self.roll, self.turn_points, me,
-                                            opp, self.streaks[self.seat],
+                ranked = self._coach_advice(unit, self.roll, self.turn_points, me, opp,
+                                            self.streaks[self.seat],
                                             0 if other is None else self.streaks[other])
             except UserError as exc:  # a position the solvers do not take: no more advice
                 self.coach_unit, self.coach_note = None, str(exc)
                 return None
-            self._advice = Advice(self.coach_unit, _legal_options(self, ranked))
+            self._advice = Advice(unit, _legal_options(self, ranked))
         if self.phase == "set-aside":
             return self._advice
         mine = [o for o in self._advice.options if o.keep == tuple(sorted(self._kept))]
         best = self._advice.options[0].value
-        return Advice(self.coach_unit, [Choice(o.keep, o.points, o.action, o.dice, o.value,
-                                               0.0 if tied(best, o.value)
-                                               else best - o.value, o.wins) for o in mine])
+        return Advice(self._advice.unit,
+                      [Choice(o.keep, o.points, o.action, o.dice, o.value,
+                              0.0 if tied(best, o.value) else best - o.value, o.wins)
+                       for o in mine])
 
     def bank_wins(self, turn_points: int) -> bool:
         """Whether banking ``turn_points`` now would end the game with the current seat
@@ -341,7 +358,7 @@ class FarkleGame(TurnGame):
             ends = totals[seat] >= self.target and (
                 n == 1 or self.rules.ending_code == FIRST_TO_BANK)
         else:
-            ends = (seat + 1) % n == self.trigger
+            ends = self.final_turn
         return ends and winners(totals) == [seat]
 
     # -- decisions
@@ -427,7 +444,10 @@ class FarkleGame(TurnGame):
             raise AssertionError(f"no option {self._kept} {action}")
         best = self._advice.options[0]  # the best of the whole decision
         loss = 0.0 if mine.wins else mine.loss  # a bank that wins the game costs nothing
-        self.losses[self.seat] += loss
+        if adv.unit == self.coach_unit:
+            self.losses[self.seat] += loss
+        else:  # the last turn, judged in P(win) by a coach of turn points
+            self.last_turn_losses[self.seat] = (self.last_turn_losses[self.seat] or 0.0) + loss
         # a bank that would have won the game now, not taken (a measure of turn points
         # does not see it: it is said beside the loss)
         missed = not mine.wins and any(o.wins for o in adv.options)

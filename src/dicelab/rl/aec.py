@@ -38,7 +38,6 @@ from dicelab.farkle.policy import State
 from dicelab.farkle.rules import (
     MAX_SEATS,
     POINT_UNIT,
-    check_target,
     dice_after,
 )
 from dicelab.resources import check_memory
@@ -47,6 +46,7 @@ from dicelab.rl.common import (
     OBS_HIGH,
     check_action,
     check_flag,
+    check_target_argument,
     loss_of,
     masked_discrete,
     masked_space,
@@ -216,7 +216,7 @@ class FarkleAECEnv(_TurnTakingEnv):
                  render_mode=None, opponent: str = "optimal-win"):
         seats = _check_seats(seats, 2, MAX_SEATS)
         self.rules = check_rules(rules, ending)
-        self.target = check_target(target)
+        self.target = check_target_argument(target)
         self.yardstick = check_flag("yardstick", yardstick)
         if self.yardstick and seats != 2:
             raise UserError(f"the Farkle yardstick (optimal-win) is for two seats, not {seats}")

@@ -36,11 +36,17 @@ import numpy as np
 from dicelab import dice
 from dicelab.config import MAX_ROUNDS
 from dicelab.errors import UserError
-from dicelab.farkle.rules import PENALTY_STREAK, check_points, check_target
+from dicelab.farkle.rules import PENALTY_STREAK, check_points
 from dicelab.penta.rules import N_BOXES
 from dicelab.penta.scoring import TABLES
 from dicelab.rl import kernels
-from dicelab.rl.common import OBS_HIGH, IllegalActionError, masked_space, require_gymnasium
+from dicelab.rl.common import (
+    OBS_HIGH,
+    IllegalActionError,
+    check_target_argument,
+    masked_space,
+    require_gymnasium,
+)
 from dicelab.rl.farkle import TURN_OBS, FarkleActions, check_rules
 from dicelab.text import is_whole
 
@@ -127,9 +133,9 @@ class FarkleBatch(_Batch):
         if mode not in MODES:
             raise UserError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.rules = check_rules(rules, ending)
-        self.target = check_target(target)
+        self.target = check_target_argument(target)
         if self.target > MAX_POINTS:
-            raise UserError(f"--target must be at most {MAX_POINTS:,} in a batch, not "
+            raise UserError(f"target must be at most {MAX_POINTS:,} in a batch, not "
                             f"{self.target:,}")
         self.mode = mode
         self.actions = FarkleActions(self.rules)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dicelab.errors import UserError
+from dicelab.errors import UserError, worded_for
 
 #: The most an observation entry may be (totals and turn points in points): far above any
 #: game the kernels can play, so every reachable observation lies inside its space.
@@ -74,6 +74,15 @@ def check_action(action, mask: np.ndarray) -> int:
         legal = np.flatnonzero(mask).tolist()
         raise IllegalActionError(f"action {a} is illegal here; legal actions: {legal}")
     return a
+
+
+def check_target_argument(target) -> int:
+    """A Farkle target given to a constructor (:func:`dicelab.farkle.rules.check_target`,
+    its refusal worded for the argument)."""
+    from dicelab.farkle.rules import check_target
+
+    with worded_for("target"):
+        return check_target(target)
 
 
 def check_flag(name: str, value) -> bool:

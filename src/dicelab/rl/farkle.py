@@ -30,14 +30,13 @@ from typing import ClassVar
 import numpy as np
 
 from dicelab import dice
-from dicelab.errors import UserError
+from dicelab.errors import UserError, worded_for
 from dicelab.farkle.policy import State
 from dicelab.farkle.referee import GeneratorDice, Referee
 from dicelab.farkle.rules import (
     HOT_DICE,
     POINT_UNIT,
     FarkleRules,
-    check_target,
     load_rules,
     set_asides,
 )
@@ -45,6 +44,7 @@ from dicelab.rl.common import (
     NOT_STARTED,
     check_action,
     check_flag,
+    check_target_argument,
     loss_of,
     masked_discrete,
     masked_space,
@@ -122,7 +122,9 @@ def check_rules(rules, ending) -> FarkleRules:
     if rules is not None and not isinstance(rules, str | FarkleRules):
         raise UserError(f"rules must be a preset name, a .toml path or FarkleRules, not "
                         f"{rules!r}")
-    return load_rules(rules, ending)
+    table = load_rules(rules)
+    with worded_for("ending"):  # "ending must be ...", as the constructors name it
+        return table.with_ending(ending)
 
 
 #: FarkleTurn's referee plays one turn of a game no total can end.
@@ -313,7 +315,7 @@ class FarkleSoloEnv(_FarkleEnv):
                  ending: str | None = None, yardstick: bool = False,
                  render_mode: str | None = None):
         super().__init__(rules, ending, yardstick, render_mode, 2, low=-2**40)
-        self.target = check_target(target)
+        self.target = check_target_argument(target)
         self.turns = 0
         if self.yardstick:
             from dicelab.farkle.solitaire import fastest_solution

@@ -32,9 +32,10 @@ import pandas as pd
 
 from dicelab import dice
 from dicelab.errors import UserError
-from dicelab.farkle.rules import HOT_DICE, POINT_UNIT, FarkleRules, check_target, set_asides
+from dicelab.farkle.rules import HOT_DICE, POINT_UNIT, FarkleRules, set_asides
 from dicelab.rl import kernels
 from dicelab.rl.batch import FarkleBatch
+from dicelab.rl.common import check_target_argument
 from dicelab.rl.farkle import FarkleActions, check_rules
 from dicelab.stats import Estimate, fields, mean_estimate
 from dicelab.text import is_whole
@@ -293,7 +294,7 @@ def train_solo(rules=None, *, target: int = 1000, games: int = 256, steps: int =
     the target small."""
     table = _check_training(rules, games, steps, rows, evaluations, alpha_min, epsilon,
                             "this judge")
-    target = check_target(target)
+    target = check_target_argument(target)
     from dicelab.farkle.solitaire import fastest_solution
 
     big = target // POINT_UNIT
