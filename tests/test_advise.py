@@ -311,8 +311,12 @@ def test_advise_farkle_command_table_and_json(capsys):
                                     "--turn-points", "350", "--json", "--top", "3"])
     d = json.loads(out)
     assert code == 0 and d["mode"] == "solitaire" and d["policy"] == "max-ev"
-    assert len(d["options"]) == 3 and d["options"][0]["keep"] == [1]
+    # --top shortens the table, not the JSON: every option, ranked
+    every = advise([1, 1, 5, 2, 3, 4], turn_points=350).options
+    assert len(d["options"]) == len(every) > 3 and d["options"][0]["keep"] == [1]
+    assert [o["value"] for o in d["options"]] == [o.value for o in every]
     assert d["options"][0]["action"] == "roll" and d["options"][0]["dice"] == 5
+    assert d["target"] is None and d["ending"] is None  # max-ev plays to neither
 
 
 def test_advise_farkle_two_players_command(capsys):
@@ -326,6 +330,20 @@ def test_advise_farkle_two_players_command(capsys):
     assert all(0.0 <= o["value"] <= 1.0 for o in d["options"])
     direct = advise([5, 5, 2], turn_points=300, me=400, opp=600, target=1000)
     assert [o["value"] for o in d["options"]] == [o.value for o in direct.options]
+
+
+def test_the_last_turn_counts_the_options_tied_for_the_best(capsys):
+    """The opponent at the target: every bank that beats 2,000 wins outright. The caption
+    counts the options tied for the best, #1 among them, and the JSON says last-round."""
+    argv = ["advise", "farkle", "--roll", "1,1,1,1,5,5", "--me", "1900", "--opp", "2000",
+            "--target", "2000"]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    d = json.loads(out)
+    assert code == 0 and err == "" and d["mode"] == "last-round" and d["target"] == 2000
+    best = [o for o in d["options"] if o["value"] == 1.0]
+    assert d["tied_with_best"] == len(best) > 1
+    code, out, _ = run_cli(capsys, [*argv, "--top", "0"])
+    assert code == 0 and f"{len(best)} options tie for the best" in " ".join(out.split())
 
 
 def test_runs_of_lost_turns_without_a_penalty_change_nothing_and_say_so(capsys):
@@ -392,9 +410,17 @@ def test_advise_penta_is_policy_penta(capsys):
     d = json.loads(new)
     assert d["game"] == "penta" and d["unit"] == "card total + this turn's expected points"
     assert d["options"][0]["played"] and d["options"][0]["loss"] == 0.0
-    # optimal's values are the expected final score
-    code, out, _ = run_cli(capsys, ["advise", "penta", *argv[:-5], "--json"])
-    assert code == 0 and json.loads(out)["unit"] == "expected final score"
+    # optimal's values are the expected final score; every option is in the JSON, each
+    # one's value named as in every advice (its unit says what it is)
+    code, out, _ = run_cli(capsys, ["advise", "penta", *argv[:-5], "--json", "--top", "2"])
+    d = json.loads(out)
+    assert code == 0 and d["unit"] == "expected final score"
+    assert len(d["options"]) > 2 and all("expected_final_score" not in o for o in d["options"])
+    values = [o["value"] for o in d["options"]]
+    assert values == sorted(values, reverse=True) and values[0] - values[-1] == pytest.approx(
+        d["options"][-1]["loss"])
+    code, out, err = run_cli(capsys, ["advise", "penta", "--roll", "1,2,3,4,5", "-s", "bogus"])
+    assert (code, out) == (2, "") and err == "error: --strategy is optimal or greedy, not 'bogus'\n"
 
 
 @pytest.mark.parametrize(("left", "words"), [(0, "0 rerolls left"), (1, "1 reroll left"),

@@ -335,6 +335,10 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
     assert d["optimal_distribution"]["expected_final_score"] == pytest.approx(254.48484588168,
                                                                               abs=1e-8)
     assert (tmp_path / "o" / "distribution.parquet").exists()
+    # the manifest holds what the command reported, not only the policy's distribution
+    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    assert manifest["summary"] == json.loads(stdout)
+    assert manifest["files"] == {"summary": "distribution.parquet"}
     code, stdout, err = run_cli(capsys, argv)
     assert code == 0, err
     assert "certainty equivalent" in stdout and "differing from optimal" in stdout

@@ -241,9 +241,12 @@ def policy_code(*named) -> dict[str, str]:
 
 
 def save_run(out: Path, result: SimulationResult, command: list[str] | None = None,
-             name: str = "summary", figures: tuple[str, ...] = ()) -> dict[str, Path]:
-    """Write ``<out>/<name>.parquet`` and ``<out>/manifest.json``, which lists them and
-    ``figures`` (the names of pictures already written there); returns the paths."""
+             name: str = "summary", figures: tuple[str, ...] = (),
+             summary: dict | None = None) -> dict[str, Path]:
+    """Write ``<out>/<name>.parquet`` (``result``'s table) and ``<out>/manifest.json``,
+    which lists them and ``figures`` (the names of pictures already written there) and
+    holds ``summary`` (what the command reported; default ``result.to_dict()``); returns
+    the paths."""
     out = prepare_out_dir(out)
     command = command if command is not None else list(sys.argv)
     run = result.manifest()
@@ -254,7 +257,7 @@ def save_run(out: Path, result: SimulationResult, command: list[str] | None = No
         **({"policy_code": code} if (code := policy_code(command, run)) else {}),
         "files": {"summary": f"{name}.parquet", **({"figures": list(figures)} if figures
                                                     else {})},
-        "summary": result.to_dict(),
+        "summary": result.to_dict() if summary is None else summary,
     }
     pq = out / f"{name}.parquet"
     mf = out / "manifest.json"

@@ -19,7 +19,8 @@ from dicelab.errors import UserError
 from dicelab.farkle.rules import PRESETS
 from dicelab.text import counted
 
-TopOpt = Annotated[int, typer.Option(min=0, help="Show this many options (0 = all).")]
+TopOpt = Annotated[int, typer.Option(min=0, help="Show this many options (0 = all); "
+                                             "--json holds every option.")]
 RollHelp = "The dice just rolled, e.g. {}."
 
 
@@ -61,7 +62,12 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
     from dicelab.registry import parse_policy
     from dicelab.results import echo_json
 
-    spec = parse_policy(strategy, "penta")
+    try:
+        spec = parse_policy(strategy, "penta")
+    except UserError:
+        if ":" in strategy:  # a file's policy or an objective: its own refusal
+            raise
+        raise UserError(f"--strategy is optimal or greedy, not {strategy!r}") from None
     obj = None if objective is None else parse_objective(objective)
     if obj is not None and spec.name != "optimal":
         raise UserError("--objective ranks by that objective's best play: leave out "
@@ -94,12 +100,11 @@ def penta_advice(roll: str, card: str, rolls_left: int, strategy: str, rules: st
         digits = 4 if obj.kind == "utility" else 8
     ties = sum(o.tie_with_best for o in opts)
     shown = opts if top <= 0 else opts[:top]
-    if json_out:
+    if json_out:  # every option, each one's value in ``unit``
         options = []
-        for o in shown:
+        for o in opts:
             d = o.to_dict()
-            if obj is not None and obj.kind != "mean":
-                d["value"] = d.pop("expected_final_score")
+            d["value"] = d.pop("expected_final_score")
             options.append(d)
         echo_json({"game": "penta", "rules": rs.name, "policy": name,
                    "unit": unit, "card_total": sc.total,
@@ -166,12 +171,10 @@ def register(app, policy_app) -> None:
                             opp_farkles=opp_farkles, floor=floor, progress=progress)
         if result.note:
             typer.echo(f"note: {result.note}", err=True)
-        if top > 0:
-            result = result.top(top)
-        if json_out:
+        if json_out:  # every option
             echo_json(result.to_dict())
             return
-        show(result)
+        show(result.top(top) if top > 0 else result)
 
     @policy_app.command("penta")  # the older spelling, the same command
     @advise_app.command("penta")
@@ -193,6 +196,6 @@ def register(app, policy_app) -> None:
         json_out: JsonOpt = False,
     ) -> None:
         """Every option (keep dice or fill a box) with its expected final score (or its
-        value under --objective) and its loss against the best (``policy penta`` is the
-        same command)."""
+        value under --objective) and its loss against the best. (advise penta and policy
+        penta are one command.)"""
         penta_advice(roll, card, rolls_left, strategy, rules, top, json_out, objective)

@@ -115,8 +115,9 @@ def _show_distribution(rs, dist, shown, where, plot: str | None, json_out: bool,
     from dicelab.cli.invocation import reproducing_command
     from dicelab.results import echo_json, save_run
 
-    if where is not None:
-        save_run(where, dist, command=reproducing_command(None), name="distribution")
+    if where is not None:  # the distribution's table; the manifest holds what is shown
+        save_run(where, dist, command=reproducing_command(None), name="distribution",
+                 summary=shown.to_dict())
     if plot is not None:
         from dicelab.plots import save_png, score_distribution_figure
 

@@ -536,7 +536,7 @@ def advice_table(title: str, value_name: str, rows, ties: int, fmt: Callable[...
     scientific notation where those would hide them (:func:`~dicelab.cli.formats.ranked`);
     ``ties`` how many options are worth the best."""
     t = Table(title=title, caption="#1 is the best" + (
-        f"; {ties} options tie with the best (equal up to rounding; {tie_order})"
+        f"; {ties} options tie for the best (equal up to rounding; {tie_order})"
         if ties > 1 else ""))
     t.add_column("#", justify="right")
     t.add_column("option")

@@ -102,10 +102,12 @@ class FarkleAdvice:
     runs_words: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        alone = self.mode == "solitaire"  # max-ev's turn: no target, no ending
         return {"game": "farkle", "roll": list(self.roll), "turn_points": self.turn_points,
                 "me": self.me, "opp": self.opp, "my_farkles": self.my_farkles,
-                "opp_farkles": self.opp_farkles, "target": self.target, "rules": self.rules,
-                "ending": self.ending, "mode": self.mode, "policy": self.policy,
+                "opp_farkles": self.opp_farkles, "target": None if alone else self.target,
+                "rules": self.rules, "ending": None if alone else self.ending,
+                "mode": self.mode, "policy": self.policy,
                 "unit": self.unit, "floor_points": self.floor_points,
                 "tied_with_best": self.ties, "options": [o.to_dict() for o in self.options]}
 
