@@ -9,8 +9,10 @@ import pytest
 from cli_helpers import run_cli
 
 from dicelab.farkle import solitaire
+from dicelab.farkle.builtin import family_of
 from dicelab.farkle.rules import PRESETS, load_rules, set_asides
 from dicelab.plots import bust_risk_figure
+from dicelab.registry import parse_policy
 from dicelab.stats import Estimate
 
 
@@ -202,7 +204,13 @@ def test_policy_refuses_an_option_its_decisions_ignore(capsys, tmp_path, argv, r
     png = tmp_path / "banks.png"
     code, out, err = run(capsys, "policy", "farkle", *argv, "--plot", str(png), "--json")
     if refused is None:
-        assert code == 0 and json.loads(out)["policy"] == argv[0] and png.exists()
+        d = json.loads(out)
+        assert code == 0 and d["policy"] == argv[0] and png.exists()
+        # the rules and the target it was drawn at (null: a target it does not read)
+        rules = argv[argv.index("--rules") + 1] if "--rules" in argv else "default"
+        assert d["game"] == "farkle" and d["rules"] == rules
+        assert (d["target"] is None) == ("target" not in family_of(
+            parse_policy(argv[0], "farkle")).picture_reads)
         return
     assert (code, out) == (2, "") and err.count("\n") == 1
     assert err.startswith(f"error: {refused}") and f"not {argv[0]}:" in err

@@ -132,7 +132,7 @@ def register(app, solve_app, policy_app) -> None:
         """Show a Farkle policy's bank/roll decisions by turn points and dice left."""
         from dicelab.farkle.builtin import family_of
         from dicelab.farkle.policies import bank_table
-        from dicelab.farkle.rules import load_rules, lost_turn_runs
+        from dicelab.farkle.rules import check_target, load_rules, lost_turn_runs
         from dicelab.registry import parse_policy
 
         if plot is not None:
@@ -165,7 +165,10 @@ def register(app, solve_app, policy_app) -> None:
             from dicelab.results import echo_json
 
             family = family_of(spec)
-            echo_json({"policy": name, "title": title, "me": me or 0, "opp": opp or 0,
+            reads_target = "target" in family.picture_reads
+            echo_json({"game": "farkle", "policy": name, "title": title, "rules": table.name,
+                       "target": check_target(target) if reads_target else None,
+                       "me": me or 0, "opp": opp or 0,
                        "my_farkles": my_farkles, "opp_farkles": opp_farkles,
                        "ending": table.ending if "ending" in family.picture_reads else None,
                        "floor_points": family.floor_points(table, floor),

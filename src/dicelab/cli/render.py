@@ -630,7 +630,7 @@ def penta_distribution(dist) -> None:
         t.add_row(f"final score p{q}", F.count(v))
     t.add_row("final score range", F.interval(dist.support, F.count))
     for target in AT_LEAST:
-        t.add_row(f"P(final score >= {target})", F.number(dist.p_at_least(target), 6))
+        t.add_row(f"P(final score >= {target})", F.percent(dist.p_at_least(target), 4))
     t.add_row("P(upper bonus)", F.percent(dist.p_upper_bonus, 4))
     t.add_row("P(Penta box = 50)", F.percent(dist.p_penta_fifty, 4))
     t.add_row("expected Penta bonuses", F.number(dist.mean_penta_bonuses, 6))
@@ -673,7 +673,8 @@ def penta_objective(report) -> None:
         row(f"final score p{q}", lambda d, q=q: F.count(d.percentiles[q]))
     for target in AT_LEAST:
         if obj.kind != "at-least" or target != obj.target:  # that one is the first row
-            row(f"P(final score >= {target})", lambda d, x=target: F.number(d.p_at_least(x), 6))
+            row(f"P(final score >= {target})",
+                lambda d, x=target: F.percent(d.p_at_least(x), 4))
     row("P(upper bonus)", lambda d: F.percent(d.p_upper_bonus, 4))
     row("P(Penta box = 50)", lambda d: F.percent(d.p_penta_fifty, 4))
     row("expected Penta bonuses", lambda d: F.number(d.mean_penta_bonuses, 6))
