@@ -173,8 +173,16 @@ def test_equal_options_are_ties():
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"roll": [2, 3, 4, 6, 6, 2]}, "scores nothing"),
     ({"roll": [1, 7]}, "dice 1..6"),
+    # a roll that scores nothing is advice (the turn is lost), not its position's errors
+    ({"roll": [2, 3, 7]}, "dice 1..6"),
+    ({"roll": [2, 3], "turn_points": 0}, "first roll"),
+    ({"roll": [2, 3], "turn_points": 120}, "multiple of 50"),
+    ({"roll": [2, 3], "turn_points": 100, "me": 1000, "opp": 0, "target": 1000},
+     "ended the game"),
+    ({"roll": [2, 3], "turn_points": 100, "me": 100, "opp": 1000, "target": 1000,
+      "ending": "first-to-bank"}, "game ended"),
+    ({"roll": [2, 3], "turn_points": 100, "target": 1000}, "--target needs --me and --opp"),
     ({"roll": []}, "dice 1..6"),
     ({"roll": [1, 5], "turn_points": 0}, "first roll"),
     ({"roll": [1, 5], "turn_points": 120}, "multiple of 50"),
@@ -358,7 +366,13 @@ def test_runs_of_lost_turns_without_a_penalty_change_nothing_and_say_so(capsys):
 
 
 @pytest.mark.parametrize("argv", [
-    ["advise", "farkle", "--roll", "2,3,4,6,6,2"],
+    ["advise", "farkle", "--roll", "2,3,4,6,6,7"],  # scores nothing, but a 7
+    ["advise", "farkle", "--roll", "2,3,4,6,6,2,2"],  # seven dice
+    ["advise", "farkle", "--roll", "2,3"],  # a first roll of two dice
+    ["advise", "farkle", "--roll", "2,3", "--turn-points", "100", "--me", "1000", "--opp",
+     "0", "--target", "1000"],
+    ["advise", "farkle", "--roll", "2,3", "--turn-points", "100", "--my-farkles", "3",
+     "--rules", "facebook"],
     ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--my-farkles", "3"],
     ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--opp-farkles", "1"],
     ["advise", "farkle", "--roll", "1,5", "--turn-points", "100", "--top", "-1"],
@@ -771,3 +785,227 @@ def test_two_player_values_at_a_given_floor_are_the_plain_python_value_iteration
         code, out, err = run_cli(capsys, ["advise", "farkle", "--roll", "1,1,5,2,3,4",
                                           "--floor", "2000", *argv])
         assert (code, out) == (2, "") and message in err and err.count("\n") == 1, err
+
+
+# ---------------------------------------------------------------------------------
+# a roll that scores nothing: no choice, the turn is lost; how exact the values are
+
+
+def _best(roll, **where) -> float:
+    """The value of a decision: its best option's, or the lost turn's when ``roll`` scores
+    nothing."""
+    a = advise(roll, **where)
+    return a.lost_turn_value if a.turn_lost else a.options[0].value
+
+
+def _exact_floor(monkeypatch) -> None:
+    """:data:`FB_SMALL`'s solves at the floor of the tests above (totals down to -200)."""
+    from dicelab import config
+
+    monkeypatch.setattr(config, "PENALTY_FLOOR_POINTS", 200)
+    monkeypatch.setattr(config, "PENALTY_SWEEP_TOL", 1e-13)
+
+
+@pytest.mark.parametrize("where", [
+    {},
+    {"rules": "facebook"},  # a farkle penalty: a lost turn at max-ev's long-run cost
+    {"rules": "facebook", "my_farkles": 1},
+    {"rules": "facebook", "my_farkles": 2},  # the third in a row: the penalty
+    {"rules": "zilch", "my_farkles": 2},
+    {"me": 400, "opp": 600, "target": 1000},
+    {"me": 400, "opp": 1000, "target": 1000},  # the last round
+    {"me": 100, "opp": -100, "target": 300, "rules": FB_SMALL, "my_farkles": 1,
+     "opp_farkles": 2},
+    {"me": -150, "opp": 100, "target": 300, "rules": FB_SMALL, "my_farkles": 2},
+    {"me": -200, "opp": 100, "target": 300, "rules": FB_SMALL, "my_farkles": 2},  # floor
+], ids=["solitaire", "penalty-0", "penalty-1", "penalty-2", "zilch-2", "two-player",
+        "last-round", "fb-small-1", "fb-small-2", "fb-small-at-floor"])
+def test_rolling_one_die_is_worth_its_six_faces_a_lost_turn_at_its_value(where,
+                                                                          monkeypatch):
+    """The value of rolling one die (the 1 of 1 2 set aside) is the mean over the die's
+    faces of the advice on each: the best option of a 1 or a 5, the lost turn's value of
+    the four that score nothing. So the lost turn's value is the one every roll's value
+    counts (the solve's own), in every mode, under the penalty too (the run of lost turns
+    moving on, the third in a row costing the penalty, stopped at the floor). These rolls
+    were refused as errors."""
+    _exact_floor(monkeypatch)
+    tp0 = 300
+    got = advise([1, 2], turn_points=tp0, **where)
+    roll1 = next(o.value for o in got.options if o.keep == (1,) and o.action == "roll")
+    faces = [_best([f], turn_points=tp0 + 100, **where) for f in range(1, 7)]
+    assert roll1 == pytest.approx(sum(faces) / 6, rel=1e-9, abs=1e-9), faces
+    lost = advise([2], turn_points=tp0 + 100, **where)
+    assert lost.turn_lost and lost.options == [] and lost.ties == 0
+    assert lost.mode == got.mode and lost.unit == got.unit
+    assert lost.tolerance == pytest.approx(got.tolerance, rel=1e-12, abs=0)
+    if lost.mode == "last-round":  # the opponent keeps the lead: the game is lost
+        assert lost.lost_turn_value == pytest.approx(0.0, abs=1e-15)
+    if lost.mode == "solitaire" and "rules" not in where:  # the turn scores 0
+        assert lost.lost_turn_value == pytest.approx(0.0, abs=1e-15)
+
+
+def test_a_lost_turn_is_worth_the_opponents_turn_after_it_as_the_solution_says(
+        monkeypatch):
+    """Two players: a lost turn hands the opponent the move at its total and mine (mine
+    less the penalty at the third lost turn in a row, down to the floor; the runs moved
+    on). Its value is my share of that position: the opponent's P(loss) + P(tie)/2, that
+    is 1 - its value, read from the solution's public queries at the state after."""
+    from dicelab.farkle.advise import optimal_win_solution
+
+    sol = optimal_win_solution(PRESETS["default"], 1000)
+    for me, opp, tp in ((400, 600, 350), (0, 0, 100), (900, 950, 50), (950, 0, 600)):
+        a = advise([2, 3, 4], turn_points=tp, me=me, opp=opp, target=1000)
+        assert a.turn_lost and a.mode == "two-player"
+        o = sol.outcome(opp, me)  # the opponent to move
+        assert a.lost_turn_value == pytest.approx(o.loss + o.tie / 2, abs=1e-12)
+        assert a.lost_turn_value == pytest.approx(1 - sol.win_value(opp, me), abs=1e-12)
+        assert (a.penalty_points, a.my_farkles_after) == (0, 0)
+    _exact_floor(monkeypatch)
+    sol = optimal_win_solution(FB_SMALL, 300)
+    for me, s, r, after, paid, s_after in ((100, 0, 1, 100, 0, 1), (100, 1, 0, 100, 0, 2),
+                                           (100, 2, 2, 0, 100, 0), (-150, 2, 0, -200, 50, 0),
+                                           (-200, 2, 1, -200, 0, 0)):
+        a = advise([3, 4], turn_points=150, me=me, opp=50, target=300, rules=FB_SMALL,
+                   my_farkles=s, opp_farkles=r)
+        assert (a.penalty_points, a.my_farkles_after) == (paid, s_after)
+        want = 1 - sol.win_value(50, after, r, s_after)
+        assert a.lost_turn_value == pytest.approx(want, abs=1e-9), (me, s, r)
+
+
+def test_under_zilch_six_dice_that_score_nothing_score_500_and_fewer_lose_the_turn():
+    six = advise([2, 3, 4, 6, 6, 2], rules="zilch")
+    assert not six.turn_lost and six.lost_turn_value is None
+    assert {(o.keep, o.points) for o in six.options} == {((2, 2, 3, 4, 6, 6), 500)}
+    for roll, tp in (([2, 3, 4, 6, 6], 300), ([2, 3], 300), ([6], 500)):
+        a = advise(roll, turn_points=tp, rules="zilch")
+        assert a.turn_lost and a.options == [] and a.mode == "solitaire"
+        assert (a.penalty_points, a.my_farkles_after) == (0, 1)
+        assert a.lost_turn_value < 0  # under the penalty a lost turn costs, in the long run
+    third = advise([2, 3], turn_points=300, rules="zilch", my_farkles=2)
+    assert (third.penalty_points, third.my_farkles_after) == (500, 0)
+    assert third.lost_turn_value == pytest.approx(-500.0, rel=1e-12)
+
+
+def _caption(out: str) -> str:
+    """A printed table's words as one line."""
+    return " ".join(out.split())
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--roll", "2,3,4,6,6,2"], ["the turn scores 0"]),
+    (["--roll", "2,3,4", "--turn-points", "350"],
+     ["with the 350 turn points set aside", "the turn scores 0"]),
+    (["--roll", "2,3,4", "--turn-points", "350", "--me", "400", "--opp", "600", "--target",
+      "1000"], ["with the 350 turn points set aside", "the opponent to move",
+                "exact to ±"]),
+    (["--roll", "2,3,4", "--turn-points", "350", "--me", "400", "--opp", "1000", "--target",
+      "1000"], ["the opponent keeps the lead and wins"]),
+    (["--roll", "2,3", "--turn-points", "300", "--rules", "zilch"],
+     ["1 lost turn in a row now", "max-ev's long-run cost of a lost turn"]),
+    (["--roll", "2,3", "--turn-points", "300", "--rules", "zilch", "--my-farkles", "2"],
+     ["the third lost turn in a row costs the farkle penalty, 500 points"]),
+], ids=["six-dice", "three-dice", "two-player", "last-round", "zilch", "zilch-third"])
+def test_a_roll_that_scores_nothing_is_an_answer_with_every_advices_fields(
+        capsys, monkeypatch, argv, words):
+    """``advise farkle --roll 2,3,4,6,6,2`` was 'error: ... scores nothing' and exit 2.
+    Now the answer: exit 0, the table's one row the lost turn and its caption what it
+    costs; the JSON the fields of every advice (a scoring roll's), no options, turn_lost
+    and the lost turn's value, all in the glossary."""
+    from glossary_checks import capture_tables, check_keys, check_tables
+
+    printed = capture_tables(monkeypatch)
+    base = ["advise", "farkle"]
+    code, out, err = run_cli(capsys, [*base, "--roll", "1,3,4", "--turn-points", "350",
+                                      "--json"])
+    assert code == 0, err
+    shape = set(json.loads(out))
+    code, out, err = run_cli(capsys, [*base, *argv, "--json"])
+    assert (code, err) == (0, "")
+    d = json.loads(out)
+    assert set(d) == shape
+    assert d["turn_lost"] is True and d["options"] == [] and d["tied_with_best"] == 0
+    assert d["exact"] is True and d["tolerance"] >= 0.0
+    assert isinstance(d["lost_turn_value"], float)
+    assert isinstance(d["penalty_points"], int) and isinstance(d["my_farkles_after"], int)
+    check_keys(d, " ".join(argv))
+    printed.clear()
+    code, out, err = run_cli(capsys, [*base, *argv])
+    assert (code, err) == (0, "")
+    text = _caption(out)
+    assert "no choice: the roll scores nothing and the turn is lost" in text
+    assert "none: nothing scores, the turn is lost" in text
+    for w in words:
+        assert w in text, w
+    shown = next(line for line in out.splitlines() if "none: nothing scores" in line)
+    value = shown.split("│")[2].strip()
+    if d["mode"] == "solitaire":
+        assert float(value.replace(",", "")) == pytest.approx(d["lost_turn_value"], abs=0.005)
+    else:
+        assert float(value.rstrip("%")) == pytest.approx(100 * d["lost_turn_value"],
+                                                         abs=5e-5)
+    check_tables(list(printed), " ".join(argv))
+
+
+def test_a_scoring_roll_has_no_lost_turn_fields(capsys):
+    code, out, _ = run_cli(capsys, ["advise", "farkle", "--roll", "1,1,5,2,3,4",
+                                      "--turn-points", "350", "--json"])
+    d = json.loads(out)
+    assert code == 0 and d["turn_lost"] is False and d["options"]
+    assert d["lost_turn_value"] is None and d["penalty_points"] is None
+    assert d["my_farkles_after"] is None
+
+
+def test_values_are_labelled_exact_with_the_error_bound_of_their_solve(capsys):
+    """Two-player advice printed P(win) + ½P(tie) of the exact solve without saying so,
+    or how exact: the caption says 'values exact to ±<bound>' (the solve's tolerance,
+    rounded up), the JSON 'exact' and 'tolerance', in every mode (solitaire: max-ev's
+    value_error; the last turn: rounding only, plus the climb of six dice that must roll
+    on)."""
+    import re
+
+    from dicelab.farkle.advise import optimal_win_solution
+    from dicelab.farkle.engine.model import CLIMB_ERR
+
+    sol = optimal_win_solution(PRESETS["default"], 1000)
+    argv = ["advise", "farkle", "--roll", "1,5,2", "--turn-points", "300", "--me", "400",
+            "--opp", "600", "--target", "1000"]
+    code, out, err = run_cli(capsys, [*argv, "--json"])
+    d = json.loads(out)
+    assert code == 0 and d["mode"] == "two-player" and d["exact"] is True
+    assert sol.tolerance > 0 and d["tolerance"] == pytest.approx(sol.tolerance, rel=1e-12)
+    code, out, err = run_cli(capsys, argv)
+    assert code == 0 and err == ""
+    shown = re.search(r"values exact to ±(\d)e(-\d+)", _caption(out))
+    assert shown, out
+    bound = int(shown[1]) * 10.0 ** int(shown[2])
+    assert sol.tolerance <= bound * (1 + 1e-9) and bound < 10 * sol.tolerance
+
+    solo = ["advise", "farkle", "--roll", "1,5,2", "--turn-points", "300"]
+    code, out, _ = run_cli(capsys, [*solo, "--json"])
+    d = json.loads(out)
+    assert d["exact"] is True and d["tolerance"] == pytest.approx(
+        solitaire.max_ev_capped(PRESETS["default"]).value_error, abs=1e-12)
+    code, out, _ = run_cli(capsys, solo)
+    assert "#1 is the best; values exact up to rounding" in _caption(out)
+
+    last = ["advise", "farkle", "--roll", "1,5,2", "--turn-points", "300", "--me", "400",
+            "--opp", "1000", "--target", "1000"]
+    code, out, _ = run_cli(capsys, [*last, "--json"])
+    d = json.loads(out)
+    assert d["mode"] == "last-round" and d["exact"] is True
+    assert d["tolerance"] == pytest.approx(0.0, abs=1e-300)
+    must = advise([1, 5, 2], turn_points=300, me=400, opp=1000, target=1000,
+                  rules=_must_roll(PRESETS["default"]))
+    assert must.mode == "last-round" and must.tolerance == pytest.approx(CLIMB_ERR, rel=1e-12)
+    # (the penalty's solve: iterated sweeps, their own bound)
+    assert advise([1, 5, 2], turn_points=300, rules="facebook").exact
+
+
+def test_the_bound_printed_is_never_below_the_tolerance():
+    from dicelab.cli.render import _exact_to
+
+    assert _exact_to(3.4638958368304884e-14) == "exact to ±4e-14"
+    assert _exact_to(1e-9) == "exact to ±1e-9"
+    assert _exact_to(9.6e-10, " points") == "exact to ±1e-9 points"
+    assert _exact_to(1.0000001e-9) == "exact to ±2e-9"
+    assert _exact_to(0.0) == "exact up to rounding"

@@ -408,7 +408,7 @@ def test_analyse_command_table_json_out_and_plot(logs, tmp_path, capsys):
 
 
 def test_analyse_plot_goes_in_the_folder_out_creates(logs, tmp_path, capsys):
-    out_dir = tmp_path / "runs" / "a"
+    out_dir = tmp_path / "a"
     code, _, err = run_cli(capsys, ["analyse", str(logs / "penta.jsonl"), "--out",
                                     str(out_dir), "--plot", str(out_dir / "v.png")])
     assert code == 0, err

@@ -277,6 +277,57 @@ def test_cli_list_json(capsys, cache_dir):
         assert sorted(d["other"]) == ["foreign.npz", "notes.txt", "renamed.npz", "sub"]
 
 
+def table_endings(out: str) -> dict[str, str]:
+    """Key -> the ending column of a printed cache table (a folded key joined again)."""
+    rows: dict[str, str] = {}
+    key = None
+    for line in out.splitlines():
+        cells = line.split("│")
+        if len(cells) < 7 or "key" in cells[1]:
+            continue
+        if cells[2].strip():  # a row's first line has its size and its ending
+            key = cells[1].strip()
+            rows[key] = cells[5].strip()
+        else:
+            rows[key + cells[1].strip()] = rows.pop(key)
+            key += cells[1].strip()
+    return rows
+
+
+def test_cli_list_names_the_ending_of_each_farkle_solve(capsys, cache_dir):
+    """Two optimal-win solves to 500, under last-round and under first-to-bank, were two
+    entries told apart only by a digest in their keys: the list names each one's ending
+    (read from that digest), ``unknown`` for a Farkle entry whose rules it cannot tell (a
+    rules file's), none for a Penta entry; in the table, in --json and in prune's list."""
+    from dicelab.farkle.rules import PRESETS
+
+    for ending in ("last-round", "first-to-bank"):
+        code, _, err = run_cli(capsys, ["solve", "farkle", "-p", "optimal-win", "--target",
+                                        "500", "--ending", ending, "--json"])
+        assert code == 0, err
+    want = {k: e for k, e in ((next(k for k in entry_keys()
+                                    if PRESETS["default"].with_ending(e).digest() in k), e)
+                              for e in ("last-round", "first-to-bank"))}
+    assert len(want) == 2 and all("-t500-" in k for k in want)
+    mine = "farkle-optimal-win-mine-0123456789abcdef-t500-tol1e-10"
+    cache.store(mine, 1, {"v": np.arange(10.0)})
+    cache.store("penta-values-unit", 1, {"v": np.arange(10.0)})
+    code, out, err = run_cli(capsys, ["cache", "list", "--json"])
+    assert code == 0, err
+    endings = {e["key"]: e["ending"] for e in json.loads(out)["entries"]}
+    assert endings == {**want, mine: "unknown", "penta-values-unit": None}
+    code, out, err = run_cli(capsys, ["cache", "list"])
+    assert code == 0 and not err
+    assert table_endings(out) == {**want, mine: "unknown", "penta-values-unit": ""}
+    code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", "0", "--dry-run",
+                                      "--json"])
+    assert code == 0, err
+    assert {f["key"]: f["ending"] for f in json.loads(out)["deleted"]} == endings
+    code, out, err = run_cli(capsys, ["cache", "prune", "--max-size", "0", "--dry-run"])
+    assert code == 0 and table_endings(out) == table_endings(run_cli(
+        capsys, ["cache", "list"])[1])
+
+
 def test_cli_list_empty(capsys, cache_dir):
     code, out, _ = run_cli(capsys, ["cache"])
     assert code == 0 and "no cache entries" in out

@@ -70,6 +70,9 @@ def test_threshold_sweep_matches_turn_dp_and_its_command_reproduces_it(capsys, t
     s = manifest["summary"]
     assert manifest["experiment"] == "threshold-sweep" and manifest["exact"] is True
     assert manifest["rules"]["name"] == "default" and manifest["target"] == 1000
+    # solved, not played: no game kernel, but the same provenance fields as every run
+    assert manifest["kernel"] is None and manifest["executor"] == "local"
+    assert manifest["threads"] >= 1 and manifest["workers"] is None
     assert s["best_threshold"] == 250
     assert s["max_ev_expected_turn_score"] == pytest.approx(601.5586536614982)
     # fastest is the optimum over all solitaire policies, thresholds included
@@ -107,7 +110,8 @@ def test_head_to_head_is_reproducible_and_equals_compare(capsys, tmp_path, monke
     assert manifest["policies"] == H2H_POLICIES and manifest["games_per_table"] == 400
     assert manifest["pair_seeds"] == {f"{p.policy} vs {p.opponent}": p.seed
                                       for p in direct.pairs}
-    assert manifest["executor"] == "local"
+    assert manifest["executor"] == "local" and manifest["kernel"] == direct.manifest()["kernel"]
+    assert manifest["threads"] >= 1
     assert manifest["files"] == {"table": "pairs.parquet", "csv": "pairs.csv"}
     assert "dask" not in manifest["options"]
 

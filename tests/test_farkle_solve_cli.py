@@ -272,8 +272,45 @@ def test_policy_max_ev_banks_where_solve_says(capsys, rules):
     assert code == 0
     solved = json.loads(out)["bank_thresholds"]
     code, out, _ = run(capsys, "policy", "farkle", "max-ev", "--rules", rules, "--json")
-    assert code == 0 and json.loads(out)["bank_from"] == solved
+    assert code == 0 and json.loads(out)["bank_thresholds"] == solved
     assert (solved["6"] is None) == (rules == "zilch")
+
+
+def test_solve_and_policy_name_the_banking_map_bank_thresholds(capsys):
+    """``policy farkle`` called the map of dice left -> the turn points it banks from
+    ``bank_from``, ``solve farkle`` ``bank_thresholds``: one name now, and no alias."""
+    code, out, err = run(capsys, "solve", "farkle", "-p", "max-ev", "--json")
+    assert code == 0, err
+    solved = json.loads(out)
+    code, out, err = run(capsys, "policy", "farkle", "max-ev", "--json")
+    assert code == 0, err
+    assert json.loads(out)["bank_thresholds"] == solved["bank_thresholds"]
+    code, out, err = run(capsys, "policy", "farkle", "threshold-300", "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    want = {str(n): 300 for n in range(1, 7)}
+    assert shown["bank_thresholds"] == want
+    for d in (solved, shown):
+        assert not {k for k in d if "bank_from" in k}, sorted(d)
+
+
+@pytest.mark.slow
+def test_the_report_card_names_its_banking_maps_bank_thresholds(capsys, tmp_path):
+    """``evaluate``'s maps were ``bank_from`` and ``optimal_bank_from``: now
+    ``bank_thresholds`` and ``optimal_bank_thresholds``, in its JSON and its manifest."""
+    code, out, err = run(capsys, "evaluate", "threshold-300", "--target", "200", "--json",
+                         "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    card = json.loads(out)
+    want = {str(n): 300 for n in range(1, 7)}
+    assert card["bank_thresholds"] == want
+    assert set(card["optimal_bank_thresholds"]) == set(want)
+    assert all(v is None or v % 50 == 0 for v in card["optimal_bank_thresholds"].values())
+    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    assert manifest["summary"]["bank_thresholds"] == want
+    assert manifest["summary"]["optimal_bank_thresholds"] == card["optimal_bank_thresholds"]
+    for d in (card, manifest["summary"]):
+        assert not {k for k in d if "bank_from" in k}, sorted(d)
 
 
 @pytest.mark.parametrize("target", [500, 1500, 2000, 5000])

@@ -14,9 +14,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
 from dicelab.errors import UserError
-from dicelab.files import check_output, read_input, write_output
+from dicelab.files import check_output, make_output_dir, read_input, write_output
 
 
 def _node(path) -> tuple:
@@ -154,7 +155,7 @@ def test_a_path_in_the_out_directory_the_run_creates_is_taken(tmp_path, monkeypa
     with pytest.raises(UserError, match=r"must end in \.png"):
         check_output(out / "p.jpg", "--plot", suffix=".png", creates=out)
     (tmp_path / "file").write_text("")
-    with pytest.raises(UserError, match="Not a directory"):  # a file: no directory to be
+    with pytest.raises(UserError, match="file is not a directory"):  # no directory to be
         check_output(tmp_path / "file" / "p.png", "--plot", creates=tmp_path / "file")
     assert not (tmp_path / "runs").exists()
 
@@ -216,3 +217,173 @@ def test_read_input_takes_regular_files_only_and_at_most_the_limit(tmp_path):
     if os.path.exists("/dev/zero"):
         with pytest.raises(UserError, match="is a character device, not a regular file"):
             read_input(Path("/dev/zero"), "/dev/zero", 10)
+
+
+# ------------------------------------------------- one rule for every output path
+
+def _tree(root: Path) -> dict:
+    """Every node under ``root`` (not following links), as :func:`_node` sees it."""
+    return {str(p.relative_to(root)): _node(p) for p in sorted(root.rglob("*"))}
+
+
+#: Commands with one output path each (``{}``: the path), refused at their checks, before
+#: any work: each output option of the commands that write files.
+OUTPUTS = {
+    "simulate --out": ["simulate", "-s", "threshold-300", "-n", "50", "--out", "{}"],
+    "simulate --log": ["simulate", "-s", "threshold-300", "-n", "50", "--log", "{}.jsonl"],
+    "compare --out": ["compare", "threshold-300", "threshold-500", "-n", "50", "--out", "{}"],
+    "tournament --out": ["tournament", "threshold-300", "threshold-500", "-n", "50",
+                         "--out", "{}"],
+    "evaluate --out": ["evaluate", "threshold-300", "--target", "200", "--out", "{}"],
+    "evaluate --plot": ["evaluate", "threshold-300", "--target", "200", "--plot", "{}.png"],
+    "tune --out": ["tune", "threshold", "--against", "threshold-300", "--target", "200",
+                   "--out", "{}"],
+    "bust-risk --out": ["bust-risk", "-n", "50", "--out", "{}"],
+    "policy farkle --plot": ["policy", "farkle", "threshold-300", "--plot", "{}.png"],
+    "solve penta --out": ["solve", "penta", "--distribution", "-p", "greedy", "--out", "{}"],
+    "solve penta --plot": ["solve", "penta", "--distribution", "-p", "greedy", "--plot",
+                           "{}.png"],
+    "experiment run --out": ["experiment", "run", "threshold-sweep", "--out", "{}"],
+}
+
+
+def _argv(kind: str, path: Path | str) -> list[str]:
+    return [a.format(path) for a in OUTPUTS[kind]]
+
+
+def _refused(capsys, argv: list[str], *words: str) -> str:
+    """``dicelab ARGV`` is one ``error:`` line holding ``words``, exit code 2."""
+    code, out, err = run_cli(capsys, argv)
+    assert code == 2 and out == "" and err.startswith("error: "), (code, out, err)
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for word in words:
+        assert word in err, err
+    return err
+
+
+@pytest.mark.parametrize("kind", OUTPUTS)
+def test_every_output_path_refuses_a_missing_directory_before_any_work(capsys, tmp_path,
+                                                                       kind):
+    """One rule for --out, --plot and --log: the directory a new output goes in must exist.
+    --out made its missing parents (``--out a/missing/dir`` went through) where --plot and
+    --log refused them; now each is one error line, exit code 2, and nothing is made."""
+    (tmp_path / "a").mkdir()
+    before = _tree(tmp_path)
+    _refused(capsys, _argv(kind, tmp_path / "a" / "missing" / "x"),
+             f"the directory {tmp_path / 'a' / 'missing'} does not exist")
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("kind", OUTPUTS)
+def test_every_output_path_refuses_a_file_as_its_directory(capsys, tmp_path, kind):
+    (tmp_path / "file").write_text("keep")
+    before = _tree(tmp_path)
+    for below in (tmp_path / "file" / "x", tmp_path / "file" / "deeper" / "x"):
+        _refused(capsys, _argv(kind, below), f"{tmp_path / 'file'} is not a directory")
+    assert _tree(tmp_path) == before and (tmp_path / "file").read_text() == "keep"
+
+
+@pytest.mark.parametrize("kind", [k for k in OUTPUTS if k.endswith("--out")])
+def test_an_out_that_is_a_device_or_a_link_to_one_is_refused_and_kept(capsys, tmp_path,
+                                                                       kind):
+    """--out is a directory: a device, or a link to one, is refused and never replaced;
+    so is a link to nothing (its target would be made)."""
+    if not os.path.exists("/dev/null"):
+        pytest.skip("no /dev/null")
+    link = tmp_path / "null"
+    link.symlink_to("/dev/null")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "made")
+    before = _tree(tmp_path), _node("/dev/null")
+    _refused(capsys, [a.format("/dev/null") for a in OUTPUTS[kind]],
+             "exists and is not a directory (it is a character device)")
+    _refused(capsys, _argv(kind, link), "exists and is not a directory")
+    _refused(capsys, _argv(kind, dangling), "is a symbolic link to", "does not exist")
+    assert (_tree(tmp_path), _node("/dev/null")) == before
+
+
+@pytest.mark.parametrize("kind", [k for k in OUTPUTS if not k.endswith("--out")])
+def test_a_file_output_that_is_a_directory_is_refused(capsys, tmp_path, kind):
+    name = _argv(kind, "x")[-1]
+    (tmp_path / name).mkdir()
+    before = _tree(tmp_path)
+    _refused(capsys, _argv(kind, tmp_path / "x"), "is a directory")
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("kind", ["simulate --out", "simulate --log", "evaluate --plot",
+                                  "bust-risk --out"])
+def test_an_output_where_nothing_can_be_made_is_refused_before_any_work(capsys, kind):
+    """A directory where this process can make nothing (``/proc``, whoever runs it)."""
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc")
+    _refused(capsys, _argv(kind, "/proc/dicelab-x"), "/proc/dicelab-x", "cannot create")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+@pytest.mark.parametrize("kind", ["simulate --out", "simulate --log", "evaluate --plot",
+                                  "bust-risk --out", "experiment run --out"])
+def test_an_output_in_a_read_only_directory_is_refused_before_any_work(capsys, tmp_path,
+                                                                        kind):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        _refused(capsys, _argv(kind, ro / "x"), "cannot create")
+        if kind.endswith("--out"):
+            _refused(capsys, _argv(kind, ro), "directory is not writable")
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)
+
+
+def test_out_makes_its_own_directory_and_writes_through_a_link_to_one(capsys, tmp_path):
+    """What may be made: the --out directory itself (its parent exists), once the run
+    succeeded; an existing --out, or a link to a directory, is written in, the link kept.
+    A --log through a link to a device is written there in place, the link kept."""
+    code, _, err = run_cli(capsys, _argv("bust-risk --out", tmp_path / "new"))
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["manifest.json",
+                                                                    "summary.parquet"]
+    (tmp_path / "real").mkdir()
+    link = tmp_path / "link"
+    link.symlink_to("real")
+    before = _node(link)
+    code, _, err = run_cli(capsys, _argv("bust-risk --out", link))
+    assert code == 0, err
+    assert _node(link) == before
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["manifest.json",
+                                                                     "summary.parquet"]
+    if os.path.exists("/dev/null"):
+        to_null = tmp_path / "log.jsonl"
+        to_null.symlink_to("/dev/null")
+        before = _node(to_null), _node("/dev/null")
+        code, _, err = run_cli(capsys, ["simulate", "-s", "threshold-300", "-n", "20",
+                                        "--target", "500", "--log", str(to_null),
+                                        "--log-games", "2"])
+        assert code == 0, err
+        assert (_node(to_null), _node("/dev/null")) == before
+
+
+def test_the_check_of_a_directory_makes_nothing_and_only_a_chosen_one_gets_parents(
+        tmp_path):
+    """:func:`check_output` of a directory: named by an option (``--out``), its parent
+    must exist; one dicelab chose itself (named in words, "the results directory", or
+    ``parents=True``) may be made with its parents. The check makes nothing; the
+    directory is made by :func:`make_output_dir` after the run."""
+    deep = tmp_path / "results" / "exp" / "v1"
+    with pytest.raises(UserError, match=r"^--out .*: the directory .*exp does not exist"):
+        check_output(deep, "--out", directory=True)
+    assert check_output(deep, "the results directory", directory=True) == deep
+    assert check_output(deep, "--out", directory=True, parents=True) == deep
+    with pytest.raises(UserError, match="does not exist"):
+        check_output(deep, "the results directory", directory=True, parents=False)
+    assert list(tmp_path.iterdir()) == []
+    assert check_output(tmp_path / "d", "--out", directory=True) == tmp_path / "d"
+    assert list(tmp_path.iterdir()) == []
+    assert make_output_dir(deep).is_dir()
+    (tmp_path / "f").write_text("")
+    with pytest.raises(UserError, match="exists and is not a directory"):
+        make_output_dir(tmp_path / "f")
+    with pytest.raises(UserError, match=r"f is not a directory \(it is a regular file\)"):
+        check_output(tmp_path / "f" / "x" / "y", "the results directory", directory=True)

@@ -359,14 +359,14 @@ def test_simulate_log_is_refused_where_out_writes(tmp_path, capsys, log):
 
 
 def test_simulate_log_goes_in_the_folder_out_creates(tmp_path, capsys):
-    """``--out runs/s --log runs/s/games.jsonl``: --out makes runs/s, so the log may go
-    there (a folder no output makes is still refused, before the run)."""
-    out = tmp_path / "runs" / "s"
+    """``--out s --log s/games.jsonl``: --out makes s, so the log may go there (a folder
+    no output makes is still refused, before the run)."""
+    out = tmp_path / "s"
     args = ["simulate", "-s", "threshold-300", "--target", "1000", "-n", "50", "--seed", "5",
             "--log-games", "2", "--out", str(out)]
-    code, _, err = run_cli(capsys, [*args, "--log", str(tmp_path / "runs" / "t" / "g.jsonl")])
+    code, _, err = run_cli(capsys, [*args, "--log", str(tmp_path / "t" / "g.jsonl")])
     assert code == 2 and err.count("\n") == 1 and "does not exist" in err, err
-    assert not (tmp_path / "runs").exists()
+    assert not out.exists() and not (tmp_path / "t").exists()
     code, _, err = run_cli(capsys, [*args, "--log", str(out / "games.jsonl")])
     assert code == 0, err
     assert len(read_games(out / "games.jsonl")) == 2

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from cli_helpers import as_from_a_shell, run_cli
+from numba_threads import with_threads
 
 from dicelab.farkle.rules import load_rules
 
@@ -246,13 +247,17 @@ def test_every_manifest_names_the_policies_parameters_kernel_and_threads(capsys,
     import numba
 
     out = tmp_path / "o"
-    code, _, err = run_cli(capsys, [*argv, "--seed", "1", "--out", str(out)]
-                           if "--exact" not in argv else [*argv, "--out", str(out)])
+    # on two threads where numba has them: a run played by the referee used one
+    code, _, err = with_threads(2, lambda: run_cli(
+        capsys, [*argv, "--seed", "1", "--out", str(out)] if "--exact" not in argv
+        else [*argv, "--out", str(out)]))
     assert code == 0, err
     m = json.loads((out / "manifest.json").read_text())
     assert m["kernel"] == kernel
-    # numba's threads of this process; a simulation played by the referee says it used one
-    assert m["threads"] == (1 if argv[0] == "simulate" else numba.get_num_threads())
+    # the threads that played: numba's of this process, one where only the Python referee
+    # played (a tournament's, a compare's and --sprt's said numba's)
+    assert m["threads"] == (1 if kernel == "referee"
+                            else min(2, numba.config.NUMBA_NUM_THREADS))
     assert (m["executor"], m["workers"]) == ("local", None)
     assert (m["chunk_games"] is None) == ("--exact" in argv)  # the games' units, if any
     if argv[0] == "simulate":  # a seat each
@@ -338,3 +343,133 @@ def test_a_penta_report_card_records_the_rules_table():
                         Estimate(0.03, 0.01, 300), 0.0)
     assert e.manifest()["rules"] == get_rules("free-joker").to_dict()
     assert e.to_dict()["rules"] == "free-joker"
+
+
+# ------------------------------------------ every manifest: kernel, threads, executor
+
+#: A Farkle policy that decides move by move (no table): the Python referee plays it.
+MOVE_BY_MOVE = """
+from dicelab.farkle.policy import Move, all_scoring
+
+
+def steady(state):
+    o = all_scoring(state)
+    return Move(o.keep, state.turn_points + o.points >= 300 and state.can_bank(o))
+"""
+
+
+def _provenance(m: dict) -> dict:
+    return {k: m[k] for k in ("kernel", "threads", "executor", "workers")}
+
+
+@pytest.mark.parametrize("argv, kernel", [
+    _P(["bust-risk", "-n", "2000", "--seed", "1"], "bust-counts", id="bust-risk"),
+    _P(["tune", "threshold", "--against", "threshold-300", "--target", "200",
+        "--range", "threshold=100:200:50"], None, id="tune-exact"),
+    _P(["tune", "threshold", "--against", "threshold-300", "--target", "200",
+        "--range", "threshold=100:200:50", "--monte-carlo", "--budget", "40", "--seed", "1"],
+       "general", id="tune-monte-carlo"),
+    _P(["tune", f"{PENTA}:keep_high", "--against", f"{PENTA}:most_points",
+        "--range", "high=5:6:1", "--monte-carlo", "--budget", "20", "--seed", "1"],
+       "referee", id="tune-penta-referee"),
+    _P(["evaluate", "threshold-300", "--target", "200"], None, id="evaluate-farkle",
+       marks=_slow),
+])
+def test_every_manifest_records_the_kernel_threads_and_executor(capsys, tmp_path, argv,
+                                                                kernel):
+    """evaluate, tune and bust-risk wrote manifests without the kernel, the threads or the
+    executor that simulate's hold: every manifest written by results.save_run has them now
+    (the kernel None where no game was played: an exact evaluation; bust-risk rolls
+    dice in its own kernel)."""
+    out = tmp_path / "o"
+    code, _, err = with_threads(2, lambda: run_cli(capsys, [*argv, "--out", str(out)]))
+    assert code == 0, err
+    m = json.loads((out / "manifest.json").read_text())
+    import numba
+
+    threads = 1 if kernel == "referee" else min(2, numba.config.NUMBA_NUM_THREADS)
+    assert _provenance(m) == {"kernel": kernel, "threads": threads, "executor": "local",
+                              "workers": None}
+
+
+def test_a_move_by_move_policy_records_the_one_thread_that_played_it(capsys, tmp_path):
+    """A user's Farkle policy that decides move by move is played by the referee in
+    Python, on one thread whatever --threads says: simulate, compare and a tournament
+    record that (a compare and a tournament recorded numba's threads); a tournament that
+    plays some tables on a compiled kernel records numba's, and each kernel."""
+    import numba
+
+    policy = tmp_path / "mine.py"
+    policy.write_text(MOVE_BY_MOVE)
+    mine = f"{policy}:steady"
+    threads = min(2, numba.config.NUMBA_NUM_THREADS)
+    common = ["-n", "20", "--target", "500", "--seed", "1", "--threads", "2"]
+    runs = {"simulate": (["simulate", "-s", mine, "--vs", "threshold-300"], "referee", 1),
+            "compare": (["compare", mine, "threshold-300"], "referee", 1),
+            "tournament": (["tournament", mine, "threshold-300"], "referee", 1),
+            "mixed": (["tournament", mine, "threshold-300", "ai", "--seats", "2"],
+                      ["referee", "general"], threads)}
+    for name, (argv, kernel, used) in runs.items():
+        out = tmp_path / name
+        code, _, err = with_threads(1, lambda a=argv, o=out: run_cli(
+            capsys, [*a, *common, "--out", str(o)]))
+        assert code == 0, err
+        m = json.loads((out / "manifest.json").read_text())
+        assert _provenance(m) == {"kernel": kernel, "threads": used, "executor": "local",
+                                  "workers": None}, name
+        if name == "simulate":  # as --json says
+            assert (m["summary"]["kernel"], m["summary"]["threads"]) == (kernel, used)
+
+
+class _Bare:
+    """A result of a command that plays no game and says nothing of how it ran."""
+
+    game = "farkle"
+
+    def manifest(self):
+        return {"game": "farkle", "what": "measured"}
+
+    def to_dict(self):
+        return {"what": "measured"}
+
+    def to_frame(self):
+        return pd.DataFrame([{"what": 1}])
+
+
+def test_save_run_gives_every_manifest_the_same_provenance_fields(tmp_path):
+    """The one place: results.save_run records the kernel, the threads, the executor and
+    the workers of any result, from its manifest where it has them (a run of policies),
+    else from the result (``kernels``, ``kernel``, ``threads``), else none played, this
+    process's threads, locally."""
+    import numba
+
+    from dicelab.parallel import threads
+    from dicelab.results import PROVENANCE, save_run
+
+    class Played(_Bare):
+        kernels = ("referee", "referee")
+
+    class Mixed(_Bare):
+        kernels = ("referee", "general", "general")
+
+    class Dask(_Bare):
+        kernel, threads, executor, workers = "general", 3, "dask", 4
+
+    def saved(result) -> dict:
+        out = tmp_path / type(result).__name__
+        save_run(out, result, command=["dicelab", "x"])
+        return json.loads((out / "manifest.json").read_text())
+
+    expected = {
+        _Bare: {"kernel": None, "threads": threads(), "executor": "local", "workers": None},
+        Played: {"kernel": "referee", "threads": 1, "executor": "local", "workers": None},
+        Mixed: {"kernel": ["referee", "general"], "threads": threads(),
+                "executor": "local", "workers": None},
+        Dask: {"kernel": "general", "threads": 3, "executor": "dask", "workers": 4},
+    }
+    for cls, fields in expected.items():
+        m = saved(cls())
+        assert tuple(k for k in m if k in PROVENANCE) == PROVENANCE
+        assert _provenance(m) == fields, cls.__name__
+        assert m["what"] == "measured" and m["command"] == ["dicelab", "x"]
+    assert numba.get_num_threads() == threads()

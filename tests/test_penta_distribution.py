@@ -407,9 +407,9 @@ def test_bad_input_is_one_line_exit_2_nothing_written(capsys, tmp_path, argv, ne
 
 
 def test_a_plot_goes_in_the_folder_out_creates(capsys, tmp_path):
-    """``--out runs/d1 --plot runs/d1/p.png``: --out makes runs/d1, so the plot may go
-    there; all three files are written."""
-    out = tmp_path / "runs" / "d1"
+    """``--out d1 --plot d1/p.png``: --out makes d1, so the plot may go there; all three
+    files are written."""
+    out = tmp_path / "d1"
     code, _, err = run_cli(capsys, ["solve", "penta", "--distribution", "-p", "greedy",
                                     "--out", str(out), "--plot", str(out / "p.png")])
     assert code == 0, err

@@ -13,7 +13,7 @@ import late_penta
 import numpy as np
 import pytest
 from cli_helpers import run_cli
-from glossary_checks import capture_tables, run_both
+from glossary_checks import capture_tables, check_tables, run_both
 from late_penta import FIRST_LAYER, late_rows
 from naive_penta import BOXES
 from naive_penta_objectives import objective_value
@@ -281,6 +281,102 @@ def test_bad_input_is_one_line_exit_2_nothing_written(capsys, tmp_path, argv, ne
     assert sorted(tmp_path.rglob("*")) == before
 
 
+def _fake_report(text: str, value: float, optimal_value: float):
+    """An objective's report with the numbers given and made-up distributions: what the
+    command prints of it, without the minutes of a solve and a forward pass."""
+    from dicelab.penta.distribution import ScoreDistribution
+    from dicelab.penta.objective_play import ObjectiveReport
+    from dicelab.penta.objectives import ObjectiveSolution
+
+    rs = get_rules("seed")
+
+    def dist(policy: str, top: int, differ: float | None) -> ScoreDistribution:
+        p = np.zeros(MAX_TOTAL + 1)
+        p[[180, 220, top]] = 0.25, 0.5, 0.25
+        return ScoreDistribution(policy, rs, p, np.full(N_BOXES, 10.0), 0.6, 0.3, 0.05,
+                                 0.0, False, 1.0, 0, differ_from_optimal=differ)
+
+    obj = parse_objective(text)
+    sol = ObjectiveSolution(obj, rs, value, 0.0, 1.0, False, table="one target")
+    return ObjectiveReport(sol, dist(f"optimal:{text}", 310, 2.5), dist("optimal", 300, None),
+                           optimal_value)
+
+
+def _row(tables, label: str) -> list[str]:
+    """The cells of the row ``label`` of the printed tables (its label first)."""
+    for t in tables:
+        cells = [[str(c) for c in col.cells] for col in t.columns]
+        for i, first in enumerate(cells[0]):
+            if first == label:
+                return [col[i] for col in cells]
+    raise AssertionError(f"no row {label!r}")
+
+
+def _percent(cell: str) -> float:
+    assert cell.endswith("%"), cell
+    return float(cell[:-1]) / 100
+
+
+@pytest.mark.parametrize(("objective", "label", "value", "optimal"), [
+    ("at-least:200", "P(final score >= 200)", 0.9100188005444859, 0.8623477824324051),
+    ("beat:1", "win share against 1 optimal player", 0.5 + 3e-11, 0.5),  # a tiny gain
+    ("beat:3", "win share against 3 optimal players", 0.25 + 4.2e-7, 0.25),
+    ("at-least:0", "P(final score >= 0)", 1.0, 0.9999999999999966),  # rounding: no gain
+])
+def test_a_probability_objective_prints_in_percent_and_shows_its_gain(
+        capsys, monkeypatch, objective, label, value, optimal):
+    """``at-least`` and ``beat`` printed their value as a plain 10-digit number (0.9100188005)
+    where the glossary has probabilities in percent: percent now, beside optimal's, with a
+    row of the gain over optimal, with as many decimals as a tiny gain needs to show (never
+    0 when it is not zero, up to rounding); --json keeps the fractions."""
+    import dicelab.penta.objective_play as objective_play
+
+    monkeypatch.setattr(objective_play, "objective_report",
+                        lambda *a, **k: _fake_report(objective, value, optimal))
+    argv = ["solve", "penta", "--objective", objective]
+    printed = capture_tables(monkeypatch)
+    d = run_both(capsys, printed, argv)  # both checked against the glossary
+    assert d["value"] == pytest.approx(value, abs=1e-15) and d["value"] <= 1
+    assert d["value_of_optimal"] == pytest.approx(optimal, abs=1e-15)
+    assert d["gain_over_optimal"] == pytest.approx(value - optimal, abs=1e-15)
+    _, mine, theirs = _row(printed, label)
+    decimals = len(mine[:-1].partition(".")[2])
+    assert decimals >= 8
+    assert _percent(mine) == pytest.approx(value, abs=10 ** -decimals / 100)
+    assert _percent(theirs) == pytest.approx(optimal, abs=10 ** -decimals / 100)
+    _, gain, zero = _row(printed, "gain over optimal")
+    assert _percent(zero) == 0
+    if value - optimal > 1e-12:
+        assert mine != theirs  # the gain shows in the values themselves
+        assert _percent(gain) == pytest.approx(value - optimal, rel=0.05)
+    else:
+        assert _percent(gain) == 0 and mine == theirs
+    # the other probabilities of the table are percents too
+    assert all(c.endswith("%") for c in _row(printed, "P(final score >= 300)")[1:])
+
+
+def test_the_table_of_every_target_prints_its_probabilities_in_percent(capsys, monkeypatch):
+    """``solve penta --table`` printed the most P(final >= T) as 0.9100188005: in percent
+    now, to 8 decimals, as the glossary has it (the table itself faked: it is 2.3 GB)."""
+    import types
+
+    import dicelab.penta.objectives as objectives
+
+    best = np.linspace(1.0, 0.0, MAX_TOTAL + 1)
+    fake = types.SimpleNamespace(best=best, n_values=10, nbytes=80, from_cache=True,
+                                 solve_s=1.0, to_dict=lambda: {"best": best.tolist()})
+    monkeypatch.setattr(objectives, "at_least_table", lambda *a, **k: fake)
+    printed = capture_tables(monkeypatch)
+    code, out, err = run_cli(capsys, ["solve", "penta", "--table"])
+    assert code == 0, err
+    check_tables(printed, "solve penta --table")
+    _, cell = _row(printed, "1,000")
+    assert _percent(cell) == pytest.approx(best[1000], abs=1e-10)
+    assert cell == f"{100 * best[1000]:.8f}%"
+    code, out, err = run_cli(capsys, ["solve", "penta", "--table", "--json"])
+    assert code == 0 and json.loads(out)["best"][200] == pytest.approx(best[200], abs=1e-15)
+
+
 @pytest.mark.parametrize("argv, what", [
     (["solve", "penta", "--objective", "at-least:300"], "at-least:300 table"),
     (["solve", "penta", "--objective", "beat:2"], "beat:2 table"),
@@ -348,6 +444,9 @@ def test_solve_objective_command_reports_the_policy_beside_optimal(capsys, tmp_p
     res = simulate_penta([f"optimal:utility:theta={theta}"], games=10_000, seed=5)
     seat = res.seat(0)
     assert abs(seat.mean_final_score.mean - dist.mean) < 4 * seat.mean_final_score.se
+    # its exact mean is shown beside the estimate once its distribution was computed,
+    # as optimal's is (it showed n/a)
+    assert seat.expected_final_score == pytest.approx(dist.mean, rel=1e-12)
     n = res.games
     for target in (250, 300, 400):
         p = dist.p_at_least(target)
@@ -504,6 +603,10 @@ def test_a_settled_objective_plays_optimal_game_for_game():
     np.testing.assert_array_equal(online.hist, table.hist)
     np.testing.assert_array_equal(online.box_sum, table.box_sum)
     assert online.seats[0] == "optimal:at-least:0"
+    # exact means where known without more work: optimal's (the solver's), not greedy's
+    assert table.seat(0).expected_final_score == pytest.approx(
+        solve(get_rules("seed")).expected_score, rel=1e-12)
+    assert table.seat(1).expected_final_score is None
 
 
 @pytest.mark.parametrize(("seats", "needle"), [
@@ -1306,7 +1409,11 @@ def test_objective_table_has_each_row_once_and_optimal_once(capsys, text):
     assert ("decisions per game differing from optimal" in labels) is not mean
     assert rows[0][0] == obj.unit
     if obj.kind == "at-least":  # its own target is the first row, at full precision
-        assert rows[0] == [obj.unit, "7.0000000000", "6.0000000000"]
+        assert rows[0] == [obj.unit, "700.00000000%", "600.00000000%"]  # a probability
+    if not mean:  # then the gain, optimal's own 0
+        zero = "0.00000000%" if obj.kind != "utility" else "0.000000"
+        assert rows[1] == ["gain over optimal",
+                           "100.00000000%" if obj.kind != "utility" else "1.000000", zero]
 
 
 @pytest.mark.slow

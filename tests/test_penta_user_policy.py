@@ -481,6 +481,14 @@ def test_the_printed_gap_to_the_optimum_carries_the_means_interval(capsys, games
     gap = F.estimate(e.gap, (e.optimum - hi, e.optimum - lo), F.number, 2).replace("\\[", "[")
     assert f": {gap} below it" in " ".join(out.split())
     assert ("[n/a]" in gap) == (games == 1)
+    # most_points never rerolls: its reroll classes made no decision, so lost nothing,
+    # which the table says (it printed "0.00 [n/a]" as if an interval were missing)
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:5]]
+            for line in out.splitlines() if line.count("│") == 5}
+    empty = [cls for cls, loss in e.losses.items() if loss.decisions == 0]
+    assert empty and all(rows[cls] == ["0", "none made", "0 (none made)"] for cls in empty)
+    assert "n/a" not in "".join("".join(rows[cls]) for cls in rows if cls not in empty
+                                and games > 1)
 
 
 @pytest.mark.slow  # fast twin: test_copies_of_the_built_ins_play_the_kernels_games_bit_for_bit

@@ -7,6 +7,7 @@ engine and the referee."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -316,3 +317,17 @@ def test_an_unknown_policy_lists_the_policies_of_its_game(capsys, argv, game):
     with pytest.raises(UserError, match="is a penta policy, not farkle; valid are farkle: "
                                         r"threshold-T[^;]*$"):
         parse_policy("optimal", "farkle")
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    ("ai:ai", "a policy of your own in ai.py is named ai.py:ai"),
+    ("optimal:mine", "a policy of your own in optimal.py is named optimal.py:mine"),
+])
+def test_a_module_named_like_a_built_in_is_read_as_the_built_in_and_told_so(text, hint):
+    """``ai:ai`` (a user's module ai.py) reads as the built-in ai with a parameter: the
+    refusal says so and how to name the file; a bad parameter that is no module reference
+    (``ai:base=zz``) keeps its own message alone."""
+    with pytest.raises(UserError, match=re.escape(hint) + "$"):
+        parse_policy(text)
+    with pytest.raises(UserError, match=r"^policy 'ai:base=zz': base must be an integer$"):
+        parse_policy("ai:base=zz", "farkle")

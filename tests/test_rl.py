@@ -3,6 +3,8 @@ exactly the legal moves, errors, seeding, and the yardstick against dicelab's so
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -20,8 +22,15 @@ from dicelab.penta.rules import RULE_SETS
 from dicelab.penta.solver import solve as solve_penta
 from dicelab.rl import ENV_IDS, IllegalActionError
 from dicelab.rl.aec import farkle_env, outcome_rewards, penta_env
-from dicelab.rl.farkle import FarkleActions, FarkleSoloEnv, FarkleTurnEnv, fastest_values
-from dicelab.rl.penta import N_KEEPS, PentaCard, PentaSoloEnv
+from dicelab.rl.common import game_over_text
+from dicelab.rl.farkle import (
+    TURN_OBS,
+    FarkleActions,
+    FarkleSoloEnv,
+    FarkleTurnEnv,
+    fastest_values,
+)
+from dicelab.rl.penta import N_KEEPS, N_OBS, PentaCard, PentaSoloEnv
 
 SIX = range(int(dice.SIZE_OFFSET[HOT_DICE]), int(dice.SIZE_OFFSET[HOT_DICE + 1]))
 
@@ -64,6 +73,142 @@ def test_render_before_reset_says_so_and_after_reset_shows_the_game(name):
     env.reset(seed=3)
     after = env.render()
     assert isinstance(after, str) and "roll" in after and "reset()" not in after
+
+
+def _play_aec_out(env, seed: int) -> tuple[dict, list[float]]:
+    """Play a whole AEC episode with random legal actions: the final reward of each
+    agent, and every reward seen on the way (``last()``'s and ``env.rewards``)."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    final, seen = {}, []
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        seen += [reward, *env.rewards.values()]
+        if term or trunc:
+            final[agent] = reward
+            env.step(None)
+        else:
+            env.step(random_legal(obs, rng))
+    return final, seen
+
+
+def _play_gym_out(env, seed: int):
+    """Play a whole single-game episode with random legal actions: the last step's
+    (obs, info) and the rewards."""
+    obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    rewards, done = [], False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(random_legal(obs, rng))
+        rewards.append(reward)
+        done = terminated or truncated
+    return obs, info, rewards
+
+
+@pytest.mark.parametrize("name", ["farkle_env", "farkle_env-3", "penta_env"])
+def test_render_after_a_whole_aec_episode_shows_the_finished_game(name):
+    """Not the last turn's roll as if it were in progress: "game over", the winner (the
+    seat whose reward is +1) or the seats tied at the top, each seat's final total (and
+    Penta card)."""
+    for seed in (3, 4, 5):
+        env = ENV_MAKERS[name]("ansi")
+        final, _ = _play_aec_out(env, seed)
+        text = env.render()
+        lines = text.splitlines()
+        assert "roll [" not in text and "rerolls" not in text
+        winners = [i for i, a in enumerate(env.possible_agents) if final[a] == 1.0]
+        if winners:
+            assert lines[0] == f"game over: seat {winners[0]} wins"
+        else:
+            assert lines[0].startswith("game over: a tie between seats")
+        assert len(lines) == 1 + env.seats
+        for i, agent in enumerate(env.possible_agents):
+            total = env.observe(agent)["observation"][TURN_OBS if name.startswith("farkle")
+                                                      else N_OBS - 1]
+            assert lines[1 + i].startswith(f"seat {i}: final total {total} ")
+            if name == "penta_env":
+                assert " card (" in lines[1 + i] and "None" not in lines[1 + i]
+
+
+@pytest.mark.parametrize("name", ["FarkleTurn", "FarkleSolo", "PentaSolo"])
+def test_render_after_a_whole_episode_shows_the_finished_game(name):
+    ends = set()
+    for seed in range(3, 13):  # FarkleTurn: seeds 9 and 12 lose the turn
+        env = ENV_MAKERS[name]("ansi")
+        obs, info, rewards = _play_gym_out(env, seed)
+        text = env.render()
+        assert "roll [" not in text and "\n" not in text
+        if name == "FarkleTurn":
+            end = "banked" if rewards[-1] > 0 else "lost"
+            ends.add(end)
+            assert text.startswith(f"turn over: turn score {int(rewards[-1])} ({end}")
+        elif name == "FarkleSolo":
+            total = obs["observation"][TURN_OBS]
+            assert total >= 500
+            assert text == (f"game over: final total {total} after {info['turns']} "
+                            f"turn{'s' * (info['turns'] != 1)} (target 500)")
+        else:
+            total = obs["observation"][-1]
+            assert total == sum(rewards)
+            assert text.startswith(f"game over: final total {total} card (")
+    if name == "FarkleTurn":
+        assert ends == {"banked", "lost"}
+
+
+def test_render_of_a_game_stopped_at_the_cap_names_no_winner(monkeypatch):
+    """A game the simulation caps is truncated: no rewards, so the text names no winner."""
+    import dicelab.farkle.referee
+
+    monkeypatch.setattr(dicelab.farkle.referee, "MAX_ROUNDS", 1)
+    table = farkle_env(3, target=10_000, render_mode="ansi")
+    final, _ = _play_aec_out(table, 1)
+    assert final == dict.fromkeys(table.possible_agents, 0.0)  # truncated: no rewards
+    text = table.render()
+    assert text.startswith("game over (truncated: the game reached the cap of ")
+    assert text.splitlines()[0].endswith(": no winner") and len(text.splitlines()) == 4
+    solo = FarkleSoloEnv(target=10_000, render_mode="ansi")
+    obs, _, rewards = _play_gym_out(solo, 1)
+    assert rewards[-1] == -1.0
+    assert solo.render() == ("game over (truncated: the game reached the cap of 5,000 "
+                             f"rounds): final total {obs['observation'][TURN_OBS]} after 1 "
+                             "turn (target 10000)")
+
+
+def test_the_finished_games_text_names_the_winner_or_the_seats_tied_at_the_top():
+    assert game_over_text([300, 500, 100]).splitlines() == [
+        "game over: seat 1 wins", "seat 0: final total 300", "seat 1: final total 500",
+        "seat 2: final total 100"]
+    assert game_over_text([500, 500, 100]).splitlines()[0] == \
+        "game over: a tie between seats 0 and 1"
+    assert game_over_text([5, 5, 5]).splitlines()[0] == \
+        "game over: a tie between seats 0, 1 and 2"
+    assert game_over_text([300, 500], truncated="a cap").splitlines()[0] == \
+        "game over (truncated: a cap): no winner"
+    assert game_over_text([40], ["(banked)"], what="turn", label="turn score") == \
+        "turn over: turn score 40 (banked)"
+
+
+ENDLESS = {**ENV_MAKERS, "FarkleSolo": lambda mode: FarkleSoloEnv(target=300,
+                                                                    render_mode=mode),
+           "FarkleSolo-facebook": lambda mode: FarkleSoloEnv(target=300, rules="facebook",
+                                                             render_mode=mode)}
+
+
+@pytest.mark.parametrize("name", list(ENDLESS))
+def test_no_reward_is_negative_zero(name):
+    """A reward of nothing is 0.0, never -0.0 (FarkleSolo's step that ends no turn was
+    minus a float count of 0): every reward over a few whole seeded episodes."""
+    rewards = []
+    for seed in range(4):
+        env = ENDLESS[name](None)
+        if hasattr(env, "agent_iter"):
+            rewards += _play_aec_out(env, seed)[1]
+        else:
+            rewards += _play_gym_out(env, seed)[2]
+    assert any(r == 0 for r in rewards)
+    assert all(isinstance(r, float) for r in rewards)
+    negative_zero = [i for i, r in enumerate(rewards) if r == 0 and math.copysign(1, r) < 0]
+    assert not negative_zero
 
 
 @pytest.mark.parametrize("env_id", list(ENV_IDS))

@@ -409,3 +409,20 @@ def test_a_solitaire_game_that_never_banks_is_truncated():
     for total_return, final in first:
         assert -MAX_ROUNDS - 10 < total_return <= -MAX_ROUNDS
         assert final[8] < 1000 and not final[:7].any()
+
+
+@pytest.mark.parametrize("kind", ["solo", "turn", "penta"])
+def test_no_batch_reward_is_negative_zero(kind):
+    """As the single-game environments: a reward of nothing is 0.0, never -0.0."""
+    from dicelab.rl.batch import PentaBatch
+
+    batch = (PentaBatch(16, seed=6) if kind == "penta"
+             else FarkleBatch(16, target=300, mode=kind, seed=6))
+    obs, _ = batch.reset()
+    rng = np.random.default_rng(6)
+    zeros = 0
+    for _ in range(100):
+        obs, reward, *_ = batch.step(_random_legal(obs["action_mask"], rng))
+        zeros += int((reward == 0).sum())
+        assert not (np.signbit(reward) & (reward == 0)).any()
+    assert zeros > 0

@@ -134,6 +134,18 @@ def test_monte_carlo_records_its_budget_and_chunks(budget, chunk, units):
     assert d["budget"] is None and d["chunk_games"] is None
 
 
+def test_a_tune_knows_the_kernels_that_played_it():
+    """The manifest's ``kernel`` (dicelab.results.save_run) comes from ``kernels``: the
+    game kernels of the Monte Carlo games, each once; none for an exact tune, which
+    plays no game (its manifest had no kernel at all)."""
+    mc = tune("threshold", ["threshold-300"], ranges={"threshold": (200, 300, 100)},
+              monte_carlo=True, budget=40, seed=1, target=200)
+    assert mc.kernels == ("general",)
+    exact = tune("threshold", ["threshold-300"], ranges={"threshold": (200, 300, 100)},
+                 target=200)
+    assert exact.kernels == ()
+
+
 def test_the_chunk_count_is_said_when_the_recheck_has_no_spread(capsys):
     """Scores without spread (threshold-300 wins all 20 games against threshold-10000 at
     1,000, in the search and on fresh dice) leave the SEs n/a; the caption still says

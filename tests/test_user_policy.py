@@ -576,7 +576,7 @@ def test_evaluate_reports_exact_numbers_a_plain_reference_agrees_with(capsys, tm
     vs_ai = exact_pair("threshold-300", "ai", target=target)
     assert card["vs_ai"]["score"] == pytest.approx(vs_ai.score, abs=1e-12)
     assert card["exploitability"] >= card["optimal_win_take"] - 1e-12 > 0
-    assert card["bank_from"] == {str(n): 300 for n in range(1, 7)}
+    assert card["bank_thresholds"] == {str(n): 300 for n in range(1, 7)}
     worst = card["worst_decisions"]
     assert worst and all(a["loss"] >= b["loss"] > 0 for a, b in itertools.pairwise(worst))
     assert {p.name for p in out.iterdir()} == {"summary.parquet", "manifest.json",
@@ -600,7 +600,7 @@ def test_evaluate_banks_figure_names_the_target_rules_and_ending(target, rules, 
 
 def test_evaluate_plot_goes_in_the_folder_out_creates(capsys, tmp_path):
     """The banks' picture of --plot is written into the --out folder the run creates."""
-    out = tmp_path / "runs" / "card"
+    out = tmp_path / "card"
     code, text, err = run_cli(capsys, ["evaluate", "threshold-300", "--target", "200",
                                        "--json", "--out", str(out), "--plot", str(out / "b.png")])
     assert code == 0, err
@@ -683,15 +683,16 @@ def test_policy_farkle_draws_a_users_bank_rule(capsys, tmp_path):
     code, theirs, err = run_cli(capsys, ["policy", "farkle", "threshold-300", "--json"])
     assert code == 0, err
     mine, theirs = json.loads(mine), json.loads(theirs)
-    assert mine["bank_from"] == theirs["bank_from"] and mine["runs"] == theirs["runs"]
+    assert mine["bank_thresholds"] == theirs["bank_thresholds"]
+    assert mine["runs"] == theirs["runs"]
     # practical at 1,000 vs 3,000: 300 + 2,000 // 6 = 633 with 1-3 dice (650 on the
     # 50-point grid), twice that with 4-6 dice (1,300); its parameters are taken
     practical = ["policy", "farkle", f"{EXAMPLES}:practical:dice=5", "--me", "1000",
                  "--opp", "3000"]
     code, out, err = run_cli(capsys, [*practical, "--json"])
     assert code == 0, err
-    assert json.loads(out)["bank_from"] == {"1": 650, "2": 650, "3": 650, "4": 650,
-                                            "5": 1300, "6": 1300}
+    assert json.loads(out)["bank_thresholds"] == {"1": 650, "2": 650, "3": 650, "4": 650,
+                                                  "5": 1300, "6": 1300}
     png = tmp_path / "practical.png"
     code, out, err = run_cli(capsys, [*practical, "--plot", str(png)])
     assert code == 0, err

@@ -33,7 +33,7 @@ from dicelab.errors import UserError
 from dicelab.farkle import exact, fixed
 from dicelab.farkle.engine.model import model
 from dicelab.farkle.rules import POINT_UNIT, FarkleRules, check_target
-from dicelab.farkle.solitaire import race_ends
+from dicelab.farkle.solitaire import bank_thresholds, race_ends
 from dicelab.outcomes import ExactPair
 from dicelab.registry import PolicySpec, parse_policy
 
@@ -99,8 +99,8 @@ class FarkleEvaluation:
             "best_response_score": self.best_response_score,
             "optimal_win_take": self.optimal_win_take,
             "points_per_turn": self.points_per_turn, "turns_to_target": self.turns_to_target,
-            "bank_from": _bank_from(self.banks),
-            "optimal_bank_from": _bank_from(self.optimal_banks),
+            "bank_thresholds": bank_thresholds(self.banks),
+            "optimal_bank_thresholds": bank_thresholds(self.optimal_banks),
             "worst_decisions": [vars(d) for d in self.worst],
             "elapsed_s": self.elapsed_s,
         }
@@ -132,15 +132,6 @@ class FarkleEvaluation:
         return {"banks.png": banks_side_by_side_figure(
             [self.banks, self.optimal_banks],
             [f"{self.policy} {at}", f"optimal-win {at}"])}
-
-
-def _bank_from(bank: np.ndarray) -> dict[int, int | None]:
-    """Dice left -> the lowest turn points it banks at (None: never in the table)."""
-    out = {}
-    for n in range(1, 7):
-        rows = np.nonzero(bank[1:, n])[0]
-        out[n] = int(rows[0] + 1) * POINT_UNIT if rows.size else None
-    return out
 
 
 def evaluate_farkle(policy, *, rules: FarkleRules, target: int | None = None,

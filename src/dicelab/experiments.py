@@ -351,6 +351,7 @@ def _write(out: Path, experiment: Experiment, options: dict[str, Any], command: 
         atomic_write_parquet,
         atomic_write_text,
         policy_code,
+        run_provenance,
         to_json,
         versions,
     )
@@ -359,7 +360,7 @@ def _write(out: Path, experiment: Experiment, options: dict[str, Any], command: 
     manifest = {"command": command, "experiment": experiment.name,
                 "options": {o.name: options[o.name] for o in experiment.options
                             if o.recorded},
-                **output.manifest,
+                **output.manifest, **run_provenance(output.result, output.manifest),
                 "files": {"table": table, "csv": csv},
                 "versions": versions()}
     if code := policy_code(command, manifest):

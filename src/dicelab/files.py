@@ -43,9 +43,10 @@ Writer = Callable[[BinaryIO], None]
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a pipe (FIFO)"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+    for test, name in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISLNK, "a symbolic link")):
         if test(mode):
             return name
     return "not a regular file"
@@ -136,31 +137,54 @@ def same_directory(a: Path | str, b: Path | str) -> bool:
 
 
 def check_output(path: Path | str, option: str, *, suffix: str | None = None,
-                 json_out: bool = False, creates: Path | str | None = None) -> Path:
-    """Refuse, before any work, a path that :func:`write_output` could not write: a
-    directory, a block device or a socket, a file or device that is not writable, a
-    missing directory, a directory where no file can be created; with ``suffix`` (e.g.
-    ``".png"``), a name that does not end in it; with ``json_out`` (a ``--json`` command,
-    whose JSON is the only thing on standard output), standard output. ``creates``: a
-    directory the command creates before it writes ``path`` (its ``--out``, which
-    :func:`dicelab.results.check_out_dir` checks): a path directly in it is taken while
-    nothing is there yet. Returns the path."""
+                 json_out: bool = False, creates: Path | str | None = None,
+                 directory: bool = False, files: tuple[str, ...] = (),
+                 parents: bool | None = None) -> Path:
+    """The one check of every output path, before any work: refuse a path that
+    :func:`write_output` could not write, or a directory (``directory``) that could not be
+    made or written. Returns the path.
+
+    **Where new outputs may go** (the same rule for ``--out``, ``--plot``, ``--log``):
+    the directory a new file or a new ``--out`` directory goes in must exist and be a
+    directory. dicelab makes one directory: the ``--out`` directory itself, never a
+    missing directory above it or above any file, so a mistyped path is one error
+    instead of a tree made somewhere unexpected (create the parents first:
+    ``mkdir -p``). ``parents``, for a directory only (default: when ``option`` is not an
+    option's name but a description, for a directory dicelab chose itself such as "the
+    results directory" ``results/<experiment>/...``): its missing parents are made too.
+
+    A file (``directory`` false) is refused when it is a directory, a block device or a
+    socket, a file or device that is not writable, in a directory where no file can be
+    created; with ``suffix`` (e.g. ``".png"``), when its name does not end in it; with
+    ``json_out`` (a ``--json`` command, whose JSON is the only thing on standard output),
+    when it is standard output. ``creates``: the ``--out`` directory the command makes
+    before it writes ``path``: a path directly in it is taken while that directory is not
+    there yet (its own check is the ``--out``'s).
+
+    A directory (``directory`` true) is refused when it exists and is not one (through a
+    symbolic link: a link to a directory is written through), is not writable, or one of
+    ``files``, the files the run writes in it, is refused as above; when it does not
+    exist, when it cannot be made (the check makes it and removes it again).
+
+    Nothing is ever replaced: a symbolic link or a device at ``path`` stays what it is; a
+    symbolic link to nothing is refused (writing through it would make its target)."""
     path = check_name(path, option)
+    if parents is None:
+        parents = not option.startswith("-")
     if suffix is not None and path.suffix.lower() != suffix:
         raise UserError(f"{option} {path}: the file name must end in {suffix}")
     if json_out and is_standard_output(path):
         raise UserError(f"{option} {path}: --json prints its JSON alone on standard output; "
                         "write to a file, or leave out --json")
-    st = _stat(path, option)
+    if directory:
+        return _check_directory(path, option, files, parents)
+    st = _stat_new(path, option)
     if st is None:
         check_not_dangling(path, option)
-        final = _final(path)
-        if (creates is not None and not os.path.lexists(final.parent)
-                and same_directory(final.parent, creates)):
+        if (creates is not None and not os.path.lexists(path.parent)
+                and same_directory(path.parent, creates)):
             return path
-        if not final.parent.is_dir():
-            raise UserError(f"{option} {path}: the directory {final.parent} does not exist")
-        _probe(final.parent, option, path)
+        _probe(_parent_of_new(path, option, parents=False), option, path)
     elif stat.S_ISREG(st.st_mode):
         if _std_fd(st) is None:
             if not os.access(path, os.W_OK):
@@ -173,6 +197,84 @@ def check_output(path: Path | str, option: str, *, suffix: str | None = None,
         raise UserError(f"{option} {path}: is {_kind(st.st_mode)}; dicelab writes regular "
                         "files, character devices and pipes")
     return path
+
+
+def _stat_new(path: Path, option: str) -> os.stat_result | None:
+    """:func:`_stat`, with a path below a file (``ENOTDIR``) taken as not there yet: its
+    directory is then refused by :func:`_parent_of_new`, which names the file."""
+    try:
+        return os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:  # ELOOP, EACCES, ENAMETOOLONG
+        raise UserError(f"{option} {path}: {_why(exc)}") from None
+
+
+def _parent_of_new(path: Path, option: str, *, parents: bool) -> Path:
+    """The directory a new ``path`` goes in, refused unless it exists and is a directory
+    (``parents``: the nearest directory above ``path`` that exists, the missing ones below
+    it to be made). Returns that directory."""
+    parent = path.parent
+    nearest = parent
+    while not os.path.lexists(nearest) and nearest != nearest.parent:
+        nearest = nearest.parent
+    st = _stat_new(nearest, option)
+    if st is None:  # a symbolic link to nothing
+        raise UserError(f"{option} {path}: {nearest} is a symbolic link to "
+                        f"{os.readlink(nearest)}, which does not exist")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{option} {path}: {nearest} is not a directory (it is "
+                        f"{_kind(st.st_mode)})")
+    if nearest != parent and not parents:
+        raise UserError(f"{option} {path}: the directory {parent} does not exist; dicelab "
+                        "makes no missing directory above an output (create it first)")
+    return nearest
+
+
+def _check_directory(out: Path, option: str, files: tuple[str, ...], parents: bool) -> Path:
+    """:func:`check_output` of a directory (``directory=True``)."""
+    check_not_dangling(out, option)
+    st = _stat_new(out, option)
+    if st is not None:
+        if not stat.S_ISDIR(st.st_mode):
+            raise UserError(f"{option} {out}: exists and is not a directory (it is "
+                            f"{_kind(st.st_mode)})")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise UserError(f"{option} {out}: directory is not writable")
+        for name in files or (".dicelab-check",):
+            check_output(out / name, option)
+        return out
+    nearest = _parent_of_new(out, option, parents=parents)
+    # make the missing directories once to see that it can be done, then remove them
+    try:
+        out.mkdir(parents=True)
+    except OSError as exc:
+        raise UserError(f"{option} {out}: cannot create directory ({_why(exc)})") from None
+    made = out
+    while made != nearest and made != made.parent:
+        with contextlib.suppress(OSError):
+            made.rmdir()
+        made = made.parent
+    return out
+
+
+def make_output_dir(out: Path | str, option: str = "--out") -> Path:
+    """Make the output directory ``out`` (checked by :func:`check_output` before the run,
+    ``directory=True``) and any parent a check allowed to be made; an existing one is
+    kept (a symbolic link to a directory included)."""
+    out = check_name(out, option)
+    check_not_dangling(out, option)
+    st = _stat_new(out, option)
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{option} {out}: exists and is not a directory (it is "
+                        f"{_kind(st.st_mode)})")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{option} {out}: cannot create directory ({_why(exc)})") from None
+    if not os.access(out, os.W_OK):
+        raise UserError(f"{option} {out}: directory is not writable")
+    return out
 
 
 def write_output(path: Path | str, data: bytes | Writer, option: str = "output", *,
@@ -321,4 +423,5 @@ def parse_toml(text: str, source: str) -> dict:
 
 
 __all__ = ["MAX_NAME_BYTES", "check_name", "check_not_dangling", "check_output",
-           "is_standard_output", "parse_toml", "read_input", "write_output"]
+           "is_standard_output", "make_output_dir", "parse_toml", "read_input",
+           "write_output"]

@@ -68,6 +68,28 @@ def threads() -> int:
     return int(numba.get_num_threads())
 
 
+#: Game kernels that play in Python, one game after another on the calling thread (the
+#: referees of :mod:`dicelab.farkle.pysim` and :mod:`dicelab.penta.referee`, which play a
+#: user's policy that decides move by move): ``--threads`` does not share their games out.
+PYTHON_KERNELS = frozenset({"referee"})
+
+
+def threads_used(kernels, count: int | None = None) -> int:
+    """The threads that did a run's work in a process, as results and manifests record
+    them: one when every game kernel that played (``kernels``; None for no game, as in an
+    exact evaluation) is one of :data:`PYTHON_KERNELS`, else ``count`` (default
+    :func:`threads`), numba's, among which the compiled kernels and the exact solvers
+    share their work out. Informational: results never depend on it.
+
+    >>> threads_used(["referee"], 2), threads_used(["referee", "general"], 2)
+    (1, 2)
+    """
+    played = {k for k in kernels if k is not None}
+    if played and played <= PYTHON_KERNELS:
+        return 1
+    return int(threads() if count is None else count)
+
+
 def set_threads(n: int) -> int:
     """Use ``n`` numba threads from the calling thread (``--threads``), at most the cores
     numba can use (``NUMBA_NUM_THREADS``): more is capped, and a notice says so (results

@@ -227,7 +227,15 @@ def parse_policy(text, game: str | None = None, *, users: bool = True) -> Policy
     text = text.strip()
     matches = []
     for fam in _FAMILIES:
-        spec = fam.parse(text)
+        try:
+            spec = fam.parse(text)
+        except UserError as exc:
+            if not user_policy.looks_like_reference(text):
+                raise
+            module = text.partition(":")[0]  # ai:ai: the built-in ai, or a module ai?
+            raise UserError(f"{exc}; '{module}' is a built-in policy, so '{text}' is read "
+                            f"as its parameters: a policy of your own in {module}.py is "
+                            f"named {module}.py:{text.partition(':')[2]}") from None
         if spec is not None:
             matches.append(spec)
     if not matches and user_policy.looks_like_reference(text):

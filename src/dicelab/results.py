@@ -8,9 +8,7 @@ half-written file behind, and never in place of a symbolic link or a device.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import platform
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -21,9 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from dicelab.errors import UserError
 from dicelab.files import (
-    check_name,
-    check_not_dangling,
     check_output,
+    make_output_dir,
     same_directory,
     write_output,
 )
@@ -85,30 +82,75 @@ def policy_params(spec) -> dict[str, Any]:
 def played_by(names: Sequence[str], params: Sequence[dict[str, Any]], *,
               kernels: Iterable[str | None], threads: int | None, executor: str,
               workers: int | None, seats: bool = False) -> dict[str, Any]:
-    """What played a run and how, as every manifest of a run of policies records it (the
-    one builder of these fields): the policies with their parameters, the game kernel,
-    this process's threads, the executor and its workers.
+    """What played a run and how, as every manifest of a run of policies records it: the
+    policies with their parameters, then :func:`provenance` (the game kernel, the threads,
+    the executor and its workers).
 
     ``seats``: the policies are a simulation's seats, ``policies`` a list of ``{"seat",
     "name", "params"}``; else (a tournament's or a compare's policies) ``policies`` lists
-    the names and ``policy_params`` maps each to its parameters. ``kernels``: the kernel
-    of each table or pair played (``None``: none played it); ``kernel`` is the one that
-    played them all, the list of those that did when they differ, ``None`` when no game
-    was played (an exact evaluation).
+    the names and ``policy_params`` maps each to its parameters.
 
     >>> played_by(["a", "b"], [{"family": "x"}, {"family": "y"}], kernels=["k", "k"],
     ...           threads=2, executor="local", workers=None)["kernel"]
     'k'
     """
-    used = list(dict.fromkeys(k for k in kernels if k is not None))
     policies: dict[str, Any] = (
         {"policies": [{"seat": s, "name": n, "params": p}
                       for s, (n, p) in enumerate(zip(names, params, strict=True))]}
         if seats else
         {"policies": list(names),
          "policy_params": dict(zip(names, params, strict=True))})
-    return {**policies, "kernel": used[0] if len(used) == 1 else (used or None),
-            "threads": threads, "executor": executor, "workers": workers}
+    return {**policies, **provenance(kernels, threads=threads, executor=executor,
+                                     workers=workers)}
+
+
+#: The fields :func:`provenance` gives every manifest: what ran the work, and where.
+PROVENANCE = ("kernel", "threads", "executor", "workers")
+
+
+def provenance(kernels: Iterable[str | None] | str | None, *, threads: int | None = None,
+               executor: str = "local", workers: int | None = None) -> dict[str, Any]:
+    """How a run was computed, as every manifest records it (the one builder of these
+    fields, :data:`PROVENANCE`; :func:`save_run` gives them to every manifest):
+
+    * ``kernel``: the game kernel that played every game, the list of those that played
+      when they differ (a compare's pairs, a tournament's tables), ``None`` when no game
+      was played (an exact evaluation). ``kernels``: each table's or pair's (``None``:
+      none played it), or one kernel;
+    * ``threads``: the threads that did the work in this process
+      (:func:`dicelab.parallel.threads_used`: one where only the Python referee played;
+      ``threads``, default numba's, otherwise);
+    * ``executor`` (``"local"`` or ``"dask"``) and ``workers`` (the Dask workers; None
+      locally).
+
+    >>> provenance(["referee", "referee"], threads=2)
+    {'kernel': 'referee', 'threads': 1, 'executor': 'local', 'workers': None}
+    >>> provenance(["general", "lanes-16", None], threads=2)["kernel"]
+    ['general', 'lanes-16']
+    """
+    from dicelab.parallel import threads_used
+
+    if kernels is None or isinstance(kernels, str):
+        kernels = [kernels]
+    used = list(dict.fromkeys(k for k in kernels if k is not None))
+    return {"kernel": used[0] if len(used) == 1 else (used or None),
+            "threads": threads_used(used, threads), "executor": executor,
+            "workers": workers}
+
+
+def run_provenance(result: SimulationResult, run: dict[str, Any]) -> dict[str, Any]:
+    """:func:`provenance` of ``result``, whose manifest is ``run``: what ``run`` records of
+    it already (a run of policies: :func:`played_by`), else the result's ``kernels`` or
+    ``kernel``, ``threads``, ``executor`` and ``workers`` attributes where it has them
+    (none: no game kernel, this process's threads, locally)."""
+    def given(name: str, default: Any = None) -> Any:
+        return run[name] if name in run else getattr(result, name, default)
+
+    kernels = run["kernel"] if "kernel" in run else getattr(
+        result, "kernels", getattr(result, "kernel", None))
+    return provenance(kernels, threads=given("threads"),
+                      executor=given("executor", "local") or "local",
+                      workers=given("workers"))
 
 
 def versions() -> dict[str, str]:
@@ -147,40 +189,17 @@ RUN_FILES = ("summary.parquet", "manifest.json")
 
 
 def check_out_dir(out: Path | str, files: tuple[str, ...] = RUN_FILES,
-                  option: str = "--out") -> Path:
+                  option: str = "--out", *, parents: bool | None = None) -> Path:
     """Fail before any work is done if ``out`` could not become a writable directory
-    (it is created only once the run succeeded, by :func:`prepare_out_dir`) or one of
-    the ``files`` to be written in it could not be written. Errors name ``option``."""
+    (it is made only once the run succeeded, by :func:`prepare_out_dir`) or one of
+    the ``files`` to be written in it could not be written. Errors name ``option``.
+    :func:`dicelab.files.check_output` (``directory=True``) checks, by the rule of every
+    output path: ``out``'s parent must exist, unless ``parents`` (default: ``out`` is a
+    directory dicelab chose, ``option`` a description such as "the results directory",
+    not an option's name)."""
     if str(out).strip() == "":
         raise UserError(f"{option} needs a directory name")
-    out = check_name(out, option)
-    check_not_dangling(out, option)
-    if out.exists():
-        if not out.is_dir():
-            raise UserError(f"{option} {out}: exists and is not a directory")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise UserError(f"{option} {out}: directory is not writable")
-        for name in files:
-            check_output(out / name, option)
-        if not files:
-            check_output(out / ".dicelab-check", option)
-        return out
-    # create the missing directories once to see that it can be done, then remove them
-    missing = []
-    parent = out
-    while not parent.exists() and parent != parent.parent:
-        missing.append(parent)
-        parent = parent.parent
-    if not parent.is_dir():
-        raise UserError(f"{option} {out}: {parent} is not a directory")
-    try:
-        out.mkdir(parents=True)
-    except OSError as exc:
-        raise UserError(f"{option} {out}: cannot create directory ({exc.strerror})") from None
-    for d in missing:
-        with contextlib.suppress(OSError):
-            d.rmdir()
-    return out
+    return check_output(out, option, directory=True, files=files, parents=parents)
 
 
 def check_png_path(path: Path | str, option: str = "--plot", *, json_out: bool = False,
@@ -191,16 +210,10 @@ def check_png_path(path: Path | str, option: str = "--plot", *, json_out: bool =
     return check_output(path, option, suffix=".png", json_out=json_out, creates=creates)
 
 
-def prepare_out_dir(out: Path) -> Path:
-    """Create ``out`` (checked by :func:`check_out_dir` before the run)."""
-    out = check_out_dir(out, files=())
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"--out {out}: cannot create directory ({exc.strerror})") from None
-    if not os.access(out, os.W_OK):
-        raise UserError(f"--out {out}: directory is not writable")
-    return out
+def prepare_out_dir(out: Path | str, option: str = "--out") -> Path:
+    """Make ``out`` (checked by :func:`check_out_dir` before the run, which decided
+    whether its parents may be made: :func:`dicelab.files.make_output_dir`)."""
+    return make_output_dir(out, option)
 
 
 def prepare_out_dir_of(path: Path | str, out: Path | str | None) -> None:
@@ -245,20 +258,22 @@ def save_run(out: Path, result: SimulationResult, command: list[str] | None = No
              summary: dict | None = None) -> dict[str, Path]:
     """Write ``<out>/<name>.parquet`` (``result``'s table) and ``<out>/manifest.json``,
     which lists them and ``figures`` (the names of pictures already written there) and
-    holds ``summary`` (what the command reported; default ``result.to_dict()``); returns
-    the paths."""
-    out = prepare_out_dir(out)
+    holds ``summary`` (what the command reported; default ``result.to_dict()``) and, as
+    every manifest, :data:`PROVENANCE` (:func:`run_provenance`: the kernel, threads,
+    executor and workers that computed it); returns the paths."""
     command = command if command is not None else list(sys.argv)
     run = result.manifest()
     manifest = {
         "command": command,
         **run,
+        **run_provenance(result, run),  # the same fields in every manifest
         "versions": versions(),
         **({"policy_code": code} if (code := policy_code(command, run)) else {}),
         "files": {"summary": f"{name}.parquet", **({"figures": list(figures)} if figures
                                                     else {})},
         "summary": result.to_dict() if summary is None else summary,
     }
+    out = prepare_out_dir(out)  # once the manifest is made: nothing on a failure
     pq = out / f"{name}.parquet"
     mf = out / "manifest.json"
     atomic_write_parquet(pq, result.to_frame())
@@ -277,13 +292,15 @@ class ScriptParser(argparse.ArgumentParser):
 
 
 def run_script(out: Path | str, compute: Callable[[], SimulationResult],
-               command: list[str]) -> tuple[SimulationResult, Path] | int:
-    """An experiment script's run: ``out`` checked before any work (:func:`check_out_dir`),
+               command: list[str], *, parents: bool = False
+               ) -> tuple[SimulationResult, Path] | int:
+    """An experiment script's run: ``out`` checked before any work (:func:`check_out_dir`:
+    its parent must exist, unless ``parents``, for a default directory the script chose),
     ``compute()``, then the run saved there (:func:`save_run`). Returns ``(run, out)``, or
     the script's exit code after its one message on stderr: 2 and ``error: ...`` for a
     user error (nothing written), 130 for Ctrl-C."""
     try:
-        out = check_out_dir(out)
+        out = check_out_dir(out, parents=parents)
         run = compute()
         save_run(out, run, command)
     except UserError as exc:

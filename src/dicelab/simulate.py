@@ -27,7 +27,9 @@ def simulate(strategy: str, vs: list[str] | None = None, *, game: str | None = N
     ``progress(done, total)`` is called as chunks of games finish. ``client``: a
     ``distributed.Client`` to run the chunks on a Dask cluster (see
     :func:`dicelab.runner.dask_client`); the results are those of a local run.
-    ``threads`` sets this process's numba threads (not the workers'). ``target``,
+    ``threads`` sets this process's numba threads (not the workers'); a run played by
+    the Python referee (a policy that decides move by move) uses one, and its result and
+    manifest say so (``threads``: :func:`dicelab.parallel.threads_used`). ``target``,
     ``ending`` and ``first_seat`` are Farkle's.
 
     >>> r = simulate("threshold-300", ["threshold-500"], games=2000, seed=1)

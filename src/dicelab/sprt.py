@@ -377,7 +377,8 @@ class SprtRun:
     game: str = "farkle"
     #: each policy's family and parameters, in the order of ``policies``
     policy_params: list[dict[str, Any]] = field(default_factory=list)
-    #: numba threads of this process (the units are played here, never on Dask)
+    #: numba threads of this process (the units are played here, never on Dask);
+    #: the manifest records the threads that played (:func:`dicelab.parallel.threads_used`)
     threads: int | None = None
 
     def to_dict(self) -> dict[str, Any]:

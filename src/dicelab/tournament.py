@@ -204,7 +204,8 @@ class Tournament:
     workers: int | None = None
     #: each policy's family and parameters, in the order of ``policies``
     policy_params: list[dict[str, Any]] = field(default_factory=list)
-    #: numba threads of this process
+    #: numba threads of this process; the manifest records the threads that played
+    #: (:func:`dicelab.parallel.threads_used`: one where only the Python referee played)
     threads: int | None = None
     _memo: dict = field(default_factory=dict, repr=False)
 

@@ -129,7 +129,8 @@ class TuneResult:
     ``best_score_se``: the winner's score in the search; ``rechecked_score``,
     ``rechecked_score_se``: re-evaluated (exact: the same; Monte Carlo: on fresh dice);
     ``per_opponent``: the winner's re-evaluated score against each policy of the field,
-    with its SE; ``tied_members``: other members whose score equals the best's (exact:
+    with its SE; ``kernels``: the game kernels that played (Monte Carlo; none when
+    exact); ``tied_members``: other members whose score equals the best's (exact:
     within :data:`dicelab.stats.TIE_TOLERANCE`); Monte Carlo: the members the games cannot
     tell apart from the best (Holm-corrected paired tests at family-wise
     :data:`dicelab.stats.ALPHA`; ``candidates`` has each one's ``diff_se``, ``p_value``,
@@ -162,6 +163,9 @@ class TuneResult:
     game: str = "farkle"
     budget: int | None = None  # Monte Carlo: games per opponent and seating
     chunk_games: int | None = None  # ... in chunks of this many (seeding.unit_chunk_games)
+    #: Monte Carlo: the game kernels that played its games (the manifest's ``kernel``);
+    #: exact: none
+    kernels: tuple[str, ...] = ()
 
     @property
     def units(self) -> int | None:
@@ -332,6 +336,7 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
         raise UserError("--budget applies to --monte-carlo only: the exact evaluation plays "
                         "no games")
     budget = check_games(DEFAULT_BUDGET if budget is None else budget, "--budget")
+    kernels: list[str] = []  # of the games played (Monte Carlo), in order
     if fam.game == "penta":
         from dicelab.penta.rules import get_rules, refuse_farkle_options
 
@@ -340,11 +345,11 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
             raise UserError(f"{family} decides move by move: a Penta family is tuned by "
                             "simulation; add --monte-carlo (and a --budget of games)")
         table = get_rules(rules)
-        mc = _monte_carlo_penta(opponents, table, budget)
+        mc = _monte_carlo_penta(opponents, table, budget, kernels)
     else:
         table = load_rules(rules, ending)
         target = check_target(target)
-        mc = _monte_carlo(opponents, table, target, budget)
+        mc = _monte_carlo(opponents, table, target, budget, kernels)
     drawn = monte_carlo or not enumerate_all  # dice, or a search's samples
     if seed is not None and not drawn:
         raise UserError(f"--seed is for --monte-carlo and the search of a large space; the "
@@ -402,7 +407,8 @@ def tune(family: str, field: list[str], *, params: list[str] | None = None,
                       members, search, n_trials, best, float(best_row["score"]),
                       float(best_row["score_se"]), recheck.mean, recheck.se, per_opp, ties,
                       time.perf_counter() - started, fam.game,
-                      *((budget, unit_chunk_games(budget)) if monte_carlo else ()))
+                      *((budget, unit_chunk_games(budget)) if monte_carlo else (None, None)),
+                      tuple(dict.fromkeys(kernels)))
 
 
 def _search(space: dict[str, tuple[int, int, int]], trials: int, seed: int, sampler: str,
@@ -502,12 +508,13 @@ def _exact(opponents, rules, target, widest: str):
     return score
 
 
-def _monte_carlo(opponents, rules, target, budget):
+def _monte_carlo(opponents, rules, target, budget, kernels: list[str]):
     """For a seed, the score of a Farkle member as units: over both seatings against
     each opponent, ``budget`` games each, every candidate on the same dice (a stream per
     turn, one seed per opponent), per chunk of games its numerator and games (a chunk of
     one seating and the same chunk of the other share their dice: they are one unit;
-    :func:`_estimates` makes them scores with SEs)."""
+    :func:`_estimates` makes them scores with SEs). The kernel of each simulation is
+    added to ``kernels``."""
     from dicelab.farkle import kernels as K
     from dicelab.farkle.simulate import simulate_farkle
 
@@ -520,10 +527,12 @@ def _monte_carlo(opponents, rules, target, budget):
             out = {}
             for i, o in enumerate(opponents):
                 s = group_seed(seed, 2000 + i)
-                ab, ba = (simulate_farkle(seats, games=budget, seed=s, target=target,
-                                          rules=rules, streams=K.STREAM_PER_TURN,
-                                          per_chunk=True, chunk_games=chunk).chunk_stats
-                          for seats in ([me, o], [o, me]))
+                runs = [simulate_farkle(seats, games=budget, seed=s, target=target,
+                                        rules=rules, streams=K.STREAM_PER_TURN,
+                                        per_chunk=True, chunk_games=chunk)
+                        for seats in ([me, o], [o, me])]
+                kernels.extend(r.kernel for r in runs)
+                ab, ba = (r.chunk_stats for r in runs)
                 num = (ab[:, 0, K.ST_WINS] + 0.5 * ab[:, 0, K.ST_TIES]
                        + ba[:, 1, K.ST_WINS] + 0.5 * ba[:, 1, K.ST_TIES])
                 out[o.name] = (merge_short_tail(num.astype(float), games),
@@ -535,11 +544,11 @@ def _monte_carlo(opponents, rules, target, budget):
     return at
 
 
-def _monte_carlo_penta(opponents, rules, budget):
+def _monte_carlo_penta(opponents, rules, budget, kernels: list[str]):
     """For a seed, the score of a Penta member against each opponent: ``budget``
     two-seat games each (the seats of a Penta game are alike), every candidate on the
     same dice (a stream per turn, one seed per opponent), as units: per chunk of games
-    its numerator and games."""
+    its numerator and games. The kernel of each simulation is added to ``kernels``."""
     from dicelab.penta.simulate import simulate_penta
     from dicelab.rng import STREAM_PER_TURN
 
@@ -551,9 +560,11 @@ def _monte_carlo_penta(opponents, rules, budget):
             me = parse_policy(name, "penta")
             out = {}
             for i, o in enumerate(opponents):
-                t = simulate_penta([me, o], games=budget, seed=group_seed(seed, 2000 + i),
-                                   rules=rules.name, streams=STREAM_PER_TURN,
-                                   per_chunk=True, chunk_games=chunk).chunk_tallies
+                run = simulate_penta([me, o], games=budget, seed=group_seed(seed, 2000 + i),
+                                     rules=rules.name, streams=STREAM_PER_TURN,
+                                     per_chunk=True, chunk_games=chunk)
+                kernels.append(run.kernel)
+                t = run.chunk_tallies
                 num = t["wins"][:, 0] + 0.5 * t["tied"][:, 0]
                 out[o.name] = (merge_short_tail(num.astype(float), games),
                                merge_short_tail(games, games))

@@ -158,7 +158,9 @@ def register(app, policy_app) -> None:
     ) -> None:
         """Every legal set-aside of the roll, then bank or roll: its expected turn score
         (solitaire, max-ev play after) or its exact P(win) + ½P(tie) (with --me and --opp,
-        optimal-win play after), and its loss against the best."""
+        optimal-win play after), and its loss against the best; the caption and --json
+        give the values' error bound (tolerance). A roll that scores nothing leaves no
+        choice: the turn is lost, and the advice gives what that leaves."""
         from dicelab.cli.farkle_cmds import solving
         from dicelab.cli.render import show
         from dicelab.farkle.advise import advise

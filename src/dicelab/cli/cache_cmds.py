@@ -1,11 +1,13 @@
 """``dicelab cache [list|clear|prune]``: what the on-disk table cache holds, and freeing it.
 
 Thin shells over :func:`dicelab.cache.scan`, :func:`dicelab.cache.clear` and
-:func:`dicelab.cache.prune`.
+:func:`dicelab.cache.prune`. An entry's Farkle ending rule is read from its key
+(:func:`entry_ending`).
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from datetime import datetime
 from typing import Annotated
@@ -51,9 +53,50 @@ def _confirm(question: str) -> bool | None:
         typer.echo("answer y or n", err=True)
 
 
+#: What :func:`entry_ending` says of a Farkle entry whose ending rule it cannot read.
+UNKNOWN_ENDING = "unknown"
+
+
+@functools.cache
+def _endings_by_digest() -> dict[str, str]:
+    """The content digest of every built-in Farkle rule table under each ending rule ->
+    that ending (the digest covers the ending: two endings, two digests)."""
+    from dicelab.farkle.rules import ENDINGS, PRESETS
+
+    return {rules.with_ending(e).digest(): e for rules in PRESETS.values() for e in ENDINGS}
+
+
+def entry_ending(key: str | None) -> str | None:
+    """The Farkle ending rule a cache entry was solved under, read from its key: a Farkle
+    entry's key (``farkle-...``, :func:`dicelab.cache.entry_key`) holds the digest of its
+    rules' content, the ending included, and no ending by name. A digest of a built-in
+    table under one ending names that ending; any other digest (a rules file's, or one
+    written by another version of the rules' format) is :data:`UNKNOWN_ENDING`, never a
+    guess. ``None`` for an entry the ending does not apply to (Penta's) or no key.
+
+    >>> from dicelab.farkle.rules import PRESETS
+    >>> rules = PRESETS["default"].with_ending("first-to-bank")
+    >>> entry_ending(f"farkle-optimal-win-default-{rules.digest()}-t500-tol1e-10")
+    'first-to-bank'
+    >>> entry_ending("farkle-optimal-win-mine-0123456789abcdef-t500"), entry_ending(
+    ...     "penta-values-seed-e09c00517801dedd")
+    ('unknown', None)
+    """
+    if key is None or not key.startswith("farkle-"):
+        return None
+    endings = _endings_by_digest()
+    found = {endings[part] for part in key.split("-") if part in endings}
+    return found.pop() if len(found) == 1 else UNKNOWN_ENDING
+
+
+def _file_dict(f) -> dict:
+    """A cache file as JSON: :meth:`dicelab.cache.CacheFile.to_dict` and its ``ending``."""
+    return {**f.to_dict(), "ending": entry_ending(f.key)}
+
+
 def _file_table(files):
     """A rich table of cache files: key (or the unfinished write's name), size, last used,
-    modified."""
+    modified, and a Farkle entry's ending rule (blank where it does not apply)."""
     from rich.table import Table
 
     t = Table()
@@ -61,15 +104,18 @@ def _file_table(files):
     t.add_column("size", justify="right")
     t.add_column("last used")
     t.add_column("modified")
+    t.add_column("ending")
     for f in files:
         name = f.key if f.key is not None else f"(unfinished write) {f.path.name}"
-        t.add_row(name, _size(f.size), _local_time(f.last_used), _local_time(f.modified))
+        t.add_row(name, _size(f.size), _local_time(f.last_used), _local_time(f.modified),
+                  entry_ending(f.key) or "")
     return t
 
 
 def list_cache(json_out: bool) -> None:
-    """Print the cache directory, each entry (key, size, last used, modified), the total
-    and the automatic limit in force (or none) with where it comes from."""
+    """Print the cache directory, each entry (key, size, last used, modified, a Farkle
+    entry's ending rule), the total and the automatic limit in force (or none) with where
+    it comes from."""
     from dicelab import cache
     from dicelab.cli.render import console
     from dicelab.results import echo_json
@@ -77,7 +123,9 @@ def list_cache(json_out: bool) -> None:
     limit, source = cache.size_limit()
     found = cache.scan()
     if json_out:
-        echo_json({**found.to_dict(), "max_bytes": limit, "max_bytes_source": source})
+        echo_json({**found.to_dict(), "entries": [_file_dict(f) for f in found.entries],
+                   "temporary": [_file_dict(f) for f in found.temporary],
+                   "max_bytes": limit, "max_bytes_source": source})
         return
     typer.echo(f"cache directory: {found.directory}")
     files = found.entries + found.temporary
@@ -117,16 +165,15 @@ def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None
                                 "asking (or --dry-run to only see what would go)")
             if not ok:
                 if json_out:
-                    echo_json(dataclasses.replace(
-                        plan, dry_run=False, deleted=[], total_after=plan.total_before
-                    ).to_dict())
+                    echo_json(_prune_dict(dataclasses.replace(
+                        plan, dry_run=False, deleted=[], total_after=plan.total_before)))
                 else:
                     typer.echo("nothing deleted")
                 return
         # planned again at deletion time: the cache may have changed while we asked
         result = cache.prune(limit, plan.directory)
     if json_out:
-        echo_json(result.to_dict())
+        echo_json(_prune_dict(result))
     else:
         typer.echo(f"cache directory: {result.directory}")
         if result.deleted:
@@ -145,6 +192,11 @@ def prune_cache(max_size: str, dry_run: bool, json_out: bool, yes: bool) -> None
     if result.failed:
         path, why = result.failed[0]
         raise UserError(f"could not delete {len(result.failed)} file(s), e.g. {path}: {why}")
+
+
+def _prune_dict(result) -> dict:
+    """A :class:`dicelab.cache.PruneResult` as JSON, each file deleted with its ``ending``."""
+    return {**result.to_dict(), "deleted": [_file_dict(f) for f in result.deleted]}
 
 
 def register(app: typer.Typer) -> None:
@@ -169,8 +221,9 @@ def register(app: typer.Typer) -> None:
 
     @cache_app.command("list")
     def cache_list(json_out: JsonOpt = False) -> None:
-        """The cache directory, then each entry (key, size, last used, modified), the total
-        and the automatic limit: 10 GB, or $DICELAB_CACHE_MAX_SIZE if set."""
+        """The cache directory, then each entry (key, size, last used, modified, and a
+        Farkle entry's ending rule, or unknown), the total and the automatic limit: 10 GB,
+        or $DICELAB_CACHE_MAX_SIZE if set."""
         list_cache(json_out)
 
     @cache_app.command("clear")

@@ -184,7 +184,7 @@ def _objective(rs, text: str, plot: str | None, json_out: bool, out: str | None)
 
 def _table(rs, json_out: bool) -> None:
     """``solve penta --table``: the table of every target, built or loaded."""
-    from dicelab.cli.render import console
+    from dicelab.cli.render import OBJECTIVE_DIGITS, console
     from dicelab.penta.objectives import at_least_table
     from dicelab.results import echo_json
 
@@ -199,7 +199,7 @@ def _table(rs, json_out: bool) -> None:
     t.add_column("T")
     t.add_column("most P(final >= T)", justify="right")
     for target in (100, 150, 200, 250, 300, 350, 400, 500, 600, 800, 1000):
-        t.add_row(f"{target}", f"{best[target]:.10f}")
+        t.add_row(F.count(target), F.percent(best[target], OBJECTIVE_DIGITS[True]))
     console.print(t)
     console.print(f"{table.n_values:,} values, {F.size(table.nbytes)}; "
                   + ("memory-mapped from the cache, built originally in "

@@ -530,14 +530,14 @@ def tune_result(result) -> None:
 
 
 def advice_table(title: str, value_name: str, rows, ties: int, fmt: Callable[..., str],
-                 digits: int, tie_order: str) -> None:
+                 digits: int, tie_order: str, note: str | None = None) -> None:
     """The options of one decision, best first: ``rows`` of (option, value, loss,
     tied with the best), the value and the loss in ``fmt`` with ``digits`` decimals, or
     scientific notation where those would hide them (:func:`~dicelab.cli.formats.ranked`);
-    ``ties`` how many options are worth the best."""
+    ``ties`` how many options are worth the best; ``note`` ends the caption."""
     t = Table(title=title, caption="#1 is the best" + (
         f"; {ties} options tie for the best (equal up to rounding; {tie_order})"
-        if ties > 1 else ""))
+        if ties > 1 else "") + (f"; {note}" if note else ""))
     t.add_column("#", justify="right")
     t.add_column("option")
     t.add_column(value_name, justify="right")
@@ -556,15 +556,57 @@ def farkle_advice(advice) -> None:
              f"me {F.count(a.me)}, opponent {F.count(a.opp)}, target {F.count(a.target)}, "
              f"{a.ending}{a.runs_words}" + ("" if a.floor_points is None
                                             else f", totals down to -{F.count(a.floor_points)}"))
+    title = (f"Farkle ({a.rules}, {where}): roll {F.dice(a.roll)} with "
+             f"{F.count(a.turn_points)} turn points; {a.policy} play after")
+    value_name = "P(win) + ½P(tie)" if two else "expected turn score"
+    fmt, digits = (_pct, 4) if two else (_num, 2)
+    exact = _exact_to(a.tolerance, "" if two else " points")
+    if a.turn_lost:  # no choice: the one row is the lost turn
+        t = Table(title=title, caption=f"{_lost_turn_words(a)}; {exact}")
+        t.add_column("option")
+        t.add_column(value_name, justify="right")
+        t.add_row("none: nothing scores, the turn is lost",
+                  F.ranked(a.lost_turn_value, digits, fmt))
+        console.print(t)
+        return
     rows = [(f"set aside {F.dice(o.keep)} ({F.count(o.points)}), "
              + ("bank" if o.action == "bank" else f"roll {o.dice}"), o.value, o.loss,
              o.tie_with_best)
             for o in a.options]
-    advice_table(f"Farkle ({a.rules}, {where}): roll {F.dice(a.roll)} with "
-                 f"{F.count(a.turn_points)} turn points; {a.policy} play after",
-                 "P(win) + ½P(tie)" if two else "expected turn score", rows, a.ties,
-                 _pct if two else _num, 4 if two else 2,
-                 tie_order="more points first, then bank before roll")
+    advice_table(title, value_name, rows, a.ties, fmt, digits,
+                 tie_order="more points first, then bank before roll", note=f"values {exact}")
+
+
+def _exact_to(tolerance: float, unit: str = "") -> str:
+    """``exact to ±4e-14`` (the bound rounded up to one significant digit, so it never
+    shows less than it is), or ``exact up to rounding`` for a bound of 0."""
+    if not tolerance > 0:
+        return "exact up to rounding"
+    e = math.floor(math.log10(tolerance))
+    m = math.ceil(round(tolerance / 10.0**e, 9))
+    if m >= 10:
+        m, e = 1, e + 1
+    return f"exact to ±{m}e{e}{unit}"
+
+
+def _lost_turn_words(a) -> str:
+    """What a roll that scores nothing costs (:class:`dicelab.farkle.advise.
+    FarkleAdvice` with ``turn_lost``), and what its value is."""
+    words = "no choice: the roll scores nothing and the turn is lost"
+    if a.turn_points:
+        words += f", with the {F.count(a.turn_points)} turn points set aside"
+    if a.runs_words and a.my_farkles_after == 0:  # under a penalty: the streak's end
+        words += "; the third lost turn in a row costs the farkle penalty, " + (
+            f"{F.count(a.penalty_points)} points" if a.penalty_points
+            else "nothing at the floor")
+    elif a.runs_words:  # the run goes on
+        words += f"; {counted(a.my_farkles_after, 'lost turn')} in a row now"
+    if a.mode == "last-round":
+        return words + "; the opponent keeps the lead and wins"
+    if a.mode == "two-player":
+        return words + "; its value: the position it leaves, the opponent to move"
+    return words + ("; its value: max-ev's long-run cost of a lost turn" if a.runs_words
+                    else "; the turn scores 0")
 
 
 def penta_simulation(result) -> None:
@@ -639,6 +681,42 @@ def penta_distribution(dist) -> None:
     console.print(t)
 
 
+#: Decimals of a Penta objective's value on a terminal: a probability (``at-least``, a win
+#: share of ``beat``) in percent, to 1e-10 as a fraction; ``utility``'s points.
+OBJECTIVE_DIGITS = {True: 8, False: 6}
+#: A gain over optimal smaller than this (in the objective's unit) is the rounding of the
+#: exact sums (about 1e-15; ``at-least:0``'s is 3e-15): it prints as zero.
+OBJECTIVE_ROUNDING = 1e-12
+
+
+def objective_cells(value: float, optimal_value: float, probability: bool
+                    ) -> tuple[str, str, str, str]:
+    """A Penta objective's value, optimal's value, the gain over optimal and optimal's own
+    gain (zero) as the table prints them: a ``probability`` in percent (JSON keeps the
+    fraction), else a number; to :data:`OBJECTIVE_DIGITS` decimals, or as many more (up to
+    four) as show the gain with two significant digits, so that a tiny gain is never
+    printed as none; a gain the decimals still cannot show goes to scientific notation
+    (:func:`~dicelab.cli.formats.ranked`); one within :data:`OBJECTIVE_ROUNDING` is zero.
+
+    >>> objective_cells(0.9100188005444859, 0.8623477824324051, True)
+    ('91.00188005%', '86.23477824%', '4.76710181%', '0.00000000%')
+    >>> objective_cells(0.5 + 3e-11, 0.5, True)
+    ('50.0000000030%', '50.0000000000%', '0.0000000030%', '0.0000000000%')
+    >>> objective_cells(1.0, 0.9999999999999966, True)[2]
+    '0.00000000%'
+    """
+    fmt = F.percent if probability else F.number
+    digits = OBJECTIVE_DIGITS[probability]
+    gain = value - optimal_value
+    if abs(gain) < OBJECTIVE_ROUNDING:
+        gain = 0.0
+    else:  # the decimals of its two significant digits
+        shown = abs(gain) * (100 if probability else 1)
+        digits = min(max(digits, 1 - math.floor(math.log10(shown))), digits + 4)
+    return (fmt(value, digits), fmt(optimal_value, digits), F.ranked(gain, digits, fmt),
+            fmt(0.0, digits))
+
+
 def penta_objective(report) -> None:
     """A :class:`dicelab.penta.objective_play.ObjectiveReport`: the objective's policy
     beside ``optimal`` (``mean``'s policy is ``optimal``: one column)."""
@@ -660,9 +738,10 @@ def penta_objective(report) -> None:
         t.add_row(label, *(cell(d) for d in dists))
 
     if obj.kind != "mean":  # mean's value is the expected final score row below
-        digits = 10 if obj.kind in ("at-least", "beat") else 6
-        t.add_row(obj.unit, F.number(sol.value, digits),
-                  F.number(report.optimal_value, digits))
+        value, optimal, gain, zero = objective_cells(
+            sol.value, report.optimal_value, obj.kind in ("at-least", "beat"))
+        t.add_row(obj.unit, value, optimal)
+        t.add_row("gain over optimal", gain, zero)
         if obj.kind == "utility":
             t.add_row("expected utility", f"{sol.raw_value:.6e}", "")
         t.add_row("decisions per game differing from optimal",
@@ -804,7 +883,8 @@ def farkle_evaluation(e) -> None:
     b.add_column("policy")
     for n in range(1, 7):
         b.add_column(str(n), justify="right")
-    for who, row in ((e.policy, d["bank_from"]), ("optimal-win", d["optimal_bank_from"])):
+    for who, row in ((e.policy, d["bank_thresholds"]),
+                     ("optimal-win", d["optimal_bank_thresholds"])):
         b.add_row(who, *("never" if row[n] is None else f"{row[n]:,}" for n in range(1, 7)))
     console.print(b)
     w = Table(title="its costliest decisions (each valued under optimal play after it)",
@@ -837,6 +917,9 @@ def penta_evaluation(e) -> None:
     for col in ("decision class", "decisions", "loss per decision", "loss per game"):
         t.add_column(col, justify="left" if col == "decision class" else "right")
     for cls, loss in e.losses.items():
+        if not loss.decisions:  # nothing made, nothing lost: no estimate, no interval
+            t.add_row(cls, "0", "none made", "0 (none made)")
+            continue
         t.add_row(cls, F.count(loss.decisions),
                   F.estimate(loss.per_decision.mean, loss.per_decision.ci95, F.number, 3),
                   F.estimate(loss.per_game.mean, loss.per_game.ci95, F.number, 2))

@@ -12,6 +12,15 @@ a combination formed within this roll) and what follows: bank, or roll the dice 
 after hot dice). Options worth the same (up to a relative 1e-12) are ties and say so
 (``tie_with_best``, loss 0); the values assume play by ``max-ev`` (solitaire) or
 ``optimal-win`` (two players) after this decision.
+
+A roll that scores nothing leaves no choice: the turn is lost (with the points set aside
+so far; under a farkle penalty it adds to the run of lost turns, the third in a row costs
+the penalty). The advice then has no options, ``turn_lost`` and the value of the lost
+turn (``lost_turn_value``): solitaire 0 (under the penalty its long-run cost, as max-ev
+counts it), two players the P(win) + P(tie)/2 left with the opponent to move, the last
+round 0. Every value is exact up to ``tolerance``, in the advice's unit: the solve's
+error bound (``max-ev``'s ``value_error``, ``optimal-win``'s ``tolerance``; the last
+turn: rounding only, plus the climb past the rows held where six dice roll on).
 """
 
 from __future__ import annotations
@@ -27,9 +36,10 @@ import numpy as np
 from dicelab import dice
 from dicelab.errors import UserError
 from dicelab.farkle import policy
-from dicelab.farkle.engine.model import model
+from dicelab.farkle.engine.model import CLIMB_ERR, model
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
+    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_floor,
@@ -100,6 +110,18 @@ class FarkleAdvice:
     opp_farkles: int = 0
     #: the title's words for them (:func:`~dicelab.farkle.rules.runs_title`)
     runs_words: str = ""
+    #: every value is exact (a solve, not a simulation) up to ``tolerance``, in ``unit``
+    exact: bool = True
+    tolerance: float = 0.0
+    #: the roll scores nothing: no options, the turn is lost; ``lost_turn_value`` (in
+    #: ``unit``) is what the position is worth after it, ``penalty_points`` the points it
+    #: takes off the total (the farkle penalty, at the third lost turn in a row; two
+    #: players: down to the floor), ``my_farkles_after`` the run of lost turns it leaves
+    #: (all three None when the roll scores)
+    turn_lost: bool = False
+    lost_turn_value: float | None = None
+    penalty_points: int | None = None
+    my_farkles_after: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         alone = self.mode == "solitaire"  # max-ev's turn: no target, no ending
@@ -108,7 +130,11 @@ class FarkleAdvice:
                 "opp_farkles": self.opp_farkles, "target": None if alone else self.target,
                 "rules": self.rules, "ending": None if alone else self.ending,
                 "mode": self.mode, "policy": self.policy,
-                "unit": self.unit, "floor_points": self.floor_points,
+                "unit": self.unit, "exact": self.exact, "tolerance": self.tolerance,
+                "floor_points": self.floor_points, "turn_lost": self.turn_lost,
+                "lost_turn_value": self.lost_turn_value,
+                "penalty_points": self.penalty_points,
+                "my_farkles_after": self.my_farkles_after,
                 "tied_with_best": self.ties, "options": [o.to_dict() for o in self.options]}
 
     def top(self, k: int) -> FarkleAdvice:
@@ -176,16 +202,18 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
         raise UserError("--ending needs --me and --opp (two players): solitaire advice "
                         "follows max-ev, whose turn no ending rule changes")
     floor_given, floor = floor is not None, check_floor(table, floor)
-    options = legal_setasides(table, faces)
-    if not options:
-        raise UserError(f"the roll {','.join(map(str, faces))} scores nothing: the turn is "
-                        "lost (Turn lost!)")
+    options = legal_setasides(table, faces)  # none: the roll scores nothing, the turn is lost
     n = len(faces)
     deepest = None
+    penalty = _penalty_after(table, my_farkles)  # (points, run left) if the turn is lost
     if me is None:
-        value = functools.partial(max_ev_capped(table).turn_values, lost_in_a_row=my_farkles)
+        solo = max_ev_capped(table)
+        value = functools.partial(solo.turn_values, lost_in_a_row=my_farkles)
         mode, unit = "solitaire", "expected final turn score (points{})".format(
             "; a lost turn at its long-run cost" if table.farkle_penalty else "")
+        tolerance = max(solo.solve_at(turn_points + pts).value_error
+                        for _, pts in options) if options else solo.value_error
+        lost = solo.lost_turn_value(my_farkles)
     else:
         with solver_floor(floor):  # under the penalty totals go below zero, to the floor
             low = -table.penalty_floor() * POINT_UNIT
@@ -208,9 +236,27 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
                         "values: this turn decides the game" + (
                             " (the floor only bounds the totals)" if floor_given else ""))
             unit = "P(win) + P(tie)/2"
-            value = _last_turn(table, me, opp) if last else functools.partial(
-                optimal_win_solution(table, t, progress).turn_values, me, opp,
-                my_farkles=my_farkles, opp_farkles=opp_farkles)
+            if last:  # a lost last turn leaves the opponent ahead: the game is lost
+                value, lost = _last_turn(table, me, opp), 0.0
+                tolerance = CLIMB_ERR if model(table).six_rows else 0.0
+            else:
+                sol = optimal_win_solution(table, t, progress)
+                value = functools.partial(sol.turn_values, me, opp, my_farkles=my_farkles,
+                                          opp_farkles=opp_farkles)
+                tolerance = sol.tolerance
+                lost = None if options else sol.lost_turn_value(me, opp, my_farkles,
+                                                                opp_farkles)
+            # a penalty stops at the floor
+            penalty = (min(penalty[0], me - low), penalty[1])
+    common = {"note": note, "floor_points": deepest, "my_farkles": my_farkles,
+              "opp_farkles": opp_farkles, "tolerance": float(tolerance),
+              "runs_words": runs_title(table, my_farkles, None if me is None else opp_farkles)}
+    policy_name = "max-ev" if me is None else "optimal-win"
+    if not options:  # no choice: the turn is lost
+        return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
+                            mode, policy_name, unit, [], 0, turn_lost=True,
+                            lost_turn_value=float(lost) + 0.0, penalty_points=penalty[0],
+                            my_farkles_after=penalty[1], **common)
     rows = []
     for keep, pts in options:
         tp = turn_points + pts
@@ -224,11 +270,20 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     out = [FarkleOption(keep, pts, action, d, v, 0.0 if tied(best, v) else best - v,
                         tied(best, v)) for keep, pts, action, d, v in rows]
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
-                        mode, "max-ev" if me is None else "optimal-win", unit, out,
-                        sum(o.tie_with_best for o in out), note=note, floor_points=deepest,
-                        my_farkles=my_farkles, opp_farkles=opp_farkles,
-                        runs_words=runs_title(table, my_farkles,
-                                              None if me is None else opp_farkles))
+                        mode, policy_name, unit, out, sum(o.tie_with_best for o in out),
+                        **common)
+
+
+def _penalty_after(rules: FarkleRules, my_farkles: int) -> tuple[int, int]:
+    """What losing this turn costs under the farkle penalty after ``my_farkles`` lost
+    turns in a row: (points off the total, the run of lost turns it leaves). The
+    :data:`~dicelab.farkle.rules.PENALTY_STREAK`-th in a row costs the penalty and starts
+    the run again; without a penalty nothing, and the run stays 0."""
+    if not rules.farkle_penalty:
+        return 0, 0
+    if my_farkles + 1 < PENALTY_STREAK:
+        return 0, my_farkles + 1
+    return rules.farkle_penalty, 0
 
 
 #: The optimal-win solutions held in this process, (rules, target, penalty floor) ->

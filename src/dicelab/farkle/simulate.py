@@ -606,6 +606,7 @@ class BustRiskResult:
     elapsed_s: float
 
     game = "farkle"
+    kernel = "bust-counts"  # the compiled kernel that rolls and counts
 
     def bust_rate(self, n: int) -> Proportion:
         """The simulated share of busting rolls of ``n`` dice."""

@@ -270,11 +270,12 @@ def threshold_distribution(rules: FarkleRules, threshold: int) -> TurnDistributi
 
 
 def bank_runs(bank: np.ndarray) -> dict:
-    """A bank table (P, 7) as data: per dice left, the first turn points at which it banks
-    (``None``: never), and the runs of turn points with the same decisions (``lo``, ``hi``
-    in points, ``hi`` None for the last run; ``bank`` per dice left 1..6).
+    """A bank table (P, 7) as data: ``bank_thresholds``, per dice left the first turn points
+    at which it banks (``None``: never; :func:`bank_thresholds`), and ``runs``, the runs of
+    turn points with the same decisions (``lo``, ``hi`` in points, ``hi`` None for the last
+    run; ``bank`` per dice left 1..6).
 
-    >>> bank_runs(threshold_bank_table(300))["bank_from"]["1"]
+    >>> bank_runs(threshold_bank_table(300))["bank_thresholds"]["1"]
     300
     """
     top = min(last_roll(bank) + 1, bank.shape[0] - 1)
@@ -283,7 +284,7 @@ def bank_runs(bank: np.ndarray) -> dict:
     ends = [(int(p) - 1) * POINT_UNIT for p in starts[1:]] + [None]
     runs = [{"lo": int(p) * POINT_UNIT, "hi": hi, "bank": [bool(b) for b in bank[p, 1:]]}
             for p, hi in zip(starts, ends, strict=True)]
-    return {"bank_from": text_keys(bank_thresholds(bank)), "runs": runs}
+    return {"bank_thresholds": text_keys(bank_thresholds(bank)), "runs": runs}
 
 
 def text_keys(d: dict) -> dict:
@@ -375,12 +376,27 @@ class MaxEvSolution:
         successors (any cap at or above the proven one gives the same optimum, within its
         error bound)."""
         s = min(max(int(lost_in_a_row), 0), len(self.distributions) - 1)
+        sol = self.solve_at(turn_points)
+        return float(turn_points), sol.roll_value[s, int(turn_points) // POINT_UNIT].copy()
+
+    def solve_at(self, turn_points: int) -> MaxEvSolution:
+        """The solve :meth:`turn_values` reads at ``turn_points`` (its ``value_error`` is
+        the bound there): this one below the cap, past it one whose cap lies above the
+        roll's successors."""
         p = int(turn_points) // POINT_UNIT
         if p < self.cap // POINT_UNIT:
-            return float(turn_points), self.roll_value[s, p].copy()
+            return self
         need = (p + model(self.farkle_rules).max_points + 1) * POINT_UNIT
-        higher = max_ev_capped(self.farkle_rules, -(-need // _CAP_STEP) * _CAP_STEP)
-        return higher.turn_values(turn_points, s)
+        return max_ev_capped(self.farkle_rules, -(-need // _CAP_STEP) * _CAP_STEP)
+
+    def lost_turn_value(self, lost_in_a_row: int = 0) -> float:
+        """What a lost turn counts after ``lost_in_a_row`` lost turns in a row: 0 without a
+        penalty; under one ``beta[s]``, the bias of the run it leaves, or at the last of
+        the streak minus the penalty."""
+        s = min(max(int(lost_in_a_row), 0), len(self.distributions) - 1)
+        if s + 1 < len(self.distributions):
+            return float(self.bias[s + 1])
+        return float(-self.farkle_rules.farkle_penalty)
 
     def long_run(self) -> TurnDistribution:
         """The result of a turn in the long run: the policies' turn distributions mixed by

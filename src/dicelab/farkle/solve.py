@@ -498,6 +498,15 @@ class OptimalWinSolution:
         at = self._state(my_total, opp_total, my_farkles, opp_farkles)
         return Outcome(float(self.streak_win[at]), float(self.streak_tie[at]))
 
+    def lost_turn_value(self, my_total: int, opp_total: int, my_farkles: int = 0,
+                        opp_farkles: int = 0) -> float:
+        """P(win) + 0.5 P(tie) left to the player who loses the turn started at this state:
+        one minus the opponent's value to move, the run of lost turns and the penalty
+        applied (:func:`~dicelab.farkle.engine.game.lost_value`)."""
+        m, g, _a, b = self.engine()
+        state = self._state(my_total, opp_total, my_farkles, opp_farkles)
+        return float(game.lost_value(m, g, b, *state)[0])
+
     def last_round_value(self, deficit: int) -> float:
         """P(win) + 0.5 P(tie) of a last turn that must beat a lead of ``deficit`` points."""
         d = check_points("deficit", deficit) // POINT_UNIT

@@ -47,7 +47,7 @@ from dicelab.penta.objective_play import (
     online_seat,
     table_seat,
 )
-from dicelab.penta.objectives import solve_objective
+from dicelab.penta.objectives import parse_objective, solve_objective
 from dicelab.penta.policies import all_states, checked_values, policy_values
 from dicelab.penta.policy import BUILT_IN, WidgetPolicy
 from dicelab.penta.rules import RuleSet
@@ -206,6 +206,15 @@ class Objective(Online):
 
     def check_exact(self, spec, rules):
         pass
+
+    def expected_score(self, spec, rules):
+        # known once its exact distribution was computed (a forward pass of minutes: not
+        # run for this), or for ``mean``, optimal's own play
+        objective = spec.params["objective"]
+        if parse_objective(objective).kind == "mean":
+            return float(solve(rules).expected_score)
+        known = objective_play.known_distribution(objective, rules)
+        return None if known is None else float(known.mean)
 
     def distribution(self, spec, rules, stage=None):
         def follow(what: str):

@@ -83,6 +83,7 @@ class PentaEvaluation:
     loss_per_decision: Estimate  # the mean loss of all its decisions
     elapsed_s: float
     game: str = "penta"
+    kernel: str | None = None  # the simulation's, where the mean is simulated
 
     @property
     def gap(self) -> float:
@@ -211,7 +212,7 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
     total_steps = games if exact else 2 * games
     if dist is not None:
         mean, sd = Estimate(dist.mean, 0.0, 0), dist.sd
-        done = 0
+        done, kernel = 0, None
     else:
         from dicelab.penta.simulate import simulate_penta
 
@@ -219,7 +220,7 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
                              progress=None if progress is None else
                              lambda d, _t: progress(d, total_steps))
         mean, sd = sim.seat(0).mean_final_score, sim.seat(0).final_score_sd
-        done = games
+        done, kernel = games, sim.kernel
     played = play_games("penta", [spec], games=games, seed=seed, rules=rs.name,
                         progress=None if progress is None else
                         lambda d, _t: progress(done + d, total_steps))
@@ -230,7 +231,8 @@ def evaluate_penta(policy, games: int = DEFAULT_EVALUATE_GAMES, seed: int | None
     losses, total, per_decision = class_losses(analysis.decisions, games)
     return PentaEvaluation(spec.name, rs.name, exact, None if exact else games, seed,
                            seed_given, mean, sd, float(solve(rs).expected_score), games,
-                           losses, total, per_decision, time.perf_counter() - t0)
+                           losses, total, per_decision, time.perf_counter() - t0,
+                           kernel=kernel)
 
 
 __all__ = ["DECISION_CLASSES", "DEFAULT_EVALUATE_GAMES", "ClassLoss", "PentaEvaluation",

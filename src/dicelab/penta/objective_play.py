@@ -565,6 +565,15 @@ def _distribution_entry(solution: ObjectiveSolution,
     return arrays
 
 
+#: The cache entry of an objective's exact distribution: its key and format version.
+_DISTRIBUTION_VERSION = f"{FORMAT_VERSION}"
+
+
+def _distribution_key(obj: Objective, rs: RuleSet) -> str:
+    return disk_cache.entry_key("penta-objective-distribution", rs.name, rs.digest,
+                                objective=obj.name)
+
+
 def objective_distribution(objective: str | Objective, rules: str | RuleSet | None = None,
                            use_cache: bool = True,
                            progress: Callable[[int, int], None] | None = None,
@@ -582,15 +591,27 @@ def objective_distribution(objective: str | Objective, rules: str | RuleSet | No
         dist = score_distribution("optimal", rs, use_cache=use_cache)
         return dataclasses.replace(dist, differ_from_optimal=0.0)
     solution = solve_objective(obj, rs, use_cache=use_cache, progress=progress)
-    key = disk_cache.entry_key("penta-objective-distribution", rs.name, rs.digest,
-                               objective=obj.name)
-    version = f"{FORMAT_VERSION}"
     if use_cache:
         arrays, from_cache = disk_cache.cached(
-            key, version, lambda: _distribution_entry(solution, forward_progress))
+            _distribution_key(obj, rs), _DISTRIBUTION_VERSION,
+            lambda: _distribution_entry(solution, forward_progress))
     else:
         arrays, from_cache = _distribution_entry(solution, forward_progress), False
     return distribution_from(f"optimal:{obj.name}", rs, arrays, from_cache, t0)
+
+
+def known_distribution(objective: str | Objective, rules: str | RuleSet | None = None
+                       ) -> ScoreDistribution | None:
+    """:func:`objective_distribution` when it is on disk already (``dicelab solve penta
+    --objective`` or a report card computed it), else None: nothing is solved or run."""
+    obj = objective if isinstance(objective, Objective) else parse_objective(objective)
+    rs = rules if isinstance(rules, RuleSet) else get_rules(rules)
+    if obj.kind == "mean":
+        return None
+    t0 = time.perf_counter()
+    arrays = disk_cache.load(_distribution_key(obj, rs), _DISTRIBUTION_VERSION)
+    return None if arrays is None else distribution_from(f"optimal:{obj.name}", rs, arrays,
+                                                         True, t0)
 
 
 @dataclass(frozen=True)

@@ -541,7 +541,8 @@ class PentaSeat:
     ``mean_penta_bonuses``: Penta bonuses per game; ``mean_box_scores[name]``: mean score of
     each box. With several seats: ``wins`` (alone), ``ties`` (a shared highest TOTAL),
     ``losses``, ``win_rate``, ``tie_rate`` (else None). ``expected_final_score``: the
-    solver's optimal value, for an ``optimal`` seat.
+    exact mean TOTAL where it is known without more work: ``optimal``'s (the solver's
+    value), an objective's once its exact distribution was computed (else None).
     """
 
     seat: int
@@ -622,7 +623,7 @@ class PentaResult:
     setup_s: float
     threads: int
     table_bytes: int
-    exact_optimum: float | None
+    exact_scores: tuple[float | None, ...]  # each seat's, where known (PentaSeat)
     chunk_games: int = config.CHUNK_GAMES
     game: str = "penta"
     executor: str = "local"
@@ -658,7 +659,7 @@ class PentaResult:
             wins, tied = int(self.wins[s]), int(self.tied[s])
             duel = {"wins": wins, "ties": tied, "losses": n - wins - tied,
                     "win_rate": Proportion(wins, n), "tie_rate": Proportion(tied, n)}
-        exact = self.exact_optimum if self.seats[s] == "optimal" else None
+        exact = self.exact_scores[s]
         return PentaSeat(
             seat=s, policy=self.seats[s], mean_final_score=score, final_score_sd=sd,
             percentiles=percentiles_from_histogram(self.hist[s], values),
@@ -860,13 +861,9 @@ def _specs(seats: Sequence[PolicySpec | str]) -> list[PolicySpec]:
     return specs
 
 
-def _exact_optimum(specs: Sequence[PolicySpec], rs: RuleSet) -> float | None:
-    """The exact expected TOTAL of a seat whose family knows it (``optimal``'s)."""
-    for spec in specs:
-        known = family_of(spec).expected_score(spec, rs)
-        if known is not None:
-            return known
-    return None
+def _exact_scores(specs: Sequence[PolicySpec], rs: RuleSet) -> tuple[float | None, ...]:
+    """Each seat's exact expected TOTAL where its family knows it without more work."""
+    return tuple(family_of(spec).expected_score(spec, rs) for spec in specs)
 
 
 def check_legal(illegal: np.ndarray) -> None:
@@ -919,7 +916,7 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
     t0 = time.perf_counter()
     if client is None:
         plan.prepare()  # the tables, before the clock starts; workers build their own
-    exact = _exact_optimum(specs, rs)
+    exact = _exact_scores(specs, rs)
     setup = time.perf_counter() - t0
 
     t1 = time.perf_counter()
@@ -933,7 +930,7 @@ def simulate_penta(seats: Sequence[PolicySpec | str], games: int = config.DEFAUL
         bonus_sum=acc["bonus_sum"], bonus_sq=acc["bonus_sq"], wins=acc["wins"],
         tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=elapsed, setup_s=setup,
         threads=numba.get_num_threads(), table_bytes=_table_bytes(len(plan.families)),
-        exact_optimum=exact, beat=acc["beat"], chunk_games=chunk_games,
+        exact_scores=exact, beat=acc["beat"], chunk_games=chunk_games,
         chunk_tallies={name: acc[PER_CHUNK + name] for name in CHUNK_TALLIES}
         if per_chunk else None, kernel=plan.kernel,
         seat_params=tuple(policy_params(s) for s in specs), **executor_info(client))
@@ -967,14 +964,14 @@ def _simulate_by_referee(specs: list[PolicySpec], rs, games: int, seed: int, see
     else:
         acc = play_chunks(policies, rs, seed, games, max_total=MAX_TOTAL, streams=streams,
                           progress=progress, per_chunk=per_chunk, chunk_games=chunk_games)
-    exact = _exact_optimum(specs, rs)
+    exact = _exact_scores(specs, rs)
     return PentaResult(
         seats=tuple(s.name for s in specs), rules=rs.name, games=games, seed=seed,
         seed_given=seed_given, hist=acc["hist"], box_sum=acc["box_sum"],
         box_sq=acc["box_sq"], upper_bonus=acc["upper_bonus"], fifty=acc["fifty"],
         bonus_sum=acc["bonus_sum"], bonus_sq=acc["bonus_sq"], wins=acc["wins"],
         tied=acc["tied"], ties=int(acc["ties"][0]), elapsed_s=time.perf_counter() - t0,
-        setup_s=0.0, threads=1, table_bytes=0, exact_optimum=exact, beat=acc["beat"],
+        setup_s=0.0, threads=1, table_bytes=0, exact_scores=exact, beat=acc["beat"],
         chunk_games=chunk_games,
         chunk_tallies={name: acc[f"chunk_{name}"] for name in CHUNK_TALLIES}
         if per_chunk else None, kernel=REFEREE_KERNEL,

@@ -47,16 +47,19 @@ from dicelab.rl.common import (
     check_action,
     check_flag,
     check_target_argument,
+    game_over_text,
     loss_of,
     masked_discrete,
     masked_space,
     require_gymnasium,
     reset_needed,
+    top_seats,
     yardstick_info,
 )
 from dicelab.rl.farkle import (
     TURN_OBS,
     FarkleActions,
+    capped_reason,
     check_rules,
     new_referee,
     play_action,
@@ -64,7 +67,7 @@ from dicelab.rl.farkle import (
 )
 from dicelab.rl.penta import N_ACTIONS as PENTA_ACTIONS
 from dicelab.rl.penta import N_DICE, N_KEEPS, N_OBS, ROLL_AT, PentaCard, check_penta_rules
-from dicelab.text import is_whole
+from dicelab.text import counted, is_whole
 
 gym = require_gymnasium()
 
@@ -84,9 +87,9 @@ def _check_seats(seats, low: int, high: int | None) -> int:
 
 def outcome_rewards(totals) -> list[float]:
     """+1 for the one highest total, -1 for the rest; 0 for seats tied at the top."""
-    best = max(totals)
-    top = [i for i, t in enumerate(totals) if t == best]
-    return [(1.0 if len(top) == 1 else 0.0) if t == best else -1.0 for t in totals]
+    top = top_seats(totals)
+    return [(1.0 if len(top) == 1 else 0.0) if i in top else -1.0
+            for i in range(len(totals))]
 
 
 class _TurnTakingEnv(AECEnv):
@@ -155,6 +158,10 @@ class _TurnTakingEnv(AECEnv):
     def _yardstick_on(self) -> bool:
         return False
 
+    def _clear_rewards(self) -> None:
+        # PettingZoo's clears to the int 0 (after a dead step): keep every reward a float
+        self.rewards = dict.fromkeys(self.rewards, 0.0)
+
     def _finish(self, totals) -> None:
         self._over = True
         for a, r in zip(self.agents, outcome_rewards(totals), strict=True):
@@ -185,7 +192,9 @@ class _TurnTakingEnv(AECEnv):
     def render(self):
         if self.render_mode != "ansi":
             return None
-        return self._describe() if self._started else NOT_STARTED
+        if not self._started:
+            return NOT_STARTED
+        return self._game_over() if self._over else self._describe()
 
     def close(self):
         pass
@@ -331,6 +340,11 @@ class FarkleAECEnv(_TurnTakingEnv):
         return (f"seat {self._seat} roll {list(ref.sorted_roll)} turn points "
                 f"{ref.turn_points} totals {ref.totals}")
 
+    def _game_over(self):
+        ref = self._ref
+        return game_over_text(ref.totals, [f"after {counted(n, 'turn')}" for n in ref.n_turns],
+                              truncated=capped_reason(ref) if ref.capped else None)
+
 
 class PentaAECEnv(_TurnTakingEnv):
     """Penta at 2 or more seats (see the module docstring)."""
@@ -386,3 +400,7 @@ class PentaAECEnv(_TurnTakingEnv):
 
     def _describe(self):
         return f"seat {self._seat}: {self._cards[self._seat].describe()}"
+
+    def _game_over(self):
+        return game_over_text([c.card.total for c in self._cards],
+                              [c.describe_card() for c in self._cards])

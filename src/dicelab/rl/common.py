@@ -16,6 +16,44 @@ OBS_HIGH = 2**40
 NOT_STARTED = "no game yet: call reset() first"
 
 
+def top_seats(totals) -> list[int]:
+    """The seats with the highest total: the winner, or the seats tied at the top."""
+    best = max(totals)
+    return [i for i, t in enumerate(totals) if t == best]
+
+
+def game_over_text(totals, details=None, *, truncated: str | None = None,
+                   what: str = "game", label: str = "final total") -> str:
+    """What ``render()`` shows once an episode has ended (every environment's).
+
+    One seat: one line, ``game over: final total 650 after 7 turns``. Several seats: a
+    first line naming the winner (the one highest total) or the seats tied at the top,
+    then a line per seat, ``seat i: final total T DETAILS`` (seat ``i`` is
+    ``player_i``). ``details`` holds each seat's text after its total (a Penta card, the
+    turns taken); ``truncated`` the cap that stopped the episode (then no winner).
+
+    >>> print(game_over_text([250, 300], ["card (1,)", "card (2,)"]))
+    game over: seat 1 wins
+    seat 0: final total 250 card (1,)
+    seat 1: final total 300 card (2,)
+    >>> game_over_text([650], ["after 7 turns"])
+    'game over: final total 650 after 7 turns'
+    """
+    head = f"{what} over" + (f" (truncated: {truncated})" if truncated else "")
+    rows = [f"{label} {t}" + (f" {details[i]}" if details and details[i] else "")
+            for i, t in enumerate(totals)]
+    if len(rows) == 1:
+        return f"{head}: {rows[0]}"
+    if truncated:
+        head += ": no winner"
+    else:
+        top = top_seats(totals)
+        names = [str(i) for i in top]
+        head += (f": seat {top[0]} wins" if len(top) == 1 else
+                 f": a tie between seats {', '.join(names[:-1])} and {names[-1]}")
+    return "\n".join([head, *(f"seat {i}: {row}" for i, row in enumerate(rows))])
+
+
 class IllegalActionError(ValueError):
     """An action the mask forbids (or no action from the space): never repaired."""
 

@@ -30,6 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from dicelab import dice
+from dicelab.config import MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.errors import UserError, worded_for
 from dicelab.farkle.policy import State
 from dicelab.farkle.referee import GeneratorDice, Referee
@@ -45,6 +46,7 @@ from dicelab.rl.common import (
     check_action,
     check_flag,
     check_target_argument,
+    game_over_text,
     loss_of,
     masked_discrete,
     masked_space,
@@ -52,6 +54,7 @@ from dicelab.rl.common import (
     reset_needed,
     yardstick_info,
 )
+from dicelab.text import counted
 
 gym = require_gymnasium()
 
@@ -144,6 +147,13 @@ def roll_rank(ref: Referee) -> int:
     return dice.rank_of_dice(ref.sorted_roll)
 
 
+def capped_reason(ref: Referee) -> str:
+    """Which of the simulation's caps stopped the referee's capped game."""
+    if ref.turns and ref.turns[-1].get("end") == "capped":
+        return f"a turn reached the cap of {MAX_TURN_ROLLS:,} rolls"
+    return f"the game reached the cap of {MAX_ROUNDS:,} rounds"
+
+
 def play_action(actions: FarkleActions, ref: Referee, action: int) -> None:
     """Play a legal ``action`` on the referee: set aside its option of the roll (the first
     set-aside with its points and dice left: they lead to the same game), then bank or
@@ -188,6 +198,10 @@ class _FarkleEnv(gym.Env):
 
     def _outcome(self) -> tuple[float, bool, bool]:  # pragma: no cover - abstract
         """(reward, terminated, truncated) of the step just played on the referee."""
+        raise NotImplementedError
+
+    def _game_over(self) -> str:  # pragma: no cover - abstract
+        """What ``render()`` shows once the episode has ended."""
         raise NotImplementedError
 
     def decision_state(self) -> State:
@@ -241,6 +255,8 @@ class _FarkleEnv(gym.Env):
             return None
         if self._ref is None:
             return NOT_STARTED
+        if self._done:
+            return self._game_over()
         faces = dice.dice_of_rank(self._rank)
         return f"roll {faces} turn points {self._tp} {self._extra()}"
 
@@ -280,6 +296,16 @@ class FarkleTurnEnv(_FarkleEnv):
             return 0.0, False, False
         banked = ref.turns[-1]["end"] == "bank"
         return (float(ref.totals[0] - self._before) if banked else 0.0), True, False
+
+    def _game_over(self):
+        ref = self._ref
+        if ref.capped:
+            return game_over_text([ref.turn_points], truncated=capped_reason(ref),
+                                  what="turn", label="turn points")
+        banked = ref.turns[-1]["end"] == "bank"
+        return game_over_text([ref.totals[0] - self._before if banked else 0],
+                              ["(banked)" if banked else "(lost: a roll scored nothing)"],
+                              what="turn", label="turn score")
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
@@ -331,7 +357,14 @@ class FarkleSoloEnv(_FarkleEnv):
         finished = len(ref.turns) - self.turns
         self.turns = len(ref.turns)
         over = ref.phase == "over"
-        return -float(finished), over and not ref.capped, over and ref.capped
+        # -finished as an int first: -float(0) would be a reward of -0.0
+        return float(-finished), over and not ref.capped, over and ref.capped
+
+    def _game_over(self):
+        ref = self._ref
+        return game_over_text(
+            [ref.totals[0]], [f"after {counted(self.turns, 'turn')} (target {self.target})"],
+            truncated=capped_reason(ref) if ref.capped else None)
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)

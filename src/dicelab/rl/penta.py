@@ -36,6 +36,7 @@ from dicelab.rl.common import (
     NOT_STARTED,
     check_action,
     check_flag,
+    game_over_text,
     loss_of,
     masked_discrete,
     masked_space,
@@ -149,6 +150,10 @@ class PentaCard:
         return (f"roll {self.faces} rerolls left {self.rolls_left} total {self.card.total} "
                 f"card {self.card.scores}")
 
+    def describe_card(self) -> str:
+        """The card, once the game is over: its boxes' scores and the Penta bonuses."""
+        return f"card {self.card.scores} penta bonuses {self.bonuses}"
+
 
 class PentaSoloEnv(gym.Env):
     """Penta solitaire: 13 turns, one box each (see the module docstring)."""
@@ -211,4 +216,8 @@ class PentaSoloEnv(gym.Env):
     def render(self):
         if self.render_mode != "ansi":
             return None
-        return self._game.describe() if self._started else NOT_STARTED
+        if not self._started:
+            return NOT_STARTED
+        if self._done:
+            return game_over_text([self._game.card.total], [self._game.describe_card()])
+        return self._game.describe()
