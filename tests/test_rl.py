@@ -73,6 +73,9 @@ def test_render_before_reset_says_so_and_after_reset_shows_the_game(name):
     env.reset(seed=3)
     after = env.render()
     assert isinstance(after, str) and "roll" in after and "reset()" not in after
+    assert "(" not in after.partition("card")[0]  # words, not a raw tuple of extras
+    if name == "FarkleSolo":
+        assert after.endswith(", total 0, lost turns in a row 0")
 
 
 def _play_aec_out(env, seed: int) -> tuple[dict, list[float]]:

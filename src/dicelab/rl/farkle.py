@@ -193,6 +193,10 @@ class _FarkleEnv(gym.Env):
     def _extra(self) -> tuple:
         return ()
 
+    def _extra_words(self) -> str:
+        """What :meth:`render` says of the observation's extra entries (:meth:`_extra`)."""
+        return ""
+
     def _value(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -258,7 +262,7 @@ class _FarkleEnv(gym.Env):
         if self._done:
             return self._game_over()
         faces = dice.dice_of_rank(self._rank)
-        return f"roll {faces} turn points {self._tp} {self._extra()}"
+        return f"roll {faces} turn points {self._tp}{self._extra_words()}"
 
 
 class FarkleTurnEnv(_FarkleEnv):
@@ -351,6 +355,10 @@ class FarkleSoloEnv(_FarkleEnv):
     def _extra(self):
         ref = self._ref
         return (0, 0) if ref is None else (ref.totals[0], ref.lost[0])
+
+    def _extra_words(self):
+        total, lost = self._extra()
+        return f", total {total}, lost turns in a row {lost}"
 
     def _outcome(self):
         ref = self._ref
