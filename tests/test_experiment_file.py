@@ -59,6 +59,7 @@ def test_sweeps_expand_in_order():
     ("policies = 'ai'\n", "policies must be a list"),
     ("policies = ['ai', 'bogus']\n", "policies: unknown policy 'bogus'"),
     ("policies = ['ai']\n", "policies: a tournament needs at least two"),
+    ("kind = 'compare'\npolicies = ['ai']\n", "policies: a compare needs at least two"),
     ("policies = ['ai', 'max-ev']\nseats = 9\n", "exp.toml: seats must be 2 to 7"),
     ("policies = ['ai', 'max-ev']\nseats = 1\n", "exp.toml: seats must be 2 to 7"),
     ("policies = ['optimal', 'greedy']\nseats = 1\n", "exp.toml: seats must be at"),

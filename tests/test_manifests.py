@@ -473,3 +473,39 @@ def test_save_run_gives_every_manifest_the_same_provenance_fields(tmp_path):
         assert _provenance(m) == fields, cls.__name__
         assert m["what"] == "measured" and m["command"] == ["dicelab", "x"]
     assert numba.get_num_threads() == threads()
+
+
+@pytest.mark.parametrize("argv, files", [
+    (["tournament", "threshold-300", "threshold-500", "-n", "200", "--seed", "1",
+      "--target", "500"], ["manifest.json", "ratings.png", "summary.parquet",
+                           "win-matrix.png"]),
+    (["bust-risk", "-n", "1000", "--seed", "1"], ["manifest.json", "summary.parquet"]),
+])
+def test_ctrl_c_while_the_results_are_written_lets_them_all_be_written(
+        capsys, tmp_path, monkeypatch, argv, files):
+    """A real SIGINT (as a terminal's Ctrl-C) that arrives while a command writes its files
+    left some of them (a tournament's figures without its summary) and exited 130: once
+    the writing has begun the command finishes it, prints and exits 0; Ctrl-C then works
+    again in this process (the handler given back)."""
+    import signal
+
+    from dicelab import plots, results
+
+    sent = []
+
+    def interrupting(save):
+        def wrapped(*args, **kwargs):
+            if not sent:  # the first file of the run: Ctrl-C now
+                sent.append(os.kill(os.getpid(), signal.SIGINT))
+            return save(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(plots, "save_png", interrupting(plots.save_png))
+    monkeypatch.setattr(results, "atomic_write_parquet",
+                        interrupting(results.atomic_write_parquet))
+    before = signal.getsignal(signal.SIGINT)
+    out = tmp_path / "o"
+    code, _, err = run_cli(capsys, [*argv, "--out", str(out)])
+    assert sent and code == 0 and "interrupted" not in err, err
+    assert sorted(p.name for p in out.iterdir()) == files
+    assert signal.getsignal(signal.SIGINT) is before

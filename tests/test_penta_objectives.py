@@ -607,6 +607,8 @@ def test_a_settled_objective_plays_optimal_game_for_game():
     assert table.seat(0).expected_final_score == pytest.approx(
         solve(get_rules("seed")).expected_score, rel=1e-12)
     assert table.seat(1).expected_final_score is None
+    # the JSON names the kernel that played, as Farkle's does
+    assert table.to_dict()["kernel"] == table.kernel and online.to_dict()["kernel"]
 
 
 @pytest.mark.parametrize(("seats", "needle"), [

@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         """Review logged games move by move: the option chosen, the best option and the
         loss at every decision; per player the losses and the luck/skill split."""
         from dicelab.analyse import analyse_logs
-        from dicelab.cli.invocation import reproducing_command
+        from dicelab.cli.invocation import finish_uninterrupted, reproducing_command
         from dicelab.cli.render import show
         from dicelab.results import (
             RUN_FILES,
@@ -60,6 +60,8 @@ def register(app: typer.Typer) -> None:
                                                              creates=out_dir)
         result = analyse_logs(logs, game=game, rules=rules, measure=measure,
                               objective=objective)
+        if out_dir is not None or plot_path is not None:
+            finish_uninterrupted()  # the analysis is done: its files all, or none
         if out_dir is not None:
             prepare_out_dir(out_dir)
             atomic_write_parquet(out_dir / "decisions.parquet", result.decisions)

@@ -56,13 +56,14 @@ def register(app, solve_app, policy_app) -> None:
     ) -> None:
         """Exact bust probability for 1..6 dice beside a simulated estimate."""
         from dicelab.cli import render
-        from dicelab.cli.invocation import reproducing_command
+        from dicelab.cli.invocation import finish_uninterrupted, reproducing_command
         from dicelab.farkle.simulate import simulate_bust_frequencies
         from dicelab.results import check_out_dir, echo_json, save_run
 
         where = None if out is None else check_out_dir(out)
         result = simulate_bust_frequencies(rules, rolls=games, seed=seed)
         if where is not None:
+            finish_uninterrupted()  # its files all, or none
             save_run(where, result, command=reproducing_command(result.seed))
         if json_out:
             echo_json(result.to_dict())

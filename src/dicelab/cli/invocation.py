@@ -11,6 +11,19 @@ ARGV: list[str] = []
 INTERRUPTED: list[str] = []
 
 
+def finish_uninterrupted() -> None:
+    """From here on Ctrl-C does not stop this command: it is writing its results (and then
+    printing them), which takes a moment, and stopping half-way would leave some files
+    without the others, or all of them with exit code 130. Ctrl-C before this call stops
+    the command with nothing written. :func:`dicelab.cli.main.main` gives Ctrl-C its
+    handler back when the command ends (the main thread only: signals are its)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def interrupted_line() -> str:
     """The one line on stderr of an interrupted command: ``interrupted``, and what the
     command noted in :data:`INTERRUPTED`.

@@ -21,7 +21,13 @@ except ImportError:  # pragma: no cover - older typer on top of click
     from click import exceptions as _cx
 
 import dicelab
-from dicelab.cli.invocation import ARGV, INTERRUPTED, interrupted_line, reproducing_command
+from dicelab.cli.invocation import (
+    ARGV,
+    INTERRUPTED,
+    finish_uninterrupted,
+    interrupted_line,
+    reproducing_command,
+)
 from dicelab.config import DEFAULT_GAMES, TUNE_ENUMERATE_MEMBERS
 from dicelab.errors import ReaderGone, UserError
 from dicelab.farkle.rules import DEFAULT_TARGET, POINT_UNIT
@@ -83,7 +89,9 @@ DaskOpt = Annotated[str | None, typer.Option(
          "'local' or 'local:N' (a local cluster of N worker processes). Same results.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 OutOpt = Annotated[str | None, typer.Option(
-    metavar="DIR", help="Save summary.parquet and manifest.json in this directory.")]
+    metavar="DIR", help="Save summary.parquet, manifest.json and the command's figures (a "
+                        "tournament's win-matrix.png and ratings.png) in this directory, "
+                        "made if missing (its parent must exist).")]
 
 #: What a bare ``--sprt`` stands for (:class:`dicelab.sprt.SprtSpec`'s defaults).
 SPRT_DEFAULTS = "elo0=0,elo1=10,alpha=0.05,beta=0.05"
@@ -149,6 +157,7 @@ def _run_games(run, *, total: int, json_out: bool, out: str | None, dask: str | 
             result = run(advance, client)
     saved: list = []
     if out is not None:
+        finish_uninterrupted()  # the files all, or none
         prepare_out_dir(out)
         if hasattr(result, "figures"):
             from dicelab.plots import save_png
@@ -324,6 +333,7 @@ def evaluate(
         if plot_path is not None:
             from dicelab.plots import save_png
 
+            finish_uninterrupted()  # the evaluation is done: its files all, or none
             prepare_out_dir_of(plot_path, out)
             save_png(result.figures()["banks.png"], plot_path)
         return result
@@ -580,6 +590,29 @@ def main(argv: list[str] | None = None) -> None:
     _show_notices()
     ARGV[:] = _fill_bare_sprt(sys.argv[1:] if argv is None else list(argv))
     INTERRUPTED.clear()
+    with _ctrl_c_restored():
+        _run_command()
+
+
+@contextlib.contextmanager
+def _ctrl_c_restored():
+    """Ctrl-C's handler as it was before the command (which may have set it aside while
+    writing its results: :func:`~dicelab.cli.invocation.finish_uninterrupted`)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if previous is not None:  # (None: a handler not set from Python)
+            signal.signal(signal.SIGINT, previous)
+
+
+def _run_command() -> None:
     try:
         # without standalone mode, Typer turns Ctrl-C into a returned exit code of 130
         with json_stdout("--json" in ARGV):  # its JSON alone on standard output

@@ -112,10 +112,11 @@ def _show_distribution(rs, dist, shown, where, plot: str | None, json_out: bool,
     """Write ``dist`` (a ScoreDistribution) to ``where`` and ``plot`` (``target``: an
     at-least objective's T, marked), then print ``shown`` (its JSON, or its table)."""
     from dicelab.cli import render
-    from dicelab.cli.invocation import reproducing_command
+    from dicelab.cli.invocation import finish_uninterrupted, reproducing_command
     from dicelab.results import echo_json, save_run
 
     if where is not None:  # the distribution's table; the manifest holds what is shown
+        finish_uninterrupted()  # its files all, or none
         save_run(where, dist, command=reproducing_command(None), name="distribution",
                  summary=shown.to_dict())
     if plot is not None:

@@ -681,6 +681,7 @@ class PentaResult:
             "setup_s": self.setup_s,
             "threads": self.threads,
             "table_bytes": self.table_bytes,
+            "kernel": self.kernel,
             "executor": self.executor,
             "workers": self.workers,
         }
