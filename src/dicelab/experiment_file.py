@@ -211,9 +211,8 @@ def _check_values(spec: ExperimentSpec) -> None:
         with worded_for(key, f"{src}: "):  # "seats must be ...", not "--seats must be ..."
             return check()
 
-    if len(spec.policies) < 2:  # (check_policies says so of a tournament)
-        raise UserError(f"{src}: policies: a {spec.kind} needs at least two policies")
-    specs = named("policies", lambda: check_policies(list(spec.policies), 2, None))
+    specs = named("policies", lambda: check_policies(list(spec.policies), 2, None,
+                                                     spec.kind))
     tables = TABLE_GAMES[specs[0].game]
     named("seats", lambda: tables.check(specs, spec.seats))  # the seats the game plays
     named("games", lambda: check_games(spec.games, "games"))

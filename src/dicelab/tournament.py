@@ -630,10 +630,10 @@ def tournament(policies: list[str | PolicySpec], *, seats: int = 2,
                       threads=threads())
 
 
-def check_policies(policies: list[str | PolicySpec], seats: int, game: str | None
-           ) -> list[PolicySpec]:
+def check_policies(policies: list[str | PolicySpec], seats: int, game: str | None,
+                   what: str = "tournament") -> list[PolicySpec]:
     if len(policies) < 2:
-        raise UserError("a tournament needs at least two policies, e.g. dicelab tournament "
+        raise UserError(f"a {what} needs at least two policies, e.g. dicelab {what} "
                         "ai max-ev threshold-300")
     specs = [parse_policy(p, game) for p in policies]
     kinds = {s.game for s in specs}
