@@ -297,8 +297,10 @@ def table_endings(out: str) -> dict[str, str]:
 def test_cli_list_names_the_ending_of_each_farkle_solve(capsys, cache_dir):
     """Two optimal-win solves to 500, under last-round and under first-to-bank, were two
     entries told apart only by a digest in their keys: the list names each one's ending
-    (read from that digest), ``unknown`` for a Farkle entry whose rules it cannot tell (a
-    rules file's), none for a Penta entry; in the table, in --json and in prune's list."""
+    (said by the solve that wrote it); a rules file's entry too; ``unknown`` for a Farkle
+    entry that does not say it and whose rules its key cannot tell (one written before
+    entries said it), none for a Penta entry; in the table, in --json and in prune's
+    list."""
     from dicelab.farkle.rules import PRESETS
 
     for ending in ("last-round", "first-to-bank"):
@@ -309,6 +311,14 @@ def test_cli_list_names_the_ending_of_each_farkle_solve(capsys, cache_dir):
                                     if PRESETS["default"].with_ending(e).digest() in k), e)
                               for e in ("last-round", "first-to-bank"))}
     assert len(want) == 2 and all("-t500-" in k for k in want)
+    house = cache_dir.parent / "house.toml"
+    house.write_text('base = "default"\nmin-bank = 350\nending = "first-to-bank"\n')
+    code, _, err = run_cli(capsys, ["solve", "farkle", "-p", "optimal-win", "--target", "500",
+                                    "--rules", str(house), "--json"])
+    assert code == 0, err
+    want |= {k: "first-to-bank" for k in entry_keys()
+             if k.startswith("farkle-optimal-win-house-")}
+    assert len(want) == 3
     mine = "farkle-optimal-win-mine-0123456789abcdef-t500-tol1e-10"
     cache.store(mine, 1, {"v": np.arange(10.0)})
     cache.store("penta-values-unit", 1, {"v": np.arange(10.0)})

@@ -480,6 +480,13 @@ def test_save_run_gives_every_manifest_the_same_provenance_fields(tmp_path):
       "--target", "500"], ["manifest.json", "ratings.png", "summary.parquet",
                            "win-matrix.png"]),
     (["bust-risk", "-n", "1000", "--seed", "1"], ["manifest.json", "summary.parquet"]),
+    (["simulate", "-s", "ai", "-n", "200", "--seed", "1", "--target", "500", "--log",
+      "{tmp}/o/games.jsonl", "--log-games", "3"],
+     ["games.jsonl", "manifest.json", "summary.parquet"]),
+    (["experiment", "run", "threshold-sweep", "--target", "500"],
+     ["manifest.json", "sweep.csv", "sweep.parquet"]),
+    (["experiment", "run", "{tmp}/ex.toml"],
+     ["manifest.json", "ratings.png", "summary.parquet", "win-matrix.png"]),
 ])
 def test_ctrl_c_while_the_results_are_written_lets_them_all_be_written(
         capsys, tmp_path, monkeypatch, argv, files):
@@ -489,7 +496,7 @@ def test_ctrl_c_while_the_results_are_written_lets_them_all_be_written(
     again in this process (the handler given back)."""
     import signal
 
-    from dicelab import plots, results
+    from dicelab import gamelog, plots, results
 
     sent = []
 
@@ -503,8 +510,14 @@ def test_ctrl_c_while_the_results_are_written_lets_them_all_be_written(
     monkeypatch.setattr(plots, "save_png", interrupting(plots.save_png))
     monkeypatch.setattr(results, "atomic_write_parquet",
                         interrupting(results.atomic_write_parquet))
+    monkeypatch.setattr(gamelog, "write_games", interrupting(gamelog.write_games))
+    (tmp_path / "ex.toml").write_text('name = "ex"\nkind = "tournament"\npolicies = '
+                                      '["threshold-300", "threshold-500"]\ngames = 200\n'
+                                      'seed = 1\ntarget = 500\n')
+    monkeypatch.chdir(tmp_path)
     before = signal.getsignal(signal.SIGINT)
     out = tmp_path / "o"
+    argv = [a.format(tmp=tmp_path) for a in argv]
     code, _, err = run_cli(capsys, [*argv, "--out", str(out)])
     assert sent and code == 0 and "interrupted" not in err, err
     assert sorted(p.name for p in out.iterdir()) == files

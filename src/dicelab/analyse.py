@@ -733,7 +733,7 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
     as a residual (tested to be rounding). Under a farkle penalty the values are those of
     each seat's run of lost turns (as the referee counts it), the penalty in the totals.
     """
-    from dicelab.farkle.rules import FIRST_TO_BANK, PENALTY_STREAK, POINT_UNIT
+    from dicelab.farkle.rules import FIRST_TO_BANK, POINT_UNIT
 
     n = g.n_seats
     rules, target = g.rules, g.target
@@ -769,7 +769,7 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
         tp = 0
         for k, roll in enumerate(t.rolls):
             if k == len(t.keeps):  # the bust roll: the turn ends with nothing
-                streak = (mine + 1) % PENALTY_STREAK if rules.farkle_penalty else 0
+                streak = rules.after_lost_turn(mine)[1] if rules.farkle_penalty else 0
                 after = 0.0 if m == "turn" else _after_turn(
                     sol, s, vopp, max(t.totals[s], low), trigger, rules, target, streak,
                     theirs)
@@ -819,7 +819,7 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
         else:
             _trace(accs, s, before, 0.0, m)
         totals = list(t.totals)
-        lost[s] = 0 if t.end == "bank" else (lost[s] + 1) % PENALTY_STREAK
+        lost[s] = 0 if t.end == "bank" else rules.after_lost_turn(lost[s])[1]
         if trigger is None and t.end == "bank" and totals[s] >= target \
                 and rules.ending_code != FIRST_TO_BANK:
             trigger = s

@@ -391,10 +391,12 @@ def _read_entry(fh: BinaryIO, path: Path, key: str, version: Version,
 
 
 def store(key: str, version: Version, arrays: dict[str, np.ndarray],
-          path: Path | None = None) -> Path | None:
+          path: Path | None = None, about: dict[str, str] | None = None) -> Path | None:
     """Write arrays atomically; returns the path, or None if the cache is not writable
     or the entry is larger than the cache's limit. ``path``: where (default
-    :func:`cache_path` of ``key``).
+    :func:`cache_path` of ``key``). ``about``: what ``dicelab cache list`` shows of the
+    entry beside its key (:attr:`CacheFile.about`; Farkle's ending rule), kept in its
+    header.
 
     Other entries are then pruned, least recently used first, until the cache fits its
     automatic limit (:func:`size_limit`); a malformed ``$DICELAB_CACHE_MAX_SIZE`` raises
@@ -414,7 +416,8 @@ def store(key: str, version: Version, arrays: dict[str, np.ndarray],
         _fit(path.parent, limit, source)
         return None
     header = {"key": key, "version": version,
-              "digests": {name: digest(a) for name, a in arrays.items()}}
+              "digests": {name: digest(a) for name, a in arrays.items()},
+              **({"about": dict(about)} if about else {})}
     payload = dict(arrays)
     payload[_HEADER] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     try:
@@ -515,9 +518,10 @@ def _warn_unusable(directory: Path, exc: OSError | UserError) -> None:
                     getattr(exc, "strerror", None) or exc)
 
 
-def cached(key: str, version: Version, build: Callable[[], dict[str, np.ndarray]]
-           ) -> tuple[dict[str, np.ndarray], bool]:
-    """Load ``key`` from the cache or build and store it; returns (arrays, was_cached).
+def cached(key: str, version: Version, build: Callable[[], dict[str, np.ndarray]],
+           about: dict[str, str] | None = None) -> tuple[dict[str, np.ndarray], bool]:
+    """Load ``key`` from the cache or build and store it (with ``about``: :func:`store`);
+    returns (arrays, was_cached).
 
     An entry that is there but damaged or of another version is rebuilt, and a notice
     says so (the ``dicelab.cache`` logger; the CLI prints it on stderr)."""
@@ -527,7 +531,7 @@ def cached(key: str, version: Version, build: Callable[[], dict[str, np.ndarray]
     if arrays is not None:
         return arrays, True
     arrays = build()
-    store(key, version, arrays)
+    store(key, version, arrays, about=about)
     if existed:
         log.info("cache: %s was damaged or out of date; rebuilt", key)
     return arrays, False
@@ -540,13 +544,15 @@ def cached(key: str, version: Version, build: Callable[[], dict[str, np.ndarray]
 class CacheFile:
     """One file of the cache directory: ``key`` (its entry's key; ``None`` for a
     temporary file), ``size`` in bytes, ``modified`` and ``last_used`` (POSIX seconds;
-    the last successful load or write, whichever is later; ``None`` = unknown)."""
+    the last successful load or write, whichever is later; ``None`` = unknown), and
+    ``about``, what its writer said of it (:func:`store`; empty if nothing)."""
 
     path: Path
     key: str | None
     size: int
     modified: float
     last_used: float | None = None
+    about: dict[str, str] = field(default_factory=dict)
 
     @property
     def modified_iso(self) -> str:
@@ -590,26 +596,32 @@ class CacheScan:
                 "total_bytes": self.total_bytes}
 
 
-def _entry_key(fh: BinaryIO, path: Path) -> str | None:
-    """The key of a cache file this module wrote (its header names this very file)."""
+def _entry_key(fh: BinaryIO, path: Path) -> tuple[str | None, dict[str, str]]:
+    """The key of a cache file this module wrote (its header names this very file) and
+    its header's ``about`` (:func:`store`; only its text fields); ``(None, {})`` else."""
     try:
         with zipfile.ZipFile(fh) as zf:
-            key = _read_header(zf).get("key")
+            header = _read_header(zf)
     except Exception:
-        return None
-    return key if isinstance(key, str) and cache_path(key).name == path.name else None
+        return None, {}
+    key, about = header.get("key"), header.get("about")
+    if not isinstance(key, str) or cache_path(key).name != path.name:
+        return None, {}
+    about = {k: v for k, v in about.items() if isinstance(k, str) and isinstance(v, str)} \
+        if isinstance(about, dict) else {}
+    return key, about
 
 
-def _scan_npz(path: Path) -> tuple[str | None, os.stat_result]:
-    """(key or None, times and size before reading) of an ``.npz``; reading the header
-    is not a use, so the access time is left as it was."""
+def _scan_npz(path: Path) -> tuple[str | None, dict[str, str], os.stat_result]:
+    """(key or None, its ``about``, times and size before reading) of an ``.npz``;
+    reading the header is not a use, so the access time is left as it was."""
     fh, unstamped = _open_unstamped(path)
     with fh:
         before = os.fstat(fh.fileno())
-        key = _entry_key(fh, path)
+        key, about = _entry_key(fh, path)
         if not unstamped and os.fstat(fh.fileno()).st_atime_ns != before.st_atime_ns:
             _set_times(fh, path, before.st_atime_ns, before.st_mtime_ns)
-    return key, before
+    return key, about, before
 
 
 def scan(directory: Path | None = None) -> CacheScan:
@@ -631,9 +643,9 @@ def scan(directory: Path | None = None) -> CacheScan:
     for path in paths:
         try:
             st = path.stat()
-            key = None
+            key, about = None, {}
             if path.is_file() and path.suffix == ".npz":
-                key, st = _scan_npz(path)
+                key, about, st = _scan_npz(path)
         except OSError:  # vanished meanwhile, or unreadable: not ours to judge
             if path.exists():
                 result.other.append(path)
@@ -642,7 +654,7 @@ def scan(directory: Path | None = None) -> CacheScan:
             result.other.append(path)
         elif key is not None:
             result.entries.append(
-                CacheFile(path, key, st.st_size, st.st_mtime, _last_used(st)))
+                CacheFile(path, key, st.st_size, st.st_mtime, _last_used(st), about))
         elif _TMP_NAME.match(path.name):
             result.temporary.append(
                 CacheFile(path, None, st.st_size, st.st_mtime, _last_used(st)))

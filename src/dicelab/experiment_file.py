@@ -261,13 +261,15 @@ class CellStore:
 
 
 def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path | None = None,
-                        seed: int | None = None, progress=None
+                        seed: int | None = None, progress=None, before_write=None
                         ) -> tuple[Any, Path, dict[str, Path]]:
     """Run (or finish) an experiment file; returns (result, directory, files written).
 
     ``seed`` replaces the file's. The manifest's command names the file, and the seed when
     it is not the file's (the one drawn, or ``seed``), so it reproduces the files. What a
-    run that stops leaves behind: see the module docstring."""
+    run that stops leaves behind: see the module docstring. ``before_write()``, if given, is
+    called once the games are played, before the first file is written (the command line
+    stops Ctrl-C there, so that the files are written all or none)."""
     from dicelab.results import RUN_FILES, check_out_dir, prepare_out_dir, save_run
     from dicelab.seeding import fresh_seed
     from dicelab.tournament import FIGURE_FILES
@@ -309,17 +311,21 @@ def run_experiment_file(path: Path | str, *, out: Path | None = None, base: Path
         if not _cells(partial):
             _remove(partial, made)
         raise
+    if before_write is not None:
+        before_write()
     prepare_out_dir(where)
     command = ["dicelab", "experiment", "run", str(path)] + (
         ["--out", str(out)] if out is not None else []) + (
         ["--seed", str(seed)] if seed is not None and read_experiment(path).seed != seed
         else [])
-    files = save_run(where, result, command=command)
+    figures = {}
     if hasattr(result, "figures"):
         from dicelab.plots import save_png
 
         for name, fig in result.figures().items():
-            files[name] = save_png(fig, where / name)
+            figures[name] = save_png(fig, where / name)
+    # the manifest last: its presence says the other files are complete
+    files = {**save_run(where, result, command=command, figures=tuple(figures)), **figures}
     # the unfinished runs of other versions of this experiment would write these results
     for other in _other_versions(spec, base):
         shutil.rmtree(other, ignore_errors=True)

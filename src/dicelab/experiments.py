@@ -318,13 +318,16 @@ class ExperimentRun:
 
 def run_experiment(name: str, options: Mapping[str, Any] | None = None, *,
                    out: Path | None = None, base: Path | None = None,
-                   progress: Progress = None, client: Any = None) -> ExperimentRun:
+                   progress: Progress = None, client: Any = None,
+                   before_write: Callable[[], None] | None = None) -> ExperimentRun:
     """Run experiment ``name`` and save it; returns what was written.
 
     ``options``: by option name (``{"games": 10_000, "seed": 1}``), missing or None =
     default. ``out``: the output directory (default :func:`default_out` under ``base``).
     Nothing is written unless the run succeeds. ``options["dask"]`` (where the
     experiment has it) opens a Dask client for the run, unless ``client`` is given.
+    ``before_write()``, if given, is called once the run has succeeded, before the first file
+    is written (the command line stops Ctrl-C there: the files are written all or none).
     """
     from dicelab.results import check_out_dir, prepare_out_dir
 
@@ -340,6 +343,8 @@ def run_experiment(name: str, options: Mapping[str, Any] | None = None, *,
 
             client = stack.enter_context(dask_client(opts["dask"]))
         output = experiment.compute(dict(opts), progress, client)
+    if before_write is not None:
+        before_write()
     where = prepare_out_dir(where)
     files, manifest = _write(where, experiment, opts, command, output)
     return ExperimentRun(experiment.name, opts, command, where, files, output, manifest)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from dicelab.errors import UserError
-from dicelab.gamelog import new_game_header, write_games
+from dicelab.gamelog import new_game_header
 from dicelab.text import is_whole
 
 #: The spawn key of the log's dice stream (the kernels' chunks use keys 0, 1, ...).
@@ -138,17 +138,17 @@ def check_log_path(path, games: int, taken: dict | None = None, *,
                                 "a file of its own")
 
 
-def simulation_log(path, strategy: str, vs: list[str] | None, *, games: int, seed: int,
+def simulation_games(strategy: str, vs: list[str] | None, *, games: int, seed: int,
                    game: str | None = None, target: int | None = None, rules=None,
-                   ending: str | None = None, first_seat: int | None = None) -> None:
-    """Write the log of ``games`` games of a simulation's seats (``simulate --log``)."""
+                   ending: str | None = None, first_seat: int | None = None) -> list:
+    """The log of ``games`` games of a simulation's seats (``simulate --log``), played move
+    by move: what :func:`dicelab.gamelog.write_games` writes."""
     from dicelab.registry import parse_seats
 
     g, specs = parse_seats(strategy, vs, game)
-    played = play_games(g, [s.name for s in specs], games=games, seed=seed, target=target,
-                        rules=rules, ending=ending, first_seat=first_seat)
-    write_games(path, played)
+    return play_games(g, [s.name for s in specs], games=games, seed=seed, target=target,
+                      rules=rules, ending=ending, first_seat=first_seat)
 
 
 __all__ = ["DEFAULT_LOG_GAMES", "LOG_STREAM", "MAX_LOG_GAMES", "check_log_path", "play_games",
-           "simulation_log"]
+           "simulation_games"]

@@ -66,24 +66,34 @@ def _endings_by_digest() -> dict[str, str]:
     return {rules.with_ending(e).digest(): e for rules in PRESETS.values() for e in ENDINGS}
 
 
-def entry_ending(key: str | None) -> str | None:
-    """The Farkle ending rule a cache entry was solved under, read from its key: a Farkle
-    entry's key (``farkle-...``, :func:`dicelab.cache.entry_key`) holds the digest of its
-    rules' content, the ending included, and no ending by name. A digest of a built-in
-    table under one ending names that ending; any other digest (a rules file's, or one
-    written by another version of the rules' format) is :data:`UNKNOWN_ENDING`, never a
+def entry_ending(f) -> str | None:
+    """The Farkle ending rule a cache entry (:class:`dicelab.cache.CacheFile`) was solved
+    under. Its writer says it (``about``, :meth:`FarkleRules.cache_about
+    <dicelab.farkle.rules.FarkleRules.cache_about>`); an entry written before entries said
+    it is read from its key: a Farkle entry's key (``farkle-...``,
+    :func:`dicelab.cache.entry_key`) holds the digest of its rules' content, the ending
+    included, and no ending by name. A digest of a built-in table under one ending names
+    that ending; any other digest (a rules file's) is :data:`UNKNOWN_ENDING`, never a
     guess. ``None`` for an entry the ending does not apply to (Penta's) or no key.
 
+    >>> from pathlib import Path
+    >>> from dicelab.cache import CacheFile
     >>> from dicelab.farkle.rules import PRESETS
     >>> rules = PRESETS["default"].with_ending("first-to-bank")
-    >>> entry_ending(f"farkle-optimal-win-default-{rules.digest()}-t500-tol1e-10")
+    >>> def ending(key, about=None):
+    ...     return entry_ending(CacheFile(Path("x.npz"), key, 0, 0.0, None, about or {}))
+    >>> ending(f"farkle-optimal-win-default-{rules.digest()}-t500-tol1e-10")
     'first-to-bank'
-    >>> entry_ending("farkle-optimal-win-mine-0123456789abcdef-t500"), entry_ending(
-    ...     "penta-values-seed-e09c00517801dedd")
-    ('unknown', None)
+    >>> ending("farkle-optimal-win-mine-0123456789abcdef-t500"), ending(
+    ...     "farkle-optimal-win-mine-0123456789abcdef-t500", {"ending": "first-to-bank"})
+    ('unknown', 'first-to-bank')
+    >>> ending("penta-values-seed-e09c00517801dedd")  # None: not Farkle
     """
+    key = f.key
     if key is None or not key.startswith("farkle-"):
         return None
+    if f.about.get("ending"):
+        return f.about["ending"]
     endings = _endings_by_digest()
     found = {endings[part] for part in key.split("-") if part in endings}
     return found.pop() if len(found) == 1 else UNKNOWN_ENDING
@@ -91,7 +101,7 @@ def entry_ending(key: str | None) -> str | None:
 
 def _file_dict(f) -> dict:
     """A cache file as JSON: :meth:`dicelab.cache.CacheFile.to_dict` and its ``ending``."""
-    return {**f.to_dict(), "ending": entry_ending(f.key)}
+    return {**f.to_dict(), "ending": entry_ending(f)}
 
 
 def _file_table(files):
@@ -108,7 +118,7 @@ def _file_table(files):
     for f in files:
         name = f.key if f.key is not None else f"(unfinished write) {f.path.name}"
         t.add_row(name, _size(f.size), _local_time(f.last_used), _local_time(f.modified),
-                  entry_ending(f.key) or "")
+                  entry_ending(f) or "")
     return t
 
 

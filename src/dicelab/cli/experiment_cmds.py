@@ -136,6 +136,7 @@ def run_command(experiment: Experiment, given: dict[str, Any], out: str | None,
                 json_out: bool) -> None:
     """Check the options, run with a progress bar, print tables or one JSON object."""
     from dicelab.cli import render
+    from dicelab.cli.invocation import finish_uninterrupted
     from dicelab.experiments import resolve_options, run_experiment
     from dicelab.results import check_out_dir, echo_json
 
@@ -144,7 +145,8 @@ def run_command(experiment: Experiment, given: dict[str, Any], out: str | None,
     out = None if out is None else check_out_dir(out, experiment.out_files)
     with render.progress_bar(enabled=not json_out, total=experiment.progress_total(options),
                              description=experiment.progress_unit) as advance:
-        run = run_experiment(experiment.name, options, out=out, progress=advance)
+        run = run_experiment(experiment.name, options, out=out, progress=advance,
+                             before_write=finish_uninterrupted)
     if json_out:
         echo_json(run.to_dict())
         return
@@ -213,7 +215,7 @@ def register(app: typer.Typer) -> None:
         """Run an experiment file (docs: dicelab.experiment_file); an interrupted run
         continues where it stopped when run again."""
         from dicelab.cli import render
-        from dicelab.cli.invocation import INTERRUPTED
+        from dicelab.cli.invocation import INTERRUPTED, finish_uninterrupted
         from dicelab.experiment_file import (
             earlier_versions,
             read_experiment,
@@ -236,8 +238,9 @@ def register(app: typer.Typer) -> None:
         try:
             with render.progress_bar(enabled=not json_out, total=max(len(spec.policies), 1),
                                      description="playing") as advance:
-                result, where, files = run_experiment_file(path, out=where, seed=seed,
-                                                           progress=advance)
+                result, where, files = run_experiment_file(
+                    path, out=where, seed=seed, progress=advance,
+                    before_write=finish_uninterrupted)
         except KeyboardInterrupt:
             partial, kept = unfinished_run(path, seed=seed)
             if kept:  # said on the one line of the interruption

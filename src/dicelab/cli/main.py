@@ -224,12 +224,16 @@ def simulate(
                      rules=rules, ending=ending, first_seat=first, progress=progress,
                      client=client)
         if log is not None:
-            from dicelab.logplay import simulation_log
+            from dicelab.gamelog import write_games
+            from dicelab.logplay import simulation_games
             from dicelab.results import prepare_out_dir_of
 
+            played = simulation_games(strategy, vs, games=log_games, seed=result.seed,
+                                    game=game, target=target, rules=rules, ending=ending,
+                                    first_seat=first)
+            finish_uninterrupted()  # the log and the --out files all, or none
             prepare_out_dir_of(log, out)
-            simulation_log(log, strategy, vs, games=log_games, seed=result.seed, game=game,
-                           target=target, rules=rules, ending=ending, first_seat=first)
+            write_games(log, played)
         return result
 
     _run_games(

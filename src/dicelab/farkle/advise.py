@@ -39,7 +39,6 @@ from dicelab.farkle import policy
 from dicelab.farkle.engine.model import CLIMB_ERR, model
 from dicelab.farkle.rules import (
     FIRST_TO_BANK,
-    PENALTY_STREAK,
     POINT_UNIT,
     FarkleRules,
     check_floor,
@@ -205,7 +204,8 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     options = legal_setasides(table, faces)  # none: the roll scores nothing, the turn is lost
     n = len(faces)
     deepest = None
-    penalty = _penalty_after(table, my_farkles)  # (points, run left) if the turn is lost
+    # (points, run left) if the turn is lost; without a penalty the run is not a state
+    penalty = table.after_lost_turn(my_farkles) if table.farkle_penalty else (0, 0)
     if me is None:
         solo = max_ev_capped(table)
         value = functools.partial(solo.turn_values, lost_in_a_row=my_farkles)
@@ -272,18 +272,6 @@ def advise(roll, *, turn_points: int = 0, me: int | None = None, opp: int | None
     return FarkleAdvice(tuple(faces), turn_points, me, opp, t, table.name, table.ending,
                         mode, policy_name, unit, out, sum(o.tie_with_best for o in out),
                         **common)
-
-
-def _penalty_after(rules: FarkleRules, my_farkles: int) -> tuple[int, int]:
-    """What losing this turn costs under the farkle penalty after ``my_farkles`` lost
-    turns in a row: (points off the total, the run of lost turns it leaves). The
-    :data:`~dicelab.farkle.rules.PENALTY_STREAK`-th in a row costs the penalty and starts
-    the run again; without a penalty nothing, and the run stays 0."""
-    if not rules.farkle_penalty:
-        return 0, 0
-    if my_farkles + 1 < PENALTY_STREAK:
-        return 0, my_farkles + 1
-    return rules.farkle_penalty, 0
 
 
 #: The optimal-win solutions held in this process, (rules, target, penalty floor) ->

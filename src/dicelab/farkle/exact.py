@@ -129,7 +129,8 @@ def exact_pair(policy: str | PolicySpec | PolicyTable, opponent: str | PolicySpe
         first, second, bound = solve.pair_outcomes(side(0), side(1), rules, target)
         return {"outcomes": np.array([first.win, first.tie, second.win, second.tie, bound])}
 
-    arrays, from_cache = cache.cached(key, f"{PAIR_FORMAT_VERSION}:{a}:{b}", build) \
+    arrays, from_cache = cache.cached(key, f"{PAIR_FORMAT_VERSION}:{a}:{b}", build,
+                                      rules.cache_about()) \
         if key else (build(), False)
     win, tie, second_win, second_tie, bound = (float(x) for x in arrays["outcomes"])
     first, second = Outcome(win, tie), Outcome(second_win, second_tie)

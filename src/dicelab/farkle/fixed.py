@@ -206,7 +206,7 @@ def slice_endings(slices: Slices, rules: FarkleRules) -> tuple[np.ndarray, np.nd
     what = (slices.bank,) if value is None else (slices.bank, value)
     key = cache.entry_key("farkle-turn-endings", rules.name, rules.digest(),
                           s=cache.digest(*what)[:16])
-    arrays, _ = cache.cached(key, str(ENDINGS_FORMAT), build)
+    arrays, _ = cache.cached(key, str(ENDINGS_FORMAT), build, rules.cache_about())
     return arrays["bust"], arrays["dist"]
 
 

@@ -47,7 +47,7 @@ import numpy as np
 from dicelab.config import MAX_ROUNDS, MAX_TURN_ROLLS
 from dicelab.errors import UserError, user_code_error
 from dicelab.farkle.policy import Move, SetAside, State, options
-from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, PENALTY_STREAK, FarkleRules
+from dicelab.farkle.rules import FIRST_TO_BANK, HOT_DICE, FarkleRules
 
 #: How many faces :class:`GeneratorDice` draws at a time.
 DICE_BLOCK = 4096
@@ -344,14 +344,11 @@ class Referee:
         if self.record:
             self._emit("bust", lost=self.turn_points)
         self.turn_points = 0
-        self.lost[seat] += 1
-        if self.lost[seat] == PENALTY_STREAK:
-            self.lost[seat] = 0
-            if self.rules.farkle_penalty:
-                self.totals[seat] -= self.rules.farkle_penalty
-                if self.record:
-                    self._emit("penalty", points=self.rules.farkle_penalty,
-                               total=self.totals[seat])
+        penalty, self.lost[seat] = self.rules.after_lost_turn(self.lost[seat])
+        if penalty:
+            self.totals[seat] -= penalty
+            if self.record:
+                self._emit("penalty", points=penalty, total=self.totals[seat])
         self._record["end"] = "bust"
         self._end_turn()
 

@@ -243,6 +243,17 @@ class FarkleRules:
         bank."""
         return turn_points >= self.bank_floor[dice_left]
 
+    def after_lost_turn(self, run: int) -> tuple[int, int]:
+        """A lost turn after ``run`` lost turns in a row: (points off the total, the run
+        it leaves). The :data:`PENALTY_STREAK`-th in a row costs the farkle penalty (none
+        without one) and starts the run again.
+
+        >>> [PRESETS["facebook"].after_lost_turn(r) for r in range(3)]
+        [(0, 1), (0, 2), (500, 0)]
+        """
+        run += 1
+        return (self.farkle_penalty, 0) if run == PENALTY_STREAK else (0, run)
+
     def penalty_floor(self, floor_points: int | None = None) -> int:
         """Units of 50 below zero that the exact solvers and evaluations let totals reach
         under the farkle penalty (a penalty that would go lower stops there): at least
@@ -342,6 +353,12 @@ class FarkleRules:
             d.pop(k, None)
 
         return text_digest(d)
+
+    def cache_about(self) -> dict[str, str]:
+        """What ``dicelab cache list`` shows beside the key of a table solved under these
+        rules (:func:`dicelab.cache.store`'s ``about``): the ending rule, which the key
+        holds only inside the digest."""
+        return {"ending": self.ending}
 
 
 _HOUSE_DEFAULTS = {"min_bank": 0, "hot_dice": "may-bank", "farkle_penalty": 0,

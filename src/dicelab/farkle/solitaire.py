@@ -790,7 +790,7 @@ def fastest_solution(rules: FarkleRules, target: int) -> FastestSolution:
                 "no_floor": np.array([sol.policy_turns_no_floor, sol.no_floor_points])}
 
     t0 = time.perf_counter()
-    arrays, from_cache = cache.cached(key, FORMAT_VERSION, build)
+    arrays, from_cache = cache.cached(key, FORMAT_VERSION, build, rules.cache_about())
     return FastestSolution(rules.name, target, *(arrays[k] for k in kept),
                            float(arrays["solve_s"][0]), time.perf_counter() - t0,
                            from_cache=from_cache, farkle_penalty=rules.farkle_penalty,

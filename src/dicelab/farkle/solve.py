@@ -581,7 +581,8 @@ class OptimalWinSolution:
             key = self._memo.get("cache_key")
             build = functools.partial(self._build_table, self.table_rows)
             arrays = build() if key is None else \
-                cache.cached(f"{key}-policy-table", FORMAT_VERSION, build)[0]
+                cache.cached(f"{key}-policy-table", FORMAT_VERSION, build,
+                             self.farkle_rules.cache_about())[0]
         table = PolicyTable(self.policy, arrays["value"], arrays["bank"],
                             arrays.get("last_value"), arrays.get("last_bank"),
                             floor=self.floor_points // POINT_UNIT)
@@ -779,7 +780,8 @@ def _solve(rules: FarkleRules, target, tol, name: str | None,
     key = cache_key(rules, target, tol, tag) if use_cache else None
     version = str(FORMAT_VERSION) if name is None else f"{FORMAT_VERSION}:{name}"
     t0 = time.perf_counter()
-    arrays, from_cache = cache.cached(key, version, build) if key else (build(), False)
+    arrays, from_cache = cache.cached(key, version, build, rules.cache_about()) if key \
+        else (build(), False)
     if progress is not None and from_cache:
         progress(1.0)
     bound, turn_dps, sweeps, states = (float(x) for x in arrays["meta"])
