@@ -1,8 +1,8 @@
 """``dicelab cache [list|clear|prune]``: what the on-disk table cache holds, and freeing it.
 
 Thin shells over :func:`dicelab.cache.scan`, :func:`dicelab.cache.clear` and
-:func:`dicelab.cache.prune`. An entry's Farkle ending rule is read from its key
-(:func:`entry_ending`).
+:func:`dicelab.cache.prune`. An entry's Farkle ending rule is the one its writer recorded,
+or read from its key (:func:`entry_ending`).
 """
 
 from __future__ import annotations
