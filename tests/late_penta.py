@@ -14,7 +14,17 @@ from dicelab import cache as disk_cache
 from dicelab.penta import objective_play, objectives
 from dicelab.penta.objective_play import points_rows, solve_points
 from dicelab.penta.objectives import new_row_table
-from dicelab.penta.rules import N_BOXES, N_STATES, get_rules
+from dicelab.penta.rules import (
+    MASK_SHIFT,
+    N_BOXES,
+    N_STATES,
+    PENTA_BOX,
+    UP_BITS,
+    UP_SHIFT,
+    UPPER_BOXES,
+    UPPER_TARGET,
+    get_rules,
+)
 from dicelab.penta.solver import layer_states, solve_rows
 
 #: The solver runs on the layers with at least this many boxes filled (two turns left: the
@@ -22,17 +32,45 @@ from dicelab.penta.solver import layer_states, solve_rows
 FIRST_LAYER = N_BOXES - 2
 
 
-def late(spec, first: int = FIRST_LAYER):
-    """``spec`` with rows only for states of ``first`` filled boxes or more."""
+def reach(states) -> np.ndarray:
+    """The states a game from ``states`` may reach, ``states`` among them (a superset: a
+    box filled takes any upper total from the state's up, and the Penta box 0 or 50)."""
+    seen, todo = set(), [int(s) for s in states]
+    while todo:
+        s = todo.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        mask, up, fifty = s >> MASK_SHIFT, (s >> UP_SHIFT) & ((1 << UP_BITS) - 1), s & 1
+        for b in range(N_BOXES):
+            if not mask >> b & 1:
+                ups = range(up, UPPER_TARGET + 1) if b < UPPER_BOXES else (up,)
+                fifties = {fifty, 1} if b == PENTA_BOX else {fifty}
+                todo += [(mask | 1 << b) << MASK_SHIFT | u << UP_SHIFT | f
+                         for u in ups for f in fifties]
+    return np.array(sorted(seen), dtype=np.int64)
+
+
+def late(spec, first: int = FIRST_LAYER, cards=None):
+    """``spec`` with rows only for states of ``first`` filled boxes or more (and with
+    ``cards``, a sequence of states, only for those a game from them may reach, the full
+    cards' rows all kept: the same rows of those states, solved at a fraction of the
+    cost)."""
     keep = np.zeros(N_STATES, dtype=bool)
     for n in range(first, N_BOXES + 1):
         keep[layer_states()[n]] = True
+    if cards is not None:
+        kept = np.zeros(N_STATES, dtype=bool)
+        kept[reach(cards)] = True
+        kept[layer_states()[N_BOXES]] = True
+        keep &= kept
     return dataclasses.replace(spec, width=np.where(keep, spec.width, 0))
 
 
-def late_rows(spec, first: int = FIRST_LAYER):
-    """The row table of ``spec`` (rules ``seed``) for the late states."""
-    R = new_row_table(late(spec, first), "a test table")
+def late_rows(spec, first: int = FIRST_LAYER, cards=None):
+    """The row table of ``spec`` (rules ``seed``) for the late states (those reachable
+    from ``cards`` only, when given: see :func:`late`)."""
+    R = new_row_table(late(spec, first, cards), "a test table")
     solve_rows(R, get_rules("seed"), layers=range(N_BOXES - 1, first - 1, -1))
     return R
 

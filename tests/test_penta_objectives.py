@@ -119,9 +119,10 @@ def test_at_least_matches_the_recursion_three_turns_out():
 
 def test_at_least_of_one_target_is_the_table_of_every_target(every_target):
     """The rows of one T hold the same numbers as the table of every target, over the
-    needs the TOTALs so far leave."""
-    R = late_rows(at_least_rows(score_bounds("seed"), 250))
+    needs the TOTALs so far leave (the rows of one T solved for the states a game from the
+    card reaches only: the same rows of the card's state, 3 s less)."""
     s = _state(TWO_OPEN)
+    R = late_rows(at_least_rows(score_bounds("seed"), 250), cards=[s])
     for x in range(120, 200, 7):
         assert row_lookup(R, s, 250 - x) == row_lookup(every_target, s, 250 - x)
 
@@ -156,13 +157,14 @@ def test_utility_matches_the_recursion(theta):
 @functools.cache
 def _beat_rows():
     """The win share against two players whose TOTAL is spread over 160..239, its
-    saturation TOTAL and its late rows (built once for the module)."""
+    saturation TOTAL and its late rows (built once for the module), for the states a game
+    from the tests' two cards reaches only (the same rows of the cards' states, 5 s less)."""
     pmf = np.zeros(MAX_TOTAL + 1)
     pmf[160:240] = np.linspace(1, 3, 80)
     pmf /= pmf.sum()
     u = opponent_share(pmf, 2)
     spec, x_sat = utility_rows(score_bounds("seed"), u)
-    return u, x_sat, late_rows(spec)
+    return u, x_sat, late_rows(spec, cards=[_state(TWO_OPEN), _state(TWO_OPEN_B)])
 
 
 @pytest.mark.parametrize("filled, x", [

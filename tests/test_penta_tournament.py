@@ -66,8 +66,10 @@ def test_every_policy_sits_in_every_seat_equally_often(seats):
 
 
 def test_pair_score_agrees_with_compare_and_optimal_wins():
-    t = tournament(["optimal", "greedy"], games=150_000, seed=2)
-    c = compare(["optimal", "greedy"], games=200_000, seed=12)
+    # 50,000 and 60,000 games: the agreement is judged in the standard errors of these
+    # sizes; optimal's lead is still decided with room to spare (p_holm about 1e-26)
+    t = tournament(["optimal", "greedy"], games=50_000, seed=2)
+    c = compare(["optimal", "greedy"], games=60_000, seed=12)
     p, q = t.pairs()[0], c.pairs[0]
     se_c = (q.score_ci95[1] - q.score_ci95[0]) / (2 * 1.96)
     assert abs(p.score.mean - q.score) <= 4 * math.hypot(p.score.se, se_c), (p, q)
