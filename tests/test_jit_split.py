@@ -106,3 +106,50 @@ def test_on_one_thread_the_kernel_compiles_everything_itself(toy):
     first = _run(toy, threads=1)
     assert first["loaded"] is False and first["value"] == 25
     assert sorted(first["compiled"]) == ["double", "kernel", "plus_one", "square", "triple"]
+
+
+def test_a_progress_bar_says_while_kernels_compile(monkeypatch):
+    """A first run's bar stood at its description while numba compiled for a minute (an
+    optimal-win solve's kernels): it says it is compiling, then what it said before, and
+    a kernel already compiled says nothing."""
+    import io
+
+    from numba import njit
+
+    from dicelab.cli import render
+
+    said = []
+
+    class Bar:  # rich's Progress, as the bar drives it
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def add_task(self, description, total):
+            said.append(description)
+
+        def update(self, task, description=None, **kwargs):
+            if description is not None and description != said[-1]:
+                said.append(description)
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    @njit
+    def fresh(x):  # new in this process: compiles at its first call
+        return x + 1
+
+    monkeypatch.setattr(render, "Progress", Bar)
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    with render.progress_bar(True, 10, "solving") as advance:
+        advance(1, 10, "building")
+        assert fresh(1) == 2
+        advance(2, 10)
+        assert fresh(2) == 3  # compiled: nothing to say
+    assert said == ["solving", "building", render.COMPILING, "building", "solving"]

@@ -37,7 +37,7 @@ import os
 import signal
 import threading
 import types
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -111,6 +111,61 @@ class _NoCompile(event.Listener):
 
     def on_end(self, ev: event.Event) -> None:
         pass
+
+
+class _Compiling(event.Listener):
+    """Calls ``notify(True)`` when some thread starts compiling with none compiling before,
+    and ``notify(False)`` when the last compile under way ends (a compile compiles the
+    functions it calls inside it: one start and one end for all)."""
+
+    def __init__(self, notify: Callable[[bool], None]) -> None:
+        self.tell = notify  # not ``notify``: event.Listener's own method
+        self.depth: dict[int, int] = {}
+        self.lock = threading.Lock()
+
+    def _step(self, by: int) -> None:
+        with self.lock:
+            was = bool(self.depth)
+            me = threading.get_ident()
+            self.depth[me] = self.depth.get(me, 0) + by
+            if self.depth[me] <= 0:
+                del self.depth[me]
+            now = bool(self.depth)
+        if now != was:
+            self.tell(now)
+
+    def on_start(self, ev: event.Event) -> None:
+        self._step(1)
+
+    def on_end(self, ev: event.Event) -> None:
+        self._step(-1)
+
+
+@contextlib.contextmanager
+def compiling(notify: Callable[[bool], None]) -> Iterator[None]:
+    """While the block runs, ``notify(True)`` when numba starts compiling (a kernel not yet
+    in the kernel cache: a first run) and ``notify(False)`` when it is done; loading a
+    compiled kernel from the cache says nothing.
+
+    >>> said = []
+    >>> @njit
+    ... def inner(x):
+    ...     return x + 1
+    >>> @njit
+    ... def outer(x):
+    ...     return inner(x) * 2
+    >>> with compiling(said.append):
+    ...     outer(1), outer(2)
+    (4, 6)
+    >>> said
+    [True, False]
+    """
+    listener = _Compiling(notify)
+    event.register("numba:compile", listener)
+    try:
+        yield
+    finally:
+        event.unregister("numba:compile", listener)
 
 
 def loads(dispatcher: CPUDispatcher, args: Sequence[Any]) -> bool:

@@ -43,20 +43,30 @@ def progress_bar(enabled: bool, total: int, description: str = "games"
                  ) -> Iterator[Callable[[int, int], None] | None]:
     """A rich progress bar on stderr (only on a terminal); yields a ``(done, total)``
     callback, which also takes the ``description`` of a stage of other work (the next
-    call without one goes back to ``description``)."""
+    call without one goes back to ``description``). While kernels compile (a first run)
+    the bar says so (:data:`COMPILING`), then goes back to what it said."""
     if not enabled or not sys.stderr.isatty():
         yield None
         return
+    from dicelab.jit import compiling
+
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
                   console=err_console, transient=True) as bar:
         task = bar.add_task(description, total=total)
+        said = [description]  # what the bar says when no kernel compiles
 
         def advance(done: int, total_: int, stage: str | None = None) -> None:
-            bar.update(task, completed=done, total=total_,
-                       description=description if stage is None else stage)
+            said[0] = description if stage is None else stage
+            bar.update(task, completed=done, total=total_, description=said[0])
 
-        yield advance
+        with compiling(lambda on: bar.update(task, description=COMPILING if on
+                                             else said[0])):
+            yield advance
+
+
+#: What a progress bar says while numba compiles kernels (a first run of this version).
+COMPILING = "compiling (first run only)"
 
 
 def show(result: Any) -> None:
