@@ -305,11 +305,18 @@ def _ones_penalty():
 def test_under_a_farkle_penalty_the_values_follow_each_seats_lost_turns(measure):
     """Each decision is valued as advise values it with both runs of lost turns (the
     coach's values), the penalty's total after a third lost turn included; optimal-win
-    self-play loses nothing and the split is exact."""
+    self-play loses nothing and the split is exact. Under ``turn`` a player's outcome is
+    the points banked less the penalties paid, the final total (it left the penalties
+    out, and luck took them)."""
     table, target = _ones_penalty(), 400
     played = _random_farkle(table, 2, target, seed=21, games=3)
-    res = analyse_games(_games(played), measure=measure)
+    games = _games(played)
+    res = analyse_games(games, measure=measure)
     _check_split(res)
+    if measure == "turn":
+        finals = {(g.index, s): float(x) for g in games for s, x in enumerate(g.totals)}
+        assert {(p.game, p.seat): p.outcome for p in res.players.itertuples()} == finals
+        assert min(finals.values()) < 0  # a penalty was paid
     rows = res.decisions.itertuples()
     lost, streaks = [0, 0], 0
     for _, events in played:

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -522,3 +523,29 @@ def test_ctrl_c_while_the_results_are_written_lets_them_all_be_written(
     assert sent and code == 0 and "interrupted" not in err, err
     assert sorted(p.name for p in out.iterdir()) == files
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_ctrl_c_while_a_finished_command_shuts_down_changes_nothing():
+    """Ctrl-C after a command printed its results, while the interpreter waited for a
+    thread (one storing a table in the cache), printed a traceback from that wait, and a
+    little later ended the process by the signal: the command's exit code and nothing
+    more, in the console script's process."""
+    child = textwrap.dedent("""\
+        import sys, threading, time
+        import dicelab.cli.main
+        from dicelab.cli import entry
+
+        def command():  # a finished command that leaves a thread to wait for
+            threading.Thread(target=time.sleep, args=(1.5,)).start()
+            print("done", flush=True)
+
+        dicelab.cli.main.main = command
+        entry.main()
+        """)
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=as_from_a_shell)
+    assert proc.stdout.readline() == "done\n"
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (0, "", "")

@@ -68,7 +68,7 @@ UNITS = {"score": "expected final score (points)",
          WIN_SHARE: "win share: P(alone on top) + P(top shared by k)/k"}
 #: What a player's value trace (:meth:`AnalysisResult.figures`) shows, by measure: under
 #: ``turn`` the points banked so far plus the expected score of the turn in play (none
-#: between turns), ending at the points banked in all.
+#: between turns), ending at the points banked in all less the penalties paid.
 TRACE_LABELS = {"score": "expected final score (points)",
                 "turn": "banked + expected turn score (points)",
                 "win": "P(win) + P(tie)/2"}
@@ -142,7 +142,8 @@ class AnalysisResult:
     only). ``outcome`` is the final result in the measure's unit, except in a game that
     stopped before its end (``finished`` false), which has none: there it is the value of
     the player's last position, an estimate, and ``outcome_estimated`` is true (not under
-    Farkle ``turn``, whose outcome, the points banked, is known). ``traces[(log, game,
+    Farkle ``turn``, whose outcome, the points banked less the farkle penalties paid, is
+    known). ``traces[(log, game,
     seat)]``: the value after each step of that player's chain (for figures), in the
     order of the games given.
     """
@@ -766,11 +767,13 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
             if not acc["trace"]:
                 acc["trace"].append(start)
         before = start  # seat s's value before the coming chance event
+        # what a lost turn takes off the total: the penalty at the last of a run, else 0
+        paid = rules.after_lost_turn(lost[s])[0] if t.end == "bust" else 0
         tp = 0
         for k, roll in enumerate(t.rolls):
-            if k == len(t.keeps):  # the bust roll: the turn ends with nothing
+            if k == len(t.keeps):  # the bust roll: the turn ends with nothing (less a penalty)
                 streak = rules.after_lost_turn(mine)[1] if rules.farkle_penalty else 0
-                after = 0.0 if m == "turn" else _after_turn(
+                after = float(-paid) if m == "turn" else _after_turn(
                     sol, s, vopp, max(t.totals[s], low), trigger, rules, target, streak,
                     theirs)
                 _add(accs, s, "luck", after - before, m)
@@ -814,7 +817,7 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
             before = vc
             _trace(accs, s, before, banked[s], m)
         if m == "turn":  # the turn is over: its points are banked (or lost), none in play
-            banked[s] += t.points
+            banked[s] += t.points - paid
             _trace(accs, s, 0.0, banked[s], m)
         else:
             _trace(accs, s, before, 0.0, m)

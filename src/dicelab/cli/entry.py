@@ -17,3 +17,16 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    finally:
+        _ended()
+
+
+def _ended() -> None:
+    """The command has ended: its output is complete, or its ``interrupted`` line written.
+    Ctrl-C while the interpreter then shuts down (waiting for a thread that stores a table
+    in the cache, say) could only print a traceback from that wait, or end the process by
+    the signal once Python gave its handler back; it is ignored (the exit code stays the
+    command's)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
