@@ -535,17 +535,21 @@ def test_ctrl_c_while_a_finished_command_shuts_down_changes_nothing():
         import dicelab.cli.main
         from dicelab.cli import entry
 
+        def linger():  # says when the interpreter shuts down, and makes it wait
+            while threading.main_thread().is_alive():
+                time.sleep(0.01)
+            print("shutting down", flush=True)
+            time.sleep(1.5)
+
         def command():  # a finished command that leaves a thread to wait for
-            threading.Thread(target=time.sleep, args=(1.5,)).start()
-            print("done", flush=True)
+            threading.Thread(target=linger).start()
 
         dicelab.cli.main.main = command
         entry.main()
         """)
     proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, preexec_fn=as_from_a_shell)
-    assert proc.stdout.readline() == "done\n"
-    time.sleep(0.2)
+    assert proc.stdout.readline() == "shutting down\n"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out, err) == (0, "", "")
