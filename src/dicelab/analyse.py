@@ -767,12 +767,14 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
             if not acc["trace"]:
                 acc["trace"].append(start)
         before = start  # seat s's value before the coming chance event
-        # what a lost turn takes off the total: the penalty at the last of a run, else 0
-        paid = rules.after_lost_turn(lost[s])[0] if t.end == "bust" else 0
+        # if this turn is lost: the points it takes off the total (the penalty at the last
+        # of a run, else 0) and the run of lost turns it leaves
+        penalty, run_after = rules.after_lost_turn(lost[s])
+        paid = penalty if t.end == "bust" else 0
         tp = 0
         for k, roll in enumerate(t.rolls):
             if k == len(t.keeps):  # the bust roll: the turn ends with nothing (less a penalty)
-                streak = rules.after_lost_turn(mine)[1] if rules.farkle_penalty else 0
+                streak = run_after if rules.farkle_penalty else 0
                 after = float(-paid) if m == "turn" else _after_turn(
                     sol, s, vopp, max(t.totals[s], low), trigger, rules, target, streak,
                     theirs)
@@ -822,7 +824,7 @@ def _farkle_game(g: GameRecord, m: str, sol, start_value: list[float] | None, ad
         else:
             _trace(accs, s, before, 0.0, m)
         totals = list(t.totals)
-        lost[s] = 0 if t.end == "bank" else rules.after_lost_turn(lost[s])[1]
+        lost[s] = 0 if t.end == "bank" else run_after
         if trigger is None and t.end == "bank" and totals[s] >= target \
                 and rules.ending_code != FIRST_TO_BANK:
             trigger = s

@@ -139,8 +139,8 @@ def check_log_path(path, games: int, taken: dict | None = None, *,
 
 
 def simulation_games(strategy: str, vs: list[str] | None, *, games: int, seed: int,
-                   game: str | None = None, target: int | None = None, rules=None,
-                   ending: str | None = None, first_seat: int | None = None) -> list:
+                     game: str | None = None, target: int | None = None, rules=None,
+                     ending: str | None = None, first_seat: int | None = None) -> list:
     """The log of ``games`` games of a simulation's seats (``simulate --log``), played move
     by move: what :func:`dicelab.gamelog.write_games` writes."""
     from dicelab.registry import parse_seats

@@ -229,8 +229,8 @@ def simulate(
             from dicelab.results import prepare_out_dir_of
 
             played = simulation_games(strategy, vs, games=log_games, seed=result.seed,
-                                    game=game, target=target, rules=rules, ending=ending,
-                                    first_seat=first)
+                                      game=game, target=target, rules=rules, ending=ending,
+                                      first_seat=first)
             finish_uninterrupted()  # the log and the --out files all, or none
             prepare_out_dir_of(log, out)
             write_games(log, played)
