@@ -153,3 +153,19 @@ def test_a_progress_bar_says_while_kernels_compile(monkeypatch):
         advance(2, 10)
         assert fresh(2) == 3  # compiled: nothing to say
     assert said == ["solving", "building", render.COMPILING, "building", "solving"]
+
+
+def test_a_progress_bars_clock_runs_on_once_its_count_is_complete():
+    """A first solve stood at 1000/1000 while its table kernel compiled, and rich's clock
+    stopped with the count: the bar's clock is the time since it began, complete or not."""
+    from rich.progress import Progress
+
+    from dicelab.cli import render
+
+    now = [100.0]
+    bar = Progress(get_time=lambda: now[0])
+    task = bar.add_task("solving", total=10)
+    bar.update(task, completed=10)  # complete at 0:00:00
+    now[0] += 75
+    clock = render.WallClockColumn().render(bar.tasks[task])
+    assert clock.plain == "0:01:15"

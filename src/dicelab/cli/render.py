@@ -12,6 +12,7 @@ import contextlib
 import math
 import sys
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,7 @@ def progress_bar(enabled: bool, total: int, description: str = "games"
     from dicelab.jit import compiling
 
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                  MofNCompleteColumn(), WallClockColumn(), TimeRemainingColumn(),
                   console=err_console, transient=True) as bar:
         task = bar.add_task(description, total=total)
         said = [description]  # what the bar says when no kernel compiles
@@ -67,6 +68,18 @@ def progress_bar(enabled: bool, total: int, description: str = "games"
 
 #: What a progress bar says while numba compiles kernels (a first run of this version).
 COMPILING = "compiling (first run only)"
+
+
+class WallClockColumn(TimeElapsedColumn):
+    """The time since the bar began, still running once the count is complete: the work
+    after the last step (a first solve's compile of its table kernel, writing results)
+    goes on while the bar stands at its total, and rich's own column stops there."""
+
+    def render(self, task) -> Text:
+        elapsed = task.elapsed
+        if elapsed is None:
+            return Text("-:--:--", style="progress.elapsed")
+        return Text(str(timedelta(seconds=max(0, int(elapsed)))), style="progress.elapsed")
 
 
 def show(result: Any) -> None:
