@@ -553,3 +553,55 @@ def test_ctrl_c_while_a_finished_command_shuts_down_changes_nothing():
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out, err) == (0, "", "")
+
+
+def test_ctrl_c_while_numba_compiles_stops_the_command_once_the_compile_is_done():
+    """A first run's Ctrl-C reached numba's compiler, which called back into Python: the
+    interrupt was printed as ignored and the command went on (exit 0), or it left the
+    compile half done (a traceback). The command line's guard waits for the compile.
+    (Without it, this function's compile is left undone: not run here, as an interrupted
+    compile could leave numba's state in this process amiss for the next tests.)"""
+    from numba import njit
+    from numba.core import event
+
+    from dicelab.cli.invocation import ctrl_c_between_compiles
+
+    @njit
+    def fresh(x):  # new in this process: compiles at its first call
+        return x * 3 + 1
+
+    class Press(event.Listener):
+        def on_start(self, ev):
+            os.kill(os.getpid(), signal.SIGINT)
+
+        def on_end(self, ev):
+            pass
+
+    press = Press()
+    event.register("numba:compile", press)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    raised = None
+    try:
+        with ctrl_c_between_compiles():
+            fresh(1)
+            time.sleep(0.1)  # (where an undelivered interrupt would be delivered)
+    except KeyboardInterrupt as exc:
+        raised = exc
+    finally:
+        event.unregister("numba:compile", press)
+        signal.signal(signal.SIGINT, previous)
+    assert isinstance(raised, KeyboardInterrupt) and fresh.overloads
+
+
+def test_ctrl_c_set_aside_before_a_command_stays_set_aside():
+    """A job a shell starts in the background ignores Ctrl-C; the guard keeps it so."""
+    from dicelab.cli.invocation import ctrl_c_between_compiles
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with ctrl_c_between_compiles():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -4,6 +4,9 @@ its own, so that the commands need not import the app that registers them)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 #: The command line of this process (``main``'s argv, bare options filled in).
 ARGV: list[str] = []
 
@@ -22,6 +25,57 @@ def finish_uninterrupted() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def ctrl_c_between_compiles() -> Iterator[None]:
+    """While the block runs, Ctrl-C stops the command as usual, except while this thread
+    holds numba's compiler lock (compiling a kernel, or loading it from numba's cache, on
+    a first run): then it stops the command when that compile is done.
+
+    numba calls back into Python from its compiler, and an interrupt raised in such a
+    callback is printed as ignored and lost (the command went on, and exited 0), or left
+    the compile half done (a traceback: ``no compiled object yet``). Waiting for the
+    compile keeps numba's cache whole; the longest compile of one kernel is a few
+    seconds. Only the main thread takes signals, and a Ctrl-C set aside (ignored, as in a
+    job a shell started in the background) stays so: then this does nothing."""
+    import signal
+    import threading
+
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    from numba.core import event
+    from numba.core.compiler_lock import global_compiler_lock
+
+    pending: list[int] = []
+
+    def on_ctrl_c(signum: int, frame: object) -> None:
+        if global_compiler_lock.is_locked():  # held by this (the main) thread
+            pending.append(signum)
+            return
+        raise KeyboardInterrupt
+
+    class CompileDone(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            pass
+
+        def on_end(self, ev: event.Event) -> None:  # the lock released
+            if (pending and threading.current_thread() is threading.main_thread()
+                    and not global_compiler_lock.is_locked()):
+                pending.clear()
+                raise KeyboardInterrupt
+
+    done = CompileDone()
+    event.register("numba:compiler_lock", done)
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is on_ctrl_c:  # (not set aside since)
+            signal.signal(signal.SIGINT, previous)
+        event.unregister("numba:compiler_lock", done)
 
 
 def interrupted_line() -> str:

@@ -24,6 +24,7 @@ import dicelab
 from dicelab.cli.invocation import (
     ARGV,
     INTERRUPTED,
+    ctrl_c_between_compiles,
     finish_uninterrupted,
     interrupted_line,
     reproducing_command,
@@ -610,7 +611,8 @@ def _ctrl_c_restored():
         return
     previous = signal.getsignal(signal.SIGINT)
     try:
-        yield
+        with ctrl_c_between_compiles():
+            yield
     finally:
         if previous is not None:  # (None: a handler not set from Python)
             signal.signal(signal.SIGINT, previous)
