@@ -605,3 +605,28 @@ def test_ctrl_c_set_aside_before_a_command_stays_set_aside():
             time.sleep(0.1)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_inside_a_librarys_pyrun_string_is_still_exit_130_under_python_m(tmp_path):
+    """An interrupt raised in code a library ran through CPython's PyRun_String (during an
+    import, in a first moment of ``python -m dicelab``) left CPython's mark of an unhandled
+    KeyboardInterrupt set: the guard printed ``interrupted``, then the interpreter ended
+    itself by SIGINT (exit -2, not 130)."""
+    (tmp_path / "probe_main.py").write_text(textwrap.dedent("""
+        import ctypes
+        import dicelab.cli.main
+
+        def interrupted_inside_pyrun_string():
+            run = ctypes.pythonapi.PyRun_String
+            run.restype = ctypes.py_object
+            run.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.py_object, ctypes.py_object]
+            run(b"raise KeyboardInterrupt", 257, {}, {})  # 257: Py_file_input
+
+        dicelab.cli.main.main = interrupted_inside_pyrun_string
+        from dicelab.cli.entry import main
+
+        main()
+        """))
+    proc = subprocess.run([sys.executable, "-m", "probe_main"], cwd=tmp_path,
+                          capture_output=True, text=True, preexec_fn=as_from_a_shell)
+    assert (proc.returncode, proc.stderr) == (130, "interrupted\n")

@@ -27,6 +27,13 @@ def _ended() -> None:
     in the cache, say) could only print a traceback from that wait, or end the process by
     the signal once Python gave its handler back; it is ignored (the exit code stays the
     command's)."""
+    import ctypes
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # An interrupt raised in code a library ran through CPython's PyRun_String (some do,
+    # while they are imported) leaves the interpreter's mark "a KeyboardInterrupt went
+    # unhandled" set, even though the guard above handled it; under ``python -m dicelab``
+    # the interpreter then ended itself by SIGINT once shut down, and the exit code 130
+    # was lost. Running nothing through the same function clears the mark.
+    ctypes.pythonapi.PyRun_SimpleString(b"")
