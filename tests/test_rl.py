@@ -734,3 +734,32 @@ def test_numpy_integers_are_integers_everywhere_a_count_is_taken(tmp_path):
             penta_env(bad)
         with pytest.raises(UserError, match="games"):
             FarkleBatch(bad, target=500)
+
+
+def _mask_now(env, agent=None):
+    return env.observe(agent)["action_mask"] if agent is not None else env.action_masks()
+
+
+@pytest.mark.parametrize("name", list(ENV_MAKERS))
+def test_a_copy_samples_legal_actions_of_its_own_game_and_an_env_pickles(name):
+    """A copy's ``action_space.sample()`` drew from the original's mask (its space held a
+    closure over the original), and no environment pickled (a class made in a function)."""
+    import copy
+    import pickle
+
+    env = ENV_MAKERS[name](None)
+    env.reset(seed=1)
+    clone = copy.deepcopy(env)
+    clone.reset(seed=2)
+    aec = hasattr(env, "agent_selection")
+    agent = clone.agent_selection if aec else None
+    space = clone.action_space(agent) if aec else clone.action_space
+    assert all(_mask_now(clone, agent)[space.sample()] for _ in range(100))
+
+    again = pickle.loads(pickle.dumps(env))
+    if aec:
+        assert _play_aec_out(again, 5) == _play_aec_out(ENV_MAKERS[name](None), 5)
+    else:
+        mine, theirs = _play_gym_out(again, 5), _play_gym_out(ENV_MAKERS[name](None), 5)
+        assert mine[2] == theirs[2] and np.array_equal(mine[0]["observation"],
+                                                       theirs[0]["observation"])

@@ -106,8 +106,7 @@ class _TurnTakingEnv(AECEnv):
         self._n_actions = n_actions
         self.observation_spaces = {a: masked_space(n_obs, n_actions, low)
                                    for a in self.possible_agents}
-        self.action_spaces = {a: masked_discrete(n_actions, lambda a=a: self.observe(a)
-                                                 ["action_mask"])
+        self.action_spaces = {a: masked_discrete(n_actions, self.action_mask, a)
                               for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self._seat = 0
@@ -133,6 +132,11 @@ class _TurnTakingEnv(AECEnv):
         self.infos = {a: {} for a in self.agents}
         self._over = False
         self._started = True
+
+    def action_mask(self, agent) -> np.ndarray:
+        """``agent``'s mask now (all 0 unless it is to move): what its action space's
+        ``sample()`` draws from."""
+        return self.observe(agent)["action_mask"]
 
     def observe(self, agent):
         if not self._started:

@@ -4,6 +4,8 @@ observation, constructor checks and the yardstick's record (layer 3).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dicelab.errors import UserError, worded_for
@@ -83,20 +85,41 @@ def masked_space(n_obs: int, n_actions: int, low: int = -OBS_HIGH):
         "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8)})
 
 
-def masked_discrete(n: int, mask_of):
+def masked_discrete(n: int, mask_of, *args):
     """``Discrete(n)`` whose ``sample()`` without a mask draws a legal action of the
-    current decision (``mask_of()``, the environment's mask): a random agent, and
+    current decision (``mask_of(*args)``, the environment's mask): a random agent, and
     Gymnasium's checker, then play legal moves. ``contains`` is Discrete's: any action in
-    range belongs to the space, and ``step`` refuses an illegal one."""
+    range belongs to the space, and ``step`` refuses an illegal one.
+
+    ``mask_of`` is a method of the environment, not a closure: a copy of the environment
+    (``copy.deepcopy``) then samples from its own decision, and the environment pickles."""
+    return _masked_discrete_class()(n, mask_of, args)
+
+
+@functools.cache
+def _masked_discrete_class():
+    """The class of :func:`masked_discrete`'s spaces (made on first use: gymnasium is the
+    optional extra; ``MaskedDiscrete``, the module's attribute pickle finds, is this)."""
     spaces = require_gymnasium().spaces
 
     class MaskedDiscrete(spaces.Discrete):
+        def __init__(self, n: int, mask_of, args: tuple = ()) -> None:
+            super().__init__(n)
+            self.mask_of, self.mask_args = mask_of, args
+
         def sample(self, mask=None, probability=None):
             if mask is None and probability is None:
-                mask = mask_of()
+                mask = self.mask_of(*self.mask_args)
             return super().sample(mask=mask, probability=probability)
 
-    return MaskedDiscrete(n)
+    MaskedDiscrete.__module__, MaskedDiscrete.__qualname__ = __name__, "MaskedDiscrete"
+    return MaskedDiscrete
+
+
+def __getattr__(name: str):
+    if name == "MaskedDiscrete":
+        return _masked_discrete_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_action(action, mask: np.ndarray) -> int:

@@ -180,7 +180,7 @@ class _FarkleEnv(gym.Env):
             raise UserError(f"render_mode must be None or 'ansi', not {render_mode!r}")
         self.render_mode = render_mode
         self.actions = FarkleActions(self.rules)
-        self.action_space = masked_discrete(self.actions.n_actions, lambda: self._mask)
+        self.action_space = masked_discrete(self.actions.n_actions, self.action_masks)
         self.observation_space = masked_space(TURN_OBS + n_extra, self.actions.n_actions, low)
         self._ref: Referee | None = None
         self._rank = -1
@@ -188,6 +188,12 @@ class _FarkleEnv(gym.Env):
         self._done = True
         self._mask = np.zeros(self.actions.n_actions, dtype=np.int8)
         self._stick: dict | None = None
+
+    def action_masks(self) -> np.ndarray:
+        """The current decision's mask (1: a legal action), as ``info["action_mask"]``;
+        what ``action_space.sample()`` draws from, under the name sb3-contrib's
+        ``MaskablePPO`` asks an environment for."""
+        return self._mask.copy()
 
     # -- subclasses: the extra observation, the exact values, what a step is worth
     def _extra(self) -> tuple:

@@ -168,13 +168,19 @@ class PentaSoloEnv(gym.Env):
         if render_mode not in (None, "ansi"):
             raise UserError(f"render_mode must be None or 'ansi', not {render_mode!r}")
         self.render_mode = render_mode
-        self.action_space = masked_discrete(N_ACTIONS, lambda: self._mask)
+        self.action_space = masked_discrete(N_ACTIONS, self.action_masks)
         self.observation_space = masked_space(N_OBS, N_ACTIONS, low=-1)
         self._game = PentaCard(self.rules)
         self._mask = np.zeros(N_ACTIONS, dtype=np.int8)
         self._done = True
         self._started = False
         self._stick: dict | None = None
+
+    def action_masks(self) -> np.ndarray:
+        """The current decision's mask (1: a legal action), as ``info["action_mask"]``;
+        what ``action_space.sample()`` draws from, under the name sb3-contrib's
+        ``MaskablePPO`` asks an environment for."""
+        return self._mask.copy()
 
     def _obs(self) -> dict:
         self._mask = self._game.mask()
