@@ -170,6 +170,19 @@ def test_answers_that_are_no_move_are_refused(answer):
         one_game(Illegal(lambda s: answer), [1, 2, 3, 4, 6, 6])
 
 
+@pytest.mark.parametrize("keep", [(1.9,), (1.0,), (True,), (np.float64(1),), ("1",)])
+def test_dice_that_are_not_whole_numbers_are_refused(keep):
+    """1.9 was read as a 1, and True too: a set-aside is faces of the roll."""
+    with pytest.raises(UserError, match=r"faces of the roll \(whole numbers 1 to 6\)"):
+        one_game(Illegal(lambda s: Move(keep, False)), [1, 2, 3, 4, 6, 6])
+
+
+@pytest.mark.parametrize("keep", [(1,), [1], (np.int64(1),), (np.int8(1),)])
+def test_whole_numbers_of_any_integer_type_and_sequence_are_faces(keep):
+    ref = one_game(Illegal(lambda s: Move(keep, True)), [1, 2, 3, 4, 6, 6], target=100)
+    assert ref.totals == [100] and ref.phase == "over"
+
+
 def test_a_bank_the_rules_forbid_is_refused():
     # 100 points where 200 are needed, then hot dice that must roll
     with pytest.raises(UserError, match="at least 200 turn points"):

@@ -200,7 +200,8 @@ class Referee:
         else a :class:`~dicelab.errors.UserError` naming the state and the move."""
         by_keep = self._options[1]
         if type(move) is Move and type(move.keep) is tuple \
-                and (move.bank is True or move.bank is False):  # the common case, fast
+                and (move.bank is True or move.bank is False) \
+                and all(type(f) is int for f in move.keep):  # the common case, fast
             option = by_keep.get(move.keep)
             if option is not None and (not move.bank or self.turn_points + option.points
                                        >= self._floor[option.dice_left]):
@@ -208,15 +209,18 @@ class Referee:
                 return move
         try:
             keep, bank = move
-            option = by_keep.get(keep) if type(keep) is tuple else None
-            key = keep if option is not None else tuple(sorted(int(f) for f in keep))
+            faces = list(keep)
         except (TypeError, ValueError):
-            key, bank, option = None, None, None
-        if option is None and key is not None:
-            option = by_keep.get(key)
+            faces, bank = None, None
+        whole = faces is not None and all(isinstance(f, int | np.integer)
+                                          and not isinstance(f, bool) for f in faces)
+        key = tuple(sorted(int(f) for f in faces)) if whole else None
+        option = by_keep.get(key) if whole else None
         why = None
-        if key is None or not (bank is True or bank is False or isinstance(bank, np.bool_)):
+        if faces is None or not (bank is True or bank is False or isinstance(bank, np.bool_)):
             why = "a move is Move(keep=dice to set aside, bank=True or False)"
+        elif not whole:  # (1.9 is no die, nor is True)
+            why = "the dice to set aside are faces of the roll (whole numbers 1 to 6)"
         elif option is None:
             why = f"{list(key)} is not a legal set-aside of this roll"
         elif bank and self.turn_points + option.points < self._floor[option.dice_left]:
