@@ -804,3 +804,23 @@ def test_a_penta_policys_number_keywords_are_its_parameters():
         with pytest.raises(UserError, match=message) as refused:
             parse_policy(f"{EXAMPLES}{text}", "penta")
         assert str(refused.value).startswith(f"policy '{EXAMPLES}{text}': ")
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("nans", "policy nans: its values are finite numbers at every state a game reaches"),
+    ("short", "policy short: its values are one number per Penta state index"),
+])
+def test_play_refuses_bad_values_before_the_game_starts(tmp_path, capsys, monkeypatch, name,
+                                                        says):
+    """``play penta --ai FILE:NAME`` dealt the game and let the human play a turn; the
+    values were refused at the computer's first turn."""
+    import io
+
+    path = tmp_path / "values.py"
+    path.write_text(BAD_VALUES)
+    log = tmp_path / "game.jsonl"
+    monkeypatch.setattr("sys.stdin", io.StringIO("\nchance\nq\n"))
+    code, out, err = run_cli(capsys, ["play", "penta", "--ai", f"{path}:{name}", "--seed", "1",
+                                      "--log", str(log)])
+    assert code == 2 and err.startswith("error: ") and says in err, err
+    assert "Penta" not in out and "roll" not in out and not log.exists()

@@ -154,6 +154,8 @@ class PentaGame(TurnGame):
         #: or the object asked move by move (a user's; ``optimal:OBJECTIVE`` and
         #: ``penta-win`` as the kernel decides them), from its family
         n = len(self.players)
+        for p in computers:  # values that are not finite: refused before the game starts
+            family_of(p.policy).check_rules(p.policy, self.rules)
         self._computer = {id(p): (family_of(p.policy).block(p.policy) or
                                   family_of(p.policy).logged(p.policy, i, n))
                           for i, p in enumerate(self.players) if not p.human}
