@@ -85,6 +85,19 @@ def masked_space(n_obs: int, n_actions: int, low: int = -OBS_HIGH):
         "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8)})
 
 
+class CurrentMask:
+    """A single-game environment's ``action_masks()``, read from its ``_mask`` (the
+    current decision's)."""
+
+    _mask: np.ndarray
+
+    def action_masks(self) -> np.ndarray:
+        """The current decision's mask (1: a legal action), as ``info["action_mask"]``;
+        what ``action_space.sample()`` draws from, under the name sb3-contrib's
+        ``MaskablePPO`` asks an environment for."""
+        return self._mask.copy()
+
+
 def masked_discrete(n: int, mask_of, *args):
     """``Discrete(n)`` whose ``sample()`` without a mask draws a legal action of the
     current decision (``mask_of(*args)``, the environment's mask): a random agent, and

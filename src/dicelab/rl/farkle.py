@@ -43,6 +43,7 @@ from dicelab.farkle.rules import (
 )
 from dicelab.rl.common import (
     NOT_STARTED,
+    CurrentMask,
     check_action,
     check_flag,
     check_target_argument,
@@ -167,7 +168,7 @@ def play_action(actions: FarkleActions, ref: Referee, action: int) -> None:
         ref.roll_on()
 
 
-class _FarkleEnv(gym.Env):
+class _FarkleEnv(CurrentMask, gym.Env):
     """A single-seat Farkle game on the referee, a decision at a time: the roll, the turn
     points, the mask (shared)."""
 
@@ -188,12 +189,6 @@ class _FarkleEnv(gym.Env):
         self._done = True
         self._mask = np.zeros(self.actions.n_actions, dtype=np.int8)
         self._stick: dict | None = None
-
-    def action_masks(self) -> np.ndarray:
-        """The current decision's mask (1: a legal action), as ``info["action_mask"]``;
-        what ``action_space.sample()`` draws from, under the name sb3-contrib's
-        ``MaskablePPO`` asks an environment for."""
-        return self._mask.copy()
 
     # -- subclasses: the extra observation, the exact values, what a step is worth
     def _extra(self) -> tuple:

@@ -34,6 +34,7 @@ from dicelab.penta.scoring import box_scores
 from dicelab.penta.tables import roll_index
 from dicelab.rl.common import (
     NOT_STARTED,
+    CurrentMask,
     check_action,
     check_flag,
     game_over_text,
@@ -155,7 +156,7 @@ class PentaCard:
         return f"card {self.card.scores} penta bonuses {self.bonuses}"
 
 
-class PentaSoloEnv(gym.Env):
+class PentaSoloEnv(CurrentMask, gym.Env):
     """Penta solitaire: 13 turns, one box each (see the module docstring)."""
 
     metadata: ClassVar[dict] = {"render_modes": ["ansi"], "render_fps": 1}
@@ -175,12 +176,6 @@ class PentaSoloEnv(gym.Env):
         self._done = True
         self._started = False
         self._stick: dict | None = None
-
-    def action_masks(self) -> np.ndarray:
-        """The current decision's mask (1: a legal action), as ``info["action_mask"]``;
-        what ``action_space.sample()`` draws from, under the name sb3-contrib's
-        ``MaskablePPO`` asks an environment for."""
-        return self._mask.copy()
 
     def _obs(self) -> dict:
         self._mask = self._game.mask()
